@@ -1,0 +1,9 @@
+import type { Command } from 'commander';
+
+/**
+ * Every `prefix-router` sub-command lives in its own file under router/src/cli/ and exports a function that
+ * registers it on the program. Add one line per command here.
+ */
+export type RegisterCommand = (program: Command) => void;
+
+export const COMMANDS: readonly RegisterCommand[] = [];

@@ -1,0 +1,31 @@
+/**
+ * What a policy sees of one request. The protocol layer builds it from HTTP; the simulator builds it from a
+ * workload. Both go through the same policies, so this type is the contract between transport and policy.
+ */
+export type RequestApi = 'chat' | 'completions' | 'invocations';
+
+/**
+ * Which bytes SageMaker's PREFIX_AWARE strategy keys on:
+ * - 'message-text': the OpenAI-compatible path keys on the first PrefixLength *characters* of the messages'
+ *   text content, in order;
+ * - 'body-bytes': InvokeEndpoint / InvokeEndpointWithResponseStream key on the first PrefixLength *bytes* of
+ *   the raw request body.
+ */
+export type PrefixKeyBasis = 'message-text' | 'body-bytes';
+
+export interface RoutingRequest {
+  /** Model name from the body, or '' when the body names none. */
+  readonly model: string;
+  readonly api: RequestApi;
+  readonly keyBasis: PrefixKeyBasis;
+  /** The prompt text in order: chat = message text content concatenated; completions = the prompt. */
+  readonly routingText: string;
+  /** The raw request body; present when keyBasis is 'body-bytes'. */
+  readonly rawBody?: Uint8Array;
+  /** X-Amzn-SageMaker-Prefix-Aware-Id header or OpenAI `prompt_cache_key`: mixed into the routing key. */
+  readonly tenantKey?: string;
+  /** Optional conversation/session id (e.g. OpenAI `user`), for policies that want session stickiness. */
+  readonly sessionKey?: string;
+  /** Whether the client asked for a streamed response. */
+  readonly stream: boolean;
+}
