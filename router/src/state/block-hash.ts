@@ -1,0 +1,81 @@
+/**
+ * The token and block model shared by the emulator, the simulator and cache-aware routing.
+ *
+ * We never run a tokenizer: 1 token = 4 characters of the (rendered) prompt text. A prompt is cut into blocks
+ * of `blockTokens` tokens; each block's hash chains the previous block's hash, so two prompts share a block
+ * hash only if they share every character up to the end of that block (vLLM's prefix-cache rule). Only full
+ * blocks get a hash.
+ */
+export const CHARS_PER_TOKEN = 4;
+export const DEFAULT_BLOCK_TOKENS = 16;
+
+/** A block hash: a 53-bit non-negative integer, safe as a Map key and in JSON. */
+export type BlockHash = number;
+
+/** Tokens a text counts for: a trailing partial group of characters is still a token. */
+export function tokenCount(text: string): number {
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
+}
+
+export interface BlockHashOptions {
+  /** Tokens per block (default 16, vLLM's default block size). */
+  readonly blockTokens?: number;
+  /** Mixed into the first block, e.g. model name and tenant key, so different namespaces never share blocks. */
+  readonly seed?: string;
+  /** Stop after this many blocks (routing only needs a bounded prefix). */
+  readonly maxBlocks?: number;
+}
+
+const FNV_OFFSET_A = 0x811c9dc5;
+const FNV_OFFSET_B = 0x9747b28c;
+
+/** Two independent 32-bit hashes of `text[start, end)` continued from (a, b); combined into 53 bits. */
+function hashRange(text: string, start: number, end: number, a: number, b: number): BlockHash {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  a ^= a >>> 16;
+  a = Math.imul(a, 0x85ebca6b);
+  a ^= a >>> 13;
+  b = Math.imul(b, 0xc2b2ae35);
+  b ^= b >>> 16;
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
+function seedPair(seed: string | undefined): [number, number] {
+  if (!seed) return [FNV_OFFSET_A, FNV_OFFSET_B];
+  const h = hashRange(seed, 0, seed.length, FNV_OFFSET_A, FNV_OFFSET_B);
+  return [h % 0x100000000 >>> 0, Math.floor(h / 0x100000000) >>> 0];
+}
+
+/**
+ * Chained hashes of every full block of `text`. Block i's hash depends on blocks 0..i (and the seed).
+ */
+export function blockHashes(text: string, options: BlockHashOptions = {}): BlockHash[] {
+  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
+  const fullBlocks = Math.floor(text.length / blockChars);
+  const count = options.maxBlocks === undefined ? fullBlocks : Math.min(fullBlocks, options.maxBlocks);
+  const hashes = new Array<BlockHash>(count);
+  let [a, b] = seedPair(options.seed);
+  for (let i = 0; i < count; i++) {
+    const h = hashRange(text, i * blockChars, (i + 1) * blockChars, a, b);
+    hashes[i] = h;
+    // Chain: the next block starts from this block's hash.
+    a = (h % 0x100000000) >>> 0;
+    b = (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0;
+  }
+  return hashes;
+}
+
+/**
+ * Tokens of a `promptTokens`-token prompt that a prefix cache can serve when its first `matchedBlocks` blocks
+ * are cached: whole blocks only, and never the last prompt token (vLLM always recomputes it to get logits).
+ */
+export function cacheableHitTokens(matchedBlocks: number, promptTokens: number, blockTokens = DEFAULT_BLOCK_TOKENS): number {
+  if (promptTokens <= 0) return 0;
+  const limit = Math.floor((promptTokens - 1) / blockTokens);
+  return Math.min(matchedBlocks, limit) * blockTokens;
+}
