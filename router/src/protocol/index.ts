@@ -1,0 +1,10 @@
+export * from './routing-request';
+export * from './router-errors';
+export * from './routes';
+export * from './parse-request';
+export { readChatFields, type ChatFields } from './openai-chat';
+export { readCompletionFields, type CompletionFields } from './openai-completions';
+export { parseJsonObject } from './json-body';
+export { PREFIX_AWARE_ID_HEADER, tenantKeyOf, isValidPrefixAwareId } from './tenant-key';
+export * as eventStream from './event-stream';
+export * as sse from './sse';

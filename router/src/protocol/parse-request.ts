@@ -1,0 +1,136 @@
+import { looksLikeJsonObject, parseJsonObject, type JsonObject } from './json-body';
+import { readChatFields } from './openai-chat';
+import { readCompletionFields } from './openai-completions';
+import type { RouteMatch } from './routes';
+import type { PrefixKeyBasis, RoutingRequest } from './routing-request';
+import { PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
+
+/** The backend path a routed request is forwarded to. */
+export type UpstreamPath = '/v1/chat/completions' | '/v1/completions' | '/invocations';
+
+export interface ParsedRequest {
+  readonly routing: RoutingRequest;
+  readonly upstreamPath: UpstreamPath;
+  /** True when the upstream body is JSON (chat/completions), so the router sets its content type. */
+  readonly jsonBody: boolean;
+}
+
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** An OpenAI chat completion request (POST /v1/chat/completions and the runtime OpenAI path). */
+export function parseChatRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text'): ParsedRequest {
+  return chatFrom(parseJsonObject(body), body, headers, keyBasis);
+}
+
+/** An OpenAI completions request (POST /v1/completions). */
+export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text'): ParsedRequest {
+  return completionFrom(parseJsonObject(body), body, headers, keyBasis);
+}
+
+/**
+ * A SageMaker invocation (container /invocations, runtime InvokeEndpoint[WithResponseStream]). The key is
+ * always the raw body bytes; the body's shape picks the backend route: `messages` → chat completions,
+ * `prompt` → completions, anything else (including non-JSON payloads) → the backend's own /invocations.
+ * A body declared as JSON (Content-Type application/json or +json) that does not parse is a 400.
+ */
+export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders): ParsedRequest {
+  const declaredJson = isJsonContentType(headers['content-type']);
+  if (declaredJson || looksLikeJsonObject(body)) {
+    let json: JsonObject | undefined;
+    try {
+      json = parseJsonObject(body);
+    } catch (err) {
+      if (declaredJson) throw err;
+    }
+    if (json !== undefined) {
+      if (json.messages !== undefined) return chatFrom(json, body, headers, 'body-bytes', 'invocations');
+      if (json.prompt !== undefined) return completionFrom(json, body, headers, 'body-bytes', 'invocations');
+      return passthrough(body, headers, json);
+    }
+  }
+  return passthrough(body, headers, undefined);
+}
+
+/** Dispatches on the matched route. */
+export function parseRoutedRequest(route: RouteMatch, body: Uint8Array, headers: RequestHeaders): ParsedRequest {
+  switch (route.kind) {
+    case 'chat':
+      return parseChatRequest(body, headers, route.keyBasis);
+    case 'completions':
+      return parseCompletionRequest(body, headers, route.keyBasis);
+    default:
+      return parseInvocationRequest(body, headers);
+  }
+}
+
+function chatFrom(
+  json: JsonObject,
+  body: Uint8Array,
+  headers: RequestHeaders,
+  keyBasis: PrefixKeyBasis,
+  api: 'chat' | 'invocations' = 'chat',
+): ParsedRequest {
+  const fields = readChatFields(json);
+  return {
+    routing: {
+      model: fields.model,
+      api,
+      keyBasis,
+      routingText: fields.routingText,
+      rawBody: keyBasis === 'body-bytes' ? body : undefined,
+      tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
+      sessionKey: fields.user,
+      stream: fields.stream,
+    },
+    upstreamPath: '/v1/chat/completions',
+    jsonBody: true,
+  };
+}
+
+function completionFrom(
+  json: JsonObject,
+  body: Uint8Array,
+  headers: RequestHeaders,
+  keyBasis: PrefixKeyBasis,
+  api: 'completions' | 'invocations' = 'completions',
+): ParsedRequest {
+  const fields = readCompletionFields(json);
+  return {
+    routing: {
+      model: fields.model,
+      api,
+      keyBasis,
+      routingText: fields.routingText,
+      rawBody: keyBasis === 'body-bytes' ? body : undefined,
+      tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
+      sessionKey: fields.user,
+      stream: fields.stream,
+    },
+    upstreamPath: '/v1/completions',
+    jsonBody: true,
+  };
+}
+
+function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined): ParsedRequest {
+  const promptCacheKey = typeof json?.prompt_cache_key === 'string' ? json.prompt_cache_key : undefined;
+  return {
+    routing: {
+      model: typeof json?.model === 'string' ? json.model : '',
+      api: 'invocations',
+      keyBasis: 'body-bytes',
+      routingText: '',
+      rawBody: body,
+      tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], promptCacheKey),
+      stream: json?.stream === true,
+    },
+    upstreamPath: '/invocations',
+    jsonBody: false,
+  };
+}
+
+function isJsonContentType(value: string | string[] | undefined): boolean {
+  const v = (Array.isArray(value) ? value[0] : value)?.toLowerCase();
+  if (v === undefined) return false;
+  const mime = v.split(';')[0].trim();
+  return mime === 'application/json' || mime.endsWith('+json');
+}

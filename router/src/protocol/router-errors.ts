@@ -1,0 +1,155 @@
+/**
+ * The one registry of errors the router answers with. Every error response, log line and metric uses these
+ * codes; docs/errors.md documents each (a test keeps the two in step).
+ *
+ * Wire shape: OpenAI-style `{"error":{"message","type","code"}}`. On the SageMaker runtime-API paths
+ * (/endpoints/{name}/...) the same body also carries `message`/`Message` and the response has an
+ * `x-amzn-errortype` header, so the AWS SDK raises its named exception (ValidationError, ServiceUnavailable,
+ * ModelError, ...).
+ */
+export interface ErrorSpec {
+  /** HTTP status (for errors raised after a stream started, the status that would have been used). */
+  readonly status: number;
+  /** OpenAI-style error type. */
+  readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error';
+  /** The SageMaker runtime exception the AWS SDK maps this to. */
+  readonly awsErrorType: 'ValidationError' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
+  /** When it happens (rendered into docs/errors.md). */
+  readonly when: string;
+}
+
+export const ROUTER_ERRORS = {
+  invalid_json: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The body is not valid UTF-8 JSON, or is JSON but not an object.',
+  },
+  missing_field: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'A required field is absent: `messages` (chat) or `prompt` (completions).',
+  },
+  invalid_field: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'A field has the wrong type or shape, e.g. `messages` is not a non-empty array of message objects, a text part has no string `text`, `stream` is not a boolean, `prompt_cache_key` is not a string.',
+  },
+  invalid_prefix_aware_id: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The `X-Amzn-SageMaker-Prefix-Aware-Id` header is not 1 to 64 printable ASCII characters.',
+  },
+  not_found: {
+    status: 404,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'No route for the path.',
+  },
+  method_not_allowed: {
+    status: 405,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The path exists but not for this method; the `Allow` header lists the methods it takes.',
+  },
+  request_timeout: {
+    status: 408,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The client did not send the whole body within `bodyTimeoutMs`. (A client that does not finish its headers within `headersTimeoutMs` gets Node\'s bare 408 and the connection is closed.)',
+  },
+  payload_too_large: {
+    status: 413,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The body (by `Content-Length` or as read) is larger than `maxBodyBytes`.',
+  },
+  model_error: {
+    status: 424,
+    type: 'upstream_error',
+    awsErrorType: 'ModelError',
+    when: 'SageMaker runtime-API paths only: the backend answered with a non-2xx status; `OriginalStatusCode` and `OriginalMessage` carry its status and body (OpenAI paths pass backend errors through unchanged).',
+  },
+  internal_error: {
+    status: 500,
+    type: 'server_error',
+    awsErrorType: 'InternalFailure',
+    when: 'A bug in the router. The request is answered, logged with its stack, and the process keeps serving.',
+  },
+  upstream_connect_failed: {
+    status: 502,
+    type: 'upstream_error',
+    awsErrorType: 'ModelError',
+    when: 'The chosen backend refused the connection and so did the retry (or there was no other healthy backend to retry on).',
+  },
+  upstream_error: {
+    status: 502,
+    type: 'upstream_error',
+    awsErrorType: 'ModelError',
+    when: 'The backend connection failed after the request was sent and before any response byte (reset, closed); not retried, because the backend may have started the work.',
+  },
+  upstream_stream_failed: {
+    status: 502,
+    type: 'upstream_error',
+    awsErrorType: 'ModelStreamError',
+    when: 'The backend failed after the response had started. Streams end with a terminal event carrying this error: an SSE `data: {"error":...}` event then `data: [DONE]`, or a `ModelStreamError` event-stream message on `invocations-response-stream`. A non-streamed body is cut (the connection is destroyed) because its status was already sent.',
+  },
+  no_healthy_backend: {
+    status: 503,
+    type: 'server_error',
+    awsErrorType: 'ServiceUnavailable',
+    when: 'Health checks have ejected every backend (or none has passed its first check yet). Comes with `Retry-After`.',
+  },
+  shutting_down: {
+    status: 503,
+    type: 'server_error',
+    awsErrorType: 'ServiceUnavailable',
+    when: 'The router got SIGTERM/SIGINT (or `close()`) and is draining; new requests are refused with `Retry-After` and `Connection: close`.',
+  },
+  upstream_timeout: {
+    status: 504,
+    type: 'upstream_error',
+    awsErrorType: 'ModelError',
+    when: 'The backend sent no response headers within `upstreamHeadersTimeoutMs`, or went silent mid-body for `upstreamBodyTimeoutMs`.',
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type RouterErrorCode = keyof typeof ROUTER_ERRORS;
+
+export interface RouterErrorDetails {
+  /** Seconds for the Retry-After header (503s). */
+  readonly retryAfterSeconds?: number;
+  /** Methods for the Allow header (405). */
+  readonly allow?: readonly string[];
+  /** model_error: the backend's status and (truncated) body text. */
+  readonly originalStatusCode?: number;
+  readonly originalMessage?: string;
+}
+
+export class RouterError extends Error {
+  readonly status: number;
+  readonly type: ErrorSpec['type'];
+
+  constructor(
+    readonly code: RouterErrorCode,
+    message: string,
+    readonly details: RouterErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'RouterError';
+    this.status = ROUTER_ERRORS[code].status;
+    this.type = ROUTER_ERRORS[code].type;
+  }
+
+  get awsErrorType(): ErrorSpec['awsErrorType'] {
+    return ROUTER_ERRORS[this.code].awsErrorType;
+  }
+}
+
+/** The OpenAI-style body for an error. */
+export function openAiErrorBody(error: RouterError): { error: { message: string; type: string; code: string } } {
+  return { error: { message: error.message, type: error.type, code: error.code } };
+}
