@@ -79,3 +79,28 @@ export function cacheableHitTokens(matchedBlocks: number, promptTokens: number, 
   const limit = Math.floor((promptTokens - 1) / blockTokens);
   return Math.min(matchedBlocks, limit) * blockTokens;
 }
+
+/**
+ * Continues a chain: the hashes of every full block of `text` when `text` starts right after a block whose
+ * hash is `previousHash` (undefined: `text` starts the chain, so `options.seed` applies). With
+ * `t = a + b` and `a.length` a multiple of the block size,
+ * `continueBlockHashes(b, last(blockHashes(a)))` equals `blockHashes(t).slice(blockHashes(a).length)`.
+ * The engine model uses it to hash the blocks a request generated without rehashing its whole prompt.
+ */
+export function continueBlockHashes(text: string, previousHash: BlockHash | undefined, options: BlockHashOptions = {}): BlockHash[] {
+  if (previousHash === undefined) return blockHashes(text, options);
+  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
+  const fullBlocks = Math.floor(text.length / blockChars);
+  const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
+  const hashes = new Array<BlockHash>(count);
+  // Same chaining step as blockHashes: the next block starts from the previous block's hash.
+  let a = (previousHash % 0x100000000) >>> 0;
+  let b = (Math.floor(previousHash / 0x100000000) ^ 0x27d4eb2f) >>> 0;
+  for (let i = 0; i < count; i++) {
+    const h = hashRange(text, i * blockChars, (i + 1) * blockChars, a, b);
+    hashes[i] = h;
+    a = (h % 0x100000000) >>> 0;
+    b = (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0;
+  }
+  return hashes;
+}

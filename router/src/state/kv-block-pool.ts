@@ -1,0 +1,195 @@
+import type { BlockHash } from './block-hash';
+
+const NONE = -1;
+
+/**
+ * A fixed pool of KV-cache blocks with a prefix cache, as vLLM's block pool manages it:
+ *
+ * - a block is either referenced (held by one or more running requests: pinned, never evicted) or free;
+ * - a full block may carry a hash and then sits in the hash → block map, so later requests can reuse it;
+ * - free blocks wait in one queue ordered least recently used first; `allocate` takes the head and, if that
+ *   block still carried a hash, evicts it from the map. Released blocks with a hash join the tail (they stay
+ *   cached as long as possible); released blocks without one join the head (nothing is lost reusing them).
+ *
+ * Everything is O(1) per block: typed arrays for reference counts and a doubly linked free queue, one Map for
+ * hashes. No allocation per block after construction.
+ */
+export class KvBlockPool {
+  readonly capacity: number;
+  private readonly refCounts: Int32Array;
+  private readonly hashes: Float64Array;
+  private readonly prev: Int32Array;
+  private readonly next: Int32Array;
+  private head = NONE;
+  private tail = NONE;
+  private freeCount = 0;
+  private readonly byHash = new Map<BlockHash, number>();
+  private evictionCount = 0;
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`KV pool capacity must be an integer >= 1, got ${capacity}`);
+    this.capacity = capacity;
+    this.refCounts = new Int32Array(capacity);
+    this.hashes = new Float64Array(capacity).fill(NONE);
+    this.prev = new Int32Array(capacity).fill(NONE);
+    this.next = new Int32Array(capacity).fill(NONE);
+    for (let id = 0; id < capacity; id++) this.pushTail(id);
+  }
+
+  /** Blocks no request references: never used, or cached and evictable. */
+  get freeBlocks(): number {
+    return this.freeCount;
+  }
+
+  /** Blocks referenced by at least one request. */
+  get usedBlocks(): number {
+    return this.capacity - this.freeCount;
+  }
+
+  /** Blocks that carry a hash (referenced or not). */
+  get cachedBlocks(): number {
+    return this.byHash.size;
+  }
+
+  /** Cached blocks evicted so far to make room. */
+  get evictions(): number {
+    return this.evictionCount;
+  }
+
+  /** How many of the leading `hashes` (at most `maxBlocks`) are cached, stopping at the first miss. */
+  matchPrefix(hashes: readonly BlockHash[], maxBlocks: number): number {
+    const limit = Math.min(maxBlocks, hashes.length);
+    let matched = 0;
+    while (matched < limit && this.byHash.has(hashes[matched])) matched++;
+    return matched;
+  }
+
+  /** Of the first `count` hashes (all cached), how many sit unreferenced in the free queue. */
+  countUnreferenced(hashes: readonly BlockHash[], count: number): number {
+    let unreferenced = 0;
+    for (let i = 0; i < count; i++) {
+      const id = this.byHash.get(hashes[i]);
+      if (id !== undefined && this.refCounts[id] === 0) unreferenced++;
+    }
+    return unreferenced;
+  }
+
+  /** Takes a reference on the cached block with this hash (leaving the free queue if it was free). */
+  acquireCached(hash: BlockHash): number {
+    const id = this.byHash.get(hash);
+    if (id === undefined) throw new Error(`block hash ${hash} is not cached`);
+    if (this.refCounts[id] === 0) this.unlink(id);
+    this.refCounts[id]++;
+    return id;
+  }
+
+  /** A block for new tokens: the least recently used free block, evicting its hash if it had one. */
+  allocate(): number {
+    const id = this.head;
+    if (id === NONE) throw new Error('KV pool exhausted: check freeBlocks before allocating');
+    this.unlink(id);
+    const hash = this.hashes[id];
+    if (hash !== NONE) {
+      this.byHash.delete(hash);
+      this.hashes[id] = NONE;
+      this.evictionCount++;
+    }
+    this.refCounts[id] = 1;
+    return id;
+  }
+
+  /**
+   * Marks a referenced, full block as holding the content with this hash so later requests can reuse it.
+   * Returns false (and leaves the block unhashed) when another block already holds that content.
+   */
+  register(id: number, hash: BlockHash): boolean {
+    if (this.hashes[id] !== NONE || this.byHash.has(hash)) return false;
+    this.hashes[id] = hash;
+    this.byHash.set(hash, id);
+    return true;
+  }
+
+  /**
+   * Drops one reference on each of `ids[0..count)`, last block first, so a request's tail blocks are evicted
+   * before its prefix blocks (the prefix is the part other requests are likely to share).
+   */
+  release(ids: readonly number[], count = ids.length): void {
+    for (let i = count - 1; i >= 0; i--) {
+      const id = ids[i];
+      const refs = --this.refCounts[id];
+      if (refs > 0) continue;
+      if (refs < 0) throw new Error(`block ${id} released more often than acquired`);
+      if (this.hashes[id] !== NONE) this.pushTail(id);
+      else this.pushHead(id);
+    }
+  }
+
+  /** Hashes of the free cached blocks, next eviction first (for tests and debugging). */
+  evictionOrder(): BlockHash[] {
+    const order: BlockHash[] = [];
+    for (let id = this.head; id !== NONE; id = this.next[id]) if (this.hashes[id] !== NONE) order.push(this.hashes[id]);
+    return order;
+  }
+
+  /** Reference count of the block holding this hash (0 if free, undefined if not cached). */
+  referencesOf(hash: BlockHash): number | undefined {
+    const id = this.byHash.get(hash);
+    return id === undefined ? undefined : this.refCounts[id];
+  }
+
+  /** Throws if internal structures disagree; `expectedRefs[id]` is what callers believe they hold. */
+  checkInvariants(expectedRefs?: ArrayLike<number>): void {
+    let free = 0;
+    let last = NONE;
+    for (let id = this.head; id !== NONE; id = this.next[id]) {
+      if (this.refCounts[id] !== 0) throw new Error(`block ${id} is in the free queue with ${this.refCounts[id]} references`);
+      if (this.prev[id] !== last) throw new Error(`free queue link broken at block ${id}`);
+      last = id;
+      if (++free > this.capacity) throw new Error('free queue has a cycle');
+    }
+    if (last !== this.tail) throw new Error('free queue tail is wrong');
+    if (free !== this.freeCount) throw new Error(`free count ${this.freeCount} but ${free} blocks queued`);
+    let referenced = 0;
+    for (let id = 0; id < this.capacity; id++) {
+      if (this.refCounts[id] < 0) throw new Error(`block ${id} has negative references`);
+      if (this.refCounts[id] > 0) referenced++;
+      if (expectedRefs && this.refCounts[id] !== expectedRefs[id]) {
+        throw new Error(`block ${id} has ${this.refCounts[id]} references, holders account for ${expectedRefs[id]}`);
+      }
+      const hash = this.hashes[id];
+      if (hash !== NONE && this.byHash.get(hash) !== id) throw new Error(`block ${id} hash is not mapped back to it`);
+    }
+    if (referenced + free !== this.capacity) throw new Error('referenced + free blocks != capacity');
+    for (const [hash, id] of this.byHash) if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
+  }
+
+  private pushTail(id: number): void {
+    this.prev[id] = this.tail;
+    this.next[id] = NONE;
+    if (this.tail === NONE) this.head = id;
+    else this.next[this.tail] = id;
+    this.tail = id;
+    this.freeCount++;
+  }
+
+  private pushHead(id: number): void {
+    this.next[id] = this.head;
+    this.prev[id] = NONE;
+    if (this.head === NONE) this.tail = id;
+    else this.prev[this.head] = id;
+    this.head = id;
+    this.freeCount++;
+  }
+
+  private unlink(id: number): void {
+    const p = this.prev[id];
+    const n = this.next[id];
+    if (p === NONE) this.head = n;
+    else this.next[p] = n;
+    if (n === NONE) this.tail = p;
+    else this.prev[n] = p;
+    this.prev[id] = NONE;
+    this.next[id] = NONE;
+    this.freeCount--;
+  }
+}
