@@ -1,0 +1,79 @@
+import type { BlockHash } from '../../state/block-hash';
+
+/**
+ * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
+ * typed arrays (a doubly linked list by slot index) plus one Map from hash to slot, so memory is bounded by
+ * the capacity and a touch is O(1) without Map churn: fast enough to replay an hour of 8k-token prompts.
+ */
+export class BlockLru {
+  private readonly slotOf = new Map<BlockHash, number>();
+  private readonly hashes: Float64Array;
+  private readonly prev: Int32Array;
+  private readonly next: Int32Array;
+  /** Most recently used slot, or -1. */
+  private head = -1;
+  /** Least recently used slot, or -1. */
+  private tail = -1;
+  private used = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
+    this.hashes = new Float64Array(capacity);
+    this.prev = new Int32Array(capacity);
+    this.next = new Int32Array(capacity);
+  }
+
+  get size(): number {
+    return this.used;
+  }
+
+  has(hash: BlockHash): boolean {
+    return this.slotOf.has(hash);
+  }
+
+  /** Mark `hash` most recently used, inserting it (and evicting the least recently used) if absent. */
+  touch(hash: BlockHash): void {
+    if (this.capacity === 0) return;
+    const slot = this.slotOf.get(hash);
+    if (slot !== undefined) {
+      if (slot !== this.head) {
+        this.unlink(slot);
+        this.pushHead(slot);
+      }
+      return;
+    }
+    let free: number;
+    if (this.used < this.capacity) {
+      free = this.used++;
+    } else {
+      free = this.tail;
+      this.unlink(free);
+      this.slotOf.delete(this.hashes[free]!);
+    }
+    this.hashes[free] = hash;
+    this.slotOf.set(hash, free);
+    this.pushHead(free);
+  }
+
+  /** Hashes from most to least recently used (for tests). */
+  *recency(): Generator<BlockHash> {
+    for (let s = this.head; s !== -1; s = this.next[s]!) yield this.hashes[s]!;
+  }
+
+  private unlink(slot: number): void {
+    const p = this.prev[slot]!;
+    const n = this.next[slot]!;
+    if (p === -1) this.head = n;
+    else this.next[p] = n;
+    if (n === -1) this.tail = p;
+    else this.prev[n] = p;
+  }
+
+  private pushHead(slot: number): void {
+    this.prev[slot] = -1;
+    this.next[slot] = this.head;
+    if (this.head !== -1) this.prev[this.head] = slot;
+    this.head = slot;
+    if (this.tail === -1) this.tail = slot;
+  }
+}

@@ -1,0 +1,145 @@
+import type { BenchmarkReport } from './report-model';
+import { ceilingRows, comparisonTable, instanceTable, summaryTable, type Table } from './report-table';
+import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
+
+export interface HtmlOptions {
+  /** TTFT CDF x axis: linear, logarithmic, or one chart of each (default). */
+  readonly ttftScale?: 'linear' | 'log' | 'both';
+}
+
+const STYLE = `
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d232a; margin: 0; background: #f6f7f9; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 10px; border-bottom: 1px solid #dde1e6; padding-bottom: 4px; }
+p.meta { color: #4b5563; margin: 0 0 4px; }
+code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #eef0f3; padding: 1px 4px; border-radius: 3px; word-break: break-all; }
+.table-wrap { overflow-x: auto; background: #fff; border: 1px solid #dde1e6; border-radius: 6px; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+th, td { padding: 6px 10px; border-bottom: 1px solid #eceef1; white-space: nowrap; text-align: left; }
+th { background: #f0f2f5; font-weight: 600; font-size: 12px; }
+td.num, th.num { text-align: right; }
+tr:last-child td { border-bottom: none; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+.card { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 8px; }
+.better { color: #0a7a3d; } .worse { color: #b42318; }
+ul.notes { margin: 0; padding-left: 20px; }
+dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 10px 14px; }
+dl.kv dt { color: #4b5563; } dl.kv dd { margin: 0; font-variant-numeric: tabular-nums; }
+svg text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; fill: #1d232a; }
+svg .chart-title { font-size: 14px; font-weight: 600; }
+svg .panel-title { font-size: 12px; fill: #4b5563; }
+svg .tick { font-size: 11px; fill: #4b5563; }
+svg .axis-label { font-size: 12px; fill: #4b5563; }
+svg .grid { stroke: #e5e7eb; stroke-width: 1; }
+svg .guide { stroke: #9ca3af; stroke-width: 1; stroke-dasharray: 4 3; }
+svg .axis { stroke: #6b7280; stroke-width: 1; }
+svg .reference { stroke: #111827; stroke-width: 1.2; stroke-dasharray: 5 4; }
+svg .marker { stroke: #111827; stroke-width: 2; }
+svg .legend { fill: #ffffff; fill-opacity: 0.92; stroke: #d1d5db; }
+svg .legend-text { font-size: 12px; }
+`;
+
+/** Colour class of a delta cell: lower latency or higher hit rate / throughput is better. */
+function deltaClass(column: string, text: string): string {
+  if (!/^[+−]/.test(text)) return '';
+  const negative = text.startsWith('−');
+  const lowerIsBetter = column.startsWith('TTFT') || column.startsWith('E2E');
+  return negative === lowerIsBetter ? 'better' : 'worse';
+}
+
+function htmlTable(table: Table, options: { swatches?: readonly string[]; deltas?: boolean } = {}): string {
+  const head = table.header.map((h, i) => `<th${table.numeric[i] ? ' class="num"' : ''}>${escapeXml(h)}</th>`).join('');
+  const rows = table.rows
+    .map((row, r) => {
+      const cells = row.map((c, i) => {
+        const classes = [table.numeric[i] ? 'num' : '', options.deltas && i > 0 ? deltaClass(table.header[i]!, c) : ''].filter(Boolean).join(' ');
+        const swatch = i === 0 && options.swatches?.[r] ? `<span class="swatch" style="background:${options.swatches[r]}"></span>` : '';
+        return `<td${classes ? ` class="${classes}"` : ''}>${swatch}${escapeXml(c)}</td>`;
+      });
+      return `<tr>${cells.join('')}</tr>`;
+    })
+    .join('\n');
+  return `<div class="table-wrap"><table><thead><tr>${head}</tr></thead><tbody>\n${rows}\n</tbody></table></div>`;
+}
+
+function keyValues(pairs: readonly (readonly [string, string])[]): string {
+  return `<dl class="kv">${pairs.map(([k, v]) => `<dt>${escapeXml(k)}</dt><dd>${escapeXml(v)}</dd>`).join('')}</dl>`;
+}
+
+/** A self-contained HTML page (inline CSS and SVG, no script, no external resource) for one report. */
+export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): string {
+  const colors = report.strategies.map((_, i) => seriesColor(i));
+  const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]!]));
+  const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i]!, points: s.ttftCdf }));
+  const scales: ('linear' | 'log')[] = options.ttftScale === 'linear' ? ['linear'] : options.ttftScale === 'log' ? ['log'] : ['linear', 'log'];
+  const body: string[] = [];
+  body.push(`<h1>${escapeXml(report.title)}</h1>`);
+  body.push(
+    `<p class="meta">${report.mode === 'simulated' ? 'Simulated' : 'Live'} run · ${escapeXml(report.createdAt)} · ${escapeXml(report.workload.description)} · ${escapeXml(report.workload.load)}</p>`,
+  );
+  body.push(`<p class="meta">Workload <code>${escapeXml(report.workload.spec)}</code></p>`);
+
+  body.push('<h2>Results</h2>', htmlTable(summaryTable(report), { swatches: colors }));
+  body.push(
+    '<p class="meta">TTFT and E2E are client-side, over successful requests sent in the measured window. Hit rate = Σ cached prompt tokens ÷ Σ prompt tokens (engine usage); Prometheus = Δ vllm:prefix_cache_hits ÷ Δ vllm:prefix_cache_queries; “of fleet ceiling” = hit rate ÷ fleet ceiling. Percentiles interpolate linearly between closest ranks.</p>',
+  );
+  if (report.baseline !== null && report.comparisons.length > 0) {
+    body.push(
+      `<h2>Against ${escapeXml(report.baseline)}</h2>`,
+      htmlTable(comparisonTable(report), { swatches: report.comparisons.map((c) => colorOf.get(c.label) ?? '#999'), deltas: true }),
+      '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points.</p>',
+    );
+  }
+
+  body.push('<h2>Time to first token</h2>', '<div class="charts">');
+  for (const scale of scales) {
+    body.push(`<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token' })}</div>`);
+  }
+  body.push('</div>');
+
+  body.push('<h2>Per-instance load</h2>', '<div class="charts">');
+  report.strategies.forEach((s, i) => {
+    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]! })}</div>`);
+  });
+  body.push('</div>');
+  body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));
+
+  const ceilings = ceilingRows(report);
+  if (ceilings.length > 0) {
+    body.push(
+      '<h2>Cache-hit ceilings</h2>',
+      '<p class="meta">From the workload alone, requests in arrival order. Ideal: one cache of unlimited size. Fleet: one LRU cache as large as all instances’ KV together. No router beats the fleet ceiling; a strategy’s hit rate as a fraction of it is its score.</p>',
+      keyValues(ceilings),
+    );
+  }
+  const errors = report.strategies.filter((s) => s.errors > 0);
+  if (errors.length > 0) {
+    body.push('<h2>Errors</h2>', '<ul class="notes">');
+    for (const s of errors) body.push(`<li>${escapeXml(`${s.label}: ${Object.entries(s.errorsByCode).map(([c, n]) => `${c} × ${n}`).join(', ')}`)}</li>`);
+    body.push('</ul>');
+  }
+  body.push('<h2>Workload parameters</h2>', keyValues(Object.entries(report.workload.parameters).map(([k, v]) => [k, String(v)] as const)));
+  const environment = Object.entries(report.environment);
+  if (environment.length > 0) body.push('<h2>Environment</h2>', keyValues(environment.map(([k, v]) => [k, String(v)] as const)));
+  const notes = [...report.workload.notes, ...report.notes];
+  if (notes.length > 0) body.push('<h2>Notes</h2>', `<ul class="notes">${notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`);
+
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeXml(report.title)}</title>`,
+    `<style>${STYLE}</style>`,
+    '</head>',
+    '<body><main>',
+    body.join('\n'),
+    '</main></body>',
+    '</html>',
+    '',
+  ].join('\n');
+}

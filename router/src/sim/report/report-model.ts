@@ -1,0 +1,338 @@
+import { describeLoad, type LoadShape } from '../workload/load-shape';
+import type { WorkloadKind } from '../workload/workload';
+import { scoreAgainstCeiling, type Ceilings } from './ceilings';
+import { inFlightLoad, type Interval } from './in-flight-load';
+import type { RequestRecord } from './request-record';
+import { cdfPointsOfSorted, distribution, maxOverMean, percentileOfSorted, sortedAscending, type CdfPoint, type Distribution } from './stats';
+
+/**
+ * One report format for live and simulated runs. `buildReport` turns per-request records of each strategy
+ * into aggregates; renderers (JSON, markdown, HTML) only read the resulting BenchmarkReport, so a report can
+ * be re-rendered from its JSON file.
+ */
+export const REPORT_SCHEMA = 'cdk-prefix-aware-llm/benchmark-report';
+export const REPORT_SCHEMA_VERSION = 1;
+
+export type ParameterValue = string | number | boolean;
+
+export interface StrategyId {
+  /** Policy name, e.g. `random`, `sagemaker-prefix-aware`. */
+  readonly name: string;
+  readonly options?: Readonly<Record<string, ParameterValue>>;
+}
+
+/** Prometheus prefix-cache counter deltas over the run, summed over instances (vllm:prefix_cache_queries/hits). */
+export interface PrometheusCacheDeltas {
+  readonly prefixCacheQueries: number;
+  readonly prefixCacheHits: number;
+}
+
+export interface StrategyRunInput {
+  readonly strategy: StrategyId;
+  /** Display name; default: name plus options. Must be unique within a report. */
+  readonly label?: string;
+  /** Every configured instance id, so an instance that got nothing still shows (share 0). */
+  readonly instances: readonly string[];
+  readonly records: Iterable<RequestRecord>;
+  /**
+   * Measured window. Latency and hit rate count requests sent within [startMs, endMs); throughput counts
+   * requests that completed within it; load is averaged over it. Default: first send → last completion.
+   */
+  readonly window?: { readonly startMs: number; readonly endMs: number };
+  readonly prometheus?: PrometheusCacheDeltas;
+}
+
+/** What the report shows of the workload (a Workload satisfies it). */
+export interface WorkloadInfo {
+  readonly kind: WorkloadKind;
+  readonly spec: string;
+  readonly description: string;
+  readonly parameters: Readonly<Record<string, ParameterValue>>;
+  readonly load: LoadShape;
+  readonly notes: readonly string[];
+}
+
+export interface ReportInput {
+  readonly title?: string;
+  readonly mode: 'simulated' | 'live';
+  /** ISO time; default now. Pass a fixed value for reproducible files. */
+  readonly createdAt?: string;
+  readonly workload: WorkloadInfo;
+  /** Setup facts shown beside the results: instances, profile, KV capacity, router URL… */
+  readonly environment?: Readonly<Record<string, ParameterValue>>;
+  /** Label or policy name of the baseline; default `random` when such a run exists, else no comparison. */
+  readonly baseline?: string;
+  readonly ceilings?: Ceilings | null;
+  readonly runs: readonly StrategyRunInput[];
+  /** Points kept per TTFT CDF (default 200). */
+  readonly cdfPoints?: number;
+  readonly notes?: readonly string[];
+}
+
+export interface InstanceSummary {
+  readonly id: string;
+  readonly requests: number;
+  /** requests / all requests of the strategy (0–1). */
+  readonly share: number;
+  readonly meanInFlight: number;
+  readonly maxInFlight: number;
+}
+
+export interface StrategySummary {
+  readonly label: string;
+  readonly strategy: StrategyId;
+  readonly requests: number;
+  readonly succeeded: number;
+  readonly errors: number;
+  readonly errorsByCode: Readonly<Record<string, number>>;
+  readonly ttftMs: Distribution;
+  readonly e2eMs: Distribution;
+  readonly cacheHitRate: {
+    /** Σ cached_tokens / Σ prompt_tokens over successful requests (engine usage); null when unreported. */
+    readonly engineReported: number | null;
+    /** Δ vllm:prefix_cache_hits / Δ vllm:prefix_cache_queries; null when not scraped. */
+    readonly prometheus: number | null;
+    /** The preferred of the two (engine-reported, else Prometheus) as a fraction of the fleet ceiling. */
+    readonly ofFleetCeiling: number | null;
+  };
+  readonly tokens: { readonly prompt: number; readonly cachedPrompt: number; readonly output: number };
+  readonly throughput: {
+    readonly windowSeconds: number;
+    readonly requestsPerSecond: number | null;
+    readonly outputTokensPerSecond: number | null;
+  };
+  readonly instances: readonly InstanceSummary[];
+  readonly balance: {
+    /** max / mean of per-instance request counts (1 = even). */
+    readonly requestsMaxOverMean: number | null;
+    /** max / mean of per-instance time-weighted mean in-flight. */
+    readonly inFlightMaxOverMean: number | null;
+    /** Highest in-flight count any instance reached. */
+    readonly peakInFlight: number;
+  };
+  readonly decisionMicros: { readonly count: number; readonly p50: number | null; readonly p99: number | null };
+  readonly ttftCdf: readonly CdfPoint[];
+}
+
+export interface Comparison {
+  readonly label: string;
+  readonly baseline: string;
+  /** (strategy − baseline) / baseline × 100; negative = faster. */
+  readonly ttftP50DeltaPct: number | null;
+  readonly ttftP90DeltaPct: number | null;
+  readonly ttftP99DeltaPct: number | null;
+  readonly e2eP50DeltaPct: number | null;
+  /** (strategy − baseline) hit rate in percentage points. */
+  readonly hitRateDeltaPoints: number | null;
+  readonly outputTokensPerSecondDeltaPct: number | null;
+  readonly requestsPerSecondDeltaPct: number | null;
+}
+
+export interface BenchmarkReport {
+  readonly schema: typeof REPORT_SCHEMA;
+  readonly schemaVersion: typeof REPORT_SCHEMA_VERSION;
+  readonly title: string;
+  readonly mode: 'simulated' | 'live';
+  readonly createdAt: string;
+  readonly workload: {
+    readonly kind: WorkloadKind;
+    readonly spec: string;
+    readonly description: string;
+    readonly load: string;
+    readonly parameters: Readonly<Record<string, ParameterValue>>;
+    readonly notes: readonly string[];
+  };
+  readonly environment: Readonly<Record<string, ParameterValue>>;
+  readonly ceilings: Ceilings | null;
+  readonly baseline: string | null;
+  readonly strategies: readonly StrategySummary[];
+  readonly comparisons: readonly Comparison[];
+  readonly notes: readonly string[];
+}
+
+export class ReportInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReportInputError';
+  }
+}
+
+/** `name` or `name (key=value, …)`. */
+export function strategyLabel(strategy: StrategyId): string {
+  const options = Object.entries(strategy.options ?? {});
+  return options.length === 0 ? strategy.name : `${strategy.name} (${options.map(([k, v]) => `${k}=${v}`).join(', ')})`;
+}
+
+function ratio(numerator: number, denominator: number): number | null {
+  return denominator > 0 ? numerator / denominator : null;
+}
+
+export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | null, cdfPointCount: number): StrategySummary {
+  const records = Array.from(run.records);
+  const label = run.label ?? strategyLabel(run.strategy);
+  let windowStart = Infinity;
+  let windowEnd = -Infinity;
+  for (const r of records) {
+    windowStart = Math.min(windowStart, r.sentAtMs);
+    windowEnd = Math.max(windowEnd, r.sentAtMs + r.e2eMs);
+  }
+  if (run.window) {
+    if (!(run.window.endMs > run.window.startMs)) throw new ReportInputError(`${label}: window end ${run.window.endMs} must be after its start ${run.window.startMs}`);
+    windowStart = run.window.startMs;
+    windowEnd = run.window.endMs;
+  }
+  const hasWindow = windowEnd > windowStart;
+  const sentInWindow = records.filter((r) => !hasWindow || (r.sentAtMs >= windowStart && r.sentAtMs < windowEnd));
+  const ok = sentInWindow.filter((r) => r.error === undefined);
+
+  const ttft: number[] = [];
+  let prompt = 0;
+  let cached = 0;
+  let output = 0;
+  let usageSeen = false;
+  for (const r of ok) {
+    if (r.ttftMs !== null) ttft.push(r.ttftMs);
+    if (r.promptTokens !== undefined) {
+      usageSeen = true;
+      prompt += r.promptTokens;
+      cached += r.cachedPromptTokens ?? 0;
+    }
+    output += r.outputTokens ?? 0;
+  }
+  const ttftSorted = sortedAscending(ttft);
+
+  // Throughput: completions inside the window, over its length.
+  const windowSeconds = hasWindow ? (windowEnd - windowStart) / 1000 : 0;
+  let completed = 0;
+  let completedOutput = 0;
+  for (const r of records) {
+    const end = r.sentAtMs + r.e2eMs;
+    if (r.error === undefined && end >= windowStart && end <= windowEnd) {
+      completed++;
+      completedOutput += r.outputTokens ?? 0;
+    }
+  }
+
+  // Per-instance share and in-flight load.
+  const byInstance = new Map<string, { requests: number; intervals: Interval[] }>();
+  for (const id of run.instances) byInstance.set(id, { requests: 0, intervals: [] });
+  for (const r of sentInWindow) {
+    if (r.instance === null) continue;
+    let entry = byInstance.get(r.instance);
+    if (entry === undefined) {
+      entry = { requests: 0, intervals: [] };
+      byInstance.set(r.instance, entry); // routed to an instance not in the list: still shown
+    }
+    entry.requests++;
+  }
+  for (const r of records) {
+    if (r.instance === null) continue;
+    byInstance.get(r.instance)?.intervals.push({ startMs: r.sentAtMs, endMs: r.sentAtMs + r.e2eMs });
+  }
+  const routed = Array.from(byInstance.values()).reduce((s, e) => s + e.requests, 0);
+  const instances: InstanceSummary[] = Array.from(byInstance.entries()).map(([id, e]) => {
+    const load = hasWindow ? inFlightLoad(e.intervals, windowStart, windowEnd) : { meanInFlight: 0, maxInFlight: 0 };
+    return { id, requests: e.requests, share: routed > 0 ? e.requests / routed : 0, meanInFlight: load.meanInFlight, maxInFlight: load.maxInFlight };
+  });
+
+  const errorsByCode: Record<string, number> = {};
+  for (const r of sentInWindow) if (r.error !== undefined) errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+
+  const decisions = sortedAscending(sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])));
+  const engineReported = usageSeen ? ratio(cached, prompt) : null;
+  const prometheus = run.prometheus ? ratio(run.prometheus.prefixCacheHits, run.prometheus.prefixCacheQueries) : null;
+
+  return {
+    label,
+    strategy: run.strategy,
+    requests: sentInWindow.length,
+    succeeded: ok.length,
+    errors: sentInWindow.length - ok.length,
+    errorsByCode,
+    ttftMs: distribution(ttftSorted),
+    e2eMs: distribution(ok.map((r) => r.e2eMs)),
+    cacheHitRate: { engineReported, prometheus, ofFleetCeiling: scoreAgainstCeiling(engineReported ?? prometheus, ceilings) },
+    tokens: { prompt, cachedPrompt: cached, output },
+    throughput: {
+      windowSeconds,
+      requestsPerSecond: windowSeconds > 0 ? completed / windowSeconds : null,
+      outputTokensPerSecond: windowSeconds > 0 ? completedOutput / windowSeconds : null,
+    },
+    instances,
+    balance: {
+      requestsMaxOverMean: maxOverMean(instances.map((i) => i.requests)),
+      inFlightMaxOverMean: maxOverMean(instances.map((i) => i.meanInFlight)),
+      peakInFlight: instances.reduce((m, i) => Math.max(m, i.maxInFlight), 0),
+    },
+    decisionMicros: { count: decisions.length, p50: percentileOfSorted(decisions, 50), p99: percentileOfSorted(decisions, 99) },
+    ttftCdf: cdfPointsOfSorted(ttftSorted, cdfPointCount),
+  };
+}
+
+function deltaPct(value: number | null, base: number | null): number | null {
+  if (value === null || base === null || base === 0) return null;
+  return ((value - base) / base) * 100;
+}
+
+/** The hit rate a comparison uses: engine-reported, else Prometheus. */
+export function preferredHitRate(s: StrategySummary): number | null {
+  return s.cacheHitRate.engineReported ?? s.cacheHitRate.prometheus;
+}
+
+export function compare(s: StrategySummary, base: StrategySummary): Comparison {
+  const hit = preferredHitRate(s);
+  const baseHit = preferredHitRate(base);
+  return {
+    label: s.label,
+    baseline: base.label,
+    ttftP50DeltaPct: deltaPct(s.ttftMs.p50, base.ttftMs.p50),
+    ttftP90DeltaPct: deltaPct(s.ttftMs.p90, base.ttftMs.p90),
+    ttftP99DeltaPct: deltaPct(s.ttftMs.p99, base.ttftMs.p99),
+    e2eP50DeltaPct: deltaPct(s.e2eMs.p50, base.e2eMs.p50),
+    hitRateDeltaPoints: hit === null || baseHit === null ? null : (hit - baseHit) * 100,
+    outputTokensPerSecondDeltaPct: deltaPct(s.throughput.outputTokensPerSecond, base.throughput.outputTokensPerSecond),
+    requestsPerSecondDeltaPct: deltaPct(s.throughput.requestsPerSecond, base.throughput.requestsPerSecond),
+  };
+}
+
+/** Aggregate every run into one report. Throws ReportInputError on duplicate labels or an unknown named baseline. */
+export function buildReport(input: ReportInput): BenchmarkReport {
+  const ceilings = input.ceilings ?? null;
+  const strategies = input.runs.map((run) => summarizeStrategy(run, ceilings, input.cdfPoints ?? 200));
+  const labels = new Set<string>();
+  for (const s of strategies) {
+    if (labels.has(s.label)) throw new ReportInputError(`two runs share the label '${s.label}'; give each a distinct label`);
+    labels.add(s.label);
+  }
+  const findBaseline = (key: string): StrategySummary | undefined =>
+    strategies.find((s) => s.label === key) ?? strategies.find((s) => s.strategy.name === key);
+  let base: StrategySummary | undefined;
+  if (input.baseline !== undefined) {
+    base = findBaseline(input.baseline);
+    if (base === undefined) throw new ReportInputError(`baseline '${input.baseline}' is not one of the runs (${strategies.map((s) => s.label).join(', ')})`);
+  } else {
+    base = findBaseline('random');
+  }
+  const comparisons = base === undefined ? [] : strategies.filter((s) => s !== base).map((s) => compare(s, base));
+  return {
+    schema: REPORT_SCHEMA,
+    schemaVersion: REPORT_SCHEMA_VERSION,
+    title: input.title ?? `Routing strategies on ${input.workload.kind}`,
+    mode: input.mode,
+    createdAt: input.createdAt ?? new Date().toISOString(),
+    workload: {
+      kind: input.workload.kind,
+      spec: input.workload.spec,
+      description: input.workload.description,
+      load: describeLoad(input.workload.load),
+      parameters: { ...input.workload.parameters },
+      notes: [...input.workload.notes],
+    },
+    environment: { ...(input.environment ?? {}) },
+    ceilings,
+    baseline: base?.label ?? null,
+    strategies,
+    comparisons,
+    notes: [...(input.notes ?? [])],
+  };
+}

@@ -1,0 +1,242 @@
+import type { InstanceSummary } from './report-model';
+import type { CdfPoint } from './stats';
+
+/**
+ * Inline SVG charts for the HTML report, generated as strings: no script, no font, no network. Colours are
+ * the Okabe–Ito palette (distinguishable with the common colour-vision deficiencies).
+ */
+export const SERIES_COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999'] as const;
+
+export function seriesColor(index: number): string {
+  return SERIES_COLORS[index % SERIES_COLORS.length]!;
+}
+
+export function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/** Round coordinates so the markup stays small and stable. */
+function r(x: number): string {
+  return (Math.round(x * 10) / 10).toString();
+}
+
+/** About `target` evenly spaced "nice" ticks (1, 2, 5 × 10^k steps) covering [min, max]. */
+export function linearTicks(min: number, max: number, target = 6): number[] {
+  if (!(max > min)) return [min];
+  const rough = (max - min) / target;
+  const magnitude = Math.pow(10, Math.floor(Math.log10(rough)));
+  const step = [1, 2, 5, 10].map((m) => m * magnitude).find((s) => s >= rough) ?? 10 * magnitude;
+  const ticks: number[] = [];
+  for (let t = Math.ceil(min / step) * step; t <= max + step * 1e-9; t += step) ticks.push(Number(t.toPrecision(12)));
+  return ticks;
+}
+
+/** 1, 2, 5 × 10^k ticks within [min, max] (min > 0); only powers of ten when that already gives enough ticks. */
+export function logTicks(min: number, max: number): number[] {
+  if (!(min > 0) || !(max >= min)) return [];
+  const ticks: number[] = [];
+  const first = Math.floor(Math.log10(min));
+  const last = Math.ceil(Math.log10(max));
+  const multipliers = last - first > 4 ? [1] : [1, 2, 5];
+  for (let e = first; e <= last; e++) {
+    for (const m of multipliers) {
+      const t = Number((m * Math.pow(10, e)).toPrecision(12));
+      if (t >= min * (1 - 1e-9) && t <= max * (1 + 1e-9)) ticks.push(t);
+    }
+  }
+  return ticks;
+}
+
+/** Axis label of a time in milliseconds: "250 ms", "1.5 s". */
+export function formatTickMs(ms: number): string {
+  if (ms < 1) return `${Number(ms.toPrecision(2))} ms`;
+  if (ms < 1000) return `${Number(ms.toPrecision(3))} ms`;
+  return `${Number((ms / 1000).toPrecision(3))} s`;
+}
+
+export interface CdfSeries {
+  readonly label: string;
+  readonly color: string;
+  readonly points: readonly CdfPoint[];
+}
+
+export interface CdfChartOptions {
+  readonly scale: 'linear' | 'log';
+  readonly title: string;
+  readonly xLabel: string;
+  readonly width?: number;
+  readonly height?: number;
+}
+
+/**
+ * An empirical CDF per series as a step line: fraction of requests (y, 0–1) with a value ≤ x. Light guide
+ * lines at 50 % and 90 % let the reader take P50 and P90 off the chart.
+ */
+export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
+  const width = options.width ?? 760;
+  const height = options.height ?? 380;
+  const m = { left: 56, right: 20, top: 36, bottom: 48 };
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const values = series.flatMap((s) => s.points.map((p) => p.value));
+  const log = options.scale === 'log';
+  const positive = values.filter((v) => v > 0);
+  let lo = log ? Math.min(...positive) : 0;
+  let hi = Math.max(...values, 0);
+  if (!Number.isFinite(lo) || !Number.isFinite(hi) || values.length === 0) {
+    lo = log ? 1 : 0;
+    hi = log ? 10 : 1;
+  }
+  let ticks: number[];
+  if (log) {
+    lo = Math.pow(10, Math.floor(Math.log10(lo)));
+    hi = Math.max(Math.pow(10, Math.ceil(Math.log10(hi))), lo * 10);
+    ticks = logTicks(lo, hi);
+  } else {
+    ticks = linearTicks(0, hi > 0 ? hi : 1);
+    hi = ticks[ticks.length - 1]! < hi ? hi : ticks[ticks.length - 1]!;
+    if (!(hi > 0)) hi = 1;
+  }
+  const x = (v: number): number =>
+    m.left + (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) * plotW;
+  const y = (f: number): number => m.top + (1 - f) * plotH;
+
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
+  );
+  parts.push(`<text x="${m.left}" y="20" class="chart-title">${escapeXml(options.title)}</text>`);
+  // Grid and y axis: 0, 0.25, 0.5, 0.75, 0.9, 1.
+  for (const f of [0, 0.25, 0.5, 0.75, 0.9, 1]) {
+    const cls = f === 0.5 || f === 0.9 ? 'guide' : 'grid';
+    parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(f))}" y2="${r(y(f))}" class="${cls}"/>`);
+    parts.push(`<text x="${m.left - 6}" y="${r(y(f) + 4)}" text-anchor="end" class="tick">${f === 0.9 ? 'P90' : f === 0.5 ? 'P50' : f.toFixed(2).replace(/\.?0+$/, '') || '0'}</text>`);
+  }
+  for (const t of ticks) {
+    const tx = x(t);
+    if (tx < m.left - 0.5 || tx > m.left + plotW + 0.5) continue;
+    parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top}" y2="${m.top + plotH}" class="grid"/>`);
+    parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
+    parts.push(`<text x="${r(tx)}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(formatTickMs(t))}</text>`);
+  }
+  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(
+    `<text x="${m.left + plotW / 2}" y="${height - 8}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}${log ? ' (log scale)' : ''}</text>`,
+  );
+  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">fraction of requests</text>`);
+
+  for (const s of series) {
+    if (s.points.length === 0) continue;
+    const first = s.points[0]!;
+    let d = `M${r(x(first.value))} ${r(y(0))}`;
+    let prevFraction = 0;
+    for (const p of s.points) {
+      d += `V${r(y(prevFraction))}H${r(x(p.value))}V${r(y(p.fraction))}`;
+      prevFraction = p.fraction;
+    }
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+  }
+
+  // Legend, bottom right inside the plot (CDFs end top right, so the lower right is mostly empty).
+  const legendW = Math.min(plotW - 10, 12 + 7 * Math.max(...series.map((s) => s.label.length), 4) + 24);
+  const legendH = 8 + 18 * series.length;
+  const lx = m.left + plotW - legendW - 8;
+  const ly = m.top + plotH - legendH - 8;
+  parts.push(`<rect x="${r(lx)}" y="${r(ly)}" width="${r(legendW)}" height="${legendH}" class="legend"/>`);
+  series.forEach((s, i) => {
+    const yy = ly + 16 + 18 * i;
+    parts.push(`<line x1="${r(lx + 8)}" x2="${r(lx + 28)}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
+    parts.push(`<text x="${r(lx + 34)}" y="${r(yy)}" class="legend-text">${escapeXml(s.label)}</text>`);
+  });
+  parts.push('</svg>');
+  return parts.join('');
+}
+
+export interface InstanceBarsOptions {
+  readonly title: string;
+  readonly color: string;
+  readonly width?: number;
+  readonly height?: number;
+}
+
+/**
+ * Two bar panels for one strategy: each instance's share of requests (dashed line = an even share), and its
+ * time-weighted mean in-flight with a tick at its maximum.
+ */
+export function instanceBars(instances: readonly InstanceSummary[], options: InstanceBarsOptions): string {
+  const width = options.width ?? 760;
+  const height = options.height ?? 220;
+  const gap = 40;
+  const m = { left: 48, right: 12, top: 40, bottom: 40 };
+  const panelW = (width - m.left - m.right - gap - 36) / 2;
+  const plotH = height - m.top - m.bottom;
+  const n = Math.max(instances.length, 1);
+  const parts: string[] = [];
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
+  );
+  parts.push(`<text x="${m.left}" y="18" class="chart-title">${escapeXml(options.title)}</text>`);
+
+  const panel = (
+    left: number,
+    caption: string,
+    maxValue: number,
+    format: (v: number) => string,
+    value: (i: InstanceSummary) => number,
+    marker?: (i: InstanceSummary) => number,
+    reference?: number,
+  ): void => {
+    const ticks = linearTicks(0, maxValue > 0 ? maxValue : 1, 4);
+    const top = Math.max(ticks[ticks.length - 1]!, maxValue, 1e-9);
+    const y = (v: number): number => m.top + (1 - v / top) * plotH;
+    parts.push(`<text x="${r(left)}" y="${m.top - 8}" class="panel-title">${escapeXml(caption)}</text>`);
+    for (const t of ticks) {
+      parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
+      parts.push(`<text x="${r(left - 5)}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(format(t))}</text>`);
+    }
+    const slot = panelW / n;
+    const barW = Math.max(2, Math.min(48, slot * 0.7));
+    instances.forEach((inst, i) => {
+      const cx = left + slot * (i + 0.5);
+      const v = value(inst);
+      parts.push(
+        `<rect x="${r(cx - barW / 2)}" y="${r(y(v))}" width="${r(barW)}" height="${r(Math.max(0, m.top + plotH - y(v)))}" fill="${options.color}" fill-opacity="0.8"><title>${escapeXml(`${inst.id}: ${format(v)}`)}</title></rect>`,
+      );
+      if (marker) {
+        const mv = marker(inst);
+        parts.push(`<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`);
+      }
+      if (n <= 16) {
+        parts.push(`<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(shortInstanceName(inst.id, i))}</text>`);
+      }
+    });
+    if (reference !== undefined) {
+      parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(reference))}" y2="${r(y(reference))}" class="reference"/>`);
+    }
+    parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
+  };
+
+  const maxShare = Math.max(...instances.map((i) => i.share), 1 / n);
+  panel(m.left, 'request share (dashed: even share)', maxShare, (v) => `${Math.round(v * 1000) / 10}%`, (i) => i.share, undefined, 1 / n);
+  const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1);
+  panel(
+    m.left + panelW + gap + 36,
+    'in-flight: time-weighted mean (bar), max (tick)',
+    maxInFlight,
+    (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1)),
+    (i) => i.meanInFlight,
+    (i) => i.maxInFlight,
+  );
+  parts.push(`<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance</text>`);
+  parts.push('</svg>');
+  return parts.join('');
+}
+
+/** A short axis label for an instance id: the port of a URL, else a trimmed id, else its position. */
+export function shortInstanceName(id: string, index: number): string {
+  const port = /:(\d+)\/?$/.exec(id);
+  if (port) return `:${port[1]}`;
+  if (id.length <= 8) return id;
+  return `#${index + 1}`;
+}
