@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import type { OptionProblem } from '../policy';
+import { resolveRouterConfig, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
+
+/**
+ * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
+ * Precedence: flag > environment variable > config file > default. The file has the shape of RouterOptions
+ * (the programmatic startRouter options; `policy` may be just a name). Error messages name the option the way
+ * the user set it (flag, variable, or file key), with the allowed range and the value received.
+ */
+export interface CliOptionSpec {
+  /** Property path in RouterOptions. */
+  readonly path: string;
+  readonly flag: string;
+  readonly valueName: string;
+  readonly env: string;
+  readonly kind: 'integer' | 'string' | 'list';
+  readonly description: string;
+}
+
+export const CONFIG_FILE_FLAG = '--config';
+export const CONFIG_FILE_ENV = 'PREFIX_ROUTER_CONFIG';
+
+export const CLI_OPTIONS: readonly CliOptionSpec[] = [
+  { path: 'backends', flag: '--backend', valueName: 'url', env: 'PREFIX_ROUTER_BACKENDS', kind: 'list', description: 'backend base URL, repeatable (env: comma-separated)' },
+  { path: 'policy.name', flag: '--policy', valueName: 'name', env: 'PREFIX_ROUTER_POLICY', kind: 'string', description: 'routing policy: sagemaker-prefix-aware, least-outstanding-requests, random, round-robin (default sagemaker-prefix-aware)' },
+  { path: 'policy.prefixLength', flag: '--prefix-length', valueName: 'n', env: 'PREFIX_ROUTER_PREFIX_LENGTH', kind: 'integer', description: 'sagemaker-prefix-aware: characters/bytes keyed on, 1024-65536 (default 4096)' },
+  { path: 'policy.concurrencyThreshold', flag: '--concurrency-threshold', valueName: 'n', env: 'PREFIX_ROUTER_CONCURRENCY_THRESHOLD', kind: 'integer', description: 'sagemaker-prefix-aware: in-flight requests that trigger a spill, 1-1024 (default 32)' },
+  { path: 'seed', flag: '--seed', valueName: 'n', env: 'PREFIX_ROUTER_SEED', kind: 'integer', description: 'seed of the random number generator of random/least-outstanding-requests (default 1)' },
+  { path: 'host', flag: '--host', valueName: 'host', env: 'PREFIX_ROUTER_HOST', kind: 'string', description: 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)' },
+  { path: 'port', flag: '--port', valueName: 'port', env: 'PREFIX_ROUTER_PORT', kind: 'integer', description: 'port to listen on, 0 = any free port (default 8080)' },
+  { path: 'healthCheck.intervalMs', flag: '--health-interval-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEALTH_INTERVAL_MS', kind: 'integer', description: 'health check period per backend, 0 = off (default 2000)' },
+  { path: 'healthCheck.timeoutMs', flag: '--health-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEALTH_TIMEOUT_MS', kind: 'integer', description: 'health check timeout (default 1000)' },
+  { path: 'healthCheck.failureThreshold', flag: '--health-failure-threshold', valueName: 'n', env: 'PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD', kind: 'integer', description: 'consecutive failures that eject a backend (default 3)' },
+  { path: 'healthCheck.recoveryThreshold', flag: '--health-recovery-threshold', valueName: 'n', env: 'PREFIX_ROUTER_HEALTH_RECOVERY_THRESHOLD', kind: 'integer', description: 'consecutive successes that re-admit it (default 2)' },
+  { path: 'healthCheck.path', flag: '--health-path', valueName: 'path', env: 'PREFIX_ROUTER_HEALTH_PATH', kind: 'string', description: 'backend health path (default /health)' },
+  { path: 'limits.maxBodyBytes', flag: '--max-body-bytes', valueName: 'n', env: 'PREFIX_ROUTER_MAX_BODY_BYTES', kind: 'integer', description: 'largest accepted request body (default 16777216)' },
+  { path: 'limits.headersTimeoutMs', flag: '--headers-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEADERS_TIMEOUT_MS', kind: 'integer', description: 'time a client has to send request headers (default 10000)' },
+  { path: 'limits.bodyTimeoutMs', flag: '--body-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_BODY_TIMEOUT_MS', kind: 'integer', description: 'time a client has to send the body (default 30000)' },
+  { path: 'limits.upstreamHeadersTimeoutMs', flag: '--upstream-headers-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_UPSTREAM_HEADERS_TIMEOUT_MS', kind: 'integer', description: 'time a backend has to start its response (default 600000)' },
+  { path: 'limits.upstreamBodyTimeoutMs', flag: '--upstream-body-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_UPSTREAM_BODY_TIMEOUT_MS', kind: 'integer', description: 'longest silence inside a backend response (default 300000)' },
+  { path: 'maxConnectionsPerBackend', flag: '--max-connections-per-backend', valueName: 'n', env: 'PREFIX_ROUTER_MAX_CONNECTIONS_PER_BACKEND', kind: 'integer', description: 'connection pool size per backend (default 1024)' },
+  { path: 'shutdownGraceMs', flag: '--shutdown-grace-ms', valueName: 'ms', env: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS', kind: 'integer', description: 'on SIGTERM/SIGINT, time in-flight requests get to finish (default 25000)' },
+  { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
+];
+
+/** Commander's property name for a flag: '--prefix-length' → 'prefixLength'. */
+export function flagKey(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+export interface ConfigSources {
+  /** Parsed flags keyed by flagKey(); `backend` may be an array; `config` is the file path. */
+  readonly flags: Readonly<Record<string, unknown>>;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+type Origin = 'flag' | 'env' | 'file';
+
+export interface LoadedOptions {
+  readonly options: RouterOptions;
+  /** Where each top-level-or-nested option path came from. */
+  readonly origins: ReadonlyMap<string, Origin>;
+  readonly configFile?: string;
+}
+
+export function loadRouterOptions(sources: ConfigSources): LoadedOptions {
+  const origins = new Map<string, Origin>();
+  const configFile = stringValue(sources.flags.config) ?? nonEmpty(sources.env[CONFIG_FILE_ENV]);
+  const options: Record<string, unknown> = configFile === undefined ? {} : readConfigFile(configFile, origins);
+  for (const spec of CLI_OPTIONS) {
+    const fromFlag = sources.flags[flagKey(spec.flag)];
+    const fromEnv = nonEmpty(sources.env[spec.env]);
+    let raw: unknown;
+    let origin: Origin;
+    if (fromFlag !== undefined && !(Array.isArray(fromFlag) && fromFlag.length === 0)) {
+      raw = fromFlag;
+      origin = 'flag';
+    } else if (fromEnv !== undefined) {
+      raw = fromEnv;
+      origin = 'env';
+    } else {
+      continue;
+    }
+    setPath(options, spec.path, convert(spec, raw));
+    origins.set(spec.path, origin);
+  }
+  return { options: options as unknown as RouterOptions, origins, configFile };
+}
+
+/** Loads, merges and validates; throws RouterConfigError whose lines name flags, variables or file keys. */
+export function loadRouterConfig(sources: ConfigSources): RouterConfig {
+  const loaded = loadRouterOptions(sources);
+  return resolveRouterConfig(loaded.options, (problem) => labelFor(problem, loaded));
+}
+
+function labelFor(problem: OptionProblem, loaded: LoadedOptions): string {
+  const basePath = problem.option.replace(/\[\d+\]$/, '');
+  const spec = CLI_OPTIONS.find((s) => s.path === basePath);
+  const origin = loaded.origins.get(basePath);
+  if (origin === 'flag' && spec) return spec.flag;
+  if (origin === 'env' && spec) return spec.env;
+  if (origin === 'file') return `${problem.option} in ${loaded.configFile}`;
+  if (spec) return `${spec.flag} (or ${spec.env})`;
+  return problem.option;
+}
+
+function readConfigFile(path: string, origins: Map<string, Origin>): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new RouterConfigError([`${CONFIG_FILE_FLAG} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`]);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new RouterConfigError([`${CONFIG_FILE_FLAG} ${path} is not valid JSON (${(err as Error).message})`]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new RouterConfigError([`${CONFIG_FILE_FLAG} ${path} must contain a JSON object`]);
+  }
+  const options = value as Record<string, unknown>;
+  if (typeof options.policy === 'string') options.policy = { name: options.policy };
+  recordOrigins(options, '', origins);
+  return options;
+}
+
+function recordOrigins(value: Record<string, unknown>, prefix: string, origins: Map<string, Origin>): void {
+  for (const [key, v] of Object.entries(value)) {
+    const path = `${prefix}${key}`;
+    origins.set(path, 'file');
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) recordOrigins(v as Record<string, unknown>, `${path}.`, origins);
+  }
+}
+
+function convert(spec: CliOptionSpec, raw: unknown): unknown {
+  if (spec.kind === 'list') {
+    const items = Array.isArray(raw) ? raw : [raw];
+    return items.flatMap((item) => String(item).split(/[\s,]+/)).filter((s) => s.length > 0);
+  }
+  const text = String(raw).trim();
+  if (spec.kind === 'integer') return /^[+-]?\d+$/.test(text) ? Number(text) : text;
+  return text;
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+}
+
+function stringValue(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

@@ -1,0 +1,2 @@
+export * from './router-config';
+export * from './config-sources';

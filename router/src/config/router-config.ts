@@ -1,0 +1,262 @@
+import {
+  describeValue,
+  formatProblem,
+  integerInRangeProblem,
+  policyConfigProblems,
+  type OptionProblem,
+  type PolicyConfig,
+  type RoutingPolicy,
+} from '../policy';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface HealthCheckOptions {
+  /** Milliseconds between checks of each backend; 0 turns health checking off (every backend is healthy). */
+  readonly intervalMs: number;
+  /** A check that has not answered within this many milliseconds failed. */
+  readonly timeoutMs: number;
+  /** Consecutive failed checks that eject a healthy backend. */
+  readonly failureThreshold: number;
+  /** Consecutive passed checks that re-admit an ejected backend. */
+  readonly recoveryThreshold: number;
+  /** Path requested on each backend; 200-299 passes. vLLM serves /health. */
+  readonly path: string;
+}
+
+export interface LimitOptions {
+  /** Largest request body accepted; larger gets 413. */
+  readonly maxBodyBytes: number;
+  /** A client must finish sending request headers within this time (Node closes the connection with 408). */
+  readonly headersTimeoutMs: number;
+  /** A client must finish sending the body within this time after its headers, else 408. */
+  readonly bodyTimeoutMs: number;
+  /** The backend must send response headers within this time, else 504 (non-streamed generations are slow). */
+  readonly upstreamHeadersTimeoutMs: number;
+  /** The backend may be silent mid-body for at most this long. */
+  readonly upstreamBodyTimeoutMs: number;
+}
+
+/** What startRouter takes. Only `backends` is required. */
+export interface RouterOptions {
+  /** Backend base URLs (http or https), e.g. http://127.0.0.1:8001. Their normalized URLs are the instance ids. */
+  readonly backends: readonly string[];
+  /** A policy configuration, or a ready policy object (e.g. one built by another module). @default sagemaker-prefix-aware with defaults */
+  readonly policy?: PolicyConfig | RoutingPolicy;
+  /** Seed of the Rng injected into random / least-outstanding-requests policies. @default 1 */
+  readonly seed?: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  /** 0 picks a free port. @default 8080 (the SageMaker container port) */
+  readonly port?: number;
+  readonly healthCheck?: Partial<HealthCheckOptions>;
+  readonly limits?: Partial<LimitOptions>;
+  /** Upper bound on open connections (so concurrent requests) per backend. @default 1024 */
+  readonly maxConnectionsPerBackend?: number;
+  /** On close()/SIGTERM, in-flight requests get this long to finish before being cut. @default 25000 */
+  readonly shutdownGraceMs?: number;
+  /** @default 'info' */
+  readonly logLevel?: LogLevel;
+}
+
+export interface BackendTarget {
+  /** The instance id: the normalized URL without a trailing slash. */
+  readonly id: string;
+  /** scheme://host:port */
+  readonly origin: string;
+  /** Path prefix ('' or '/something') prepended to every backend path. */
+  readonly basePath: string;
+}
+
+export interface RouterConfig {
+  readonly backends: readonly BackendTarget[];
+  readonly policy: PolicyConfig | RoutingPolicy;
+  readonly seed: number;
+  readonly host: string;
+  readonly port: number;
+  readonly healthCheck: HealthCheckOptions;
+  readonly limits: LimitOptions;
+  readonly maxConnectionsPerBackend: number;
+  readonly shutdownGraceMs: number;
+  readonly logLevel: LogLevel;
+}
+
+export const ROUTER_DEFAULTS = {
+  policy: { name: 'sagemaker-prefix-aware' } as PolicyConfig,
+  seed: 1,
+  host: '127.0.0.1',
+  port: 8080,
+  healthCheck: { intervalMs: 2000, timeoutMs: 1000, failureThreshold: 3, recoveryThreshold: 2, path: '/health' } as HealthCheckOptions,
+  limits: {
+    maxBodyBytes: 16 * 1024 * 1024,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 30_000,
+    upstreamHeadersTimeoutMs: 600_000,
+    upstreamBodyTimeoutMs: 300_000,
+  } as LimitOptions,
+  maxConnectionsPerBackend: 1024,
+  shutdownGraceMs: 25_000,
+  logLevel: 'info' as LogLevel,
+} as const;
+
+/** Integer ranges, by option path; shared by validation, the CLI help and docs. */
+export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; readonly max: number }>> = {
+  seed: { min: 0, max: 4294967295 },
+  port: { min: 0, max: 65535 },
+  'healthCheck.intervalMs': { min: 50, max: 3_600_000 },
+  'healthCheck.timeoutMs': { min: 10, max: 600_000 },
+  'healthCheck.failureThreshold': { min: 1, max: 100 },
+  'healthCheck.recoveryThreshold': { min: 1, max: 100 },
+  'limits.maxBodyBytes': { min: 1024, max: 1024 * 1024 * 1024 },
+  'limits.headersTimeoutMs': { min: 100, max: 600_000 },
+  'limits.bodyTimeoutMs': { min: 100, max: 3_600_000 },
+  'limits.upstreamHeadersTimeoutMs': { min: 100, max: 86_400_000 },
+  'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
+  maxConnectionsPerBackend: { min: 1, max: 65536 },
+  shutdownGraceMs: { min: 0, max: 3_600_000 },
+};
+
+/** Thrown when a router configuration is invalid: one line per problem, each naming the option. */
+export class RouterConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid router configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'RouterConfigError';
+  }
+}
+
+export function isRoutingPolicy(value: unknown): value is RoutingPolicy {
+  return typeof value === 'object' && value !== null && typeof (value as RoutingPolicy).decide === 'function';
+}
+
+const TOP_LEVEL_KEYS = [
+  'backends',
+  'policy',
+  'seed',
+  'host',
+  'port',
+  'healthCheck',
+  'limits',
+  'maxConnectionsPerBackend',
+  'shutdownGraceMs',
+  'logLevel',
+];
+
+/** Every problem in `options`, each with the option's property path. */
+export function routerOptionProblems(options: unknown): OptionProblem[] {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    return [{ option: 'options', rule: 'must be an object', got: options }];
+  }
+  const o = options as Record<string, unknown>;
+  const problems: OptionProblem[] = [];
+  for (const key of Object.keys(o)) {
+    if (!TOP_LEVEL_KEYS.includes(key) && o[key] !== undefined) problems.push({ option: key, rule: 'is not a router option', got: o[key] });
+  }
+  problems.push(...backendProblems(o.backends));
+  if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...policyConfigProblems(o.policy, 'policy.'));
+  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs']) {
+    checkInteger(problems, path, o[path]);
+  }
+  if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
+    problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
+  }
+  if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
+    problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
+  }
+  problems.push(...groupProblems(o, 'healthCheck', Object.keys(ROUTER_DEFAULTS.healthCheck)));
+  problems.push(...groupProblems(o, 'limits', Object.keys(ROUTER_DEFAULTS.limits)));
+  return problems;
+}
+
+function groupProblems(o: Record<string, unknown>, group: string, keys: readonly string[]): OptionProblem[] {
+  const value = o[group];
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ option: group, rule: 'must be an object', got: value }];
+  const g = value as Record<string, unknown>;
+  const problems: OptionProblem[] = [];
+  for (const key of Object.keys(g)) {
+    if (!keys.includes(key) && g[key] !== undefined) problems.push({ option: `${group}.${key}`, rule: `is not a ${group} option`, got: g[key] });
+  }
+  for (const key of keys) {
+    const path = `${group}.${key}`;
+    if (path === 'healthCheck.path') {
+      if (g.path !== undefined && (typeof g.path !== 'string' || !g.path.startsWith('/'))) {
+        problems.push({ option: path, rule: "must be a path starting with '/'", got: g.path });
+      }
+    } else if (path === 'healthCheck.intervalMs' && g.intervalMs === 0) {
+      // 0 turns health checks off.
+    } else {
+      checkInteger(problems, path, g[key]);
+    }
+  }
+  if (group === 'healthCheck' && problems.some((p) => p.option === 'healthCheck.intervalMs')) {
+    const i = problems.findIndex((p) => p.option === 'healthCheck.intervalMs');
+    problems[i] = { ...problems[i], rule: `must be 0 (off) or an integer between 50 and 3600000` };
+  }
+  return problems;
+}
+
+function checkInteger(problems: OptionProblem[], path: string, value: unknown): void {
+  if (value === undefined) return;
+  const problem = integerInRangeProblem(path, value, INTEGER_RANGES[path]);
+  if (problem) problems.push(problem);
+}
+
+function backendProblems(backends: unknown): OptionProblem[] {
+  if (!Array.isArray(backends) || backends.length === 0) {
+    return [{ option: 'backends', rule: 'must list at least one backend URL (http://host:port)', got: backends }];
+  }
+  const problems: OptionProblem[] = [];
+  const seen = new Set<string>();
+  backends.forEach((b, i) => {
+    const target = typeof b === 'string' ? parseBackendUrl(b) : undefined;
+    if (target === undefined) {
+      problems.push({ option: `backends[${i}]`, rule: 'must be an http:// or https:// URL without query or fragment', got: b });
+    } else if (seen.has(target.id)) {
+      problems.push({ option: `backends[${i}]`, rule: 'is listed twice', got: b });
+    } else {
+      seen.add(target.id);
+    }
+  });
+  return problems;
+}
+
+export function parseBackendUrl(value: string): BackendTarget | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) return undefined;
+  const basePath = url.pathname.replace(/\/+$/, '');
+  return { id: `${url.origin}${basePath}`, origin: url.origin, basePath };
+}
+
+/**
+ * Applies defaults and validates. Throws RouterConfigError naming each bad option by `label(path)` (property
+ * paths by default; the CLI passes flag/env names).
+ */
+export function resolveRouterConfig(options: RouterOptions, label: (problem: OptionProblem) => string = (p) => p.option): RouterConfig {
+  const problems = routerOptionProblems(options);
+  if (problems.length > 0) throw new RouterConfigError(problems.map((p) => formatProblem(p, label(p))));
+  const d = ROUTER_DEFAULTS;
+  return {
+    backends: options.backends.map((b) => parseBackendUrl(b) as BackendTarget),
+    policy: options.policy ?? d.policy,
+    seed: options.seed ?? d.seed,
+    host: options.host ?? d.host,
+    port: options.port ?? d.port,
+    healthCheck: { ...d.healthCheck, ...stripUndefined(options.healthCheck) },
+    limits: { ...d.limits, ...stripUndefined(options.limits) },
+    maxConnectionsPerBackend: options.maxConnectionsPerBackend ?? d.maxConnectionsPerBackend,
+    shutdownGraceMs: options.shutdownGraceMs ?? d.shutdownGraceMs,
+    logLevel: options.logLevel ?? d.logLevel,
+  };
+}
+
+function stripUndefined<T extends object>(value: T | undefined): Partial<T> {
+  if (value === undefined) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export { describeValue };

@@ -1,0 +1,6 @@
+export { startRouter, PrefixRouter, type RunningRouter, type RouterRuntime, type BackendStats } from './prefix-router';
+export { INSTANCE_HEADER, DECISION_HEADER, PRODUCTION_VARIANT } from './proxy';
+export type { HealthState } from './backend';
+export { createRouterLogger } from './logger';
+export type { RouterOptions, RouterConfig, HealthCheckOptions, LimitOptions, LogLevel } from '../config';
+export { RouterConfigError, ROUTER_DEFAULTS, resolveRouterConfig } from '../config';

@@ -1,0 +1,407 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { DestinationStream, Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { SeededRng, type Rng } from '../common/seeded-rng';
+import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
+import { createPolicy, NoHealthyInstanceError, type RoutingDecision, type RoutingPolicy } from '../policy';
+import {
+  dialectForPath,
+  matchRoute,
+  parseRoutedRequest,
+  RouterError,
+  type ErrorDialect,
+  type ParsedRequest,
+  type RouteMatch,
+  type RoutingRequest,
+} from '../protocol';
+import { Backend, BackendSet, InFlightLease, type HealthState } from './backend';
+import { sendError } from './error-response';
+import { HealthChecker } from './health-checker';
+import { createRouterLogger } from './logger';
+import {
+  describeUpstreamError,
+  forward,
+  forwardGet,
+  isConnectionRefused,
+  isUpstreamTimeout,
+  routingHeaders,
+  type OutcomeStatus,
+} from './proxy';
+import { ClientGoneError, readBody } from './request-body';
+import { RouterMetrics } from './router-metrics';
+
+/** Objects (not configuration) a caller may inject. */
+export interface RouterRuntime {
+  /** A ready pino logger; otherwise one is built at `logLevel`, writing to `logDestination` or stdout. */
+  readonly logger?: Logger;
+  readonly logDestination?: DestinationStream;
+  /** Rng for random / least-outstanding-requests; default SeededRng(config.seed). */
+  readonly rng?: Rng;
+}
+
+export interface BackendStats {
+  readonly id: string;
+  readonly health: HealthState;
+  readonly healthy: boolean;
+  readonly inFlight: number;
+  /** Times the policy chose this backend (a retried request counts on both backends). */
+  readonly decisions: number;
+  /** Requests this backend answered completely (any HTTP status). */
+  readonly completed: number;
+  /** Requests that failed on this backend (refused, timed out, reset, or cut mid-stream). */
+  readonly failed: number;
+}
+
+export interface RunningRouter {
+  /** Base URL, e.g. http://127.0.0.1:41234 (OpenAI clients use `${url}/v1`). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly config: RouterConfig;
+  readonly policy: RoutingPolicy;
+  /** Live per-backend state and counters, in configuration order. */
+  readonly backends: readonly BackendStats[];
+  /** The router's private Prometheus registry (what GET /metrics serves). */
+  readonly metricsRegistry: Registry;
+  /** Stops accepting, lets in-flight requests finish for up to shutdownGraceMs, then cuts the rest. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a router on `host:port` in front of `backends`, runs one health check round, and resolves once it
+ * accepts requests. Throws RouterConfigError / PolicyConfigError on bad options.
+ */
+export async function startRouter(options: RouterOptions, runtime: RouterRuntime = {}): Promise<RunningRouter> {
+  const router = new PrefixRouter(resolveRouterConfig(options), runtime);
+  await router.start();
+  return router;
+}
+
+export class PrefixRouter implements RunningRouter {
+  readonly policy: RoutingPolicy;
+  readonly log: Logger;
+  private readonly set: BackendSet;
+  private readonly metrics: RouterMetrics;
+  private readonly health: HealthChecker | undefined;
+  private readonly server: Server;
+  private readonly retryAfterSeconds: number;
+  private draining = false;
+  private active = 0;
+  private idleWaiters: Array<() => void> = [];
+  private closing: Promise<void> | undefined;
+  private address: AddressInfo | undefined;
+
+  constructor(
+    readonly config: RouterConfig,
+    runtime: RouterRuntime = {},
+  ) {
+    this.log = runtime.logger ?? createRouterLogger(config.logLevel, runtime.logDestination);
+    this.policy = isRoutingPolicy(config.policy)
+      ? config.policy
+      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed) });
+    const checking = config.healthCheck.intervalMs > 0;
+    this.set = new BackendSet(
+      config.backends.map(
+        (target) =>
+          new Backend(
+            target,
+            {
+              connections: config.maxConnectionsPerBackend,
+              headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
+              bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
+            },
+            checking ? 'pending' : 'healthy',
+          ),
+      ),
+    );
+    this.metrics = new RouterMetrics(this.set);
+    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, () => undefined) : undefined;
+    this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
+    const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
+    this.server = createServer(
+      {
+        headersTimeout: headersTimeoutMs,
+        // Backstop only: readBody answers slow bodies with a proper 408 first.
+        requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
+        connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+        keepAliveTimeout: 5_000,
+        noDelay: true,
+      },
+      (req, res) => this.onRequest(req, res),
+    );
+  }
+
+  get url(): string {
+    const host = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.port}`;
+  }
+
+  get host(): string {
+    return this.address?.address ?? this.config.host;
+  }
+
+  get port(): number {
+    return this.address?.port ?? this.config.port;
+  }
+
+  get backends(): BackendStats[] {
+    return this.set.list.map((b) => ({
+      id: b.id,
+      health: b.health,
+      healthy: b.healthy,
+      inFlight: b.inFlight,
+      decisions: b.decisions,
+      completed: b.completed,
+      failed: b.failed,
+    }));
+  }
+
+  get metricsRegistry(): Registry {
+    return this.metrics.registry;
+  }
+
+  async start(): Promise<void> {
+    await this.health?.start();
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.config.port, this.config.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.address = this.server.address() as AddressInfo;
+    this.log.info(
+      {
+        url: this.url,
+        policy: this.policy.name,
+        backends: this.set.list.map((b) => ({ id: b.id, health: b.health })),
+      },
+      'router listening',
+    );
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.drain();
+    return this.closing;
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    this.log.info({ inFlight: this.active, graceMs: this.config.shutdownGraceMs }, 'router draining');
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    let graceTimer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<boolean>((resolve) => {
+      graceTimer = setTimeout(() => resolve(false), this.config.shutdownGraceMs);
+    });
+    const finished = await Promise.race([this.whenIdle().then(() => true), graceOver]);
+    clearTimeout(graceTimer);
+    if (!finished) this.log.warn({ cut: this.active }, 'grace period over: cutting remaining requests');
+    this.server.closeAllConnections();
+    await closed;
+    await this.health?.stop();
+    await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
+    this.log.info('router closed');
+  }
+
+  private whenIdle(): Promise<void> {
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    this.active++;
+    req.on('error', () => undefined); // a client reset is handled through 'close'; never crash on it
+    res.once('close', () => {
+      this.active--;
+      if (this.draining) {
+        this.server.closeIdleConnections();
+        if (this.active === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      }
+    });
+    if (this.draining) res.setHeader('connection', 'close');
+    this.handle(req, res).catch((err: unknown) => {
+      // Last resort: handle() answers its own errors; reaching here is a bug, still never crash.
+      this.log.error({ err }, 'unhandled error in request handler');
+      if (!res.headersSent) sendError(req, res, new RouterError('internal_error', 'internal router error'), 'openai');
+      else res.destroy();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawUrl = req.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    let dialect: ErrorDialect = dialectForPath(pathname);
+    try {
+      const route = matchRoute(req.method ?? 'GET', pathname);
+      dialect = route.dialect;
+      if (route.kind === 'ping') return this.ping(res);
+      if (route.kind === 'metrics') return await this.serveMetrics(res);
+      if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
+      if (route.kind === 'models') return await this.models(req, res);
+      const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs);
+      const parsed = parseRoutedRequest(route, body, req.headers);
+      await this.routeAndProxy(req, res, route, parsed, body);
+    } catch (err) {
+      if (err instanceof ClientGoneError) return;
+      let error: RouterError;
+      if (err instanceof RouterError) {
+        error = err;
+      } else {
+        this.log.error({ err }, 'internal error');
+        error = new RouterError('internal_error', 'internal router error');
+      }
+      this.metrics.rejected.inc({ code: error.code });
+      if (this.log.isLevelEnabled('debug')) this.log.debug({ method: req.method, path: pathname, code: error.code, status: error.status }, 'request rejected');
+      sendError(req, res, error, dialect);
+    }
+  }
+
+  /**
+   * decide → commit → dispatch, with one retry when the chosen backend refuses the connection before
+   * anything was sent: the retry re-decides with that backend shown as unhealthy, so the "next choice" is what
+   * the policy picks among the rest (for sagemaker-prefix-aware: the next instance in rendezvous order for the
+   * key, or the least loaded one if that is over the threshold).
+   */
+  private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    let refusedBy: string | undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { decision, backend } = this.decide(parsed.routing, refusedBy);
+      const lease = new InFlightLease(backend);
+      const startedMs = performance.now();
+      let status: OutcomeStatus;
+      try {
+        status = await forward({
+          req,
+          res,
+          route,
+          parsed,
+          body,
+          backend,
+          decision,
+          signal: abort.signal,
+          limits: this.config.limits,
+          metrics: this.metrics,
+          onStreamFailure: (err) =>
+            this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
+        });
+        if (status === 'stream_error') backend.failed++;
+        else if (status !== '499') backend.completed++;
+      } catch (err) {
+        if (abort.signal.aborted) {
+          status = '499';
+        } else if (attempt === 0 && isConnectionRefused(err)) {
+          lease.release();
+          backend.failed++;
+          refusedBy = backend.id;
+          this.metrics.retries.inc({ instance: backend.id });
+          this.log.warn({ backend: backend.id }, 'backend refused the connection; retrying on the next choice');
+          continue;
+        } else {
+          const error = this.upstreamError(err, backend, attempt);
+          if (error.code !== 'model_error') backend.failed++;
+          else backend.completed++;
+          sendError(req, res, error, route.dialect, routingHeaders(decision));
+          status = String(error.status);
+        }
+      } finally {
+        lease.release();
+      }
+      this.metrics.requests.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id, status });
+      if (this.log.isLevelEnabled('debug')) {
+        this.log.debug(
+          {
+            path: req.url,
+            api: parsed.routing.api,
+            bytes: body.length,
+            stream: parsed.routing.stream,
+            instance: backend.id,
+            reason: decision.reason,
+            attempt,
+            status,
+            ms: Math.round((performance.now() - startedMs) * 1000) / 1000,
+          },
+          'request routed',
+        );
+      }
+      return;
+    }
+  }
+
+  private decide(routing: RoutingRequest, excluded: string | undefined): { decision: RoutingDecision; backend: Backend } {
+    const snapshot = this.set.snapshot(Date.now(), excluded);
+    const t0 = performance.now();
+    let decision: RoutingDecision;
+    try {
+      decision = this.policy.decide(routing, snapshot);
+    } catch (err) {
+      if (!(err instanceof NoHealthyInstanceError)) throw err;
+      if (excluded !== undefined) {
+        throw new RouterError('upstream_connect_failed', `instance ${excluded} refused the connection and no other healthy instance is available`, {
+          retryAfterSeconds: this.retryAfterSeconds,
+        });
+      }
+      throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+    }
+    this.metrics.decisionSeconds.observe({ policy: this.policy.name }, (performance.now() - t0) / 1000);
+    const backend = this.set.get(decision.instance);
+    if (backend === undefined || backend.id === excluded) {
+      throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable backend`);
+    }
+    this.policy.commit(routing, decision);
+    backend.decisions++;
+    this.metrics.decisions.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id });
+    return { decision, backend };
+  }
+
+  private upstreamError(err: unknown, backend: Backend, attempt: number): RouterError {
+    if (err instanceof RouterError) return err;
+    if (isConnectionRefused(err)) {
+      return new RouterError(
+        'upstream_connect_failed',
+        attempt > 0 ? `instance ${backend.id} refused the connection (after a retry)` : `instance ${backend.id} refused the connection`,
+        { retryAfterSeconds: this.retryAfterSeconds },
+      );
+    }
+    if (isUpstreamTimeout(err)) return new RouterError('upstream_timeout', `instance ${backend.id} did not answer in time (${describeUpstreamError(err)})`);
+    this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend request failed before a response');
+    return new RouterError('upstream_error', `instance ${backend.id} failed before responding (${describeUpstreamError(err)})`);
+  }
+
+  private ping(res: ServerResponse): void {
+    const healthy = this.set.healthyCount();
+    const ok = healthy > 0 && !this.draining;
+    const body = JSON.stringify({ status: ok ? 'healthy' : 'unhealthy', healthyBackends: healthy, backends: this.set.list.length, draining: this.draining });
+    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  private async serveMetrics(res: ServerResponse): Promise<void> {
+    const text = await this.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private async models(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const backend = this.set.firstHealthy();
+    if (backend === undefined) throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    try {
+      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits);
+    } catch (err) {
+      if (abort.signal.aborted) throw new ClientGoneError();
+      throw this.upstreamError(err, backend, 0);
+    }
+  }
+}
+
+export type { HealthState, RouterConfig, RouterOptions };
