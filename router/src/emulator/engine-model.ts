@@ -1,0 +1,741 @@
+/**
+ * One vLLM instance as a pure state machine in virtual time: continuous batching with chunked prefill under a
+ * per-step token budget, FCFS admission, a block prefix cache with LRU eviction of unreferenced blocks, finite
+ * KV capacity with preemption by recompute, and a step-time model from the profile. No I/O, no clock, no
+ * randomness: the caller says what time it is (`submit`) and how far to run (`runUntil`); the same calls give
+ * the same events, bit for bit.
+ *
+ * The scheduler follows vLLM V1: each step first serves running requests in admission order (one token per
+ * decoding request, the next prefill chunk for a request still prefilling), allocating KV slots for the tokens
+ * it schedules and preempting the most recently admitted request when none are left; then, if nothing was
+ * preempted, admits waiting requests in arrival order while budget, sequence slots and KV allow, each
+ * starting after its longest run of cached leading blocks.
+ *
+ * Decode-only stretches (every running request decoding, nothing admissible) are fast-forwarded: the model
+ * advances k steps at once, computing each step's duration from closed-form sums of the batch's contexts,
+ * with no per-request work per step. Its events and times equal step-by-step execution exactly (see tests).
+ */
+import { type BlockHash, blockHashes, continueBlockHashes, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
+import { KvBlockPool } from '../state/kv-block-pool';
+import type { EngineProfile } from './engine-profile';
+import { outputText } from './output-text';
+import { RequestQueue } from './request-queue';
+import { StepTimeModel } from './step-time';
+
+/** A prompt: `promptText`, or `promptTokens` with `blockHashes`, or all three (they must agree). */
+export interface PromptInput {
+  /** The text the engine tokenizes (for chat: `chatTemplate(messages)`). Lets the engine hash generated blocks too. */
+  readonly promptText?: string;
+  /** Prompt length in tokens; derived from `promptText` when absent. */
+  readonly promptTokens?: number;
+  /**
+   * Chained hashes of the prompt's full blocks, `blockHashes(promptText, { blockTokens: profile.blockTokens,
+   * seed: options.hashSeed })`; computed from `promptText` when absent. Pass them when you already have them.
+   */
+  readonly blockHashes?: readonly BlockHash[];
+}
+
+/** What a client asks the engine to do. */
+export interface EngineRequestInput extends PromptInput {
+  /** Unique among requests the engine still holds. */
+  readonly id: string;
+  /** Output tokens to generate; default `profile.defaultMaxTokens`; capped at `maxModelLen - promptTokens`. */
+  readonly maxTokens?: number;
+}
+
+/** What `submit` accepted. */
+export interface SubmittedRequest {
+  readonly id: string;
+  readonly promptTokens: number;
+  /** Output tokens the request will get (exactly this many). */
+  readonly maxTokens: number;
+  /** Virtual time at which the request enters the waiting queue (submit time + profile.requestOverheadMs). */
+  readonly eligibleMs: number;
+}
+
+export type EngineRequestErrorCode = 'invalid-request' | 'empty-prompt' | 'prompt-too-long' | 'invalid-max-tokens' | 'duplicate-id';
+
+/** A request the engine refuses (the emulator answers these with HTTP 400). */
+export class EngineRequestError extends Error {
+  constructor(
+    readonly code: EngineRequestErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EngineRequestError';
+  }
+}
+
+/** The request was scheduled for the first time (`resumed: false`) or again after a preemption. */
+export interface AdmittedEvent {
+  readonly type: 'admitted';
+  readonly id: string;
+  /** Start of the step that admitted it. */
+  readonly timeMs: number;
+  readonly promptTokens: number;
+  /** Tokens served from the prefix cache at this admission. */
+  readonly cachedTokens: number;
+  readonly resumed: boolean;
+}
+
+export interface FirstTokenEvent {
+  readonly type: 'first-token';
+  readonly id: string;
+  readonly timeMs: number;
+  /** From submit to the end of the step that produced the first token. */
+  readonly ttftMs: number;
+}
+
+/** One generated token; emitted only with `tokenEvents: true` (the HTTP emulator streams from these). */
+export interface TokenEvent {
+  readonly type: 'token';
+  readonly id: string;
+  readonly timeMs: number;
+  /** Output tokens generated so far, this one included. */
+  readonly outputTokens: number;
+}
+
+export interface PreemptedEvent {
+  readonly type: 'preempted';
+  readonly id: string;
+  readonly timeMs: number;
+  /** Output tokens generated before the preemption (kept; they are recomputed, not regenerated). */
+  readonly outputTokens: number;
+}
+
+export interface FinishedEvent {
+  readonly type: 'finished';
+  readonly id: string;
+  readonly timeMs: number;
+  readonly promptTokens: number;
+  /** Prefix-cache hit at the first admission (what vLLM reports as cached_tokens). */
+  readonly cachedTokens: number;
+  readonly outputTokens: number;
+  readonly ttftMs: number;
+  readonly e2eMs: number;
+  readonly preemptions: number;
+}
+
+export type EngineEvent = AdmittedEvent | FirstTokenEvent | TokenEvent | PreemptedEvent | FinishedEvent;
+
+/** What one step scheduled and how long it took (for tests and benchmarks; see `EngineModelOptions.onStep`). */
+export interface StepRecord {
+  readonly startMs: number;
+  readonly durationMs: number;
+  readonly scheduledTokens: number;
+  /** Sequences that got a token slot this step. */
+  readonly scheduledSequences: number;
+  readonly decodeSequences: number;
+  readonly runningSequences: number;
+  readonly usedBlocks: number;
+  /** True for steps advanced by the decode fast path. */
+  readonly fastForwarded: boolean;
+}
+
+export interface EngineModelOptions {
+  /** Seed mixed into prompt block hashes (like vLLM's cache salt); default none. */
+  readonly hashSeed?: string;
+  /** Advance decode-only stretches in one go (default true). Off = strictly step by step (the reference). */
+  readonly fastForward?: boolean;
+  /** Emit a `token` event per generated token (default false). Turns the fast path off. */
+  readonly tokenEvents?: boolean;
+  /** Called after every step, in order. Costs a call per step: leave unset in simulations. */
+  readonly onStep?: (step: StepRecord) => void;
+}
+
+/** Counters and gauges, the numbers vLLM exports on /metrics. Token counters are cumulative. */
+export interface EngineStats {
+  /** End of the last executed step (virtual ms). */
+  readonly clockMs: number;
+  readonly running: number;
+  readonly waiting: number;
+  readonly usedBlocks: number;
+  readonly capacityBlocks: number;
+  /** usedBlocks / capacityBlocks (vLLM's kv_cache_usage_perc: cached but unreferenced blocks count as free). */
+  readonly kvUsage: number;
+  /** Blocks holding a reusable hash (referenced or not). */
+  readonly cachedBlocks: number;
+  readonly evictedBlocks: number;
+  /** Σ tokens looked up at admissions (vLLM prefix_cache_queries). */
+  readonly prefixCacheQueryTokens: number;
+  /** Σ tokens served from cache at admissions (vLLM prefix_cache_hits). */
+  readonly prefixCacheHitTokens: number;
+  /** Σ prompt tokens of requests that produced their first token (vLLM prompt_tokens). */
+  readonly promptTokens: number;
+  readonly generationTokens: number;
+  readonly preemptions: number;
+  readonly submitted: number;
+  readonly finished: number;
+  readonly aborted: number;
+  readonly steps: number;
+  /** Virtual time spent executing steps. */
+  readonly busyMs: number;
+  /** Prompt (and recompute) tokens not yet computed, over running and waiting requests, before cache hits. */
+  readonly pendingPrefillTokens: number;
+}
+
+const WAITING = 0;
+const RUNNING = 1;
+const DONE = 2;
+
+/** Engine-side state of one request. */
+class Sequence {
+  state = WAITING;
+  /** Tokens whose KV is computed and held in `blocks`. */
+  computed = 0;
+  /** Output tokens generated so far. */
+  output = 0;
+  cachedTokens = -1;
+  firstTokenMs = -1;
+  admissions = 0;
+  preemptions = 0;
+  /** Block ids holding this sequence's KV, in token order. */
+  readonly blocks: number[] = [];
+  /** Leading blocks whose hash registration is settled. */
+  registered = 0;
+  /** Scratch: tokens scheduled for this sequence in the current step. */
+  newTokens = 0;
+
+  constructor(
+    readonly id: string,
+    readonly promptTokens: number,
+    readonly promptText: string | undefined,
+    /** Chained hashes of the known full blocks of prompt (+ output once generated blocks are hashed). */
+    public hashes: BlockHash[],
+    public ownsHashes: boolean,
+    readonly maxTokens: number,
+    readonly submittedMs: number,
+    readonly eligibleMs: number,
+  ) {}
+}
+
+function ceilDiv(a: number, b: number): number {
+  return Math.floor((a + b - 1) / b);
+}
+
+export class EngineModel {
+  readonly profile: EngineProfile;
+  private readonly pool: KvBlockPool;
+  private readonly stepTime: StepTimeModel;
+  private readonly blockTokens: number;
+  private readonly blockChars: number;
+  private readonly hashSeed: string | undefined;
+  private readonly fastForward: boolean;
+  private readonly tokenEvents: boolean;
+  private readonly onStep: ((step: StepRecord) => void) | undefined;
+
+  private readonly running: Sequence[] = [];
+  private readonly waiting = new RequestQueue<Sequence>();
+  private readonly live = new Map<string, Sequence>();
+  private readonly scheduled: Sequence[] = [];
+  /**
+   * Waiting head that failed to get KV in the last executed step. Cleared when blocks are released or new
+   * blocks are cached; while set, decoding alone cannot make it admissible (it only consumes free blocks and
+   * evicts cached ones), which is what lets the fast path skip admission attempts.
+   */
+  private blockedHead: Sequence | undefined;
+
+  private clock = 0;
+  private lastSubmitMs = -Infinity;
+  private queryTokens = 0;
+  private hitTokens = 0;
+  private promptTokenCount = 0;
+  private generationTokenCount = 0;
+  private preemptionCount = 0;
+  private submittedCount = 0;
+  private finishedCount = 0;
+  private abortedCount = 0;
+  private stepCount = 0;
+  private busy = 0;
+
+  constructor(profile: EngineProfile, options: EngineModelOptions = {}) {
+    this.profile = profile;
+    this.pool = new KvBlockPool(profile.kvCapacityBlocks);
+    this.stepTime = new StepTimeModel(profile.stepTime);
+    this.blockTokens = profile.blockTokens;
+    this.blockChars = profile.blockTokens * CHARS_PER_TOKEN;
+    this.hashSeed = options.hashSeed;
+    this.tokenEvents = options.tokenEvents ?? false;
+    this.fastForward = (options.fastForward ?? true) && !this.tokenEvents;
+    this.onStep = options.onStep;
+  }
+
+  /**
+   * Queues a request that arrived at `nowMs` (non-decreasing across calls). It enters the waiting queue at
+   * `nowMs + profile.requestOverheadMs` and joins the first step that starts at or after that.
+   * Throws `EngineRequestError` for requests vLLM would reject with 400.
+   */
+  submit(input: EngineRequestInput, nowMs: number): SubmittedRequest {
+    if (!Number.isFinite(nowMs)) throw new RangeError(`submit time must be finite, got ${nowMs}`);
+    if (nowMs < this.lastSubmitMs) throw new RangeError(`submit times must not decrease: ${nowMs} after ${this.lastSubmitMs}`);
+    if (typeof input.id !== 'string' || input.id === '') throw new EngineRequestError('invalid-request', 'request id must be a non-empty string');
+    if (this.live.has(input.id)) throw new EngineRequestError('duplicate-id', `request id "${input.id}" is already in the engine`);
+
+    const { promptTokens, hashes, ownsHashes } = this.promptOf(input);
+    if (promptTokens < 1) throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
+    const { maxModelLen } = this.profile;
+    if (promptTokens >= maxModelLen) {
+      throw new EngineRequestError(
+        'prompt-too-long',
+        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens, ` +
+          'leaving no room for output. Please reduce the length of the input.',
+      );
+    }
+    const requested = input.maxTokens ?? this.profile.defaultMaxTokens;
+    if (!Number.isInteger(requested) || requested < 1) {
+      throw new EngineRequestError('invalid-max-tokens', `max_tokens must be an integer >= 1, got ${String(requested)}`);
+    }
+    const maxTokens = Math.min(requested, maxModelLen - promptTokens);
+
+    this.lastSubmitMs = nowMs;
+    const eligibleMs = nowMs + this.profile.requestOverheadMs;
+    const seq = new Sequence(input.id, promptTokens, input.promptText, hashes, ownsHashes, maxTokens, nowMs, eligibleMs);
+    this.live.set(seq.id, seq);
+    this.waiting.pushBack(seq);
+    this.submittedCount++;
+    return { id: seq.id, promptTokens, maxTokens, eligibleMs };
+  }
+
+  /**
+   * Executes every step that starts before `tMs` and returns their events in time order. The last step may
+   * end after `tMs`: its events carry their own (later) times and are final.
+   */
+  runUntil(tMs: number): EngineEvent[] {
+    const events: EngineEvent[] = [];
+    for (;;) {
+      const start = this.nextStepTimeMs();
+      if (start === undefined || !(start < tMs)) break;
+      if (this.fastForward && this.tryFastForward(start, tMs)) continue;
+      this.executeStep(start, events);
+    }
+    return events;
+  }
+
+  /** Runs until nothing is running or waiting. */
+  drain(): EngineEvent[] {
+    return this.runUntil(Infinity);
+  }
+
+  /** Start time of the next step, or undefined when the engine has nothing to do. */
+  nextStepTimeMs(): number | undefined {
+    if (this.running.length > 0) return this.clock;
+    const head = this.waiting.peekFront();
+    if (head === undefined) return undefined;
+    return head.eligibleMs > this.clock ? head.eligibleMs : this.clock;
+  }
+
+  isIdle(): boolean {
+    return this.running.length === 0 && this.waiting.length === 0;
+  }
+
+  /**
+   * Tokens a request with this prompt would be served from the prefix cache if it were admitted now (a pure
+   * read: no LRU touch). Same rules as admission: leading full blocks only, never the last token.
+   */
+  cachedTokensFor(prompt: PromptInput): number {
+    const { promptTokens, hashes } = this.promptOf(prompt);
+    if (promptTokens < 1) return 0;
+    return this.pool.matchPrefix(hashes, Math.floor((promptTokens - 1) / this.blockTokens)) * this.blockTokens;
+  }
+
+  /** Whether the engine still holds this request (waiting or running). */
+  has(id: string): boolean {
+    return this.live.has(id);
+  }
+
+  /**
+   * Drops a waiting or running request (client went away) and frees its blocks; computed full blocks stay
+   * cached. Returns false if the engine does not hold it. No event is emitted.
+   */
+  abort(id: string): boolean {
+    const seq = this.live.get(id);
+    if (seq === undefined) return false;
+    if (seq.state === WAITING) this.waiting.remove(seq);
+    else this.running.splice(this.running.indexOf(seq), 1);
+    this.releaseBlocks(seq);
+    seq.state = DONE;
+    this.live.delete(id);
+    this.abortedCount++;
+    return true;
+  }
+
+  stats(): EngineStats {
+    let pending = 0;
+    for (const seq of this.running) {
+      const remaining = seq.promptTokens + seq.output - seq.computed;
+      if (!(seq.output > 0 && remaining === 1)) pending += remaining;
+    }
+    for (const seq of this.waiting) pending += seq.promptTokens + seq.output;
+    return {
+      clockMs: this.clock,
+      running: this.running.length,
+      waiting: this.waiting.length,
+      usedBlocks: this.pool.usedBlocks,
+      capacityBlocks: this.pool.capacity,
+      kvUsage: this.pool.usedBlocks / this.pool.capacity,
+      cachedBlocks: this.pool.cachedBlocks,
+      evictedBlocks: this.pool.evictions,
+      prefixCacheQueryTokens: this.queryTokens,
+      prefixCacheHitTokens: this.hitTokens,
+      promptTokens: this.promptTokenCount,
+      generationTokens: this.generationTokenCount,
+      preemptions: this.preemptionCount,
+      submitted: this.submittedCount,
+      finished: this.finishedCount,
+      aborted: this.abortedCount,
+      steps: this.stepCount,
+      busyMs: this.busy,
+      pendingPrefillTokens: pending,
+    };
+  }
+
+  /** Throws if block accounting is inconsistent (tests call this after every operation). */
+  checkInvariants(): void {
+    const refs = new Int32Array(this.pool.capacity);
+    for (const seq of this.running) {
+      if (seq.blocks.length !== ceilDiv(seq.computed, this.blockTokens)) {
+        throw new Error(`request ${seq.id} holds ${seq.blocks.length} blocks for ${seq.computed} computed tokens`);
+      }
+      for (const id of seq.blocks) refs[id]++;
+    }
+    for (const seq of this.waiting) if (seq.blocks.length !== 0) throw new Error(`waiting request ${seq.id} holds blocks`);
+    this.pool.checkInvariants(refs);
+    if (this.running.length > this.profile.maxNumSeqs) throw new Error(`${this.running.length} running > maxNumSeqs`);
+  }
+
+  private promptOf(input: PromptInput): { promptTokens: number; hashes: BlockHash[]; ownsHashes: boolean } {
+    const text = input.promptText;
+    if (text !== undefined && typeof text !== 'string') throw new EngineRequestError('invalid-request', 'promptText must be a string');
+    let promptTokens = input.promptTokens;
+    if (promptTokens === undefined) {
+      if (text === undefined) throw new EngineRequestError('invalid-request', 'give promptText, or promptTokens with blockHashes');
+      promptTokens = tokenCount(text);
+    } else if (!Number.isInteger(promptTokens) || promptTokens < 0) {
+      throw new EngineRequestError('invalid-request', `promptTokens must be a non-negative integer, got ${String(promptTokens)}`);
+    } else if (text !== undefined && promptTokens !== tokenCount(text)) {
+      throw new EngineRequestError('invalid-request', `promptTokens (${promptTokens}) != tokenCount(promptText) (${tokenCount(text)})`);
+    }
+    if (input.blockHashes !== undefined) {
+      const maxBlocks = Math.floor(promptTokens / this.blockTokens);
+      const expected = text === undefined ? undefined : Math.floor(text.length / this.blockChars);
+      if (input.blockHashes.length > maxBlocks || (expected !== undefined && input.blockHashes.length !== expected)) {
+        throw new EngineRequestError(
+          'invalid-request',
+          `blockHashes has ${input.blockHashes.length} entries; a ${promptTokens}-token prompt has ${expected ?? `at most ${maxBlocks}`} full blocks of ${this.blockTokens} tokens`,
+        );
+      }
+      // Shared with the caller until generated-block hashes are appended (copy on write, never mutated).
+      return { promptTokens, hashes: input.blockHashes as BlockHash[], ownsHashes: false };
+    }
+    if (text === undefined) throw new EngineRequestError('invalid-request', 'promptTokens without promptText needs blockHashes');
+    return { promptTokens, hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeed }), ownsHashes: true };
+  }
+
+  /** One step: schedule, time it, apply it. */
+  private executeStep(start: number, events: EngineEvent[]): void {
+    const bt = this.blockTokens;
+    const scheduled = this.scheduled;
+    scheduled.length = 0;
+    let budget = this.profile.maxNumBatchedTokens;
+    let preempted = false;
+    // Valid only until something could make the head admissible again (see tryFastForward).
+    this.blockedHead = undefined;
+
+    // 1. Running requests, oldest admission first.
+    for (let i = 0; i < this.running.length && budget > 0; i++) {
+      const seq = this.running[i];
+      const n = Math.min(seq.promptTokens + seq.output - seq.computed, budget);
+      const needBlocks = ceilDiv(seq.computed + n, bt) - seq.blocks.length;
+      let selfPreempted = false;
+      while (needBlocks > this.pool.freeBlocks) {
+        const victim = this.running.pop() as Sequence;
+        this.preempt(victim, start, events);
+        preempted = true;
+        if (victim === seq) {
+          selfPreempted = true;
+          break;
+        }
+      }
+      if (selfPreempted) break;
+      for (let b = 0; b < needBlocks; b++) seq.blocks.push(this.pool.allocate());
+      seq.newTokens = n;
+      scheduled.push(seq);
+      budget -= n;
+    }
+
+    // 2. Waiting requests, FCFS, unless this step had to preempt.
+    if (!preempted) {
+      while (budget > 0 && this.running.length < this.profile.maxNumSeqs) {
+        const seq = this.waiting.peekFront();
+        if (seq === undefined || seq.eligibleMs > start) break;
+        const target = seq.promptTokens + seq.output;
+        // Whole blocks only, and never the last token: its logits must be computed.
+        const matched = this.pool.matchPrefix(seq.hashes, Math.floor((target - 1) / bt));
+        const hit = matched * bt;
+        const n = Math.min(target - hit, budget);
+        const newBlocks = ceilDiv(hit + n, bt) - matched;
+        if (newBlocks > this.pool.freeBlocks - this.pool.countUnreferenced(seq.hashes, matched)) {
+          this.blockedHead = seq;
+          break;
+        }
+        this.waiting.popFront();
+        for (let b = 0; b < matched; b++) seq.blocks.push(this.pool.acquireCached(seq.hashes[b]));
+        for (let b = 0; b < newBlocks; b++) seq.blocks.push(this.pool.allocate());
+        seq.computed = hit;
+        seq.registered = matched;
+        seq.state = RUNNING;
+        seq.admissions++;
+        this.queryTokens += target;
+        this.hitTokens += hit;
+        if (seq.cachedTokens < 0) seq.cachedTokens = hit;
+        events.push({ type: 'admitted', id: seq.id, timeMs: start, promptTokens: seq.promptTokens, cachedTokens: hit, resumed: seq.admissions > 1 });
+        this.running.push(seq);
+        seq.newTokens = n;
+        scheduled.push(seq);
+        budget -= n;
+      }
+    }
+
+    if (scheduled.length === 0) {
+      // Only reachable when every running request was just preempted: they are waiting now, admit next step.
+      if (!preempted) throw new Error('engine model: step scheduled nothing without preempting (scheduler bug)');
+      return;
+    }
+
+    // 3. Time the step. Per row: attention pairs new·(cached + new/2); decode rows add their context.
+    let scheduledTokens = 0;
+    let decodeContext = 0;
+    let attentionPairs = 0;
+    let decodeRows = 0;
+    for (let i = 0; i < scheduled.length; i++) {
+      const seq = scheduled[i];
+      const n = seq.newTokens;
+      scheduledTokens += n;
+      attentionPairs += n * (seq.computed + n / 2);
+      if (seq.output > 0 && n === 1 && seq.promptTokens + seq.output - seq.computed === 1) {
+        decodeContext += seq.computed + 1;
+        decodeRows++;
+      }
+    }
+    const duration = this.stepTime.durationMs(scheduledTokens, decodeContext, attentionPairs);
+    const end = start + duration;
+
+    // 4. Apply: tokens computed, blocks completed, tokens produced, requests finished.
+    const runningInStep = this.running.length;
+    let finishedAny = false;
+    for (let i = 0; i < scheduled.length; i++) {
+      const seq = scheduled[i];
+      seq.computed += seq.newTokens;
+      seq.newTokens = 0;
+      if (seq.registered < seq.hashes.length) this.registerFullBlocks(seq);
+      if (seq.computed !== seq.promptTokens + seq.output) continue;
+      seq.output++;
+      this.generationTokenCount++;
+      if (seq.output === 1) {
+        seq.firstTokenMs = end;
+        this.promptTokenCount += seq.promptTokens;
+        events.push({ type: 'first-token', id: seq.id, timeMs: end, ttftMs: end - seq.submittedMs });
+      }
+      if (this.tokenEvents) events.push({ type: 'token', id: seq.id, timeMs: end, outputTokens: seq.output });
+      if (seq.output === seq.maxTokens) {
+        this.finish(seq, end, events);
+        finishedAny = true;
+      }
+    }
+    if (finishedAny) {
+      let kept = 0;
+      for (let i = 0; i < this.running.length; i++) if (this.running[i].state === RUNNING) this.running[kept++] = this.running[i];
+      this.running.length = kept;
+    }
+
+    this.clock = end;
+    this.stepCount++;
+    this.busy += duration;
+    if (this.onStep) {
+      this.onStep({
+        startMs: start,
+        durationMs: duration,
+        scheduledTokens,
+        scheduledSequences: scheduled.length,
+        decodeSequences: decodeRows,
+        runningSequences: runningInStep,
+        usedBlocks: this.pool.usedBlocks,
+        fastForwarded: false,
+      });
+    }
+    scheduled.length = 0;
+  }
+
+  /**
+   * Advances k ≥ 1 steps at once when they are all alike: every running request decodes one token, none
+   * finishes, none needs a block the pool cannot give, and no waiting request could be admitted (none
+   * eligible yet, or the head is blocked by sequence slots, budget or KV — which decoding cannot relieve).
+   * Returns false when not applicable; the caller then executes a normal step.
+   */
+  private tryFastForward(start: number, tMs: number): boolean {
+    const running = this.running;
+    const batch = running.length;
+    if (batch === 0 || batch > this.profile.maxNumBatchedTokens) return false;
+
+    let horizon = tMs;
+    const head = this.waiting.peekFront();
+    if (head !== undefined) {
+      if (head.eligibleMs > start) {
+        if (head.eligibleMs < horizon) horizon = head.eligibleMs;
+      } else if (!(batch >= this.profile.maxNumSeqs || batch >= this.profile.maxNumBatchedTokens || head === this.blockedHead)) {
+        return false;
+      }
+    }
+
+    // Same sums, in the same order, as executeStep computes for an all-decode step, so times are identical.
+    let kMax = Infinity;
+    let decodeContext = 0;
+    let attentionPairs = 0;
+    for (let i = 0; i < batch; i++) {
+      const seq = running[i];
+      if (seq.output === 0 || seq.promptTokens + seq.output - seq.computed !== 1) return false;
+      const untilLast = seq.maxTokens - seq.output - 1;
+      if (untilLast < kMax) kMax = untilLast;
+      decodeContext += seq.computed + 1;
+      attentionPairs += 1 * (seq.computed + 1 / 2);
+    }
+    if (kMax < 1) return false;
+    kMax = this.limitByFreeBlocks(kMax);
+    if (kMax < 1) return false;
+
+    let end = start;
+    let k = 0;
+    while (k < kMax && end < horizon) {
+      const stepStart = end;
+      const duration = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
+      end = stepStart + duration;
+      this.busy += duration; // per step, as executeStep adds it, so the float sums agree bit for bit
+      k++;
+      if (this.onStep) {
+        this.onStep({
+          startMs: stepStart,
+          durationMs: duration,
+          scheduledTokens: batch,
+          scheduledSequences: batch,
+          decodeSequences: batch,
+          runningSequences: batch,
+          usedBlocks: this.pool.usedBlocks + this.blocksNeededFor(k),
+          fastForwarded: true,
+        });
+      }
+    }
+    if (k === 0) return false;
+
+    const bt = this.blockTokens;
+    for (let i = 0; i < batch; i++) {
+      const seq = running[i];
+      seq.computed += k;
+      seq.output += k;
+      const need = ceilDiv(seq.computed, bt) - seq.blocks.length;
+      for (let b = 0; b < need; b++) seq.blocks.push(this.pool.allocate());
+    }
+    this.generationTokenCount += batch * k;
+    this.stepCount += k;
+    this.clock = end;
+    return true;
+  }
+
+  /** New blocks the running batch needs to decode k more tokens each. */
+  private blocksNeededFor(k: number): number {
+    let need = 0;
+    for (const seq of this.running) {
+      const extra = ceilDiv(seq.computed + k, this.blockTokens) - seq.blocks.length;
+      if (extra > 0) need += extra;
+    }
+    return need;
+  }
+
+  /** Largest k ≤ kMax whose decode allocations fit in the free blocks (binary search; need is monotone). */
+  private limitByFreeBlocks(kMax: number): number {
+    const free = this.pool.freeBlocks;
+    if (this.blocksNeededFor(kMax) <= free) return kMax;
+    let lo = 0;
+    let hi = kMax;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi + 1) / 2);
+      if (this.blocksNeededFor(mid) <= free) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private finish(seq: Sequence, timeMs: number, events: EngineEvent[]): void {
+    this.releaseBlocks(seq);
+    seq.state = DONE;
+    this.live.delete(seq.id);
+    this.finishedCount++;
+    events.push({
+      type: 'finished',
+      id: seq.id,
+      timeMs,
+      promptTokens: seq.promptTokens,
+      cachedTokens: seq.cachedTokens,
+      outputTokens: seq.output,
+      ttftMs: seq.firstTokenMs - seq.submittedMs,
+      e2eMs: timeMs - seq.submittedMs,
+      preemptions: seq.preemptions,
+    });
+  }
+
+  /** Preemption by recompute: free the KV (full blocks stay cached), requeue at the front, keep the output. */
+  private preempt(seq: Sequence, timeMs: number, events: EngineEvent[]): void {
+    this.releaseBlocks(seq);
+    seq.computed = 0;
+    seq.state = WAITING;
+    seq.preemptions++;
+    this.preemptionCount++;
+    this.waiting.pushFront(seq);
+    events.push({ type: 'preempted', id: seq.id, timeMs, outputTokens: seq.output });
+  }
+
+  /** Registers every completed block whose hash is known, hashing generated blocks first when the text is known. */
+  private releaseBlocks(seq: Sequence): void {
+    const fullBlocks = Math.floor(seq.computed / this.blockTokens);
+    if (seq.promptText !== undefined && seq.hashes.length < fullBlocks) this.hashGeneratedBlocks(seq, fullBlocks);
+    if (seq.registered < seq.hashes.length) this.registerFullBlocks(seq);
+    this.pool.release(seq.blocks);
+    seq.blocks.length = 0;
+    seq.registered = 0;
+    this.blockedHead = undefined;
+  }
+
+  /** Extends `seq.hashes` over the blocks of prompt + generated text, up to `fullBlocks`. */
+  private hashGeneratedBlocks(seq: Sequence, fullBlocks: number): void {
+    const prompt = seq.promptText as string;
+    const known = seq.hashes.length;
+    const offset = known * this.blockChars;
+    let tail: string;
+    if (offset <= prompt.length) {
+      tail = prompt.slice(offset) + outputText(seq.output);
+    } else {
+      const firstToken = Math.floor((offset - prompt.length) / CHARS_PER_TOKEN);
+      tail = outputText(seq.output, firstToken).slice(offset - prompt.length - firstToken * CHARS_PER_TOKEN);
+    }
+    const more = continueBlockHashes(tail, known > 0 ? seq.hashes[known - 1] : undefined, {
+      blockTokens: this.blockTokens,
+      seed: this.hashSeed,
+      maxBlocks: fullBlocks - known,
+    });
+    if (more.length === 0) return;
+    if (!seq.ownsHashes) {
+      seq.hashes = seq.hashes.slice();
+      seq.ownsHashes = true;
+    }
+    for (const h of more) seq.hashes.push(h);
+  }
+
+  /** Registers the hashes of blocks completed since the last call (prefix blocks other requests may reuse). */
+  private registerFullBlocks(seq: Sequence): void {
+    const upTo = Math.min(Math.floor(seq.computed / this.blockTokens), seq.hashes.length);
+    for (let b = seq.registered; b < upTo; b++) {
+      // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
+      if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;
+    }
+    if (upTo > seq.registered) seq.registered = upTo;
+  }
+}
