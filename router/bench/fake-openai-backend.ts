@@ -23,6 +23,8 @@ export interface FakeBackendBehavior {
   errorStatus?: number;
   /** Destroy the connection as soon as a request arrives, before any response byte. */
   resetOnRequest: boolean;
+  /** Non-streamed answers: send the headers and half the body, then destroy the connection. */
+  truncateBody: boolean;
 }
 
 export interface RecordedRequest {
@@ -66,6 +68,7 @@ const DEFAULT_BEHAVIOR: FakeBackendBehavior = {
   responseDelayMs: 0,
   hang: false,
   resetOnRequest: false,
+  truncateBody: false,
 };
 
 const MAX_RECORDED = 1000;
@@ -179,6 +182,11 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     if (json.stream !== true) {
       const text = chat ? chatJson(model) : completionJson(model);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      if (behavior.truncateBody) {
+        await new Promise<void>((resolve) => res.write(text.slice(0, text.length >> 1), () => resolve()));
+        res.socket?.destroy();
+        return;
+      }
       res.end(text, done);
       return;
     }
@@ -189,7 +197,10 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
         return;
       }
       if (res.destroyed) return;
-      res.write(chunk(model, chat, i === 0 ? `hello from ${name}` : ` ${i}`, null));
+      const text = chunk(model, chat, i === 0 ? `hello from ${name}` : ` ${i}`, null);
+      // Before a planned failure, let the chunk reach the wire: destroy() drops unflushed writes.
+      if (behavior.failAfterChunks !== undefined) await new Promise<void>((resolve) => res.write(text, () => resolve()));
+      else res.write(text);
       if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
     }
     if (res.destroyed) return;
