@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerServe } from './serve-command';
 
 /**
  * Every `prefix-router` sub-command lives in its own file under router/src/cli/ and exports a function that
@@ -6,4 +7,4 @@ import type { Command } from 'commander';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe];

@@ -73,7 +73,12 @@ export interface RunningRouter {
  * accepts requests. Throws RouterConfigError / PolicyConfigError on bad options.
  */
 export async function startRouter(options: RouterOptions, runtime: RouterRuntime = {}): Promise<RunningRouter> {
-  const router = new PrefixRouter(resolveRouterConfig(options), runtime);
+  return startRouterWithConfig(resolveRouterConfig(options), runtime);
+}
+
+/** Same, from an already resolved configuration (what the CLI builds from flags, env and file). */
+export async function startRouterWithConfig(config: RouterConfig, runtime: RouterRuntime = {}): Promise<RunningRouter> {
+  const router = new PrefixRouter(config, runtime);
   await router.start();
   return router;
 }
