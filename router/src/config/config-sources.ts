@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { OptionProblem } from '../policy';
-import { resolveRouterConfig, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
+import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
 
 /**
  * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
@@ -84,6 +84,11 @@ export function loadRouterOptions(sources: ConfigSources): LoadedOptions {
     }
     setPath(options, spec.path, convert(spec, raw));
     origins.set(spec.path, origin);
+  }
+  // --prefix-length / --concurrency-threshold alone imply the default policy, which they belong to.
+  const policy = options.policy as Record<string, unknown> | undefined;
+  if (policy !== undefined && typeof policy === 'object' && policy !== null && policy.name === undefined) {
+    policy.name = ROUTER_DEFAULTS.policy.name;
   }
   return { options: options as unknown as RouterOptions, origins, configFile };
 }
