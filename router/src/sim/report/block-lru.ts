@@ -1,12 +1,14 @@
 import type { BlockHash } from '../../state/block-hash';
+import { BlockHashTable } from './block-hash-table';
 
 /**
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
- * typed arrays (a doubly linked list by slot index) plus one Map from hash to slot, so memory is bounded by
- * the capacity and a touch is O(1) without Map churn: fast enough to replay an hour of 8k-token prompts.
+ * typed arrays (a doubly linked list by slot index) plus one typed hash table from hash to slot, so memory is
+ * bounded by the capacity and a touch is O(1) without allocation: fast enough to replay an hour of 8k-token
+ * prompts.
  */
 export class BlockLru {
-  private readonly slotOf = new Map<BlockHash, number>();
+  private readonly slotOf: BlockHashTable;
   private readonly hashes: Float64Array;
   private readonly prev: Int32Array;
   private readonly next: Int32Array;
@@ -18,6 +20,7 @@ export class BlockLru {
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
+    this.slotOf = new BlockHashTable(capacity);
     this.hashes = new Float64Array(capacity);
     this.prev = new Int32Array(capacity);
     this.next = new Int32Array(capacity);
@@ -35,7 +38,7 @@ export class BlockLru {
   touch(hash: BlockHash): void {
     if (this.capacity === 0) return;
     const slot = this.slotOf.get(hash);
-    if (slot !== undefined) {
+    if (slot !== -1) {
       if (slot !== this.head) {
         this.unlink(slot);
         this.pushHead(slot);

@@ -1,4 +1,5 @@
 import { blockHashes, cacheableHitTokens, DEFAULT_BLOCK_TOKENS, tokenCount, type BlockHash } from '../../state/block-hash';
+import { BlockHashTable } from './block-hash-table';
 import { BlockLru } from './block-lru';
 
 /**
@@ -46,7 +47,7 @@ export interface RequestCeiling {
 /** Feeds requests one at a time (a simulator can call it as it goes, so prompts are rendered once). */
 export class CeilingTracker {
   private readonly blockTokens: number;
-  private readonly seen = new Set<BlockHash>();
+  private readonly seen = new BlockHashTable(1 << 16);
   private readonly fleet: BlockLru;
   private requests = 0;
   private promptTokens = 0;
@@ -61,14 +62,21 @@ export class CeilingTracker {
 
   /** Account one request, given its prompt exactly as the engine sees it (chat template applied). */
   observe(renderedPrompt: string): RequestCeiling {
-    const hashes = blockHashes(renderedPrompt, { blockTokens: this.blockTokens });
-    const promptTokens = tokenCount(renderedPrompt);
+    return this.observeBlocks(blockHashes(renderedPrompt, { blockTokens: this.blockTokens }), tokenCount(renderedPrompt));
+  }
+
+  /**
+   * Account one request from block hashes already computed (blockHashes of the rendered prompt with this
+   * tracker's blockTokens and no seed), so a simulator that hashes prompts for its engine model need not hash
+   * them twice.
+   */
+  observeBlocks(hashes: readonly BlockHash[], promptTokens: number): RequestCeiling {
     let ideal = 0;
     while (ideal < hashes.length && this.seen.has(hashes[ideal]!)) ideal++;
     let fleet = 0;
     while (fleet < hashes.length && this.fleet.has(hashes[fleet]!)) fleet++;
     for (const h of hashes) {
-      this.seen.add(h);
+      this.seen.set(h, 1);
       this.fleet.touch(h);
     }
     const result = {
