@@ -1,0 +1,31 @@
+/**
+ * The smallest useful deployment: an open 7B model on 2 × ml.g6e.2xlarge (one NVIDIA L40S 48 GB each), with the
+ * construct's defaults for everything else — PREFIX_AWARE routing (prefixLength 8192, concurrencyThreshold 32), the
+ * AWS vLLM DLC with prefix caching, rolling deployments with a 5XX rollback alarm.
+ *
+ * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
+ * before deploying):
+ *   - 2 × ml.g6e.2xlarge real-time inference ≈ 2 × $2.60/h ≈ $5.20/h, billed until the endpoint is deleted.
+ *   - With the construct's default instance type, ml.p5.48xlarge, the same stack costs ≈ 2 × $63/h ≈ $126/h.
+ *
+ * Quota to request (Service Quotas → Amazon SageMaker): "ml.g6e.2xlarge for endpoint usage" ≥ 3 (2 serving + 1 for
+ * the rolling batch).
+ */
+import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
+
+export class MinimalStack extends Stack {
+  public readonly endpoint: PrefixAwareLlmEndpoint;
+
+  constructor(scope: Construct, id: string, props: StackProps = {}) {
+    super(scope, id, props);
+
+    this.endpoint = new PrefixAwareLlmEndpoint(this, 'Llm', {
+      model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct'),
+      instanceType: InstanceType.ML_G6E_2XLARGE,
+    });
+
+    new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
+  }
+}

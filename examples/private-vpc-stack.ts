@@ -1,0 +1,84 @@
+/**
+ * A private deployment: Llama 3.1 70B Instruct from your own S3 bucket, in a VPC without internet access, with
+ * network isolation, autoscaling on concurrent requests (2–4 × ml.p5.48xlarge) and a rolling deployment that rolls
+ * back on alarms. Clients inside the VPC reach the endpoint through a SageMaker Runtime interface endpoint.
+ *
+ * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
+ * before deploying):
+ *   - 2–4 × ml.p5.48xlarge real-time inference ≈ $126–$253/h (≈ $63/h per instance), plus one extra instance while a
+ *     rolling batch is replaced.
+ *   - SageMaker Runtime interface endpoint: ≈ $0.01/h per Availability Zone plus data processed; the S3 gateway
+ *     endpoint is free. VPC flow logs: CloudWatch Logs ingestion and storage.
+ *
+ * Quota to request (Service Quotas → Amazon SageMaker): "ml.p5.48xlarge for endpoint usage" ≥ 5 (autoscaling
+ * maximum 4 + 1 for the rolling batch).
+ *
+ * Before deploying: copy the model files (config.json, tokenizer files, *.safetensors; no tarball) to
+ * s3://<modelBucketName>/<modelPrefix>/ in the stack's region. Network isolation forbids downloading from Hugging Face.
+ */
+import { CfnOutput, Duration, Stack, StackProps, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
+
+export interface PrivateVpcStackProps extends StackProps {
+  /** Bucket holding the model files. @default 'my-llm-artifacts' */
+  readonly modelBucketName?: string;
+  /** Key prefix of the model files. @default 'models/llama-3.1-70b-instruct' */
+  readonly modelPrefix?: string;
+}
+
+export class PrivateVpcStack extends Stack {
+  public readonly endpoint: PrefixAwareLlmEndpoint;
+
+  constructor(scope: Construct, id: string, props: PrivateVpcStackProps = {}) {
+    super(scope, id, props);
+
+    // Isolated subnets only: no NAT, no internet gateway. SageMaker copies the model from S3 through the gateway endpoint.
+    const vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: 3,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 20 }],
+      gatewayEndpoints: { S3: { service: ec2.GatewayVpcEndpointAwsService.S3 } },
+      flowLogs: {
+        rejected: {
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(
+            new logs.LogGroup(this, 'FlowLogs', { retention: logs.RetentionDays.ONE_MONTH }),
+          ),
+          trafficType: ec2.FlowLogTrafficType.REJECT,
+        },
+      },
+    });
+    vpc.addInterfaceEndpoint('SageMakerRuntime', {
+      service: ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_RUNTIME,
+      privateDnsEnabled: true,
+    });
+
+    const modelBucket = s3.Bucket.fromBucketName(this, 'ModelBucket', props.modelBucketName ?? 'my-llm-artifacts');
+
+    this.endpoint = new PrefixAwareLlmEndpoint(this, 'Llama70B', {
+      model: ModelSource.s3(modelBucket, props.modelPrefix ?? 'models/llama-3.1-70b-instruct'),
+      instanceType: InstanceType.ML_P5_48XLARGE,
+      instanceCount: 2,
+      engine: { maxModelLen: 32768, servedModelName: 'llama-3.1-70b-instruct' },
+      vpc,
+      enableNetworkIsolation: true,
+      autoScaling: { minCapacity: 2, maxCapacity: 4 },
+      deployment: DeploymentPolicy.rolling({
+        batchInstances: 1,
+        rollbackBatchInstances: 1,
+        waitInterval: Duration.minutes(10),
+        maximumExecutionTimeout: Duration.hours(4),
+      }),
+    });
+
+    // An application role that may call the endpoint (buffered and streaming), and nothing else.
+    const clientRole = new iam.Role(this, 'ClientRole', {
+      assumedBy: new iam.AccountRootPrincipal(),
+      description: 'May invoke the private LLM endpoint.',
+    });
+    this.endpoint.grantInvoke(clientRole);
+
+    new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
+    new CfnOutput(this, 'ClientRoleArn', { value: clientRole.roleArn });
+  }
+}

@@ -1,0 +1,261 @@
+import { aws_cloudwatch as cloudwatch, aws_sagemaker as sagemaker, Duration } from 'aws-cdk-lib';
+import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
+
+/** SageMaker's allowed ranges for deployment settings, in seconds or percent. */
+export const DEPLOYMENT_LIMITS = {
+  waitIntervalSeconds: { min: 0, max: 3600 },
+  rollingMaxExecutionSeconds: { min: 600, max: 28800 },
+  blueGreenMaxExecutionSeconds: { min: 600, max: 14400 },
+  terminationWaitSeconds: { min: 0, max: 3600 },
+  /** A rolling batch must hold 5–50 % of the variant's instances. */
+  rollingBatchShare: { min: 0.05, max: 0.5 },
+  canaryPercent: { min: 1, max: 50 },
+  linearPercent: { min: 10, max: 50 },
+  maxRollbackAlarms: 10,
+} as const;
+
+/** Options shared by both deployment styles. */
+export interface DeploymentAlarmOptions {
+  /**
+   * Alarms, in addition to the construct's own, whose ALARM state makes SageMaker roll the update back.
+   * At most 10 alarms in total.
+   *
+   * @default - none
+   */
+  readonly alarms?: cloudwatch.IAlarm[];
+
+  /**
+   * Whether the construct adds its own rollback alarm: `Invocation5XXErrors` of the variant ≥ 1 in 2 of 3
+   * consecutive minutes.
+   *
+   * @default true
+   */
+  readonly useDefaultAlarms?: boolean;
+}
+
+/** Options of `DeploymentPolicy.rolling()`. */
+export interface RollingDeploymentOptions extends DeploymentAlarmOptions {
+  /**
+   * Instances replaced per step. SageMaker requires 5–50 % of the variant's instances. Each step needs this many
+   * extra instances of capacity (and quota) while it runs.
+   *
+   * @default - the smallest count that is at least 5 % of `instanceCount` (1 instance up to 20 instances)
+   */
+  readonly batchInstances?: number;
+
+  /**
+   * Instances restored per step when rolling back. SageMaker's own default restores the whole old fleet at once,
+   * which needs a second fleet's worth of capacity; on GPU fleets that capacity usually does not exist.
+   *
+   * @default - same as `batchInstances`
+   */
+  readonly rollbackBatchInstances?: number;
+
+  /**
+   * Baking time per step, during which SageMaker watches the alarms. Allowed: 0–3600 s.
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly waitInterval?: Duration;
+
+  /**
+   * Limit for the whole update. Allowed: 600–28800 s. A step on ml.p5.48xlarge takes ~20–30 min (capacity,
+   * image pull, 140 GB of weights, CUDA graph capture) plus the wait interval.
+   *
+   * @default Duration.hours(8)
+   */
+  readonly maximumExecutionTimeout?: Duration;
+}
+
+/** How a blue/green deployment shifts traffic to the new fleet. */
+export class TrafficShift {
+  /** Everything at once after the new fleet is healthy. */
+  public static allAtOnce(): TrafficShift {
+    return new TrafficShift('ALL_AT_ONCE');
+  }
+
+  /** First `percent` (1–50) of the capacity, then, after the wait interval, the rest. */
+  public static canary(percent: number): TrafficShift {
+    return new TrafficShift('CANARY', percent);
+  }
+
+  /** Steps of `percent` (10–50) of the capacity, one per wait interval. */
+  public static linear(percent: number): TrafficShift {
+    return new TrafficShift('LINEAR', percent);
+  }
+
+  private constructor(
+    /** `ALL_AT_ONCE`, `CANARY` or `LINEAR`. */
+    public readonly type: 'ALL_AT_ONCE' | 'CANARY' | 'LINEAR',
+    /** Step size in percent of capacity, for canary and linear. */
+    public readonly percent?: number,
+  ) {}
+}
+
+/** Options of `DeploymentPolicy.blueGreen()`. */
+export interface BlueGreenDeploymentOptions extends DeploymentAlarmOptions {
+  /** @default TrafficShift.allAtOnce() */
+  readonly trafficShift?: TrafficShift;
+
+  /**
+   * Baking time after each traffic step (for all-at-once: before the old fleet is retired), during which SageMaker
+   * watches the alarms. Allowed: 0–3600 s.
+   *
+   * @default Duration.minutes(5)
+   */
+  readonly waitInterval?: Duration;
+
+  /**
+   * How long the old fleet stays up after all traffic moved. Allowed: 0–3600 s.
+   *
+   * @default Duration.seconds(0)
+   */
+  readonly terminationWait?: Duration;
+
+  /** Limit for the whole update. Allowed: 600–14400 s. @default Duration.hours(4) */
+  readonly maximumExecutionTimeout?: Duration;
+}
+
+/**
+ * How SageMaker replaces the instances when the model or its settings change (CloudFormation replaces the
+ * model and endpoint configuration and updates the endpoint). Rolling is the default for fleets of two or more
+ * instances: blue/green first provisions a complete second fleet, i.e. twice the p5 capacity and quota.
+ */
+export abstract class DeploymentPolicy {
+  /** Replace instances in small batches, watching alarms, rolling back on alarm. Needs ≥ 2 instances. */
+  public static rolling(options: RollingDeploymentOptions = {}): DeploymentPolicy {
+    return new RollingDeploymentPolicy(options);
+  }
+
+  /** Bring up a complete new fleet, shift traffic, retire the old one. Needs twice the capacity during updates. */
+  public static blueGreen(options: BlueGreenDeploymentOptions = {}): DeploymentPolicy {
+    return new BlueGreenDeploymentPolicy(options);
+  }
+
+  /** The policy used when `deployment` is not set: rolling for 2+ instances, otherwise blue/green. */
+  public static defaultFor(instanceCount: number): DeploymentPolicy {
+    return instanceCount >= 2 ? DeploymentPolicy.rolling() : DeploymentPolicy.blueGreen();
+  }
+
+  /** `ROLLING` or `BLUE_GREEN`. */
+  public abstract readonly style: 'ROLLING' | 'BLUE_GREEN';
+
+  protected constructor(protected readonly alarmOptions: DeploymentAlarmOptions) {}
+
+  /** Whether the construct should create its own rollback alarms. */
+  public get usesDefaultAlarms(): boolean {
+    return this.alarmOptions.useDefaultAlarms ?? true;
+  }
+
+  /** Alarms given by the user. */
+  public get extraAlarms(): cloudwatch.IAlarm[] {
+    return [...(this.alarmOptions.alarms ?? [])];
+  }
+
+  /** @internal */
+  public _validate(instanceCount: number, defaultAlarmCount: number, problems: ProblemCollector): void {
+    const total = this.extraAlarms.length + (this.usesDefaultAlarms ? defaultAlarmCount : 0);
+    if (total > DEPLOYMENT_LIMITS.maxRollbackAlarms) {
+      problems.add(`deployment alarms must be at most ${DEPLOYMENT_LIMITS.maxRollbackAlarms} in total (got ${total})`);
+    }
+    this.validateStyle(instanceCount, problems);
+  }
+
+  protected abstract validateStyle(instanceCount: number, problems: ProblemCollector): void;
+
+  /** @internal */
+  public abstract _render(instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty;
+
+  protected renderRollback(alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.AutoRollbackConfigProperty | undefined {
+    if (alarms.length === 0) return undefined;
+    return { alarms: alarms.map((alarm) => ({ alarmName: alarm.alarmName })) };
+  }
+}
+
+/** Smallest batch that is at least 5 % of the fleet. */
+export function defaultRollingBatch(instanceCount: number): number {
+  return Math.max(1, Math.ceil(instanceCount * DEPLOYMENT_LIMITS.rollingBatchShare.min));
+}
+
+class RollingDeploymentPolicy extends DeploymentPolicy {
+  public readonly style = 'ROLLING';
+
+  constructor(private readonly options: RollingDeploymentOptions) {
+    super(options);
+  }
+
+  protected validateStyle(instanceCount: number, problems: ProblemCollector): void {
+    const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec } = DEPLOYMENT_LIMITS;
+    problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
+    problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
+    if (!isKnownInteger(instanceCount)) return;
+    if (instanceCount < 2) {
+      problems.add(`deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got instanceCount ${instanceCount})`);
+      return;
+    }
+    this.validateBatch('deployment.batchInstances', this.options.batchInstances, instanceCount, problems);
+    this.validateBatch('deployment.rollbackBatchInstances', this.options.rollbackBatchInstances, instanceCount, problems);
+  }
+
+  private validateBatch(name: string, batch: number | undefined, instanceCount: number, problems: ProblemCollector): void {
+    if (batch === undefined) return;
+    const { min, max } = DEPLOYMENT_LIMITS.rollingBatchShare;
+    const low = Math.max(1, Math.ceil(instanceCount * min));
+    const high = Math.floor(instanceCount * max);
+    if (!isKnownInteger(batch) || batch < low || batch > high) {
+      problems.add(`${name} must be between ${low} and ${high} (5–50 % of ${instanceCount} instances) (got ${show(batch)})`);
+    }
+  }
+
+  public _render(instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
+    const batch = this.options.batchInstances ?? defaultRollingBatch(instanceCount);
+    return {
+      rollingUpdatePolicy: {
+        maximumBatchSize: { type: 'INSTANCE_COUNT', value: batch },
+        rollbackMaximumBatchSize: { type: 'INSTANCE_COUNT', value: this.options.rollbackBatchInstances ?? batch },
+        waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? 300,
+        maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? 28800,
+      },
+      autoRollbackConfiguration: this.renderRollback(alarms),
+    };
+  }
+}
+
+class BlueGreenDeploymentPolicy extends DeploymentPolicy {
+  public readonly style = 'BLUE_GREEN';
+
+  constructor(private readonly options: BlueGreenDeploymentOptions) {
+    super(options);
+  }
+
+  protected validateStyle(_instanceCount: number, problems: ProblemCollector): void {
+    const { waitIntervalSeconds: wait, blueGreenMaxExecutionSeconds: exec, terminationWaitSeconds: term } = DEPLOYMENT_LIMITS;
+    problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
+    problems.durationInRange('deployment.terminationWait', this.options.terminationWait, term.min, term.max);
+    problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
+    const shift = this.options.trafficShift;
+    if (shift?.type === 'CANARY') {
+      problems.integerInRange('deployment.trafficShift canary percent', shift.percent, DEPLOYMENT_LIMITS.canaryPercent.min, DEPLOYMENT_LIMITS.canaryPercent.max);
+    } else if (shift?.type === 'LINEAR') {
+      problems.integerInRange('deployment.trafficShift linear percent', shift.percent, DEPLOYMENT_LIMITS.linearPercent.min, DEPLOYMENT_LIMITS.linearPercent.max);
+    }
+  }
+
+  public _render(_instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
+    const shift = this.options.trafficShift ?? TrafficShift.allAtOnce();
+    const step = shift.percent === undefined ? undefined : { type: 'CAPACITY_PERCENT', value: shift.percent };
+    return {
+      blueGreenUpdatePolicy: {
+        trafficRoutingConfiguration: {
+          type: shift.type,
+          waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? 300,
+          canarySize: shift.type === 'CANARY' ? step : undefined,
+          linearStepSize: shift.type === 'LINEAR' ? step : undefined,
+        },
+        terminationWaitInSeconds: wholeSeconds(this.options.terminationWait) ?? 0,
+        maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? 14400,
+      },
+      autoRollbackConfiguration: this.renderRollback(alarms),
+    };
+  }
+}

@@ -1,0 +1,675 @@
+import {
+  Annotations,
+  ArnFormat,
+  aws_cloudwatch as cloudwatch,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_sagemaker as sagemaker,
+  Duration,
+  IResource,
+  Names,
+  Resource,
+  Stack,
+  Token,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { addVariantAutoScaling, AutoScalingOptions, defaultScalingTarget, validateAutoScaling, VariantAutoScaling } from './autoscaling';
+import { DeploymentPolicy } from './deployment';
+import { InstanceType } from './instance-type';
+import { ModelSource } from './model-source';
+import {
+  createEndpointDashboard,
+  createRollbackAlarms,
+  DEFAULT_ROLLBACK_ALARM_COUNT,
+  EndpointMetrics,
+  EndpointMetricsConfig,
+  ENDPOINT_INSTANCE_NAMESPACE,
+  METRIC_PUBLISH_FREQUENCIES_SECONDS,
+} from './monitoring';
+import {
+  extraParallelism,
+  MAX_ENV_ENTRIES,
+  renderEngineEnvironment,
+  validateEngineOptions,
+} from './private/engine-environment';
+import { grantScoped } from './private/grants';
+import {
+  CALL_WITH_BEARER_TOKEN_ACTIONS,
+  CLOUDWATCH_PUT_METRIC_ACTIONS,
+  EC2_CREATE_ENI_ACTIONS,
+  EC2_MANAGE_ENI_ACTIONS,
+  EC2_VPC_UNSCOPED_ACTIONS,
+  INVOKE_ENDPOINT_ACTIONS,
+  LOGS_ACTIONS,
+} from './private/iam-actions';
+import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
+import { RoutingStrategy } from './routing-strategy';
+import { VllmEngineOptions } from './vllm-engine-options';
+import { VllmImage } from './vllm-image';
+
+export { PrefixAwareLlmValidationError } from './private/errors';
+
+/** Ids of the construct's acknowledgeable warnings (`Annotations.of(scope).acknowledgeWarning(id, reason)`). */
+export const PrefixAwareLlmWarnings = {
+  /** `engine.enablePrefixCaching: false` under `PREFIX_AWARE`: routing for a cache that is not there. */
+  PREFIX_CACHING_DISABLED: '@cdk-prefix-aware-llm/prefixCachingDisabled',
+  /** A Hugging Face token is resolved into the model environment at deploy time (readable via DescribeModel). */
+  HF_TOKEN_IN_MODEL_ENVIRONMENT: '@cdk-prefix-aware-llm/hfTokenInModelEnvironment',
+  /** Tensor × data × pipeline parallel size uses fewer GPUs than the instance has. */
+  UNUSED_GPUS: '@cdk-prefix-aware-llm/unusedGpus',
+  /** `routing.prefixLength` is longer than any prompt `engine.maxModelLen` admits, so keys never repeat across turns. */
+  PREFIX_LONGER_THAN_CONTEXT: '@cdk-prefix-aware-llm/prefixLongerThanContext',
+  /** `routing.concurrencyThreshold` above `engine.maxNumSeqs`: requests queue in vLLM before SageMaker spills. */
+  THRESHOLD_ABOVE_MAX_NUM_SEQS: '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs',
+  /** The deployment policy has no alarm to roll back on. */
+  DEPLOYMENT_WITHOUT_ALARMS: '@cdk-prefix-aware-llm/deploymentWithoutAlarms',
+} as const;
+
+/** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
+const CHARS_PER_TOKEN = 4;
+
+/** Props of `PrefixAwareLlmEndpoint`. */
+export interface PrefixAwareLlmEndpointProps {
+  /** Where the weights come from: `ModelSource.huggingFace(...)` or `ModelSource.s3(...)`. */
+  readonly model: ModelSource;
+
+  /** @default InstanceType.ML_P5_48XLARGE */
+  readonly instanceType?: InstanceType;
+
+  /**
+   * Instances behind the endpoint (the initial count when `autoScaling` is set). Allowed: an integer ≥ 1; ≥ 2
+   * under `PREFIX_AWARE` unless `allowPrefixAwareOnSingleInstance` is set.
+   *
+   * @default 2
+   */
+  readonly instanceCount?: number;
+
+  /**
+   * Allow `PREFIX_AWARE` with one instance (or an autoscaling minimum of one). Routing has nowhere to send
+   * anything then; it is meant for staging copies of a production configuration.
+   *
+   * @default false
+   */
+  readonly allowPrefixAwareOnSingleInstance?: boolean;
+
+  /** @default RoutingStrategy.prefixAware() - prefixLength 8192, concurrencyThreshold 32 */
+  readonly routing?: RoutingStrategy;
+
+  /** @default VllmImage.dlc() - the AWS vLLM DLC for SageMaker at VllmImage.DLC_DEFAULT_TAG */
+  readonly image?: VllmImage;
+
+  /** @default - tensor parallel size = GPUs of the instance type, prefix caching on, vLLM defaults otherwise */
+  readonly engine?: VllmEngineOptions;
+
+  /**
+   * VPC to attach the endpoint to. SageMaker then downloads model data through it (give it an S3 gateway
+   * endpoint), and the container reaches only what the VPC allows.
+   *
+   * @default - no VPC
+   */
+  readonly vpc?: ec2.IVpc;
+
+  /** Subnets for the endpoint's network interfaces; requires `vpc`. @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+
+  /**
+   * Security groups (1–5); requires `vpc`.
+   *
+   * @default - one new group that allows no inbound traffic and outbound HTTPS only
+   */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+
+  /**
+   * Run the container without any network access. Needs a model from S3: a Hugging Face download cannot work.
+   *
+   * @default false
+   */
+  readonly enableNetworkIsolation?: boolean;
+
+  /**
+   * Execution role SageMaker assumes. The construct adds the statements it needs to it.
+   *
+   * @default - a new role trusted by sagemaker.amazonaws.com with only those statements
+   */
+  readonly role?: iam.IRole;
+
+  /**
+   * KMS key for the instances' ML storage volume. Refused on instance types with local NVMe storage (every GPU
+   * type in the catalog): SageMaker rejects `KmsKeyId` there, the storage is encrypted by the instance hardware.
+   * The deploying principal needs `kms:CreateGrant` on the key.
+   *
+   * @default - AWS-managed encryption
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /**
+   * How long SageMaker waits for `/ping` to succeed after the container starts. A Hugging Face model downloads in
+   * this window. Allowed: 60–3600 s, whole seconds.
+   *
+   * @default Duration.minutes(30) - a 70B BF16 model (~140 GB): download, loading 8 shards, CUDA graph capture
+   */
+  readonly containerStartupHealthCheckTimeout?: Duration;
+
+  /**
+   * How long SageMaker may take to copy S3 model data to each instance. Allowed: 60–3600 s, whole seconds.
+   *
+   * @default Duration.minutes(30) - ~140 GB at a few hundred MB/s, with margin
+   */
+  readonly modelDataDownloadTimeout?: Duration;
+
+  /** @default - no autoscaling: the fleet stays at `instanceCount` */
+  readonly autoScaling?: AutoScalingOptions;
+
+  /**
+   * How updates replace instances.
+   *
+   * @default - DeploymentPolicy.rolling() for 2+ instances (one instance per batch, rollback in the same batch
+   * size, 5-minute bake, auto-rollback on the construct's 5XX alarm); DeploymentPolicy.blueGreen() for one instance
+   */
+  readonly deployment?: DeploymentPolicy;
+
+  /**
+   * Physical endpoint name: the name clients call. Allowed: 1–63 characters, letters, digits and single or repeated
+   * hyphens inside (`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`). The model and endpoint configuration never get fixed
+   * names, so CloudFormation can replace them on every change.
+   *
+   * @default - derived from the construct path, unique in the app, lower case (the rollback alarm and the log
+   * permissions need the name before the endpoint exists)
+   */
+  readonly endpointName?: string;
+
+  /** @default - no `MetricsConfig` (SageMaker's defaults) */
+  readonly metricsConfig?: EndpointMetricsConfig;
+
+  /** Create a CloudWatch dashboard for the endpoint. @default false */
+  readonly createDashboard?: boolean;
+}
+
+/** An endpoint the construct created or imported. */
+export interface IPrefixAwareLlmEndpoint extends IResource {
+  /** Endpoint name clients call. */
+  readonly endpointName: string;
+  /** Endpoint ARN (SageMaker lower-cases the name in it). */
+  readonly endpointArn: string;
+  /** Production variant name. */
+  readonly variantName: string;
+
+  /** `sagemaker:InvokeEndpoint` and `InvokeEndpointWithResponseStream` on this endpoint only. */
+  grantInvoke(grantee: iam.IGrantable): iam.Grant;
+
+  /**
+   * What the OpenAI-compatible path (`/endpoints/<name>/openai/v1/chat/completions`) needs: `grantInvoke` plus
+   * `sagemaker:CallWithBearerToken`, which accepts only resource `*`.
+   */
+  grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant;
+
+  /** Any metric of the variant (`AWS/SageMaker` unless `namespace` is given). */
+  metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric;
+  metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricInvocationsPerInstance(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricModelLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricOverheadLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricConcurrentRequestsPerModel(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricInvocation4xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricInvocation5xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricGpuUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+}
+
+/** Attributes of an existing endpoint, for `PrefixAwareLlmEndpoint.fromEndpointAttributes`. */
+export interface PrefixAwareLlmEndpointAttributes {
+  readonly endpointName: string;
+  /** @default PrefixAwareLlmEndpoint.VARIANT_NAME */
+  readonly variantName?: string;
+}
+
+abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwareLlmEndpoint {
+  public abstract readonly endpointName: string;
+  public abstract readonly endpointArn: string;
+  public abstract readonly variantName: string;
+
+  private metricsCache?: EndpointMetrics;
+
+  protected get metrics(): EndpointMetrics {
+    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName });
+    return this.metricsCache;
+  }
+
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this.endpointArn] });
+  }
+
+  public grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant {
+    const invoke = this.grantInvoke(grantee);
+    const bearer = iam.Grant.addToPrincipal({ grantee, actions: CALL_WITH_BEARER_TOKEN_ACTIONS, resourceArns: ['*'] });
+    return invoke.combine(bearer);
+  }
+
+  public metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric {
+    return this.metrics.metric(metricName, props);
+  }
+  public metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.invocations(props);
+  }
+  public metricInvocationsPerInstance(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.invocationsPerInstance(props);
+  }
+  public metricModelLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.modelLatency(props);
+  }
+  public metricOverheadLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.overheadLatency(props);
+  }
+  public metricConcurrentRequestsPerModel(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.concurrentRequestsPerModel(props);
+  }
+  public metricInvocation4xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.invocation4xxErrors(props);
+  }
+  public metricInvocation5xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.invocation5xxErrors(props);
+  }
+  public metricGpuUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.gpuUtilization(props);
+  }
+  public metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.gpuMemoryUtilization(props);
+  }
+}
+
+/** SageMaker endpoint names. */
+const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+
+/**
+ * A multi-instance SageMaker real-time endpoint running vLLM with prefix caching, routed with
+ * `RoutingStrategy: PREFIX_AWARE` by default.
+ *
+ * Children (fixed ids): `ExecutionRole` (unless `role` is given), `SecurityGroup` (with `vpc` and no
+ * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, `Invocation5xxAlarm` (with default rollback alarms),
+ * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (with `createDashboard`).
+ */
+export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
+  /** The variant name; kept stable so updates never look like a new variant. */
+  public static readonly VARIANT_NAME = 'AllTraffic';
+  /** Default instance count. */
+  public static readonly DEFAULT_INSTANCE_COUNT = 2;
+  /** Default container start-up and model download timeouts. */
+  public static readonly DEFAULT_TIMEOUT = Duration.minutes(30);
+  /** Allowed range of both timeouts, in seconds. */
+  public static readonly TIMEOUT_RANGE_SECONDS = { min: 60, max: 3600 } as const;
+
+  /** An endpoint created elsewhere: grants and metrics only. */
+  public static fromEndpointAttributes(scope: Construct, id: string, attrs: PrefixAwareLlmEndpointAttributes): IPrefixAwareLlmEndpoint {
+    class Imported extends PrefixAwareLlmEndpointBase {
+      public readonly endpointName = attrs.endpointName;
+      public readonly variantName = attrs.variantName ?? PrefixAwareLlmEndpoint.VARIANT_NAME;
+      public readonly endpointArn = Stack.of(scope).formatArn({
+        service: 'sagemaker',
+        resource: 'endpoint',
+        // SageMaker ARNs carry the endpoint name in lower case.
+        resourceName: Token.isUnresolved(attrs.endpointName) ? attrs.endpointName : attrs.endpointName.toLowerCase(),
+      });
+    }
+    return new Imported(scope, id);
+  }
+
+  public readonly endpointName: string;
+  public readonly endpointArn: string;
+  public readonly variantName = PrefixAwareLlmEndpoint.VARIANT_NAME;
+
+  /** The execution role (created or given). */
+  public readonly role: iam.IRole;
+  /** Security groups of the endpoint's network interfaces (empty without `vpc`). */
+  public readonly securityGroups: ec2.ISecurityGroup[];
+  /** Instance type of the variant. */
+  public readonly instanceType: InstanceType;
+  /** Routing strategy of the variant. */
+  public readonly routing: RoutingStrategy;
+  /** Tensor parallel size the engine runs with. */
+  public readonly tensorParallelSize: number;
+  /** Deployment policy in force. */
+  public readonly deployment: DeploymentPolicy;
+  /** Rollback alarms the construct created (empty when the policy does not use default alarms). */
+  public readonly rollbackAlarms: cloudwatch.IAlarm[];
+  /** Autoscaling resources, when `autoScaling` is set. */
+  public readonly autoScaling?: VariantAutoScaling;
+  /** The dashboard, when `createDashboard` is set. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+
+  /** Escape hatch: the `AWS::SageMaker::Model`. */
+  public readonly cfnModel: sagemaker.CfnModel;
+  /** Escape hatch: the `AWS::SageMaker::EndpointConfig`. */
+  public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
+  /** Escape hatch: the `AWS::SageMaker::Endpoint`. */
+  public readonly cfnEndpoint: sagemaker.CfnEndpoint;
+
+  constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
+    super(scope, id);
+
+    const instanceType = props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
+    const routing = props.routing ?? RoutingStrategy.prefixAware();
+    const image = props.image ?? VllmImage.dlc();
+    const engine = props.engine ?? {};
+    const deployment = props.deployment ?? DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2);
+    this.instanceType = instanceType;
+    this.routing = routing;
+    this.deployment = deployment;
+
+    this.validate(props, { instanceType, instanceCount, routing, image, engine, deployment });
+    this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
+    this.warnAboutDoubtfulSettings(props, { instanceType, routing, engine, deployment });
+
+    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+
+    // Execution role: only what this endpoint needs.
+    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
+      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+      description: 'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.',
+    });
+    this.grantRuntimeBasics();
+
+    const vpcConfig = this.configureVpc(props);
+    this.securityGroups = vpcConfig?.securityGroups ?? [];
+
+    const imageConfig = image.bind(this, this.role);
+    const modelConfig = props.model.bind(this.role);
+    const environment = renderEngineEnvironment({
+      convention: imageConfig.convention,
+      model: modelConfig,
+      options: engine,
+      tensorParallelSize: this.tensorParallelSize,
+    });
+
+    this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
+      executionRoleArn: this.role.roleArn,
+      enableNetworkIsolation: props.enableNetworkIsolation ?? false,
+      primaryContainer: {
+        image: imageConfig.imageUri,
+        mode: 'SingleModel',
+        environment,
+        modelDataSource: modelConfig.modelDataSource,
+      },
+      vpcConfig: vpcConfig && {
+        subnets: vpcConfig.subnetIds,
+        securityGroupIds: vpcConfig.securityGroups.map((sg) => sg.securityGroupId),
+      },
+    });
+    // SageMaker checks the role's access (image, model data) when the model and endpoint are created.
+    this.cfnModel.node.addDependency(this.role);
+
+    this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      kmsKeyId: props.encryptionKey?.keyArn,
+      productionVariants: [{
+        variantName: this.variantName,
+        modelName: this.cfnModel.attrModelName,
+        instanceType: instanceType.name,
+        initialInstanceCount: instanceCount,
+        initialVariantWeight: 1,
+        inferenceAmiVersion: imageConfig.inferenceAmiVersion,
+        containerStartupHealthCheckTimeoutInSeconds:
+          wholeSeconds(props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
+        modelDataDownloadTimeoutInSeconds:
+          wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
+        routingConfig: routing._render(),
+      }],
+      metricsConfig: renderMetricsConfig(props.metricsConfig),
+    });
+
+    const metrics = this.metrics;
+    this.rollbackAlarms = deployment.usesDefaultAlarms ? createRollbackAlarms(this, metrics) : [];
+
+    this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
+      endpointName: this.endpointName,
+      endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
+      deploymentConfig: deployment._render(instanceCount, [...this.rollbackAlarms, ...deployment.extraAlarms]),
+      // With autoscaling, keep the instance count the policy reached instead of resetting it on every update.
+      retainAllVariantProperties: props.autoScaling ? true : undefined,
+    });
+    this.endpointArn = this.cfnEndpoint.attrEndpointArn;
+
+    if (props.autoScaling) {
+      const target = props.autoScaling.targetConcurrentRequestsPerInstance
+        ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined);
+      // The resource id needs the endpoint to exist: reference its name attribute, not the plain string.
+      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, target);
+    }
+    if (props.createDashboard) {
+      this.dashboard = createEndpointDashboard(this, metrics);
+    }
+  }
+
+  /** Logs and instance metrics: every endpoint needs them. */
+  private grantRuntimeBasics(): void {
+    const stack = Stack.of(this);
+    const logGroup = stack.formatArn({
+      service: 'logs',
+      resource: 'log-group',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}`,
+    });
+    grantScoped(this.role, {
+      actions: LOGS_ACTIONS,
+      resources: [logGroup, `${logGroup}:log-stream:*`],
+      wildcardReason: 'Log streams are named per instance and container at run time; the statement is limited to this endpoint\'s log group.',
+    });
+    grantScoped(this.role, {
+      actions: CLOUDWATCH_PUT_METRIC_ACTIONS,
+      resources: ['*'],
+      conditions: { StringEquals: { 'cloudwatch:namespace': ENDPOINT_INSTANCE_NAMESPACE } },
+      wildcardReason: 'cloudwatch:PutMetricData supports no resource ARNs; the statement is limited to the SageMaker endpoint instance-metrics namespace.',
+    });
+  }
+
+  private configureVpc(props: PrefixAwareLlmEndpointProps): { subnetIds: string[]; securityGroups: ec2.ISecurityGroup[] } | undefined {
+    const vpc = props.vpc;
+    if (!vpc) return undefined;
+    const subnetIds = vpc.selectSubnets(props.vpcSubnets).subnetIds;
+    let securityGroups = props.securityGroups;
+    if (!securityGroups || securityGroups.length === 0) {
+      const group = new ec2.SecurityGroup(this, 'SecurityGroup', {
+        vpc,
+        allowAllOutbound: false,
+        description: 'PrefixAwareLlmEndpoint network interfaces: no inbound, outbound HTTPS only (S3, ECR, CloudWatch).',
+      });
+      group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS to AWS APIs through VPC endpoints or NAT');
+      securityGroups = [group];
+    }
+
+    const stack = Stack.of(this);
+    grantScoped(this.role, {
+      actions: EC2_VPC_UNSCOPED_ACTIONS,
+      resources: ['*'],
+      wildcardReason: 'EC2 describe calls and DeleteNetworkInterfacePermission support no resource ARNs; SageMaker makes them to attach the endpoint to the VPC.',
+    });
+    const networkInterfaces = stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' });
+    grantScoped(this.role, {
+      actions: EC2_CREATE_ENI_ACTIONS,
+      resources: [
+        networkInterfaces,
+        ...subnetIds.map((id) => stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: id })),
+        ...securityGroups.map((sg) => stack.formatArn({ service: 'ec2', resource: 'security-group', resourceName: sg.securityGroupId })),
+      ],
+      wildcardReason: 'Interface ids do not exist before SageMaker creates them; creation is limited to the endpoint\'s subnets and security groups.',
+    });
+    grantScoped(this.role, {
+      actions: EC2_MANAGE_ENI_ACTIONS,
+      resources: [networkInterfaces],
+      wildcardReason: 'SageMaker manages the interfaces it created for the endpoint; their ids are not known in advance.',
+    });
+    return { subnetIds, securityGroups };
+  }
+
+  private validate(
+    props: PrefixAwareLlmEndpointProps,
+    resolved: {
+      instanceType: InstanceType;
+      instanceCount: number;
+      routing: RoutingStrategy;
+      image: VllmImage;
+      engine: VllmEngineOptions;
+      deployment: DeploymentPolicy;
+    },
+  ): void {
+    const { instanceType, instanceCount, routing, image, engine, deployment } = resolved;
+    const problems = new ProblemCollector();
+    const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
+
+    props.model._validate(problems);
+    routing._validate(problems);
+    image._validate(this, problems);
+    validateEngineOptions(engine, image.convention, problems);
+    // Render once with placeholders to check SageMaker's limit on the number of environment variables.
+    const envCount = Object.keys(renderEngineEnvironment({
+      convention: image.convention,
+      model: props.model.downloadsAtStartup
+        ? { huggingFaceModelId: 'placeholder', huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined }
+        : {},
+      options: engine,
+      tensorParallelSize: 1,
+    })).length;
+    if (envCount > MAX_ENV_ENTRIES) {
+      problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
+    }
+
+    if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
+      problems.add(`instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
+    }
+    problems.integerAtLeast('instanceCount', instanceCount, 1);
+    if (routing.isPrefixAware && !allowSingle && isKnownInteger(instanceCount) && instanceCount === 1) {
+      problems.add('instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
+        + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
+    }
+
+    this.validateParallelism(instanceType, engine, problems);
+
+    if (props.encryptionKey && instanceType.hasLocalNvme) {
+      problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+    }
+    if (props.enableNetworkIsolation && props.model.downloadsAtStartup) {
+      problems.add('model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); '
+        + 'stage the weights in S3 and use ModelSource.s3() (got ModelSource.huggingFace with network isolation)');
+    }
+    if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
+      problems.add(`${props.vpcSubnets ? 'vpcSubnets' : 'securityGroups'} needs vpc (got no vpc)`);
+    }
+    if (props.securityGroups && (props.securityGroups.length < 1 || props.securityGroups.length > 5)) {
+      problems.add(`securityGroups must hold between 1 and 5 groups (got ${props.securityGroups.length})`);
+    }
+    if (props.vpc) {
+      const subnets = props.vpc.selectSubnets(props.vpcSubnets).subnetIds;
+      if (!Token.isUnresolved(subnets) && (subnets.length < 1 || subnets.length > 16)) {
+        problems.add(`vpcSubnets must select between 1 and 16 subnets (got ${subnets.length})`);
+      }
+    }
+
+    const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
+    problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
+    problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
+
+    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !ENDPOINT_NAME.test(props.endpointName)) {
+      problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
+        + `(got ${show(props.endpointName)})`);
+    }
+
+    if (props.autoScaling) {
+      validateAutoScaling(props.autoScaling, { instanceCount, prefixAware: routing.isPrefixAware, allowSingleInstance: allowSingle }, problems);
+    }
+    deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
+    validateMetricsConfig(props.metricsConfig, problems);
+
+    problems.throwIfAny(this.node.path);
+  }
+
+  private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {
+    const gpus = instanceType.gpuCount;
+    const tp = engine.tensorParallelSize;
+    if (tp === undefined) {
+      if (gpus === undefined && !instanceType.isUnresolved) {
+        problems.add(`engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; `
+          + `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`);
+      }
+      return;
+    }
+    if (gpus === undefined || !isKnownInteger(tp) || tp < 1) return;
+    if (gpus % tp !== 0) {
+      problems.add(`engine.tensorParallelSize must divide the ${gpus} GPUs of ${instanceType.name} (got ${tp})`);
+      return;
+    }
+    const used = tp * extraParallelism(engine);
+    if (used > gpus) {
+      problems.add(`engine tensor × data × pipeline parallel size must be at most the ${gpus} GPUs of ${instanceType.name} (got ${used})`);
+    }
+  }
+
+  private warnAboutDoubtfulSettings(
+    props: PrefixAwareLlmEndpointProps,
+    resolved: { instanceType: InstanceType; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
+  ): void {
+    const { instanceType, routing, engine, deployment } = resolved;
+    const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
+
+    if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
+      warn(PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED,
+        'engine.enablePrefixCaching is false under PREFIX_AWARE routing: requests are kept on the instance that served their prefix, '
+        + 'but no instance keeps a prefix cache, so affinity only costs load balance.');
+    }
+    if (props.model.resolvesSecretIntoEnvironment) {
+      warn(PrefixAwareLlmWarnings.HF_TOKEN_IN_MODEL_ENVIRONMENT,
+        'The Hugging Face token is a CloudFormation dynamic reference: not in the template, but resolved at deploy time into the '
+        + 'SageMaker model environment (HF_TOKEN), readable by anyone allowed sagemaker:DescribeModel. For production, stage the '
+        + 'weights in S3 and use ModelSource.s3().');
+    }
+    const gpus = instanceType.gpuCount;
+    if (gpus !== undefined && isKnownInteger(this.tensorParallelSize)) {
+      const used = this.tensorParallelSize * extraParallelism(engine);
+      if (used < gpus && gpus % this.tensorParallelSize === 0) {
+        warn(PrefixAwareLlmWarnings.UNUSED_GPUS,
+          `vLLM uses ${used} of the ${gpus} GPUs of ${instanceType.name}; set engine.extraArgs['data-parallel-size'] to `
+          + `${gpus / this.tensorParallelSize} to serve ${gpus / this.tensorParallelSize} replicas per instance, or pick a smaller instance type.`);
+      }
+    }
+    const maxModelLen = engine.maxModelLen;
+    if (routing.isPrefixAware && isKnownInteger(maxModelLen) && isKnownInteger(routing.prefixLength)
+        && routing.prefixLength > maxModelLen * CHARS_PER_TOKEN) {
+      warn(PrefixAwareLlmWarnings.PREFIX_LONGER_THAN_CONTEXT,
+        `routing.prefixLength ${routing.prefixLength} (≈ ${Math.ceil(routing.prefixLength / CHARS_PER_TOKEN)} tokens) is longer than `
+        + `engine.maxModelLen ${maxModelLen} tokens: every key is the whole prompt, so a follow-up turn never matches the key of the turn `
+        + 'before it; choose a prefixLength that covers the shared prefix, not the whole prompt.');
+    }
+    const maxNumSeqs = engine.maxNumSeqs;
+    if (routing.isPrefixAware && isKnownInteger(maxNumSeqs) && isKnownInteger(routing.concurrencyThreshold)
+        && routing.concurrencyThreshold > maxNumSeqs) {
+      warn(PrefixAwareLlmWarnings.THRESHOLD_ABOVE_MAX_NUM_SEQS,
+        `routing.concurrencyThreshold ${routing.concurrencyThreshold} is above engine.maxNumSeqs ${maxNumSeqs}: requests queue inside `
+        + 'vLLM before SageMaker spills them to another instance.');
+    }
+    if (!deployment.usesDefaultAlarms && deployment.extraAlarms.length === 0) {
+      warn(PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
+        'The deployment policy has no alarms: a broken update is not rolled back automatically.');
+    }
+  }
+}
+
+function validateMetricsConfig(config: EndpointMetricsConfig | undefined, problems: ProblemCollector): void {
+  const frequency = config?.publishFrequency;
+  if (!frequency || frequency.isUnresolved()) return;
+  const seconds = frequency.toSeconds({ integral: false });
+  if (!METRIC_PUBLISH_FREQUENCIES_SECONDS.includes(seconds)) {
+    problems.add(`metricsConfig.publishFrequency must be one of ${METRIC_PUBLISH_FREQUENCIES_SECONDS.join(', ')} seconds (got ${seconds})`);
+  }
+}
+
+function renderMetricsConfig(config: EndpointMetricsConfig | undefined): sagemaker.CfnEndpointConfig.MetricsConfigProperty | undefined {
+  if (!config) return undefined;
+  const rendered = {
+    enableEnhancedMetrics: config.enhancedMetrics,
+    enableDetailedObservability: config.detailedObservability,
+    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency),
+  };
+  return Object.values(rendered).some((v) => v !== undefined) ? rendered : undefined;
+}
+
+/** One of `PrefixAwareLlmWarnings`. */
+export type PrefixAwareLlmWarningId = (typeof PrefixAwareLlmWarnings)[keyof typeof PrefixAwareLlmWarnings];

@@ -1,0 +1,141 @@
+import { Token } from 'aws-cdk-lib';
+import { MODEL_MOUNT_PATH, ModelSourceConfig } from '../model-source';
+import { EngineEnvConvention, VllmEngineOptions } from '../vllm-engine-options';
+import { ProblemCollector, show } from './validation';
+
+/** Flags that have a first-class option and so may not be set through `extraArgs`. */
+const RESERVED_FLAGS: Readonly<Record<string, string>> = {
+  'model': 'model',
+  'port': 'the container contract (port 8080)',
+  'host': 'the container contract',
+  'revision': 'model revision option',
+  'tensor-parallel-size': 'engine.tensorParallelSize',
+  'max-model-len': 'engine.maxModelLen',
+  'gpu-memory-utilization': 'engine.gpuMemoryUtilization',
+  'max-num-seqs': 'engine.maxNumSeqs',
+  'enable-prefix-caching': 'engine.enablePrefixCaching',
+  'no-enable-prefix-caching': 'engine.enablePrefixCaching',
+  'served-model-name': 'engine.servedModelName',
+};
+
+/** vLLM flag names: lower-case words joined by single dashes. */
+const FLAG_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/** SageMaker limits container environment keys and values to 1024 characters and the map to 100 entries. */
+export const MAX_ENV_VALUE_LENGTH = 1024;
+export const MAX_ENV_ENTRIES = 100;
+
+/** `max-num-batched-tokens` → `MAX_NUM_BATCHED_TOKENS`. */
+export function envSuffixForFlag(flag: string): string {
+  return flag.toUpperCase().replace(/-/g, '_');
+}
+
+/** The product of the parallelism flags in `extraArgs` other than tensor parallelism (data × pipeline). */
+export function extraParallelism(options: VllmEngineOptions): number {
+  let product = 1;
+  for (const flag of ['data-parallel-size', 'pipeline-parallel-size']) {
+    const value = options.extraArgs?.[flag];
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0) product *= value;
+  }
+  return product;
+}
+
+/** Checks engine options that do not depend on the instance or routing. */
+export function validateEngineOptions(options: VllmEngineOptions, convention: EngineEnvConvention, problems: ProblemCollector): void {
+  problems.integerAtLeast('engine.tensorParallelSize', options.tensorParallelSize, 1);
+  problems.integerAtLeast('engine.maxModelLen', options.maxModelLen, 1);
+  problems.integerAtLeast('engine.maxNumSeqs', options.maxNumSeqs, 1);
+  const util = options.gpuMemoryUtilization;
+  if (util !== undefined && !Token.isUnresolved(util) && !(util > 0 && util <= 1)) {
+    problems.add(`engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got ${util})`);
+  }
+  const served = options.servedModelName;
+  if (served !== undefined && !Token.isUnresolved(served) && served.trim() === '') {
+    problems.add("engine.servedModelName must not be empty (got '')");
+  }
+  for (const [flag, value] of Object.entries(options.extraArgs ?? {})) {
+    const name = `engine.extraArgs['${flag}']`;
+    if (!FLAG_NAME.test(flag)) {
+      problems.add(`${name}: flag names must be lower-case words joined by '-', without leading dashes (got ${show(flag)})`);
+      continue;
+    }
+    const reserved = RESERVED_FLAGS[flag];
+    if (reserved) {
+      problems.add(`${name} is set by ${reserved}; set it there instead (got ${show(value)})`);
+      continue;
+    }
+    if (typeof value === 'number' && !Token.isUnresolved(value) && !Number.isFinite(value)) {
+      problems.add(`${name} must be a finite number (got ${value})`);
+    }
+    if (value === false && convention === EngineEnvConvention.SM_VLLM) {
+      problems.add(`${name} is false, which the vLLM DLC drops without a trace; use { 'no-${flag}': true } to turn a default-on flag off (got false)`);
+    }
+    if (typeof value === 'string' && !Token.isUnresolved(value) && value.length > MAX_ENV_VALUE_LENGTH) {
+      problems.add(`${name} must be at most ${MAX_ENV_VALUE_LENGTH} characters (got ${value.length})`);
+    }
+  }
+}
+
+/** Everything the environment is rendered from. */
+export interface EngineEnvironmentInput {
+  readonly convention: EngineEnvConvention;
+  readonly model: ModelSourceConfig;
+  readonly options: VllmEngineOptions;
+  /** Resolved tensor parallel size (the option or the instance's GPU count). */
+  readonly tensorParallelSize: number;
+}
+
+function text(value: string | number | boolean): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
+/** The container environment for one image convention. Keys are sorted, so templates diff cleanly. */
+export function renderEngineEnvironment(input: EngineEnvironmentInput): Record<string, string> {
+  const env = input.convention === EngineEnvConvention.LMI ? renderLmi(input) : renderDlc(input);
+  return Object.fromEntries(Object.entries(env).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function renderDlc({ model, options, tensorParallelSize }: EngineEnvironmentInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  const put = (flag: string, value: string | number | boolean | undefined) => {
+    if (value !== undefined) env[`SM_VLLM_${envSuffixForFlag(flag)}`] = text(value);
+  };
+  put('model', model.huggingFaceModelId ?? MODEL_MOUNT_PATH);
+  put('revision', model.huggingFaceRevision);
+  put('tensor-parallel-size', tensorParallelSize);
+  put('max-model-len', options.maxModelLen);
+  put('gpu-memory-utilization', options.gpuMemoryUtilization);
+  put('max-num-seqs', options.maxNumSeqs);
+  put('served-model-name', options.servedModelName);
+  // The DLC renders `true` as a bare flag and drops `false`; vLLM turns prefix caching on by default, so turning
+  // it off needs the negative flag.
+  if (options.enablePrefixCaching ?? true) put('enable-prefix-caching', true);
+  else put('no-enable-prefix-caching', true);
+  for (const [flag, value] of Object.entries(options.extraArgs ?? {})) put(flag, value);
+  if (model.huggingFaceToken !== undefined) env.HF_TOKEN = model.huggingFaceToken;
+  return env;
+}
+
+function renderLmi({ model, options, tensorParallelSize }: EngineEnvironmentInput): Record<string, string> {
+  const env: Record<string, string> = {
+    // LMI's vLLM async engine (OpenAI-compatible chat on /invocations); fail fast so SageMaker sees a failed start.
+    OPTION_ASYNC_MODE: 'true',
+    OPTION_ROLLING_BATCH: 'disable',
+    OPTION_ENTRYPOINT: 'djl_python.lmi_vllm.vllm_async_service',
+    SERVING_FAIL_FAST: 'true',
+    HF_MODEL_ID: model.huggingFaceModelId ?? MODEL_MOUNT_PATH,
+  };
+  const put = (name: string, value: string | number | boolean | undefined) => {
+    if (value !== undefined) env[`OPTION_${name}`] = text(value);
+  };
+  if (model.huggingFaceRevision !== undefined) env.HF_REVISION = model.huggingFaceRevision;
+  put('TENSOR_PARALLEL_DEGREE', tensorParallelSize);
+  put('MAX_MODEL_LEN', options.maxModelLen);
+  put('GPU_MEMORY_UTILIZATION', options.gpuMemoryUtilization);
+  put('MAX_ROLLING_BATCH_SIZE', options.maxNumSeqs);
+  put('SERVED_MODEL_NAME', options.servedModelName);
+  put('ENABLE_PREFIX_CACHING', options.enablePrefixCaching ?? true);
+  for (const [flag, value] of Object.entries(options.extraArgs ?? {})) put(envSuffixForFlag(flag), value);
+  if (model.huggingFaceToken !== undefined) env.HF_TOKEN = model.huggingFaceToken;
+  return env;
+}

@@ -1,0 +1,224 @@
+import { Aws, aws_ecr as ecr, aws_iam as iam, CfnMapping, Stack, Token } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { dlcAccountFor, DLC_ACCOUNT_BY_REGION } from './private/dlc-accounts';
+import { grantScoped } from './private/grants';
+import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
+import { ProblemCollector, show } from './private/validation';
+import { EngineEnvConvention } from './vllm-engine-options';
+
+/** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
+export class InferenceAmiVersion {
+  /** Amazon Linux 2023, NVIDIA driver 580, CUDA 13.0: required by CUDA 13 images (vLLM DLC v2.x, LMI `-cu130`). */
+  public static readonly AL2023_GPU_4_1 = 'al2023-ami-sagemaker-inference-gpu-4-1';
+  /** Amazon Linux 2, NVIDIA driver 550, CUDA 12.4 (vLLM DLC v1.x). */
+  public static readonly AL2_GPU_3_1 = 'al2-ami-sagemaker-inference-gpu-3-1';
+  /** Amazon Linux 2, NVIDIA driver 535, CUDA 12.2. */
+  public static readonly AL2_GPU_2_1 = 'al2-ami-sagemaker-inference-gpu-2-1';
+  /** Amazon Linux 2, NVIDIA driver 535, CUDA 12.2. */
+  public static readonly AL2_GPU_2 = 'al2-ami-sagemaker-inference-gpu-2';
+
+  private constructor() {}
+}
+
+/** Options of `VllmImage.dlc()`. */
+export interface DlcImageOptions {
+  /**
+   * Image tag in the `vllm` repository. Tags `server-sagemaker-cuda-v2…` select `InferenceAmiVersion.AL2023_GPU_4_1`
+   * and `-v1…` `AL2_GPU_3_1`; any other tag needs `inferenceAmiVersion`, or runs on SageMaker's default AMI.
+   *
+   * @default VllmImage.DLC_DEFAULT_TAG
+   */
+  readonly tag?: string;
+
+  /** @default - derived from the tag, see `tag` */
+  readonly inferenceAmiVersion?: string;
+}
+
+/** Options of `VllmImage.lmi()`. */
+export interface LmiImageOptions {
+  /**
+   * Image tag in the `djl-inference` repository. Tags ending in `-cu13x` select `InferenceAmiVersion.AL2023_GPU_4_1`;
+   * others run on SageMaker's default AMI unless `inferenceAmiVersion` is given.
+   *
+   * @default VllmImage.LMI_DEFAULT_TAG
+   */
+  readonly tag?: string;
+
+  /** @default - derived from the tag, see `tag` */
+  readonly inferenceAmiVersion?: string;
+}
+
+/** Options of `VllmImage.fromEcrRepository()`. */
+export interface EcrImageOptions {
+  /**
+   * How the image reads engine settings. An image built `FROM` the vLLM DLC keeps `SM_VLLM`.
+   *
+   * @default EngineEnvConvention.SM_VLLM
+   */
+  readonly convention?: EngineEnvConvention;
+
+  /** @default - SageMaker's default host AMI */
+  readonly inferenceAmiVersion?: string;
+}
+
+/** What an image contributes once bound. */
+export interface VllmImageConfig {
+  /** Full image URI, possibly with CloudFormation tokens. */
+  readonly imageUri: string;
+  /** Environment convention for engine settings. */
+  readonly convention: EngineEnvConvention;
+  /** Host AMI, when the image needs a specific one. */
+  readonly inferenceAmiVersion?: string;
+}
+
+/** The container image that runs vLLM. */
+export abstract class VllmImage {
+  /**
+   * Pinned tag of the AWS vLLM DLC for SageMaker (Amazon Linux 2023 "server" image): v2.3 = vLLM 0.27.0,
+   * CUDA 13.0. The minor tag receives AWS security patches; pass `tag` to pin differently.
+   */
+  public static readonly DLC_DEFAULT_TAG = 'server-sagemaker-cuda-v2.3';
+
+  /** Pinned tag of the LMI container: DJL Serving 0.36.0, LMI 28.0.0 (vLLM 0.26.0), CUDA 13.0. */
+  public static readonly LMI_DEFAULT_TAG = '0.36.0-lmi28.0.0-cu130';
+
+  /** Repository of the vLLM DLC in the AWS DLC registries. */
+  public static readonly DLC_REPOSITORY = 'vllm';
+
+  /** Repository of LMI in the AWS DLC registries. */
+  public static readonly LMI_REPOSITORY = 'djl-inference';
+
+  /**
+   * The AWS vLLM Deep Learning Container for SageMaker (`SM_VLLM_*` settings), pulled from the DLC registry of
+   * the stack's region. For an environment-agnostic stack the registry account comes from a CloudFormation
+   * mapping resolved at deploy time.
+   */
+  public static dlc(options: DlcImageOptions = {}): VllmImage {
+    const tag = options.tag ?? VllmImage.DLC_DEFAULT_TAG;
+    return new DlcRegistryImage(VllmImage.DLC_REPOSITORY, tag, EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion ?? dlcAmiFor(tag));
+  }
+
+  /** AWS Large Model Inference (djl-inference) with its vLLM engine (`OPTION_*` settings). */
+  public static lmi(options: LmiImageOptions = {}): VllmImage {
+    const tag = options.tag ?? VllmImage.LMI_DEFAULT_TAG;
+    return new DlcRegistryImage(VllmImage.LMI_REPOSITORY, tag, EngineEnvConvention.LMI, options.inferenceAmiVersion ?? lmiAmiFor(tag));
+  }
+
+  /**
+   * Your own image in ECR, e.g. one built `FROM` the vLLM DLC. The execution role may pull from this repository
+   * only; a repository in another account must also allow the role in its repository policy.
+   */
+  public static fromEcrRepository(repository: ecr.IRepository, tag: string = 'latest', options: EcrImageOptions = {}): VllmImage {
+    return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion);
+  }
+
+  /** How the image reads engine settings. */
+  public abstract readonly convention: EngineEnvConvention;
+
+  /** @internal */
+  public abstract _validate(scope: Construct, problems: ProblemCollector): void;
+
+  /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
+  public abstract bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig;
+}
+
+/** `server-sagemaker-cuda-v2.3` → CUDA 13 AMI; `-v1.x` → CUDA 12 AMI. */
+function dlcAmiFor(tag: string): string | undefined {
+  const match = /^server-sagemaker-cuda-v(\d+)(\.|$)/.exec(tag);
+  if (!match) return undefined;
+  return Number(match[1]) >= 2 ? InferenceAmiVersion.AL2023_GPU_4_1 : InferenceAmiVersion.AL2_GPU_3_1;
+}
+
+/** `...-cu130` → CUDA 13 AMI. */
+function lmiAmiFor(tag: string): string | undefined {
+  return /-cu13\d$/.test(tag) ? InferenceAmiVersion.AL2023_GPU_4_1 : undefined;
+}
+
+const ECR_TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+function validateTag(tag: string, problems: ProblemCollector): void {
+  if (Token.isUnresolved(tag)) return;
+  if (!ECR_TAG.test(tag)) problems.add(`image.tag must be a valid image tag (letters, digits, '_', '.', '-'; at most 128) (got ${show(tag)})`);
+}
+
+function grantPull(grantee: iam.IGrantable, repositoryArn: string): void {
+  grantScoped(grantee, { actions: ECR_PULL_ACTIONS, resources: [repositoryArn] });
+  grantScoped(grantee, {
+    actions: ECR_AUTH_ACTIONS,
+    resources: ['*'],
+    wildcardReason: 'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
+  });
+}
+
+/** Id of the stack-wide region → DLC account mapping. */
+const DLC_MAPPING_ID = 'PrefixAwareLlmDlcAccounts';
+
+/** The DLC registry account for the stack: a literal when the region is known, else a mapping lookup. */
+function dlcAccount(scope: Construct): string {
+  const stack = Stack.of(scope);
+  if (!Token.isUnresolved(stack.region)) {
+    const account = dlcAccountFor(stack.region);
+    if (!account) throw new Error(`no AWS DLC registry known for region ${stack.region}`);
+    return account;
+  }
+  const mapping = (stack.node.tryFindChild(DLC_MAPPING_ID) as CfnMapping | undefined)
+    ?? new CfnMapping(stack, DLC_MAPPING_ID, {
+      mapping: Object.fromEntries(Object.entries(DLC_ACCOUNT_BY_REGION).map(([region, account]) => [region, { account }])),
+    });
+  return mapping.findInMap(Aws.REGION, 'account');
+}
+
+class DlcRegistryImage extends VllmImage {
+  constructor(
+    private readonly repositoryName: string,
+    public readonly tag: string,
+    public readonly convention: EngineEnvConvention,
+    private readonly inferenceAmiVersion: string | undefined,
+  ) {
+    super();
+  }
+
+  public _validate(scope: Construct, problems: ProblemCollector): void {
+    validateTag(this.tag, problems);
+    const region = Stack.of(scope).region;
+    if (!Token.isUnresolved(region) && dlcAccountFor(region) === undefined) {
+      problems.add(`image: no AWS Deep Learning Containers registry is known for region ${region}; use VllmImage.fromEcrRepository() with a copy of the image (got region ${show(region)})`);
+    }
+  }
+
+  public bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig {
+    const stack = Stack.of(scope);
+    const account = dlcAccount(scope);
+    const repositoryArn = stack.formatArn({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName });
+    grantPull(grantee, repositoryArn);
+    return {
+      imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}`,
+      convention: this.convention,
+      inferenceAmiVersion: this.inferenceAmiVersion,
+    };
+  }
+}
+
+class OwnRepositoryImage extends VllmImage {
+  constructor(
+    private readonly repository: ecr.IRepository,
+    public readonly tag: string,
+    public readonly convention: EngineEnvConvention,
+    private readonly inferenceAmiVersion: string | undefined,
+  ) {
+    super();
+  }
+
+  public _validate(_scope: Construct, problems: ProblemCollector): void {
+    validateTag(this.tag, problems);
+  }
+
+  public bind(_scope: Construct, grantee: iam.IGrantable): VllmImageConfig {
+    grantPull(grantee, this.repository.repositoryArn);
+    return {
+      imageUri: this.repository.repositoryUriForTag(this.tag),
+      convention: this.convention,
+      inferenceAmiVersion: this.inferenceAmiVersion,
+    };
+  }
+}
