@@ -1,5 +1,5 @@
 import type { BenchmarkReport } from './report-model';
-import { ceilingRows, comparisonTable, instanceTable, summaryTable, type Table } from './report-table';
+import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
 import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
 
 export interface HtmlOptions {
@@ -18,12 +18,15 @@ code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; back
 .table-wrap { overflow-x: auto; background: #fff; border: 1px solid #dde1e6; border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 6px 10px; border-bottom: 1px solid #eceef1; white-space: nowrap; text-align: left; }
-th { background: #f0f2f5; font-weight: 600; font-size: 12px; }
+td:first-child { white-space: normal; min-width: 160px; max-width: 340px; }
+h3 { font-size: 14px; margin: 16px 0 6px; color: #374151; }
+th { background: #f0f2f5; font-weight: 600; font-size: 12px; white-space: normal; vertical-align: bottom; }
 td.num, th.num { text-align: right; }
 tr:last-child td { border-bottom: none; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
-.card { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 8px; }
+.card { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 8px; flex: 0 1 auto; min-width: 0; }
+.card svg { display: block; max-width: 100%; height: auto; }
 .better { color: #0a7a3d; } .worse { color: #b42318; }
 ul.notes { margin: 0; padding-left: 20px; }
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 10px 14px; }
@@ -38,7 +41,6 @@ svg .guide { stroke: #9ca3af; stroke-width: 1; stroke-dasharray: 4 3; }
 svg .axis { stroke: #6b7280; stroke-width: 1; }
 svg .reference { stroke: #111827; stroke-width: 1.2; stroke-dasharray: 5 4; }
 svg .marker { stroke: #111827; stroke-width: 2; }
-svg .legend { fill: #ffffff; fill-opacity: 0.92; stroke: #d1d5db; }
 svg .legend-text { font-size: 12px; }
 `;
 
@@ -82,7 +84,14 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   );
   body.push(`<p class="meta">Workload <code>${escapeXml(report.workload.spec)}</code></p>`);
 
-  body.push('<h2>Results</h2>', htmlTable(summaryTable(report), { swatches: colors }));
+  const summary = summaryTable(report);
+  body.push(
+    '<h2>Results</h2>',
+    '<h3>Latency</h3>',
+    htmlTable(selectColumns(summary, LATENCY_COLUMNS), { swatches: colors }),
+    '<h3>Cache, throughput, load and routing cost</h3>',
+    htmlTable(selectColumns(summary, CACHE_LOAD_COLUMNS), { swatches: colors }),
+  );
   body.push(
     '<p class="meta">TTFT and E2E are client-side, over successful requests sent in the measured window. Hit rate = Σ cached prompt tokens ÷ Σ prompt tokens (engine usage); Prometheus = Δ vllm:prefix_cache_hits ÷ Δ vllm:prefix_cache_queries; “of fleet ceiling” = hit rate ÷ fleet ceiling. Percentiles interpolate linearly between closest ranks.</p>',
   );
@@ -96,13 +105,13 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
 
   body.push('<h2>Time to first token</h2>', '<div class="charts">');
   for (const scale of scales) {
-    body.push(`<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token' })}</div>`);
+    body.push(`<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`);
   }
   body.push('</div>');
 
   body.push('<h2>Per-instance load</h2>', '<div class="charts">');
   report.strategies.forEach((s, i) => {
-    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]! })}</div>`);
+    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540 })}</div>`);
   });
   body.push('</div>');
   body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));

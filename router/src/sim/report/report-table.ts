@@ -68,6 +68,19 @@ export function summaryTable(report: BenchmarkReport): Table {
   };
 }
 
+/** A table keeping only some columns (by index), e.g. to split the wide summary for a page. */
+export function selectColumns(table: Table, columns: readonly number[]): Table {
+  return {
+    header: columns.map((c) => table.header[c]!),
+    rows: table.rows.map((row) => columns.map((c) => row[c]!)),
+    numeric: columns.map((c) => table.numeric[c]!),
+  };
+}
+
+/** Column indexes of the summary's latency part and of its cache, throughput and load part (both keep the strategy). */
+export const LATENCY_COLUMNS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
+export const CACHE_LOAD_COLUMNS = [0, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19] as const;
+
 export const COMPARISON_COLUMNS = ['strategy', 'TTFT P50', 'TTFT P90', 'TTFT P99', 'E2E P50', 'hit rate', 'output tok/s', 'req/s'] as const;
 
 function comparisonRow(c: Comparison): string[] {
@@ -87,13 +100,13 @@ export function comparisonTable(report: BenchmarkReport): Table {
   return { header: COMPARISON_COLUMNS, rows: report.comparisons.map(comparisonRow), numeric: COMPARISON_COLUMNS.map((_, i) => i > 0) };
 }
 
-/** Instances as rows, strategies as columns: request share and mean/max in-flight. */
+/** Instances as rows (numbered #1… as the charts label them), strategies as columns: request share and mean/max in-flight. */
 export function instanceTable(report: BenchmarkReport): Table {
   const ids: string[] = [];
   for (const s of report.strategies) for (const i of s.instances) if (!ids.includes(i.id)) ids.push(i.id);
   const header = ['instance', ...report.strategies.map((s) => s.label)];
-  const rows = ids.map((id) => [
-    id,
+  const rows = ids.map((id, position) => [
+    `#${position + 1} ${id}`,
     ...report.strategies.map((s) => {
       const i = s.instances.find((x) => x.id === id);
       return i === undefined ? '—' : `${formatPercent(i.share)} · ${i.meanInFlight.toFixed(1)} / ${i.maxInFlight}`;

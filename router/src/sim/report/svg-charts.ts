@@ -74,8 +74,9 @@ export interface CdfChartOptions {
  */
 export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
   const width = options.width ?? 760;
-  const height = options.height ?? 380;
-  const m = { left: 56, right: 20, top: 36, bottom: 48 };
+  const legendH = 8 + 18 * series.length;
+  const height = (options.height ?? 380) + legendH;
+  const m = { left: 56, right: 24, top: 36, bottom: 48 + legendH };
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const values = series.flatMap((s) => s.points.map((p) => p.value));
@@ -93,9 +94,12 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     hi = Math.max(Math.pow(10, Math.ceil(Math.log10(hi))), lo * 10);
     ticks = logTicks(lo, hi);
   } else {
-    ticks = linearTicks(0, hi > 0 ? hi : 1);
-    hi = ticks[ticks.length - 1]! < hi ? hi : ticks[ticks.length - 1]!;
     if (!(hi > 0)) hi = 1;
+    ticks = linearTicks(0, hi);
+    // End the axis on a tick: one step past the last tick when the data goes beyond it.
+    const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : hi;
+    if (ticks[ticks.length - 1]! < hi) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
+    hi = ticks[ticks.length - 1]!;
   }
   const x = (v: number): number =>
     m.left + (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) * plotW;
@@ -122,7 +126,7 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
   parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(
-    `<text x="${m.left + plotW / 2}" y="${height - 8}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}${log ? ' (log scale)' : ''}</text>`,
+    `<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}${log ? ' (log scale)' : ''}</text>`,
   );
   parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">fraction of requests</text>`);
 
@@ -138,20 +142,18 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
   }
 
-  // Legend, bottom right inside the plot (CDFs end top right, so the lower right is mostly empty).
-  const legendW = Math.min(plotW - 10, 12 + 7 * Math.max(...series.map((s) => s.label.length), 4) + 24);
-  const legendH = 8 + 18 * series.length;
-  const lx = m.left + plotW - legendW - 8;
-  const ly = m.top + plotH - legendH - 8;
-  parts.push(`<rect x="${r(lx)}" y="${r(ly)}" width="${r(legendW)}" height="${legendH}" class="legend"/>`);
+  // Legend below the axis label, one entry per line: never covers a curve, whatever their shapes.
   series.forEach((s, i) => {
-    const yy = ly + 16 + 18 * i;
-    parts.push(`<line x1="${r(lx + 8)}" x2="${r(lx + 28)}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-    parts.push(`<text x="${r(lx + 34)}" y="${r(yy)}" class="legend-text">${escapeXml(s.label)}</text>`);
+    const yy = height - legendH + 14 + 18 * i;
+    parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
+    parts.push(`<text x="${m.left + 30}" y="${r(yy)}" class="legend-text">${escapeXml(s.label)}</text>`);
   });
   parts.push('</svg>');
   return parts.join('');
 }
+
+/** Approximate width of one character of an 11px tick label. */
+const TICK_CHAR_WIDTH = 6.5;
 
 export interface InstanceBarsOptions {
   readonly title: string;
@@ -176,7 +178,7 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
   );
-  parts.push(`<text x="${m.left}" y="18" class="chart-title">${escapeXml(options.title)}</text>`);
+  parts.push(`<text x="${m.left}" y="18" class="chart-title">${escapeXml(truncate(options.title, Math.floor((width - m.left) / 9)))}<title>${escapeXml(options.title)}</title></text>`);
 
   const panel = (
     left: number,
@@ -188,7 +190,9 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
     reference?: number,
   ): void => {
     const ticks = linearTicks(0, maxValue > 0 ? maxValue : 1, 4);
-    const top = Math.max(ticks[ticks.length - 1]!, maxValue, 1e-9);
+    const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : maxValue;
+    if (ticks[ticks.length - 1]! < maxValue) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
+    const top = Math.max(ticks[ticks.length - 1]!, 1e-9);
     const y = (v: number): number => m.top + (1 - v / top) * plotH;
     parts.push(`<text x="${r(left)}" y="${m.top - 8}" class="panel-title">${escapeXml(caption)}</text>`);
     for (const t of ticks) {
@@ -197,6 +201,13 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
     }
     const slot = panelW / n;
     const barW = Math.max(2, Math.min(48, slot * 0.7));
+    // Instance labels: short names when they fit the slot, else positions (#1…), thinned out when crowded.
+    const names = instances.map((inst, i) => shortInstanceName(inst.id, i));
+    const fits = (texts: readonly string[]): boolean => texts.every((t) => t.length * TICK_CHAR_WIDTH <= slot * 0.95);
+    const positions = instances.map((_, i) => `#${i + 1}`);
+    const labels = fits(names) ? names : positions;
+    const widest = Math.max(...labels.map((t) => t.length), 1) * TICK_CHAR_WIDTH;
+    const labelEvery = Math.ceil(widest / (slot * 0.95));
     instances.forEach((inst, i) => {
       const cx = left + slot * (i + 0.5);
       const v = value(inst);
@@ -207,8 +218,8 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
         const mv = marker(inst);
         parts.push(`<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`);
       }
-      if (n <= 16) {
-        parts.push(`<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(shortInstanceName(inst.id, i))}</text>`);
+      if (labelEvery > 0 && i % labelEvery === 0) {
+        parts.push(`<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(labels[i]!)}</text>`);
       }
     });
     if (reference !== undefined) {
@@ -218,19 +229,24 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
   };
 
   const maxShare = Math.max(...instances.map((i) => i.share), 1 / n);
-  panel(m.left, 'request share (dashed: even share)', maxShare, (v) => `${Math.round(v * 1000) / 10}%`, (i) => i.share, undefined, 1 / n);
+  panel(m.left, 'request share (dashed: even)', maxShare, (v) => `${Math.round(v * 1000) / 10}%`, (i) => i.share, undefined, 1 / n);
   const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1);
   panel(
     m.left + panelW + gap + 36,
-    'in-flight: time-weighted mean (bar), max (tick)',
+    'in flight: mean (bar), max (tick)',
     maxInFlight,
     (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1)),
     (i) => i.meanInFlight,
     (i) => i.maxInFlight,
   );
-  parts.push(`<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance</text>`);
+  parts.push(`<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance (numbered as in the table)</text>`);
   parts.push('</svg>');
   return parts.join('');
+}
+
+/** `text` cut to `max` characters with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
 }
 
 /** A short axis label for an instance id: the port of a URL, else a trimmed id, else its position. */

@@ -54,7 +54,7 @@ if (require.main === module) {
   const pct = (x: number | null): string => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);
   console.log('| groups | requests | random | group-affine | fleet ceiling | ideal |');
   console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const groups of groupCounts.length > 0 ? groupCounts : [100, 200, 400, 650, 900, 1300, 2000]) {
+  for (const groups of groupCounts.length > 0 ? groupCounts : [200, 400, 500, 550, 600, 650, 700, 900, 1400]) {
     const row = sizeLongContext(groups);
     console.log(`| ${groups} | ${row.requests} | ${pct(row.randomHitRate)} | ${pct(row.affineHitRate)} | ${pct(row.fleetHitRate)} | ${pct(row.idealHitRate)} |`);
   }

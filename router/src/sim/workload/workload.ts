@@ -21,7 +21,7 @@ export interface Workload {
   /** Requests the workload will yield: exact when `expectedRequestsExact`, else an estimate (Poisson). */
   readonly expectedRequests: number;
   readonly expectedRequestsExact: boolean;
-  /** One line for humans, e.g. "650 groups × 7,000 shared + ~1,000 unique tokens, uniform popularity". */
+  /** One line for humans, e.g. "550 groups × 7000 shared + 900–1100 unique tokens, uniform group popularity". */
   readonly description: string;
   /** Things a reader of the report must know, e.g. trace lines skipped on request. */
   readonly notes: readonly string[];

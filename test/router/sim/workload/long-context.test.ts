@@ -79,9 +79,9 @@ describe('when generating the long-context workload', () => {
     expect(new Set(requests.map((r) => r.id)).size).toBe(requests.length);
   });
 
-  test('GIVEN the default options THEN prompts are about 8,000 tokens with a 7,000-token shared prefix, 650 groups, 6 req/s for an hour', () => {
+  test('GIVEN the default options THEN prompts are about 8,000 tokens with a 7,000-token shared prefix, 550 groups, 6 req/s for an hour', () => {
     const workload = longContextWorkload();
-    expect(workload.parameters).toMatchObject({ groups: 650, prefixTokens: 7000, suffixTokens: '900..1100', rate: 6, duration: 3600 });
+    expect(workload.parameters).toMatchObject({ groups: 550, prefixTokens: 7000, suffixTokens: '900..1100', rate: 6, duration: 3600 });
     expect(workload.expectedRequests).toBe(21600);
     const [first] = take(workload.requests(), 1);
     const chars = chat(first!).messages.reduce((s, m) => s + m.content.length, 0);

@@ -106,6 +106,6 @@ describe('when parsing a workload spec', () => {
 
   test('GIVEN every workload kind THEN its options can be listed for --help', () => {
     for (const kind of WORKLOAD_KINDS) expect(describeWorkloadOptions(kind)).toMatch(/default/);
-    expect(describeWorkloadOptions('long-context')).toContain('groups — distinct shared prefixes; an integer between 1 and 1000000; default 650');
+    expect(describeWorkloadOptions('long-context')).toContain('groups — distinct shared prefixes; an integer between 1 and 1000000; default 550');
   });
 });
