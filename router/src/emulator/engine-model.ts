@@ -168,6 +168,10 @@ export interface EngineStats {
   readonly finished: number;
   readonly aborted: number;
   readonly steps: number;
+  /** Steps advanced by the decode fast path (a subset of `steps`). */
+  readonly fastForwardedSteps: number;
+  /** Σ over steps of the sequences scheduled in it (÷ steps = mean batch). */
+  readonly scheduledSequenceSteps: number;
   /** Virtual time spent executing steps. */
   readonly busyMs: number;
   /** Prompt (and recompute) tokens not yet computed, over running and waiting requests, before cache hits. */
@@ -228,12 +232,21 @@ export class EngineModel {
   private readonly waiting = new RequestQueue<Sequence>();
   private readonly live = new Map<string, Sequence>();
   private readonly scheduled: Sequence[] = [];
+  /** Fast-path scratch: [ρ] → running sequences whose first new block opens at step ρ of the stretch. */
+  private readonly opensBlockAt: Int32Array;
+  /** Admission scratch: ids of the cached blocks a waiting request matched. */
+  private readonly hitIds: Int32Array;
   /**
    * Waiting head that failed to get KV in the last executed step. Cleared when blocks are released or new
    * blocks are cached; while set, decoding alone cannot make it admissible (it only consumes free blocks and
    * evicts cached ones), which is what lets the fast path skip admission attempts.
    */
   private blockedHead: Sequence | undefined;
+  /**
+   * Set by the last executed step when every running request was left decoding (one token to compute). Only
+   * executed steps admit, prefill or preempt; aborts only remove. So while set, the batch is all-decode.
+   */
+  private allDecoding = false;
 
   private clock = 0;
   private lastSubmitMs = -Infinity;
@@ -246,6 +259,8 @@ export class EngineModel {
   private finishedCount = 0;
   private abortedCount = 0;
   private stepCount = 0;
+  private fastForwardedStepCount = 0;
+  private sequenceSteps = 0;
   private busy = 0;
 
   constructor(profile: EngineProfile, options: EngineModelOptions = {}) {
@@ -258,6 +273,8 @@ export class EngineModel {
     this.tokenEvents = options.tokenEvents ?? false;
     this.fastForward = (options.fastForward ?? true) && !this.tokenEvents;
     this.onStep = options.onStep;
+    this.opensBlockAt = new Int32Array(profile.blockTokens);
+    this.hitIds = new Int32Array(Math.ceil(profile.maxModelLen / profile.blockTokens) + 1);
   }
 
   /**
@@ -384,6 +401,8 @@ export class EngineModel {
       finished: this.finishedCount,
       aborted: this.abortedCount,
       steps: this.stepCount,
+      fastForwardedSteps: this.fastForwardedStepCount,
+      scheduledSequenceSteps: this.sequenceSteps,
       busyMs: this.busy,
       pendingPrefillTokens: pending,
     };
@@ -470,16 +489,17 @@ export class EngineModel {
         if (seq === undefined || seq.eligibleMs > start) break;
         const target = seq.promptTokens + seq.output;
         // Whole blocks only, and never the last token: its logits must be computed.
-        const matched = this.pool.matchPrefix(seq.hashes, Math.floor((target - 1) / bt));
+        const hitIds = this.hitIds;
+        const matched = this.pool.matchPrefix(seq.hashes, Math.floor((target - 1) / bt), hitIds);
         const hit = matched * bt;
         const n = Math.min(target - hit, budget);
         const newBlocks = ceilDiv(hit + n, bt) - matched;
-        if (newBlocks > this.pool.freeBlocks - this.pool.countUnreferenced(seq.hashes, matched)) {
+        if (newBlocks > this.pool.freeBlocks - this.pool.unreferencedAmong(hitIds, matched)) {
           this.blockedHead = seq;
           break;
         }
         this.waiting.popFront();
-        for (let b = 0; b < matched; b++) seq.blocks.push(this.pool.acquireCached(seq.hashes[b]));
+        for (let b = 0; b < matched; b++) seq.blocks.push(this.pool.acquire(hitIds[b]));
         for (let b = 0; b < newBlocks; b++) seq.blocks.push(this.pool.allocate());
         seq.computed = hit;
         seq.registered = matched;
@@ -499,6 +519,7 @@ export class EngineModel {
     if (scheduled.length === 0) {
       // Only reachable when every running request was just preempted: they are waiting now, admit next step.
       if (!preempted) throw new Error('engine model: step scheduled nothing without preempting (scheduler bug)');
+      this.allDecoding = false;
       return;
     }
 
@@ -522,7 +543,6 @@ export class EngineModel {
 
     // 4. Apply: tokens computed, blocks completed, tokens produced, requests finished.
     const runningInStep = this.running.length;
-    let finishedAny = false;
     for (let i = 0; i < scheduled.length; i++) {
       const seq = scheduled[i];
       seq.computed += seq.newTokens;
@@ -539,17 +559,22 @@ export class EngineModel {
       if (this.tokenEvents) events.push({ type: 'token', id: seq.id, timeMs: end, outputTokens: seq.output });
       if (seq.output === seq.maxTokens) {
         this.finish(seq, end, events);
-        finishedAny = true;
       }
     }
-    if (finishedAny) {
-      let kept = 0;
-      for (let i = 0; i < this.running.length; i++) if (this.running[i].state === RUNNING) this.running[kept++] = this.running[i];
-      this.running.length = kept;
+    let kept = 0;
+    let allDecoding = true;
+    for (let i = 0; i < this.running.length; i++) {
+      const seq = this.running[i];
+      if (seq.state !== RUNNING) continue;
+      this.running[kept++] = seq;
+      if (seq.output === 0 || seq.promptTokens + seq.output - seq.computed !== 1) allDecoding = false;
     }
+    this.running.length = kept;
+    this.allDecoding = allDecoding;
 
     this.clock = end;
     this.stepCount++;
+    this.sequenceSteps += scheduled.length;
     this.busy += duration;
     if (this.onStep) {
       this.onStep({
@@ -575,7 +600,7 @@ export class EngineModel {
   private tryFastForward(start: number, tMs: number): boolean {
     const running = this.running;
     const batch = running.length;
-    if (batch === 0 || batch > this.profile.maxNumBatchedTokens) return false;
+    if (!this.allDecoding || batch === 0 || batch > this.profile.maxNumBatchedTokens) return false;
 
     let horizon = tMs;
     const head = this.waiting.peekFront();
@@ -588,20 +613,26 @@ export class EngineModel {
     }
 
     // Same sums, in the same order, as executeStep computes for an all-decode step, so times are identical.
+    const bt = this.blockTokens;
+    const opensBlockAt = this.opensBlockAt;
+    opensBlockAt.fill(0);
     let kMax = Infinity;
     let decodeContext = 0;
     let attentionPairs = 0;
     for (let i = 0; i < batch; i++) {
       const seq = running[i];
-      if (seq.output === 0 || seq.promptTokens + seq.output - seq.computed !== 1) return false;
       const untilLast = seq.maxTokens - seq.output - 1;
       if (untilLast < kMax) kMax = untilLast;
       decodeContext += seq.computed + 1;
       attentionPairs += 1 * (seq.computed + 1 / 2);
+      // Step j computes position computed + j; it opens a block when that position is a multiple of bt.
+      opensBlockAt[(bt - (seq.computed % bt)) % bt]++;
     }
     if (kMax < 1) return false;
     kMax = this.limitByFreeBlocks(kMax);
     if (kMax < 1) return false;
+
+    let usedBlocks = this.pool.usedBlocks;
 
     let end = start;
     let k = 0;
@@ -610,8 +641,8 @@ export class EngineModel {
       const duration = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
       end = stepStart + duration;
       this.busy += duration; // per step, as executeStep adds it, so the float sums agree bit for bit
-      k++;
       if (this.onStep) {
+        usedBlocks += opensBlockAt[k % bt];
         this.onStep({
           startMs: stepStart,
           durationMs: duration,
@@ -619,14 +650,14 @@ export class EngineModel {
           scheduledSequences: batch,
           decodeSequences: batch,
           runningSequences: batch,
-          usedBlocks: this.pool.usedBlocks + this.blocksNeededFor(k),
+          usedBlocks,
           fastForwarded: true,
         });
       }
+      k++;
     }
     if (k === 0) return false;
 
-    const bt = this.blockTokens;
     for (let i = 0; i < batch; i++) {
       const seq = running[i];
       seq.computed += k;
@@ -636,21 +667,21 @@ export class EngineModel {
     }
     this.generationTokenCount += batch * k;
     this.stepCount += k;
+    this.fastForwardedStepCount += k;
+    this.sequenceSteps += batch * k;
     this.clock = end;
     return true;
   }
 
-  /** New blocks the running batch needs to decode k more tokens each. */
+  /** New blocks the batch needs for k more decode steps: sequences first opening a block at step ρ open one every bt steps. */
   private blocksNeededFor(k: number): number {
+    const bt = this.blockTokens;
     let need = 0;
-    for (const seq of this.running) {
-      const extra = ceilDiv(seq.computed + k, this.blockTokens) - seq.blocks.length;
-      if (extra > 0) need += extra;
-    }
+    for (let first = 0; first < bt && first < k; first++) need += this.opensBlockAt[first] * ceilDiv(k - first, bt);
     return need;
   }
 
-  /** Largest k ≤ kMax whose decode allocations fit in the free blocks (binary search; need is monotone). */
+  /** Largest k ≤ kMax whose decode allocations fit in the free blocks (binary search; need is monotone in k). */
   private limitByFreeBlocks(kMax: number): number {
     const free = this.pool.freeBlocks;
     if (this.blocksNeededFor(kMax) <= free) return kMax;

@@ -14,9 +14,15 @@ export function outputToken(index: number): string {
   return WORDS[index % WORDS.length];
 }
 
+const CYCLE = WORDS.join('');
+/** The word cycle repeated, grown on demand; outputs are slices of it (no per-token concatenation). */
+let repeated = CYCLE.repeat(64);
+
 /** Text of output tokens [from, to). */
 export function outputText(to: number, from = 0): string {
-  let text = '';
-  for (let i = from; i < to; i++) text += WORDS[i % WORDS.length];
-  return text;
+  if (to <= from) return '';
+  const start = (from % WORDS.length) * 4;
+  const length = (to - from) * 4;
+  while (repeated.length < start + length) repeated += repeated;
+  return repeated.slice(start, start + length);
 }

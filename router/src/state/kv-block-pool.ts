@@ -1,4 +1,5 @@
 import type { BlockHash } from './block-hash';
+import { BlockHashTable } from './block-hash-table';
 
 const NONE = -1;
 
@@ -11,8 +12,8 @@ const NONE = -1;
  *   block still carried a hash, evicts it from the map. Released blocks with a hash join the tail (they stay
  *   cached as long as possible); released blocks without one join the head (nothing is lost reusing them).
  *
- * Everything is O(1) per block: typed arrays for reference counts and a doubly linked free queue, one Map for
- * hashes. No allocation per block after construction.
+ * Everything is O(1) per block: typed arrays for reference counts and a doubly linked free queue, an
+ * open-addressing table for hashes. No allocation per block after construction.
  */
 export class KvBlockPool {
   readonly capacity: number;
@@ -23,7 +24,7 @@ export class KvBlockPool {
   private head = NONE;
   private tail = NONE;
   private freeCount = 0;
-  private readonly byHash = new Map<BlockHash, number>();
+  private readonly byHash: BlockHashTable;
   private evictionCount = 0;
 
   constructor(capacity: number) {
@@ -33,6 +34,7 @@ export class KvBlockPool {
     this.hashes = new Float64Array(capacity).fill(NONE);
     this.prev = new Int32Array(capacity).fill(NONE);
     this.next = new Int32Array(capacity).fill(NONE);
+    this.byHash = new BlockHashTable(capacity);
     for (let id = 0; id < capacity; id++) this.pushTail(id);
   }
 
@@ -56,12 +58,33 @@ export class KvBlockPool {
     return this.evictionCount;
   }
 
-  /** How many of the leading `hashes` (at most `maxBlocks`) are cached, stopping at the first miss. */
-  matchPrefix(hashes: readonly BlockHash[], maxBlocks: number): number {
+  /**
+   * How many of the leading `hashes` (at most `maxBlocks`) are cached, stopping at the first miss. With
+   * `idsOut`, also writes the matched block ids there, so admission needs one lookup per block.
+   */
+  matchPrefix(hashes: readonly BlockHash[], maxBlocks: number, idsOut?: Int32Array): number {
     const limit = Math.min(maxBlocks, hashes.length);
     let matched = 0;
-    while (matched < limit && this.byHash.has(hashes[matched])) matched++;
+    for (; matched < limit; matched++) {
+      const id = this.byHash.get(hashes[matched]);
+      if (id === NONE) break;
+      if (idsOut) idsOut[matched] = id;
+    }
     return matched;
+  }
+
+  /** How many of `ids[0..count)` are unreferenced (would leave the free queue when acquired). */
+  unreferencedAmong(ids: Int32Array, count: number): number {
+    let unreferenced = 0;
+    for (let i = 0; i < count; i++) if (this.refCounts[ids[i]] === 0) unreferenced++;
+    return unreferenced;
+  }
+
+  /** Takes a reference on a cached block by id (from `matchPrefix`'s `idsOut`, in the same admission). */
+  acquire(id: number): number {
+    if (this.refCounts[id] === 0) this.unlink(id);
+    this.refCounts[id]++;
+    return id;
   }
 
   /** Of the first `count` hashes (all cached), how many sit unreferenced in the free queue. */
@@ -69,7 +92,7 @@ export class KvBlockPool {
     let unreferenced = 0;
     for (let i = 0; i < count; i++) {
       const id = this.byHash.get(hashes[i]);
-      if (id !== undefined && this.refCounts[id] === 0) unreferenced++;
+      if (id !== NONE && this.refCounts[id] === 0) unreferenced++;
     }
     return unreferenced;
   }
@@ -77,7 +100,7 @@ export class KvBlockPool {
   /** Takes a reference on the cached block with this hash (leaving the free queue if it was free). */
   acquireCached(hash: BlockHash): number {
     const id = this.byHash.get(hash);
-    if (id === undefined) throw new Error(`block hash ${hash} is not cached`);
+    if (id === NONE) throw new Error(`block hash ${hash} is not cached`);
     if (this.refCounts[id] === 0) this.unlink(id);
     this.refCounts[id]++;
     return id;
@@ -103,9 +126,8 @@ export class KvBlockPool {
    * Returns false (and leaves the block unhashed) when another block already holds that content.
    */
   register(id: number, hash: BlockHash): boolean {
-    if (this.hashes[id] !== NONE || this.byHash.has(hash)) return false;
+    if (this.hashes[id] !== NONE || !this.byHash.setIfAbsent(hash, id)) return false;
     this.hashes[id] = hash;
-    this.byHash.set(hash, id);
     return true;
   }
 
@@ -134,7 +156,7 @@ export class KvBlockPool {
   /** Reference count of the block holding this hash (0 if free, undefined if not cached). */
   referencesOf(hash: BlockHash): number | undefined {
     const id = this.byHash.get(hash);
-    return id === undefined ? undefined : this.refCounts[id];
+    return id === NONE ? undefined : this.refCounts[id];
   }
 
   /** Throws if internal structures disagree; `expectedRefs[id]` is what callers believe they hold. */
@@ -160,7 +182,7 @@ export class KvBlockPool {
       if (hash !== NONE && this.byHash.get(hash) !== id) throw new Error(`block ${id} hash is not mapped back to it`);
     }
     if (referenced + free !== this.capacity) throw new Error('referenced + free blocks != capacity');
-    for (const [hash, id] of this.byHash) if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
+    for (const [hash, id] of this.byHash.entries()) if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
   }
 
   private pushTail(id: number): void {
