@@ -1,0 +1,178 @@
+import { Duration, aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy, TrafficShift } from '../../lib';
+import { baseProps, newStack, onlyResource, problemsFor, synth, warningsOf } from './helpers';
+
+function deploymentOf(template: Template): Record<string, any> {
+  return onlyResource(template, 'AWS::SageMaker::Endpoint').DeploymentConfig;
+}
+
+describe('when no deployment policy is given for a fleet', () => {
+  test('GIVEN 7 instances WHEN synthesized THEN rolling one instance at a time, rolling back one at a time, on the 5XX alarm', () => {
+    const { template } = synth({ instanceCount: 7 });
+    expect(deploymentOf(template)).toEqual({
+      RollingUpdatePolicy: {
+        MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 1 },
+        RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 1 },
+        WaitIntervalInSeconds: 300,
+        MaximumExecutionTimeoutInSeconds: 28800,
+      },
+      AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } }] },
+    });
+    expect(onlyResource(template, 'AWS::CloudWatch::Alarm')).toMatchObject({
+      MetricName: 'Invocation5XXErrors', Namespace: 'AWS/SageMaker', Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2,
+      TreatMissingData: 'notBreaching', ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  test('GIVEN 40 instances WHEN synthesized THEN the default batch is 2, the smallest that is 5 % of the fleet', () => {
+    const { template } = synth({ instanceCount: 40 });
+    expect(deploymentOf(template).RollingUpdatePolicy.MaximumBatchSize).toEqual({ Type: 'INSTANCE_COUNT', Value: 2 });
+  });
+});
+
+describe('when a rolling batch is at or around its limits (5–50 % of 10 instances: 1–5)', () => {
+  const rolling = (batchInstances: number) => ({ instanceCount: 10, deployment: DeploymentPolicy.rolling({ batchInstances }) });
+
+  test('GIVEN 0 (min−1) WHEN built THEN it is refused', () => {
+    expect(problemsFor(rolling(0))).toEqual(['deployment.batchInstances must be between 1 and 5 (5–50 % of 10 instances) (got 0)']);
+  });
+
+  test('GIVEN 1 (min) WHEN synthesized THEN it renders', () => {
+    expect(deploymentOf(synth(rolling(1)).template).RollingUpdatePolicy.MaximumBatchSize.Value).toBe(1);
+  });
+
+  test('GIVEN 5 (max) WHEN synthesized THEN it renders and rollback uses the same batch', () => {
+    const policy = deploymentOf(synth(rolling(5)).template).RollingUpdatePolicy;
+    expect(policy.MaximumBatchSize.Value).toBe(5);
+    expect(policy.RollbackMaximumBatchSize.Value).toBe(5);
+  });
+
+  test('GIVEN 6 (max+1) WHEN built THEN it is refused', () => {
+    expect(problemsFor(rolling(6))).toEqual(['deployment.batchInstances must be between 1 and 5 (5–50 % of 10 instances) (got 6)']);
+  });
+
+  test('GIVEN a rollback batch of 6 WHEN built THEN it is refused', () => {
+    expect(problemsFor({ instanceCount: 10, deployment: DeploymentPolicy.rolling({ rollbackBatchInstances: 6 }) }))
+      .toEqual(['deployment.rollbackBatchInstances must be between 1 and 5 (5–50 % of 10 instances) (got 6)']);
+  });
+
+  test('GIVEN rolling on one instance WHEN built THEN it is refused with the alternative', () => {
+    expect(problemsFor({ instanceCount: 1, routing: RoutingStrategy.random(), deployment: DeploymentPolicy.rolling() })).toEqual([
+      'deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got instanceCount 1)',
+    ]);
+  });
+});
+
+describe('when rolling durations are at or around their limits', () => {
+  test('GIVEN waitInterval 0 s (min) and 3600 s (max) WHEN synthesized THEN they render', () => {
+    expect(deploymentOf(synth({ deployment: DeploymentPolicy.rolling({ waitInterval: Duration.seconds(0) }) }).template)
+      .RollingUpdatePolicy.WaitIntervalInSeconds).toBe(0);
+    expect(deploymentOf(synth({ deployment: DeploymentPolicy.rolling({ waitInterval: Duration.hours(1) }) }).template)
+      .RollingUpdatePolicy.WaitIntervalInSeconds).toBe(3600);
+  });
+
+  test('GIVEN waitInterval 3601 s (max+1) WHEN built THEN it is refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ waitInterval: Duration.seconds(3601) }) }))
+      .toEqual(['deployment.waitInterval must be between 0 and 3600 seconds (got 3601)']);
+  });
+
+  test('GIVEN maximumExecutionTimeout 599 s (min−1) WHEN built THEN it is refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ maximumExecutionTimeout: Duration.seconds(599) }) }))
+      .toEqual(['deployment.maximumExecutionTimeout must be between 600 and 28800 seconds (got 599)']);
+  });
+
+  test('GIVEN maximumExecutionTimeout 600 s (min) WHEN synthesized THEN it renders', () => {
+    expect(deploymentOf(synth({ deployment: DeploymentPolicy.rolling({ maximumExecutionTimeout: Duration.minutes(10) }) }).template)
+      .RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds).toBe(600);
+  });
+
+  test('GIVEN maximumExecutionTimeout 28801 s (max+1) WHEN built THEN it is refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ maximumExecutionTimeout: Duration.seconds(28801) }) }))
+      .toEqual(['deployment.maximumExecutionTimeout must be between 600 and 28800 seconds (got 28801)']);
+  });
+});
+
+describe('when blue/green is chosen', () => {
+  test('GIVEN defaults WHEN synthesized THEN all at once, 5-minute bake, 4-hour limit, rollback on the 5XX alarm', () => {
+    const { template } = synth({ deployment: DeploymentPolicy.blueGreen() });
+    expect(deploymentOf(template)).toEqual({
+      BlueGreenUpdatePolicy: {
+        TrafficRoutingConfiguration: { Type: 'ALL_AT_ONCE', WaitIntervalInSeconds: 300 },
+        TerminationWaitInSeconds: 0,
+        MaximumExecutionTimeoutInSeconds: 14400,
+      },
+      AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } }] },
+    });
+  });
+
+  test('GIVEN canary 10 % WHEN synthesized THEN the canary size renders in percent', () => {
+    const { template } = synth({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.canary(10), terminationWait: Duration.minutes(10) }) });
+    expect(deploymentOf(template).BlueGreenUpdatePolicy).toMatchObject({
+      TrafficRoutingConfiguration: { Type: 'CANARY', CanarySize: { Type: 'CAPACITY_PERCENT', Value: 10 } },
+      TerminationWaitInSeconds: 600,
+    });
+  });
+
+  test('GIVEN linear 25 % WHEN synthesized THEN the step size renders in percent', () => {
+    const { template } = synth({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.linear(25) }) });
+    expect(deploymentOf(template).BlueGreenUpdatePolicy.TrafficRoutingConfiguration)
+      .toMatchObject({ Type: 'LINEAR', LinearStepSize: { Type: 'CAPACITY_PERCENT', Value: 25 } });
+  });
+
+  test('GIVEN canary 0 % and 51 % (min−1, max+1) WHEN built THEN both are refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.canary(0) }) }))
+      .toEqual(['deployment.trafficShift canary percent must be between 1 and 50 (got 0)']);
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.canary(51) }) }))
+      .toEqual(['deployment.trafficShift canary percent must be between 1 and 50 (got 51)']);
+  });
+
+  test('GIVEN linear 9 % and 51 % (min−1, max+1) WHEN built THEN both are refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.linear(9) }) }))
+      .toEqual(['deployment.trafficShift linear percent must be between 10 and 50 (got 9)']);
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ trafficShift: TrafficShift.linear(51) }) }))
+      .toEqual(['deployment.trafficShift linear percent must be between 10 and 50 (got 51)']);
+  });
+
+  test('GIVEN maximumExecutionTimeout 14401 s (max+1) WHEN built THEN it is refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ maximumExecutionTimeout: Duration.seconds(14401) }) }))
+      .toEqual(['deployment.maximumExecutionTimeout must be between 600 and 14400 seconds (got 14401)']);
+  });
+
+  test('GIVEN terminationWait 3601 s (max+1) WHEN built THEN it is refused', () => {
+    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ terminationWait: Duration.seconds(3601) }) }))
+      .toEqual(['deployment.terminationWait must be between 0 and 3600 seconds (got 3601)']);
+  });
+});
+
+describe('when deployment alarms are customised', () => {
+  test('GIVEN an extra alarm WHEN synthesized THEN it is added after the default alarm', () => {
+    const stack = newStack();
+    const latency = new cloudwatch.Alarm(stack, 'Latency', {
+      metric: new cloudwatch.Metric({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency' }), threshold: 1e7, evaluationPeriods: 1,
+    });
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ deployment: DeploymentPolicy.rolling({ alarms: [latency] }) }));
+    const alarms = deploymentOf(Template.fromStack(stack)).AutoRollbackConfiguration.Alarms;
+    expect(alarms).toEqual([
+      { AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } },
+      { AlarmName: { Ref: expect.stringMatching(/^Latency/) } },
+    ]);
+  });
+
+  test('GIVEN no alarms at all WHEN synthesized THEN no rollback config renders and a warning says so', () => {
+    const { stack, template } = synth({ deployment: DeploymentPolicy.rolling({ useDefaultAlarms: false }) });
+    expect(deploymentOf(template).AutoRollbackConfiguration).toBeUndefined();
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    expect(warningsOf(stack)).toEqual([
+      'The deployment policy has no alarms: a broken update is not rolled back automatically. [ack: @cdk-prefix-aware-llm/deploymentWithoutAlarms]',
+    ]);
+  });
+
+  test('GIVEN 10 alarms in total (max) WHEN built THEN they are accepted, and 11 (max+1) are refused', () => {
+    const stack = newStack();
+    const alarms = Array.from({ length: 10 }, (_, i) => cloudwatch.Alarm.fromAlarmArn(stack, `A${i}`, `arn:aws:cloudwatch:us-east-1:111122223333:alarm:a${i}`));
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ alarms: alarms.slice(0, 9) }) })).toEqual([]);
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ alarms }) }))
+      .toEqual(['deployment alarms must be at most 10 in total (got 11)']);
+  });
+});
