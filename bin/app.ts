@@ -4,12 +4,8 @@
  * and the vLLM DLC registry account is resolved from the stack's region at deploy time.
  */
 import { App } from 'aws-cdk-lib';
-import { AwsBenchmarkReplicaStack } from '../examples/aws-benchmark-replica-stack';
-import { MinimalStack } from '../examples/minimal-stack';
-import { PrivateVpcStack } from '../examples/private-vpc-stack';
+import { addExampleStacks } from '../examples';
 
 const app = new App();
-new AwsBenchmarkReplicaStack(app, 'PrefixAwareLlmBenchmarkReplica');
-new MinimalStack(app, 'PrefixAwareLlmMinimal');
-new PrivateVpcStack(app, 'PrefixAwareLlmPrivateVpc');
+addExampleStacks(app);
 app.synth();

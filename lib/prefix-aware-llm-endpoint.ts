@@ -34,6 +34,7 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { grantScoped } from './private/grants';
+import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
   CLOUDWATCH_PUT_METRIC_ACTIONS,
@@ -438,6 +439,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     if (props.createDashboard) {
       this.dashboard = createEndpointDashboard(this, metrics);
     }
+    if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
   }
 
   /** Logs and instance metrics: every endpoint needs them. */
@@ -584,6 +586,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
   private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {
     const gpus = instanceType.gpuCount;
+    if (gpus !== undefined && !(isKnownInteger(gpus) && gpus >= 1)) {
+      problems.add(`instanceType gpuCount of ${instanceType.name} must be an integer of at least 1 (got ${show(gpus)})`);
+      return;
+    }
     const tp = engine.tensorParallelSize;
     if (tp === undefined) {
       if (gpus === undefined && !instanceType.isUnresolved) {

@@ -1,6 +1,6 @@
 import { aws_iam as iam } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { acknowledgeWildcardResources } from './nag-acknowledgements';
+import { recordWildcardReason } from './nag-acknowledgements';
 
 /** One statement the construct grants, with the reason any wildcard in its resources is needed. */
 export interface ScopedGrant {
@@ -12,8 +12,8 @@ export interface ScopedGrant {
 }
 
 /**
- * Adds the statement to the grantee's policy and, for wildcard resources, acknowledges the matching cdk-nag
- * finding on the grantee with the reason.
+ * Adds the statement to the grantee's policy and, for wildcard resources, records the reason; the caller
+ * acknowledges the matching cdk-nag findings with `flushWildcardAcknowledgements` once all grants are made.
  */
 export function grantScoped(grantee: iam.IGrantable, grant: ScopedGrant): void {
   grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({
@@ -23,6 +23,6 @@ export function grantScoped(grantee: iam.IGrantable, grant: ScopedGrant): void {
   }));
   const principal = grantee.grantPrincipal;
   if (grant.wildcardReason && Construct.isConstruct(principal)) {
-    acknowledgeWildcardResources(principal, grant.resources, grant.wildcardReason);
+    recordWildcardReason(principal, grant.resources, grant.wildcardReason);
   }
 }

@@ -6,14 +6,36 @@ import { IConstruct } from 'constructs';
  * intrinsics are flattened (`{Ref: X}` → `<X>`, `Fn::GetAtt` → `<X.Attr>`, joins concatenated). The construct's own
  * wildcards are deliberate and narrow, so it acknowledges exactly those findings, each with its reason, through
  * CDK's `Validations.of().acknowledge()` (no dependency on cdk-nag). Anything else on the role still reports.
+ * Reasons are collected first and acknowledged once per finding, so a finding shared by several statements
+ * (`Resource::*`) carries every reason.
  */
-export function acknowledgeWildcardResources(scope: IConstruct, resources: readonly string[], reason: string): void {
+/** Reasons recorded per principal and finding id, until `flushWildcardAcknowledgements`. */
+const pending = new WeakMap<IConstruct, Map<string, string[]>>();
+
+/** Records why the wildcard resources of a statement granted to `scope` are needed. */
+export function recordWildcardReason(scope: IConstruct, resources: readonly string[], reason: string): void {
   const stack = Stack.of(scope);
+  let byId = pending.get(scope);
+  if (!byId) {
+    byId = new Map();
+    pending.set(scope, byId);
+  }
   for (const resource of resources) {
     const flat = flattenReference(stack.resolve(resource));
     if (!flat.includes('*')) continue;
-    Validations.of(scope).acknowledge({ id: `AwsSolutions-IAM5[Resource::${flat}]`, reason });
+    const id = `AwsSolutions-IAM5[Resource::${flat}]`;
+    const reasons = byId.get(id) ?? [];
+    if (!reasons.includes(reason)) reasons.push(reason);
+    byId.set(id, reasons);
   }
+}
+
+/** Acknowledges each recorded finding once, with every reason that applies to it. */
+export function flushWildcardAcknowledgements(scope: IConstruct): void {
+  const byId = pending.get(scope);
+  if (!byId) return;
+  for (const [id, reasons] of byId) Validations.of(scope).acknowledge({ id, reason: reasons.join(' ') });
+  pending.delete(scope);
 }
 
 /** Same flattening as cdk-nag's `flattenCfnReference`. */

@@ -1,0 +1,24 @@
+import { App } from 'aws-cdk-lib';
+import { AwsBenchmarkReplicaStack } from './aws-benchmark-replica-stack';
+import { MinimalStack } from './minimal-stack';
+import { PrivateVpcStack } from './private-vpc-stack';
+
+export { AwsBenchmarkReplicaStack } from './aws-benchmark-replica-stack';
+export { MinimalStack } from './minimal-stack';
+export { PrivateVpcStack } from './private-vpc-stack';
+
+/** Stack names `bin/app.ts` (and `cdk synth`) use for the examples. */
+export const EXAMPLE_STACK_NAMES = {
+  benchmarkReplica: 'PrefixAwareLlmBenchmarkReplica',
+  minimal: 'PrefixAwareLlmMinimal',
+  privateVpc: 'PrefixAwareLlmPrivateVpc',
+} as const;
+
+/** Adds every example stack, environment-agnostic, to the app. */
+export function addExampleStacks(app: App) {
+  return {
+    benchmarkReplica: new AwsBenchmarkReplicaStack(app, EXAMPLE_STACK_NAMES.benchmarkReplica),
+    minimal: new MinimalStack(app, EXAMPLE_STACK_NAMES.minimal),
+    privateVpc: new PrivateVpcStack(app, EXAMPLE_STACK_NAMES.privateVpc),
+  };
+}

@@ -1,0 +1,107 @@
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import { addExampleStacks, EXAMPLE_STACK_NAMES } from '../../examples';
+
+/** The context `cdk synth` runs with (cdk.json), plus strict schema validation as in every test app. */
+function cdkJsonContext(): Record<string, unknown> {
+  return JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')).context;
+}
+
+describe('when every example stack is synthesized the way `cdk synth` does', () => {
+  const context = { ...cdkJsonContext(), '@aws-cdk/core:strictCfnValidateErrors': true };
+  const app = new App({ context });
+  const stacks = addExampleStacks(app);
+  // One synthesis for the whole file: schema validation and annotations included. Throws on any finding.
+  const assembly = app.synth();
+  const template = (name: string) => Template.fromJSON(assembly.getStackByName(name).template);
+
+  test('GIVEN cdk.json WHEN read THEN schema validation is an error there too', () => {
+    expect(context['@aws-cdk/core:validateAgainstDefaultRules']).toBe(true);
+  });
+
+  test('GIVEN the app WHEN synthesized THEN there are exactly the three example stacks, all environment-agnostic', () => {
+    expect(assembly.stacks.map((s) => s.stackName).sort()).toEqual(Object.values(EXAMPLE_STACK_NAMES).sort());
+    for (const stack of assembly.stacks) {
+      expect(stack.environment.account).toBe('unknown-account');
+      expect(stack.environment.region).toBe('unknown-region');
+    }
+  });
+
+  test('GIVEN the app WHEN synthesized THEN no stack carries a warning or error annotation', () => {
+    for (const stack of assembly.stacks) {
+      const flagged = Object.values(stack.manifest.metadata ?? {}).flat()
+        .filter((entry) => entry.type === 'aws:cdk:warning' || entry.type === 'aws:cdk:error');
+      expect(flagged).toEqual([]);
+    }
+  });
+
+  test('GIVEN the benchmark replica WHEN synthesized THEN Llama 3.1 70B runs on 7 × ml.p5.48xlarge with PREFIX_AWARE', () => {
+    const t = template(EXAMPLE_STACK_NAMES.benchmarkReplica);
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [{
+        InstanceType: 'ml.p5.48xlarge',
+        InitialInstanceCount: 7,
+        RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } },
+      }],
+      MetricsConfig: { EnableDetailedObservability: true, MetricPublishFrequencyInSeconds: 10 },
+    });
+    const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
+    expect(env.SM_VLLM_MODEL).toBe('meta-llama/Llama-3.1-70B-Instruct');
+    expect(env.SM_VLLM_TENSOR_PARALLEL_SIZE).toBe('8');
+    expect(JSON.stringify(env.HF_TOKEN)).toContain('{{resolve:secretsmanager:');
+    t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    expect(stacks.benchmarkReplica.endpoint.deployment.style).toBe('ROLLING');
+  });
+
+  test('GIVEN the minimal stack WHEN synthesized THEN two ml.g6e.2xlarge run an open model with the defaults', () => {
+    const t = template(EXAMPLE_STACK_NAMES.minimal);
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [{ InstanceType: 'ml.g6e.2xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
+    });
+    const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
+    expect(env).toEqual({ SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct', SM_VLLM_TENSOR_PARALLEL_SIZE: '1' });
+  });
+
+  test('GIVEN the private VPC stack WHEN synthesized THEN an isolated, network-isolated, autoscaled endpoint reads its model from S3', () => {
+    const t = template(EXAMPLE_STACK_NAMES.privateVpc);
+    const model = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties;
+    expect(model.EnableNetworkIsolation).toBe(true);
+    expect(model.VpcConfig.Subnets.length).toBeGreaterThanOrEqual(2);
+    expect(model.PrimaryContainer.ModelDataSource.S3DataSource).toEqual({
+      S3Uri: 's3://my-llm-artifacts/models/llama-3.1-70b-instruct/', S3DataType: 'S3Prefix', CompressionType: 'None',
+    });
+    t.resourceCountIs('AWS::EC2::NatGateway', 0);
+    t.resourceCountIs('AWS::EC2::InternetGateway', 0);
+    t.hasResourceProperties('AWS::EC2::VPCEndpoint', { VpcEndpointType: 'Gateway' });
+    t.hasResourceProperties('AWS::EC2::VPCEndpoint', { VpcEndpointType: 'Interface', PrivateDnsEnabled: true });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 2, MaxCapacity: 4 });
+    t.hasResourceProperties('AWS::SageMaker::Endpoint', {
+      DeploymentConfig: {
+        RollingUpdatePolicy: {
+          MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 1 },
+          RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 1 },
+          WaitIntervalInSeconds: 600,
+          MaximumExecutionTimeoutInSeconds: 14400,
+        },
+      },
+    });
+    t.resourceCountIs('AWS::EC2::FlowLog', 1);
+  });
+});
+
+describe('when an example file is read', () => {
+  test.each([
+    ['aws-benchmark-replica-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
+    ['minimal-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
+    ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
+  ])('GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s', (file, quota) => {
+    const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
+    expect(header).toContain('Hourly cost drivers');
+    expect(header).toContain('us-east-1');
+    expect(header).toContain('approximate');
+    expect(header).toMatch(/\$\d+(\.\d+)?\/h/);
+    expect(header).toContain(quota);
+  });
+});
