@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
 
 /**
@@ -7,4 +8,4 @@ import { register as registerServe } from './serve-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate];

@@ -1,0 +1,111 @@
+import type { Command } from 'commander';
+import pino from 'pino';
+import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
+import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
+
+/**
+ * `prefix-router emulate`: N emulated vLLM instances on consecutive ports, each one engine model behind
+ * vLLM's OpenAI-compatible API. Bad flags stop the start with a message naming the flag and its range.
+ */
+export function register(program: Command): void {
+  program
+    .command('emulate')
+    .description('run emulated vLLM instances (OpenAI + SageMaker API, prefix cache, vLLM metrics) on consecutive ports')
+    .option('--instances <n>', 'number of instances, 1..256', '1')
+    .option('--port <base>', 'port of the first instance; the others follow (0 = any free ports)', '8000')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--profile <name|file>', `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEFAULT_PROFILE_NAME)
+    .option('--time-scale <x>', 'virtual seconds per wall second, (0, 1000000] (10 = ten times faster)', '1')
+    .option('--model <name>', "model name to serve (default: the profile's)")
+    .option('--seed <n>', 'seed for response ids', '0')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .action(async (flags: Record<string, string | undefined>) => {
+      await emulate(flags);
+    });
+}
+
+export interface EmulateFlags {
+  readonly instances: number;
+  readonly port: number;
+  readonly host: string;
+  readonly profile: string;
+  readonly timeScale: number;
+  readonly model: string | undefined;
+  readonly seed: number;
+  readonly logLevel: string;
+}
+
+function integerFlag(name: string, raw: string | undefined, min: number, max: number): number {
+  const value = Number(raw);
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`--${name} must be an integer in [${min}, ${max}], got "${raw}"`);
+  }
+  return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
+
+/** Validates raw flag strings; every message names the flag and the allowed range. */
+export function parseEmulateFlags(flags: Record<string, string | undefined>): EmulateFlags {
+  const instances = integerFlag('instances', flags.instances ?? '1', 1, 256);
+  const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
+  if (port > 0 && port + instances - 1 > 65535) {
+    throw new Error(`--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`);
+  }
+  const timeScaleRaw = flags.timeScale ?? '1';
+  const timeScale = Number(timeScaleRaw);
+  if (timeScaleRaw.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000) {
+    throw new Error(`--time-scale must be a number in (0, 1000000], got "${timeScaleRaw}"`);
+  }
+  const logLevel = flags.logLevel ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const model = flags.model;
+  if (model !== undefined && model.trim() === '') throw new Error('--model must not be empty');
+  const host = flags.host ?? '127.0.0.1';
+  if (host.trim() === '') throw new Error('--host must not be empty');
+  return {
+    instances,
+    port,
+    host,
+    profile: flags.profile ?? DEFAULT_PROFILE_NAME,
+    timeScale,
+    model,
+    seed: integerFlag('seed', flags.seed ?? '0', 0, 2 ** 31 - 1),
+    logLevel,
+  };
+}
+
+/** Starts the fleet and closes it on SIGTERM/SIGINT. */
+export async function emulate(rawFlags: Record<string, string | undefined>): Promise<RunningEmulatorFleet> {
+  const flags = parseEmulateFlags(rawFlags);
+  const profile = resolveProfile(flags.profile);
+  const logger = pino({ level: flags.logLevel, base: { service: 'prefix-router-emulator' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const fleet = await startEmulatorFleet(flags.instances, {
+    profile,
+    port: flags.port,
+    host: flags.host,
+    timeScale: flags.timeScale,
+    modelName: flags.model,
+    seed: flags.seed,
+    logger,
+  });
+  fleet.instances.forEach((instance, index) => {
+    logger.info(
+      { instance: index, url: instance.url, model: instance.modelName, profile: profile.name, timeScale: instance.timeScale },
+      'emulated vLLM instance listening',
+    );
+  });
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'stopping emulators');
+    fleet.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`prefix-router emulate: error while stopping: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return fleet;
+}

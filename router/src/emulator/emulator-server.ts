@@ -1,0 +1,368 @@
+/**
+ * The vLLM emulator: one engine model behind vLLM's OpenAI-compatible HTTP API (node:http), paced against the
+ * wall clock by `timeScale`. Routes: POST /v1/chat/completions, /v1/completions, /invocations (SageMaker; the
+ * body's shape picks chat or completion); GET /v1/models, /health, /ping (SageMaker), /metrics. Streaming
+ * answers are SSE with one chunk per generated token as the engine produces it; a client that goes away
+ * cancels its request in the engine. Prompts are never logged.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { SeededRng } from '../common/seeded-rng';
+import { parseChatRequest, parseCompletionRequest, parseInvocationRequest, parseJsonObject, type CompletionRequest } from './completion-request';
+import { chunkEvent, completionBody, DONE_EVENT, usageEvent, usageOf, type ResponseMeta } from './completion-response';
+import { EngineDriver } from './engine-driver';
+import { EngineModel, EngineRequestError, type EngineEvent, type SubmittedRequest } from './engine-model';
+import { resolveProfile, type EngineProfile } from './engine-profile';
+import { EmulatorHttpError, badRequest } from './emulator-errors';
+import { EmulatorMetrics } from './emulator-metrics';
+import { outputText, outputToken } from './output-text';
+
+export interface EmulatorOptions {
+  /** A profile, or a built-in profile name, or a path to a profile JSON file. Default p5-llama-3.1-70b. */
+  readonly profile?: EngineProfile | string;
+  /** TCP port; 0 (default) picks a free one. */
+  readonly port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  readonly host?: string;
+  /** Virtual ms per wall ms: 10 runs the modelled hardware ten times faster than real time. Default 1. */
+  readonly timeScale?: number;
+  /** Model name served and accepted in `model`; default the profile's modelName. */
+  readonly modelName?: string;
+  /** Seed for response ids (the engine itself is deterministic). Default 0. */
+  readonly seed?: number;
+  /** Largest request body accepted, in bytes; default 16 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Optional pino logger: one line per finished or refused request, never the prompt. */
+  readonly logger?: Logger;
+}
+
+export interface RunningEmulator {
+  /** http://host:port */
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  readonly modelName: string;
+  readonly profile: EngineProfile;
+  readonly timeScale: number;
+  /** The engine model behind the server (read stats(), never drive it directly while the server runs). */
+  readonly engine: EngineModel;
+  /** Stops accepting connections, ends in-flight responses, stops the engine clock. */
+  close(): Promise<void>;
+}
+
+export interface RunningEmulatorFleet {
+  readonly urls: readonly string[];
+  readonly instances: readonly RunningEmulator[];
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+interface ResolvedOptions {
+  readonly profile: EngineProfile;
+  readonly port: number;
+  readonly host: string;
+  readonly timeScale: number;
+  readonly modelName: string;
+  readonly seed: number;
+  readonly maxBodyBytes: number;
+  readonly logger: Logger | undefined;
+}
+
+/** Validates options; errors name the option and its allowed range. */
+export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedOptions {
+  const profile = typeof options.profile === 'object' ? options.profile : resolveProfile(options.profile ?? 'p5-llama-3.1-70b');
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer in [0, 65535], got ${String(port)}`);
+  const timeScale = options.timeScale ?? 1;
+  if (typeof timeScale !== 'number' || !Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000) {
+    throw new RangeError(`timeScale must be a number in (0, 1000000], got ${String(timeScale)}`);
+  }
+  const seed = options.seed ?? 0;
+  if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${String(seed)}`);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new RangeError(`maxBodyBytes must be an integer >= 1024, got ${String(maxBodyBytes)}`);
+  const modelName = options.modelName ?? profile.modelName;
+  if (typeof modelName !== 'string' || modelName === '') throw new RangeError('modelName must be a non-empty string');
+  return { profile, port, host: options.host ?? '127.0.0.1', timeScale, modelName, seed, maxBodyBytes, logger: options.logger };
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      reject(new EmulatorHttpError(413, `request body of ${declared} bytes is larger than the ${limit}-byte limit`));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new EmulatorHttpError(413, `request body is larger than the ${limit}-byte limit`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+const ROUTES: Readonly<Record<string, string>> = {
+  '/v1/chat/completions': 'POST',
+  '/v1/completions': 'POST',
+  '/invocations': 'POST',
+  '/v1/models': 'GET',
+  '/health': 'GET',
+  '/ping': 'GET',
+  '/metrics': 'GET',
+};
+
+class EmulatorServer {
+  readonly engine: EngineModel;
+  readonly driver: EngineDriver;
+  readonly metrics: EmulatorMetrics;
+  private readonly rng: SeededRng;
+  private readonly open = new Set<ServerResponse>();
+  private nextId = 0;
+  private closing = false;
+
+  constructor(private readonly options: ResolvedOptions) {
+    this.engine = new EngineModel(options.profile, { tokenEvents: true });
+    this.metrics = new EmulatorMetrics(this.engine, options.modelName);
+    this.driver = new EngineDriver(this.engine, { timeScale: options.timeScale, onEvent: (e) => this.metrics.observe(e) });
+    this.rng = new SeededRng(options.seed);
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.route(req, res).catch((err: unknown) => this.fail(res, err));
+  }
+
+  async closeAll(): Promise<void> {
+    this.closing = true;
+    this.driver.close();
+    for (const res of this.open) res.destroy();
+    this.open.clear();
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const method = ROUTES[path];
+    if (method === undefined) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+    if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
+      throw new EmulatorHttpError(405, `${path} takes ${method}, not ${req.method}`, null, { allow: method });
+    }
+    switch (path) {
+      case '/health':
+      case '/ping':
+        res.writeHead(200, { 'content-length': 0 });
+        res.end();
+        return;
+      case '/v1/models':
+        sendJson(res, 200, {
+          object: 'list',
+          data: [
+            {
+              id: this.options.modelName,
+              object: 'model',
+              created: Math.floor(Date.now() / 1000),
+              owned_by: 'vllm',
+              root: this.options.modelName,
+              parent: null,
+              max_model_len: this.options.profile.maxModelLen,
+            },
+          ],
+        });
+        return;
+      case '/metrics': {
+        const text = await this.metrics.text();
+        res.writeHead(200, { 'content-type': this.metrics.contentType() });
+        res.end(text);
+        return;
+      }
+      default: {
+        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+        const request =
+          path === '/v1/chat/completions' ? parseChatRequest(body) : path === '/v1/completions' ? parseCompletionRequest(body) : parseInvocationRequest(body);
+        this.complete(request, res);
+      }
+    }
+  }
+
+  private complete(request: CompletionRequest, res: ServerResponse): void {
+    if (this.closing) throw new EmulatorHttpError(503, 'the emulator is shutting down');
+    if (request.model !== undefined && request.model !== this.options.modelName) {
+      throw new EmulatorHttpError(404, `The model \`${request.model}\` does not exist.`, 'model');
+    }
+    const engineId = String(this.nextId++);
+    const meta: ResponseMeta = {
+      id: `${request.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.randomHex()}`,
+      created: Math.floor(Date.now() / 1000),
+      model: this.options.modelName,
+    };
+    let submitted: SubmittedRequest;
+    let done = false;
+    let corked = false;
+    const write = (text: string): void => {
+      // Tokens of one timer tick go out in one socket write.
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
+      res.write(text);
+    };
+    const listener = (event: EngineEvent): void => {
+      if (done) return;
+      if (request.stream) {
+        if (event.type === 'token') {
+          if (event.outputTokens === 1 && request.kind === 'chat') write(chunkEvent('chat', meta, { role: 'assistant', text: '' }, request.includeUsage));
+          write(chunkEvent(request.kind, meta, { text: outputToken(event.outputTokens - 1) }, request.includeUsage));
+        } else if (event.type === 'finished') {
+          write(chunkEvent(request.kind, meta, { ...(request.kind === 'chat' ? {} : { text: '' }), finishReason: 'length' }, request.includeUsage));
+          if (request.includeUsage) write(usageEvent(request.kind, meta, usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens)));
+          write(DONE_EVENT);
+          done = true;
+          this.open.delete(res);
+          res.end();
+          this.log(meta.id, request, event);
+        }
+      } else if (event.type === 'finished') {
+        done = true;
+        this.open.delete(res);
+        sendJson(res, 200, completionBody(request.kind, meta, outputText(event.outputTokens), usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens)));
+        this.log(meta.id, request, event);
+      }
+    };
+    try {
+      submitted = this.driver.submit({ id: engineId, promptText: request.promptText, maxTokens: request.maxTokens }, listener);
+    } catch (err) {
+      if (err instanceof EngineRequestError) throw badRequest(err.message, err.code === 'invalid-max-tokens' ? 'max_tokens' : null);
+      throw err;
+    }
+    this.open.add(res);
+    res.on('close', () => {
+      if (done) return;
+      done = true;
+      this.open.delete(res);
+      this.driver.abort(engineId);
+      this.options.logger?.info({ id: meta.id, kind: request.kind, promptTokens: submitted.promptTokens }, 'client went away; request aborted');
+    });
+    if (request.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      res.flushHeaders();
+    }
+  }
+
+  private log(id: string, request: CompletionRequest, event: EngineEvent): void {
+    if (event.type !== 'finished' || !this.options.logger) return;
+    this.options.logger.info(
+      {
+        id,
+        kind: request.kind,
+        stream: request.stream,
+        promptTokens: event.promptTokens,
+        cachedTokens: event.cachedTokens,
+        outputTokens: event.outputTokens,
+        ttftMs: Math.round(event.ttftMs),
+        e2eMs: Math.round(event.e2eMs),
+        preemptions: event.preemptions,
+      },
+      'request finished',
+    );
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    const error =
+      err instanceof EmulatorHttpError ? err : new EmulatorHttpError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+    if (error.status >= 500) this.options.logger?.error({ err }, 'emulator error');
+    else this.options.logger?.info({ status: error.status, message: error.message }, 'request refused');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendJson(res, error.status, error.body(), { ...error.headers });
+  }
+
+  private randomHex(): string {
+    let hex = '';
+    for (let i = 0; i < 4; i++) hex += Math.floor(this.rng.next() * 0x100000000).toString(16).padStart(8, '0');
+    return hex;
+  }
+}
+
+/** Starts one emulated vLLM instance. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const resolved = resolveEmulatorOptions(options);
+  const emulator = new EmulatorServer(resolved);
+  const server: Server = createServer((req, res) => emulator.handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(resolved.port, resolved.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const hostForUrl = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://${hostForUrl}:${port}`,
+    port,
+    host: resolved.host,
+    modelName: resolved.modelName,
+    profile: resolved.profile,
+    timeScale: resolved.timeScale,
+    engine: emulator.engine,
+    close: () => {
+      closed ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await emulator.closeAll();
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closed;
+    },
+  };
+}
+
+/**
+ * Starts `count` independent instances. With `options.port` > 0 they listen on consecutive ports from it;
+ * with 0 (default) each gets a free port. If one fails to start, the others are closed and the error thrown.
+ */
+export async function startEmulatorFleet(count: number, options: EmulatorOptions = {}): Promise<RunningEmulatorFleet> {
+  if (!Number.isInteger(count) || count < 1 || count > 256) throw new RangeError(`instances must be an integer in [1, 256], got ${String(count)}`);
+  const base = options.port ?? 0;
+  if (base > 0 && base + count - 1 > 65535) {
+    throw new RangeError(`ports ${base}..${base + count - 1} do not fit: the base port must be <= ${65536 - count} for ${count} instances`);
+  }
+  const instances: RunningEmulator[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      instances.push(await startEmulator({ ...options, port: base > 0 ? base + i : 0, seed: (options.seed ?? 0) + i }));
+    }
+  } catch (err) {
+    await Promise.all(instances.map((instance) => instance.close()));
+    throw err;
+  }
+  return {
+    urls: instances.map((instance) => instance.url),
+    instances,
+    close: async () => {
+      await Promise.all(instances.map((instance) => instance.close()));
+    },
+  };
+}

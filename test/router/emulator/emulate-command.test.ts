@@ -1,0 +1,41 @@
+import { parseEmulateFlags } from '../../../router/src/cli/emulate-command';
+
+describe('prefix-router emulate flags', () => {
+  test('GIVEN no flags THEN one p5 instance on port 8000 at real time', () => {
+    expect(parseEmulateFlags({})).toEqual({
+      instances: 1,
+      port: 8000,
+      host: '127.0.0.1',
+      profile: 'p5-llama-3.1-70b',
+      timeScale: 1,
+      model: undefined,
+      seed: 0,
+      logLevel: 'info',
+    });
+  });
+
+  test.each([
+    [{ instances: '0' }, /--instances must be an integer in \[1, 256\], got "0"/],
+    [{ instances: '257' }, /--instances must be an integer in \[1, 256\]/],
+    [{ instances: '2.5' }, /--instances must be an integer/],
+    [{ port: '-1' }, /--port must be an integer in \[0, 65535\]/],
+    [{ port: '65536' }, /--port must be an integer in \[0, 65535\]/],
+    [{ port: '65535', instances: '2' }, /base port must be <= 65534/],
+    [{ timeScale: '0' }, /--time-scale must be a number in \(0, 1000000\], got "0"/],
+    [{ timeScale: '1000001' }, /--time-scale must be a number in \(0, 1000000\]/],
+    [{ timeScale: 'fast' }, /--time-scale must be a number/],
+    [{ logLevel: 'loud' }, /--log-level must be one of fatal, error, warn, info, debug/],
+    [{ model: ' ' }, /--model must not be empty/],
+    [{ seed: '-3' }, /--seed must be an integer in \[0, /],
+  ])('GIVEN %p THEN it is refused naming the flag and its range', (flags, message) => {
+    expect(() => parseEmulateFlags(flags)).toThrow(message);
+  });
+
+  test.each([
+    [{ instances: '1' }, 1],
+    [{ instances: '256', port: '0' }, 256],
+    [{ port: '65534', instances: '2' }, 2],
+  ])('GIVEN boundary %p THEN it is accepted', (flags, instances) => {
+    expect(parseEmulateFlags(flags).instances).toBe(instances);
+  });
+});
