@@ -6,6 +6,8 @@ import {
   type RoutingSnapshot,
 } from './routing-policy';
 
+const floor = Math.floor; // one global lookup (see hashing.ts)
+
 /**
  * SageMaker's LEAST_OUTSTANDING_REQUESTS: the healthy instance with the fewest requests in flight. Ties are
  * broken uniformly at random with the injected Rng, which is drawn from only when there is a tie.
@@ -30,7 +32,7 @@ export class LeastOutstandingRequestsPolicy implements RoutingPolicy {
       }
     }
     if (ties === 0) throw new NoHealthyInstanceError();
-    let pick = ties === 1 ? 0 : Math.floor(this.rng.next() * ties);
+    let pick = ties === 1 ? 0 : floor(this.rng.next() * ties);
     for (let i = 0; i < instances.length; i++) {
       const instance = instances[i];
       if (!instance.healthy || instance.inFlight !== min) continue;

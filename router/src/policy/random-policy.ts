@@ -6,6 +6,8 @@ import {
   type RoutingSnapshot,
 } from './routing-policy';
 
+const floor = Math.floor; // one global lookup (see hashing.ts)
+
 /** SageMaker's RANDOM: a uniformly random healthy instance, one draw from the injected Rng per decision. */
 export class RandomPolicy implements RoutingPolicy {
   readonly name = 'random' as const;
@@ -17,7 +19,7 @@ export class RandomPolicy implements RoutingPolicy {
     let healthy = 0;
     for (let i = 0; i < instances.length; i++) if (instances[i].healthy) healthy++;
     if (healthy === 0) throw new NoHealthyInstanceError();
-    let pick = Math.floor(this.rng.next() * healthy);
+    let pick = floor(this.rng.next() * healthy);
     for (let i = 0; i < instances.length; i++) {
       if (!instances[i].healthy) continue;
       if (pick === 0) return { instance: instances[i].id, reason: 'random' };

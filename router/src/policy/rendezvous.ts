@@ -1,6 +1,8 @@
 import type { InstanceView } from './routing-policy';
 import { fmix32, hashString } from './hashing';
 
+const imul = Math.imul; // one global lookup (see hashing.ts)
+
 /**
  * Rendezvous (highest-random-weight) hashing: every instance gets a pseudo-random score for a key and the
  * highest score wins. Removing an instance only moves the keys it owned (~1/N of them); adding one only takes
@@ -12,7 +14,7 @@ const MAX_CACHED_IDS = 4096;
 
 /** Score of `instanceHash` for `key`: an unsigned 32-bit value. */
 export function rendezvousScore(key: number, instanceHash: number): number {
-  return fmix32(Math.imul(fmix32(key ^ instanceHash), 0x9e3779b1) ^ instanceHash);
+  return fmix32(imul(fmix32(key ^ instanceHash), 0x9e3779b1) ^ instanceHash);
 }
 
 /** Hashes instance ids once; ids are few and stable, so the cache stays tiny. */

@@ -1,0 +1,376 @@
+/**
+ * `npm run bench:router` — what the router costs, measured side by side with calling a backend directly.
+ *
+ * The load generator (this process), the router and the fake backends run in separate processes (forked),
+ * like a real deployment; on the 2-core dev machine they share the cores, so every figure is a ratio or a
+ * difference measured in the same run. Phases:
+ *  1. added latency: open loop at `rate` req/s to the router AND `rate` req/s straight to a backend,
+ *     interleaved, with 32 KiB chat bodies, non-streamed and streamed; p50/p99 of both and their difference;
+ *  2. throughput: closed loop at `concurrency`, direct and routed alternately (twice each), req/s ratio;
+ *  3. decision time: policy.decide() in-process at 2/8/32 instances, plus parsing a 32 KiB chat body.
+ * Prints a markdown table and writes it into docs/router.md between the bench:router markers.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { SeededRng } from '../src/common/seeded-rng';
+import { createPolicy, type InstanceView, type PolicyConfig, type RoutingPolicy } from '../src/policy';
+import { parseChatRequest, parseInvocationRequest, type RoutingRequest } from '../src/protocol';
+import { createRouterLogger, startRouter } from '../src/server';
+import type { RouterOptions } from '../src/config';
+import { startFakeBackend } from './fake-openai-backend';
+import { closedLoop, openLoop, percentile, sorted, type PathResult, type Target } from './load-generator';
+import type { ChildCpu, ChildReady } from './overhead-child';
+
+export interface RouterBenchOptions {
+  /** Requests per second sent to EACH path (routed and direct) in the latency phase. */
+  readonly rate: number;
+  /** Requests per path and mode in the latency phase. */
+  readonly requests: number;
+  /** Duration of each closed-loop throughput phase (4 per mode). */
+  readonly throughputPhaseMs: number;
+  readonly concurrency: number;
+  readonly backends: number;
+  readonly decisionIterations: number;
+  /** 'child-process' (the benchmark) or 'in-process' (the smoke test: no build needed). */
+  readonly isolation: 'child-process' | 'in-process';
+  /** Hard limit on the whole run. */
+  readonly maxRunMs: number;
+}
+
+export const DEFAULT_BENCH_OPTIONS: RouterBenchOptions = {
+  rate: 500,
+  requests: 5000,
+  throughputPhaseMs: 2500,
+  concurrency: 32,
+  backends: 2,
+  decisionIterations: 20_000,
+  isolation: 'child-process',
+  maxRunMs: 180_000,
+};
+
+export interface LatencyRow {
+  readonly mode: string;
+  /** Router process CPU time per routed request (µs), when it runs in its own process. */
+  readonly routerCpuUsPerRequest?: number;
+  readonly direct: { p50: number; p99: number; n: number; errors: number };
+  readonly routed: { p50: number; p99: number; n: number; errors: number };
+}
+
+export interface ThroughputRow {
+  readonly mode: string;
+  readonly directRps: number;
+  readonly routedRps: number;
+  readonly errors: number;
+}
+
+export interface DecisionRow {
+  readonly label: string;
+  /** instances → { p50, p99 } in microseconds */
+  readonly byInstances: Record<number, { p50: number; p99: number }>;
+}
+
+export interface RouterBenchResult {
+  readonly options: RouterBenchOptions;
+  readonly bodyBytes: number;
+  readonly latency: LatencyRow[];
+  readonly throughput: ThroughputRow[];
+  readonly decisions: DecisionRow[];
+  readonly parse: { p50: number; p99: number };
+  readonly machine: string;
+}
+
+const BODY_BYTES = 32 * 1024;
+
+/** 64 distinct 32 KiB chat bodies: 8 long system prompts × 8 questions, so requests spread over backends. */
+const bodyCache = new Map<boolean, Buffer[]>();
+
+export function benchBodies(stream: boolean): Buffer[] {
+  let bodies = bodyCache.get(stream);
+  if (bodies === undefined) {
+    bodies = generateBodies(stream);
+    bodyCache.set(stream, bodies);
+  }
+  return bodies;
+}
+
+function generateBodies(stream: boolean): Buffer[] {
+  const rng = new SeededRng(42);
+  const words = ['route', 'cache', 'prefix', 'token', 'instance', 'latency', 'sagemaker', 'vllm', 'block', 'policy'];
+  const bodies: Buffer[] = [];
+  for (let g = 0; g < 8; g++) {
+    for (let q = 0; q < 8; q++) {
+      const question = `Question ${q} about group ${g}?`;
+      const shell = (system: string): string =>
+        JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: system }, { role: 'user', content: question }], stream, max_tokens: 16 });
+      // ASCII words only, so characters = bytes and the padding is exact.
+      const target = BODY_BYTES - Buffer.byteLength(shell(''));
+      let system = `System prompt ${g}: `;
+      while (system.length < target) system += `${words[Math.floor(rng.next() * words.length)]} `;
+      bodies.push(Buffer.from(shell(system.slice(0, target))));
+    }
+  }
+  return bodies;
+}
+
+interface Stack {
+  readonly backendUrls: string[];
+  readonly routerUrl: string;
+  /** CPU time (µs) the router process has used so far; undefined in-process (it shares this process). */
+  routerCpuUs(): Promise<number | undefined>;
+  stop(): Promise<void>;
+}
+
+async function startStack(options: RouterBenchOptions): Promise<Stack> {
+  const routerOptions = (backends: string[]): RouterOptions => ({ backends, port: 0, logLevel: 'silent' });
+  if (options.isolation === 'in-process') {
+    const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => startFakeBackend({ name: `bench-${i}`, record: false })));
+    const router = await startRouter(routerOptions(backends.map((b) => b.url)), { logger: createRouterLogger('silent') });
+    return {
+      backendUrls: backends.map((b) => b.url),
+      routerUrl: router.url,
+      routerCpuUs: () => Promise.resolve(undefined),
+      async stop() {
+        await router.close();
+        await Promise.all(backends.map((b) => b.close()));
+      },
+    };
+  }
+  const backendChild = await forkChild(['backend', String(options.backends)]);
+  const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))]);
+  return {
+    backendUrls: backendChild.ready.urls,
+    routerUrl: routerChild.ready.urls[0],
+    routerCpuUs: () => routerChild.cpuUs(),
+    async stop() {
+      await routerChild.stop();
+      await backendChild.stop();
+    },
+  };
+}
+
+async function forkChild(args: string[]): Promise<{ ready: ChildReady; cpuUs: () => Promise<number>; stop: () => Promise<void> }> {
+  const ts = __filename.endsWith('.ts');
+  const script = join(__dirname, ts ? 'overhead-child.ts' : 'overhead-child.js');
+  const child: ChildProcess = fork(script, args, { execArgv: ts ? ['-r', 'ts-node/register/transpile-only'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<ChildReady>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as ChildReady));
+    child.once('exit', (code) => reject(new Error(`benchmark child ${args[0]} exited with ${code}`)));
+  });
+  return {
+    ready,
+    cpuUs: () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (m) => resolve((m as ChildCpu).cpuUs));
+        child.send('cpu');
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.send('stop');
+      }),
+  };
+}
+
+function latencyRow(mode: string, direct: PathResult, routed: PathResult, pick: (s: { firstByteUs: number; totalUs: number }) => number): LatencyRow {
+  const stats = (r: PathResult) => {
+    const values = sorted(r.samples.map(pick));
+    return { p50: percentile(values, 50) / 1000, p99: percentile(values, 99) / 1000, n: values.length, errors: r.errors };
+  };
+  return { mode, direct: stats(direct), routed: stats(routed) };
+}
+
+async function measureThroughput(mode: string, direct: Target, routed: Target, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
+  let directRps = 0;
+  let routedRps = 0;
+  let errors = 0;
+  for (let round = 0; round < 2; round++) {
+    const d = await closedLoop(direct, bodies, options.concurrency, options.throughputPhaseMs);
+    const r = await closedLoop(routed, bodies, options.concurrency, options.throughputPhaseMs);
+    directRps += d.rps / 2;
+    routedRps += r.rps / 2;
+    errors += d.errors + r.errors;
+  }
+  return { mode, directRps, routedRps, errors };
+}
+
+/** Per-call timing of decide() (µs), after a warm-up. */
+function timeDecisions(policy: RoutingPolicy, requests: RoutingRequest[], views: InstanceView[], iterations: number): { p50: number; p99: number } {
+  const snapshot = { instances: views, nowMs: 0 };
+  for (let i = 0; i < Math.min(2000, iterations); i++) policy.commit(requests[i % requests.length], policy.decide(requests[i % requests.length], snapshot));
+  const times = new Float64Array(iterations);
+  for (let i = 0; i < iterations; i++) {
+    const request = requests[i % requests.length];
+    const t0 = process.hrtime.bigint();
+    const decision = policy.decide(request, snapshot);
+    times[i] = Number(process.hrtime.bigint() - t0) / 1000;
+    policy.commit(request, decision);
+  }
+  const s = Array.from(times).sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99) };
+}
+
+export function measureDecisions(iterations: number): { decisions: DecisionRow[]; parse: { p50: number; p99: number } } {
+  const bodies = benchBodies(false);
+  const chat = bodies.map((b) => parseChatRequest(b, {}).routing);
+  const invocations = bodies.map((b) => parseInvocationRequest(b, { 'content-type': 'application/json' }).routing);
+  const cases: Array<{ label: string; config: PolicyConfig; requests: RoutingRequest[] }> = [
+    { label: 'sagemaker-prefix-aware, 4,096 characters of message text', config: { name: 'sagemaker-prefix-aware', prefixLength: 4096 }, requests: chat },
+    { label: 'sagemaker-prefix-aware, 32,768 characters of message text', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: chat },
+    { label: 'sagemaker-prefix-aware, 32,768 body bytes (InvokeEndpoint)', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: invocations },
+    { label: 'least-outstanding-requests', config: { name: 'least-outstanding-requests' }, requests: chat },
+    { label: 'random', config: { name: 'random' }, requests: chat },
+    { label: 'round-robin', config: { name: 'round-robin' }, requests: chat },
+  ];
+  const decisions = cases.map(({ label, config, requests }) => {
+    const byInstances: Record<number, { p50: number; p99: number }> = {};
+    for (const n of [2, 8, 32]) {
+      const rng = new SeededRng(n);
+      const views = Array.from({ length: n }, (_, i) => ({ id: `http://10.0.${i >> 8}.${i & 255}:8000`, healthy: true, inFlight: Math.floor(rng.next() * 4) }));
+      byInstances[n] = timeDecisions(createPolicy(config, { rng: new SeededRng(7) }), requests, views, iterations);
+    }
+    return { label, byInstances };
+  });
+  const parseTimes: number[] = [];
+  for (let i = 0; i < Math.min(iterations, 5000); i++) {
+    const t0 = process.hrtime.bigint();
+    parseChatRequest(bodies[i % bodies.length], {});
+    parseTimes.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  const parseSorted = sorted(parseTimes.slice(Math.min(500, parseTimes.length >> 2)));
+  return { decisions, parse: { p50: percentile(parseSorted, 50), p99: percentile(parseSorted, 99) } };
+}
+
+export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions> = {}, log: (line: string) => void = () => undefined): Promise<RouterBenchResult> {
+  const options = { ...DEFAULT_BENCH_OPTIONS, ...partial };
+  const deadline = Date.now() + options.maxRunMs;
+  const remaining = (): number => Math.max(1000, deadline - Date.now());
+  const stack = await startStack(options);
+  const direct = new Pool(stack.backendUrls[0], { connections: 256 });
+  const router = new Pool(stack.routerUrl, { connections: 256 });
+  const directTarget: Target = { pool: direct, path: '/v1/chat/completions' };
+  const routedTarget: Target = { pool: router, path: '/v1/chat/completions' };
+  try {
+    const plain = benchBodies(false);
+    const streamed = benchBodies(true);
+    log('warming up');
+    await openLoop([directTarget, routedTarget], plain, Math.min(options.rate, 200), Math.min(200, options.requests), remaining());
+    await openLoop([directTarget, routedTarget], streamed, Math.min(options.rate, 200), Math.min(200, options.requests), remaining());
+
+    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number }> => {
+      const before = await stack.routerCpuUs();
+      const results = await run();
+      const after = await stack.routerCpuUs();
+      const routed = results[1].samples.length + results[1].errors;
+      return { results, cpu: before === undefined || after === undefined ? undefined : (after - before) / routed };
+    };
+    log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, non-streamed`);
+    const plainRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], plain, options.rate, options.requests, remaining()));
+    log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, streamed`);
+    const streamRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], streamed, options.rate, options.requests, remaining()));
+    const [dPlain, rPlain] = plainRun.results;
+    const [dStream, rStream] = streamRun.results;
+    const latency = [
+      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu },
+      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu },
+      latencyRow('streamed, full response', dStream, rStream, (s) => s.totalUs),
+    ];
+    log(`throughput: closed loop, concurrency ${options.concurrency}`);
+    const throughput = [
+      await measureThroughput('non-streamed', directTarget, routedTarget, plain, options),
+      await measureThroughput('streamed', directTarget, routedTarget, streamed, options),
+    ];
+    log('decision time');
+    const { decisions, parse } = measureDecisions(options.decisionIterations);
+    const cpu = cpus();
+    const machine = `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at the end`;
+    return { options, bodyBytes: BODY_BYTES, latency, throughput, decisions, parse, machine };
+  } finally {
+    await direct.close();
+    await router.close();
+    await stack.stop();
+  }
+}
+
+const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(3) : 'n/a');
+const us = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
+
+export function renderMarkdown(r: RouterBenchResult, command: string, date: string): string {
+  const o = r.options;
+  const lines = [
+    `Measured ${date} with \`${command}\` on ${r.machine}. Router and ${o.backends} fake backends in separate processes from the load generator; ${r.bodyBytes.toLocaleString('en-US')}-byte chat bodies; policy sagemaker-prefix-aware (defaults).`,
+    '',
+    `**Added latency** — open loop, ${o.rate} req/s to the router and ${o.rate} req/s straight to a backend, interleaved, ${o.requests} requests each (milliseconds):`,
+    '',
+    '| mode | direct p50 | routed p50 | added p50 | direct p99 | routed p99 | added p99 | router CPU per request | errors (direct/routed) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...r.latency.map(
+      (l) =>
+        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs`} | ${l.direct.errors}/${l.routed.errors} |`,
+    ),
+    '',
+    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct and routed alternately (2 × ${o.throughputPhaseMs} ms each):`,
+    '',
+    '| mode | direct req/s | routed req/s | routed / direct | errors |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...r.throughput.map((t) => `| ${t.mode} | ${t.directRps.toFixed(0)} | ${t.routedRps.toFixed(0)} | ${(t.routedRps / t.directRps).toFixed(2)} | ${t.errors} |`),
+    '',
+    `**Decision time** — \`policy.decide()\` in-process, ${o.decisionIterations.toLocaleString('en-US')} decisions per cell, p50 / p99 in microseconds (parsing a 32 KiB chat body, done once per request before deciding: p50 ${us(r.parse.p50)} µs, p99 ${us(r.parse.p99)} µs):`,
+    '',
+    '| policy | 2 instances | 8 instances | 32 instances |',
+    '| --- | ---: | ---: | ---: |',
+    ...r.decisions.map((d) => `| ${d.label} | ${[2, 8, 32].map((n) => `${us(d.byInstances[n].p50)} / ${us(d.byInstances[n].p99)}`).join(' | ')} |`),
+  ];
+  return lines.join('\n');
+}
+
+const BEGIN = '<!-- bench:router:begin -->';
+const END = '<!-- bench:router:end -->';
+
+export function writeIntoDocs(docsPath: string, markdown: string): void {
+  const block = `${BEGIN}\n${markdown}\n${END}`;
+  const current = existsSync(docsPath) ? readFileSync(docsPath, 'utf8') : '';
+  const start = current.indexOf(BEGIN);
+  const end = current.indexOf(END);
+  const next = start !== -1 && end > start ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}` : `${current}\n## Router overhead\n\n${block}\n`;
+  writeFileSync(docsPath, next);
+}
+
+function parseArgs(argv: string[]): { options: Partial<RouterBenchOptions>; write: boolean } {
+  const options: Record<string, number> = {};
+  let write = true;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--no-write') write = false;
+    else if (a.startsWith('--')) {
+      const key = a.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+      const value = Number(argv[++i]);
+      if (!(key in DEFAULT_BENCH_OPTIONS) || !Number.isFinite(value) || value <= 0) throw new Error(`bad option ${a} ${argv[i]}`);
+      options[key] = value;
+    }
+  }
+  return { options: options as Partial<RouterBenchOptions>, write };
+}
+
+async function main(): Promise<void> {
+  const { options, write } = parseArgs(process.argv.slice(2));
+  const result = await runRouterOverheadBench(options, (line) => process.stderr.write(`bench:router: ${line}\n`));
+  const args = process.argv.slice(2).filter((a) => a !== '--no-write');
+  const command = `npm run bench:router${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+  const markdown = renderMarkdown(result, command, new Date().toISOString().slice(0, 10));
+  process.stdout.write(`${markdown}\n`);
+  if (write) {
+    const docs = join(__dirname, '..', '..', ...(__filename.endsWith('.ts') ? [] : ['..']), 'docs', 'router.md');
+    writeIntoDocs(docs, markdown);
+    process.stderr.write(`bench:router: table written to ${docs}\n`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench:router failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}
