@@ -41,6 +41,11 @@ const VOCABULARY: readonly string[] = [
   'information', 'environment', 'development', 'performance', 'requirement', 'opportunity', 'application',
 ];
 
+// Globals are looked up once: in vm contexts (Jest runs tests in one) each global access in a hot loop is slow.
+const floor = Math.floor;
+const min = Math.min;
+const imul = Math.imul;
+
 /** Vocabulary words by length, so a text can end on a whole word of exactly the remaining length. */
 const WORDS_BY_LENGTH: readonly (readonly string[])[] = (() => {
   const byLength: string[][] = [];
@@ -65,9 +70,9 @@ export function syntheticText(rng: Rng, chars: number): string {
   let remaining = chars;
   let sentenceLeft = 0;
   while (remaining > FILL_MAX + 1) {
-    let word = VOCABULARY[Math.floor(rng.next() * VOCABULARY.length)]!;
+    let word = VOCABULARY[floor(rng.next() * VOCABULARY.length)]!;
     if (sentenceLeft === 0) {
-      sentenceLeft = 4 + Math.floor(rng.next() * 12);
+      sentenceLeft = 4 + floor(rng.next() * 12);
       word = capitalize(word);
     }
     sentenceLeft--;
@@ -85,9 +90,9 @@ export function syntheticText(rng: Rng, chars: number): string {
       remaining = 0;
       break;
     }
-    const length = Math.min(remaining - 1, FILL_MAX);
+    const length = min(remaining - 1, FILL_MAX);
     const choices = WORDS_BY_LENGTH[length]!;
-    parts.push(choices[Math.floor(rng.next() * choices.length)]!, ' ');
+    parts.push(choices[floor(rng.next() * choices.length)]!, ' ');
     remaining -= length + 1;
   }
   return parts.join('');
@@ -101,9 +106,9 @@ export function syntheticTokens(rng: Rng, tokens: number): string {
 /** A 32-bit seed from a label, so `textFor('group/17')` needs no shared generator state. */
 export function seedFromLabel(seed: number, label: string): number {
   let h = (seed ^ 0x9e3779b9) >>> 0;
-  for (let i = 0; i < label.length; i++) h = Math.imul(h ^ label.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < label.length; i++) h = imul(h ^ label.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
+  h = imul(h, 0x85ebca6b);
   h ^= h >>> 13;
   return h >>> 0;
 }
@@ -127,8 +132,8 @@ export function traceBlockText(id: number, blockTokens: number): string {
   const header = `Section ${id}: `;
   if (header.length > chars) throw new RangeError(`blockTokens ${blockTokens} is too small for block id ${id}`);
   const low = id % 0x100000000;
-  const high = Math.floor(id / 0x100000000);
-  const seed = seedFromLabel(low ^ Math.imul(high, 0x27d4eb2f), 'mooncake-block');
+  const high = floor(id / 0x100000000);
+  const seed = seedFromLabel(low ^ imul(high, 0x27d4eb2f), 'mooncake-block');
   return header + syntheticText(new SeededRng(seed), chars - header.length);
 }
 
