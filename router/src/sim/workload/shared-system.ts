@@ -22,7 +22,7 @@ export const SHARED_SYSTEM_OPTIONS = {
   seed: COMMON_OPTIONS.seed,
   rate: { ...COMMON_OPTIONS.rate, default: 8 },
   count: { ...COMMON_OPTIONS.count, description: 'send only the first this many requests (default: all groups × promptsPerGroup)' },
-  concurrency: COMMON_OPTIONS.concurrency,
+  concurrency: { ...COMMON_OPTIONS.concurrency, description: 'closed loop: keep this many requests in flight, in workload order (default: open loop at rate)' },
 } as const satisfies OptionSchema;
 
 export interface SharedSystemOptions {
