@@ -10,7 +10,7 @@ function cdkJsonContext(): Record<string, unknown> {
 }
 
 describe('when every example stack is synthesized the way `cdk synth` does', () => {
-  const context = { ...cdkJsonContext(), '@aws-cdk/core:strictCfnValidateErrors': true };
+  const context: Record<string, unknown> = { ...cdkJsonContext(), '@aws-cdk/core:strictCfnValidateErrors': true };
   const app = new App({ context });
   const stacks = addExampleStacks(app);
   // One synthesis for the whole file: schema validation and annotations included. Throws on any finding.
