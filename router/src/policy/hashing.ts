@@ -73,6 +73,52 @@ export function hashUtf16(text: string, end: number, seed: number): number {
   return fmix32(h ^ (n * 2));
 }
 
+/**
+ * hashUtf16(text, codePointPrefixEnd(text, maxCharacters), seed) in one pass: the end is extended by one
+ * code unit for every surrogate pair met on the way, so the text is read once.
+ */
+export function hashTextPrefix(text: string, maxCharacters: number, seed: number): number {
+  const n = text.length;
+  let end = maxCharacters < n ? maxCharacters : n;
+  let h = seed | 0;
+  let i = 0;
+  for (; i + 1 < end; i += 2) {
+    const c0 = text.charCodeAt(i);
+    const c1 = text.charCodeAt(i + 1);
+    if ((c0 & 0xf800) === 0xd800 || (c1 & 0xf800) === 0xd800) {
+      if ((c0 & 0xfc00) === 0xd800 && (c1 & 0xfc00) === 0xdc00 && end < n) end++;
+      if ((c1 & 0xfc00) === 0xd800 && i + 2 < n && (text.charCodeAt(i + 2) & 0xfc00) === 0xdc00 && end < n) end++;
+    }
+    let k = c0 | (c1 << 16);
+    k = imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    k = imul(k, C2);
+    h ^= k;
+    h = (h << 13) | (h >>> 19);
+    h = (imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (i < end) {
+    const c0 = text.charCodeAt(i);
+    if ((c0 & 0xfc00) === 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 && end < n) {
+      // A pair straddling the limit is kept whole: one more full word.
+      end++;
+      let k = c0 | (text.charCodeAt(i + 1) << 16);
+      k = imul(k, C1);
+      k = (k << 15) | (k >>> 17);
+      k = imul(k, C2);
+      h ^= k;
+      h = (h << 13) | (h >>> 19);
+      h = (imul(h, 5) + 0xe6546b64) | 0;
+    } else {
+      let k = imul(c0, C1);
+      k = (k << 15) | (k >>> 17);
+      k = imul(k, C2);
+      h ^= k;
+    }
+  }
+  return fmix32(h ^ (end * 2));
+}
+
 /** Hash of a whole string. */
 export function hashString(text: string, seed: number): number {
   return hashUtf16(text, text.length, seed);

@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { codePointPrefixEnd, fmix32, hashBytes, hashString, hashUtf16 } from './hashing';
+import { fmix32, hashBytes, hashString, hashTextPrefix } from './hashing';
 
 /**
  * SageMaker PREFIX_AWARE's routing key: a hash of the first `prefixLength` units of the request, with the
@@ -26,8 +26,7 @@ function seedFor(base: number, tenantKey: string | undefined): number {
 
 export function prefixKey(request: RoutingRequest, prefixLength: number): number {
   if (request.keyBasis === 'message-text') {
-    const text = request.routingText;
-    return hashUtf16(text, codePointPrefixEnd(text, prefixLength), seedFor(TEXT_SEED, request.tenantKey));
+    return hashTextPrefix(request.routingText, prefixLength, seedFor(TEXT_SEED, request.tenantKey));
   }
   const seed = seedFor(BYTES_SEED, request.tenantKey);
   if (request.rawBody !== undefined) return hashBytes(request.rawBody, prefixLength, seed);
