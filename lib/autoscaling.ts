@@ -63,7 +63,7 @@ export function defaultScalingTarget(concurrencyThreshold: number | undefined): 
 /** Checks one autoscaling configuration against the endpoint's other settings. */
 export function validateAutoScaling(
   options: AutoScalingOptions,
-  context: { instanceCount: number; prefixAware: boolean; allowSingleInstance: boolean },
+  context: { instanceCount: number; prefixAware: boolean; allowSingleInstance: boolean; concurrencyThreshold?: number },
   problems: ProblemCollector,
 ): void {
   problems.integerAtLeast('autoScaling.minCapacity', options.minCapacity, 1);
@@ -85,6 +85,10 @@ export function validateAutoScaling(
   const target = options.targetConcurrentRequestsPerInstance;
   if (target !== undefined && !isUnresolved(target) && !(target > 0 && Number.isFinite(target))) {
     problems.add(`autoScaling.targetConcurrentRequestsPerInstance must be a number greater than 0 (got ${target})`);
+  }
+  if (target === undefined && context.prefixAware && isUnresolved(context.concurrencyThreshold)) {
+    problems.add('autoScaling.targetConcurrentRequestsPerInstance is required when routing.concurrencyThreshold is a deploy-time value, '
+      + 'because the default target is derived from it (got no target)');
   }
   problems.durationInRange('autoScaling.scaleOutCooldown', options.scaleOutCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);
   problems.durationInRange('autoScaling.scaleInCooldown', options.scaleInCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);

@@ -39,7 +39,8 @@ export interface RollingDeploymentOptions extends DeploymentAlarmOptions {
    * Instances replaced per step. SageMaker requires 5–50 % of the variant's instances. Each step needs this many
    * extra instances of capacity (and quota) while it runs.
    *
-   * @default - the smallest count that is at least 5 % of `instanceCount` (1 instance up to 20 instances)
+   * @default - the smallest count that is at least 5 % of `instanceCount` (1 instance up to 20 instances; 1 when
+   * `instanceCount` is a deploy-time value)
    */
   readonly batchInstances?: number;
 
@@ -174,6 +175,8 @@ export abstract class DeploymentPolicy {
 
 /** Smallest batch that is at least 5 % of the fleet. */
 export function defaultRollingBatch(instanceCount: number): number {
+  // A deploy-time count: 1 instance is within 5–50 % for fleets of 2 to 20.
+  if (!isKnownInteger(instanceCount)) return 1;
   return Math.max(1, Math.ceil(instanceCount * DEPLOYMENT_LIMITS.rollingBatchShare.min));
 }
 

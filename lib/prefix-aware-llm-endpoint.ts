@@ -576,7 +576,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
 
     if (props.autoScaling) {
-      validateAutoScaling(props.autoScaling, { instanceCount, prefixAware: routing.isPrefixAware, allowSingleInstance: allowSingle }, problems);
+      validateAutoScaling(props.autoScaling, {
+        instanceCount,
+        prefixAware: routing.isPrefixAware,
+        allowSingleInstance: allowSingle,
+        concurrencyThreshold: routing.concurrencyThreshold,
+      }, problems);
     }
     deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
     validateMetricsConfig(props.metricsConfig, problems);
@@ -592,7 +597,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
     const tp = engine.tensorParallelSize;
     if (tp === undefined) {
-      if (gpus === undefined && !instanceType.isUnresolved) {
+      if (gpus === undefined && instanceType.isUnresolved) {
+        problems.add('engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown '
+          + '(got no tensorParallelSize)');
+      } else if (gpus === undefined) {
         problems.add(`engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; `
           + `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`);
       }

@@ -106,9 +106,10 @@ export abstract class VllmImage {
 
   /**
    * Your own image in ECR, e.g. one built `FROM` the vLLM DLC. The execution role may pull from this repository
-   * only; a repository in another account must also allow the role in its repository policy.
+   * only; a repository in another account must also allow the role in its repository policy. The tag is required:
+   * a moving tag such as `latest` makes a redeployment pick up a different image without a template change.
    */
-  public static fromEcrRepository(repository: ecr.IRepository, tag: string = 'latest', options: EcrImageOptions = {}): VllmImage {
+  public static fromEcrRepository(repository: ecr.IRepository, tag: string, options: EcrImageOptions = {}): VllmImage {
     return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion);
   }
 

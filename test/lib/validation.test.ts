@@ -1,6 +1,6 @@
 import { App, aws_sagemaker as sagemaker, CfnParameter, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { PrefixAwareLlmEndpoint, PrefixAwareLlmValidationError, RoutingStrategy } from '../../lib';
+import { InstanceType, PrefixAwareLlmEndpoint, PrefixAwareLlmValidationError, RoutingStrategy } from '../../lib';
 import { ProblemCollector } from '../../lib/private/validation';
 import { baseProps, newStack, variantOf } from './helpers';
 
@@ -50,6 +50,31 @@ describe('when values are deploy-time tokens', () => {
     const variant = variantOf(Template.fromStack(stack));
     expect(variant.RoutingConfig.PrefixAwareRoutingConfig.PrefixLength).toEqual({ Ref: 'PrefixLength' });
     expect(variant.InitialInstanceCount).toEqual({ Ref: 'Count' });
+  });
+
+  test('GIVEN a deploy-time instance count WHEN synthesized THEN the default rolling batch is 1 instance', () => {
+    const stack = newStack();
+    const count = new CfnParameter(stack, 'Count', { type: 'Number', default: 3 });
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ instanceCount: count.valueAsNumber }));
+    const endpoint = Object.values(Template.fromStack(stack).findResources('AWS::SageMaker::Endpoint'))[0] as any;
+    expect(endpoint.Properties.DeploymentConfig.RollingUpdatePolicy.MaximumBatchSize).toEqual({ Type: 'INSTANCE_COUNT', Value: 1 });
+  });
+
+  test('GIVEN a deploy-time instance type without tensorParallelSize WHEN built THEN the GPU count is unknown and TP is required', () => {
+    const stack = newStack();
+    const type = new CfnParameter(stack, 'Type', { type: 'String', default: 'ml.p5.48xlarge' });
+    expect(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ instanceType: InstanceType.of(type.valueAsString) }))).toThrow(
+      'engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown (got no tensorParallelSize)',
+    );
+  });
+
+  test('GIVEN a deploy-time concurrencyThreshold and autoscaling without a target WHEN built THEN the target is required', () => {
+    const stack = newStack();
+    const threshold = new CfnParameter(stack, 'Threshold', { type: 'Number', default: 32 });
+    expect(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
+      routing: RoutingStrategy.prefixAware({ concurrencyThreshold: threshold.valueAsNumber }),
+      autoScaling: { minCapacity: 2, maxCapacity: 4 },
+    }))).toThrow('autoScaling.targetConcurrentRequestsPerInstance is required when routing.concurrencyThreshold is a deploy-time value');
   });
 
   test('GIVEN an endpoint name from a parameter WHEN built THEN it is not validated', () => {
