@@ -217,7 +217,7 @@ export function measureDecisions(iterations: number): { decisions: DecisionRow[]
   const chat = bodies.map((b) => parseChatRequest(b, {}).routing);
   const invocations = bodies.map((b) => parseInvocationRequest(b, { 'content-type': 'application/json' }).routing);
   const cases: Array<{ label: string; config: PolicyConfig; requests: RoutingRequest[] }> = [
-    { label: 'sagemaker-prefix-aware, 4,096 characters of message text', config: { name: 'sagemaker-prefix-aware', prefixLength: 4096 }, requests: chat },
+    { label: 'sagemaker-prefix-aware, 8,192 characters of message text (default)', config: { name: 'sagemaker-prefix-aware', prefixLength: 8192 }, requests: chat },
     { label: 'sagemaker-prefix-aware, 32,768 characters of message text', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: chat },
     { label: 'sagemaker-prefix-aware, 32,768 body bytes (InvokeEndpoint)', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: invocations },
     { label: 'least-outstanding-requests', config: { name: 'least-outstanding-requests' }, requests: chat },

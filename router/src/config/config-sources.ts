@@ -24,7 +24,7 @@ export const CONFIG_FILE_ENV = 'PREFIX_ROUTER_CONFIG';
 export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'backends', flag: '--backend', valueName: 'url', env: 'PREFIX_ROUTER_BACKENDS', kind: 'list', description: 'backend base URL, repeatable (env: comma-separated)' },
   { path: 'policy.name', flag: '--policy', valueName: 'name', env: 'PREFIX_ROUTER_POLICY', kind: 'string', description: 'routing policy: sagemaker-prefix-aware, least-outstanding-requests, random, round-robin (default sagemaker-prefix-aware)' },
-  { path: 'policy.prefixLength', flag: '--prefix-length', valueName: 'n', env: 'PREFIX_ROUTER_PREFIX_LENGTH', kind: 'integer', description: 'sagemaker-prefix-aware: characters/bytes keyed on, 1024-65536 (default 4096)' },
+  { path: 'policy.prefixLength', flag: '--prefix-length', valueName: 'n', env: 'PREFIX_ROUTER_PREFIX_LENGTH', kind: 'integer', description: 'sagemaker-prefix-aware: characters/bytes keyed on, 1024-65536 (default 8192)' },
   { path: 'policy.concurrencyThreshold', flag: '--concurrency-threshold', valueName: 'n', env: 'PREFIX_ROUTER_CONCURRENCY_THRESHOLD', kind: 'integer', description: 'sagemaker-prefix-aware: in-flight requests that trigger a spill, 1-1024 (default 32)' },
   { path: 'seed', flag: '--seed', valueName: 'n', env: 'PREFIX_ROUTER_SEED', kind: 'integer', description: 'seed of the random number generator of random/least-outstanding-requests (default 1)' },
   { path: 'host', flag: '--host', valueName: 'host', env: 'PREFIX_ROUTER_HOST', kind: 'string', description: 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)' },

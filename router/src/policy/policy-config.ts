@@ -6,16 +6,17 @@ export const PREFIX_LENGTH_RANGE = { min: 1024, max: 65536 } as const;
 export const CONCURRENCY_THRESHOLD_RANGE = { min: 1, max: 1024 } as const;
 
 /**
- * Our defaults. SageMaker has none (both fields are required with PREFIX_AWARE): 4096 characters covers a
- * ~1,000-token system prompt; 32 in-flight requests is well below a p5 vLLM's batch limit, so a hot prefix
- * spills before its instance's queue makes time-to-first-token balloon.
+ * Our defaults, the same as the construct's `RoutingStrategy.prefixAware()` (docs/construct.md explains them).
+ * SageMaker has none: both fields are required with PREFIX_AWARE. 8192 characters (~2,048 tokens) cover a shared
+ * system prompt plus the start of each conversation; 32 in-flight requests keep a hot instance's prefill queue
+ * short before spilling.
  */
-export const DEFAULT_PREFIX_LENGTH = 4096;
+export const DEFAULT_PREFIX_LENGTH = 8192;
 export const DEFAULT_CONCURRENCY_THRESHOLD = 32;
 
 export interface SageMakerPrefixAwareConfig {
   readonly name: 'sagemaker-prefix-aware';
-  /** Characters (OpenAI path) or bytes (InvokeEndpoint path) of the request that form the key. @default 4096 */
+  /** Characters (OpenAI path) or bytes (InvokeEndpoint path) of the request that form the key. @default 8192 */
   readonly prefixLength?: number;
   /** In-flight requests on the affinity instance at which a request spills elsewhere. @default 32 */
   readonly concurrencyThreshold?: number;

@@ -113,7 +113,7 @@ export const ROUTER_ERRORS = {
     status: 504,
     type: 'upstream_error',
     awsErrorType: 'ModelError',
-    when: 'The backend sent no response headers within `upstreamHeadersTimeoutMs`, or went silent mid-body for `upstreamBodyTimeoutMs`.',
+    when: 'The backend sent no response headers within `upstreamHeadersTimeoutMs` (non-streamed generations send headers only at the end, so keep it above your longest generation). Silence mid-body longer than `upstreamBodyTimeoutMs` ends the response as `upstream_stream_failed`.',
   },
 } as const satisfies Record<string, ErrorSpec>;
 

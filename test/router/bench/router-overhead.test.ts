@@ -29,7 +29,7 @@ describe('when the router overhead benchmark runs (smoke size, in-process)', () 
     for (const d of result.decisions) for (const n of [2, 8, 32]) expect(d.byInstances[n].p99).toBeGreaterThan(0);
     const markdown = renderMarkdown(result, 'npm run bench:router', '2030-01-01');
     expect(markdown).toContain('| non-streamed, full response |');
-    expect(markdown).toContain('| sagemaker-prefix-aware, 4,096 characters of message text |');
+    expect(markdown).toContain('| sagemaker-prefix-aware, 8,192 characters of message text (default) |');
   });
 
   it('GIVEN the body generator THEN bodies are exactly 32 KiB of valid chat JSON', () => {

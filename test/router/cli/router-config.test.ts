@@ -1,7 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CLI_OPTIONS,
   loadRouterConfig,
   resolveRouterConfig,
   ROUTER_DEFAULTS,
@@ -147,5 +148,15 @@ describe('when the CLI loads configuration from flags, environment and file', ()
     expect(errorOf(() => loadRouterConfig(sources({ config: '/nonexistent/router.json' })))).toContain('--config /nonexistent/router.json cannot be read (ENOENT)');
     const bad = configFile('{ not json');
     expect(errorOf(() => loadRouterConfig(sources({ config: bad })))).toContain(`--config ${bad} is not valid JSON`);
+  });
+});
+
+describe('when the configuration is documented', () => {
+  const docs = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'router.md'), 'utf8');
+  it.each(CLI_OPTIONS.map((o) => [o.flag, o]))('GIVEN option %s THEN docs/router.md has its flag, variable and file key in one row', (_flag, option) => {
+    const row = docs.split('\n').find((line) => line.startsWith(`| \`${option.flag} <${option.valueName}>\``));
+    expect(row).toBeDefined();
+    expect(row).toContain(`\`${option.env}\``);
+    expect(row).toContain(`\`${option.path}\``);
   });
 });
