@@ -174,7 +174,7 @@ export abstract class DeploymentPolicy {
 }
 
 /** Smallest batch that is at least 5 % of the fleet. */
-export function defaultRollingBatch(instanceCount: number): number {
+function defaultRollingBatch(instanceCount: number): number {
   // A deploy-time count: 1 instance is within 5–50 % for fleets of 2 to 20.
   if (!isKnownInteger(instanceCount)) return 1;
   return Math.max(1, Math.ceil(instanceCount * DEPLOYMENT_LIMITS.rollingBatchShare.min));

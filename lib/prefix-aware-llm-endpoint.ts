@@ -14,19 +14,12 @@ import {
   Token,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { addVariantAutoScaling, AutoScalingOptions, defaultScalingTarget, validateAutoScaling, VariantAutoScaling } from './autoscaling';
+import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
-import {
-  createEndpointDashboard,
-  createRollbackAlarms,
-  DEFAULT_ROLLBACK_ALARM_COUNT,
-  EndpointMetrics,
-  EndpointMetricsConfig,
-  ENDPOINT_INSTANCE_NAMESPACE,
-  METRIC_PUBLISH_FREQUENCIES_SECONDS,
-} from './monitoring';
+import { EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
+import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import {
   extraParallelism,
   MAX_ENV_ENTRIES,
@@ -34,6 +27,7 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { grantScoped } from './private/grants';
+import { createEndpointDashboard, createRollbackAlarms, DEFAULT_ROLLBACK_ALARM_COUNT } from './private/monitoring-resources';
 import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
