@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { chatBody, get, post, startFixture, type Fixture } from './helpers/router-fixture';
 
@@ -77,7 +78,7 @@ describe('when clients send bad input', () => {
     async function* chunks() {
       for (let i = 0; i < 10; i++) yield Buffer.alloc(1024, 0x61);
     }
-    const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: chunks(), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: Readable.from(chunks()), headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(413);
     expect(JSON.parse(await res.body.text())).toMatchObject({ error: { code: 'payload_too_large' } });
   });
