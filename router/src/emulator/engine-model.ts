@@ -132,6 +132,14 @@ export interface StepRecord {
   readonly fastForwarded: boolean;
 }
 
+export interface RunOptions {
+  /**
+   * Return right after a step in which a request finished, even if later steps start before `tMs`. A driver
+   * whose next send depends on completions (closed loop, multi-turn) uses it to stay exact.
+   */
+  readonly stopAfterFinish?: boolean;
+}
+
 export interface EngineModelOptions {
   /** Seed mixed into prompt block hashes (like vLLM's cache salt); default none. */
   readonly hashSeed?: string;
@@ -317,13 +325,16 @@ export class EngineModel {
    * Executes every step that starts before `tMs` and returns their events in time order. The last step may
    * end after `tMs`: its events carry their own (later) times and are final.
    */
-  runUntil(tMs: number): EngineEvent[] {
+  runUntil(tMs: number, options: RunOptions = {}): EngineEvent[] {
     const events: EngineEvent[] = [];
+    const stopAfterFinish = options.stopAfterFinish ?? false;
     for (;;) {
       const start = this.nextStepTimeMs();
       if (start === undefined || !(start < tMs)) break;
       if (this.fastForward && this.tryFastForward(start, tMs)) continue;
+      const finishedBefore = this.finishedCount;
       this.executeStep(start, events);
+      if (stopAfterFinish && this.finishedCount !== finishedBefore) break;
     }
     return events;
   }

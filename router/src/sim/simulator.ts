@@ -1,0 +1,280 @@
+import { performance } from 'node:perf_hooks';
+import { SeededRng } from '../common/seeded-rng';
+import { EngineModel, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
+import type { EngineProfile } from '../emulator/engine-profile';
+import { createPolicy, type PolicyConfig, type RoutingPolicy } from '../policy';
+import type { InstanceView } from '../policy/routing-policy';
+import { blockHashes, tokenCount } from '../state/block-hash';
+import { EventQueue } from './event-queue';
+import type { CeilingTracker } from './report/ceilings';
+import type { StrategyRunInput } from './report/report-model';
+import type { RequestRecord } from './report/request-record';
+import { RequestFeed } from './request-feed';
+import { renderedPromptOf, routingRequestOf } from './workload-routing';
+import type { LoadShape } from './workload/load-shape';
+import type { Workload } from './workload/workload';
+import type { WorkloadRequest } from './workload/workload-request';
+
+/**
+ * The virtual-time simulator: the live router's policies in front of N engine models (one per vLLM instance),
+ * fed by a workload. Nothing here sleeps or reads a clock for simulated time, so an hour of traffic on seven
+ * instances runs in seconds, and the same seed gives the same run.
+ *
+ * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
+ * time anything could reach it (the next queued event, or the next step of another engine, whose finishes can
+ * trigger new sends), and stops after a step in which a request finished. So every request joins the same
+ * step it would join in a real-time run of the same models, and every routing decision sees the in-flight
+ * counts of that instant.
+ */
+export interface SimulationConfig {
+  readonly workload: Workload;
+  readonly policy: PolicyConfig;
+  /** Number of engine instances (1–1024). */
+  readonly instances: number;
+  readonly profile: EngineProfile;
+  /** Instance ids the policy sees; default `instance-0` … `instance-{n-1}`. Rendezvous hashing depends on them. */
+  readonly instanceIds?: readonly string[];
+  /** Seed of the policy's random generator (random, least-outstanding tie-breaks). Default 1. */
+  readonly seed?: number;
+  /** Overrides the workload's load shape. */
+  readonly load?: LoadShape;
+  /** Send at most this many requests. */
+  readonly maxRequests?: number;
+  /** Requests sent before this virtual time are run but excluded from the measured window (cache warm-up). */
+  readonly warmupMs?: number;
+  /** Model name in the request bodies (routing keys include it only through the text; default 'model'). */
+  readonly modelName?: string;
+  /** Receives every rendered prompt in send order, to compute hit-rate ceilings without hashing twice. */
+  readonly ceilings?: CeilingTracker;
+  /** Called about every `progressEveryMs` of virtual time. */
+  readonly onProgress?: (progress: SimulationProgress) => void;
+  readonly progressEveryMs?: number;
+}
+
+export interface SimulationProgress {
+  readonly simulatedMs: number;
+  readonly sent: number;
+  readonly finished: number;
+  readonly expected: number;
+}
+
+export interface SimulationResult {
+  readonly policy: PolicyConfig;
+  readonly instanceIds: readonly string[];
+  readonly records: readonly RequestRecord[];
+  readonly window: { readonly startMs: number; readonly endMs: number };
+  /** Engine prefix-cache counters over the measured window, summed over instances (as Prometheus deltas would be). */
+  readonly prometheus: { readonly prefixCacheQueries: number; readonly prefixCacheHits: number };
+  readonly engines: readonly EngineStats[];
+  readonly simulatedMs: number;
+  readonly wallMs: number;
+}
+
+type SimEvent =
+  | { readonly kind: 'arrival'; readonly request: WorkloadRequest }
+  | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent };
+
+interface Dispatched {
+  readonly request: WorkloadRequest;
+  readonly instance: number;
+  readonly sentAtMs: number;
+  readonly decisionMicros: number;
+}
+
+export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
+
+export function defaultInstanceIds(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `instance-${i}`);
+}
+
+export function simulate(config: SimulationConfig): SimulationResult {
+  const n = config.instances;
+  if (!Number.isInteger(n) || n < INSTANCES_RANGE.min || n > INSTANCES_RANGE.max) {
+    throw new RangeError(`instances must be an integer between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} (got ${n})`);
+  }
+  const ids = config.instanceIds ?? defaultInstanceIds(n);
+  if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
+  return new Simulation(config, ids).run();
+}
+
+/** The result as one strategy run of a report. */
+export function toStrategyRun(result: SimulationResult, label?: string): StrategyRunInput {
+  const { name, ...options } = result.policy;
+  return {
+    strategy: { name, options: options as Record<string, number> },
+    label,
+    instances: result.instanceIds,
+    records: result.records,
+    window: result.window,
+    prometheus: result.prometheus,
+  };
+}
+
+class Simulation {
+  private readonly engines: EngineModel[];
+  private readonly policy: RoutingPolicy;
+  private readonly inFlight: number[];
+  private readonly views: { id: string; healthy: boolean; inFlight: number }[];
+  private readonly queue = new EventQueue<SimEvent>();
+  private readonly feed: RequestFeed;
+  private readonly dispatched = new Map<string, Dispatched>();
+  private readonly records: RequestRecord[] = [];
+  private readonly model: string;
+  private readonly warmupMs: number;
+  private warmupStats: EngineStats[] | undefined;
+  private sent = 0;
+  private finished = 0;
+  private lastFinishMs = 0;
+  private nextProgressMs: number;
+
+  constructor(
+    private readonly config: SimulationConfig,
+    private readonly ids: readonly string[],
+  ) {
+    this.engines = ids.map(() => new EngineModel(config.profile));
+    this.policy = createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) });
+    this.inFlight = ids.map(() => 0);
+    this.views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
+    this.feed = new RequestFeed(config.workload.requests(), config.load ?? config.workload.load, config.maxRequests ?? Infinity);
+    this.model = config.modelName ?? 'model';
+    this.warmupMs = config.warmupMs ?? 0;
+    if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
+    this.nextProgressMs = config.progressEveryMs ?? 60_000;
+  }
+
+  run(): SimulationResult {
+    const wallStart = performance.now();
+    this.start();
+    const engines = this.engines;
+    for (;;) {
+      let first = -1;
+      let firstStart = Infinity;
+      let secondStart = Infinity;
+      for (let i = 0; i < engines.length; i++) {
+        const s = engines[i].nextStepTimeMs();
+        if (s === undefined) continue;
+        if (s < firstStart) {
+          secondStart = firstStart;
+          firstStart = s;
+          first = i;
+        } else if (s < secondStart) {
+          secondStart = s;
+        }
+      }
+      const eventTime = this.queue.peekTime();
+      if (first < 0 && eventTime === Infinity) break;
+      if (eventTime <= firstStart) {
+        const { timeMs, item } = this.queue.pop()!;
+        this.handle(timeMs, item);
+        continue;
+      }
+      let horizon = Math.min(eventTime, secondStart);
+      if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
+      for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
+        if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
+      }
+    }
+    const endMs = this.lastFinishMs;
+    const endStats = this.engines.map((e) => e.stats());
+    const startStats = this.warmupStats ?? endStats;
+    let queries = 0;
+    let hits = 0;
+    endStats.forEach((s, i) => {
+      queries += s.prefixCacheQueryTokens - startStats[i].prefixCacheQueryTokens;
+      hits += s.prefixCacheHitTokens - startStats[i].prefixCacheHitTokens;
+    });
+    return {
+      policy: this.config.policy,
+      instanceIds: this.ids,
+      records: this.records,
+      window: { startMs: Math.min(this.warmupMs, endMs), endMs },
+      prometheus: { prefixCacheQueries: queries, prefixCacheHits: hits },
+      engines: endStats,
+      simulatedMs: endMs,
+      wallMs: performance.now() - wallStart,
+    };
+  }
+
+  private start(): void {
+    if (this.feed.isOpenLoop) {
+      this.scheduleNextArrival();
+    } else {
+      this.fillClosedLoop(0);
+    }
+  }
+
+  private scheduleNextArrival(): void {
+    const next = this.feed.nextArrival();
+    if (next !== undefined) this.queue.push(next.arrivalMs, { kind: 'arrival', request: next });
+  }
+
+  private fillClosedLoop(nowMs: number): void {
+    const concurrency = (this.feed.load as { concurrency: number }).concurrency;
+    while (this.dispatched.size < concurrency) {
+      const next = this.feed.nextSendable();
+      if (next === undefined) return;
+      this.dispatch(next, nowMs);
+    }
+  }
+
+  private handle(timeMs: number, event: SimEvent): void {
+    this.observeClock(timeMs);
+    if (event.kind === 'arrival') {
+      this.scheduleNextArrival();
+      if (this.feed.release(event.request)) this.dispatch(event.request, timeMs);
+      return;
+    }
+    this.finish(timeMs, event.instance, event.event);
+  }
+
+  private observeClock(timeMs: number): void {
+    if (this.warmupStats === undefined && timeMs >= this.warmupMs) this.warmupStats = this.engines.map((e) => e.stats());
+    if (this.config.onProgress && timeMs >= this.nextProgressMs) {
+      this.nextProgressMs = timeMs + (this.config.progressEveryMs ?? 60_000);
+      this.config.onProgress({ simulatedMs: timeMs, sent: this.sent, finished: this.finished, expected: this.config.workload.expectedRequests });
+    }
+  }
+
+  private dispatch(request: WorkloadRequest, nowMs: number): void {
+    const routing = routingRequestOf(request, this.model);
+    for (let i = 0; i < this.views.length; i++) this.views[i].inFlight = this.inFlight[i];
+    const snapshot = { instances: this.views as readonly InstanceView[], nowMs };
+    const t0 = performance.now();
+    const decision = this.policy.decide(routing, snapshot);
+    this.policy.commit(routing, decision);
+    const decisionMicros = (performance.now() - t0) * 1000;
+    const instance = this.ids.indexOf(decision.instance);
+    if (instance < 0) throw new Error(`policy ${this.policy.name} chose unknown instance ${decision.instance}`);
+
+    const text = renderedPromptOf(request);
+    const hashes = blockHashes(text, { blockTokens: this.config.profile.blockTokens });
+    const promptTokens = tokenCount(text);
+    this.config.ceilings?.observeBlocks(hashes, promptTokens);
+    this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
+    this.inFlight[instance]++;
+    this.dispatched.set(request.id, { request, instance, sentAtMs: nowMs, decisionMicros });
+    this.sent++;
+  }
+
+  private finish(timeMs: number, instance: number, event: FinishedEvent): void {
+    const d = this.dispatched.get(event.id);
+    if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
+    this.dispatched.delete(event.id);
+    this.inFlight[instance]--;
+    this.finished++;
+    this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
+    this.records.push({
+      id: event.id,
+      instance: this.ids[instance],
+      sentAtMs: d.sentAtMs,
+      ttftMs: event.ttftMs,
+      e2eMs: event.e2eMs,
+      promptTokens: event.promptTokens,
+      cachedPromptTokens: event.cachedTokens,
+      outputTokens: event.outputTokens,
+      decisionMicros: d.decisionMicros,
+    });
+    for (const released of this.feed.complete(event.id)) this.dispatch(released, timeMs);
+    if (!this.feed.isOpenLoop) this.fillClosedLoop(timeMs);
+  }
+}
