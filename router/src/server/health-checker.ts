@@ -21,7 +21,6 @@ export class HealthChecker {
     private readonly backends: readonly Backend[],
     private readonly options: HealthCheckOptions,
     private readonly log: Logger,
-    private readonly onChange: (backend: Backend, from: HealthState, to: HealthState) => void,
   ) {
     for (const b of backends) {
       this.clients.set(b, new Client(b.origin, { pipelining: 1, keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000) }));
@@ -98,6 +97,5 @@ export class HealthChecker {
     backend.consecutiveSuccesses = 0;
     if (to === 'ejected') this.log.warn({ backend: backend.id, from, to }, 'backend ejected after failed health checks');
     else this.log.info({ backend: backend.id, from, to }, 'backend admitted');
-    this.onChange(backend, from, to);
   }
 }

@@ -121,7 +121,7 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
-    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, () => undefined) : undefined;
+    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
     this.server = createServer(

@@ -88,7 +88,10 @@ export async function forward(f: ForwardRequest): Promise<OutcomeStatus> {
   }
   const eventStreamFraming = f.route.framing === 'sagemaker-eventstream';
   const upstreamType = upstream.headers['content-type'];
-  const aligner = sse.isEventStream(upstreamType) ? new sse.SseEventAligner() : undefined;
+  // Event boundaries can only be found in uncompressed SSE; a compressed stream is passed through as it comes.
+  const encoding = firstValue(upstream.headers['content-encoding']);
+  const identity = encoding === undefined || encoding === 'identity';
+  const aligner = identity && sse.isEventStream(upstreamType) ? new sse.SseEventAligner() : undefined;
   const head: OutgoingHttpHeaders = eventStreamFraming
     ? {
         'content-type': eventStream.EVENT_STREAM_CONTENT_TYPE,
@@ -154,7 +157,10 @@ export async function forwardGet(
 
 export function upstreamRequestHeaders(headers: IncomingHttpHeaders, route: RouteMatch, parsed: ParsedRequest): Record<string, string | string[]> {
   // SageMaker runtime-API requests carry SigV4 credentials meant for AWS, never for the model container.
-  const out = filterHeaders(headers, NOT_FORWARDED_UPSTREAM, route.endpointName !== undefined);
+  const runtimeApi = route.endpointName !== undefined;
+  const out = filterHeaders(headers, NOT_FORWARDED_UPSTREAM, runtimeApi);
+  // SageMaker hands the container's bytes to the caller as they are; ask for them uncompressed.
+  if (runtimeApi) delete out['accept-encoding'];
   if (parsed.jsonBody) out['content-type'] = 'application/json';
   if (route.framing === 'sagemaker-eventstream') {
     const accept = headers['x-amzn-sagemaker-accept'];
