@@ -40,7 +40,7 @@ describe('when the official openai client talks to the router', () => {
   });
 
   it('GIVEN the same long system prompt twenty times THEN every request lands on one instance, and the backend gets the exact body', async () => {
-    const system = 'You are a support agent for ACME. '.repeat(200);
+    const system = 'You are a support agent for ACME. '.repeat(300); // longer than the 8192-character default prefix
     const seen = new Set<string>();
     for (let i = 0; i < 20; i++) {
       const { response } = await client.chat.completions
