@@ -49,6 +49,12 @@ export interface SimulationConfig {
   /** Called about every `progressEveryMs` of virtual time. */
   readonly onProgress?: (progress: SimulationProgress) => void;
   readonly progressEveryMs?: number;
+  /**
+   * 'fast' (default): engines fast-forward decode stretches and run up to the next instant anything can reach
+   * them. 'lockstep': every engine executes one step at a time in global time order, with no fast path; the
+   * reference the fast mode is tested against (it must give identical records).
+   */
+  readonly stepping?: 'fast' | 'lockstep';
 }
 
 export interface SimulationProgress {
@@ -112,6 +118,7 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 
 class Simulation {
   private readonly engines: EngineModel[];
+  private readonly lockstep: boolean;
   private readonly policy: RoutingPolicy;
   private readonly inFlight: number[];
   private readonly views: { id: string; healthy: boolean; inFlight: number }[];
@@ -131,7 +138,8 @@ class Simulation {
     private readonly config: SimulationConfig,
     private readonly ids: readonly string[],
   ) {
-    this.engines = ids.map(() => new EngineModel(config.profile));
+    this.lockstep = config.stepping === 'lockstep';
+    this.engines = ids.map(() => new EngineModel(config.profile, { fastForward: !this.lockstep }));
     this.policy = createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) });
     this.inFlight = ids.map(() => 0);
     this.views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
@@ -168,7 +176,8 @@ class Simulation {
         this.handle(timeMs, item);
         continue;
       }
-      let horizon = Math.min(eventTime, secondStart);
+      let horizon = this.lockstep ? firstStart : Math.min(eventTime, secondStart);
+      // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
