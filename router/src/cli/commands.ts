@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
+import { register as registerSimulate } from './simulate-command';
 
 /**
  * Every `prefix-router` sub-command lives in its own file under router/src/cli/ and exports a function that
@@ -8,4 +9,4 @@ import { register as registerServe } from './serve-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate];

@@ -1,0 +1,100 @@
+import type { Command } from 'commander';
+import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
+import type { PolicyConfig } from '../policy';
+import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
+import { compareStrategies, type StrategyComparison } from '../sim/compare-strategies';
+import { renderMarkdown, writeReport, type ReportFiles } from '../sim/report';
+import { INSTANCES_RANGE } from '../sim/simulator';
+import { parseWorkloadSpec, type Workload } from '../sim/workload';
+import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag } from './flag-values';
+
+export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
+
+/**
+ * `prefix-router simulate`: the live router's policies in front of emulated vLLM instances, in virtual time.
+ * Every strategy runs on a fresh fleet; one report (markdown, JSON, HTML) shows them side by side.
+ */
+export function register(program: Command): void {
+  program
+    .command('simulate')
+    .description('compare routing strategies on a workload in virtual time (seconds for an hour of traffic)')
+    .option('--workload <spec>', 'long-context, short-chat, shared-system or trace:FILE, with ?options (docs/workloads.md)', 'long-context')
+    .option('--policy <spec>', `a policy to compare, repeatable: ${DEFAULT_SIMULATED_POLICIES.join(', ')}, round-robin; options as name?prefixLength=N&concurrencyThreshold=N`, collect)
+    .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
+    .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
+    .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
+    .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
+    .option('--max-requests <n>', 'stop after this many requests')
+    .option('--baseline <label>', 'strategy the others are compared against (default random)')
+    .option('--out <dir>', 'report directory (default reports/simulate-<time>)')
+    .option('--quiet', 'print only the report paths')
+    .action(async (flags: Record<string, unknown>) => {
+      await runSimulateCommand(flags);
+    });
+}
+
+export interface SimulateFlags {
+  readonly workload: Workload;
+  readonly policies: readonly PolicyConfig[];
+  readonly instances: number;
+  readonly profile: EngineProfile;
+  readonly seed: number;
+  readonly warmupMs: number;
+  readonly maxRequests: number | undefined;
+  readonly baseline: string | undefined;
+  readonly out: string;
+  readonly quiet: boolean;
+}
+
+/** Validates every flag; throws FlagError (or the workload/policy/profile error) naming the flag. */
+export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlags {
+  const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
+  const policySpecs = (flags.policy as string[] | undefined) ?? DEFAULT_SIMULATED_POLICIES;
+  const policies = policySpecs.map((s) => parsePolicySpec(s));
+  const specs = policies.map(formatPolicySpec);
+  if (new Set(specs).size !== specs.length) throw new FlagError(`--policy lists the same policy twice (${specs.join(', ')})`);
+  let profile: EngineProfile;
+  try {
+    profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
+  } catch (err) {
+    throw new FlagError(`--profile: ${(err as Error).message}`);
+  }
+  return {
+    workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
+    policies,
+    instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
+    profile,
+    seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
+    warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
+    maxRequests: optionalIntegerFlag('max-requests', str('max-requests') ?? str('maxRequests'), 1, 100_000_000),
+    baseline: str('baseline'),
+    out: str('out') ?? defaultReportDir('simulate'),
+    quiet: flags.quiet === true,
+  };
+}
+
+export async function runSimulateCommand(
+  rawFlags: Record<string, unknown>,
+  print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  progress: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<{ comparison: StrategyComparison; files: ReportFiles }> {
+  const flags = parseSimulateFlags(rawFlags);
+  const comparison = compareStrategies({
+    workload: flags.workload,
+    policies: flags.policies,
+    instances: flags.instances,
+    profile: flags.profile,
+    seed: flags.seed,
+    warmupMs: flags.warmupMs,
+    maxRequests: flags.maxRequests,
+    baseline: flags.baseline,
+    onStrategyStart: flags.quiet ? undefined : (p, i) => progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${flags.instances} × ${flags.profile.name}…`),
+    onStrategyDone: flags.quiet
+      ? undefined
+      : (_p, r) => progress(`    ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`),
+  });
+  const files = await writeReport(comparison.report, flags.out);
+  if (!flags.quiet) print(renderMarkdown(comparison.report));
+  print(`report: ${files.html}\n        ${files.markdown}\n        ${files.json}`);
+  return { comparison, files };
+}

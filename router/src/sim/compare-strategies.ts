@@ -1,0 +1,94 @@
+import type { EngineProfile } from '../emulator/engine-profile';
+import type { PolicyConfig } from '../policy';
+import { CeilingTracker } from './report/ceilings';
+import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
+import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
+import type { LoadShape } from './workload/load-shape';
+import type { Workload } from './workload/workload';
+
+/**
+ * Simulates one workload under several routing policies, each on a fresh fleet with cold caches, and builds
+ * one report with every strategy side by side. Used by `prefix-router simulate` and `npm run bench:sim`.
+ */
+export interface StrategyComparisonConfig {
+  readonly workload: Workload;
+  readonly policies: readonly PolicyConfig[];
+  readonly instances: number;
+  readonly profile: EngineProfile;
+  readonly seed?: number;
+  readonly load?: LoadShape;
+  readonly maxRequests?: number;
+  readonly warmupMs?: number;
+  /** Label or policy name of the baseline (default `random` when it is among the policies). */
+  readonly baseline?: string;
+  readonly title?: string;
+  readonly notes?: readonly string[];
+  readonly onStrategyStart?: (policy: PolicyConfig, index: number) => void;
+  readonly onProgress?: (policy: PolicyConfig, progress: SimulationProgress) => void;
+  readonly onStrategyDone?: (policy: PolicyConfig, result: SimulationResult) => void;
+}
+
+export interface StrategyComparison {
+  readonly report: BenchmarkReport;
+  readonly results: readonly SimulationResult[];
+}
+
+/** A readable, unique label for a policy config: its name, plus options when the same name appears twice. */
+export function policyLabels(policies: readonly PolicyConfig[]): string[] {
+  return policies.map((policy) => {
+    const sameName = policies.filter((p) => p.name === policy.name).length > 1;
+    if (!sameName) return policy.name;
+    const { name, ...options } = policy;
+    const parts = Object.entries(options).map(([k, v]) => `${k}=${String(v)}`);
+    return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
+  });
+}
+
+export function compareStrategies(config: StrategyComparisonConfig): StrategyComparison {
+  if (config.policies.length === 0) throw new RangeError('policies must name at least one policy');
+  const labels = policyLabels(config.policies);
+  if (new Set(labels).size !== labels.length) throw new RangeError(`policies must differ (got ${labels.join(', ')})`);
+  // Ceilings depend on the workload alone; they are taken from the first run's send order.
+  const ceilings = new CeilingTracker({ fleetCapacityBlocks: config.instances * config.profile.kvCapacityBlocks, blockTokens: config.profile.blockTokens });
+  const results: SimulationResult[] = [];
+  const runs: StrategyRunInput[] = [];
+  config.policies.forEach((policy, index) => {
+    config.onStrategyStart?.(policy, index);
+    const result = simulate({
+      workload: config.workload,
+      policy,
+      instances: config.instances,
+      profile: config.profile,
+      seed: config.seed,
+      load: config.load,
+      maxRequests: config.maxRequests,
+      warmupMs: config.warmupMs,
+      ceilings: index === 0 ? ceilings : undefined,
+      onProgress: config.onProgress ? (p) => config.onProgress!(policy, p) : undefined,
+    });
+    config.onStrategyDone?.(policy, result);
+    results.push(result);
+    runs.push(toStrategyRun(result, labels[index]));
+  });
+  const wallSeconds = results.reduce((s, r) => s + r.wallMs, 0) / 1000;
+  const report = buildReport({
+    mode: 'simulated',
+    title: config.title,
+    workload: config.load ? { ...config.workload, load: config.load } : config.workload,
+    environment: {
+      instances: config.instances,
+      profile: config.profile.name,
+      'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
+      'max batched tokens per step': config.profile.maxNumBatchedTokens,
+      'max sequences': config.profile.maxNumSeqs,
+      seed: config.seed ?? 1,
+      'warm-up (s)': (config.warmupMs ?? 0) / 1000,
+      'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,
+    },
+    baseline: config.baseline,
+    ceilings: ceilings.result(),
+    runs,
+    notes: config.notes,
+  });
+  return { report, results };
+}

@@ -1,0 +1,46 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
+import { parsePolicySpec, formatPolicySpec } from '../../../router/src/policy/policy-spec';
+
+const small = 'long-context?groups=4&prefixTokens=300&suffixTokens=20..40&outputTokens=4&rate=40&count=40';
+
+describe('prefix-router simulate', () => {
+  test('GIVEN a small workload WHEN run THEN it writes one report with every strategy and prints the table', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'simulate-'));
+    const lines: string[] = [];
+    const { comparison, files } = await runSimulateCommand(
+      { workload: small, instances: '3', profile: 'tiny', out, policy: ['random', 'sagemaker-prefix-aware?prefixLength=1024'] },
+      (l) => lines.push(l),
+      () => undefined,
+    );
+    expect(comparison.report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware']);
+    expect(comparison.report.baseline).toBe('random');
+    expect(JSON.parse(readFileSync(files.json, 'utf8')).strategies).toHaveLength(2);
+    expect(readFileSync(files.html, 'utf8')).toContain('<svg');
+    expect(lines.join('\n')).toContain('| sagemaker-prefix-aware |');
+  });
+
+  test.each([
+    [{ instances: '0' }, /--instances must be an integer between 1 and 1024 \(got "0"\)/],
+    [{ instances: '1025' }, /--instances must be an integer between 1 and 1024/],
+    [{ seed: '-1' }, /--seed must be an integer between 0 and 4294967295/],
+    [{ warmup: 'soon' }, /--warmup must be a number between 0 and 604800/],
+    [{ 'max-requests': '0' }, /--max-requests must be an integer between 1 and 100000000/],
+    [{ policy: ['fastest'] }, /--policy must name a policy: one of sagemaker-prefix-aware/],
+    [{ policy: ['random', 'random'] }, /--policy lists the same policy twice/],
+    [{ policy: ['sagemaker-prefix-aware?concurrencyThreshold=1025'] }, /concurrencyThreshold must be an integer between 1 and 1024 \(got 1025\)/],
+    [{ policy: ['random?prefixLength=2048'] }, /prefixLength is not an option of policy random/],
+    [{ profile: 'no-such-profile' }, /--profile/],
+    [{ workload: 'long-context?groups=0' }, /groups/],
+  ])('GIVEN %p WHEN parsed THEN it fails naming the flag and the range', (flags, message) => {
+    expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
+  });
+
+  test('policy specs round-trip', () => {
+    const config = parsePolicySpec('sagemaker-prefix-aware?prefixLength=2048&concurrencyThreshold=8');
+    expect(config).toEqual({ name: 'sagemaker-prefix-aware', prefixLength: 2048, concurrencyThreshold: 8 });
+    expect(parsePolicySpec(formatPolicySpec(config))).toEqual(config);
+  });
+});
