@@ -23,6 +23,7 @@ export function register(program: Command): void {
     .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
+    .option('--duration <seconds>', 'stop sending after this many simulated seconds (default: when the workload ends)')
     .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
     .option('--max-requests <n>', 'stop after this many requests')
     .option('--baseline <label>', 'strategy the others are compared against (default random)')
@@ -40,6 +41,7 @@ export interface SimulateFlags {
   readonly profile: EngineProfile;
   readonly seed: number;
   readonly warmupMs: number;
+  readonly sendUntilMs: number | undefined;
   readonly maxRequests: number | undefined;
   readonly baseline: string | undefined;
   readonly out: string;
@@ -66,6 +68,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     profile,
     seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
     warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
+    sendUntilMs: str('duration') === undefined ? undefined : numberFlag('duration', str('duration'), 0, 604800, true) * 1000,
     maxRequests: optionalIntegerFlag('max-requests', str('max-requests') ?? str('maxRequests'), 1, 100_000_000),
     baseline: str('baseline'),
     out: str('out') ?? defaultReportDir('simulate'),
@@ -86,6 +89,7 @@ export async function runSimulateCommand(
     profile: flags.profile,
     seed: flags.seed,
     warmupMs: flags.warmupMs,
+    sendUntilMs: flags.sendUntilMs,
     maxRequests: flags.maxRequests,
     baseline: flags.baseline,
     onStrategyStart: flags.quiet ? undefined : (p, i) => progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${flags.instances} × ${flags.profile.name}…`),

@@ -19,6 +19,8 @@ export interface StrategyComparisonConfig {
   readonly load?: LoadShape;
   readonly maxRequests?: number;
   readonly warmupMs?: number;
+  /** No request is sent at or after this virtual time. */
+  readonly sendUntilMs?: number;
   /** Label or policy name of the baseline (default `random` when it is among the policies). */
   readonly baseline?: string;
   readonly title?: string;
@@ -63,6 +65,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       load: config.load,
       maxRequests: config.maxRequests,
       warmupMs: config.warmupMs,
+      sendUntilMs: config.sendUntilMs,
       ceilings: index === 0 ? ceilings : undefined,
       onProgress: config.onProgress ? (p) => config.onProgress!(policy, p) : undefined,
     });
@@ -83,6 +86,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       'max sequences': config.profile.maxNumSeqs,
       seed: config.seed ?? 1,
       'warm-up (s)': (config.warmupMs ?? 0) / 1000,
+      ...(config.sendUntilMs !== undefined ? { 'send window (s)': config.sendUntilMs / 1000 } : {}),
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,
     },
     baseline: config.baseline,

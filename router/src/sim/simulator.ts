@@ -40,6 +40,8 @@ export interface SimulationConfig {
   readonly load?: LoadShape;
   /** Send at most this many requests. */
   readonly maxRequests?: number;
+  /** No request is sent at or after this virtual time (in-flight ones finish). Default: the workload's end. */
+  readonly sendUntilMs?: number;
   /** Requests sent before this virtual time are run but excluded from the measured window (cache warm-up). */
   readonly warmupMs?: number;
   /** Model name in the request bodies (routing keys include it only through the text; default 'model'). */
@@ -128,6 +130,7 @@ class Simulation {
   private readonly records: RequestRecord[] = [];
   private readonly model: string;
   private readonly warmupMs: number;
+  private readonly sendUntilMs: number;
   private warmupStats: EngineStats[] | undefined;
   private sent = 0;
   private finished = 0;
@@ -146,6 +149,7 @@ class Simulation {
     this.feed = new RequestFeed(config.workload.requests(), config.load ?? config.workload.load, config.maxRequests ?? Infinity);
     this.model = config.modelName ?? 'model';
     this.warmupMs = config.warmupMs ?? 0;
+    this.sendUntilMs = config.sendUntilMs ?? Infinity;
     if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
     this.nextProgressMs = config.progressEveryMs ?? 60_000;
   }
@@ -214,12 +218,12 @@ class Simulation {
 
   private scheduleNextArrival(): void {
     const next = this.feed.nextArrival();
-    if (next !== undefined) this.queue.push(next.arrivalMs, { kind: 'arrival', request: next });
+    if (next !== undefined && next.arrivalMs < this.sendUntilMs) this.queue.push(next.arrivalMs, { kind: 'arrival', request: next });
   }
 
   private fillClosedLoop(nowMs: number): void {
     const concurrency = (this.feed.load as { concurrency: number }).concurrency;
-    while (this.dispatched.size < concurrency) {
+    while (this.dispatched.size < concurrency && nowMs < this.sendUntilMs) {
       const next = this.feed.nextSendable();
       if (next === undefined) return;
       this.dispatch(next, nowMs);
@@ -283,7 +287,7 @@ class Simulation {
       outputTokens: event.outputTokens,
       decisionMicros: d.decisionMicros,
     });
-    for (const released of this.feed.complete(event.id)) this.dispatch(released, timeMs);
+    for (const released of this.feed.complete(event.id)) if (timeMs < this.sendUntilMs) this.dispatch(released, timeMs);
     if (!this.feed.isOpenLoop) this.fillClosedLoop(timeMs);
   }
 }

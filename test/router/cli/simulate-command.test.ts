@@ -26,6 +26,7 @@ describe('prefix-router simulate', () => {
     [{ instances: '0' }, /--instances must be an integer between 1 and 1024 \(got "0"\)/],
     [{ instances: '1025' }, /--instances must be an integer between 1 and 1024/],
     [{ seed: '-1' }, /--seed must be an integer between 0 and 4294967295/],
+    [{ duration: '0' }, /--duration must be a number greater than 0 and at most 604800/],
     [{ warmup: 'soon' }, /--warmup must be a number between 0 and 604800/],
     [{ 'max-requests': '0' }, /--max-requests must be an integer between 1 and 100000000/],
     [{ policy: ['fastest'] }, /--policy must name a policy: one of sagemaker-prefix-aware/],

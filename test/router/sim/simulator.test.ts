@@ -135,3 +135,18 @@ describe('simulate', () => {
     );
   });
 });
+
+describe('simulate with a send window', () => {
+  test.each([
+    ['open loop', 'rate=40'],
+    ['closed loop', 'concurrency=4'],
+  ])('GIVEN %s and sendUntilMs WHEN simulated THEN nothing is sent at or after it and in-flight requests finish', (_name, load) => {
+    const workload = parseWorkloadSpec(`long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&count=400&seed=3&${load}`);
+    const all = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'random' } });
+    const cut = Math.max(...all.records.map((r) => r.sentAtMs)) / 2;
+    const windowed = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'random' }, sendUntilMs: cut });
+    expect(windowed.records.length).toBeGreaterThan(0);
+    expect(windowed.records.length).toBeLessThan(all.records.length);
+    for (const r of windowed.records) expect(r.sentAtMs).toBeLessThan(cut);
+  });
+});
