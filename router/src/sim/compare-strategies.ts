@@ -50,8 +50,10 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
   if (config.policies.length === 0) throw new RangeError('policies must name at least one policy');
   const labels = policyLabels(config.policies);
   if (new Set(labels).size !== labels.length) throw new RangeError(`policies must differ (got ${labels.join(', ')})`);
-  // Ceilings depend on the workload alone; they are taken from the first run's send order.
-  const ceilings = new CeilingTracker({ fleetCapacityBlocks: config.instances * config.profile.kvCapacityBlocks, blockTokens: config.profile.blockTokens });
+  // Ceilings depend only on the requests sent, in send order; a closed loop sends more under a faster policy,
+  // so every run is scored against the ceilings of its own requests. The report shows the first run's.
+  const newTracker = () => new CeilingTracker({ fleetCapacityBlocks: config.instances * config.profile.kvCapacityBlocks, blockTokens: config.profile.blockTokens });
+  const trackers: CeilingTracker[] = [];
   const results: SimulationResult[] = [];
   const runs: StrategyRunInput[] = [];
   config.policies.forEach((policy, index) => {
@@ -66,13 +68,22 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       maxRequests: config.maxRequests,
       warmupMs: config.warmupMs,
       sendUntilMs: config.sendUntilMs,
-      ceilings: index === 0 ? ceilings : undefined,
+      ceilings: (trackers[index] = newTracker()),
       onProgress: config.onProgress ? (p) => config.onProgress!(policy, p) : undefined,
     });
     config.onStrategyDone?.(policy, result);
     results.push(result);
-    runs.push(toStrategyRun(result, labels[index]));
+    runs.push({ ...toStrategyRun(result, labels[index]), ceilings: trackers[index].result() });
   });
+  const notes = [...(config.notes ?? [])];
+  const fleet = trackers.map((t) => t.result().fleetHitRate ?? 0);
+  if (fleet.some((f) => Math.abs(f - fleet[0]) > 0.001)) {
+    notes.push(
+      `The strategies sent different requests (closed loop: a faster strategy sends more), so each is scored against the fleet ceiling of its own requests: ${labels
+        .map((l, i) => `${l} ${(fleet[i] * 100).toFixed(1)} %`)
+        .join(', ')}. The ceilings table shows the first strategy's.`,
+    );
+  }
   const wallSeconds = results.reduce((s, r) => s + r.wallMs, 0) / 1000;
   const report = buildReport({
     mode: 'simulated',
@@ -90,9 +101,9 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,
     },
     baseline: config.baseline,
-    ceilings: ceilings.result(),
+    ceilings: trackers[0].result(),
     runs,
-    notes: config.notes,
+    notes,
   });
   return { report, results };
 }

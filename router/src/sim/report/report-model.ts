@@ -40,6 +40,12 @@ export interface StrategyRunInput {
    */
   readonly window?: { readonly startMs: number; readonly endMs: number };
   readonly prometheus?: PrometheusCacheDeltas;
+  /**
+   * Ceilings of exactly the requests this run sent. Closed-loop runs send different numbers of requests per
+   * strategy (a faster strategy sends more, and more repeats raise the ceiling), so each run is scored against
+   * its own; default: the report's ceilings.
+   */
+  readonly ceilings?: Ceilings;
 }
 
 /** What the report shows of the workload (a Workload satisfies it). */
@@ -94,6 +100,8 @@ export interface StrategySummary {
     readonly prometheus: number | null;
     /** The preferred of the two (engine-reported, else Prometheus) as a fraction of the fleet ceiling. */
     readonly ofFleetCeiling: number | null;
+    /** The fleet ceiling this run was scored against (its own requests when the run brought ceilings). */
+    readonly fleetCeiling: number | null;
   };
   readonly tokens: { readonly prompt: number; readonly cachedPrompt: number; readonly output: number };
   readonly throughput: {
@@ -168,6 +176,7 @@ function ratio(numerator: number, denominator: number): number | null {
 }
 
 export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | null, cdfPointCount: number): StrategySummary {
+  if (run.ceilings) ceilings = run.ceilings;
   const records = Array.from(run.records);
   const label = run.label ?? strategyLabel(run.strategy);
   let windowStart = Infinity;
@@ -251,7 +260,12 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
     errorsByCode,
     ttftMs: distribution(ttftSorted),
     e2eMs: distribution(ok.map((r) => r.e2eMs)),
-    cacheHitRate: { engineReported, prometheus, ofFleetCeiling: scoreAgainstCeiling(engineReported ?? prometheus, ceilings) },
+    cacheHitRate: {
+      engineReported,
+      prometheus,
+      ofFleetCeiling: scoreAgainstCeiling(engineReported ?? prometheus, ceilings),
+      fleetCeiling: ceilings?.fleetHitRate ?? null,
+    },
     tokens: { prompt, cachedPrompt: cached, output },
     throughput: {
       windowSeconds,

@@ -39,7 +39,7 @@ describe('when building a report', () => {
   test('GIVEN records THEN latency percentiles, hit rate and throughput are computed over the window first send → last completion', () => {
     expect(random!.ttftMs).toMatchObject({ count: 4, p50: 250, mean: 250, min: 100, max: 400 });
     expect(random!.e2eMs.p50).toBe(1000);
-    expect(random!.cacheHitRate).toEqual({ engineReported: 0.5, prometheus: null, ofFleetCeiling: null });
+    expect(random!.cacheHitRate).toEqual({ engineReported: 0.5, prometheus: null, ofFleetCeiling: null, fleetCeiling: null });
     expect(random!.throughput).toEqual({ windowSeconds: 2, requestsPerSecond: 2, outputTokensPerSecond: 20 });
     expect(random!.decisionMicros).toEqual({ count: 4, p50: 25, p99: expect.closeTo(39.7, 9) });
   });
@@ -113,5 +113,33 @@ describe('when building a report', () => {
       ['b', 0],
       ['c', 1],
     ]);
+  });
+});
+
+describe('when a run brings its own ceilings', () => {
+  test('GIVEN per-run ceilings WHEN the report is built THEN each run is scored against its own, not the report-level one', () => {
+    const ceilings = (fleetHitRate: number) => ({
+      requests: 1,
+      promptTokens: 100,
+      blockTokens: 16,
+      fleetCapacityBlocks: 10,
+      idealHitTokens: fleetHitRate * 100,
+      idealHitRate: fleetHitRate,
+      fleetHitTokens: fleetHitRate * 100,
+      fleetHitRate,
+      distinctBlocks: 5,
+    });
+    const records = [{ id: 'a', instance: 'i0', sentAtMs: 0, ttftMs: 10, e2eMs: 20, promptTokens: 100, cachedPromptTokens: 40 }];
+    const report = buildReport({
+      mode: 'simulated',
+      workload: { kind: 'long-context', spec: 'long-context', description: 'd', parameters: {}, load: { mode: 'closed', concurrency: 1 }, notes: [] },
+      ceilings: ceilings(0.5),
+      runs: [
+        { strategy: { name: 'random' }, instances: ['i0'], records },
+        { strategy: { name: 'round-robin' }, instances: ['i0'], records, ceilings: ceilings(0.8) },
+      ],
+    });
+    expect(report.strategies[0].cacheHitRate).toMatchObject({ fleetCeiling: 0.5, ofFleetCeiling: 0.8 });
+    expect(report.strategies[1].cacheHitRate).toMatchObject({ fleetCeiling: 0.8, ofFleetCeiling: 0.5 });
   });
 });
