@@ -20,6 +20,7 @@ import { sendError } from './error-response';
 import { HealthChecker } from './health-checker';
 import { createRouterLogger } from './logger';
 import {
+  ClientGone,
   describeUpstreamError,
   forward,
   forwardGet,
@@ -271,9 +272,9 @@ export class PrefixRouter implements RunningRouter {
    * key, or the least loaded one if that is over the threshold).
    */
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
-    const abort = new AbortController();
+    const clientGone = new ClientGone();
     res.once('close', () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) clientGone.abort();
     });
     let refusedBy: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -290,7 +291,7 @@ export class PrefixRouter implements RunningRouter {
           body,
           backend,
           decision,
-          signal: abort.signal,
+          clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
           onStreamFailure: (err) =>
@@ -299,7 +300,7 @@ export class PrefixRouter implements RunningRouter {
         if (status === 'stream_error') backend.failed++;
         else if (status !== '499') backend.completed++;
       } catch (err) {
-        if (abort.signal.aborted) {
+        if (clientGone.aborted) {
           status = '499';
         } else if (attempt === 0 && isConnectionRefused(err)) {
           lease.release();

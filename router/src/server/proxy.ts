@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { LimitOptions } from '../config';
@@ -46,8 +45,8 @@ export interface ForwardRequest {
   readonly body: Buffer;
   readonly backend: Backend;
   readonly decision: RoutingDecision;
-  /** Aborted when the client goes away: cancels the upstream request and any wait on the client. */
-  readonly signal: AbortSignal;
+  /** Fires when the client goes away: cancels the upstream request. */
+  readonly clientGone: ClientGone;
   readonly limits: LimitOptions;
   readonly metrics: RouterMetrics;
   /** Called when the backend fails after the response started (for logging). */
@@ -57,77 +56,172 @@ export interface ForwardRequest {
 /** The status label of a finished request: the HTTP status, '499' (client left), 'stream_error'. */
 export type OutcomeStatus = string;
 
+/**
+ * Set when the client disconnects before its response finished. A one-listener flag: an AbortController
+ * (an EventTarget) costs ~6 µs per request to create and wire, a measurable share of the router's work.
+ */
+export class ClientGone {
+  aborted = false;
+  private listener: (() => void) | undefined;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** Sets (or clears, with undefined) the one function called on abort. */
+  onAbort(listener: (() => void) | undefined): void {
+    this.listener = listener;
+  }
+}
+
 export function routingHeaders(decision: RoutingDecision): OutgoingHttpHeaders {
   return { [INSTANCE_HEADER]: decision.instance, [DECISION_HEADER]: decision.reason };
 }
 
 /**
- * Sends the request to the chosen backend and streams the answer back. Throws (for the caller to answer or
- * retry) only while nothing has been written to the client: connection errors, upstream header timeouts, and
- * `model_error` on the runtime-API paths. Once the response has started, failures are handled here: the
- * stream ends with a terminal error event (SSE or event-stream) or, for a plain body, the connection is cut.
+ * Sends the request to the chosen backend and streams the answer back. Rejects (for the caller to answer or
+ * retry) only while nothing has been written to the client: connection errors, upstream header timeouts, a
+ * client that left, and `model_error` on the runtime-API paths. Once the response has started, failures are
+ * handled here: the stream ends with a terminal error event (SSE or event-stream) or, for a plain body, the
+ * connection is cut.
+ *
+ * Uses undici's dispatch handler API rather than request(): chunks go straight from the upstream socket to
+ * the client response, with no intermediate Readable or async iterator per request (about a fifth less router
+ * CPU per request in bench:router). Backpressure: when the client's buffer is full the upstream is paused
+ * until it drains.
  */
-export async function forward(f: ForwardRequest): Promise<OutcomeStatus> {
-  const started = performance.now();
-  const upstream = await f.backend.pool.request({
-    method: 'POST',
-    path: `${f.backend.basePath}${f.parsed.upstreamPath}`,
-    headers: upstreamRequestHeaders(f.req.headers, f.route, f.parsed),
-    body: f.body,
-    signal: f.signal,
-    headersTimeout: f.limits.upstreamHeadersTimeoutMs,
-    bodyTimeout: f.limits.upstreamBodyTimeoutMs,
-  });
-  const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
-  if (!ok && f.route.framing !== 'passthrough') {
-    const text = await readBounded(upstream.body, MAX_ORIGINAL_MESSAGE_BYTES);
-    throw new RouterError('model_error', `Received error (${upstream.statusCode}) from the model instance ${f.decision.instance}`, {
-      originalStatusCode: upstream.statusCode,
-      originalMessage: text,
-    });
-  }
-  const eventStreamFraming = f.route.framing === 'sagemaker-eventstream';
-  const upstreamType = upstream.headers['content-type'];
-  // Event boundaries can only be found in uncompressed SSE; a compressed stream is passed through as it comes.
-  const encoding = firstValue(upstream.headers['content-encoding']);
-  const identity = encoding === undefined || encoding === 'identity';
-  const aligner = identity && sse.isEventStream(upstreamType) ? new sse.SseEventAligner() : undefined;
-  const head: OutgoingHttpHeaders = eventStreamFraming
-    ? {
-        'content-type': eventStream.EVENT_STREAM_CONTENT_TYPE,
-        'x-amzn-sagemaker-content-type': firstValue(upstreamType) ?? 'application/octet-stream',
-        'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
-      }
-    : responseHeaders(upstream.headers);
-  if (f.route.framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
-  Object.assign(head, routingHeaders(f.decision));
-  f.res.writeHead(upstream.statusCode, head);
+export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
+  return new Promise<OutcomeStatus>((resolve, reject) => {
+    const started = performance.now();
+    const res = f.res;
+    const framing = f.route.framing;
+    const eventStreamFraming = framing === 'sagemaker-eventstream';
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    let streaming = false;
+    let first = true;
+    let status = 0;
+    let aligner: sse.SseEventAligner | undefined;
+    /** Bytes of a non-2xx answer on a runtime-API path, kept for ModelError.OriginalMessage. */
+    let errorBody: Buffer[] | undefined;
+    let errorBodyBytes = 0;
 
-  let first = true;
-  try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      if (first) {
-        first = false;
-        f.metrics.upstreamTtftSeconds.observe({ instance: f.backend.id }, (performance.now() - started) / 1000);
-      }
-      const bytes = aligner === undefined ? chunk : aligner.push(chunk);
-      if (bytes.length === 0) continue;
-      if (!f.res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) {
-        await once(f.res, 'drain', { signal: f.signal });
-      }
+    const onAbort = (): void => controller?.abort(new ClientGoneAbort());
+    const onDrain = (): void => controller?.resume();
+    const settle = (outcome: OutcomeStatus | undefined, error?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      f.clientGone.onAbort(undefined);
+      res.off('drain', onDrain);
+      if (outcome === undefined) reject(error);
+      else resolve(outcome);
+    };
+    f.clientGone.onAbort(onAbort);
+    res.on('drain', onDrain);
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (f.clientGone.aborted) c.abort(new ClientGoneAbort());
+      },
+      onResponseStart(_c, statusCode, headers) {
+        status = statusCode;
+        if ((statusCode < 200 || statusCode >= 300) && framing !== 'passthrough') {
+          errorBody = [];
+          return;
+        }
+        const upstreamType = headers['content-type'];
+        // Event boundaries can only be found in uncompressed SSE; a compressed stream passes through as it comes.
+        const encoding = firstValue(headers['content-encoding']);
+        if ((encoding === undefined || encoding === 'identity') && sse.isEventStream(upstreamType)) aligner = new sse.SseEventAligner();
+        const head: OutgoingHttpHeaders = eventStreamFraming
+          ? {
+              'content-type': eventStream.EVENT_STREAM_CONTENT_TYPE,
+              'x-amzn-sagemaker-content-type': firstValue(upstreamType) ?? 'application/octet-stream',
+              'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
+            }
+          : responseHeaders(headers);
+        if (framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
+        head[INSTANCE_HEADER] = f.decision.instance;
+        head[DECISION_HEADER] = f.decision.reason;
+        res.writeHead(statusCode, head);
+        streaming = true;
+      },
+      onResponseData(c, chunk) {
+        if (errorBody !== undefined) {
+          if (errorBodyBytes < MAX_ORIGINAL_MESSAGE_BYTES) errorBody.push(chunk.subarray(0, MAX_ORIGINAL_MESSAGE_BYTES - errorBodyBytes));
+          errorBodyBytes += chunk.length;
+          return;
+        }
+        if (first) {
+          first = false;
+          f.metrics.upstreamTtftSeconds.observe({ instance: f.backend.id }, (performance.now() - started) / 1000);
+        }
+        const bytes = aligner === undefined ? chunk : aligner.push(chunk);
+        if (bytes.length === 0) return;
+        if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) c.pause();
+      },
+      onResponseEnd() {
+        if (errorBody !== undefined) {
+          settle(
+            undefined,
+            new RouterError('model_error', `Received error (${status}) from the model instance ${f.decision.instance}`, {
+              originalStatusCode: status,
+              originalMessage: Buffer.concat(errorBody).toString('utf8'),
+            }),
+          );
+          return;
+        }
+        const rest = aligner?.flush();
+        if (rest !== undefined) res.write(eventStreamFraming ? eventStream.payloadPartMessage(rest) : rest);
+        res.end();
+        settle(String(status));
+      },
+      onResponseError(_c, error) {
+        if (!streaming) {
+          settle(undefined, error);
+          return;
+        }
+        if (f.clientGone.aborted) {
+          settle('499');
+          return;
+        }
+        f.onStreamFailure(error);
+        const failure = new RouterError('upstream_stream_failed', `the model instance failed mid-response (${describeUpstreamError(error)})`);
+        if (eventStreamFraming) res.end(eventStream.modelStreamErrorMessage(failure.message, failure.code));
+        else if (aligner !== undefined) res.end(sse.sseErrorEvent(openAiErrorBody(failure).error));
+        else res.destroy();
+        settle('stream_error');
+      },
+    };
+
+    try {
+      f.backend.pool.dispatch(
+        {
+          method: 'POST',
+          path: `${f.backend.basePath}${f.parsed.upstreamPath}`,
+          headers: upstreamRequestHeaders(f.req.headers, f.route, f.parsed),
+          body: f.body,
+          headersTimeout: f.limits.upstreamHeadersTimeoutMs,
+          bodyTimeout: f.limits.upstreamBodyTimeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      settle(undefined, err);
     }
-    const rest = aligner?.flush();
-    if (rest !== undefined) f.res.write(eventStreamFraming ? eventStream.payloadPartMessage(rest) : rest);
-    f.res.end();
-    return String(upstream.statusCode);
-  } catch (err) {
-    if (f.signal.aborted) return '499';
-    f.onStreamFailure(err);
-    const failure = new RouterError('upstream_stream_failed', `the model instance failed mid-response (${describeUpstreamError(err)})`);
-    if (eventStreamFraming) f.res.end(eventStream.modelStreamErrorMessage(failure.message, failure.code));
-    else if (aligner !== undefined) f.res.end(sse.sseErrorEvent(openAiErrorBody(failure).error));
-    else f.res.destroy();
-    return 'stream_error';
+  });
+}
+
+/** The reason an upstream request is aborted with when the client goes away. */
+class ClientGoneAbort extends Error {
+  constructor() {
+    super('client disconnected');
+    this.name = 'AbortError';
   }
 }
 
@@ -192,16 +286,6 @@ function responseHeaders(headers: Dispatcher.ResponseData['headers']): OutgoingH
 
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-async function readBounded(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    if (size < maxBytes) chunks.push(chunk.subarray(0, maxBytes - size));
-    size += chunk.length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Error codes of a connection refused before anything was sent: safe to retry elsewhere. */
