@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerBench } from './bench-command';
 import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
 import { register as registerSimulate } from './simulate-command';
@@ -9,4 +10,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench];
