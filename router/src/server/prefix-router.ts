@@ -169,13 +169,20 @@ export class PrefixRouter implements RunningRouter {
 
   async start(): Promise<void> {
     await this.health?.start();
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.config.port, this.config.host, () => {
-        this.server.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.server.once('error', reject);
+        this.server.listen(this.config.port, this.config.host, () => {
+          this.server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      // e.g. EADDRINUSE: release what start() opened, so a caller that catches this leaks nothing.
+      await this.health?.stop();
+      await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
+      throw err;
+    }
     this.address = this.server.address() as AddressInfo;
     this.log.info(
       {

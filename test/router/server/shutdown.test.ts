@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
+import { createRouterLogger, startRouter } from '../../../router/src/server';
 import { chatBody, post, startFixture, waitFor } from './helpers/router-fixture';
 
 describe('when the router shuts down gracefully', () => {
@@ -54,5 +55,18 @@ describe('when the router shuts down gracefully', () => {
     expect(second.toLowerCase()).toContain('connection: close');
     expect(second).toContain('"code":"shutting_down"');
     await Promise.all(fx.backends.map((b) => b.close()));
+  });
+});
+
+describe('when the router cannot listen', () => {
+  it('GIVEN a port already in use THEN startRouter rejects with EADDRINUSE', async () => {
+    const fx = await startFixture({ backends: 1 });
+    try {
+      await expect(
+        startRouter({ backends: [fx.backends[0].url], port: fx.router.port, healthCheck: { intervalMs: 1000 } }, { logger: createRouterLogger('silent') }),
+      ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      await fx.close();
+    }
   });
 });
