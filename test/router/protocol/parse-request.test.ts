@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   parseChatRequest,
   parseCompletionRequest,
@@ -147,5 +148,47 @@ describe('when an invocation body is parsed', () => {
 
   it('GIVEN a messages body with a bad message THEN it is rejected like on the chat route', () => {
     expectError(() => parseInvocationRequest(json({ messages: [{ role: 1 }] }), {}), 'invalid_field');
+  });
+});
+
+describe('when arbitrary input is parsed', () => {
+  const parsers = [parseChatRequest, parseCompletionRequest, parseInvocationRequest] as const;
+  const outcome = (fn: () => unknown): 'ok' | 'router-error' => {
+    try {
+      fn();
+      return 'ok';
+    } catch (err) {
+      if (err instanceof RouterError) return 'router-error';
+      throw err;
+    }
+  };
+
+  it('GIVEN any JSON value THEN every parser returns or throws a RouterError, nothing else', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.constantFrom(0, 1, 2), (value, i) => {
+        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](Buffer.from(JSON.stringify(value) ?? 'null'), { 'content-type': 'application/json' })));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('GIVEN chat-shaped objects with arbitrary members THEN the same holds', () => {
+    const member = fc.oneof(fc.jsonValue(), fc.array(fc.dictionary(fc.constantFrom('role', 'content', 'type', 'text'), fc.jsonValue())));
+    fc.assert(
+      fc.property(fc.dictionary(fc.constantFrom('messages', 'prompt', 'stream', 'model', 'prompt_cache_key', 'user'), member), fc.constantFrom(0, 1, 2), (value, i) => {
+        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](json(value), {})));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('GIVEN arbitrary bytes THEN the same holds', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(0, 1, 2), fc.option(fc.string({ maxLength: 80 })), (bytes, i, header) => {
+        const headers = header === null ? {} : { 'x-amzn-sagemaker-prefix-aware-id': header };
+        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](Buffer.from(bytes), headers)));
+      }),
+      { numRuns: 500 },
+    );
   });
 });
