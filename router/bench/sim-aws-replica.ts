@@ -191,7 +191,7 @@ minutes. ${lc.workload.description}.
 | --- | --- | --- |
 | TTFT P50 vs RANDOM | ${AWS.longContext.ttftP50} | ${pct(lcSpa.ttftP50DeltaPct)} (${ms(lcRandom.ttftMs.p50)} → ${ms(lcSpaSummary.ttftMs.p50)}) |
 | TTFT P90 vs RANDOM | ${AWS.longContext.ttftP90} | ${pct(lcSpa.ttftP90DeltaPct)} (${ms(lcRandom.ttftMs.p90)} → ${ms(lcSpaSummary.ttftMs.p90)}) |
-| cache hit rate | ${AWS.longContext.hit} | ${rate(hit(lcRandom))} → ${rate(hit(lcSpaSummary))} (fleet ceiling ${rate(lc.ceilings?.fleetHitRate ?? null)}) |
+| cache hit rate | ${AWS.longContext.hit} | ${rate(hit(lcRandom))} → ${rate(hit(lcSpaSummary))} (fleet ceilings of each run's requests: ${rate(lcRandom.cacheHitRate.fleetCeiling)} and ${rate(lcSpaSummary.cacheHitRate.fleetCeiling)}) |
 | throughput (output tok/s) | ${AWS.longContext.throughput} | ${pct(lcSpa.outputTokensPerSecondDeltaPct)} |
 | per-instance request share | ${AWS.longContext.share} | ${shareRange(lcSpaSummary)} |
 
@@ -210,10 +210,11 @@ Where ours differ, and why:
 - **Hit rate.** The 550-group default is sized so that RANDOM's hit rate lands near AWS's 25 % (see
   [workloads.md](workloads.md)); PREFIX_AWARE then reaches the fleet ceiling, because each group's prefix lives on
   exactly one instance and the fleet holds them all.
-- **least-outstanding-requests** is slower than RANDOM at P50 here (${pct(comparison(lc, 'least-outstanding-requests').ttftP50DeltaPct)}): in a closed loop with a
-  fixed output length, requests admitted together on an instance finish together, and LOR sends every replacement
-  to the instance that just freed a slot, so replacements arrive in bursts and queue behind each other's prefill.
-  RANDOM scatters them. Real output lengths vary, which weakens this synchronisation.
+- **least-outstanding-requests** balances request counts, not prefill work, and is no better than RANDOM here
+  (TTFT P50 ${pct(comparison(lc, 'least-outstanding-requests').ttftP50DeltaPct)}, P90 ${pct(comparison(lc, 'least-outstanding-requests').ttftP90DeltaPct)}). In a closed loop with a fixed output length, requests admitted
+  together on an instance finish together, and LOR sends every replacement to the instance that just freed a slot,
+  so replacements arrive in bursts and queue behind each other's prefill; RANDOM scatters them. Real output lengths
+  vary, which weakens this synchronisation.
 - **Load share.** Rendezvous hashing of 550 keys over 7 instances gives a share spread of ${shareRange(lcSpaSummary)}, a little
   wider than AWS's ${AWS.longContext.share}.
 
@@ -224,12 +225,13 @@ P90 ${AWS.shortChat.ttftP90}.
 
 ${resultsTable(sc)}
 
-- With the default prefixLength of 8192 characters, prefix-aware routing gains ${pct(scDefault.ttftP50DeltaPct)} at P50: most
+- With the default prefixLength of 8192 characters, prefix-aware routing changes TTFT P50 by ${pct(scDefault.ttftP50DeltaPct)}: most
   conversations here are shorter than 8,192 characters, so the routing key is the whole conversation and changes at
   every turn; each turn lands on a new instance, exactly as with RANDOM.
 - With prefixLength 1024 (about the length of the shared system prompts) the key is the system prompt, stable
   across turns: P50 ${pct(scShortKey.ttftP50DeltaPct)}, P90 ${pct(scShortKey.ttftP90DeltaPct)}, close to AWS's short-chat figures. Its price is
-  imbalance: ${strategy(sc, scShortKey.label).balance.requestsMaxOverMean?.toFixed(2)}× max/mean requests per instance, since only 8 system prompts key 7 instances.
+  imbalance: ${strategy(sc, scShortKey.label).balance.requestsMaxOverMean?.toFixed(2)}× max/mean requests per instance (shares ${shareRange(strategy(sc, scShortKey.label))}), since only 8 system
+  prompts key 7 instances; the concurrencyThreshold spill is what keeps the busiest instance from saturating.
 - **Set prefixLength to the length of the content your requests share, and no longer than the first request of a
   conversation**, or affinity breaks between turns. Simulate your own traffic before choosing:
   \`npx prefix-router simulate --workload 'short-chat?…' --policy 'sagemaker-prefix-aware?prefixLength=N' …\`.
