@@ -1,4 +1,4 @@
-import { buildReport, compare, ReportInputError, type BenchmarkReport, type ParameterValue, type StrategyId, type StrategySummary } from '../sim/report/report-model';
+import { buildReport, compare, ReportInputError, strategyLabel, type BenchmarkReport, type ParameterValue, type StrategyId, type StrategySummary } from '../sim/report/report-model';
 import type { Workload } from '../sim/workload/workload';
 import { toStrategyRun, type LiveBenchmarkResult } from './live-benchmark';
 
@@ -15,7 +15,7 @@ export interface LiveReportInput {
   readonly result: LiveBenchmarkResult;
   readonly workload: Workload;
   readonly strategy: StrategyId | string;
-  /** Display name of this run; default the strategy name. */
+  /** Display name of this run; default the strategy name with its options. */
   readonly label?: string;
   /** Configured instance ids, so an instance that got nothing still shows. */
   readonly instances?: readonly string[];
@@ -38,7 +38,7 @@ export function liveEnvironment(result: LiveBenchmarkResult): Record<string, Par
 /** One live run as a report. Run-specific notes are prefixed with the run's label so they stay attributable after appends. */
 export function buildLiveReport(input: LiveReportInput): BenchmarkReport {
   const strategy: StrategyId = typeof input.strategy === 'string' ? { name: input.strategy } : input.strategy;
-  const label = input.label ?? strategy.name;
+  const label = input.label ?? strategyLabel(strategy);
   const createdAt = input.createdAt ?? new Date().toISOString();
   const run = toStrategyRun(input.result, strategy, input.instances ?? [], label);
   const report = buildReport({

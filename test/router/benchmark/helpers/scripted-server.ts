@@ -21,8 +21,10 @@ export interface ScriptedServer {
   readonly calls: readonly ServerCall[];
   readonly inFlight: number;
   readonly maxInFlight: number;
-  /** Resolves once `predicate` holds (checked now and after every arrival and every end). */
+  /** Resolves once `predicate` holds (checked now, after every arrival and every end, and on notify()). */
   until(predicate: () => boolean): Promise<void>;
+  /** Re-checks pending until() predicates (after the test changed something they read). */
+  notify(): void;
   close(): Promise<void>;
 }
 
@@ -132,6 +134,9 @@ export async function startScriptedServer(script: Script): Promise<ScriptedServe
     },
     get maxInFlight() {
       return maxInFlight;
+    },
+    notify() {
+      changed();
     },
     until(predicate) {
       if (predicate()) return Promise.resolve();
