@@ -7,6 +7,7 @@ import {
   ServiceUnavailable,
   ValidationError,
 } from '@aws-sdk/client-sagemaker-runtime';
+import { parseInvocationRequest } from '../../../router/src/protocol';
 import { chatBody, startFixture, type Fixture } from './helpers/router-fixture';
 
 function runtimeClient(url: string): SageMakerRuntimeClient {
@@ -83,20 +84,23 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
     expect(text).toContain('"content":"hello from b');
   });
 
-  it('GIVEN the same body with different PrefixAwareId values THEN the tenant key changes the instance for some tenants but each tenant is sticky', async () => {
-    const body = new TextEncoder().encode(chatBody('the same shared prefix '.repeat(100)));
-    const byTenant = new Map<string, Set<string>>();
-    for (let t = 0; t < 8; t++) {
-      for (let k = 0; k < 3; k++) {
-        const out = await client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: body, PrefixAwareId: `tenant-${t}` }));
-        const answer = JSON.parse(decoder.decode(out.Body)) as { id: string };
-        const set = byTenant.get(`tenant-${t}`) ?? new Set<string>();
-        set.add(answer.id);
-        byTenant.set(`tenant-${t}`, set);
+  it('GIVEN the same body with different PrefixAwareId values THEN each tenant goes where the policy keys it, and tenants spread', async () => {
+    const bodyText = chatBody('the same shared prefix '.repeat(100));
+    const body = new TextEncoder().encode(bodyText);
+    const snapshot = { instances: fx.router.backends.map((b) => ({ id: b.id, healthy: true, inFlight: 0 })), nowMs: 0 };
+    const expected = new Set<string>();
+    for (let t = 0; t < 16; t++) {
+      const tenant = `tenant-${t}`;
+      const routing = parseInvocationRequest(Buffer.from(bodyText), { 'content-type': 'application/json', 'x-amzn-sagemaker-prefix-aware-id': tenant }).routing;
+      const want = fx.router.policy.decide(routing, snapshot).instance;
+      expected.add(want);
+      for (let k = 0; k < 2; k++) {
+        const out = await client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: body, PrefixAwareId: tenant }));
+        const answeredBy = (JSON.parse(decoder.decode(out.Body)) as { id: string }).id;
+        expect(answeredBy).toBe(`chatcmpl-${fx.backends.find((b) => b.url === want)!.name}`);
       }
     }
-    for (const set of byTenant.values()) expect(set.size).toBe(1);
-    expect(new Set([...byTenant.values()].map((s) => [...s][0])).size).toBe(2);
+    expect(expected.size).toBe(2);
   });
 
   it('GIVEN an invalid PrefixAwareId THEN the SDK raises ValidationError', async () => {
