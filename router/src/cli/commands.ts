@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { register as registerBench } from './bench-command';
+import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
 import { register as registerSimulate } from './simulate-command';
@@ -10,4 +11,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo];

@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { BUILTIN_PROFILE_NAMES, resolveProfile } from '../emulator/engine-profile';
+import type { PolicyConfig } from '../policy';
+import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
+import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
+import { collect, defaultReportDir, FlagError, integerFlag, numberFlag } from './flag-values';
+
+/** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
+export function register(program: Command): void {
+  program
+    .command('demo')
+    .description('start emulated p5 vLLM instances and the router on loopback, compare routing strategies live, write a report')
+    .option('--instances <n>', 'emulated instances, 2..16', String(DEMO_DEFAULTS.instances))
+    .option('--duration <seconds>', 'model-time seconds each strategy sends for, 10..3600', String(DEMO_DEFAULTS.durationSeconds))
+    .option('--time-scale <x>', 'emulators run this much faster than the hardware they model, 1..20', String(DEMO_DEFAULTS.timeScale))
+    .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEMO_DEFAULTS.profile)
+    .option('--workload <spec>', 'workload spec (docs/workloads.md)', DEMO_WORKLOAD)
+    .option('--policy <spec>', 'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware)', collect)
+    .option('--seed <n>', 'seed of the policies\u2019 random choices', String(DEMO_DEFAULTS.seed))
+    .option('--out <dir>', 'report directory (default reports/demo-<time>)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (flags: Record<string, unknown>) => {
+      await runDemoCommand(flags);
+    });
+}
+
+export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
+  const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
+  const policies: PolicyConfig[] = ((flags.policy as string[] | undefined) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
+  const specs = policies.map(formatPolicySpec);
+  if (new Set(specs).size !== specs.length) throw new FlagError(`--policy lists the same policy twice (${specs.join(', ')})`);
+  const profile = str('profile') ?? DEMO_DEFAULTS.profile;
+  try {
+    resolveProfile(profile);
+  } catch (err) {
+    throw new FlagError(`--profile: ${(err as Error).message}`);
+  }
+  return {
+    instances: integerFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), 2, 16),
+    durationMs: numberFlag('duration', str('duration') ?? String(DEMO_DEFAULTS.durationSeconds), 10, 3600) * 1000,
+    timeScale: numberFlag('time-scale', str('timeScale') ?? String(DEMO_DEFAULTS.timeScale), 1, 20),
+    profile,
+    workload: parseDemoWorkload(str('workload')),
+    policies,
+    seed: integerFlag('seed', str('seed') ?? String(DEMO_DEFAULTS.seed), 0, 4294967295),
+    outDir: str('out') ?? defaultReportDir('demo'),
+    progress: flags.progress === false ? 'silent' : 'auto',
+  };
+}
+
+export async function runDemoCommand(flags: Record<string, unknown>, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<DemoResult> {
+  const options = parseDemoFlags(flags);
+  const wallSeconds = (options.policies.length * options.durationMs) / options.timeScale / 1000;
+  out(
+    `prefix-router demo: ${options.policies.length} strategies × ${options.durationMs / 1000} s of model time on ${options.instances} emulated ${options.profile} instances ` +
+      `(${options.timeScale}× real time, ≈${Math.ceil(wallSeconds / 60)} min)\nworkload: ${options.workload.description}; ${options.workload.spec}\n`,
+  );
+  const abort = new AbortController();
+  const onSignal = () => {
+    out('\nstopping: in-flight requests are cancelled, the report keeps what finished');
+    abort.abort();
+  };
+  process.once('SIGINT', onSignal);
+  try {
+    const result = await runDemo(options, (l) => out(l), abort.signal);
+    out(`\n${demoSummary(result.report)}\n`);
+    out(`report: ${result.files.html}\n        ${result.files.markdown}\n        ${result.files.json}`);
+    return result;
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+  }
+}
