@@ -21,6 +21,21 @@ describe('when responses stream through the router', () => {
     }
   });
 
+  it('GIVEN a client that reads slowly THEN the upstream is paused and resumed and no event is lost', async () => {
+    // ~9 MB of events: more than the socket buffers between router and client hold, so the router must pause.
+    const fx = await startFixture({ backends: 1, behavior: { streamChunks: 60_000 } });
+    try {
+      const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: chatBody('x', { stream: true }), headers: { 'content-type': 'application/json' } });
+      await new Promise((r) => setTimeout(r, 300)); // buffers fill up while nobody reads
+      const text = await res.body.text();
+      expect(text.split('\n\n').filter((e) => e.startsWith('data: {')).length).toBe(60_001);
+      expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
+      expect(fx.router.backends[0]).toMatchObject({ inFlight: 0, completed: 1 });
+    } finally {
+      await fx.close();
+    }
+  });
+
   it('GIVEN a gzip-compressed SSE stream THEN compressed bytes are passed on as they come, not held for event boundaries', async () => {
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
