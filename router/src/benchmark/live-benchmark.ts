@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { CeilingTracker, type Ceilings } from '../sim/report/ceilings';
+import { percentileOfSorted, sortedAscending } from '../sim/report/stats';
 import type { PrometheusCacheDeltas, StrategyId, StrategyRunInput } from '../sim/report/report-model';
 import type { RequestRecord } from '../sim/report/request-record';
 import { RequestFeed } from '../sim/request-feed';
@@ -39,7 +40,10 @@ export interface LiveBenchmarkResult {
   readonly window: { readonly startMs: number; readonly endMs: number };
   /** Σ Δ vllm:prefix_cache_queries / hits over the window, when every backend was scraped twice. */
   readonly prometheus?: PrometheusCacheDeltas;
-  /** Hit-rate ceilings of the requests sent (every one, warm-up included), when `ceilings` was given. */
+  /**
+   * Hit-rate ceilings of the requests sent in the measured window, when `ceilings` was given. Warm-up requests
+   * fill the ceilings' caches first but are not counted, as they are not in the measured hit rate.
+   */
   readonly ceilings?: Ceilings;
   /** Per backend metrics URL (empty when none were given). */
   readonly backendMetrics: readonly BackendCacheDelta[];
@@ -112,6 +116,9 @@ class LiveRun {
   private failed = 0;
   private peakInFlight = 0;
   private maxSendLagMs = 0;
+  /** Open loop: how late each scheduled send left (model ms), for the notes. */
+  private readonly sendLags: number[] = [];
+  private windowCeiling = { requests: 0, promptTokens: 0, idealHitTokens: 0, fleetHitTokens: 0 };
   private phase: LivePhase = 'warmup';
   /** No new request is sent once true. */
   private stopped = false;
@@ -228,7 +235,9 @@ class LiveRun {
       // until the monotonic clock has passed the planned time, so no request leaves before it.
       while (!this.stopped && performance.now() < due) await this.sleepUntil(due);
       if (this.stopped) break;
-      this.maxSendLagMs = Math.max(this.maxSendLagMs, (performance.now() - due) * this.timeScale);
+      const lag = (performance.now() - due) * this.timeScale;
+      this.maxSendLagMs = Math.max(this.maxSendLagMs, lag);
+      this.sendLags.push(lag);
       if (this.feed.release(next)) this.send(next);
     }
     this.arrivalsDone = true;
@@ -270,13 +279,23 @@ class LiveRun {
     this.inFlight.set(request.id, { controller });
     this.sent++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight.size);
+    const startedAt = performance.now();
     const p = this.client
-      .send(openAiPath(request), body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal })
+      .send(openAiPath(request), body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
       .then((outcome) => this.finish(request, outcome));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));
     // After the request is on its way, so hashing the prompt never delays a send.
-    this.ceilings?.observe(renderedPromptOf(request));
+    if (this.ceilings !== undefined) {
+      const c = this.ceilings.observe(renderedPromptOf(request));
+      if ((startedAt - this.t0) * this.timeScale >= this.options.warmupMs) {
+        const w = this.windowCeiling;
+        w.requests++;
+        w.promptTokens += c.promptTokens;
+        w.idealHitTokens += c.idealHitTokens;
+        w.fleetHitTokens += c.fleetHitTokens;
+      }
+    }
   }
 
   private finish(request: WorkloadRequest, outcome: StreamOutcome): void {
@@ -400,7 +419,7 @@ class LiveRun {
       records,
       window: { startMs: Math.min(this.options.warmupMs, endMs), endMs },
       prometheus: deltas?.total,
-      ...(this.ceilings !== undefined ? { ceilings: this.ceilings.result() } : {}),
+      ...(this.ceilings !== undefined ? { ceilings: this.measuredCeilings(this.ceilings) } : {}),
       backendMetrics: deltas?.perBackend ?? [],
       instancesSeen: [...this.instances].sort(),
       wallMs,
@@ -414,6 +433,22 @@ class LiveRun {
       peakInFlight: this.peakInFlight,
       maxSendLagMs: this.maxSendLagMs,
       notes: this.notes(records, stopReason, deltas?.notes ?? []),
+    };
+  }
+
+  /** The ceilings of the requests sent in the window (the tracker's caches saw the warm-up too). */
+  private measuredCeilings(tracker: CeilingTracker): Ceilings {
+    const all = tracker.result();
+    const w = this.windowCeiling;
+    const rate = (hits: number): number | null => (w.promptTokens > 0 ? hits / w.promptTokens : null);
+    return {
+      ...all,
+      requests: w.requests,
+      promptTokens: w.promptTokens,
+      idealHitTokens: w.idealHitTokens,
+      idealHitRate: rate(w.idealHitTokens),
+      fleetHitTokens: w.fleetHitTokens,
+      fleetHitRate: rate(w.fleetHitTokens),
     };
   }
 
@@ -449,10 +484,16 @@ class LiveRun {
         `Up to ${this.peakInFlight} requests were in flight over ${o.maxConnections} connections: some waited in the client, and their latency includes that wait.`,
       );
     }
-    if (this.maxSendLagMs > 100) notes.push(`The client sent some requests up to ${Math.round(this.maxSendLagMs)} ms (model time) after their planned arrival.`);
+    if (this.maxSendLagMs > 100) {
+      const lags = sortedAscending(this.sendLags);
+      const ms = (p: number): number => Math.round(percentileOfSorted(lags, p) ?? 0);
+      notes.push(
+        `The client sent requests late against the schedule (it or its machine was busy): P50 ${ms(50)} ms, P99 ${ms(99)} ms, max ${Math.round(this.maxSendLagMs)} ms of model time after the planned arrival.`,
+      );
+    }
     if (this.ceilings !== undefined) {
       notes.push(
-        'Ceilings: computed from the requests this run sent (warm-up included), with the emulator\'s chat template and 4 characters per token; a real server\'s tokenizer and template shift them slightly.',
+        'Ceilings: computed from the requests this run sent in the measured window (warm-up requests fill the ceilings\' caches first, as they fill the engines\'), with the emulator\'s chat template and 4 characters per token; a real server\'s tokenizer and template shift them slightly.',
       );
     }
     notes.push('Router decision time is not visible to a client; the decision columns stay empty in live runs.');

@@ -25,7 +25,8 @@ export class SseDecoder {
     if (this.skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
     if (text.length === 0) return [];
     this.skipLeadingLf = text.endsWith('\r');
-    const lines = (this.partialLine + text).split(/\r\n|\r|\n/);
+    const joined = this.partialLine + text;
+    const lines = joined.includes('\r') ? joined.split(/\r\n|\r|\n/) : joined.split('\n');
     this.partialLine = lines.pop() ?? '';
     const events: SseEvent[] = [];
     for (const line of lines) this.line(line, events);

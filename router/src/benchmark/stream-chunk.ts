@@ -71,6 +71,20 @@ function usageOf(value: unknown): StreamUsage | undefined {
   };
 }
 
+const CARRIES_USAGE_OR_ERROR = /"usage"\s*:\s*\{|"error"|"object"\s*:\s*"error"|\[DONE\]/;
+const NON_EMPTY_OUTPUT = /"(?:content|text|reasoning_content|reasoning)"\s*:\s*"[^"]|"tool_calls"\s*:\s*\[\s*\{/;
+
+/**
+ * Fast path for the bulk of a stream, once its first token is known: an event that carries no usage object,
+ * no error and no end marker only counts as output (a vLLM stream has one such event per token, and parsing
+ * each would cost the client time that delays reading other streams). Returns undefined when the event needs
+ * the full read.
+ */
+export function readOrdinaryEvent(eventType: string, data: string): { generated: boolean } | undefined {
+  if (eventType !== 'message' || CARRIES_USAGE_OR_ERROR.test(data)) return undefined;
+  return { generated: NON_EMPTY_OUTPUT.test(data) };
+}
+
 /** Reads one SSE event of an OpenAI-compatible stream. An `event: error` event is an error whatever its data. */
 export function readStreamEvent(eventType: string, data: string): StreamEventInfo {
   const trimmed = data.trim();

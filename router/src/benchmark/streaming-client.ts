@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { CANCEL_CODES, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from './request-errors';
 import { SseDecoder } from './sse-decoder';
-import { readStreamEvent, type StreamUsage } from './stream-chunk';
+import { readOrdinaryEvent, readStreamEvent, type StreamUsage } from './stream-chunk';
 import type { TargetUrl } from './target-url';
 
 /**
@@ -25,6 +25,8 @@ export interface SendOptions {
   readonly timeoutMs: number;
   /** Cancels the request; `signal.reason` may be a CancelCode ('aborted' or 'drain_timeout'), else 'aborted'. */
   readonly signal?: AbortSignal;
+  /** The send time to measure from (performance.now()); default: when send() is called. */
+  readonly startedAt?: number;
 }
 
 /** Wall-clock (performance.now()) times and what the answer carried. */
@@ -87,7 +89,7 @@ export class StreamingClient {
 
   /** POSTs `body` to basePath + `path` and reads the SSE answer to its end. */
   async send(path: string, body: string | Buffer, options: SendOptions): Promise<StreamOutcome> {
-    const startedAt = performance.now();
+    const startedAt = options.startedAt ?? performance.now();
     const signal = options.signal;
     if (signal?.aborted) {
       return { startedAt, firstTokenAt: null, endedAt: startedAt, status: null, instance: null, generatedEvents: 0, error: isCancelCode(signal.reason) ? signal.reason : 'aborted' };
@@ -116,6 +118,13 @@ export class StreamingClient {
     let endedAt = startedAt;
 
     const onEvent = (type: string, data: string, at: number): void => {
+      if (firstTokenAt !== null) {
+        const ordinary = readOrdinaryEvent(type, data);
+        if (ordinary !== undefined) {
+          if (ordinary.generated) generatedEvents++;
+          return;
+        }
+      }
       const info = readStreamEvent(type, data);
       switch (info.kind) {
         case 'done':

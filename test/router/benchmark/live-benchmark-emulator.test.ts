@@ -38,7 +38,7 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
       healthCheck: { intervalMs: 0 },
       policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
     });
-    result = await runLiveBenchmark({ url: router.url, workload, timeScale: TIME_SCALE, backendMetricsUrls: fleet.urls });
+    result = await runLiveBenchmark({ url: router.url, workload, timeScale: TIME_SCALE, backendMetricsUrls: fleet.urls, ceilings: { fleetCapacityBlocks: 2 * 128 } });
   });
   afterAll(async () => {
     await router.close();
@@ -95,6 +95,15 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
     const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'sagemaker-prefix-aware', fleet.urls)] });
     expect(report.strategies[0].cacheHitRate.prometheus).toBeCloseTo(report.strategies[0].cacheHitRate.engineReported!, 12);
     expect(report.strategies[0].instances.map((i) => i.id).sort()).toEqual([...fleet.urls].sort());
+  });
+
+  it('THEN the ceilings cover exactly the requests sent, count the prompt tokens the engines counted, and bound the hit rate', () => {
+    const sums = usageSums(result);
+    const c = result.ceilings!;
+    expect(c.requests).toBe(12);
+    expect(c.promptTokens).toBe(sums.prompt);
+    expect(sums.cached / sums.prompt).toBeLessThanOrEqual(c.idealHitRate!);
+    expect(c.fleetHitRate!).toBeLessThanOrEqual(c.idealHitRate!);
   });
 });
 

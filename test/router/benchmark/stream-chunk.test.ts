@@ -1,4 +1,5 @@
-import { readStreamEvent, openAiErrorOf, sanitizeCode } from '../../../router/src/benchmark';
+import fc from 'fast-check';
+import { readOrdinaryEvent, readStreamEvent, openAiErrorOf, sanitizeCode } from '../../../router/src/benchmark';
 
 describe('when a streamed event is read', () => {
   it('GIVEN the role-only opening chat chunk THEN it carries no generated output', () => {
@@ -52,5 +53,40 @@ describe('when a streamed event is read', () => {
     expect(sanitizeCode('x'.repeat(100))).toHaveLength(64);
     expect(sanitizeCode('')).toBe('unknown');
     expect(openAiErrorOf({ error: { message: 'm' } })).toEqual({ code: undefined, message: 'm' });
+  });
+});
+
+describe('when the fast path reads an ordinary event', () => {
+  it('GIVEN any chunk THEN the fast path either defers to the full read or agrees with it (no usage, no error, same output flag)', () => {
+    const text = fc.oneof(fc.constant(''), fc.string({ maxLength: 6 }), fc.constantFrom('"error"', 'usage', '[DONE]', '\\', '"'));
+    const choice = fc.oneof(
+      fc.record({ index: fc.nat(3), delta: fc.record({ content: fc.option(text, { nil: null }), role: fc.constantFrom('assistant', undefined) }, { requiredKeys: [] }) }),
+      fc.record({ index: fc.nat(3), text }),
+      fc.record({ delta: fc.record({ tool_calls: fc.array(fc.record({ index: fc.nat(2) }), { maxLength: 2 }) }) }),
+    );
+    const usage = fc.option(fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat() }), { nil: null });
+    const chunk = fc.record({ id: text, choices: fc.array(choice, { maxLength: 2 }), usage, error: fc.constantFrom(undefined, { message: 'm', code: 'c' }) }, { requiredKeys: ['choices'] });
+    fc.assert(
+      fc.property(chunk, fc.boolean(), (value, spaced) => {
+        const data = spaced ? JSON.stringify(value, null, 1) : JSON.stringify(value);
+        const fast = readOrdinaryEvent('message', data);
+        if (fast === undefined) return;
+        const full = readStreamEvent('message', data);
+        expect(full.kind).toBe('chunk');
+        if (full.kind === 'chunk') {
+          expect(full.usage).toBeUndefined();
+          expect(fast.generated).toBe(full.generated);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('GIVEN a usage chunk, an error or [DONE] THEN the fast path defers', () => {
+    expect(readOrdinaryEvent('message', '{"choices":[],"usage": {"prompt_tokens":1}}')).toBeUndefined();
+    expect(readOrdinaryEvent('message', '{"error":{"code":"x"}}')).toBeUndefined();
+    expect(readOrdinaryEvent('message', '[DONE]')).toBeUndefined();
+    expect(readOrdinaryEvent('error', '{"choices":[]}')).toBeUndefined();
+    expect(readOrdinaryEvent('message', '{"choices":[{"delta":{"content":"x"}}],"usage":null}')).toEqual({ generated: true });
   });
 });
