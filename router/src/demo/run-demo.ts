@@ -78,10 +78,8 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
       });
       progress.end();
       const { name, ...policyOptions } = policy;
-      runs.push({
-        ...toStrategyRun(result, { name, options: policyOptions as Record<string, number> }, router.ids, labels[index]),
-        ceilings: result.ceilings,
-      });
+      const run = toStrategyRun(result, { name, options: policyOptions as Record<string, number> }, router.ids, labels[index]);
+      runs.push({ ...withPositionalInstances(run, router.ids), ceilings: result.ceilings });
       log(`    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`);
     } finally {
       await Promise.all(services.reverse().map((s) => s.stop()));
@@ -110,6 +108,22 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
   });
   const files = await writeReport(report, options.outDir);
   return { report, files };
+}
+
+/**
+ * Every strategy runs on a fresh fleet on new ports; naming instances by position (instance-0 …) lets the
+ * report line up the same slot across strategies.
+ */
+function withPositionalInstances(run: StrategyRunInput, ids: readonly string[]): StrategyRunInput {
+  const name = (id: string | null) => {
+    const i = id === null ? -1 : ids.indexOf(id);
+    return i < 0 ? id : `instance-${i}`;
+  };
+  return {
+    ...run,
+    instances: run.instances.map((id) => name(id) ?? id),
+    records: Array.from(run.records, (r) => ({ ...r, instance: name(r.instance) })),
+  };
 }
 
 /** A compact table for the terminal: the columns that decide whether prefix-aware routing pays off. */
