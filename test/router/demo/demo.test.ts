@@ -1,0 +1,64 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDemoFlags, runDemoCommand } from '../../../router/src/cli/demo-command';
+import { demoSummary } from '../../../router/src/demo/run-demo';
+
+describe('prefix-router demo', () => {
+  test('GIVEN a small setup WHEN the demo runs THEN every strategy ran live through the router and one report compares them', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'demo-'));
+    const lines: string[] = [];
+    const { report, files } = await runDemoCommand(
+      {
+        instances: '2',
+        duration: '10',
+        timeScale: '20',
+        profile: 'tiny',
+        workload: 'long-context?groups=4&prefixTokens=300&suffixTokens=10..40&outputTokens=4&count=400&concurrency=4',
+        policy: ['random', 'sagemaker-prefix-aware?prefixLength=1024'],
+        out,
+        progress: false,
+      },
+      (l) => lines.push(l),
+    );
+    expect(report.mode).toBe('live');
+    expect(report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware']);
+    for (const s of report.strategies) {
+      expect(s.requests).toBeGreaterThan(10);
+      expect(s.errors).toBe(0);
+      // Instances are named by position so both strategies show the same two slots.
+      expect(s.instances.map((i) => i.id).sort()).toEqual(['instance-0', 'instance-1']);
+      expect(s.cacheHitRate.engineReported).not.toBeNull();
+      expect(s.cacheHitRate.prometheus).not.toBeNull();
+    }
+    // Affinity keeps each group on one instance, so it hits the cache more than random.
+    const [random, affinity] = report.strategies;
+    expect(affinity.cacheHitRate.engineReported!).toBeGreaterThan(random.cacheHitRate.engineReported!);
+    for (const f of [files.html, files.markdown, files.json]) expect(existsSync(f)).toBe(true);
+    expect(JSON.parse(readFileSync(files.json, 'utf8')).baseline).toBe('random');
+    const printed = lines.join('\n');
+    expect(printed).toContain(demoSummary(report));
+    expect(printed).toContain(files.html);
+  });
+
+  test.each([
+    [{ instances: '1' }, /--instances must be an integer between 2 and 16 \(got "1"\)/],
+    [{ instances: '17' }, /--instances must be an integer between 2 and 16/],
+    [{ duration: '9' }, /--duration must be a number between 10 and 3600/],
+    [{ duration: '3601' }, /--duration must be a number between 10 and 3600/],
+    [{ timeScale: '0.5' }, /--time-scale must be a number between 1 and 20/],
+    [{ timeScale: '21' }, /--time-scale must be a number between 1 and 20/],
+    [{ policy: ['random', 'random'] }, /--policy lists the same policy twice/],
+    [{ profile: 'h100-imaginary' }, /--profile/],
+  ])('GIVEN %p WHEN parsed THEN it fails naming the flag and the range', (flags, message) => {
+    expect(() => parseDemoFlags(flags)).toThrow(message);
+  });
+
+  test('GIVEN no flags THEN the defaults are the documented demo: 4 instances, 3 strategies, long-context', () => {
+    const options = parseDemoFlags({});
+    expect(options.instances).toBe(4);
+    expect(options.policies.map((p) => p.name)).toEqual(['random', 'least-outstanding-requests', 'sagemaker-prefix-aware']);
+    expect(options.workload.kind).toBe('long-context');
+    expect(options.timeScale).toBe(2);
+  });
+});
