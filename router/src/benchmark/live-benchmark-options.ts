@@ -70,6 +70,8 @@ export interface LiveProgress {
   readonly inFlight: number;
   /** Requests the run is expected to send (workload estimate capped by maxRequests); null when unknown. */
   readonly expected: number | null;
+  /** False when `expected` is an estimate (Poisson arrivals): the run may send a few more or fewer. */
+  readonly expectedExact: boolean;
   /** Best estimate of the part done, 0–1 (by requests finished or by duration); null when unknown. */
   readonly fraction: number | null;
 }

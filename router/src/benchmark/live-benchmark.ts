@@ -401,6 +401,7 @@ class LiveRun {
       failed: this.failed,
       inFlight: this.inFlight.size,
       expected,
+      expectedExact: this.options.workload.expectedRequestsExact || this.options.maxRequests <= this.options.workload.expectedRequests,
       fraction: this.phase === 'done' ? 1 : fractions.length === 0 ? null : Math.min(1, Math.max(...fractions)),
     };
   }

@@ -47,7 +47,7 @@ export function etaMs(p: LiveProgress): number | null {
 export function progressText(p: LiveProgress): string {
   const rate = finishRate(p);
   const eta = etaMs(p);
-  const expected = p.expected === null ? '' : `/${p.expected}`;
+  const expected = p.expected === null ? '' : `/${p.expectedExact ? '' : '≈'}${p.expected}`;
   return [
     `sent ${p.sent}${expected}`,
     `done ${p.finished}`,

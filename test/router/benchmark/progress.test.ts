@@ -1,6 +1,6 @@
 import { etaMs, formatDuration, ProgressReporter, progressBar, progressText, type LiveProgress } from '../../../router/src/benchmark';
 
-const base: LiveProgress = { phase: 'measuring', wallMs: 10_000, modelMs: 10_000, sent: 60, finished: 50, failed: 2, inFlight: 10, expected: 200, fraction: 0.25 };
+const base: LiveProgress = { phase: 'measuring', wallMs: 10_000, modelMs: 10_000, sent: 60, finished: 50, failed: 2, inFlight: 10, expected: 200, expectedExact: true, fraction: 0.25 };
 
 class FakeStream {
   text = '';
@@ -24,6 +24,10 @@ describe('when progress is formatted', () => {
   it('GIVEN a quarter done after 10 s THEN the ETA is 30 s and the line shows counts, rate and phase', () => {
     expect(etaMs(base)).toBe(30_000);
     expect(progressText(base)).toBe('sent 60/200 · done 50 · errors 2 · in flight 10 · 5.0 req/s · elapsed 10s · ETA 30s · measuring');
+  });
+
+  it('GIVEN an estimated request count THEN it is marked as approximate', () => {
+    expect(progressText({ ...base, expectedExact: false })).toMatch(/^sent 60\/≈200 · /);
   });
 
   it('GIVEN nothing known about the end THEN there is no ETA and the bar shows ?', () => {
