@@ -255,9 +255,12 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   try {
     const plain = benchBodies(false);
     const streamed = benchBodies(true);
+    // Warm up at the measured rate (JIT, connection pools on every hop, heap sizing) so the first phase is not
+    // charged for it.
     log('warming up');
-    await openLoop([directTarget, routedTarget], plain, Math.min(options.rate, 200), Math.min(200, options.requests), remaining());
-    await openLoop([directTarget, routedTarget], streamed, Math.min(options.rate, 200), Math.min(200, options.requests), remaining());
+    const warmup = Math.min(options.requests, Math.max(100, options.rate * 2));
+    await openLoop([directTarget, routedTarget], plain, options.rate, warmup, remaining());
+    await openLoop([directTarget, routedTarget], streamed, options.rate, warmup, remaining());
 
     const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number }> => {
       const before = await stack.routerCpuUs();
