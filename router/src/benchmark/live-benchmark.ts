@@ -205,7 +205,10 @@ class LiveRun {
       }, this.wallDelay(warmupMs));
     }
     if (Number.isFinite(durationMs)) {
-      this.durationTimer = setTimeout(() => this.stopSending('duration'), this.wallDelay(durationMs));
+      // Once the workload is exhausted the duration no longer stops anything (and is not why the run ended).
+      this.durationTimer = setTimeout(() => {
+        if (!this.feed.done) this.stopSending('duration');
+      }, this.wallDelay(durationMs));
     }
     if (this.callbacks.onProgress) {
       this.progressTimer = setInterval(() => this.callbacks.onProgress?.(this.progress()), progressIntervalMs);

@@ -89,6 +89,21 @@ describe('when the live benchmark runs an open loop', () => {
     expect(result.stopReason).toBe('duration');
   });
 
+  it('GIVEN a duration that passes while the last answers drain THEN the run counts as completed, not cut by the duration', async () => {
+    const workload = parseWorkloadSpec(`${SMALL}&rate=500`);
+    const last = Math.max(...[...workload.requests()].map((r) => r.arrivalMs));
+    let open = false;
+    server = await startScriptedServer(async (call, res, s) => {
+      await s.until(() => open);
+      await streamAnswer(call, res);
+    });
+    // answers are held until well after the duration has passed
+    void server.until(() => server.calls.length === 12).then(() => setTimeout(() => ((open = true), server.notify()), 100));
+    const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', durationMs: last + 1 });
+    expect(result.sent).toBe(12);
+    expect(result.stopReason).toBe('completed');
+  });
+
   it('GIVEN time scale 10 and a server that takes 20 ms per answer THEN arrivals are 10× closer and every duration reads ≥ 200 ms of model time', async () => {
     const workload = parseWorkloadSpec(`${SMALL}&rate=20&count=6`);
     server = await startScriptedServer(async (call, res) => {
