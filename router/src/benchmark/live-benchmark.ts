@@ -204,7 +204,10 @@ class LiveRun {
         if (this.scraper) this.windowScrape = this.scraper.scrapeAll();
       }, this.wallDelay(warmupMs));
     }
-    if (Number.isFinite(durationMs)) {
+    // Open loops stop by planned arrival time (the arrival loop and finish() check it), so a busy event loop
+    // cannot drop an arrival planned before the end. Closed loops send on completions and need the timer to
+    // stop when none comes.
+    if (Number.isFinite(durationMs) && !this.feed.isOpenLoop) {
       // Once the workload is exhausted the duration no longer stops anything (and is not why the run ended).
       this.durationTimer = setTimeout(() => {
         if (!this.feed.done) this.stopSending('duration');

@@ -168,11 +168,13 @@ describe('when a warm-up is set', () => {
 
   it('GIVEN warmupMs THEN the window starts there and the report counts only requests sent after it', async () => {
     const workload = parseWorkloadSpec(`${SMALL}&rate=40`);
+    // eight requests are planned before the warm-up ends, four after
+    const warmupMs = [...workload.requests()][8].arrivalMs - 1e-3;
     server = await startScriptedServer((call, res) => streamAnswer(call, res));
-    const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', warmupMs: 100, ceilings: { fleetCapacityBlocks: 1000 } });
-    expect(result.window.startMs).toBe(100);
+    const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', warmupMs, ceilings: { fleetCapacityBlocks: 1000 } });
+    expect(result.window.startMs).toBe(warmupMs);
     const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'live')] });
-    const measured = result.records.filter((r) => r.sentAtMs >= 100 && r.sentAtMs < result.window.endMs).length;
+    const measured = result.records.filter((r) => r.sentAtMs >= warmupMs && r.sentAtMs < result.window.endMs).length;
     expect(measured).toBeLessThan(12);
     expect(report.strategies[0].requests).toBe(measured);
     // the ceilings score the same requests: warm-up ones only filled their caches
