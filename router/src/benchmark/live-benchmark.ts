@@ -118,7 +118,8 @@ class LiveRun {
   private maxSendLagMs = 0;
   /** Open loop: how late each scheduled send left (model ms), for the notes. */
   private readonly sendLags: number[] = [];
-  private windowCeiling = { requests: 0, promptTokens: 0, idealHitTokens: 0, fleetHitTokens: 0 };
+  /** Warm-up requests fill the ceilings' caches but are not counted, as they are not in the measured hit rate. */
+  private ceilingWarmupEnded = false;
   private phase: LivePhase = 'warmup';
   /** No new request is sent once true. */
   private stopped = false;
@@ -293,14 +294,11 @@ class LiveRun {
     void p.finally(() => this.pending.delete(p));
     // After the request is on its way, so hashing the prompt never delays a send.
     if (this.ceilings !== undefined) {
-      const c = this.ceilings.observe(renderedPromptOf(request));
-      if ((startedAt - this.t0) * this.timeScale >= this.options.warmupMs) {
-        const w = this.windowCeiling;
-        w.requests++;
-        w.promptTokens += c.promptTokens;
-        w.idealHitTokens += c.idealHitTokens;
-        w.fleetHitTokens += c.fleetHitTokens;
+      if (!this.ceilingWarmupEnded && (startedAt - this.t0) * this.timeScale >= this.options.warmupMs) {
+        this.ceilings.endWarmup();
+        this.ceilingWarmupEnded = true;
       }
+      this.ceilings.observe(renderedPromptOf(request));
     }
   }
 
@@ -445,18 +443,9 @@ class LiveRun {
 
   /** The ceilings of the requests sent in the window (the tracker's caches saw the warm-up too). */
   private measuredCeilings(tracker: CeilingTracker): Ceilings {
-    const all = tracker.result();
-    const w = this.windowCeiling;
-    const rate = (hits: number): number | null => (w.promptTokens > 0 ? hits / w.promptTokens : null);
-    return {
-      ...all,
-      requests: w.requests,
-      promptTokens: w.promptTokens,
-      idealHitTokens: w.idealHitTokens,
-      idealHitRate: rate(w.idealHitTokens),
-      fleetHitTokens: w.fleetHitTokens,
-      fleetHitRate: rate(w.fleetHitTokens),
-    };
+    // A run that never left its warm-up measured nothing.
+    if (!this.ceilingWarmupEnded) tracker.endWarmup();
+    return tracker.result();
   }
 
   private notes(records: readonly LiveRequestRecord[], stopReason: StopReason, metricNotes: readonly string[]): string[] {

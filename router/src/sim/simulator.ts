@@ -132,6 +132,7 @@ class Simulation {
   private readonly warmupMs: number;
   private readonly sendUntilMs: number;
   private warmupStats: EngineStats[] | undefined;
+  private ceilingWarmupEnded = false;
   private sent = 0;
   private finished = 0;
   private lastFinishMs = 0;
@@ -262,7 +263,14 @@ class Simulation {
     const text = renderedPromptOf(request);
     const hashes = blockHashes(text, { blockTokens: this.config.profile.blockTokens });
     const promptTokens = tokenCount(text);
-    this.config.ceilings?.observeBlocks(hashes, promptTokens);
+    if (this.config.ceilings) {
+      // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate.
+      if (!this.ceilingWarmupEnded && nowMs >= this.warmupMs) {
+        this.config.ceilings.endWarmup();
+        this.ceilingWarmupEnded = true;
+      }
+      this.config.ceilings.observeBlocks(hashes, promptTokens);
+    }
     this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
     this.inFlight[instance]++;
     this.dispatched.set(request.id, { request, instance, sentAtMs: nowMs, decisionMicros });

@@ -91,6 +91,17 @@ export class CeilingTracker {
     return result;
   }
 
+  /**
+   * Zeroes the counts but keeps both caches: call it when a warm-up ends, so the ceilings cover the measured
+   * requests while the warm-up's prefixes stay cached, as they stay in the engines.
+   */
+  endWarmup(): void {
+    this.requests = 0;
+    this.promptTokens = 0;
+    this.idealHitTokens = 0;
+    this.fleetHitTokens = 0;
+  }
+
   result(): Ceilings {
     const rate = (hits: number): number | null => (this.promptTokens > 0 ? hits / this.promptTokens : null);
     return {

@@ -20,6 +20,15 @@ describe('when computing cache-hit ceilings', () => {
     expect(tracker.result().idealHitRate).toBeCloseTo(112 / 241, 12);
   });
 
+  test('GIVEN a warm-up WHEN it ends THEN the counts restart but the cached prefixes stay', () => {
+    const tracker = new CeilingTracker({ fleetCapacityBlocks: 100 });
+    tracker.observe(prompt('abc'));
+    tracker.endWarmup();
+    expect(tracker.result()).toMatchObject({ requests: 0, promptTokens: 0, idealHitRate: null });
+    expect(tracker.observe(prompt('abc'))).toEqual({ promptTokens: 48, idealHitTokens: 32, fleetHitTokens: 32 });
+    expect(tracker.result()).toMatchObject({ requests: 1, promptTokens: 48, idealHitTokens: 32, fleetHitTokens: 32, distinctBlocks: 3 });
+  });
+
   test('GIVEN a fleet cache smaller than the working set THEN the fleet ceiling falls below the ideal', () => {
     const prompts = [prompt('abcd'), prompt('efgh'), prompt('abcd'), prompt('efgh')];
     const small = computeCeilings(prompts, (p) => p, { fleetCapacityBlocks: 4 });
