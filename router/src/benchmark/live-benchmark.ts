@@ -334,6 +334,8 @@ class LiveRun {
       ...(usage?.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
       ...(usage?.cachedTokens !== undefined ? { cachedPromptTokens: usage.cachedTokens } : {}),
       ...(outputTokens !== undefined ? { outputTokens } : {}),
+      // Decision time is the router's own CPU time: not scaled, emulators or not.
+      ...(o.decisionMicros !== undefined ? { decisionMicros: o.decisionMicros } : {}),
       ...(o.error !== undefined ? { error: o.error } : {}),
       ...(o.errorDetail !== undefined ? { errorDetail: o.errorDetail } : {}),
       arrivalMs: request.arrivalMs,
@@ -492,7 +494,9 @@ class LiveRun {
         'Ceilings: computed from the requests this run sent in the measured window (warm-up requests fill the ceilings\' caches first, as they fill the engines\'), with the emulator\'s chat template and 4 characters per token; a real server\'s tokenizer and template shift them slightly.',
       );
     }
-    notes.push('Router decision time is not visible to a client; the decision columns stay empty in live runs.');
+    if (!records.some((r) => r.decisionMicros !== undefined)) {
+      notes.push('No answer carried x-prefix-router-decision-us (the target is not prefix-router), so the decision-time columns are empty.');
+    }
     notes.push(...metricNotes);
     return notes;
   }

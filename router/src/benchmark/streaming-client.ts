@@ -38,6 +38,8 @@ export interface StreamOutcome {
   readonly endedAt: number;
   readonly status: number | null;
   readonly instance: string | null;
+  /** The router's decide + commit time for this request (x-prefix-router-decision-us), when it sent one. */
+  readonly decisionMicros?: number;
   readonly usage?: StreamUsage;
   /** Events that carried generated output (an output-token count when usage is missing). */
   readonly generatedEvents: number;
@@ -48,6 +50,7 @@ export interface StreamOutcome {
 }
 
 export const DEFAULT_INSTANCE_HEADER = 'x-prefix-router-instance';
+export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 function isCancelCode(value: unknown): value is CancelCode {
@@ -108,6 +111,7 @@ export class StreamingClient {
 
     let status: number | null = null;
     let instance: string | null = null;
+    let decisionMicros: number | undefined;
     let afterHeaders = false;
     let firstTokenAt: number | null = null;
     let usage: StreamUsage | undefined;
@@ -158,6 +162,8 @@ export class StreamingClient {
       afterHeaders = true;
       status = res.statusCode;
       instance = headerValue(res.headers[this.instanceHeader]);
+      const decisionTime = headerValue(res.headers[DECISION_TIME_HEADER]);
+      if (decisionTime !== null && decisionTime.trim() !== '' && Number(decisionTime) >= 0) decisionMicros = Number(decisionTime);
       const contentType = headerValue(res.headers['content-type']) ?? '';
       if (status < 200 || status > 299) {
         const text = await readBounded(res.body, ERROR_BODY_LIMIT);
@@ -186,7 +192,7 @@ export class StreamingClient {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    return { startedAt, firstTokenAt, endedAt, status, instance, usage, generatedEvents, error, errorDetail };
+    return { startedAt, firstTokenAt, endedAt, status, instance, decisionMicros, usage, generatedEvents, error, errorDetail };
   }
 
   async close(): Promise<void> {

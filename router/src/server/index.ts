@@ -1,5 +1,5 @@
 export { startRouter, startRouterWithConfig, PrefixRouter, type RunningRouter, type RouterRuntime, type BackendStats } from './prefix-router';
-export { INSTANCE_HEADER, DECISION_HEADER, PRODUCTION_VARIANT } from './proxy';
+export { INSTANCE_HEADER, DECISION_HEADER, DECISION_TIME_HEADER, PRODUCTION_VARIANT } from './proxy';
 export type { HealthState } from './backend';
 export { createRouterLogger } from './logger';
 export type { RouterOptions, RouterConfig, HealthCheckOptions, LimitOptions, LogLevel } from '../config';

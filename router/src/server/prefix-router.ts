@@ -285,7 +285,7 @@ export class PrefixRouter implements RunningRouter {
     });
     let refusedBy: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      const { decision, backend } = this.decide(parsed.routing, refusedBy);
+      const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy);
       const lease = new InFlightLease(backend);
       const startedMs = performance.now();
       let status: OutcomeStatus;
@@ -298,6 +298,7 @@ export class PrefixRouter implements RunningRouter {
           body,
           backend,
           decision,
+          decisionMicros,
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
@@ -320,7 +321,7 @@ export class PrefixRouter implements RunningRouter {
           const error = this.upstreamError(err, backend, attempt);
           if (error.code !== 'model_error') backend.failed++;
           else backend.completed++;
-          sendError(req, res, error, route.dialect, routingHeaders(decision));
+          sendError(req, res, error, route.dialect, routingHeaders(decision, decisionMicros));
           status = String(error.status);
         }
       } finally {
@@ -347,7 +348,7 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
-  private decide(routing: RoutingRequest, excluded: string | undefined): { decision: RoutingDecision; backend: Backend } {
+  private decide(routing: RoutingRequest, excluded: string | undefined): { decision: RoutingDecision; backend: Backend; decisionMicros: number } {
     const snapshot = this.set.snapshot(Date.now(), excluded);
     const t0 = performance.now();
     let decision: RoutingDecision;
@@ -368,9 +369,10 @@ export class PrefixRouter implements RunningRouter {
       throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable backend`);
     }
     this.policy.commit(routing, decision);
+    const decisionMicros = (performance.now() - t0) * 1000;
     backend.decisions++;
     this.metrics.decisions.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id });
-    return { decision, backend };
+    return { decision, backend, decisionMicros };
   }
 
   private upstreamError(err: unknown, backend: Backend, attempt: number): RouterError {

@@ -17,6 +17,8 @@ import type { RouterMetrics } from './router-metrics';
 export const PRODUCTION_VARIANT = 'AllTraffic';
 export const INSTANCE_HEADER = 'x-prefix-router-instance';
 export const DECISION_HEADER = 'x-prefix-router-decision';
+/** Microseconds the policy took to decide and commit: lets a benchmark client report routing cost per request. */
+export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
 
 /** Largest backend error body kept for a ModelError's OriginalMessage. */
 const MAX_ORIGINAL_MESSAGE_BYTES = 64 * 1024;
@@ -45,6 +47,8 @@ export interface ForwardRequest {
   readonly body: Buffer;
   readonly backend: Backend;
   readonly decision: RoutingDecision;
+  /** Time the policy took for this request's decide + commit, in microseconds. */
+  readonly decisionMicros: number;
   /** Fires when the client goes away: cancels the upstream request. */
   readonly clientGone: ClientGone;
   readonly limits: LimitOptions;
@@ -78,8 +82,12 @@ export class ClientGone {
   }
 }
 
-export function routingHeaders(decision: RoutingDecision): OutgoingHttpHeaders {
-  return { [INSTANCE_HEADER]: decision.instance, [DECISION_HEADER]: decision.reason };
+export function routingHeaders(decision: RoutingDecision, decisionMicros: number): OutgoingHttpHeaders {
+  return { [INSTANCE_HEADER]: decision.instance, [DECISION_HEADER]: decision.reason, [DECISION_TIME_HEADER]: formatMicros(decisionMicros) };
+}
+
+function formatMicros(us: number): string {
+  return us.toFixed(1);
 }
 
 /**
@@ -148,6 +156,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         if (framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
         head[INSTANCE_HEADER] = f.decision.instance;
         head[DECISION_HEADER] = f.decision.reason;
+        head[DECISION_TIME_HEADER] = formatMicros(f.decisionMicros);
         res.writeHead(statusCode, head);
         streaming = true;
       },

@@ -83,6 +83,15 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
     }
   });
 
+  it("THEN every record carries the router's decision time, unscaled", () => {
+    for (const r of result.records) {
+      expect(r.decisionMicros).toBeGreaterThan(0);
+      // decide + commit on a few-hundred-character key is microseconds, nowhere near a scaled millisecond.
+      expect(r.decisionMicros).toBeLessThan(100_000);
+    }
+    expect(result.notes.some((n) => n.includes('x-prefix-router-decision-us'))).toBe(false);
+  });
+
   it('THEN the Prometheus deltas equal the usage sums (queries = prompt tokens, hits = cached tokens), per backend and in total', () => {
     const sums = usageSums(result);
     expect(result.prometheus).toEqual({ prefixCacheQueries: sums.prompt, prefixCacheHits: sums.cached });

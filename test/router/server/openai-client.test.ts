@@ -21,6 +21,7 @@ describe('when the official openai client talks to the router', () => {
     expect(backend).toBeDefined();
     expect(data.choices[0].message.content).toBe(`hello from ${backend!.name}`);
     expect(response.headers.get('x-prefix-router-decision')).toBe('prefix-affinity');
+    expect(Number(response.headers.get('x-prefix-router-decision-us'))).toBeGreaterThan(0);
   });
 
   it('GIVEN a streamed chat completion THEN every chunk arrives in order', async () => {
