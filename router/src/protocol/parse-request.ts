@@ -1,6 +1,6 @@
 import { looksLikeJsonObject, parseJsonObject, type JsonObject } from './json-body';
-import { readChatFields } from './openai-chat';
-import { readCompletionFields } from './openai-completions';
+import { readChatFields, type ChatFields } from './openai-chat';
+import { readCompletionFields, type CompletionFields } from './openai-completions';
 import type { RouteMatch } from './routes';
 import type { PrefixKeyBasis, RoutingRequest } from './routing-request';
 import { PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
@@ -70,21 +70,7 @@ function chatFrom(
   keyBasis: PrefixKeyBasis,
   api: 'chat' | 'invocations' = 'chat',
 ): ParsedRequest {
-  const fields = readChatFields(json);
-  return {
-    routing: {
-      model: fields.model,
-      api,
-      keyBasis,
-      routingText: fields.routingText,
-      rawBody: keyBasis === 'body-bytes' ? body : undefined,
-      tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
-      sessionKey: fields.user,
-      stream: fields.stream,
-    },
-    upstreamPath: '/v1/chat/completions',
-    jsonBody: true,
-  };
+  return { routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body), upstreamPath: '/v1/chat/completions', jsonBody: true };
 }
 
 function completionFrom(
@@ -94,21 +80,35 @@ function completionFrom(
   keyBasis: PrefixKeyBasis,
   api: 'completions' | 'invocations' = 'completions',
 ): ParsedRequest {
-  const fields = readCompletionFields(json);
+  return { routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body), upstreamPath: '/v1/completions', jsonBody: true };
+}
+
+function routingFromFields(
+  fields: ChatFields | CompletionFields,
+  api: RoutingRequest['api'],
+  keyBasis: PrefixKeyBasis,
+  headers: RequestHeaders,
+  body: Uint8Array | undefined,
+): RoutingRequest {
   return {
-    routing: {
-      model: fields.model,
-      api,
-      keyBasis,
-      routingText: fields.routingText,
-      rawBody: keyBasis === 'body-bytes' ? body : undefined,
-      tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
-      sessionKey: fields.user,
-      stream: fields.stream,
-    },
-    upstreamPath: '/v1/completions',
-    jsonBody: true,
+    model: fields.model,
+    api,
+    keyBasis,
+    routingText: fields.routingText,
+    rawBody: keyBasis === 'body-bytes' ? body : undefined,
+    tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
+    sessionKey: fields.user,
+    stream: fields.stream,
   };
+}
+
+/**
+ * The RoutingRequest of an already-parsed OpenAI body sent to the OpenAI-compatible path, exactly as the HTTP
+ * path would build it. The simulator uses it, so simulated and live requests key alike.
+ */
+export function routingRequestFromOpenAiJson(json: JsonObject, api: 'chat' | 'completions', headers: RequestHeaders = {}): RoutingRequest {
+  const fields = api === 'chat' ? readChatFields(json) : readCompletionFields(json);
+  return routingFromFields(fields, api, 'message-text', headers, undefined);
 }
 
 function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined): ParsedRequest {

@@ -9,24 +9,49 @@ const TWO_POW_32 = 4294967296;
  * hash-and-compare on boxed doubles per operation. Here keys are split into two 32-bit halves stored next to
  * their value in one typed array (one cache line per probe: with a large cache the table does not fit in CPU
  * caches, so misses are the cost), with open addressing, linear probing and backward-shift deletion (no
- * tombstones). Lookups allocate nothing.
+ * tombstones). Lookups allocate nothing. Fixed-size by default (the prefix cache knows its capacity); a
+ * growable table doubles when half full (the hit-rate ceilings track every block a workload ever produced).
  */
 export class BlockHashTable {
   /** Slot i occupies [4i, 4i+4): key low 32 bits, key high bits, value (-1 = empty), padding. */
-  private readonly slots: Int32Array;
-  private readonly mask: number;
+  private slots: Int32Array;
+  private mask: number;
   private count = 0;
-  readonly maxEntries: number;
+  /** Most entries held at once; grows with a growable table. */
+  maxEntries: number;
+  readonly growable: boolean;
 
-  /** @param maxEntries most entries ever held at once (the table is sized for a load factor ≤ 0.5) */
-  constructor(maxEntries: number) {
+  /**
+   * @param maxEntries most entries ever held at once (the table is sized for a load factor ≤ 0.5); for a
+   *   growable table, the initial size
+   */
+  constructor(maxEntries: number, options: { readonly growable?: boolean } = {}) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be an integer >= 1, got ${maxEntries}`);
+    this.growable = options.growable ?? false;
+    this.maxEntries = maxEntries;
     let slots = 8;
     while (slots < maxEntries * 2) slots *= 2;
-    this.maxEntries = maxEntries;
     this.mask = slots - 1;
-    this.slots = new Int32Array(slots * 4);
-    for (let i = 0; i < slots; i++) this.slots[4 * i + 2] = EMPTY;
+    this.slots = BlockHashTable.emptySlots(slots);
+  }
+
+  private static emptySlots(count: number): Int32Array {
+    const slots = new Int32Array(count * 4);
+    for (let i = 0; i < count; i++) slots[4 * i + 2] = EMPTY;
+    return slots;
+  }
+
+  /** A growable table doubles instead of refusing; a fixed one throws (its owner sized it wrong). */
+  private makeRoom(): void {
+    if (!this.growable) throw new RangeError(`block hash table is full (${this.maxEntries} entries)`);
+    const old = this.slots;
+    this.maxEntries *= 2;
+    this.mask = ((this.mask + 1) << 1) - 1;
+    this.slots = BlockHashTable.emptySlots(this.mask + 1);
+    this.count = 0;
+    for (let at = 0; at < old.length; at += 4) {
+      if (old[at + 2] !== EMPTY) this.setIfAbsent((old[at + 1] >>> 0) * TWO_POW_32 + (old[at] >>> 0), old[at + 2]);
+    }
   }
 
   get size(): number {
@@ -53,20 +78,16 @@ export class BlockHashTable {
   /** Stores `value` (≥ 0) for `hash`, replacing any previous value. */
   set(hash: BlockHash, value: number): void {
     if (!(value >= 0 && value <= 0x7fffffff)) throw new RangeError(`values must be non-negative 31-bit integers, got ${value}`);
+    if (!this.setIfAbsent(hash, value)) this.replace(hash, value);
+  }
+
+  private replace(hash: BlockHash, value: number): void {
     const lo = hash | 0;
     const hi = (hash / TWO_POW_32) | 0;
     const slots = this.slots;
     for (let i = this.slotOf(lo, hi); ; i = (i + 1) & this.mask) {
       const at = i << 2;
-      if (slots[at + 2] === EMPTY) {
-        if (this.count >= this.maxEntries) throw new RangeError(`block hash table is full (${this.maxEntries} entries)`);
-        slots[at] = lo;
-        slots[at + 1] = hi;
-        slots[at + 2] = value;
-        this.count++;
-        return;
-      }
-      if (slots[at] === lo && slots[at + 1] === hi) {
+      if (slots[at] === lo && slots[at + 1] === hi && slots[at + 2] !== EMPTY) {
         slots[at + 2] = value;
         return;
       }
@@ -84,7 +105,10 @@ export class BlockHashTable {
     for (let i = this.slotOf(lo, hi); ; i = (i + 1) & this.mask) {
       const at = i << 2;
       if (slots[at + 2] === EMPTY) {
-        if (this.count >= this.maxEntries) throw new RangeError(`block hash table is full (${this.maxEntries} entries)`);
+        if (this.count >= this.maxEntries) {
+          this.makeRoom();
+          return this.setIfAbsent(hash, value);
+        }
         slots[at] = lo;
         slots[at + 1] = hi;
         slots[at + 2] = value;

@@ -53,3 +53,37 @@ describe('BlockHashTable.setIfAbsent', () => {
     expect(table.size).toBe(1);
   });
 });
+
+describe('when the table is growable', () => {
+  test('GIVEN any sequence of sets and deletes beyond its initial size THEN it grows and answers exactly like a Map', () => {
+    const key = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), key, value: fc.integer({ min: 0, max: 1000 }) }),
+      fc.record({ kind: fc.constant('delete' as const), key }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+        const table = new BlockHashTable(4, { growable: true });
+        const model = new Map<number, number>();
+        for (const o of ops) {
+          if (o.kind === 'set') {
+            table.set(o.key, o.value);
+            model.set(o.key, o.value);
+          } else {
+            expect(table.delete(o.key)).toBe(model.delete(o.key));
+          }
+          expect(table.size).toBe(model.size);
+        }
+        for (let k = 0; k <= 40; k++) expect(table.get(k)).toBe(model.get(k) ?? -1);
+        for (const [k, v] of model) expect(table.get(k)).toBe(v);
+      }),
+    );
+  });
+
+  test('GIVEN a fixed-size table WHEN it is full THEN it refuses, naming its size', () => {
+    const table = new BlockHashTable(2);
+    table.set(1, 1);
+    table.set(2, 2);
+    expect(() => table.set(3, 3)).toThrow(/full \(2 entries\)/);
+  });
+});

@@ -1,5 +1,5 @@
 import type { BlockHash } from '../../state/block-hash';
-import { BlockHashTable } from './block-hash-table';
+import { BlockHashTable } from '../../state/block-hash-table';
 
 /**
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
@@ -20,7 +20,7 @@ export class BlockLru {
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
-    this.slotOf = new BlockHashTable(capacity);
+    this.slotOf = new BlockHashTable(Math.max(1, capacity));
     this.hashes = new Float64Array(capacity);
     this.prev = new Int32Array(capacity);
     this.next = new Int32Array(capacity);

@@ -1,5 +1,5 @@
 import { blockHashes, cacheableHitTokens, DEFAULT_BLOCK_TOKENS, tokenCount, type BlockHash } from '../../state/block-hash';
-import { BlockHashTable } from './block-hash-table';
+import { BlockHashTable } from '../../state/block-hash-table';
 import { BlockLru } from './block-lru';
 
 /**
@@ -47,7 +47,7 @@ export interface RequestCeiling {
 /** Feeds requests one at a time (a simulator can call it as it goes, so prompts are rendered once). */
 export class CeilingTracker {
   private readonly blockTokens: number;
-  private readonly seen = new BlockHashTable(1 << 16);
+  private readonly seen = new BlockHashTable(1 << 16, { growable: true });
   private readonly fleet: BlockLru;
   private requests = 0;
   private promptTokens = 0;
@@ -76,7 +76,7 @@ export class CeilingTracker {
     let fleet = 0;
     while (fleet < hashes.length && this.fleet.has(hashes[fleet]!)) fleet++;
     for (const h of hashes) {
-      this.seen.set(h, 1);
+      this.seen.setIfAbsent(h, 1);
       this.fleet.touch(h);
     }
     const result = {

@@ -1,37 +1,5 @@
 import fc from 'fast-check';
-import { BlockHashTable } from '../../../../router/src/sim/report/block-hash-table';
 import { BlockLru } from '../../../../router/src/sim/report/block-lru';
-
-describe('when using the block hash table', () => {
-  test('GIVEN any sequence of sets and deletes THEN it answers exactly like a Map', () => {
-    const key = fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }));
-    const op = fc.oneof(
-      fc.record({ kind: fc.constant('set' as const), key, value: fc.integer({ min: 0, max: 1000 }) }),
-      fc.record({ kind: fc.constant('delete' as const), key }),
-    );
-    fc.assert(
-      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
-        const table = new BlockHashTable(4);
-        const model = new Map<number, number>();
-        for (const o of ops) {
-          if (o.kind === 'set') {
-            table.set(o.key, o.value);
-            model.set(o.key, o.value);
-          } else {
-            expect(table.delete(o.key)).toBe(model.delete(o.key));
-          }
-          expect(table.size).toBe(model.size);
-        }
-        for (let k = 0; k <= 40; k++) expect(table.get(k)).toBe(model.get(k) ?? -1);
-        for (const [k, v] of model) expect(table.get(k)).toBe(v);
-      }),
-    );
-  });
-
-  test('GIVEN a negative key THEN it is refused', () => {
-    expect(() => new BlockHashTable().set(-1, 0)).toThrow(/non-negative/);
-  });
-});
 
 describe('when using the block LRU', () => {
   test('GIVEN capacity 3 WHEN a fourth block arrives THEN the least recently touched one is evicted', () => {
