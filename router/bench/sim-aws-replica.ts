@@ -200,7 +200,7 @@ ${resultsTable(lc)}
 Simulating ${main[0].scenario.sendSeconds / 60} minutes of this traffic on seven instances took ${lcWall.map((w) => `${w.toFixed(1)} s`).join(', ')} of wall time per strategy.
 
 Where ours differ, and why:
-- **TTFT P90.** We improve P90 by ${pct(lcSpa.ttftP90DeltaPct, 0)}, far more than AWS's ${AWS.longContext.ttftP90}. Our engine model is
+- **TTFT P90.** Ours moves by ${pct(lcSpa.ttftP90DeltaPct, 0)}, far more than AWS's ${AWS.longContext.ttftP90}. Our engine model is
   deterministic (no step-time jitter, no network or tokenizer variance, uniform group popularity), so once a group's
   prefix is cached every later request of that group is fast; a real fleet's tail also holds cold prefixes, skewed
   groups and spills. Read our P90 as an upper bound on the tail gain.
