@@ -58,15 +58,24 @@ function seedPair(seed: string | undefined): [number, number] {
  * Chained hashes of every full block of `text`. Block i's hash depends on blocks 0..i (and the seed).
  */
 export function blockHashes(text: string, options: BlockHashOptions = {}): BlockHash[] {
+  const [a, b] = seedPair(options.seed);
+  return chainHashes(text, a, b, options);
+}
+
+/** The chain state a block's successor starts from. */
+function chainState(h: BlockHash): [number, number] {
+  return [(h % 0x100000000) >>> 0, (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0];
+}
+
+function chainHashes(text: string, a: number, b: number, options: BlockHashOptions): BlockHash[] {
   const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
   const fullBlocks = Math.floor(text.length / blockChars);
-  const count = options.maxBlocks === undefined ? fullBlocks : Math.min(fullBlocks, options.maxBlocks);
+  const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
   const hashes = new Array<BlockHash>(count);
-  let [a, b] = seedPair(options.seed);
   for (let i = 0; i < count; i++) {
     const h = hashRange(text, i * blockChars, (i + 1) * blockChars, a, b);
     hashes[i] = h;
-    // Chain: the next block starts from this block's hash.
+    // Chain: the next block starts from this block's hash (chainState, inlined: no allocation per block).
     a = (h % 0x100000000) >>> 0;
     b = (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0;
   }
@@ -92,18 +101,6 @@ export function cacheableHitTokens(matchedBlocks: number, promptTokens: number, 
  */
 export function continueBlockHashes(text: string, previousHash: BlockHash | undefined, options: BlockHashOptions = {}): BlockHash[] {
   if (previousHash === undefined) return blockHashes(text, options);
-  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
-  const fullBlocks = Math.floor(text.length / blockChars);
-  const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
-  const hashes = new Array<BlockHash>(count);
-  // Same chaining step as blockHashes: the next block starts from the previous block's hash.
-  let a = (previousHash % 0x100000000) >>> 0;
-  let b = (Math.floor(previousHash / 0x100000000) ^ 0x27d4eb2f) >>> 0;
-  for (let i = 0; i < count; i++) {
-    const h = hashRange(text, i * blockChars, (i + 1) * blockChars, a, b);
-    hashes[i] = h;
-    a = (h % 0x100000000) >>> 0;
-    b = (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0;
-  }
-  return hashes;
+  const [a, b] = chainState(previousHash);
+  return chainHashes(text, a, b, options);
 }
