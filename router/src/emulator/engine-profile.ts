@@ -4,6 +4,7 @@
  * loaded with `loadProfileFile`.
  */
 import { readFileSync } from 'node:fs';
+import h200Llama8b from '../../profiles/h200-llama-3.1-8b.json';
 import p5Llama70b from '../../profiles/p5-llama-3.1-70b.json';
 import tiny from '../../profiles/tiny.json';
 
@@ -55,6 +56,7 @@ export class ProfileError extends Error {
 
 const BUILTIN_SOURCES: Readonly<Record<string, unknown>> = {
   'p5-llama-3.1-70b': p5Llama70b,
+  'h200-llama-3.1-8b': h200Llama8b,
   tiny,
 };
 

@@ -39,6 +39,14 @@ describe('prefix-router simulate', () => {
     expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
   });
 
+  test('GIVEN --profile h200-llama-3.1-8b WHEN run THEN the simulated instances use that profile', async () => {
+    const flags = { workload: small, instances: '2', profile: 'h200-llama-3.1-8b', out: mkdtempSync(join(tmpdir(), 'simulate-')), policy: ['random'] };
+    expect(parseSimulateFlags(flags).profile.name).toBe('h200-llama-3.1-8b');
+    const { comparison } = await runSimulateCommand(flags, () => undefined, () => undefined);
+    expect(comparison.report.strategies[0].label).toBe('random');
+    expect(comparison.report.environment).toMatchObject({ profile: 'h200-llama-3.1-8b', 'KV capacity per instance (tokens)': 816000 });
+  });
+
   test('policy specs round-trip', () => {
     const config = parsePolicySpec('sagemaker-prefix-aware?prefixLength=2048&concurrencyThreshold=8');
     expect(config).toEqual({ name: 'sagemaker-prefix-aware', prefixLength: 2048, concurrencyThreshold: 8 });

@@ -1,4 +1,4 @@
-import { parseEmulateFlags } from '../../../router/src/cli/emulate-command';
+import { emulate, parseEmulateFlags } from '../../../router/src/cli/emulate-command';
 
 describe('prefix-router emulate flags', () => {
   test('GIVEN no flags THEN one p5 instance on port 8000 at real time', () => {
@@ -29,6 +29,21 @@ describe('prefix-router emulate flags', () => {
     [{ seed: '-3' }, /--seed must be an integer in \[0, /],
   ])('GIVEN %p THEN it is refused naming the flag and its range', (flags, message) => {
     expect(() => parseEmulateFlags(flags)).toThrow(message);
+  });
+
+  test('GIVEN --profile h200-llama-3.1-8b THEN the started instance serves Llama 3.1 8B with that profile', async () => {
+    const signals = ['SIGTERM', 'SIGINT'] as const;
+    const before = signals.map((s) => process.listeners(s));
+    const fleet = await emulate({ profile: 'h200-llama-3.1-8b', port: '0', timeScale: '1000', logLevel: 'fatal' });
+    try {
+      expect(fleet.instances[0].profile.name).toBe('h200-llama-3.1-8b');
+      const models = (await (await fetch(`${fleet.urls[0]}/v1/models`)).json()) as { data: { id: string; max_model_len: number }[] };
+      expect(models.data[0]).toMatchObject({ id: 'meta-llama/Llama-3.1-8B-Instruct', max_model_len: 131072 });
+    } finally {
+      await fleet.close();
+      // emulate() stops the fleet on SIGTERM/SIGINT like the CLI; drop those handlers again.
+      signals.forEach((s, i) => process.listeners(s).filter((l) => !before[i].includes(l)).forEach((l) => process.off(s, l)));
+    }
   });
 
   test.each([

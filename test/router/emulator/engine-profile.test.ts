@@ -13,8 +13,9 @@ import {
 const p5 = builtinProfile('p5-llama-3.1-70b');
 
 describe('engine profiles', () => {
-  test('GIVEN the built-in names THEN both profiles load and p5 carries the DESIGN.md §5 numbers', () => {
-    expect(BUILTIN_PROFILE_NAMES).toEqual(['p5-llama-3.1-70b', 'tiny']);
+  test('GIVEN the built-in names THEN every profile loads and p5 carries the DESIGN.md §5 numbers', () => {
+    expect(BUILTIN_PROFILE_NAMES).toEqual(['p5-llama-3.1-70b', 'h200-llama-3.1-8b', 'tiny']);
+    for (const name of BUILTIN_PROFILE_NAMES) expect(builtinProfile(name).name).toBe(name);
     expect(p5).toMatchObject({
       blockTokens: 16,
       kvCapacityBlocks: 84000,
@@ -26,8 +27,22 @@ describe('engine profiles', () => {
     expect(builtinProfile('tiny').kvCapacityBlocks).toBe(128);
   });
 
+  test('GIVEN h200-llama-3.1-8b THEN it holds one H200 of Llama 3.1 8B KV and every number has a note', () => {
+    const h200 = builtinProfile('h200-llama-3.1-8b');
+    expect(h200).toMatchObject({ modelName: 'meta-llama/Llama-3.1-8B-Instruct', blockTokens: 16, maxNumBatchedTokens: 8192, maxModelLen: 131072 });
+    // 128 KiB of KV per token (2 x 32 layers x 8 heads x 128 x 2 bytes) into ~108 GB: 800k-850k tokens.
+    const kvBytes = h200.kvCapacityBlocks * h200.blockTokens * 2 * 32 * 8 * 128 * 2;
+    expect(kvBytes).toBeGreaterThan(100e9);
+    expect(kvBytes).toBeLessThan(141e9 * 0.9 - 16.06e9);
+    const documented = Object.keys(h200.notes ?? {});
+    for (const field of ['kvCapacityBlocks', 'maxNumBatchedTokens', 'maxNumSeqs', 'maxModelLen', 'requestOverheadMs', 'blockTokens', 'defaultMaxTokens']) {
+      expect(documented).toContain(field);
+    }
+    for (const field of Object.keys(h200.stepTime)) expect(documented).toContain(`stepTime.${field}`);
+  });
+
   test('GIVEN an unknown name THEN the error lists the built-in profiles', () => {
-    expect(() => builtinProfile('p4')).toThrow(/unknown profile "p4": expected one of p5-llama-3.1-70b, tiny/);
+    expect(() => builtinProfile('p4')).toThrow(/unknown profile "p4": expected one of p5-llama-3.1-70b, h200-llama-3.1-8b, tiny/);
   });
 
   describe('when loading from a file', () => {
