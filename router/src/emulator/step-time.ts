@@ -9,6 +9,12 @@ import type { StepTimeCoefficients } from './engine-profile';
  * compute (dense layers per token, plus attention of each new token over the tokens before it). Coefficients
  * come from the profile; units are converted once here so the engine's two paths (step by step and fast
  * forward) evaluate exactly the same arithmetic and get bit-identical times.
+ *
+ * A cached prefix costs only through attention (its tokens are `cached` in the pairs). Held against prefill
+ * times measured on an H200 (docs/emulator.md, "Prefill measured on an H200"): every cached-prefix row is
+ * within 20 % with no extra term. Those rows cost 4–18 % more than this predicts, but the surcharge appears on
+ * new-token pairs too and most likely comes from the harness running a different attention kernel for them,
+ * which vLLM does not, so there is deliberately no separate price for attending to cached keys.
  */
 export class StepTimeModel {
   private readonly baseMs: number;
