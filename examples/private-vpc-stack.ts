@@ -16,7 +16,7 @@
  * Before deploying: copy the model files (config.json, tokenizer files, *.safetensors; no tarball) to
  * s3://<modelBucketName>/<modelPrefix>/ in the stack's region. Network isolation forbids downloading from Hugging Face.
  */
-import { CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
 
@@ -25,6 +25,11 @@ export interface PrivateVpcStackProps extends StackProps {
   readonly modelBucketName?: string;
   /** Key prefix of the model files. @default 'models/llama-3.1-70b-instruct' */
   readonly modelPrefix?: string;
+  /**
+   * ARN of the KMS key the model bucket encrypts with (SSE-KMS); the execution role may decrypt with it.
+   * @default - the bucket uses SSE-S3
+   */
+  readonly modelBucketKeyArn?: string;
 }
 
 export class PrivateVpcStack extends Stack {
@@ -59,9 +64,13 @@ export class PrivateVpcStack extends Stack {
     });
 
     const modelBucket = s3.Bucket.fromBucketName(this, 'ModelBucket', props.modelBucketName ?? 'my-llm-artifacts');
+    // An imported bucket cannot tell how it is encrypted: say it, so an SSE-KMS bucket gets its decrypt grant.
+    const modelEncryption = props.modelBucketKeyArn
+      ? { encryptionKey: kms.Key.fromKeyArn(this, 'ModelBucketKey', props.modelBucketKeyArn) }
+      : { s3ManagedEncryption: true };
 
     this.endpoint = new PrefixAwareLlmEndpoint(this, 'Llama70B', {
-      model: ModelSource.s3(modelBucket, props.modelPrefix ?? 'models/llama-3.1-70b-instruct'),
+      model: ModelSource.s3(modelBucket, props.modelPrefix ?? 'models/llama-3.1-70b-instruct', modelEncryption),
       instanceType: InstanceType.ML_P5_48XLARGE,
       instanceCount: 2,
       engine: { maxModelLen: 32768, servedModelName: 'llama-3.1-70b-instruct' },

@@ -5,6 +5,12 @@ export const SAGEMAKER_NAMESPACE = 'AWS/SageMaker';
 /** Namespace of per-instance host metrics (CPU, GPU, memory, disk). */
 export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
 
+/** `MetricOptions` plus the namespace, for `metric()`: a named interface, so jsii languages can pass it. */
+export interface EndpointMetricOptions extends cloudwatch.MetricOptions {
+  /** @default 'AWS/SageMaker' */
+  readonly namespace?: string;
+}
+
 /** The dimensions every endpoint metric is published with. */
 export interface EndpointMetricTarget {
   readonly endpointName: string;
@@ -16,7 +22,7 @@ export class EndpointMetrics {
   constructor(private readonly target: EndpointMetricTarget) {}
 
   /** Any metric of the variant; `namespace` defaults to `AWS/SageMaker`. */
-  public metric(metricName: string, props: cloudwatch.MetricOptions & { namespace?: string } = {}): cloudwatch.Metric {
+  public metric(metricName: string, props: EndpointMetricOptions = {}): cloudwatch.Metric {
     const { namespace, ...options } = props;
     return new cloudwatch.Metric({
       namespace: namespace ?? SAGEMAKER_NAMESPACE,

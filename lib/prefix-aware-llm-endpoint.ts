@@ -18,7 +18,7 @@ import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
-import { EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
+import { EndpointMetricOptions, EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import {
   extraParallelism,
@@ -59,6 +59,8 @@ export const PrefixAwareLlmWarnings = {
   THRESHOLD_ABOVE_MAX_NUM_SEQS: '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs',
   /** The deployment policy has no alarm to roll back on. */
   DEPLOYMENT_WITHOUT_ALARMS: '@cdk-prefix-aware-llm/deploymentWithoutAlarms',
+  /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
+  HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -190,7 +192,10 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   /** Production variant name. */
   readonly variantName: string;
 
-  /** `sagemaker:InvokeEndpoint` and `InvokeEndpointWithResponseStream` on this endpoint only. */
+  /**
+   * `sagemaker:InvokeEndpoint` on this endpoint only: it authorizes both `InvokeEndpoint` and
+   * `InvokeEndpointWithResponseStream` (the IAM service authorization reference has no separate streaming action).
+   */
   grantInvoke(grantee: iam.IGrantable): iam.Grant;
 
   /**
@@ -200,7 +205,7 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant;
 
   /** Any metric of the variant (`AWS/SageMaker` unless `namespace` is given). */
-  metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric;
+  metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric;
   metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricInvocationsPerInstance(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricModelLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
@@ -241,7 +246,7 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
     return invoke.combine(bearer);
   }
 
-  public metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric {
+  public metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric {
     return this.metrics.metric(metricName, props);
   }
   public metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
@@ -369,7 +374,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
     const imageConfig = image.bind(this, this.role);
-    const modelConfig = props.model.bind(this.role);
+    const modelConfig = props.model.bind(this, this.role);
     const environment = renderEngineEnvironment({
       convention: imageConfig.convention,
       model: modelConfig,
@@ -580,7 +585,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
     validateMetricsConfig(props.metricsConfig, problems);
 
-    problems.throwIfAny(this.node.path);
+    problems.throwIfAny(this);
   }
 
   private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {

@@ -358,7 +358,7 @@ describe('when a role is given', () => {
 });
 
 describe('when clients are granted access', () => {
-  test('GIVEN grantInvoke WHEN synthesized THEN InvokeEndpoint and the streaming variant apply to this endpoint ARN only', () => {
+  test('GIVEN grantInvoke WHEN synthesized THEN only sagemaker:InvokeEndpoint (which also authorizes streaming) applies, to this endpoint ARN only', () => {
     const stack = newStack();
     const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps());
     const client = new iam.Role(stack, 'Client', { assumedBy: new iam.AccountRootPrincipal() });
@@ -368,7 +368,7 @@ describe('when clients are granted access', () => {
     });
     const statements = (Object.values(policies)[0] as any).Properties.PolicyDocument.Statement;
     expect(statements).toEqual([{
-      Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+      Action: 'sagemaker:InvokeEndpoint',
       Effect: 'Allow',
       Resource: { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointArn'] },
     }]);
@@ -381,7 +381,7 @@ describe('when clients are granted access', () => {
     endpoint.grantInvokeOpenAiCompatible(client);
     const statements = policyStatements(Template.fromStack(stack)).filter((s) => actionsOf(s).some((a) => a.startsWith('sagemaker:')));
     expect(statements.map((s) => actionsOf(s))).toEqual([
-      ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+      ['sagemaker:InvokeEndpoint'],
       ['sagemaker:CallWithBearerToken'],
     ]);
     expect(statements[1].Resource).toBe('*');
