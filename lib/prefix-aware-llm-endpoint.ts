@@ -15,11 +15,13 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
+import { CapacityReservation } from './capacity';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
 import { EndpointMetricOptions, EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
+import { renderCapacity, validateCapacity } from './private/capacity-resources';
 import {
   extraParallelism,
   MAX_ENV_ENTRIES,
@@ -59,6 +61,8 @@ export const PrefixAwareLlmWarnings = {
   THRESHOLD_ABOVE_MAX_NUM_SEQS: '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs',
   /** The deployment policy has no alarm to roll back on. */
   DEPLOYMENT_WITHOUT_ALARMS: '@cdk-prefix-aware-llm/deploymentWithoutAlarms',
+  /** Blue/green on a fleet of 2+: every update provisions a second complete fleet (2× instances, quota and cost). */
+  BLUE_GREEN_DOUBLES_FLEET: '@cdk-prefix-aware-llm/blueGreenDoublesFleet',
   /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
   HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
 } as const;
@@ -71,8 +75,39 @@ export interface PrefixAwareLlmEndpointProps {
   /** Where the weights come from: `ModelSource.huggingFace(...)` or `ModelSource.s3(...)`. */
   readonly model: ModelSource;
 
-  /** @default InstanceType.ML_P5_48XLARGE */
+  /**
+   * Instance type of the variant. Excludes `instancePools`.
+   *
+   * @default InstanceType.ML_P5_48XLARGE (unless `instancePools` is set)
+   */
   readonly instanceType?: InstanceType;
+
+  /**
+   * Instance types SageMaker may provision, in order of preference (priority 1 first), e.g. p5 → p5e → p5en: when
+   * the first type has insufficient capacity, SageMaker falls back to the next one, until the fleet is complete, the
+   * pools are exhausted, or `variantInstanceProvisionTimeout` passes. Replaces `instanceType`. Allowed: 1–5
+   * distinct types. The tensor parallel size must divide every pool's GPU count (set `engine.tensorParallelSize`
+   * when the pools differ). One fleet may then mix instance types: `PREFIX_AWARE` routes by prefix and in-flight
+   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type.
+   *
+   * @default - one instance type, `instanceType`
+   */
+  readonly instancePools?: InstanceType[];
+
+  /**
+   * Launch the instances only into this ML capacity reservation (training plan or flexible reservation).
+   *
+   * @default - on-demand capacity
+   */
+  readonly capacityReservation?: CapacityReservation;
+
+  /**
+   * How long SageMaker keeps trying to provision instances (across `instancePools`) before the create or update
+   * fails. Capacity only: model download and container start have their own timeouts. Allowed: 300–3600 s.
+   *
+   * @default - SageMaker's default
+   */
+  readonly variantInstanceProvisionTimeout?: Duration;
 
   /**
    * Instances behind the endpoint (the initial count when `autoScaling` is set). Allowed: an integer ≥ 1; ≥ 2
@@ -170,6 +205,10 @@ export interface PrefixAwareLlmEndpointProps {
    * Physical endpoint name: the name clients call. Allowed: 1–63 characters, letters, digits and single or repeated
    * hyphens inside (`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`). The model and endpoint configuration never get fixed
    * names, so CloudFormation can replace them on every change.
+   *
+   * Recommended for production: set a stable name. The default follows the construct path, so moving or renaming
+   * the construct (or its stack) renames the endpoint, and CloudFormation replaces it: a complete second fleet is
+   * created before the old one is deleted, at twice the cost and quota, and clients must switch names.
    *
    * @default - derived from the construct path, unique in the app, lower case (the rollback alarm and the log
    * permissions need the name before the endpoint exists)
@@ -347,7 +386,8 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
     super(scope, id);
 
-    const instanceType = props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const instanceType = props.instancePools?.[0] ?? props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const instanceTypes = props.instancePools && props.instancePools.length > 0 ? props.instancePools : [instanceType];
     const instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
     const routing = props.routing ?? RoutingStrategy.prefixAware();
     const image = props.image ?? VllmImage.dlc();
@@ -357,9 +397,9 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.routing = routing;
     this.deployment = deployment;
 
-    this.validate(props, { instanceType, instanceCount, routing, image, engine, deployment });
+    this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment });
     this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
-    this.warnAboutDoubtfulSettings(props, { instanceType, routing, engine, deployment });
+    this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment });
 
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
 
@@ -404,7 +444,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       productionVariants: [{
         variantName: this.variantName,
         modelName: this.cfnModel.attrModelName,
-        instanceType: instanceType.name,
+        ...renderCapacity({
+          instanceType,
+          instancePools: props.instancePools,
+          capacityReservation: props.capacityReservation,
+          provisionTimeout: props.variantInstanceProvisionTimeout,
+        }),
         initialInstanceCount: instanceCount,
         initialVariantWeight: 1,
         inferenceAmiVersion: imageConfig.inferenceAmiVersion,
@@ -505,7 +550,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   private validate(
     props: PrefixAwareLlmEndpointProps,
     resolved: {
-      instanceType: InstanceType;
+      instanceTypes: InstanceType[];
       instanceCount: number;
       routing: RoutingStrategy;
       image: VllmImage;
@@ -513,7 +558,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       deployment: DeploymentPolicy;
     },
   ): void {
-    const { instanceType, instanceCount, routing, image, engine, deployment } = resolved;
+    const { instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
     const problems = new ProblemCollector();
     const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
 
@@ -534,8 +579,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
     }
 
-    if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
-      problems.add(`instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
+    validateCapacity({
+      instanceType: props.instancePools ? props.instanceType : undefined,
+      instancePools: props.instancePools,
+      capacityReservation: props.capacityReservation,
+      provisionTimeout: props.variantInstanceProvisionTimeout,
+    }, problems);
+    const typeProp = props.instancePools ? 'instancePools' : 'instanceType';
+    for (const instanceType of instanceTypes) {
+      if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
+        problems.add(`${typeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
+      }
     }
     problems.integerAtLeast('instanceCount', instanceCount, 1);
     if (routing.isPrefixAware && !allowSingle && isKnownInteger(instanceCount) && instanceCount === 1) {
@@ -543,10 +597,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
     }
 
-    this.validateParallelism(instanceType, engine, problems);
+    for (const instanceType of instanceTypes) this.validateParallelism(instanceType, engine, problems);
+    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
+    if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
+      problems.add('engine.tensorParallelSize is required because the instancePools have different GPU counts '
+        + `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`);
+    }
 
-    if (props.encryptionKey && instanceType.hasLocalNvme) {
-      problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+    for (const instanceType of instanceTypes) {
+      if (props.encryptionKey && instanceType.hasLocalNvme) {
+        problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+      }
     }
     if (props.enableNetworkIsolation && props.model.downloadsAtStartup) {
       problems.add('model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); '
@@ -618,9 +679,9 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
   private warnAboutDoubtfulSettings(
     props: PrefixAwareLlmEndpointProps,
-    resolved: { instanceType: InstanceType; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
+    resolved: { instanceType: InstanceType; instanceCount: number; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
   ): void {
-    const { instanceType, routing, engine, deployment } = resolved;
+    const { instanceType, instanceCount, routing, engine, deployment } = resolved;
     const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
 
     if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
@@ -657,6 +718,16 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       warn(PrefixAwareLlmWarnings.THRESHOLD_ABOVE_MAX_NUM_SEQS,
         `routing.concurrencyThreshold ${routing.concurrencyThreshold} is above engine.maxNumSeqs ${maxNumSeqs}: requests queue inside `
         + 'vLLM before SageMaker spills them to another instance.');
+    }
+    if (props.deployment && deployment.style === 'BLUE_GREEN' && isKnownInteger(instanceCount) && instanceCount >= 2) {
+      warn(PrefixAwareLlmWarnings.BLUE_GREEN_DOUBLES_FLEET,
+        `deployment is blue/green on ${instanceCount} × ${instanceType.name}: every update first provisions a second complete fleet `
+        + `(${2 * instanceCount} instances at once, so twice the hourly cost while it runs and an instance quota of at least ${2 * instanceCount}), `
+        + 'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.');
+    }
+    if (props.endpointName === undefined) {
+      Annotations.of(this).addInfo('endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
+        + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
     }
     if (!deployment.usesDefaultAlarms && deployment.extraAlarms.length === 0) {
       warn(PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
