@@ -19,7 +19,16 @@ import { CapacityReservation } from './capacity';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
-import { EndpointMetricOptions, EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
+import {
+  EndpointAlarms,
+  EndpointMetricOptions,
+  EndpointMetrics,
+  EndpointMetricsConfig,
+  EndpointMonitoringOptions,
+  ENDPOINT_INSTANCE_NAMESPACE,
+  DEFAULT_PUBLISH_FREQUENCY,
+  METRIC_PUBLISH_FREQUENCIES_SECONDS,
+} from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import { renderCapacity, validateCapacity } from './private/capacity-resources';
 import {
@@ -29,7 +38,15 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { grantScoped } from './private/grants';
-import { createEndpointDashboard, createRollbackAlarms, DEFAULT_ROLLBACK_ALARM_COUNT } from './private/monitoring-resources';
+import {
+  CreatedAlarms,
+  createEndpointAlarms,
+  endpointDashboardRows,
+  MonitoredEndpoint,
+  rollbackAlarmCount,
+  rollbackAlarmsOf,
+  validateMonitoring,
+} from './private/monitoring-resources';
 import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
@@ -215,10 +232,28 @@ export interface PrefixAwareLlmEndpointProps {
    */
   readonly endpointName?: string;
 
-  /** @default - no `MetricsConfig` (SageMaker's defaults) */
+  /**
+   * `MetricsConfig`: enhanced (per-instance) metrics are on unless turned off; `publishFrequency` is also the period
+   * of the construct's metrics and alarms.
+   *
+   * @default - enhanced metrics on, published every 60 s, detailed observability at SageMaker's default
+   */
   readonly metricsConfig?: EndpointMetricsConfig;
 
-  /** Create a CloudWatch dashboard for the endpoint. @default false */
+  /**
+   * Dashboard, alarms and alarm notifications. Monitoring is on by default: turn parts off with
+   * `{ dashboard: false }` or an alarm's `{ enabled: false }`.
+   *
+   * @default - a dashboard and every applicable alarm with its documented default, no notification topic
+   */
+  readonly monitoring?: EndpointMonitoringOptions;
+
+  /**
+   * Create a CloudWatch dashboard for the endpoint.
+   *
+   * @deprecated use `monitoring.dashboard`
+   * @default true
+   */
   readonly createDashboard?: boolean;
 }
 
@@ -254,6 +289,28 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   metricInvocation5xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricGpuUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  /** 5XX responses in percent of requests (metric math). */
+  metricInvocation5xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** 4XX responses in percent of requests (metric math). */
+  metricInvocation4xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Busiest ÷ mean instance of requests (SEARCH over `InstanceId`; dashboards only). Needs enhanced metrics. */
+  metricInvocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Busiest ÷ mean instance of in-flight requests (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricConcurrencyLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** The busiest instance's in-flight requests (Metrics Insights; alarms can use it). Needs enhanced metrics. */
+  metricMaxConcurrentRequestsPerInstance(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Requests of each instance, one series per `InstanceId` (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricInvocationsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** In-flight requests of each instance, one series per `InstanceId` (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricConcurrentRequestsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: routed requests by decision reason (`PrefixRouter` namespace; SEARCH). */
+  metricRoutingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: time to first token in ms (p90). */
+  metricRouterTimeToFirstToken(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  /** Router sidecar: engine-reported cached prompt tokens in percent of prompt tokens. */
+  metricRouterReportedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: router-predicted cached prompt tokens in percent of prompt tokens. */
+  metricRouterPredictedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
 }
 
 /** Attributes of an existing endpoint, for `PrefixAwareLlmEndpoint.fromEndpointAttributes`. */
@@ -270,8 +327,13 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
 
   private metricsCache?: EndpointMetrics;
 
+  /** The period metrics default to: the endpoint's publish frequency (60 s unless configured). */
+  protected get metricsPeriod(): Duration | undefined {
+    return undefined;
+  }
+
   protected get metrics(): EndpointMetrics {
-    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName });
+    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName, period: this.metricsPeriod });
     return this.metricsCache;
   }
 
@@ -315,6 +377,39 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
   public metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metrics.gpuMemoryUtilization(props);
   }
+  public metricInvocation5xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocation5xxRate(props);
+  }
+  public metricInvocation4xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocation4xxRate(props);
+  }
+  public metricInvocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocationsLoadSpread(props);
+  }
+  public metricConcurrencyLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.concurrencyLoadSpread(props);
+  }
+  public metricMaxConcurrentRequestsPerInstance(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.maxConcurrentRequestsPerInstance(props);
+  }
+  public metricInvocationsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.perInstance('Invocations', 'Sum', props);
+  }
+  public metricConcurrentRequestsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.perInstance('ConcurrentRequestsPerModel', 'Maximum', props);
+  }
+  public metricRoutingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routingDecisions(props);
+  }
+  public metricRouterTimeToFirstToken(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.routerTimeToFirstToken(props);
+  }
+  public metricRouterReportedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routerReportedCacheHitRate(props);
+  }
+  public metricRouterPredictedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routerPredictedCacheHitRate(props);
+  }
 }
 
 /** SageMaker endpoint names. */
@@ -325,8 +420,9 @@ const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
  * `RoutingStrategy: PREFIX_AWARE` by default.
  *
  * Children (fixed ids): `ExecutionRole` (unless `role` is given), `SecurityGroup` (with `vpc` and no
- * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, `Invocation5xxAlarm` (with default rollback alarms),
- * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (with `createDashboard`).
+ * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, the alarms `ErrorRateAlarm`, `ModelLatencyAlarm`,
+ * `ConcurrencySaturationAlarm`, `LoadSpreadAlarm`, `GpuMemoryAlarm` (each unless disabled or not applicable),
+ * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (unless `monitoring.dashboard` is false).
  */
 export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** The variant name; kept stable so updates never look like a new variant. */
@@ -371,10 +467,16 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   public readonly deployment: DeploymentPolicy;
   /** Rollback alarms the construct created (empty when the policy does not use default alarms). */
   public readonly rollbackAlarms: cloudwatch.IAlarm[];
+  /** The construct's alarms (see `monitoring`). */
+  public readonly alarms: EndpointAlarms;
   /** Autoscaling resources, when `autoScaling` is set. */
   public readonly autoScaling?: VariantAutoScaling;
-  /** The dashboard, when `createDashboard` is set. */
+  /** The dashboard, unless `monitoring.dashboard` is false. */
   public readonly dashboard?: cloudwatch.Dashboard;
+
+  private readonly publishFrequency?: Duration;
+  private readonly monitored: MonitoredEndpoint;
+  private readonly createdAlarms: CreatedAlarms;
 
   /** Escape hatch: the `AWS::SageMaker::Model`. */
   public readonly cfnModel: sagemaker.CfnModel;
@@ -394,6 +496,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const engine = props.engine ?? {};
     const deployment = props.deployment ?? DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2);
     this.instanceType = instanceType;
+    this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.routing = routing;
     this.deployment = deployment;
 
@@ -421,6 +524,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       options: engine,
       tensorParallelSize: this.tensorParallelSize,
     });
+    if (imageConfig.routerSidecarMetrics) {
+      // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
+      environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
+    }
 
     this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
       executionRoleArn: this.role.roleArn,
@@ -462,8 +569,22 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       metricsConfig: renderMetricsConfig(props.metricsConfig),
     });
 
-    const metrics = this.metrics;
-    this.rollbackAlarms = deployment.usesDefaultAlarms ? createRollbackAlarms(this, metrics) : [];
+    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
+    const scalingTarget = props.autoScaling
+      ? props.autoScaling.targetConcurrentRequestsPerInstance ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined)
+      : undefined;
+    this.monitored = {
+      metrics: this.metrics,
+      concurrencyThreshold: routing.isPrefixAware ? routing.concurrencyThreshold : undefined,
+      scalingTarget,
+      instanceCount: props.autoScaling?.minCapacity ?? instanceCount,
+      gpuCount: gpuCounts.length === 1 ? gpuCounts[0] : undefined,
+      gpuMemoryUtilization: engine.gpuMemoryUtilization,
+      routerSidecarMetrics: props.monitoring?.routerSidecarMetrics ?? imageConfig.routerSidecarMetrics ?? false,
+    };
+    this.createdAlarms = createEndpointAlarms(this, this.monitored, props.monitoring);
+    this.alarms = this.createdAlarms;
+    this.rollbackAlarms = deployment.usesDefaultAlarms ? rollbackAlarmsOf(this.createdAlarms) : [];
 
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
@@ -474,16 +595,28 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     });
     this.endpointArn = this.cfnEndpoint.attrEndpointArn;
 
-    if (props.autoScaling) {
-      const target = props.autoScaling.targetConcurrentRequestsPerInstance
-        ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined);
+    if (props.autoScaling && scalingTarget !== undefined) {
       // The resource id needs the endpoint to exist: reference its name attribute, not the plain string.
-      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, target);
+      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, scalingTarget);
     }
-    if (props.createDashboard) {
-      this.dashboard = createEndpointDashboard(this, metrics);
+    if (props.monitoring?.dashboard ?? props.createDashboard ?? true) {
+      this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.monitoring?.dashboardName });
+      this.addWidgetsTo(this.dashboard);
     }
     if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
+  }
+
+  /**
+   * Adds this endpoint's widgets (traffic and load spread, per-instance in-flight requests with the
+   * concurrencyThreshold, latency percentiles, error rates, GPUs, router sidecar and vLLM cache) to a dashboard
+   * of your own, row by row.
+   */
+  public addWidgetsTo(dashboard: cloudwatch.Dashboard): void {
+    for (const row of endpointDashboardRows(this.monitored, this.createdAlarms)) dashboard.addWidgets(...row);
+  }
+
+  protected override get metricsPeriod(): Duration | undefined {
+    return this.publishFrequency;
   }
 
   /** Logs and instance metrics: every endpoint needs them. */
@@ -643,8 +776,9 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         concurrencyThreshold: routing.concurrencyThreshold,
       }, problems);
     }
-    deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
+    deployment._validate(instanceCount, rollbackAlarmCount(props.monitoring), problems);
     validateMetricsConfig(props.metricsConfig, problems);
+    validateMonitoring(props.monitoring, problems);
 
     problems.throwIfAny(this);
   }
@@ -745,14 +879,13 @@ function validateMetricsConfig(config: EndpointMetricsConfig | undefined, proble
   }
 }
 
-function renderMetricsConfig(config: EndpointMetricsConfig | undefined): sagemaker.CfnEndpointConfig.MetricsConfigProperty | undefined {
-  if (!config) return undefined;
-  const rendered = {
-    enableEnhancedMetrics: config.enhancedMetrics,
+function renderMetricsConfig(config: EndpointMetricsConfig = {}): sagemaker.CfnEndpointConfig.MetricsConfigProperty {
+  // Enhanced metrics give every metric an InstanceId dimension: the per-instance graphs and alarms read them.
+  return {
+    enableEnhancedMetrics: config.enhancedMetrics ?? true,
     enableDetailedObservability: config.detailedObservability,
-    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency),
+    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency ?? DEFAULT_PUBLISH_FREQUENCY),
   };
-  return Object.values(rendered).some((v) => v !== undefined) ? rendered : undefined;
 }
 
 /** One of `PrefixAwareLlmWarnings`. */

@@ -71,13 +71,14 @@ describe('when only the model is given', () => {
     expect(endpoint.endpointName).toBe(name);
   });
 
-  test('GIVEN defaults WHEN synthesized THEN no KMS key, metrics config, dashboard or autoscaling is created', () => {
+  test('GIVEN defaults WHEN synthesized THEN no KMS key or autoscaling; enhanced metrics every 60 s and a dashboard are on', () => {
     expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').KmsKeyId).toBeUndefined();
-    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toBeUndefined();
-    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toEqual({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 });
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').RetainAllVariantProperties).toBeUndefined();
   });
+
 
   test('GIVEN defaults WHEN synthesized THEN the execution role trusts SageMaker only and has no managed policy', () => {
     const role = onlyResource(template, 'AWS::IAM::Role');
@@ -124,7 +125,8 @@ describe('when the children are listed', () => {
   test('GIVEN defaults WHEN built THEN the child ids are fixed', () => {
     const { endpoint } = build();
     expect(endpoint.node.children.map((c) => c.node.id).sort()).toEqual(
-      ['Endpoint', 'EndpointConfig', 'ExecutionRole', 'Invocation5xxAlarm', 'Model'].sort(),
+      ['ConcurrencySaturationAlarm', 'Dashboard', 'Endpoint', 'EndpointConfig', 'ErrorRateAlarm', 'ExecutionRole', 'GpuMemoryAlarm',
+        'LoadSpreadAlarm', 'Model', 'ModelLatencyAlarm'].sort(),
     );
   });
 });
@@ -298,7 +300,8 @@ describe('when endpointName is given', () => {
   test('GIVEN a valid name WHEN synthesized THEN the endpoint, alarm and log permissions use it', () => {
     const { template, endpoint } = synth({ endpointName: 'chat-llm' });
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').EndpointName).toBe('chat-llm');
-    expect(onlyResource(template, 'AWS::CloudWatch::Alarm').Dimensions).toContainEqual({ Name: 'EndpointName', Value: 'chat-llm' });
+    const latencyAlarm = Object.entries(template.findResources('AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith('LlmModelLatencyAlarm'))![1];
+    expect((latencyAlarm as any).Properties.Dimensions).toContainEqual({ Name: 'EndpointName', Value: 'chat-llm' });
     expect(endpoint.endpointName).toBe('chat-llm');
   });
 
