@@ -47,7 +47,7 @@ import {
   rollbackAlarmsOf,
   validateMonitoring,
 } from './private/monitoring-resources';
-import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
+import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
   CLOUDWATCH_PUT_METRIC_ACTIONS,
@@ -604,6 +604,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       this.addWidgetsTo(this.dashboard);
     }
     if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
+    acknowledgeComplianceFindings({
+      createdRole: props.role ? undefined : this.role as unknown as Construct,
+      nvmeEndpointConfig: instanceTypes.every((t) => t.hasLocalNvme) ? this.cfnEndpointConfig : undefined,
+    });
   }
 
   /**
