@@ -226,7 +226,7 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
         leftYAxis: { label: 'ms', showUnits: false, min: 0 },
       }),
       new cloudwatch.GraphWidget({
-        title: 'Router: prefix cache hit, predicted vs engine-reported (%)', width: THIRD, height: HEIGHT,
+        title: 'Router: cache hit, predicted vs reported (%)', width: THIRD, height: HEIGHT,
         left: [m.routerPredictedCacheHitRate(), m.routerReportedCacheHitRate()], leftYAxis: { label: '% of prompt tokens', showUnits: false, min: 0, max: 100 },
       }),
     ]);
