@@ -1,5 +1,5 @@
 import { Annotations as CoreAnnotations, Duration } from 'aws-cdk-lib';
-import { Annotations, Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { DeploymentPolicy, InstanceType, PrefixAwareLlmWarnings } from '../../lib';
 import { build, problemsFor, synth, variantOf, warningsOf } from './helpers';
 
@@ -32,6 +32,13 @@ describe('when capacity comes from a reservation and falls back across instance 
       CapacityReservationPreference: 'capacity-reservations-only',
       MlReservationArn: RESERVATION,
     });
+  });
+
+  test('GIVEN the synthesis above passed WHEN an unknown variant property is added THEN the same schema validation fails, so '
+    + 'aws-cdk-lib 2.276\'s EndpointConfig schema knows InstancePools, CapacityReservationConfig and the provisioning timeout', () => {
+    const other = build({ endpointName: 'x' });
+    other.endpoint.cfnEndpointConfig.addPropertyOverride('ProductionVariants.0.NotAProperty', 1);
+    expect(() => Template.fromStack(other.stack)).toThrow();
   });
 
   test('GIVEN 30 minutes WHEN synthesized THEN the provisioning timeout is 1800 s', () => {

@@ -1,6 +1,6 @@
 import { aws_cloudwatch as cloudwatch, aws_sns as sns, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ALARM_DEFAULTS, DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy, VllmImage } from '../../lib';
+import { ALARM_DEFAULTS, DeploymentPolicy, EndpointMetrics, PrefixAwareLlmEndpoint, RoutingStrategy, VllmImage } from '../../lib';
 import { baseProps, build, newStack, onlyResource, problemsFor, synth } from './helpers';
 
 const VARIANT = { EndpointName: 'chat-llm', VariantName: 'AllTraffic' };
@@ -82,6 +82,16 @@ describe('when every metric helper is read (publish frequency 30 s)', () => {
       .toBe('SEARCH(\'{PrefixRouter,EndpointName,Engine} EndpointName="chat-llm" MetricName="PromptTokens"\', \'Sum\', 30)');
     const predicted = endpoint.metricRouterPredictedCacheHitRate();
     expect((predicted.usingMetrics.predicted_cached as cloudwatch.MathExpression).expression).toContain('MetricName="PredictedCachedTokens"');
+  });
+
+  test('GIVEN one decision reason and the vLLM cache query WHEN read THEN they name the contract\'s metric and vLLM\'s counters', () => {
+    const metrics = new EndpointMetrics({ endpointName: 'chat-llm', variantName: 'AllTraffic', period: Duration.seconds(30) });
+    expect(describeMetric(stack, metrics.routingDecisionsFor('threshold-spill'))).toEqual({
+      namespace: 'PrefixRouter', name: 'RoutingDecisions', dimensions: { EndpointName: 'chat-llm', Reason: 'threshold-spill' }, statistic: 'Sum', period: 30,
+    });
+    expect(metrics.vllmPrefixCacheHitRateQuery()).toBe(
+      '100 * sum(rate({__name__="vllm:prefix_cache_hits_total", "aws.sagemaker.endpoint.name"="chat-llm"}[5m])) / '
+      + 'sum(rate({__name__="vllm:prefix_cache_queries_total", "aws.sagemaker.endpoint.name"="chat-llm"}[5m]))');
   });
 
   test('GIVEN metric() with a namespace WHEN read THEN namespace and statistic can be overridden (a named, jsii-friendly options type)', () => {
