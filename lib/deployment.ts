@@ -144,7 +144,7 @@ export abstract class DeploymentPolicy {
 
   protected constructor(protected readonly alarmOptions: DeploymentAlarmOptions) {}
 
-  /** Whether the construct should create its own rollback alarms. */
+  /** Whether deployments roll back on the construct's error-rate and latency alarms. */
   public get usesDefaultAlarms(): boolean {
     return this.alarmOptions.useDefaultAlarms ?? true;
   }

@@ -214,7 +214,7 @@ export interface PrefixAwareLlmEndpointProps {
    * How updates replace instances.
    *
    * @default - DeploymentPolicy.rolling() for 2+ instances (one instance per batch, rollback in the same batch
-   * size, 5-minute bake, auto-rollback on the construct's 5XX alarm); DeploymentPolicy.blueGreen() for one instance
+   * size, 5-minute bake, auto-rollback on the construct's error-rate and latency alarms); DeploymentPolicy.blueGreen() for one instance
    */
   readonly deployment?: DeploymentPolicy;
 

@@ -1,4 +1,4 @@
-import { aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, Duration } from 'aws-cdk-lib';
+import { aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, Duration, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ALARM_DEFAULTS, EndpointAlarmOptions, EndpointAlarms, EndpointMetrics, EndpointMonitoringOptions } from '../monitoring';
 import { isKnownInteger, ProblemCollector } from './validation';
@@ -115,7 +115,9 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   const gpus = endpoint.gpuCount;
   if (gpus !== undefined && isKnownInteger(gpus) && gpus >= 1) {
     const d = ALARM_DEFAULTS.gpuMemory;
-    const vllmShare = endpoint.gpuMemoryUtilization ?? d.vllmDefaultUtilization;
+    const configured = endpoint.gpuMemoryUtilization;
+    // A deploy-time value cannot size the threshold: fall back to vLLM's default share.
+    const vllmShare = configured !== undefined && !Token.isUnresolved(configured) ? configured : d.vllmDefaultUtilization;
     const percent = options.gpuMemoryAlarm?.threshold ?? Math.min(d.maxPercent, Math.round(vllmShare * 100) + d.marginPercent);
     add('gpuMemory', 'GpuMemoryAlarm', options.gpuMemoryAlarm, d, {
       // GPUMemoryUtilization is summed over the instance's GPUs; Maximum over the period picks the hottest instance.
