@@ -47,7 +47,11 @@ export interface DlcImageOptions {
    */
   readonly tag?: string;
 
-  /** @default - derived from the tag, see `tag` */
+  /**
+   * Host AMI. Synth fails when it is a CUDA 12 AMI and the tag says CUDA 13 (v2.x).
+   *
+   * @default - derived from the tag, see `tag`
+   */
   readonly inferenceAmiVersion?: string;
 }
 
