@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { addExampleStacks, EXAMPLE_STACK_NAMES } from '../../examples';
@@ -34,6 +34,19 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       const flagged = Object.values(stack.manifest.metadata ?? {}).flat()
         .filter((entry) => entry.type === 'aws:cdk:warning' || entry.type === 'aws:cdk:error');
       expect(flagged).toEqual([]);
+    }
+  });
+
+  test('GIVEN every example WHEN synthesized THEN it has a stable endpoint name, a dashboard, and alarms that page an encrypted topic', () => {
+    for (const name of Object.values(EXAMPLE_STACK_NAMES)) {
+      const t = template(name);
+      const endpointName = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0].Properties.EndpointName;
+      expect(typeof endpointName).toBe('string');
+      t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+      const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+      expect(alarms.length).toBeGreaterThanOrEqual(4);
+      for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^Alarms/) }]);
     }
   });
 
