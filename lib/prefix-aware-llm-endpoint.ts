@@ -368,14 +368,14 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const vpcConfig = this.configureVpc(props);
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
-    const imageConfig = image.bind(this, this.role);
+    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
     const modelConfig = props.model.bind(this.role);
-    const environment = renderEngineEnvironment({
+    const environment = { ...imageConfig.environment, ...renderEngineEnvironment({
       convention: imageConfig.convention,
       model: modelConfig,
       options: engine,
       tensorParallelSize: this.tensorParallelSize,
-    });
+    }) };
 
     this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
       executionRoleArn: this.role.roleArn,

@@ -4,6 +4,7 @@ import { dlcAccountFor, DLC_ACCOUNT_BY_REGION } from './private/dlc-accounts';
 import { grantScoped } from './private/grants';
 import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
 import { ProblemCollector, show } from './private/validation';
+import { RouterSidecarImage, type RouterSidecarImageOptions } from './router-sidecar-image';
 import { EngineEnvConvention } from './vllm-engine-options';
 
 /** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
@@ -69,6 +70,14 @@ export interface VllmImageConfig {
   readonly convention: EngineEnvConvention;
   /** Host AMI, when the image needs a specific one. */
   readonly inferenceAmiVersion?: string;
+  /** Container environment the image needs besides the engine settings (the router sidecar's). */
+  readonly environment?: Record<string, string>;
+}
+
+/** What the endpoint tells an image when binding it. */
+export interface VllmImageBindContext {
+  /** The endpoint's name, when known at synth time. */
+  readonly endpointName?: string;
 }
 
 /** The container image that runs vLLM. */
@@ -113,6 +122,14 @@ export abstract class VllmImage {
     return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion);
   }
 
+  /**
+   * router/Dockerfile (the vLLM DLC with the `prefix-router` sidecar as entrypoint) built as a Docker image asset
+   * at deploy time; see docs/container.md. The host AMI follows the base image's DLC tag as for `dlc()`.
+   */
+  public static withRouterSidecar(options: RouterSidecarImageOptions = {}): VllmImage {
+    return new RouterSidecarImage(options, dlcAmiFor, VllmImage.DLC_DEFAULT_TAG);
+  }
+
   /** How the image reads engine settings. */
   public abstract readonly convention: EngineEnvConvention;
 
@@ -120,7 +137,7 @@ export abstract class VllmImage {
   public abstract _validate(scope: Construct, problems: ProblemCollector): void;
 
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
-  public abstract bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig;
+  public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
 
 /** `server-sagemaker-cuda-v2.3` → CUDA 13 AMI; `-v1.x` → CUDA 12 AMI. */

@@ -19,7 +19,7 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
       PREFIX_ROUTER_EMF_INTERVAL_MS: '300',
       PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'my-endpoint',
       PREFIX_ROUTER_RESTART_BACKOFF_MS: '100',
-    });
+    }, ['container', 'serve']); // as SageMaker runs it: `docker run IMAGE serve`
     url = await container.routerUrl();
   });
 
