@@ -94,6 +94,10 @@ export class EngineProcess {
       // Spawn failures (ENOENT, EACCES) come without an 'exit' event.
       if (child.pid === undefined) finish(null, null, error);
     });
+    // Workers of the engine may hold its stdout open after it died: kill its group on 'exit', so 'close' follows.
+    child.once('exit', () => {
+      if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+    });
     child.once('close', (code, signal) => finish(code, signal));
     this.options.log.info(
       { engine: this.spec.name, pid: child.pid, port: this.spec.port, gpus: this.spec.gpuIds.join(','), tensorParallelSize: this.spec.tensorParallelSize, argv: this.spec.argv },

@@ -68,7 +68,12 @@ export function loadContainerConfig(env: NodeJS.ProcessEnv): { settings: Contain
   return { settings: parsed.settings, warnings: parsed.warnings, routerConfigFor };
 }
 
-export async function startContainer(env: NodeJS.ProcessEnv, io: ContainerIo): Promise<RunningContainer> {
+export async function startContainer(
+  env: NodeJS.ProcessEnv,
+  io: ContainerIo,
+  /** Told the engine processes before any starts, so a caller can kill them on every way out. */
+  onEngines: (engines: readonly EngineProcess[]) => void = () => undefined,
+): Promise<RunningContainer> {
   const { settings, warnings, routerConfigFor } = loadContainerConfig(env);
   const logLevel = routerConfigFor(['http://127.0.0.1:1']).logLevel;
   const log: Logger = pino({ level: logLevel, base: { service: 'prefix-router-container' }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -102,6 +107,7 @@ export async function startContainer(env: NodeJS.ProcessEnv, io: ContainerIo): P
         stderr: io.stderr,
       }),
   );
+  onEngines(engines);
   const killEngines = (): void => {
     for (const engine of engines) engine.killNow();
   };
@@ -147,34 +153,43 @@ export async function startContainer(env: NodeJS.ProcessEnv, io: ContainerIo): P
 }
 
 /**
- * The CLI's process wiring: SIGTERM/SIGINT drain and exit 0; a second signal SIGKILLs the engines and exits 130;
- * any crash SIGKILLs them before exiting 1.
+ * The CLI's process wiring: SIGTERM/SIGINT drain and exit 0 (a signal during start-up stops as soon as the start
+ * is done); a second signal SIGKILLs the engines and exits 130; any crash SIGKILLs them before exiting 1.
  */
 export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<RunningContainer> {
   const io: ContainerIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
-  const container = await startContainer(env, io);
-  process.on('exit', () => container.killEngines());
+  let container: RunningContainer | undefined;
+  let engines: readonly EngineProcess[] = [];
+  const killEngines = (): void => {
+    for (const engine of engines) engine.killNow();
+  };
+  process.on('exit', killEngines);
   const crash = (err: unknown): void => {
     process.stderr.write(`prefix-router container: fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    container.killEngines();
+    killEngines();
     process.exit(1);
   };
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) {
-      process.stderr.write(`prefix-router container: second ${signal}, killing engines and exiting\n`);
-      container.killEngines();
-      process.exit(130);
-    }
-    signalled = true;
-    container.shutdown().then(
+  let signals = 0;
+  const stop = (): void => {
+    container?.shutdown().then(
       () => process.exit(0),
       (err: unknown) => crash(err),
     );
   };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      process.stderr.write(`prefix-router container: second ${signal}, killing engines and exiting\n`);
+      killEngines();
+      process.exit(130);
+    }
+    stop(); // before the start finished: done right after it
+  };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  container = await startContainer(env, io, (started) => (engines = started));
+  if (signals > 0) stop();
   return container;
 }
