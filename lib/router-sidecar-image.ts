@@ -22,8 +22,9 @@ export interface RouterSidecarImageOptions {
   readonly mode?: RouterSidecarMode;
 
   /**
-   * Engines per instance in multi-engine mode (1-64); the instance's GPUs must divide evenly among them, which the
-   * container checks at start. Must be left out (or 1) in sagemaker mode.
+   * Engines per instance in multi-engine mode (1-64); the instance's GPUs must divide evenly among them (checked at
+   * synth when the instance type's GPU count is known, else when the container starts). Must be left out (or 1) in
+   * sagemaker mode.
    *
    * @default - 1; required in multi-engine mode
    */
@@ -124,7 +125,7 @@ export class RouterSidecarImage implements VllmImage {
     private readonly defaultDlcTag: string,
   ) {}
 
-  public _validate(_scope: Construct, problems: ProblemCollector): void {
+  public _validate(scope: Construct, problems: ProblemCollector): void {
     const o = this.options;
     const mode = o.mode ?? RouterSidecarMode.SAGEMAKER;
     if (!Object.values(RouterSidecarMode).includes(mode)) {
@@ -137,6 +138,13 @@ export class RouterSidecarImage implements VllmImage {
       problems.add(`image.engines must be 1 or left out in sagemaker mode; use RouterSidecarMode.MULTI_ENGINE for several engines (got ${show(o.engines)})`);
     } else {
       problems.integerInRange('image.engines', o.engines, 1, 64);
+    }
+    // The endpoint validating this image knows its instance type: engines must share its GPUs evenly.
+    const instanceType = (scope as { readonly instanceType?: { readonly name?: string; readonly gpuCount?: number } }).instanceType;
+    const gpus = instanceType?.gpuCount;
+    if (mode === RouterSidecarMode.MULTI_ENGINE && gpus !== undefined && o.engines !== undefined && !Token.isUnresolved(o.engines)
+      && Number.isInteger(o.engines) && o.engines >= 1 && gpus % o.engines !== 0) {
+      problems.add(`image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`);
     }
     if (o.policy !== undefined && !Token.isUnresolved(o.policy) && !/^[a-z][a-z0-9-]{0,63}$/.test(o.policy)) {
       problems.add(`image.policy must be a policy name: lower-case letters, digits and '-', at most 64 (got ${show(o.policy)})`);

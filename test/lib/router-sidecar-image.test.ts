@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { InferenceAmiVersion, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib';
+import { InferenceAmiVersion, InstanceType, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib';
 import { baseProps, build, environmentOf, newApp, onlyResource, synth, variantOf } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -112,8 +112,15 @@ describe('when sidecar options are invalid', () => {
     expect(() => build({ image: VllmImage.withRouterSidecar(options) })).toThrow(message);
   });
 
-  it('GIVEN one engine in multi-engine mode THEN it is accepted (min boundary)', () => {
+  it('GIVEN engines that do not divide the instance type\'s GPUs THEN synth fails naming the prop', () => {
+    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 3 }) })).toThrow(
+      'image.engines must divide the 4 GPUs of ml.g5.12xlarge so every engine gets the same number (got 3)',
+    );
+    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 2 }) })).not.toThrow();
+  });
+
+  it('GIVEN one engine, or as many as the GPUs, in multi-engine mode THEN it is accepted', () => {
     expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 1 }) })).not.toThrow();
-    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 64 }) })).not.toThrow();
+    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }) })).not.toThrow();
   });
 });
