@@ -4,7 +4,7 @@ import { startRouterWithConfig, type RunningRouter } from '../server';
 import { CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
 import { EmfEmitter } from './emf-emitter';
 import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
-import { planEngines, type EngineSpec } from './engine-plan';
+import { enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
 import { EngineProcess } from './engine-process';
 import { freePorts } from './free-ports';
 import { detectGpus } from './gpu-inventory';
@@ -83,6 +83,7 @@ export async function startContainer(
   const ports =
     settings.engineBasePort === 0 ? await freePorts(settings.engines) : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
   const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
+  for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
   const routerConfig = routerConfigFor(specs.map((s) => s.url));
   log.info(
     {

@@ -4,6 +4,7 @@ import {
   defaultEngineArgv,
   detectGpus,
   engineCommandProblems,
+  enginePlanWarnings,
   parseContainerEnv,
   planEngines,
   renderCommandTemplate,
@@ -100,6 +101,15 @@ describe('when engines are planned', () => {
       'the default engine (vLLM) needs GPUs, but none were found (nvidia-smi -L failed: ENOENT); set PREFIX_ROUTER_GPUS, or PREFIX_ROUTER_ENGINE_COMMAND for an engine without GPUs (got 0 GPUs)',
       'SM_VLLM_MODEL must name the model the default engine (vLLM) serves (got nothing)',
     ]);
+  });
+
+  it('GIVEN a tensor-parallel size that multi-engine mode replaces THEN it warns, unless it is the share or the whole instance', () => {
+    expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual([
+      'SM_VLLM_TENSOR_PARALLEL_SIZE=4 is replaced in multi-engine mode: each of the 4 engines gets 2 of the 8 GPUs and --tensor-parallel-size 2',
+    ]);
+    expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '8' })).toEqual([]);
+    expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '2' })).toEqual([]);
+    expect(enginePlanWarnings(parseContainerEnv({}).settings, gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual([]);
   });
 
   it('GIVEN a custom command and no GPUs THEN engines start without CUDA_VISIBLE_DEVICES', () => {
