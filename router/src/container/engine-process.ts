@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
+import { redactArgv } from './engine-command';
 import type { EngineSpec } from './engine-plan';
 import { LinePrefixer } from './line-prefixer';
 import { RestartBackoff } from './restart-backoff';
@@ -100,7 +101,7 @@ export class EngineProcess {
     });
     child.once('close', (code, signal) => finish(code, signal));
     this.options.log.info(
-      { engine: this.spec.name, pid: child.pid, port: this.spec.port, gpus: this.spec.gpuIds.join(','), tensorParallelSize: this.spec.tensorParallelSize, argv: this.spec.argv },
+      { engine: this.spec.name, pid: child.pid, port: this.spec.port, gpus: this.spec.gpuIds.join(','), tensorParallelSize: this.spec.tensorParallelSize, argv: redactArgv(this.spec.argv) },
       'engine started',
     );
   }

@@ -5,6 +5,7 @@ import {
   detectGpus,
   engineCommandProblems,
   enginePlanWarnings,
+  redactArgv,
   parseContainerEnv,
   planEngines,
   renderCommandTemplate,
@@ -40,6 +41,15 @@ describe('when an engine command line is split into words', () => {
       'PREFIX_ROUTER_ENGINE_COMMAND may use only the placeholders {port}, {gpus}, {index}, {tp} (got {model})',
     ]);
     expect(engineCommandProblems('   ', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual(['PREFIX_ROUTER_ENGINE_COMMAND must name a program (got "   ")']);
+  });
+});
+
+describe('when an engine command is logged', () => {
+  it('GIVEN flags that carry secrets THEN their values are replaced, other words kept', () => {
+    expect(redactArgv(['vllm', '--api-key', 's3cr3t', '--hf-token=abc', '--model', 'm', '--enable-prefix-caching', '--tokenizer-mode', 'auto'])).toEqual([
+      'vllm', '--api-key', '***', '--hf-token=***', '--model', 'm', '--enable-prefix-caching', '--tokenizer-mode', 'auto',
+    ]);
+    expect(redactArgv(['x', '--api-key'])).toEqual(['x', '--api-key']);
   });
 });
 
