@@ -92,6 +92,7 @@ export const ROUTER_SIDECAR_BUILD_EXCLUDES: readonly string[] = [
   'bin/app.ts',
   'router/bench',
   'router/traces',
+  'router/scripts',
 ];
 
 /** Variables the sidecar props set; routerEnvironment may not set them again. */

@@ -101,9 +101,12 @@ describe('when router/Dockerfile is read', () => {
       ['${BASE_IMAGE}', undefined],
     ]);
     const build = STAGES[1].body;
-    const runs = build.filter((i) => i.keyword === 'RUN').map((i) => i.args).join(' ');
-    expect(runs).toContain('npm ci --omit=dev');
-    expect(runs).toContain('npx tsc -p router/tsconfig.container.json');
+    expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual(['sh router/image-build.sh && npm cache clean --force']);
+    const script = readFileSync(join(ROOT, 'router', 'image-build.sh'), 'utf8');
+    expect(script).toContain('npm ci --omit=dev --omit=peer');
+    expect(script).toContain('npm install --omit=dev --omit=peer');
+    expect(script).toContain('npx tsc -p router/tsconfig.container.json');
+    execFileSync('sh', ['-n', join(ROOT, 'router', 'image-build.sh')]);
     const runtime = STAGES[2].body;
     // The DLC's own vLLM stays untouched: nothing is installed or run in the runtime stage.
     expect(runtime.filter((i) => i.keyword === 'RUN')).toEqual([]);
@@ -133,10 +136,10 @@ describe('when router/Dockerfile is read', () => {
 });
 
 describe('when the build context is the installed npm package', () => {
-  it('GIVEN npm pack THEN the package ships the Dockerfile, the entrypoint and package.json the build stage needs', () => {
+  it('GIVEN npm pack THEN the package ships the Dockerfile, its build script, the entrypoint and package.json', () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0].files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['router/Dockerfile', 'router/entrypoint.sh', 'package.json']));
+    expect(files).toEqual(expect.arrayContaining(['router/Dockerfile', 'router/entrypoint.sh', 'router/image-build.sh', 'package.json']));
     expect(files).not.toContain('package-lock.json'); // hence the `npm install --omit=dev` branch
     for (const entry of PACKAGE.files) expect(entry).not.toMatch(/^router\/src/); // hence the prebuilt dist/ branch
   });
