@@ -516,14 +516,14 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const vpcConfig = this.configureVpc(props);
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
-    const imageConfig = image.bind(this, this.role);
+    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
     const modelConfig = props.model.bind(this, this.role);
-    const environment = renderEngineEnvironment({
+    const environment: Record<string, string> = { ...imageConfig.environment, ...renderEngineEnvironment({
       convention: imageConfig.convention,
       model: modelConfig,
       options: engine,
       tensorParallelSize: this.tensorParallelSize,
-    });
+    }) };
     if (imageConfig.routerSidecarMetrics) {
       // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
       environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
