@@ -105,6 +105,8 @@ export function toLlmError(err: unknown, endpointName: string): LlmEndpointError
   if (name === 'AbortError') {
     return new LlmEndpointError('aborted', `request to ${endpointName} was aborted`, 'nothing to do: the caller cancelled it', status, name, { cause: err });
   }
+  // Names first: ModelNotReadyException also answers 429 but means "not loaded yet", not "too fast".
+  if (name !== undefined && UNAVAILABLE.has(name)) return new LlmUnavailableError(`${endpointName} could not serve the request: ${message}`, status, name, err);
   if ((name !== undefined && THROTTLING.has(name)) || status === 429) return new LlmThrottledError(`${endpointName} throttled the request: ${message}`, status, name, err);
   if (name === 'ModelError') {
     return new LlmModelError(
@@ -119,7 +121,6 @@ export function toLlmError(err: unknown, endpointName: string): LlmEndpointError
   }
   if (name === 'ValidationError' || name === 'ValidationException') return new LlmValidationError(`${endpointName} rejected the request: ${message}`, status, name, err);
   if (name !== undefined && STREAM.has(name)) return new LlmStreamError(`the response stream of ${endpointName} failed: ${message}`, e.ErrorCode, name, err);
-  if (name !== undefined && UNAVAILABLE.has(name)) return new LlmUnavailableError(`${endpointName} could not serve the request: ${message}`, status, name, err);
   if (name !== undefined && CREDENTIALS.has(name)) {
     return new LlmEndpointError('credentials', `no valid AWS credentials for ${endpointName}: ${message}`, 'configure credentials (AWS_PROFILE, environment, SSO or an instance role)', status, name, { cause: err });
   }
