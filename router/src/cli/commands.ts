@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerAb } from './ab-command';
 import { register as registerBench } from './bench-command';
 import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
@@ -11,4 +12,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerAb];
