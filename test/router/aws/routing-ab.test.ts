@@ -234,3 +234,82 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
   });
 });
 
+
+describe('when prefix-router ab --variants compares two variants that differ only in RoutingConfig', () => {
+  let endpoint: LocalEndpoint;
+  let runtime: SageMakerRuntimeClient;
+  let fake: FakeControlPlane;
+  let dir: string;
+  const wire: { variant: string | undefined; user: string | undefined }[] = [];
+
+  beforeAll(async () => {
+    endpoint = await startLocalEndpoint(2);
+    runtime = new SageMakerRuntimeClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+    // What actually goes on the wire: the TargetVariant header and the conversation (OpenAI `user`) of each request.
+    runtime.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { headers: Record<string, string>; body: Uint8Array };
+        const body = JSON.parse(Buffer.from(request.body).toString('utf8')) as { user?: string };
+        wire.push({ variant: request.headers['x-amzn-sagemaker-target-variant'], user: body.user });
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'recordWire' },
+    );
+  });
+  afterAll(async () => {
+    runtime.destroy();
+    await endpoint.close();
+  });
+  beforeEach(async () => {
+    fake = new FakeControlPlane({ variants: 2 });
+    dir = await mkdtemp(join(tmpdir(), 'ab-variants-'));
+    wire.length = 0;
+  });
+  afterEach(async () => {
+    fake.restore();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN a multi-turn workload THEN conversations are split whole by TargetVariant, nothing is deployed, and both variants are reported side by side', async () => {
+    const io = captureIo();
+    const code = await runAbCommand(
+      parseAbArgv(['--endpoint-name', 'my-llm', '--variants', '--workload', 'short-chat?turns=2..4&count=40&concurrency=4&outputTokens=4&userTokens=20..40&systemTokens=300', '--time-scale', String(TIME_SCALE), '--out', dir, '--quiet', '--yes', '--cloudwatch-delay', '60']),
+      { io, sagemaker: new SageMakerClient({ region: 'us-east-1' }), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, clock: new VirtualClock(), env: {}, runId: 'v1' },
+    );
+    expect({ code, err: io.err() }).toMatchObject({ code: 0 });
+    expect(io.out()).toContain('Mode: --variants: no deployment');
+    expect(fake.created).toEqual([]);
+    expect(fake.updates).toEqual([]);
+    expect(wire.length).toBe(40);
+    const byConversation = new Map<string, Set<string | undefined>>();
+    for (const w of wire) byConversation.set(w.user!, (byConversation.get(w.user!) ?? new Set()).add(w.variant));
+    expect([...byConversation.values()].every((s) => s.size === 1)).toBe(true);
+    const variants = new Set(wire.map((w) => w.variant));
+    expect(variants).toEqual(new Set(['AllTraffic', 'Variant2']));
+    const json = JSON.parse(await readFile(join(dir, 'ab-report.json'), 'utf8'));
+    expect(json.runs.map((r: { variant: string }) => r.variant)).toEqual(['AllTraffic', 'Variant2']);
+    expect(json.runs[0].client.requests + json.runs[1].client.requests).toBe(40);
+    expect(json.runs[0].client.requests).toBe(wire.filter((w) => w.variant === 'AllTraffic').length);
+    // CloudWatch was read per variant.
+    const variantDims = fake.metricQueries.flatMap((q) => q.MetricDataQueries!.map((m) => m.MetricStat!.Metric!.Dimensions!.find((d) => d.Name === 'VariantName')?.Value));
+    expect(new Set(variantDims)).toEqual(new Set(['AllTraffic', 'Variant2', undefined]));
+    const md = await readFile(join(dir, 'ab-report.md'), 'utf8');
+    expect(md).toContain('| AllTraffic: PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32) |');
+    expect(md).toContain('| Variant2: RANDOM |');
+  });
+
+  it('GIVEN variants that differ in more than RoutingConfig THEN --variants refuses', async () => {
+    const config = fake.configs.get(ORIGINAL_CONFIG)!;
+    fake.configs.set(ORIGINAL_CONFIG, { ...config, ProductionVariants: [config.ProductionVariants![0], { ...config.ProductionVariants![1], InstanceType: 'ml.g6e.4xlarge' }] });
+    const io = captureIo();
+    const code = await runAbCommand(parseAbArgv(['--endpoint-name', 'my-llm', '--variants', '--workload', WORKLOAD, '--yes']), {
+      io,
+      sagemaker: new SageMakerClient({ region: 'us-east-1' }),
+      runtime,
+      clock: new VirtualClock(),
+      env: {},
+    });
+    expect(code).toBe(1);
+    expect(io.err()).toContain('--variants compares only variants that differ in RoutingConfig alone; Variant2 differ');
+  });
+});
