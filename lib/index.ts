@@ -7,3 +7,4 @@ export * from './instance-type';
 export * from './autoscaling';
 export * from './deployment';
 export * from './monitoring';
+export type { RoutingVariant } from './routing-variants';

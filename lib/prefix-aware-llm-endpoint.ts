@@ -40,6 +40,7 @@ import {
 } from './private/iam-actions';
 import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
+import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
 import { VllmImage } from './vllm-image';
 
@@ -179,6 +180,15 @@ export interface PrefixAwareLlmEndpointProps {
 
   /** Create a CloudWatch dashboard for the endpoint. @default false */
   readonly createDashboard?: boolean;
+
+  /**
+   * Extra production variants identical to the main one except their routing, to compare strategies side by side
+   * (`prefix-router ab --variants`, requests pick one with `TargetVariant`). Each is a full fleet of `instanceCount`
+   * instances. Needs `DeploymentPolicy.blueGreen()` (the default then): SageMaker rolls only single-variant endpoints.
+   *
+   * @default - none: one variant, `AllTraffic`
+   */
+  readonly routingVariants?: RoutingVariant[];
 }
 
 /** An endpoint the construct created or imported. */
@@ -198,6 +208,13 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
    * `sagemaker:CallWithBearerToken`, which accepts only resource `*`.
    */
   grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant;
+
+  /**
+   * What `prefix-router ab` and `prefix-router bench --sagemaker-endpoint` need on this endpoint: invoke it,
+   * describe and update it, create/describe/delete endpoint configurations, describe models, and read CloudWatch
+   * metrics (see docs/validate.md for the same policy as JSON).
+   */
+  grantAbTesting(grantee: iam.IGrantable): iam.Grant;
 
   /** Any metric of the variant (`AWS/SageMaker` unless `namespace` is given). */
   metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric;
@@ -239,6 +256,10 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
     const invoke = this.grantInvoke(grantee);
     const bearer = iam.Grant.addToPrincipal({ grantee, actions: CALL_WITH_BEARER_TOKEN_ACTIONS, resourceArns: ['*'] });
     return invoke.combine(bearer);
+  }
+
+  public grantAbTesting(grantee: iam.IGrantable): iam.Grant {
+    return grantAbTestingTo(this, grantee, this.endpointArn);
   }
 
   public metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric {
@@ -347,7 +368,8 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const routing = props.routing ?? RoutingStrategy.prefixAware();
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
-    const deployment = props.deployment ?? DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2);
+    const deployment = props.deployment
+      ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2));
     this.instanceType = instanceType;
     this.routing = routing;
     this.deployment = deployment;
@@ -396,7 +418,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       kmsKeyId: props.encryptionKey?.keyArn,
-      productionVariants: [{
+      productionVariants: withRoutingVariants({
         variantName: this.variantName,
         modelName: this.cfnModel.attrModelName,
         instanceType: instanceType.name,
@@ -408,7 +430,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         modelDataDownloadTimeoutInSeconds:
           wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
         routingConfig: routing._render(),
-      }],
+      }, props.routingVariants),
       metricsConfig: renderMetricsConfig(props.metricsConfig),
     });
 
@@ -578,6 +600,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       }, problems);
     }
     deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
+    validateRoutingVariants(props.routingVariants, {
+      mainVariantName: PrefixAwareLlmEndpoint.VARIANT_NAME,
+      hasAutoScaling: props.autoScaling !== undefined,
+      deploymentStyle: deployment.style,
+      deploymentGiven: props.deployment !== undefined,
+    }, problems);
     validateMetricsConfig(props.metricsConfig, problems);
 
     problems.throwIfAny(this.node.path);
