@@ -1,7 +1,7 @@
 import { InvokeEndpointWithResponseStreamCommand } from '@aws-sdk/client-sagemaker-runtime';
 import { performance } from 'node:perf_hooks';
 import type { RequestTransport } from '../benchmark/request-transport';
-import { CANCEL_CODES, type CancelCode } from '../benchmark/request-errors';
+import { CANCEL_CODES, httpErrorMessage, type CancelCode } from '../benchmark/request-errors';
 import { SseDecoder } from '../benchmark/sse-decoder';
 import { readOrdinaryEvent, readStreamEvent, sanitizeCode, type StreamUsage } from '../benchmark/stream-chunk';
 import { DECISION_TIME_HEADER, type SendOptions, type StreamOutcome } from '../benchmark/streaming-client';
@@ -43,7 +43,8 @@ export function sdkErrorCode(err: unknown): string {
 
 function errorDetailOf(err: unknown): string {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: string; OriginalMessage?: string };
-  return (e.OriginalMessage ?? e.message ?? String(err)).slice(0, 300);
+  // ModelError carries the container's body: its OpenAI-style message when it has one.
+  return e.OriginalMessage !== undefined ? httpErrorMessage(e.OriginalMessage) : (e.message ?? String(err)).slice(0, 300);
 }
 
 export class SageMakerRuntimeTransport implements RequestTransport {

@@ -215,11 +215,16 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       return 3;
     }
     if (outcome.interrupted) return 130;
+    const allFailed = outcome.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
+    for (const r of allFailed) {
+      const first = r.result.records.find((x) => x.error !== undefined);
+      io.stderr.write(`prefix-router ab: every request of ${r.label} failed (first: ${first?.error}${first?.errorDetail ? `: ${first.errorDetail}` : ''})\n`);
+    }
     if (outcome.failure) {
       io.stderr.write(`prefix-router ab: ${outcome.failure.message} (the endpoint was restored)\n`);
       return 2;
     }
-    return 0;
+    return allFailed.length > 0 ? 2 : 0;
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);

@@ -53,6 +53,8 @@ export interface FakeOptions {
   /** Polls an update stays Updating before it finishes. */
   readonly pollsPerUpdate?: number;
   readonly lastDeploymentConfig?: DeploymentConfig;
+  /** SM_VLLM_MODEL of the endpoint's model (what the emulators serve). Default tiny-emulated-model. */
+  readonly servedModel?: string;
 }
 
 export class FakeControlPlane {
@@ -112,7 +114,7 @@ export class FakeControlPlane {
       ModelName: 'my-llm-model',
       ModelArn: 'arn:aws:sagemaker:us-east-1:111122223333:model/my-llm-model',
       CreationTime: new Date(0),
-      PrimaryContainer: { Environment: { SM_VLLM_MODEL: 'tiny-emulated-model' } },
+      PrimaryContainer: { Environment: { SM_VLLM_MODEL: options.servedModel ?? 'tiny-emulated-model' } },
     });
     this.sm.on(CreateEndpointConfigCommand).callsFake((input: CreateEndpointConfigCommandInput) => {
       throttled('CreateEndpointConfig');

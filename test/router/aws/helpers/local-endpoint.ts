@@ -15,8 +15,9 @@ export interface LocalEndpoint {
   close(): Promise<void>;
 }
 
-export async function startLocalEndpoint(instances = 2, prefixLength = 1024): Promise<LocalEndpoint> {
-  const fleet = await startEmulatorFleet(instances, { profile: 'tiny', timeScale: TIME_SCALE });
+/** `profile`: tiny (1,024-token context, fast) or p5-llama-3.1-70b (for the docs' 8,000-token prompts). */
+export async function startLocalEndpoint(instances = 2, prefixLength = 1024, profile = 'tiny'): Promise<LocalEndpoint> {
+  const fleet = await startEmulatorFleet(instances, { profile, timeScale: TIME_SCALE });
   const router = await startRouter({
     backends: fleet.urls,
     port: 0,
