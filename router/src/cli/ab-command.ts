@@ -2,7 +2,7 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { Command, CommanderError } from 'commander';
-import { ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
+import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
 import { AbPlanError, buildAbPlan, parseAbStrategies, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
@@ -131,6 +131,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     return 1;
   }
   const benchFlags: RawBenchFlags = {
+    sagemakerEndpoint: flags.endpointName,
     workload: flags.workload,
     concurrency: flags.concurrency,
     rate: flags.rate,
@@ -226,7 +227,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     }
     return allFailed.length > 0 ? 2 : 0;
   } catch (err) {
-    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError) {
+    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);
       return 1;
     }

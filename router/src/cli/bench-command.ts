@@ -199,6 +199,9 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   };
   const r = LIVE_RANGES;
 
+  if (flags.sagemakerEndpoint === undefined && (flags.region !== undefined || flags.prefixAwareId !== undefined || (flags.api !== undefined && flags.api !== 'invoke'))) {
+    problems.push('--region, --api and --prefix-aware-id apply only with --sagemaker-endpoint');
+  }
   if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
   else {
     try {

@@ -1,6 +1,6 @@
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
-import { discoverModel, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
+import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
 import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
@@ -136,13 +136,14 @@ export function sageMakerBenchPlan(
 export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps: SageMakerTargetDeps = {}): Promise<number> {
   let target: SageMakerTarget | undefined;
   try {
+    if (flags.url !== undefined) throw new BenchFlagError(['give --url or --sagemaker-endpoint, not both']);
     target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
     const { settings, extra } = sageMakerBenchPlan(flags, target);
     for (const note of target.notes) io.stderr.write(`note: ${note}\n`);
     const outcome = await runBenchWithOutcome(settings, io, extra());
     return outcome.exitCode;
   } catch (err) {
-    if (err instanceof AwsSetupError || err instanceof BenchFlagError) {
+    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router bench: ${err.message}\n`);
       return 1;
     }

@@ -27,7 +27,6 @@ describe('when the package subpath cdk-prefix-aware-llm/client is resolved', () 
   it('GIVEN the build output THEN requiring the folder loads the client classes', () => {
     const entry = join(ROOT, 'client', manifest.main);
     if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first (npm test does)`);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const client = require(join(ROOT, 'client')) as Record<string, unknown>;
     expect(typeof client.PrefixAwareLlmClient).toBe('function');
     expect(typeof client.LlmThrottledError).toBe('function');

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
-import type { BenchIo } from '../../../router/src/cli/bench-command';
+import { parseBenchArgv, type BenchIo } from '../../../router/src/cli/bench-command';
 import { parseReportJson } from '../../../router/src/sim/report';
 import { parseWorkloadSpec } from '../../../router/src/sim/workload';
 import { startLocalEndpoint, TIME_SCALE, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
@@ -115,6 +115,21 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
     const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--api', 'openai', '--workload', 'shared-system?api=completion&count=2']), io);
     expect(code).toBe(1);
     expect(io.err()).toContain('--api openai serves chat completions only');
+  });
+});
+
+describe('when SageMaker-only bench flags come without --sagemaker-endpoint', () => {
+  it.each([['--region', 'us-east-1'], ['--api', 'openai'], ['--prefix-aware-id', 'app']])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
+    expect(() => parseBenchArgv(['--url', 'http://127.0.0.1:8080', '--workload', 'short-chat', flag, value])).toThrow(
+      '--region, --api and --prefix-aware-id apply only with --sagemaker-endpoint',
+    );
+  });
+
+  it('GIVEN --url and --sagemaker-endpoint together THEN it refuses', async () => {
+    const io = captureIo();
+    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'ep', '--url', 'http://127.0.0.1:1', '--workload', 'short-chat']), io, { env: {} });
+    expect(code).toBe(1);
+    expect(io.err()).toBe('prefix-router bench: give --url or --sagemaker-endpoint, not both\n');
   });
 });
 
