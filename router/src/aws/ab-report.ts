@@ -112,6 +112,12 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
     if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view));
   }
+  const counted = outcome.runs.filter((r) => r.instanceCounts !== undefined);
+  if (counted.length > 0) {
+    const text = counted.map((r) => `${r.label}: ${Object.entries(r.instanceCounts!).map(([v, n]) => `${v} ${n}`).join(', ')}`).join('; ');
+    const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
+    out.push(`Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`, '');
+  }
   if (cwRows.length > 0) {
     out.push(
       markdownTable({
@@ -197,6 +203,7 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
       variant: r.variant ?? null,
       routing: r.routing ?? null,
       configName: r.configName ?? null,
+      instanceCounts: r.instanceCounts ?? null,
       wallWindow: { start: new Date(r.wallWindow.startMs).toISOString(), end: new Date(r.wallWindow.endMs).toISOString() },
       client: report?.strategies.find((s) => s.label === r.label) ?? null,
       cloudwatch: r.cloudwatch ?? null,

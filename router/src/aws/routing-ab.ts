@@ -4,6 +4,7 @@ import {
   DescribeEndpointCommand,
   UpdateEndpointCommand,
   type CreateEndpointConfigCommandInput,
+  type DescribeEndpointCommandOutput,
   type DescribeEndpointConfigCommandOutput,
   type ProductionVariantRoutingConfig,
   type SageMakerClient,
@@ -77,6 +78,8 @@ export interface AbRunOptions {
   /** Wait this long after a run window before reading CloudWatch (metrics land 1–3 min late). Default 3 min. */
   readonly cloudWatchDelayMs?: number;
   readonly retry?: RetryPolicy;
+  /** Namespace of the router sidecar's EMF metrics (PREFIX_ROUTER_EMF_NAMESPACE). Default PrefixRouter. */
+  readonly sidecarNamespace?: string;
 }
 
 export interface AbRunRecord {
@@ -88,6 +91,8 @@ export interface AbRunRecord {
   readonly result: LiveBenchmarkResult;
   /** Wall-clock window the run measured (epoch ms), for CloudWatch. */
   readonly wallWindow: { readonly startMs: number; readonly endMs: number };
+  /** Instances per variant when the run started (autoscaling may change them between runs; compare like with like). */
+  readonly instanceCounts?: Readonly<Record<string, number>>;
   /** One view per variant read (switch mode: every variant of the endpoint; variants mode: its own). */
   cloudwatch?: Record<string, CloudWatchView>;
   cloudwatchError?: string;
@@ -156,7 +161,7 @@ export class RoutingAb {
    * Polls DescribeEndpoint until the endpoint is InService on `expected`. InService on another configuration
    * after a transition means SageMaker rolled the update back; Failed is final; the deadline ends the wait.
    */
-  async waitForConfig(expected: string, signal?: AbortSignal): Promise<void> {
+  async waitForConfig(expected: string, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
     const started = this.deps.clock.now();
     const deadline = started + this.switchTimeoutMs();
     let sawTransition = false;
@@ -166,7 +171,7 @@ export class RoutingAb {
       polls++;
       const status = d.EndpointStatus ?? 'unknown';
       if (status === 'InService') {
-        if (d.EndpointConfigName === expected) return;
+        if (d.EndpointConfigName === expected) return d;
         // Right after UpdateEndpoint a describe may still show the old state; a rollback always passes through a transition.
         if (sawTransition || polls >= 3) {
           throw new UpdateFailedError(
@@ -181,7 +186,7 @@ export class RoutingAb {
     }
   }
 
-  private async update(configName: string, signal?: AbortSignal): Promise<void> {
+  private async update(configName: string, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
     const dc = this.options.plan.switchPlan.deploymentConfig;
     await this.call(`UpdateEndpoint ${this.endpointName} → ${configName}`, () =>
       this.deps.sagemaker.send(
@@ -194,7 +199,7 @@ export class RoutingAb {
         }),
       ),
     );
-    await this.waitForConfig(configName, signal);
+    return this.waitForConfig(configName, signal);
   }
 
   /** Runs the plan. Never throws for a failure after the first change: the outcome carries it, with the restore's result. */
@@ -221,9 +226,9 @@ export class RoutingAb {
         await this.call(`CreateEndpointConfig ${name}`, () => this.deps.sagemaker.send(new CreateEndpointConfigCommand(configCopyInput(plan.facts.config, name, strategy.routing))));
         created.push(name);
         this.deps.log(`[${strategy.label}] UpdateEndpoint ${this.endpointName} → ${name} (${plan.switchPlan.style}); waiting for InService`);
-        await this.update(name, signal);
+        const live = await this.update(name, signal);
         this.deps.log(`[${strategy.label}] InService; running the workload`);
-        runs.push(await this.runOne(strategy, name, signal));
+        runs.push({ ...(await this.runOne(strategy, name, signal)), instanceCounts: instanceCountsOf(live) });
       }
     } catch (err) {
       failure = err as Error;
@@ -344,6 +349,7 @@ export class RoutingAb {
             publishSeconds: facts.metricPublishSeconds,
             clock: this.deps.clock,
             retry: this.options.retry,
+            sidecarNamespace: this.options.sidecarNamespace,
           });
         }
         run.cloudwatch = views;
@@ -381,4 +387,10 @@ function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
+}
+
+function instanceCountsOf(d: DescribeEndpointCommandOutput): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const v of d.ProductionVariants ?? []) if (v.VariantName !== undefined) counts[v.VariantName] = v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0;
+  return counts;
 }

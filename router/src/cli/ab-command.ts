@@ -44,6 +44,7 @@ export interface RawAbFlags {
   readonly switchTimeout?: string;
   readonly cloudwatchDelay?: string;
   readonly cloudwatch?: boolean;
+  readonly emfNamespace?: string;
   readonly timeScale?: string;
   readonly out?: string;
   readonly yes?: boolean;
@@ -71,6 +72,7 @@ export function defineAbOptions(command: Command): Command {
     .option('--switch-timeout <min>', 'longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig\'s limit + 30)')
     .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', '180')
     .option('--no-cloudwatch', 'do not read CloudWatch')
+    .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
     .option('--time-scale <x>', 'only for local rehearsals against emulators: they run x times faster', '1')
     .option('--out <dir>', 'report directory (default ./reports/ab-<time>)')
     .option('--yes', 'make the changes the plan describes (without it the plan is printed and nothing changes)')
@@ -126,6 +128,9 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   const pollS = numberFlag(problems, 'poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
   const switchMin = numberFlag(problems, 'switch-timeout', flags.switchTimeout, 1, 1440);
   const cwDelayS = numberFlag(problems, 'cloudwatch-delay', flags.cloudwatchDelay ?? '180', 0, 3600) ?? 180;
+  if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
+    problems.push(`--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`);
+  }
   if (problems.length > 0) {
     io.stderr.write(`prefix-router ab: ${problems.join('\n  ')}\n`);
     return 1;
@@ -202,6 +207,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
           pollIntervalMs: pollS * 1000,
           switchTimeoutMs: switchMin === undefined ? undefined : switchMin * 60_000,
           cloudWatchDelayMs: cwDelayS * 1000,
+          sidecarNamespace: flags.emfNamespace,
         },
       ).run();
     } finally {

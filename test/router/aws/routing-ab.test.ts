@@ -117,6 +117,7 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
     expect(md).toContain('InstanceId=i-0');
     expect(md).toContain('| 80.0 % |'); // sidecar hit rate 800 / 1000
     expect(md).toContain(`Restored: the endpoint is back on its original configuration \`${ORIGINAL_CONFIG}\``);
+    expect(md).toContain('Instances when each run started (DescribeEndpoint): RANDOM: AllTraffic 2; PREFIX_AWARE(prefixLength=2048,concurrencyThreshold=8): AllTraffic 2.');
     const json = JSON.parse(await readFile(join(dir, 'ab-report.json'), 'utf8'));
     expect(json.runs.map((x: { label: string }) => x.label)).toEqual(['RANDOM', 'PREFIX_AWARE(prefixLength=2048,concurrencyThreshold=8)']);
     expect(json.runs[0].client.requests).toBe(4);
@@ -127,6 +128,14 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
       expect(((q.EndTime as Date).getTime() - (q.StartTime as Date).getTime()) / 1000).toBe(period);
       expect((q.StartTime as Date).getTime() % 60_000).toBe(0);
     }
+  });
+
+  it('GIVEN --emf-namespace THEN the sidecar metrics are looked up there', async () => {
+    const r = await ab(['--strategies', 'RANDOM', '--yes', '--emf-namespace', 'MyRouter']);
+    expect(r.code).toBe(0);
+    const md = await readFile(join(dir, 'ab-report.md'), 'utf8');
+    expect(md).not.toContain('### Router sidecar');
+    expect(md).toContain('No MyRouter metrics: the endpoint does not run the prefix-router sidecar');
   });
 
   it('GIVEN the endpoint has a rolling DeploymentConfig of its own THEN the switches use it', async () => {
