@@ -21,7 +21,19 @@ import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_
  */
 export function register(program: Command): void {
   defineAbOptions(program.command('ab')).action(async (flags: RawAbFlags) => {
-    process.exitCode = await runAbCommand(flags, { io: processIo() });
+    // SIGTERM (a cancelled CI job, a container stop) restores like Ctrl-C; only SIGKILL cannot.
+    const io: BenchIo = {
+      ...processIo(),
+      onInterrupt: (handler) => {
+        process.on('SIGINT', handler);
+        process.on('SIGTERM', handler);
+        return () => {
+          process.off('SIGINT', handler);
+          process.off('SIGTERM', handler);
+        };
+      },
+    };
+    process.exitCode = await runAbCommand(flags, { io });
   });
 }
 
