@@ -99,72 +99,13 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
       '',
     );
   } else out.push('No run sent a request.', '');
-  out.push("## CloudWatch's view (AWS/SageMaker and /aws/sagemaker/Endpoints)", '');
-  const anyView = outcome.runs.flatMap((r) => Object.values(r.cloudwatch ?? {}))[0];
-  out.push(
-    anyView
-      ? `Read with GetMetricData, one ${anyView.periodSeconds}-s period per run covering its window (start and end rounded out to the minute, so up to a minute of neighbouring traffic can be included); the endpoint publishes every ${anyView.publishSeconds} s. ModelLatency is the container's time for the whole response (not TTFT); OverheadLatency is SageMaker's routing and transport time.`
-      : 'CloudWatch was not read (no run finished, or --no-cloudwatch).',
-    '',
-  );
-  const cwRows: string[][] = [];
-  for (const r of outcome.runs) {
-    if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
-    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view));
-  }
   const counted = outcome.runs.filter((r) => r.instanceCounts !== undefined);
   if (counted.length > 0) {
     const text = counted.map((r) => `${r.label}: ${Object.entries(r.instanceCounts!).map(([v, n]) => `${v} ${n}`).join(', ')}`).join('; ');
     const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
     out.push(`Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`, '');
   }
-  if (cwRows.length > 0) {
-    out.push(
-      markdownTable({
-        header: ['run', 'variant', 'Invocations', 'ModelLatency P50', 'ModelLatency P90', 'OverheadLatency P90', 'ConcurrentRequestsPerModel max', '4XX', '5XX', 'GPU util avg', 'GPU mem avg'],
-        numeric: [false, false, true, true, true, true, true, true, true, true, true],
-        rows: cwRows,
-      }),
-      '',
-    );
-    for (const r of outcome.runs) {
-      const client = r.result.sent;
-      const cw = Object.values(r.cloudwatch ?? {}).reduce((n, v) => n + (v.variant.invocations ?? 0), 0);
-      if (r.cloudwatch) out.push(`- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window.`);
-    }
-    out.push('');
-  }
-  const instanceRows: string[][] = [];
-  for (const r of outcome.runs) {
-    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
-      for (const s of view.perInstance) {
-        instanceRows.push([r.label, variant, Object.entries(s.dimensions).map(([k, v]) => `${k}=${v}`).join(' '), `${s.metric} ${s.stat}`, num(s.value, 1)]);
-      }
-    }
-  }
-  if (instanceRows.length > 0) {
-    out.push('### Per instance (CloudWatch enhanced metrics)', '');
-    out.push(markdownTable({ header: ['run', 'variant', 'instance', 'metric', 'value'], numeric: [false, false, false, false, true], rows: instanceRows }), '');
-  }
-  const sidecarRows: string[][] = [];
-  for (const r of outcome.runs) {
-    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
-      const s = view.sidecar;
-      if (s === null) continue;
-      sidecarRows.push([
-        r.label,
-        variant,
-        formatPercent(s.hitRate),
-        formatMs(s.ttftMs.p50),
-        formatMs(s.ttftMs.p90),
-        Object.entries(s.routingDecisions).map(([k, v]) => `${k} ${v}`).join(', ') || '—',
-      ]);
-    }
-  }
-  if (sidecarRows.length > 0) {
-    out.push('### Router sidecar (EMF metrics, namespace PrefixRouter)', '');
-    out.push(markdownTable({ header: ['run', 'variant', 'hit rate (ReportedCached/Prompt)', 'TTFT P50', 'TTFT P90', 'decisions by reason'], numeric: [false, false, true, true, true, false], rows: sidecarRows }), '');
-  }
+  out.push(...cloudWatchSection(outcome.runs.map((r) => ({ label: r.label, sent: r.result.sent, cloudwatch: r.cloudwatch, cloudwatchError: r.cloudwatchError }))));
   const notes = [...outcome.notes, ...new Set(outcome.runs.flatMap((r) => Object.values(r.cloudwatch ?? {}).flatMap((v) => v.notes)))];
   if (notes.length > 0) {
     out.push('## Notes', '');
@@ -213,4 +154,78 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
   };
   await writeFile(json, `${JSON.stringify(jsonBody, null, 2)}\n`);
   return { benchmark, markdown, json };
+}
+
+/** A run as the CloudWatch section needs it. */
+export interface CloudWatchRun {
+  readonly label: string;
+  readonly sent: number;
+  readonly cloudwatch?: Readonly<Record<string, CloudWatchView>>;
+  readonly cloudwatchError?: string;
+}
+
+/** CloudWatch's figures of each run (per variant, per instance, sidecar), labelled as CloudWatch's, as markdown lines. */
+export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
+  out.push("## CloudWatch's view (AWS/SageMaker and /aws/sagemaker/Endpoints)", '');
+  const anyView = runs.flatMap((r) => Object.values(r.cloudwatch ?? {}))[0];
+  out.push(
+    anyView
+      ? `Read with GetMetricData, one ${anyView.periodSeconds}-s period per run covering its window (start and end rounded out to the minute, so up to a minute of neighbouring traffic can be included); the endpoint publishes every ${anyView.publishSeconds} s. ModelLatency is the container's time for the whole response (not TTFT); OverheadLatency is SageMaker's routing and transport time.`
+      : 'CloudWatch was not read (no run finished, or it was switched off).',
+    '',
+  );
+  const cwRows: string[][] = [];
+  for (const r of runs) {
+    if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
+    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view));
+  }
+  if (cwRows.length > 0) {
+    out.push(
+      markdownTable({
+        header: ['run', 'variant', 'Invocations', 'ModelLatency P50', 'ModelLatency P90', 'OverheadLatency P90', 'ConcurrentRequestsPerModel max', '4XX', '5XX', 'GPU util avg', 'GPU mem avg'],
+        numeric: [false, false, true, true, true, true, true, true, true, true, true],
+        rows: cwRows,
+      }),
+      '',
+    );
+    for (const r of runs) {
+      const client = r.sent;
+      const cw = Object.values(r.cloudwatch ?? {}).reduce((n, v) => n + (v.variant.invocations ?? 0), 0);
+      if (r.cloudwatch) out.push(`- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window.`);
+    }
+    out.push('');
+  }
+  const instanceRows: string[][] = [];
+  for (const r of runs) {
+    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
+      for (const s of view.perInstance) {
+        instanceRows.push([r.label, variant, Object.entries(s.dimensions).map(([k, v]) => `${k}=${v}`).join(' '), `${s.metric} ${s.stat}`, num(s.value, 1)]);
+      }
+    }
+  }
+  if (instanceRows.length > 0) {
+    out.push('### Per instance (CloudWatch enhanced metrics)', '');
+    out.push(markdownTable({ header: ['run', 'variant', 'instance', 'metric', 'value'], numeric: [false, false, false, false, true], rows: instanceRows }), '');
+  }
+  const sidecarRows: string[][] = [];
+  for (const r of runs) {
+    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
+      const s = view.sidecar;
+      if (s === null) continue;
+      sidecarRows.push([
+        r.label,
+        variant,
+        formatPercent(s.hitRate),
+        formatMs(s.ttftMs.p50),
+        formatMs(s.ttftMs.p90),
+        Object.entries(s.routingDecisions).map(([k, v]) => `${k} ${v}`).join(', ') || '—',
+      ]);
+    }
+  }
+  if (sidecarRows.length > 0) {
+    out.push('### Router sidecar (EMF metrics, namespace PrefixRouter)', '');
+    out.push(markdownTable({ header: ['run', 'variant', 'hit rate (ReportedCached/Prompt)', 'TTFT P50', 'TTFT P90', 'decisions by reason'], numeric: [false, false, true, true, true, false], rows: sidecarRows }), '');
+  }
+  return out;
 }

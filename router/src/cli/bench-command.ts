@@ -74,6 +74,8 @@ export interface RawBenchFlags {
   readonly region?: string;
   readonly api?: string;
   readonly prefixAwareId?: string;
+  readonly cloudwatch?: boolean;
+  readonly cloudwatchDelay?: string;
 }
 
 export interface BenchSettings {
@@ -140,7 +142,9 @@ export function defineBenchOptions(command: Command): Command {
     .option('--sagemaker-endpoint <name>', 'benchmark a SageMaker endpoint through the AWS SDK instead of --url (credentials and region from the default chain; AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME honoured); see docs/validate.md')
     .option('--region <region>', 'AWS region of --sagemaker-endpoint (default: the SDK chain, e.g. AWS_REGION)')
     .option('--api <api>', 'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)', 'invoke')
-    .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)');
+    .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)')
+    .option('--cloudwatch', "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report")
+    .option('--cloudwatch-delay <s>', 'with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default 180)');
 }
 
 /** Parses bench arguments (without `prefix-router bench`) in-process, as the CLI would; throws BenchFlagError. */
@@ -199,8 +203,11 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   };
   const r = LIVE_RANGES;
 
-  if (flags.sagemakerEndpoint === undefined && (flags.region !== undefined || flags.prefixAwareId !== undefined || (flags.api !== undefined && flags.api !== 'invoke'))) {
-    problems.push('--region, --api and --prefix-aware-id apply only with --sagemaker-endpoint');
+  if (
+    flags.sagemakerEndpoint === undefined &&
+    (flags.region !== undefined || flags.prefixAwareId !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
+  ) {
+    problems.push('--region, --api, --prefix-aware-id and --cloudwatch apply only with --sagemaker-endpoint');
   }
   if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
   else {

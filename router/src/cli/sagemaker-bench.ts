@@ -1,4 +1,10 @@
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { LiveBenchmarkResult } from '../benchmark';
+import { cloudWatchSection } from '../aws/ab-report';
+import { readCloudWatchView, type CloudWatchView } from '../aws/cloudwatch-view';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
 import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
@@ -22,6 +28,7 @@ const PREFIX_AWARE_ID = /^[\x20-\x7e]{1,64}$/;
 
 export interface SageMakerTargetDeps {
   readonly sagemaker?: SageMakerClient;
+  readonly cloudwatch?: CloudWatchClient;
   readonly runtime?: SageMakerRuntimeClient;
   readonly env?: NodeJS.ProcessEnv;
   readonly clock?: Clock;
@@ -139,8 +146,29 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
     if (flags.url !== undefined) throw new BenchFlagError(['give --url or --sagemaker-endpoint, not both']);
     target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
     const { settings, extra } = sageMakerBenchPlan(flags, target);
+    const delay = cloudWatchDelayMs(flags);
+    if (flags.cloudwatch && target.facts === undefined) {
+      throw new BenchFlagError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
+    }
     for (const note of target.notes) io.stderr.write(`note: ${note}\n`);
+    const clock = deps.clock ?? systemClock;
+    const startedAt = clock.now();
     const outcome = await runBenchWithOutcome(settings, io, extra());
+    if (flags.cloudwatch && target.facts !== undefined) {
+      const file = await writeBenchCloudWatch({
+        facts: target.facts,
+        cloudwatch: deps.cloudwatch ?? new CloudWatchClient({ region: target.region }),
+        ownsClient: deps.cloudwatch === undefined,
+        result: outcome.result,
+        label: settings.label,
+        startedAt,
+        delayMs: delay,
+        clock,
+        directory: dirname(outcome.files.json),
+        log: (line) => io.stderr.write(`${line}\n`),
+      });
+      io.stdout.write(`cloudwatch: ${file}\n`);
+    }
     return outcome.exitCode;
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof ModelDiscoveryError) {
@@ -166,4 +194,66 @@ export function parseRawBenchArgv(argv: readonly string[]): RawBenchFlags {
     throw err;
   }
   return command.opts<RawBenchFlags>();
+}
+
+function cloudWatchDelayMs(flags: RawBenchFlags): number {
+  if (flags.cloudwatchDelay === undefined) return 180_000;
+  const v = Number(flags.cloudwatchDelay);
+  if (flags.cloudwatchDelay.trim() === '' || !Number.isFinite(v) || v < 0 || v > 3600) {
+    throw new BenchFlagError([`--cloudwatch-delay must be a number between 0 and 3600 (got ${JSON.stringify(flags.cloudwatchDelay)})`]);
+  }
+  return v * 1000;
+}
+
+/** CloudWatch's view of one bench run, every variant of the endpoint, written as cloudwatch.md / .json beside the report. */
+async function writeBenchCloudWatch(input: {
+  facts: EndpointFacts;
+  cloudwatch: CloudWatchClient;
+  ownsClient: boolean;
+  result: LiveBenchmarkResult;
+  label: string;
+  startedAt: number;
+  delayMs: number;
+  clock: Clock;
+  directory: string;
+  log: (line: string) => void;
+}): Promise<string> {
+  const { result, clock } = input;
+  const scale = result.timeScale || 1;
+  const window = { startMs: input.startedAt + result.window.startMs / scale, endMs: input.startedAt + result.window.endMs / scale };
+  const wait = window.endMs + input.delayMs - clock.now();
+  if (wait > 0) {
+    input.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the run's metrics`);
+    await clock.sleep(wait);
+  }
+  const views: Record<string, CloudWatchView> = {};
+  let error: string | undefined;
+  try {
+    for (const v of input.facts.variants) {
+      views[v.name] = await readCloudWatchView({
+        cloudwatch: input.cloudwatch,
+        target: { endpointName: input.facts.endpointName, variantName: v.name },
+        window,
+        publishSeconds: input.facts.metricPublishSeconds,
+        clock,
+      });
+    }
+  } catch (err) {
+    error = (err as Error).message;
+  } finally {
+    if (input.ownsClient) input.cloudwatch.destroy();
+  }
+  const lines = [
+    `# CloudWatch's view of ${input.label} on ${input.facts.endpointName}`,
+    '',
+    "The client-side figures are in report.md (measured by prefix-router on the machine that sent the requests); these are CloudWatch's.",
+    '',
+    ...cloudWatchSection([{ label: input.label, sent: result.sent, cloudwatch: error === undefined ? views : undefined, cloudwatchError: error }]),
+  ];
+  const notes = [...new Set(Object.values(views).flatMap((v) => v.notes))];
+  if (notes.length > 0) lines.push('## Notes', '', ...notes.map((n) => `- ${n}`), '');
+  const file = join(input.directory, 'cloudwatch.md');
+  await writeFile(file, lines.join('\n'));
+  await writeFile(join(input.directory, 'cloudwatch.json'), `${JSON.stringify({ endpointName: input.facts.endpointName, label: input.label, window: { start: new Date(window.startMs).toISOString(), end: new Date(window.endMs).toISOString() }, views, error: error ?? null }, null, 2)}\n`);
+  return file;
 }

@@ -1,6 +1,8 @@
 import { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
+import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
+import { VirtualClock } from './helpers/fake-control-plane';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,9 +121,9 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
 });
 
 describe('when SageMaker-only bench flags come without --sagemaker-endpoint', () => {
-  it.each([['--region', 'us-east-1'], ['--api', 'openai'], ['--prefix-aware-id', 'app']])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
+  it.each([['--region', 'us-east-1'], ['--api', 'openai'], ['--prefix-aware-id', 'app'], ['--cloudwatch-delay', '0']])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
     expect(() => parseBenchArgv(['--url', 'http://127.0.0.1:8080', '--workload', 'short-chat', flag, value])).toThrow(
-      '--region, --api and --prefix-aware-id apply only with --sagemaker-endpoint',
+      '--region, --api, --prefix-aware-id and --cloudwatch apply only with --sagemaker-endpoint',
     );
   });
 
@@ -205,6 +207,40 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
       expect(io.err()).toContain('no AWS credentials for the SageMaker runtime API: configure the default provider chain');
     } finally {
       noCredentials.destroy();
+    }
+  });
+
+  it('GIVEN --cloudwatch THEN CloudWatch is read for the run window and written beside the report, labelled as CloudWatch\'s', async () => {
+    sm.on(DescribeEndpointCommand).resolves(DESCRIBED_ENDPOINT);
+    sm.on(DescribeEndpointConfigCommand).resolves(DESCRIBED_CONFIG);
+    sm.on(DescribeModelCommand).resolves({ ModelName: 'my-llm-model', ModelArn: 'arn', CreationTime: new Date(0), PrimaryContainer: { Environment: { SM_VLLM_MODEL: 'tiny-emulated-model' } } });
+    const cw = mockClient(CloudWatchClient);
+    cw.on(ListMetricsCommand).resolves({ Metrics: [] });
+    cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({
+      MetricDataResults: (input.MetricDataQueries ?? []).map((q) => ({ Id: q.Id, Values: q.MetricStat?.Metric?.MetricName === 'Invocations' ? [2] : [] })),
+    }));
+    const clock = new VirtualClock();
+    const dir = await mkdtemp(join(tmpdir(), 'sm-bench-cw-'));
+    try {
+      const io = captureIo();
+      const code = await runSageMakerBench(
+        parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', 'short-chat?count=2&concurrency=1', '--time-scale', String(TIME_SCALE), '--out', dir, '--quiet', '--cloudwatch']),
+        io,
+        { sagemaker: new SageMakerClient({ region: 'us-east-1' }), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, env: {}, clock },
+      );
+      expect(code).toBe(0);
+      // The delay counts from the end of the run window (the run's own wall time on top of the virtual start).
+      expect(clock.sleeps).toHaveLength(1);
+      expect(clock.sleeps[0]).toBeGreaterThanOrEqual(180_000);
+      expect(clock.sleeps[0]).toBeLessThan(190_000);
+      const md = await readFile(join(dir, 'cloudwatch.md'), 'utf8');
+      expect(md).toContain("# CloudWatch's view of live on my-llm");
+      expect(md).toContain('| live | AllTraffic | 2 |');
+      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window.');
+      expect(io.out()).toContain(`cloudwatch: ${join(dir, 'cloudwatch.md')}`);
+    } finally {
+      cw.restore();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
