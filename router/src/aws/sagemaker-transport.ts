@@ -14,9 +14,9 @@ import type { PrefixAwareLlmClient } from './runtime-client';
  * HTTP benchmark would send. TTFT is taken when the first PayloadPart carrying generated text arrives, E2E at
  * the end of the event stream; usage (cached_tokens included) is read from the final SSE chunk inside the parts.
  *
- * Instance: the header named `instanceHeader` (the router sidecar's `x-prefix-router-instance`) when the answer
- * carries it; SageMaker itself names only the production variant (`x-Amzn-Invoked-Production-Variant`), which
- * `variantOf` records per request.
+ * Instance: the header named `instanceHeader` when the answer carries it (the local router's
+ * `x-prefix-router-instance`), else `prefix-router-instance=<id>` in Custom Attributes (see below); SageMaker itself
+ * names only the production variant (`x-Amzn-Invoked-Production-Variant`), recorded per request in `answeredBy`.
  */
 export interface SageMakerTransportOptions {
   readonly client: PrefixAwareLlmClient;
@@ -45,6 +45,26 @@ function errorDetailOf(err: unknown): string {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { message?: string; OriginalMessage?: string };
   // ModelError carries the container's body: its OpenAI-style message when it has one.
   return e.OriginalMessage !== undefined ? httpErrorMessage(e.OriginalMessage) : (e.message ?? String(err)).slice(0, 300);
+}
+
+/**
+ * SageMaker strips every response header of the container except its own and Custom Attributes, so on a real
+ * endpoint an instance header never reaches the client. A container that names itself in Custom Attributes as
+ * `prefix-router-instance=<id>` (among other `key=value` pairs separated by `;` or `,`) is counted per instance.
+ */
+export const CUSTOM_ATTRIBUTES_HEADER = 'x-amzn-sagemaker-custom-attributes';
+export const CUSTOM_ATTRIBUTE_INSTANCE_KEY = 'prefix-router-instance';
+
+export function instanceFromCustomAttributes(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  for (const part of value.split(/[;,]/)) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === CUSTOM_ATTRIBUTE_INSTANCE_KEY) {
+      const id = part.slice(eq + 1).trim();
+      if (id !== '') return id;
+    }
+  }
+  return undefined;
 }
 
 export class SageMakerRuntimeTransport implements RequestTransport {
@@ -145,7 +165,7 @@ export class SageMakerRuntimeTransport implements RequestTransport {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    const instance = headers[this.options.instanceHeader] ?? null;
+    const instance = headers[this.options.instanceHeader] ?? instanceFromCustomAttributes(headers[CUSTOM_ATTRIBUTES_HEADER]) ?? null;
     const decision = headers[DECISION_TIME_HEADER];
     const decisionMicros = decision !== undefined && decision.trim() !== '' && Number(decision) >= 0 ? Number(decision) : undefined;
     return { startedAt, firstTokenAt, endedAt, status, instance: instance === '' ? null : instance, decisionMicros, usage, generatedEvents, error, errorDetail };

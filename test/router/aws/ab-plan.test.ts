@@ -4,6 +4,7 @@ import { alignedWindow } from '../../../router/src/aws/cloudwatch-view';
 import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { copyConfigName } from '../../../router/src/aws/routing-ab';
 import { splitKey, variantFor } from '../../../router/src/aws/variant-split';
+import { instanceFromCustomAttributes } from '../../../router/src/aws/sagemaker-transport';
 import type { WorkloadRequest } from '../../../router/src/sim/workload/workload-request';
 
 function facts(instances: number[], lastDeploymentConfig?: EndpointFacts['endpoint']['LastDeploymentConfig'], instanceType = 'ml.p5.48xlarge'): EndpointFacts {
@@ -131,5 +132,18 @@ describe('when a workload is split between variants', () => {
     for (let g = 0; g < 2000; g++) if (variantFor(request(g, { group: g }), ['A', 'B']) === 'A') a++;
     expect(a / 2000).toBeGreaterThan(0.45);
     expect(a / 2000).toBeLessThan(0.55);
+  });
+});
+
+describe('when the instance is read from SageMaker Custom Attributes', () => {
+  it.each([
+    ['prefix-router-instance=i-0abc', 'i-0abc'],
+    ['trace=1; prefix-router-instance=host-2', 'host-2'],
+    ['a=b,prefix-router-instance= ip-10-0-0-1 ', 'ip-10-0-0-1'],
+    ['prefix-router-instance=', undefined],
+    ['other=x', undefined],
+    [undefined, undefined],
+  ])('GIVEN %j THEN the instance is %j', (value, expected) => {
+    expect(instanceFromCustomAttributes(value)).toBe(expected);
   });
 });
