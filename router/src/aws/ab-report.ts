@@ -88,7 +88,7 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
     );
   }
   out.push('## Client-side (measured by prefix-router on the machine that sent the requests)', '');
-  out.push('TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine\'s answers; per-instance balance needs an instance header (the router sidecar sends one).', '');
+  out.push('TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine\'s answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).', '');
   if (report !== undefined) {
     out.push(
       markdownTable({
