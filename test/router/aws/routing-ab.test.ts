@@ -214,6 +214,29 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
     expect(fake.deleted).toEqual([`${ORIGINAL_CONFIG}-abtest1-1`]);
   });
 
+  it('GIVEN Ctrl-C while the workload runs THEN in-flight requests are cancelled, the partial run is reported, and the original is restored', async () => {
+    const interrupt = new AbortController();
+    const decisions = () => endpoint.router.backends.reduce((n, b) => n + b.decisions, 0);
+    const before = decisions();
+    const run = ab(['--strategies', 'RANDOM,PREFIX_AWARE', '--yes', '--no-cloudwatch', '--workload', 'shared-system?groups=2&promptsPerGroup=50&systemTokens=300&questionTokens=20&outputTokens=64&concurrency=2'], {
+      interrupt: interrupt.signal,
+    });
+    const started = Date.now();
+    while (decisions() === before && Date.now() - started < 10_000) await new Promise((res) => setTimeout(res, 1));
+    interrupt.abort();
+    const r = await run;
+    expect(r.code).toBe(130);
+    expect(fake.created).toHaveLength(1);
+    expect(fake.updates.map((u) => u.EndpointConfigName)).toEqual([`${ORIGINAL_CONFIG}-abtest1-1`, ORIGINAL_CONFIG]);
+    expect(fake.current).toBe(ORIGINAL_CONFIG);
+    expect(fake.deleted).toEqual([`${ORIGINAL_CONFIG}-abtest1-1`]);
+    const json = JSON.parse(await readFile(join(dir, 'ab-report.json'), 'utf8'));
+    expect(json.interrupted).toBe(true);
+    expect(json.restored).toBe(true);
+    expect(json.runs).toHaveLength(1);
+    expect(json.runs[0].client.requests).toBeLessThan(100);
+  });
+
   it('GIVEN an unknown endpoint THEN it fails before any change', async () => {
     const io = captureIo();
     const code = await runAbCommand(parseAbArgv(['--endpoint-name', 'nope', '--strategies', 'RANDOM', '--workload', WORKLOAD, '--yes']), {
