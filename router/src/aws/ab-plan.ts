@@ -227,6 +227,12 @@ export function buildAbPlan(input: {
   };
 }
 
+/** Name of the N-th configuration copy: the original's name (shortened) + `-ab<runId>-<N>`, at most 63 characters. */
+export function copyConfigName(original: string, runId: string, index: number): string {
+  const suffix = `-ab${runId}-${index + 1}`;
+  return `${original.slice(0, 63 - suffix.length).replace(/-+$/, '')}${suffix}`;
+}
+
 const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;
 
 /** The plan as the text the command prints before asking for --yes. */
@@ -252,7 +258,7 @@ export function renderAbPlan(plan: AbPlan, runId: string): string {
   const switches = plan.strategies.length + 1;
   const totalMinutes = switches * sw.expectedMinutes + plan.strategies.length * runMinutes;
   lines.push(`Total: ${switches} switches (the restore included) + ${plan.strategies.length} × ${runMinutes.toFixed(1)} min of traffic ≈ ${Math.round(totalMinutes)} min${hourly === undefined ? '' : ` ≈ ${usd((hourly * totalMinutes) / 60)} of fleet time`}.`);
-  lines.push(`Configurations created are named ${facts.configName.slice(0, 40)}-ab${runId}-N and deleted at the end.`);
+  lines.push(`Configurations created: ${plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)).join(', ')}; deleted at the end.`);
   lines.push(
     `If this process is killed (SIGKILL) before it restores, run:\n  aws sagemaker update-endpoint --endpoint-name ${facts.endpointName} --endpoint-config-name ${facts.configName} --retain-all-variant-properties\n  then delete the -ab${runId}- configurations (aws sagemaker list-endpoint-configs --name-contains ab${runId}).`,
   );

@@ -12,7 +12,7 @@ import {
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import type { WorkloadRequest } from '../sim/workload/workload-request';
-import { AbPlanError, type AbPlan, type AbStrategy } from './ab-plan';
+import { AbPlanError, copyConfigName, type AbPlan, type AbStrategy } from './ab-plan';
 import { readCloudWatchView, type CloudWatchView } from './cloudwatch-view';
 import { routingLabel } from './endpoint-facts';
 import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
@@ -112,11 +112,7 @@ export interface AbOutcome {
 
 const TRANSITIONAL = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack', 'Deleting']);
 
-/** Name of the N-th configuration copy: the original's name (shortened) + `-ab<runId>-<N>`, at most 63 characters. */
-export function copyConfigName(original: string, runId: string, index: number): string {
-  const suffix = `-ab${runId}-${index + 1}`;
-  return `${original.slice(0, 63 - suffix.length).replace(/-+$/, '')}${suffix}`;
-}
+export { copyConfigName } from './ab-plan';
 
 /** CreateEndpointConfig input equal to the described configuration except each variant's RoutingConfig. */
 export function configCopyInput(config: DescribeEndpointConfigCommandOutput, name: string, routing: ProductionVariantRoutingConfig): CreateEndpointConfigCommandInput {

@@ -75,6 +75,7 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
     expect(r.out).toContain('Strategies, in order: RANDOM → PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)');
     expect(r.out).toContain('capacity: 1 extra instance(s) of quota during each switch (≈ $2.60/h while it runs); 2 step(s); expected ≈ 40 min per switch');
     expect(r.out).toContain(`aws sagemaker update-endpoint --endpoint-name my-llm --endpoint-config-name ${ORIGINAL_CONFIG} --retain-all-variant-properties`);
+    expect(r.out).toContain(`Configurations created: ${ORIGINAL_CONFIG}-abtest1-1, ${ORIGINAL_CONFIG}-abtest1-2; deleted at the end.`);
     expect(r.out).toContain('Nothing was changed. Rerun with --yes');
     expect(fake.created).toEqual([]);
     expect(fake.updates).toEqual([]);
