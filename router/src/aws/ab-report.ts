@@ -24,7 +24,8 @@ export interface AbReportFiles {
 }
 
 export function buildAbBenchmarkReport(plan: AbPlan, outcome: AbOutcome, workload: Workload, createdAt: string): BenchmarkReport | undefined {
-  const runs = outcome.runs.filter((r) => r.result.records.length > 0);
+  // A run stopped during its warm-up (Ctrl-C, a failure) measured nothing; the markdown notes it.
+  const runs = outcome.runs.filter(measured);
   if (runs.length === 0) return undefined;
   const baseline = runs.find((r) => r.routing?.RoutingStrategy === 'RANDOM' || r.routing === undefined)?.label ?? runs[0].label;
   return buildReport({
@@ -37,6 +38,10 @@ export function buildAbBenchmarkReport(plan: AbPlan, outcome: AbOutcome, workloa
     runs: runs.map((r) => toStrategyRun(r.result, { name: r.routing?.RoutingStrategy?.toLowerCase() ?? 'random' }, [], r.label)),
     notes: runs.flatMap((r) => r.result.notes.map((n) => `${r.label}: ${n}`)),
   });
+}
+
+function measured(r: AbOutcome['runs'][number]): boolean {
+  return r.result.records.length > 0 && r.result.window.endMs > r.result.window.startMs;
 }
 
 const num = (x: number | null | undefined, digits = 0): string => (x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: digits }));
@@ -89,6 +94,9 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
   }
   out.push('## Client-side (measured by prefix-router on the machine that sent the requests)', '');
   out.push('TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine\'s answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).', '');
+  for (const r of outcome.runs.filter((x) => !measured(x))) {
+    out.push(`- ${r.label}: nothing was measured (${r.result.sent} requests sent; the run ended before its warm-up did, or sent nothing).`);
+  }
   if (report !== undefined) {
     out.push(
       markdownTable({

@@ -243,6 +243,10 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       io.stderr.write(`prefix-router ab: ${outcome.failure.message} (the endpoint was restored)\n`);
       return 2;
     }
+    if (files.benchmark === undefined && outcome.runs.length > 0) {
+      io.stderr.write('prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n');
+      return 2;
+    }
     return allFailed.length > 0 ? 2 : 0;
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError || err instanceof ModelDiscoveryError) {

@@ -238,6 +238,15 @@ describe('when prefix-router ab runs against a scripted control plane and a loca
     expect(json.runs[0].client.requests).toBeLessThan(100);
   });
 
+  it('GIVEN runs that end inside their warm-up THEN the report says nothing was measured and the exit status is 2', async () => {
+    const r = await ab(['--strategies', 'RANDOM', '--yes', '--no-cloudwatch', '--warmup', '500', '--max-requests', '2']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('no run measured anything');
+    expect(fake.current).toBe(ORIGINAL_CONFIG);
+    const md = await readFile(join(dir, 'ab-report.md'), 'utf8');
+    expect(md).toContain('- RANDOM: nothing was measured (2 requests sent');
+  });
+
   it('GIVEN an unknown endpoint THEN it fails before any change', async () => {
     const io = captureIo();
     const code = await runAbCommand(parseAbArgv(['--endpoint-name', 'nope', '--strategies', 'RANDOM', '--workload', WORKLOAD, '--yes']), {
