@@ -1,6 +1,7 @@
 import { parseInvocationRequest } from '../../../router/src/protocol';
 import { PrefixAwareLlmClient } from '../../../router/src/aws/runtime-client';
-import { LlmModelError, LlmValidationError, LlmThrottledError, LlmUnavailableError, toLlmError } from '../../../router/src/aws/runtime-errors';
+import { LlmModelError, LlmStreamError, LlmValidationError, LlmThrottledError, LlmUnavailableError, toLlmError } from '../../../router/src/aws/runtime-errors';
+import { startFixture } from '../server/helpers/router-fixture';
 import { startLocalEndpoint, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
 
 /**
@@ -110,5 +111,28 @@ describe('when SDK errors are mapped to typed errors', () => {
     ['ValidationError', 400, LlmValidationError],
   ] as const)('GIVEN %s with HTTP %i THEN the class is %p', (name, status, cls) => {
     expect(toLlmError({ name, message: 'm', $metadata: { httpStatusCode: status } }, 'ep')).toBeInstanceOf(cls);
+  });
+});
+
+describe('when the stream breaks after it started', () => {
+  it('GIVEN a backend that dies mid-stream THEN the deltas so far arrive and iterating throws a typed stream error', async () => {
+    const fx = await startFixture({ backends: 1, behavior: { failAfterChunks: 1 } });
+    const client = new PrefixAwareLlmClient({
+      endpointName: 'ep',
+      sdkConfig: { endpoint: fx.router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 },
+    });
+    try {
+      const stream = await client.stream({ messages: [{ role: 'user', content: 'x' }] });
+      const deltas: string[] = [];
+      const err = await (async () => {
+        for await (const e of stream) if (e.type === 'delta') deltas.push(e.text);
+      })().catch((e: unknown) => e);
+      expect(deltas.join('')).toContain('hello from b');
+      expect(err).toBeInstanceOf(LlmStreamError);
+      expect((err as LlmStreamError).errorCode).toBe('upstream_stream_failed');
+    } finally {
+      client.destroy();
+      await fx.close();
+    }
   });
 });
