@@ -5,7 +5,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Command } from 'commander';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
+import { parseEmulateFlags, register as registerEmulate } from '../../../router/src/cli/emulate-command';
+import { register as registerServe } from '../../../router/src/cli/serve-command';
+import { loadRouterConfig } from '../../../router/src/config';
 import type { BenchIo } from '../../../router/src/cli/bench-command';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
 import { FakeControlPlane, VirtualClock } from './helpers/fake-control-plane';
@@ -32,11 +36,11 @@ function words(line: string): string[] {
   return out;
 }
 
-function commandsOf(sub: 'bench' | 'ab'): string[][] {
+function commandsOf(sub: 'bench' | 'ab' | 'emulate' | 'serve'): string[][] {
   return docCommands()
     .map((w) => w.slice(w.findIndex((x) => x === 'prefix-router')))
     .filter((w) => w[0] === 'prefix-router' && w[1] === sub)
-    .map((w) => w.slice(2));
+    .map((w) => w.slice(2).filter((x) => x !== '&'));
 }
 
 function captureIo(): BenchIo & { err: () => string } {
@@ -60,6 +64,23 @@ describe('when the commands of docs/validate.md run with small counts', () => {
     restoreEnv();
     await endpoint.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('GIVEN the rehearsal\'s emulate and serve commands THEN their flags are valid (the servers themselves are the test endpoint\'s)', () => {
+    expect(commandsOf('emulate')).toHaveLength(1);
+    expect(commandsOf('serve')).toHaveLength(1);
+    for (const [name, register] of [['emulate', registerEmulate], ['serve', registerServe]] as const) {
+      const program = new Command().exitOverride();
+      register(program);
+      const sub = program.commands.find((c) => c.name() === name)!;
+      let parsed: Record<string, unknown> | undefined;
+      sub.exitOverride().action((flags: Record<string, unknown>) => {
+        parsed = flags;
+      });
+      program.parse([name, ...commandsOf(name)[0]], { from: 'user' });
+      if (name === 'emulate') expect(parseEmulateFlags(parsed as Record<string, string>)).toMatchObject({ instances: 2, timeScale: 10 });
+      else expect(loadRouterConfig({ flags: parsed!, env: {} }).backends).toHaveLength(2);
+    }
   });
 
   it('GIVEN the doc THEN it has bench and ab commands to test', () => {
