@@ -34,10 +34,17 @@ const MODEL_SEED = 0x3c6ef372;
 const TENANT_SEED = 0x1b873593;
 /** Blocks whose absence the engine must show before the index is corrected: the chat template shifts block edges, and vLLM recomputes the last prompt token. */
 const FEEDBACK_TOLERANCE_BLOCKS = 2;
+/**
+ * Bounded-load consistent hashing (Mirrokni, Thorup, Zadimoghaddam, 2018): a cold prompt skips instances whose
+ * index would exceed this × the mean; 1.25 is the balance factor HAProxy suggests for its bounded-load hashing.
+ */
+const BALANCE_FACTOR = 1.25;
 
 interface Candidate {
   view: InstanceView;
   matchedBlocks: number;
+  /** Blocks the instance's index holds: how much of its cache this router has filled. */
+  indexedBlocks: number;
   cost: number;
   score: number;
 }
@@ -127,7 +134,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const matchedBlocks = index === undefined ? 0 : index.match(hashes);
       const cost = this.costOf(view, promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens));
       if (cost < minCost) minCost = cost;
-      candidates.push({ view, matchedBlocks, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+      candidates.push({ view, matchedBlocks, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
 
@@ -141,17 +148,39 @@ export class CacheAwarePolicy implements RoutingPolicy {
       }
     }
 
-    const limit = minCost + this.options.balanceSlackTokens;
-    let best: Candidate | undefined;
+    // Near-equal: within the slack, and never more than a quarter of this prompt (a conversation's history is worth keeping).
+    const limit = minCost + Math.min(this.options.balanceSlackTokens, promptTokens / 4);
     let anyMatch = false;
+    for (const c of candidates) if (c.matchedBlocks > 0) anyMatch = true;
+    if (!anyMatch) return this.decision(this.coldPlacement(candidates, limit, hashes.length), 'cold-rendezvous', tokensPerBlock, promptTokens);
+    let best: Candidate | undefined;
     for (const c of candidates) {
-      if (c.matchedBlocks > 0) anyMatch = true;
       if (c.cost > limit) continue;
       if (best === undefined || better(c, best)) best = c;
     }
-    // cold-rendezvous: nothing matched anywhere; cache-match: the longest match won; balanced: load chose among near-equal costs.
-    const reason: CacheAwareReason = !anyMatch ? 'cold-rendezvous' : best!.matchedBlocks > 0 && isLongest(best!, candidates) ? 'cache-match' : 'balanced';
+    // cache-match: the longest match won; balanced: load chose among near-equal costs.
+    const reason: CacheAwareReason = best!.matchedBlocks > 0 && isLongest(best!, candidates) ? 'cache-match' : 'balanced';
     return this.decision(best!, reason, tokensPerBlock, promptTokens);
+  }
+
+  /**
+   * A prompt no instance has seen: the first instance in rendezvous order for its first block whose cost is
+   * within the slack of the cheapest and whose index is not fuller than BALANCE_FACTOR × the mean (bounded-load
+   * consistent hashing). Replicas with the same view agree, and a few hot first blocks cannot fill one instance.
+   */
+  private coldPlacement(candidates: Candidate[], costLimit: number, promptBlocks: number): Candidate {
+    let total = 0;
+    for (const c of candidates) total += c.indexedBlocks;
+    const bound = (BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
+    let best: Candidate | undefined;
+    let fallback: Candidate | undefined;
+    for (const c of candidates) {
+      if (c.cost > costLimit) continue;
+      if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
+      if (c.indexedBlocks + promptBlocks > bound) continue;
+      if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
+    }
+    return best ?? fallback!;
   }
 
   private costOf(view: InstanceView, uncached: number): number {
@@ -213,9 +242,13 @@ function cachedTokens(matchedBlocks: number, tokensPerBlock: number, promptToken
   return Math.min(Math.floor(matchedBlocks * tokensPerBlock), promptTokens - 1);
 }
 
-/** Among equally cheap instances: fewer in flight, then longer match, then rendezvous rank, then id. */
+/**
+ * Among equally cheap instances: fewer in flight, then the emptier index (spreads cache contents, and with them
+ * future requests), then the longer match, then rendezvous rank, then id.
+ */
 function better(a: Candidate, b: Candidate): boolean {
   if (a.view.inFlight !== b.view.inFlight) return a.view.inFlight < b.view.inFlight;
+  if (a.indexedBlocks !== b.indexedBlocks) return a.indexedBlocks < b.indexedBlocks;
   if (a.matchedBlocks !== b.matchedBlocks) return a.matchedBlocks > b.matchedBlocks;
   return ranksAbove(a.score, a.view.id, b.score, b.view.id);
 }
