@@ -43,6 +43,8 @@ const BALANCE_FACTOR = 1.25;
 interface Candidate {
   view: InstanceView;
   matchedBlocks: number;
+  /** Prompt tokens the instance would have to compute. */
+  uncached: number;
   /** Blocks the instance's index holds: how much of its cache this router has filled. */
   indexedBlocks: number;
   cost: number;
@@ -132,9 +134,10 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (!view.healthy) continue;
       const index = this.index.get(view.id);
       const matchedBlocks = index === undefined ? 0 : index.match(hashes);
-      const cost = this.costOf(view, promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens));
+      const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
+      const cost = this.costOf(view, uncached);
       if (cost < minCost) minCost = cost;
-      candidates.push({ view, matchedBlocks, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
 
@@ -149,13 +152,26 @@ export class CacheAwarePolicy implements RoutingPolicy {
     }
 
     // Near-equal: within the slack, and never more than a quarter of this prompt (a conversation's history is worth keeping).
-    const limit = minCost + Math.min(this.options.balanceSlackTokens, promptTokens / 4);
+    const slack = Math.min(this.options.balanceSlackTokens, promptTokens / 4);
+    // Bounded load (as for cold prompts), among near-equal costs only: an instance with more than BALANCE_FACTOR ×
+    // its share of the requests in flight is passed over when another is about as fast.
+    let totalInFlight = 0;
+    for (const c of candidates) totalInFlight += c.view.inFlight;
+    const inFlightBound = (BALANCE_FACTOR * (totalInFlight + 1)) / candidates.length;
+    const limit = minCost + slack;
     let anyMatch = false;
     for (const c of candidates) if (c.matchedBlocks > 0) anyMatch = true;
     if (!anyMatch) return this.decision(this.coldPlacement(candidates, limit, hashes.length), 'cold-rendezvous', tokensPerBlock, promptTokens);
+    // Among equally fast choices, those adding the least prefill work to the fleet (a hot prefix stays where it is
+    // cached until its queue costs more than recomputing it elsewhere); then load decides.
+    let minUncached = Infinity;
+    let anyWithin = false;
+    for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound) anyWithin = true;
+    const over = (c: Candidate) => anyWithin && c.view.inFlight + 1 > inFlightBound;
+    for (const c of candidates) if (c.cost <= limit && !over(c) && c.uncached < minUncached) minUncached = c.uncached;
     let best: Candidate | undefined;
     for (const c of candidates) {
-      if (c.cost > limit) continue;
+      if (c.cost > limit || over(c) || c.uncached > minUncached + slack) continue;
       if (best === undefined || better(c, best)) best = c;
     }
     // cache-match: the longest match won; balanced: load chose among near-equal costs.
