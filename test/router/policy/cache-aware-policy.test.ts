@@ -121,22 +121,30 @@ describe('when prompts are cold', () => {
 });
 
 describe('when hot prefixes and sessions are routed', () => {
-  it('GIVEN a stream of requests sharing a long prefix under growing load THEN they spread to a small set, never one and never all at light load', () => {
+  /** Sends `count` requests sharing a 2,048-token prefix; `drains`: each finishes its prefill before the next comes. */
+  function hotStream(count: number, drains: boolean): Set<string> {
     const p = policy();
     const views = idle(7).map((v) => ({ ...v }));
-    const prefix = blocksOf('hot', 32); // 2,048 tokens
+    const prefix = blocksOf('hot', 32);
     const used = new Set<string>();
-    // Each request leaves 2,100 prefill tokens queued where it goes (nothing finishes): load grows.
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < count; i++) {
       const r = chatRequest(`${prefix}question ${i} ${'x'.repeat(200)}`);
       const d = p.decide(r, { instances: views, nowMs: 0 });
       p.commit(r, d);
       const v = views.find((x) => x.id === d.instance)!;
-      Object.assign(v, { inFlight: v.inFlight + 1, queuedPrefillTokens: (v.queuedPrefillTokens ?? 0) + 2_100 - (d.predictedCachedTokens ?? 0) });
+      if (drains) Object.assign(v, { decodeSequences: (v.decodeSequences ?? 0) + 1 });
+      else Object.assign(v, { inFlight: v.inFlight + 1, queuedPrefillTokens: (v.queuedPrefillTokens ?? 0) + 2_100 - (d.predictedCachedTokens ?? 0) });
       used.add(d.instance);
     }
-    expect(used.size).toBeGreaterThan(1);
-    expect(used.size).toBeLessThan(7);
+    return used;
+  }
+
+  it('GIVEN a hot prefix at light load (prefills drain) THEN it stays on one or two instances, never all', () => {
+    expect(hotStream(30, true).size).toBeLessThanOrEqual(2);
+  });
+
+  it('GIVEN a hot prefix whose prefill queue only grows THEN it spreads to more instances instead of piling onto one', () => {
+    expect(hotStream(12, false).size).toBeGreaterThan(1);
   });
 
   it('GIVEN a session header THEN its requests stay on one instance unless it is unhealthy or overloaded', () => {
