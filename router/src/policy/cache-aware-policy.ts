@@ -238,7 +238,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const deliveredBlocks = Math.floor((outcome.cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
     if (p.matchedBlocks - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS) return;
     // Block `deliveredBlocks` was indexed but not cached: the engine evicted it, and (LRU) all it used less recently.
-    this.index.get(p.instance)?.evictNotNewerThan(p.priorRecency[deliveredBlocks]);
+    // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
+    const index = this.index.get(p.instance);
+    if (index === undefined) return;
+    index.evictNotNewerThan(p.priorRecency[deliveredBlocks]);
+    index.record(p.hashes, this.index.clock);
   }
 
   /** Drops the index of instances no longer configured or no longer healthy (their caches are gone or unknown). */

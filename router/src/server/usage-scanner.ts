@@ -18,7 +18,12 @@ export class UsageScanner {
       this.scan(joined, this.carry.length);
     }
     this.scan(chunk, Infinity);
-    this.carry = chunk.length > CARRY ? Buffer.from(chunk.subarray(chunk.length - CARRY)) : chunk;
+    // The last CARRY bytes seen, across chunks however small they are.
+    if (chunk.length >= CARRY) this.carry = Buffer.from(chunk.subarray(chunk.length - CARRY));
+    else {
+      const joined = this.carry === undefined ? chunk : Buffer.concat([this.carry, chunk]);
+      this.carry = Buffer.from(joined.subarray(Math.max(0, joined.length - CARRY)));
+    }
   }
 
   /** Reads every key of `buf` that starts before `startsBefore` (the carry: keys past it are in the chunk's own scan). */

@@ -44,12 +44,25 @@ export class InstancePrefixIndex {
     return lo;
   }
 
-  /** Touches every block of a prompt (last first), with recency numbers from `clock`, then evicts down to capacity. */
+  /**
+   * Touches every block of a prompt (last first), with recency numbers from `clock`, then evicts down to
+   * capacity. The prompt's trailing blocks that are already among the most recent quarter of the index are left
+   * where they are (they cannot be evicted before three quarters of the capacity is replaced; re-ordering a large
+   * Map on every hit is what would make a full index slower than an empty one). Once one block is touched, every
+   * block before it is too, so a chain's earlier blocks stay more recent than its later ones.
+   */
   record(hashes: ArrayLike<number>, clock: RecencyClock): void {
     const entries = this.entries;
+    const recent = clock.now - this.capacityBlocks / 4;
+    let touching = false;
     for (let i = hashes.length - 1; i >= 0; i--) {
       const h = hashes[i];
-      entries.delete(h);
+      const seen = entries.get(h);
+      if (seen !== undefined) {
+        if (!touching && seen > recent) continue;
+        entries.delete(h);
+      }
+      touching = true;
       entries.set(h, clock.tick());
     }
     this.evictToCapacity();
@@ -80,10 +93,15 @@ export class InstancePrefixIndex {
 
 /** Monotonic recency numbers shared by the indexes of one policy. */
 export class RecencyClock {
-  private now = 0;
+  private current = 0;
+
+  /** The last number handed out. */
+  get now(): number {
+    return this.current;
+  }
 
   tick(): number {
-    return ++this.now;
+    return ++this.current;
   }
 }
 
