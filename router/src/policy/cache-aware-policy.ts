@@ -39,6 +39,8 @@ const FEEDBACK_TOLERANCE_BLOCKS = 2;
  * index would exceed this × the mean; 1.25 is the balance factor HAProxy suggests for its bounded-load hashing.
  */
 const BALANCE_FACTOR = 1.25;
+/** Near-equal costs: only candidates adding at most this many more prefill tokens than the least compete on load. */
+const UNCACHED_TOLERANCE = 0;
 
 interface Candidate {
   view: InstanceView;
@@ -171,7 +173,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     for (const c of candidates) if (c.cost <= limit && !over(c) && c.uncached < minUncached) minUncached = c.uncached;
     let best: Candidate | undefined;
     for (const c of candidates) {
-      if (c.cost > limit || over(c) || c.uncached > minUncached + slack) continue;
+      if (c.cost > limit || over(c) || c.uncached > minUncached + UNCACHED_TOLERANCE) continue;
       if (best === undefined || better(c, best)) best = c;
     }
     // cache-match: the longest match won; balanced: load chose among near-equal costs.
