@@ -271,8 +271,10 @@ class Simulation {
       return;
     }
     if (event.kind === 'first-token') {
-      // The router sees the first token when it arrives: prefill done, the request now decodes.
-      this.dispatched.get(event.id)?.ticket.firstToken();
+      // The router sees the first token when it arrives: prefill done, the request now decodes. A non-streamed
+      // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
+      const d = this.dispatched.get(event.id);
+      if (d !== undefined && d.routing.stream) d.ticket.firstToken();
       return;
     }
     if (event.kind === 'rejected') {
