@@ -69,6 +69,11 @@ function bestSageMaker(c: StrategyComparison): StrategySummary {
   return sm.sort((a, b) => (a.ttftMs.p90 ?? Infinity) - (b.ttftMs.p90 ?? Infinity) || (a.ttftMs.p50 ?? Infinity) - (b.ttftMs.p50 ?? Infinity))[0];
 }
 
+/** The policy config a report's strategy was run with. */
+function configOf(s: StrategySummary): PolicyConfig {
+  return { name: s.strategy.name, ...(s.strategy.options ?? {}) } as PolicyConfig;
+}
+
 function row(cells: readonly string[]): string {
   return `| ${cells.join(' | ')} |`;
 }
@@ -107,7 +112,7 @@ async function main(): Promise<void> {
   const t1 = await run('trace-1x', traceSpec(1), withCacheAware);
   const ca1 = find(t1, 'cache-aware');
   const best1 = bestSageMaker(t1);
-  const bestConfig = best1.strategy as PolicyConfig;
+  const bestConfig = configOf(best1);
   const p90r = ratio(ca1.ttftMs.p90, best1.ttftMs.p90);
   const p50r = ratio(ca1.ttftMs.p50, best1.ttftMs.p50);
   const ceiling = ca1.cacheHitRate.ofFleetCeiling;
@@ -155,7 +160,7 @@ async function main(): Promise<void> {
     lines.push(`### ${key} (\`${workload}\`)`, '');
     lines.push(...HEADER, ...summaryRows([ca, best]), '');
     lines.push(
-      `- Against the best setting \`${formatPolicySpec(best.strategy as PolicyConfig)}\`: P50 ${p50?.toFixed(2)}×, P90 ${p90?.toFixed(2)}× (target ≤ 1.05×: ${ok(p50 !== null && p90 !== null && p50 <= 1.05 && p90 <= 1.05)}).`,
+      `- Against the best setting \`${formatPolicySpec(configOf(best))}\`: P50 ${p50?.toFixed(2)}×, P90 ${p90?.toFixed(2)}× (target ≤ 1.05×: ${ok(p50 !== null && p90 !== null && p50 <= 1.05 && p90 <= 1.05)}).`,
     );
     if (hitTarget !== null) lines.push(`- Hit rate ${pct(ca.cacheHitRate.ofFleetCeiling)} of the fleet ceiling (target ≥ 90 %: ${ok((ca.cacheHitRate.ofFleetCeiling ?? 0) >= hitTarget)}).`);
     lines.push(`- Instance share ${lo.toFixed(2)}–${hi.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo >= 0.75 && hi <= 1.25)}).`, '');

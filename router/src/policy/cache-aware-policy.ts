@@ -86,6 +86,7 @@ interface Pending {
  */
 export class CacheAwarePolicy implements RoutingPolicy {
   readonly name = 'cache-aware' as const;
+  readonly wantsKvCapacity = true;
   readonly index = new PrefixIndex();
   private readonly instanceHashes = new InstanceHashCache();
   private readonly sessions = new Map<string, string>();

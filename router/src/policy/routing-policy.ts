@@ -61,6 +61,8 @@ export interface ReleaseOutcome {
 export interface RoutingPolicy {
   /** The policy's registered name (PolicyName). */
   readonly name: string;
+  /** True when the policy uses InstanceView.kvCapacityTokens: the router then reads each engine's vllm:cache_config_info. */
+  readonly wantsKvCapacity?: boolean;
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */

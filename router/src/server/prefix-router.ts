@@ -33,6 +33,7 @@ import {
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
+import { readKvCapacity } from './cache-config';
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -177,6 +178,8 @@ export class PrefixRouter implements RunningRouter {
 
   async start(): Promise<void> {
     await this.health?.start();
+    // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
+    if (this.policy.wantsKvCapacity === true) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
     try {
       await new Promise<void>((resolve, reject) => {
         this.server.once('error', reject);
