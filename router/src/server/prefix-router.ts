@@ -53,6 +53,8 @@ export interface BackendStats {
   readonly queuedPrefillTokens: number;
   /** In-flight requests past their first token. */
   readonly decodeSequences: number;
+  /** KV capacity in tokens read from the engine's vllm:cache_config_info (only for policies that use it). */
+  readonly kvCapacityTokens: number | undefined;
   /** Times the policy chose this backend (a retried request counts on both backends). */
   readonly decisions: number;
   /** Requests this backend answered completely (any HTTP status). */
@@ -166,6 +168,7 @@ export class PrefixRouter implements RunningRouter {
       inFlight: b.inFlight,
       queuedPrefillTokens: b.queuedPrefillTokens,
       decodeSequences: b.decodeSequences,
+      kvCapacityTokens: b.kvCapacityTokens,
       decisions: b.decisions,
       completed: b.completed,
       failed: b.failed,
