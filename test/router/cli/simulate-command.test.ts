@@ -42,7 +42,8 @@ describe('prefix-router simulate', () => {
   test('GIVEN --sweep (the docs command) THEN every combination runs as its own strategy, with --policy added', async () => {
     const out = mkdtempSync(join(tmpdir(), 'simulate-'));
     const { comparison } = await runSimulateCommand(
-      { workload: small, instances: '3', profile: 'tiny', out, quiet: true, policy: ['cache-aware'], sweep: ['sagemaker-prefix-aware?prefixLength=1024,4096&concurrencyThreshold=8,32'] },
+      // docs/workloads.md's command, on the first 30 requests of the shipped trace.
+      { workload: 'trace:router/traces/mooncake-synthetic.jsonl?count=30', out, quiet: true, policy: ['cache-aware'], sweep: ['sagemaker-prefix-aware?prefixLength=1024,4096&concurrencyThreshold=8,32'] },
       () => undefined,
       () => undefined,
     );
