@@ -110,3 +110,10 @@ export function createPolicyFromConfig(config: PolicyConfig, deps: PolicyDeps) {
   if (problems.length > 0) throw new PolicyConfigError(problems);
   return policyDefinition(config.name)!.create(resolvedPolicyOptions(config), deps);
 }
+
+/** The options a config sets (name and unset options left out), as a report's StrategyId records them. */
+export function policyOptionsOf(config: PolicyConfig): Record<string, PolicyOptionValue> {
+  const options: Record<string, PolicyOptionValue> = {};
+  for (const [key, value] of Object.entries(config)) if (key !== 'name' && value !== undefined) options[key] = value;
+  return options;
+}

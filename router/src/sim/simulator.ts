@@ -4,7 +4,7 @@ import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
 import { httpErrorCode } from '../benchmark/request-errors';
-import { createPolicy, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
@@ -136,9 +136,8 @@ export function simulate(config: SimulationConfig): SimulationResult {
 
 /** The result as one strategy run of a report. */
 export function toStrategyRun(result: SimulationResult, label?: string): StrategyRunInput {
-  const { name, ...options } = result.policy;
   return {
-    strategy: { name, options: options as Record<string, number> },
+    strategy: { name: result.policy.name, options: policyOptionsOf(result.policy) },
     label,
     instances: result.instanceIds,
     records: result.records,
