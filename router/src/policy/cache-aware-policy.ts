@@ -35,10 +35,17 @@ const TENANT_SEED = 0x1b873593;
 /** Blocks whose absence the engine must show before the index is corrected: the chat template shifts block edges, and vLLM recomputes the last prompt token. */
 const FEEDBACK_TOLERANCE_BLOCKS = 2;
 /**
- * Bounded-load consistent hashing (Mirrokni, Thorup, Zadimoghaddam, 2018): a cold prompt skips instances whose
- * index would exceed this × the mean; 1.25 is the balance factor HAProxy suggests for its bounded-load hashing.
+ * Bounded loads (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing with Bounded Loads", 2018): among
+ * near-equal costs, an instance with more than this × its share of the requests in flight is passed over; 1.25
+ * is the balance factor HAProxy suggests for its bounded-load hashing.
  */
 const BALANCE_FACTOR = 1.25;
+/**
+ * The same rule for cold prompts, on index contents: skip instances whose index would exceed this × the mean.
+ * Looser (ε = 0.5 rather than 0.25) because each router replica measures only its own index: the paper's bound on
+ * keys moved off their rendezvous choice grows as 1/ε², and a cold placement that moves is one replicas disagree on.
+ */
+const COLD_BALANCE_FACTOR = 1.5;
 /** Near-equal costs: only candidates adding at most this many more prefill tokens than the least compete on load. */
 const UNCACHED_TOLERANCE = 0;
 
@@ -184,13 +191,13 @@ export class CacheAwarePolicy implements RoutingPolicy {
 
   /**
    * A prompt no instance has seen: the first instance in rendezvous order for its first block whose cost is
-   * within the slack of the cheapest and whose index is not fuller than BALANCE_FACTOR × the mean (bounded-load
+   * within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × the mean (bounded-load
    * consistent hashing). Replicas with the same view agree, and a few hot first blocks cannot fill one instance.
    */
   private coldPlacement(candidates: Candidate[], costLimit: number, promptBlocks: number): Candidate {
     let total = 0;
     for (const c of candidates) total += c.indexedBlocks;
-    const bound = (BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
+    const bound = (COLD_BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
     let best: Candidate | undefined;
     let fallback: Candidate | undefined;
     for (const c of candidates) {
