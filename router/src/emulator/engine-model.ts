@@ -164,10 +164,14 @@ export interface EngineStats {
   /** Blocks holding a reusable hash (referenced or not). */
   readonly cachedBlocks: number;
   readonly evictedBlocks: number;
-  /** Σ tokens looked up at admissions (vLLM prefix_cache_queries). */
+  /** Σ tokens looked up at first admissions (vLLM prefix_cache_queries; re-admissions after preemption excluded). */
   readonly prefixCacheQueryTokens: number;
-  /** Σ tokens served from cache at admissions (vLLM prefix_cache_hits). */
+  /** Σ tokens served from cache at first admissions (vLLM prefix_cache_hits). */
   readonly prefixCacheHitTokens: number;
+  /** Σ tokens looked up when preempted requests were admitted again (vLLM's PrefixCacheStats.preempted_queries). */
+  readonly preemptedPrefixCacheQueryTokens: number;
+  /** Σ tokens served from cache at those re-admissions (vLLM's preempted_hits). */
+  readonly preemptedPrefixCacheHitTokens: number;
   /** Σ prompt tokens of requests that produced their first token (vLLM prompt_tokens). */
   readonly promptTokens: number;
   readonly generationTokens: number;
@@ -260,6 +264,8 @@ export class EngineModel {
   private lastSubmitMs = -Infinity;
   private queryTokens = 0;
   private hitTokens = 0;
+  private preemptedQueryTokens = 0;
+  private preemptedHitTokens = 0;
   private promptTokenCount = 0;
   private generationTokenCount = 0;
   private preemptionCount = 0;
@@ -405,6 +411,8 @@ export class EngineModel {
       evictedBlocks: this.pool.evictions,
       prefixCacheQueryTokens: this.queryTokens,
       prefixCacheHitTokens: this.hitTokens,
+      preemptedPrefixCacheQueryTokens: this.preemptedQueryTokens,
+      preemptedPrefixCacheHitTokens: this.preemptedHitTokens,
       promptTokens: this.promptTokenCount,
       generationTokens: this.generationTokenCount,
       preemptions: this.preemptionCount,
@@ -516,8 +524,15 @@ export class EngineModel {
         seq.registered = matched;
         seq.state = RUNNING;
         seq.admissions++;
-        this.queryTokens += target;
-        this.hitTokens += hit;
+        // As vLLM's KV cache manager does: a re-admission after preemption is counted apart, so recomputing
+        // one's own evicted blocks under KV pressure does not inflate the prefix-cache hit rate.
+        if (seq.admissions > 1) {
+          this.preemptedQueryTokens += target;
+          this.preemptedHitTokens += hit;
+        } else {
+          this.queryTokens += target;
+          this.hitTokens += hit;
+        }
         if (seq.cachedTokens < 0) seq.cachedTokens = hit;
         events.push({ type: 'admitted', id: seq.id, timeMs: start, promptTokens: seq.promptTokens, cachedTokens: hit, resumed: seq.admissions > 1 });
         this.running.push(seq);
