@@ -19,9 +19,8 @@ import {
   type ProgressStream,
 } from '../benchmark';
 import { parseReportJson } from '../sim/report/render-json';
-import { markdownTable } from '../sim/report/render-markdown';
 import { strategyLabel, type BenchmarkReport, type StrategyId } from '../sim/report/report-model';
-import { CACHE_LOAD_COLUMNS, comparisonTable, LATENCY_COLUMNS, selectColumns, summaryTable } from '../sim/report/report-table';
+import { terminalSummary } from '../sim/report/terminal-summary';
 import { writeReport, type ReportFiles } from '../sim/report/write-report';
 import type { Workload } from '../sim/workload/workload';
 import { parseWorkloadSpec } from '../sim/workload/workload-spec';
@@ -420,12 +419,8 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo):
   const recordsFile = join(dirname(files.json), `${baseName}.records.${fileSlug(settings.label)}.jsonl`);
   await writeFile(recordsFile, recordsJsonl(result));
 
-  if (!settings.quiet) {
-    const summary = summaryTable(report);
-    io.stdout.write(`\n${markdownTable(selectColumns(summary, LATENCY_COLUMNS))}\n\n${markdownTable(selectColumns(summary, CACHE_LOAD_COLUMNS))}\n`);
-    if (report.comparisons.length > 0) io.stdout.write(`\nagainst ${report.baseline}:\n\n${markdownTable(comparisonTable(report))}\n`);
-    io.stdout.write('\n');
-  }
+  // The terminal gets the verdict and a compact table (≤120 columns); the full tables are in the report files.
+  if (!settings.quiet) io.stdout.write(`\n${terminalSummary(report)}\n\n`);
   io.stdout.write(`report: ${files.markdown}\n        ${files.html}\n        ${files.json}\nrecords: ${recordsFile}\n`);
 
   let exitCode = 0;

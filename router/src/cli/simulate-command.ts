@@ -3,7 +3,7 @@ import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../em
 import type { PolicyConfig } from '../policy';
 import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { compareStrategies, type StrategyComparison } from '../sim/compare-strategies';
-import { renderMarkdown, writeReport, type ReportFiles } from '../sim/report';
+import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../sim/workload';
 import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag } from './flag-values';
@@ -98,7 +98,8 @@ export async function runSimulateCommand(
       : (_p, r) => progress(`    ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`),
   });
   const files = await writeReport(comparison.report, flags.out);
-  if (!flags.quiet) print(renderMarkdown(comparison.report));
+  // The terminal gets the verdict and a compact table (≤120 columns); the full tables are in report.md.
+  if (!flags.quiet) print(terminalSummary(comparison.report));
   print(`report: ${files.html}\n        ${files.markdown}\n        ${files.json}`);
   return { comparison, files };
 }

@@ -1,5 +1,5 @@
 import type { EngineProfile } from '../emulator/engine-profile';
-import type { PolicyConfig } from '../policy';
+import { DEFAULT_CONCURRENCY_THRESHOLD, DEFAULT_PREFIX_LENGTH, type PolicyConfig } from '../policy';
 import { CeilingTracker } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
 import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
@@ -35,13 +35,22 @@ export interface StrategyComparison {
   readonly results: readonly SimulationResult[];
 }
 
-/** A readable, unique label for a policy config: its name, plus options when the same name appears twice. */
+/** Option values a policy takes when its spec leaves them out; options equal to these stay out of labels. */
+const OPTION_DEFAULTS: Readonly<Record<string, unknown>> = {
+  prefixLength: DEFAULT_PREFIX_LENGTH,
+  concurrencyThreshold: DEFAULT_CONCURRENCY_THRESHOLD,
+};
+
+/**
+ * A readable label for a policy config: its name, plus every option that differs from its default, even when
+ * only one policy of that name ran (a tuned policy must not read as the default one in a report).
+ */
 export function policyLabels(policies: readonly PolicyConfig[]): string[] {
   return policies.map((policy) => {
-    const sameName = policies.filter((p) => p.name === policy.name).length > 1;
-    if (!sameName) return policy.name;
     const { name, ...options } = policy;
-    const parts = Object.entries(options).map(([k, v]) => `${k}=${String(v)}`);
+    const parts = Object.entries(options)
+      .filter(([k, v]) => v !== undefined && OPTION_DEFAULTS[k] !== v)
+      .map(([k, v]) => `${k}=${String(v)}`);
     return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
   });
 }
