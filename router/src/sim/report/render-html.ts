@@ -138,8 +138,13 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   body.push('</div>');
 
   body.push('<h2>Per-instance load</h2>', '<div class="charts">');
+  // One y-scale for every strategy's charts, so bars compare across them.
+  const scale = {
+    share: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.share))),
+    inFlight: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.maxInFlight))),
+  };
   report.strategies.forEach((s, i) => {
-    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540 })}</div>`);
+    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540, scale })}</div>`);
   });
   body.push('</div>');
   body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));
