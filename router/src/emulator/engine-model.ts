@@ -20,6 +20,7 @@ import { KvBlockPool } from '../state/kv-block-pool';
 import type { EngineProfile } from './engine-profile';
 import { outputText } from './output-text';
 import { RequestQueue } from './request-queue';
+import type { StepJitter } from './step-jitter';
 import { StepTimeModel } from './step-time';
 
 /** A prompt: `promptText`, or `promptTokens` with `blockHashes`, or all three (they must agree). */
@@ -149,6 +150,8 @@ export interface EngineModelOptions {
   readonly tokenEvents?: boolean;
   /** Called after every step, in order. Costs a call per step: leave unset in simulations. */
   readonly onStep?: (step: StepRecord) => void;
+  /** Multiplies every step's duration by a seeded lognormal factor (see step-jitter.ts); default none. */
+  readonly stepJitter?: StepJitter;
 }
 
 /** Counters and gauges, the numbers vLLM exports on /metrics. Token counters are cumulative. */
@@ -237,6 +240,7 @@ export class EngineModel {
   private readonly blockChars: number;
   private readonly hashSeed: string | undefined;
   private readonly fastForward: boolean;
+  private readonly jitter: StepJitter | undefined;
   private readonly tokenEvents: boolean;
   private readonly onStep: ((step: StepRecord) => void) | undefined;
 
@@ -287,6 +291,7 @@ export class EngineModel {
     this.tokenEvents = options.tokenEvents ?? false;
     this.fastForward = (options.fastForward ?? true) && !this.tokenEvents;
     this.onStep = options.onStep;
+    this.jitter = options.stepJitter;
     this.opensBlockAt = new Int32Array(profile.blockTokens);
     this.hitIds = new Int32Array(Math.ceil(profile.maxModelLen / profile.blockTokens) + 1);
   }
@@ -564,7 +569,8 @@ export class EngineModel {
         decodeRows++;
       }
     }
-    const duration = this.stepTime.durationMs(scheduledTokens, decodeContext, attentionPairs);
+    const modelled = this.stepTime.durationMs(scheduledTokens, decodeContext, attentionPairs);
+    const duration = this.jitter ? this.jitter.apply(modelled) : modelled;
     const end = start + duration;
 
     // 4. Apply: tokens computed, blocks completed, tokens produced, requests finished.
@@ -664,7 +670,8 @@ export class EngineModel {
     let k = 0;
     while (k < kMax && end < horizon) {
       const stepStart = end;
-      const duration = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
+      const modelled = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
+      const duration = this.jitter ? this.jitter.apply(modelled) : modelled;
       end = stepStart + duration;
       this.busy += duration; // per step, as executeStep adds it, so the float sums agree bit for bit
       if (this.onStep) {

@@ -1,5 +1,6 @@
 import type { EngineProfile } from '../emulator/engine-profile';
 import { DEFAULT_CONCURRENCY_THRESHOLD, DEFAULT_PREFIX_LENGTH, type PolicyConfig } from '../policy';
+import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
 import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
@@ -16,6 +17,10 @@ export interface StrategyComparisonConfig {
   readonly instances: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
+  /** Step-time jitter (coefficient of variation per engine step; default 0). */
+  readonly stepJitterCv?: number;
+  /** Router overhead and network time the client sees (default none). */
+  readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
   readonly maxRequests?: number;
   readonly warmupMs?: number;
@@ -73,6 +78,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       instances: config.instances,
       profile: config.profile,
       seed: config.seed,
+      stepJitterCv: config.stepJitterCv,
       load: config.load,
       maxRequests: config.maxRequests,
       warmupMs: config.warmupMs,
@@ -82,7 +88,8 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
     });
     config.onStrategyDone?.(policy, result);
     results.push(result);
-    runs.push({ ...toStrategyRun(result, labels[index]), ceilings: trackers[index].result() });
+    const run = toStrategyRun(result, labels[index]);
+    runs.push({ ...run, records: withClientLatency(result.records, config.clientLatency, config.seed ?? 1), ceilings: trackers[index].result() });
   });
   const notes = [...(config.notes ?? [])];
   const fleet = trackers.map((t) => t.result().fleetHitRate ?? 0);
@@ -105,6 +112,9 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
       'max sequences': config.profile.maxNumSeqs,
       seed: config.seed ?? 1,
+      ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
+      ...(config.clientLatency?.routerOverheadMs ? { 'router overhead (ms)': `${config.clientLatency.routerOverheadMs.min}–${config.clientLatency.routerOverheadMs.max}` } : {}),
+      ...(config.clientLatency?.networkRttMs ? { 'network round trip (ms)': `${config.clientLatency.networkRttMs.min}–${config.clientLatency.networkRttMs.max}` } : {}),
       'warm-up (s)': (config.warmupMs ?? 0) / 1000,
       ...(config.sendUntilMs !== undefined ? { 'send window (s)': config.sendUntilMs / 1000 } : {}),
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../common/seeded-rng';
+import { StepJitter } from '../emulator/step-jitter';
 import { EngineModel, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
 import { createPolicy, type PolicyConfig, type RoutingPolicy } from '../policy';
@@ -36,6 +37,11 @@ export interface SimulationConfig {
   readonly instanceIds?: readonly string[];
   /** Seed of the policy's random generator (random, least-outstanding tie-breaks). Default 1. */
   readonly seed?: number;
+  /**
+   * Step-time jitter: coefficient of variation of a lognormal factor on every engine step (0–1; default 0 = the
+   * deterministic model). Seeded from `seed`, one stream per instance. See emulator/step-jitter.ts.
+   */
+  readonly stepJitterCv?: number;
   /** Overrides the workload's load shape. */
   readonly load?: LoadShape;
   /** Send at most this many requests. */
@@ -143,7 +149,15 @@ class Simulation {
     private readonly ids: readonly string[],
   ) {
     this.lockstep = config.stepping === 'lockstep';
-    this.engines = ids.map(() => new EngineModel(config.profile, { fastForward: !this.lockstep }));
+    const jitterCv = config.stepJitterCv ?? 0;
+    const jitterSeed = new SeededRng(config.seed ?? 1);
+    this.engines = ids.map(
+      (_, i) =>
+        new EngineModel(config.profile, {
+          fastForward: !this.lockstep,
+          ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
+        }),
+    );
     this.policy = createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) });
     this.inFlight = ids.map(() => 0);
     this.views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
