@@ -8,6 +8,8 @@
  *   2. short-chat — multi-turn conversations whose history grows, open loop, one simulated hour; shows how
  *      prefixLength decides whether a conversation keeps its instance.
  *   3. sensitivity — long-context at other loads and output lengths (random vs sagemaker-prefix-aware only).
+ *   4. variance sources — the replica with each source of real-fleet variance switched on alone, to show how
+ *      each moves the deltas against RANDOM (random vs sagemaker-prefix-aware only).
  *
  *   npm run bench:sim [-- --quick]      (--quick: 10 simulated minutes instead of an hour, for a smoke run)
  */
@@ -16,6 +18,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile } from '../src/emulator/engine-profile';
 import type { PolicyConfig } from '../src/policy';
+import { MEASURED_STEP_JITTER_CV } from '../src/emulator/step-jitter';
+import { AWS_ROUTER_OVERHEAD_MS, type ClientLatency } from '../src/sim/client-latency';
 import { compareStrategies, type StrategyComparison } from '../src/sim/compare-strategies';
 import { writeReport, type BenchmarkReport, type StrategySummary } from '../src/sim/report';
 import { parseWorkloadSpec } from '../src/sim/workload';
@@ -30,12 +34,26 @@ const AWS = {
   shortChat: { ttftP50: '−13…16 %', ttftP90: '−24…37 %' },
 };
 
+interface Variance {
+  readonly stepJitterCv?: number;
+  readonly clientLatency?: ClientLatency;
+}
+
+/**
+ * The replica's default variance: only sources whose size is published. Step-time jitter as measured on vLLM
+ * (step-jitter.ts) and SageMaker's managed-router overhead as AWS reports it (1.3–1.9 ms; RANDOM goes through the
+ * same router). Left out, because AWS did not publish them: client network time, output-length spread and
+ * group popularity skew; section 4 shows what each would do.
+ */
+const DEFAULT_VARIANCE: Variance = { stepJitterCv: MEASURED_STEP_JITTER_CV, clientLatency: { routerOverheadMs: AWS_ROUTER_OVERHEAD_MS } };
+
 interface Scenario {
   readonly key: string;
   readonly title: string;
   readonly workload: string;
   readonly policies: readonly PolicyConfig[];
   readonly sendSeconds: number;
+  readonly variance?: Variance;
 }
 
 function scenarios(seconds: number): Scenario[] {
@@ -48,6 +66,7 @@ function scenarios(seconds: number): Scenario[] {
       workload: lc('concurrency=64'),
       policies: [{ name: 'random' }, { name: 'least-outstanding-requests' }, SPA],
       sendSeconds: seconds,
+      variance: DEFAULT_VARIANCE,
     },
     {
       key: 'short-chat',
@@ -82,6 +101,35 @@ function sensitivity(seconds: number): Scenario[] {
   return out;
 }
 
+/** One row per source of variance, alone, on the replica's workload; then all the defaults together. */
+function varianceScenarios(seconds: number): { scenario: Scenario; source: string; why: string }[] {
+  const workload = (outputTokens = '1024', extra = '') => `long-context?outputTokens=${outputTokens}&duration=${seconds * 3}&concurrency=64${extra}`;
+  const rows: { source: string; why: string; workload?: string; variance?: Variance }[] = [
+    { source: 'none (the deterministic model)', why: 'reference' },
+    { source: `step-time jitter, CV ${MEASURED_STEP_JITTER_CV * 100} %`, why: 'measured: vLLM nightly latency benchmark (P99 − P50 over repeated fixed batches)', variance: { stepJitterCv: MEASURED_STEP_JITTER_CV } },
+    { source: 'step-time jitter, CV 5 %', why: 'stress: 25× the measured spread', variance: { stepJitterCv: 0.05 } },
+    { source: `router overhead ${AWS_ROUTER_OVERHEAD_MS.min}–${AWS_ROUTER_OVERHEAD_MS.max} ms`, why: 'published by AWS for its managed routing', variance: { clientLatency: { routerOverheadMs: AWS_ROUTER_OVERHEAD_MS } } },
+    { source: 'network round trip 0.5–2 ms', why: 'client in the same region (not published by AWS)', variance: { clientLatency: { networkRttMs: { min: 0.5, max: 2 } } } },
+    { source: 'network round trip 60–90 ms', why: 'client in another region (not published by AWS)', variance: { clientLatency: { networkRttMs: { min: 60, max: 90 } } } },
+    { source: 'output length 512–1,536 tokens', why: 'same mean as the replica\u2019s 1,024, ±50 % (not published by AWS)', workload: workload('512..1536') },
+    { source: 'output length 64–1,984 tokens', why: 'same mean, widest uniform spread', workload: workload('64..1984') },
+    { source: 'Zipf group popularity, s = 1', why: 'skewed reuse, as in chat and RAG traffic (not published by AWS)', workload: workload('1024', '&popularity=zipf&zipfExponent=1') },
+    { source: 'defaults of the replica (jitter 0.2 % + router overhead)', why: 'section 1', variance: DEFAULT_VARIANCE },
+  ];
+  return rows.map((row, i) => ({
+    source: row.source,
+    why: row.why,
+    scenario: {
+      key: `variance-${i}`,
+      title: `long-context replica, variance: ${row.source}`,
+      workload: row.workload ?? workload(),
+      policies: [{ name: 'random' }, SPA],
+      sendSeconds: seconds,
+      variance: row.variance,
+    },
+  }));
+}
+
 function run(scenario: Scenario): StrategyComparison {
   const started = Date.now();
   process.stderr.write(`${scenario.key}: ${scenario.workload}\n`);
@@ -91,6 +139,8 @@ function run(scenario: Scenario): StrategyComparison {
     instances: INSTANCES,
     profile: PROFILE,
     sendUntilMs: scenario.sendSeconds * 1000,
+    stepJitterCv: scenario.variance?.stepJitterCv,
+    clientLatency: scenario.variance?.clientLatency,
     title: scenario.title,
     baseline: 'random',
     onStrategyDone: (p, r) =>
@@ -146,8 +196,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   const main = scenarios(seconds).map((s) => ({ scenario: s, result: run(s) }));
   const sens = sensitivity(seconds).map((s) => ({ scenario: s, result: run(s) }));
+  const variance = varianceScenarios(seconds).map((v) => ({ ...v, result: run(v.scenario) }));
   const totalSeconds = (Date.now() - started) / 1000;
-  for (const { scenario, result } of [...main, ...sens]) await writeReport(result.report, outDir, { baseName: scenario.key });
+  for (const { scenario, result } of [...main, ...sens, ...variance]) await writeReport(result.report, outDir, { baseName: scenario.key });
 
   const lc = main[0].result.report;
   const sc = main[1].result.report;

@@ -6,6 +6,7 @@ import {
   buildLiveReport,
   checkAppendable,
   fileSlug,
+  fleetKvTokensOf,
   LIVE_RANGES,
   normalizeMetricsUrl,
   parseTargetUrl,
@@ -397,6 +398,15 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo):
       abort.abort();
     }
   });
+  // The fleet ceiling needs the fleet's KV size: from --fleet-kv-tokens, else from the backends' own
+  // vllm:cache_config_info (num_gpu_blocks × block_size) when every one of them exports it.
+  if (settings.fleetKvTokens === undefined && settings.backendMetricsUrls.length > 0) {
+    const discovered = await fleetKvTokensOf(settings.backendMetricsUrls);
+    if (discovered !== undefined) {
+      settings = { ...settings, fleetKvTokens: discovered };
+      if (!settings.quiet) io.stderr.write(`fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`);
+    }
+  }
   const progress = new ProgressReporter({ stream: io.stderr, mode: settings.quiet ? 'silent' : 'auto', label: settings.label });
   let result: LiveBenchmarkResult;
   try {

@@ -172,6 +172,9 @@ describe('when bench runs in-process against an emulator', () => {
     expect(report.baseline).toBe('random');
     expect(report.comparisons.map((c) => c.label)).toEqual(['again']);
     expect(report.strategies.every((s) => s.cacheHitRate.prometheus !== null)).toBe(true);
+    // No --fleet-kv-tokens: the fleet's KV size came from the backend's vllm:cache_config_info.
+    expect(report.ceilings?.fleetCapacityBlocks).toBe(emulator.profile.kvCapacityBlocks);
+    expect(report.strategies.every((s) => s.cacheHitRate.ofFleetCeiling !== null)).toBe(true);
     expect(io2.out()).toMatch(/^again  /m);
     expect(io2.out()).toContain('Δ: change against random');
     expect(io2.out()).toMatch(/against random|beyond noise/);
