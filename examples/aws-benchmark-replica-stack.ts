@@ -24,6 +24,7 @@ import {
   PrefixAwareLlmWarnings,
   RoutingStrategy,
 } from '../lib';
+import { createAlarmTopic } from './alarm-topic';
 
 export interface AwsBenchmarkReplicaStackProps extends StackProps {
   /** Secrets Manager secret holding the Hugging Face token. @default 'huggingface/token' */
@@ -38,6 +39,8 @@ export class AwsBenchmarkReplicaStack extends Stack {
 
     const hfToken = secretsmanager.Secret.fromSecretNameV2(this, 'HfToken', props.hfTokenSecretName ?? 'huggingface/token');
 
+    const { topic } = createAlarmTopic(this, 'Alarms');
+
     this.endpoint = new PrefixAwareLlmEndpoint(this, 'Llama70B', {
       model: ModelSource.huggingFace('meta-llama/Llama-3.1-70B-Instruct', { tokenSecret: hfToken }),
       instanceType: InstanceType.ML_P5_48XLARGE,
@@ -46,8 +49,11 @@ export class AwsBenchmarkReplicaStack extends Stack {
       // 8 × H100 per instance: tensor parallel 8 (the default) holds the 140 GB of BF16 weights with ~1.3 M tokens of KV cache.
       engine: { maxModelLen: 32768 },
       // Detailed observability publishes vLLM's prefix cache counters: the hit rate the benchmark compares.
+      // 10 s publishing: the benchmark reads per-instance load at that resolution (alarms become high-resolution alarms).
       metricsConfig: { detailedObservability: true, publishFrequency: Duration.seconds(10) },
-      createDashboard: true,
+      // A stable name: moving this construct must not replace a 7 × p5 fleet.
+      endpointName: 'llama-70b-prefix-aware',
+      monitoring: { alarmTopic: topic },
     });
 
     // A benchmark account, not production: the deploy-time token in the model environment is accepted.
@@ -57,5 +63,6 @@ export class AwsBenchmarkReplicaStack extends Stack {
     );
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn });
   }
 }

@@ -25,8 +25,9 @@ export interface DeploymentAlarmOptions {
   readonly alarms?: cloudwatch.IAlarm[];
 
   /**
-   * Whether the construct adds its own rollback alarm: `Invocation5XXErrors` of the variant ≥ 1 in 2 of 3
-   * consecutive minutes.
+   * Whether deployments roll back on the construct's error-rate alarm (5XX ≥ 5 % of requests, at least 20 requests
+   * per period) and latency alarm (ModelLatency p90 ≥ 30 s); see `monitoring.errorRateAlarm` and
+   * `monitoring.latencyAlarm` to tune or disable them. The alarms exist (and notify) either way.
    *
    * @default true
    */
@@ -143,7 +144,7 @@ export abstract class DeploymentPolicy {
 
   protected constructor(protected readonly alarmOptions: DeploymentAlarmOptions) {}
 
-  /** Whether the construct should create its own rollback alarms. */
+  /** Whether deployments roll back on the construct's error-rate and latency alarms. */
   public get usesDefaultAlarms(): boolean {
     return this.alarmOptions.useDefaultAlarms ?? true;
   }

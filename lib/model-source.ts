@@ -1,4 +1,5 @@
-import { aws_iam as iam, aws_s3 as s3, aws_sagemaker as sagemaker, aws_secretsmanager as secretsmanager, Token } from 'aws-cdk-lib';
+import { aws_iam as iam, aws_kms as kms, aws_s3 as s3, aws_sagemaker as sagemaker, aws_secretsmanager as secretsmanager, Token } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
 import { grantScoped } from './private/grants';
 import { S3_LIST_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
 import { ProblemCollector, show } from './private/validation';
@@ -48,6 +49,26 @@ export interface HuggingFaceModelOptions {
   readonly revision?: string;
 }
 
+/** Options of `ModelSource.s3()`. */
+export interface S3ModelOptions {
+  /**
+   * The KMS key the bucket's objects are encrypted with (SSE-KMS). The execution role may decrypt with it. Needed
+   * for a bucket imported with `Bucket.fromBucketName()` and friends: an imported bucket does not know its key, and
+   * without a decrypt grant SageMaker fails to copy the model only at deploy time.
+   *
+   * @default - the bucket's own `encryptionKey` (known for a bucket created in this app)
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /**
+   * Declares that an imported bucket's objects use SSE-S3 (or the AWS-managed `aws/s3` key), which needs no grant.
+   * An imported bucket needs either this or `encryptionKey`, so that an SSE-KMS bucket cannot go without its grant.
+   *
+   * @default false
+   */
+  readonly s3ManagedEncryption?: boolean;
+}
+
 /** What a model source contributes to the model, once bound. */
 export interface ModelSourceConfig {
   /** Model data SageMaker copies to `/opt/ml/model`, if any. */
@@ -76,12 +97,16 @@ export abstract class ModelSource {
    * Uncompressed model files (Hugging Face layout: `config.json`, tokenizer, `*.safetensors`) under an S3 prefix.
    * Rendered as `ModelDataSource.S3DataSource` with `S3DataType: S3Prefix` and `CompressionType: None`, so
    * SageMaker copies the files straight to `/opt/ml/model` without a tarball. The execution role may list and
-   * read exactly this prefix (and decrypt with the bucket's key, if the bucket object knows it).
+   * read exactly this prefix, and decrypt with the bucket's KMS key. The recommended source for production: no
+   * token or download at start-up, works with network isolation.
+   *
+   * An imported bucket must say how it is encrypted: `{ encryptionKey }` for SSE-KMS or
+   * `{ s3ManagedEncryption: true }` for SSE-S3; synth fails otherwise.
    *
    * @param prefix key prefix without leading slash, e.g. `models/llama-3.1-70b-instruct`; a trailing slash is optional
    */
-  public static s3(bucket: s3.IBucket, prefix: string): ModelSource {
-    return new S3ModelSource(bucket, prefix);
+  public static s3(bucket: s3.IBucket, prefix: string, options: S3ModelOptions = {}): ModelSource {
+    return new S3ModelSource(bucket, prefix, options);
   }
 
   /** Which kind of source. */
@@ -100,8 +125,13 @@ export abstract class ModelSource {
   /** @internal */
   public abstract _validate(problems: ProblemCollector): void;
 
-  /** Grants the role what it needs to read the model and returns what goes into the container definition. */
-  public abstract bind(grantee: iam.IGrantable): ModelSourceConfig;
+  /**
+   * Grants the role what it needs to read the model and returns what goes into the container definition.
+   *
+   * @param scope the construct that uses the model (the endpoint)
+   * @param grantee the execution role
+   */
+  public abstract bind(scope: Construct, grantee: iam.IGrantable): ModelSourceConfig;
 }
 
 /** Hugging Face repository ids: `name` or `organization/name`, letters, digits, `-`, `_`, `.`. */
@@ -142,7 +172,7 @@ class HuggingFaceModelSource extends ModelSource {
     return this.options.tokenSecret !== undefined;
   }
 
-  public bind(_grantee: iam.IGrantable): ModelSourceConfig {
+  public bind(_scope: Construct, _grantee: iam.IGrantable): ModelSourceConfig {
     const secret = this.options.tokenSecret;
     let token: string | undefined;
     if (secret) {
@@ -166,11 +196,24 @@ class S3ModelSource extends ModelSource {
   constructor(
     public readonly bucket: s3.IBucket,
     public readonly prefix: string,
+    private readonly options: S3ModelOptions,
   ) {
     super();
   }
 
+  /** The key objects are decrypted with: the given one, else the bucket's own. */
+  private get encryptionKey(): kms.IKey | undefined {
+    return this.options.encryptionKey ?? this.bucket.encryptionKey;
+  }
+
   public _validate(problems: ProblemCollector): void {
+    const { encryptionKey, s3ManagedEncryption } = this.options;
+    if (encryptionKey && s3ManagedEncryption) {
+      problems.add('model: encryptionKey and s3ManagedEncryption exclude each other; pass the key for SSE-KMS, or s3ManagedEncryption: true for SSE-S3 (got both)');
+    } else if (!(this.bucket instanceof s3.Bucket) && !this.encryptionKey && !s3ManagedEncryption) {
+      problems.add(`model: the bucket ${show(this.bucket.node.path)} is imported, so its encryption is unknown and an SSE-KMS bucket would get no decrypt grant; `
+        + 'pass ModelSource.s3(bucket, prefix, { encryptionKey }) for SSE-KMS or { s3ManagedEncryption: true } for SSE-S3 (got neither)');
+    }
     if (Token.isUnresolved(this.prefix)) return;
     if (this.prefix.startsWith('/')) {
       problems.add(`model.prefix must not start with '/' (got ${show(this.prefix)})`);
@@ -184,7 +227,7 @@ class S3ModelSource extends ModelSource {
     return Token.isUnresolved(this.prefix) ? this.prefix : this.prefix.replace(/\/+$/, '');
   }
 
-  public bind(grantee: iam.IGrantable): ModelSourceConfig {
+  public bind(_scope: Construct, grantee: iam.IGrantable): ModelSourceConfig {
     const prefix = this.normalizedPrefix;
     grantScoped(grantee, {
       actions: S3_READ_OBJECT_ACTIONS,
@@ -196,7 +239,7 @@ class S3ModelSource extends ModelSource {
       resources: [this.bucket.bucketArn],
       conditions: { StringLike: { 's3:prefix': [`${prefix}/*`] } },
     });
-    this.bucket.encryptionKey?.grantDecrypt(grantee);
+    this.encryptionKey?.grantDecrypt(grantee);
     return {
       modelDataSource: {
         s3DataSource: {

@@ -15,11 +15,22 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
+import { CapacityReservation } from './capacity';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
-import { EndpointMetrics, EndpointMetricsConfig, ENDPOINT_INSTANCE_NAMESPACE, METRIC_PUBLISH_FREQUENCIES_SECONDS } from './monitoring';
+import {
+  EndpointAlarms,
+  EndpointMetricOptions,
+  EndpointMetrics,
+  EndpointMetricsConfig,
+  EndpointMonitoringOptions,
+  ENDPOINT_INSTANCE_NAMESPACE,
+  DEFAULT_PUBLISH_FREQUENCY,
+  METRIC_PUBLISH_FREQUENCIES_SECONDS,
+} from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
+import { renderCapacity, validateCapacity } from './private/capacity-resources';
 import {
   extraParallelism,
   MAX_ENV_ENTRIES,
@@ -27,8 +38,16 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { grantScoped } from './private/grants';
-import { createEndpointDashboard, createRollbackAlarms, DEFAULT_ROLLBACK_ALARM_COUNT } from './private/monitoring-resources';
-import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
+import {
+  CreatedAlarms,
+  createEndpointAlarms,
+  endpointDashboardRows,
+  MonitoredEndpoint,
+  rollbackAlarmCount,
+  rollbackAlarmsOf,
+  validateMonitoring,
+} from './private/monitoring-resources';
+import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
   CLOUDWATCH_PUT_METRIC_ACTIONS,
@@ -59,6 +78,10 @@ export const PrefixAwareLlmWarnings = {
   THRESHOLD_ABOVE_MAX_NUM_SEQS: '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs',
   /** The deployment policy has no alarm to roll back on. */
   DEPLOYMENT_WITHOUT_ALARMS: '@cdk-prefix-aware-llm/deploymentWithoutAlarms',
+  /** Blue/green on a fleet of 2+: every update provisions a second complete fleet (2× instances, quota and cost). */
+  BLUE_GREEN_DOUBLES_FLEET: '@cdk-prefix-aware-llm/blueGreenDoublesFleet',
+  /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
+  HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -69,8 +92,39 @@ export interface PrefixAwareLlmEndpointProps {
   /** Where the weights come from: `ModelSource.huggingFace(...)` or `ModelSource.s3(...)`. */
   readonly model: ModelSource;
 
-  /** @default InstanceType.ML_P5_48XLARGE */
+  /**
+   * Instance type of the variant. Excludes `instancePools`.
+   *
+   * @default InstanceType.ML_P5_48XLARGE (unless `instancePools` is set)
+   */
   readonly instanceType?: InstanceType;
+
+  /**
+   * Instance types SageMaker may provision, in order of preference (priority 1 first), e.g. p5 → p5e → p5en: when
+   * the first type has insufficient capacity, SageMaker falls back to the next one, until the fleet is complete, the
+   * pools are exhausted, or `variantInstanceProvisionTimeout` passes. Replaces `instanceType`. Allowed: 1–5
+   * distinct types. The tensor parallel size must divide every pool's GPU count (set `engine.tensorParallelSize`
+   * when the pools differ). One fleet may then mix instance types: `PREFIX_AWARE` routes by prefix and in-flight
+   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type.
+   *
+   * @default - one instance type, `instanceType`
+   */
+  readonly instancePools?: InstanceType[];
+
+  /**
+   * Launch the instances only into this ML capacity reservation (training plan or flexible reservation).
+   *
+   * @default - on-demand capacity
+   */
+  readonly capacityReservation?: CapacityReservation;
+
+  /**
+   * How long SageMaker keeps trying to provision instances (across `instancePools`) before the create or update
+   * fails. Capacity only: model download and container start have their own timeouts. Allowed: 300–3600 s.
+   *
+   * @default - SageMaker's default
+   */
+  readonly variantInstanceProvisionTimeout?: Duration;
 
   /**
    * Instances behind the endpoint (the initial count when `autoScaling` is set). Allowed: an integer ≥ 1; ≥ 2
@@ -160,7 +214,7 @@ export interface PrefixAwareLlmEndpointProps {
    * How updates replace instances.
    *
    * @default - DeploymentPolicy.rolling() for 2+ instances (one instance per batch, rollback in the same batch
-   * size, 5-minute bake, auto-rollback on the construct's 5XX alarm); DeploymentPolicy.blueGreen() for one instance
+   * size, 5-minute bake, auto-rollback on the construct's error-rate and latency alarms); DeploymentPolicy.blueGreen() for one instance
    */
   readonly deployment?: DeploymentPolicy;
 
@@ -169,15 +223,37 @@ export interface PrefixAwareLlmEndpointProps {
    * hyphens inside (`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`). The model and endpoint configuration never get fixed
    * names, so CloudFormation can replace them on every change.
    *
+   * Recommended for production: set a stable name. The default follows the construct path, so moving or renaming
+   * the construct (or its stack) renames the endpoint, and CloudFormation replaces it: a complete second fleet is
+   * created before the old one is deleted, at twice the cost and quota, and clients must switch names.
+   *
    * @default - derived from the construct path, unique in the app, lower case (the rollback alarm and the log
    * permissions need the name before the endpoint exists)
    */
   readonly endpointName?: string;
 
-  /** @default - no `MetricsConfig` (SageMaker's defaults) */
+  /**
+   * `MetricsConfig`: enhanced (per-instance) metrics are on unless turned off; `publishFrequency` is also the period
+   * of the construct's metrics and alarms.
+   *
+   * @default - enhanced metrics on, published every 60 s, detailed observability at SageMaker's default
+   */
   readonly metricsConfig?: EndpointMetricsConfig;
 
-  /** Create a CloudWatch dashboard for the endpoint. @default false */
+  /**
+   * Dashboard, alarms and alarm notifications. Monitoring is on by default: turn parts off with
+   * `{ dashboard: false }` or an alarm's `{ enabled: false }`.
+   *
+   * @default - a dashboard and every applicable alarm with its documented default, no notification topic
+   */
+  readonly monitoring?: EndpointMonitoringOptions;
+
+  /**
+   * Create a CloudWatch dashboard for the endpoint.
+   *
+   * @deprecated use `monitoring.dashboard`
+   * @default true
+   */
   readonly createDashboard?: boolean;
 }
 
@@ -190,7 +266,10 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   /** Production variant name. */
   readonly variantName: string;
 
-  /** `sagemaker:InvokeEndpoint` and `InvokeEndpointWithResponseStream` on this endpoint only. */
+  /**
+   * `sagemaker:InvokeEndpoint` on this endpoint only: it authorizes both `InvokeEndpoint` and
+   * `InvokeEndpointWithResponseStream` (the IAM service authorization reference has no separate streaming action).
+   */
   grantInvoke(grantee: iam.IGrantable): iam.Grant;
 
   /**
@@ -200,7 +279,7 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant;
 
   /** Any metric of the variant (`AWS/SageMaker` unless `namespace` is given). */
-  metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric;
+  metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric;
   metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricInvocationsPerInstance(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricModelLatency(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
@@ -210,6 +289,28 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
   metricInvocation5xxErrors(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricGpuUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
   metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  /** 5XX responses in percent of requests (metric math). */
+  metricInvocation5xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** 4XX responses in percent of requests (metric math). */
+  metricInvocation4xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Busiest ÷ mean instance of requests (SEARCH over `InstanceId`; dashboards only). Needs enhanced metrics. */
+  metricInvocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Busiest ÷ mean instance of in-flight requests (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricConcurrencyLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** The busiest instance's in-flight requests (Metrics Insights; alarms can use it). Needs enhanced metrics. */
+  metricMaxConcurrentRequestsPerInstance(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Requests of each instance, one series per `InstanceId` (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricInvocationsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** In-flight requests of each instance, one series per `InstanceId` (SEARCH; dashboards only). Needs enhanced metrics. */
+  metricConcurrentRequestsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: routed requests by decision reason (`PrefixRouter` namespace; SEARCH). */
+  metricRoutingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: time to first token in ms (p90). */
+  metricRouterTimeToFirstToken(props?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  /** Router sidecar: engine-reported cached prompt tokens in percent of prompt tokens. */
+  metricRouterReportedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
+  /** Router sidecar: router-predicted cached prompt tokens in percent of prompt tokens. */
+  metricRouterPredictedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression;
 }
 
 /** Attributes of an existing endpoint, for `PrefixAwareLlmEndpoint.fromEndpointAttributes`. */
@@ -226,8 +327,13 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
 
   private metricsCache?: EndpointMetrics;
 
+  /** The period metrics default to: the endpoint's publish frequency (60 s unless configured). */
+  protected get metricsPeriod(): Duration | undefined {
+    return undefined;
+  }
+
   protected get metrics(): EndpointMetrics {
-    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName });
+    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName, period: this.metricsPeriod });
     return this.metricsCache;
   }
 
@@ -241,7 +347,7 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
     return invoke.combine(bearer);
   }
 
-  public metric(metricName: string, props?: cloudwatch.MetricOptions & { namespace?: string }): cloudwatch.Metric {
+  public metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric {
     return this.metrics.metric(metricName, props);
   }
   public metricInvocations(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
@@ -271,6 +377,39 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
   public metricGpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metrics.gpuMemoryUtilization(props);
   }
+  public metricInvocation5xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocation5xxRate(props);
+  }
+  public metricInvocation4xxRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocation4xxRate(props);
+  }
+  public metricInvocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.invocationsLoadSpread(props);
+  }
+  public metricConcurrencyLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.concurrencyLoadSpread(props);
+  }
+  public metricMaxConcurrentRequestsPerInstance(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.maxConcurrentRequestsPerInstance(props);
+  }
+  public metricInvocationsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.perInstance('Invocations', 'Sum', props);
+  }
+  public metricConcurrentRequestsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.perInstance('ConcurrentRequestsPerModel', 'Maximum', props);
+  }
+  public metricRoutingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routingDecisions(props);
+  }
+  public metricRouterTimeToFirstToken(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metrics.routerTimeToFirstToken(props);
+  }
+  public metricRouterReportedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routerReportedCacheHitRate(props);
+  }
+  public metricRouterPredictedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+    return this.metrics.routerPredictedCacheHitRate(props);
+  }
 }
 
 /** SageMaker endpoint names. */
@@ -281,8 +420,9 @@ const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
  * `RoutingStrategy: PREFIX_AWARE` by default.
  *
  * Children (fixed ids): `ExecutionRole` (unless `role` is given), `SecurityGroup` (with `vpc` and no
- * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, `Invocation5xxAlarm` (with default rollback alarms),
- * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (with `createDashboard`).
+ * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, the alarms `ErrorRateAlarm`, `ModelLatencyAlarm`,
+ * `ConcurrencySaturationAlarm`, `LoadSpreadAlarm`, `GpuMemoryAlarm` (each unless disabled or not applicable),
+ * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (unless `monitoring.dashboard` is false).
  */
 export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** The variant name; kept stable so updates never look like a new variant. */
@@ -327,10 +467,16 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   public readonly deployment: DeploymentPolicy;
   /** Rollback alarms the construct created (empty when the policy does not use default alarms). */
   public readonly rollbackAlarms: cloudwatch.IAlarm[];
+  /** The construct's alarms (see `monitoring`). */
+  public readonly alarms: EndpointAlarms;
   /** Autoscaling resources, when `autoScaling` is set. */
   public readonly autoScaling?: VariantAutoScaling;
-  /** The dashboard, when `createDashboard` is set. */
+  /** The dashboard, unless `monitoring.dashboard` is false. */
   public readonly dashboard?: cloudwatch.Dashboard;
+
+  private readonly publishFrequency?: Duration;
+  private readonly monitored: MonitoredEndpoint;
+  private readonly createdAlarms: CreatedAlarms;
 
   /** Escape hatch: the `AWS::SageMaker::Model`. */
   public readonly cfnModel: sagemaker.CfnModel;
@@ -342,19 +488,21 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
     super(scope, id);
 
-    const instanceType = props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const instanceType = props.instancePools?.[0] ?? props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const instanceTypes = props.instancePools && props.instancePools.length > 0 ? props.instancePools : [instanceType];
     const instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
     const routing = props.routing ?? RoutingStrategy.prefixAware();
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
     const deployment = props.deployment ?? DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2);
     this.instanceType = instanceType;
+    this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.routing = routing;
     this.deployment = deployment;
 
-    this.validate(props, { instanceType, instanceCount, routing, image, engine, deployment });
+    this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment });
     this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
-    this.warnAboutDoubtfulSettings(props, { instanceType, routing, engine, deployment });
+    this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment });
 
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
 
@@ -368,14 +516,18 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const vpcConfig = this.configureVpc(props);
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
-    const imageConfig = image.bind(this, this.role);
-    const modelConfig = props.model.bind(this.role);
-    const environment = renderEngineEnvironment({
+    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
+    const modelConfig = props.model.bind(this, this.role);
+    const environment: Record<string, string> = { ...imageConfig.environment, ...renderEngineEnvironment({
       convention: imageConfig.convention,
       model: modelConfig,
       options: engine,
       tensorParallelSize: this.tensorParallelSize,
-    });
+    }) };
+    if (imageConfig.routerSidecarMetrics) {
+      // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
+      environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
+    }
 
     this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
       executionRoleArn: this.role.roleArn,
@@ -399,7 +551,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       productionVariants: [{
         variantName: this.variantName,
         modelName: this.cfnModel.attrModelName,
-        instanceType: instanceType.name,
+        ...renderCapacity({
+          instanceType,
+          instancePools: props.instancePools,
+          capacityReservation: props.capacityReservation,
+          provisionTimeout: props.variantInstanceProvisionTimeout,
+        }),
         initialInstanceCount: instanceCount,
         initialVariantWeight: 1,
         inferenceAmiVersion: imageConfig.inferenceAmiVersion,
@@ -412,8 +569,22 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       metricsConfig: renderMetricsConfig(props.metricsConfig),
     });
 
-    const metrics = this.metrics;
-    this.rollbackAlarms = deployment.usesDefaultAlarms ? createRollbackAlarms(this, metrics) : [];
+    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
+    const scalingTarget = props.autoScaling
+      ? props.autoScaling.targetConcurrentRequestsPerInstance ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined)
+      : undefined;
+    this.monitored = {
+      metrics: this.metrics,
+      concurrencyThreshold: routing.isPrefixAware ? routing.concurrencyThreshold : undefined,
+      scalingTarget,
+      instanceCount: props.autoScaling?.minCapacity ?? instanceCount,
+      gpuCount: gpuCounts.length === 1 ? gpuCounts[0] : undefined,
+      gpuMemoryUtilization: engine.gpuMemoryUtilization,
+      routerSidecarMetrics: props.monitoring?.routerSidecarMetrics ?? imageConfig.routerSidecarMetrics ?? false,
+    };
+    this.createdAlarms = createEndpointAlarms(this, this.monitored, props.monitoring);
+    this.alarms = this.createdAlarms;
+    this.rollbackAlarms = deployment.usesDefaultAlarms ? rollbackAlarmsOf(this.createdAlarms) : [];
 
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
@@ -424,16 +595,32 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     });
     this.endpointArn = this.cfnEndpoint.attrEndpointArn;
 
-    if (props.autoScaling) {
-      const target = props.autoScaling.targetConcurrentRequestsPerInstance
-        ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined);
+    if (props.autoScaling && scalingTarget !== undefined) {
       // The resource id needs the endpoint to exist: reference its name attribute, not the plain string.
-      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, target);
+      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, scalingTarget);
     }
-    if (props.createDashboard) {
-      this.dashboard = createEndpointDashboard(this, metrics);
+    if (props.monitoring?.dashboard ?? props.createDashboard ?? true) {
+      this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.monitoring?.dashboardName });
+      this.addWidgetsTo(this.dashboard);
     }
     if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
+    acknowledgeComplianceFindings({
+      createdRole: props.role ? undefined : this.role as unknown as Construct,
+      nvmeEndpointConfig: instanceTypes.every((t) => t.hasLocalNvme) ? this.cfnEndpointConfig : undefined,
+    });
+  }
+
+  /**
+   * Adds this endpoint's widgets (traffic and load spread, per-instance in-flight requests with the
+   * concurrencyThreshold, latency percentiles, error rates, GPUs, router sidecar and vLLM cache) to a dashboard
+   * of your own, row by row.
+   */
+  public addWidgetsTo(dashboard: cloudwatch.Dashboard): void {
+    for (const row of endpointDashboardRows(this.monitored, this.createdAlarms)) dashboard.addWidgets(...row);
+  }
+
+  protected override get metricsPeriod(): Duration | undefined {
+    return this.publishFrequency;
   }
 
   /** Logs and instance metrics: every endpoint needs them. */
@@ -500,7 +687,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   private validate(
     props: PrefixAwareLlmEndpointProps,
     resolved: {
-      instanceType: InstanceType;
+      instanceTypes: InstanceType[];
       instanceCount: number;
       routing: RoutingStrategy;
       image: VllmImage;
@@ -508,7 +695,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       deployment: DeploymentPolicy;
     },
   ): void {
-    const { instanceType, instanceCount, routing, image, engine, deployment } = resolved;
+    const { instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
     const problems = new ProblemCollector();
     const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
 
@@ -529,8 +716,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
     }
 
-    if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
-      problems.add(`instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
+    validateCapacity({
+      instanceType: props.instancePools ? props.instanceType : undefined,
+      instancePools: props.instancePools,
+      capacityReservation: props.capacityReservation,
+      provisionTimeout: props.variantInstanceProvisionTimeout,
+    }, problems);
+    const typeProp = props.instancePools ? 'instancePools' : 'instanceType';
+    for (const instanceType of instanceTypes) {
+      if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
+        problems.add(`${typeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
+      }
     }
     problems.integerAtLeast('instanceCount', instanceCount, 1);
     if (routing.isPrefixAware && !allowSingle && isKnownInteger(instanceCount) && instanceCount === 1) {
@@ -538,10 +734,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
     }
 
-    this.validateParallelism(instanceType, engine, problems);
+    for (const instanceType of instanceTypes) this.validateParallelism(instanceType, engine, problems);
+    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
+    if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
+      problems.add('engine.tensorParallelSize is required because the instancePools have different GPU counts '
+        + `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`);
+    }
 
-    if (props.encryptionKey && instanceType.hasLocalNvme) {
-      problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+    for (const instanceType of instanceTypes) {
+      if (props.encryptionKey && instanceType.hasLocalNvme) {
+        problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+      }
     }
     if (props.enableNetworkIsolation && props.model.downloadsAtStartup) {
       problems.add('model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); '
@@ -577,10 +780,11 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         concurrencyThreshold: routing.concurrencyThreshold,
       }, problems);
     }
-    deployment._validate(instanceCount, DEFAULT_ROLLBACK_ALARM_COUNT, problems);
+    deployment._validate(instanceCount, rollbackAlarmCount(props.monitoring), problems);
     validateMetricsConfig(props.metricsConfig, problems);
+    validateMonitoring(props.monitoring, problems);
 
-    problems.throwIfAny(this.node.path);
+    problems.throwIfAny(this);
   }
 
   private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {
@@ -613,9 +817,9 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
   private warnAboutDoubtfulSettings(
     props: PrefixAwareLlmEndpointProps,
-    resolved: { instanceType: InstanceType; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
+    resolved: { instanceType: InstanceType; instanceCount: number; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
   ): void {
-    const { instanceType, routing, engine, deployment } = resolved;
+    const { instanceType, instanceCount, routing, engine, deployment } = resolved;
     const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
 
     if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
@@ -653,6 +857,16 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         `routing.concurrencyThreshold ${routing.concurrencyThreshold} is above engine.maxNumSeqs ${maxNumSeqs}: requests queue inside `
         + 'vLLM before SageMaker spills them to another instance.');
     }
+    if (props.deployment && deployment.style === 'BLUE_GREEN' && isKnownInteger(instanceCount) && instanceCount >= 2) {
+      warn(PrefixAwareLlmWarnings.BLUE_GREEN_DOUBLES_FLEET,
+        `deployment is blue/green on ${instanceCount} × ${instanceType.name}: every update first provisions a second complete fleet `
+        + `(${2 * instanceCount} instances at once, so twice the hourly cost while it runs and an instance quota of at least ${2 * instanceCount}), `
+        + 'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.');
+    }
+    if (props.endpointName === undefined) {
+      Annotations.of(this).addInfo('endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
+        + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
+    }
     if (!deployment.usesDefaultAlarms && deployment.extraAlarms.length === 0) {
       warn(PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
         'The deployment policy has no alarms: a broken update is not rolled back automatically.');
@@ -669,14 +883,13 @@ function validateMetricsConfig(config: EndpointMetricsConfig | undefined, proble
   }
 }
 
-function renderMetricsConfig(config: EndpointMetricsConfig | undefined): sagemaker.CfnEndpointConfig.MetricsConfigProperty | undefined {
-  if (!config) return undefined;
-  const rendered = {
-    enableEnhancedMetrics: config.enhancedMetrics,
+function renderMetricsConfig(config: EndpointMetricsConfig = {}): sagemaker.CfnEndpointConfig.MetricsConfigProperty {
+  // Enhanced metrics give every metric an InstanceId dimension: the per-instance graphs and alarms read them.
+  return {
+    enableEnhancedMetrics: config.enhancedMetrics ?? true,
     enableDetailedObservability: config.detailedObservability,
-    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency),
+    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency ?? DEFAULT_PUBLISH_FREQUENCY),
   };
-  return Object.values(rendered).some((v) => v !== undefined) ? rendered : undefined;
 }
 
 /** One of `PrefixAwareLlmWarnings`. */

@@ -1,21 +1,39 @@
-import { Aws, aws_ecr as ecr, aws_iam as iam, CfnMapping, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, Aws, aws_ecr as ecr, aws_iam as iam, CfnMapping, Stack, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { dlcAccountFor, DLC_ACCOUNT_BY_REGION } from './private/dlc-accounts';
 import { grantScoped } from './private/grants';
+import {
+  AMI_AL2023_GPU_4_1,
+  AMI_AL2_GPU_2,
+  AMI_AL2_GPU_2_1,
+  AMI_AL2_GPU_3_1,
+  amiForCudaMajor,
+  cudaMajorOfAmi,
+  cudaMajorOfCuTag,
+  cudaMajorOfDlcTag,
+} from './private/host-ami';
 import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
+import { PrefixAwareLlmValidationError } from './private/errors';
 import { ProblemCollector, show } from './private/validation';
+import { RouterSidecarImage, type RouterSidecarImageOptions } from './router-sidecar-image';
+
+/** Same id as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN` (kept here to avoid an import cycle). */
+const HOST_AMI_UNKNOWN_WARNING = '@cdk-prefix-aware-llm/hostAmiUnknown';
 import { EngineEnvConvention } from './vllm-engine-options';
 
 /** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
 export class InferenceAmiVersion {
-  /** Amazon Linux 2023, NVIDIA driver 580, CUDA 13.0: required by CUDA 13 images (vLLM DLC v2.x, LMI `-cu130`). */
-  public static readonly AL2023_GPU_4_1 = 'al2023-ami-sagemaker-inference-gpu-4-1';
-  /** Amazon Linux 2, NVIDIA driver 550, CUDA 12.4 (vLLM DLC v1.x). */
-  public static readonly AL2_GPU_3_1 = 'al2-ami-sagemaker-inference-gpu-3-1';
+  /**
+   * Amazon Linux 2023, NVIDIA driver 580, CUDA 13.0: required by CUDA 13 images (vLLM DLC v2.x, LMI `-cu130`); the
+   * driver also runs CUDA 12 images.
+   */
+  public static readonly AL2023_GPU_4_1 = AMI_AL2023_GPU_4_1;
+  /** Amazon Linux 2, NVIDIA driver 550, CUDA 12.4 (vLLM DLC v1.x, LMI `-cu12x`). */
+  public static readonly AL2_GPU_3_1 = AMI_AL2_GPU_3_1;
   /** Amazon Linux 2, NVIDIA driver 535, CUDA 12.2. */
-  public static readonly AL2_GPU_2_1 = 'al2-ami-sagemaker-inference-gpu-2-1';
+  public static readonly AL2_GPU_2_1 = AMI_AL2_GPU_2_1;
   /** Amazon Linux 2, NVIDIA driver 535, CUDA 12.2. */
-  public static readonly AL2_GPU_2 = 'al2-ami-sagemaker-inference-gpu-2';
+  public static readonly AL2_GPU_2 = AMI_AL2_GPU_2;
 
   private constructor() {}
 }
@@ -30,21 +48,30 @@ export interface DlcImageOptions {
    */
   readonly tag?: string;
 
-  /** @default - derived from the tag, see `tag` */
+  /**
+   * Host AMI. Synth fails when it is a CUDA 12 AMI and the tag says CUDA 13 (v2.x).
+   *
+   * @default - derived from the tag, see `tag`
+   */
   readonly inferenceAmiVersion?: string;
 }
 
 /** Options of `VllmImage.lmi()`. */
 export interface LmiImageOptions {
   /**
-   * Image tag in the `djl-inference` repository. Tags ending in `-cu13x` select `InferenceAmiVersion.AL2023_GPU_4_1`;
-   * others run on SageMaker's default AMI unless `inferenceAmiVersion` is given.
+   * Image tag in the `djl-inference` repository. The CUDA toolkit in the tag selects the AMI: `-cu13x` (also
+   * followed by a patch suffix such as `-cu130-v1.1`) selects `InferenceAmiVersion.AL2023_GPU_4_1`, `-cu12x`
+   * `AL2_GPU_3_1`; a tag without one runs on SageMaker's default AMI unless `inferenceAmiVersion` is given.
    *
    * @default VllmImage.LMI_DEFAULT_TAG
    */
   readonly tag?: string;
 
-  /** @default - derived from the tag, see `tag` */
+  /**
+   * Host AMI. Synth fails when it is a CUDA 12 AMI and the tag says CUDA 13.
+   *
+   * @default - derived from the tag, see `tag`
+   */
   readonly inferenceAmiVersion?: string;
 }
 
@@ -57,7 +84,22 @@ export interface EcrImageOptions {
    */
   readonly convention?: EngineEnvConvention;
 
-  /** @default - SageMaker's default host AMI */
+  /**
+   * CUDA major version the image was built with (the base image's CUDA): 13 for an image built `FROM` vLLM DLC v2.x
+   * or LMI `-cu130`, 12 for DLC v1.x or LMI `-cu12x`. Selects the host AMI when `inferenceAmiVersion` is not given.
+   * Allowed: 12 or 13.
+   *
+   * @default - read from the tag when it names one (`server-sagemaker-cuda-vX` or `-cuNNN`); otherwise unknown, and
+   * the construct warns (`PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN`) because SageMaker's default AMI cannot start a
+   * CUDA 13 image
+   */
+  readonly cudaVersion?: number;
+
+  /**
+   * Host AMI. Synth fails when it is a CUDA 12 AMI and `cudaVersion` (or the tag) says 13.
+   *
+   * @default - derived from `cudaVersion`; SageMaker's default when the CUDA version is unknown
+   */
   readonly inferenceAmiVersion?: string;
 }
 
@@ -69,6 +111,23 @@ export interface VllmImageConfig {
   readonly convention: EngineEnvConvention;
   /** Host AMI, when the image needs a specific one. */
   readonly inferenceAmiVersion?: string;
+  /** CUDA major version of the image, when known. */
+  readonly cudaMajorVersion?: number;
+  /**
+   * Whether the container runs the prefix-router sidecar and prints its EMF metrics (namespace `PrefixRouter`);
+   * the dashboard then shows them unless `monitoring.routerSidecarMetrics` says otherwise.
+   *
+   * @default false
+   */
+  readonly routerSidecarMetrics?: boolean;
+  /** Container environment the image needs besides the engine settings (the router sidecar's). */
+  readonly environment?: Record<string, string>;
+}
+
+/** What the endpoint tells an image when binding it. */
+export interface VllmImageBindContext {
+  /** The endpoint's name, when known at synth time. */
+  readonly endpointName?: string;
 }
 
 /** The container image that runs vLLM. */
@@ -95,13 +154,15 @@ export abstract class VllmImage {
    */
   public static dlc(options: DlcImageOptions = {}): VllmImage {
     const tag = options.tag ?? VllmImage.DLC_DEFAULT_TAG;
-    return new DlcRegistryImage(VllmImage.DLC_REPOSITORY, tag, EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion ?? dlcAmiFor(tag));
+    return new DlcRegistryImage(VllmImage.DLC_REPOSITORY, tag, EngineEnvConvention.SM_VLLM,
+      hostOf(cudaMajorOfDlcTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`));
   }
 
   /** AWS Large Model Inference (djl-inference) with its vLLM engine (`OPTION_*` settings). */
   public static lmi(options: LmiImageOptions = {}): VllmImage {
     const tag = options.tag ?? VllmImage.LMI_DEFAULT_TAG;
-    return new DlcRegistryImage(VllmImage.LMI_REPOSITORY, tag, EngineEnvConvention.LMI, options.inferenceAmiVersion ?? lmiAmiFor(tag));
+    return new DlcRegistryImage(VllmImage.LMI_REPOSITORY, tag, EngineEnvConvention.LMI,
+      hostOf(cudaMajorOfCuTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`));
   }
 
   /**
@@ -110,7 +171,18 @@ export abstract class VllmImage {
    * a moving tag such as `latest` makes a redeployment pick up a different image without a template change.
    */
   public static fromEcrRepository(repository: ecr.IRepository, tag: string, options: EcrImageOptions = {}): VllmImage {
-    return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM, options.inferenceAmiVersion);
+    const cuda = options.cudaVersion ?? cudaMajorOfDlcTag(tag) ?? cudaMajorOfCuTag(tag);
+    const source = options.cudaVersion !== undefined ? `cudaVersion ${options.cudaVersion}` : `tag ${show(tag)}`;
+    return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM,
+      hostOf(cuda, options.inferenceAmiVersion, source), options.cudaVersion);
+  }
+
+  /**
+   * router/Dockerfile (the vLLM DLC with the `prefix-router` sidecar as entrypoint) built as a Docker image asset
+   * at deploy time; see docs/container.md. The host AMI follows the base image's DLC tag as for `dlc()`.
+   */
+  public static withRouterSidecar(options: RouterSidecarImageOptions = {}): VllmImage {
+    return new RouterSidecarImage(options, VllmImage.DLC_DEFAULT_TAG);
   }
 
   /** How the image reads engine settings. */
@@ -120,19 +192,30 @@ export abstract class VllmImage {
   public abstract _validate(scope: Construct, problems: ProblemCollector): void;
 
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
-  public abstract bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig;
+  public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
 
-/** `server-sagemaker-cuda-v2.3` → CUDA 13 AMI; `-v1.x` → CUDA 12 AMI. */
-function dlcAmiFor(tag: string): string | undefined {
-  const match = /^server-sagemaker-cuda-v(\d+)(\.|$)/.exec(tag);
-  if (!match) return undefined;
-  return Number(match[1]) >= 2 ? InferenceAmiVersion.AL2023_GPU_4_1 : InferenceAmiVersion.AL2_GPU_3_1;
+/** What an image needs from the host: its CUDA major (when known) and the AMI it runs on. */
+interface HostRequirement {
+  readonly cudaMajor?: number;
+  readonly inferenceAmiVersion?: string;
+  /** Where the CUDA version came from, for messages: `tag 'x'` or `cudaVersion 13`. */
+  readonly cudaSource: string;
 }
 
-/** `...-cu130` → CUDA 13 AMI. */
-function lmiAmiFor(tag: string): string | undefined {
-  return /-cu13\d$/.test(tag) ? InferenceAmiVersion.AL2023_GPU_4_1 : undefined;
+function hostOf(cudaMajor: number | undefined, explicitAmi: string | undefined, cudaSource: string): HostRequirement {
+  return { cudaMajor, inferenceAmiVersion: explicitAmi ?? amiForCudaMajor(cudaMajor), cudaSource };
+}
+
+/** A CUDA 13 image on an AMI whose driver stops at CUDA 12 cannot start: refuse it at synth. */
+function validateHost(host: HostRequirement, problems: ProblemCollector): void {
+  const ami = host.inferenceAmiVersion;
+  if (host.cudaMajor === undefined || ami === undefined || Token.isUnresolved(ami)) return;
+  const amiCuda = cudaMajorOfAmi(ami);
+  if (amiCuda !== undefined && amiCuda < host.cudaMajor) {
+    problems.add(`image.inferenceAmiVersion ${show(ami)} has a CUDA ${amiCuda} driver, but the image needs CUDA ${host.cudaMajor} `
+      + `(${host.cudaSource}); use ${show(amiForCudaMajor(host.cudaMajor) ?? InferenceAmiVersion.AL2023_GPU_4_1)} (got ${show(ami)})`);
+  }
 }
 
 const ECR_TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
@@ -159,7 +242,7 @@ function dlcAccount(scope: Construct): string {
   const stack = Stack.of(scope);
   if (!Token.isUnresolved(stack.region)) {
     const account = dlcAccountFor(stack.region);
-    if (!account) throw new Error(`no AWS DLC registry known for region ${stack.region}`);
+    if (!account) throw new PrefixAwareLlmValidationError(scope, [`image: no AWS Deep Learning Containers registry is known for region ${stack.region}`]);
     return account;
   }
   const mapping = (stack.node.tryFindChild(DLC_MAPPING_ID) as CfnMapping | undefined)
@@ -174,13 +257,14 @@ class DlcRegistryImage extends VllmImage {
     private readonly repositoryName: string,
     public readonly tag: string,
     public readonly convention: EngineEnvConvention,
-    private readonly inferenceAmiVersion: string | undefined,
+    private readonly host: HostRequirement,
   ) {
     super();
   }
 
   public _validate(scope: Construct, problems: ProblemCollector): void {
     validateTag(this.tag, problems);
+    validateHost(this.host, problems);
     const region = Stack.of(scope).region;
     if (!Token.isUnresolved(region) && dlcAccountFor(region) === undefined) {
       problems.add(`image: no AWS Deep Learning Containers registry is known for region ${region}; use VllmImage.fromEcrRepository() with a copy of the image (got region ${show(region)})`);
@@ -195,7 +279,8 @@ class DlcRegistryImage extends VllmImage {
     return {
       imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}`,
       convention: this.convention,
-      inferenceAmiVersion: this.inferenceAmiVersion,
+      inferenceAmiVersion: this.host.inferenceAmiVersion,
+      cudaMajorVersion: this.host.cudaMajor,
     };
   }
 }
@@ -205,13 +290,25 @@ class OwnRepositoryImage extends VllmImage {
     private readonly repository: ecr.IRepository,
     public readonly tag: string,
     public readonly convention: EngineEnvConvention,
-    private readonly inferenceAmiVersion: string | undefined,
+    private readonly host: HostRequirement,
+    private readonly cudaVersion: number | undefined,
   ) {
     super();
   }
 
-  public _validate(_scope: Construct, problems: ProblemCollector): void {
+  public _validate(scope: Construct, problems: ProblemCollector): void {
     validateTag(this.tag, problems);
+    const cuda = this.cudaVersion;
+    if (cuda !== undefined && !Token.isUnresolved(cuda) && cuda !== 12 && cuda !== 13) {
+      problems.add(`image.cudaVersion must be 12 or 13 (got ${show(cuda)})`);
+      return;
+    }
+    validateHost(this.host, problems);
+    if (this.host.cudaMajor === undefined && this.host.inferenceAmiVersion === undefined) {
+      Annotations.of(scope).addWarningV2(HOST_AMI_UNKNOWN_WARNING,
+        `The CUDA version of image ${show(this.tag)} is unknown, so it runs on SageMaker's default host AMI, whose driver cannot `
+        + 'start CUDA 13 images (vLLM DLC v2.x, LMI -cu130). Pass VllmImage.fromEcrRepository(repo, tag, { cudaVersion }) or inferenceAmiVersion.');
+    }
   }
 
   public bind(_scope: Construct, grantee: iam.IGrantable): VllmImageConfig {
@@ -219,7 +316,8 @@ class OwnRepositoryImage extends VllmImage {
     return {
       imageUri: this.repository.repositoryUriForTag(this.tag),
       convention: this.convention,
-      inferenceAmiVersion: this.inferenceAmiVersion,
+      inferenceAmiVersion: this.host.inferenceAmiVersion,
+      cudaMajorVersion: this.host.cudaMajor,
     };
   }
 }

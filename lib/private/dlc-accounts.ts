@@ -1,7 +1,9 @@
 /**
  * The ECR registry account of AWS Deep Learning Containers (vLLM DLC and LMI/djl-inference images) per region.
  *
- * Source: aws/deep-learning-containers `docs/reference/region_availability.md` (checked 2026-08). Most regions
+ * Source: aws/deep-learning-containers `docs/reference/region_availability.md`, published at
+ * https://aws.github.io/deep-learning-containers/reference/region_availability/ (checked 2026-11-30; the test
+ * `test/lib/dlc-accounts.test.ts` pins this map to that table row by row). Most regions
  * share 763104351884; opt-in regions and China have their own registry. We ship our own copy so that
  * synthesizing never calls AWS; a region missing here is reported at synth time when the stack's region is
  * known, and by CloudFormation (no mapping entry) when the stack is environment-agnostic.
@@ -26,6 +28,7 @@ export const DLC_ACCOUNT_BY_REGION: Readonly<Record<string, string>> = Object.fr
   'il-central-1': '780543022126',
   'me-central-1': '914824155844',
   'me-south-1': '217643126080',
+  'me-west-1': '124382933778',
   'af-south-1': '626614931356',
   'ap-east-1': '871362719292',
   'ap-east-2': '975050140332',

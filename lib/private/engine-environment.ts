@@ -118,10 +118,9 @@ function renderDlc({ model, options, tensorParallelSize }: EngineEnvironmentInpu
 
 function renderLmi({ model, options, tensorParallelSize }: EngineEnvironmentInput): Record<string, string> {
   const env: Record<string, string> = {
-    // LMI's vLLM async engine (OpenAI-compatible chat on /invocations); fail fast so SageMaker sees a failed start.
-    OPTION_ASYNC_MODE: 'true',
-    OPTION_ROLLING_BATCH: 'disable',
-    OPTION_ENTRYPOINT: 'djl_python.lmi_vllm.vllm_async_service',
+    // Since LMI 17, vLLM runs in async mode by default (vLLM's OpenAI modules behind /invocations), so the older
+    // recipe (OPTION_ASYNC_MODE, OPTION_ROLLING_BATCH=disable, OPTION_ENTRYPOINT) is not set. Fail fast so SageMaker
+    // sees a failed start instead of a container that answers /ping without a model.
     SERVING_FAIL_FAST: 'true',
     HF_MODEL_ID: model.huggingFaceModelId ?? MODEL_MOUNT_PATH,
   };

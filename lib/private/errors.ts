@@ -1,15 +1,22 @@
+import { ValidationError } from 'aws-cdk-lib';
+import { IConstruct } from 'constructs';
+
+/** aws-cdk-lib brands error names as literal strings; ours is one. */
+type ErrorName = ConstructorParameters<typeof ValidationError>[0];
+const NAME = 'PrefixAwareLlmValidationError' as ErrorName;
+
 /**
  * The one error the construct library throws for bad props: every problem found in one construct, listed
- * together, so a user fixes them all in one round instead of one synth per mistake.
+ * together, so a user fixes them all in one round instead of one synth per mistake. It is aws-cdk-lib's
+ * `ValidationError` (`Errors.isValidationError(e)` is true), attached to the construct that reported it.
  */
-export class PrefixAwareLlmValidationError extends Error {
+export class PrefixAwareLlmValidationError extends ValidationError {
   /** Each problem as one sentence: prop, allowed range, value received. */
   public readonly problems: readonly string[];
 
-  constructor(constructPath: string, problems: readonly string[]) {
+  constructor(scope: IConstruct, problems: readonly string[]) {
     const count = problems.length === 1 ? '1 invalid setting' : `${problems.length} invalid settings`;
-    super(`${constructPath} has ${count}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'PrefixAwareLlmValidationError';
+    super(NAME, `${scope.node.path} has ${count}:\n${problems.map((p) => `  - ${p}`).join('\n')}`, scope);
     this.problems = [...problems];
     Object.setPrototypeOf(this, new.target.prototype);
   }

@@ -40,8 +40,12 @@ export const EC2_CREATE_ENI_ACTIONS = ['ec2:CreateNetworkInterface'];
 /** Manage the interfaces SageMaker created (resource: network interfaces in this account and region). */
 export const EC2_MANAGE_ENI_ACTIONS = ['ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface'];
 
-/** What a client needs to call the endpoint, buffered and streaming (resource: this endpoint's ARN). */
-export const INVOKE_ENDPOINT_ACTIONS = ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'];
+/**
+ * What a client needs to call the endpoint, buffered and streaming (resource: this endpoint's ARN). The IAM service
+ * authorization reference lists no `InvokeEndpointWithResponseStream` action: the API reference of that operation
+ * says it is authorized by `sagemaker:InvokeEndpoint`.
+ */
+export const INVOKE_ENDPOINT_ACTIONS = ['sagemaker:InvokeEndpoint'];
 
 /** The OpenAI-compatible path authenticates with a bearer token; the action accepts only resource `*`. */
 export const CALL_WITH_BEARER_TOKEN_ACTIONS = ['sagemaker:CallWithBearerToken'];

@@ -1,39 +1,253 @@
-import { aws_cloudwatch as cloudwatch, Duration } from 'aws-cdk-lib';
+import { aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, Duration, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { EndpointMetrics } from '../monitoring';
+import { ALARM_DEFAULTS, EndpointAlarmOptions, EndpointAlarms, EndpointMetrics, EndpointMonitoringOptions } from '../monitoring';
+import { isKnownInteger, ProblemCollector } from './validation';
 
-/** How many alarms `createRollbackAlarms` makes. */
-export const DEFAULT_ROLLBACK_ALARM_COUNT = 1;
-
-/**
- * The alarm deployments roll back on: 5XX errors of the variant ≥ 1 in 2 of 3 consecutive minutes. Missing data
- * (no traffic) is not breaching, so an idle endpoint can still be updated.
- */
-export function createRollbackAlarms(scope: Construct, metrics: EndpointMetrics): cloudwatch.Alarm[] {
-  return [
-    new cloudwatch.Alarm(scope, 'Invocation5xxAlarm', {
-      alarmDescription: 'SageMaker variant returns 5XX errors; deployments roll back while this alarm is in ALARM.',
-      metric: metrics.invocation5xxErrors({ period: Duration.minutes(1) }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }),
-  ];
+/** What the alarms and the dashboard need to know about the endpoint. */
+export interface MonitoredEndpoint {
+  readonly metrics: EndpointMetrics;
+  /** `PREFIX_AWARE`'s concurrencyThreshold, when routing is prefix-aware. */
+  readonly concurrencyThreshold?: number;
+  /** The autoscaling target of concurrent requests per instance, when autoscaling is on. */
+  readonly scalingTarget?: number;
+  /** Instance count (initial or autoscaling minimum). */
+  readonly instanceCount: number;
+  /** GPUs per instance, when known: GPU metrics are summed over them. */
+  readonly gpuCount?: number;
+  /** vLLM's `gpuMemoryUtilization`, when set. */
+  readonly gpuMemoryUtilization?: number;
+  /** Whether to show the router sidecar's EMF metrics. */
+  readonly routerSidecarMetrics: boolean;
 }
 
-/** A small dashboard: traffic, latency, load spread, errors and GPUs of the variant. */
-export function createEndpointDashboard(scope: Construct, metrics: EndpointMetrics): cloudwatch.Dashboard {
-  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard');
-  dashboard.addWidgets(
-    new cloudwatch.GraphWidget({ title: 'Invocations', left: [metrics.invocations()], right: [metrics.invocationsPerInstance()] }),
-    new cloudwatch.GraphWidget({ title: 'Latency (µs, p90)', left: [metrics.modelLatency()], right: [metrics.overheadLatency()] }),
-    new cloudwatch.GraphWidget({ title: 'Concurrent requests per instance (max)', left: [metrics.concurrentRequestsPerModel()] }),
-  );
-  dashboard.addWidgets(
-    new cloudwatch.GraphWidget({ title: 'Errors', left: [metrics.invocation4xxErrors(), metrics.invocation5xxErrors()] }),
-    new cloudwatch.GraphWidget({ title: 'GPU (%)', left: [metrics.gpuUtilization(), metrics.gpuMemoryUtilization()] }),
-  );
-  return dashboard;
+/** The alarms as created (concrete, so their thresholds can be drawn on the dashboard). */
+export type CreatedAlarms = { readonly [K in keyof EndpointAlarms]?: cloudwatch.Alarm };
+
+/** Checks the alarm options; thresholds and periods are known at synth. */
+export function validateMonitoring(options: EndpointMonitoringOptions | undefined, problems: ProblemCollector): void {
+  if (!options) return;
+  const check = (name: string, alarm: EndpointAlarmOptions | undefined, range: { min: number; max: number; unit: string }) => {
+    if (!alarm) return;
+    const t = alarm.threshold;
+    if (t !== undefined && !(t >= range.min && t <= range.max)) {
+      problems.add(`monitoring.${name}.threshold must be between ${range.min} and ${range.max} ${range.unit} (got ${t})`);
+    }
+    problems.integerInRange(`monitoring.${name}.evaluationPeriods`, alarm.evaluationPeriods, 1, 100);
+    const evaluation = alarm.evaluationPeriods ?? 5;
+    if (alarm.datapointsToAlarm !== undefined) {
+      problems.integerInRange(`monitoring.${name}.datapointsToAlarm`, alarm.datapointsToAlarm, 1, evaluation);
+    }
+  };
+  check('errorRateAlarm', options.errorRateAlarm, { min: 0, max: 100, unit: 'percent' });
+  check('latencyAlarm', options.latencyAlarm, { min: 1, max: 3_600_000, unit: 'ms' });
+  check('concurrencyAlarm', options.concurrencyAlarm, { min: 0.01, max: 1, unit: '(share of concurrencyThreshold)' });
+  check('loadSpreadAlarm', options.loadSpreadAlarm, { min: 1, max: 1000, unit: '(busiest ÷ mean)' });
+  check('gpuMemoryAlarm', options.gpuMemoryAlarm, { min: 1, max: 100, unit: 'percent' });
+  problems.integerAtLeast('monitoring.errorRateAlarm.minInvocations', options.errorRateAlarm?.minInvocations, 1);
+  problems.integerAtLeast('monitoring.loadSpreadAlarm.minInvocationsPerInstance', options.loadSpreadAlarm?.minInvocationsPerInstance, 1);
+}
+
+/** Creates the enabled alarms; missing data (no traffic) never breaches, so an idle endpoint can be updated. */
+export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoint, options: EndpointMonitoringOptions = {}): CreatedAlarms {
+  const { metrics } = endpoint;
+  const period = metrics.period;
+  const made: Record<string, cloudwatch.Alarm> = {};
+  const add = (
+    key: keyof EndpointAlarms, id: string, alarmOptions: EndpointAlarmOptions | undefined,
+    defaults: { evaluationPeriods: number; datapointsToAlarm: number },
+    props: { metric: cloudwatch.IMetric; threshold: number; description: string },
+  ) => {
+    if (alarmOptions?.enabled === false) return;
+    const alarm = new cloudwatch.Alarm(scope, id, {
+      metric: props.metric,
+      threshold: props.threshold,
+      alarmDescription: props.description,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods,
+      datapointsToAlarm: alarmOptions?.datapointsToAlarm ?? Math.min(defaults.datapointsToAlarm, alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods),
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (options.alarmTopic) {
+      alarm.addAlarmAction(new actions.SnsAction(options.alarmTopic));
+      alarm.addOkAction(new actions.SnsAction(options.alarmTopic));
+    }
+    made[key] = alarm;
+  };
+
+  const errorRate = { ...ALARM_DEFAULTS.errorRate, ...options.errorRateAlarm };
+  add('errorRate', 'ErrorRateAlarm', options.errorRateAlarm, ALARM_DEFAULTS.errorRate, {
+    metric: metrics.guardedInvocation5xxRate(errorRate.minInvocations, { period }),
+    threshold: options.errorRateAlarm?.threshold ?? ALARM_DEFAULTS.errorRate.thresholdPercent,
+    description: 'The endpoint answers a share of requests with 5XX (model or container errors). Deployments roll back while it is in ALARM. '
+      + 'See docs/operations.md#5xx-error-rate.',
+  });
+
+  const latencyMs = options.latencyAlarm?.threshold ?? ALARM_DEFAULTS.latency.thresholdMs;
+  add('latency', 'ModelLatencyAlarm', options.latencyAlarm, ALARM_DEFAULTS.latency, {
+    metric: metrics.modelLatency({ period }),
+    // ModelLatency is in microseconds.
+    threshold: latencyMs * 1000,
+    description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. Deployments roll back while it `
+      + 'is in ALARM. See docs/operations.md#model-latency.',
+  });
+
+  if (endpoint.concurrencyThreshold !== undefined && isKnownInteger(endpoint.concurrencyThreshold)) {
+    const share = options.concurrencyAlarm?.threshold ?? ALARM_DEFAULTS.concurrency.shareOfThreshold;
+    add('concurrency', 'ConcurrencySaturationAlarm', options.concurrencyAlarm, ALARM_DEFAULTS.concurrency, {
+      metric: metrics.maxConcurrentRequestsPerInstance({ period }),
+      threshold: Math.max(1, Math.round(share * endpoint.concurrencyThreshold * 100) / 100),
+      description: `An instance holds at least ${Math.round(share * 100)} % of the PREFIX_AWARE concurrencyThreshold `
+        + `(${endpoint.concurrencyThreshold}) in flight: prefix affinity is saturating and requests spill to instances without their prefix. `
+        + 'See docs/operations.md#concurrency-saturation.',
+    });
+  }
+
+  if (!isKnownInteger(endpoint.instanceCount) || endpoint.instanceCount >= 2) {
+    const spread = { ...ALARM_DEFAULTS.loadSpread, ...options.loadSpreadAlarm };
+    add('loadSpread', 'LoadSpreadAlarm', options.loadSpreadAlarm, ALARM_DEFAULTS.loadSpread, {
+      metric: metrics.guardedInvocationsLoadSpread(spread.minInvocationsPerInstance, { period }),
+      threshold: spread.threshold,
+      description: `The busiest instance serves at least ${spread.threshold} × the mean requests per instance: a hot prefix is pinned to one `
+        + 'instance. See docs/operations.md#load-spread.',
+    });
+  }
+
+  const gpus = endpoint.gpuCount;
+  if (gpus !== undefined && isKnownInteger(gpus) && gpus >= 1) {
+    const d = ALARM_DEFAULTS.gpuMemory;
+    const configured = endpoint.gpuMemoryUtilization;
+    // A deploy-time value cannot size the threshold: fall back to vLLM's default share.
+    const vllmShare = configured !== undefined && !Token.isUnresolved(configured) ? configured : d.vllmDefaultUtilization;
+    const percent = options.gpuMemoryAlarm?.threshold ?? Math.min(d.maxPercent, Math.round(vllmShare * 100) + d.marginPercent);
+    add('gpuMemory', 'GpuMemoryAlarm', options.gpuMemoryAlarm, d, {
+      // GPUMemoryUtilization is summed over the instance's GPUs; Maximum over the period picks the hottest instance.
+      metric: new cloudwatch.MathExpression({
+        expression: `gpuMemory / ${gpus}`,
+        usingMetrics: { gpuMemory: metrics.gpuMemoryUtilization({ statistic: 'Maximum', period }) },
+        label: 'GPU memory, hottest instance (% per GPU)',
+        period,
+      }),
+      threshold: percent,
+      description: `GPU memory of an instance is at least ${percent} % per GPU, above what vLLM allocates (${Math.round(vllmShare * 100)} %): `
+        + 'memory outside its pool is growing toward out-of-memory. See docs/operations.md#gpu-memory.',
+    });
+  }
+  return made as CreatedAlarms;
+}
+
+/** The alarms that make a deployment roll back: the error rate and the latency alarm. */
+export function rollbackAlarmsOf(alarms: EndpointAlarms): cloudwatch.IAlarm[] {
+  return [alarms.errorRate, alarms.latency].filter((a): a is cloudwatch.Alarm => a !== undefined);
+}
+
+/** How many rollback alarms the options produce (for the ≤ 10 alarms check before they exist). */
+export function rollbackAlarmCount(options: EndpointMonitoringOptions | undefined): number {
+  return [options?.errorRateAlarm, options?.latencyAlarm].filter((o) => o?.enabled !== false).length;
+}
+
+const FULL = 24;
+const THIRD = 8;
+const HALF = 12;
+const HEIGHT = 6;
+
+/**
+ * The dashboard as rows of widgets, top to bottom: what an operator reads first (traffic and load spread), then
+ * per-instance pressure, latency, errors, GPUs, and the router sidecar and vLLM cache when available.
+ */
+export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: CreatedAlarms): cloudwatch.IWidget[][] {
+  const m = endpoint.metrics;
+  const rows: cloudwatch.IWidget[][] = [];
+  rows.push([
+    new cloudwatch.GraphWidget({
+      title: 'Requests: total and per instance', width: THIRD, height: HEIGHT,
+      left: [m.invocations(), m.invocationsPerInstance()], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Requests per instance (one line each)', width: THIRD, height: HEIGHT,
+      left: [m.perInstance('Invocations', 'Sum')], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Load spread: busiest ÷ mean instance (1 = even)', width: THIRD, height: HEIGHT,
+      left: [m.invocationsLoadSpread(), m.concurrencyLoadSpread()],
+      leftYAxis: { label: 'ratio', showUnits: false, min: 0 },
+      leftAnnotations: alarms.loadSpread ? [{ value: alarms.loadSpread.toAnnotation().value, label: 'load-spread alarm', color: '#d62728' }] : undefined,
+    }),
+  ]);
+  const concurrencyAnnotations: cloudwatch.HorizontalAnnotation[] = [];
+  if (endpoint.concurrencyThreshold !== undefined) {
+    concurrencyAnnotations.push({ value: endpoint.concurrencyThreshold, label: `PREFIX_AWARE concurrencyThreshold (${endpoint.concurrencyThreshold}): spills above`, color: '#d62728' });
+  }
+  if (endpoint.scalingTarget !== undefined) {
+    concurrencyAnnotations.push({ value: endpoint.scalingTarget, label: `autoscaling target (${endpoint.scalingTarget})`, color: '#2ca02c' });
+  }
+  rows.push([
+    new cloudwatch.GraphWidget({
+      title: 'In-flight requests per instance (max)', width: HALF, height: HEIGHT,
+      left: [m.perInstance('ConcurrentRequestsPerModel', 'Maximum')],
+      leftYAxis: { label: 'requests in flight', showUnits: false, min: 0 },
+      leftAnnotations: concurrencyAnnotations,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Latency percentiles (ms)', width: HALF, height: HEIGHT,
+      left: ['p50', 'p90', 'p99'].map((p) => millis(m.modelLatency({ statistic: p }), `model_${p}`, `model ${p}`)),
+      right: ['p50', 'p90', 'p99'].map((p) => millis(m.overheadLatency({ statistic: p }), `overhead_${p}`, `SageMaker overhead ${p}`)),
+      leftYAxis: { label: 'model latency (ms)', showUnits: false, min: 0 },
+      rightYAxis: { label: 'overhead (ms)', showUnits: false, min: 0 },
+      leftAnnotations: alarms.latency ? [{ value: alarms.latency.toAnnotation().value / 1000, label: 'latency alarm (p90)', color: '#d62728' }] : undefined,
+    }),
+  ]);
+  const gpus = endpoint.gpuCount;
+  const perGpu = (metric: cloudwatch.MathExpression, id: string) => gpus && gpus > 1
+    ? new cloudwatch.MathExpression({ expression: `${id} / ${gpus}`, usingMetrics: { [id]: metric }, label: metric.label, period: m.period })
+    : metric;
+  rows.push([
+    new cloudwatch.GraphWidget({
+      title: 'Errors (% of requests)', width: THIRD, height: HEIGHT,
+      left: [m.invocation5xxRate(), m.invocation4xxRate()], leftYAxis: { label: '% of requests', showUnits: false, min: 0 },
+      leftAnnotations: alarms.errorRate ? [{ value: alarms.errorRate.toAnnotation().value, label: '5XX alarm', color: '#d62728' }] : undefined,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'GPU utilization per instance (% per GPU)', width: THIRD, height: HEIGHT,
+      left: [perGpu(m.perInstanceHost('GPUUtilization', 'Average'), 'gpu_by_instance')], leftYAxis: { label: '% per GPU', showUnits: false, min: 0, max: 100 },
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'GPU memory per instance (% per GPU)', width: THIRD, height: HEIGHT,
+      left: [perGpu(m.perInstanceHost('GPUMemoryUtilization', 'Average'), 'gpu_memory_by_instance')], leftYAxis: { label: '% per GPU', showUnits: false, min: 0, max: 100 },
+      leftAnnotations: alarms.gpuMemory ? [{ value: alarms.gpuMemory.toAnnotation().value, label: 'GPU memory alarm', color: '#d62728' }] : undefined,
+    }),
+  ]);
+  if (endpoint.routerSidecarMetrics) {
+    rows.push([
+      new cloudwatch.GraphWidget({
+        title: 'Router: decisions by reason', width: THIRD, height: HEIGHT, stacked: true,
+        left: [m.routingDecisions()], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Router: time to first token (ms)', width: THIRD, height: HEIGHT,
+        left: ['p50', 'p90', 'p99'].map((p) => m.routerTimeToFirstToken({ statistic: p, label: `TTFT ${p}` })),
+        leftYAxis: { label: 'ms', showUnits: false, min: 0 },
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Router: cache hit, predicted vs reported (%)', width: THIRD, height: HEIGHT,
+        left: [m.routerPredictedCacheHitRate(), m.routerReportedCacheHitRate()], leftYAxis: { label: '% of prompt tokens', showUnits: false, min: 0, max: 100 },
+      }),
+    ]);
+  }
+  rows.push([
+    new cloudwatch.TextWidget({
+      width: FULL, height: 3,
+      markdown: '**vLLM prefix cache hit rate** (detailed observability, PromQL; graph widgets cannot draw PromQL yet). '
+        + 'Run in CloudWatch Query Studio:\n\n```\n' + m.vllmPrefixCacheHitRateQuery() + '\n```',
+    }),
+  ]);
+  return rows;
+}
+
+function millis(microseconds: cloudwatch.Metric, id: string, label: string): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    expression: `${id} / 1000`,
+    usingMetrics: { [id]: microseconds },
+    label,
+    period: microseconds.period ?? Duration.minutes(1),
+  });
 }

@@ -58,3 +58,35 @@ export function flattenReference(node: unknown): string {
   }
   return JSON.stringify(node);
 }
+
+/**
+ * Compliance-pack findings (cdk-nag NIST 800-53 R5 and HIPAA Security) that the construct's design answers, each
+ * acknowledged with the reason on the exact resource; anything else still reports.
+ */
+export function acknowledgeComplianceFindings(options: {
+  /** The execution role, when the construct created it. */
+  readonly createdRole?: IConstruct;
+  /** The endpoint configuration, when every instance type has local NVMe storage (no KmsKeyId possible). */
+  readonly nvmeEndpointConfig?: IConstruct;
+}): void {
+  const policy = options.createdRole?.node.tryFindChild('DefaultPolicy');
+  if (policy) {
+    for (const id of ['NIST.800.53.R5-IAMNoInlinePolicy', 'HIPAA.Security-IAMNoInlinePolicy']) {
+      Validations.of(policy).acknowledge({
+        id,
+        reason: 'The execution role\'s policy holds only this endpoint\'s statements (its image repository, model prefix, log group, '
+          + 'metric namespace) and lives and dies with the role; a customer-managed policy would add a reusable attach point without '
+          + 'narrowing any statement.',
+      });
+    }
+  }
+  if (options.nvmeEndpointConfig) {
+    for (const id of ['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured', 'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured']) {
+      Validations.of(options.nvmeEndpointConfig).acknowledge({
+        id,
+        reason: 'Every instance type of this endpoint has local NVMe instance storage, which the instance hardware encrypts; SageMaker '
+          + 'rejects a KmsKeyId in the endpoint configuration for such instance types (the construct refuses encryptionKey there).',
+      });
+    }
+  }
+}

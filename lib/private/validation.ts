@@ -1,4 +1,5 @@
 import { Duration, Token } from 'aws-cdk-lib';
+import { IConstruct } from 'constructs';
 import { PrefixAwareLlmValidationError } from './errors';
 
 /** A value we cannot check at synth time: a token, resolved only at deploy time. */
@@ -68,8 +69,8 @@ export class ProblemCollector {
   }
 
   /** Throws every collected problem at once, if there is any. */
-  public throwIfAny(constructPath: string): void {
-    if (this.problems.length > 0) throw new PrefixAwareLlmValidationError(constructPath, this.problems);
+  public throwIfAny(scope: IConstruct): void {
+    if (this.problems.length > 0) throw new PrefixAwareLlmValidationError(scope, this.problems);
   }
 }
 

@@ -1,5 +1,5 @@
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { addExampleStacks, EXAMPLE_STACK_NAMES } from '../../examples';
@@ -21,7 +21,7 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     expect(context['@aws-cdk/core:validateAgainstDefaultRules']).toBe(true);
   });
 
-  test('GIVEN the app WHEN synthesized THEN there are exactly the three example stacks, all environment-agnostic', () => {
+  test('GIVEN the app WHEN synthesized THEN there is exactly one stack per example, all environment-agnostic', () => {
     expect(assembly.stacks.map((s) => s.stackName).sort()).toEqual(Object.values(EXAMPLE_STACK_NAMES).sort());
     for (const stack of assembly.stacks) {
       expect(stack.environment.account).toBe('unknown-account');
@@ -34,6 +34,19 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       const flagged = Object.values(stack.manifest.metadata ?? {}).flat()
         .filter((entry) => entry.type === 'aws:cdk:warning' || entry.type === 'aws:cdk:error');
       expect(flagged).toEqual([]);
+    }
+  });
+
+  test('GIVEN every example WHEN synthesized THEN it has a stable endpoint name, a dashboard, and alarms that page an encrypted topic', () => {
+    for (const name of Object.values(EXAMPLE_STACK_NAMES)) {
+      const t = template(name);
+      const endpointName = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0].Properties.EndpointName;
+      expect(typeof endpointName).toBe('string');
+      t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+      const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
+      expect(alarms.length).toBeGreaterThanOrEqual(4);
+      for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^Alarms/) }]);
     }
   });
 
@@ -89,6 +102,24 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     });
     t.resourceCountIs('AWS::EC2::FlowLog', 1);
   });
+
+  test('GIVEN the router sidecar stack WHEN synthesized THEN each ml.g5.12xlarge runs four engines behind the sidecar image, under PREFIX_AWARE', () => {
+    const t = template(EXAMPLE_STACK_NAMES.routerSidecar);
+    const model = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer;
+    expect(JSON.stringify(model.Image)).toContain('cdk-hnb659fds-container-assets');
+    expect(model.Environment).toMatchObject({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '4',
+      PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware',
+      PREFIX_ROUTER_EMF: 'on',
+      PREFIX_ROUTER_EMF_ENDPOINT_NAME: stacks.routerSidecar.endpoint.endpointName,
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '4',
+    });
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [{ InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
+    });
+  });
 });
 
 describe('when an example file is read', () => {
@@ -96,6 +127,7 @@ describe('when an example file is read', () => {
     ['aws-benchmark-replica-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
     ['minimal-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
     ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
+    ['router-sidecar-stack.ts', '"ml.g5.12xlarge for endpoint usage"'],
   ])('GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s', (file, quota) => {
     const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
     expect(header).toContain('Hourly cost drivers');

@@ -3,12 +3,18 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy, TrafficShift } from '../../lib';
 import { baseProps, newStack, onlyResource, problemsFor, synth, warningsOf } from './helpers';
 
+/** The construct's rollback alarms: the 5XX error rate and ModelLatency p90. */
+const DEFAULT_ROLLBACK_ALARMS = [
+  { AlarmName: { Ref: expect.stringMatching(/^LlmErrorRateAlarm/) } },
+  { AlarmName: { Ref: expect.stringMatching(/^LlmModelLatencyAlarm/) } },
+];
+
 function deploymentOf(template: Template): Record<string, any> {
   return onlyResource(template, 'AWS::SageMaker::Endpoint').DeploymentConfig;
 }
 
 describe('when no deployment policy is given for a fleet', () => {
-  test('GIVEN 7 instances WHEN synthesized THEN rolling one instance at a time, rolling back one at a time, on the 5XX alarm', () => {
+  test('GIVEN 7 instances WHEN synthesized THEN rolling one instance at a time, rolling back one at a time, on the error-rate and latency alarms', () => {
     const { template } = synth({ instanceCount: 7 });
     expect(deploymentOf(template)).toEqual({
       RollingUpdatePolicy: {
@@ -17,11 +23,7 @@ describe('when no deployment policy is given for a fleet', () => {
         WaitIntervalInSeconds: 300,
         MaximumExecutionTimeoutInSeconds: 28800,
       },
-      AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } }] },
-    });
-    expect(onlyResource(template, 'AWS::CloudWatch::Alarm')).toMatchObject({
-      MetricName: 'Invocation5XXErrors', Namespace: 'AWS/SageMaker', Threshold: 1, EvaluationPeriods: 3, DatapointsToAlarm: 2,
-      TreatMissingData: 'notBreaching', ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AutoRollbackConfiguration: { Alarms: DEFAULT_ROLLBACK_ALARMS },
     });
   });
 
@@ -94,7 +96,7 @@ describe('when rolling durations are at or around their limits', () => {
 });
 
 describe('when blue/green is chosen', () => {
-  test('GIVEN defaults WHEN synthesized THEN all at once, 5-minute bake, 4-hour limit, rollback on the 5XX alarm', () => {
+  test('GIVEN defaults WHEN synthesized THEN all at once, 5-minute bake, 4-hour limit, rollback on the error-rate and latency alarms', () => {
     const { template } = synth({ deployment: DeploymentPolicy.blueGreen() });
     expect(deploymentOf(template)).toEqual({
       BlueGreenUpdatePolicy: {
@@ -102,7 +104,7 @@ describe('when blue/green is chosen', () => {
         TerminationWaitInSeconds: 0,
         MaximumExecutionTimeoutInSeconds: 14400,
       },
-      AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } }] },
+      AutoRollbackConfiguration: { Alarms: DEFAULT_ROLLBACK_ALARMS },
     });
   });
 
@@ -146,7 +148,7 @@ describe('when blue/green is chosen', () => {
 });
 
 describe('when deployment alarms are customised', () => {
-  test('GIVEN an extra alarm WHEN synthesized THEN it is added after the default alarm', () => {
+  test('GIVEN an extra alarm WHEN synthesized THEN it is added after the default alarms', () => {
     const stack = newStack();
     const latency = new cloudwatch.Alarm(stack, 'Latency', {
       metric: new cloudwatch.Metric({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency' }), threshold: 1e7, evaluationPeriods: 1,
@@ -154,24 +156,29 @@ describe('when deployment alarms are customised', () => {
     new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ deployment: DeploymentPolicy.rolling({ alarms: [latency] }) }));
     const alarms = deploymentOf(Template.fromStack(stack)).AutoRollbackConfiguration.Alarms;
     expect(alarms).toEqual([
-      { AlarmName: { Ref: expect.stringMatching(/^LlmInvocation5xxAlarm/) } },
+      ...DEFAULT_ROLLBACK_ALARMS,
       { AlarmName: { Ref: expect.stringMatching(/^Latency/) } },
     ]);
   });
 
-  test('GIVEN no alarms at all WHEN synthesized THEN no rollback config renders and a warning says so', () => {
+  test('GIVEN no alarms at all WHEN synthesized THEN no rollback config renders (the alarms still page) and a warning says so', () => {
     const { stack, template } = synth({ deployment: DeploymentPolicy.rolling({ useDefaultAlarms: false }) });
     expect(deploymentOf(template).AutoRollbackConfiguration).toBeUndefined();
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 0);
+    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm')).some((id) => id.startsWith('LlmErrorRateAlarm'))).toBe(true);
     expect(warningsOf(stack)).toEqual([
       'The deployment policy has no alarms: a broken update is not rolled back automatically. [ack: @cdk-prefix-aware-llm/deploymentWithoutAlarms]',
     ]);
   });
 
-  test('GIVEN 10 alarms in total (max) WHEN built THEN they are accepted, and 11 (max+1) are refused', () => {
+  test('GIVEN the latency alarm disabled WHEN synthesized THEN only the error-rate alarm rolls back', () => {
+    const { template } = synth({ monitoring: { latencyAlarm: { enabled: false } } });
+    expect(deploymentOf(template).AutoRollbackConfiguration.Alarms).toEqual([DEFAULT_ROLLBACK_ALARMS[0]]);
+  });
+
+  test('GIVEN 10 alarms in total (max: 2 default + 8) WHEN built THEN they are accepted, and 11 (max+1) are refused', () => {
     const stack = newStack();
-    const alarms = Array.from({ length: 10 }, (_, i) => cloudwatch.Alarm.fromAlarmArn(stack, `A${i}`, `arn:aws:cloudwatch:us-east-1:111122223333:alarm:a${i}`));
-    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ alarms: alarms.slice(0, 9) }) })).toEqual([]);
+    const alarms = Array.from({ length: 9 }, (_, i) => cloudwatch.Alarm.fromAlarmArn(stack, `A${i}`, `arn:aws:cloudwatch:us-east-1:111122223333:alarm:a${i}`));
+    expect(problemsFor({ deployment: DeploymentPolicy.rolling({ alarms: alarms.slice(0, 8) }) })).toEqual([]);
     expect(problemsFor({ deployment: DeploymentPolicy.rolling({ alarms }) }))
       .toEqual(['deployment alarms must be at most 10 in total (got 11)']);
   });

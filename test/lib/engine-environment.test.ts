@@ -68,13 +68,11 @@ describe('when rendering for the vLLM DLC (SM_VLLM_*)', () => {
 });
 
 describe('when rendering for LMI (OPTION_*)', () => {
-  test('GIVEN a Hugging Face model and defaults WHEN rendered THEN the vLLM async engine, model and TP are set', () => {
+  test('GIVEN a Hugging Face model and defaults WHEN rendered THEN model, TP and prefix caching are set, and no pre-LMI-17 async recipe', () => {
+    // LMI 17+ runs vLLM in async mode by default; OPTION_ASYNC_MODE / OPTION_ROLLING_BATCH / OPTION_ENTRYPOINT are not needed.
     expect(renderEngineEnvironment({ convention: EngineEnvConvention.LMI, model: HF, options: {}, tensorParallelSize: 8 })).toEqual({
       HF_MODEL_ID: 'meta-llama/Llama-3.1-70B-Instruct',
-      OPTION_ASYNC_MODE: 'true',
       OPTION_ENABLE_PREFIX_CACHING: 'true',
-      OPTION_ENTRYPOINT: 'djl_python.lmi_vllm.vllm_async_service',
-      OPTION_ROLLING_BATCH: 'disable',
       OPTION_TENSOR_PARALLEL_DEGREE: '8',
       SERVING_FAIL_FAST: 'true',
     });

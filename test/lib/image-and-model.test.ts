@@ -5,18 +5,21 @@ import {
   InferenceAmiVersion,
   ModelSource,
   PrefixAwareLlmEndpoint,
+  S3ModelOptions,
   VllmImage,
 } from '../../lib';
 import { DLC_ACCOUNT_BY_REGION } from '../../lib/private/dlc-accounts';
 import {
   actionsOf,
   baseProps,
+  build,
   environmentOf,
   newApp,
   newStack,
   onlyResource,
   policyStatements,
   problemsFor,
+  problemsOf,
   synth,
   variantOf,
   warningsOf,
@@ -101,7 +104,7 @@ describe('when a DLC tag is chosen', () => {
   });
 
   test('GIVEN an explicit AMI WHEN synthesized THEN it wins over the tag', () => {
-    const { template } = synth({ image: VllmImage.dlc({ inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_2_1 }) });
+    const { template } = synth({ image: VllmImage.dlc({ tag: 'server-sagemaker-cuda-v1.4', inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_2_1 }) });
     expect(variantOf(template).InferenceAmiVersion).toBe('al2-ami-sagemaker-inference-gpu-2-1');
   });
 
@@ -216,7 +219,7 @@ describe('when the model comes from S3', () => {
     const bucket = key
       ? s3.Bucket.fromBucketAttributes(stack, 'Models', { bucketName: 'my-models', encryptionKey: key })
       : s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
-    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ model: ModelSource.s3(bucket, prefix), enableNetworkIsolation: true }));
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ model: ModelSource.s3(bucket, prefix, { s3ManagedEncryption: !key }), enableNetworkIsolation: true }));
     return { stack, template: Template.fromStack(stack) };
   }
 
@@ -255,13 +258,124 @@ describe('when the model comes from S3', () => {
   test('GIVEN a leading slash WHEN built THEN it is refused', () => {
     const stack = newStack();
     const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
-    expect(problemsFor({ model: ModelSource.s3(bucket, '/models/llama') }))
+    expect(problemsFor({ model: ModelSource.s3(bucket, '/models/llama', { s3ManagedEncryption: true }) }))
       .toEqual(["model.prefix must not start with '/' (got '/models/llama')"]);
   });
 
   test('GIVEN an empty prefix WHEN built THEN the bucket root is refused', () => {
     const bucket = s3.Bucket.fromBucketName(new Stack(newApp(), 'Other'), 'Models', 'my-models');
-    expect(problemsFor({ model: ModelSource.s3(bucket, '') }))
+    expect(problemsFor({ model: ModelSource.s3(bucket, '', { s3ManagedEncryption: true }) }))
       .toEqual(["model.prefix must name a folder of model files, not the bucket root (got '')"]);
+  });
+});
+
+describe('when the S3 bucket is imported and its encryption must be declared', () => {
+  function s3Problems(options: S3ModelOptions, owned = false): readonly string[] {
+    const stack = newStack();
+    const bucket = owned ? new s3.Bucket(stack, 'Models') : s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
+    return problemsOf(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ model: ModelSource.s3(bucket, 'models/llama', options) })));
+  }
+
+  test('GIVEN an imported bucket without encryptionKey or s3ManagedEncryption WHEN built THEN synth fails saying what to pass', () => {
+    expect(s3Problems({})).toEqual(["model: the bucket 'TestStack/Models' is imported, so its encryption is unknown and an SSE-KMS bucket "
+      + 'would get no decrypt grant; pass ModelSource.s3(bucket, prefix, { encryptionKey }) for SSE-KMS or { s3ManagedEncryption: true } '
+      + 'for SSE-S3 (got neither)']);
+  });
+
+  test('GIVEN both encryptionKey and s3ManagedEncryption WHEN built THEN they are refused together', () => {
+    const stack = newStack();
+    const key = kms.Key.fromKeyArn(stack, 'K', 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
+    const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
+    expect(problemsOf(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
+      model: ModelSource.s3(bucket, 'models/llama', { encryptionKey: key, s3ManagedEncryption: true }),
+    })))).toEqual(['model: encryptionKey and s3ManagedEncryption exclude each other; pass the key for SSE-KMS, or s3ManagedEncryption: true for SSE-S3 (got both)']);
+  });
+
+  test('GIVEN a bucket created in the app WHEN built THEN no declaration is needed', () => {
+    expect(s3Problems({}, true)).toEqual([]);
+  });
+
+  test('GIVEN an imported bucket with its KMS key as a prop WHEN built THEN the role may decrypt with exactly that key', () => {
+    const stack = newStack();
+    const key = kms.Key.fromKeyArn(stack, 'K', 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
+    const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ model: ModelSource.s3(bucket, 'models/llama', { encryptionKey: key }) }));
+    const decrypt = policyStatements(Template.fromStack(stack)).find((st) => actionsOf(st).includes('kms:Decrypt'))!;
+    expect(decrypt.Resource).toBe('arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab');
+  });
+});
+
+describe('when the host AMI follows the CUDA version of the image', () => {
+  function amiOf(image: VllmImage): unknown {
+    const { stack, endpoint } = build({ image });
+    return (stack.resolve(endpoint.cfnEndpointConfig.productionVariants) as Array<Record<string, unknown>>)[0].inferenceAmiVersion;
+  }
+
+  test.each([
+    ['0.36.0-lmi28.0.0-cu130', InferenceAmiVersion.AL2023_GPU_4_1],
+    ['0.36.0-lmi28.0.0-cu130-v1.1', InferenceAmiVersion.AL2023_GPU_4_1],
+    ['0.36.0-lmi20.0.0-cu128-v1.0', InferenceAmiVersion.AL2_GPU_3_1],
+    ['0.36.0-lmi18.0.0-cu128', InferenceAmiVersion.AL2_GPU_3_1],
+    ['latest', undefined],
+  ])('GIVEN LMI tag %s WHEN built THEN the AMI is %s', (tag, ami) => {
+    expect(amiOf(VllmImage.lmi({ tag }))).toBe(ami);
+  });
+
+  test('GIVEN the default DLC (v2.3, CUDA 13) WHEN built THEN the CUDA 13 AMI is selected', () => {
+    expect(amiOf(VllmImage.dlc())).toBe(InferenceAmiVersion.AL2023_GPU_4_1);
+  });
+
+  test('GIVEN an own image with cudaVersion 13 WHEN built THEN the CUDA 13 AMI is selected and nothing is warned', () => {
+    const stack = newStack();
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-vllm');
+    const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ image: VllmImage.fromEcrRepository(repository, 'build-42', { cudaVersion: 13 }) }));
+    expect((stack.resolve(endpoint.cfnEndpointConfig.productionVariants) as any[])[0].inferenceAmiVersion).toBe(InferenceAmiVersion.AL2023_GPU_4_1);
+    expect(warningsOf(stack)).toEqual([]);
+  });
+
+  test('GIVEN an own image whose tag is a DLC v2 tag WHEN built THEN the CUDA 13 AMI is read from the tag', () => {
+    const stack = newStack();
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-vllm');
+    const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ image: VllmImage.fromEcrRepository(repository, 'server-sagemaker-cuda-v2.3') }));
+    expect((stack.resolve(endpoint.cfnEndpointConfig.productionVariants) as any[])[0].inferenceAmiVersion).toBe(InferenceAmiVersion.AL2023_GPU_4_1);
+  });
+
+  test('GIVEN an own image with an unknown CUDA version WHEN synthesized THEN an acknowledgeable warning names the way out', () => {
+    const stack = newStack();
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-vllm');
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ image: VllmImage.fromEcrRepository(repository, 'build-42') }));
+    expect(warningsOf(stack).join('\n')).toContain("Pass VllmImage.fromEcrRepository(repo, tag, { cudaVersion }) or inferenceAmiVersion");
+  });
+
+  test.each([
+    ['a CUDA 13 LMI tag on the CUDA 12 AMI', () => VllmImage.lmi({ tag: '0.36.0-lmi28.0.0-cu130-v1.1', inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_3_1 }),
+      "image.inferenceAmiVersion 'al2-ami-sagemaker-inference-gpu-3-1' has a CUDA 12 driver, but the image needs CUDA 13 (tag '0.36.0-lmi28.0.0-cu130-v1.1'); "
+      + "use 'al2023-ami-sagemaker-inference-gpu-4-1' (got 'al2-ami-sagemaker-inference-gpu-3-1')"],
+    ['the default DLC on the CUDA 12.2 AMI', () => VllmImage.dlc({ inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_2 }),
+      "image.inferenceAmiVersion 'al2-ami-sagemaker-inference-gpu-2' has a CUDA 12 driver, but the image needs CUDA 13 (tag 'server-sagemaker-cuda-v2.3'); "
+      + "use 'al2023-ami-sagemaker-inference-gpu-4-1' (got 'al2-ami-sagemaker-inference-gpu-2')"],
+  ])('GIVEN %s WHEN built THEN synth fails', (_name, image, message) => {
+    expect(problemsFor({ image: image() })).toEqual([message]);
+  });
+
+  test('GIVEN an own CUDA 13 image on the CUDA 12 AMI WHEN built THEN synth fails naming cudaVersion', () => {
+    const stack = newStack();
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-vllm');
+    expect(problemsOf(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
+      image: VllmImage.fromEcrRepository(repository, 'b', { cudaVersion: 13, inferenceAmiVersion: InferenceAmiVersion.AL2_GPU_3_1 }),
+    })))).toEqual(["image.inferenceAmiVersion 'al2-ami-sagemaker-inference-gpu-3-1' has a CUDA 12 driver, but the image needs CUDA 13 (cudaVersion 13); "
+      + "use 'al2023-ami-sagemaker-inference-gpu-4-1' (got 'al2-ami-sagemaker-inference-gpu-3-1')"]);
+  });
+
+  test('GIVEN a CUDA 12 image on the CUDA 13 AMI WHEN built THEN it is accepted (a newer driver runs older CUDA)', () => {
+    expect(problemsFor({ image: VllmImage.dlc({ tag: 'server-sagemaker-cuda-v1.4', inferenceAmiVersion: InferenceAmiVersion.AL2023_GPU_4_1 }) })).toEqual([]);
+  });
+
+  test.each([11, 14])('GIVEN cudaVersion %d WHEN built THEN it is refused with the allowed values', (cudaVersion) => {
+    const stack = newStack();
+    const repository = ecr.Repository.fromRepositoryName(stack, 'Repo', 'my-vllm');
+    expect(problemsOf(() => new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
+      image: VllmImage.fromEcrRepository(repository, 'b', { cudaVersion }),
+    })))).toEqual([`image.cudaVersion must be 12 or 13 (got ${cudaVersion})`]);
   });
 });

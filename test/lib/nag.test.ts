@@ -1,26 +1,68 @@
 import { App, aws_iam as iam, Stack, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, HIPAASecurityChecks, NagPack, NIST80053R5Checks } from 'cdk-nag';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { addExampleStacks } from '../../examples';
-import { PrefixAwareLlmEndpoint } from '../../lib';
+import { InstanceType, PrefixAwareLlmEndpoint } from '../../lib';
 import { baseProps } from './helpers';
 
 function cdkJsonContext(): Record<string, unknown> {
   return JSON.parse(readFileSync(join(__dirname, '..', '..', 'cdk.json'), 'utf8')).context;
 }
 
-function nagErrors(app: App): string[] {
-  return new AwsSolutionsChecks().validateScope(app).violations
+function nagErrors(app: App, pack: NagPack = new AwsSolutionsChecks()): string[] {
+  return pack.validateScope(app).violations
     .filter((v) => v.severity === 'error')
     .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
 }
 
-describe('when cdk-nag AwsSolutionsChecks reviews the examples', () => {
-  test('GIVEN every example stack WHEN checked THEN no error is left unacknowledged', () => {
-    const app = new App({ context: cdkJsonContext() });
-    addExampleStacks(app);
-    expect(nagErrors(app)).toEqual([]);
+/** Every finding of a pack, errors and warnings. */
+function nagFindings(app: App, pack: NagPack): string[] {
+  return pack.validateScope(app).violations.flatMap((v) => v.violatingResources.map((r) => `${v.severity} ${v.ruleName} at ${r.constructPath}`));
+}
+
+/** Acknowledged rule ids (and reasons) anywhere in the app. */
+function acknowledgements(app: App): Array<[string, string]> {
+  return app.node.findAll()
+    .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+    .flatMap((m) => Object.entries(m.data as Record<string, string>));
+}
+
+describe('when cdk-nag reviews the examples with AwsSolutions, NIST 800-53 R5 and HIPAA Security', () => {
+  // One app for the three packs: synthesizing the examples is the slow part.
+  const app = new App({ context: cdkJsonContext() });
+  addExampleStacks(app);
+
+  test.each([
+    ['AwsSolutions', () => new AwsSolutionsChecks()],
+    ['NIST 800-53 R5', () => new NIST80053R5Checks()],
+    ['HIPAA Security', () => new HIPAASecurityChecks()],
+  ])('GIVEN every example stack WHEN %s checks it THEN nothing is left unacknowledged (errors or warnings)', (_name, pack) => {
+    expect(nagFindings(app, pack())).toEqual([]);
+  });
+
+  test('GIVEN the acknowledgements WHEN read THEN each gives a specific reason', () => {
+    const acks = acknowledgements(app);
+    expect(acks.length).toBeGreaterThan(0);
+    for (const [id, reason] of acks) {
+      expect({ id, long: reason.length > 60 }).toEqual({ id, long: true });
+    }
+    const ids = new Set(acks.map(([id]) => id.replace(/^annotation::/i, '')));
+    for (const id of ['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured', 'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured']) {
+      expect(ids).toContain(id);
+    }
+  });
+});
+
+describe('when the construct is checked on an instance type without local NVMe', () => {
+  test('GIVEN ml.g4dn-like type without NVMe and no key WHEN NIST checks it THEN the missing KMS key is reported, not acknowledged', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Nag');
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
+      instanceType: InstanceType.of('ml.g7.2xlarge', { gpuCount: 1, hasLocalNvme: false }), endpointName: 'x',
+    }));
+    expect(nagErrors(app, new NIST80053R5Checks()).filter((e) => e.includes('KMSKeyConfigured')))
+      .toEqual(['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured at Nag/Llm/EndpointConfig']);
   });
 });
 

@@ -12,7 +12,7 @@ function privateVpcEndpoint(overrides: { securityGroups?: (stack: any, vpc: ec2.
   });
   const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
   const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
-    model: ModelSource.s3(bucket, 'models/llama'),
+    model: ModelSource.s3(bucket, 'models/llama', { s3ManagedEncryption: true }),
     enableNetworkIsolation: true,
     vpc,
     vpcSubnets: overrides.subnets,

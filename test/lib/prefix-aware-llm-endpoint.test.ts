@@ -71,13 +71,14 @@ describe('when only the model is given', () => {
     expect(endpoint.endpointName).toBe(name);
   });
 
-  test('GIVEN defaults WHEN synthesized THEN no KMS key, metrics config, dashboard or autoscaling is created', () => {
+  test('GIVEN defaults WHEN synthesized THEN no KMS key or autoscaling; enhanced metrics every 60 s and a dashboard are on', () => {
     expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').KmsKeyId).toBeUndefined();
-    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toBeUndefined();
-    template.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toEqual({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 });
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').RetainAllVariantProperties).toBeUndefined();
   });
+
 
   test('GIVEN defaults WHEN synthesized THEN the execution role trusts SageMaker only and has no managed policy', () => {
     const role = onlyResource(template, 'AWS::IAM::Role');
@@ -124,7 +125,8 @@ describe('when the children are listed', () => {
   test('GIVEN defaults WHEN built THEN the child ids are fixed', () => {
     const { endpoint } = build();
     expect(endpoint.node.children.map((c) => c.node.id).sort()).toEqual(
-      ['Endpoint', 'EndpointConfig', 'ExecutionRole', 'Invocation5xxAlarm', 'Model'].sort(),
+      ['ConcurrencySaturationAlarm', 'Dashboard', 'Endpoint', 'EndpointConfig', 'ErrorRateAlarm', 'ExecutionRole', 'GpuMemoryAlarm',
+        'LoadSpreadAlarm', 'Model', 'ModelLatencyAlarm'].sort(),
     );
   });
 });
@@ -298,7 +300,8 @@ describe('when endpointName is given', () => {
   test('GIVEN a valid name WHEN synthesized THEN the endpoint, alarm and log permissions use it', () => {
     const { template, endpoint } = synth({ endpointName: 'chat-llm' });
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').EndpointName).toBe('chat-llm');
-    expect(onlyResource(template, 'AWS::CloudWatch::Alarm').Dimensions).toContainEqual({ Name: 'EndpointName', Value: 'chat-llm' });
+    const latencyAlarm = Object.entries(template.findResources('AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith('LlmModelLatencyAlarm'))![1];
+    expect((latencyAlarm as any).Properties.Dimensions).toContainEqual({ Name: 'EndpointName', Value: 'chat-llm' });
     expect(endpoint.endpointName).toBe('chat-llm');
   });
 
@@ -358,7 +361,7 @@ describe('when a role is given', () => {
 });
 
 describe('when clients are granted access', () => {
-  test('GIVEN grantInvoke WHEN synthesized THEN InvokeEndpoint and the streaming variant apply to this endpoint ARN only', () => {
+  test('GIVEN grantInvoke WHEN synthesized THEN only sagemaker:InvokeEndpoint (which also authorizes streaming) applies, to this endpoint ARN only', () => {
     const stack = newStack();
     const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps());
     const client = new iam.Role(stack, 'Client', { assumedBy: new iam.AccountRootPrincipal() });
@@ -368,7 +371,7 @@ describe('when clients are granted access', () => {
     });
     const statements = (Object.values(policies)[0] as any).Properties.PolicyDocument.Statement;
     expect(statements).toEqual([{
-      Action: ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+      Action: 'sagemaker:InvokeEndpoint',
       Effect: 'Allow',
       Resource: { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointArn'] },
     }]);
@@ -381,7 +384,7 @@ describe('when clients are granted access', () => {
     endpoint.grantInvokeOpenAiCompatible(client);
     const statements = policyStatements(Template.fromStack(stack)).filter((s) => actionsOf(s).some((a) => a.startsWith('sagemaker:')));
     expect(statements.map((s) => actionsOf(s))).toEqual([
-      ['sagemaker:InvokeEndpoint', 'sagemaker:InvokeEndpointWithResponseStream'],
+      ['sagemaker:InvokeEndpoint'],
       ['sagemaker:CallWithBearerToken'],
     ]);
     expect(statements[1].Resource).toBe('*');

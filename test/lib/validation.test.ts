@@ -1,4 +1,5 @@
-import { App, aws_sagemaker as sagemaker, CfnParameter, Stack } from 'aws-cdk-lib';
+import { App, aws_sagemaker as sagemaker, CfnParameter, Errors, Stack } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { InstanceType, PrefixAwareLlmEndpoint, PrefixAwareLlmValidationError, RoutingStrategy } from '../../lib';
 import { ProblemCollector } from '../../lib/private/validation';
@@ -85,20 +86,28 @@ describe('when values are deploy-time tokens', () => {
 });
 
 describe('when problems are collected', () => {
+  const scope = new Construct(newStack(), 'L');
+
   test('GIVEN no problem WHEN thrown-if-any THEN nothing is thrown', () => {
-    expect(() => new ProblemCollector().throwIfAny('S/L')).not.toThrow();
+    expect(() => new ProblemCollector().throwIfAny(scope)).not.toThrow();
   });
 
-  test('GIVEN one problem WHEN thrown THEN the error says 1 invalid setting and keeps the problem', () => {
+  test('GIVEN one problem WHEN thrown THEN it is a core ValidationError attached to the construct, saying 1 invalid setting', () => {
     const problems = new ProblemCollector();
     problems.integerInRange('x', 0, 1, 2);
-    expect(() => problems.throwIfAny('S/L')).toThrow(new PrefixAwareLlmValidationError('S/L', ['x must be between 1 and 2 (got 0)']));
+    let caught: unknown;
     try {
-      problems.throwIfAny('S/L');
+      problems.throwIfAny(scope);
     } catch (error) {
-      expect((error as Error).message).toBe('S/L has 1 invalid setting:\n  - x must be between 1 and 2 (got 0)');
-      expect((error as Error).name).toBe('PrefixAwareLlmValidationError');
+      caught = error;
     }
+    expect(caught).toBeInstanceOf(PrefixAwareLlmValidationError);
+    expect(Errors.isValidationError(caught)).toBe(true);
+    const error = caught as PrefixAwareLlmValidationError;
+    expect(error.message).toBe('TestStack/L has 1 invalid setting:\n  - x must be between 1 and 2 (got 0)');
+    expect(error.name).toBe('PrefixAwareLlmValidationError');
+    expect(error.constructPath).toBe('TestStack/L');
+    expect(error.problems).toEqual(['x must be between 1 and 2 (got 0)']);
   });
 
   test('GIVEN undefined values WHEN checked THEN defaults apply and nothing is reported', () => {
