@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { documentedBlocks, prepareBlock, runnableBlocks, type ShellBlock } from './documented-commands';
+import { documentedBlocks, NOT_RUN_HERE, notRunReason, prepareBlock, runnableBlocks, type ShellBlock } from './documented-commands';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -54,7 +54,8 @@ function run(script: string, cwd: string, timeoutMs: number): Promise<{ code: nu
   });
 }
 
-const blocks = runnableBlocks(documentedBlocks(ROOT));
+const all = runnableBlocks(documentedBlocks(ROOT));
+const blocks = all.filter((b) => notRunReason(b) === undefined);
 
 describe('documented commands', () => {
   let scratch: string;
@@ -78,6 +79,13 @@ describe('documented commands', () => {
     expect(readme).toContain('--append');
     expect(readme).toContain('--backend-metrics');
     expect(readme).toContain('trace:mooncake-synthetic');
+  });
+
+  test('GIVEN the blocks not run here THEN each has a reason and matches exactly one block', () => {
+    for (const e of NOT_RUN_HERE) {
+      expect({ entry: e.contains, matches: all.filter((b) => b.file === e.file && b.text.includes(e.contains)).length }).toEqual({ entry: e.contains, matches: 1 });
+    }
+    expect(all.length - blocks.length).toBe(NOT_RUN_HERE.length);
   });
 
   test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))('GIVEN the block at %s THEN it runs to exit code 0', async (_where, block) => {

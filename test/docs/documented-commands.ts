@@ -21,6 +21,8 @@
  *     runs package.json's script S without its leading `npm run build &&`;
  *   - a block that only starts servers runs together with the next block of the same file (router.md starts a
  *     router in one block and calls it in the next), as a reader would;
+ *   - a few blocks are not run here, each listed in NOT_RUN_HERE with its reason (Docker, GPUs, AWS, or run by
+ *     another test);
  *   - blocks run in a scratch directory holding links to dist/, router/, node_modules/, package.json and
  *     tsconfig.json and a copy of docs/ (commands that rewrite docs rewrite the copy), so reports land there.
  */
@@ -30,6 +32,21 @@ import { join } from 'node:path';
 export const BOUND_SECONDS = 10;
 export const WARMUP_SECONDS = 2;
 export const TRACE_COUNT = 200;
+
+/**
+ * Blocks not run here, each for a stated reason. Every entry must match exactly one block (the test checks), so a
+ * new documented command cannot slip out of the test by accident.
+ */
+export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: string; readonly reason: string }[] = [
+  { file: 'docs/container.md', contains: 'docker build -f router/Dockerfile', reason: 'needs Docker and an AWS login; the Dockerfile and its build script are checked in test/router/container/dockerfile.test.ts and by npm run check:image-contexts' },
+  { file: 'docs/container.md', contains: 'docker compose -f examples/docker-compose.yml', reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts' },
+  { file: 'docs/container.md', contains: 'node dist/bin/prefix-router.js container', reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts' },
+  { file: 'docs/container.md', contains: 'docker run --gpus all', reason: 'needs Docker and GPUs' },
+];
+
+export function notRunReason(block: ShellBlock): string | undefined {
+  return NOT_RUN_HERE.find((e) => e.file === block.file && block.text.includes(e.contains))?.reason;
+}
 
 export interface ShellBlock {
   readonly file: string;
@@ -69,7 +86,8 @@ function logicalLines(text: string): string[] {
 /** True when every command of the block starts a server (and nothing else runs). */
 export function onlyStartsServers(block: ShellBlock): boolean {
   const commands = logicalLines(block.text).map((l) => l.replace(/(^|\s)#.*$/, '$1').trim()).filter((l) => l !== '' && !/^npm (ci|run build)\b/.test(l));
-  return commands.length > 0 && commands.every((c) => SERVER.test(c));
+  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
+  return commands.length > 0 && commands.every((c) => startsServer.test(c));
 }
 
 /** Joins blocks that only start servers with the block after them (same file). */
