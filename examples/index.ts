@@ -3,11 +3,13 @@ import { AwsBenchmarkReplicaStack } from './aws-benchmark-replica-stack';
 import { MinimalStack } from './minimal-stack';
 import { PrivateVpcStack } from './private-vpc-stack';
 import { RouterSidecarStack } from './router-sidecar-stack';
+import { RoutingAbVariantsStack } from './routing-ab-variants-stack';
 
 export { AwsBenchmarkReplicaStack } from './aws-benchmark-replica-stack';
 export { MinimalStack } from './minimal-stack';
 export { PrivateVpcStack } from './private-vpc-stack';
 export { RouterSidecarStack } from './router-sidecar-stack';
+export { RoutingAbVariantsStack } from './routing-ab-variants-stack';
 
 /** Stack names `bin/app.ts` (and `cdk synth`) use for the examples. */
 export const EXAMPLE_STACK_NAMES = {
@@ -15,6 +17,7 @@ export const EXAMPLE_STACK_NAMES = {
   minimal: 'PrefixAwareLlmMinimal',
   privateVpc: 'PrefixAwareLlmPrivateVpc',
   routerSidecar: 'PrefixAwareLlmRouterSidecar',
+  routingAbVariants: 'PrefixAwareLlmRoutingAbVariants',
 } as const;
 
 /** Adds every example stack, environment-agnostic, to the app. */
@@ -24,5 +27,6 @@ export function addExampleStacks(app: App) {
     minimal: new MinimalStack(app, EXAMPLE_STACK_NAMES.minimal),
     privateVpc: new PrivateVpcStack(app, EXAMPLE_STACK_NAMES.privateVpc),
     routerSidecar: new RouterSidecarStack(app, EXAMPLE_STACK_NAMES.routerSidecar),
+    routingAbVariants: new RoutingAbVariantsStack(app, EXAMPLE_STACK_NAMES.routingAbVariants),
   };
 }

@@ -9,3 +9,4 @@ export * from './autoscaling';
 export * from './deployment';
 export * from './monitoring';
 export * from './capacity';
+export type { RoutingVariant } from './routing-variants';

@@ -120,6 +120,25 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       ProductionVariants: [{ InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
     });
   });
+
+  test('GIVEN the routing A/B variants stack WHEN synthesized THEN two variants differ only in RoutingConfig, deploy blue/green, and a role may run prefix-router ab', () => {
+    const t = template(EXAMPLE_STACK_NAMES.routingAbVariants);
+    const config = Object.values(t.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties;
+    const [main, random] = config.ProductionVariants;
+    expect(main.VariantName).toBe('AllTraffic');
+    expect(random.VariantName).toBe('Random');
+    expect(main.RoutingConfig).toEqual({ RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } });
+    expect(random.RoutingConfig).toEqual({ RoutingStrategy: 'RANDOM' });
+    const strip = ({ VariantName: _n, RoutingConfig: _r, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(random)).toEqual(strip(main));
+    const endpoint = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0].Properties;
+    expect(endpoint.DeploymentConfig.RollingUpdatePolicy).toBeUndefined();
+    expect(endpoint.DeploymentConfig.BlueGreenUpdatePolicy).toBeDefined();
+    const actions = Object.values(t.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]));
+    expect(actions).toEqual(expect.arrayContaining(['sagemaker:UpdateEndpoint', 'sagemaker:CreateEndpointConfig', 'cloudwatch:GetMetricData', 'sagemaker:InvokeEndpoint']));
+  });
 });
 
 describe('when an example file is read', () => {
@@ -128,6 +147,7 @@ describe('when an example file is read', () => {
     ['minimal-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
     ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
     ['router-sidecar-stack.ts', '"ml.g5.12xlarge for endpoint usage"'],
+    ['routing-ab-variants-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
   ])('GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s', (file, quota) => {
     const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
     expect(header).toContain('Hourly cost drivers');

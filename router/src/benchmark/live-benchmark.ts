@@ -12,6 +12,7 @@ import { resolveLiveOptions, type LiveBenchmarkOptions, type LivePhase, type Liv
 import type { CancelCode } from './request-errors';
 import { plannedRequests } from './planned-requests';
 import { discoverModel } from './served-model';
+import type { RequestTransport } from './request-transport';
 import { StreamingClient, type StreamOutcome } from './streaming-client';
 
 /**
@@ -97,13 +98,18 @@ export function toStrategyRun(result: LiveBenchmarkResult, strategy: StrategyId 
   };
 }
 
+/** The default transport: the streaming HTTP client, to the request's OpenAI path under the target URL. */
+function httpTransport(client: StreamingClient): RequestTransport {
+  return { send: (request, body, options) => client.send(openAiPath(request), body, options), close: () => client.close() };
+}
+
 interface InFlight {
   readonly controller: AbortController;
 }
 
 class LiveRun {
   private readonly feed: RequestFeed;
-  private readonly client: StreamingClient;
+  private readonly client: RequestTransport;
   private readonly scraper: BackendMetricsScraper | undefined;
   private readonly ceilings: CeilingTracker | undefined;
   private readonly timeScale: number;
@@ -138,16 +144,16 @@ class LiveRun {
   constructor(
     private readonly options: ResolvedLiveOptions,
     private readonly model: string,
-    private readonly callbacks: Pick<LiveBenchmarkOptions, 'signal' | 'stopSignal' | 'onProgress'>,
+    private readonly callbacks: Pick<LiveBenchmarkOptions, 'signal' | 'stopSignal' | 'onProgress' | 'transport'>,
   ) {
     this.timeScale = options.timeScale;
     this.feed = new RequestFeed(options.workload.requests(), options.load, options.maxRequests);
-    this.client = new StreamingClient({
+    this.client = callbacks.transport ?? httpTransport(new StreamingClient({
       target: options.target,
       connections: options.maxConnections,
       instanceHeader: options.instanceHeader,
       headers: options.headers,
-    });
+    }));
     this.ceilings = options.ceilings === undefined ? undefined : new CeilingTracker(options.ceilings);
     this.scraper = options.backendMetricsUrls.length > 0 ? new BackendMetricsScraper(options.backendMetricsUrls, options.scrapeTimeoutMs) : undefined;
   }
@@ -289,7 +295,7 @@ class LiveRun {
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight.size);
     const startedAt = performance.now();
     const p = this.client
-      .send(openAiPath(request), body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
+      .send(request, body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
       .then((outcome) => this.finish(request, outcome));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { register as registerAb } from './ab-command';
 import { register as registerBench } from './bench-command';
 import { register as registerContainer } from './container-command';
 import { register as registerDemo } from './demo-command';
@@ -12,4 +13,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb];
