@@ -42,6 +42,12 @@ export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: 
   { file: 'docs/container.md', contains: 'docker compose -f examples/docker-compose.yml', reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts' },
   { file: 'docs/container.md', contains: 'node dist/bin/prefix-router.js container', reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts' },
   { file: 'docs/container.md', contains: 'docker run --gpus all', reason: 'needs Docker and GPUs' },
+  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmMinimal', reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts' },
+  { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --region', reason: 'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)' },
+  { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --api openai', reason: 'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'prefix-router ab --endpoint-name my-llm', reason: 'changes a deployed endpoint; run against a scripted control plane by test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'aws sagemaker update-endpoint', reason: 'the AWS CLI against a deployed endpoint (manual restore)' },
+  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab', reason: 'deploys to an AWS account; ab --variants runs against a scripted control plane in test/router/aws/validate-doc.test.ts' },
 ];
 
 export function notRunReason(block: ShellBlock): string | undefined {
