@@ -29,8 +29,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const BOUND_SECONDS = 10;
-export const WARMUP_SECONDS = 2;
+export const BOUND_SECONDS = 6;
+export const WARMUP_SECONDS = 1;
 export const TRACE_COUNT = 200;
 
 /**
@@ -159,7 +159,7 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     return m.replace(/\s*((?:\s#[^\n]*)?)$/, ` --duration ${BOUND_SECONDS}$1`);
   });
   text = text.replace(/npm run demo\b/g, () => {
-    applied.push('npm run demo → --duration 10 --time-scale 20');
+    applied.push('npm run demo → --duration 10 --time-scale 20 (its minimum duration)');
     return 'npm run demo -- --duration 10 --time-scale 20';
   });
 

@@ -16,15 +16,17 @@ describe('step-time jitter', () => {
 
   test.each([0.002, 0.05, 0.3])('GIVEN cv %p THEN factors have mean 1 and that coefficient of variation', (cv) => {
     const jitter = new StepJitter(cv, new SeededRng(7));
-    const n = 200_000;
+    const n = 50_000;
     let sum = 0;
     let sumSq = 0;
+    let min = Infinity;
     for (let i = 0; i < n; i++) {
       const f = jitter.apply(1);
-      expect(f).toBeGreaterThan(0);
+      min = Math.min(min, f);
       sum += f;
       sumSq += f * f;
     }
+    expect(min).toBeGreaterThan(0);
     const mean = sum / n;
     const sd = Math.sqrt(sumSq / n - mean * mean);
     expect(mean).toBeCloseTo(1, 2);
@@ -59,13 +61,13 @@ describe('step-time jitter', () => {
 
   test('GIVEN jitter WHEN decode stretches are fast-forwarded THEN events and steps equal step-by-step execution exactly (same draws, in step order)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 30 }), fc.constantFrom(0.01, 0.2, 0.5), (seed, requests, cv) => {
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 16 }), fc.constantFrom(0.01, 0.2, 0.5), (seed, requests, cv) => {
         const fast = run(roomy, true, cv, seed, requests);
         const slow = run(roomy, false, cv, seed, requests);
         expect(fast.events).toEqual(slow.events);
         expect(fast.steps.map(({ fastForwarded: _f, ...s }) => s)).toEqual(slow.steps.map(({ fastForwarded: _f, ...s }) => s));
       }),
-      { numRuns: 30 },
+      { numRuns: 12 },
     );
   });
 
