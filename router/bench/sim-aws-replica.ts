@@ -422,7 +422,10 @@ How to read it:
 See [router.md](router.md) (\`npm run bench:router\`): the decision and proxy overhead of the live router, against
 AWS's reported 1.3–1.9 ms for its managed routing.
 `;
-  await writeFile(join('docs', 'benchmarks.md'), doc);
+  // Keep the section npm run bench:policies writes (between its markers).
+  const previous = await readFile(join('docs', 'benchmarks.md'), 'utf8').catch(() => '');
+  const kept = /<!-- bench:policies -->[\s\S]*<!-- \/bench:policies -->/.exec(previous)?.[0];
+  await writeFile(join('docs', 'benchmarks.md'), kept === undefined ? doc : `${doc.trimEnd()}\n\n${kept}\n`);
   process.stdout.write(`wrote docs/benchmarks.md and reports/bench-sim/ in ${totalSeconds.toFixed(0)} s\n`);
 }
 

@@ -55,7 +55,7 @@ export class EmulatorMetrics {
   private readonly histograms: Record<'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration', Histogram<Label>>;
   private readonly times = new Map<string, RequestTimes>();
 
-  constructor(engine: EngineModel, modelName: string, profile?: EngineProfile) {
+  constructor(engine: EngineModel, modelName: string, profile: EngineProfile = engine.profile) {
     this.labels = { model_name: modelName, engine: '0' };
     const labels = this.labels;
     const registers = [this.registry];
@@ -116,8 +116,9 @@ export class EmulatorMetrics {
       },
     });
 
-    if (profile !== undefined) {
+    {
       // An info metric as vLLM exports it: a gauge fixed at 1 whose labels carry the cache configuration.
+      // Routers size their prefix index from it; bench sums it for the fleet ceiling.
       const info = new Gauge({
         name: 'vllm:cache_config_info',
         help: 'Information of the LLMEngine CacheConfig',
@@ -127,7 +128,7 @@ export class EmulatorMetrics {
       info.set({ block_size: String(profile.blockTokens), num_gpu_blocks: String(profile.kvCapacityBlocks), enable_prefix_caching: 'True', engine: '0' }, 1);
     }
 
-    const tokenBuckets = buckets125(profile?.maxModelLen ?? 131072);
+    const tokenBuckets = buckets125(profile.maxModelLen);
     const histogram = (name: string, help: string, buckets: number[]): Histogram<Label> => {
       const h = new Histogram({ name, help, labelNames: LABELS, buckets, registers });
       h.zero(labels); // zero-valued series from the start, as vLLM exposes them

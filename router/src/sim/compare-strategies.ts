@@ -1,5 +1,5 @@
 import type { EngineProfile } from '../emulator/engine-profile';
-import { DEFAULT_CONCURRENCY_THRESHOLD, DEFAULT_PREFIX_LENGTH, type PolicyConfig } from '../policy';
+import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
@@ -15,6 +15,8 @@ export interface StrategyComparisonConfig {
   readonly workload: Workload;
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
+  /** Router replicas sharing the traffic round-robin, with no shared state (default 1). */
+  readonly routers?: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
@@ -40,12 +42,6 @@ export interface StrategyComparison {
   readonly results: readonly SimulationResult[];
 }
 
-/** Option values a policy takes when its spec leaves them out; options equal to these stay out of labels. */
-const OPTION_DEFAULTS: Readonly<Record<string, unknown>> = {
-  prefixLength: DEFAULT_PREFIX_LENGTH,
-  concurrencyThreshold: DEFAULT_CONCURRENCY_THRESHOLD,
-};
-
 /**
  * A readable label for a policy config: its name, plus every option that differs from its default, even when
  * only one policy of that name ran (a tuned policy must not read as the default one in a report).
@@ -54,7 +50,7 @@ export function policyLabels(policies: readonly PolicyConfig[]): string[] {
   return policies.map((policy) => {
     const { name, ...options } = policy;
     const parts = Object.entries(options)
-      .filter(([k, v]) => v !== undefined && OPTION_DEFAULTS[k] !== v)
+      .filter(([k, v]) => v !== undefined && policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v)
       .map(([k, v]) => `${k}=${String(v)}`);
     return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
   });
@@ -76,6 +72,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       workload: config.workload,
       policy,
       instances: config.instances,
+      routers: config.routers,
       profile: config.profile,
       seed: config.seed,
       stepJitterCv: config.stepJitterCv,
@@ -107,6 +104,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
     workload: config.load ? { ...config.workload, load: config.load } : config.workload,
     environment: {
       instances: config.instances,
+      ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
       profile: config.profile.name,
       'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
