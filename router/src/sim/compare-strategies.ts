@@ -47,10 +47,14 @@ export interface StrategyComparison {
  * only one policy of that name ran (a tuned policy must not read as the default one in a report).
  */
 export function policyLabels(policies: readonly PolicyConfig[]): string[] {
+  // An option at its default is still shown when another strategy of the same name sets it otherwise (a sweep),
+  // so the compared dimension reads the same on every row.
+  const varies = (name: string, key: string): boolean =>
+    new Set(policies.filter((p) => p.name === name).map((p) => (p as unknown as Record<string, unknown>)[key])).size > 1;
   return policies.map((policy) => {
     const { name, ...options } = policy;
     const parts = Object.entries(options)
-      .filter(([k, v]) => v !== undefined && policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v)
+      .filter(([k, v]) => v !== undefined && (policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v || varies(name, k)))
       .map(([k, v]) => `${k}=${String(v)}`);
     return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
   });
