@@ -52,7 +52,7 @@ export interface PolicyTargetOptions {
 const WHY_HIT =
   "  (Why: where the instance holding a prompt's prefix has more prefill queued than recomputing the prefix elsewhere would cost, the cost model sends the request elsewhere — the `balanced` decisions — trading hits for TTFT; the fleet ceiling is one cache shared by all instances.)";
 const WHY_REPLICAS =
-  "  (Why: each replica sees only the prefill it queued itself, about a quarter of the real queues, so it stacks more on instances that hold a prefix; placement still agrees, as the hit rate shows.)";
+  "  (Why: a replica's index holds only what it routed itself, so most of its decisions are cold — another replica sent the conversation's earlier turns — and follow rendezvous order rather than the predicted cost, and each replica sees only the prefill it queued itself; placement still agrees, as the hit rate shows. Scaling a replica's own load view by the replica count made P90 worse in trials, so the gap is mainly the fragmented index.)";
 const WHY_SHARE =
   "  (Why: a new conversation goes where its system prompt is already cached, and a few system prompts over 7 instances do not divide evenly; latency is unaffected at this load.)";
 

@@ -103,6 +103,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
   private lastHashes = new Int32Array(0);
   private lastInstances: readonly InstanceView[] | undefined;
   private knownInstances = '';
+  /** Requests this router sent to each instance since the healthy set last changed. */
+  private readonly sent = new Map<string, number>();
 
   constructor(readonly options: CacheAwareOptions) {}
 
@@ -150,6 +152,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
       candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
+    const all = candidates.slice();
 
     if (this.options.sessionHeader !== '') {
       const session = sessionOf(request, this.options.sessionHeader);
@@ -159,6 +162,19 @@ export class CacheAwarePolicy implements RoutingPolicy {
         // Overloaded: following the session costs more than recomputing the whole prompt on the cheapest instance.
         if (c !== undefined && c.cost <= minCost + promptTokens) return this.decision(c, 'session-affinity', tokensPerBlock, promptTokens);
       }
+    }
+
+    // Bounded load in requests (Mirrokni et al. on request counts): an instance that has been sent more than
+    // BALANCE_FACTOR × its share of this router's requests is passed over while any other is not, whatever it
+    // holds. It stays over only until the others catch up, so a hot prefix spreads to the next instance (which then
+    // holds it too) instead of fixing each instance's share by how popular its cached prefixes happen to be.
+    // Cold prompts are exempt: rendezvous order, bounded by index contents, is what replicas agree on.
+    let anyMatchAll = false;
+    for (const c of candidates) if (c.matchedBlocks > 0) anyMatchAll = true;
+    if (anyMatchAll) {
+      this.dropOverShare(candidates);
+      minCost = Infinity;
+      for (const c of candidates) if (c.cost < minCost) minCost = c.cost;
     }
 
     // Near-equal: within the slack, and never more than a quarter of this prompt (a conversation's history is worth keeping).
@@ -185,8 +201,22 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (best === undefined || better(c, best)) best = c;
     }
     // cache-match: the longest match won; balanced: load chose among near-equal costs.
-    const reason: CacheAwareReason = best!.matchedBlocks > 0 && isLongest(best!, candidates) ? 'cache-match' : 'balanced';
+    const reason: CacheAwareReason = best!.matchedBlocks > 0 && isLongest(best!, all) ? 'cache-match' : 'balanced';
     return this.decision(best!, reason, tokensPerBlock, promptTokens);
+  }
+
+  /** Removes, in place, the candidates over BALANCE_FACTOR × their share of the requests sent, unless all are. */
+  private dropOverShare(candidates: Candidate[]): void {
+    let total = 0;
+    for (const c of candidates) total += this.sent.get(c.view.id) ?? 0;
+    // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉, never below 1/ε requests: until an instance's share is that many
+    // requests, one request moves it by more than ε, so a young router does not yet pass over what an instance holds.
+    const bound = Math.max(Math.ceil((BALANCE_FACTOR * (total + 1)) / candidates.length), Math.ceil(1 / (BALANCE_FACTOR - 1)));
+    const under = (c: Candidate) => (this.sent.get(c.view.id) ?? 0) + 1 <= bound;
+    if (!candidates.some(under)) return;
+    let n = 0;
+    for (const c of candidates) if (under(c)) candidates[n++] = c;
+    candidates.length = n;
   }
 
   /**
@@ -230,6 +260,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < matchedBlocks; i++) priorRecency[i] = index.recencyOf(hashes[i]) ?? 0;
     this.pending.set(decision, { instance: decision.instance, hashes, matchedBlocks, priorRecency });
     index.record(hashes, this.index.clock);
+    this.sent.set(decision.instance, (this.sent.get(decision.instance) ?? 0) + 1);
     if (this.options.sessionHeader !== '') {
       const session = sessionOf(request, this.options.sessionHeader);
       if (session !== undefined) {
@@ -263,6 +294,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     for (let i = 0; i < instances.length; i++) if (instances[i].healthy) key += `${instances[i].id}\n`;
     if (key === this.knownInstances) return;
     this.knownInstances = key;
+    this.sent.clear();
     this.index.retainOnly(new Set(instances.filter((v) => v.healthy).map((v) => v.id)));
   }
 }
