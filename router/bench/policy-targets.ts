@@ -201,7 +201,7 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
 
   return [
     START,
-    '## 4. cache-aware against the best SageMaker setting (`npm run bench:policies`)',
+    '## 5. cache-aware against the best SageMaker setting (`npm run bench:policies`)',
     '',
     `Produced by \`${o.label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the 2-core development machine (${INSTANCES} × ${PROFILE.name}, cold caches per strategy, seed 1). Each SageMaker figure is the best of the sweep \`${o.sweep}\` (${sweep.length} settings) by P90 TTFT; full reports in reports/bench-policies/. Every target of issue 12 is listed with its measured figure, met or not. cache-aware runs with its defaults, chosen for the reasons given in [router.md](router.md#cache-aware), not fitted to these workloads.`,
     '',
