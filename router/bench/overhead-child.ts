@@ -16,6 +16,8 @@ export interface ChildReady {
 
 export interface ChildCpu {
   readonly cpuUs: number;
+  /** The kernel's share of cpuUs (system time: loopback TCP, syscalls). */
+  readonly systemUs: number;
 }
 
 async function main(): Promise<void> {
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
     // CPU time used so far (µs, user + system), so the benchmark can report router CPU per request.
     if (message === 'cpu') {
       const usage = process.cpuUsage();
-      process.send?.({ cpuUs: usage.user + usage.system });
+      process.send?.({ cpuUs: usage.user + usage.system, systemUs: usage.system } satisfies ChildCpu);
     }
   });
   process.send?.({ urls } satisfies ChildReady);

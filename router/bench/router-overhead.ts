@@ -21,6 +21,7 @@ import { parseChatRequest, parseInvocationRequest, type RoutingRequest } from '.
 import { createRouterLogger, startRouter } from '../src/server';
 import type { RouterOptions } from '../src/config';
 import { startFakeBackend } from './fake-openai-backend';
+import { startNginxReference } from './nginx-reference';
 import { closedLoop, openLoop, percentile, sorted, type PathResult, type Target } from './load-generator';
 import type { ChildCpu, ChildReady } from './overhead-child';
 
@@ -55,6 +56,8 @@ export interface LatencyRow {
   readonly mode: string;
   /** Router process CPU time per routed request (µs), when it runs in its own process. */
   readonly routerCpuUsPerRequest?: number;
+  /** The kernel's (system time) part of routerCpuUsPerRequest. */
+  readonly routerSystemUsPerRequest?: number;
   readonly direct: { p50: number; p99: number; n: number; errors: number };
   readonly routed: { p50: number; p99: number; n: number; errors: number };
 }
@@ -63,6 +66,8 @@ export interface ThroughputRow {
   readonly mode: string;
   readonly directRps: number;
   readonly routedRps: number;
+  /** Through nginx (the reference proxy) in the same rounds; undefined when nginx is not installed. */
+  readonly nginxRps?: number;
   readonly errors: number;
 }
 
@@ -80,6 +85,8 @@ export interface RouterBenchResult {
   readonly decisions: DecisionRow[];
   readonly parse: { p50: number; p99: number };
   readonly machine: string;
+  /** "nginx 1.22.1, one worker" or why there was no reference proxy. */
+  readonly reference: string;
 }
 
 const BODY_BYTES = 32 * 1024;
@@ -119,7 +126,7 @@ interface Stack {
   readonly backendUrls: string[];
   readonly routerUrl: string;
   /** CPU time (µs) the router process has used so far; undefined in-process (it shares this process). */
-  routerCpuUs(): Promise<number | undefined>;
+  routerCpuUs(): Promise<ChildCpu | undefined>;
   stop(): Promise<void>;
 }
 
@@ -139,7 +146,10 @@ async function startStack(options: RouterBenchOptions): Promise<Stack> {
     };
   }
   const backendChild = await forkChild(['backend', String(options.backends)]);
-  const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))]);
+  // BENCH_ROUTER_CPU_PROF=<dir>: the router process writes a V8 CPU profile there when it stops (docs/router.md).
+  const profileDir = process.env.BENCH_ROUTER_CPU_PROF;
+  const profile = profileDir !== undefined && profileDir !== '' ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))], profile);
   return {
     backendUrls: backendChild.ready.urls,
     routerUrl: routerChild.ready.urls[0],
@@ -151,10 +161,10 @@ async function startStack(options: RouterBenchOptions): Promise<Stack> {
   };
 }
 
-async function forkChild(args: string[]): Promise<{ ready: ChildReady; cpuUs: () => Promise<number>; stop: () => Promise<void> }> {
+async function forkChild(args: string[], nodeFlags: string[] = []): Promise<{ ready: ChildReady; cpuUs: () => Promise<ChildCpu>; stop: () => Promise<void> }> {
   const ts = __filename.endsWith('.ts');
   const script = join(__dirname, ts ? 'overhead-child.ts' : 'overhead-child.js');
-  const child: ChildProcess = fork(script, args, { execArgv: ts ? ['-r', 'ts-node/register/transpile-only'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, args, { execArgv: [...(ts ? ['-r', 'ts-node/register/transpile-only'] : []), ...nodeFlags], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<ChildReady>((resolve, reject) => {
     child.once('message', (m) => resolve(m as ChildReady));
     child.once('exit', (code) => reject(new Error(`benchmark child ${args[0]} exited with ${code}`)));
@@ -162,8 +172,8 @@ async function forkChild(args: string[]): Promise<{ ready: ChildReady; cpuUs: ()
   return {
     ready,
     cpuUs: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m) => resolve((m as ChildCpu).cpuUs));
+      new Promise<ChildCpu>((resolve) => {
+        child.once('message', (m) => resolve(m as ChildCpu));
         child.send('cpu');
       }),
     stop: () =>
@@ -182,9 +192,10 @@ function latencyRow(mode: string, direct: PathResult, routed: PathResult, pick: 
   return { mode, direct: stats(direct), routed: stats(routed) };
 }
 
-async function measureThroughput(mode: string, direct: Target, routed: Target, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
+async function measureThroughput(mode: string, direct: Target, routed: Target, nginx: Target | undefined, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
   let directRps = 0;
   let routedRps = 0;
+  let nginxRps = 0;
   let errors = 0;
   for (let round = 0; round < 2; round++) {
     const d = await closedLoop(direct, bodies, options.concurrency, options.throughputPhaseMs);
@@ -192,8 +203,13 @@ async function measureThroughput(mode: string, direct: Target, routed: Target, b
     directRps += d.rps / 2;
     routedRps += r.rps / 2;
     errors += d.errors + r.errors;
+    if (nginx !== undefined) {
+      const n = await closedLoop(nginx, bodies, options.concurrency, options.throughputPhaseMs);
+      nginxRps += n.rps / 2;
+      errors += n.errors;
+    }
   }
-  return { mode, directRps, routedRps, errors };
+  return { mode, directRps, routedRps, ...(nginx !== undefined ? { nginxRps } : {}), errors };
 }
 
 /** Per-call timing of decide() (µs), after a warm-up. */
@@ -252,6 +268,12 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   const router = new Pool(stack.routerUrl, { connections: 256 });
   const directTarget: Target = { pool: direct, path: '/v1/chat/completions' };
   const routedTarget: Target = { pool: router, path: '/v1/chat/completions' };
+  // The reference proxy only where processes are separate (the benchmark), not in the in-process smoke test.
+  const nginx = options.isolation === 'child-process' ? await startNginxReference(stack.backendUrls) : { missing: 'not started in-process' };
+  const nginxPool = 'url' in nginx ? new Pool(nginx.url, { connections: 256 }) : undefined;
+  const nginxTarget: Target | undefined = nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
+  const reference = 'url' in nginx ? `nginx ${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
+  log(`reference proxy: ${reference}`);
   try {
     const plain = benchBodies(false);
     const streamed = benchBodies(true);
@@ -262,12 +284,13 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     await openLoop([directTarget, routedTarget], plain, options.rate, warmup, remaining());
     await openLoop([directTarget, routedTarget], streamed, options.rate, warmup, remaining());
 
-    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number }> => {
+    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number; system?: number }> => {
       const before = await stack.routerCpuUs();
       const results = await run();
       const after = await stack.routerCpuUs();
       const routed = results[1].samples.length + results[1].errors;
-      return { results, cpu: before === undefined || after === undefined ? undefined : (after - before) / routed };
+      if (before === undefined || after === undefined) return { results };
+      return { results, cpu: (after.cpuUs - before.cpuUs) / routed, system: (after.systemUs - before.systemUs) / routed };
     };
     log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, non-streamed`);
     const plainRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], plain, options.rate, options.requests, remaining()));
@@ -276,23 +299,25 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     const [dPlain, rPlain] = plainRun.results;
     const [dStream, rStream] = streamRun.results;
     const latency = [
-      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu },
-      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu },
+      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu, routerSystemUsPerRequest: plainRun.system },
+      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu, routerSystemUsPerRequest: streamRun.system },
       latencyRow('streamed, full response', dStream, rStream, (s) => s.totalUs),
     ];
     log(`throughput: closed loop, concurrency ${options.concurrency}`);
     const throughput = [
-      await measureThroughput('non-streamed', directTarget, routedTarget, plain, options),
-      await measureThroughput('streamed', directTarget, routedTarget, streamed, options),
+      await measureThroughput('non-streamed', directTarget, routedTarget, nginxTarget, plain, options),
+      await measureThroughput('streamed', directTarget, routedTarget, nginxTarget, streamed, options),
     ];
     log('decision time');
     const { decisions, parse } = measureDecisions(options.decisionIterations);
     const cpu = cpus();
     const machine = `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at the end`;
-    return { options, bodyBytes: BODY_BYTES, latency, throughput, decisions, parse, machine };
+    return { options, bodyBytes: BODY_BYTES, latency, throughput, decisions, parse, machine, reference };
   } finally {
     await direct.close();
     await router.close();
+    await nginxPool?.close();
+    if ('stop' in nginx) await nginx.stop();
     await stack.stop();
   }
 }
@@ -311,14 +336,17 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...r.latency.map(
       (l) =>
-        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs`} | ${l.direct.errors}/${l.routed.errors} |`,
+        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs (kernel ${(l.routerSystemUsPerRequest ?? 0).toFixed(0)})`} | ${l.direct.errors}/${l.routed.errors} |`,
     ),
     '',
-    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct and routed alternately (2 × ${o.throughputPhaseMs} ms each):`,
+    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct, routed and through the reference proxy alternately (2 × ${o.throughputPhaseMs} ms each). Reference proxy: ${r.reference}.`,
     '',
-    '| mode | direct req/s | routed req/s | routed / direct | errors |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...r.throughput.map((t) => `| ${t.mode} | ${t.directRps.toFixed(0)} | ${t.routedRps.toFixed(0)} | ${(t.routedRps / t.directRps).toFixed(2)} | ${t.errors} |`),
+    '| mode | direct req/s | routed req/s | nginx req/s | routed / direct | routed / nginx | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...r.throughput.map(
+      (t) =>
+        `| ${t.mode} | ${t.directRps.toFixed(0)} | ${t.routedRps.toFixed(0)} | ${t.nginxRps === undefined ? 'n/a' : t.nginxRps.toFixed(0)} | ${(t.routedRps / t.directRps).toFixed(2)} | ${t.nginxRps === undefined ? 'n/a' : `**${(t.routedRps / t.nginxRps).toFixed(2)}**`} | ${t.errors} |`,
+    ),
     '',
     `**Decision time** — \`policy.decide()\` in-process, ${o.decisionIterations.toLocaleString('en-US')} decisions per cell, p50 / p99 in microseconds (parsing a 32 KiB chat body, done once per request before deciding: p50 ${us(r.parse.p50)} µs, p99 ${us(r.parse.p99)} µs):`,
     '',
