@@ -178,7 +178,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     }
     let json: Record<string, unknown> = {};
     try {
-      json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      const parsed: unknown = JSON.parse(body.toString('utf8'));
+      if (typeof parsed === 'object' && parsed !== null) json = parsed as Record<string, unknown>;
     } catch {
       // /invocations may carry any payload
     }
