@@ -5,6 +5,7 @@
  *   overhead-child router <RouterOptions>   → starts a router (logs silent), sends { url }
  * and then waits for 'stop' on IPC.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startRouter, type RunningRouter } from '../src/server';
 import type { RouterOptions } from '../src/config';
 import { createRouterLogger } from '../src/server/logger';
@@ -12,6 +13,17 @@ import { startFakeBackend, type FakeBackend } from './fake-openai-backend';
 
 export interface ChildReady {
   readonly urls: string[];
+}
+
+/** Resource figures of the child (the chaos soak): after a full GC when the child runs with --expose-gc. */
+export interface ChildStats {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  /** Open TCP handles (listening sockets included). */
+  readonly tcpHandles: number;
+  /** Event-loop delay since the previous 'stats' message, in milliseconds. */
+  readonly eventLoopDelayP99Ms: number;
+  readonly eventLoopDelayMaxMs: number;
 }
 
 export interface ChildCpu {
@@ -39,7 +51,22 @@ async function main(): Promise<void> {
   } else {
     throw new Error(`unknown role ${role}`);
   }
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
   process.on('message', (message) => {
+    if (message === 'stats') {
+      (globalThis as { gc?: () => void }).gc?.();
+      const memory = process.memoryUsage();
+      const stats: ChildStats = {
+        rssBytes: memory.rss,
+        heapUsedBytes: memory.heapUsed,
+        tcpHandles: process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP')).length,
+        eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
+        eventLoopDelayMaxMs: delay.max / 1e6,
+      };
+      delay.reset();
+      process.send?.(stats);
+    }
     if (message === 'stop') void stop().then(() => process.exit(0));
     // CPU time used so far (µs, user + system), so the benchmark can report router CPU per request.
     if (message === 'cpu') {

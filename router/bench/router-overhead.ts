@@ -23,7 +23,7 @@ import type { RouterOptions } from '../src/config';
 import { startFakeBackend } from './fake-openai-backend';
 import { startNginxReference } from './nginx-reference';
 import { closedLoop, openLoop, percentile, sorted, type PathResult, type Target } from './load-generator';
-import type { ChildCpu, ChildReady } from './overhead-child';
+import type { ChildCpu, ChildReady, ChildStats } from './overhead-child';
 
 export interface RouterBenchOptions {
   /** Requests per second sent to EACH path (routed and direct) in the latency phase. */
@@ -161,7 +161,15 @@ async function startStack(options: RouterBenchOptions): Promise<Stack> {
   };
 }
 
-async function forkChild(args: string[], nodeFlags: string[] = []): Promise<{ ready: ChildReady; cpuUs: () => Promise<ChildCpu>; stop: () => Promise<void> }> {
+export interface BenchChild {
+  readonly ready: ChildReady;
+  cpuUs(): Promise<ChildCpu>;
+  stats(): Promise<ChildStats>;
+  stop(): Promise<void>;
+}
+
+/** Forks overhead-child (compiled, or through ts-node under jest) with `nodeFlags`. */
+export async function forkChild(args: string[], nodeFlags: string[] = []): Promise<BenchChild> {
   const ts = __filename.endsWith('.ts');
   const script = join(__dirname, ts ? 'overhead-child.ts' : 'overhead-child.js');
   const child: ChildProcess = fork(script, args, { execArgv: [...(ts ? ['-r', 'ts-node/register/transpile-only'] : []), ...nodeFlags], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -175,6 +183,11 @@ async function forkChild(args: string[], nodeFlags: string[] = []): Promise<{ re
       new Promise<ChildCpu>((resolve) => {
         child.once('message', (m) => resolve(m as ChildCpu));
         child.send('cpu');
+      }),
+    stats: () =>
+      new Promise<ChildStats>((resolve) => {
+        child.once('message', (m) => resolve(m as ChildStats));
+        child.send('stats');
       }),
     stop: () =>
       new Promise<void>((resolve) => {

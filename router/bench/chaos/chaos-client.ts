@@ -17,6 +17,8 @@ export interface Outcome {
   /** The router error code for http_error / stream_error. */
   readonly code?: string;
   readonly retryAfter?: string;
+  /** The socket error of a 'cut' before any response (ECONNREFUSED, ECONNRESET, ...). */
+  readonly errorCode?: string;
   /** Milliseconds from sending to the end of the response. */
   readonly ms: number;
 }
@@ -61,7 +63,9 @@ export function sendChaosRequest(r: ChaosRequest): Promise<Outcome> {
       finish({ kind: 'aborted' });
       req.destroy();
     };
-    req.on('error', () => finish({ kind: r.abort !== undefined ? 'aborted' : 'cut' }));
+    req.on('error', (err: Error & { code?: string }) =>
+      finish(r.abort !== undefined ? { kind: 'aborted' } : { kind: 'cut', ...(err.code !== undefined ? { errorCode: err.code } : {}) }),
+    );
     req.on('response', (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => {
