@@ -53,7 +53,7 @@ export async function loadCounters(router: RunningRouter): Promise<Record<string
     for (const field of LOAD_FIELDS) if (typeof stats[field] === 'number') out[`${b.id} ${field}`] = stats[field] as number;
   }
   for (const metric of await router.metricsRegistry.getMetricsAsJSON()) {
-    if (metric.type !== 'gauge' || metric.name === 'prefix_router_backend_healthy') continue;
+    if (String(metric.type) !== 'gauge' || metric.name === 'prefix_router_backend_healthy') continue;
     for (const v of metric.values) out[`${metric.name}{${Object.values(v.labels).join(',')}}`] = v.value;
   }
   return out;

@@ -139,7 +139,7 @@ const path = fc.oneof(
 
 const method = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 3, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS') }, { weight: 1, arbitrary: fc.constantFrom('FOO', 'P0ST', 'GET ') });
 
-function httpRequest(m: string, p: string, b: Buffer, headers: string[], f: Framing): Buffer {
+function httpRequest(m: string, p: string, b: Buffer, headers: readonly string[], f: Framing): Buffer {
   const lines = [`${m} ${p} HTTP/1.1`, 'Host: fuzz', 'Connection: close', ...headers];
   let payload = b;
   if (f === 'content-length') lines.push(`Content-Length: ${b.length}`);
