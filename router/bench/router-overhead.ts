@@ -285,7 +285,7 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   const nginx = options.isolation === 'child-process' ? await startNginxReference(stack.backendUrls) : { missing: 'not started in-process' };
   const nginxPool = 'url' in nginx ? new Pool(nginx.url, { connections: 256 }) : undefined;
   const nginxTarget: Target | undefined = nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
-  const reference = 'url' in nginx ? `nginx ${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
+  const reference = 'url' in nginx ? `${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
   log(`reference proxy: ${reference}`);
   try {
     const plain = benchBodies(false);

@@ -19,6 +19,8 @@ import { runSlowClients } from './slow-clients';
 import { mib, runSoak } from './soak';
 
 interface ScenarioReport {
+  /** Set by the runner: the --only name. */
+  key?: string;
   readonly name: string;
   readonly figures: string;
   readonly violations: readonly string[];
@@ -42,8 +44,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     return { name: 'Backend that accepts and never answers (upstreamHeadersTimeoutMs 1000)', figures: json(r.figures), violations: r.violations };
   },
   'gray-failure': async () => {
-    const r = await runGrayFailure({ durationMs: 10_000, concurrency: 16, slowMs: 300, concurrencyThreshold: 4 });
-    return { name: 'Gray failure: one of three backends 300 ms slow, passing health checks, 16 concurrent clients for 10 s', figures: json(r.figures), violations: r.violations };
+    const r = await runGrayFailure({ durationMs: 10_000, concurrency: 10, slowMs: 300, concurrencyThreshold: 4 });
+    return { name: 'Gray failure: one of three backends 300 ms slow, passing health checks, 10 concurrent clients for 10 s (concurrencyThreshold 4)', figures: json(r.figures), violations: r.violations };
   },
   'error-statuses': async () => {
     const r = await runErrorStatuses({ requestsPerStatus: 500 });
@@ -92,13 +94,27 @@ export const SCENARIOS: Record<string, Scenario> = {
 
 const BEGIN = '<!-- test:chaos:begin -->';
 const END = '<!-- test:chaos:end -->';
+const HEADER = ['| scenario | result | figures | measured |', '| --- | --- | --- | --- |'];
 
-function writeIntoDocs(markdown: string): string {
+/** One table row per scenario, keyed by its --only name, so a partial run updates only its own rows. */
+export function mergeRows(currentBlock: string, rows: ReadonlyMap<string, string>): string {
+  const kept = new Map<string, string>();
+  for (const line of currentBlock.split('\n')) {
+    const key = /^\| `([a-z-]+)` /.exec(line)?.[1];
+    if (key !== undefined && key in SCENARIOS) kept.set(key, line);
+  }
+  for (const [key, row] of rows) kept.set(key, row);
+  const ordered = Object.keys(SCENARIOS).filter((k) => kept.has(k)).map((k) => kept.get(k) as string);
+  return [...HEADER, ...ordered].join('\n');
+}
+
+function writeIntoDocs(rows: ReadonlyMap<string, string>): string {
   const docs = join(__dirname, '..', '..', '..', ...(__filename.endsWith('.ts') ? [] : ['..']), 'docs', 'reliability.md');
   const current = existsSync(docs) ? readFileSync(docs, 'utf8') : '';
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
-  const block = `${BEGIN}\n${markdown}\n${END}`;
+  const inside = start !== -1 && end > start ? current.slice(start + BEGIN.length, end) : '';
+  const block = `${BEGIN}\n${mergeRows(inside, rows)}\n${END}`;
   writeFileSync(docs, start !== -1 && end > start ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}` : `${current}\n${block}\n`);
   return docs;
 }
@@ -119,21 +135,23 @@ async function main(): Promise<void> {
   for (const name of names) {
     process.stderr.write(`test:chaos: ${name}\n`);
     const r = await SCENARIOS[name](soakSeconds);
+    r.key = name;
     reports.push(r);
     process.stderr.write(`test:chaos: ${name}: ${r.violations.length === 0 ? 'passed' : `FAILED: ${r.violations.join('; ')}`}\n`);
   }
   const cpu = cpus();
   const command = `npm run test:chaos${argv.length > 0 ? ` -- ${argv.filter((a) => a !== '--no-write').join(' ')}` : ''}`;
-  const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`${command}\` on ${cpu.length} × ${cpu[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadStart.toFixed(1)} at the start and ${loadavg()[0].toFixed(1)} at the end (other work shared the machine).`,
-    '',
-    '| scenario | result | figures |',
-    '| --- | --- | --- |',
-    ...reports.map((r) => `| ${r.name} | ${r.violations.length === 0 ? 'passed' : `**failed**: ${r.violations.join('; ').replace(/\|/g, '/')}`} | ${r.figures.replace(/\|/g, '/')} |`),
-  ];
-  const markdown = lines.join('\n');
+  const measured = `${new Date().toISOString().slice(0, 10)}, \`${command}\`, ${cpu.length} × ${cpu[0]?.model ?? 'CPU'}, Node ${process.version}, load average ${loadStart.toFixed(1)} → ${loadavg()[0].toFixed(1)}`;
+  const cell = (text: string): string => text.replace(/\|/g, '/');
+  const rows = new Map(
+    reports.map((r) => [
+      r.key as string,
+      `| \`${r.key}\` ${cell(r.name)} | ${r.violations.length === 0 ? 'passed' : `**failed**: ${cell(r.violations.join('; '))}`} | ${cell(r.figures)} | ${cell(measured)} |`,
+    ]),
+  );
+  const markdown = [...HEADER, ...rows.values()].join('\n');
   process.stdout.write(`${markdown}\n`);
-  if (!argv.includes('--no-write') && only === undefined) process.stderr.write(`test:chaos: written to ${writeIntoDocs(markdown)}\n`);
+  if (!argv.includes('--no-write')) process.stderr.write(`test:chaos: written to ${writeIntoDocs(rows)}\n`);
   process.exit(reports.every((r) => r.violations.length === 0) ? 0 : 1);
 }
 
