@@ -3,12 +3,14 @@
  * own event loop (as in production). Started with child_process.fork:
  *   overhead-child backend <count>          → starts <count> fake backends, sends { urls }
  *   overhead-child router <RouterOptions>   → starts a router (logs silent), sends { url }
+ *   overhead-child bare-proxy <urls JSON>   → starts the bare Node.js proxy (bare-node-proxy.ts), sends { url }
  * and then waits for 'stop' on IPC.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startRouter, type RunningRouter } from '../src/server';
 import type { RouterOptions } from '../src/config';
 import { createRouterLogger } from '../src/server/logger';
+import { startBareNodeProxy } from './bare-node-proxy';
 import { startFakeBackend, type FakeBackend } from './fake-openai-backend';
 
 export interface ChildReady {
@@ -48,6 +50,10 @@ async function main(): Promise<void> {
     const router: RunningRouter = await startRouter(JSON.parse(arg) as RouterOptions, { logger: createRouterLogger('silent') });
     urls = [router.url];
     stop = () => router.close();
+  } else if (role === 'bare-proxy') {
+    const proxy = await startBareNodeProxy(JSON.parse(arg) as string[]);
+    urls = [proxy.url];
+    stop = () => proxy.close();
   } else {
     throw new Error(`unknown role ${role}`);
   }

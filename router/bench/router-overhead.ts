@@ -68,6 +68,11 @@ export interface ThroughputRow {
   readonly routedRps: number;
   /** Through nginx (the reference proxy) in the same rounds; undefined when nginx is not installed. */
   readonly nginxRps?: number;
+  /** Through the bare Node.js proxy (bare-node-proxy.ts: same stack, no features) in the same rounds. */
+  readonly bareRps?: number;
+  /** Process CPU per request at saturation (µs), router and bare proxy, when they run in their own processes. */
+  readonly routedCpuUs?: number;
+  readonly bareCpuUs?: number;
   readonly errors: number;
 }
 
@@ -125,6 +130,9 @@ function generateBodies(stream: boolean): Buffer[] {
 interface Stack {
   readonly backendUrls: string[];
   readonly routerUrl: string;
+  /** The bare Node.js proxy (child-process runs only). */
+  readonly bareUrl?: string;
+  bareCpuUs?(): Promise<ChildCpu>;
   /** CPU time (µs) the router process has used so far; undefined in-process (it shares this process). */
   routerCpuUs(): Promise<ChildCpu | undefined>;
   stop(): Promise<void>;
@@ -150,12 +158,16 @@ async function startStack(options: RouterBenchOptions): Promise<Stack> {
   const profileDir = process.env.BENCH_ROUTER_CPU_PROF;
   const profile = profileDir !== undefined && profileDir !== '' ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))], profile);
+  const bareChild = await forkChild(['bare-proxy', JSON.stringify(backendChild.ready.urls)]);
   return {
     backendUrls: backendChild.ready.urls,
     routerUrl: routerChild.ready.urls[0],
+    bareUrl: bareChild.ready.urls[0],
     routerCpuUs: () => routerChild.cpuUs(),
+    bareCpuUs: () => bareChild.cpuUs(),
     async stop() {
       await routerChild.stop();
+      await bareChild.stop();
       await backendChild.stop();
     },
   };
@@ -205,24 +217,50 @@ function latencyRow(mode: string, direct: PathResult, routed: PathResult, pick: 
   return { mode, direct: stats(direct), routed: stats(routed) };
 }
 
-async function measureThroughput(mode: string, direct: Target, routed: Target, nginx: Target | undefined, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
+interface ThroughputPaths {
+  readonly direct: Target;
+  readonly routed: Target;
+  readonly nginx?: Target;
+  readonly bare?: Target;
+  readonly routedCpu: () => Promise<ChildCpu | undefined>;
+  readonly bareCpu?: () => Promise<ChildCpu | undefined>;
+}
+
+/** Closed loop on each path in turn, twice; CPU per request of the router and bare proxy during their phases. */
+async function measureThroughput(mode: string, paths: ThroughputPaths, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
   let directRps = 0;
   let routedRps = 0;
   let nginxRps = 0;
+  let bareRps = 0;
   let errors = 0;
-  for (let round = 0; round < 2; round++) {
-    const d = await closedLoop(direct, bodies, options.concurrency, options.throughputPhaseMs);
-    const r = await closedLoop(routed, bodies, options.concurrency, options.throughputPhaseMs);
-    directRps += d.rps / 2;
-    routedRps += r.rps / 2;
-    errors += d.errors + r.errors;
-    if (nginx !== undefined) {
-      const n = await closedLoop(nginx, bodies, options.concurrency, options.throughputPhaseMs);
-      nginxRps += n.rps / 2;
-      errors += n.errors;
+  const cpu = { routed: { us: 0, n: 0 }, bare: { us: 0, n: 0 } };
+  const phase = async (target: Target, meter?: () => Promise<ChildCpu | undefined>, into?: { us: number; n: number }): Promise<number> => {
+    const before = await meter?.();
+    const r = await closedLoop(target, bodies, options.concurrency, options.throughputPhaseMs);
+    const after = await meter?.();
+    errors += r.errors;
+    if (before !== undefined && after !== undefined && into !== undefined) {
+      into.us += after.cpuUs - before.cpuUs;
+      into.n += r.done;
     }
+    return r.rps / 2;
+  };
+  for (let round = 0; round < 2; round++) {
+    directRps += await phase(paths.direct);
+    routedRps += await phase(paths.routed, paths.routedCpu, cpu.routed);
+    if (paths.nginx !== undefined) nginxRps += await phase(paths.nginx);
+    if (paths.bare !== undefined) bareRps += await phase(paths.bare, paths.bareCpu, cpu.bare);
   }
-  return { mode, directRps, routedRps, ...(nginx !== undefined ? { nginxRps } : {}), errors };
+  return {
+    mode,
+    directRps,
+    routedRps,
+    ...(paths.nginx !== undefined ? { nginxRps } : {}),
+    ...(paths.bare !== undefined ? { bareRps } : {}),
+    ...(cpu.routed.n > 0 ? { routedCpuUs: cpu.routed.us / cpu.routed.n } : {}),
+    ...(cpu.bare.n > 0 ? { bareCpuUs: cpu.bare.us / cpu.bare.n } : {}),
+    errors,
+  };
 }
 
 /** Per-call timing of decide() (µs), after a warm-up. */
@@ -285,6 +323,15 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   const nginx = options.isolation === 'child-process' ? await startNginxReference(stack.backendUrls) : { missing: 'not started in-process' };
   const nginxPool = 'url' in nginx ? new Pool(nginx.url, { connections: 256 }) : undefined;
   const nginxTarget: Target | undefined = nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
+  const barePool = stack.bareUrl === undefined ? undefined : new Pool(stack.bareUrl, { connections: 256 });
+  const paths = (): ThroughputPaths => ({
+    direct: directTarget,
+    routed: routedTarget,
+    ...(nginxTarget !== undefined ? { nginx: nginxTarget } : {}),
+    ...(barePool !== undefined ? { bare: { pool: barePool, path: '/v1/chat/completions' } } : {}),
+    routedCpu: () => stack.routerCpuUs(),
+    ...(stack.bareCpuUs !== undefined ? { bareCpu: stack.bareCpuUs } : {}),
+  });
   const reference = 'url' in nginx ? `${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
   log(`reference proxy: ${reference}`);
   try {
@@ -318,8 +365,8 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     ];
     log(`throughput: closed loop, concurrency ${options.concurrency}`);
     const throughput = [
-      await measureThroughput('non-streamed', directTarget, routedTarget, nginxTarget, plain, options),
-      await measureThroughput('streamed', directTarget, routedTarget, nginxTarget, streamed, options),
+      await measureThroughput('non-streamed', paths(), plain, options),
+      await measureThroughput('streamed', paths(), streamed, options),
     ];
     log('decision time');
     const { decisions, parse } = measureDecisions(options.decisionIterations);
@@ -330,6 +377,7 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     await direct.close();
     await router.close();
     await nginxPool?.close();
+    await barePool?.close();
     if ('stop' in nginx) await nginx.stop();
     await stack.stop();
   }
@@ -352,14 +400,16 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
         `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs (kernel ${(l.routerSystemUsPerRequest ?? 0).toFixed(0)})`} | ${l.direct.errors}/${l.routed.errors} |`,
     ),
     '',
-    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct, routed and through the reference proxy alternately (2 × ${o.throughputPhaseMs} ms each). Reference proxy: ${r.reference}.`,
+    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct, routed, through the reference proxy and through the bare Node.js proxy (\`router/bench/bare-node-proxy.ts\`: node:http + undici, reads the body, hashes 8 KiB, nothing else) in turn (2 × ${o.throughputPhaseMs} ms each). Reference proxy: ${r.reference}. CPU per request is the process's user + system time over its phases ÷ the requests it served.`,
     '',
-    '| mode | direct req/s | routed req/s | nginx req/s | routed / direct | routed / nginx | errors |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...r.throughput.map(
-      (t) =>
-        `| ${t.mode} | ${t.directRps.toFixed(0)} | ${t.routedRps.toFixed(0)} | ${t.nginxRps === undefined ? 'n/a' : t.nginxRps.toFixed(0)} | ${(t.routedRps / t.directRps).toFixed(2)} | ${t.nginxRps === undefined ? 'n/a' : `**${(t.routedRps / t.nginxRps).toFixed(2)}**`} | ${t.errors} |`,
-    ),
+    '| mode | direct req/s | routed req/s | nginx req/s | bare Node.js req/s | routed / nginx | bare / nginx | router CPU per request | bare proxy CPU per request | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...r.throughput.map((t) => {
+      const ratio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2));
+      const rate = (v: number | undefined): string => (v === undefined ? 'n/a' : v.toFixed(0));
+      const cpuUs = (v: number | undefined): string => (v === undefined ? 'n/a' : `${v.toFixed(0)} µs`);
+      return `| ${t.mode} | ${rate(t.directRps)} | ${rate(t.routedRps)} | ${rate(t.nginxRps)} | ${rate(t.bareRps)} | **${ratio(t.routedRps, t.nginxRps)}** | ${ratio(t.bareRps, t.nginxRps)} | ${cpuUs(t.routedCpuUs)} | ${cpuUs(t.bareCpuUs)} | ${t.errors} |`;
+    }),
     '',
     `**Decision time** — \`policy.decide()\` in-process, ${o.decisionIterations.toLocaleString('en-US')} decisions per cell, p50 / p99 in microseconds (parsing a 32 KiB chat body, done once per request before deciding: p50 ${us(r.parse.p50)} µs, p99 ${us(r.parse.p99)} µs):`,
     '',
