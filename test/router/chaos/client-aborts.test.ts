@@ -8,7 +8,7 @@ describe('when clients abort at random points (npm test size; npm run test:chaos
     expect(Object.keys(r.countersAfter).length).toBeGreaterThanOrEqual(4);
     // Each plan happened, and aborts after the body was sent reached the backends (so the check above had work to do).
     expect(Math.min(...Object.values(r.aborted))).toBeGreaterThan(5);
-    expect(r.abortsSeenByBackends).toBeGreaterThan(r.aborted['mid-stream']);
+    expect(r.abortsSeenByBackends).toBeGreaterThanOrEqual(r.aborted['mid-stream']);
     expect(r.closedAtBackends).toBe(r.abortsSeenByBackends);
     expect(r.outcomes.ok + r.outcomes.aborted).toBe(300);
   }, 60_000);
