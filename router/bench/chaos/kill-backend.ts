@@ -57,7 +57,7 @@ export async function runKillBackend(o: KillBackendOptions): Promise<KillBackend
       inFlightOnVictimAtKill = Math.max(stack.router.backends[victimIndex].inFlight, victim.openResponses);
       const killed = performance.now();
       await victim.close();
-      if (await until(() => !health(), o.downMs, 5)) ejectedAfterMs = performance.now() - killed;
+      if (await until(() => !health(), Math.max(o.downMs, o.maxEjectMs), 5)) ejectedAfterMs = performance.now() - killed;
       const remaining = o.downMs - (performance.now() - killed);
       if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
       revived = await startFakeBackend({ name: `${victim.name}-revived`, port: victim.port, record: false, behavior: { streamChunks: 10, chunkDelayMs: 20 } });
