@@ -14,6 +14,8 @@ export interface StrategyComparisonConfig {
   readonly workload: Workload;
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
+  /** Router replicas sharing the traffic round-robin, with no shared state (default 1). */
+  readonly routers?: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
   readonly load?: LoadShape;
@@ -62,6 +64,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       workload: config.workload,
       policy,
       instances: config.instances,
+      routers: config.routers,
       profile: config.profile,
       seed: config.seed,
       load: config.load,
@@ -91,6 +94,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
     workload: config.load ? { ...config.workload, load: config.load } : config.workload,
     environment: {
       instances: config.instances,
+      ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
       profile: config.profile.name,
       'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
