@@ -9,6 +9,7 @@
  * aborted got a complete 200; requests counted 499 never exceed the aborts.
  */
 import { SeededRng } from '../../src/common/seeded-rng';
+import type { RouterOptions } from '../../src/config';
 import { CHAOS_ID_HEADER, HOLD_HEADER } from '../fake-openai-backend';
 import { chaosBody, sendChaosRequest, tally, type AbortPlan, type Outcome } from './chaos-client';
 import { loadCounters, nonZero, requestsByStatus, startChaosStack, until } from './chaos-stack';
@@ -17,6 +18,9 @@ export interface ClientAbortOptions {
   readonly requests: number;
   readonly concurrency: number;
   readonly seed: number;
+  /** The routing policy (default: the router's default). Policies that keep per-instance load (cache-aware)
+   *  must release it on every abort too. */
+  readonly policy?: RouterOptions['policy'];
 }
 
 export interface ClientAbortResult {
@@ -34,7 +38,7 @@ export interface ClientAbortResult {
 const PLANS: readonly AbortPlan[] = ['during-upload', 'before-headers', 'mid-stream'];
 
 export async function runClientAborts(o: ClientAbortOptions): Promise<ClientAbortResult> {
-  const stack = await startChaosStack(2, { streamChunks: 4 });
+  const stack = await startChaosStack(2, { streamChunks: 4 }, o.policy !== undefined ? { policy: o.policy } : {});
   const rng = new SeededRng(o.seed);
   const aborted: Record<AbortPlan, number> = { 'during-upload': 0, 'before-headers': 0, 'mid-stream': 0 };
   const abortedIds = new Set<string>();
