@@ -203,6 +203,7 @@ export async function forkChild(args: string[], nodeFlags: string[] = []): Promi
       }),
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.send('stop');
       }),
