@@ -56,6 +56,12 @@ export interface FakeBackend {
   readonly openResponses: number;
   /** Inference requests whose client (the router) went away before the response ended. */
   readonly abortedResponses: number;
+  /**
+   * How each request carrying an `x-chaos-id` header ended at this backend: 'finished' (response fully written)
+   * or 'closed' (the router closed the connection first). Lets chaos tests check each client abort reached the
+   * backend as a closed connection.
+   */
+  readonly outcomes: Map<string, 'finished' | 'closed'>;
   /** Resolves when `openResponses` reaches 0. */
   whenIdle(): Promise<void>;
   close(): Promise<void>;
@@ -72,6 +78,10 @@ const DEFAULT_BEHAVIOR: FakeBackendBehavior = {
 };
 
 const MAX_RECORDED = 1000;
+/** Per-request header: after this many streamed chunks (0: before the headers) hold the response open until
+ *  the connection closes. Chaos tests use it to make a client abort land at a chosen point. */
+export const HOLD_HEADER = 'x-fake-hold-after-chunks';
+export const CHAOS_ID_HEADER = 'x-chaos-id';
 
 export async function startFakeBackend(options: FakeBackendOptions = {}): Promise<FakeBackend> {
   const name = options.name ?? 'fake';
@@ -83,6 +93,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   let healthChecks = 0;
   let openResponses = 0;
   let abortedResponses = 0;
+  const outcomes = new Map<string, 'finished' | 'closed'>();
 
   const chatJson = (model: string): string =>
     JSON.stringify({
@@ -145,7 +156,11 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   async function answer(req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): Promise<void> {
     openResponses++;
     let finished = false;
+    const chaosId = req.headers[CHAOS_ID_HEADER];
+    const holdHeader = req.headers[HOLD_HEADER];
+    const holdAfter = typeof holdHeader === 'string' ? Number(holdHeader) : undefined;
     res.once('close', () => {
+      if (typeof chaosId === 'string') outcomes.set(chaosId, finished ? 'finished' : 'closed');
       if (!finished) abortedResponses++;
       openResponses--;
       if (openResponses === 0) for (const wake of idleWaiters.splice(0)) wake();
@@ -153,7 +168,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     const done = (): void => {
       finished = true;
     };
-    if (behavior.hang) return;
+    if (behavior.hang || holdAfter === 0) return;
     if (behavior.responseDelayMs > 0) await sleep(behavior.responseDelayMs);
     if (res.destroyed) return;
     if (behavior.errorStatus !== undefined) {
@@ -163,7 +178,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     }
     let json: Record<string, unknown> = {};
     try {
-      json = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      const parsed: unknown = JSON.parse(body.toString('utf8'));
+      if (typeof parsed === 'object' && parsed !== null) json = parsed as Record<string, unknown>;
     } catch {
       // /invocations may carry any payload
     }
@@ -192,6 +208,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (let i = 0; i < behavior.streamChunks; i++) {
+      if (holdAfter !== undefined && i >= holdAfter) return;
       if (behavior.failAfterChunks !== undefined && i >= behavior.failAfterChunks) {
         res.socket?.destroy();
         return;
@@ -231,6 +248,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     get abortedResponses() {
       return abortedResponses;
     },
+    outcomes,
     whenIdle() {
       return openResponses === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve));
     },

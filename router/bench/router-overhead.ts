@@ -21,8 +21,9 @@ import { parseChatRequest, parseInvocationRequest, type RoutingRequest } from '.
 import { createRouterLogger, startRouter } from '../src/server';
 import type { RouterOptions } from '../src/config';
 import { startFakeBackend } from './fake-openai-backend';
+import { startNginxReference } from './nginx-reference';
 import { closedLoop, openLoop, percentile, sorted, type PathResult, type Target } from './load-generator';
-import type { ChildCpu, ChildReady } from './overhead-child';
+import type { ChildCpu, ChildReady, ChildStats } from './overhead-child';
 
 export interface RouterBenchOptions {
   /** Requests per second sent to EACH path (routed and direct) in the latency phase. */
@@ -55,6 +56,8 @@ export interface LatencyRow {
   readonly mode: string;
   /** Router process CPU time per routed request (µs), when it runs in its own process. */
   readonly routerCpuUsPerRequest?: number;
+  /** The kernel's (system time) part of routerCpuUsPerRequest. */
+  readonly routerSystemUsPerRequest?: number;
   readonly direct: { p50: number; p99: number; n: number; errors: number };
   readonly routed: { p50: number; p99: number; n: number; errors: number };
 }
@@ -63,6 +66,13 @@ export interface ThroughputRow {
   readonly mode: string;
   readonly directRps: number;
   readonly routedRps: number;
+  /** Through nginx (the reference proxy) in the same rounds; undefined when nginx is not installed. */
+  readonly nginxRps?: number;
+  /** Through the bare Node.js proxy (bare-node-proxy.ts: same stack, no features) in the same rounds. */
+  readonly bareRps?: number;
+  /** Process CPU per request at saturation (µs), router and bare proxy, when they run in their own processes. */
+  readonly routedCpuUs?: number;
+  readonly bareCpuUs?: number;
   readonly errors: number;
 }
 
@@ -80,6 +90,8 @@ export interface RouterBenchResult {
   readonly decisions: DecisionRow[];
   readonly parse: { p50: number; p99: number };
   readonly machine: string;
+  /** "nginx 1.22.1, one worker" or why there was no reference proxy. */
+  readonly reference: string;
 }
 
 const BODY_BYTES = 32 * 1024;
@@ -118,8 +130,11 @@ function generateBodies(stream: boolean): Buffer[] {
 interface Stack {
   readonly backendUrls: string[];
   readonly routerUrl: string;
+  /** The bare Node.js proxy (child-process runs only). */
+  readonly bareUrl?: string;
+  bareCpuUs?(): Promise<ChildCpu>;
   /** CPU time (µs) the router process has used so far; undefined in-process (it shares this process). */
-  routerCpuUs(): Promise<number | undefined>;
+  routerCpuUs(): Promise<ChildCpu | undefined>;
   stop(): Promise<void>;
 }
 
@@ -139,22 +154,37 @@ async function startStack(options: RouterBenchOptions): Promise<Stack> {
     };
   }
   const backendChild = await forkChild(['backend', String(options.backends)]);
-  const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))]);
+  // BENCH_ROUTER_CPU_PROF=<dir>: the router process writes a V8 CPU profile there when it stops (docs/router.md).
+  const profileDir = process.env.BENCH_ROUTER_CPU_PROF;
+  const profile = profileDir !== undefined && profileDir !== '' ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const routerChild = await forkChild(['router', JSON.stringify(routerOptions(backendChild.ready.urls))], profile);
+  const bareChild = await forkChild(['bare-proxy', JSON.stringify(backendChild.ready.urls)]);
   return {
     backendUrls: backendChild.ready.urls,
     routerUrl: routerChild.ready.urls[0],
+    bareUrl: bareChild.ready.urls[0],
     routerCpuUs: () => routerChild.cpuUs(),
+    bareCpuUs: () => bareChild.cpuUs(),
     async stop() {
       await routerChild.stop();
+      await bareChild.stop();
       await backendChild.stop();
     },
   };
 }
 
-async function forkChild(args: string[]): Promise<{ ready: ChildReady; cpuUs: () => Promise<number>; stop: () => Promise<void> }> {
+export interface BenchChild {
+  readonly ready: ChildReady;
+  cpuUs(): Promise<ChildCpu>;
+  stats(): Promise<ChildStats>;
+  stop(): Promise<void>;
+}
+
+/** Forks overhead-child (compiled, or through ts-node under jest) with `nodeFlags`. */
+export async function forkChild(args: string[], nodeFlags: string[] = []): Promise<BenchChild> {
   const ts = __filename.endsWith('.ts');
   const script = join(__dirname, ts ? 'overhead-child.ts' : 'overhead-child.js');
-  const child: ChildProcess = fork(script, args, { execArgv: ts ? ['-r', 'ts-node/register/transpile-only'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, args, { execArgv: [...(ts ? ['-r', 'ts-node/register/transpile-only'] : []), ...nodeFlags], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<ChildReady>((resolve, reject) => {
     child.once('message', (m) => resolve(m as ChildReady));
     child.once('exit', (code) => reject(new Error(`benchmark child ${args[0]} exited with ${code}`)));
@@ -162,12 +192,18 @@ async function forkChild(args: string[]): Promise<{ ready: ChildReady; cpuUs: ()
   return {
     ready,
     cpuUs: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m) => resolve((m as ChildCpu).cpuUs));
+      new Promise<ChildCpu>((resolve) => {
+        child.once('message', (m) => resolve(m as ChildCpu));
         child.send('cpu');
+      }),
+    stats: () =>
+      new Promise<ChildStats>((resolve) => {
+        child.once('message', (m) => resolve(m as ChildStats));
+        child.send('stats');
       }),
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.send('stop');
       }),
@@ -182,18 +218,50 @@ function latencyRow(mode: string, direct: PathResult, routed: PathResult, pick: 
   return { mode, direct: stats(direct), routed: stats(routed) };
 }
 
-async function measureThroughput(mode: string, direct: Target, routed: Target, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
+interface ThroughputPaths {
+  readonly direct: Target;
+  readonly routed: Target;
+  readonly nginx?: Target;
+  readonly bare?: Target;
+  readonly routedCpu: () => Promise<ChildCpu | undefined>;
+  readonly bareCpu?: () => Promise<ChildCpu | undefined>;
+}
+
+/** Closed loop on each path in turn, twice; CPU per request of the router and bare proxy during their phases. */
+async function measureThroughput(mode: string, paths: ThroughputPaths, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
   let directRps = 0;
   let routedRps = 0;
+  let nginxRps = 0;
+  let bareRps = 0;
   let errors = 0;
+  const cpu = { routed: { us: 0, n: 0 }, bare: { us: 0, n: 0 } };
+  const phase = async (target: Target, meter?: () => Promise<ChildCpu | undefined>, into?: { us: number; n: number }): Promise<number> => {
+    const before = await meter?.();
+    const r = await closedLoop(target, bodies, options.concurrency, options.throughputPhaseMs);
+    const after = await meter?.();
+    errors += r.errors;
+    if (before !== undefined && after !== undefined && into !== undefined) {
+      into.us += after.cpuUs - before.cpuUs;
+      into.n += r.done;
+    }
+    return r.rps / 2;
+  };
   for (let round = 0; round < 2; round++) {
-    const d = await closedLoop(direct, bodies, options.concurrency, options.throughputPhaseMs);
-    const r = await closedLoop(routed, bodies, options.concurrency, options.throughputPhaseMs);
-    directRps += d.rps / 2;
-    routedRps += r.rps / 2;
-    errors += d.errors + r.errors;
+    directRps += await phase(paths.direct);
+    routedRps += await phase(paths.routed, paths.routedCpu, cpu.routed);
+    if (paths.nginx !== undefined) nginxRps += await phase(paths.nginx);
+    if (paths.bare !== undefined) bareRps += await phase(paths.bare, paths.bareCpu, cpu.bare);
   }
-  return { mode, directRps, routedRps, errors };
+  return {
+    mode,
+    directRps,
+    routedRps,
+    ...(paths.nginx !== undefined ? { nginxRps } : {}),
+    ...(paths.bare !== undefined ? { bareRps } : {}),
+    ...(cpu.routed.n > 0 ? { routedCpuUs: cpu.routed.us / cpu.routed.n } : {}),
+    ...(cpu.bare.n > 0 ? { bareCpuUs: cpu.bare.us / cpu.bare.n } : {}),
+    errors,
+  };
 }
 
 /** Per-call timing of decide() (µs), after a warm-up. */
@@ -252,6 +320,21 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   const router = new Pool(stack.routerUrl, { connections: 256 });
   const directTarget: Target = { pool: direct, path: '/v1/chat/completions' };
   const routedTarget: Target = { pool: router, path: '/v1/chat/completions' };
+  // The reference proxy only where processes are separate (the benchmark), not in the in-process smoke test.
+  const nginx = options.isolation === 'child-process' ? await startNginxReference(stack.backendUrls) : { missing: 'not started in-process' };
+  const nginxPool = 'url' in nginx ? new Pool(nginx.url, { connections: 256 }) : undefined;
+  const nginxTarget: Target | undefined = nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
+  const barePool = stack.bareUrl === undefined ? undefined : new Pool(stack.bareUrl, { connections: 256 });
+  const paths = (): ThroughputPaths => ({
+    direct: directTarget,
+    routed: routedTarget,
+    ...(nginxTarget !== undefined ? { nginx: nginxTarget } : {}),
+    ...(barePool !== undefined ? { bare: { pool: barePool, path: '/v1/chat/completions' } } : {}),
+    routedCpu: () => stack.routerCpuUs(),
+    ...(stack.bareCpuUs !== undefined ? { bareCpu: stack.bareCpuUs } : {}),
+  });
+  const reference = 'url' in nginx ? `${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
+  log(`reference proxy: ${reference}`);
   try {
     const plain = benchBodies(false);
     const streamed = benchBodies(true);
@@ -262,12 +345,13 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     await openLoop([directTarget, routedTarget], plain, options.rate, warmup, remaining());
     await openLoop([directTarget, routedTarget], streamed, options.rate, warmup, remaining());
 
-    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number }> => {
+    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number; system?: number }> => {
       const before = await stack.routerCpuUs();
       const results = await run();
       const after = await stack.routerCpuUs();
       const routed = results[1].samples.length + results[1].errors;
-      return { results, cpu: before === undefined || after === undefined ? undefined : (after - before) / routed };
+      if (before === undefined || after === undefined) return { results };
+      return { results, cpu: (after.cpuUs - before.cpuUs) / routed, system: (after.systemUs - before.systemUs) / routed };
     };
     log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, non-streamed`);
     const plainRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], plain, options.rate, options.requests, remaining()));
@@ -276,23 +360,26 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     const [dPlain, rPlain] = plainRun.results;
     const [dStream, rStream] = streamRun.results;
     const latency = [
-      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu },
-      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu },
+      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu, routerSystemUsPerRequest: plainRun.system },
+      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu, routerSystemUsPerRequest: streamRun.system },
       latencyRow('streamed, full response', dStream, rStream, (s) => s.totalUs),
     ];
     log(`throughput: closed loop, concurrency ${options.concurrency}`);
     const throughput = [
-      await measureThroughput('non-streamed', directTarget, routedTarget, plain, options),
-      await measureThroughput('streamed', directTarget, routedTarget, streamed, options),
+      await measureThroughput('non-streamed', paths(), plain, options),
+      await measureThroughput('streamed', paths(), streamed, options),
     ];
     log('decision time');
     const { decisions, parse } = measureDecisions(options.decisionIterations);
     const cpu = cpus();
     const machine = `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at the end`;
-    return { options, bodyBytes: BODY_BYTES, latency, throughput, decisions, parse, machine };
+    return { options, bodyBytes: BODY_BYTES, latency, throughput, decisions, parse, machine, reference };
   } finally {
     await direct.close();
     await router.close();
+    await nginxPool?.close();
+    await barePool?.close();
+    if ('stop' in nginx) await nginx.stop();
     await stack.stop();
   }
 }
@@ -311,14 +398,19 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...r.latency.map(
       (l) =>
-        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs`} | ${l.direct.errors}/${l.routed.errors} |`,
+        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs (kernel ${(l.routerSystemUsPerRequest ?? 0).toFixed(0)})`} | ${l.direct.errors}/${l.routed.errors} |`,
     ),
     '',
-    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct and routed alternately (2 × ${o.throughputPhaseMs} ms each):`,
+    `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct, routed, through the reference proxy and through the bare Node.js proxy (\`router/bench/bare-node-proxy.ts\`: node:http + undici, reads the body, hashes 8 KiB, nothing else) in turn (2 × ${o.throughputPhaseMs} ms each). Reference proxy: ${r.reference}. CPU per request is the process's user + system time over its phases ÷ the requests it served.`,
     '',
-    '| mode | direct req/s | routed req/s | routed / direct | errors |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...r.throughput.map((t) => `| ${t.mode} | ${t.directRps.toFixed(0)} | ${t.routedRps.toFixed(0)} | ${(t.routedRps / t.directRps).toFixed(2)} | ${t.errors} |`),
+    '| mode | direct req/s | routed req/s | nginx req/s | bare Node.js req/s | routed / nginx | bare / nginx | router CPU per request | bare proxy CPU per request | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...r.throughput.map((t) => {
+      const ratio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2));
+      const rate = (v: number | undefined): string => (v === undefined ? 'n/a' : v.toFixed(0));
+      const cpuUs = (v: number | undefined): string => (v === undefined ? 'n/a' : `${v.toFixed(0)} µs`);
+      return `| ${t.mode} | ${rate(t.directRps)} | ${rate(t.routedRps)} | ${rate(t.nginxRps)} | ${rate(t.bareRps)} | **${ratio(t.routedRps, t.nginxRps)}** | ${ratio(t.bareRps, t.nginxRps)} | ${cpuUs(t.routedCpuUs)} | ${cpuUs(t.bareCpuUs)} | ${t.errors} |`;
+    }),
     '',
     `**Decision time** — \`policy.decide()\` in-process, ${o.decisionIterations.toLocaleString('en-US')} decisions per cell, p50 / p99 in microseconds (parsing a 32 KiB chat body, done once per request before deciding: p50 ${us(r.parse.p50)} µs, p99 ${us(r.parse.p99)} µs):`,
     '',

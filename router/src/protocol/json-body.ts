@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { RouterError } from './router-errors';
 
 export type JsonObject = Record<string, unknown>;
@@ -8,7 +9,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 export function parseJsonObject(body: Uint8Array): JsonObject {
   let value: unknown;
   try {
-    value = JSON.parse(utf8.decode(body));
+    value = JSON.parse(decodeUtf8(body));
   } catch {
     throw new RouterError('invalid_json', 'request body is not valid JSON');
   }
@@ -16,6 +17,15 @@ export function parseJsonObject(body: Uint8Array): JsonObject {
     throw new RouterError('invalid_json', 'request body must be a JSON object');
   }
   return value as JsonObject;
+}
+
+/**
+ * Strict UTF-8 decoding, with a fast path for all-ASCII bodies (most prompts): ASCII is its own UTF-8 and its
+ * own Latin-1, and V8 builds and parses one-byte strings faster (bench:router, parse time of a 32 KiB body).
+ */
+function decodeUtf8(body: Uint8Array): string {
+  if (isAscii(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
+  return utf8.decode(body);
 }
 
 /** True when the first non-whitespace byte opens a JSON object. */

@@ -37,6 +37,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'A field has the wrong type or shape, e.g. `messages` is not a non-empty array of message objects, a text part has no string `text`, `stream` is not a boolean, `prompt_cache_key` is not a string.',
   },
+  malformed_request: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The request is not parseable HTTP/1.1 (bad request line, header syntax, framing or encoding). Answered by the HTTP parser\'s error hook; the connection is closed.',
+  },
   invalid_prefix_aware_id: {
     status: 400,
     type: 'invalid_request_error',
@@ -59,13 +65,19 @@ export const ROUTER_ERRORS = {
     status: 408,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The client did not send the whole body within `bodyTimeoutMs`. (A client that does not finish its headers within `headersTimeoutMs` gets Node\'s bare 408 and the connection is closed.)',
+    when: 'The client did not send the whole body within `bodyTimeoutMs`, or its headers within `headersTimeoutMs` (then the connection is closed).',
   },
   payload_too_large: {
     status: 413,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
     when: 'The body (by `Content-Length` or as read) is larger than `maxBodyBytes`.',
+  },
+  headers_too_large: {
+    status: 431,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The request headers are larger than Node\'s limit (16 KiB by default, `--max-http-header-size`) or too many; the connection is closed.',
   },
   model_error: {
     status: 424,

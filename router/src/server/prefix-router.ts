@@ -18,6 +18,7 @@ import {
 } from '../protocol';
 import { Backend, BackendSet, InFlightLease, type HealthState } from './backend';
 import { sendError } from './error-response';
+import { answerClientError } from './client-errors';
 import { HealthChecker } from './health-checker';
 import { createRouterLogger } from './logger';
 import {
@@ -149,6 +150,7 @@ export class PrefixRouter implements RunningRouter {
       },
       (req, res) => this.onRequest(req, res),
     );
+    this.server.on('clientError', answerClientError);
   }
 
   get url(): string {
@@ -217,10 +219,14 @@ export class PrefixRouter implements RunningRouter {
     return this.closing;
   }
 
+  /**
+   * Keeps listening while in-flight requests finish, so a client that connects during the drain gets a clear
+   * 503 shutting_down with Retry-After (and Connection: close) rather than a refused connection it cannot tell
+   * from a crash; stops listening once idle or when the grace period is over.
+   */
   private async drain(): Promise<void> {
     this.draining = true;
     this.log.info({ inFlight: this.active, graceMs: this.config.shutdownGraceMs }, 'router draining');
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     let graceTimer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<boolean>((resolve) => {
@@ -229,6 +235,7 @@ export class PrefixRouter implements RunningRouter {
     const finished = await Promise.race([this.whenIdle().then(() => true), graceOver]);
     clearTimeout(graceTimer);
     if (!finished) this.log.warn({ cut: this.active }, 'grace period over: cutting remaining requests');
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
     await this.health?.stop();
@@ -242,10 +249,12 @@ export class PrefixRouter implements RunningRouter {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
-    this.active++;
+    // Requests arriving while draining are answered 503 at once; only those admitted before count towards it.
+    const admitted = !this.draining;
+    if (admitted) this.active++;
     req.on('error', () => undefined); // a client reset is handled through 'close'; never crash on it
     res.once('close', () => {
-      this.active--;
+      if (admitted) this.active--;
       if (this.draining) {
         this.server.closeIdleConnections();
         if (this.active === 0) for (const wake of this.idleWaiters.splice(0)) wake();

@@ -4,19 +4,27 @@ import { createRouterLogger, startRouter } from '../../../router/src/server';
 import { chatBody, post, startFixture, waitFor } from './helpers/router-fixture';
 
 describe('when the router shuts down gracefully', () => {
-  it('GIVEN a stream in flight THEN new connections are refused, the stream finishes, and close() resolves after it', async () => {
+  it('GIVEN a stream in flight THEN new requests get 503 shutting_down with Retry-After, the stream finishes, and close() resolves after it', async () => {
     const fx = await startFixture({ backends: 1, behavior: { streamChunks: 10, chunkDelayMs: 30 } });
     const streaming = post(`${fx.router.url}/v1/chat/completions`, chatBody('x', { stream: true }));
     await waitFor('the stream to start', () => fx.router.backends[0].inFlight === 1);
     let completedWhenClosed = -1;
     const closing = fx.router.close().then(() => (completedWhenClosed = fx.router.backends[0].completed));
-    await expect(request(`${fx.router.url}/ping`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    const ping = await request(`${fx.router.url}/ping`);
+    expect(ping.statusCode).toBe(503);
+    await ping.body.dump();
+    const refused = await post(`${fx.router.url}/v1/chat/completions`, chatBody('new'));
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBeDefined();
+    expect(refused.headers.connection).toBe('close');
+    expect((refused.json() as { error: { code: string } }).error.code).toBe('shutting_down');
     const res = await streaming;
     expect(res.status).toBe(200);
     expect(res.text.endsWith('data: [DONE]\n\n')).toBe(true);
     await closing;
     expect(completedWhenClosed).toBe(1);
     expect(fx.router.backends[0].inFlight).toBe(0);
+    await expect(request(`${fx.router.url}/ping`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     await Promise.all(fx.backends.map((b) => b.close()));
   });
 
