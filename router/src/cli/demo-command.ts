@@ -17,7 +17,7 @@ export function register(program: Command): void {
     .option('--time-scale <x>', 'emulators run this much faster than the hardware they model, 1..20', String(DEMO_DEFAULTS.timeScale))
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEMO_DEFAULTS.profile)
     .option('--workload <spec>', 'workload spec (docs/workloads.md)', DEMO_WORKLOAD)
-    .option('--policy <spec>', 'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware)', collect)
+    .option('--policy <spec>', 'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware, cache-aware)', collect)
     .option('--seed <n>', 'seed of the policies\u2019 random choices', String(DEMO_DEFAULTS.seed))
     .option('--out <dir>', 'report directory (default reports/demo-<time>)')
     .option('--no-progress', 'no progress bar')

@@ -41,7 +41,7 @@ export const DEMO_DEFAULTS = {
   profile: 'p5-llama-3.1-70b',
   timeScale: 2,
   durationSeconds: 120,
-  policies: [{ name: 'random' }, { name: 'least-outstanding-requests' }, { name: 'sagemaker-prefix-aware' }] as readonly PolicyConfig[],
+  policies: [{ name: 'random' }, { name: 'least-outstanding-requests' }, { name: 'sagemaker-prefix-aware' }, { name: 'cache-aware' }] as readonly PolicyConfig[],
   seed: 1,
 } as const;
 

@@ -55,10 +55,10 @@ describe('prefix-router demo', () => {
     expect(() => parseDemoFlags(flags)).toThrow(message);
   });
 
-  test('GIVEN no flags THEN the defaults are the documented demo: 4 instances, 3 strategies, long-context', () => {
+  test('GIVEN no flags THEN the defaults are the documented demo: 4 instances, 4 strategies, long-context', () => {
     const options = parseDemoFlags({});
     expect(options.instances).toBe(4);
-    expect(options.policies.map((p) => p.name)).toEqual(['random', 'least-outstanding-requests', 'sagemaker-prefix-aware']);
+    expect(options.policies.map((p) => p.name)).toEqual(['random', 'least-outstanding-requests', 'sagemaker-prefix-aware', 'cache-aware']);
     expect(options.workload.kind).toBe('long-context');
     expect(options.timeScale).toBe(2);
   });
