@@ -1,0 +1,134 @@
+/**
+ * `npm run bench:fleet`: how the simulator's cost grows with the fleet. Simulates `long-context` scaled with
+ * the fleet (6 req/s and 550 prefix groups per 7 instances, as AWS's 7-instance experiment) under one policy at
+ * several fleet sizes, each in its own child process run one after the other, and prints side by side: requests,
+ * wall and CPU time, max RSS, wall and CPU per request, and each size's per-request cost as a ratio of the
+ * smallest size's (the flatness the simulator aims for).
+ *
+ *   npm run bench:fleet [-- --instances 7,112 --seconds 900 --policy sagemaker-prefix-aware --cpu-prof DIR]
+ *
+ * Each child builds the whole report (ceilings included), as `prefix-router simulate` does, but writes no
+ * files. `--cpu-prof DIR` passes --cpu-prof to the children (one .cpuprofile per fleet size, for
+ * chrome://inspect or speedscope). CPU time is the robust figure on a shared machine; the load average at
+ * start and end is printed beside the table.
+ */
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { builtinProfile } from '../src/emulator/engine-profile';
+import { parsePolicySpec } from '../src/policy/policy-spec';
+import { compareStrategies } from '../src/sim/compare-strategies';
+import { parseWorkloadSpec } from '../src/sim/workload';
+
+interface Args {
+  readonly instances: number[];
+  readonly seconds: number;
+  readonly policy: string;
+  readonly cpuProf: string | undefined;
+}
+
+interface ChildResult {
+  readonly instances: number;
+  readonly requests: number;
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly maxRssMb: number;
+  readonly hitRate: number | null;
+}
+
+const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--cpu-prof DIR]';
+
+function parseArgs(argv: readonly string[]): Args {
+  let instances = [7, 112];
+  let seconds = 900;
+  let policy = 'sagemaker-prefix-aware';
+  let cpuProf: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === '--instances') instances = String(value).split(',').map(Number);
+    else if (flag === '--seconds') seconds = Number(value);
+    else if (flag === '--policy') policy = String(value);
+    else if (flag === '--cpu-prof') cpuProf = String(value);
+    else throw new Error(`${USAGE}; unknown flag "${flag}"`);
+    i++;
+  }
+  if (instances.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${instances.join(',')})`);
+  if (!(seconds > 0 && seconds <= 86_400)) throw new Error(`--seconds must be > 0 and ≤ 86400 (got ${seconds})`);
+  parsePolicySpec(policy);
+  return { instances, seconds, policy, cpuProf };
+}
+
+/** The workload spec for a fleet of n: AWS's 7-instance shape, scaled. */
+export function scaledLongContext(instances: number, seconds: number): string {
+  const rate = (6 * instances) / 7;
+  const groups = Math.max(1, Math.round((550 * instances) / 7));
+  return `long-context?groups=${groups}&rate=${rate}&duration=${seconds}`;
+}
+
+/** Child: one simulation, prints a JSON line. */
+function runChild(instances: number, seconds: number, policy: string): void {
+  const profile = builtinProfile('p5-llama-3.1-70b');
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const { results, report } = compareStrategies({
+    workload: parseWorkloadSpec(scaledLongContext(instances, seconds)),
+    policies: [parsePolicySpec(policy)],
+    instances,
+    profile,
+  });
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const out: ChildResult = {
+    instances,
+    requests: results[0].records.length,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    hitRate: report.strategies[0].cacheHitRate.engineReported,
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+function fmt(n: number, digits = 1): string {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function main(): void {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') {
+    runChild(Number(argv[1]), Number(argv[2]), argv[3]);
+    return;
+  }
+  const args = parseArgs(argv);
+  const load0 = loadavg();
+  const rows: ChildResult[] = [];
+  for (const n of args.instances) {
+    const nodeFlags = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
+    const line = execFileSync(process.execPath, [...nodeFlags, '--max-old-space-size=16384', __filename, '--child', String(n), String(args.seconds), args.policy], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 1 << 20,
+    });
+    const row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
+    rows.push(row);
+    process.stderr.write(`  ${n} instances: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s\n`);
+  }
+  const load1 = loadavg();
+  const base = rows[0];
+  const perReq = (r: ChildResult) => r.wallMs / r.requests;
+  const cpuPerReq = (r: ChildResult) => r.cpuMs / r.requests;
+  const lines = [
+    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${args.seconds} simulated s, policy ${args.policy}, p5-llama-3.1-70b`,
+    `load average at start ${load0.map((l) => l.toFixed(1)).join(' ')}, at end ${load1.map((l) => l.toFixed(1)).join(' ')}`,
+    '',
+    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | wall / request (ms) | CPU / request (ms) | CPU / request ÷ first row | hit rate |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map(
+      (r) =>
+        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
+    ),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main();
