@@ -5,6 +5,7 @@ import type { EngineProfile } from '../emulator/engine-profile';
 import { createPolicy, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { blockHashes, tokenCount } from '../state/block-hash';
+import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
 import type { StrategyRunInput } from './report/report-model';
@@ -21,10 +22,14 @@ import type { WorkloadRequest } from './workload/workload-request';
  * instances runs in seconds, and the same seed gives the same run.
  *
  * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
- * time anything could reach it (the next queued event, or the next step of another engine, whose finishes can
- * trigger new sends), and stops after a step in which a request finished. So every request joins the same
- * step it would join in a real-time run of the same models, and every routing decision sees the in-flight
- * counts of that instant.
+ * time anything could reach it (the next queued event, or — when a finish can release a send: closed loop, or
+ * a request parked on a running one — the next step of another engine), and stops after a step in which a
+ * request finished. So every request joins the same step it would join in a real-time run of the same models,
+ * and every routing decision sees the in-flight counts of that instant.
+ *
+ * Cost: the engines sit in a heap keyed by their next step's start (EngineSchedule), so an event costs
+ * O(log instances), not a visit to every instance; an open-loop engine runs, fast-forwarding its decode
+ * stretches, until the next arrival rather than one step at a time in lockstep with the rest of the fleet.
  */
 export interface SimulationConfig {
   readonly workload: Workload;
@@ -120,6 +125,7 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 
 class Simulation {
   private readonly engines: EngineModel[];
+  private readonly schedule: EngineSchedule;
   private readonly lockstep: boolean;
   private readonly policy: RoutingPolicy;
   private readonly inFlight: number[];
@@ -127,6 +133,7 @@ class Simulation {
   private readonly queue = new EventQueue<SimEvent>();
   private readonly feed: RequestFeed;
   private readonly dispatched = new Map<string, Dispatched>();
+  private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly records: RequestRecord[] = [];
   private readonly model: string;
   private readonly warmupMs: number;
@@ -144,6 +151,8 @@ class Simulation {
   ) {
     this.lockstep = config.stepping === 'lockstep';
     this.engines = ids.map(() => new EngineModel(config.profile, { fastForward: !this.lockstep }));
+    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
+    this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     this.policy = createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) });
     this.inFlight = ids.map(() => 0);
     this.views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
@@ -159,21 +168,10 @@ class Simulation {
     const wallStart = performance.now();
     this.start();
     const engines = this.engines;
+    const schedule = this.schedule;
     for (;;) {
-      let first = -1;
-      let firstStart = Infinity;
-      let secondStart = Infinity;
-      for (let i = 0; i < engines.length; i++) {
-        const s = engines[i].nextStepTimeMs();
-        if (s === undefined) continue;
-        if (s < firstStart) {
-          secondStart = firstStart;
-          firstStart = s;
-          first = i;
-        } else if (s < secondStart) {
-          secondStart = s;
-        }
-      }
+      const first = schedule.first();
+      const firstStart = schedule.firstTime();
       const eventTime = this.queue.peekTime();
       if (first < 0 && eventTime === Infinity) break;
       if (eventTime <= firstStart) {
@@ -181,12 +179,15 @@ class Simulation {
         this.handle(timeMs, item);
         continue;
       }
-      let horizon = this.lockstep ? firstStart : Math.min(eventTime, secondStart);
+      // Another engine's finish can reach this one only through a send it releases.
+      const finishesCanSend = !this.feed.isOpenLoop || this.feed.hasParked;
+      let horizon = this.lockstep ? firstStart : finishesCanSend ? Math.min(eventTime, schedule.secondTime()) : eventTime;
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
       }
+      schedule.update(first);
     }
     const endMs = this.lastFinishMs;
     const endStats = this.engines.map((e) => e.stats());
@@ -251,13 +252,12 @@ class Simulation {
 
   private dispatch(request: WorkloadRequest, nowMs: number): void {
     const routing = routingRequestOf(request, this.model);
-    for (let i = 0; i < this.views.length; i++) this.views[i].inFlight = this.inFlight[i];
     const snapshot = { instances: this.views as readonly InstanceView[], nowMs };
     const t0 = performance.now();
     const decision = this.policy.decide(routing, snapshot);
     this.policy.commit(routing, decision);
     const decisionMicros = (performance.now() - t0) * 1000;
-    const instance = this.ids.indexOf(decision.instance);
+    const instance = this.indexOfId.get(decision.instance) ?? -1;
     if (instance < 0) throw new Error(`policy ${this.policy.name} chose unknown instance ${decision.instance}`);
 
     const text = renderedPromptOf(request);
@@ -272,7 +272,8 @@ class Simulation {
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
     this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
-    this.inFlight[instance]++;
+    this.schedule.update(instance);
+    this.views[instance].inFlight = ++this.inFlight[instance];
     this.dispatched.set(request.id, { request, instance, sentAtMs: nowMs, decisionMicros });
     this.sent++;
   }
@@ -281,7 +282,7 @@ class Simulation {
     const d = this.dispatched.get(event.id);
     if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
     this.dispatched.delete(event.id);
-    this.inFlight[instance]--;
+    this.views[instance].inFlight = --this.inFlight[instance];
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     this.records.push({
