@@ -62,7 +62,7 @@ function capitalize(word: string): string {
 
 /**
  * Each vocabulary word as it can appear in a text, by index: [lower/capitalized][plain/comma/period], each
- * with its trailing space, so generating a text costs one concatenation per word and no string building.
+ * with its trailing space, so generating a text costs one array slot per word and no string building.
  */
 const WORD_FORMS: readonly (readonly string[])[] = [false, true].flatMap((capital) =>
   ['', ',', '.'].map((mark) => VOCABULARY.map((w) => `${capital ? capitalize(w) : w}${mark} `)),
@@ -78,7 +78,9 @@ const CAPITAL = 3;
  */
 export function syntheticText(rng: Rng, chars: number): string {
   if (!Number.isInteger(chars) || chars < 0) throw new RangeError(`chars must be a non-negative integer (got ${chars})`);
-  let text = '';
+  // An array joined once gives a flat string; `+=` would build a rope of thousands of nodes that every reader
+  // (hashing, parsing) must flatten, and that a text cache would keep alive.
+  const parts: string[] = [];
   let remaining = chars;
   let sentenceLeft = 0;
   const words = VOCABULARY.length;
@@ -97,23 +99,22 @@ export function syntheticText(rng: Rng, chars: number): string {
     const word = WORD_FORMS[form]![index]!;
     // Never overshoot: the loop condition leaves room for the longest word plus punctuation and space.
     if (word.length > remaining) break;
-    text += word;
+    parts.push(word);
     remaining -= word.length;
   }
   // Finish on whole words of exactly the remaining length ("… word " or a lone space).
   while (remaining > 0) {
     if (remaining === 1) {
-      text += ' ';
+      parts.push(' ');
       remaining = 0;
       break;
     }
     const length = min(remaining - 1, FILL_MAX);
     const choices = WORDS_BY_LENGTH[length]!;
-    text += choices[floor(rng.next() * choices.length)]!;
-    text += ' ';
+    parts.push(choices[floor(rng.next() * choices.length)]!, ' ');
     remaining -= length + 1;
   }
-  return text;
+  return parts.join('');
 }
 
 /** Exactly `tokens` tokens (tokens × 4 characters) of plain words. */
