@@ -26,7 +26,7 @@ interface Args {
   readonly cpuProf: string | undefined;
 }
 
-interface ChildResult {
+export interface ChildResult {
   readonly instances: number;
   readonly requests: number;
   readonly wallMs: number;
@@ -65,8 +65,8 @@ export function scaledLongContext(instances: number, seconds: number): string {
   return `long-context?groups=${groups}&rate=${rate}&duration=${seconds}`;
 }
 
-/** Child: one simulation, prints a JSON line. */
-function runChild(instances: number, seconds: number, policy: string): void {
+/** One simulation of the scaled workload; what a child process measures about itself. */
+export function measureFleet(instances: number, seconds: number, policy: string): ChildResult {
   const profile = builtinProfile('p5-llama-3.1-70b');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -78,7 +78,7 @@ function runChild(instances: number, seconds: number, policy: string): void {
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  const out: ChildResult = {
+  return {
     instances,
     requests: results[0].records.length,
     wallMs,
@@ -86,49 +86,70 @@ function runChild(instances: number, seconds: number, policy: string): void {
     maxRssMb: process.resourceUsage().maxRSS / 1024,
     hitRate: report.strategies[0].cacheHitRate.engineReported,
   };
-  process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
 function fmt(n: number, digits = 1): string {
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
-function main(): void {
-  const argv = process.argv.slice(2);
-  if (argv[0] === '--child') {
-    runChild(Number(argv[1]), Number(argv[2]), argv[3]);
-    return;
-  }
-  const args = parseArgs(argv);
+export interface FleetScaleOptions {
+  readonly instances: readonly number[];
+  readonly seconds: number;
+  readonly policy: string;
+  /** Directory for one .cpuprofile per fleet size. */
+  readonly cpuProf?: string;
+  /** Measure in this process instead of one child per size (max RSS is then the process's so far): for smoke tests. */
+  readonly inProcess?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+/** Runs every fleet size, one after the other; returns the markdown table with the load average beside it. */
+export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]; markdown: string } {
   const load0 = loadavg();
   const rows: ChildResult[] = [];
-  for (const n of args.instances) {
-    const nodeFlags = args.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
-    const line = execFileSync(process.execPath, [...nodeFlags, '--max-old-space-size=16384', __filename, '--child', String(n), String(args.seconds), args.policy], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 1 << 20,
-    });
-    const row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
+  for (const n of options.instances) {
+    let row: ChildResult;
+    if (options.inProcess) {
+      row = measureFleet(n, options.seconds, options.policy);
+    } else {
+      const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
+      const line = execFileSync(process.execPath, [...nodeFlags, '--max-old-space-size=16384', __filename, '--child', String(n), String(options.seconds), options.policy], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 1 << 20,
+      });
+      row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
+    }
     rows.push(row);
-    process.stderr.write(`  ${n} instances: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s\n`);
+    options.log?.(`  ${n} instances: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s`);
   }
   const load1 = loadavg();
   const base = rows[0];
   const perReq = (r: ChildResult) => r.wallMs / r.requests;
   const cpuPerReq = (r: ChildResult) => r.cpuMs / r.requests;
   const lines = [
-    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${args.seconds} simulated s, policy ${args.policy}, p5-llama-3.1-70b`,
+    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b`,
     `load average at start ${load0.map((l) => l.toFixed(1)).join(' ')}, at end ${load1.map((l) => l.toFixed(1)).join(' ')}`,
     '',
-    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | wall / request (ms) | CPU / request (ms) | CPU / request ÷ first row | hit rate |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
+        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(perReq(r) / perReq(base), 2)}× | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
     ),
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return { rows, markdown: lines.join('\n') };
 }
 
-main();
+function main(): void {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') {
+    process.stdout.write(`${JSON.stringify(measureFleet(Number(argv[1]), Number(argv[2]), argv[3]))}\n`);
+    return;
+  }
+  const args = parseArgs(argv);
+  const { markdown } = runFleetScale({ ...args, log: (l) => process.stderr.write(`${l}\n`) });
+  process.stdout.write(`${markdown}\n`);
+}
+
+if (require.main === module) main();
