@@ -32,6 +32,9 @@ export interface ChildResult {
   readonly wallMs: number;
   readonly cpuMs: number;
   readonly maxRssMb: number;
+  /** At the end of the run (report built, results still referenced): the JS heap, and typed arrays' buffers. */
+  readonly heapUsedMb: number;
+  readonly arrayBuffersMb: number;
   readonly hitRate: number | null;
 }
 
@@ -78,12 +81,15 @@ export function measureFleet(instances: number, seconds: number, policy: string)
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const memory = process.memoryUsage();
   return {
     instances,
     requests: results[0].records.length,
     wallMs,
     cpuMs: (cpu.user + cpu.system) / 1000,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
+    heapUsedMb: memory.heapUsed / 2 ** 20,
+    arrayBuffersMb: memory.arrayBuffers / 2 ** 20,
     hitRate: report.strategies[0].cacheHitRate.engineReported,
   };
 }
@@ -131,11 +137,11 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
     `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b`,
     `load average at start ${load0.map((l) => l.toFixed(1)).join(' ')}, at end ${load1.map((l) => l.toFixed(1)).join(' ')}`,
     '',
-    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | JS heap (MB) | typed arrays (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(perReq(r) / perReq(base), 2)}× | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
+        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(r.heapUsedMb, 0)} | ${fmt(r.arrayBuffersMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(perReq(r) / perReq(base), 2)}× | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
     ),
   ];
   return { rows, markdown: lines.join('\n') };
