@@ -1,6 +1,7 @@
 export * from './prefix-aware-llm-endpoint';
 export * from './routing-strategy';
 export * from './vllm-image';
+export * from './router-sidecar-image';
 export * from './vllm-engine-options';
 export * from './model-source';
 export * from './instance-type';
@@ -8,3 +9,4 @@ export * from './autoscaling';
 export * from './deployment';
 export * from './monitoring';
 export * from './capacity';
+export type { RoutingVariant } from './routing-variants';

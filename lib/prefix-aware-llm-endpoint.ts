@@ -59,6 +59,7 @@ import {
 } from './private/iam-actions';
 import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
+import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
 import { VllmImage } from './vllm-image';
 
@@ -255,6 +256,15 @@ export interface PrefixAwareLlmEndpointProps {
    * @default true
    */
   readonly createDashboard?: boolean;
+
+  /**
+   * Extra production variants identical to the main one except their routing, to compare strategies side by side
+   * (`prefix-router ab --variants`, requests pick one with `TargetVariant`). Each is a full fleet of `instanceCount`
+   * instances. Needs `DeploymentPolicy.blueGreen()` (the default then): SageMaker rolls only single-variant endpoints.
+   *
+   * @default - none: one variant, `AllTraffic`
+   */
+  readonly routingVariants?: RoutingVariant[];
 }
 
 /** An endpoint the construct created or imported. */
@@ -277,6 +287,13 @@ export interface IPrefixAwareLlmEndpoint extends IResource {
    * `sagemaker:CallWithBearerToken`, which accepts only resource `*`.
    */
   grantInvokeOpenAiCompatible(grantee: iam.IGrantable): iam.Grant;
+
+  /**
+   * What `prefix-router ab` and `prefix-router bench --sagemaker-endpoint` need on this endpoint: invoke it,
+   * describe and update it, create/describe/delete endpoint configurations, describe models, and read CloudWatch
+   * metrics (see docs/validate.md for the same policy as JSON).
+   */
+  grantAbTesting(grantee: iam.IGrantable): iam.Grant;
 
   /** Any metric of the variant (`AWS/SageMaker` unless `namespace` is given). */
   metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric;
@@ -345,6 +362,10 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
     const invoke = this.grantInvoke(grantee);
     const bearer = iam.Grant.addToPrincipal({ grantee, actions: CALL_WITH_BEARER_TOKEN_ACTIONS, resourceArns: ['*'] });
     return invoke.combine(bearer);
+  }
+
+  public grantAbTesting(grantee: iam.IGrantable): iam.Grant {
+    return grantAbTestingTo(this, grantee, this.endpointArn);
   }
 
   public metric(metricName: string, props?: EndpointMetricOptions): cloudwatch.Metric {
@@ -494,7 +515,8 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const routing = props.routing ?? RoutingStrategy.prefixAware();
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
-    const deployment = props.deployment ?? DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2);
+    const deployment = props.deployment
+      ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2));
     this.instanceType = instanceType;
     this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.routing = routing;
@@ -516,14 +538,14 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const vpcConfig = this.configureVpc(props);
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
-    const imageConfig = image.bind(this, this.role);
+    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
     const modelConfig = props.model.bind(this, this.role);
-    const environment = renderEngineEnvironment({
+    const environment: Record<string, string> = { ...imageConfig.environment, ...renderEngineEnvironment({
       convention: imageConfig.convention,
       model: modelConfig,
       options: engine,
       tensorParallelSize: this.tensorParallelSize,
-    });
+    }) };
     if (imageConfig.routerSidecarMetrics) {
       // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
       environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
@@ -548,7 +570,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       kmsKeyId: props.encryptionKey?.keyArn,
-      productionVariants: [{
+      productionVariants: withRoutingVariants({
         variantName: this.variantName,
         modelName: this.cfnModel.attrModelName,
         ...renderCapacity({
@@ -565,7 +587,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         modelDataDownloadTimeoutInSeconds:
           wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
         routingConfig: routing._render(),
-      }],
+      }, props.routingVariants),
       metricsConfig: renderMetricsConfig(props.metricsConfig),
     });
 
@@ -781,6 +803,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       }, problems);
     }
     deployment._validate(instanceCount, rollbackAlarmCount(props.monitoring), problems);
+    validateRoutingVariants(props.routingVariants, {
+      mainVariantName: PrefixAwareLlmEndpoint.VARIANT_NAME,
+      hasAutoScaling: props.autoScaling !== undefined,
+      deploymentStyle: deployment.style,
+      deploymentGiven: props.deployment !== undefined,
+    }, problems);
     validateMetricsConfig(props.metricsConfig, problems);
     validateMonitoring(props.monitoring, problems);
 

@@ -15,6 +15,7 @@ import {
 import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { ProblemCollector, show } from './private/validation';
+import { RouterSidecarImage, type RouterSidecarImageOptions } from './router-sidecar-image';
 
 /** Same id as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN` (kept here to avoid an import cycle). */
 const HOST_AMI_UNKNOWN_WARNING = '@cdk-prefix-aware-llm/hostAmiUnknown';
@@ -119,6 +120,14 @@ export interface VllmImageConfig {
    * @default false
    */
   readonly routerSidecarMetrics?: boolean;
+  /** Container environment the image needs besides the engine settings (the router sidecar's). */
+  readonly environment?: Record<string, string>;
+}
+
+/** What the endpoint tells an image when binding it. */
+export interface VllmImageBindContext {
+  /** The endpoint's name, when known at synth time. */
+  readonly endpointName?: string;
 }
 
 /** The container image that runs vLLM. */
@@ -168,6 +177,14 @@ export abstract class VllmImage {
       hostOf(cuda, options.inferenceAmiVersion, source), options.cudaVersion);
   }
 
+  /**
+   * router/Dockerfile (the vLLM DLC with the `prefix-router` sidecar as entrypoint) built as a Docker image asset
+   * at deploy time; see docs/container.md. The host AMI follows the base image's DLC tag as for `dlc()`.
+   */
+  public static withRouterSidecar(options: RouterSidecarImageOptions = {}): VllmImage {
+    return new RouterSidecarImage(options, VllmImage.DLC_DEFAULT_TAG);
+  }
+
   /** How the image reads engine settings. */
   public abstract readonly convention: EngineEnvConvention;
 
@@ -175,7 +192,7 @@ export abstract class VllmImage {
   public abstract _validate(scope: Construct, problems: ProblemCollector): void;
 
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
-  public abstract bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig;
+  public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
 
 /** What an image needs from the host: its CUDA major (when known) and the AMI it runs on. */

@@ -49,3 +49,15 @@ export const INVOKE_ENDPOINT_ACTIONS = ['sagemaker:InvokeEndpoint'];
 
 /** The OpenAI-compatible path authenticates with a bearer token; the action accepts only resource `*`. */
 export const CALL_WITH_BEARER_TOKEN_ACTIONS = ['sagemaker:CallWithBearerToken'];
+
+/** `prefix-router ab` on one endpoint: read it and switch its configuration (resource: the endpoint's ARN). */
+export const AB_TESTING_ENDPOINT_ACTIONS = ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint'];
+
+/** `prefix-router ab`: read the original configuration, create and delete its copies (resource: endpoint configurations). */
+export const AB_TESTING_CONFIG_ACTIONS = ['sagemaker:DescribeEndpointConfig', 'sagemaker:CreateEndpointConfig', 'sagemaker:DeleteEndpointConfig'];
+
+/** `prefix-router ab` / `bench --sagemaker-endpoint`: the served model name from the model environment. */
+export const AB_TESTING_MODEL_READ_ACTIONS = ['sagemaker:DescribeModel'];
+
+/** CloudWatch's view of a run; neither action supports resource ARNs. */
+export const AB_TESTING_CLOUDWATCH_READ_ACTIONS = ['cloudwatch:GetMetricData', 'cloudwatch:ListMetrics'];

@@ -21,7 +21,7 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     expect(context['@aws-cdk/core:validateAgainstDefaultRules']).toBe(true);
   });
 
-  test('GIVEN the app WHEN synthesized THEN there are exactly the three example stacks, all environment-agnostic', () => {
+  test('GIVEN the app WHEN synthesized THEN there is exactly one stack per example, all environment-agnostic', () => {
     expect(assembly.stacks.map((s) => s.stackName).sort()).toEqual(Object.values(EXAMPLE_STACK_NAMES).sort());
     for (const stack of assembly.stacks) {
       expect(stack.environment.account).toBe('unknown-account');
@@ -102,6 +102,43 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     });
     t.resourceCountIs('AWS::EC2::FlowLog', 1);
   });
+
+  test('GIVEN the router sidecar stack WHEN synthesized THEN each ml.g5.12xlarge runs four engines behind the sidecar image, under PREFIX_AWARE', () => {
+    const t = template(EXAMPLE_STACK_NAMES.routerSidecar);
+    const model = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer;
+    expect(JSON.stringify(model.Image)).toContain('cdk-hnb659fds-container-assets');
+    expect(model.Environment).toMatchObject({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '4',
+      PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware',
+      PREFIX_ROUTER_EMF: 'on',
+      PREFIX_ROUTER_EMF_ENDPOINT_NAME: stacks.routerSidecar.endpoint.endpointName,
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '4',
+    });
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [{ InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
+    });
+  });
+
+  test('GIVEN the routing A/B variants stack WHEN synthesized THEN two variants differ only in RoutingConfig, deploy blue/green, and a role may run prefix-router ab', () => {
+    const t = template(EXAMPLE_STACK_NAMES.routingAbVariants);
+    const config = Object.values(t.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties;
+    const [main, random] = config.ProductionVariants;
+    expect(main.VariantName).toBe('AllTraffic');
+    expect(random.VariantName).toBe('Random');
+    expect(main.RoutingConfig).toEqual({ RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } });
+    expect(random.RoutingConfig).toEqual({ RoutingStrategy: 'RANDOM' });
+    const strip = ({ VariantName: _n, RoutingConfig: _r, ...rest }: Record<string, unknown>) => rest;
+    expect(strip(random)).toEqual(strip(main));
+    const endpoint = Object.values(t.findResources('AWS::SageMaker::Endpoint'))[0].Properties;
+    expect(endpoint.DeploymentConfig.RollingUpdatePolicy).toBeUndefined();
+    expect(endpoint.DeploymentConfig.BlueGreenUpdatePolicy).toBeDefined();
+    const actions = Object.values(t.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement)
+      .flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]));
+    expect(actions).toEqual(expect.arrayContaining(['sagemaker:UpdateEndpoint', 'sagemaker:CreateEndpointConfig', 'cloudwatch:GetMetricData', 'sagemaker:InvokeEndpoint']));
+  });
 });
 
 describe('when an example file is read', () => {
@@ -109,6 +146,8 @@ describe('when an example file is read', () => {
     ['aws-benchmark-replica-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
     ['minimal-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
     ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
+    ['router-sidecar-stack.ts', '"ml.g5.12xlarge for endpoint usage"'],
+    ['routing-ab-variants-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
   ])('GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s', (file, quota) => {
     const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
     expect(header).toContain('Hourly cost drivers');

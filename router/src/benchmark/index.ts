@@ -11,3 +11,4 @@ export * from './backend-metrics';
 export * from './served-model';
 export * from './target-url';
 export * from './progress';
+export * from './request-transport';

@@ -2,6 +2,7 @@ import type { CeilingOptions } from '../sim/report/ceilings';
 import type { LoadShape } from '../sim/workload/load-shape';
 import type { Workload } from '../sim/workload/workload';
 import { normalizeMetricsUrl } from './backend-metrics';
+import type { RequestTransport } from './request-transport';
 import { DEFAULT_INSTANCE_HEADER } from './streaming-client';
 import { parseTargetUrl, type TargetUrl } from './target-url';
 
@@ -53,6 +54,11 @@ export interface LiveBenchmarkOptions {
    */
   readonly ceilings?: CeilingOptions;
   readonly onProgress?: (progress: LiveProgress) => void;
+  /**
+   * Sends the requests instead of the HTTP client to `url` (e.g. the SageMaker runtime API); `url` then only
+   * names the target in the report. The run closes it at the end.
+   */
+  readonly transport?: RequestTransport;
   /** Wall milliseconds between onProgress calls. Default 1000. */
   readonly progressIntervalMs?: number;
 }

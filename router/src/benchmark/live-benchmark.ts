@@ -11,6 +11,7 @@ import { BackendMetricsScraper, cacheDeltas, type BackendCacheDelta, type CacheS
 import { resolveLiveOptions, type LiveBenchmarkOptions, type LivePhase, type LiveProgress, type ResolvedLiveOptions } from './live-benchmark-options';
 import type { CancelCode } from './request-errors';
 import { discoverModel } from './served-model';
+import type { RequestTransport } from './request-transport';
 import { StreamingClient, type StreamOutcome } from './streaming-client';
 
 /**
@@ -96,13 +97,18 @@ export function toStrategyRun(result: LiveBenchmarkResult, strategy: StrategyId 
   };
 }
 
+/** The default transport: the streaming HTTP client, to the request's OpenAI path under the target URL. */
+function httpTransport(client: StreamingClient): RequestTransport {
+  return { send: (request, body, options) => client.send(openAiPath(request), body, options), close: () => client.close() };
+}
+
 interface InFlight {
   readonly controller: AbortController;
 }
 
 class LiveRun {
   private readonly feed: RequestFeed;
-  private readonly client: StreamingClient;
+  private readonly client: RequestTransport;
   private readonly scraper: BackendMetricsScraper | undefined;
   private readonly ceilings: CeilingTracker | undefined;
   private readonly timeScale: number;
@@ -137,16 +143,16 @@ class LiveRun {
   constructor(
     private readonly options: ResolvedLiveOptions,
     private readonly model: string,
-    private readonly callbacks: Pick<LiveBenchmarkOptions, 'signal' | 'stopSignal' | 'onProgress'>,
+    private readonly callbacks: Pick<LiveBenchmarkOptions, 'signal' | 'stopSignal' | 'onProgress' | 'transport'>,
   ) {
     this.timeScale = options.timeScale;
     this.feed = new RequestFeed(options.workload.requests(), options.load, options.maxRequests);
-    this.client = new StreamingClient({
+    this.client = callbacks.transport ?? httpTransport(new StreamingClient({
       target: options.target,
       connections: options.maxConnections,
       instanceHeader: options.instanceHeader,
       headers: options.headers,
-    });
+    }));
     this.ceilings = options.ceilings === undefined ? undefined : new CeilingTracker(options.ceilings);
     this.scraper = options.backendMetricsUrls.length > 0 ? new BackendMetricsScraper(options.backendMetricsUrls, options.scrapeTimeoutMs) : undefined;
   }
@@ -288,7 +294,7 @@ class LiveRun {
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight.size);
     const startedAt = performance.now();
     const p = this.client
-      .send(openAiPath(request), body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
+      .send(request, body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
       .then((outcome) => this.finish(request, outcome));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));

@@ -28,6 +28,7 @@ import { parseWorkloadSpec } from '../sim/workload/workload-spec';
 import { parsePolicySpec } from '../policy/policy-spec';
 import { DEFAULT_BLOCK_TOKENS } from '../state/block-hash';
 import { defaultReportDir } from './flag-values';
+import { runSageMakerBench } from './sagemaker-bench';
 
 /**
  * `prefix-router bench`: one live run of a workload against a router (or any OpenAI-compatible URL), written
@@ -37,6 +38,10 @@ import { defaultReportDir } from './flag-values';
  */
 export function register(program: Command): void {
   defineBenchOptions(program.command('bench')).action(async (flags: RawBenchFlags) => {
+    if (flags.sagemakerEndpoint !== undefined) {
+      process.exitCode = await runSageMakerBench(flags, processIo());
+      return;
+    }
     const settings = parseBenchFlags(flags);
     process.exitCode = await runBench(settings, processIo());
   });
@@ -65,6 +70,12 @@ export interface RawBenchFlags {
   readonly baseline?: string;
   readonly append?: string;
   readonly quiet?: boolean;
+  readonly sagemakerEndpoint?: string;
+  readonly region?: string;
+  readonly api?: string;
+  readonly prefixAwareId?: string;
+  readonly cloudwatch?: boolean;
+  readonly cloudwatchDelay?: string;
 }
 
 export interface BenchSettings {
@@ -127,7 +138,13 @@ export function defineBenchOptions(command: Command): Command {
     .option('--out <dir>', 'report directory (default: ./reports/bench-<time>, or the --append report\'s directory)')
     .option('--baseline <label>', 'run to compare against: a label or strategy name (default: random, when present)')
     .option('--append <report.json>', 'add this run to an existing report (same workload), rewriting it in place unless --out is given')
-    .option('--quiet', 'no progress and no table; print only the report paths');
+    .option('--quiet', 'no progress and no table; print only the report paths')
+    .option('--sagemaker-endpoint <name>', 'benchmark a SageMaker endpoint through the AWS SDK instead of --url (credentials and region from the default chain; AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME honoured); see docs/validate.md')
+    .option('--region <region>', 'AWS region of --sagemaker-endpoint (default: the SDK chain, e.g. AWS_REGION)')
+    .option('--api <api>', 'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)', 'invoke')
+    .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)')
+    .option('--cloudwatch', "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report")
+    .option('--cloudwatch-delay <s>', 'with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default 180)');
 }
 
 /** Parses bench arguments (without `prefix-router bench`) in-process, as the CLI would; throws BenchFlagError. */
@@ -186,6 +203,12 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   };
   const r = LIVE_RANGES;
 
+  if (
+    flags.sagemakerEndpoint === undefined &&
+    (flags.region !== undefined || flags.prefixAwareId !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
+  ) {
+    problems.push('--region, --api, --prefix-aware-id and --cloudwatch apply only with --sagemaker-endpoint');
+  }
   if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
   else {
     try {
@@ -338,7 +361,7 @@ export interface BenchIo {
   readonly onInterrupt?: (handler: () => void) => () => void;
 }
 
-function processIo(): BenchIo {
+export function processIo(): BenchIo {
   return {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -362,7 +385,7 @@ export interface BenchOutcome {
  * lets in-flight requests finish; twice cancels them; either way the partial report is written. Exit code: 0,
  * 130 after an abort, 2 when no request succeeded.
  */
-export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo): Promise<BenchOutcome> {
+export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, extra: Partial<LiveBenchmarkOptions> = {}): Promise<BenchOutcome> {
   let existing: BenchmarkReport | undefined;
   if (settings.append !== undefined) {
     let text: string;
@@ -401,7 +424,7 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo):
   const progress = new ProgressReporter({ stream: io.stderr, mode: settings.quiet ? 'silent' : 'auto', label: settings.label });
   let result: LiveBenchmarkResult;
   try {
-    result = await runLiveBenchmark({ ...liveOptionsOf(settings), signal: abort.signal, stopSignal: stop.signal, onProgress: progress.update });
+    result = await runLiveBenchmark({ ...liveOptionsOf(settings), ...extra, signal: abort.signal, stopSignal: stop.signal, onProgress: progress.update });
   } finally {
     progress.end();
     removeInterrupt?.();

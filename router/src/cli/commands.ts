@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import { register as registerAb } from './ab-command';
 import { register as registerBench } from './bench-command';
+import { register as registerContainer } from './container-command';
 import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
@@ -11,4 +13,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb];

@@ -39,6 +39,8 @@ export interface RouterRuntime {
   readonly logDestination?: DestinationStream;
   /** Rng for random / least-outstanding-requests; default SeededRng(config.seed). */
   readonly rng?: Rng;
+  /** More Prometheus text served after the router's own at GET /metrics (the container adds its engines'). */
+  readonly extraMetrics?: () => Promise<string>;
 }
 
 export interface BackendStats {
@@ -97,12 +99,14 @@ export class PrefixRouter implements RunningRouter {
   private idleWaiters: Array<() => void> = [];
   private closing: Promise<void> | undefined;
   private address: AddressInfo | undefined;
+  private readonly extraMetrics: (() => Promise<string>) | undefined;
 
   constructor(
     readonly config: RouterConfig,
     runtime: RouterRuntime = {},
   ) {
     this.log = runtime.logger ?? createRouterLogger(config.logLevel, runtime.logDestination);
+    this.extraMetrics = runtime.extraMetrics;
     this.policy = isRoutingPolicy(config.policy)
       ? config.policy
       : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed) });
@@ -398,7 +402,8 @@ export class PrefixRouter implements RunningRouter {
   }
 
   private async serveMetrics(res: ServerResponse): Promise<void> {
-    const text = await this.metrics.registry.metrics();
+    let text = await this.metrics.registry.metrics();
+    if (this.extraMetrics !== undefined) text += await this.extraMetrics().catch(() => '');
     res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }

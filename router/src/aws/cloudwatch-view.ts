@@ -1,0 +1,248 @@
+import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Dimension, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
+
+/**
+ * CloudWatch's view of one run: what SageMaker (and the router sidecar's EMF metrics, when present) published
+ * for the run window. Every figure comes from one GetMetricData period that covers the whole window (start
+ * floored and end ceiled to the minute), so percentiles are CloudWatch's own over the window, not averages of
+ * per-minute percentiles. That window can include up to a minute of traffic before and after the run.
+ */
+export const SAGEMAKER_NAMESPACE = 'AWS/SageMaker';
+export const INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
+/** The sidecar's EMF namespace (docs: emf-contract; override PREFIX_ROUTER_EMF_NAMESPACE). */
+export const SIDECAR_NAMESPACE = 'PrefixRouter';
+
+export interface CloudWatchTarget {
+  readonly endpointName: string;
+  readonly variantName: string;
+}
+
+export interface VariantMetrics {
+  readonly invocations: number | null;
+  readonly invocationsPerInstance: number | null;
+  /** ModelLatency (SageMaker publishes microseconds), in ms. */
+  readonly modelLatencyMs: { readonly average: number | null; readonly p50: number | null; readonly p90: number | null };
+  readonly overheadLatencyMs: { readonly p50: number | null; readonly p90: number | null };
+  readonly concurrentRequestsPerModelMax: number | null;
+  readonly invocation4xx: number | null;
+  readonly invocation5xx: number | null;
+  readonly gpuUtilizationAverage: number | null;
+  readonly gpuMemoryUtilizationAverage: number | null;
+}
+
+export interface InstanceSeries {
+  readonly namespace: string;
+  readonly metric: string;
+  /** Dimensions beyond EndpointName / VariantName (what makes the series per instance). */
+  readonly dimensions: Readonly<Record<string, string>>;
+  readonly stat: string;
+  readonly value: number | null;
+}
+
+export interface SidecarMetrics {
+  readonly routingDecisions: Readonly<Record<string, number>>;
+  readonly ttftMs: { readonly p50: number | null; readonly p90: number | null };
+  readonly promptTokens: number;
+  readonly reportedCachedTokens: number;
+  readonly predictedCachedTokens: number;
+  /** ReportedCachedTokens / PromptTokens (the dashboard's hit rate); null without prompt tokens. */
+  readonly hitRate: number | null;
+}
+
+export interface CloudWatchView {
+  readonly startTime: string;
+  readonly endTime: string;
+  /** The one period the figures cover, seconds. */
+  readonly periodSeconds: number;
+  /** How often the endpoint publishes (MetricsConfig, default 60 s). */
+  readonly publishSeconds: number;
+  readonly variant: VariantMetrics;
+  /** Per-instance series, when the endpoint publishes enhanced (per-instance) metrics. */
+  readonly perInstance: readonly InstanceSeries[];
+  /** The sidecar's EMF metrics, when the endpoint runs it. */
+  readonly sidecar: SidecarMetrics | null;
+  readonly notes: readonly string[];
+}
+
+interface Query {
+  readonly id: string;
+  readonly namespace: string;
+  readonly metric: string;
+  readonly dimensions: Dimension[];
+  readonly stat: string;
+}
+
+const VARIANT_QUERIES: readonly { key: string; namespace: string; metric: string; stat: string }[] = [
+  { key: 'invocations', namespace: SAGEMAKER_NAMESPACE, metric: 'Invocations', stat: 'Sum' },
+  { key: 'invocationsPerInstance', namespace: SAGEMAKER_NAMESPACE, metric: 'InvocationsPerInstance', stat: 'Sum' },
+  { key: 'modelLatencyAvg', namespace: SAGEMAKER_NAMESPACE, metric: 'ModelLatency', stat: 'Average' },
+  { key: 'modelLatencyP50', namespace: SAGEMAKER_NAMESPACE, metric: 'ModelLatency', stat: 'p50' },
+  { key: 'modelLatencyP90', namespace: SAGEMAKER_NAMESPACE, metric: 'ModelLatency', stat: 'p90' },
+  { key: 'overheadLatencyP50', namespace: SAGEMAKER_NAMESPACE, metric: 'OverheadLatency', stat: 'p50' },
+  { key: 'overheadLatencyP90', namespace: SAGEMAKER_NAMESPACE, metric: 'OverheadLatency', stat: 'p90' },
+  { key: 'concurrentMax', namespace: SAGEMAKER_NAMESPACE, metric: 'ConcurrentRequestsPerModel', stat: 'Maximum' },
+  { key: 'invocation4xx', namespace: SAGEMAKER_NAMESPACE, metric: 'Invocation4XXErrors', stat: 'Sum' },
+  { key: 'invocation5xx', namespace: SAGEMAKER_NAMESPACE, metric: 'Invocation5XXErrors', stat: 'Sum' },
+  { key: 'gpuUtil', namespace: INSTANCE_NAMESPACE, metric: 'GPUUtilization', stat: 'Average' },
+  { key: 'gpuMemUtil', namespace: INSTANCE_NAMESPACE, metric: 'GPUMemoryUtilization', stat: 'Average' },
+];
+
+const INSTANCE_METRICS: Readonly<Record<string, string>> = {
+  Invocations: 'Sum',
+  InvocationsPerInstance: 'Sum',
+  ModelLatency: 'p90',
+  ConcurrentRequestsPerModel: 'Maximum',
+  GPUUtilization: 'Average',
+  GPUMemoryUtilization: 'Average',
+};
+
+/** Series beyond this are left out (GetMetricData takes 500 queries per call; a report needs far fewer). */
+const MAX_DISCOVERED_SERIES = 200;
+
+/** [start, end) aligned to whole minutes, and its length as the one period. */
+export function alignedWindow(startMs: number, endMs: number): { start: Date; end: Date; periodSeconds: number } {
+  const start = Math.floor(startMs / 60_000) * 60_000;
+  const end = Math.max(start + 60_000, Math.ceil(endMs / 60_000) * 60_000);
+  return { start: new Date(start), end: new Date(end), periodSeconds: (end - start) / 1000 };
+}
+
+export interface ReadCloudWatchOptions {
+  readonly cloudwatch: CloudWatchClient;
+  readonly target: CloudWatchTarget;
+  readonly window: { readonly startMs: number; readonly endMs: number };
+  readonly publishSeconds: number;
+  readonly clock: Clock;
+  readonly retry?: RetryPolicy;
+  readonly sidecarNamespace?: string;
+}
+
+export async function readCloudWatchView(options: ReadCloudWatchOptions): Promise<CloudWatchView> {
+  const { cloudwatch, target, clock, retry } = options;
+  const { start, end, periodSeconds } = alignedWindow(options.window.startMs, options.window.endMs);
+  const variantDims: Dimension[] = [
+    { Name: 'EndpointName', Value: target.endpointName },
+    { Name: 'VariantName', Value: target.variantName },
+  ];
+  const queries: Query[] = VARIANT_QUERIES.map((q) => ({ id: `v_${q.key}`, namespace: q.namespace, metric: q.metric, dimensions: variantDims, stat: q.stat }));
+
+  // Per-instance and sidecar series: discovered, since their extra dimensions are only known once published.
+  const list = async (namespace: string): Promise<{ metric: string; dimensions: Dimension[] }[]> => {
+    const found: { metric: string; dimensions: Dimension[] }[] = [];
+    let token: string | undefined;
+    do {
+      const page = await withThrottlingRetry(
+        `ListMetrics ${namespace}`,
+        () => cloudwatch.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'EndpointName', Value: target.endpointName }], NextToken: token })),
+        clock,
+        retry,
+      );
+      for (const m of page.Metrics ?? []) if (m.MetricName) found.push({ metric: m.MetricName, dimensions: m.Dimensions ?? [] });
+      token = page.NextToken;
+    } while (token !== undefined && found.length < MAX_DISCOVERED_SERIES);
+    return found;
+  };
+  const notes: string[] = [];
+  const instanceSeries: { q: Query; extra: Record<string, string> }[] = [];
+  for (const namespace of [SAGEMAKER_NAMESPACE, INSTANCE_NAMESPACE]) {
+    for (const m of await list(namespace)) {
+      const stat = INSTANCE_METRICS[m.metric];
+      if (stat === undefined) continue;
+      const variant = m.dimensions.find((d) => d.Name === 'VariantName')?.Value;
+      if (variant !== undefined && variant !== target.variantName) continue;
+      const extra: Record<string, string> = {};
+      for (const d of m.dimensions) if (d.Name !== 'EndpointName' && d.Name !== 'VariantName' && d.Name && d.Value) extra[d.Name] = d.Value;
+      if (Object.keys(extra).length === 0) continue;
+      instanceSeries.push({ q: { id: `i_${instanceSeries.length}`, namespace, metric: m.metric, dimensions: m.dimensions, stat }, extra });
+    }
+  }
+  const sidecarNamespace = options.sidecarNamespace ?? SIDECAR_NAMESPACE;
+  const sidecarSeries: { q: Query; dims: Record<string, string> }[] = [];
+  for (const m of await list(sidecarNamespace)) {
+    const dims: Record<string, string> = {};
+    for (const d of m.dimensions) if (d.Name && d.Value) dims[d.Name] = d.Value;
+    const stats = m.metric === 'TimeToFirstToken' ? ['p50', 'p90'] : ['Sum'];
+    for (const stat of stats) sidecarSeries.push({ q: { id: `s_${sidecarSeries.length}`, namespace: sidecarNamespace, metric: m.metric, dimensions: m.dimensions, stat }, dims });
+  }
+
+  const all = [...queries, ...instanceSeries.map((s) => s.q), ...sidecarSeries.map((s) => s.q)];
+  const values = new Map<string, number | null>();
+  for (let i = 0; i < all.length; i += 500) {
+    const batch = all.slice(i, i + 500);
+    const request: MetricDataQuery[] = batch.map((q) => ({
+      Id: q.id,
+      MetricStat: { Metric: { Namespace: q.namespace, MetricName: q.metric, Dimensions: q.dimensions }, Period: periodSeconds, Stat: q.stat },
+      ReturnData: true,
+    }));
+    let token: string | undefined;
+    do {
+      const page = await withThrottlingRetry(
+        'GetMetricData',
+        () => cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: request, StartTime: start, EndTime: end, NextToken: token, ScanBy: 'TimestampAscending' })),
+        clock,
+        retry,
+      );
+      for (const r of page.MetricDataResults ?? []) {
+        if (r.Id === undefined) continue;
+        const v = r.Values?.[0];
+        values.set(r.Id, v === undefined || !Number.isFinite(v) ? (values.get(r.Id) ?? null) : v);
+      }
+      token = page.NextToken;
+    } while (token !== undefined);
+  }
+  const v = (key: string): number | null => values.get(`v_${key}`) ?? null;
+  const micros = (x: number | null): number | null => (x === null ? null : x / 1000);
+  const variant: VariantMetrics = {
+    invocations: v('invocations'),
+    invocationsPerInstance: v('invocationsPerInstance'),
+    modelLatencyMs: { average: micros(v('modelLatencyAvg')), p50: micros(v('modelLatencyP50')), p90: micros(v('modelLatencyP90')) },
+    overheadLatencyMs: { p50: micros(v('overheadLatencyP50')), p90: micros(v('overheadLatencyP90')) },
+    concurrentRequestsPerModelMax: v('concurrentMax'),
+    invocation4xx: v('invocation4xx'),
+    invocation5xx: v('invocation5xx'),
+    gpuUtilizationAverage: v('gpuUtil'),
+    gpuMemoryUtilizationAverage: v('gpuMemUtil'),
+  };
+  const missing = VARIANT_QUERIES.filter((q) => values.get(`v_${q.key}`) == null).map((q) => `${q.metric} ${q.stat}`);
+  if (missing.length > 0) {
+    notes.push(
+      `CloudWatch had no data for ${missing.join(', ')} in the window (metrics appear 1–3 minutes after the traffic; error counts are absent rather than 0 when no error happened; GPU metrics need the instance namespace).`,
+    );
+  }
+  const perInstance: InstanceSeries[] = instanceSeries.map((s) => ({ namespace: s.q.namespace, metric: s.q.metric, dimensions: s.extra, stat: s.q.stat, value: values.get(s.q.id) ?? null }));
+  if (perInstance.length === 0) notes.push('No per-instance series: the endpoint does not publish enhanced (per-instance) metrics (MetricsConfig EnableEnhancedMetrics).');
+
+  let sidecar: SidecarMetrics | null = null;
+  if (sidecarSeries.length > 0) {
+    const routingDecisions: Record<string, number> = {};
+    let promptTokens = 0;
+    let reportedCachedTokens = 0;
+    let predictedCachedTokens = 0;
+    const ttft: { p50: number | null; p90: number | null } = { p50: null, p90: null };
+    for (const s of sidecarSeries) {
+      const value = values.get(s.q.id);
+      if (value == null) continue;
+      switch (s.q.metric) {
+        case 'RoutingDecisions':
+          routingDecisions[s.dims.Reason ?? 'unknown'] = (routingDecisions[s.dims.Reason ?? 'unknown'] ?? 0) + value;
+          break;
+        case 'PromptTokens':
+          promptTokens += value;
+          break;
+        case 'ReportedCachedTokens':
+          reportedCachedTokens += value;
+          break;
+        case 'PredictedCachedTokens':
+          predictedCachedTokens += value;
+          break;
+        case 'TimeToFirstToken':
+          if (s.q.stat === 'p50') ttft.p50 = value;
+          else ttft.p90 = value;
+          break;
+      }
+    }
+    sidecar = { routingDecisions, ttftMs: ttft, promptTokens, reportedCachedTokens, predictedCachedTokens, hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null };
+  } else {
+    notes.push(`No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`);
+  }
+  return { startTime: start.toISOString(), endTime: end.toISOString(), periodSeconds, publishSeconds: options.publishSeconds, variant, perInstance, sidecar, notes };
+}

@@ -1,0 +1,153 @@
+import {
+  DescribeEndpointCommand,
+  DescribeEndpointConfigCommand,
+  DescribeModelCommand,
+  type DescribeEndpointConfigCommandOutput,
+  type DescribeEndpointCommandOutput,
+  type ProductionVariantRoutingConfig,
+  type SageMakerClient,
+} from '@aws-sdk/client-sagemaker';
+import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
+
+/**
+ * What the tools need to know about a live endpoint before they send or change anything, read with
+ * DescribeEndpoint / DescribeEndpointConfig / DescribeModel. Each failure says which of region, credentials,
+ * endpoint name or endpoint state is wrong, so nothing is sent to a half-configured target.
+ */
+export class AwsSetupError extends Error {
+  constructor(
+    readonly reason: 'region' | 'credentials' | 'not-found' | 'not-in-service' | 'access-denied' | 'unsupported',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AwsSetupError';
+  }
+}
+
+export interface VariantFacts {
+  readonly name: string;
+  readonly instanceType: string | undefined;
+  /** Instances now (CurrentInstanceCount; the config's initial count when DescribeEndpoint has none). */
+  readonly instanceCount: number;
+  readonly routing: ProductionVariantRoutingConfig | undefined;
+  readonly modelName: string | undefined;
+}
+
+export interface EndpointFacts {
+  readonly endpointName: string;
+  readonly status: string;
+  readonly configName: string;
+  readonly endpoint: DescribeEndpointCommandOutput;
+  readonly config: DescribeEndpointConfigCommandOutput;
+  readonly variants: readonly VariantFacts[];
+  /** MetricsConfig.MetricPublishFrequencyInSeconds of the config; SageMaker's default is 60. */
+  readonly metricPublishSeconds: number;
+}
+
+export const DEFAULT_METRIC_PUBLISH_SECONDS = 60;
+
+/** Resolves the SDK's region and credentials now, naming what is missing (the SDK's own errors do not say which flag to set). */
+export async function checkRegionAndCredentials(config: { region: () => Promise<string>; credentials?: unknown }, service: string): Promise<string> {
+  let region: string;
+  try {
+    region = await config.region();
+  } catch (err) {
+    throw new AwsSetupError('region', `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`, { cause: err });
+  }
+  if (!region) throw new AwsSetupError('region', `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`);
+  try {
+    const provider = config.credentials as (() => Promise<unknown>) | undefined;
+    if (typeof provider === 'function') await provider();
+  } catch (err) {
+    throw new AwsSetupError(
+      'credentials',
+      `no AWS credentials for ${service}: configure the default provider chain (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO, or an instance role) — ${(err as Error).message}`,
+      { cause: err },
+    );
+  }
+  return region;
+}
+
+function isNotFound(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return e?.name === 'ResourceNotFound' || ((e?.name === 'ValidationException' || e?.name === 'ValidationError') && /could not find|not found|does not exist/i.test(e.message ?? ''));
+}
+
+function mapDescribeError(err: unknown, what: string): never {
+  if (isNotFound(err)) throw new AwsSetupError('not-found', `${what} does not exist in this account and region (check the name and --region)`, { cause: err });
+  const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  if (e?.name === 'AccessDeniedException' || e?.$metadata?.httpStatusCode === 403) {
+    throw new AwsSetupError('access-denied', `not allowed to read ${what}: ${e.message ?? ''} (attach the policy in docs/validate.md)`, { cause: err });
+  }
+  if (e?.name === 'CredentialsProviderError' || e?.name === 'UnrecognizedClientException' || e?.name === 'InvalidClientTokenId') {
+    throw new AwsSetupError('credentials', `AWS credentials were refused reading ${what}: ${e.message ?? ''}`, { cause: err });
+  }
+  throw err;
+}
+
+/** DescribeEndpoint + DescribeEndpointConfig (throttling retried); throws AwsSetupError('not-found') for an unknown endpoint. */
+export async function describeEndpointFacts(sagemaker: SageMakerClient, endpointName: string, clock: Clock, retry?: RetryPolicy): Promise<EndpointFacts> {
+  const endpoint = await withThrottlingRetry(`DescribeEndpoint ${endpointName}`, () => sagemaker.send(new DescribeEndpointCommand({ EndpointName: endpointName })), clock, retry).catch(
+    (err: unknown) => mapDescribeError(err, `endpoint '${endpointName}'`),
+  );
+  const configName = endpoint.EndpointConfigName ?? '';
+  const config = await withThrottlingRetry(
+    `DescribeEndpointConfig ${configName}`,
+    () => sagemaker.send(new DescribeEndpointConfigCommand({ EndpointConfigName: configName })),
+    clock,
+    retry,
+  ).catch((err: unknown) => mapDescribeError(err, `endpoint configuration '${configName}' of '${endpointName}'`));
+  const variants: VariantFacts[] = (config.ProductionVariants ?? []).map((v) => {
+    const live = endpoint.ProductionVariants?.find((p) => p.VariantName === v.VariantName);
+    return {
+      name: v.VariantName ?? '',
+      instanceType: v.InstanceType,
+      instanceCount: live?.CurrentInstanceCount ?? live?.DesiredInstanceCount ?? v.InitialInstanceCount ?? 0,
+      routing: v.RoutingConfig,
+      modelName: v.ModelName,
+    };
+  });
+  return {
+    endpointName,
+    status: endpoint.EndpointStatus ?? 'unknown',
+    configName,
+    endpoint,
+    config,
+    variants,
+    metricPublishSeconds: config.MetricsConfig?.MetricPublishFrequencyInSeconds ?? DEFAULT_METRIC_PUBLISH_SECONDS,
+  };
+}
+
+export function requireInService(facts: EndpointFacts): void {
+  if (facts.status !== 'InService') {
+    throw new AwsSetupError(
+      'not-in-service',
+      `endpoint '${facts.endpointName}' is ${facts.status}, not InService${facts.endpoint.FailureReason ? ` (${facts.endpoint.FailureReason})` : ''}; wait until it is InService (aws sagemaker wait endpoint-in-service --endpoint-name ${facts.endpointName})`,
+    );
+  }
+}
+
+/** Environment variables naming the served model, in the order the images read them (DLC, then LMI / TGI). */
+const MODEL_ENV = ['SM_VLLM_SERVED_MODEL_NAME', 'SM_VLLM_MODEL', 'OPTION_MODEL_ID', 'HF_MODEL_ID'];
+
+/** The model name vLLM serves, from the variant's SageMaker model environment; undefined when none is set. */
+export async function servedModelName(sagemaker: SageMakerClient, modelName: string, clock: Clock, retry?: RetryPolicy): Promise<string | undefined> {
+  const model = await withThrottlingRetry(`DescribeModel ${modelName}`, () => sagemaker.send(new DescribeModelCommand({ ModelName: modelName })), clock, retry).catch((err: unknown) =>
+    mapDescribeError(err, `model '${modelName}'`),
+  );
+  const env = model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {};
+  for (const key of MODEL_ENV) if (env[key]) return env[key];
+  return undefined;
+}
+
+/** A routing config as the report names it, e.g. `PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)`. */
+export function routingLabel(routing: ProductionVariantRoutingConfig | undefined): string {
+  // Without a RoutingConfig SageMaker routes at random (AWS ML blog, "Minimize real-time inference latency…").
+  if (routing?.RoutingStrategy === undefined) return 'RANDOM (default)';
+  const p = routing.PrefixAwareRoutingConfig;
+  if (routing.RoutingStrategy === 'PREFIX_AWARE' && p !== undefined) {
+    return `PREFIX_AWARE(prefixLength=${p.PrefixLength},concurrencyThreshold=${p.ConcurrencyThreshold})`;
+  }
+  return routing.RoutingStrategy;
+}

@@ -1,0 +1,259 @@
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { LiveBenchmarkResult } from '../benchmark';
+import { cloudWatchSection } from '../aws/ab-report';
+import { readCloudWatchView, type CloudWatchView } from '../aws/cloudwatch-view';
+import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
+import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
+import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
+import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
+import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
+import { systemClock, type Clock } from '../aws/throttling-retry';
+import type { WorkloadRequest } from '../sim/workload/workload-request';
+import { Command, CommanderError } from 'commander';
+import { BenchFlagError, defineBenchOptions, parseBenchFlags, runBenchWithOutcome, type BenchIo, type BenchSettings, type RawBenchFlags } from './bench-command';
+
+/**
+ * `prefix-router bench --sagemaker-endpoint NAME`: the live benchmark against a SageMaker endpoint, through the
+ * AWS SDK (invoke API) or the endpoint's OpenAI-compatible path (openai API). Region, credentials, the endpoint's
+ * existence and state and the served model are checked before the first request; every run is bounded by a
+ * request count and a duration.
+ */
+export const SAGEMAKER_DEFAULT_DURATION_S = '600';
+export const SAGEMAKER_DEFAULT_MAX_REQUESTS = '10000';
+const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+const PREFIX_AWARE_ID = /^[\x20-\x7e]{1,64}$/;
+
+export interface SageMakerTargetDeps {
+  readonly sagemaker?: SageMakerClient;
+  readonly cloudwatch?: CloudWatchClient;
+  readonly runtime?: SageMakerRuntimeClient;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly clock?: Clock;
+}
+
+export interface SageMakerTarget {
+  readonly endpointName: string;
+  readonly region: string;
+  readonly api: 'invoke' | 'openai';
+  /** Base URL of the runtime API (the override when set). */
+  readonly runtimeBase: string;
+  /** True when AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME points somewhere else and the control plane was not asked. */
+  readonly overridden: boolean;
+  readonly facts: EndpointFacts | undefined;
+  readonly model: string;
+  readonly runtime: SageMakerRuntimeClient;
+  readonly sagemaker: SageMakerClient | undefined;
+  readonly notes: readonly string[];
+}
+
+/** Resolves and checks a SageMaker target; throws AwsSetupError / BenchFlagError saying what is missing. */
+export async function resolveSageMakerTarget(
+  input: { endpointName: string; region?: string; api?: string; model?: string; maxSockets?: number },
+  deps: SageMakerTargetDeps = {},
+): Promise<SageMakerTarget> {
+  const env = deps.env ?? process.env;
+  const clock = deps.clock ?? systemClock;
+  const problems: string[] = [];
+  if (!ENDPOINT_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be 1-63 letters, digits or hyphens, starting and ending with a letter or digit (got ${JSON.stringify(input.endpointName)})`);
+  const api = input.api ?? 'invoke';
+  if (api !== 'invoke' && api !== 'openai') problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
+  if (problems.length > 0) throw new BenchFlagError(problems);
+
+  const runtime = deps.runtime ?? createRuntimeClient({ region: input.region, maxSockets: input.maxSockets });
+  const region = await checkRegionAndCredentials(runtime.config as never, 'the SageMaker runtime API');
+  const runtimeOverride = env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME ?? env.AWS_ENDPOINT_URL;
+  const controlOverride = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
+  const runtimeBase = (runtimeOverride ?? `https://runtime.sagemaker.${region}.amazonaws.com`).replace(/\/+$/, '');
+  const notes: string[] = [];
+  let facts: EndpointFacts | undefined;
+  let sagemaker = deps.sagemaker;
+  let model = input.model;
+  const overridden = runtimeOverride !== undefined && controlOverride === undefined && deps.sagemaker === undefined;
+  if (overridden) {
+    notes.push(
+      `The runtime API is overridden (AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME=${runtimeBase}) and the control plane is not, so DescribeEndpoint was skipped: nothing checked that '${input.endpointName}' exists or is InService.`,
+    );
+    model ??= await discoverModel(parseTargetUrl(runtimeBase));
+  } else {
+    sagemaker ??= new SageMakerClient({ region });
+    facts = await describeEndpointFacts(sagemaker, input.endpointName, clock);
+    requireInService(facts);
+    if (model === undefined) {
+      const modelName = facts.variants[0]?.modelName;
+      model = modelName === undefined ? undefined : await servedModelName(sagemaker, modelName, clock);
+      if (model === undefined) {
+        throw new AwsSetupError('unsupported', `cannot tell which model '${input.endpointName}' serves (no SM_VLLM_MODEL / SM_VLLM_SERVED_MODEL_NAME / HF_MODEL_ID in its model environment); pass --model`);
+      }
+    }
+  }
+  return { endpointName: input.endpointName, region, api: api as 'invoke' | 'openai', runtimeBase, overridden, facts, model, runtime, sagemaker, notes };
+}
+
+/** The bench settings (all the usual flags validated as for --url) and the transport of a SageMaker target. */
+export function sageMakerBenchPlan(
+  flags: RawBenchFlags,
+  target: SageMakerTarget,
+  targetVariantOf?: (request: WorkloadRequest) => string | undefined,
+): { settings: BenchSettings; extra: () => Partial<LiveBenchmarkOptions> } {
+  const problems: string[] = [];
+  if (flags.url !== undefined) problems.push('give --url or --sagemaker-endpoint, not both');
+  if (flags.prefixAwareId !== undefined && !PREFIX_AWARE_ID.test(flags.prefixAwareId)) {
+    problems.push(`--prefix-aware-id must be 1 to 64 printable ASCII characters (got ${flags.prefixAwareId.length} characters)`);
+  }
+  if (flags.backendMetrics !== undefined && flags.backendMetrics.length > 0) problems.push('--backend-metrics does not apply to a SageMaker endpoint (its engines are not reachable); CloudWatch has the endpoint\'s metrics');
+  if (problems.length > 0) throw new BenchFlagError(problems);
+  const path = target.api === 'openai' ? `/endpoints/${encodeURIComponent(target.endpointName)}/openai` : `/endpoints/${encodeURIComponent(target.endpointName)}`;
+  const settings = parseBenchFlags({
+    ...flags,
+    url: `${target.runtimeBase}${path}`,
+    model: target.model,
+    duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S,
+    maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS,
+  });
+  if (target.api === 'openai') {
+    const first = settings.workload.requests().next().value as WorkloadRequest | undefined;
+    const openAiProblems: string[] = [];
+    if (first !== undefined && first.kind !== 'chat') openAiProblems.push('--api openai serves chat completions only; use a chat workload (api=chat) or --api invoke');
+    if (settings.headers.authorization === undefined && !target.overridden) {
+      openAiProblems.push("--api openai needs a bearer token: --header 'authorization: Bearer TOKEN' (create one with the SageMaker Python SDK's generate_token; it needs sagemaker:CallWithBearerToken)");
+    }
+    if (targetVariantOf !== undefined) openAiProblems.push('--api openai cannot target a variant; use --api invoke');
+    if (openAiProblems.length > 0) throw new BenchFlagError(openAiProblems);
+    return { settings, extra: () => ({}) };
+  }
+  const instanceHeader = settings.instanceHeader.toLowerCase();
+  return {
+    settings,
+    // A fresh transport per run: the run closes it (the SDK client it shares is the caller's).
+    extra: () => ({
+      transport: new SageMakerRuntimeTransport({
+        client: new PrefixAwareLlmClient({ endpointName: target.endpointName, client: target.runtime }),
+        instanceHeader,
+        prefixAwareId: flags.prefixAwareId,
+        targetVariantOf,
+      }),
+    }),
+  };
+}
+
+/** The CLI path: resolve, check, run, report. Exit codes as `bench` (1 for a setup error). */
+export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps: SageMakerTargetDeps = {}): Promise<number> {
+  let target: SageMakerTarget | undefined;
+  try {
+    if (flags.url !== undefined) throw new BenchFlagError(['give --url or --sagemaker-endpoint, not both']);
+    target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
+    const { settings, extra } = sageMakerBenchPlan(flags, target);
+    const delay = cloudWatchDelayMs(flags);
+    if (flags.cloudwatch && target.facts === undefined) {
+      throw new BenchFlagError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
+    }
+    for (const note of target.notes) io.stderr.write(`note: ${note}\n`);
+    const clock = deps.clock ?? systemClock;
+    const startedAt = clock.now();
+    const outcome = await runBenchWithOutcome(settings, io, extra());
+    if (flags.cloudwatch && target.facts !== undefined) {
+      const file = await writeBenchCloudWatch({
+        facts: target.facts,
+        cloudwatch: deps.cloudwatch ?? new CloudWatchClient({ region: target.region }),
+        ownsClient: deps.cloudwatch === undefined,
+        result: outcome.result,
+        label: settings.label,
+        startedAt,
+        delayMs: delay,
+        clock,
+        directory: dirname(outcome.files.json),
+        log: (line) => io.stderr.write(`${line}\n`),
+      });
+      io.stdout.write(`cloudwatch: ${file}\n`);
+    }
+    return outcome.exitCode;
+  } catch (err) {
+    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof ModelDiscoveryError) {
+      io.stderr.write(`prefix-router bench: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  } finally {
+    if (deps.runtime === undefined) target?.runtime.destroy();
+    if (deps.sagemaker === undefined) target?.sagemaker?.destroy();
+  }
+}
+
+/** `prefix-router bench` arguments (without the command name) parsed in-process into raw flags; throws BenchFlagError. */
+export function parseRawBenchArgv(argv: readonly string[]): RawBenchFlags {
+  const command = defineBenchOptions(new Command('bench'))
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  try {
+    command.parse([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) throw new BenchFlagError([err.message.replace(/^error: /, '')]);
+    throw err;
+  }
+  return command.opts<RawBenchFlags>();
+}
+
+function cloudWatchDelayMs(flags: RawBenchFlags): number {
+  if (flags.cloudwatchDelay === undefined) return 180_000;
+  const v = Number(flags.cloudwatchDelay);
+  if (flags.cloudwatchDelay.trim() === '' || !Number.isFinite(v) || v < 0 || v > 3600) {
+    throw new BenchFlagError([`--cloudwatch-delay must be a number between 0 and 3600 (got ${JSON.stringify(flags.cloudwatchDelay)})`]);
+  }
+  return v * 1000;
+}
+
+/** CloudWatch's view of one bench run, every variant of the endpoint, written as cloudwatch.md / .json beside the report. */
+async function writeBenchCloudWatch(input: {
+  facts: EndpointFacts;
+  cloudwatch: CloudWatchClient;
+  ownsClient: boolean;
+  result: LiveBenchmarkResult;
+  label: string;
+  startedAt: number;
+  delayMs: number;
+  clock: Clock;
+  directory: string;
+  log: (line: string) => void;
+}): Promise<string> {
+  const { result, clock } = input;
+  const scale = result.timeScale || 1;
+  const window = { startMs: input.startedAt + result.window.startMs / scale, endMs: input.startedAt + result.window.endMs / scale };
+  const wait = window.endMs + input.delayMs - clock.now();
+  if (wait > 0) {
+    input.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the run's metrics`);
+    await clock.sleep(wait);
+  }
+  const views: Record<string, CloudWatchView> = {};
+  let error: string | undefined;
+  try {
+    for (const v of input.facts.variants) {
+      views[v.name] = await readCloudWatchView({
+        cloudwatch: input.cloudwatch,
+        target: { endpointName: input.facts.endpointName, variantName: v.name },
+        window,
+        publishSeconds: input.facts.metricPublishSeconds,
+        clock,
+      });
+    }
+  } catch (err) {
+    error = (err as Error).message;
+  } finally {
+    if (input.ownsClient) input.cloudwatch.destroy();
+  }
+  const lines = [
+    `# CloudWatch's view of ${input.label} on ${input.facts.endpointName}`,
+    '',
+    "The client-side figures are in report.md (measured by prefix-router on the machine that sent the requests); these are CloudWatch's.",
+    '',
+    ...cloudWatchSection([{ label: input.label, sent: result.sent, cloudwatch: error === undefined ? views : undefined, cloudwatchError: error }]),
+  ];
+  const notes = [...new Set(Object.values(views).flatMap((v) => v.notes))];
+  if (notes.length > 0) lines.push('## Notes', '', ...notes.map((n) => `- ${n}`), '');
+  const file = join(input.directory, 'cloudwatch.md');
+  await writeFile(file, lines.join('\n'));
+  await writeFile(join(input.directory, 'cloudwatch.json'), `${JSON.stringify({ endpointName: input.facts.endpointName, label: input.label, window: { start: new Date(window.startMs).toISOString(), end: new Date(window.endMs).toISOString() }, views, error: error ?? null }, null, 2)}\n`);
+  return file;
+}

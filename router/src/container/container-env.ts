@@ -1,0 +1,229 @@
+import { describeValue } from '../policy';
+
+/**
+ * The settings of `prefix-router container` that are its own (how engines are laid out, started, restarted and
+ * how metrics leave the container), read from environment variables. Router settings (policy, health checks,
+ * limits, ...) are not parsed here: they go through the same PREFIX_ROUTER_* path as `prefix-router serve`.
+ * Every problem is collected and reported at once, each naming the variable, the allowed range and the value.
+ */
+export type ContainerMode = 'sagemaker' | 'multi-engine';
+export const CONTAINER_MODES: readonly ContainerMode[] = ['sagemaker', 'multi-engine'];
+
+export interface ContainerSettings {
+  readonly mode: ContainerMode;
+  /** Engines to run: 1 in sagemaker mode. */
+  readonly engines: number;
+  /** GPUs to divide among the engines; undefined = detect (CUDA_VISIBLE_DEVICES, then `nvidia-smi -L`). */
+  readonly gpus: number | undefined;
+  /** Port of engine 0; the others follow. 0 = free ports picked at start (tests). */
+  readonly engineBasePort: number;
+  /** Command template with {port}, {gpus}, {index}, {tp}; undefined = the DLC's vLLM server. */
+  readonly engineCommand: string | undefined;
+  /** Public port of the router: PREFIX_ROUTER_PORT, else SAGEMAKER_BIND_TO_PORT, else 8080. */
+  readonly port: number;
+  /** Public interface of the router: PREFIX_ROUTER_HOST, else 0.0.0.0 (all interfaces of the container). */
+  readonly host: string;
+  /** Time in-flight requests get on SIGTERM before the router cuts them (SageMaker kills at 30 s). */
+  readonly shutdownGraceMs: number;
+  /** After the router drained: time engines get after SIGTERM before SIGKILL. */
+  readonly engineStopTimeoutMs: number;
+  /** First restart delay after an engine exits; doubles per consecutive failure up to the maximum. */
+  readonly restartBackoffMs: number;
+  readonly restartBackoffMaxMs: number;
+  readonly emf: {
+    readonly enabled: boolean;
+    readonly intervalMs: number;
+    readonly namespace: string;
+    readonly endpointName: string;
+  };
+}
+
+export const CONTAINER_ENV = {
+  mode: 'PREFIX_ROUTER_MODE',
+  engines: 'PREFIX_ROUTER_ENGINES',
+  gpus: 'PREFIX_ROUTER_GPUS',
+  engineBasePort: 'PREFIX_ROUTER_ENGINE_BASE_PORT',
+  engineCommand: 'PREFIX_ROUTER_ENGINE_COMMAND',
+  engineStopTimeoutMs: 'PREFIX_ROUTER_ENGINE_STOP_TIMEOUT_MS',
+  restartBackoffMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MS',
+  restartBackoffMaxMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MAX_MS',
+  emf: 'PREFIX_ROUTER_EMF',
+  emfIntervalMs: 'PREFIX_ROUTER_EMF_INTERVAL_MS',
+  emfNamespace: 'PREFIX_ROUTER_EMF_NAMESPACE',
+  emfEndpointName: 'PREFIX_ROUTER_EMF_ENDPOINT_NAME',
+  /** Router settings the container sets itself or gives container defaults. */
+  port: 'PREFIX_ROUTER_PORT',
+  host: 'PREFIX_ROUTER_HOST',
+  shutdownGraceMs: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS',
+  backends: 'PREFIX_ROUTER_BACKENDS',
+  sagemakerPort: 'SAGEMAKER_BIND_TO_PORT',
+} as const;
+
+export const CONTAINER_DEFAULTS = {
+  mode: 'sagemaker' as ContainerMode,
+  engineBasePort: 8100,
+  port: 8080,
+  host: '0.0.0.0',
+  /** 20 s drain + 5 s engine stop leaves SageMaker's 30 s with margin for the process to exit. */
+  shutdownGraceMs: 20_000,
+  engineStopTimeoutMs: 5_000,
+  restartBackoffMs: 1_000,
+  restartBackoffMaxMs: 30_000,
+  emfIntervalMs: 60_000,
+  emfNamespace: 'PrefixRouter',
+  emfEndpointName: 'local',
+} as const;
+
+export const CONTAINER_RANGES = {
+  engines: { min: 1, max: 64 },
+  gpus: { min: 0, max: 1024 },
+  engineBasePort: { min: 1, max: 65535 },
+  port: { min: 0, max: 65535 },
+  engineStopTimeoutMs: { min: 100, max: 30_000 },
+  restartBackoffMs: { min: 100, max: 600_000 },
+  restartBackoffMaxMs: { min: 100, max: 3_600_000 },
+  emfIntervalMs: { min: 100, max: 3_600_000 },
+  shutdownGraceMs: { min: 0, max: 3_600_000 },
+} as const;
+
+/** SageMaker sends SIGKILL this long after SIGTERM. */
+export const SAGEMAKER_STOP_DEADLINE_MS = 30_000;
+
+export class ContainerConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid container configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ContainerConfigError';
+  }
+}
+
+export interface ParsedContainerEnv {
+  readonly settings: ContainerSettings;
+  /** Legal but doubtful settings (e.g. a drain that outlasts SageMaker's 30 s). */
+  readonly warnings: readonly string[];
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads and validates the container's variables; throws ContainerConfigError listing every problem. */
+export function parseContainerEnv(env: Env): ParsedContainerEnv {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const V = CONTAINER_ENV;
+  const R = CONTAINER_RANGES;
+  const D = CONTAINER_DEFAULTS;
+
+  const modeRaw = value(env, V.mode);
+  let mode: ContainerMode = D.mode;
+  if (modeRaw !== undefined) {
+    if ((CONTAINER_MODES as readonly string[]).includes(modeRaw)) mode = modeRaw as ContainerMode;
+    else problems.push(`${V.mode} must be one of ${CONTAINER_MODES.join(', ')} (got ${describeValue(modeRaw)})`);
+  }
+
+  let engines = integer(env, V.engines, R.engines, problems);
+  if (mode === 'sagemaker') {
+    if (engines !== undefined && engines !== 1) {
+      problems.push(`${V.engines} must be 1 in sagemaker mode (SageMaker routes between instances); set ${V.mode}=multi-engine to run several engines (got ${describeValue(value(env, V.engines))})`);
+    }
+    engines = 1;
+  } else if (mode === 'multi-engine' && engines === undefined && value(env, V.engines) === undefined) {
+    problems.push(`${V.engines} must be set in multi-engine mode: an integer between ${R.engines.min} and ${R.engines.max} (got nothing)`);
+  }
+
+  const gpus = integer(env, V.gpus, R.gpus, problems);
+  if (gpus !== undefined && engines !== undefined && gpus > 0 && gpus % engines !== 0) {
+    problems.push(`${V.gpus} must be divisible by ${V.engines} so every engine gets the same number of GPUs (got ${gpus} GPUs for ${engines} engines)`);
+  }
+  if (gpus !== undefined && engines !== undefined && gpus > 0 && gpus < engines) {
+    problems.push(`${V.engines} must be at most ${V.gpus} (got ${engines} engines for ${gpus} GPUs)`);
+  }
+
+  const basePortRaw = value(env, V.engineBasePort);
+  let engineBasePort: number = D.engineBasePort;
+  if (basePortRaw !== undefined) {
+    const n = toInteger(basePortRaw);
+    if (n === 0) engineBasePort = 0;
+    else if (n === undefined || n < R.engineBasePort.min || n > R.engineBasePort.max - ((engines ?? 1) - 1)) {
+      problems.push(`${V.engineBasePort} must be 0 (free ports) or an integer between 1 and ${R.engineBasePort.max - ((engines ?? 1) - 1)} so ${engines ?? 1} consecutive ports fit (got ${describeValue(basePortRaw)})`);
+    } else engineBasePort = n;
+  }
+
+  const engineCommand = value(env, V.engineCommand);
+
+  const routerPort = integer(env, V.port, R.port, problems);
+  const sagemakerPort = integer(env, V.sagemakerPort, { min: 1, max: 65535 }, problems);
+  const port = routerPort ?? sagemakerPort ?? D.port;
+  const host = value(env, V.host) ?? D.host;
+  if (engineBasePort > 0 && engines !== undefined && port >= engineBasePort && port < engineBasePort + engines) {
+    problems.push(`${V.engineBasePort} must leave the router's port ${port} free: engines would use ${engineBasePort}-${engineBasePort + engines - 1} (got ${engineBasePort})`);
+  }
+  if (value(env, V.backends) !== undefined) {
+    problems.push(`${V.backends} must not be set in the container: the backends are the engines it starts (got ${describeValue(value(env, V.backends))})`);
+  }
+
+  // The router validates PREFIX_ROUTER_SHUTDOWN_GRACE_MS itself; here only its container default and the deadline.
+  const graceRaw = toInteger(value(env, V.shutdownGraceMs) ?? '');
+  const shutdownGraceMs = graceRaw ?? D.shutdownGraceMs;
+  const engineStopTimeoutMs = integer(env, V.engineStopTimeoutMs, R.engineStopTimeoutMs, problems) ?? D.engineStopTimeoutMs;
+  if (shutdownGraceMs + engineStopTimeoutMs >= SAGEMAKER_STOP_DEADLINE_MS) {
+    warnings.push(`${V.shutdownGraceMs} (${shutdownGraceMs}) + ${V.engineStopTimeoutMs} (${engineStopTimeoutMs}) reach SageMaker's ${SAGEMAKER_STOP_DEADLINE_MS} ms stop deadline: on SageMaker, engines may be killed before they stop cleanly`);
+  }
+
+  const restartBackoffMs = integer(env, V.restartBackoffMs, R.restartBackoffMs, problems) ?? D.restartBackoffMs;
+  const restartBackoffMaxMs = integer(env, V.restartBackoffMaxMs, R.restartBackoffMaxMs, problems) ?? Math.max(D.restartBackoffMaxMs, restartBackoffMs);
+  if (restartBackoffMaxMs < restartBackoffMs) {
+    problems.push(`${V.restartBackoffMaxMs} must be at least ${V.restartBackoffMs} (${restartBackoffMs}) (got ${restartBackoffMaxMs})`);
+  }
+
+  const emfRaw = value(env, V.emf);
+  let emfEnabled = true;
+  if (emfRaw !== undefined) {
+    if (emfRaw === 'on' || emfRaw === 'off') emfEnabled = emfRaw === 'on';
+    else problems.push(`${V.emf} must be on or off (got ${describeValue(emfRaw)})`);
+  }
+  const emfIntervalMs = integer(env, V.emfIntervalMs, R.emfIntervalMs, problems) ?? D.emfIntervalMs;
+  const namespace = value(env, V.emfNamespace) ?? D.emfNamespace;
+  if (!/^[A-Za-z0-9 ._\-/#:]{1,255}$/.test(namespace) || namespace.startsWith('AWS/')) {
+    problems.push(`${V.emfNamespace} must be 1-255 characters of letters, digits, spaces and . - _ / # :, not starting with AWS/ (got ${describeValue(namespace)})`);
+  }
+  const endpointName = value(env, V.emfEndpointName) ?? D.emfEndpointName;
+  if (endpointName.length > 1024) problems.push(`${V.emfEndpointName} must be at most 1024 characters (got ${endpointName.length} characters)`);
+
+  if (problems.length > 0) throw new ContainerConfigError(problems);
+  return {
+    settings: {
+      mode,
+      engines: engines ?? 1,
+      gpus,
+      engineBasePort,
+      engineCommand,
+      port,
+      host,
+      shutdownGraceMs,
+      engineStopTimeoutMs,
+      restartBackoffMs,
+      restartBackoffMaxMs,
+      emf: { enabled: emfEnabled, intervalMs: emfIntervalMs, namespace, endpointName },
+    },
+    warnings,
+  };
+}
+
+function value(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function toInteger(raw: string): number | undefined {
+  return /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
+}
+
+function integer(env: Env, name: string, range: { readonly min: number; readonly max: number }, problems: string[]): number | undefined {
+  const raw = value(env, name);
+  if (raw === undefined) return undefined;
+  const n = toInteger(raw);
+  if (n === undefined || n < range.min || n > range.max) {
+    problems.push(`${name} must be an integer between ${range.min} and ${range.max} (got ${describeValue(raw)})`);
+    return undefined;
+  }
+  return n;
+}

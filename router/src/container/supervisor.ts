@@ -1,0 +1,196 @@
+import pino, { type Logger } from 'pino';
+import { CONFIG_FILE_ENV, loadRouterConfig, RouterConfigError, type RouterConfig } from '../config';
+import { startRouterWithConfig, type RunningRouter } from '../server';
+import { CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
+import { EmfEmitter } from './emf-emitter';
+import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
+import { enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
+import { EngineProcess } from './engine-process';
+import { freePorts } from './free-ports';
+import { detectGpus } from './gpu-inventory';
+
+/**
+ * `prefix-router container`: the serving container's main process. It starts the engines (vLLM, or any
+ * command) as child processes, the router in front of them on the public port, restarts engines that exit,
+ * writes EMF metrics, and on SIGTERM drains the router, stops the engines and exits 0. It never leaves a child
+ * behind: engines run in their own process groups, which are SIGKILLed on every way out.
+ */
+export interface ContainerIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+export interface RunningContainer {
+  readonly settings: ContainerSettings;
+  readonly router: RunningRouter;
+  readonly engines: readonly EngineProcess[];
+  /** Drain, stop the engines, flush metrics. Idempotent. */
+  shutdown(): Promise<void>;
+  /** SIGKILL every engine now (synchronous). */
+  killEngines(): void;
+}
+
+const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
+
+/** The router's environment: the container's, with the backends, host, port and drain the container decides. */
+export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSettings, backends: readonly string[]): NodeJS.ProcessEnv {
+  const routerEnv: NodeJS.ProcessEnv = {
+    ...env,
+    [CONTAINER_ENV.backends]: backends.join(','),
+    [CONTAINER_ENV.host]: settings.host,
+    [CONTAINER_ENV.port]: String(settings.port),
+  };
+  // Only a container default: a value the user set goes to the router as it is (and is validated there).
+  if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '') routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
+  return routerEnv;
+}
+
+/** Validates the container's and the router's settings together, so one start reports every problem. */
+export function loadContainerConfig(env: NodeJS.ProcessEnv): { settings: ContainerSettings; warnings: readonly string[]; routerConfigFor: (backends: readonly string[]) => RouterConfig } {
+  const problems: string[] = [];
+  let parsed: ReturnType<typeof parseContainerEnv> | undefined;
+  try {
+    parsed = parseContainerEnv(env);
+  } catch (err) {
+    if (!(err instanceof ContainerConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  // With placeholder backends: a bad PREFIX_ROUTER_POLICY or limit is reported before any engine starts.
+  const placeholderSettings = parsed?.settings ?? ({ host: '0.0.0.0', port: 8080, shutdownGraceMs: 20_000 } as ContainerSettings);
+  const routerConfigFor = (backends: readonly string[]): RouterConfig => loadRouterConfig({ flags: {}, env: routerEnvironment(env, placeholderSettings, backends) });
+  try {
+    routerConfigFor(['http://127.0.0.1:1']);
+  } catch (err) {
+    if (!(err instanceof RouterConfigError)) throw err;
+    problems.push(...err.problems);
+  }
+  if (problems.length > 0 || parsed === undefined) throw new ContainerConfigError(problems);
+  return { settings: parsed.settings, warnings: parsed.warnings, routerConfigFor };
+}
+
+export async function startContainer(
+  env: NodeJS.ProcessEnv,
+  io: ContainerIo,
+  /** Told the engine processes before any starts, so a caller can kill them on every way out. */
+  onEngines: (engines: readonly EngineProcess[]) => void = () => undefined,
+): Promise<RunningContainer> {
+  const { settings, warnings, routerConfigFor } = loadContainerConfig(env);
+  const logLevel = routerConfigFor(['http://127.0.0.1:1']).logLevel;
+  const log: Logger = pino({ level: logLevel, base: { service: 'prefix-router-container' }, timestamp: pino.stdTimeFunctions.isoTime });
+  for (const warning of warnings) log.warn(warning);
+
+  const gpus = await detectGpus(settings.gpus, env);
+  const ports =
+    settings.engineBasePort === 0 ? await freePorts(settings.engines) : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
+  const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
+  for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
+  const routerConfig = routerConfigFor(specs.map((s) => s.url));
+  log.info(
+    {
+      mode: settings.mode,
+      engines: specs.map((s) => ({ engine: s.name, port: s.port, gpus: s.gpuIds.join(','), tensorParallelSize: s.tensorParallelSize })),
+      gpuSource: gpus.source,
+      configFile: env[CONFIG_FILE_ENV],
+      emf: settings.emf.enabled,
+    },
+    'container starting',
+  );
+
+  const engines = specs.map(
+    (spec) =>
+      new EngineProcess(spec, {
+        baseEnv: env,
+        restartBackoffMs: settings.restartBackoffMs,
+        restartBackoffMaxMs: settings.restartBackoffMaxMs,
+        stopTimeoutMs: settings.engineStopTimeoutMs,
+        log,
+        stdout: io.stdout,
+        stderr: io.stderr,
+      }),
+  );
+  onEngines(engines);
+  const killEngines = (): void => {
+    for (const engine of engines) engine.killNow();
+  };
+  const scrapeEngines = (): Promise<EngineScrape[]> => Promise.all(specs.map((s) => scrapeEngine(s.name, s.url, ENGINE_SCRAPE_TIMEOUT_MS)));
+
+  // The router first: /ping answers 503 from the start, until an engine passes its health check.
+  const router = await startRouterWithConfig(routerConfig, { extraMetrics: async () => mergeEngineMetrics(await scrapeEngines()) });
+  try {
+    for (const engine of engines) engine.start();
+  } catch (err) {
+    killEngines();
+    await router.close();
+    throw err;
+  }
+
+  const emitter = settings.emf.enabled
+    ? new EmfEmitter({
+        registry: router.metricsRegistry,
+        engines: specs.map((s) => ({ name: s.name, instanceId: router.backends[s.index].id })),
+        scrapeEngines,
+        intervalMs: settings.emf.intervalMs,
+        namespace: settings.emf.namespace,
+        endpointName: settings.emf.endpointName,
+        write: io.stdout,
+      })
+    : undefined;
+  emitter?.start();
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = (): Promise<void> => {
+    shuttingDown ??= (async () => {
+      const started = Date.now();
+      log.info({ graceMs: routerConfig.shutdownGraceMs }, 'container stopping: draining the router');
+      await router.close();
+      await emitter?.stop();
+      log.info({ afterMs: Date.now() - started }, 'router drained; stopping engines');
+      await Promise.all(engines.map((e) => e.stop()));
+      log.info({ afterMs: Date.now() - started }, 'container stopped');
+    })();
+    return shuttingDown;
+  };
+  return { settings, router, engines, shutdown, killEngines };
+}
+
+/**
+ * The CLI's process wiring: SIGTERM/SIGINT drain and exit 0 (a signal during start-up stops as soon as the start
+ * is done); a second signal SIGKILLs the engines and exits 130; any crash SIGKILLs them before exiting 1.
+ */
+export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<RunningContainer> {
+  const io: ContainerIo = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+  let container: RunningContainer | undefined;
+  let engines: readonly EngineProcess[] = [];
+  const killEngines = (): void => {
+    for (const engine of engines) engine.killNow();
+  };
+  process.on('exit', killEngines);
+  const crash = (err: unknown): void => {
+    process.stderr.write(`prefix-router container: fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    killEngines();
+    process.exit(1);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  let signals = 0;
+  const stop = (): void => {
+    container?.shutdown().then(
+      () => process.exit(0),
+      (err: unknown) => crash(err),
+    );
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      process.stderr.write(`prefix-router container: second ${signal}, killing engines and exiting\n`);
+      killEngines();
+      process.exit(130);
+    }
+    stop(); // before the start finished: done right after it
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  container = await startContainer(env, io, (started) => (engines = started));
+  if (signals > 0) stop();
+  return container;
+}

@@ -1,0 +1,126 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { InferenceAmiVersion, InstanceType, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib';
+import { baseProps, build, environmentOf, newApp, onlyResource, synth, variantOf } from './helpers';
+
+const ROOT = join(__dirname, '..', '..');
+
+describe('when the image is the router sidecar in sagemaker mode', () => {
+  const { stack, endpoint, template } = synth({ image: VllmImage.withRouterSidecar(), endpointName: 'llm-sidecar' });
+
+  it('THEN the model runs the image asset built from router/Dockerfile, from the stack\'s asset repository', () => {
+    const image = onlyResource(template, 'AWS::SageMaker::Model').PrimaryContainer.Image;
+    expect(JSON.stringify(image)).toContain('cdk-hnb659fds-container-assets');
+    const assets = stack.node.findAll().filter((c) => c.node.id === 'RouterSidecarImage');
+    expect(assets).toHaveLength(1);
+  });
+
+  it('THEN the DLC settings stay: SM_VLLM engine variables with prefix caching, the DLC AMI, PREFIX_AWARE routing', () => {
+    const env = environmentOf(template);
+    expect(env).toMatchObject({
+      SM_VLLM_MODEL: 'meta-llama/Llama-3.1-70B-Instruct',
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '8',
+      PREFIX_ROUTER_MODE: 'sagemaker',
+      PREFIX_ROUTER_EMF: 'on',
+      PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'llm-sidecar',
+    });
+    expect(env.PREFIX_ROUTER_ENGINES).toBeUndefined();
+    expect(variantOf(template).InferenceAmiVersion).toBe(InferenceAmiVersion.AL2023_GPU_4_1);
+    expect(variantOf(template).RoutingConfig.RoutingStrategy).toBe('PREFIX_AWARE');
+    expect(endpoint.endpointName).toBe('llm-sidecar');
+  });
+
+  it('THEN the execution role may pull from the asset repository only, plus the registry login', () => {
+    const statements = Template.fromStack(stack).findResources('AWS::IAM::Policy');
+    const all = Object.values(statements).flatMap((p: any) => p.Properties.PolicyDocument.Statement);
+    const pull = all.find((s: any) => JSON.stringify(s.Action).includes('ecr:BatchGetImage'));
+    expect(Array.isArray(pull.Resource)).toBe(false); // one repository
+    expect(JSON.stringify(pull.Resource)).toContain(':repository/');
+    expect(JSON.stringify(pull.Resource)).toContain('cdk-hnb659fds-container-assets');
+    expect(all.some((s: any) => s.Action === 'ecr:GetAuthorizationToken' && s.Resource === '*')).toBe(true);
+  });
+});
+
+describe('when the sidecar runs several engines with a policy and more router settings', () => {
+  it('THEN they reach the container environment', () => {
+    const { template } = synth({
+      image: VllmImage.withRouterSidecar({
+        mode: RouterSidecarMode.MULTI_ENGINE,
+        engines: 4,
+        policy: 'least-outstanding-requests',
+        emf: false,
+        routerEnvironment: { PREFIX_ROUTER_HEALTH_INTERVAL_MS: '1000' },
+      }),
+      routing: RoutingStrategy.leastOutstandingRequests(),
+    });
+    expect(environmentOf(template)).toMatchObject({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '4',
+      PREFIX_ROUTER_POLICY: 'least-outstanding-requests',
+      PREFIX_ROUTER_EMF: 'off',
+      PREFIX_ROUTER_HEALTH_INTERVAL_MS: '1000',
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+    });
+  });
+
+  it('GIVEN a base image with a CUDA 12 DLC tag THEN it is the build argument and the AMI follows its tag', () => {
+    const base = '763104351884.dkr.ecr.us-west-2.amazonaws.com/vllm:server-sagemaker-cuda-v1.2';
+    const { stack, template } = synth({ image: VllmImage.withRouterSidecar({ baseImage: base }) });
+    expect(variantOf(template).InferenceAmiVersion).toBe(InferenceAmiVersion.AL2_GPU_3_1);
+    const assembly = (stack.node.root as any).synth();
+    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${stack.artifactId}.assets.json`), 'utf8'));
+    const images = Object.values(manifest.dockerImages) as Array<{ source: Record<string, unknown> }>;
+    expect(images).toHaveLength(1);
+    expect(images[0].source).toMatchObject({ dockerFile: 'router/Dockerfile', dockerBuildArgs: { BASE_IMAGE: base }, platform: 'linux/amd64' });
+  });
+});
+
+describe('when the sidecar image is synthesized', () => {
+  it('THEN synth needs no Docker engine and stages a context with the Dockerfile and sources but no node_modules, cdk.out or dist', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'Staged');
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ image: VllmImage.withRouterSidecar() }));
+    const assembly = app.synth();
+    const staged = readdirSync(assembly.directory).filter((d) => d.startsWith('asset.'));
+    expect(staged).toHaveLength(1);
+    const dir = join(assembly.directory, staged[0]);
+    for (const present of ['router/Dockerfile', 'router/entrypoint.sh', 'router/tsconfig.container.json', 'router/src/container/supervisor.ts', 'bin/prefix-router.ts', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+      expect(existsSync(join(dir, present))).toBe(true);
+    }
+    for (const absent of ['node_modules', 'cdk.out', 'dist', 'test', 'lib', '.git', 'README.md', 'bin/app.ts', 'router/bench']) expect(existsSync(join(dir, absent))).toBe(false);
+    expect(existsSync(join(ROOT, 'node_modules'))).toBe(true); // the exclusion was tested against a real node_modules
+  });
+});
+
+describe('when sidecar options are invalid', () => {
+  it.each([
+    [{ mode: RouterSidecarMode.MULTI_ENGINE }, 'image.engines must be set in multi-engine mode: an integer between 1 and 64 (got undefined)'],
+    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 0 }, 'image.engines must be between 1 and 64 (got 0)'],
+    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 }, 'image.engines must be between 1 and 64 (got 65)'],
+    [{ engines: 2 }, 'image.engines must be 1 or left out in sagemaker mode'],
+    [{ mode: 'fleet' as RouterSidecarMode }, "image.mode must be one of sagemaker, multi-engine (got 'fleet')"],
+    [{ policy: 'Fast Policy' }, "image.policy must be a policy name: lower-case letters, digits and '-', at most 64 (got 'Fast Policy')"],
+    [{ routerEnvironment: { HOME: '/x' } }, "image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got 'HOME')"],
+    [{ routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_POLICY'],
+    [{ routerEnvironment: { PREFIX_ROUTER_PORT: '1' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it'],
+    [{ baseImage: 'vllm' }, 'image.baseImage must be a registry image reference with a tag or digest'],
+    [{ buildContext: '/nonexistent' }, "image.buildContext must be a directory containing router/Dockerfile (got '/nonexistent')"],
+  ])('GIVEN %j THEN synth fails naming the prop', (options, message) => {
+    expect(() => build({ image: VllmImage.withRouterSidecar(options) })).toThrow(message);
+  });
+
+  it('GIVEN engines that do not divide the instance type\'s GPUs THEN synth fails naming the prop', () => {
+    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 3 }) })).toThrow(
+      'image.engines must divide the 4 GPUs of ml.g5.12xlarge so every engine gets the same number (got 3)',
+    );
+    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 2 }) })).not.toThrow();
+  });
+
+  it('GIVEN one engine, or as many as the GPUs, in multi-engine mode THEN it is accepted', () => {
+    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 1 }) })).not.toThrow();
+    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }) })).not.toThrow();
+  });
+});
