@@ -119,7 +119,7 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
       row = measureFleet(n, options.seconds, options.policy);
     } else {
       const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
-      const line = execFileSync(process.execPath, [...nodeFlags, '--max-old-space-size=16384', __filename, '--child', String(n), String(options.seconds), options.policy], {
+      const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
         maxBuffer: 1 << 20,
