@@ -40,7 +40,7 @@ export interface ChildResult {
 
 const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--cpu-prof DIR]';
 
-function parseArgs(argv: readonly string[]): Args {
+export function parseArgs(argv: readonly string[]): Args {
   let instances = [7, 112];
   let seconds = 900;
   let policy = 'sagemaker-prefix-aware';
