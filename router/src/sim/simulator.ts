@@ -23,9 +23,10 @@ import type { WorkloadRequest } from './workload/workload-request';
  *
  * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
  * time anything could reach it (the next queued event, or — when a finish can release a send: closed loop, or
- * a request parked on a running one — the next step of another engine), and stops after a step in which a
- * request finished. So every request joins the same step it would join in a real-time run of the same models,
- * and every routing decision sees the in-flight counts of that instant.
+ * a request parked on a running one; and until the warm-up snapshot of every engine is taken — the next step
+ * of another engine), and stops after a step in which a request finished. So every request joins the same
+ * step it would join in a real-time run of the same models, and every routing decision sees the in-flight
+ * counts of that instant. (Arrivals are always queued one ahead, so no engine ever runs past the next send.)
  *
  * Cost: the engines sit in a heap keyed by their next step's start (EngineSchedule), so an event costs
  * O(log instances), not a visit to every instance; an open-loop engine runs, fast-forwarding its decode
@@ -179,9 +180,10 @@ class Simulation {
         this.handle(timeMs, item);
         continue;
       }
-      // Another engine's finish can reach this one only through a send it releases.
-      const finishesCanSend = !this.feed.isOpenLoop || this.feed.hasParked;
-      let horizon = this.lockstep ? firstStart : finishesCanSend ? Math.min(eventTime, schedule.secondTime()) : eventTime;
+      // Another engine's finish can reach this one only through a send it releases. Until the warm-up
+      // snapshot is taken, no engine may run ahead of the event being handled (the snapshot reads them all).
+      const inLockstepWithFleet = !this.feed.isOpenLoop || this.feed.hasParked || this.warmupStats === undefined;
+      let horizon = this.lockstep ? firstStart : inLockstepWithFleet ? Math.min(eventTime, schedule.secondTime()) : eventTime;
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {

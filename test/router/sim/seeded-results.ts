@@ -54,6 +54,17 @@ export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
     seed: 9,
   },
   {
+    // Sparse arrivals: finishes fall between them, so the first event after the warm-up is often a finish
+    // (the engines' warm-up snapshot must see exactly the steps before it).
+    name: 'p5-small-kv-sparse-warmup',
+    workload: 'long-context?groups=30&prefixTokens=2000&suffixTokens=100..300&outputTokens=32..96&rate=3&count=90&seed=21',
+    instances: 3,
+    profile: p5Small,
+    policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 2 }],
+    warmupMs: 7_000,
+    seed: 2,
+  },
+  {
     name: 'p5-small-kv-long-context',
     workload: 'long-context?groups=24&prefixTokens=3000&suffixTokens=200..900&outputTokens=16..128&rate=25&count=240&seed=11',
     instances: 5,
