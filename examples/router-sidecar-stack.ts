@@ -1,8 +1,8 @@
 /**
  * The router sidecar inside the serving container: 2 × ml.g5.12xlarge (four NVIDIA A10G 24 GB each), each instance
  * running four vLLM engines of an open 7B model (tensor-parallel size 1, one GPU each) behind `prefix-router
- * container`. SageMaker's PREFIX_AWARE routing picks the instance; inside it the router's policy picks the engine
- * (two levels of prefix affinity), and the container writes routing metrics (decisions, TTFT, cached tokens per
+ * container`. SageMaker's PREFIX_AWARE routing picks the instance; inside it the router's cache-aware policy picks the
+ * engine (two levels of prefix affinity), and the container writes routing metrics (decisions, TTFT, cached tokens per
  * engine) to CloudWatch as Embedded Metric Format. See docs/container.md.
  *
  * Deploying builds router/Dockerfile on the machine running `cdk deploy` (Docker with linux/amd64 support needed) and
@@ -42,7 +42,8 @@ export class RouterSidecarStack extends Stack {
       image: VllmImage.withRouterSidecar({
         mode: RouterSidecarMode.MULTI_ENGINE,
         engines: 4,
-        policy: 'sagemaker-prefix-aware',
+        // The recommended policy for engines the router manages itself (docs/router.md).
+        policy: 'cache-aware',
       }),
       // One GPU per engine: the container gives each engine tensor-parallel size GPUs ÷ engines = 1.
       engine: { maxModelLen: 8192 },

@@ -32,10 +32,10 @@ export interface RouterSidecarImageOptions {
   readonly engines?: number;
 
   /**
-   * The router's policy (`PREFIX_ROUTER_POLICY`), e.g. `sagemaker-prefix-aware`. Its name is checked for form here
-   * and against the router's registered policies when the container starts.
+   * The router's policy (`PREFIX_ROUTER_POLICY`), e.g. `cache-aware` or `sagemaker-prefix-aware?prefixLength=4096`.
+   * Its form is checked here, its name and options against the router's registered policies when the container starts.
    *
-   * @default - the router's default policy
+   * @default - `cache-aware` in multi-engine mode; the router's default in sagemaker mode (one engine: nothing to choose)
    */
   readonly policy?: string;
 
@@ -146,8 +146,8 @@ export class RouterSidecarImage implements VllmImage {
       && Number.isInteger(o.engines) && o.engines >= 1 && gpus % o.engines !== 0) {
       problems.add(`image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`);
     }
-    if (o.policy !== undefined && !Token.isUnresolved(o.policy) && !/^[a-z][a-z0-9-]{0,63}$/.test(o.policy)) {
-      problems.add(`image.policy must be a policy name: lower-case letters, digits and '-', at most 64 (got ${show(o.policy)})`);
+    if (o.policy !== undefined && !Token.isUnresolved(o.policy) && !/^[a-z][a-z0-9-]{0,63}(\?[A-Za-z0-9=&.,_-]{1,900})?$/.test(o.policy)) {
+      problems.add(`image.policy must be a policy name (lower-case letters, digits and '-', at most 64), optionally with options as in 'cache-aware?blockChars=256' (got ${show(o.policy)})`);
     }
     const extra = Object.entries(o.routerEnvironment ?? {});
     if (extra.length > MAX_ROUTER_VARIABLES) problems.add(`image.routerEnvironment must have at most ${MAX_ROUTER_VARIABLES} variables (got ${extra.length})`);

@@ -11,7 +11,7 @@
  *
  *   npm run bench:sim [-- --quick]      (--quick: 10 simulated minutes instead of an hour, for a smoke run)
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile } from '../src/emulator/engine-profile';
@@ -252,7 +252,10 @@ as latency. Closed loop, the saved prefill turns into more completed requests.
 See [router.md](router.md) (\`npm run bench:router\`): the decision and proxy overhead of the live router, against
 AWS's reported 1.3–1.9 ms for its managed routing.
 `;
-  await writeFile(join('docs', 'benchmarks.md'), doc);
+  // Keep the section npm run bench:policies writes (between its markers).
+  const previous = await readFile(join('docs', 'benchmarks.md'), 'utf8').catch(() => '');
+  const kept = /<!-- bench:policies -->[\s\S]*<!-- \/bench:policies -->/.exec(previous)?.[0];
+  await writeFile(join('docs', 'benchmarks.md'), kept === undefined ? doc : `${doc.trimEnd()}\n\n${kept}\n`);
   process.stdout.write(`wrote docs/benchmarks.md and reports/bench-sim/ in ${totalSeconds.toFixed(0)} s\n`);
 }
 

@@ -110,7 +110,7 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     expect(model.Environment).toMatchObject({
       PREFIX_ROUTER_MODE: 'multi-engine',
       PREFIX_ROUTER_ENGINES: '4',
-      PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware',
+      PREFIX_ROUTER_POLICY: 'cache-aware',
       PREFIX_ROUTER_EMF: 'on',
       PREFIX_ROUTER_EMF_ENDPOINT_NAME: stacks.routerSidecar.endpoint.endpointName,
       SM_VLLM_ENABLE_PREFIX_CACHING: 'true',

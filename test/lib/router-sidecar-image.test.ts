@@ -102,7 +102,7 @@ describe('when sidecar options are invalid', () => {
     [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 }, 'image.engines must be between 1 and 64 (got 65)'],
     [{ engines: 2 }, 'image.engines must be 1 or left out in sagemaker mode'],
     [{ mode: 'fleet' as RouterSidecarMode }, "image.mode must be one of sagemaker, multi-engine (got 'fleet')"],
-    [{ policy: 'Fast Policy' }, "image.policy must be a policy name: lower-case letters, digits and '-', at most 64 (got 'Fast Policy')"],
+    [{ policy: 'Fast Policy' }, "image.policy must be a policy name (lower-case letters, digits and '-', at most 64), optionally with options as in 'cache-aware?blockChars=256' (got 'Fast Policy')"],
     [{ routerEnvironment: { HOME: '/x' } }, "image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got 'HOME')"],
     [{ routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_POLICY'],
     [{ routerEnvironment: { PREFIX_ROUTER_PORT: '1' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it'],

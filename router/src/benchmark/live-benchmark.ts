@@ -342,6 +342,8 @@ class LiveRun {
       ...(outputTokens !== undefined ? { outputTokens } : {}),
       // Decision time is the router's own CPU time: not scaled, emulators or not.
       ...(o.decisionMicros !== undefined ? { decisionMicros: o.decisionMicros } : {}),
+      ...(o.decisionReason !== undefined ? { reason: o.decisionReason } : {}),
+      ...(o.predictedCachedTokens !== undefined ? { predictedCachedTokens: o.predictedCachedTokens } : {}),
       ...(o.error !== undefined ? { error: o.error } : {}),
       ...(o.errorDetail !== undefined ? { errorDetail: o.errorDetail } : {}),
       arrivalMs: request.arrivalMs,

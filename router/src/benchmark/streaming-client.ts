@@ -40,6 +40,10 @@ export interface StreamOutcome {
   readonly instance: string | null;
   /** The router's decide + commit time for this request (x-prefix-router-decision-us), when it sent one. */
   readonly decisionMicros?: number;
+  /** The router's decision reason (x-prefix-router-decision), when it sent one. */
+  readonly decisionReason?: string;
+  /** Prompt tokens the router's policy predicted cached (x-prefix-router-predicted-cached-tokens), when it sent one. */
+  readonly predictedCachedTokens?: number;
   readonly usage?: StreamUsage;
   /** Events that carried generated output (an output-token count when usage is missing). */
   readonly generatedEvents: number;
@@ -51,6 +55,8 @@ export interface StreamOutcome {
 
 export const DEFAULT_INSTANCE_HEADER = 'x-prefix-router-instance';
 export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
+export const DECISION_REASON_HEADER = 'x-prefix-router-decision';
+export const PREDICTED_CACHED_HEADER = 'x-prefix-router-predicted-cached-tokens';
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 function isCancelCode(value: unknown): value is CancelCode {
@@ -112,6 +118,8 @@ export class StreamingClient {
     let status: number | null = null;
     let instance: string | null = null;
     let decisionMicros: number | undefined;
+    let decisionReason: string | undefined;
+    let predictedCachedTokens: number | undefined;
     let afterHeaders = false;
     let firstTokenAt: number | null = null;
     let usage: StreamUsage | undefined;
@@ -164,6 +172,9 @@ export class StreamingClient {
       instance = headerValue(res.headers[this.instanceHeader]);
       const decisionTime = headerValue(res.headers[DECISION_TIME_HEADER]);
       if (decisionTime !== null && decisionTime.trim() !== '' && Number(decisionTime) >= 0) decisionMicros = Number(decisionTime);
+      decisionReason = headerValue(res.headers[DECISION_REASON_HEADER]) ?? undefined;
+      const predicted = headerValue(res.headers[PREDICTED_CACHED_HEADER]);
+      if (predicted !== null && /^\d+$/.test(predicted.trim())) predictedCachedTokens = Number(predicted);
       const contentType = headerValue(res.headers['content-type']) ?? '';
       if (status < 200 || status > 299) {
         const text = await readBounded(res.body, ERROR_BODY_LIMIT);
@@ -192,7 +203,7 @@ export class StreamingClient {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    return { startedAt, firstTokenAt, endedAt, status, instance, decisionMicros, usage, generatedEvents, error, errorDetail };
+    return { startedAt, firstTokenAt, endedAt, status, instance, decisionMicros, decisionReason, predictedCachedTokens, usage, generatedEvents, error, errorDetail };
   }
 
   async close(): Promise<void> {

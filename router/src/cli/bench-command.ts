@@ -25,6 +25,7 @@ import { CACHE_LOAD_COLUMNS, comparisonTable, LATENCY_COLUMNS, selectColumns, su
 import { writeReport, type ReportFiles } from '../sim/report/write-report';
 import type { Workload } from '../sim/workload/workload';
 import { parseWorkloadSpec } from '../sim/workload/workload-spec';
+import { policyOptionsOf } from '../policy/policy-config';
 import { parsePolicySpec } from '../policy/policy-spec';
 import { DEFAULT_BLOCK_TOKENS } from '../state/block-hash';
 import { defaultReportDir } from './flag-values';
@@ -326,8 +327,8 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
 function strategyIdOf(text: string, fromFlag: boolean, problems: string[]): StrategyId {
   if (!fromFlag || !text.includes('?')) return { name: text.trim() };
   try {
-    const { name, ...options } = parsePolicySpec(text, '--strategy');
-    return { name, options: options as Record<string, number> };
+    const config = parsePolicySpec(text, '--strategy');
+    return { name: config.name, options: policyOptionsOf(config) };
   } catch (err) {
     problems.push((err as Error).message);
     return { name: text };

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
-import type { PolicyConfig } from '../policy';
-import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
+import { POLICY_NAMES, type PolicyConfig } from '../policy';
+import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../benchmark/progress';
 import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
 import { renderMarkdown, writeReport, type ReportFiles } from '../sim/report';
-import { INSTANCES_RANGE } from '../sim/simulator';
+import { INSTANCES_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../sim/workload';
 import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag } from './flag-values';
 
@@ -22,7 +22,9 @@ export function register(program: Command): void {
     .command('simulate')
     .description('compare routing strategies on a workload in virtual time (seconds for an hour of traffic)')
     .option('--workload <spec>', 'long-context, short-chat, shared-system or trace:FILE, with ?options (docs/workloads.md)', 'long-context')
-    .option('--policy <spec>', `a policy to compare, repeatable: ${DEFAULT_SIMULATED_POLICIES.join(', ')}, round-robin; options as name?prefixLength=N&concurrencyThreshold=N`, collect)
+    .option('--policy <spec>', `a policy to compare, repeatable: ${POLICY_NAMES.join(', ')} (default ${DEFAULT_SIMULATED_POLICIES.join(', ')}); options as name?option=value&option=value`, collect)
+    .option('--sweep <spec>', 'a grid of one policy\u2019s settings, repeatable: name?option=v1,v2&option=v3,v4 runs every combination (added to --policy)', collect)
+    .option('--routers <n>', `router replicas sharing the traffic round-robin with no shared state, ${ROUTERS_RANGE.min}..${ROUTERS_RANGE.max}`, '1')
     .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
@@ -42,6 +44,7 @@ export interface SimulateFlags {
   readonly workload: Workload;
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
+  readonly routers: number;
   readonly profile: EngineProfile;
   readonly seed: number;
   readonly warmupMs: number;
@@ -56,8 +59,9 @@ export interface SimulateFlags {
 /** Validates every flag; throws FlagError (or the workload/policy/profile error) naming the flag. */
 export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlags {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
-  const policySpecs = (flags.policy as string[] | undefined) ?? DEFAULT_SIMULATED_POLICIES;
-  const policies = policySpecs.map((s) => parsePolicySpec(s));
+  const sweeps = ((flags.sweep as string[] | undefined) ?? []).flatMap((s) => expandPolicySweep(s));
+  const policySpecs = (flags.policy as string[] | undefined) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
+  const policies = [...policySpecs.map((s) => parsePolicySpec(s)), ...sweeps];
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new FlagError(`--policy lists the same policy twice (${specs.join(', ')})`);
   let profile: EngineProfile;
@@ -70,6 +74,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
     policies,
     instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
+    routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
     profile,
     seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
     warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
@@ -102,6 +107,7 @@ export async function runSimulateCommand(
     workload: flags.workload,
     policies: flags.policies,
     instances: flags.instances,
+    routers: flags.routers,
     profile: flags.profile,
     seed: flags.seed,
     warmupMs: flags.warmupMs,

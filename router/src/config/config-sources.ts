@@ -1,5 +1,18 @@
 import { readFileSync } from 'node:fs';
-import type { OptionProblem } from '../policy';
+import {
+  DEFAULT_POLICY_NAME,
+  kebabCase,
+  optionRange,
+  optionValueFromText,
+  POLICY_DEFINITIONS,
+  POLICY_NAMES,
+  policyDefinition,
+  readPolicySpec,
+  screamingSnakeCase,
+  type OptionProblem,
+  type PolicyDefinition,
+  type PolicyOptionSchema,
+} from '../policy';
 import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
 
 /**
@@ -14,7 +27,7 @@ export interface CliOptionSpec {
   readonly flag: string;
   readonly valueName: string;
   readonly env: string;
-  readonly kind: 'integer' | 'string' | 'list';
+  readonly kind: 'integer' | 'number' | 'string' | 'list' | 'policy';
   readonly description: string;
 }
 
@@ -23,9 +36,15 @@ export const CONFIG_FILE_ENV = 'PREFIX_ROUTER_CONFIG';
 
 export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'backends', flag: '--backend', valueName: 'url', env: 'PREFIX_ROUTER_BACKENDS', kind: 'list', description: 'backend base URL, repeatable (env: comma-separated)' },
-  { path: 'policy.name', flag: '--policy', valueName: 'name', env: 'PREFIX_ROUTER_POLICY', kind: 'string', description: 'routing policy: sagemaker-prefix-aware, least-outstanding-requests, random, round-robin (default sagemaker-prefix-aware)' },
-  { path: 'policy.prefixLength', flag: '--prefix-length', valueName: 'n', env: 'PREFIX_ROUTER_PREFIX_LENGTH', kind: 'integer', description: 'sagemaker-prefix-aware: characters/bytes keyed on, 1024-65536 (default 8192)' },
-  { path: 'policy.concurrencyThreshold', flag: '--concurrency-threshold', valueName: 'n', env: 'PREFIX_ROUTER_CONCURRENCY_THRESHOLD', kind: 'integer', description: 'sagemaker-prefix-aware: in-flight requests that trigger a spill, 1-1024 (default 32)' },
+  {
+    path: 'policy.name',
+    flag: '--policy',
+    valueName: 'spec',
+    env: 'PREFIX_ROUTER_POLICY',
+    kind: 'policy',
+    description: `routing policy: ${POLICY_NAMES.join(', ')} (default ${DEFAULT_POLICY_NAME}), optionally with options as name?option=value&option=value`,
+  },
+  ...policyOptionSpecs(),
   { path: 'seed', flag: '--seed', valueName: 'n', env: 'PREFIX_ROUTER_SEED', kind: 'integer', description: 'seed of the random number generator of random/least-outstanding-requests (default 1)' },
   { path: 'host', flag: '--host', valueName: 'host', env: 'PREFIX_ROUTER_HOST', kind: 'string', description: 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)' },
   { path: 'port', flag: '--port', valueName: 'port', env: 'PREFIX_ROUTER_PORT', kind: 'integer', description: 'port to listen on, 0 = any free port (default 8080)' },
@@ -44,6 +63,29 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
 ];
 
+/**
+ * One flag and variable per policy option, derived from the registry: `--prefix-length` /
+ * PREFIX_ROUTER_PREFIX_LENGTH → `policy.prefixLength`. An option name shared by several policies is one flag.
+ */
+export function policyOptionSpecs(): CliOptionSpec[] {
+  const byName = new Map<string, { option: PolicyOptionSchema; policies: string[] }>();
+  for (const definition of POLICY_DEFINITIONS as readonly PolicyDefinition[]) {
+    for (const option of definition.options) {
+      const entry = byName.get(option.name);
+      if (entry) entry.policies.push(definition.name);
+      else byName.set(option.name, { option, policies: [definition.name] });
+    }
+  }
+  return [...byName.values()].map(({ option, policies }) => ({
+    path: `policy.${option.name}`,
+    flag: `--${kebabCase(option.name)}`,
+    valueName: option.valueName ?? (option.type === 'string' ? 'value' : 'n'),
+    env: `PREFIX_ROUTER_${screamingSnakeCase(option.name)}`,
+    kind: option.type,
+    description: `${policies.join(', ')}: ${option.doc}, ${optionRange(option)} (default ${option.default})`,
+  }));
+}
+
 /** Commander's property name for a flag: '--prefix-length' → 'prefixLength'. */
 export function flagKey(flag: string): string {
   return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -61,11 +103,14 @@ export interface LoadedOptions {
   readonly options: RouterOptions;
   /** Where each top-level-or-nested option path came from. */
   readonly origins: ReadonlyMap<string, Origin>;
+  /** Labels of options set inside a policy spec string (`--policy cache-aware?blockChars=128`). */
+  readonly specLabels?: ReadonlyMap<string, string>;
   readonly configFile?: string;
 }
 
 export function loadRouterOptions(sources: ConfigSources): LoadedOptions {
   const origins = new Map<string, Origin>();
+  const specLabels = new Map<string, string>();
   const configFile = stringValue(sources.flags.config) ?? nonEmpty(sources.env[CONFIG_FILE_ENV]);
   const options: Record<string, unknown> = configFile === undefined ? {} : readConfigFile(configFile, origins);
   for (const spec of CLI_OPTIONS) {
@@ -82,15 +127,51 @@ export function loadRouterOptions(sources: ConfigSources): LoadedOptions {
     } else {
       continue;
     }
+    if (spec.kind === 'policy') {
+      applyPolicySpec(options, String(raw), origin === 'flag' ? spec.flag : spec.env, origin, origins, specLabels);
+      continue;
+    }
     setPath(options, spec.path, convert(spec, raw));
     origins.set(spec.path, origin);
   }
   // --prefix-length / --concurrency-threshold alone imply the default policy, which they belong to.
   const policy = options.policy as Record<string, unknown> | undefined;
   if (policy !== undefined && typeof policy === 'object' && policy !== null && policy.name === undefined) {
-    policy.name = ROUTER_DEFAULTS.policy.name;
+    policy.name = policyOwning(Object.keys(policy)) ?? ROUTER_DEFAULTS.policy.name;
   }
-  return { options: options as unknown as RouterOptions, origins, configFile };
+  return { options: options as unknown as RouterOptions, origins, specLabels, configFile };
+}
+
+/** `name?option=value&…` from --policy or PREFIX_ROUTER_POLICY: sets policy.name and each option, typed by the schema. */
+function applyPolicySpec(
+  options: Record<string, unknown>,
+  text: string,
+  label: string,
+  origin: Origin,
+  origins: Map<string, Origin>,
+  specLabels: Map<string, string>,
+): void {
+  const [name, query = ''] = text.trim().split('?', 2);
+  // A policy named here replaces one from the config file, options and all.
+  options.policy = { name };
+  origins.set('policy.name', origin);
+  const definition = policyDefinition(name);
+  for (const pair of query.split('&').filter((p) => p !== '')) {
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    const raw = eq < 0 ? '' : decodeURIComponent(pair.slice(eq + 1));
+    const option = definition?.options.find((o) => o.name === key);
+    setPath(options, `policy.${key}`, option === undefined ? raw : optionValueFromText(option, raw));
+    origins.set(`policy.${key}`, origin);
+    specLabels.set(`policy.${key}`, `${label} option ${key}`);
+  }
+}
+
+/** The one policy that has every one of these options, when exactly one has (so `--block-chars 128` alone means cache-aware). */
+function policyOwning(keys: readonly string[]): string | undefined {
+  const owners = (POLICY_DEFINITIONS as readonly PolicyDefinition[]).filter((d) => keys.every((k) => d.options.some((o) => o.name === k)));
+  if (owners.some((d) => d.name === ROUTER_DEFAULTS.policy.name)) return ROUTER_DEFAULTS.policy.name;
+  return owners.length === 1 ? owners[0].name : undefined;
 }
 
 /** Loads, merges and validates; throws RouterConfigError whose lines name flags, variables or file keys. */
@@ -103,6 +184,8 @@ function labelFor(problem: OptionProblem, loaded: LoadedOptions): string {
   const basePath = problem.option.replace(/\[\d+\]$/, '');
   const spec = CLI_OPTIONS.find((s) => s.path === basePath);
   const origin = loaded.origins.get(basePath);
+  const inSpec = loaded.specLabels?.get(basePath);
+  if (inSpec !== undefined) return inSpec;
   if (origin === 'flag' && spec) return spec.flag;
   if (origin === 'env' && spec) return spec.env;
   if (origin === 'file') return `${problem.option} in ${loaded.configFile}`;
@@ -127,7 +210,8 @@ function readConfigFile(path: string, origins: Map<string, Origin>): Record<stri
     throw new RouterConfigError([`${CONFIG_FILE_FLAG} ${path} must contain a JSON object`]);
   }
   const options = value as Record<string, unknown>;
-  if (typeof options.policy === 'string') options.policy = { name: options.policy };
+  // `"policy": "name"` or `"policy": "name?option=value"`: the spec string form.
+  if (typeof options.policy === 'string') options.policy = { ...readPolicySpec(options.policy).config };
   recordOrigins(options, '', origins);
   return options;
 }
@@ -147,6 +231,7 @@ function convert(spec: CliOptionSpec, raw: unknown): unknown {
   }
   const text = String(raw).trim();
   if (spec.kind === 'integer') return /^[+-]?\d+$/.test(text) ? Number(text) : text;
+  if (spec.kind === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
   return text;
 }
 

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_POLICY_NAME,
   describeValue,
   formatProblem,
   integerInRangeProblem,
@@ -82,7 +83,7 @@ export interface RouterConfig {
 }
 
 export const ROUTER_DEFAULTS = {
-  policy: { name: 'sagemaker-prefix-aware' } as PolicyConfig,
+  policy: { name: DEFAULT_POLICY_NAME } as PolicyConfig,
   seed: 1,
   host: '127.0.0.1',
   port: 8080,

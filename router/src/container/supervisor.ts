@@ -31,6 +31,9 @@ export interface RunningContainer {
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
+const POLICY_ENV = 'PREFIX_ROUTER_POLICY';
+/** The router policy of multi-engine mode when none is configured. */
+export const MULTI_ENGINE_DEFAULT_POLICY = 'cache-aware';
 
 /** The router's environment: the container's, with the backends, host, port and drain the container decides. */
 export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSettings, backends: readonly string[]): NodeJS.ProcessEnv {
@@ -42,6 +45,10 @@ export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSet
   };
   // Only a container default: a value the user set goes to the router as it is (and is validated there).
   if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '') routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
+  // Several engines behind one router: cache-aware is the recommended policy for a fleet the router manages itself
+  // (docs/router.md). A policy set by variable or config file wins.
+  const policyGiven = (env[POLICY_ENV] ?? '').trim() !== '' || (env[CONFIG_FILE_ENV] ?? '').trim() !== '';
+  if (settings.mode === 'multi-engine' && !policyGiven) routerEnv[POLICY_ENV] = MULTI_ENGINE_DEFAULT_POLICY;
   return routerEnv;
 }
 

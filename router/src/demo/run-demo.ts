@@ -1,6 +1,7 @@
 import { resolveProfile } from '../emulator/engine-profile';
 import { ProgressReporter, runLiveBenchmark, toStrategyRun, type ProgressMode } from '../benchmark';
 import type { PolicyConfig } from '../policy';
+import { policyOptionsOf } from '../policy/policy-config';
 import { formatPolicySpec } from '../policy/policy-spec';
 import { policyLabels } from '../sim/compare-strategies';
 import { buildReport, writeReport, type BenchmarkReport, type ReportFiles, type StrategyRunInput } from '../sim/report';
@@ -77,8 +78,7 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
         onProgress: progress.update,
       });
       progress.end();
-      const { name, ...policyOptions } = policy;
-      const run = toStrategyRun(result, { name, options: policyOptions as Record<string, number> }, router.ids, labels[index]);
+      const run = toStrategyRun(result, { name: policy.name, options: policyOptionsOf(policy) }, router.ids, labels[index]);
       runs.push({ ...withPositionalInstances(run, router.ids), ceilings: result.ceilings });
       log(`    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`);
     } finally {

@@ -30,6 +30,14 @@ export class EmulatorMetrics {
     const registers = [this.registry];
     const stats = (): EngineStats => engine.stats();
 
+    // vLLM's info metric: the KV-cache layout as labels, value 1. Routers size their prefix index from it.
+    const profile = engine.profile;
+    new Gauge({
+      name: 'vllm:cache_config_info',
+      help: 'Information of the LLMEngine CacheConfig.',
+      labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching', 'engine'] as const,
+      registers,
+    }).set({ block_size: String(profile.blockTokens), num_gpu_blocks: String(profile.kvCapacityBlocks), enable_prefix_caching: 'True', engine: '0' }, 1);
     new Gauge({
       name: 'vllm:num_requests_running',
       help: 'Requests the engine is running (in the current batch).',

@@ -39,7 +39,7 @@ export interface PromptInput {
 export interface EngineRequestInput extends PromptInput {
   /** Unique among requests the engine still holds. */
   readonly id: string;
-  /** Output tokens to generate; default `profile.defaultMaxTokens`; capped at `maxModelLen - promptTokens`. */
+  /** Output tokens to generate; more than `maxModelLen - promptTokens` is refused; default `profile.defaultMaxTokens`, capped at what is left. */
   readonly maxTokens?: number;
 }
 
@@ -53,7 +53,13 @@ export interface SubmittedRequest {
   readonly eligibleMs: number;
 }
 
-export type EngineRequestErrorCode = 'invalid-request' | 'empty-prompt' | 'prompt-too-long' | 'invalid-max-tokens' | 'duplicate-id';
+export type EngineRequestErrorCode =
+  | 'invalid-request'
+  | 'empty-prompt'
+  | 'prompt-too-long'
+  | 'invalid-max-tokens'
+  | 'max-tokens-too-large'
+  | 'duplicate-id';
 
 /** A request the engine refuses (the emulator answers these with HTTP 400). */
 export class EngineRequestError extends Error {
@@ -300,15 +306,24 @@ export class EngineModel {
     if (promptTokens < 1) throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
     const { maxModelLen } = this.profile;
     if (promptTokens >= maxModelLen) {
+      // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
       throw new EngineRequestError(
         'prompt-too-long',
-        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens, ` +
-          'leaving no room for output. Please reduce the length of the input.',
+        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
+          'Please reduce the length of the input messages.',
       );
     }
     const requested = input.maxTokens ?? this.profile.defaultMaxTokens;
     if (!Number.isInteger(requested) || requested < 1) {
       throw new EngineRequestError('invalid-max-tokens', `max_tokens must be an integer >= 1, got ${String(requested)}`);
+    }
+    if (input.maxTokens !== undefined && promptTokens + input.maxTokens > maxModelLen) {
+      // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
+      throw new EngineRequestError(
+        'max-tokens-too-large',
+        `'max_tokens' or 'max_completion_tokens' is too large: ${input.maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
+          `and your request has ${promptTokens} input tokens (${input.maxTokens} > ${maxModelLen} - ${promptTokens}).`,
+      );
     }
     const maxTokens = Math.min(requested, maxModelLen - promptTokens);
 

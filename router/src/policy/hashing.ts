@@ -148,3 +148,26 @@ export function codePointPrefixEnd(text: string, maxCharacters: number): number 
   }
   return i;
 }
+
+/** Hash of the UTF-16 code units `text[start, end)`, two per 32-bit word. Unsigned 32-bit. */
+export function hashUtf16Range(text: string, start: number, end: number, seed: number): number {
+  const n = min(end, text.length);
+  let h = seed | 0;
+  let i = start;
+  for (; i + 1 < n; i += 2) {
+    let k = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
+    k = imul(k, C1);
+    k = (k << 15) | (k >>> 17);
+    k = imul(k, C2);
+    h ^= k;
+    h = (h << 13) | (h >>> 19);
+    h = (imul(h, 5) + 0xe6546b64) | 0;
+  }
+  if (i < n) {
+    let k = imul(text.charCodeAt(i), C1);
+    k = (k << 15) | (k >>> 17);
+    k = imul(k, C2);
+    h ^= k;
+  }
+  return fmix32(h ^ ((n - start) * 2));
+}

@@ -5,6 +5,7 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from './routing-policy';
+import { definePolicy } from './policy-definition';
 
 const floor = Math.floor; // one global lookup (see hashing.ts)
 
@@ -45,4 +46,16 @@ export class LeastOutstandingRequestsPolicy implements RoutingPolicy {
   commit(): void {
     // Stateless: the in-flight counts come from the caller.
   }
+
+  release(): void {
+    // Nothing to learn from outcomes.
+  }
 }
+
+export const leastOutstandingRequestsDefinition = definePolicy({
+  name: 'least-outstanding-requests',
+  description: "SageMaker's LEAST_OUTSTANDING_REQUESTS: fewest in-flight requests; ties broken uniformly by the seeded RNG",
+  reasons: ['least-outstanding'],
+  options: [],
+  create: (_options, deps) => new LeastOutstandingRequestsPolicy(deps.rng),
+});

@@ -1,45 +1,27 @@
-import type { Rng } from '../common/seeded-rng';
-import { POLICY_NAMES, type PolicyName } from './routing-policy';
+import {
+  optionRule,
+  optionValueValid,
+  type PolicyDeps,
+  type PolicyOptionValue,
+} from './policy-definition';
+import { POLICY_NAMES, policyDefinition, type PolicyName } from './policy-registry';
 
-/** SageMaker's allowed ranges (PrefixAwareRoutingConfig in the SageMaker API reference). */
-export const PREFIX_LENGTH_RANGE = { min: 1024, max: 65536 } as const;
-export const CONCURRENCY_THRESHOLD_RANGE = { min: 1, max: 1024 } as const;
+export type { PolicyDeps } from './policy-definition';
+export {
+  PREFIX_LENGTH_RANGE,
+  CONCURRENCY_THRESHOLD_RANGE,
+  DEFAULT_PREFIX_LENGTH,
+  DEFAULT_CONCURRENCY_THRESHOLD,
+} from './sagemaker-prefix-aware-policy';
 
 /**
- * Our defaults, the same as the construct's `RoutingStrategy.prefixAware()` (docs/construct.md explains them).
- * SageMaker has none: both fields are required with PREFIX_AWARE. 8192 characters (~2,048 tokens) cover a shared
- * system prompt plus the start of each conversation; 32 in-flight requests keep a hot instance's prefill queue
- * short before spilling.
+ * A policy and its options: `{ name, ...options }`, e.g. `{ name: 'sagemaker-prefix-aware', prefixLength: 2048 }`.
+ * Which options a policy takes, their types, ranges and defaults come from its definition in the registry;
+ * omitted options take their defaults.
  */
-export const DEFAULT_PREFIX_LENGTH = 8192;
-export const DEFAULT_CONCURRENCY_THRESHOLD = 32;
-
-export interface SageMakerPrefixAwareConfig {
-  readonly name: 'sagemaker-prefix-aware';
-  /** Characters (OpenAI path) or bytes (InvokeEndpoint path) of the request that form the key. @default 8192 */
-  readonly prefixLength?: number;
-  /** In-flight requests on the affinity instance at which a request spills elsewhere. @default 32 */
-  readonly concurrencyThreshold?: number;
-}
-
-export interface LeastOutstandingRequestsConfig {
-  readonly name: 'least-outstanding-requests';
-}
-
-export interface RandomConfig {
-  readonly name: 'random';
-}
-
-export interface RoundRobinConfig {
-  readonly name: 'round-robin';
-}
-
-/** A policy and its options, discriminated by `name`. */
-export type PolicyConfig = SageMakerPrefixAwareConfig | LeastOutstandingRequestsConfig | RandomConfig | RoundRobinConfig;
-
-/** What a policy may depend on: only injected, deterministic things. */
-export interface PolicyDeps {
-  readonly rng: Rng;
+export interface PolicyConfig {
+  readonly name: PolicyName;
+  readonly [option: string]: PolicyOptionValue | undefined;
 }
 
 /** One invalid option: `option` names it the way the caller spelled it (a property path). */
@@ -89,31 +71,49 @@ export function isPolicyName(value: unknown): value is PolicyName {
   return typeof value === 'string' && (POLICY_NAMES as readonly string[]).includes(value);
 }
 
-/** Every problem in a policy configuration; `prefix` is prepended to option names (e.g. 'policy.'). */
+/** Every problem in a policy configuration, checked against the policy's schema; `prefix` is prepended to option names (e.g. 'policy.'). */
 export function policyConfigProblems(config: unknown, prefix = ''): OptionProblem[] {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
     return [{ option: prefix ? prefix.replace(/\.$/, '') : 'policy', rule: 'must be an object with a name', got: config }];
   }
   const record = config as Record<string, unknown>;
-  if (!isPolicyName(record.name)) {
+  const definition = typeof record.name === 'string' ? policyDefinition(record.name) : undefined;
+  if (definition === undefined) {
     return [{ option: `${prefix}name`, rule: `must be one of ${POLICY_NAMES.join(', ')}`, got: record.name }];
   }
   const problems: OptionProblem[] = [];
-  const allowed = record.name === 'sagemaker-prefix-aware' ? ['name', 'prefixLength', 'concurrencyThreshold'] : ['name'];
   for (const key of Object.keys(record)) {
-    if (!allowed.includes(key) && record[key] !== undefined) {
-      problems.push({ option: `${prefix}${key}`, rule: `is not an option of policy ${record.name}`, got: record[key] });
-    }
-  }
-  if (record.name === 'sagemaker-prefix-aware') {
-    if (record.prefixLength !== undefined) {
-      const p = integerInRangeProblem(`${prefix}prefixLength`, record.prefixLength, PREFIX_LENGTH_RANGE);
-      if (p) problems.push(p);
-    }
-    if (record.concurrencyThreshold !== undefined) {
-      const p = integerInRangeProblem(`${prefix}concurrencyThreshold`, record.concurrencyThreshold, CONCURRENCY_THRESHOLD_RANGE);
-      if (p) problems.push(p);
+    if (key === 'name' || record[key] === undefined) continue;
+    const option = definition.options.find((o) => o.name === key);
+    if (option === undefined) {
+      const known = definition.options.map((o) => o.name);
+      const hint = known.length === 0 ? '' : ` (its options: ${known.join(', ')})`;
+      problems.push({ option: `${prefix}${key}`, rule: `is not an option of policy ${definition.name}${hint}`, got: record[key] });
+    } else if (!optionValueValid(option, record[key])) {
+      problems.push({ option: `${prefix}${key}`, rule: optionRule(option), got: record[key] });
     }
   }
   return problems;
+}
+
+/** The config with every option of the policy's schema present (defaults filled in). Assumes a valid config. */
+export function resolvedPolicyOptions(config: PolicyConfig): Record<string, PolicyOptionValue> {
+  const definition = policyDefinition(config.name)!;
+  const options: Record<string, PolicyOptionValue> = {};
+  for (const o of definition.options) options[o.name] = config[o.name] ?? o.default;
+  return options;
+}
+
+/** Builds a policy. Throws PolicyConfigError naming every invalid option. The live router and the simulator both build policies here. */
+export function createPolicyFromConfig(config: PolicyConfig, deps: PolicyDeps) {
+  const problems = policyConfigProblems(config);
+  if (problems.length > 0) throw new PolicyConfigError(problems);
+  return policyDefinition(config.name)!.create(resolvedPolicyOptions(config), deps);
+}
+
+/** The options a config sets (name and unset options left out), as a report's StrategyId records them. */
+export function policyOptionsOf(config: PolicyConfig): Record<string, PolicyOptionValue> {
+  const options: Record<string, PolicyOptionValue> = {};
+  for (const [key, value] of Object.entries(config)) if (key !== 'name' && value !== undefined) options[key] = value;
+  return options;
 }

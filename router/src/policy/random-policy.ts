@@ -5,6 +5,7 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from './routing-policy';
+import { definePolicy } from './policy-definition';
 
 const floor = Math.floor; // one global lookup (see hashing.ts)
 
@@ -31,4 +32,16 @@ export class RandomPolicy implements RoutingPolicy {
   commit(): void {
     // Stateless.
   }
+
+  release(): void {
+    // Nothing to learn from outcomes.
+  }
 }
+
+export const randomDefinition = definePolicy({
+  name: 'random',
+  description: "SageMaker's RANDOM: uniform over healthy instances, one RNG draw per decision",
+  reasons: ['random'],
+  options: [],
+  create: (_options, deps) => new RandomPolicy(deps.rng),
+});

@@ -4,6 +4,7 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from './routing-policy';
+import { definePolicy } from './policy-definition';
 
 /**
  * Round robin over healthy instances in configuration order. decide() picks the first healthy instance after
@@ -37,4 +38,16 @@ export class RoundRobinPolicy implements RoutingPolicy {
   commit(_request: unknown, decision: RoutingDecision): void {
     this.lastCommitted = decision.instance;
   }
+
+  release(): void {
+    // Nothing to learn from outcomes.
+  }
 }
+
+export const roundRobinDefinition = definePolicy({
+  name: 'round-robin',
+  description: "next healthy instance after the last one used, in configuration order",
+  reasons: ['round-robin'],
+  options: [],
+  create: () => new RoundRobinPolicy(),
+});

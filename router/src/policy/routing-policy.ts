@@ -9,14 +9,7 @@ import type { RoutingRequest } from '../protocol/routing-request';
  * cursor, a prefix index entry) is written in `commit`, once the caller has actually dispatched the request.
  * The live router and the simulator call these methods in the same order, so they make the same decisions.
  */
-export type PolicyName = 'sagemaker-prefix-aware' | 'least-outstanding-requests' | 'random' | 'round-robin';
-
-export const POLICY_NAMES: readonly PolicyName[] = [
-  'sagemaker-prefix-aware',
-  'least-outstanding-requests',
-  'random',
-  'round-robin',
-];
+export type { DecisionReason, PolicyName } from './policy-registry';
 
 /** What the caller knows about one instance at decision time. */
 export interface InstanceView {
@@ -26,6 +19,17 @@ export interface InstanceView {
   readonly healthy: boolean;
   /** Requests dispatched to the instance and not yet finished (counted by the caller before dispatch). */
   readonly inFlight: number;
+  /**
+   * The caller's estimate of prompt tokens queued for prefill on the instance: the prompt tokens of in-flight
+   * requests that have not produced their first token, less what the policy predicted cached for each. The live
+   * router and the simulator keep it identically (state/instance-load.ts): first token observed = prefill done.
+   * Absent (0) when the caller does not track it.
+   */
+  readonly queuedPrefillTokens?: number;
+  /** In-flight requests past their first token: sequences decoding on the instance. Absent (0) when untracked. */
+  readonly decodeSequences?: number;
+  /** KV-cache capacity of the instance in tokens, when known (the engine's vllm:cache_config_info, or the simulated profile). */
+  readonly kvCapacityTokens?: number;
 }
 
 export interface RoutingSnapshot {
@@ -35,31 +39,39 @@ export interface RoutingSnapshot {
   readonly nowMs: number;
 }
 
-export interface RoutingDecision<Reason extends string = DecisionReason> {
+export interface RoutingDecision<Reason extends string = string> {
   /** The chosen instance's id. */
   readonly instance: string;
-  /** Why it was chosen: a closed set, counted in metrics. */
+  /** Why it was chosen: one of its policy definition's `reasons` (a closed set, counted in metrics). */
   readonly reason: Reason;
+  /** Prompt tokens the policy expects the instance to serve from its prefix cache (cache-aware policies). */
+  readonly predictedCachedTokens?: number;
 }
 
-/** The closed set of reasons; each policy uses a subset. */
-export type DecisionReason =
-  /** sagemaker-prefix-aware: the instance the prefix key hashes to. */
-  | 'prefix-affinity'
-  /** sagemaker-prefix-aware: the affinity instance had reached concurrencyThreshold, spilled to most spare. */
-  | 'threshold-spill'
-  /** sagemaker-prefix-aware: every healthy instance is at the threshold; the least loaded one is used anyway. */
-  | 'all-saturated'
-  | 'least-outstanding'
-  | 'random'
-  | 'round-robin';
+/** How a dispatched request ended, for `release`. */
+export interface ReleaseOutcome {
+  /** completed: the engine answered (any HTTP status); failed: connection, timeout or stream failure; aborted: the client left. */
+  readonly kind: 'completed' | 'failed' | 'aborted';
+  /** Engine-reported `usage.prompt_tokens_details.cached_tokens`, when the response carried it. */
+  readonly cachedTokens?: number;
+  /** Engine-reported `usage.prompt_tokens`, when the response carried it. */
+  readonly promptTokens?: number;
+}
 
 export interface RoutingPolicy {
-  readonly name: PolicyName;
+  /** The policy's registered name (PolicyName). */
+  readonly name: string;
+  /** True when the policy uses InstanceView.kvCapacityTokens: the router then reads each engine's vllm:cache_config_info. */
+  readonly wantsKvCapacity?: boolean;
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */
   commit(request: RoutingRequest, decision: RoutingDecision): void;
+  /**
+   * Called exactly once for every committed decision, when the request ends in any way, with what the engine
+   * reported. Lets a policy learn (correct a prefix index) and keeps its own bookkeeping exact.
+   */
+  release(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void;
 }
 
 export class NoHealthyInstanceError extends Error {

@@ -1,4 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import { definePolicy } from './policy-definition';
 import { prefixKey } from './prefix-key';
 import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
 import {
@@ -8,6 +9,19 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from './routing-policy';
+
+/** SageMaker's allowed ranges (PrefixAwareRoutingConfig in the SageMaker API reference). */
+export const PREFIX_LENGTH_RANGE = { min: 1024, max: 65536 } as const;
+export const CONCURRENCY_THRESHOLD_RANGE = { min: 1, max: 1024 } as const;
+
+/**
+ * Our defaults, the same as the construct's `RoutingStrategy.prefixAware()` (docs/construct.md explains them).
+ * SageMaker has none: both fields are required with PREFIX_AWARE. 8192 characters (~2,048 tokens) cover a shared
+ * system prompt plus the start of each conversation; 32 in-flight requests keep a hot instance's prefill queue
+ * short before spilling.
+ */
+export const DEFAULT_PREFIX_LENGTH = 8192;
+export const DEFAULT_CONCURRENCY_THRESHOLD = 32;
 
 export interface SageMakerPrefixAwareOptions {
   readonly prefixLength: number;
@@ -71,4 +85,34 @@ export class SageMakerPrefixAwarePolicy implements RoutingPolicy {
   commit(): void {
     // Nothing to remember: the choice is a pure function of the key and the instance view.
   }
+
+  release(): void {
+    // Stateless.
+  }
 }
+
+export const sageMakerPrefixAwareDefinition = definePolicy({
+  name: 'sagemaker-prefix-aware',
+  description: "SageMaker's PREFIX_AWARE: rendezvous hash of the first prefixLength characters/bytes (+ tenant key); spill to the fewest in flight at concurrencyThreshold",
+  reasons: ['prefix-affinity', 'threshold-spill', 'all-saturated'],
+  options: [
+    {
+      name: 'prefixLength',
+      type: 'integer',
+      ...PREFIX_LENGTH_RANGE,
+      default: DEFAULT_PREFIX_LENGTH,
+      valueName: 'n',
+      doc: 'characters (OpenAI paths) or body bytes (InvokeEndpoint) keyed on; SageMaker\'s range; default = the construct\'s',
+    },
+    {
+      name: 'concurrencyThreshold',
+      type: 'integer',
+      ...CONCURRENCY_THRESHOLD_RANGE,
+      default: DEFAULT_CONCURRENCY_THRESHOLD,
+      valueName: 'n',
+      doc: 'in-flight requests on the affinity instance at which a request spills; SageMaker\'s range; default = the construct\'s',
+    },
+  ],
+  create: (options) =>
+    new SageMakerPrefixAwarePolicy({ prefixLength: options.prefixLength as number, concurrencyThreshold: options.concurrencyThreshold as number }),
+});

@@ -98,6 +98,7 @@ function routingFromFields(
     rawBody: keyBasis === 'body-bytes' ? body : undefined,
     tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
     sessionKey: fields.user,
+    headers,
     stream: fields.stream,
   };
 }
@@ -121,6 +122,7 @@ function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject
       routingText: '',
       rawBody: body,
       tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], promptCacheKey),
+      headers,
       stream: json?.stream === true,
     },
     upstreamPath: '/invocations',

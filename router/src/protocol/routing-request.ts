@@ -26,6 +26,8 @@ export interface RoutingRequest {
   readonly tenantKey?: string;
   /** Optional conversation/session id (e.g. OpenAI `user`), for policies that want session stickiness. */
   readonly sessionKey?: string;
+  /** The request's HTTP headers (lower-case names), for policies that read one (e.g. a session header). */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** Whether the client asked for a streamed response. */
   readonly stream: boolean;
 }

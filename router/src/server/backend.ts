@@ -1,6 +1,7 @@
 import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
 import type { InstanceView, RoutingSnapshot } from '../policy';
+import { InstanceLoad, type LoadTicket } from '../state/instance-load';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
 
@@ -21,7 +22,10 @@ export class Backend implements InstanceView {
   readonly pool: Pool;
   /** 'pending' until the first passed health check; only 'healthy' backends are routable. */
   health: HealthState;
-  inFlight = 0;
+  /** In-flight requests, queued prefill tokens and decoding sequences, as the router sees them. */
+  readonly load = new InstanceLoad();
+  /** KV-cache capacity in tokens from the engine's vllm:cache_config_info, once read. */
+  kvCapacityTokens: number | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */
@@ -47,30 +51,56 @@ export class Backend implements InstanceView {
   get healthy(): boolean {
     return this.health === 'healthy';
   }
+
+  get inFlight(): number {
+    return this.load.inFlight;
+  }
+
+  get queuedPrefillTokens(): number {
+    return this.load.queuedPrefillTokens;
+  }
+
+  get decodeSequences(): number {
+    return this.load.decodeSequences;
+  }
 }
 
-/** A counted in-flight request on a backend; release() is idempotent, so every exit path may call it. */
+/**
+ * A counted in-flight request on a backend: `prefillTokens` queued until firstToken(), then one decoding
+ * sequence until release(). Both are idempotent, so every exit path may call them.
+ */
 export class InFlightLease {
-  private released = false;
+  private readonly ticket: LoadTicket;
 
-  constructor(readonly backend: Backend) {
-    backend.inFlight++;
+  constructor(
+    readonly backend: Backend,
+    prefillTokens = 0,
+  ) {
+    this.ticket = backend.load.start(prefillTokens);
+  }
+
+  firstToken(): void {
+    this.ticket.firstToken();
   }
 
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.backend.inFlight--;
+    this.ticket.end();
   }
 }
 
 /** A stand-in view used on retry: the instance that refused the connection, seen as unhealthy. */
 class ExcludedView implements InstanceView {
   readonly healthy = false;
-  constructor(
-    readonly id: string,
-    readonly inFlight: number,
-  ) {}
+  readonly id: string;
+  readonly inFlight: number;
+  readonly queuedPrefillTokens: number;
+  readonly decodeSequences: number;
+  constructor(backend: Backend) {
+    this.id = backend.id;
+    this.inFlight = backend.inFlight;
+    this.queuedPrefillTokens = backend.queuedPrefillTokens;
+    this.decodeSequences = backend.decodeSequences;
+  }
 }
 
 export class BackendSet {
@@ -97,6 +127,6 @@ export class BackendSet {
   /** Every backend in configuration order; `excludedId` (a backend that refused us) is shown unhealthy. */
   snapshot(nowMs: number, excludedId?: string): RoutingSnapshot {
     if (excludedId === undefined) return { instances: this.list, nowMs };
-    return { instances: this.list.map((b) => (b.id === excludedId ? new ExcludedView(b.id, b.inFlight) : b)), nowMs };
+    return { instances: this.list.map((b) => (b.id === excludedId ? new ExcludedView(b) : b)), nowMs };
   }
 }

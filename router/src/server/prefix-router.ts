@@ -4,7 +4,8 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import {
   dialectForPath,
   matchRoute,
@@ -31,6 +32,8 @@ import {
 } from './proxy';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
+import { UsageScanner } from './usage-scanner';
+import { readKvCapacity } from './cache-config';
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -48,6 +51,12 @@ export interface BackendStats {
   readonly health: HealthState;
   readonly healthy: boolean;
   readonly inFlight: number;
+  /** Prompt tokens of in-flight requests still waiting for their first token, less what was predicted cached. */
+  readonly queuedPrefillTokens: number;
+  /** In-flight requests past their first token. */
+  readonly decodeSequences: number;
+  /** KV capacity in tokens read from the engine's vllm:cache_config_info (only for policies that use it). */
+  readonly kvCapacityTokens: number | undefined;
   /** Times the policy chose this backend (a retried request counts on both backends). */
   readonly decisions: number;
   /** Requests this backend answered completely (any HTTP status). */
@@ -161,6 +170,9 @@ export class PrefixRouter implements RunningRouter {
       health: b.health,
       healthy: b.healthy,
       inFlight: b.inFlight,
+      queuedPrefillTokens: b.queuedPrefillTokens,
+      decodeSequences: b.decodeSequences,
+      kvCapacityTokens: b.kvCapacityTokens,
       decisions: b.decisions,
       completed: b.completed,
       failed: b.failed,
@@ -173,6 +185,8 @@ export class PrefixRouter implements RunningRouter {
 
   async start(): Promise<void> {
     await this.health?.start();
+    // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
+    if (this.policy.wantsKvCapacity === true) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
     try {
       await new Promise<void>((resolve, reject) => {
         this.server.once('error', reject);
@@ -288,11 +302,15 @@ export class PrefixRouter implements RunningRouter {
       if (!res.writableFinished) clientGone.abort();
     });
     let refusedBy: string | undefined;
+    const promptTokens = estimatedPromptTokens(parsed.routing);
     for (let attempt = 0; attempt < 2; attempt++) {
       const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy);
-      const lease = new InFlightLease(backend);
+      const predicted = decision.predictedCachedTokens ?? 0;
+      const lease = new InFlightLease(backend, promptTokens - predicted);
+      const usage = new UsageScanner();
       const startedMs = performance.now();
       let status: OutcomeStatus;
+      let outcome: ReleaseOutcome['kind'] = 'completed';
       try {
         status = await forward({
           req,
@@ -306,16 +324,26 @@ export class PrefixRouter implements RunningRouter {
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
+          onFirstByte: () => lease.firstToken(),
+          usage,
           onStreamFailure: (err) =>
             this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
         });
-        if (status === 'stream_error') backend.failed++;
-        else if (status !== '499') backend.completed++;
+        if (status === 'stream_error') {
+          backend.failed++;
+          outcome = 'failed';
+        } else if (status === '499') {
+          outcome = 'aborted';
+        } else {
+          backend.completed++;
+        }
       } catch (err) {
         if (clientGone.aborted) {
           status = '499';
+          outcome = 'aborted';
         } else if (attempt === 0 && isConnectionRefused(err)) {
           lease.release();
+          this.release(parsed.routing, decision, backend.id, { kind: 'failed' }, promptTokens);
           backend.failed++;
           refusedBy = backend.id;
           this.metrics.retries.inc({ instance: backend.id });
@@ -323,14 +351,25 @@ export class PrefixRouter implements RunningRouter {
           continue;
         } else {
           const error = this.upstreamError(err, backend, attempt);
-          if (error.code !== 'model_error') backend.failed++;
-          else backend.completed++;
+          if (error.code !== 'model_error') {
+            backend.failed++;
+            outcome = 'failed';
+          } else {
+            backend.completed++;
+          }
           sendError(req, res, error, route.dialect, routingHeaders(decision, decisionMicros));
           status = String(error.status);
         }
       } finally {
         lease.release();
       }
+      this.release(
+        parsed.routing,
+        decision,
+        backend.id,
+        { kind: outcome, ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}), ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}) },
+        promptTokens,
+      );
       this.metrics.requests.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id, status });
       if (this.log.isLevelEnabled('debug')) {
         this.log.debug(
@@ -350,6 +389,20 @@ export class PrefixRouter implements RunningRouter {
       }
       return;
     }
+  }
+
+  /** Closes a committed decision: the policy's release hook, and predicted vs delivered cache hits per instance. */
+  private release(routing: RoutingRequest, decision: RoutingDecision, instance: string, outcome: ReleaseOutcome, estimatedPrompt: number): void {
+    try {
+      this.policy.release(routing, decision, outcome);
+    } catch (err) {
+      this.log.error({ err, policy: this.policy.name }, 'policy release failed');
+    }
+    if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
+    const prompt = outcome.promptTokens ?? estimatedPrompt;
+    this.metrics.promptTokens.inc({ instance }, prompt);
+    this.metrics.predictedCachedTokens.inc({ instance }, Math.min(decision.predictedCachedTokens ?? 0, prompt));
+    this.metrics.deliveredCachedTokens.inc({ instance }, outcome.cachedTokens);
   }
 
   private decide(routing: RoutingRequest, excluded: string | undefined): { decision: RoutingDecision; backend: Backend; decisionMicros: number } {

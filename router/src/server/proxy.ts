@@ -12,6 +12,7 @@ import {
 } from '../protocol';
 import type { Backend } from './backend';
 import type { RouterMetrics } from './router-metrics';
+import type { UsageScanner } from './usage-scanner';
 
 /** SageMaker reports the production variant that served a request; ours is a single fixed variant. */
 export const PRODUCTION_VARIANT = 'AllTraffic';
@@ -19,6 +20,8 @@ export const INSTANCE_HEADER = 'x-prefix-router-instance';
 export const DECISION_HEADER = 'x-prefix-router-decision';
 /** Microseconds the policy took to decide and commit: lets a benchmark client report routing cost per request. */
 export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
+/** Prompt tokens the policy predicted cached on the chosen instance (only from policies that predict). */
+export const PREDICTED_CACHED_HEADER = 'x-prefix-router-predicted-cached-tokens';
 
 /** Largest backend error body kept for a ModelError's OriginalMessage. */
 const MAX_ORIGINAL_MESSAGE_BYTES = 64 * 1024;
@@ -53,6 +56,10 @@ export interface ForwardRequest {
   readonly clientGone: ClientGone;
   readonly limits: LimitOptions;
   readonly metrics: RouterMetrics;
+  /** Called once, at the first body byte of a 2xx answer: the instance finished this request's prefill. */
+  readonly onFirstByte?: () => void;
+  /** Reads the engine's usage numbers from the 2xx body as it passes. */
+  readonly usage?: UsageScanner;
   /** Called when the backend fails after the response started (for logging). */
   readonly onStreamFailure: (error: unknown) => void;
 }
@@ -157,6 +164,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         head[INSTANCE_HEADER] = f.decision.instance;
         head[DECISION_HEADER] = f.decision.reason;
         head[DECISION_TIME_HEADER] = formatMicros(f.decisionMicros);
+        if (f.decision.predictedCachedTokens !== undefined) head[PREDICTED_CACHED_HEADER] = String(f.decision.predictedCachedTokens);
         res.writeHead(statusCode, head);
         streaming = true;
       },
@@ -169,7 +177,9 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         if (first) {
           first = false;
           f.metrics.upstreamTtftSeconds.observe({ instance: f.backend.id }, (performance.now() - started) / 1000);
+          f.onFirstByte?.();
         }
+        f.usage?.push(chunk);
         const bytes = aligner === undefined ? chunk : aligner.push(chunk);
         if (bytes.length === 0) return;
         if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) c.pause();

@@ -54,6 +54,28 @@ export class RouterMetrics {
     registers: [this.registry],
   });
 
+  /** Prompt tokens of completed requests whose response reported cached_tokens (the denominator of the two below). */
+  readonly promptTokens = new Counter({
+    name: 'prefix_router_usage_prompt_tokens_total',
+    help: 'Engine-reported prompt tokens of completed requests that reported cached_tokens',
+    labelNames: ['instance'] as const,
+    registers: [this.registry],
+  });
+
+  readonly predictedCachedTokens = new Counter({
+    name: 'prefix_router_predicted_cached_tokens_total',
+    help: 'Prompt tokens the policy predicted the instance would serve from its prefix cache (requests that reported cached_tokens)',
+    labelNames: ['instance'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveredCachedTokens = new Counter({
+    name: 'prefix_router_delivered_cached_tokens_total',
+    help: 'Prompt tokens the engine reported served from its prefix cache (usage.prompt_tokens_details.cached_tokens)',
+    labelNames: ['instance'] as const,
+    registers: [this.registry],
+  });
+
   constructor(backends: BackendSet) {
     new Gauge({
       name: 'prefix_router_in_flight_requests',
@@ -62,6 +84,24 @@ export class RouterMetrics {
       registers: [this.registry],
       collect() {
         for (const b of backends.list) this.set({ instance: b.id }, b.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'prefix_router_queued_prefill_tokens',
+      help: 'Estimated prompt tokens of in-flight requests that have not produced a first token, less predicted cached',
+      labelNames: ['instance'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const b of backends.list) this.set({ instance: b.id }, b.queuedPrefillTokens);
+      },
+    });
+    new Gauge({
+      name: 'prefix_router_decode_sequences',
+      help: 'In-flight requests past their first token',
+      labelNames: ['instance'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const b of backends.list) this.set({ instance: b.id }, b.decodeSequences);
       },
     });
     new Gauge({

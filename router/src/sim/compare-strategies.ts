@@ -14,6 +14,8 @@ export interface StrategyComparisonConfig {
   readonly workload: Workload;
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
+  /** Router replicas sharing the traffic round-robin, with no shared state (default 1). */
+  readonly routers?: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
   readonly load?: LoadShape;
@@ -53,7 +55,7 @@ export interface StrategyOutcome {
 }
 
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
-export type StrategyRunSettings = Pick<StrategyComparisonConfig, 'instances' | 'profile' | 'seed' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'>;
+export type StrategyRunSettings = Pick<StrategyComparisonConfig, 'instances' | 'routers' | 'profile' | 'seed' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'>;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
 export function simulateStrategy(
@@ -69,6 +71,7 @@ export function simulateStrategy(
     workload,
     policy,
     instances: settings.instances,
+    routers: settings.routers,
     profile: settings.profile,
     seed: settings.seed,
     load: settings.load,
@@ -123,6 +126,7 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
     workload: config.load ? { ...config.workload, load: config.load } : config.workload,
     environment: {
       instances: config.instances,
+      ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
       profile: config.profile.name,
       'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
       'max batched tokens per step': config.profile.maxNumBatchedTokens,

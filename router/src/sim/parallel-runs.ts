@@ -51,6 +51,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
   comparisonLabels(config.policies);
   const settings: StrategyRunSettings = {
     instances: config.instances,
+    routers: config.routers,
     profile: config.profile,
     seed: config.seed,
     load: config.load,

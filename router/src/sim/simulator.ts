@@ -1,9 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../common/seeded-rng';
-import { EngineModel, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
+import { badRequest } from '../emulator/emulator-errors';
+import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
-import { createPolicy, type PolicyConfig, type RoutingPolicy } from '../policy';
+import { httpErrorCode } from '../benchmark/request-errors';
+import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
+import { estimatedPromptTokens } from '../policy/prompt-tokens';
+import type { RoutingRequest } from '../protocol/routing-request';
+import { InstanceLoad, type LoadTicket } from '../state/instance-load';
 import { blockHashes, tokenCount } from '../state/block-hash';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
@@ -26,7 +31,8 @@ import type { WorkloadRequest } from './workload/workload-request';
  * a request parked on a running one; and until the warm-up snapshot of every engine is taken — the next step
  * of another engine), and stops after a step in which a request finished. So every request joins the same
  * step it would join in a real-time run of the same models, and every routing decision sees the in-flight
- * counts of that instant. (Arrivals are always queued one ahead, so no engine ever runs past the next send.)
+ * counts of that instant. (Arrivals are always queued one ahead, so no engine ever runs past the next send;
+ * first-token and finish events before it are handled before it.)
  *
  * Cost: the engines sit in a heap keyed by their next step's start (EngineSchedule), so an event costs
  * O(log instances), not a visit to every instance; an open-loop engine runs, fast-forwarding its decode
@@ -42,6 +48,12 @@ export interface SimulationConfig {
   readonly instanceIds?: readonly string[];
   /** Seed of the policy's random generator (random, least-outstanding tie-breaks). Default 1. */
   readonly seed?: number;
+  /**
+   * Router replicas (1–64, default 1): requests go to them round-robin, and each has its own policy object and
+   * its own view of the instances' load (only the requests it sent), with no shared state, like several router
+   * processes behind a load balancer. Replica r's random generator is seeded with seed + r.
+   */
+  readonly routers?: number;
   /** Overrides the workload's load shape. */
   readonly load?: LoadShape;
   /** Send at most this many requests. */
@@ -86,16 +98,30 @@ export interface SimulationResult {
 
 type SimEvent =
   | { readonly kind: 'arrival'; readonly request: WorkloadRequest }
-  | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent };
+  | { readonly kind: 'first-token'; readonly id: string }
+  | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
+  | { readonly kind: 'rejected'; readonly request: WorkloadRequest; readonly dispatched: Dispatched; readonly code: string };
 
 interface Dispatched {
   readonly request: WorkloadRequest;
+  readonly routing: RoutingRequest;
+  readonly router: RouterReplica;
+  readonly decision: RoutingDecision;
+  readonly ticket: LoadTicket;
   readonly instance: number;
   readonly sentAtMs: number;
   readonly decisionMicros: number;
 }
 
+/** One router: its policy and its own view of the load it put on each instance. */
+interface RouterReplica {
+  readonly policy: RoutingPolicy;
+  readonly loads: InstanceLoad[];
+  readonly views: { id: string; healthy: boolean; inFlight: number; queuedPrefillTokens: number; decodeSequences: number; kvCapacityTokens: number }[];
+}
+
 export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
+export const ROUTERS_RANGE = { min: 1, max: 64 } as const;
 
 export function defaultInstanceIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `instance-${i}`);
@@ -106,6 +132,10 @@ export function simulate(config: SimulationConfig): SimulationResult {
   if (!Number.isInteger(n) || n < INSTANCES_RANGE.min || n > INSTANCES_RANGE.max) {
     throw new RangeError(`instances must be an integer between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} (got ${n})`);
   }
+  const routers = config.routers ?? 1;
+  if (!Number.isInteger(routers) || routers < ROUTERS_RANGE.min || routers > ROUTERS_RANGE.max) {
+    throw new RangeError(`routers must be an integer between ${ROUTERS_RANGE.min} and ${ROUTERS_RANGE.max} (got ${routers})`);
+  }
   const ids = config.instanceIds ?? defaultInstanceIds(n);
   if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
   return new Simulation(config, ids).run();
@@ -113,9 +143,8 @@ export function simulate(config: SimulationConfig): SimulationResult {
 
 /** The result as one strategy run of a report. */
 export function toStrategyRun(result: SimulationResult, label?: string): StrategyRunInput {
-  const { name, ...options } = result.policy;
   return {
-    strategy: { name, options: options as Record<string, number> },
+    strategy: { name: result.policy.name, options: policyOptionsOf(result.policy) },
     label,
     instances: result.instanceIds,
     records: result.records,
@@ -127,14 +156,13 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 class Simulation {
   private readonly engines: EngineModel[];
   private readonly schedule: EngineSchedule;
+  private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly lockstep: boolean;
-  private readonly policy: RoutingPolicy;
-  private readonly inFlight: number[];
-  private readonly views: { id: string; healthy: boolean; inFlight: number }[];
+  private readonly routers: RouterReplica[];
+  private nextRouter = 0;
   private readonly queue = new EventQueue<SimEvent>();
   private readonly feed: RequestFeed;
   private readonly dispatched = new Map<string, Dispatched>();
-  private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly records: RequestRecord[] = [];
   private readonly model: string;
   private readonly warmupMs: number;
@@ -154,9 +182,12 @@ class Simulation {
     this.engines = ids.map(() => new EngineModel(config.profile, { fastForward: !this.lockstep }));
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
-    this.policy = createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) });
-    this.inFlight = ids.map(() => 0);
-    this.views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
+    const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
+    this.routers = Array.from({ length: config.routers ?? 1 }, (_, r) => ({
+      policy: createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
+      loads: ids.map(() => new InstanceLoad()),
+      views: ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, kvCapacityTokens })),
+    }));
     this.feed = new RequestFeed(config.workload.requests(), config.load ?? config.workload.load, config.maxRequests ?? Infinity);
     this.model = config.modelName ?? 'model';
     this.warmupMs = config.warmupMs ?? 0;
@@ -188,6 +219,7 @@ class Simulation {
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
+        else if (ev.type === 'first-token') this.queue.push(ev.timeMs, { kind: 'first-token', id: ev.id });
       }
       schedule.update(first);
     }
@@ -241,6 +273,17 @@ class Simulation {
       if (this.feed.release(event.request)) this.dispatch(event.request, timeMs);
       return;
     }
+    if (event.kind === 'first-token') {
+      // The router sees the first token when it arrives: prefill done, the request now decodes. A non-streamed
+      // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
+      const d = this.dispatched.get(event.id);
+      if (d !== undefined && d.routing.stream) d.ticket.firstToken();
+      return;
+    }
+    if (event.kind === 'rejected') {
+      this.reject(timeMs, event.dispatched, event.code);
+      return;
+    }
     this.finish(timeMs, event.instance, event.event);
   }
 
@@ -253,38 +296,79 @@ class Simulation {
   }
 
   private dispatch(request: WorkloadRequest, nowMs: number): void {
+    const router = this.routers[this.nextRouter];
+    this.nextRouter = (this.nextRouter + 1) % this.routers.length;
     const routing = routingRequestOf(request, this.model);
-    const snapshot = { instances: this.views as readonly InstanceView[], nowMs };
+    for (let i = 0; i < router.views.length; i++) {
+      const view = router.views[i];
+      const load = router.loads[i];
+      view.inFlight = load.inFlight;
+      view.queuedPrefillTokens = load.queuedPrefillTokens;
+      view.decodeSequences = load.decodeSequences;
+    }
+    const snapshot = { instances: router.views as readonly InstanceView[], nowMs };
     const t0 = performance.now();
-    const decision = this.policy.decide(routing, snapshot);
-    this.policy.commit(routing, decision);
+    const decision = router.policy.decide(routing, snapshot);
+    router.policy.commit(routing, decision);
     const decisionMicros = (performance.now() - t0) * 1000;
     const instance = this.indexOfId.get(decision.instance) ?? -1;
-    if (instance < 0) throw new Error(`policy ${this.policy.name} chose unknown instance ${decision.instance}`);
+    if (instance < 0) throw new Error(`policy ${router.policy.name} chose unknown instance ${decision.instance}`);
+    // The live router's estimate, from what it can see (the routing text), not the engine's token count.
+    const ticket = router.loads[instance].start(estimatedPromptTokens(routing) - (decision.predictedCachedTokens ?? 0));
+    const dispatched: Dispatched = { request, routing, router, decision, ticket, instance, sentAtMs: nowMs, decisionMicros };
+    this.dispatched.set(request.id, dispatched);
+    this.sent++;
 
     const text = renderedPromptOf(request);
     const hashes = blockHashes(text, { blockTokens: this.config.profile.blockTokens });
     const promptTokens = tokenCount(text);
+    try {
+      this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
+    } catch (err) {
+      if (!(err instanceof EngineRequestError)) throw err;
+      // vLLM answers 400 at once; the run goes on. The code is the one the live benchmark records for it.
+      const code = httpErrorCode(400, JSON.stringify(badRequest(err.message).body()));
+      this.queue.push(nowMs, { kind: 'rejected', request, dispatched, code });
+      return;
+    }
+    this.schedule.update(instance);
     if (this.config.ceilings) {
-      // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate.
+      // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate. Requests the
+      // engine refused never reach a cache, so they are not observed.
       if (!this.ceilingWarmupEnded && nowMs >= this.warmupMs) {
         this.config.ceilings.endWarmup();
         this.ceilingWarmupEnded = true;
       }
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
-    this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
-    this.schedule.update(instance);
-    this.views[instance].inFlight = ++this.inFlight[instance];
-    this.dispatched.set(request.id, { request, instance, sentAtMs: nowMs, decisionMicros });
-    this.sent++;
+  }
+
+  private reject(timeMs: number, d: Dispatched, code: string): void {
+    this.dispatched.delete(d.request.id);
+    d.ticket.end();
+    d.router.policy.release(d.routing, d.decision, { kind: 'completed' });
+    this.finished++;
+    this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
+    this.records.push({
+      id: d.request.id,
+      instance: this.ids[d.instance],
+      sentAtMs: d.sentAtMs,
+      ttftMs: null,
+      e2eMs: timeMs - d.sentAtMs,
+      decisionMicros: d.decisionMicros,
+      reason: d.decision.reason,
+      ...(d.decision.predictedCachedTokens !== undefined ? { predictedCachedTokens: d.decision.predictedCachedTokens } : {}),
+      error: code,
+    });
+    this.afterCompletion(d.request.id, timeMs);
   }
 
   private finish(timeMs: number, instance: number, event: FinishedEvent): void {
     const d = this.dispatched.get(event.id);
     if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
     this.dispatched.delete(event.id);
-    this.views[instance].inFlight = --this.inFlight[instance];
+    d.ticket.end();
+    d.router.policy.release(d.routing, d.decision, { kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     this.records.push({
@@ -297,8 +381,14 @@ class Simulation {
       cachedPromptTokens: event.cachedTokens,
       outputTokens: event.outputTokens,
       decisionMicros: d.decisionMicros,
+      reason: d.decision.reason,
+      ...(d.decision.predictedCachedTokens !== undefined ? { predictedCachedTokens: d.decision.predictedCachedTokens } : {}),
     });
-    for (const released of this.feed.complete(event.id)) if (timeMs < this.sendUntilMs) this.dispatch(released, timeMs);
+    this.afterCompletion(event.id, timeMs);
+  }
+
+  private afterCompletion(id: string, timeMs: number): void {
+    for (const released of this.feed.complete(id)) if (timeMs < this.sendUntilMs) this.dispatch(released, timeMs);
     if (!this.feed.isOpenLoop) this.fillClosedLoop(timeMs);
   }
 }

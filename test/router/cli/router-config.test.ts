@@ -1,3 +1,4 @@
+import { POLICY_NAMES } from '../../../router/src/policy';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,7 +142,7 @@ describe('when the CLI loads configuration from flags, environment and file', ()
     const message = errorOf(() => loadRouterConfig(sources({ backend: ['nope'], port: '70000', policy: 'fastest' })));
     expect(message).toContain('--backend must be an http:// or https:// URL');
     expect(message).toContain('--port must be an integer between 0 and 65535 (got 70000)');
-    expect(message).toContain('--policy must be one of sagemaker-prefix-aware, least-outstanding-requests, random, round-robin (got "fastest")');
+    expect(message).toContain(`--policy must be one of ${POLICY_NAMES.join(', ')} (got "fastest")`);
   });
 
   it('GIVEN a missing or malformed config file THEN the message names --config', () => {

@@ -60,6 +60,40 @@ describe('prefix-router simulate', () => {
     expect(parseSimulateFlags({ workload: small }).jobs).toBe(Math.min(256, availableParallelism()));
   });
 
+  test('GIVEN --sweep (the docs command) THEN every combination runs as its own strategy, with --policy added', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'simulate-'));
+    const { comparison } = await runSimulateCommand(
+      // docs/workloads.md's command, on the first 30 requests of the shipped trace.
+      { workload: 'trace:router/traces/mooncake-synthetic.jsonl?count=30', out, quiet: true, policy: ['cache-aware'], sweep: ['sagemaker-prefix-aware?prefixLength=1024,4096&concurrencyThreshold=8,32'] },
+      () => undefined,
+      () => undefined,
+    );
+    expect(comparison.report.strategies.map((s) => s.label)).toEqual([
+      'cache-aware',
+      'sagemaker-prefix-aware (prefixLength=1024, concurrencyThreshold=8)',
+      'sagemaker-prefix-aware (prefixLength=1024, concurrencyThreshold=32)',
+      'sagemaker-prefix-aware (prefixLength=4096, concurrencyThreshold=8)',
+      'sagemaker-prefix-aware (prefixLength=4096, concurrencyThreshold=32)',
+    ]);
+    expect(comparison.report.strategies[0].decisionReasons).not.toEqual({});
+  });
+
+  test('GIVEN --routers 4 THEN the report names the replicas', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'simulate-'));
+    const { comparison } = await runSimulateCommand({ workload: small, instances: '3', profile: 'tiny', out, quiet: true, policy: ['cache-aware'], routers: '4' }, () => undefined, () => undefined);
+    expect(comparison.report.environment['router replicas (round-robin, no shared state)']).toBe(4);
+    expect(comparison.report.strategies[0].requests).toBe(40);
+  });
+
+  test.each([
+    [{ routers: '0' }, /--routers must be an integer between 1 and 64/],
+    [{ routers: '65' }, /--routers must be an integer between 1 and 64/],
+    [{ sweep: ['sagemaker-prefix-aware?prefixLength=512,1024'] }, /--sweep sagemaker-prefix-aware option prefixLength must be an integer between 1024 and 65536 \(got 512\)/],
+    [{ sweep: ['fastest?x=1,2'] }, /--sweep must name a policy/],
+  ])('GIVEN %p THEN it fails naming the flag and the range', (flags, message) => {
+    expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
+  });
+
   test('policy specs round-trip', () => {
     const config = parsePolicySpec('sagemaker-prefix-aware?prefixLength=2048&concurrencyThreshold=8');
     expect(config).toEqual({ name: 'sagemaker-prefix-aware', prefixLength: 2048, concurrencyThreshold: 8 });

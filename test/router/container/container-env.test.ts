@@ -154,3 +154,15 @@ describe('when docs/container.md is read', () => {
     }
   });
 });
+
+describe('when the container chooses the router policy', () => {
+  const policyOf = (env: Record<string, string>): string => loadContainerConfig(env).routerConfigFor(['http://127.0.0.1:8100', 'http://127.0.0.1:8101']).policy.name;
+
+  it.each([
+    [{ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '2', PREFIX_ROUTER_GPUS: '2' }, 'cache-aware'],
+    [{ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '2', PREFIX_ROUTER_GPUS: '2', PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware?prefixLength=4096' }, 'sagemaker-prefix-aware'],
+    [{}, 'sagemaker-prefix-aware'],
+  ])('GIVEN %p THEN the router runs %s', (env, policy) => {
+    expect(policyOf(env)).toBe(policy);
+  });
+});

@@ -41,7 +41,8 @@ function replay(profile: EngineProfile, ops: readonly Op[], options: EngineModel
     const prefix = textOf(`family${op.family}`, op.prefixTokens);
     const total = Math.min(op.prefixTokens + op.suffixTokens, profile.maxModelLen - 1);
     const promptText = (prefix + textOf(`own${i}`, op.suffixTokens)).slice(0, total * 4);
-    engine.submit({ id: `r${i}`, promptText, maxTokens: op.maxTokens }, now);
+    // An explicit max_tokens over what the context leaves is a 400 (like vLLM): ask for at most what is left.
+    engine.submit({ id: `r${i}`, promptText, maxTokens: Math.min(op.maxTokens, profile.maxModelLen - Math.ceil(promptText.length / 4)) }, now);
     check?.(engine);
     events.push(...engine.runUntil(now + op.runMs));
     check?.(engine);

@@ -223,6 +223,12 @@ describe('engine model', () => {
   });
 
   describe('when a request asks for output', () => {
+    test('GIVEN no max_tokens and a prompt near the context length THEN the default is cut to what is left', () => {
+      const engine = new EngineModel(tiny);
+      const accepted = engine.submit({ id: 'a', promptText: textOf('a', tiny.maxModelLen - 2) }, 0);
+      expect(accepted.maxTokens).toBe(Math.min(2, tiny.defaultMaxTokens));
+    });
+
     test('GIVEN no max_tokens THEN the profile default is generated', () => {
       const engine = new EngineModel(tiny);
       engine.submit({ id: 'a', promptText: textOf('a', 10) }, 0);
@@ -230,8 +236,8 @@ describe('engine model', () => {
     });
 
     test.each([
-      [1000, 100, 24], //   maxModelLen 1024 - 1000
-      [1023, 100, 1], //    one token of room left
+      [1000, 24, 24], //    maxModelLen 1024 - 1000: exactly what is left
+      [1023, 1, 1], //      one token of room left
       [10, 5, 5],
     ])('GIVEN a %i-token prompt and max_tokens %i THEN exactly %i tokens are generated', (prompt, maxTokens, expected) => {
       const engine = new EngineModel(tiny);
@@ -246,6 +252,7 @@ describe('engine model', () => {
       ['an empty prompt', { promptText: '' }, 'empty-prompt'],
       ['max_tokens 0', { promptText: 'hello', maxTokens: 0 }, 'invalid-max-tokens'],
       ['max_tokens 1.5', { promptText: 'hello', maxTokens: 1.5 }, 'invalid-max-tokens'],
+      ['max_tokens one over what the context leaves (like vLLM)', { promptText: textOf('a', 1000), maxTokens: 25 }, 'max-tokens-too-large'],
       ['neither text nor hashes', { promptTokens: 10 }, 'invalid-request'],
       ['hashes that do not fit the prompt', { promptTokens: 20, blockHashes: [1, 2] }, 'invalid-request'],
     ])('GIVEN %s THEN submit is refused with %s', (_name, prompt, code) => {

@@ -58,7 +58,7 @@ describe('when createPolicy validates sagemaker-prefix-aware options', () => {
 describe('when createPolicy gets a wrong policy', () => {
   it('GIVEN an unknown name THEN the message lists the known names', () => {
     expect(problemsOf({ name: 'fastest' })).toContain(
-      'name must be one of sagemaker-prefix-aware, least-outstanding-requests, random, round-robin (got "fastest")',
+      'name must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "fastest")',
     );
   });
 

@@ -7,8 +7,10 @@ import { parseWorkloadSpec } from '../../../router/src/sim/workload';
 /**
  * Seeded simulations whose full results (every request record except the wall-clock decision time, every
  * engine's counters, the ceilings, the measured window) are pinned by digest in
- * fixtures/seeded-results.json. The digests were recorded from the simulator before its data structures were
- * made compact (issue 14); any change of behaviour, however small, changes a digest.
+ * fixtures/seeded-results.json. The digests were recorded from main's simulator without issue 14's changes
+ * (compact structures, the event loop): first at 90e6515, then — after issue 12 added decision reasons to the
+ * report — at main 16:22 (the results digests did not change; the report digests did, by issue 12's new
+ * fields). Any change of behaviour, however small, changes a digest.
  *
  * The scenarios make the compact structures work hard: KV caches far smaller than the prefixes in play
  * (evictions, preemptions), a fleet-ceiling LRU that evicts, a closed loop, and every policy.

@@ -1,5 +1,5 @@
 import type { BenchmarkReport } from './report-model';
-import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
+import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, decisionTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
 import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
 
 export interface HtmlOptions {
@@ -115,6 +115,11 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   });
   body.push('</div>');
   body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));
+
+  const decisions = decisionTable(report);
+  if (decisions !== undefined) {
+    body.push('<h2>Decisions</h2>', '<p class="meta">Share of requests per decision reason; predicted vs delivered prefix-cache hit where the policy predicts.</p>', htmlTable(decisions));
+  }
 
   const ceilings = ceilingRows(report);
   if (ceilings.length > 0) {

@@ -1,5 +1,5 @@
 import type { BenchmarkReport } from './report-model';
-import { ceilingRows, comparisonTable, instanceTable, summaryTable, type Table } from './report-table';
+import { ceilingRows, comparisonTable, decisionTable, instanceTable, summaryTable, type Table } from './report-table';
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -36,6 +36,15 @@ export function renderMarkdown(report: BenchmarkReport): string {
   if (ceilings.length > 0) {
     out.push('## Cache-hit ceilings (from the workload alone)', '');
     out.push(markdownTable({ header: ['ceiling', 'value'], rows: ceilings, numeric: [false, true] }), '');
+  }
+
+  const decisions = decisionTable(report);
+  if (decisions !== undefined) {
+    out.push('## Decisions', '', markdownTable(decisions), '');
+    out.push(
+      'Reasons: what the policy reported for each request sent in the window. Predicted hit: Σ tokens the policy predicted cached ÷ Σ prompt tokens; delivered: what the engine reported for the same requests.',
+      '',
+    );
   }
 
   out.push('## Per-instance load', '', 'Request share · time-weighted mean in-flight / max in-flight.', '', markdownTable(instanceTable(report)), '');

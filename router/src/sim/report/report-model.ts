@@ -119,6 +119,13 @@ export interface StrategySummary {
     readonly peakInFlight: number;
   };
   readonly decisionMicros: { readonly count: number; readonly p50: number | null; readonly p99: number | null };
+  /** Share (0–1) of the requests sent in the window per decision reason; empty when no record carried a reason. */
+  readonly decisionReasons: Readonly<Record<string, number>>;
+  /**
+   * What the policy predicted against what the engine delivered, over successful requests that carried a
+   * prediction: Σ predicted cached ÷ Σ prompt tokens and Σ cached ÷ Σ prompt tokens. Null when the policy does not predict.
+   */
+  readonly predictedHit: { readonly predicted: number; readonly delivered: number } | null;
   readonly ttftCdf: readonly CdfPoint[];
 }
 
@@ -251,6 +258,25 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
   const engineReported = usageSeen ? ratio(cached, prompt) : null;
   const prometheus = run.prometheus ? ratio(run.prometheus.prefixCacheHits, run.prometheus.prefixCacheQueries) : null;
 
+  const reasonCounts: Record<string, number> = {};
+  let withReason = 0;
+  for (const r of sentInWindow) {
+    if (r.reason === undefined) continue;
+    reasonCounts[r.reason] = (reasonCounts[r.reason] ?? 0) + 1;
+    withReason++;
+  }
+  const decisionReasons: Record<string, number> = {};
+  for (const key of Object.keys(reasonCounts).sort()) decisionReasons[key] = reasonCounts[key] / withReason;
+  let predictedPrompt = 0;
+  let predictedCached = 0;
+  let deliveredCached = 0;
+  for (const r of ok) {
+    if (r.predictedCachedTokens === undefined || r.promptTokens === undefined) continue;
+    predictedPrompt += r.promptTokens;
+    predictedCached += Math.min(r.predictedCachedTokens, r.promptTokens);
+    deliveredCached += r.cachedPromptTokens ?? 0;
+  }
+
   return {
     label,
     strategy: run.strategy,
@@ -279,6 +305,8 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
       peakInFlight: instances.reduce((m, i) => Math.max(m, i.maxInFlight), 0),
     },
     decisionMicros: { count: decisions.length, p50: percentileOfSorted(decisions, 50), p99: percentileOfSorted(decisions, 99) },
+    decisionReasons,
+    predictedHit: predictedPrompt > 0 ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt } : null,
     ttftCdf: cdfPointsOfSorted(ttftSorted, cdfPointCount),
   };
 }

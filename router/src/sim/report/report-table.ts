@@ -126,3 +126,19 @@ export function ceilingRows(report: BenchmarkReport): [string, string][] {
     ['distinct blocks', formatNumber(c.distinctBlocks)],
   ];
 }
+
+/** Strategies as rows: the share of decisions per reason, and predicted vs delivered cache hit where the policy predicts. */
+export function decisionTable(report: BenchmarkReport): Table | undefined {
+  const withReasons = report.strategies.filter((s) => Object.keys(s.decisionReasons ?? {}).length > 0 || s.predictedHit);
+  if (withReasons.length === 0) return undefined;
+  const header = ['strategy', 'decision reasons (share of requests)', 'predicted hit', 'delivered hit'];
+  const rows = withReasons.map((s) => [
+    s.label,
+    Object.entries(s.decisionReasons ?? {})
+      .map(([reason, share]) => `${reason} ${formatPercent(share)}`)
+      .join(', ') || '—',
+    s.predictedHit ? formatPercent(s.predictedHit.predicted) : '—',
+    s.predictedHit ? formatPercent(s.predictedHit.delivered) : '—',
+  ]);
+  return { header, rows, numeric: [false, false, true, true] };
+}

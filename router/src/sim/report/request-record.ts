@@ -21,6 +21,10 @@ export interface RequestRecord {
   readonly outputTokens?: number;
   /** Router decision time in microseconds (policy decide + commit), when the router reports it. */
   readonly decisionMicros?: number;
+  /** The router's reason for the decision (policy-specific, e.g. `prefix-affinity`), when known. */
+  readonly reason?: string;
+  /** Prompt tokens the policy predicted the instance would serve from cache, when the policy predicts. */
+  readonly predictedCachedTokens?: number;
   /** Error code or short message; present exactly when the request failed. */
   readonly error?: string;
 }

@@ -1,0 +1,71 @@
+/**
+ * Decision time of the cache-aware policy with 1,000,000 vs 1,000 indexed blocks, measured side by side in one
+ * process, and the process's RSS with the large index loaded (after a full GC when run with --expose-gc).
+ * Prints one JSON line. Run by `npm run bench:policies` in a child process of its own, so the simulations'
+ * memory does not count:   node --expose-gc dist/router/bench/decision-time.js
+ */
+import { SeededRng } from '../src/common/seeded-rng';
+import { CacheAwarePolicy, createPolicy, type InstanceView } from '../src/policy';
+import type { RoutingRequest } from '../src/protocol/routing-request';
+
+const INSTANCES = 7;
+const PROMPT_CHARS = 32_768; // 128 routing blocks of 256 characters
+const ids = Array.from({ length: INSTANCES }, (_, i) => `http://10.0.0.${i + 1}:8000`);
+const views: InstanceView[] = ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 }));
+
+// One random base text; a prompt is a distinct label followed by a window of it, so every prompt's chain differs.
+const rng = new SeededRng(11);
+const alphabet = 'abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ.,0123456789';
+let base = '';
+for (let i = 0; i < 200_000; i++) base += alphabet[Math.floor(rng.next() * alphabet.length)];
+
+function request(label: string, offset: number, chars = PROMPT_CHARS): RoutingRequest {
+  return { model: 'm', api: 'chat', keyBasis: 'message-text', routingText: `${label}|${base.slice(offset, offset + chars)}`, stream: false };
+}
+
+function route(policy: CacheAwarePolicy, r: RoutingRequest): void {
+  const d = policy.decide(r, { instances: views, nowMs: 0 });
+  policy.commit(r, d);
+  policy.release(r, d, { kind: 'completed' });
+}
+
+function filled(blocks: number): CacheAwarePolicy {
+  const perInstance = Math.ceil(blocks / INSTANCES);
+  // Capacity per instance = kvCacheTokens × 4 / 256 blocks: sized so the index holds `blocks` in all.
+  const policy = createPolicy({ name: 'cache-aware', kvCacheTokens: Math.max(1024, Math.ceil((perInstance * 256) / 4)) }, { rng: new SeededRng(1) }) as CacheAwarePolicy;
+  for (let n = 0; policy.index.totalBlocks < blocks && n < blocks; n++) route(policy, request(`fill-${n}`, n % 100_000));
+  return policy;
+}
+
+const small = filled(1_000);
+const large = filled(1_000_000);
+(globalThis as { gc?: () => void }).gc?.();
+const rssMb = process.memoryUsage().rss / 2 ** 20;
+
+// Probes: prompts that share long prefixes with earlier probes (a realistic mix of hits and misses).
+const probes = Array.from({ length: 400 }, (_, i) => request(`probe-${i % 40}`, 150_000, PROMPT_CHARS + (i % 10) * 1024));
+function time(policy: CacheAwarePolicy): number {
+  const t0 = process.hrtime.bigint();
+  for (const r of probes) route(policy, r);
+  return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
+}
+time(small);
+time(large);
+const smallUs: number[] = [];
+const largeUs: number[] = [];
+for (let round = 0; round < 9; round++) {
+  smallUs.push(time(small));
+  largeUs.push(time(large));
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+process.stdout.write(
+  `${JSON.stringify({
+    smallBlocks: small.index.totalBlocks,
+    largeBlocks: large.index.totalBlocks,
+    smallMicros: median(smallUs),
+    largeMicros: median(largeUs),
+    ratio: median(largeUs) / median(smallUs),
+    rssMb,
+    gc: typeof (globalThis as { gc?: unknown }).gc === 'function',
+  })}\n`,
+);

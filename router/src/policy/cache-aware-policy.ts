@@ -1,0 +1,372 @@
+import type { RoutingRequest } from '../protocol/routing-request';
+import { PrefixIndex } from '../state/prefix-index';
+import { fmix32, hashString, hashUtf16Range } from './hashing';
+import { definePolicy } from './policy-definition';
+import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
+import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
+import {
+  NoHealthyInstanceError,
+  type InstanceView,
+  type ReleaseOutcome,
+  type RoutingDecision,
+  type RoutingPolicy,
+  type RoutingSnapshot,
+} from './routing-policy';
+
+export interface CacheAwareOptions {
+  /** Characters per routing block. */
+  readonly blockChars: number;
+  /** KV capacity per instance in tokens, when the instance view does not carry the engine's own figure. */
+  readonly kvCacheTokens: number;
+  /** Predicted prefill differences up to this many tokens count as equal; load decides among them. */
+  readonly balanceSlackTokens: number;
+  /** Tokens an engine step schedules (vLLM max_num_batched_tokens): decodes share it with prefill. */
+  readonly stepTokens: number;
+  /** Request header naming a session; '' turns session affinity off. */
+  readonly sessionHeader: string;
+  /** Sessions remembered (least recently used forgotten first). */
+  readonly maxSessions: number;
+}
+
+export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
+
+const MODEL_SEED = 0x3c6ef372;
+const TENANT_SEED = 0x1b873593;
+/** Blocks whose absence the engine must show before the index is corrected: the chat template shifts block edges, and vLLM recomputes the last prompt token. */
+const FEEDBACK_TOLERANCE_BLOCKS = 2;
+/**
+ * Bounded loads (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing with Bounded Loads", 2018): among
+ * near-equal costs, an instance with more than this × its share of the requests in flight is passed over; 1.25
+ * is the balance factor HAProxy suggests for its bounded-load hashing.
+ */
+const BALANCE_FACTOR = 1.25;
+/**
+ * The same rule for cold prompts, on index contents: skip instances whose index would exceed this × the mean.
+ * Looser (ε = 0.5 rather than 0.25) because each router replica measures only its own index: the paper's bound on
+ * keys moved off their rendezvous choice grows as 1/ε², and a cold placement that moves is one replicas disagree on.
+ */
+const COLD_BALANCE_FACTOR = 1.5;
+/** Near-equal costs: only candidates adding at most this many more prefill tokens than the least compete on load. */
+const UNCACHED_TOLERANCE = 0;
+
+interface Candidate {
+  view: InstanceView;
+  matchedBlocks: number;
+  /** Prompt tokens the instance would have to compute. */
+  uncached: number;
+  /** Blocks the instance's index holds: how much of its cache this router has filled. */
+  indexedBlocks: number;
+  cost: number;
+  score: number;
+}
+
+interface Pending {
+  readonly instance: string;
+  readonly hashes: Int32Array;
+  readonly matchedBlocks: number;
+  /** Recency of each matched block before this request touched it (for engine feedback). */
+  readonly priorRecency: Float64Array;
+}
+
+/**
+ * `cache-aware`: routes each request where its prompt is predicted to start fastest.
+ *
+ * - **Prediction.** The routing text is cut into `blockChars`-character blocks with chained hashes seeded by the
+ *   model and the tenant key; a per-instance LRU index (state/prefix-index.ts) of the blocks each instance was
+ *   recently sent, sized from the instance's KV capacity, gives the longest cached prefix per instance.
+ * - **Cost.** Predicted work ahead of the request's first token = prefill tokens queued on the instance + the
+ *   uncached part of this prompt + one token per decoding sequence for every engine step that prefill takes
+ *   (vLLM schedules every running decode's token in each step, next to prefill chunks, and a step's time grows
+ *   with the tokens it schedules). A long match on a swamped instance loses to a shorter one on an idle instance.
+ * - **Balance.** Instances whose cost is within `balanceSlackTokens` of the cheapest are equal; among them the one
+ *   with the fewest requests in flight wins, then the longest match, then the rendezvous rank of the prompt's
+ *   first block. So a saving too small to matter (a short shared system prompt) does not pile load on one
+ *   instance, and a prompt with no match anywhere goes where rendezvous hashing puts it when the load is even
+ *   (several router replicas agree), elsewhere when it is not.
+ * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
+ *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
+ *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.
+ * - **Sessions.** A request carrying the session header goes to its session's instance unless that one is
+ *   unhealthy or overloaded (following it would cost more than recomputing the whole prompt on the cheapest).
+ * - **Feedback.** When the engine reports `cached_tokens` clearly below the prediction, that instance evicted
+ *   the missing blocks, and with LRU everything it used less recently too: those entries are dropped.
+ */
+export class CacheAwarePolicy implements RoutingPolicy {
+  readonly name = 'cache-aware' as const;
+  readonly wantsKvCapacity = true;
+  readonly index = new PrefixIndex();
+  private readonly instanceHashes = new InstanceHashCache();
+  private readonly sessions = new Map<string, string>();
+  private readonly pending = new WeakMap<RoutingDecision, Pending>();
+  private readonly candidates: Candidate[] = [];
+  private lastRequest: RoutingRequest | undefined;
+  private lastHashes = new Int32Array(0);
+  private lastInstances: readonly InstanceView[] | undefined;
+  private knownInstances = '';
+
+  constructor(readonly options: CacheAwareOptions) {}
+
+  /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
+  blockHashesOf(request: RoutingRequest): Int32Array {
+    if (request === this.lastRequest) return this.lastHashes;
+    const text = request.routingText.length > 0 ? request.routingText : latin1(request.rawBody);
+    const size = this.options.blockChars;
+    const count = Math.floor(text.length / size);
+    const hashes = new Int32Array(count);
+    let seed = fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0));
+    for (let i = 0; i < count; i++) {
+      seed = hashUtf16Range(text, i * size, (i + 1) * size, seed);
+      hashes[i] = seed | 0;
+    }
+    this.lastRequest = request;
+    this.lastHashes = hashes;
+    return hashes;
+  }
+
+  /** Index capacity for an instance: its KV capacity in routing blocks. */
+  capacityBlocksOf(view: InstanceView): number {
+    const tokens = view.kvCapacityTokens ?? this.options.kvCacheTokens;
+    return Math.max(1, Math.floor((tokens * CHARS_PER_TOKEN) / this.options.blockChars));
+  }
+
+  decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<CacheAwareReason> {
+    const hashes = this.blockHashesOf(request);
+    const promptTokens = Math.max(1, estimatedPromptTokens(request));
+    const tokensPerBlock = this.options.blockChars / CHARS_PER_TOKEN;
+    const coldKey = hashes.length > 0 ? hashes[0] : fmix32(hashString(request.routingText.slice(0, this.options.blockChars), MODEL_SEED));
+    const instances = snapshot.instances;
+    this.lastInstances = instances;
+    const candidates = this.candidates;
+    candidates.length = 0;
+    let minCost = Infinity;
+    for (let i = 0; i < instances.length; i++) {
+      const view = instances[i];
+      if (!view.healthy) continue;
+      const index = this.index.get(view.id);
+      const matchedBlocks = index === undefined ? 0 : index.match(hashes);
+      const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
+      const cost = this.costOf(view, uncached);
+      if (cost < minCost) minCost = cost;
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+    }
+    if (candidates.length === 0) throw new NoHealthyInstanceError();
+
+    if (this.options.sessionHeader !== '') {
+      const session = sessionOf(request, this.options.sessionHeader);
+      const pinned = session === undefined ? undefined : this.sessions.get(session);
+      if (pinned !== undefined) {
+        const c = candidates.find((x) => x.view.id === pinned);
+        // Overloaded: following the session costs more than recomputing the whole prompt on the cheapest instance.
+        if (c !== undefined && c.cost <= minCost + promptTokens) return this.decision(c, 'session-affinity', tokensPerBlock, promptTokens);
+      }
+    }
+
+    // Near-equal: within the slack, and never more than a quarter of this prompt (a conversation's history is worth keeping).
+    const slack = Math.min(this.options.balanceSlackTokens, promptTokens / 4);
+    // Bounded load (as for cold prompts), among near-equal costs only: an instance with more than BALANCE_FACTOR ×
+    // its share of the requests in flight is passed over when another is about as fast.
+    let totalInFlight = 0;
+    for (const c of candidates) totalInFlight += c.view.inFlight;
+    const inFlightBound = (BALANCE_FACTOR * (totalInFlight + 1)) / candidates.length;
+    const limit = minCost + slack;
+    let anyMatch = false;
+    for (const c of candidates) if (c.matchedBlocks > 0) anyMatch = true;
+    if (!anyMatch) return this.decision(this.coldPlacement(candidates, limit, hashes.length), 'cold-rendezvous', tokensPerBlock, promptTokens);
+    // Among equally fast choices, those adding the least prefill work to the fleet (a hot prefix stays where it is
+    // cached until its queue costs more than recomputing it elsewhere); then load decides.
+    let minUncached = Infinity;
+    let anyWithin = false;
+    for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound) anyWithin = true;
+    const over = (c: Candidate) => anyWithin && c.view.inFlight + 1 > inFlightBound;
+    for (const c of candidates) if (c.cost <= limit && !over(c) && c.uncached < minUncached) minUncached = c.uncached;
+    let best: Candidate | undefined;
+    for (const c of candidates) {
+      if (c.cost > limit || over(c) || c.uncached > minUncached + UNCACHED_TOLERANCE) continue;
+      if (best === undefined || better(c, best)) best = c;
+    }
+    // cache-match: the longest match won; balanced: load chose among near-equal costs.
+    const reason: CacheAwareReason = best!.matchedBlocks > 0 && isLongest(best!, candidates) ? 'cache-match' : 'balanced';
+    return this.decision(best!, reason, tokensPerBlock, promptTokens);
+  }
+
+  /**
+   * A prompt no instance has seen: the first instance in rendezvous order for its first block whose cost is
+   * within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × the mean (bounded-load
+   * consistent hashing). Replicas with the same view agree, and a few hot first blocks cannot fill one instance.
+   */
+  private coldPlacement(candidates: Candidate[], costLimit: number, promptBlocks: number): Candidate {
+    let total = 0;
+    for (const c of candidates) total += c.indexedBlocks;
+    const bound = (COLD_BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
+    let best: Candidate | undefined;
+    let fallback: Candidate | undefined;
+    for (const c of candidates) {
+      if (c.cost > costLimit) continue;
+      if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
+      if (c.indexedBlocks + promptBlocks > bound) continue;
+      if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
+    }
+    return best ?? fallback!;
+  }
+
+  private costOf(view: InstanceView, uncached: number): number {
+    const queued = view.queuedPrefillTokens ?? 0;
+    const decoding = view.decodeSequences ?? 0;
+    const work = queued + uncached;
+    return work + decoding * Math.max(1, Math.ceil(work / this.options.stepTokens));
+  }
+
+  private decision(c: Candidate, reason: CacheAwareReason, tokensPerBlock: number, promptTokens: number): RoutingDecision<CacheAwareReason> {
+    return { instance: c.view.id, reason, predictedCachedTokens: cachedTokens(c.matchedBlocks, tokensPerBlock, promptTokens) };
+  }
+
+  commit(request: RoutingRequest, decision: RoutingDecision): void {
+    this.forgetGoneInstances();
+    const hashes = this.blockHashesOf(request);
+    const view = this.lastInstances?.find((v) => v.id === decision.instance);
+    const index = this.index.forInstance(decision.instance, view === undefined ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 }) : this.capacityBlocksOf(view));
+    const matchedBlocks = index.match(hashes);
+    const priorRecency = new Float64Array(matchedBlocks);
+    for (let i = 0; i < matchedBlocks; i++) priorRecency[i] = index.recencyOf(hashes[i]) ?? 0;
+    this.pending.set(decision, { instance: decision.instance, hashes, matchedBlocks, priorRecency });
+    index.record(hashes, this.index.clock);
+    if (this.options.sessionHeader !== '') {
+      const session = sessionOf(request, this.options.sessionHeader);
+      if (session !== undefined) {
+        this.sessions.delete(session);
+        this.sessions.set(session, decision.instance);
+        if (this.sessions.size > this.options.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
+      }
+    }
+  }
+
+  release(_request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
+    const p = this.pending.get(decision);
+    if (p === undefined) return;
+    this.pending.delete(decision);
+    if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
+    const deliveredBlocks = Math.floor((outcome.cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
+    if (p.matchedBlocks - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS) return;
+    // Block `deliveredBlocks` was indexed but not cached: the engine evicted it, and (LRU) all it used less recently.
+    // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
+    const index = this.index.get(p.instance);
+    if (index === undefined) return;
+    index.evictNotNewerThan(p.priorRecency[deliveredBlocks]);
+    index.record(p.hashes, this.index.clock);
+  }
+
+  /** Drops the index of instances no longer configured or no longer healthy (their caches are gone or unknown). */
+  private forgetGoneInstances(): void {
+    const instances = this.lastInstances;
+    if (instances === undefined) return;
+    let key = '';
+    for (let i = 0; i < instances.length; i++) if (instances[i].healthy) key += `${instances[i].id}\n`;
+    if (key === this.knownInstances) return;
+    this.knownInstances = key;
+    this.index.retainOnly(new Set(instances.filter((v) => v.healthy).map((v) => v.id)));
+  }
+}
+
+/** Cached tokens of `matchedBlocks` routing blocks, never the whole prompt (the engine recomputes the last token). */
+function cachedTokens(matchedBlocks: number, tokensPerBlock: number, promptTokens: number): number {
+  return Math.min(Math.floor(matchedBlocks * tokensPerBlock), promptTokens - 1);
+}
+
+/**
+ * Among equally cheap instances: fewer in flight, then the emptier index (spreads cache contents, and with them
+ * future requests), then the longer match, then rendezvous rank, then id.
+ */
+function better(a: Candidate, b: Candidate): boolean {
+  if (a.view.inFlight !== b.view.inFlight) return a.view.inFlight < b.view.inFlight;
+  if (a.indexedBlocks !== b.indexedBlocks) return a.indexedBlocks < b.indexedBlocks;
+  if (a.matchedBlocks !== b.matchedBlocks) return a.matchedBlocks > b.matchedBlocks;
+  return ranksAbove(a.score, a.view.id, b.score, b.view.id);
+}
+
+function isLongest(c: Candidate, all: readonly Candidate[]): boolean {
+  for (const x of all) if (x.matchedBlocks > c.matchedBlocks) return false;
+  return true;
+}
+
+function sessionOf(request: RoutingRequest, header: string): string | undefined {
+  const value = request.headers?.[header];
+  const v = Array.isArray(value) ? value[0] : value;
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function latin1(body: Uint8Array | undefined): string {
+  if (body === undefined || body.length === 0) return '';
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
+}
+
+export const cacheAwareDefinition = definePolicy({
+  name: 'cache-aware',
+  description:
+    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous; X-Session-Id affinity',
+  reasons: ['cache-match', 'balanced', 'cold-rendezvous', 'session-affinity'],
+  options: [
+    {
+      name: 'blockChars',
+      type: 'integer',
+      min: 16,
+      max: 65536,
+      default: 256,
+      valueName: 'chars',
+      doc: 'characters per routing block (256 = 64 tokens = 4 vLLM blocks: a 128k-token prompt is 2,000 blocks, and a prediction is off by < 64 tokens)',
+    },
+    {
+      name: 'kvCacheTokens',
+      type: 'integer',
+      min: 1024,
+      max: 1_000_000_000,
+      default: 1_000_000,
+      valueName: 'tokens',
+      doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
+    },
+    {
+      name: 'balanceSlackTokens',
+      type: 'integer',
+      min: 0,
+      max: 1_000_000,
+      default: 512,
+      valueName: 'tokens',
+      doc: 'predicted prefill differences up to this are treated as equal and load decides (512 ≈ a request\'s fixed overhead: HTTP, tokenization and one engine step)',
+    },
+    {
+      name: 'stepTokens',
+      type: 'integer',
+      min: 1,
+      max: 1_000_000,
+      default: 8192,
+      valueName: 'tokens',
+      doc: "tokens per engine step shared by decodes and prefill (vLLM's max_num_batched_tokens default with chunked prefill)",
+    },
+    {
+      name: 'sessionHeader',
+      type: 'string',
+      pattern: /^$|^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/,
+      patternDoc: "a lower-case HTTP header name of 1–64 characters, or '' to turn session affinity off",
+      default: 'x-session-id',
+      valueName: 'header',
+      doc: 'request header naming a session; its requests stay on one instance unless it is unhealthy or overloaded',
+    },
+    {
+      name: 'maxSessions',
+      type: 'integer',
+      min: 1,
+      max: 10_000_000,
+      default: 100_000,
+      valueName: 'n',
+      doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
+    },
+  ],
+  create: (o) =>
+    new CacheAwarePolicy({
+      blockChars: o.blockChars as number,
+      kvCacheTokens: o.kvCacheTokens as number,
+      balanceSlackTokens: o.balanceSlackTokens as number,
+      stepTokens: o.stepTokens as number,
+      sessionHeader: o.sessionHeader as string,
+      maxSessions: o.maxSessions as number,
+    }),
+});

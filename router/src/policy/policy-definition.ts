@@ -1,0 +1,97 @@
+import type { Rng } from '../common/seeded-rng';
+import type { RoutingPolicy } from './routing-policy';
+
+/**
+ * What a policy file exports: one `PolicyDefinition`. Everything else about a policy — validation, `serve`
+ * flags and PREFIX_ROUTER_* variables, `name?option=value` spec strings, help texts, the docs' tables and the
+ * cross-policy tests — is derived from these definitions (see policy-registry.ts), so adding a policy is one
+ * new file plus one line in the registry.
+ */
+export type PolicyOptionValue = number | string;
+
+export interface NumericOptionSchema {
+  /** camelCase; the flag is its kebab-case (`--prefix-length`), the variable PREFIX_ROUTER_<SNAKE_CASE>. */
+  readonly name: string;
+  readonly type: 'integer' | 'number';
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+  /** One line: what it does and, for the default, why. */
+  readonly doc: string;
+  /** Placeholder in help texts, e.g. 'n', 'tokens'. */
+  readonly valueName?: string;
+}
+
+export interface StringOptionSchema {
+  readonly name: string;
+  readonly type: 'string';
+  /** A regular expression the whole value must match, and how to say it in an error message. */
+  readonly pattern: RegExp;
+  readonly patternDoc: string;
+  readonly default: string;
+  readonly doc: string;
+  readonly valueName?: string;
+}
+
+export type PolicyOptionSchema = NumericOptionSchema | StringOptionSchema;
+
+/** What a policy may depend on: only injected, deterministic things. */
+export interface PolicyDeps {
+  readonly rng: Rng;
+}
+
+export interface PolicyDefinition<Name extends string = string, Reason extends string = string> {
+  readonly name: Name;
+  /** One line for help texts and the docs' policy table. */
+  readonly description: string;
+  /** The closed set of decision reasons this policy reports. */
+  readonly reasons: readonly Reason[];
+  readonly options: readonly PolicyOptionSchema[];
+  /** Builds the policy; `options` holds every option of the schema, defaults filled in, already validated. */
+  create(options: Readonly<Record<string, PolicyOptionValue>>, deps: PolicyDeps): RoutingPolicy;
+}
+
+/** Identity with `const` inference, so the registry can derive the name and reason unions. */
+export function definePolicy<const Name extends string, const Reason extends string>(
+  definition: PolicyDefinition<Name, Reason>,
+): PolicyDefinition<Name, Reason> {
+  return definition;
+}
+
+/** The rule an option's value must satisfy, in words (for errors, help and docs). */
+export function optionRule(option: PolicyOptionSchema): string {
+  if (option.type === 'string') return `must be ${option.patternDoc}`;
+  return `must be ${option.type === 'integer' ? 'an integer' : 'a number'} between ${option.min} and ${option.max}`;
+}
+
+/** The allowed range in short form for tables: `1024–65536`, or the pattern's description. */
+export function optionRange(option: PolicyOptionSchema): string {
+  if (option.type === 'string') return option.patternDoc;
+  return `${option.min}–${option.max}`;
+}
+
+export function optionValueValid(option: PolicyOptionSchema, value: unknown): boolean {
+  if (option.type === 'string') return typeof value === 'string' && option.pattern.test(value);
+  if (typeof value !== 'number' || !Number.isFinite(value)) return false;
+  if (option.type === 'integer' && !Number.isInteger(value)) return false;
+  return value >= option.min && value <= option.max;
+}
+
+/** A value from text (a spec string, a flag, a variable): numbers for numeric options; the text when it is not one. */
+export function optionValueFromText(option: PolicyOptionSchema, text: string): unknown {
+  const t = text.trim();
+  if (option.type === 'string') return t;
+  if (t === '') return t;
+  const n = Number(t);
+  return Number.isFinite(n) ? n : t;
+}
+
+/** 'prefixLength' → 'prefix-length'. */
+export function kebabCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** 'prefixLength' → 'PREFIX_LENGTH'. */
+export function screamingSnakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+}

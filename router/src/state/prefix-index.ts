@@ -1,0 +1,145 @@
+/**
+ * The cache-aware policy's memory of what each instance was recently sent: per instance, the chained block
+ * hashes of the prompts routed to it, bounded by a capacity in blocks with least-recently-used eviction.
+ *
+ * Each instance's entries live in one Map from block hash to a recency number; a Map iterates in insertion
+ * order, so deleting and re-inserting a key on every touch makes its first key the least recently used one
+ * (O(1) touch and eviction, no linked list). Hashes are 32-bit integers (small integers in V8: no boxing).
+ *
+ * A prompt's blocks are touched last block first, so within a prompt the first block is the most recent. With
+ * chained hashes, block i is present only if the prompt that brought it also brought blocks 0..i-1, touched no
+ * earlier; so LRU always evicts a chain from its end and the cached part of any prompt is a prefix of its
+ * blocks. That makes `match` a binary search: O(log n) lookups, whatever the index holds.
+ */
+export class InstancePrefixIndex {
+  private readonly entries = new Map<number, number>();
+
+  constructor(public capacityBlocks: number) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(hash: number): boolean {
+    return this.entries.has(hash);
+  }
+
+  /** The recency number of a block, or undefined when it is not indexed. */
+  recencyOf(hash: number): number | undefined {
+    return this.entries.get(hash);
+  }
+
+  /** How many leading blocks of `hashes` the index holds (the longest cached prefix). */
+  match(hashes: ArrayLike<number>): number {
+    const entries = this.entries;
+    if (hashes.length === 0 || !entries.has(hashes[0])) return 0;
+    // Invariant: blocks [0, lo) are present; block hi (if < length) is absent.
+    let lo = 1;
+    let hi = hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (entries.has(hashes[mid])) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Touches every block of a prompt (last first), with recency numbers from `clock`, then evicts down to
+   * capacity. The prompt's trailing blocks that are already among the most recent quarter of the index are left
+   * where they are (they cannot be evicted before three quarters of the capacity is replaced; re-ordering a large
+   * Map on every hit is what would make a full index slower than an empty one). Once one block is touched, every
+   * block before it is too, so a chain's earlier blocks stay more recent than its later ones.
+   */
+  record(hashes: ArrayLike<number>, clock: RecencyClock): void {
+    const entries = this.entries;
+    const recent = clock.now - this.capacityBlocks / 4;
+    let touching = false;
+    for (let i = hashes.length - 1; i >= 0; i--) {
+      const h = hashes[i];
+      const seen = entries.get(h);
+      if (seen !== undefined) {
+        if (!touching && seen > recent) continue;
+        entries.delete(h);
+      }
+      touching = true;
+      entries.set(h, clock.tick());
+    }
+    this.evictToCapacity();
+  }
+
+  /** Drops every block not used more recently than `recency` (the instance evidently evicted them). Returns how many. */
+  evictNotNewerThan(recency: number): number {
+    let dropped = 0;
+    for (const [hash, seen] of this.entries) {
+      if (seen > recency) break;
+      this.entries.delete(hash);
+      dropped++;
+    }
+    return dropped;
+  }
+
+  evictToCapacity(): void {
+    const entries = this.entries;
+    if (entries.size <= this.capacityBlocks) return;
+    const keys = entries.keys();
+    while (entries.size > this.capacityBlocks) entries.delete(keys.next().value as number);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Monotonic recency numbers shared by the indexes of one policy. */
+export class RecencyClock {
+  private current = 0;
+
+  /** The last number handed out. */
+  get now(): number {
+    return this.current;
+  }
+
+  tick(): number {
+    return ++this.current;
+  }
+}
+
+/** One InstancePrefixIndex per instance id. */
+export class PrefixIndex {
+  private readonly byInstance = new Map<string, InstancePrefixIndex>();
+  readonly clock = new RecencyClock();
+
+  /** The instance's index, created empty with `capacityBlocks` on first use; a changed capacity applies at once. */
+  forInstance(id: string, capacityBlocks: number): InstancePrefixIndex {
+    let index = this.byInstance.get(id);
+    if (index === undefined) {
+      index = new InstancePrefixIndex(capacityBlocks);
+      this.byInstance.set(id, index);
+    } else if (index.capacityBlocks !== capacityBlocks) {
+      index.capacityBlocks = capacityBlocks;
+      index.evictToCapacity();
+    }
+    return index;
+  }
+
+  get(id: string): InstancePrefixIndex | undefined {
+    return this.byInstance.get(id);
+  }
+
+  /** Forgets instances not in `keep` (removed or ejected: their caches are gone or unknown). */
+  retainOnly(keep: ReadonlySet<string>): void {
+    for (const id of [...this.byInstance.keys()]) if (!keep.has(id)) this.byInstance.delete(id);
+  }
+
+  instanceIds(): string[] {
+    return [...this.byInstance.keys()];
+  }
+
+  /** Blocks indexed over all instances. */
+  get totalBlocks(): number {
+    let n = 0;
+    for (const index of this.byInstance.values()) n += index.size;
+    return n;
+  }
+}

@@ -1,0 +1,238 @@
+import fc from 'fast-check';
+import { SeededRng } from '../../../router/src/common/seeded-rng';
+import { CacheAwarePolicy, createPolicy, type InstanceView, type PolicyConfig, type RoutingDecision } from '../../../router/src/policy';
+import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
+import { chatRequest } from './policy-test-helpers';
+
+const BLOCK = 256;
+
+function policy(options: Partial<Record<string, number | string>> = {}): CacheAwarePolicy {
+  return createPolicy({ name: 'cache-aware', ...options } as PolicyConfig, { rng: new SeededRng(1) }) as CacheAwarePolicy;
+}
+
+function idle(n: number, extra: Partial<InstanceView> = {}): InstanceView[] {
+  return Array.from({ length: n }, (_, i) => ({ id: `http://10.0.0.${i + 1}:8000`, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, ...extra }));
+}
+
+/** Deterministic text of `blocks` routing blocks, distinct per label. */
+function blocksOf(label: string, blocks: number): string {
+  let s = '';
+  for (let i = 0; s.length < blocks * BLOCK; i++) s += `${label}:${i};`;
+  return s.slice(0, blocks * BLOCK);
+}
+
+/** Sends `request` to `instance` as the policy would record it (commit + completed release). */
+function place(p: CacheAwarePolicy, request: RoutingRequest, instance: string): void {
+  const d: RoutingDecision = { instance, reason: 'cache-match' };
+  p.commit(request, d);
+  p.release(request, d, { kind: 'completed' });
+}
+
+function decide(p: CacheAwarePolicy, request: RoutingRequest, views: readonly InstanceView[]) {
+  return p.decide(request, { instances: views, nowMs: 0 });
+}
+
+describe('when the cache-aware policy predicts cached prefixes', () => {
+  it('GIVEN equal load THEN the instance holding the longest matching prefix wins', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 3, max: 7 }), fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { minLength: 2, maxLength: 7 }), (n, lengths) => {
+        const p = policy({ balanceSlackTokens: 0 });
+        const views = idle(n);
+        const full = blocksOf('shared', 48);
+        // Instance i holds the first lengths[i] blocks of the prompt (distinct lengths).
+        lengths.slice(0, n).forEach((blocks, i) => {
+          if (blocks > 0) place(p, chatRequest(full.slice(0, blocks * BLOCK)), views[i].id);
+        });
+        const held = lengths.slice(0, n);
+        const longest = Math.max(...held);
+        fc.pre(longest > 0);
+        const d = decide(p, chatRequest(`${full}tail`), views);
+        expect(d.instance).toBe(views[held.indexOf(longest)].id);
+        expect(d.reason).toBe('cache-match');
+        expect(d.predictedCachedTokens).toBe((longest * BLOCK) / 4);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('GIVEN the instance with the longest match is swamped with queued prefill THEN a shorter match on an idle instance wins', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 60 }), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 50 }), (long, short, swampFactor) => {
+        fc.pre(short < long);
+        const p = policy();
+        const views = idle(2);
+        const full = blocksOf('doc', long);
+        place(p, chatRequest(full), views[0].id);
+        place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
+        const savedByLong = ((long - short) * BLOCK) / 4;
+        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: savedByLong + 1024 * swampFactor } : v));
+        const d = decide(p, chatRequest(`${full}question`), swamped);
+        expect(d.instance).toBe(views[1].id);
+        // Without the queue, the long match wins.
+        expect(decide(p, chatRequest(`${full}question`), views).instance).toBe(views[0].id);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('GIVEN many decoding sequences on the holder THEN decode pressure counts in the cost', () => {
+    const p = policy();
+    const views = idle(2);
+    const full = blocksOf('doc', 12);
+    place(p, chatRequest(full), views[0].id);
+    expect(decide(p, chatRequest(`${full}q`), views).instance).toBe(views[0].id);
+    const busy = [{ ...views[0], decodeSequences: 2000 }, views[1]];
+    expect(decide(p, chatRequest(`${full}q`), busy).instance).toBe(views[1].id);
+  });
+});
+
+describe('when prompts are cold', () => {
+  it('GIVEN replicas with the same instances and no history THEN they make the same cold placement, whatever the list order', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 4000 }), fc.integer({ min: 2, max: 9 }), fc.nat(), (text, n, rotation) => {
+        const views = idle(n);
+        const rotated = [...views.slice(rotation % n), ...views.slice(0, rotation % n)];
+        const a = decide(policy(), chatRequest(text), views);
+        const b = decide(policy(), chatRequest(text), rotated);
+        expect(b.instance).toBe(a.instance);
+        expect(a.reason).toBe('cold-rendezvous');
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('GIVEN prompts with the same first block THEN the placement depends on it only, and different first blocks spread', () => {
+    const views = idle(7);
+    const head = blocksOf('system', 1);
+    const first = decide(policy(), chatRequest(`${head}user one`), views).instance;
+    expect(decide(policy(), chatRequest(`${head}another user`), views).instance).toBe(first);
+    const placed = new Set(Array.from({ length: 60 }, (_, i) => decide(policy(), chatRequest(blocksOf(`s${i}`, 2)), views).instance));
+    expect(placed.size).toBe(7);
+  });
+
+  it('GIVEN one instance already holds far more than its share THEN a cold prompt skips it (bounded load)', () => {
+    const views = idle(4);
+    const text = blocksOf('new', 2);
+    const p = policy();
+    const owner = decide(p, chatRequest(text), views).instance;
+    for (let i = 0; i < 50; i++) place(p, chatRequest(blocksOf(`fill${i}`, 8)), owner);
+    expect(decide(p, chatRequest(text), views).instance).not.toBe(owner);
+  });
+});
+
+describe('when hot prefixes and sessions are routed', () => {
+  /** Sends `count` requests sharing a 2,048-token prefix; `drains`: each finishes its prefill before the next comes. */
+  function hotStream(count: number, drains: boolean): Set<string> {
+    const p = policy();
+    const views = idle(7).map((v) => ({ ...v }));
+    const prefix = blocksOf('hot', 32);
+    const used = new Set<string>();
+    for (let i = 0; i < count; i++) {
+      const r = chatRequest(`${prefix}question ${i} ${'x'.repeat(200)}`);
+      const d = p.decide(r, { instances: views, nowMs: 0 });
+      p.commit(r, d);
+      const v = views.find((x) => x.id === d.instance)!;
+      if (drains) Object.assign(v, { decodeSequences: (v.decodeSequences ?? 0) + 1 });
+      else Object.assign(v, { inFlight: v.inFlight + 1, queuedPrefillTokens: (v.queuedPrefillTokens ?? 0) + 2_100 - (d.predictedCachedTokens ?? 0) });
+      used.add(d.instance);
+    }
+    return used;
+  }
+
+  it('GIVEN a hot prefix at light load (prefills drain) THEN it stays on one or two instances, never all', () => {
+    expect(hotStream(30, true).size).toBeLessThanOrEqual(2);
+  });
+
+  it('GIVEN a hot prefix whose prefill queue only grows THEN it spreads to more instances instead of piling onto one', () => {
+    expect(hotStream(12, false).size).toBeGreaterThan(1);
+  });
+
+  it('GIVEN a session header THEN its requests stay on one instance unless it is unhealthy or overloaded', () => {
+    const p = policy();
+    const views = idle(5);
+    const headers = { 'x-session-id': 'conversation-42' };
+    const r1: RoutingRequest = { ...chatRequest('hello there'), headers };
+    const d1 = decide(p, r1, views);
+    p.commit(r1, d1);
+    const r2: RoutingRequest = { ...chatRequest(blocksOf('unrelated', 4)), headers };
+    expect(decide(p, r2, views)).toMatchObject({ instance: d1.instance, reason: 'session-affinity' });
+    const unhealthy = views.map((v) => (v.id === d1.instance ? { ...v, healthy: false } : v));
+    expect(decide(p, r2, unhealthy).instance).not.toBe(d1.instance);
+    const overloaded = views.map((v) => (v.id === d1.instance ? { ...v, queuedPrefillTokens: 1_000_000 } : v));
+    expect(decide(p, r2, overloaded).instance).not.toBe(d1.instance);
+    const off = createPolicy({ name: 'cache-aware', sessionHeader: '' }, { rng: new SeededRng(1) });
+    off.commit(r1, d1);
+    expect(off.decide(r2, { instances: views, nowMs: 0 }).reason).not.toBe('session-affinity');
+  });
+});
+
+describe('when the index is bounded and corrected', () => {
+  it('GIVEN any stream of prompts THEN each instance index stays within its capacity from the KV size', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1024, max: 8192 }), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), (kvTokens, sizes) => {
+        const p = policy();
+        const views = idle(3, { kvCapacityTokens: kvTokens });
+        const capacity = Math.floor((kvTokens * 4) / BLOCK);
+        sizes.forEach((blocks, i) => {
+          const r = chatRequest(blocksOf(`p${i}`, blocks));
+          p.commit(r, decide(p, r, views));
+        });
+        for (const v of views) expect(p.index.get(v.id)?.size ?? 0).toBeLessThanOrEqual(capacity);
+        expect(p.capacityBlocksOf(views[0])).toBe(capacity);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('GIVEN an instance removed from the list or ejected THEN its entries disappear', () => {
+    const p = policy();
+    const views = idle(3);
+    for (let i = 0; i < 6; i++) place(p, chatRequest(blocksOf(`q${i}`, 3)), views[i % 3].id);
+    expect(p.index.instanceIds().sort()).toEqual(views.map((v) => v.id).sort());
+    const r = chatRequest(blocksOf('next', 2));
+    p.commit(r, p.decide(r, { instances: [views[0], { ...views[1], healthy: false }], nowMs: 0 }));
+    expect(p.index.instanceIds()).toEqual([views[0].id]);
+  });
+
+  it('GIVEN the engine reports fewer cached tokens than predicted THEN the blocks it evidently evicted, and older ones, are dropped', () => {
+    const p = policy();
+    const [a] = idle(1);
+    const old = chatRequest(blocksOf('old', 4));
+    place(p, old, a.id);
+    const doc = blocksOf('doc', 20);
+    place(p, chatRequest(doc), a.id);
+    const r = chatRequest(`${doc}more`);
+    const d = p.decide(r, { instances: [a], nowMs: 0 });
+    expect(d.predictedCachedTokens).toBe((20 * BLOCK) / 4);
+    p.commit(r, d);
+    // Only 5 blocks' worth came from cache: block 5 onwards had been evicted, and so had everything older.
+    p.release(r, d, { kind: 'completed', cachedTokens: (5 * BLOCK) / 4 });
+    expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(0);
+    // This request's own blocks were just computed: they stay.
+    expect(p.index.get(a.id)!.match(p.blockHashesOf(chatRequest(doc)))).toBe(20);
+  });
+
+  it('GIVEN the engine delivers about what was predicted THEN nothing is dropped', () => {
+    const p = policy();
+    const [a] = idle(1);
+    const old = chatRequest(blocksOf('old', 4));
+    place(p, old, a.id);
+    const doc = blocksOf('doc', 20);
+    place(p, chatRequest(doc), a.id);
+    const r = chatRequest(`${doc}more`);
+    const d = p.decide(r, { instances: [a], nowMs: 0 });
+    p.commit(r, d);
+    p.release(r, d, { kind: 'completed', cachedTokens: (19 * BLOCK) / 4 });
+    expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(4);
+  });
+
+  it('GIVEN a different tenant key or model THEN the same text does not match', () => {
+    const p = policy();
+    const views = idle(4);
+    const text = blocksOf('doc', 10);
+    place(p, chatRequest(text, 'tenant-a'), views[0].id);
+    expect(decide(p, chatRequest(text, 'tenant-a'), views).predictedCachedTokens).toBeGreaterThan(0);
+    expect(decide(p, chatRequest(text, 'tenant-b'), views).predictedCachedTokens).toBe(0);
+    expect(decide(p, { ...chatRequest(text, 'tenant-a'), model: 'other' }, views).predictedCachedTokens).toBe(0);
+  });
+});

@@ -1,0 +1,75 @@
+import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import { expandPolicySweep, type PolicyConfig } from '../../../router/src/policy';
+import { compareStrategies } from '../../../router/src/sim/compare-strategies';
+import { simulate } from '../../../router/src/sim/simulator';
+import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+
+const p5 = builtinProfile('p5-llama-3.1-70b');
+const tiny = builtinProfile('tiny');
+
+describe('when cache-aware is simulated against a SageMaker sweep', () => {
+  test('GIVEN a seeded shared-system-prompt workload that bursts THEN cache-aware beats the best sagemaker-prefix-aware setting on P90 TTFT', () => {
+    // 4 system prompts of 2,048 tokens, 1,024-token questions at 60 req/s on 4 instances: one instance per prompt
+    // (what a prefix hash gives) cannot keep up; spilling by request count does not see the queued prefill.
+    const workload = parseWorkloadSpec('shared-system?groups=4&promptsPerGroup=30&systemTokens=2048&questionTokens=1024&outputTokens=32&rate=60&seed=5');
+    const sweep = expandPolicySweep('sagemaker-prefix-aware?prefixLength=1024,8192,65536&concurrencyThreshold=4,32');
+    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }, ...sweep], instances: 4, profile: p5 });
+    const cacheAware = report.strategies.find((s) => s.strategy.name === 'cache-aware')!;
+    const bestP90 = Math.min(...report.strategies.filter((s) => s !== cacheAware).map((s) => s.ttftMs.p90!));
+    expect(cacheAware.requests).toBe(120);
+    expect(cacheAware.ttftMs.p90!).toBeLessThan(bestP90);
+    // Decision reasons are recorded per request and reported as shares.
+    const shares = Object.values(cacheAware.decisionReasons);
+    expect(shares.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    expect(Object.keys(cacheAware.decisionReasons)).toEqual(expect.arrayContaining(['cache-match', 'cold-rendezvous']));
+    // Predicted against delivered hits are reported.
+    expect(cacheAware.predictedHit).not.toBeNull();
+    expect(cacheAware.predictedHit!.predicted).toBeGreaterThan(0.3);
+  });
+});
+
+describe('when the engine rejects requests in a simulation', () => {
+  test('GIVEN prompts longer than the context and max_tokens over what is left THEN they are vLLM 400s counted by code and the run goes on', () => {
+    // tiny: maxModelLen 1,024. Prompts of 600 + 10..700 tokens: some over the context; 300 output tokens: some over what is left.
+    const workload = parseWorkloadSpec('long-context?groups=3&prefixTokens=600&suffixTokens=10..700&outputTokens=300&rate=50&count=60&seed=2');
+    const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 2, profile: tiny });
+    expect(result.records).toHaveLength(60);
+    const failed = result.records.filter((r) => r.error !== undefined);
+    const ok = result.records.filter((r) => r.error === undefined);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(ok.length).toBeGreaterThan(0);
+    for (const r of failed) {
+      expect(r.error).toBe('http_400:BadRequestError');
+      expect(r.ttftMs).toBeNull();
+      expect(r.reason).toBeDefined();
+    }
+    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }], instances: 2, profile: tiny });
+    expect(report.strategies[0].errorsByCode).toEqual({ 'http_400:BadRequestError': failed.length });
+  });
+});
+
+describe('when several router replicas share the traffic', () => {
+  const workload = parseWorkloadSpec('long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&rate=40&count=80&seed=3');
+
+  test.each([1, 2, 4])('GIVEN %i replicas THEN every request finishes once and the same seed repeats the run', (routers) => {
+    const run = () => simulate({ workload, policy: { name: 'cache-aware' } as PolicyConfig, instances: 3, profile: tiny, routers });
+    const a = run();
+    expect(a.records).toHaveLength(80);
+    expect(new Set(a.records.map((r) => r.id)).size).toBe(80);
+    expect(run().records.map((r) => r.instance)).toEqual(a.records.map((r) => r.instance));
+  });
+
+  test('GIVEN replicas with no shared state THEN cold placement by rendezvous keeps the hit rate near one router', () => {
+    const hit = (routers: number) => {
+      const r = simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers });
+      const cached = r.records.reduce((s, x) => s + (x.cachedPromptTokens ?? 0), 0);
+      const prompt = r.records.reduce((s, x) => s + (x.promptTokens ?? 0), 0);
+      return cached / prompt;
+    };
+    expect(hit(4)).toBeGreaterThan(0.9 * hit(1));
+  });
+
+  test.each([0, 65])('GIVEN %i replicas THEN simulate refuses with the range', (routers) => {
+    expect(() => simulate({ workload, policy: { name: 'random' }, instances: 3, profile: tiny, routers })).toThrow(/routers must be an integer between 1 and 64/);
+  });
+});
