@@ -35,6 +35,7 @@ const allPolicies: readonly PolicyConfig[] = [
   { name: 'least-outstanding-requests' },
   { name: 'round-robin' },
   { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 4 },
+  { name: 'cache-aware' },
 ];
 
 export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
@@ -62,7 +63,7 @@ export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
     workload: 'long-context?groups=30&prefixTokens=2000&suffixTokens=100..300&outputTokens=32..96&rate=3&count=90&seed=21',
     instances: 3,
     profile: p5Small,
-    policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 2 }],
+    policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 2 }, { name: 'cache-aware' }],
     warmupMs: 7_000,
     seed: 2,
   },
