@@ -77,7 +77,10 @@ interface PoolCallbacks {
   readonly done: (index: number, outcome: StrategyOutcome) => void;
 }
 
-/** Runs `tasks` on at most `width` workers at a time; outcomes by task index. Fails with the first failure. */
+/**
+ * Runs `tasks` on `width` workers, each taking the next task when it finishes one (a worker is started once,
+ * not per task); outcomes by task index. Fails with the first failure.
+ */
 function runPool(tasks: readonly RunMessage[], width: number, callbacks: PoolCallbacks): Promise<StrategyOutcome[]> {
   const outcomes: StrategyOutcome[] = new Array(tasks.length);
   let next = 0;
@@ -91,54 +94,65 @@ function runPool(tasks: readonly RunMessage[], width: number, callbacks: PoolCal
       for (const w of workers) void w.terminate();
       reject(err);
     };
-    const launch = () => {
-      if (failed || next >= tasks.length) return;
-      const index = next++;
-      callbacks.start(index);
-      const worker = startWorker(tasks[index]);
+    const startOne = () => {
+      const worker = startWorker();
       workers.add(worker);
-      worker.on('message', (reply: WorkerReply) => {
-        if (reply.kind === 'progress') callbacks.progress(index, reply.progress);
-        else if (reply.kind === 'failed') fail(new Error(reply.message));
-        else {
-          outcomes[index] = reply.outcome;
-          callbacks.done(index, reply.outcome);
+      let current = -1;
+      const assign = () => {
+        if (failed || next >= tasks.length) {
+          current = -1;
           workers.delete(worker);
           void worker.terminate();
+          return;
+        }
+        current = next++;
+        callbacks.start(current);
+        worker.postMessage(tasks[current]);
+      };
+      worker.on('message', (reply: WorkerReply) => {
+        if (reply.kind === 'progress') callbacks.progress(current, reply.progress);
+        else if (reply.kind === 'failed') fail(new Error(reply.message));
+        else {
+          outcomes[current] = reply.outcome;
+          callbacks.done(current, reply.outcome);
           if (++finished === tasks.length) resolve(outcomes);
-          else launch();
+          assign();
         }
       });
       worker.on('error', fail);
       worker.on('exit', (code) => {
-        if (outcomes[index] === undefined && !failed) fail(new Error(`simulation worker for task ${index} exited with code ${code} before finishing`));
+        if (current >= 0 && !failed) fail(new Error(`simulation worker for task ${current} exited with code ${code} before finishing`));
       });
+      assign();
     };
-    for (let i = 0; i < width; i++) launch();
+    for (let i = 0; i < width; i++) startOne();
   });
 }
 
-function startWorker(task: RunMessage): Worker {
+const WORKER_ROLE = 'prefix-router-simulation-worker';
+
+function startWorker(): Worker {
   // Under ts-node or ts-jest this module is TypeScript: the worker then loads it through ts-node.
   const typescript = __filename.endsWith('.ts');
   return new Worker(__filename, {
-    workerData: task,
+    workerData: { role: WORKER_ROLE },
     execArgv: typescript ? ['--require', 'ts-node/register/transpile-only'] : [],
   });
 }
 
-/** Worker side: run one strategy, report progress, post the outcome. */
+/** Worker side: run each strategy it is sent, report progress, post the outcome. */
 function workerMain(): void {
-  const task = workerData as RunMessage;
   const port = parentPort!;
-  try {
-    const outcome = simulateStrategy(parseWorkloadSpec(task.workloadSpec), task.policy, task.settings, (progress) =>
-      port.postMessage({ kind: 'progress', progress } satisfies WorkerReply),
-    );
-    port.postMessage({ kind: 'done', outcome } satisfies WorkerReply);
-  } catch (err) {
-    port.postMessage({ kind: 'failed', message: (err as Error).message } satisfies WorkerReply);
-  }
+  port.on('message', (task: RunMessage) => {
+    try {
+      const outcome = simulateStrategy(parseWorkloadSpec(task.workloadSpec), task.policy, task.settings, (progress) =>
+        port.postMessage({ kind: 'progress', progress } satisfies WorkerReply),
+      );
+      port.postMessage({ kind: 'done', outcome } satisfies WorkerReply);
+    } catch (err) {
+      port.postMessage({ kind: 'failed', message: (err as Error).message } satisfies WorkerReply);
+    }
+  });
 }
 
-if (!isMainThread && (workerData as RunMessage | undefined)?.workloadSpec !== undefined) workerMain();
+if (!isMainThread && (workerData as { role?: string } | undefined)?.role === WORKER_ROLE) workerMain();
