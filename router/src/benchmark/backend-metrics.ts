@@ -121,3 +121,37 @@ export class BackendMetricsScraper {
     await this.agent.close();
   }
 }
+
+/**
+ * KV-cache tokens one backend holds, from vLLM's `vllm:cache_config_info` (labels `num_gpu_blocks` and
+ * `block_size`; the emulator exports the same); undefined when the metric or either label is missing.
+ */
+export function kvCacheTokensOf(text: string): number | undefined {
+  const info = parsePrometheusText(text).find((s) => s.name === 'vllm:cache_config_info');
+  const blocks = Number(info?.labels.num_gpu_blocks);
+  const blockSize = Number(info?.labels.block_size);
+  return Number.isFinite(blocks) && blocks > 0 && Number.isFinite(blockSize) && blockSize > 0 ? blocks * blockSize : undefined;
+}
+
+/** Σ KV-cache tokens over every backend, or undefined when any backend does not say (the sum would undercount). */
+export async function fleetKvTokensOf(urls: readonly string[], timeoutMs = 10_000): Promise<number | undefined> {
+  if (urls.length === 0) return undefined;
+  const agent = new Agent({ connections: 4 });
+  try {
+    const each = await Promise.all(
+      urls.map(async (url) => {
+        try {
+          const parsed = new URL(url);
+          const res = await agent.request({ origin: parsed.origin, path: parsed.pathname + parsed.search, method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+          const text = await res.body.text();
+          return res.statusCode === 200 ? kvCacheTokensOf(text) : undefined;
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    return each.every((t) => t !== undefined) ? each.reduce((a, t) => a + t!, 0) : undefined;
+  } finally {
+    await agent.close();
+  }
+}

@@ -10,6 +10,7 @@ import { openAiPath, toOpenAiBody, type WorkloadRequest } from '../sim/workload/
 import { BackendMetricsScraper, cacheDeltas, type BackendCacheDelta, type CacheScrape } from './backend-metrics';
 import { resolveLiveOptions, type LiveBenchmarkOptions, type LivePhase, type LiveProgress, type ResolvedLiveOptions } from './live-benchmark-options';
 import type { CancelCode } from './request-errors';
+import { plannedRequests } from './planned-requests';
 import { discoverModel } from './served-model';
 import type { RequestTransport } from './request-transport';
 import { StreamingClient, type StreamOutcome } from './streaming-client';
@@ -394,15 +395,10 @@ class LiveRun {
 
   // ---- reporting
 
-  private expected(): number | null {
-    const w = this.options.workload;
-    const estimate = Math.min(w.expectedRequests, this.options.maxRequests);
-    return Number.isFinite(estimate) && estimate > 0 ? estimate : null;
-  }
-
   private progress(): LiveProgress {
     const modelMs = this.phase === 'done' ? this.lastEndMs() : this.modelNow();
-    const expected = this.expected();
+    const planned = plannedRequests(this.options.workload, this.options, { sent: this.sent, modelMs });
+    const expected = planned.expected;
     const fractions: number[] = [];
     if (expected !== null) fractions.push(this.finished / expected);
     if (Number.isFinite(this.options.durationMs)) fractions.push(modelMs / this.options.durationMs);
@@ -415,7 +411,7 @@ class LiveRun {
       failed: this.failed,
       inFlight: this.inFlight.size,
       expected,
-      expectedExact: this.options.workload.expectedRequestsExact || this.options.maxRequests <= this.options.workload.expectedRequests,
+      expectedExact: planned.exact,
       fraction: this.phase === 'done' ? 1 : fractions.length === 0 ? null : Math.min(1, Math.max(...fractions)),
     };
   }

@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { errorMessage } from './request-errors';
+import { errorMessage, transportErrorCode } from './request-errors';
 import type { TargetUrl } from './target-url';
 
 /**
@@ -24,20 +24,27 @@ export async function discoverModel(target: TargetUrl, options: { timeoutMs?: nu
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
     const text = await res.body.text();
-    if (res.statusCode !== 200) throw new ModelDiscoveryError(`${where} answered HTTP ${res.statusCode}; pass the model name explicitly`);
+    if (res.statusCode !== 200) throw new ModelDiscoveryError(`${where} answered HTTP ${res.statusCode}; pass the model name with --model`);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new ModelDiscoveryError(`${where} did not answer JSON; pass the model name explicitly`);
+      throw new ModelDiscoveryError(`${where} did not answer JSON; pass the model name with --model`);
     }
     const data = (body as { data?: unknown }).data;
     const first = Array.isArray(data) ? (data[0] as { id?: unknown } | undefined) : undefined;
-    if (typeof first?.id !== 'string' || first.id === '') throw new ModelDiscoveryError(`${where} listed no model; pass the model name explicitly`);
+    if (typeof first?.id !== 'string' || first.id === '') throw new ModelDiscoveryError(`${where} listed no model; pass the model name with --model`);
     return first.id;
   } catch (err) {
     if (err instanceof ModelDiscoveryError) throw err;
-    throw new ModelDiscoveryError(`${where} failed (${errorMessage(err)}); pass the model name explicitly`);
+    // A server that is down or unreachable is not a model problem: say so, and leave --model out of it.
+    const code = transportErrorCode(err, false);
+    if (code === 'connection_refused' || code === 'dns_error' || code === 'timeout' || code === 'connection_reset') {
+      throw new ModelDiscoveryError(
+        `the server at ${target.display} is unreachable (${code.replace('_', ' ')}: ${errorMessage(err)}); is it running and is --url right?`,
+      );
+    }
+    throw new ModelDiscoveryError(`${where} failed (${errorMessage(err)}); pass the model name with --model`);
   } finally {
     await pool.destroy();
   }

@@ -6,6 +6,7 @@ import {
   buildLiveReport,
   checkAppendable,
   fileSlug,
+  fleetKvTokensOf,
   LIVE_RANGES,
   normalizeMetricsUrl,
   parseTargetUrl,
@@ -19,9 +20,8 @@ import {
   type ProgressStream,
 } from '../benchmark';
 import { parseReportJson } from '../sim/report/render-json';
-import { markdownTable } from '../sim/report/render-markdown';
 import { strategyLabel, type BenchmarkReport, type StrategyId } from '../sim/report/report-model';
-import { CACHE_LOAD_COLUMNS, comparisonTable, LATENCY_COLUMNS, selectColumns, summaryTable } from '../sim/report/report-table';
+import { terminalSummary } from '../sim/report/terminal-summary';
 import { writeReport, type ReportFiles } from '../sim/report/write-report';
 import type { Workload } from '../sim/workload/workload';
 import { parseWorkloadSpec } from '../sim/workload/workload-spec';
@@ -422,6 +422,15 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, 
       abort.abort();
     }
   });
+  // The fleet ceiling needs the fleet's KV size: from --fleet-kv-tokens, else from the backends' own
+  // vllm:cache_config_info (num_gpu_blocks × block_size) when every one of them exports it.
+  if (settings.fleetKvTokens === undefined && settings.backendMetricsUrls.length > 0) {
+    const discovered = await fleetKvTokensOf(settings.backendMetricsUrls);
+    if (discovered !== undefined) {
+      settings = { ...settings, fleetKvTokens: discovered };
+      if (!settings.quiet) io.stderr.write(`fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`);
+    }
+  }
   const progress = new ProgressReporter({ stream: io.stderr, mode: settings.quiet ? 'silent' : 'auto', label: settings.label });
   let result: LiveBenchmarkResult;
   try {
@@ -444,12 +453,8 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, 
   const recordsFile = join(dirname(files.json), `${baseName}.records.${fileSlug(settings.label)}.jsonl`);
   await writeFile(recordsFile, recordsJsonl(result));
 
-  if (!settings.quiet) {
-    const summary = summaryTable(report);
-    io.stdout.write(`\n${markdownTable(selectColumns(summary, LATENCY_COLUMNS))}\n\n${markdownTable(selectColumns(summary, CACHE_LOAD_COLUMNS))}\n`);
-    if (report.comparisons.length > 0) io.stdout.write(`\nagainst ${report.baseline}:\n\n${markdownTable(comparisonTable(report))}\n`);
-    io.stdout.write('\n');
-  }
+  // The terminal gets the verdict and a compact table (≤120 columns); the full tables are in the report files.
+  if (!settings.quiet) io.stdout.write(`\n${terminalSummary(report)}\n\n`);
   io.stdout.write(`report: ${files.markdown}\n        ${files.html}\n        ${files.json}\nrecords: ${recordsFile}\n`);
 
   let exitCode = 0;

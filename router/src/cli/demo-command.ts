@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, resolveProfile } from '../emulator/engine-profile';
 import type { PolicyConfig } from '../policy';
 import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
+import { reportHeadline } from '../sim/report/report-verdict';
+import { TERMINAL_COLUMNS, wrap } from '../sim/report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
 import { collect, defaultReportDir, FlagError, integerFlag, numberFlag } from './flag-values';
 
@@ -63,7 +65,9 @@ export async function runDemoCommand(flags: Record<string, unknown>, out: (line:
   process.once('SIGINT', onSignal);
   try {
     const result = await runDemo(options, (l) => out(l), abort.signal);
-    out(`\n${demoSummary(result.report)}\n`);
+    const headline = reportHeadline(result.report);
+    const verdict = headline === null ? [] : [...wrap(headline.verdict, TERMINAL_COLUMNS), ...headline.warnings.flatMap((w) => wrap(`⚠ ${w}`, TERMINAL_COLUMNS, '  '))];
+    out(`\n${[...verdict, ...(verdict.length > 0 ? [''] : []), demoSummary(result.report)].join('\n')}\n`);
     out(`report: ${result.files.html}\n        ${result.files.markdown}\n        ${result.files.json}`);
     return result;
   } finally {

@@ -46,3 +46,15 @@ export function defaultReportDir(command: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
   return `reports/${command}-${stamp}`;
 }
+
+/** `N` or `MIN..MAX` (numbers within [min, max], MIN ≤ MAX) as a range; a single number is a range of one value. */
+export function numberRangeFlag(flag: string, raw: string, min: number, max: number): { min: number; max: number } {
+  const parts = raw.split('..');
+  const bad = () => new FlagError(`--${flag} must be a number or a range MIN..MAX, each between ${min} and ${max}, MIN ≤ MAX (got ${JSON.stringify(raw)})`);
+  if (parts.length > 2) throw bad();
+  const values = parts.map((p) => (p.trim() === '' ? NaN : Number(p)));
+  if (values.some((v) => !Number.isFinite(v) || v < min || v > max)) throw bad();
+  const [lo, hi = lo] = values as [number, number?];
+  if (lo > hi!) throw bad();
+  return { min: lo, max: hi! };
+}

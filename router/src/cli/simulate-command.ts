@@ -6,10 +6,12 @@ import { ProgressReporter } from '../benchmark/progress';
 import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
-import { renderMarkdown, writeReport, type ReportFiles } from '../sim/report';
+import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
 import { INSTANCES_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../sim/workload';
-import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag } from './flag-values';
+import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
+import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
+import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag } from './flag-values';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -28,6 +30,9 @@ export function register(program: Command): void {
     .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
+    .option('--step-jitter <cv>', `step-time jitter: coefficient of variation of every engine step, 0..1 (measured on vLLM: ${MEASURED_STEP_JITTER_CV}; default 0)`)
+    .option('--router-overhead <ms>', `managed-router overhead added to each request, ms or MIN..MAX (AWS: ${AWS_ROUTER_OVERHEAD_MS.min}..${AWS_ROUTER_OVERHEAD_MS.max}; default none)`)
+    .option('--network-rtt <ms>', 'client-endpoint network round trip added to each request, ms or MIN..MAX (default none)')
     .option('--duration <seconds>', 'stop sending after this many simulated seconds (default: when the workload ends)')
     .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
     .option('--max-requests <n>', 'stop after this many requests')
@@ -47,6 +52,8 @@ export interface SimulateFlags {
   readonly routers: number;
   readonly profile: EngineProfile;
   readonly seed: number;
+  readonly stepJitterCv: number;
+  readonly clientLatency: ClientLatency | undefined;
   readonly warmupMs: number;
   readonly sendUntilMs: number | undefined;
   readonly maxRequests: number | undefined;
@@ -77,6 +84,8 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
     profile,
     seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
+    stepJitterCv: (str('stepJitter') ?? str('step-jitter')) === undefined ? 0 : numberFlag('step-jitter', str('stepJitter') ?? str('step-jitter'), STEP_JITTER_CV_RANGE.min, STEP_JITTER_CV_RANGE.max),
+    clientLatency: clientLatencyOf(str('routerOverhead') ?? str('router-overhead'), str('networkRtt') ?? str('network-rtt')),
     warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
     sendUntilMs: str('duration') === undefined ? undefined : numberFlag('duration', str('duration'), 0, 604800, true) * 1000,
     maxRequests: optionalIntegerFlag('max-requests', str('max-requests') ?? str('maxRequests'), 1, 100_000_000),
@@ -84,6 +93,15 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
     jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),
+  };
+}
+
+function clientLatencyOf(routerOverhead: string | undefined, networkRtt: string | undefined): ClientLatency | undefined {
+  if (routerOverhead === undefined && networkRtt === undefined) return undefined;
+  const { min, max } = CLIENT_LATENCY_RANGE_MS;
+  return {
+    ...(routerOverhead !== undefined ? { routerOverheadMs: numberRangeFlag('router-overhead', routerOverhead, min, max) } : {}),
+    ...(networkRtt !== undefined ? { networkRttMs: numberRangeFlag('network-rtt', networkRtt, min, max) } : {}),
   };
 }
 
@@ -110,6 +128,8 @@ export async function runSimulateCommand(
     routers: flags.routers,
     profile: flags.profile,
     seed: flags.seed,
+    stepJitterCv: flags.stepJitterCv,
+    clientLatency: flags.clientLatency,
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,
     maxRequests: flags.maxRequests,
@@ -136,7 +156,8 @@ export async function runSimulateCommand(
     reporter.end();
   }
   const files = await writeReport(comparison.report, flags.out);
-  if (!flags.quiet) print(renderMarkdown(comparison.report));
+  // The terminal gets the verdict and a compact table (≤120 columns); the full tables are in report.md.
+  if (!flags.quiet) print(terminalSummary(comparison.report));
   print(`report: ${files.html}\n        ${files.markdown}\n        ${files.json}`);
   return { comparison, files };
 }

@@ -85,16 +85,21 @@ function contentText(content: unknown, index: number): string {
   return text;
 }
 
-/** /v1/chat/completions */
-export function parseChatRequest(body: JsonObject): CompletionRequest {
-  const common = commonFields(body);
+/** The `messages` of a chat body, validated. */
+export function chatMessagesOf(body: JsonObject): ChatMessage[] {
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty array', 'messages');
-  const rendered: ChatMessage[] = messages.map((message: unknown, i) => {
+  return messages.map((message: unknown, i) => {
     if (!isObject(message)) throw badRequest(`messages[${i}] must be an object`, `messages[${i}]`);
     if (typeof message.role !== 'string' || message.role === '') throw badRequest(`messages[${i}].role must be a non-empty string`, `messages[${i}].role`);
     return { role: message.role, content: contentText(message.content, i) };
   });
+}
+
+/** /v1/chat/completions */
+export function parseChatRequest(body: JsonObject): CompletionRequest {
+  const common = commonFields(body);
+  const rendered = chatMessagesOf(body);
   // vLLM reads max_completion_tokens first, then the older max_tokens.
   const maxTokens = optionalInteger(body, 'max_completion_tokens') ?? optionalInteger(body, 'max_tokens');
   return { kind: 'chat', ...common, promptText: chatTemplate(rendered), maxTokens };

@@ -1,7 +1,8 @@
 /**
  * The vLLM emulator: one engine model behind vLLM's OpenAI-compatible HTTP API (node:http), paced against the
  * wall clock by `timeScale`. Routes: POST /v1/chat/completions, /v1/completions, /invocations (SageMaker; the
- * body's shape picks chat or completion); GET /v1/models, /health, /ping (SageMaker), /metrics. Streaming
+ * body's shape picks chat or completion), /tokenize, /detokenize; GET /v1/models, /health, /version, /metrics;
+ * GET or POST /ping (SageMaker; vLLM answers both). Streaming
  * answers are SSE with one chunk per generated token as the engine produces it; a client that goes away
  * cancels its request in the engine. Prompts are never logged.
  */
@@ -9,13 +10,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { SeededRng } from '../common/seeded-rng';
-import { parseChatRequest, parseCompletionRequest, parseInvocationRequest, parseJsonObject, type CompletionRequest } from './completion-request';
+import { chatTemplate } from './chat-template';
+import { chatMessagesOf, parseChatRequest, parseCompletionRequest, parseInvocationRequest, parseJsonObject, type CompletionRequest } from './completion-request';
 import { chunkEvent, completionBody, DONE_EVENT, usageEvent, usageOf, type ResponseMeta } from './completion-response';
 import { EngineDriver } from './engine-driver';
 import { EngineModel, EngineRequestError, type EngineEvent, type SubmittedRequest } from './engine-model';
 import { resolveProfile, type EngineProfile } from './engine-profile';
 import { EmulatorHttpError, badRequest } from './emulator-errors';
 import { EmulatorMetrics } from './emulator-metrics';
+import { EmulatorTokenizer } from './emulator-tokens';
 import { outputText, outputToken } from './output-text';
 
 export interface EmulatorOptions {
@@ -118,28 +121,35 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-const ROUTES: Readonly<Record<string, string>> = {
-  '/v1/chat/completions': 'POST',
-  '/v1/completions': 'POST',
-  '/invocations': 'POST',
-  '/v1/models': 'GET',
-  '/health': 'GET',
-  '/ping': 'GET',
-  '/metrics': 'GET',
+const ROUTES: Readonly<Record<string, readonly string[]>> = {
+  '/v1/chat/completions': ['POST'],
+  '/v1/completions': ['POST'],
+  '/invocations': ['POST'],
+  '/tokenize': ['POST'],
+  '/detokenize': ['POST'],
+  '/v1/models': ['GET'],
+  '/health': ['GET'],
+  '/ping': ['GET', 'POST'],
+  '/version': ['GET'],
+  '/metrics': ['GET'],
 };
+
+/** The vLLM release whose HTTP API and metric families the emulator follows (GET /version). */
+export const EMULATED_VLLM_VERSION = '0.11.0';
 
 class EmulatorServer {
   readonly engine: EngineModel;
   readonly driver: EngineDriver;
   readonly metrics: EmulatorMetrics;
   private readonly rng: SeededRng;
+  private readonly tokenizer = new EmulatorTokenizer();
   private readonly open = new Set<ServerResponse>();
   private nextId = 0;
   private closing = false;
 
   constructor(private readonly options: ResolvedOptions) {
-    this.engine = new EngineModel(options.profile, { tokenEvents: true });
-    this.metrics = new EmulatorMetrics(this.engine, options.modelName);
+    this.engine = new EngineModel(options.profile, { tokenEvents: true, onStep: (step) => this.metrics.observeStep(step) });
+    this.metrics = new EmulatorMetrics(this.engine, options.modelName, options.profile);
     this.driver = new EngineDriver(this.engine, { timeScale: options.timeScale, onEvent: (e) => this.metrics.observe(e) });
     this.rng = new SeededRng(options.seed);
   }
@@ -157,10 +167,11 @@ class EmulatorServer {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
-    const method = ROUTES[path];
-    if (method === undefined) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
-    if (req.method !== method && !(method === 'GET' && req.method === 'HEAD')) {
-      throw new EmulatorHttpError(405, `${path} takes ${method}, not ${req.method}`, null, { allow: method });
+    const methods = ROUTES[path];
+    if (methods === undefined) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+    const method = req.method === 'HEAD' && methods.includes('GET') ? 'GET' : (req.method ?? '');
+    if (!methods.includes(method)) {
+      throw new EmulatorHttpError(405, `${path} takes ${methods.join(' or ')}, not ${req.method}`, null, { allow: methods.join(', ') });
     }
     switch (path) {
       case '/health':
@@ -184,6 +195,18 @@ class EmulatorServer {
           ],
         });
         return;
+      case '/version':
+        sendJson(res, 200, { version: EMULATED_VLLM_VERSION });
+        return;
+      case '/tokenize':
+      case '/detokenize': {
+        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+        if (body.model !== undefined && body.model !== null && body.model !== this.options.modelName) {
+          throw new EmulatorHttpError(404, `The model \`${String(body.model)}\` does not exist.`, 'model');
+        }
+        sendJson(res, 200, path === '/tokenize' ? this.tokenize(body) : this.detokenize(body));
+        return;
+      }
       case '/metrics': {
         const text = await this.metrics.text();
         res.writeHead(200, { 'content-type': this.metrics.contentType() });
@@ -259,6 +282,7 @@ class EmulatorServer {
       done = true;
       this.open.delete(res);
       this.driver.abort(engineId);
+      this.metrics.forget(engineId);
       this.options.logger?.info({ id: meta.id, kind: request.kind, promptTokens: submitted.promptTokens }, 'client went away; request aborted');
     });
     if (request.stream) {
@@ -295,6 +319,28 @@ class EmulatorServer {
       return;
     }
     sendJson(res, error.status, error.body(), { ...error.headers });
+  }
+
+  /** vLLM's POST /tokenize: `prompt` (completion) or `messages` (chat template, add_generation_prompt default true). */
+  private tokenize(body: Record<string, unknown>): { count: number; max_model_len: number; tokens: number[]; token_strs: null } {
+    let text: string;
+    if (body.messages !== undefined) {
+      const add = body.add_generation_prompt;
+      if (add !== undefined && typeof add !== 'boolean') throw badRequest('add_generation_prompt must be a boolean', 'add_generation_prompt');
+      text = chatTemplate(chatMessagesOf(body), { addGenerationPrompt: add !== false });
+    } else if (typeof body.prompt === 'string') {
+      text = body.prompt;
+    } else {
+      throw badRequest('tokenize takes a string prompt or a messages array', 'prompt');
+    }
+    const tokens = this.tokenizer.tokenize(text);
+    return { count: tokens.length, max_model_len: this.options.profile.maxModelLen, tokens, token_strs: null };
+  }
+
+  /** vLLM's POST /detokenize: token ids back to text. */
+  private detokenize(body: Record<string, unknown>): { prompt: string } {
+    if (!Array.isArray(body.tokens)) throw badRequest('tokens must be an array of token ids', 'tokens');
+    return { prompt: this.tokenizer.detokenize(body.tokens) };
   }
 
   private randomHex(): string {

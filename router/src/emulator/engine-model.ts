@@ -20,6 +20,7 @@ import { KvBlockPool } from '../state/kv-block-pool';
 import type { EngineProfile } from './engine-profile';
 import { outputText } from './output-text';
 import { RequestQueue } from './request-queue';
+import type { StepJitter } from './step-jitter';
 import { StepTimeModel } from './step-time';
 
 /** A prompt: `promptText`, or `promptTokens` with `blockHashes`, or all three (they must agree). */
@@ -155,6 +156,8 @@ export interface EngineModelOptions {
   readonly tokenEvents?: boolean;
   /** Called after every step, in order. Costs a call per step: leave unset in simulations. */
   readonly onStep?: (step: StepRecord) => void;
+  /** Multiplies every step's duration by a seeded lognormal factor (see step-jitter.ts); default none. */
+  readonly stepJitter?: StepJitter;
 }
 
 /** Counters and gauges, the numbers vLLM exports on /metrics. Token counters are cumulative. */
@@ -170,10 +173,14 @@ export interface EngineStats {
   /** Blocks holding a reusable hash (referenced or not). */
   readonly cachedBlocks: number;
   readonly evictedBlocks: number;
-  /** Σ tokens looked up at admissions (vLLM prefix_cache_queries). */
+  /** Σ tokens looked up at first admissions (vLLM prefix_cache_queries; re-admissions after preemption excluded). */
   readonly prefixCacheQueryTokens: number;
-  /** Σ tokens served from cache at admissions (vLLM prefix_cache_hits). */
+  /** Σ tokens served from cache at first admissions (vLLM prefix_cache_hits). */
   readonly prefixCacheHitTokens: number;
+  /** Σ tokens looked up when preempted requests were admitted again (vLLM's PrefixCacheStats.preempted_queries). */
+  readonly preemptedPrefixCacheQueryTokens: number;
+  /** Σ tokens served from cache at those re-admissions (vLLM's preempted_hits). */
+  readonly preemptedPrefixCacheHitTokens: number;
   /** Σ prompt tokens of requests that produced their first token (vLLM prompt_tokens). */
   readonly promptTokens: number;
   readonly generationTokens: number;
@@ -239,6 +246,7 @@ export class EngineModel {
   private readonly blockChars: number;
   private readonly hashSeed: string | undefined;
   private readonly fastForward: boolean;
+  private readonly jitter: StepJitter | undefined;
   private readonly tokenEvents: boolean;
   private readonly onStep: ((step: StepRecord) => void) | undefined;
 
@@ -266,6 +274,8 @@ export class EngineModel {
   private lastSubmitMs = -Infinity;
   private queryTokens = 0;
   private hitTokens = 0;
+  private preemptedQueryTokens = 0;
+  private preemptedHitTokens = 0;
   private promptTokenCount = 0;
   private generationTokenCount = 0;
   private preemptionCount = 0;
@@ -287,6 +297,7 @@ export class EngineModel {
     this.tokenEvents = options.tokenEvents ?? false;
     this.fastForward = (options.fastForward ?? true) && !this.tokenEvents;
     this.onStep = options.onStep;
+    this.jitter = options.stepJitter;
     this.opensBlockAt = new Int32Array(profile.blockTokens);
     this.hitIds = new Int32Array(Math.ceil(profile.maxModelLen / profile.blockTokens) + 1);
   }
@@ -420,6 +431,8 @@ export class EngineModel {
       evictedBlocks: this.pool.evictions,
       prefixCacheQueryTokens: this.queryTokens,
       prefixCacheHitTokens: this.hitTokens,
+      preemptedPrefixCacheQueryTokens: this.preemptedQueryTokens,
+      preemptedPrefixCacheHitTokens: this.preemptedHitTokens,
       promptTokens: this.promptTokenCount,
       generationTokens: this.generationTokenCount,
       preemptions: this.preemptionCount,
@@ -531,8 +544,15 @@ export class EngineModel {
         seq.registered = matched;
         seq.state = RUNNING;
         seq.admissions++;
-        this.queryTokens += target;
-        this.hitTokens += hit;
+        // As vLLM's KV cache manager does: a re-admission after preemption is counted apart, so recomputing
+        // one's own evicted blocks under KV pressure does not inflate the prefix-cache hit rate.
+        if (seq.admissions > 1) {
+          this.preemptedQueryTokens += target;
+          this.preemptedHitTokens += hit;
+        } else {
+          this.queryTokens += target;
+          this.hitTokens += hit;
+        }
         if (seq.cachedTokens < 0) seq.cachedTokens = hit;
         events.push({ type: 'admitted', id: seq.id, timeMs: start, promptTokens: seq.promptTokens, cachedTokens: hit, resumed: seq.admissions > 1 });
         this.running.push(seq);
@@ -564,7 +584,8 @@ export class EngineModel {
         decodeRows++;
       }
     }
-    const duration = this.stepTime.durationMs(scheduledTokens, decodeContext, attentionPairs);
+    const modelled = this.stepTime.durationMs(scheduledTokens, decodeContext, attentionPairs);
+    const duration = this.jitter ? this.jitter.apply(modelled) : modelled;
     const end = start + duration;
 
     // 4. Apply: tokens computed, blocks completed, tokens produced, requests finished.
@@ -664,7 +685,8 @@ export class EngineModel {
     let k = 0;
     while (k < kMax && end < horizon) {
       const stepStart = end;
-      const duration = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
+      const modelled = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
+      const duration = this.jitter ? this.jitter.apply(modelled) : modelled;
       end = stepStart + duration;
       this.busy += duration; // per step, as executeStep adds it, so the float sums agree bit for bit
       if (this.onStep) {

@@ -1,5 +1,6 @@
 import type { EngineProfile } from '../emulator/engine-profile';
-import type { PolicyConfig } from '../policy';
+import { policyDefinition, type PolicyConfig } from '../policy';
+import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
 import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
@@ -18,6 +19,10 @@ export interface StrategyComparisonConfig {
   readonly routers?: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
+  /** Step-time jitter (coefficient of variation per engine step; default 0). */
+  readonly stepJitterCv?: number;
+  /** Router overhead and network time the client sees (default none). */
+  readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
   readonly maxRequests?: number;
   readonly warmupMs?: number;
@@ -37,13 +42,20 @@ export interface StrategyComparison {
   readonly results: readonly SimulationResult[];
 }
 
-/** A readable, unique label for a policy config: its name, plus options when the same name appears twice. */
+/**
+ * A readable label for a policy config: its name, plus every option that differs from its default, even when
+ * only one policy of that name ran (a tuned policy must not read as the default one in a report).
+ */
 export function policyLabels(policies: readonly PolicyConfig[]): string[] {
+  // An option at its default is still shown when another strategy of the same name sets it otherwise (a sweep),
+  // so the compared dimension reads the same on every row.
+  const varies = (name: string, key: string): boolean =>
+    new Set(policies.filter((p) => p.name === name).map((p) => (p as unknown as Record<string, unknown>)[key])).size > 1;
   return policies.map((policy) => {
-    const sameName = policies.filter((p) => p.name === policy.name).length > 1;
-    if (!sameName) return policy.name;
     const { name, ...options } = policy;
-    const parts = Object.entries(options).map(([k, v]) => `${k}=${String(v)}`);
+    const parts = Object.entries(options)
+      .filter(([k, v]) => v !== undefined && (policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v || varies(name, k)))
+      .map(([k, v]) => `${k}=${String(v)}`);
     return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
   });
 }
@@ -55,7 +67,10 @@ export interface StrategyOutcome {
 }
 
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
-export type StrategyRunSettings = Pick<StrategyComparisonConfig, 'instances' | 'routers' | 'profile' | 'seed' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'>;
+export type StrategyRunSettings = Pick<
+  StrategyComparisonConfig,
+  'instances' | 'routers' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'
+>;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
 export function simulateStrategy(
@@ -74,6 +89,7 @@ export function simulateStrategy(
     routers: settings.routers,
     profile: settings.profile,
     seed: settings.seed,
+    stepJitterCv: settings.stepJitterCv,
     load: settings.load,
     maxRequests: settings.maxRequests,
     warmupMs: settings.warmupMs,
@@ -109,7 +125,11 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
 export function assembleComparison(config: StrategyComparisonConfig, outcomes: readonly StrategyOutcome[]): StrategyComparison {
   const labels = comparisonLabels(config.policies);
   const results = outcomes.map((o) => o.result);
-  const runs: StrategyRunInput[] = outcomes.map((o, index) => ({ ...toStrategyRun(o.result, labels[index]), ceilings: o.ceilings }));
+  const runs: StrategyRunInput[] = outcomes.map((o, index) => ({
+    ...toStrategyRun(o.result, labels[index]),
+    records: withClientLatency(o.result.records, config.clientLatency, config.seed ?? 1),
+    ceilings: o.ceilings,
+  }));
   const notes = [...(config.notes ?? [])];
   const fleet = outcomes.map((o) => o.ceilings.fleetHitRate ?? 0);
   if (fleet.some((f) => Math.abs(f - fleet[0]) > 0.001)) {
@@ -132,6 +152,9 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
       'max sequences': config.profile.maxNumSeqs,
       seed: config.seed ?? 1,
+      ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
+      ...(config.clientLatency?.routerOverheadMs ? { 'router overhead (ms)': `${config.clientLatency.routerOverheadMs.min}–${config.clientLatency.routerOverheadMs.max}` } : {}),
+      ...(config.clientLatency?.networkRttMs ? { 'network round trip (ms)': `${config.clientLatency.networkRttMs.min}–${config.clientLatency.networkRttMs.max}` } : {}),
       'warm-up (s)': (config.warmupMs ?? 0) / 1000,
       ...(config.sendUntilMs !== undefined ? { 'send window (s)': config.sendUntilMs / 1000 } : {}),
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,

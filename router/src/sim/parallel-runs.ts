@@ -54,6 +54,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
     routers: config.routers,
     profile: config.profile,
     seed: config.seed,
+    stepJitterCv: config.stepJitterCv,
     load: config.load,
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../common/seeded-rng';
+import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
@@ -48,6 +49,11 @@ export interface SimulationConfig {
   readonly instanceIds?: readonly string[];
   /** Seed of the policy's random generator (random, least-outstanding tie-breaks). Default 1. */
   readonly seed?: number;
+  /**
+   * Step-time jitter: coefficient of variation of a lognormal factor on every engine step (0–1; default 0 = the
+   * deterministic model). Seeded from `seed`, one stream per instance. See emulator/step-jitter.ts.
+   */
+  readonly stepJitterCv?: number;
   /**
    * Router replicas (1–64, default 1): requests go to them round-robin, and each has its own policy object and
    * its own view of the instances' load (only the requests it sent), with no shared state, like several router
@@ -179,7 +185,15 @@ class Simulation {
     private readonly ids: readonly string[],
   ) {
     this.lockstep = config.stepping === 'lockstep';
-    this.engines = ids.map(() => new EngineModel(config.profile, { fastForward: !this.lockstep }));
+    const jitterCv = config.stepJitterCv ?? 0;
+    const jitterSeed = new SeededRng(config.seed ?? 1);
+    this.engines = ids.map(
+      (_, i) =>
+        new EngineModel(config.profile, {
+          fastForward: !this.lockstep,
+          ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
+        }),
+    );
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;

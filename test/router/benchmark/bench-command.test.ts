@@ -157,7 +157,9 @@ describe('when bench runs in-process against an emulator', () => {
     const io1 = captureIo();
     const first = await runBenchWithOutcome(parseBenchArgv([...common, '--strategy', 'random', '--out', dir]), io1);
     expect(first.exitCode).toBe(0);
-    expect(io1.out()).toContain('| random |');
+    expect(io1.out()).toMatch(/^random  +\S/m);
+    expect(io1.out()).not.toContain('| random |'); // the full tables stay in report.md
+    for (const line of io1.out().split('\n')) if (!line.startsWith('report:') && !line.startsWith(' ')) expect(line.length).toBeLessThanOrEqual(120);
     expect(io1.out()).toContain(`report: ${join(dir, 'report.md')}`);
     const io2 = captureIo();
     const second = await runBenchWithOutcome(parseBenchArgv([...common, '--label', 'again', '--append', join(dir, 'report.json')]), io2);
@@ -170,7 +172,12 @@ describe('when bench runs in-process against an emulator', () => {
     expect(report.baseline).toBe('random');
     expect(report.comparisons.map((c) => c.label)).toEqual(['again']);
     expect(report.strategies.every((s) => s.cacheHitRate.prometheus !== null)).toBe(true);
-    expect(io2.out()).toContain('against random:');
+    // No --fleet-kv-tokens: the fleet's KV size came from the backend's vllm:cache_config_info.
+    expect(report.ceilings?.fleetCapacityBlocks).toBe(emulator.profile.kvCapacityBlocks);
+    expect(report.strategies.every((s) => s.cacheHitRate.ofFleetCeiling !== null)).toBe(true);
+    expect(io2.out()).toMatch(/^again  /m);
+    expect(io2.out()).toContain('Δ: change against random');
+    expect(io2.out()).toMatch(/against random|beyond noise/);
     for (const name of ['report.md', 'report.html', 'report.records.random.jsonl', 'report.records.again.jsonl']) expect(existsSync(join(dir, name))).toBe(true);
   });
 
@@ -196,7 +203,7 @@ describe('when bench runs in-process against an emulator', () => {
       const outcome = await runBenchWithOutcome(parseBenchArgv(['--url', server.url, '--workload', WORKLOAD, '--max-requests', '3', '--out', out, '--quiet']), io);
       expect(outcome.exitCode).toBe(2);
       expect(io.err()).toContain('every request failed (first: http_503:overloaded: busy)');
-      expect(io.out()).not.toContain('|');
+      expect(io.out()).not.toContain('TTFT P50');
       expect(parseReportJson(await readFile(join(out, 'report.json'), 'utf8')).strategies[0].errorsByCode).toEqual({ 'http_503:overloaded': 3 });
     } finally {
       await server.close();

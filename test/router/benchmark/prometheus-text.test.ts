@@ -96,3 +96,15 @@ describe('when backend cache counters are compared', () => {
     expect(() => normalizeMetricsUrl('ftp://h/metrics', '--backend-metrics')).toThrow("--backend-metrics must be an http:// or https:// URL (got 'ftp://h/metrics')");
   });
 });
+
+describe('when the KV-cache size is read from vllm:cache_config_info', () => {
+  const { kvCacheTokensOf } = jest.requireActual('../../../router/src/benchmark/backend-metrics') as typeof import('../../../router/src/benchmark/backend-metrics');
+  test('GIVEN num_gpu_blocks and block_size labels THEN tokens = blocks × block size', () => {
+    const text = '# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",engine="0",num_gpu_blocks="84000"} 1\n';
+    expect(kvCacheTokensOf(text)).toBe(1_344_000);
+  });
+  test.each([['vllm:num_requests_running{engine="0"} 0\n'], ['vllm:cache_config_info{block_size="16",engine="0"} 1\n'], ['vllm:cache_config_info{block_size="16",num_gpu_blocks="None"} 1\n']])(
+    'GIVEN %p THEN unknown',
+    (text) => expect(kvCacheTokensOf(text)).toBeUndefined(),
+  );
+});

@@ -15,11 +15,17 @@ describe('prefix-router simulate', () => {
       (l) => lines.push(l),
       () => undefined,
     );
-    expect(comparison.report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware']);
+    // A tuned policy keeps its options in the label, even when it is the only one of its name.
+    expect(comparison.report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware (prefixLength=1024)']);
     expect(comparison.report.baseline).toBe('random');
     expect(JSON.parse(readFileSync(files.json, 'utf8')).strategies).toHaveLength(2);
     expect(readFileSync(files.html, 'utf8')).toContain('<svg');
-    expect(lines.join('\n')).toContain('| sagemaker-prefix-aware |');
+    const printed = lines.join('\n');
+    // The terminal gets the verdict and a compact table that fits 120 columns; the full tables are in report.md.
+    expect(printed).toMatch(/^sagemaker-prefix-aware \(prefixLength=1024\)  +\S/m);
+    expect(printed).not.toContain('| sagemaker-prefix-aware');
+    for (const line of printed.split('\n').filter((l) => !/^(report:| {8}\/)/.test(l))) expect(line.length).toBeLessThanOrEqual(120);
+    expect(readFileSync(files.markdown, 'utf8')).toMatch(/^## Verdict\n\n\*\*.+\*\*$/m);
   });
 
   test.each([

@@ -36,6 +36,8 @@ describe('when prefix-router container runs three emulated engines in multi-engi
       PREFIX_ROUTER_ENGINES: '3',
       PREFIX_ROUTER_GPUS: '3',
       PREFIX_ROUTER_ENGINE_COMMAND: emulatorEngineCommand('--time-scale 10'),
+      // SageMaker's affinity reproduced among the engines (multi-engine mode's default is cache-aware).
+      PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware',
       PREFIX_ROUTER_PREFIX_LENGTH: String(PREFIX_LENGTH),
       PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
       PREFIX_ROUTER_RESTART_BACKOFF_MS: '200',

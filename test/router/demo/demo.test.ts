@@ -23,7 +23,7 @@ describe('prefix-router demo', () => {
       (l) => lines.push(l),
     );
     expect(report.mode).toBe('live');
-    expect(report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware']);
+    expect(report.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware (prefixLength=1024)']); // a tuned policy keeps its options
     for (const s of report.strategies) {
       expect(s.requests).toBeGreaterThan(10);
       expect(s.errors).toBe(0);

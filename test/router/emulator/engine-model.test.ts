@@ -179,6 +179,25 @@ describe('engine model', () => {
       for (let i = 0; i < 4; i++) expect(finished(events, `r${i}`).outputTokens).toBe(544);
       expect(engine.stats().preemptions).toBe(preempted.length);
     });
+
+    test('GIVEN preemptions WHEN the preempted requests are admitted again THEN those lookups are counted apart from first-time prefix-cache queries, as vLLM does', () => {
+      const engine = new EngineModel(tiny);
+      const events = [];
+      for (let i = 0; i < 4; i++) engine.submit({ id: `r${i}`, promptText: textOf(`r${i}`, 480), maxTokens: 544 }, 0);
+      for (let t = 10; !engine.isIdle(); t += 10) events.push(...engine.runUntil(t));
+      const admitted = ofType(events, 'admitted');
+      const first = admitted.filter((e) => !e.resumed);
+      const again = admitted.filter((e) => e.resumed);
+      expect(again.length).toBeGreaterThan(0);
+      const stats = engine.stats();
+      // First admissions: the prompt only, nothing cached (four distinct prompts).
+      expect(stats.prefixCacheQueryTokens).toBe(4 * 480);
+      expect(stats.prefixCacheHitTokens).toBe(first.reduce((sum, e) => sum + e.cachedTokens, 0));
+      expect(stats.prefixCacheHitTokens).toBe(0);
+      // Re-admissions look up prompt + output so far, and find their own blocks that stayed cached.
+      expect(stats.preemptedPrefixCacheHitTokens).toBe(again.reduce((sum, e) => sum + e.cachedTokens, 0));
+      expect(stats.preemptedPrefixCacheQueryTokens).toBeGreaterThan(again.length * 480);
+    });
   });
 
   describe('when scheduling a step', () => {

@@ -10,7 +10,8 @@ import { parseWorkloadSpec } from '../../../router/src/sim/workload';
  * fixtures/seeded-results.json. The digests were recorded from main's simulator without issue 14's changes
  * (compact structures, the event loop): first at 90e6515, then — after issue 12 added decision reasons to the
  * report — at main 16:22 (the results digests did not change; the report digests did, by issue 12's new
- * fields). Any change of behaviour, however small, changes a digest.
+ * fields), and again from main at 16:38 (issue 9 and cache-aware changes moved some results). Each time,
+ * issue 14's code gave the same digests as main's. Any change of behaviour, however small, changes a digest.
  *
  * The scenarios make the compact structures work hard: KV caches far smaller than the prefixes in play
  * (evictions, preemptions), a fleet-ceiling LRU that evicts, a closed loop, and every policy.

@@ -11,3 +11,5 @@ export * from './render-json';
 export * from './render-markdown';
 export * from './render-html';
 export * from './write-report';
+export * from './report-verdict';
+export * from './terminal-summary';

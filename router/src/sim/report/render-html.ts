@@ -1,4 +1,5 @@
 import type { BenchmarkReport } from './report-model';
+import { comparisonNoise, reportHeadline, type HeadlineDelta } from './report-verdict';
 import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, decisionTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
 import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
 
@@ -27,7 +28,13 @@ tr:last-child td { border-bottom: none; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
 .card { background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 8px; flex: 0 1 auto; min-width: 0; }
 .card svg { display: block; max-width: 100%; height: auto; }
-.better { color: #0a7a3d; } .worse { color: #b42318; }
+.better { color: #0a7a3d; } .worse { color: #b42318; } .noise { color: #6b7280; }
+.verdict { background: #fff; border: 1px solid #dde1e6; border-left: 4px solid #2563eb; border-radius: 6px; padding: 12px 16px; margin: 16px 0 0; }
+.verdict p { margin: 0 0 8px; font-size: 16px; font-weight: 600; overflow-wrap: anywhere; }
+.verdict .figures { display: flex; flex-wrap: wrap; gap: 8px 24px; margin: 0; padding: 0; list-style: none; }
+.verdict .figures li { font-variant-numeric: tabular-nums; }
+.verdict .figures b { font-size: 18px; }
+.verdict ul.warnings { margin: 8px 0 0; padding-left: 20px; color: #92400e; }
 ul.notes { margin: 0; padding-left: 20px; }
 dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; background: #fff; border: 1px solid #dde1e6; border-radius: 6px; padding: 10px 14px; }
 dl.kv dt { color: #4b5563; } dl.kv dd { margin: 0; font-variant-numeric: tabular-nums; }
@@ -44,20 +51,21 @@ svg .marker { stroke: #111827; stroke-width: 2; }
 svg .legend-text { font-size: 12px; }
 `;
 
-/** Colour class of a delta cell: lower latency or higher hit rate / throughput is better. */
-function deltaClass(column: string, text: string): string {
+/** Colour class of a delta cell: lower latency or higher hit rate / throughput is better; within noise is grey. */
+function deltaClass(column: string, text: string, noise = false): string {
   if (!/^[+−]/.test(text)) return '';
+  if (noise) return 'noise';
   const negative = text.startsWith('−');
   const lowerIsBetter = column.startsWith('TTFT') || column.startsWith('E2E');
   return negative === lowerIsBetter ? 'better' : 'worse';
 }
 
-function htmlTable(table: Table, options: { swatches?: readonly string[]; deltas?: boolean } = {}): string {
+function htmlTable(table: Table, options: { swatches?: readonly string[]; deltas?: boolean; noise?: readonly (readonly boolean[])[] } = {}): string {
   const head = table.header.map((h, i) => `<th${table.numeric[i] ? ' class="num"' : ''}>${escapeXml(h)}</th>`).join('');
   const rows = table.rows
     .map((row, r) => {
       const cells = row.map((c, i) => {
-        const classes = [table.numeric[i] ? 'num' : '', options.deltas && i > 0 ? deltaClass(table.header[i]!, c) : ''].filter(Boolean).join(' ');
+        const classes = [table.numeric[i] ? 'num' : '', options.deltas && i > 0 ? deltaClass(table.header[i]!, c, options.noise?.[r]?.[i] ?? false) : ''].filter(Boolean).join(' ');
         const swatch = i === 0 && options.swatches?.[r] ? `<span class="swatch" style="background:${options.swatches[r]}"></span>` : '';
         return `<td${classes ? ` class="${classes}"` : ''}>${swatch}${escapeXml(c)}</td>`;
       });
@@ -83,6 +91,18 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
     `<p class="meta">${report.mode === 'simulated' ? 'Simulated' : 'Live'} run · ${escapeXml(report.createdAt)} · ${escapeXml(report.workload.description)} · ${escapeXml(report.workload.load)}</p>`,
   );
   body.push(`<p class="meta">Workload <code>${escapeXml(report.workload.spec)}</code></p>`);
+  const headline = reportHeadline(report);
+  if (headline !== null) {
+    const figure = (name: string, d: HeadlineDelta) =>
+      `<li>${escapeXml(name)} <b class="${d.noise ? 'noise' : d.better ? 'better' : 'worse'}">${escapeXml(d.text)}</b></li>`;
+    body.push(
+      '<section class="verdict" id="verdict">',
+      `<p>${escapeXml(headline.verdict)}</p>`,
+      `<ul class="figures">${figure('TTFT P50', headline.ttftP50)}${figure('TTFT P90', headline.ttftP90)}${figure('hit rate', headline.hitRate)}${figure('throughput', headline.throughput)}</ul>`,
+      headline.warnings.length > 0 ? `<ul class="warnings">${headline.warnings.map((w) => `<li>⚠ ${escapeXml(w)}</li>`).join('')}</ul>` : '',
+      '</section>',
+    );
+  }
 
   const summary = summaryTable(report);
   body.push(
@@ -98,8 +118,16 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   if (report.baseline !== null && report.comparisons.length > 0) {
     body.push(
       `<h2>Against ${escapeXml(report.baseline)}</h2>`,
-      htmlTable(comparisonTable(report), { swatches: report.comparisons.map((c) => colorOf.get(c.label) ?? '#999'), deltas: true }),
-      '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points.</p>',
+      htmlTable(comparisonTable(report), {
+        swatches: report.comparisons.map((c) => colorOf.get(c.label) ?? '#999'),
+        deltas: true,
+        noise: report.comparisons.map((c) => {
+          const n = comparisonNoise(report, c);
+          // Columns of comparisonTable: strategy, TTFT P50, P90, P99, E2E P50, hit rate, output tok/s, req/s.
+          return [false, n.ttftP50, n.ttftP90, n.ttftP99, n.e2eP50, n.hitRate, n.outputTokensPerSecond, n.requestsPerSecond];
+        }),
+      }),
+      '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points. Grey: within noise.</p>',
     );
   }
 
@@ -110,8 +138,13 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   body.push('</div>');
 
   body.push('<h2>Per-instance load</h2>', '<div class="charts">');
+  // One y-scale for every strategy's charts, so bars compare across them.
+  const scale = {
+    share: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.share))),
+    inFlight: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.maxInFlight))),
+  };
   report.strategies.forEach((s, i) => {
-    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540 })}</div>`);
+    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540, scale })}</div>`);
   });
   body.push('</div>');
   body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));

@@ -1,4 +1,5 @@
 import type { BenchmarkReport } from './report-model';
+import { reportHeadline } from './report-verdict';
 import { ceilingRows, comparisonTable, decisionTable, instanceTable, summaryTable, type Table } from './report-table';
 
 function cell(text: string): string {
@@ -18,6 +19,13 @@ export function renderMarkdown(report: BenchmarkReport): string {
   out.push(`${report.mode === 'simulated' ? 'Simulated' : 'Live'} run, ${report.createdAt}. Workload \`${report.workload.spec}\`: ${report.workload.description}; ${report.workload.load}.`, '');
   const environment = Object.entries(report.environment);
   if (environment.length > 0) out.push(environment.map(([k, v]) => `${k}: ${v}`).join(' · '), '');
+
+  const headline = reportHeadline(report);
+  if (headline !== null) {
+    out.push('## Verdict', '', `**${headline.verdict}**`, '');
+    for (const w of headline.warnings) out.push(`- ⚠ ${w}`);
+    if (headline.warnings.length > 0) out.push('');
+  }
 
   out.push('## Results', '', markdownTable(summaryTable(report)), '');
   out.push(

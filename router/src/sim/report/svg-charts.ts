@@ -54,6 +54,70 @@ export function formatTickMs(ms: number): string {
   return `${Number((ms / 1000).toPrecision(3))} s`;
 }
 
+/** Approximate width (px) of one character at a font size: system-ui averages ≈0.6 em for digits and lower case. */
+export function textWidth(text: string, fontPx: number): number {
+  return text.length * fontPx * 0.6;
+}
+
+/**
+ * Which tick labels to draw so that no two overlap: labels are taken in priority order (powers of ten first on a
+ * log axis, then the rest from left to right) and kept only when their box, plus a gap, is clear of every kept
+ * one. Grid lines stay for every tick; only the text is thinned.
+ */
+export function visibleTickLabels(ticks: readonly number[], xOf: (t: number) => number, label: (t: number) => string, fontPx = 11, gapPx = 6): Set<number> {
+  const isPowerOfTen = (t: number) => Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9;
+  const order = [...ticks].sort((a, b) => Number(isPowerOfTen(b)) - Number(isPowerOfTen(a)) || a - b);
+  const kept: { lo: number; hi: number }[] = [];
+  const visible = new Set<number>();
+  for (const t of order) {
+    const half = textWidth(label(t), fontPx) / 2;
+    const box = { lo: xOf(t) - half - gapPx / 2, hi: xOf(t) + half + gapPx / 2 };
+    if (kept.some((k) => box.lo < k.hi && k.lo < box.hi)) continue;
+    kept.push(box);
+    visible.add(t);
+  }
+  return visible;
+}
+
+/**
+ * Lines of at most `maxChars` characters, broken between words; a word longer than a line is split. Titles are
+ * wrapped, never cut.
+ */
+export function wrapText(text: string, maxChars: number): string[] {
+  const limit = Math.max(1, Math.floor(maxChars));
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (word.length > limit) {
+      if (line !== '') {
+        lines.push(line);
+        line = '';
+      }
+      lines.push(word.slice(0, limit));
+      word = word.slice(limit);
+    }
+    const candidate = line === '' ? word : `${line} ${word}`;
+    if (candidate.length > limit) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = candidate;
+    }
+  }
+  if (line !== '' || lines.length === 0) lines.push(line);
+  return lines;
+}
+
+/** A multi-line <text>: one <tspan> per line, `lineHeight` apart, starting at baseline y. */
+function multilineText(lines: readonly string[], x: number, y: number, lineHeight: number, cls: string, tooltip?: string): string {
+  const spans = lines.map((l, i) => `<tspan x="${r(x)}" dy="${i === 0 ? 0 : lineHeight}">${escapeXml(l)}</tspan>`).join('');
+  return `<text x="${r(x)}" y="${r(y)}" class="${cls}">${spans}${tooltip ? `<title>${escapeXml(tooltip)}</title>` : ''}</text>`;
+}
+
+const TITLE_PX = 14;
+const TITLE_LINE = 18;
+const LEGEND_PX = 12;
+
 export interface CdfSeries {
   readonly label: string;
   readonly color: string;
@@ -74,9 +138,13 @@ export interface CdfChartOptions {
  */
 export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
   const width = options.width ?? 760;
-  const legendH = 8 + 18 * series.length;
-  const height = (options.height ?? 380) + legendH;
-  const m = { left: 56, right: 24, top: 36, bottom: 48 + legendH };
+  const left = 56;
+  const titleLines = wrapText(options.title, (width - left - 8) / (TITLE_PX * 0.6));
+  const legendLines = series.map((s) => wrapText(s.label, (width - left - 30 - 8) / (LEGEND_PX * 0.6)));
+  const legendH = 8 + 18 * legendLines.reduce((n, l) => n + l.length, 0);
+  const titleH = TITLE_LINE * (titleLines.length - 1);
+  const height = (options.height ?? 380) + legendH + titleH;
+  const m = { left, right: 24, top: 36 + titleH, bottom: 48 + legendH };
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const values = series.flatMap((s) => s.points.map((p) => p.value));
@@ -109,19 +177,20 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
   );
-  parts.push(`<text x="${m.left}" y="20" class="chart-title">${escapeXml(options.title)}</text>`);
+  parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
   // Grid and y axis: 0, 0.25, 0.5, 0.75, 0.9, 1.
   for (const f of [0, 0.25, 0.5, 0.75, 0.9, 1]) {
     const cls = f === 0.5 || f === 0.9 ? 'guide' : 'grid';
     parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(f))}" y2="${r(y(f))}" class="${cls}"/>`);
     parts.push(`<text x="${m.left - 6}" y="${r(y(f) + 4)}" text-anchor="end" class="tick">${f === 0.9 ? 'P90' : f === 0.5 ? 'P50' : f.toFixed(2).replace(/\.?0+$/, '') || '0'}</text>`);
   }
-  for (const t of ticks) {
+  const inside = ticks.filter((t) => x(t) >= m.left - 0.5 && x(t) <= m.left + plotW + 0.5);
+  const labelled = visibleTickLabels(inside, x, formatTickMs);
+  for (const t of inside) {
     const tx = x(t);
-    if (tx < m.left - 0.5 || tx > m.left + plotW + 0.5) continue;
     parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top}" y2="${m.top + plotH}" class="grid"/>`);
     parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
-    parts.push(`<text x="${r(tx)}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(formatTickMs(t))}</text>`);
+    if (labelled.has(t)) parts.push(`<text x="${r(tx)}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(formatTickMs(t))}</text>`);
   }
   parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
@@ -143,10 +212,12 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
   }
 
   // Legend below the axis label, one entry per line: never covers a curve, whatever their shapes.
+  let legendLine = 0;
   series.forEach((s, i) => {
-    const yy = height - legendH + 14 + 18 * i;
+    const yy = height - legendH + 14 + 18 * legendLine;
     parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-    parts.push(`<text x="${m.left + 30}" y="${r(yy)}" class="legend-text">${escapeXml(s.label)}</text>`);
+    parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
+    legendLine += legendLines[i]!.length;
   });
   parts.push('</svg>');
   return parts.join('');
@@ -160,6 +231,11 @@ export interface InstanceBarsOptions {
   readonly color: string;
   readonly width?: number;
   readonly height?: number;
+  /**
+   * Top of the share and in-flight axes. Pass the maxima over every strategy of a report so that their charts
+   * share one y-scale and bars compare across charts; default: this strategy's own maxima.
+   */
+  readonly scale?: { readonly share: number; readonly inFlight: number };
 }
 
 /**
@@ -168,9 +244,11 @@ export interface InstanceBarsOptions {
  */
 export function instanceBars(instances: readonly InstanceSummary[], options: InstanceBarsOptions): string {
   const width = options.width ?? 760;
-  const height = options.height ?? 220;
+  const titleLines = wrapText(options.title, (width - 48 - 8) / (TITLE_PX * 0.6));
+  const titleH = TITLE_LINE * (titleLines.length - 1);
+  const height = (options.height ?? 220) + titleH;
   const gap = 40;
-  const m = { left: 48, right: 12, top: 40, bottom: 40 };
+  const m = { left: 48, right: 12, top: 40 + titleH, bottom: 40 };
   const panelW = (width - m.left - m.right - gap - 36) / 2;
   const plotH = height - m.top - m.bottom;
   const n = Math.max(instances.length, 1);
@@ -178,7 +256,7 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
   );
-  parts.push(`<text x="${m.left}" y="18" class="chart-title">${escapeXml(truncate(options.title, Math.floor((width - m.left) / 9)))}<title>${escapeXml(options.title)}</title></text>`);
+  parts.push(multilineText(titleLines, m.left, 18, TITLE_LINE, 'chart-title'));
 
   const panel = (
     left: number,
@@ -228,9 +306,9 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
     parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   };
 
-  const maxShare = Math.max(...instances.map((i) => i.share), 1 / n);
+  const maxShare = Math.max(...instances.map((i) => i.share), 1 / n, options.scale?.share ?? 0);
   panel(m.left, 'request share (dashed: even)', maxShare, (v) => `${Math.round(v * 1000) / 10}%`, (i) => i.share, undefined, 1 / n);
-  const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1);
+  const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1, options.scale?.inFlight ?? 0);
   panel(
     m.left + panelW + gap + 36,
     'in flight: mean (bar), max (tick)',

@@ -10,3 +10,4 @@ export * from './short-chat';
 export * from './shared-system';
 export * from './mooncake-trace';
 export * from './line-reader';
+export * from './shipped-traces';

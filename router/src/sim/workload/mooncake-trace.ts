@@ -1,5 +1,6 @@
 import { CHARS_PER_TOKEN } from '../../state/block-hash';
 import { readLines } from './line-reader';
+import { resolveTracePath } from './shipped-traces';
 import { compressTraceTime } from './load-shape';
 import { TextCache, traceBlockText } from './synthetic-text';
 import { canonicalSpec, COMMON_OPTIONS, parametersOf, requestId, type Workload } from './workload';
@@ -164,14 +165,16 @@ export function tracePromptText(entry: TraceEntry, blockTokens: number, cache?: 
 export function traceWorkload(path: string, given: Partial<TraceOptions> | Record<string, string> = {}, fromText = false): Workload {
   const resolved = resolveOptions(`trace:${path}`, TRACE_OPTIONS, given, fromText);
   const options = resolved as unknown as TraceOptions;
-  const summary = scanTrace(path, options.blockTokens, options.skipBadLines);
+  // A path as given, or the bare name of a shipped trace; a missing file names the workload and the path.
+  const file = resolveTracePath(path);
+  const summary = scanTrace(file, options.blockTokens, options.skipBadLines);
   const durationMs = options.duration === undefined ? Infinity : options.duration * 1000;
   const arrivalOf = (entry: TraceEntry): number => compressTraceTime(entry.timestampMs - summary.firstTimestampMs, options.speedup);
 
   function* requests(): Generator<WorkloadRequest, void, undefined> {
     const blocks = new TextCache(32_000_000);
     let index = 0;
-    for (const entry of traceEntries(path, options.blockTokens, () => undefined)) {
+    for (const entry of traceEntries(file, options.blockTokens, () => undefined)) {
       if (options.count !== undefined && index >= options.count) return;
       const arrivalMs = arrivalOf(entry);
       if (arrivalMs >= durationMs) return;

@@ -13,7 +13,7 @@ export const WORKLOAD_OPTION_SCHEMAS: Readonly<Record<WorkloadKind, OptionSchema
   trace: TRACE_OPTIONS,
 };
 
-const SPEC_HELP = "expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH', optionally followed by ?name=value&name=value";
+const SPEC_HELP = "expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH' (or trace:NAME of a shipped trace, e.g. trace:mooncake-synthetic), optionally followed by ?name=value&name=value";
 
 /**
  * Build a workload from a spec string:
@@ -23,6 +23,7 @@ const SPEC_HELP = "expected 'long-context', 'short-chat', 'shared-system' or 'tr
  *   short-chat?turns=2..8&concurrency=32
  *   shared-system?groups=128
  *   trace:router/traces/mooncake-synthetic.jsonl?speedup=2&count=500
+ *   trace:mooncake-synthetic?count=500   a trace shipped with the package, by name, from any directory
  *
  * For a trace, everything between 'trace:' and the first '?' is the file path. Every invalid option is
  * reported at once (WorkloadSpecError), naming the option, its allowed range and the value received; a bad

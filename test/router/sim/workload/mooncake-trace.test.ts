@@ -214,3 +214,31 @@ describe('when reading lines in chunks', () => {
     }
   });
 });
+
+describe('when a trace is named rather than a path', () => {
+  test('GIVEN trace:mooncake-synthetic from another working directory THEN the shipped trace replays', () => {
+    const cwd = process.cwd();
+    process.chdir(mkdtempSync(join(tmpdir(), 'trace-cwd-')));
+    try {
+      const workload = parseWorkloadSpec('trace:mooncake-synthetic?count=3');
+      expect(workload.spec).toMatch(/^trace:mooncake-synthetic\?/);
+      expect(workload.parameters.traceRequests).toBe(3993);
+      expect(Array.from(workload.requests())).toHaveLength(3);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  test('GIVEN the shipped name THEN it reads the same file as its path', () => {
+    const byName = Array.from(parseWorkloadSpec('trace:mooncake-synthetic?count=5').requests());
+    const byPath = Array.from(parseWorkloadSpec(`trace:${FULL_TRACE}?count=5`).requests());
+    expect(byName).toEqual(byPath);
+  });
+
+  test('GIVEN a missing file THEN the error names the workload, the absolute path and the shipped names', () => {
+    expect(() => parseWorkloadSpec('trace:no/such/trace.jsonl')).toThrow(
+      `workload trace:no/such/trace.jsonl: no trace file at ${join(process.cwd(), 'no/such/trace.jsonl')}; shipped traces, usable by name: trace:mooncake-synthetic`,
+    );
+    expect(() => parseWorkloadSpec('trace:not-shipped')).toThrow(/^workload trace:not-shipped: no trace file at .*not-shipped; shipped traces/);
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * Every command in README.md and docs/*.md runs (test/docs/documented-commands.ts says how they are bounded
+ * and what is substituted). A documented command can no longer fail unnoticed.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { documentedBlocks, NOT_RUN_HERE, notRunReason, prepareBlock, runnableBlocks, type ShellBlock } from './documented-commands';
+
+const ROOT = join(__dirname, '..', '..');
+
+jest.setTimeout(600_000);
+
+/** A base port with `span` consecutive free loopback ports (checked by binding each). */
+async function freeRange(span: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const servers = [];
+    let ok = true;
+    for (let p = base; p < base + span && ok; p++) {
+      const server = createServer();
+      ok = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(p, '127.0.0.1', () => resolve(true));
+      });
+      servers.push(server);
+    }
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+    if (ok) return base;
+  }
+  throw new Error(`no ${span} consecutive free ports`);
+}
+
+function run(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, NO_COLOR: '1' }, detached: true });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[timed out after ${timeoutMs} ms]`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+const all = runnableBlocks(documentedBlocks(ROOT));
+const blocks = all.filter((b) => notRunReason(b) === undefined);
+
+describe('documented commands', () => {
+  let scratch: string;
+
+  beforeAll(() => {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'ignore', timeout: 300_000 });
+    scratch = mkdtempSync(join(tmpdir(), 'documented-commands-'));
+    for (const name of ['dist', 'router', 'node_modules', 'package.json', 'tsconfig.json']) symlinkSync(join(ROOT, name), join(scratch, name));
+    cpSync(join(ROOT, 'docs'), join(scratch, 'docs'), { recursive: true });
+  });
+
+  afterAll(() => {
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('GIVEN the docs THEN there are commands to run, among them the README live sequence with cold emulators', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(8);
+    const readme = blocks.filter((b) => b.file === 'README.md').map((b) => b.text).join('\n');
+    expect(readme).toMatch(/emulate [^\n]*--log-level warn/);
+    expect(readme).toMatch(/serve [^\n]*--log-level warn/);
+    expect(readme).toContain('--append');
+    expect(readme).toContain('--backend-metrics');
+    expect(readme).toContain('trace:mooncake-synthetic');
+  });
+
+  test('GIVEN the blocks not run here THEN each has a reason and matches exactly one block', () => {
+    for (const e of NOT_RUN_HERE) {
+      expect({ entry: e.contains, matches: all.filter((b) => b.file === e.file && b.text.includes(e.contains)).length }).toEqual({ entry: e.contains, matches: 1 });
+    }
+    expect(all.length - blocks.length).toBe(NOT_RUN_HERE.length);
+  });
+
+  test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))('GIVEN the block at %s THEN it runs to exit code 0', async (_where, block) => {
+    const prepared = prepareBlock(block, () => 0);
+    // Ports are chosen just before running, so they are free now.
+    const span = /ports (\d+)–(\d+)/.exec(prepared.applied.join('\n'));
+    const base = span ? await freeRange(Number(span[2]) - Number(span[1]) + 1) : 0;
+    const { script, applied } = prepareBlock(block, () => base);
+    writeFileSync(join(scratch, 'last-block.sh'), script);
+    const { code, output } = await run(script, scratch, 300_000);
+    if (code !== 0) throw new Error(`${block.file}:${block.line} exited ${code}\napplied: ${applied.join('; ')}\n--- script ---\n${script}\n--- output (last 4000 chars) ---\n${output.slice(-4000)}`);
+    expect(code).toBe(0);
+  });
+});
