@@ -2,7 +2,10 @@ import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
-import { compareStrategies, type StrategyComparison } from '../sim/compare-strategies';
+import { ProgressReporter } from '../benchmark/progress';
+import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
+import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
+import { SimulationProgressBoard } from '../sim/simulation-progress';
 import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
 import { INSTANCES_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../sim/workload';
@@ -35,6 +38,7 @@ export function register(program: Command): void {
     .option('--max-requests <n>', 'stop after this many requests')
     .option('--baseline <label>', 'strategy the others are compared against (default random)')
     .option('--out <dir>', 'report directory (default reports/simulate-<time>)')
+    .option('--jobs <n>', `strategies simulated at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`)
     .option('--quiet', 'print only the report paths')
     .action(async (flags: Record<string, unknown>) => {
       await runSimulateCommand(flags);
@@ -56,6 +60,7 @@ export interface SimulateFlags {
   readonly baseline: string | undefined;
   readonly out: string;
   readonly quiet: boolean;
+  readonly jobs: number;
 }
 
 /** Validates every flag; throws FlagError (or the workload/policy/profile error) naming the flag. */
@@ -87,6 +92,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     baseline: str('baseline'),
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
+    jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),
   };
 }
 
@@ -105,7 +111,17 @@ export async function runSimulateCommand(
   progress: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
 ): Promise<{ comparison: StrategyComparison; files: ReportFiles }> {
   const flags = parseSimulateFlags(rawFlags);
-  const comparison = compareStrategies({
+  const reporter = new ProgressReporter({ mode: flags.quiet ? 'silent' : 'auto', label: 'simulate' });
+  const expected = Math.min(flags.workload.expectedRequests, flags.maxRequests ?? Infinity);
+  const board = new SimulationProgressBoard({
+    strategies: flags.policies.length,
+    expectedPerStrategy: expected,
+    expectedExact: flags.workload.expectedRequestsExact || expected === flags.maxRequests,
+    sendUntilMs: flags.sendUntilMs,
+    report: reporter.update,
+  });
+  const indexOf = (p: PolicyConfig) => flags.policies.indexOf(p);
+  const config: StrategyComparisonConfig = {
     workload: flags.workload,
     policies: flags.policies,
     instances: flags.instances,
@@ -118,11 +134,27 @@ export async function runSimulateCommand(
     sendUntilMs: flags.sendUntilMs,
     maxRequests: flags.maxRequests,
     baseline: flags.baseline,
-    onStrategyStart: flags.quiet ? undefined : (p, i) => progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${flags.instances} × ${flags.profile.name}…`),
-    onStrategyDone: flags.quiet
+    onStrategyStart: flags.quiet
       ? undefined
-      : (_p, r) => progress(`    ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`),
-  });
+      : (p, i) => {
+          reporter.end();
+          progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${flags.instances} × ${flags.profile.name}…`);
+        },
+    onProgress: (p, sim) => board.progress(indexOf(p), sim),
+    onStrategyDone: (p, r) => {
+      if (!flags.quiet) {
+        reporter.end();
+        progress(`    ${formatPolicySpec(p)}: ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`);
+      }
+      board.strategyDone(indexOf(p), r.records.length);
+    },
+  };
+  let comparison: StrategyComparison;
+  try {
+    comparison = flags.jobs > 1 && flags.policies.length > 1 ? await compareStrategiesInParallel(config, { jobs: flags.jobs }) : compareStrategies(config);
+  } finally {
+    reporter.end();
+  }
   const files = await writeReport(comparison.report, flags.out);
   // The terminal gets the verdict and a compact table (≤120 columns); the full tables are in report.md.
   if (!flags.quiet) print(terminalSummary(comparison.report));

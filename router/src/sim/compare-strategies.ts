@@ -1,7 +1,7 @@
 import type { EngineProfile } from '../emulator/engine-profile';
 import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
-import { CeilingTracker } from './report/ceilings';
+import { CeilingTracker, type Ceilings } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
 import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
 import type { LoadShape } from './workload/load-shape';
@@ -60,40 +60,78 @@ export function policyLabels(policies: readonly PolicyConfig[]): string[] {
   });
 }
 
-export function compareStrategies(config: StrategyComparisonConfig): StrategyComparison {
-  if (config.policies.length === 0) throw new RangeError('policies must name at least one policy');
-  const labels = policyLabels(config.policies);
-  if (new Set(labels).size !== labels.length) throw new RangeError(`policies must differ (got ${labels.join(', ')})`);
+/** One strategy's simulation and the hit-rate ceilings of the requests it sent. */
+export interface StrategyOutcome {
+  readonly result: SimulationResult;
+  readonly ceilings: Ceilings;
+}
+
+/** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
+export type StrategyRunSettings = Pick<
+  StrategyComparisonConfig,
+  'instances' | 'routers' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'
+>;
+
+/** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
+export function simulateStrategy(
+  workload: Workload,
+  policy: PolicyConfig,
+  settings: StrategyRunSettings,
+  onProgress?: (progress: SimulationProgress) => void,
+): StrategyOutcome {
   // Ceilings depend only on the requests sent, in send order; a closed loop sends more under a faster policy,
   // so every run is scored against the ceilings of its own requests. The report shows the first run's.
-  const newTracker = () => new CeilingTracker({ fleetCapacityBlocks: config.instances * config.profile.kvCapacityBlocks, blockTokens: config.profile.blockTokens });
-  const trackers: CeilingTracker[] = [];
-  const results: SimulationResult[] = [];
-  const runs: StrategyRunInput[] = [];
-  config.policies.forEach((policy, index) => {
-    config.onStrategyStart?.(policy, index);
-    const result = simulate({
-      workload: config.workload,
-      policy,
-      instances: config.instances,
-      routers: config.routers,
-      profile: config.profile,
-      seed: config.seed,
-      stepJitterCv: config.stepJitterCv,
-      load: config.load,
-      maxRequests: config.maxRequests,
-      warmupMs: config.warmupMs,
-      sendUntilMs: config.sendUntilMs,
-      ceilings: (trackers[index] = newTracker()),
-      onProgress: config.onProgress ? (p) => config.onProgress!(policy, p) : undefined,
-    });
-    config.onStrategyDone?.(policy, result);
-    results.push(result);
-    const run = toStrategyRun(result, labels[index]);
-    runs.push({ ...run, records: withClientLatency(result.records, config.clientLatency, config.seed ?? 1), ceilings: trackers[index].result() });
+  const tracker = new CeilingTracker({ fleetCapacityBlocks: settings.instances * settings.profile.kvCapacityBlocks, blockTokens: settings.profile.blockTokens });
+  const result = simulate({
+    workload,
+    policy,
+    instances: settings.instances,
+    routers: settings.routers,
+    profile: settings.profile,
+    seed: settings.seed,
+    stepJitterCv: settings.stepJitterCv,
+    load: settings.load,
+    maxRequests: settings.maxRequests,
+    warmupMs: settings.warmupMs,
+    sendUntilMs: settings.sendUntilMs,
+    ceilings: tracker,
+    onProgress,
+    // Virtual seconds between progress reports: frequent enough for a smooth bar, a callback is all it costs.
+    progressEveryMs: 5_000,
   });
+  return { result, ceilings: tracker.result() };
+}
+
+/** Checks the policies can be compared; returns their labels. */
+export function comparisonLabels(policies: readonly PolicyConfig[]): string[] {
+  if (policies.length === 0) throw new RangeError('policies must name at least one policy');
+  const labels = policyLabels(policies);
+  if (new Set(labels).size !== labels.length) throw new RangeError(`policies must differ (got ${labels.join(', ')})`);
+  return labels;
+}
+
+export function compareStrategies(config: StrategyComparisonConfig): StrategyComparison {
+  comparisonLabels(config.policies);
+  const outcomes = config.policies.map((policy, index) => {
+    config.onStrategyStart?.(policy, index);
+    const outcome = simulateStrategy(config.workload, policy, config, config.onProgress ? (p) => config.onProgress!(policy, p) : undefined);
+    config.onStrategyDone?.(policy, outcome.result);
+    return outcome;
+  });
+  return assembleComparison(config, outcomes);
+}
+
+/** The report of strategies simulated one by one or in parallel: the same outcomes give the same report. */
+export function assembleComparison(config: StrategyComparisonConfig, outcomes: readonly StrategyOutcome[]): StrategyComparison {
+  const labels = comparisonLabels(config.policies);
+  const results = outcomes.map((o) => o.result);
+  const runs: StrategyRunInput[] = outcomes.map((o, index) => ({
+    ...toStrategyRun(o.result, labels[index]),
+    records: withClientLatency(o.result.records, config.clientLatency, config.seed ?? 1),
+    ceilings: o.ceilings,
+  }));
   const notes = [...(config.notes ?? [])];
-  const fleet = trackers.map((t) => t.result().fleetHitRate ?? 0);
+  const fleet = outcomes.map((o) => o.ceilings.fleetHitRate ?? 0);
   if (fleet.some((f) => Math.abs(f - fleet[0]) > 0.001)) {
     notes.push(
       `The strategies sent different requests (closed loop: a faster strategy sends more), so each is scored against the fleet ceiling of its own requests: ${labels
@@ -122,7 +160,7 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,
     },
     baseline: config.baseline,
-    ceilings: trackers[0].result(),
+    ceilings: outcomes[0].ceilings,
     runs,
     notes,
   });

@@ -47,6 +47,11 @@ export class RequestFeed {
     return this.peekSource() === undefined && this.parked.size === 0 && this.blocked.length === 0;
   }
 
+  /** Open loop: whether some request waits on a running one (so a completion can release a send). */
+  get hasParked(): boolean {
+    return this.parked.size > 0;
+  }
+
   /** Open loop: the next request in arrival order, or undefined when the workload is exhausted. */
   nextArrival(): WorkloadRequest | undefined {
     const next = this.takeSource();

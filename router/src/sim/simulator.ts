@@ -11,6 +11,7 @@ import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
 import { blockHashes, tokenCount } from '../state/block-hash';
+import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
 import type { StrategyRunInput } from './report/report-model';
@@ -27,10 +28,16 @@ import type { WorkloadRequest } from './workload/workload-request';
  * instances runs in seconds, and the same seed gives the same run.
  *
  * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
- * time anything could reach it (the next queued event, or the next step of another engine, whose finishes can
- * trigger new sends), and stops after a step in which a request finished. So every request joins the same
+ * time anything could reach it (the next queued event, or — when a finish can release a send: closed loop, or
+ * a request parked on a running one; and until the warm-up snapshot of every engine is taken — the next step
+ * of another engine), and stops after a step in which a request finished. So every request joins the same
  * step it would join in a real-time run of the same models, and every routing decision sees the in-flight
- * counts of that instant.
+ * counts of that instant. (Arrivals are always queued one ahead, so no engine ever runs past the next send;
+ * first-token and finish events before it are handled before it.)
+ *
+ * Cost: the engines sit in a heap keyed by their next step's start (EngineSchedule), so an event costs
+ * O(log instances), not a visit to every instance; an open-loop engine runs, fast-forwarding its decode
+ * stretches, until the next arrival rather than one step at a time in lockstep with the rest of the fleet.
  */
 export interface SimulationConfig {
   readonly workload: Workload;
@@ -154,6 +161,8 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 
 class Simulation {
   private readonly engines: EngineModel[];
+  private readonly schedule: EngineSchedule;
+  private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly lockstep: boolean;
   private readonly routers: RouterReplica[];
   private nextRouter = 0;
@@ -185,6 +194,8 @@ class Simulation {
           ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
         }),
     );
+    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
+    this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
     this.routers = Array.from({ length: config.routers ?? 1 }, (_, r) => ({
       policy: createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
@@ -203,21 +214,10 @@ class Simulation {
     const wallStart = performance.now();
     this.start();
     const engines = this.engines;
+    const schedule = this.schedule;
     for (;;) {
-      let first = -1;
-      let firstStart = Infinity;
-      let secondStart = Infinity;
-      for (let i = 0; i < engines.length; i++) {
-        const s = engines[i].nextStepTimeMs();
-        if (s === undefined) continue;
-        if (s < firstStart) {
-          secondStart = firstStart;
-          firstStart = s;
-          first = i;
-        } else if (s < secondStart) {
-          secondStart = s;
-        }
-      }
+      const first = schedule.first();
+      const firstStart = schedule.firstTime();
       const eventTime = this.queue.peekTime();
       if (first < 0 && eventTime === Infinity) break;
       if (eventTime <= firstStart) {
@@ -225,13 +225,17 @@ class Simulation {
         this.handle(timeMs, item);
         continue;
       }
-      let horizon = this.lockstep ? firstStart : Math.min(eventTime, secondStart);
+      // Another engine's finish can reach this one only through a send it releases. Until the warm-up
+      // snapshot is taken, no engine may run ahead of the event being handled (the snapshot reads them all).
+      const inLockstepWithFleet = !this.feed.isOpenLoop || this.feed.hasParked || this.warmupStats === undefined;
+      let horizon = this.lockstep ? firstStart : inLockstepWithFleet ? Math.min(eventTime, schedule.secondTime()) : eventTime;
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
         else if (ev.type === 'first-token') this.queue.push(ev.timeMs, { kind: 'first-token', id: ev.id });
       }
+      schedule.update(first);
     }
     const endMs = this.lastFinishMs;
     const endStats = this.engines.map((e) => e.stats());
@@ -321,7 +325,7 @@ class Simulation {
     const decision = router.policy.decide(routing, snapshot);
     router.policy.commit(routing, decision);
     const decisionMicros = (performance.now() - t0) * 1000;
-    const instance = this.ids.indexOf(decision.instance);
+    const instance = this.indexOfId.get(decision.instance) ?? -1;
     if (instance < 0) throw new Error(`policy ${router.policy.name} chose unknown instance ${decision.instance}`);
     // The live router's estimate, from what it can see (the routing text), not the engine's token count.
     const ticket = router.loads[instance].start(estimatedPromptTokens(routing) - (decision.predictedCachedTokens ?? 0));
@@ -341,6 +345,7 @@ class Simulation {
       this.queue.push(nowMs, { kind: 'rejected', request, dispatched, code });
       return;
     }
+    this.schedule.update(instance);
     if (this.config.ceilings) {
       // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate. Requests the
       // engine refused never reach a cache, so they are not observed.

@@ -1,5 +1,5 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
 import { parsePolicySpec, formatPolicySpec } from '../../../router/src/policy/policy-spec';
@@ -41,6 +41,8 @@ describe('prefix-router simulate', () => {
     [{ policy: ['random?prefixLength=2048'] }, /prefixLength is not an option of policy random/],
     [{ profile: 'no-such-profile' }, /--profile/],
     [{ workload: 'long-context?groups=0' }, /groups/],
+    [{ jobs: '0' }, /--jobs must be an integer between 1 and 256 \(got "0"\)/],
+    [{ jobs: '257' }, /--jobs must be an integer between 1 and 256 \(got "257"\)/],
   ])('GIVEN %p WHEN parsed THEN it fails naming the flag and the range', (flags, message) => {
     expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
   });
@@ -51,6 +53,17 @@ describe('prefix-router simulate', () => {
     const { comparison } = await runSimulateCommand(flags, () => undefined, () => undefined);
     expect(comparison.report.strategies[0].label).toBe('random');
     expect(comparison.report.environment).toMatchObject({ profile: 'h200-llama-3.1-8b', 'KV capacity per instance (tokens)': 816000 });
+  });
+
+  test.each([
+    ['1', 1],
+    ['256', 256],
+  ])('GIVEN --jobs %s WHEN parsed THEN %i workers', (jobs, want) => {
+    expect(parseSimulateFlags({ workload: small, jobs }).jobs).toBe(want);
+  });
+
+  test('GIVEN no --jobs WHEN parsed THEN one worker per core', () => {
+    expect(parseSimulateFlags({ workload: small }).jobs).toBe(Math.min(256, availableParallelism()));
   });
 
   test('GIVEN --sweep (the docs command) THEN every combination runs as its own strategy, with --policy added', async () => {

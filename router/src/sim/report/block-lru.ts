@@ -1,14 +1,15 @@
 import type { BlockHash } from '../../state/block-hash';
-import { BlockHashTable } from '../../state/block-hash-table';
+import { BlockHashIndex } from '../../state/block-hash-index';
 
 /**
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
- * typed arrays (a doubly linked list by slot index) plus one typed hash table from hash to slot, so memory is
- * bounded by the capacity and a touch is O(1) without allocation: fast enough to replay an hour of 8k-token
- * prompts.
+ * typed arrays (hash by slot, an intrusive doubly linked recency list by slot index) plus one open-addressing
+ * index from hash to slot that keeps no second copy of the hash, so memory is bounded by the capacity (8 + 8
+ * + 8–11 ≈ 27 bytes a block; the arrays are filled in slot order, so pages never used are never mapped) and a
+ * touch is O(1) without allocation: fast enough to replay an hour of a 112-instance fleet's prompts.
  */
 export class BlockLru {
-  private readonly slotOf: BlockHashTable;
+  private readonly slotOf: BlockHashIndex;
   private readonly hashes: Float64Array;
   private readonly prev: Int32Array;
   private readonly next: Int32Array;
@@ -20,8 +21,8 @@ export class BlockLru {
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
-    this.slotOf = new BlockHashTable(Math.max(1, capacity));
     this.hashes = new Float64Array(capacity);
+    this.slotOf = new BlockHashIndex(this.hashes, Math.max(1, capacity));
     this.prev = new Int32Array(capacity);
     this.next = new Int32Array(capacity);
   }
@@ -34,16 +35,19 @@ export class BlockLru {
     return this.slotOf.has(hash);
   }
 
-  /** Mark `hash` most recently used, inserting it (and evicting the least recently used) if absent. */
-  touch(hash: BlockHash): void {
-    if (this.capacity === 0) return;
+  /**
+   * Mark `hash` most recently used, inserting it (and evicting the least recently used) if absent. Returns
+   * whether it was present.
+   */
+  touch(hash: BlockHash): boolean {
+    if (this.capacity === 0) return false;
     const slot = this.slotOf.get(hash);
     if (slot !== -1) {
       if (slot !== this.head) {
         this.unlink(slot);
         this.pushHead(slot);
       }
-      return;
+      return true;
     }
     let free: number;
     if (this.used < this.capacity) {
@@ -54,8 +58,9 @@ export class BlockLru {
       this.slotOf.delete(this.hashes[free]!);
     }
     this.hashes[free] = hash;
-    this.slotOf.set(hash, free);
+    this.slotOf.add(hash, free);
     this.pushHead(free);
+    return false;
   }
 
   /** Hashes from most to least recently used (for tests). */

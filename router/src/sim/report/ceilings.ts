@@ -1,5 +1,5 @@
 import { blockHashes, cacheableHitTokens, DEFAULT_BLOCK_TOKENS, tokenCount, type BlockHash } from '../../state/block-hash';
-import { BlockHashTable } from '../../state/block-hash-table';
+import { BlockHashSet } from '../../state/block-hash-index';
 import { BlockLru } from './block-lru';
 
 /**
@@ -47,7 +47,7 @@ export interface RequestCeiling {
 /** Feeds requests one at a time (a simulator can call it as it goes, so prompts are rendered once). */
 export class CeilingTracker {
   private readonly blockTokens: number;
-  private readonly seen = new BlockHashTable(1 << 16, { growable: true });
+  private readonly seen = new BlockHashSet(1 << 16);
   private readonly fleet: BlockLru;
   private requests = 0;
   private promptTokens = 0;
@@ -71,13 +71,20 @@ export class CeilingTracker {
    * them twice.
    */
   observeBlocks(hashes: readonly BlockHash[], promptTokens: number): RequestCeiling {
+    // One pass: until a request's first miss nothing was inserted (so nothing evicted), so "present before
+    // this request" and "present now" agree for its leading blocks; the hit is that leading run.
     let ideal = 0;
-    while (ideal < hashes.length && this.seen.has(hashes[ideal]!)) ideal++;
     let fleet = 0;
-    while (fleet < hashes.length && this.fleet.has(hashes[fleet]!)) fleet++;
-    for (const h of hashes) {
-      this.seen.setIfAbsent(h, 1);
-      this.fleet.touch(h);
+    let idealRun = true;
+    let fleetRun = true;
+    for (let i = 0; i < hashes.length; i++) {
+      const h = hashes[i]!;
+      const wasSeen = !this.seen.add(h);
+      if (idealRun && wasSeen) ideal++;
+      else idealRun = false;
+      const wasCached = this.fleet.touch(h);
+      if (fleetRun && wasCached) fleet++;
+      else fleetRun = false;
     }
     const result = {
       promptTokens,

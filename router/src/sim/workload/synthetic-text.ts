@@ -61,27 +61,46 @@ function capitalize(word: string): string {
 }
 
 /**
+ * Each vocabulary word as it can appear in a text, by index: [lower/capitalized][plain/comma/period], each
+ * with its trailing space, so generating a text costs one array slot per word and no string building.
+ */
+const WORD_FORMS: readonly (readonly string[])[] = [false, true].flatMap((capital) =>
+  ['', ',', '.'].map((mark) => VOCABULARY.map((w) => `${capital ? capitalize(w) : w}${mark} `)),
+);
+const PLAIN = 0;
+const COMMA = 1;
+const PERIOD = 2;
+const CAPITAL = 3;
+
+/**
  * Exactly `chars` characters of plain words: sentences of 4–15 words, each word followed by one space, so the
  * text always ends with a space and two generated texts concatenate into readable text.
  */
 export function syntheticText(rng: Rng, chars: number): string {
   if (!Number.isInteger(chars) || chars < 0) throw new RangeError(`chars must be a non-negative integer (got ${chars})`);
+  // An array joined once gives a flat string; `+=` would build a rope of thousands of nodes that every reader
+  // (hashing, parsing) must flatten, and that a text cache would keep alive.
   const parts: string[] = [];
   let remaining = chars;
   let sentenceLeft = 0;
+  const words = VOCABULARY.length;
   while (remaining > FILL_MAX + 1) {
-    let word = VOCABULARY[floor(rng.next() * VOCABULARY.length)]!;
+    // Draws in a fixed order (word, sentence length when one starts, comma when not ending): the output is
+    // part of every recorded figure.
+    const index = floor(rng.next() * words);
+    let form = PLAIN;
     if (sentenceLeft === 0) {
       sentenceLeft = 4 + floor(rng.next() * 12);
-      word = capitalize(word);
+      form = CAPITAL;
     }
     sentenceLeft--;
-    if (sentenceLeft === 0) word += '.';
-    else if (rng.next() < 0.06) word += ',';
+    if (sentenceLeft === 0) form += PERIOD;
+    else if (rng.next() < 0.06) form += COMMA;
+    const word = WORD_FORMS[form]![index]!;
     // Never overshoot: the loop condition leaves room for the longest word plus punctuation and space.
-    if (word.length + 1 > remaining) break;
-    parts.push(word, ' ');
-    remaining -= word.length + 1;
+    if (word.length > remaining) break;
+    parts.push(word);
+    remaining -= word.length;
   }
   // Finish on whole words of exactly the remaining length ("… word " or a lone space).
   while (remaining > 0) {

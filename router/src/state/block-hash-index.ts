@@ -1,0 +1,202 @@
+import type { BlockHash } from './block-hash';
+
+const NONE = -1;
+
+/** Slots for `entries` at a load factor of at most 3/4 (a power of two, at least 8). */
+export function slotCountFor(entries: number): number {
+  let slots = 8;
+  while (slots * 3 < entries * 4) slots *= 2;
+  return slots;
+}
+
+/**
+ * An index from block hash to block id for structures that already keep each block's hash in an array by id
+ * (the KV pool, the fleet LRU): the index stores no second copy of the 53-bit key. A slot is two 32-bit
+ * words, the key's low 32 bits and id + 1 (0 = empty, so a new table needs no initialization and the
+ * operating system maps its pages only as they are written); a low-bits match is confirmed against
+ * `keys[id]`. Open addressing with linear probing (eight slots per 64-byte cache line, so a probe run usually
+ * costs one cache miss there, one more for the confirming key), load factor ≤ 3/4, backward-shift deletion (no tombstones). 8 bytes per slot, 8–11 bytes
+ * per entry when full. Lookups allocate nothing.
+ */
+export class BlockHashIndex {
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+  private readonly shift: number;
+  private count = 0;
+  readonly maxEntries: number;
+
+  /**
+   * @param keys the owner's hash-by-id array: while id is in the index, `keys[id]` is its hash
+   * @param maxEntries most entries held at once (inserting beyond it throws: the owner sized it wrong)
+   */
+  constructor(
+    private readonly keys: Float64Array,
+    maxEntries: number,
+  ) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be an integer >= 1, got ${maxEntries}`);
+    if (maxEntries > 0x7ffffffe) throw new RangeError(`maxEntries must be at most ${0x7ffffffe}, got ${maxEntries}`);
+    this.maxEntries = maxEntries;
+    const slots = slotCountFor(maxEntries);
+    this.mask = slots - 1;
+    this.shift = 32 - Math.log2(slots);
+    this.slots = new Int32Array(slots * 2);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The id stored for `hash`, or -1. */
+  get(hash: BlockHash): number {
+    const lo = hash | 0;
+    const slots = this.slots;
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = this.home(lo); ; i = (i + 1) & mask) {
+      const stored = slots[2 * i + 1];
+      if (stored === 0) return NONE;
+      if (slots[2 * i] === lo && keys[stored - 1] === hash) return stored - 1;
+    }
+  }
+
+  has(hash: BlockHash): boolean {
+    return this.get(hash) !== NONE;
+  }
+
+  /**
+   * Stores `id` for `hash` unless the hash is present; one probe run for check and insert. The caller sets
+   * `keys[id] = hash` (before or after: the probe never reads the new id's key). Returns whether it stored.
+   */
+  add(hash: BlockHash, id: number): boolean {
+    const lo = hash | 0;
+    const slots = this.slots;
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = this.home(lo); ; i = (i + 1) & mask) {
+      const stored = slots[2 * i + 1];
+      if (stored === 0) {
+        if (this.count >= this.maxEntries) throw new RangeError(`block hash index is full (${this.maxEntries} entries)`);
+        slots[2 * i] = lo;
+        slots[2 * i + 1] = id + 1;
+        this.count++;
+        return true;
+      }
+      if (slots[2 * i] === lo && keys[stored - 1] === hash) return false;
+    }
+  }
+
+  /** Removes `hash` (its key must still be in `keys`); returns whether it was present. */
+  delete(hash: BlockHash): boolean {
+    const lo = hash | 0;
+    const slots = this.slots;
+    const keys = this.keys;
+    const mask = this.mask;
+    let i = this.home(lo);
+    for (; ; i = (i + 1) & mask) {
+      const stored = slots[2 * i + 1];
+      if (stored === 0) return false;
+      if (slots[2 * i] === lo && keys[stored - 1] === hash) break;
+    }
+    // Backward shift: pull later entries of the probe run into the hole so lookups never stop early.
+    let hole = i;
+    for (let j = (i + 1) & mask; slots[2 * j + 1] !== 0; j = (j + 1) & mask) {
+      const home = this.home(slots[2 * j]);
+      // Leave j where it is when its home lies cyclically in (hole, j].
+      const homeInRange = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+      if (homeInRange) continue;
+      slots[2 * hole] = slots[2 * j];
+      slots[2 * hole + 1] = slots[2 * j + 1];
+      hole = j;
+    }
+    slots[2 * hole] = 0;
+    slots[2 * hole + 1] = 0;
+    this.count--;
+    return true;
+  }
+
+  /** Every (hash, id) pair, in slot order (for invariant checks). */
+  *entries(): IterableIterator<[BlockHash, number]> {
+    for (let i = 0; i <= this.mask; i++) {
+      const stored = this.slots[2 * i + 1];
+      if (stored !== 0) yield [this.keys[stored - 1], stored - 1];
+    }
+  }
+
+  /** Fibonacci hashing of the low word: the table's top bits of lo × 2^32/φ. */
+  private home(lo: number): number {
+    return Math.imul(lo, 0x9e3779b1) >>> this.shift;
+  }
+}
+
+/**
+ * A growable set of block hashes (the ideal ceiling's "every block seen so far"): the keys themselves in one
+ * Float64Array, stored as hash + 1 so that 0 marks an empty slot (exact: hashes are below 2^53), linear
+ * probing, load factor ≤ 3/4, doubling when full. 8 bytes per slot, 8–21 bytes per entry; nothing is ever
+ * removed.
+ */
+export class BlockHashSet {
+  private slots: Float64Array;
+  private mask: number;
+  private shift: number;
+  private count = 0;
+  private limit: number;
+
+  constructor(initialEntries = 1 << 16) {
+    if (!Number.isInteger(initialEntries) || initialEntries < 1) throw new RangeError(`initialEntries must be an integer >= 1, got ${initialEntries}`);
+    const slots = slotCountFor(initialEntries);
+    this.slots = new Float64Array(slots);
+    this.mask = slots - 1;
+    this.shift = 32 - Math.log2(slots);
+    this.limit = Math.floor((slots * 3) / 4);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  has(hash: BlockHash): boolean {
+    const stored = hash + 1;
+    const slots = this.slots;
+    const mask = this.mask;
+    for (let i = Math.imul(hash | 0, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & mask) {
+      const s = slots[i];
+      if (s === stored) return true;
+      if (s === 0) return false;
+    }
+  }
+
+  /** Adds `hash`; returns whether it was absent. */
+  add(hash: BlockHash): boolean {
+    if (!(hash >= 0 && hash <= Number.MAX_SAFE_INTEGER)) throw new RangeError(`block hashes must be integers in [0, 2^53 - 1], got ${hash}`);
+    const stored = hash + 1;
+    const slots = this.slots;
+    const mask = this.mask;
+    for (let i = Math.imul(hash | 0, 0x9e3779b1) >>> this.shift; ; i = (i + 1) & mask) {
+      const s = slots[i];
+      if (s === stored) return false;
+      if (s === 0) {
+        slots[i] = stored;
+        if (++this.count > this.limit) this.grow();
+        return true;
+      }
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    const slots = old.length * 2;
+    if (slots > 2 ** 31) throw new RangeError(`block hash set cannot grow beyond ${old.length} slots`);
+    this.slots = new Float64Array(slots);
+    this.mask = slots - 1;
+    this.shift = 32 - Math.log2(slots);
+    this.limit = Math.floor((slots * 3) / 4);
+    const mask = this.mask;
+    for (let k = 0; k < old.length; k++) {
+      const stored = old[k];
+      if (stored === 0) continue;
+      let i = Math.imul((stored - 1) | 0, 0x9e3779b1) >>> this.shift;
+      while (this.slots[i] !== 0) i = (i + 1) & mask;
+      this.slots[i] = stored;
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
+
+describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
+  test('GIVEN two small fleets THEN each row has requests, times and memory, and the table has the ratio column', () => {
+    const { rows, markdown } = runFleetScale({ instances: [2, 4], seconds: 4, policy: 'sagemaker-prefix-aware', inProcess: true });
+    expect(rows.map((r) => r.instances)).toEqual([2, 4]);
+    for (const r of rows) {
+      expect(r.requests).toBeGreaterThan(0);
+      expect(r.cpuMs).toBeGreaterThan(0);
+      expect(r.maxRssMb).toBeGreaterThan(0);
+    }
+    // Twice the fleet, twice the arrival rate: about twice the requests.
+    expect(rows[1].requests).toBeGreaterThan(rows[0].requests);
+    expect(markdown).toContain('| 4 |');
+    expect(markdown).toMatch(/load average at start/);
+    expect(markdown).toContain('1.00×');
+  });
+
+  test('GIVEN a fleet size THEN the workload scales rate and groups with it (7 instances = 6 req/s, 550 groups)', () => {
+    expect(scaledLongContext(7, 900)).toBe('long-context?groups=550&rate=6&duration=900');
+    expect(scaledLongContext(112, 3600)).toBe('long-context?groups=8800&rate=96&duration=3600');
+  });
+
+  test('GIVEN the flags docs/benchmarks.md shows THEN they parse; out-of-range ones are refused naming the flag', () => {
+    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof' });
+    expect(() => parseArgs(['--instances', '0,7'])).toThrow('--instances must list integers between 1 and 1024 (got 0,7)');
+    expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be > 0 and ≤ 86400 (got 0)');
+  });
+});
