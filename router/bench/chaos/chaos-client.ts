@@ -38,6 +38,18 @@ export interface ChaosRequest {
   readonly path?: string;
 }
 
+/**
+ * The clients' connection pool. Idle sockets close after 4 s, before the router's 5 s keep-alive timeout, as a
+ * well-behaved client's do (the router keeps 4 s towards its backends for the same reason): otherwise a request
+ * written on an idle socket just as the server closes it is reset — a race of HTTP keep-alive itself, which a
+ * client that reuses connections must avoid, not a failure of the router under test.
+ */
+export const CLIENT_IDLE_SOCKET_TIMEOUT_MS = 4_000;
+
+export function chaosAgent(maxSockets: number): Agent {
+  return new Agent({ keepAlive: true, maxSockets, timeout: CLIENT_IDLE_SOCKET_TIMEOUT_MS });
+}
+
 export function chaosBody(key: string, stream: boolean, padBytes = 0): Buffer {
   const system = `chaos system prompt ${key} ${'x'.repeat(padBytes)}`;
   return Buffer.from(JSON.stringify({ model: 'fake-model', messages: [{ role: 'system', content: system }, { role: 'user', content: 'q' }], stream, max_tokens: 8 }));

@@ -2,7 +2,8 @@
  * A router in front of fake backends, in this process, for the chaos scenarios; plus the invariants every
  * scenario checks at its end (all load counters and in-flight gauges back to exactly 0).
  */
-import { Agent } from 'node:http';
+import type { Agent } from 'node:http';
+import { chaosAgent } from './chaos-client';
 import { startFakeBackend, type FakeBackend, type FakeBackendBehavior } from '../fake-openai-backend';
 import type { RouterOptions } from '../../src/config';
 import { createRouterLogger, startRouter, type RunningRouter } from '../../src/server';
@@ -26,7 +27,7 @@ export async function startChaosStack(backends: number, behavior: Partial<FakeBa
     await Promise.all(fakes.map((b) => b.close()));
     throw err;
   }
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const agent = chaosAgent(256);
   return {
     router: started,
     backends: fakes,
