@@ -1,14 +1,14 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
 import { AbPlanError, buildAbPlan, parseAbStrategies, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
 import { checkVariantsComparable, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { systemClock, type Clock } from '../aws/throttling-retry';
-import { BenchFlagError, liveOptionsOf, processIo, type BenchIo, type RawBenchFlags } from './bench-command';
+import { BenchFlagError, liveOptionsOf, parseCommandLine, processIo, type BenchIo, type RawBenchFlags } from './bench-command';
 import { defaultReportDir } from './flag-values';
 import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S } from './sagemaker-bench';
 
@@ -92,16 +92,7 @@ export function defineAbOptions(command: Command): Command {
 }
 
 export function parseAbArgv(argv: readonly string[]): RawAbFlags {
-  const command = defineAbOptions(new Command('ab'))
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-  try {
-    command.parse([...argv], { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) throw new BenchFlagError([err.message.replace(/^error: /, '')]);
-    throw err;
-  }
-  return command.opts<RawAbFlags>();
+  return parseCommandLine<RawAbFlags>(defineAbOptions(new Command('ab')), argv);
 }
 
 export interface AbCommandDeps {

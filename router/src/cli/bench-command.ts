@@ -148,18 +148,24 @@ export function defineBenchOptions(command: Command): Command {
     .option('--cloudwatch-delay <s>', 'with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default 180)');
 }
 
-/** Parses bench arguments (without `prefix-router bench`) in-process, as the CLI would; throws BenchFlagError. */
-export function parseBenchArgv(argv: readonly string[]): BenchSettings {
-  const command = defineBenchOptions(new Command('bench'))
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+/**
+ * Parses a command's arguments (without the command name) in-process, as the CLI would, into its raw flags;
+ * commander's own errors (unknown option, missing value) become a BenchFlagError.
+ */
+export function parseCommandLine<Flags extends object>(command: Command, argv: readonly string[]): Flags {
+  command.exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   try {
     command.parse([...argv], { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) throw new BenchFlagError([err.message.replace(/^error: /, '')]);
     throw err;
   }
-  return parseBenchFlags(command.opts<RawBenchFlags>());
+  return command.opts<Flags>();
+}
+
+/** Parses bench arguments (without `prefix-router bench`) in-process, as the CLI would; throws BenchFlagError. */
+export function parseBenchArgv(argv: readonly string[]): BenchSettings {
+  return parseBenchFlags(parseCommandLine(defineBenchOptions(new Command('bench')), argv));
 }
 
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;

@@ -12,8 +12,8 @@ import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
 import type { WorkloadRequest } from '../sim/workload/workload-request';
-import { Command, CommanderError } from 'commander';
-import { BenchFlagError, defineBenchOptions, parseBenchFlags, runBenchWithOutcome, type BenchIo, type BenchSettings, type RawBenchFlags } from './bench-command';
+import { Command } from 'commander';
+import { BenchFlagError, defineBenchOptions, parseBenchFlags, parseCommandLine, runBenchWithOutcome, type BenchIo, type BenchSettings, type RawBenchFlags } from './bench-command';
 
 /**
  * `prefix-router bench --sagemaker-endpoint NAME`: the live benchmark against a SageMaker endpoint, through the
@@ -184,16 +184,7 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
 
 /** `prefix-router bench` arguments (without the command name) parsed in-process into raw flags; throws BenchFlagError. */
 export function parseRawBenchArgv(argv: readonly string[]): RawBenchFlags {
-  const command = defineBenchOptions(new Command('bench'))
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
-  try {
-    command.parse([...argv], { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) throw new BenchFlagError([err.message.replace(/^error: /, '')]);
-    throw err;
-  }
-  return command.opts<RawBenchFlags>();
+  return parseCommandLine<RawBenchFlags>(defineBenchOptions(new Command('bench')), argv);
 }
 
 function cloudWatchDelayMs(flags: RawBenchFlags): number {
