@@ -51,26 +51,7 @@ export function hashBytes(bytes: Uint8Array, length: number, seed: number): numb
 
 /** Hash of the UTF-16 code units `text[0, end)`, two code units per 32-bit word. Unsigned 32-bit. */
 export function hashUtf16(text: string, end: number, seed: number): number {
-  const n = min(end, text.length);
-  const pairEnd = n & ~1;
-  let h = seed | 0;
-  for (let i = 0; i < pairEnd; i += 2) {
-    let k = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (imul(h, 5) + 0xe6546b64) | 0;
-  }
-  if (pairEnd < n) {
-    let k = text.charCodeAt(pairEnd);
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-  }
-  return fmix32(h ^ (n * 2));
+  return hashUtf16Range(text, 0, end, seed);
 }
 
 /**
