@@ -17,6 +17,7 @@ import { loadavg } from 'node:os';
 import { builtinProfile } from '../src/emulator/engine-profile';
 import { parsePolicySpec } from '../src/policy/policy-spec';
 import { compareStrategies } from '../src/sim/compare-strategies';
+import { promptWorkerPays } from '../src/sim/prompt-worker';
 import { parseWorkloadSpec } from '../src/sim/workload';
 
 interface Args {
@@ -24,7 +25,11 @@ interface Args {
   readonly seconds: number;
   readonly policy: string;
   readonly cpuProf: string | undefined;
+  readonly promptWorker: PromptWorkerMode;
 }
+
+/** on/off: prompts prepared on a worker thread or not; auto: as `prefix-router simulate` decides (promptWorkerPays). */
+export type PromptWorkerMode = 'auto' | 'on' | 'off';
 
 export interface ChildResult {
   readonly instances: number;
@@ -38,13 +43,14 @@ export interface ChildResult {
   readonly hitRate: number | null;
 }
 
-const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--cpu-prof DIR]';
+const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--prompt-worker auto|on|off] [--cpu-prof DIR]';
 
 export function parseArgs(argv: readonly string[]): Args {
   let instances = [7, 112];
   let seconds = 900;
   let policy = 'sagemaker-prefix-aware';
   let cpuProf: string | undefined;
+  let promptWorker: PromptWorkerMode = 'auto';
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -52,13 +58,17 @@ export function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--seconds') seconds = Number(value);
     else if (flag === '--policy') policy = String(value);
     else if (flag === '--cpu-prof') cpuProf = String(value);
+    else if (flag === '--prompt-worker') {
+      if (value !== 'auto' && value !== 'on' && value !== 'off') throw new Error(`--prompt-worker must be auto, on or off (got ${String(value)})`);
+      promptWorker = value;
+    }
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
     i++;
   }
   if (instances.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${instances.join(',')})`);
   if (!(seconds > 0 && seconds <= 86_400)) throw new Error(`--seconds must be > 0 and ≤ 86400 (got ${seconds})`);
   parsePolicySpec(policy);
-  return { instances, seconds, policy, cpuProf };
+  return { instances, seconds, policy, cpuProf, promptWorker };
 }
 
 /** The workload spec for a fleet of n: AWS's 7-instance shape, scaled. */
@@ -69,15 +79,17 @@ export function scaledLongContext(instances: number, seconds: number): string {
 }
 
 /** One simulation of the scaled workload; what a child process measures about itself. */
-export function measureFleet(instances: number, seconds: number, policy: string): ChildResult {
+export function measureFleet(instances: number, seconds: number, policy: string, promptWorker: PromptWorkerMode = 'auto'): ChildResult {
   const profile = builtinProfile('p5-llama-3.1-70b');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
+  const workload = parseWorkloadSpec(scaledLongContext(instances, seconds));
   const { results, report } = compareStrategies({
-    workload: parseWorkloadSpec(scaledLongContext(instances, seconds)),
+    workload,
     policies: [parsePolicySpec(policy)],
     instances,
     profile,
+    promptWorker: promptWorker === 'auto' ? promptWorkerPays(1, workload.expectedRequests) : promptWorker === 'on',
   });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
@@ -104,6 +116,7 @@ export interface FleetScaleOptions {
   readonly policy: string;
   /** Directory for one .cpuprofile per fleet size. */
   readonly cpuProf?: string;
+  readonly promptWorker?: PromptWorkerMode;
   /** Measure in this process instead of one child per size (max RSS is then the process's so far): for smoke tests. */
   readonly inProcess?: boolean;
   readonly log?: (line: string) => void;
@@ -116,10 +129,10 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
   for (const n of options.instances) {
     let row: ChildResult;
     if (options.inProcess) {
-      row = measureFleet(n, options.seconds, options.policy);
+      row = measureFleet(n, options.seconds, options.policy, options.promptWorker);
     } else {
       const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
-      const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy], {
+      const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy, options.promptWorker ?? 'auto'], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
         maxBuffer: 1 << 20,
@@ -134,7 +147,7 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
   const perReq = (r: ChildResult) => r.wallMs / r.requests;
   const cpuPerReq = (r: ChildResult) => r.cpuMs / r.requests;
   const lines = [
-    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b`,
+    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b, prompt worker ${options.promptWorker ?? 'auto'}`,
     `load average at start ${load0.map((l) => l.toFixed(1)).join(' ')}, at end ${load1.map((l) => l.toFixed(1)).join(' ')}`,
     '',
     '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | JS heap (MB) | typed arrays (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |',
@@ -150,7 +163,7 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
 function main(): void {
   const argv = process.argv.slice(2);
   if (argv[0] === '--child') {
-    process.stdout.write(`${JSON.stringify(measureFleet(Number(argv[1]), Number(argv[2]), argv[3]))}\n`);
+    process.stdout.write(`${JSON.stringify(measureFleet(Number(argv[1]), Number(argv[2]), argv[3], argv[4] as PromptWorkerMode))}\n`);
     return;
   }
   const args = parseArgs(argv);

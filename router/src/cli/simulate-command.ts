@@ -5,6 +5,7 @@ import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/
 import { ProgressReporter } from '../benchmark/progress';
 import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
+import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
 import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
 import { INSTANCES_RANGE, ROUTERS_RANGE } from '../sim/simulator';
@@ -121,6 +122,8 @@ export async function runSimulateCommand(
     report: reporter.update,
   });
   const indexOf = (p: PolicyConfig) => flags.policies.indexOf(p);
+  const parallel = flags.jobs > 1 && flags.policies.length > 1;
+  const concurrentRuns = parallel ? Math.min(flags.jobs, flags.policies.length) : 1;
   const config: StrategyComparisonConfig = {
     workload: flags.workload,
     policies: flags.policies,
@@ -133,6 +136,8 @@ export async function runSimulateCommand(
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,
     maxRequests: flags.maxRequests,
+    // A core left idle by the runs prepares their prompts (identical results either way).
+    promptWorker: promptWorkerPays(concurrentRuns, Math.min(flags.workload.expectedRequests, flags.maxRequests ?? Infinity)),
     baseline: flags.baseline,
     onStrategyStart: flags.quiet
       ? undefined
@@ -151,7 +156,7 @@ export async function runSimulateCommand(
   };
   let comparison: StrategyComparison;
   try {
-    comparison = flags.jobs > 1 && flags.policies.length > 1 ? await compareStrategiesInParallel(config, { jobs: flags.jobs }) : compareStrategies(config);
+    comparison = parallel ? await compareStrategiesInParallel(config, { jobs: flags.jobs }) : compareStrategies(config);
   } finally {
     reporter.end();
   }

@@ -33,6 +33,16 @@ export function chatTemplate(messages: readonly ChatMessage[], options: ChatTemp
   return text;
 }
 
+/**
+ * Characters of `chatTemplate(messages)` that the first `count` messages render to (begin-of-text marker
+ * included): the part of the prompt those messages alone decide.
+ */
+export function chatTemplateHeadChars(messages: readonly ChatMessage[], count: number): number {
+  let chars = BEGIN_OF_TEXT.length;
+  for (let i = 0; i < count; i++) chars += header(messages[i].role).length + messages[i].content.length + END_OF_TURN.length;
+  return chars;
+}
+
 /** Prompt tokens of a chat request: tokenCount of its rendered text. */
 export function chatPromptTokens(messages: readonly ChatMessage[]): number {
   return tokenCount(chatTemplate(messages));

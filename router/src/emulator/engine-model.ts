@@ -33,7 +33,7 @@ export interface PromptInput {
    * Chained hashes of the prompt's full blocks, `blockHashes(promptText, { blockTokens: profile.blockTokens,
    * seed: options.hashSeed })`; computed from `promptText` when absent. Pass them when you already have them.
    */
-  readonly blockHashes?: readonly BlockHash[];
+  readonly blockHashes?: ArrayLike<BlockHash>;
 }
 
 /** What a client asks the engine to do. */
@@ -226,7 +226,7 @@ class Sequence {
     readonly promptTokens: number,
     readonly promptText: string | undefined,
     /** Chained hashes of the known full blocks of prompt (+ output once generated blocks are hashed). */
-    public hashes: BlockHash[],
+    public hashes: BlockHash[] | Float64Array,
     public ownsHashes: boolean,
     readonly maxTokens: number,
     readonly submittedMs: number,
@@ -461,7 +461,7 @@ export class EngineModel {
     if (this.running.length > this.profile.maxNumSeqs) throw new Error(`${this.running.length} running > maxNumSeqs`);
   }
 
-  private promptOf(input: PromptInput): { promptTokens: number; hashes: BlockHash[]; ownsHashes: boolean } {
+  private promptOf(input: PromptInput): { promptTokens: number; hashes: BlockHash[] | Float64Array; ownsHashes: boolean } {
     const text = input.promptText;
     if (text !== undefined && typeof text !== 'string') throw new EngineRequestError('invalid-request', 'promptText must be a string');
     let promptTokens = input.promptTokens;
@@ -483,7 +483,8 @@ export class EngineModel {
         );
       }
       // Shared with the caller until generated-block hashes are appended (copy on write, never mutated).
-      return { promptTokens, hashes: input.blockHashes as BlockHash[], ownsHashes: false };
+      const given = input.blockHashes;
+      return { promptTokens, hashes: Array.isArray(given) || given instanceof Float64Array ? given : Array.from(given), ownsHashes: false };
     }
     if (text === undefined) throw new EngineRequestError('invalid-request', 'promptTokens without promptText needs blockHashes');
     return { promptTokens, hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeed }), ownsHashes: true };
@@ -801,11 +802,12 @@ export class EngineModel {
       maxBlocks: fullBlocks - known,
     });
     if (more.length === 0) return;
-    if (!seq.ownsHashes) {
-      seq.hashes = seq.hashes.slice();
+    if (!seq.ownsHashes || !Array.isArray(seq.hashes)) {
+      seq.hashes = Array.from(seq.hashes);
       seq.ownsHashes = true;
     }
-    for (const h of more) seq.hashes.push(h);
+    const hashes = seq.hashes as BlockHash[];
+    for (const h of more) hashes.push(h);
   }
 
   /** Registers the hashes of blocks completed since the last call (prefix blocks other requests may reuse). */

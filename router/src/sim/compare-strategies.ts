@@ -28,6 +28,8 @@ export interface StrategyComparisonConfig {
   readonly warmupMs?: number;
   /** No request is sent at or after this virtual time. */
   readonly sendUntilMs?: number;
+  /** Generate and hash the workload on a worker thread ahead of each simulation (see SimulationConfig.promptWorker). */
+  readonly promptWorker?: boolean;
   /** Label or policy name of the baseline (default `random` when it is among the policies). */
   readonly baseline?: string;
   readonly title?: string;
@@ -69,7 +71,7 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs'
+  'instances' | 'routers' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -95,6 +97,7 @@ export function simulateStrategy(
     warmupMs: settings.warmupMs,
     sendUntilMs: settings.sendUntilMs,
     ceilings: tracker,
+    promptWorker: settings.promptWorker,
     onProgress,
     // Virtual seconds between progress reports: frequent enough for a smooth bar, a callback is all it costs.
     progressEveryMs: 5_000,

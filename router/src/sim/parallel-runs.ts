@@ -59,6 +59,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,
     sendUntilMs: config.sendUntilMs,
+    promptWorker: config.promptWorker,
   };
   const outcomes = await runPool(
     config.policies.map((policy) => ({ workloadSpec: config.workload.spec, policy, settings })),

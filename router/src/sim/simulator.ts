@@ -10,14 +10,15 @@ import type { InstanceView } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
-import { blockHashes, tokenCount } from '../state/block-hash';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
 import type { StrategyRunInput } from './report/report-model';
 import type { RequestRecord } from './report/request-record';
+import { inlinePromptSource, type PromptSource } from './prompt-source';
+import { startPromptWorker } from './prompt-worker';
 import { RequestFeed } from './request-feed';
-import { renderedPromptOf, routingRequestOf } from './workload-routing';
+import { routingRequestOf } from './workload-routing';
 import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
 import type { WorkloadRequest } from './workload/workload-request';
@@ -72,6 +73,12 @@ export interface SimulationConfig {
   readonly modelName?: string;
   /** Receives every rendered prompt in send order, to compute hit-rate ceilings without hashing twice. */
   readonly ceilings?: CeilingTracker;
+  /**
+   * Generate the workload and hash its prompts on a worker thread, ahead of the simulation (same results; a
+   * second core does about half the work of a long-context run). Needs a workload that `parseWorkloadSpec`
+   * rebuilds from its spec. Default false.
+   */
+  readonly promptWorker?: boolean;
   /** Called about every `progressEveryMs` of virtual time. */
   readonly onProgress?: (progress: SimulationProgress) => void;
   readonly progressEveryMs?: number;
@@ -168,6 +175,7 @@ class Simulation {
   private nextRouter = 0;
   private readonly queue = new EventQueue<SimEvent>();
   private readonly feed: RequestFeed;
+  private readonly prompts: PromptSource;
   private readonly dispatched = new Map<string, Dispatched>();
   private readonly records: RequestRecord[] = [];
   private readonly model: string;
@@ -202,7 +210,8 @@ class Simulation {
       loads: ids.map(() => new InstanceLoad()),
       views: ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, kvCapacityTokens })),
     }));
-    this.feed = new RequestFeed(config.workload.requests(), config.load ?? config.workload.load, config.maxRequests ?? Infinity);
+    this.prompts = config.promptWorker ? startPromptWorker(config.workload, config.profile.blockTokens) : inlinePromptSource(config.workload, config.profile.blockTokens);
+    this.feed = new RequestFeed(this.prompts.requests, config.load ?? config.workload.load, config.maxRequests ?? Infinity);
     this.model = config.modelName ?? 'model';
     this.warmupMs = config.warmupMs ?? 0;
     this.sendUntilMs = config.sendUntilMs ?? Infinity;
@@ -211,6 +220,14 @@ class Simulation {
   }
 
   run(): SimulationResult {
+    try {
+      return this.runToEnd();
+    } finally {
+      this.prompts.close();
+    }
+  }
+
+  private runToEnd(): SimulationResult {
     const wallStart = performance.now();
     this.start();
     const engines = this.engines;
@@ -333,9 +350,8 @@ class Simulation {
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
-    const text = renderedPromptOf(request);
-    const hashes = blockHashes(text, { blockTokens: this.config.profile.blockTokens });
-    const promptTokens = tokenCount(text);
+    const blocks = this.prompts.blocksOf(request);
+    const { hashes, promptTokens } = blocks;
     try {
       this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
     } catch (err) {
@@ -353,7 +369,7 @@ class Simulation {
         this.config.ceilings.endWarmup();
         this.ceilingWarmupEnded = true;
       }
-      this.config.ceilings.observeBlocks(hashes, promptTokens);
+      this.config.ceilings.observeBlocks(hashes, promptTokens, blocks.head);
     }
   }
 

@@ -67,14 +67,15 @@ function chainState(h: BlockHash): [number, number] {
   return [(h % 0x100000000) >>> 0, (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0];
 }
 
-function chainHashes(text: string, a: number, b: number, options: BlockHashOptions): BlockHash[] {
+function chainHashes<T extends BlockHash[] | Float64Array = BlockHash[]>(text: string, a: number, b: number, options: BlockHashOptions, startChar = 0, into?: T, at = 0): T {
   const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
-  const fullBlocks = Math.floor(text.length / blockChars);
+  const fullBlocks = Math.floor((text.length - startChar) / blockChars);
   const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
-  const hashes = new Array<BlockHash>(count);
+  const hashes = into ?? (new Array<BlockHash>(count) as T);
   for (let i = 0; i < count; i++) {
-    const h = hashRange(text, i * blockChars, (i + 1) * blockChars, a, b);
-    hashes[i] = h;
+    const from = startChar + i * blockChars;
+    const h = hashRange(text, from, from + blockChars, a, b);
+    hashes[at + i] = h;
     // Chain: the next block starts from this block's hash (chainState, inlined: no allocation per block).
     a = (h % 0x100000000) >>> 0;
     b = (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0;
@@ -103,4 +104,25 @@ export function continueBlockHashes(text: string, previousHash: BlockHash | unde
   if (previousHash === undefined) return blockHashes(text, options);
   const [a, b] = chainState(previousHash);
   return chainHashes(text, a, b, options);
+}
+
+/**
+ * `blockHashes(text)`, as a Float64Array, when the hashes of its first `known.length` blocks are already known (`known` must be
+ * exactly those): hashes only the rest. The simulator uses it for prompts that start with a text many other
+ * prompts start with.
+ */
+export function blockHashesAfter(text: string, known: ArrayLike<BlockHash>, options: BlockHashOptions = {}): Float64Array {
+  if (options.maxBlocks !== undefined) throw new RangeError('blockHashesAfter does not take maxBlocks');
+  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
+  const knownCount = known.length;
+  const total = Math.floor(text.length / blockChars);
+  if (knownCount > total) throw new RangeError(`${knownCount} known blocks but the text has ${total} full blocks`);
+  const hashes = new Float64Array(total);
+  for (let i = 0; i < knownCount; i++) hashes[i] = known[i];
+  let a: number;
+  let b: number;
+  if (knownCount === 0) [a, b] = seedPair(options.seed);
+  else [a, b] = chainState(known[knownCount - 1]);
+  chainHashes(text, a, b, options, knownCount * blockChars, hashes, knownCount);
+  return hashes;
 }

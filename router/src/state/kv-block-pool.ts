@@ -63,7 +63,7 @@ export class KvBlockPool {
    * How many of the leading `hashes` (at most `maxBlocks`) are cached, stopping at the first miss. With
    * `idsOut`, also writes the matched block ids there, so admission needs one lookup per block.
    */
-  matchPrefix(hashes: readonly BlockHash[], maxBlocks: number, idsOut?: Int32Array): number {
+  matchPrefix(hashes: ArrayLike<BlockHash>, maxBlocks: number, idsOut?: Int32Array): number {
     const limit = Math.min(maxBlocks, hashes.length);
     let matched = 0;
     for (; matched < limit; matched++) {
@@ -89,7 +89,7 @@ export class KvBlockPool {
   }
 
   /** Of the first `count` hashes (all cached), how many sit unreferenced in the free queue. */
-  countUnreferenced(hashes: readonly BlockHash[], count: number): number {
+  countUnreferenced(hashes: ArrayLike<BlockHash>, count: number): number {
     let unreferenced = 0;
     for (let i = 0; i < count; i++) {
       const id = this.byHash.get(hashes[i]);

@@ -16,3 +16,15 @@ describe('when seeded workloads are simulated', () => {
     expect(got).toEqual(want);
   });
 });
+
+describe('when prompts are prepared on a worker thread', () => {
+  // The scenarios whose workloads repeat shared heads, so the worker's hash memo is exercised too.
+  const withHeads = SEEDED_SCENARIOS.filter((s) => s.workload.startsWith('long-context'));
+
+  test('GIVEN the seeded scenarios with shared heads THEN results and report equal the recorded ones', () => {
+    expect(withHeads.length).toBeGreaterThanOrEqual(2);
+    for (const scenario of withHeads) {
+      expect({ name: scenario.name, ...seededDigests(scenario, { promptWorker: true }) }).toEqual({ name: scenario.name, ...(expected as Record<string, object>)[scenario.name] });
+    }
+  }, 60_000);
+});

@@ -93,8 +93,9 @@ export interface SeededDigests {
 
 const WALL_CLOCK_KEYS = new Set(['createdAt', 'simulation wall time (s)', 'decisionMicros']);
 
-export function seededDigests(scenario: SeededScenario): SeededDigests {
+export function seededDigests(scenario: SeededScenario, options: { promptWorker?: boolean } = {}): SeededDigests {
   const { results, report } = compareStrategies({
+    promptWorker: options.promptWorker,
     workload: parseWorkloadSpec(scenario.workload),
     policies: scenario.policies,
     instances: scenario.instances,

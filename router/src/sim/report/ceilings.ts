@@ -48,6 +48,8 @@ export interface RequestCeiling {
 export class CeilingTracker {
   private readonly blockTokens: number;
   private readonly seen = new BlockHashSet(1 << 16);
+  /** Shared heads (PromptBlocks.head) whose every block is in `seen`. */
+  private readonly seenHeads = new Set<string>();
   private readonly fleet: BlockLru;
   private requests = 0;
   private promptTokens = 0;
@@ -68,24 +70,31 @@ export class CeilingTracker {
   /**
    * Account one request from block hashes already computed (blockHashes of the rendered prompt with this
    * tracker's blockTokens and no seed), so a simulator that hashes prompts for its engine model need not hash
-   * them twice.
+   * them twice. `head`: the shared head its first blocks belong to (PromptBlocks.head), so the ideal ceiling
+   * need not probe again for a head it already holds whole.
    */
-  observeBlocks(hashes: readonly BlockHash[], promptTokens: number): RequestCeiling {
+  observeBlocks(hashes: ArrayLike<BlockHash>, promptTokens: number, head?: { readonly key: string; readonly blocks: number }): RequestCeiling {
     // One pass: until a request's first miss nothing was inserted (so nothing evicted), so "present before
     // this request" and "present now" agree for its leading blocks; the hit is that leading run.
     let ideal = 0;
     let fleet = 0;
     let idealRun = true;
     let fleetRun = true;
+    // A shared head seen whole before is in the set (nothing leaves it): its blocks are hits, no probe needed.
+    const headSeen = head !== undefined && head.blocks <= hashes.length && this.seenHeads.has(head.key) ? head.blocks : 0;
+    ideal = headSeen;
     for (let i = 0; i < hashes.length; i++) {
       const h = hashes[i]!;
-      const wasSeen = !this.seen.add(h);
-      if (idealRun && wasSeen) ideal++;
-      else idealRun = false;
+      if (i >= headSeen) {
+        const wasSeen = !this.seen.add(h);
+        if (idealRun && wasSeen) ideal++;
+        else idealRun = false;
+      }
       const wasCached = this.fleet.touch(h);
       if (fleetRun && wasCached) fleet++;
       else fleetRun = false;
     }
+    if (head !== undefined && head.blocks <= hashes.length) this.seenHeads.add(head.key);
     const result = {
       promptTokens,
       idealHitTokens: cacheableHitTokens(ideal, promptTokens, this.blockTokens),

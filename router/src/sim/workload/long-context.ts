@@ -81,13 +81,15 @@ export function longContextWorkload(given: Partial<LongContextOptions> | Record<
       const suffix = labelledText(options.seed, `long-context/suffix/${index}`, suffixTokens * CHARS_PER_TOKEN);
       const tenantKey = options.tenants > 0 ? `tenant-${group % options.tenants}` : undefined;
       const base = { index, id: requestId('lc', index), arrivalMs, maxTokens, group, ...(tenantKey ? { tenantKey } : {}) };
+      // The group's prefix (and, for chat, the system message holding it) is the same in every request of the group.
+      const sharedHead = options.prefixTokens > 0 ? { key: `long-context/${group}`, length: options.api === 'completion' ? prefix.length : 1 } : undefined;
       if (options.api === 'completion') {
-        yield { ...base, kind: 'completion', prompt: prefix + suffix };
+        yield { ...base, kind: 'completion', prompt: prefix + suffix, ...(sharedHead ? { sharedHead } : {}) };
       } else {
         const messages = options.prefixTokens > 0
           ? [{ role: 'system' as const, content: prefix }, { role: 'user' as const, content: suffix }]
           : [{ role: 'user' as const, content: suffix }];
-        yield { ...base, kind: 'chat', messages };
+        yield { ...base, kind: 'chat', messages, ...(sharedHead ? { sharedHead } : {}) };
       }
     }
   }

@@ -78,8 +78,9 @@ export function sharedSystemWorkload(given: Partial<SharedSystemOptions> | Recor
       const system = systems.get(group, () => labelledText(options.seed, `shared-system/system/${group}`, options.systemTokens * CHARS_PER_TOKEN));
       const user = labelledText(options.seed, `shared-system/question/${group}/${question}`, options.questionTokens * CHARS_PER_TOKEN);
       const base = { index, id: requestId('ss', index), arrivalMs: arrivals.next().value, maxTokens: options.outputTokens, group };
-      if (options.api === 'completion') yield { ...base, kind: 'completion', prompt: system + user };
-      else yield { ...base, kind: 'chat', messages: [{ role: 'system', content: system }, { role: 'user', content: user }] };
+      const key = `shared-system/${group}`;
+      if (options.api === 'completion') yield { ...base, kind: 'completion', prompt: system + user, sharedHead: { key, length: system.length } };
+      else yield { ...base, kind: 'chat', messages: [{ role: 'system', content: system }, { role: 'user', content: user }], sharedHead: { key, length: 1 } };
     }
   }
 

@@ -35,6 +35,21 @@ interface WorkloadRequestBase {
   readonly tenantKey?: string;
   /** Prefix group the request was drawn from (long-context, shared-system); for diagnostics only. */
   readonly group?: number;
+  /**
+   * A promise that the request starts like every other request with the same key, so a consumer may reuse
+   * work done on that start (the simulator reuses its block hashes instead of hashing it again).
+   */
+  readonly sharedHead?: SharedHead;
+}
+
+/**
+ * The start of a request that other requests repeat exactly: for chat, the first `length` messages; for
+ * completions, the first `length` characters of the prompt. Requests with the same `key` must have the same
+ * start, character for character; a workload that cannot promise that sets no key.
+ */
+export interface SharedHead {
+  readonly key: string;
+  readonly length: number;
 }
 
 export interface ChatWorkloadRequest extends WorkloadRequestBase {

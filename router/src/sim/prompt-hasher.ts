@@ -1,0 +1,79 @@
+import { chatTemplateHeadChars } from '../emulator/chat-template';
+import { blockHashesAfter, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
+import { renderedPromptOf } from './workload-routing';
+import type { WorkloadRequest } from './workload/workload-request';
+
+/** What the engine model and the ceilings need of a request's prompt. */
+export interface PromptBlocks {
+  /** Chained hashes of the rendered prompt's full blocks: `blockHashes(renderedPromptOf(request), { blockTokens })`. */
+  readonly hashes: Float64Array;
+  readonly promptTokens: number;
+  /** The shared head the first `blocks` hashes belong to (every request with this key starts with them). */
+  readonly head?: { readonly key: string; readonly blocks: number };
+}
+
+/** Blocks of shared heads remembered; 4 M blocks = 32 MB. */
+const DEFAULT_MEMO_BLOCKS = 4_000_000;
+
+/**
+ * Block hashes of workload prompts, reusing the hashes of a shared head (`request.sharedHead`: a group's
+ * document, a system prompt) instead of hashing those characters again for every request that repeats them.
+ * A long-context prompt is 7,000 shared tokens and 1,000 own ones, so most of its hashing is skipped.
+ *
+ * Exact by construction: a block's hash depends only on the characters up to its end, and requests with the
+ * same head key start with the same characters, so the head's full blocks hash the same in all of them.
+ * The memo forgets least recently used heads beyond `maxMemoBlocks`; forgetting changes cost, never hashes.
+ */
+export class PromptHasher {
+  private readonly blockChars: number;
+  private readonly memo = new Map<string, Float64Array>();
+  private memoBlocks = 0;
+
+  constructor(
+    private readonly blockTokens: number,
+    private readonly maxMemoBlocks = DEFAULT_MEMO_BLOCKS,
+  ) {
+    if (!Number.isInteger(blockTokens) || blockTokens < 1) throw new RangeError(`blockTokens must be a positive integer (got ${blockTokens})`);
+    this.blockChars = blockTokens * CHARS_PER_TOKEN;
+  }
+
+  blocksOf(request: WorkloadRequest): PromptBlocks {
+    const text = renderedPromptOf(request);
+    const head = request.sharedHead;
+    const options = { blockTokens: this.blockTokens };
+    if (head === undefined) return { hashes: blockHashesAfter(text, [], options), promptTokens: tokenCount(text) };
+    let known = this.memo.get(head.key);
+    if (known !== undefined) {
+      // Most recently used last: Map iteration order is insertion order.
+      this.memo.delete(head.key);
+      this.memo.set(head.key, known);
+      return { hashes: blockHashesAfter(text, known, options), promptTokens: tokenCount(text), head: { key: head.key, blocks: known.length } };
+    }
+    const hashes = blockHashesAfter(text, [], options);
+    const limit = request.kind === 'chat' ? request.messages.length : request.prompt.length;
+    if (!Number.isInteger(head.length) || head.length < 0 || head.length > limit) {
+      throw new RangeError(`request ${request.id}: sharedHead.length must be an integer between 0 and ${limit} (got ${head.length})`);
+    }
+    const headChars = request.kind === 'chat' ? chatTemplateHeadChars(request.messages, head.length) : head.length;
+    // A copy, not a view: the request's own array goes to the engine (or to another thread).
+    known = hashes.slice(0, Math.floor(headChars / this.blockChars));
+    this.remember(head.key, known);
+    return { hashes, promptTokens: tokenCount(text), head: { key: head.key, blocks: known.length } };
+  }
+
+  /** Heads remembered (for tests and diagnostics). */
+  get memoSize(): number {
+    return this.memo.size;
+  }
+
+  private remember(key: string, hashes: Float64Array): void {
+    if (hashes.length === 0 || hashes.length > this.maxMemoBlocks) return;
+    this.memo.set(key, hashes);
+    this.memoBlocks += hashes.length;
+    while (this.memoBlocks > this.maxMemoBlocks) {
+      const [oldestKey, oldest] = this.memo.entries().next().value as [string, Float64Array];
+      this.memo.delete(oldestKey);
+      this.memoBlocks -= oldest.length;
+    }
+  }
+}

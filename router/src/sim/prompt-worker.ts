@@ -1,0 +1,179 @@
+import { availableParallelism } from 'node:os';
+import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { PromptHasher } from './prompt-hasher';
+import type { PromptBlocks } from './prompt-hasher';
+import type { PromptSource } from './prompt-source';
+import { parseWorkloadSpec, type Workload } from './workload';
+import type { WorkloadRequest } from './workload/workload-request';
+
+/**
+ * A prompt source whose work — generating the workload's text and hashing its prompts' blocks, about half of a
+ * long-context simulation's CPU — runs on a worker thread ahead of the simulation, so a second core does it
+ * while this one simulates. The simulation stays synchronous: it takes batches with `receiveMessageOnPort`
+ * and sleeps in `Atomics.wait` only when the worker is behind. The worker rebuilds the workload from its
+ * canonical spec (which reproduces the same requests by construction) and stays at most MAX_AHEAD batches
+ * ahead, so memory stays bounded. Same requests, same hashes as `inlinePromptSource`.
+ */
+const ROLE = 'prefix-router-prompt-worker';
+
+/** Requests per message: enough to make messaging cheap, few enough that the first batch comes quickly. */
+const BATCH_REQUESTS = 64;
+/** Batches the worker may be ahead of the simulation. */
+const MAX_AHEAD = 8;
+/** A worker that sends nothing for this long has died (it produces a batch in milliseconds). */
+const STALL_MS = 120_000;
+/** How long each side sleeps at most between checks of the other's state. */
+const WAIT_SLICE_MS = 200;
+
+// Control words in shared memory.
+const PRODUCED = 0;
+const CONSUMED = 1;
+const STOP = 2;
+
+interface PreparedItem extends PromptBlocks {
+  readonly request: WorkloadRequest;
+}
+
+type WorkerMessage = { readonly kind: 'batch'; readonly items: PreparedItem[] } | { readonly kind: 'end' } | { readonly kind: 'failed'; readonly message: string };
+
+interface WorkerSettings {
+  readonly role: typeof ROLE;
+  readonly spec: string;
+  readonly blockTokens: number;
+  readonly control: SharedArrayBuffer;
+  readonly port: MessagePort;
+}
+
+/** Below this many requests a run is over before a worker would pay for its start. */
+const MIN_REQUESTS_FOR_WORKER = 2_000;
+
+/**
+ * Whether runs should prepare prompts on a worker: only when a core would otherwise sit idle (fewer
+ * simulations at once than cores) and the workload is long enough to gain from it.
+ */
+export function promptWorkerPays(concurrentRuns: number, expectedRequests: number, cores = availableParallelism()): boolean {
+  return concurrentRuns < cores && expectedRequests >= MIN_REQUESTS_FOR_WORKER;
+}
+
+export function startPromptWorker(workload: Workload, blockTokens: number): PromptSource {
+  const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const ctl = new Int32Array(control);
+  const { port1, port2 } = new MessageChannel();
+  // Under ts-node or ts-jest this module is TypeScript: the worker then loads it through ts-node.
+  const typescript = __filename.endsWith('.ts');
+  const worker = new Worker(__filename, {
+    workerData: { role: ROLE, spec: workload.spec, blockTokens, control, port: port2 } satisfies WorkerSettings,
+    transferList: [port2],
+    execArgv: typescript ? ['--require', 'ts-node/register/transpile-only'] : [],
+  });
+  worker.unref();
+  // A crash the worker could not report (it reports its own errors) surfaces as a stall, below.
+  worker.on('error', () => undefined);
+  const prepared = new Map<WorkloadRequest, PromptBlocks>();
+  const fallback = new PromptHasher(blockTokens);
+  let closed = false;
+
+  function close(): void {
+    if (closed) return;
+    closed = true;
+    Atomics.store(ctl, STOP, 1);
+    Atomics.notify(ctl, CONSUMED);
+    port1.close();
+    void worker.terminate();
+  }
+
+  /** The next message, waiting for the worker when it is behind. */
+  function receive(): WorkerMessage {
+    let waitedMs = 0;
+    for (;;) {
+      const produced = Atomics.load(ctl, PRODUCED);
+      const received = receiveMessageOnPort(port1);
+      if (received !== undefined) {
+        Atomics.add(ctl, CONSUMED, 1);
+        Atomics.notify(ctl, CONSUMED);
+        return received.message as WorkerMessage;
+      }
+      if (waitedMs >= STALL_MS) {
+        close();
+        throw new Error(`the prompt worker sent nothing for ${STALL_MS / 1000} s; it has stopped (out of memory?)`);
+      }
+      const t0 = Date.now();
+      Atomics.wait(ctl, PRODUCED, produced, WAIT_SLICE_MS);
+      waitedMs += Date.now() - t0;
+    }
+  }
+
+  function* requests(): Generator<WorkloadRequest, void, undefined> {
+    try {
+      for (;;) {
+        const message = receive();
+        if (message.kind === 'end') return;
+        if (message.kind === 'failed') throw new Error(`prompt worker: ${message.message}`);
+        for (const item of message.items) {
+          const { request, ...blocks } = item;
+          prepared.set(request, blocks);
+          yield item.request;
+        }
+      }
+    } finally {
+      close();
+    }
+  }
+
+  let started = false;
+  return {
+    requests: {
+      [Symbol.iterator]: () => {
+        if (started) throw new Error('a worker prompt source can be iterated once');
+        started = true;
+        return requests();
+      },
+    },
+    blocksOf(request) {
+      const blocks = prepared.get(request);
+      if (blocks === undefined) return fallback.blocksOf(request);
+      prepared.delete(request);
+      return blocks;
+    },
+    close,
+  };
+}
+
+/** Worker side: generate, hash, post in batches, never more than MAX_AHEAD batches ahead. */
+function workerMain(settings: WorkerSettings): void {
+  const ctl = new Int32Array(settings.control);
+  const port = settings.port;
+  let posted = 0;
+  const post = (message: WorkerMessage, transfer: ArrayBuffer[] = []) => {
+    port.postMessage(message, transfer);
+    posted++;
+    Atomics.store(ctl, PRODUCED, posted);
+    Atomics.notify(ctl, PRODUCED);
+  };
+  try {
+    const hasher = new PromptHasher(settings.blockTokens);
+    let items: PreparedItem[] = [];
+    let transfer: ArrayBuffer[] = [];
+    for (const request of parseWorkloadSpec(settings.spec).requests()) {
+      const blocks = hasher.blocksOf(request);
+      items.push({ request, ...blocks });
+      transfer.push(blocks.hashes.buffer as ArrayBuffer);
+      if (items.length < BATCH_REQUESTS) continue;
+      for (;;) {
+        if (Atomics.load(ctl, STOP) !== 0) return;
+        const consumed = Atomics.load(ctl, CONSUMED);
+        if (posted - consumed < MAX_AHEAD) break;
+        Atomics.wait(ctl, CONSUMED, consumed, WAIT_SLICE_MS);
+      }
+      post({ kind: 'batch', items }, transfer);
+      items = [];
+      transfer = [];
+    }
+    if (items.length > 0) post({ kind: 'batch', items }, transfer);
+    post({ kind: 'end' });
+  } catch (err) {
+    post({ kind: 'failed', message: (err as Error).message });
+  }
+}
+
+if (!isMainThread && (workerData as { role?: string } | undefined)?.role === ROLE) workerMain(workerData as WorkerSettings);
