@@ -74,26 +74,18 @@ export class CeilingTracker {
    * need not probe again for a head it already holds whole.
    */
   observeBlocks(hashes: ArrayLike<BlockHash>, promptTokens: number, head?: { readonly key: string; readonly blocks: number }): RequestCeiling {
-    // One pass: until a request's first miss nothing was inserted (so nothing evicted), so "present before
-    // this request" and "present now" agree for its leading blocks; the hit is that leading run.
-    let ideal = 0;
-    let fleet = 0;
-    let idealRun = true;
-    let fleetRun = true;
+    // Until a request's first miss nothing was inserted (so nothing evicted), so "present before this request"
+    // and "present now" agree for its leading blocks; the hit is that leading run.
     // A shared head seen whole before is in the set (nothing leaves it): its blocks are hits, no probe needed.
     const headSeen = head !== undefined && head.blocks <= hashes.length && this.seenHeads.has(head.key) ? head.blocks : 0;
-    ideal = headSeen;
-    for (let i = 0; i < hashes.length; i++) {
-      const h = hashes[i]!;
-      if (i >= headSeen) {
-        const wasSeen = !this.seen.add(h);
-        if (idealRun && wasSeen) ideal++;
-        else idealRun = false;
-      }
-      const wasCached = this.fleet.touch(h);
-      if (fleetRun && wasCached) fleet++;
-      else fleetRun = false;
+    let ideal = headSeen;
+    let idealRun = true;
+    for (let i = headSeen; i < hashes.length; i++) {
+      const wasSeen = !this.seen.add(hashes[i]!);
+      if (idealRun && wasSeen) ideal++;
+      else idealRun = false;
     }
+    const fleet = this.fleet.touchSequence(hashes);
     if (head !== undefined && head.blocks <= hashes.length) this.seenHeads.add(head.key);
     const result = {
       promptTokens,

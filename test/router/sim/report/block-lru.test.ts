@@ -32,4 +32,20 @@ describe('when using the block LRU', () => {
       }),
     );
   });
+
+  test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits', () => {
+    const run = fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 0, maxLength: 30 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 24 }), fc.array(fc.oneof(run, run.map((r) => [...r, ...r])), { maxLength: 40 }), (capacity, sequences) => {
+        const bySequence = new BlockLru(capacity);
+        const oneByOne = new BlockLru(capacity);
+        for (const sequence of sequences) {
+          const present = sequence.map((h) => oneByOne.touch(h));
+          const leading = present.indexOf(false) === -1 ? present.length : present.indexOf(false);
+          expect(bySequence.touchSequence(sequence)).toBe(leading);
+          expect(Array.from(bySequence.recency())).toEqual(Array.from(oneByOne.recency()));
+        }
+      }),
+    );
+  });
 });
