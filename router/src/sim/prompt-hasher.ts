@@ -8,8 +8,6 @@ export interface PromptBlocks {
   /** Chained hashes of the rendered prompt's full blocks: `blockHashes(renderedPromptOf(request), { blockTokens })`. */
   readonly hashes: Float64Array;
   readonly promptTokens: number;
-  /** The shared head the first `blocks` hashes belong to (every request with this key starts with them). */
-  readonly head?: { readonly key: string; readonly blocks: number };
 }
 
 /** Blocks of shared heads remembered; 4 M blocks = 32 MB. */
@@ -47,7 +45,7 @@ export class PromptHasher {
       // Most recently used last: Map iteration order is insertion order.
       this.memo.delete(head.key);
       this.memo.set(head.key, known);
-      return { hashes: blockHashesAfter(text, known, options), promptTokens: tokenCount(text), head: { key: head.key, blocks: known.length } };
+      return { hashes: blockHashesAfter(text, known, options), promptTokens: tokenCount(text) };
     }
     const hashes = blockHashesAfter(text, [], options);
     const limit = request.kind === 'chat' ? request.messages.length : request.prompt.length;
@@ -58,7 +56,7 @@ export class PromptHasher {
     // A copy, not a view: the request's own array goes to the engine (or to another thread).
     known = hashes.slice(0, Math.floor(headChars / this.blockChars));
     this.remember(head.key, known);
-    return { hashes, promptTokens: tokenCount(text), head: { key: head.key, blocks: known.length } };
+    return { hashes, promptTokens: tokenCount(text) };
   }
 
   /** Heads remembered (for tests and diagnostics). */

@@ -350,8 +350,7 @@ class Simulation {
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
-    const blocks = this.prompts.blocksOf(request);
-    const { hashes, promptTokens } = blocks;
+    const { hashes, promptTokens } = this.prompts.blocksOf(request);
     try {
       this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
     } catch (err) {
@@ -369,7 +368,7 @@ class Simulation {
         this.config.ceilings.endWarmup();
         this.ceilingWarmupEnded = true;
       }
-      this.config.ceilings.observeBlocks(hashes, promptTokens, blocks.head);
+      this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
   }
 

@@ -1,5 +1,5 @@
 import type { BlockHash } from '../../state/block-hash';
-import { BlockHashIndex } from '../../state/block-hash-index';
+import { BlockHashIndex, BlockHashSet } from '../../state/block-hash-index';
 
 /**
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
@@ -19,12 +19,35 @@ export class BlockLru {
   /** Least recently used slot, or -1. */
   private tail = -1;
   private used = 0;
+  /** With `rememberEvicted`: every hash this LRU ever evicted (or, at capacity 0, was ever given). */
+  private readonly evicted: BlockHashSet | undefined;
+  private everHeldLeading = 0;
+  private everHeld = 0;
 
-  constructor(readonly capacity: number) {
+  /**
+   * @param rememberEvicted also remember every hash ever evicted, so `touchSequence` can tell whether a hash
+   * was ever held: the hashes held now plus those evicted are every hash ever touched, so the set need hold only
+   * the evicted ones.
+   */
+  constructor(
+    readonly capacity: number,
+    rememberEvicted = false,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
     this.hashes = new Float64Array(capacity);
     this.slotOf = new BlockHashIndex(this.hashes, Math.max(1, capacity));
     this.links = new Int32Array(2 * capacity);
+    this.evicted = rememberEvicted ? new BlockHashSet(1 << 16) : undefined;
+  }
+
+  /** Distinct hashes ever touched (needs rememberEvicted). */
+  get everHeldCount(): number {
+    return this.everHeld;
+  }
+
+  /** Of the last `touchSequence`: how many leading hashes had been touched before, ever (needs rememberEvicted). */
+  get lastEverHeldLeading(): number {
+    return this.everHeldLeading;
   }
 
   get size(): number {
@@ -48,28 +71,41 @@ export class BlockLru {
    * in the same order, so each block's slot is usually the one used just more recently than its predecessor's:
    * that slot is tried first (its hash confirms it) before the index is probed, saving most index lookups.
    */
-  touchSequence(hashes: ArrayLike<BlockHash>, from = 0): number {
-    if (this.capacity === 0) return 0;
+  touchSequence(hashes: ArrayLike<BlockHash>): number {
     const keys = this.hashes;
     const links = this.links;
+    const evicted = this.evicted;
     let leading = 0;
     let run = true;
+    let everLeading = 0;
+    let everRun = evicted !== undefined;
     let hint = -1;
-    for (let i = from; i < hashes.length; i++) {
+    for (let i = 0; i < hashes.length; i++) {
       const h = hashes[i]!;
-      const slot = hint !== -1 && keys[hint] === h ? hint : this.slotOf.get(h);
+      let slot = -1;
+      if (this.capacity > 0) slot = hint !== -1 && keys[hint] === h ? hint : this.slotOf.get(h);
       // Read before the move: the slot touched just after this one last time.
       hint = slot === -1 ? -1 : links[2 * slot];
+      // Held now, or evicted (possibly by this very sequence): touched before.
+      if (everRun) {
+        if (slot !== -1 || evicted!.has(h)) everLeading++;
+        else everRun = false;
+      }
       const present = this.touchAt(h, slot);
       if (run && present) leading++;
       else run = false;
     }
+    this.everHeldLeading = everLeading;
     return leading;
   }
 
   /** touch(), given the hash's slot (-1: absent). */
   private touchAt(hash: BlockHash, slot: number): boolean {
-    if (this.capacity === 0) return false;
+    if (this.capacity === 0) {
+      // Evicted as soon as given.
+      if (this.evicted?.add(hash)) this.everHeld++;
+      return false;
+    }
     if (slot !== -1) {
       if (slot !== this.head) {
         this.unlink(slot);
@@ -84,7 +120,9 @@ export class BlockLru {
       free = this.tail;
       this.unlink(free);
       this.slotOf.delete(this.hashes[free]!);
+      this.evicted?.add(this.hashes[free]!);
     }
+    if (this.evicted !== undefined && !this.evicted.has(hash)) this.everHeld++;
     this.hashes[free] = hash;
     this.slotOf.add(hash, free);
     this.pushHead(free);

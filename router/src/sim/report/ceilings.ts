@@ -1,5 +1,4 @@
 import { blockHashes, cacheableHitTokens, DEFAULT_BLOCK_TOKENS, tokenCount, type BlockHash } from '../../state/block-hash';
-import { BlockHashSet } from '../../state/block-hash-index';
 import { BlockLru } from './block-lru';
 
 /**
@@ -47,9 +46,6 @@ export interface RequestCeiling {
 /** Feeds requests one at a time (a simulator can call it as it goes, so prompts are rendered once). */
 export class CeilingTracker {
   private readonly blockTokens: number;
-  private readonly seen = new BlockHashSet(1 << 16);
-  /** Shared heads (PromptBlocks.head) whose every block is in `seen`. */
-  private readonly seenHeads = new Set<string>();
   private readonly fleet: BlockLru;
   private requests = 0;
   private promptTokens = 0;
@@ -59,7 +55,7 @@ export class CeilingTracker {
   constructor(private readonly options: CeilingOptions) {
     this.blockTokens = options.blockTokens ?? DEFAULT_BLOCK_TOKENS;
     if (!Number.isInteger(this.blockTokens) || this.blockTokens < 1) throw new RangeError(`blockTokens must be a positive integer (got ${this.blockTokens})`);
-    this.fleet = new BlockLru(options.fleetCapacityBlocks);
+    this.fleet = new BlockLru(options.fleetCapacityBlocks, true);
   }
 
   /** Account one request, given its prompt exactly as the engine sees it (chat template applied). */
@@ -70,23 +66,14 @@ export class CeilingTracker {
   /**
    * Account one request from block hashes already computed (blockHashes of the rendered prompt with this
    * tracker's blockTokens and no seed), so a simulator that hashes prompts for its engine model need not hash
-   * them twice. `head`: the shared head its first blocks belong to (PromptBlocks.head), so the ideal ceiling
-   * need not probe again for a head it already holds whole.
+   * them twice.
    */
-  observeBlocks(hashes: ArrayLike<BlockHash>, promptTokens: number, head?: { readonly key: string; readonly blocks: number }): RequestCeiling {
+  observeBlocks(hashes: ArrayLike<BlockHash>, promptTokens: number): RequestCeiling {
     // Until a request's first miss nothing was inserted (so nothing evicted), so "present before this request"
-    // and "present now" agree for its leading blocks; the hit is that leading run.
-    // A shared head seen whole before is in the set (nothing leaves it): its blocks are hits, no probe needed.
-    const headSeen = head !== undefined && head.blocks <= hashes.length && this.seenHeads.has(head.key) ? head.blocks : 0;
-    let ideal = headSeen;
-    let idealRun = true;
-    for (let i = headSeen; i < hashes.length; i++) {
-      const wasSeen = !this.seen.add(hashes[i]!);
-      if (idealRun && wasSeen) ideal++;
-      else idealRun = false;
-    }
+    // and "present now" agree for its leading blocks; the hit is that leading run. Ideal: every block ever seen
+    // is in the fleet LRU or was evicted from it.
     const fleet = this.fleet.touchSequence(hashes);
-    if (head !== undefined && head.blocks <= hashes.length) this.seenHeads.add(head.key);
+    const ideal = this.fleet.lastEverHeldLeading;
     const result = {
       promptTokens,
       idealHitTokens: cacheableHitTokens(ideal, promptTokens, this.blockTokens),
@@ -121,7 +108,7 @@ export class CeilingTracker {
       idealHitRate: rate(this.idealHitTokens),
       fleetHitTokens: this.fleetHitTokens,
       fleetHitRate: rate(this.fleetHitTokens),
-      distinctBlocks: this.seen.size,
+      distinctBlocks: this.fleet.everHeldCount,
     };
   }
 }

@@ -33,16 +33,24 @@ describe('when using the block LRU', () => {
     );
   });
 
-  test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits', () => {
+  test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits, now and ever', () => {
     const run = fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 0, maxLength: 30 });
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 24 }), fc.array(fc.oneof(run, run.map((r) => [...r, ...r])), { maxLength: 40 }), (capacity, sequences) => {
-        const bySequence = new BlockLru(capacity);
+        const bySequence = new BlockLru(capacity, true);
         const oneByOne = new BlockLru(capacity);
+        const ever = new Set<number>();
         for (const sequence of sequences) {
           const present = sequence.map((h) => oneByOne.touch(h));
-          const leading = present.indexOf(false) === -1 ? present.length : present.indexOf(false);
-          expect(bySequence.touchSequence(sequence)).toBe(leading);
+          const seen = sequence.map((h) => {
+            const before = ever.has(h);
+            ever.add(h);
+            return before;
+          });
+          const leadingOf = (xs: boolean[]) => (xs.indexOf(false) === -1 ? xs.length : xs.indexOf(false));
+          expect(bySequence.touchSequence(sequence)).toBe(leadingOf(present));
+          expect(bySequence.lastEverHeldLeading).toBe(leadingOf(seen));
+          expect(bySequence.everHeldCount).toBe(ever.size);
           expect(Array.from(bySequence.recency())).toEqual(Array.from(oneByOne.recency()));
         }
       }),
