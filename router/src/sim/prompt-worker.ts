@@ -1,18 +1,16 @@
 import { availableParallelism } from 'node:os';
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
-import { PromptHasher } from './prompt-hasher';
-import type { PromptBlocks } from './prompt-hasher';
-import type { PromptSource } from './prompt-source';
+import { requestPreparer, type PrepareSettings, type PreparedRequest, type PromptSource } from './prompt-source';
 import { parseWorkloadSpec, type Workload } from './workload';
-import type { WorkloadRequest } from './workload/workload-request';
 
 /**
- * A prompt source whose work — generating the workload's text and hashing its prompts' blocks, about half of a
- * long-context simulation's CPU — runs on a worker thread ahead of the simulation, so a second core does it
+ * A prompt source whose work — generating the workload's text, parsing it as the router would and hashing its
+ * prompts' blocks, about half of a long-context simulation's CPU — runs on a worker thread ahead of the simulation, so a second core does it
  * while this one simulates. The simulation stays synchronous: it takes batches with `receiveMessageOnPort`
  * and sleeps in `Atomics.wait` only when the worker is behind. The worker rebuilds the workload from its
  * canonical spec (which reproduces the same requests by construction) and stays at most MAX_AHEAD batches
- * ahead, so memory stays bounded. Same requests, same hashes as `inlinePromptSource`.
+ * ahead, so memory stays bounded. Same prepared requests as `inlinePromptSource`; only the routing text
+ * crosses to this thread, not the prompt.
  */
 const ROLE = 'prefix-router-prompt-worker';
 
@@ -30,16 +28,11 @@ const PRODUCED = 0;
 const CONSUMED = 1;
 const STOP = 2;
 
-interface PreparedItem extends PromptBlocks {
-  readonly request: WorkloadRequest;
-}
+type WorkerMessage = { readonly kind: 'batch'; readonly items: PreparedRequest[] } | { readonly kind: 'end' } | { readonly kind: 'failed'; readonly message: string };
 
-type WorkerMessage = { readonly kind: 'batch'; readonly items: PreparedItem[] } | { readonly kind: 'end' } | { readonly kind: 'failed'; readonly message: string };
-
-interface WorkerSettings {
+interface WorkerSettings extends PrepareSettings {
   readonly role: typeof ROLE;
   readonly spec: string;
-  readonly blockTokens: number;
   readonly control: SharedArrayBuffer;
   readonly port: MessagePort;
 }
@@ -55,22 +48,20 @@ export function promptWorkerPays(concurrentRuns: number, expectedRequests: numbe
   return concurrentRuns < cores && expectedRequests >= MIN_REQUESTS_FOR_WORKER;
 }
 
-export function startPromptWorker(workload: Workload, blockTokens: number): PromptSource {
+export function startPromptWorker(workload: Workload, settings: PrepareSettings): PromptSource {
   const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
   const ctl = new Int32Array(control);
   const { port1, port2 } = new MessageChannel();
   // Under ts-node or ts-jest this module is TypeScript: the worker then loads it through ts-node.
   const typescript = __filename.endsWith('.ts');
   const worker = new Worker(__filename, {
-    workerData: { role: ROLE, spec: workload.spec, blockTokens, control, port: port2 } satisfies WorkerSettings,
+    workerData: { role: ROLE, spec: workload.spec, blockTokens: settings.blockTokens, model: settings.model, control, port: port2 } satisfies WorkerSettings,
     transferList: [port2],
     execArgv: typescript ? ['--require', 'ts-node/register/transpile-only'] : [],
   });
   worker.unref();
   // A crash the worker could not report (it reports its own errors) surfaces as a stall, below.
   worker.on('error', () => undefined);
-  const prepared = new Map<WorkloadRequest, PromptBlocks>();
-  const fallback = new PromptHasher(blockTokens);
   let closed = false;
 
   function close(): void {
@@ -103,17 +94,13 @@ export function startPromptWorker(workload: Workload, blockTokens: number): Prom
     }
   }
 
-  function* requests(): Generator<WorkloadRequest, void, undefined> {
+  function* requests(): Generator<PreparedRequest, void, undefined> {
     try {
       for (;;) {
         const message = receive();
         if (message.kind === 'end') return;
         if (message.kind === 'failed') throw new Error(`prompt worker: ${message.message}`);
-        for (const item of message.items) {
-          const { request, ...blocks } = item;
-          prepared.set(request, blocks);
-          yield item.request;
-        }
+        yield* message.items;
       }
     } finally {
       close();
@@ -128,12 +115,6 @@ export function startPromptWorker(workload: Workload, blockTokens: number): Prom
         started = true;
         return requests();
       },
-    },
-    blocksOf(request) {
-      const blocks = prepared.get(request);
-      if (blocks === undefined) return fallback.blocksOf(request);
-      prepared.delete(request);
-      return blocks;
     },
     close,
   };
@@ -151,13 +132,13 @@ function workerMain(settings: WorkerSettings): void {
     Atomics.notify(ctl, PRODUCED);
   };
   try {
-    const hasher = new PromptHasher(settings.blockTokens);
-    let items: PreparedItem[] = [];
+    const prepare = requestPreparer(settings);
+    let items: PreparedRequest[] = [];
     let transfer: ArrayBuffer[] = [];
     for (const request of parseWorkloadSpec(settings.spec).requests()) {
-      const blocks = hasher.blocksOf(request);
-      items.push({ request, ...blocks });
-      transfer.push(blocks.hashes.buffer as ArrayBuffer);
+      const prepared = prepare(request);
+      items.push(prepared);
+      transfer.push(prepared.hashes.buffer as ArrayBuffer);
       if (items.length < BATCH_REQUESTS) continue;
       for (;;) {
         if (Atomics.load(ctl, STOP) !== 0) return;

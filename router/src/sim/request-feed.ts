@@ -1,6 +1,9 @@
 import type { LoadShape } from './workload/load-shape';
 import type { WorkloadRequest } from './workload/workload-request';
 
+/** What the feed reads of a request: its id, arrival time and dependency. */
+export type FeedItem = Pick<WorkloadRequest, 'id' | 'arrivalMs' | 'dependsOnId'>;
+
 /**
  * Decides which workload request is sent next, for the simulator (virtual time) and the live benchmark (wall
  * time) alike. It holds the workload's order and multi-turn dependencies; the caller owns the clock.
@@ -11,19 +14,19 @@ import type { WorkloadRequest } from './workload/workload-request';
  * - Closed loop: `nextSendable()` gives the earliest request in workload order whose dependency (if any) has
  *   completed; a blocked request keeps its place and goes first once its dependency completes.
  */
-export class RequestFeed {
-  private readonly source: Iterator<WorkloadRequest>;
-  private lookahead: WorkloadRequest | undefined;
+export class RequestFeed<R extends FeedItem = WorkloadRequest> {
+  private readonly source: Iterator<R>;
+  private lookahead: R | undefined;
   private exhausted = false;
   private issued = 0;
   private readonly completed = new Set<string>();
   /** Open loop: requests waiting on a dependency, by dependency id. */
-  private readonly parked = new Map<string, WorkloadRequest[]>();
+  private readonly parked = new Map<string, R[]>();
   /** Closed loop: requests taken from the source whose dependency was still running, in workload order. */
-  private readonly blocked: WorkloadRequest[] = [];
+  private readonly blocked: R[] = [];
 
   constructor(
-    requests: Iterable<WorkloadRequest>,
+    requests: Iterable<R>,
     readonly load: LoadShape,
     /** Stop after this many requests (whatever the workload would still yield). */
     private readonly maxRequests = Infinity,
@@ -53,13 +56,13 @@ export class RequestFeed {
   }
 
   /** Open loop: the next request in arrival order, or undefined when the workload is exhausted. */
-  nextArrival(): WorkloadRequest | undefined {
+  nextArrival(): R | undefined {
     const next = this.takeSource();
     return next;
   }
 
   /** Open loop: the request's arrival time has come. Returns true if it may be sent now, false if parked. */
-  release(request: WorkloadRequest): boolean {
+  release(request: R): boolean {
     const dep = request.dependsOnId;
     if (dep === undefined || this.completed.has(dep)) return true;
     const waiting = this.parked.get(dep);
@@ -72,7 +75,7 @@ export class RequestFeed {
    * A request finished (successfully or not: a failed turn must not stall its conversation). Returns the
    * open-loop requests that were parked on it, now sendable.
    */
-  complete(id: string): WorkloadRequest[] {
+  complete(id: string): R[] {
     this.completed.add(id);
     const waiting = this.parked.get(id);
     if (waiting === undefined) return [];
@@ -81,7 +84,7 @@ export class RequestFeed {
   }
 
   /** Closed loop: the next sendable request, or undefined when none is sendable now (or ever). */
-  nextSendable(): WorkloadRequest | undefined {
+  nextSendable(): R | undefined {
     for (let i = 0; i < this.blocked.length; i++) {
       const candidate = this.blocked[i];
       if (this.completed.has(candidate.dependsOnId!)) {
@@ -98,7 +101,7 @@ export class RequestFeed {
     return undefined;
   }
 
-  private peekSource(): WorkloadRequest | undefined {
+  private peekSource(): R | undefined {
     if (this.lookahead === undefined && !this.exhausted && this.issued < this.maxRequests) {
       const r = this.source.next();
       if (r.done) this.exhausted = true;
@@ -107,7 +110,7 @@ export class RequestFeed {
     return this.issued < this.maxRequests ? this.lookahead : undefined;
   }
 
-  private takeSource(): WorkloadRequest | undefined {
+  private takeSource(): R | undefined {
     const next = this.peekSource();
     if (next !== undefined) {
       this.lookahead = undefined;

@@ -15,13 +15,11 @@ import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
 import type { StrategyRunInput } from './report/report-model';
 import type { RequestRecord } from './report/request-record';
-import { inlinePromptSource, type PromptSource } from './prompt-source';
+import { inlinePromptSource, type PreparedRequest, type PromptSource } from './prompt-source';
 import { startPromptWorker } from './prompt-worker';
 import { RequestFeed } from './request-feed';
-import { routingRequestOf } from './workload-routing';
 import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
-import type { WorkloadRequest } from './workload/workload-request';
 
 /**
  * The virtual-time simulator: the live router's policies in front of N engine models (one per vLLM instance),
@@ -110,13 +108,13 @@ export interface SimulationResult {
 }
 
 type SimEvent =
-  | { readonly kind: 'arrival'; readonly request: WorkloadRequest }
+  | { readonly kind: 'arrival'; readonly request: PreparedRequest }
   | { readonly kind: 'first-token'; readonly id: string }
   | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
-  | { readonly kind: 'rejected'; readonly request: WorkloadRequest; readonly dispatched: Dispatched; readonly code: string };
+  | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string };
 
 interface Dispatched {
-  readonly request: WorkloadRequest;
+  readonly id: string;
   readonly routing: RoutingRequest;
   readonly router: RouterReplica;
   readonly decision: RoutingDecision;
@@ -174,7 +172,7 @@ class Simulation {
   private readonly routers: RouterReplica[];
   private nextRouter = 0;
   private readonly queue = new EventQueue<SimEvent>();
-  private readonly feed: RequestFeed;
+  private readonly feed: RequestFeed<PreparedRequest>;
   private readonly prompts: PromptSource;
   private readonly dispatched = new Map<string, Dispatched>();
   private readonly records: RequestRecord[] = [];
@@ -210,9 +208,10 @@ class Simulation {
       loads: ids.map(() => new InstanceLoad()),
       views: ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, kvCapacityTokens })),
     }));
-    this.prompts = config.promptWorker ? startPromptWorker(config.workload, config.profile.blockTokens) : inlinePromptSource(config.workload, config.profile.blockTokens);
-    this.feed = new RequestFeed(this.prompts.requests, config.load ?? config.workload.load, config.maxRequests ?? Infinity);
     this.model = config.modelName ?? 'model';
+    const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
+    this.prompts = config.promptWorker ? startPromptWorker(config.workload, prepare) : inlinePromptSource(config.workload, prepare);
+    this.feed = new RequestFeed(this.prompts.requests, config.load ?? config.workload.load, config.maxRequests ?? Infinity);
     this.warmupMs = config.warmupMs ?? 0;
     this.sendUntilMs = config.sendUntilMs ?? Infinity;
     if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
@@ -326,10 +325,10 @@ class Simulation {
     }
   }
 
-  private dispatch(request: WorkloadRequest, nowMs: number): void {
+  private dispatch(request: PreparedRequest, nowMs: number): void {
     const router = this.routers[this.nextRouter];
     this.nextRouter = (this.nextRouter + 1) % this.routers.length;
-    const routing = routingRequestOf(request, this.model);
+    const routing = request.routing;
     for (let i = 0; i < router.views.length; i++) {
       const view = router.views[i];
       const load = router.loads[i];
@@ -346,18 +345,18 @@ class Simulation {
     if (instance < 0) throw new Error(`policy ${router.policy.name} chose unknown instance ${decision.instance}`);
     // The live router's estimate, from what it can see (the routing text), not the engine's token count.
     const ticket = router.loads[instance].start(estimatedPromptTokens(routing) - (decision.predictedCachedTokens ?? 0));
-    const dispatched: Dispatched = { request, routing, router, decision, ticket, instance, sentAtMs: nowMs, decisionMicros };
+    const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instance, sentAtMs: nowMs, decisionMicros };
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
-    const { hashes, promptTokens } = this.prompts.blocksOf(request);
+    const { hashes, promptTokens } = request;
     try {
       this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
     } catch (err) {
       if (!(err instanceof EngineRequestError)) throw err;
       // vLLM answers 400 at once; the run goes on. The code is the one the live benchmark records for it.
       const code = httpErrorCode(400, JSON.stringify(badRequest(err.message).body()));
-      this.queue.push(nowMs, { kind: 'rejected', request, dispatched, code });
+      this.queue.push(nowMs, { kind: 'rejected', dispatched, code });
       return;
     }
     this.schedule.update(instance);
@@ -373,13 +372,13 @@ class Simulation {
   }
 
   private reject(timeMs: number, d: Dispatched, code: string): void {
-    this.dispatched.delete(d.request.id);
+    this.dispatched.delete(d.id);
     d.ticket.end();
     d.router.policy.release(d.routing, d.decision, { kind: 'completed' });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     this.records.push({
-      id: d.request.id,
+      id: d.id,
       instance: this.ids[d.instance],
       sentAtMs: d.sentAtMs,
       ttftMs: null,
@@ -389,7 +388,7 @@ class Simulation {
       ...(d.decision.predictedCachedTokens !== undefined ? { predictedCachedTokens: d.decision.predictedCachedTokens } : {}),
       error: code,
     });
-    this.afterCompletion(d.request.id, timeMs);
+    this.afterCompletion(d.id, timeMs);
   }
 
   private finish(timeMs: number, instance: number, event: FinishedEvent): void {
