@@ -128,30 +128,33 @@ export class BlockHashIndex {
   }
 }
 
-/** Growth factor of BlockHashSet: 1.5 rather than 2 bounds both the slack after a growth and the peak during one. */
+/** Growth factor of a BlockHashSet shard: 1.5 rather than 2 bounds the slack after a growth. */
 const SET_GROWTH = 1.5;
-/** Largest load factor of BlockHashSet before it grows (linear probing stays short up to about 0.8). */
+/** Largest load factor of a shard before it grows (linear probing stays short up to about 0.8). */
 const SET_MAX_LOAD = 0.75;
+/** Shards of a BlockHashSet: each grows on its own, so a growth briefly holds 1/64 of the set twice, not all of it. */
+const SET_SHARDS = 64;
 
 /**
- * A growable set of block hashes (the ideal ceiling's "every block seen so far"): the keys themselves in one
- * Float64Array, stored as hash + 1 so that 0 marks an empty slot (exact: hashes are below 2^53), linear
- * probing, load factor ≤ 3/4. The table size is any integer (a slot's home is the top of the hash's Fibonacci
- * product scaled to the size), so it grows by 1.5×, not 2×: 25 M blocks take 270–400 MB instead of 270–540,
- * and the old and new tables together during a growth 2.5× the old instead of 3×. 8 bytes per slot, 10.7–16
- * bytes per entry; nothing is ever removed.
+ * A growable set of block hashes (what the fleet ceiling's LRU evicted): 64 shards by the hash's high bits,
+ * each an open-addressing table of the keys themselves in one Float64Array, stored as hash + 1 so that 0
+ * marks an empty slot (exact: hashes are below 2^53), linear probing, load factor ≤ 3/4, growing by 1.5×. A
+ * table's size is any integer (a slot's home is the top of the hash's Fibonacci product scaled to the size).
+ * 8 bytes per slot, 10.7–16 bytes per entry, and a growth never holds more than one shard twice. Nothing is
+ * ever removed.
  */
 export class BlockHashSet {
-  private slots: Float64Array;
-  private size_: number;
+  private readonly shards: Float64Array[] = [];
+  private readonly limits: number[] = [];
   private count = 0;
-  private limit: number;
 
   constructor(initialEntries = 1 << 16) {
     if (!Number.isInteger(initialEntries) || initialEntries < 1) throw new RangeError(`initialEntries must be an integer >= 1, got ${initialEntries}`);
-    this.size_ = Math.max(8, Math.ceil(initialEntries / SET_MAX_LOAD));
-    this.slots = new Float64Array(this.size_);
-    this.limit = Math.floor(this.size_ * SET_MAX_LOAD);
+    const slots = Math.max(8, Math.ceil(initialEntries / SET_SHARDS / SET_MAX_LOAD));
+    for (let k = 0; k < SET_SHARDS; k++) {
+      this.shards.push(new Float64Array(slots));
+      this.limits.push(Math.floor(slots * SET_MAX_LOAD));
+    }
   }
 
   get size(): number {
@@ -160,8 +163,8 @@ export class BlockHashSet {
 
   has(hash: BlockHash): boolean {
     const stored = hash + 1;
-    const slots = this.slots;
-    const n = this.size_;
+    const slots = this.shards[shardOf(hash)]!;
+    const n = slots.length;
     for (let i = homeOf(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const s = slots[i];
       if (s === stored) return true;
@@ -173,35 +176,43 @@ export class BlockHashSet {
   add(hash: BlockHash): boolean {
     if (!(hash >= 0 && hash <= Number.MAX_SAFE_INTEGER)) throw new RangeError(`block hashes must be integers in [0, 2^53 - 1], got ${hash}`);
     const stored = hash + 1;
-    const slots = this.slots;
-    const n = this.size_;
+    const shard = shardOf(hash);
+    const slots = this.shards[shard]!;
+    const n = slots.length;
     for (let i = homeOf(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const s = slots[i];
       if (s === stored) return false;
       if (s === 0) {
         slots[i] = stored;
-        if (++this.count > this.limit) this.grow();
+        this.count++;
+        if (--this.limits[shard]! < 0) this.grow(shard);
         return true;
       }
     }
   }
 
-  private grow(): void {
-    const old = this.slots;
+  private grow(shard: number): void {
+    const old = this.shards[shard]!;
     const n = Math.ceil(old.length * SET_GROWTH);
-    if (n > 2 ** 31) throw new RangeError(`block hash set cannot grow beyond ${old.length} slots`);
+    if (n > 2 ** 31) throw new RangeError(`block hash set shard cannot grow beyond ${old.length} slots`);
     const slots = new Float64Array(n);
+    let entries = 0;
     for (let k = 0; k < old.length; k++) {
       const stored = old[k];
       if (stored === 0) continue;
       let i = homeOf(stored - 1, n);
       while (slots[i] !== 0) i = i + 1 === n ? 0 : i + 1;
       slots[i] = stored;
+      entries++;
     }
-    this.slots = slots;
-    this.size_ = n;
-    this.limit = Math.floor(n * SET_MAX_LOAD);
+    this.shards[shard] = slots;
+    this.limits[shard] = Math.floor(n * SET_MAX_LOAD) - entries;
   }
+}
+
+/** Shard of `hash`: low bits of its high part (the home within a shard comes from the low word). */
+function shardOf(hash: BlockHash): number {
+  return Math.floor(hash / 4294967296) & (SET_SHARDS - 1);
 }
 
 /** Home slot of `hash` in a table of `n` slots: the Fibonacci product of its low word, scaled to [0, n). */
