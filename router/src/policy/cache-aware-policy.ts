@@ -77,7 +77,10 @@ interface Pending {
  * - **Cost.** Predicted work ahead of the request's first token = prefill tokens queued on the instance + the
  *   uncached part of this prompt + one token per decoding sequence for every engine step that prefill takes
  *   (vLLM schedules every running decode's token in each step, next to prefill chunks, and a step's time grows
- *   with the tokens it schedules). A long match on a swamped instance loses to a shorter one on an idle instance.
+ *   with the tokens it schedules), plus the prefix tokens this choice would recompute that the best-matching
+ *   instance holds (beyond `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of
+ *   later requests. A long match on a swamped instance still loses to a shorter one on an idle instance, but only
+ *   when the wait saved exceeds the work wasted.
  * - **Balance.** Instances whose cost is within `balanceSlackTokens` of the cheapest are equal; among them the one
  *   with the fewest requests in flight wins, then the longest match, then the rendezvous rank of the prompt's
  *   first block. So a saving too small to matter (a short shared system prompt) does not pile load on one
@@ -140,18 +143,22 @@ export class CacheAwarePolicy implements RoutingPolicy {
     this.lastInstances = instances;
     const candidates = this.candidates;
     candidates.length = 0;
-    let minCost = Infinity;
+    let minUncachedAll = Infinity;
     for (let i = 0; i < instances.length; i++) {
       const view = instances[i];
       if (!view.healthy) continue;
       const index = this.index.get(view.id);
       const matchedBlocks = index === undefined ? 0 : index.match(hashes);
       const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
-      const cost = this.costOf(view, uncached);
-      if (cost < minCost) minCost = cost;
-      candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+      if (uncached < minUncachedAll) minUncachedAll = uncached;
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
+    let minCost = Infinity;
+    for (const c of candidates) {
+      c.cost = this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll);
+      if (c.cost < minCost) minCost = c.cost;
+    }
     const all = candidates.slice();
 
     if (this.options.sessionHeader !== '') {
@@ -237,6 +244,18 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
     }
     return best ?? fallback!;
+  }
+
+  /**
+   * The fleet's share of a choice's cost: prefill tokens the choice recomputes that the best-matching instance
+   * holds. Predicted TTFT alone is selfish — a diversion saves this request's wait, but the recomputed prefix is
+   * prefill work the fleet did not have to do, and on a busy fleet every such token delays a later request by
+   * one token's prefill: so it counts once more, at the same weight as the request's own work. Up to the
+   * balance slack (a request's fixed overhead) recomputing costs nothing extra, so a short shared system prompt
+   * still does not pull new conversations onto the instances that hold it.
+   */
+  private recomputeCostOf(recomputedTokens: number): number {
+    return Math.max(0, recomputedTokens - this.options.balanceSlackTokens);
   }
 
   private costOf(view: InstanceView, uncached: number): number {

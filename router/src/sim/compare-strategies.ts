@@ -3,7 +3,7 @@ import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
-import { simulate, toStrategyRun, type SimulationProgress, type SimulationResult } from './simulator';
+import { simulate, toStrategyRun, type ReplicaSharing, type SimulationProgress, type SimulationResult } from './simulator';
 import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
 
@@ -17,6 +17,8 @@ export interface StrategyComparisonConfig {
   readonly instances: number;
   /** Router replicas sharing the traffic round-robin, with no shared state (default 1). */
   readonly routers?: number;
+  /** Diagnostics: what the replicas share (see SimulationConfig.replicaSharing). */
+  readonly replicaSharing?: ReplicaSharing;
   readonly profile: EngineProfile;
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
@@ -71,7 +73,7 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
+  'instances' | 'routers' | 'replicaSharing' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -89,6 +91,7 @@ export function simulateStrategy(
     policy,
     instances: settings.instances,
     routers: settings.routers,
+    replicaSharing: settings.replicaSharing,
     profile: settings.profile,
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,

@@ -52,6 +52,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
   const settings: StrategyRunSettings = {
     instances: config.instances,
     routers: config.routers,
+    replicaSharing: config.replicaSharing,
     profile: config.profile,
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,

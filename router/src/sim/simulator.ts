@@ -59,6 +59,12 @@ export interface SimulationConfig {
    * processes behind a load balancer. Replica r's random generator is seeded with seed + r.
    */
   readonly routers?: number;
+  /**
+   * Diagnostics only, not a deployable mode: with several `routers`, replicas share the true load view (`load`:
+   * every replica sees every request's load) and/or one policy object (`policy`: one index, one set of counts).
+   * Sharing both is one router. Measures what each kind of state the replicas lack is worth.
+   */
+  readonly replicaSharing?: ReplicaSharing;
   /** Overrides the workload's load shape. */
   readonly load?: LoadShape;
   /** Send at most this many requests. */
@@ -86,6 +92,12 @@ export interface SimulationConfig {
    * reference the fast mode is tested against (it must give identical records).
    */
   readonly stepping?: 'fast' | 'lockstep';
+}
+
+/** What router replicas share in a diagnostic run (SimulationConfig.replicaSharing). */
+export interface ReplicaSharing {
+  readonly load?: boolean;
+  readonly policy?: boolean;
 }
 
 export interface SimulationProgress {
@@ -203,9 +215,11 @@ class Simulation {
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
+    const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
+    const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.routers = Array.from({ length: config.routers ?? 1 }, (_, r) => ({
-      policy: createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
-      loads: ids.map(() => new InstanceLoad()),
+      policy: sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
+      loads: sharedLoads ?? ids.map(() => new InstanceLoad()),
       views: ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, kvCapacityTokens })),
     }));
     this.model = config.modelName ?? 'model';

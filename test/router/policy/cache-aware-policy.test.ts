@@ -65,11 +65,33 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
         place(p, chatRequest(full), views[0].id);
         place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
         const savedByLong = ((long - short) * BLOCK) / 4;
-        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: savedByLong + 1024 * swampFactor } : v));
+        // Swamped: its queue costs more than the prefix it saves, counted twice (the wait, and the work recomputed).
+        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1024 * swampFactor } : v));
         const d = decide(p, chatRequest(`${full}question`), swamped);
         expect(d.instance).toBe(views[1].id);
         // Without the queue, the long match wins.
         expect(decide(p, chatRequest(`${full}question`), views).instance).toBe(views[0].id);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('GIVEN the holder queues more than the prefix saves but less than the wait plus the recomputed work THEN it keeps the request', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 60 }), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 9 }), (long, short, tenths) => {
+        const p = policy({ balanceSlackTokens: 0 });
+        const views = idle(2);
+        const full = blocksOf('doc', long);
+        place(p, chatRequest(full), views[0].id);
+        place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
+        const savedByLong = ((long - short) * BLOCK) / 4;
+        // Diverting would start this request sooner, but recompute savedByLong tokens the fleet pays for later.
+        const queued = savedByLong + Math.floor((savedByLong * tenths) / 10);
+        const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
+        expect(decide(p, chatRequest(`${full}question`), busy).instance).toBe(views[0].id);
+        // Past the wait plus the work, it diverts.
+        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1 } : v));
+        expect(decide(p, chatRequest(`${full}question`), swamped).instance).toBe(views[1].id);
       }),
       { numRuns: 40 },
     );

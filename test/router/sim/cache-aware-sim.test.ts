@@ -69,6 +69,16 @@ describe('when several router replicas share the traffic', () => {
     expect(hit(4)).toBeGreaterThan(0.9 * hit(1));
   });
 
+  test('GIVEN replicas sharing the load view and the policy (diagnostics) THEN the run is one router\'s, and each kind of sharing alone differs', () => {
+    const run = (routers: number, replicaSharing?: { load?: boolean; policy?: boolean }) =>
+      simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers, replicaSharing }).records.map((r) => [r.id, r.instance, r.ttftMs, r.reason]);
+    const one = run(1);
+    expect(run(4, { load: true, policy: true })).toEqual(one);
+    expect(run(4)).not.toEqual(one);
+    expect(run(4, { load: true })).not.toEqual(run(4));
+    expect(run(4, { policy: true })).not.toEqual(run(4));
+  });
+
   test.each([0, 65])('GIVEN %i replicas THEN simulate refuses with the range', (routers) => {
     expect(() => simulate({ workload, policy: { name: 'random' }, instances: 3, profile: tiny, routers })).toThrow(/routers must be an integer between 1 and 64/);
   });
