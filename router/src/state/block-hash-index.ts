@@ -2,11 +2,9 @@ import type { BlockHash } from './block-hash';
 
 const NONE = -1;
 
-/** Slots for `entries` at a load factor of at most 3/4 (a power of two, at least 8). */
+/** Slots for `entries` at a load factor of at most 3/4 (any integer, at least 8: no power-of-two slack). */
 export function slotCountFor(entries: number): number {
-  let slots = 8;
-  while (slots * 3 < entries * 4) slots *= 2;
-  return slots;
+  return Math.max(8, Math.ceil((entries * 4) / 3));
 }
 
 /**
@@ -15,13 +13,15 @@ export function slotCountFor(entries: number): number {
  * words, the key's low 32 bits and id + 1 (0 = empty, so a new table needs no initialization and the
  * operating system maps its pages only as they are written); a low-bits match is confirmed against
  * `keys[id]`. Open addressing with linear probing (eight slots per 64-byte cache line, so a probe run usually
- * costs one cache miss there, one more for the confirming key), load factor ≤ 3/4, backward-shift deletion (no tombstones). 8 bytes per slot, 8–11 bytes
- * per entry when full. Lookups allocate nothing.
+ * costs one cache miss there, one more for the confirming key), backward-shift deletion (no tombstones). The
+ * table is sized for `maxEntries` at a load factor of 3/4 exactly (any size: a slot's home is the Fibonacci
+ * product of the low word scaled to the table), so 8 bytes per slot are 10.7 bytes per entry at capacity.
+ * Lookups allocate nothing.
  */
 export class BlockHashIndex {
   private readonly slots: Int32Array;
-  private readonly mask: number;
-  private readonly shift: number;
+  /** Number of slots. */
+  private readonly n: number;
   private count = 0;
   readonly maxEntries: number;
 
@@ -37,8 +37,7 @@ export class BlockHashIndex {
     if (maxEntries > 0x7ffffffe) throw new RangeError(`maxEntries must be at most ${0x7ffffffe}, got ${maxEntries}`);
     this.maxEntries = maxEntries;
     const slots = slotCountFor(maxEntries);
-    this.mask = slots - 1;
-    this.shift = 32 - Math.log2(slots);
+    this.n = slots;
     this.slots = new Int32Array(slots * 2);
   }
 
@@ -51,8 +50,8 @@ export class BlockHashIndex {
     const lo = hash | 0;
     const slots = this.slots;
     const keys = this.keys;
-    const mask = this.mask;
-    for (let i = this.home(lo); ; i = (i + 1) & mask) {
+    const n = this.n;
+    for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
       const stored = slots[2 * i + 1];
       if (stored === 0) return NONE;
       if (slots[2 * i] === lo && keys[stored - 1] === hash) return stored - 1;
@@ -71,8 +70,8 @@ export class BlockHashIndex {
     const lo = hash | 0;
     const slots = this.slots;
     const keys = this.keys;
-    const mask = this.mask;
-    for (let i = this.home(lo); ; i = (i + 1) & mask) {
+    const n = this.n;
+    for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
       const stored = slots[2 * i + 1];
       if (stored === 0) {
         if (this.count >= this.maxEntries) throw new RangeError(`block hash index is full (${this.maxEntries} entries)`);
@@ -90,17 +89,17 @@ export class BlockHashIndex {
     const lo = hash | 0;
     const slots = this.slots;
     const keys = this.keys;
-    const mask = this.mask;
-    let i = this.home(lo);
-    for (; ; i = (i + 1) & mask) {
+    const n = this.n;
+    let i = homeOf(lo, n);
+    for (; ; i = i + 1 === n ? 0 : i + 1) {
       const stored = slots[2 * i + 1];
       if (stored === 0) return false;
       if (slots[2 * i] === lo && keys[stored - 1] === hash) break;
     }
     // Backward shift: pull later entries of the probe run into the hole so lookups never stop early.
     let hole = i;
-    for (let j = (i + 1) & mask; slots[2 * j + 1] !== 0; j = (j + 1) & mask) {
-      const home = this.home(slots[2 * j]);
+    for (let j = i + 1 === n ? 0 : i + 1; slots[2 * j + 1] !== 0; j = j + 1 === n ? 0 : j + 1) {
+      const home = homeOf(slots[2 * j], n);
       // Leave j where it is when its home lies cyclically in (hole, j].
       const homeInRange = hole <= j ? hole < home && home <= j : hole < home || home <= j;
       if (homeInRange) continue;
@@ -116,15 +115,10 @@ export class BlockHashIndex {
 
   /** Every (hash, id) pair, in slot order (for invariant checks). */
   *entries(): IterableIterator<[BlockHash, number]> {
-    for (let i = 0; i <= this.mask; i++) {
+    for (let i = 0; i < this.n; i++) {
       const stored = this.slots[2 * i + 1];
       if (stored !== 0) yield [this.keys[stored - 1], stored - 1];
     }
-  }
-
-  /** Fibonacci hashing of the low word: the table's top bits of lo × 2^32/φ. */
-  private home(lo: number): number {
-    return Math.imul(lo, 0x9e3779b1) >>> this.shift;
   }
 }
 
@@ -215,7 +209,7 @@ function shardOf(hash: BlockHash): number {
   return Math.floor(hash / 4294967296) & (SET_SHARDS - 1);
 }
 
-/** Home slot of `hash` in a table of `n` slots: the Fibonacci product of its low word, scaled to [0, n). */
+/** Home slot of `hash` in a table of `n` slots: the Fibonacci product of its low word (lo × 2^32/φ), scaled to [0, n). */
 function homeOf(hash: BlockHash, n: number): number {
   const i = Math.floor(((Math.imul(hash | 0, 0x9e3779b1) >>> 0) / 4294967296) * n);
   return i < n ? i : n - 1;

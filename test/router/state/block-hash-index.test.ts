@@ -76,11 +76,11 @@ describe('slotCountFor', () => {
   test.each([
     [1, 8],
     [6, 8],
-    [7, 16],
+    [7, 10],
     [12, 16],
-    [13, 32],
-    [84_000, 131_072],
-  ])('GIVEN %i entries THEN %i slots (a power of two, load ≤ 3/4)', (entries, slots) => {
+    [13, 18],
+    [84_000, 112_000],
+  ])('GIVEN %i entries THEN %i slots (load ≤ 3/4, no more)', (entries, slots) => {
     expect(slotCountFor(entries)).toBe(slots);
   });
 });
