@@ -3,6 +3,8 @@ import { parseArgs, runFleetScale, scaledLongContext } from '../../../router/ben
 describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   test('GIVEN two small fleets THEN each row has requests, times and memory, and the table has the ratio column', () => {
     const { rows, markdown } = runFleetScale({ instances: [2, 4], seconds: 4, policy: 'sagemaker-prefix-aware', inProcess: true });
+    // Too few requests for a worker to pay: auto keeps the prompts on this thread, and the table says which mode ran.
+    expect(markdown).toContain('prompt worker auto');
     expect(rows.map((r) => r.instances)).toEqual([2, 4]);
     for (const r of rows) {
       expect(r.requests).toBeGreaterThan(0);
@@ -16,13 +18,21 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
     expect(markdown).toContain('1.00×');
   });
 
+  test('GIVEN the prompt worker on and off THEN the simulated results are the same', () => {
+    const run = (promptWorker: 'on' | 'off') => runFleetScale({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker }).rows[0];
+    const [on, off] = [run('on'), run('off')];
+    expect([on.requests, on.hitRate]).toEqual([off.requests, off.hitRate]);
+  }, 30_000);
+
   test('GIVEN a fleet size THEN the workload scales rate and groups with it (7 instances = 6 req/s, 550 groups)', () => {
     expect(scaledLongContext(7, 900)).toBe('long-context?groups=550&rate=6&duration=900');
     expect(scaledLongContext(112, 3600)).toBe('long-context?groups=8800&rate=96&duration=3600');
   });
 
   test('GIVEN the flags docs/benchmarks.md shows THEN they parse; out-of-range ones are refused naming the flag', () => {
-    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof' });
+    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof', promptWorker: 'auto' });
+    expect(parseArgs(['--prompt-worker', 'off']).promptWorker).toBe('off');
+    expect(() => parseArgs(['--prompt-worker', 'maybe'])).toThrow('--prompt-worker must be auto, on or off (got maybe)');
     expect(() => parseArgs(['--instances', '0,7'])).toThrow('--instances must list integers between 1 and 1024 (got 0,7)');
     expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be > 0 and ≤ 86400 (got 0)');
   });
