@@ -4,18 +4,21 @@ import { requestPreparer, type PrepareSettings, type PreparedRequest, type Promp
 import { parseWorkloadSpec, type Workload } from './workload';
 
 /**
- * A prompt source whose work — generating the workload's text, parsing it as the router would and hashing its
- * prompts' blocks, about half of a long-context simulation's CPU — runs on a worker thread ahead of the simulation, so a second core does it
- * while this one simulates. The simulation stays synchronous: it takes batches with `receiveMessageOnPort`
- * and sleeps in `Atomics.wait` only when the worker is behind. The worker rebuilds the workload from its
- * canonical spec (which reproduces the same requests by construction) and stays at most MAX_AHEAD batches
- * ahead, so memory stays bounded. Same prepared requests as `inlinePromptSource`; only the routing text
- * crosses to this thread, not the prompt.
+ * A prompt source whose work — generating the workload's text, parsing it as the router would and hashing
+ * its prompts' blocks, about half of a long-context simulation's CPU — runs on a worker thread ahead of the
+ * simulation, so a second core does it while this one simulates. The simulation stays synchronous: it takes
+ * batches with `receiveMessageOnPort` and sleeps in `Atomics.wait` only when the worker is behind. The worker
+ * rebuilds the workload from its canonical spec (which reproduces the same requests by construction) and stays
+ * at most MAX_AHEAD batches ahead, each of at most BATCH_REQUESTS requests or BATCH_CHARS characters of routing
+ * text, so memory stays bounded whatever the prompt lengths. Same prepared requests as `inlinePromptSource`;
+ * only the routing text crosses to this thread, not the prompt.
  */
 const ROLE = 'prefix-router-prompt-worker';
 
 /** Requests per message: enough to make messaging cheap, few enough that the first batch comes quickly. */
 const BATCH_REQUESTS = 64;
+/** A batch also ends at this many characters of routing text (a trace's 128k-token prompts are 512 KB each). */
+const BATCH_CHARS = 4_000_000;
 /** Batches the worker may be ahead of the simulation. */
 const MAX_AHEAD = 8;
 /** A worker that sends nothing for this long has died (it produces a batch in milliseconds). */
@@ -135,11 +138,13 @@ function workerMain(settings: WorkerSettings): void {
     const prepare = requestPreparer(settings);
     let items: PreparedRequest[] = [];
     let transfer: ArrayBuffer[] = [];
+    let chars = 0;
     for (const request of parseWorkloadSpec(settings.spec).requests()) {
       const prepared = prepare(request);
       items.push(prepared);
       transfer.push(prepared.hashes.buffer as ArrayBuffer);
-      if (items.length < BATCH_REQUESTS) continue;
+      chars += prepared.routing.routingText.length;
+      if (items.length < BATCH_REQUESTS && chars < BATCH_CHARS) continue;
       for (;;) {
         if (Atomics.load(ctl, STOP) !== 0) return;
         const consumed = Atomics.load(ctl, CONSUMED);
@@ -149,6 +154,7 @@ function workerMain(settings: WorkerSettings): void {
       post({ kind: 'batch', items }, transfer);
       items = [];
       transfer = [];
+      chars = 0;
     }
     if (items.length > 0) post({ kind: 'batch', items }, transfer);
     post({ kind: 'end' });
