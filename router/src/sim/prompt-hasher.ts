@@ -37,26 +37,25 @@ export class PromptHasher {
 
   blocksOf(request: WorkloadRequest): PromptBlocks {
     const text = renderedPromptOf(request);
+    const promptTokens = tokenCount(text);
     const head = request.sharedHead;
-    const options = { blockTokens: this.blockTokens };
-    if (head === undefined) return { hashes: blockHashesAfter(text, [], options), promptTokens: tokenCount(text) };
-    let known = this.memo.get(head.key);
+    const known = head === undefined ? undefined : this.memo.get(head.key);
+    const hashes = blockHashesAfter(text, known ?? [], { blockTokens: this.blockTokens });
+    if (head === undefined) return { hashes, promptTokens };
     if (known !== undefined) {
       // Most recently used last: Map iteration order is insertion order.
       this.memo.delete(head.key);
       this.memo.set(head.key, known);
-      return { hashes: blockHashesAfter(text, known, options), promptTokens: tokenCount(text) };
+      return { hashes, promptTokens };
     }
-    const hashes = blockHashesAfter(text, [], options);
     const limit = request.kind === 'chat' ? request.messages.length : request.prompt.length;
     if (!Number.isInteger(head.length) || head.length < 0 || head.length > limit) {
       throw new RangeError(`request ${request.id}: sharedHead.length must be an integer between 0 and ${limit} (got ${head.length})`);
     }
     const headChars = request.kind === 'chat' ? chatTemplateHeadChars(request.messages, head.length) : head.length;
     // A copy, not a view: the request's own array goes to the engine (or to another thread).
-    known = hashes.slice(0, Math.floor(headChars / this.blockChars));
-    this.remember(head.key, known);
-    return { hashes, promptTokens: tokenCount(text) };
+    this.remember(head.key, hashes.slice(0, Math.floor(headChars / this.blockChars)));
+    return { hashes, promptTokens };
   }
 
   /** Heads remembered (for tests and diagnostics). */

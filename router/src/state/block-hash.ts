@@ -107,9 +107,8 @@ export function continueBlockHashes(text: string, previousHash: BlockHash | unde
 }
 
 /**
- * `blockHashes(text)`, as a Float64Array, when the hashes of its first `known.length` blocks are already known (`known` must be
- * exactly those): hashes only the rest. The simulator uses it for prompts that start with a text many other
- * prompts start with.
+ * `blockHashes(text)` as a Float64Array, given the hashes of its first `known.length` blocks (exactly those):
+ * only the rest is hashed. The simulator uses it for prompts that start with a text many others start with.
  */
 export function blockHashesAfter(text: string, known: ArrayLike<BlockHash>, options: BlockHashOptions = {}): Float64Array {
   if (options.maxBlocks !== undefined) throw new RangeError('blockHashesAfter does not take maxBlocks');
@@ -118,7 +117,7 @@ export function blockHashesAfter(text: string, known: ArrayLike<BlockHash>, opti
   const total = Math.floor(text.length / blockChars);
   if (knownCount > total) throw new RangeError(`${knownCount} known blocks but the text has ${total} full blocks`);
   const hashes = new Float64Array(total);
-  for (let i = 0; i < knownCount; i++) hashes[i] = known[i];
+  hashes.set(known);
   let a: number;
   let b: number;
   if (knownCount === 0) [a, b] = seedPair(options.seed);
