@@ -12,6 +12,24 @@ const min = Math.min;
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
 
+/** MurmurHash3's body step: mixes the 32-bit word `k` into `h`. */
+function mixWord(h: number, k: number): number {
+  k = imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  k = imul(k, C2);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** MurmurHash3's tail step: mixes the last, partial word `k` into `h`. */
+function mixTail(h: number, k: number): number {
+  k = imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  k = imul(k, C2);
+  return h ^ k;
+}
+
 /** MurmurHash3's finalizer: full avalanche of a 32-bit value. Returns an unsigned 32-bit integer. */
 export function fmix32(h: number): number {
   h ^= h >>> 16;
@@ -28,23 +46,14 @@ export function hashBytes(bytes: Uint8Array, length: number, seed: number): numb
   const blockEnd = n & ~3;
   let h = seed | 0;
   for (let i = 0; i < blockEnd; i += 4) {
-    let k = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (imul(h, 5) + 0xe6546b64) | 0;
+    h = mixWord(h, bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
   }
   const rest = n - blockEnd;
   if (rest > 0) {
     let k = bytes[blockEnd];
     if (rest > 1) k |= bytes[blockEnd + 1] << 8;
     if (rest > 2) k |= bytes[blockEnd + 2] << 16;
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
+    h = mixTail(h, k);
   }
   return fmix32(h ^ n);
 }
@@ -70,31 +79,16 @@ export function hashTextPrefix(text: string, maxCharacters: number, seed: number
       if ((c0 & 0xfc00) === 0xd800 && (c1 & 0xfc00) === 0xdc00 && end < n) end++;
       if ((c1 & 0xfc00) === 0xd800 && i + 2 < n && (text.charCodeAt(i + 2) & 0xfc00) === 0xdc00 && end < n) end++;
     }
-    let k = c0 | (c1 << 16);
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (imul(h, 5) + 0xe6546b64) | 0;
+    h = mixWord(h, c0 | (c1 << 16));
   }
   if (i < end) {
     const c0 = text.charCodeAt(i);
     if ((c0 & 0xfc00) === 0xd800 && i + 1 < n && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 && end < n) {
       // A pair straddling the limit is kept whole: one more full word.
       end++;
-      let k = c0 | (text.charCodeAt(i + 1) << 16);
-      k = imul(k, C1);
-      k = (k << 15) | (k >>> 17);
-      k = imul(k, C2);
-      h ^= k;
-      h = (h << 13) | (h >>> 19);
-      h = (imul(h, 5) + 0xe6546b64) | 0;
+      h = mixWord(h, c0 | (text.charCodeAt(i + 1) << 16));
     } else {
-      let k = imul(c0, C1);
-      k = (k << 15) | (k >>> 17);
-      k = imul(k, C2);
-      h ^= k;
+      h = mixTail(h, c0);
     }
   }
   return fmix32(h ^ (end * 2));
@@ -136,19 +130,8 @@ export function hashUtf16Range(text: string, start: number, end: number, seed: n
   let h = seed | 0;
   let i = start;
   for (; i + 1 < n; i += 2) {
-    let k = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
-    k = imul(k, C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (imul(h, 5) + 0xe6546b64) | 0;
+    h = mixWord(h, text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16));
   }
-  if (i < n) {
-    let k = imul(text.charCodeAt(i), C1);
-    k = (k << 15) | (k >>> 17);
-    k = imul(k, C2);
-    h ^= k;
-  }
+  if (i < n) h = mixTail(h, text.charCodeAt(i));
   return fmix32(h ^ ((n - start) * 2));
 }

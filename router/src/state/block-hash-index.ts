@@ -47,19 +47,12 @@ export class BlockHashIndex {
 
   /** The id stored for `hash`, or -1. */
   get(hash: BlockHash): number {
-    const lo = hash | 0;
-    const slots = this.slots;
-    const keys = this.keys;
-    const n = this.n;
-    for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
-      const stored = slots[2 * i + 1];
-      if (stored === 0) return NONE;
-      if (slots[2 * i] === lo && keys[stored - 1] === hash) return stored - 1;
-    }
+    const i = this.probe(hash);
+    return i >= 0 ? this.slots[2 * i + 1] - 1 : NONE;
   }
 
   has(hash: BlockHash): boolean {
-    return this.get(hash) !== NONE;
+    return this.probe(hash) >= 0;
   }
 
   /**
@@ -67,35 +60,21 @@ export class BlockHashIndex {
    * `keys[id] = hash` (before or after: the probe never reads the new id's key). Returns whether it stored.
    */
   add(hash: BlockHash, id: number): boolean {
-    const lo = hash | 0;
-    const slots = this.slots;
-    const keys = this.keys;
-    const n = this.n;
-    for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
-      const stored = slots[2 * i + 1];
-      if (stored === 0) {
-        if (this.count >= this.maxEntries) throw new RangeError(`block hash index is full (${this.maxEntries} entries)`);
-        slots[2 * i] = lo;
-        slots[2 * i + 1] = id + 1;
-        this.count++;
-        return true;
-      }
-      if (slots[2 * i] === lo && keys[stored - 1] === hash) return false;
-    }
+    const i = this.probe(hash);
+    if (i >= 0) return false;
+    if (this.count >= this.maxEntries) throw new RangeError(`block hash index is full (${this.maxEntries} entries)`);
+    this.slots[2 * ~i] = hash | 0;
+    this.slots[2 * ~i + 1] = id + 1;
+    this.count++;
+    return true;
   }
 
   /** Removes `hash` (its key must still be in `keys`); returns whether it was present. */
   delete(hash: BlockHash): boolean {
-    const lo = hash | 0;
+    const i = this.probe(hash);
+    if (i < 0) return false;
     const slots = this.slots;
-    const keys = this.keys;
     const n = this.n;
-    let i = homeOf(lo, n);
-    for (; ; i = i + 1 === n ? 0 : i + 1) {
-      const stored = slots[2 * i + 1];
-      if (stored === 0) return false;
-      if (slots[2 * i] === lo && keys[stored - 1] === hash) break;
-    }
     // Backward shift: pull later entries of the probe run into the hole so lookups never stop early.
     let hole = i;
     for (let j = i + 1 === n ? 0 : i + 1; slots[2 * j + 1] !== 0; j = j + 1 === n ? 0 : j + 1) {
@@ -111,6 +90,22 @@ export class BlockHashIndex {
     slots[2 * hole + 1] = 0;
     this.count--;
     return true;
+  }
+
+  /**
+   * The slot holding `hash`, or, when absent, ~(the empty slot that ends its probe run: where it would go).
+   * A low-word match is confirmed against the owner's key.
+   */
+  private probe(hash: BlockHash): number {
+    const lo = hash | 0;
+    const slots = this.slots;
+    const keys = this.keys;
+    const n = this.n;
+    for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
+      const stored = slots[2 * i + 1];
+      if (stored === 0) return ~i;
+      if (slots[2 * i] === lo && keys[stored - 1] === hash) return i;
+    }
   }
 
   /** Every (hash, id) pair, in slot order (for invariant checks). */
