@@ -248,7 +248,8 @@ describe('when the index is bounded and corrected', () => {
     expect(p.index.instanceIds()).toEqual([views[0].id]);
   });
 
-  it('GIVEN the engine reports fewer cached tokens than predicted THEN the blocks it evidently evicted, and older ones, are dropped', () => {
+  /** One instance that was sent an old 4-block prompt, then a 20-block document; a request extending the document is decided and committed. */
+  function feedbackScenario() {
     const p = policy();
     const [a] = idle(1);
     const old = chatRequest(blocksOf('old', 4));
@@ -257,8 +258,13 @@ describe('when the index is bounded and corrected', () => {
     place(p, chatRequest(doc), a.id);
     const r = chatRequest(`${doc}more`);
     const d = p.decide(r, { instances: [a], nowMs: 0 });
-    expect(d.predictedCachedTokens).toBe((20 * BLOCK) / 4);
     p.commit(r, d);
+    return { p, a, old, doc, r, d };
+  }
+
+  it('GIVEN the engine reports fewer cached tokens than predicted THEN the blocks it evidently evicted, and older ones, are dropped', () => {
+    const { p, a, old, doc, r, d } = feedbackScenario();
+    expect(d.predictedCachedTokens).toBe((20 * BLOCK) / 4);
     // Only 5 blocks' worth came from cache: block 5 onwards had been evicted, and so had everything older.
     p.release(r, d, { kind: 'completed', cachedTokens: (5 * BLOCK) / 4 });
     expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(0);
@@ -267,15 +273,7 @@ describe('when the index is bounded and corrected', () => {
   });
 
   it('GIVEN the engine delivers about what was predicted THEN nothing is dropped', () => {
-    const p = policy();
-    const [a] = idle(1);
-    const old = chatRequest(blocksOf('old', 4));
-    place(p, old, a.id);
-    const doc = blocksOf('doc', 20);
-    place(p, chatRequest(doc), a.id);
-    const r = chatRequest(`${doc}more`);
-    const d = p.decide(r, { instances: [a], nowMs: 0 });
-    p.commit(r, d);
+    const { p, a, old, r, d } = feedbackScenario();
     p.release(r, d, { kind: 'completed', cachedTokens: (19 * BLOCK) / 4 });
     expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(4);
   });
