@@ -2,7 +2,7 @@ import { SeededRng } from '../../common/seeded-rng';
 import { CHARS_PER_TOKEN } from '../../state/block-hash';
 import { GroupPicker, type Popularity } from './group-popularity';
 import { poissonArrivalsMs } from './load-shape';
-import { labelledText, TextCache } from './synthetic-text';
+import { labelledText, LabelledTextCache } from './synthetic-text';
 import {
   canonicalSpec,
   COMMON_OPTIONS,
@@ -70,14 +70,14 @@ export function longContextWorkload(given: Partial<LongContextOptions> | Record<
     const groupRng = root.fork('groups');
     const lengthRng = root.fork('lengths');
     const nextLength = (): number => lengthRng.next();
-    const prefixes = new TextCache(PREFIX_CACHE_CHARS);
+    const prefixes = new LabelledTextCache(options.seed, PREFIX_CACHE_CHARS);
     for (let index = 0; ; index++) {
       const arrivalMs = arrivals.next().value;
       if (!withinLimits(index, arrivalMs, resolved)) return;
       const group = picker.pick(groupRng);
       const suffixTokens = drawInRange(nextLength, options.suffixTokens);
       const maxTokens = drawInRange(nextLength, options.outputTokens);
-      const prefix = prefixes.get(group, () => labelledText(options.seed, `long-context/prefix/${group}`, options.prefixTokens * CHARS_PER_TOKEN));
+      const prefix = prefixes.get(`long-context/prefix/${group}`, options.prefixTokens * CHARS_PER_TOKEN);
       const suffix = labelledText(options.seed, `long-context/suffix/${index}`, suffixTokens * CHARS_PER_TOKEN);
       const tenantKey = options.tenants > 0 ? `tenant-${group % options.tenants}` : undefined;
       const base = { index, id: requestId('lc', index), arrivalMs, maxTokens, group, ...(tenantKey ? { tenantKey } : {}) };

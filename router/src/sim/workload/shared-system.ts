@@ -1,7 +1,7 @@
 import { SeededRng } from '../../common/seeded-rng';
 import { CHARS_PER_TOKEN } from '../../state/block-hash';
 import { poissonArrivalsMs } from './load-shape';
-import { labelledText, TextCache } from './synthetic-text';
+import { labelledText, LabelledTextCache } from './synthetic-text';
 import { canonicalSpec, COMMON_OPTIONS, loadFromOptions, parametersOf, requestId, type Workload } from './workload';
 import { resolveOptions, WorkloadSpecError, type OptionSchema } from './workload-options';
 import type { WorkloadApi, WorkloadRequest } from './workload-request';
@@ -70,12 +70,12 @@ export function sharedSystemWorkload(given: Partial<SharedSystemOptions> | Recor
     const root = new SeededRng(options.seed);
     const arrivals = poissonArrivalsMs(root.fork('arrivals'), options.rate);
     const order = requestOrder(root.fork('order'));
-    const systems = new TextCache(16_000_000);
+    const systems = new LabelledTextCache(options.seed, 16_000_000);
     for (let index = 0; index < size; index++) {
       const slot = order[index]!;
       const group = Math.floor(slot / options.promptsPerGroup);
       const question = slot % options.promptsPerGroup;
-      const system = systems.get(group, () => labelledText(options.seed, `shared-system/system/${group}`, options.systemTokens * CHARS_PER_TOKEN));
+      const system = systems.get(`shared-system/system/${group}`, options.systemTokens * CHARS_PER_TOKEN);
       const user = labelledText(options.seed, `shared-system/question/${group}/${question}`, options.questionTokens * CHARS_PER_TOKEN);
       const base = { index, id: requestId('ss', index), arrivalMs: arrivals.next().value, maxTokens: options.outputTokens, group };
       const key = `shared-system/${group}`;

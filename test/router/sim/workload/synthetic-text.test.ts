@@ -1,7 +1,17 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { SeededRng } from '../../../../router/src/common/seeded-rng';
 import { blockHashes } from '../../../../router/src/state/block-hash';
-import { labelledText, syntheticText, syntheticTokens, TextCache, traceBlockText } from '../../../../router/src/sim/workload/synthetic-text';
+import {
+  LabelledTextCache,
+  labelledText,
+  syntheticPieces,
+  syntheticText,
+  syntheticTokens,
+  textOfPieces,
+  TextCache,
+  traceBlockText,
+} from '../../../../router/src/sim/workload/synthetic-text';
 
 const PLAIN_WORDS = /^ ?([A-Za-z]+[.,]? +)*$/;
 
@@ -28,6 +38,24 @@ describe('when generating synthetic text', () => {
     labelledText(1, 'group/4', 9999);
     expect(labelledText(1, 'group/3', 400)).toBe(first);
     expect(labelledText(1, 'group/3', 400)).not.toBe(labelledText(2, 'group/3', 400));
+  });
+
+  test('GIVEN a fixed seed THEN the text is the one every recorded figure was made with', () => {
+    // Pinned before texts were built from piece numbers (the generator's output is part of every figure).
+    const digest = (chars: number) => createHash('sha256').update(syntheticText(new SeededRng(42), chars)).digest('hex').slice(0, 16);
+    expect(syntheticText(new SeededRng(42), 60)).toBe('Water method point answer every software must local process ');
+    expect([1, 13, 4000, 100000].map(digest)).toEqual(['36a9e7f1c95b82ff', '92fdbf3ce0c5cbb6', '1c6e50d0ea060ef6', 'caa2ccfc0a9eca8a']);
+  });
+
+  test('GIVEN a text kept as piece numbers WHEN rebuilt THEN it is the generated text, in about a third of a byte a character', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20000 }), fc.integer({ min: 0, max: 0xffffffff }), (chars, seed) => {
+        const kept = syntheticPieces(new SeededRng(seed), chars);
+        expect(textOfPieces(kept)).toBe(syntheticText(new SeededRng(seed), chars));
+        if (chars >= 1000) expect(kept.pieces.byteLength).toBeLessThan(chars / 2);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   test('GIVEN a negative or fractional length THEN it is refused', () => {
@@ -84,5 +112,37 @@ describe('when caching generated texts', () => {
     expect(builds).toBe(3);
     cache.get('b', make('y'.repeat(10)));
     expect(builds).toBe(4);
+  });
+});
+
+describe('when caching labelled texts as strings and as piece numbers', () => {
+  test('GIVEN budgets smaller than the texts asked for WHEN labels are asked for in any order THEN each is its labelled text', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 0, max: 4000 }), fc.integer({ min: 0, max: 2000 }), (labels, maxChars, maxPieceBytes) => {
+        const cache = new LabelledTextCache(5, maxChars, maxPieceBytes);
+        for (const label of labels) {
+          const chars = 100 + label * 37;
+          expect(cache.get(`doc/${label}`, chars)).toBe(labelledText(5, `doc/${label}`, chars));
+        }
+        expect(cache.size.pieceBytes).toBeLessThanOrEqual(maxPieceBytes);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test('GIVEN a text evicted from the string tier WHEN asked for again THEN it is rebuilt from its pieces, not generated', () => {
+    const cache = new LabelledTextCache(5, 1000, 1_000_000);
+    cache.get('doc/a', 900);
+    cache.get('doc/b', 900);
+    expect(cache.size).toMatchObject({ strings: 1, pieces: 2 });
+    const pieceBytes = cache.size.pieceBytes;
+    expect(cache.get('doc/a', 900)).toBe(labelledText(5, 'doc/a', 900));
+    expect(cache.size).toEqual({ strings: 1, pieces: 2, pieceBytes });
+  });
+
+  test('GIVEN a label asked for with another length THEN it is refused', () => {
+    const cache = new LabelledTextCache(5, 1000);
+    cache.get('doc/a', 300);
+    expect(() => cache.get('doc/a', 301)).toThrow(/doc\/a.*300.*301/);
   });
 });
