@@ -1,4 +1,5 @@
 import { chatTemplateHeadChars } from '../emulator/chat-template';
+import { SizeBoundedLru } from '../common/size-bounded-lru';
 import { blockHashesAfter, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
 import { renderedPromptOf } from './workload-routing';
 import type { WorkloadRequest } from './workload/workload-request';
@@ -24,15 +25,15 @@ const DEFAULT_MEMO_BLOCKS = 4_000_000;
  */
 export class PromptHasher {
   private readonly blockChars: number;
-  private readonly memo = new Map<string, Float64Array>();
-  private memoBlocks = 0;
+  private readonly memo: SizeBoundedLru<string, Float64Array>;
 
   constructor(
     private readonly blockTokens: number,
-    private readonly maxMemoBlocks = DEFAULT_MEMO_BLOCKS,
+    maxMemoBlocks = DEFAULT_MEMO_BLOCKS,
   ) {
     if (!Number.isInteger(blockTokens) || blockTokens < 1) throw new RangeError(`blockTokens must be a positive integer (got ${blockTokens})`);
     this.blockChars = blockTokens * CHARS_PER_TOKEN;
+    this.memo = new SizeBoundedLru(maxMemoBlocks, (hashes) => hashes.length);
   }
 
   blocksOf(request: WorkloadRequest): PromptBlocks {
@@ -41,36 +42,20 @@ export class PromptHasher {
     const head = request.sharedHead;
     const known = head === undefined ? undefined : this.memo.get(head.key);
     const hashes = blockHashesAfter(text, known ?? [], { blockTokens: this.blockTokens });
-    if (head === undefined) return { hashes, promptTokens };
-    if (known !== undefined) {
-      // Most recently used last: Map iteration order is insertion order.
-      this.memo.delete(head.key);
-      this.memo.set(head.key, known);
-      return { hashes, promptTokens };
-    }
+    if (head === undefined || known !== undefined) return { hashes, promptTokens };
     const limit = request.kind === 'chat' ? request.messages.length : request.prompt.length;
     if (!Number.isInteger(head.length) || head.length < 0 || head.length > limit) {
       throw new RangeError(`request ${request.id}: sharedHead.length must be an integer between 0 and ${limit} (got ${head.length})`);
     }
     const headChars = request.kind === 'chat' ? chatTemplateHeadChars(request.messages, head.length) : head.length;
+    const headBlocks = Math.floor(headChars / this.blockChars);
     // A copy, not a view: the request's own array goes to the engine (or to another thread).
-    this.remember(head.key, hashes.slice(0, Math.floor(headChars / this.blockChars)));
+    if (headBlocks > 0) this.memo.set(head.key, hashes.slice(0, headBlocks));
     return { hashes, promptTokens };
   }
 
   /** Heads remembered (for tests and diagnostics). */
   get memoSize(): number {
-    return this.memo.size;
-  }
-
-  private remember(key: string, hashes: Float64Array): void {
-    if (hashes.length === 0 || hashes.length > this.maxMemoBlocks) return;
-    this.memo.set(key, hashes);
-    this.memoBlocks += hashes.length;
-    while (this.memoBlocks > this.maxMemoBlocks) {
-      const [oldestKey, oldest] = this.memo.entries().next().value as [string, Float64Array];
-      this.memo.delete(oldestKey);
-      this.memoBlocks -= oldest.length;
-    }
+    return this.memo.count;
   }
 }

@@ -1,4 +1,5 @@
 import { SeededRng, type Rng } from '../../common/seeded-rng';
+import { SizeBoundedLru } from '../../common/size-bounded-lru';
 import { CHARS_PER_TOKEN } from '../../state/block-hash';
 
 /**
@@ -84,7 +85,7 @@ const PIECE_WORDS: Int32Array = (() => {
     if (piece.length > SLOT_WORDS * 4) throw new Error(`piece "${piece}" does not fit its slot`);
     for (let c = 0; c < piece.length; c++) bytes.setUint8(i * SLOT_WORDS * 4 + c, piece.charCodeAt(c));
   });
-  // The copy writes each word little-endian, so each holds its bytes read little-endian, whatever the machine.
+  // The copy writes the words little-endian, so they hold the bytes read little-endian on any machine.
   for (let w = 0; w < words.length; w++) words[w] = bytes.getInt32(w * 4, true);
   return words;
 })();
@@ -116,7 +117,7 @@ let scratchBuffer = Buffer.from(scratchBytes.buffer);
 /** The pieces of exactly `chars` characters of plain words, in `scratchPieces`; returns how many. */
 function drawPieces(rng: Rng, chars: number): number {
   if (!Number.isInteger(chars) || chars < 0) throw new RangeError(`chars must be a non-negative integer (got ${chars})`);
-  // At least 2 characters a piece, so this many slots always suffice.
+  // Every piece has at least one character, so this many slots always suffice.
   if (scratchPieces.length < chars) scratchPieces = new Uint16Array(chars);
   const out = scratchPieces;
   let n = 0;
@@ -237,35 +238,27 @@ export function traceBlockText(id: number, blockTokens: number): string {
  * length passes `maxChars`. Regenerating is deterministic, so eviction changes cost, never content.
  */
 export class TextCache {
-  private readonly entries = new Map<string | number, string>();
-  private totalChars = 0;
+  private readonly texts: SizeBoundedLru<string | number, string>;
 
-  constructor(private readonly maxChars: number) {}
+  constructor(maxChars: number) {
+    this.texts = new SizeBoundedLru(maxChars, (text) => text.length);
+  }
 
   get(key: string | number, make: () => string): string {
-    const hit = this.entries.get(key);
-    if (hit !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit;
-    }
-    const text = make();
-    this.entries.set(key, text);
-    this.totalChars += text.length;
-    while (this.totalChars > this.maxChars && this.entries.size > 1) {
-      const [oldestKey, oldest] = this.entries.entries().next().value as [string | number, string];
-      this.entries.delete(oldestKey);
-      this.totalChars -= oldest.length;
+    let text = this.texts.get(key);
+    if (text === undefined) {
+      text = make();
+      this.texts.set(key, text);
     }
     return text;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.texts.count;
   }
 
   get chars(): number {
-    return this.totalChars;
+    return this.texts.size;
   }
 }
 
@@ -281,15 +274,15 @@ export const DEFAULT_PIECE_CACHE_BYTES = 128 * 2 ** 20;
  */
 export class LabelledTextCache {
   private readonly strings: TextCache;
-  private readonly pieces = new Map<string, SyntheticPieces>();
-  private pieceBytes = 0;
+  private readonly pieces: SizeBoundedLru<string, SyntheticPieces>;
 
   constructor(
     private readonly seed: number,
     maxChars: number,
-    private readonly maxPieceBytes = DEFAULT_PIECE_CACHE_BYTES,
+    maxPieceBytes = DEFAULT_PIECE_CACHE_BYTES,
   ) {
     this.strings = new TextCache(maxChars);
+    this.pieces = new SizeBoundedLru(maxPieceBytes, (kept) => kept.pieces.byteLength);
   }
 
   /** `labelledText(seed, label, chars)`; a label must always be asked for with the same length. */
@@ -301,24 +294,15 @@ export class LabelledTextCache {
 
   private build(label: string, chars: number): string {
     let kept = this.pieces.get(label);
-    if (kept !== undefined) {
-      // Most recently used last: Map iteration order is insertion order.
-      this.pieces.delete(label);
-    } else {
+    if (kept === undefined) {
       kept = syntheticPieces(new SeededRng(seedFromLabel(this.seed, label)), chars);
-      this.pieceBytes += kept.pieces.byteLength;
-    }
-    this.pieces.set(label, kept);
-    while (this.pieceBytes > this.maxPieceBytes && this.pieces.size > 0) {
-      const [oldestLabel, oldest] = this.pieces.entries().next().value as [string, SyntheticPieces];
-      this.pieces.delete(oldestLabel);
-      this.pieceBytes -= oldest.pieces.byteLength;
+      this.pieces.set(label, kept);
     }
     return textOfPieces(kept);
   }
 
   /** Texts kept as strings / as pieces, and the pieces' bytes (for tests and diagnostics). */
   get size(): { readonly strings: number; readonly pieces: number; readonly pieceBytes: number } {
-    return { strings: this.strings.size, pieces: this.pieces.size, pieceBytes: this.pieceBytes };
+    return { strings: this.strings.size, pieces: this.pieces.count, pieceBytes: this.pieces.size };
   }
 }
