@@ -61,6 +61,8 @@ export interface LatencyRow {
   readonly routerCpuUsPerRequest?: number;
   /** The kernel's (system time) part of routerCpuUsPerRequest. */
   readonly routerSystemUsPerRequest?: number;
+  /** The bare Node.js proxy's CPU time per request at the same open-loop rate (its own phase), when it runs. */
+  readonly bareCpuUsPerRequest?: number;
   readonly direct: { p50: number; p99: number; n: number; errors: number };
   readonly routed: { p50: number; p99: number; n: number; errors: number };
 }
@@ -363,15 +365,40 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     const streamRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], streamed, options.rate, options.requests, remaining()));
     const [dPlain, rPlain] = plainRun.results;
     const [dStream, rStream] = streamRun.results;
-    const latency = [
-      { ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs), routerCpuUsPerRequest: plainRun.cpu, routerSystemUsPerRequest: plainRun.system },
-      { ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs), routerCpuUsPerRequest: streamRun.cpu, routerSystemUsPerRequest: streamRun.system },
-      latencyRow('streamed, full response', dStream, rStream, (s) => s.totalUs),
-    ];
     log(`throughput: closed loop, concurrency ${options.concurrency}`);
     const throughput = [
       await measureThroughput('non-streamed', paths(), plain, options),
       await measureThroughput('streamed', paths(), streamed, options),
+    ];
+    // The platform's floor at the latency phases' rate: the bare proxy, warmed up the same way, in phases of its
+    // own after everything the router is measured in (so the router's figures are taken as before).
+    const bareCpu = stack.bareCpuUs;
+    const bareCpuPerRequest = async (bodies: readonly Buffer[], mode: string): Promise<{ bareCpuUsPerRequest?: number }> => {
+      if (barePool === undefined || bareCpu === undefined) return {};
+      const bare: Target = { pool: barePool, path: '/v1/chat/completions' };
+      log(`latency: bare Node.js proxy, ${options.requests} requests at ${options.rate} req/s, ${mode}`);
+      await openLoop([directTarget, bare], bodies, options.rate, warmup, remaining());
+      const before = await bareCpu();
+      const results = await openLoop([directTarget, bare], bodies, options.rate, options.requests, remaining());
+      const after = await bareCpu();
+      return { bareCpuUsPerRequest: (after.cpuUs - before.cpuUs) / (results[1].samples.length + results[1].errors) };
+    };
+    const barePlain = await bareCpuPerRequest(plain, 'non-streamed');
+    const bareStreamed = await bareCpuPerRequest(streamed, 'streamed');
+    const latency = [
+      {
+        ...latencyRow('non-streamed, full response', dPlain, rPlain, (s) => s.totalUs),
+        routerCpuUsPerRequest: plainRun.cpu,
+        routerSystemUsPerRequest: plainRun.system,
+        ...barePlain,
+      },
+      {
+        ...latencyRow('streamed, first byte', dStream, rStream, (s) => s.firstByteUs),
+        routerCpuUsPerRequest: streamRun.cpu,
+        routerSystemUsPerRequest: streamRun.system,
+        ...bareStreamed,
+      },
+      latencyRow('streamed, full response', dStream, rStream, (s) => s.totalUs),
     ];
     log('decision time');
     const { decisions, parse } = measureDecisions(options.decisionIterations);
@@ -396,13 +423,13 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
   const lines = [
     `Measured ${date} with \`${command}\` on ${r.machine}. Router and ${o.backends} fake backends in separate processes from the load generator; ${r.bodyBytes.toLocaleString('en-US')}-byte chat bodies; policy sagemaker-prefix-aware (defaults).`,
     '',
-    `**Added latency** — open loop, ${o.rate} req/s to the router and ${o.rate} req/s straight to a backend, interleaved, ${o.requests} requests each (milliseconds):`,
+    `**Added latency** — open loop, ${o.rate} req/s to the router and ${o.rate} req/s straight to a backend, interleaved, ${o.requests} requests each (milliseconds), after ${WARMUP_SECONDS} s of warm-up per mode. The bare Node.js proxy's CPU is measured the same way in phases of its own, after all of the router's:`,
     '',
-    '| mode | direct p50 | routed p50 | added p50 | direct p99 | routed p99 | added p99 | router CPU per request | errors (direct/routed) |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| mode | direct p50 | routed p50 | added p50 | direct p99 | routed p99 | added p99 | router CPU per request | bare proxy CPU per request, same rate | errors (direct/routed) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...r.latency.map(
       (l) =>
-        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs (kernel ${(l.routerSystemUsPerRequest ?? 0).toFixed(0)})`} | ${l.direct.errors}/${l.routed.errors} |`,
+        `| ${l.mode} | ${ms(l.direct.p50)} | ${ms(l.routed.p50)} | **${ms(l.routed.p50 - l.direct.p50)}** | ${ms(l.direct.p99)} | ${ms(l.routed.p99)} | **${ms(l.routed.p99 - l.direct.p99)}** | ${l.routerCpuUsPerRequest === undefined ? '' : `${l.routerCpuUsPerRequest.toFixed(0)} µs (kernel ${(l.routerSystemUsPerRequest ?? 0).toFixed(0)})`} | ${l.bareCpuUsPerRequest === undefined ? '' : `${l.bareCpuUsPerRequest.toFixed(0)} µs`} | ${l.direct.errors}/${l.routed.errors} |`,
     ),
     '',
     `**Throughput** — closed loop, ${o.concurrency} concurrent requests, direct, routed, through the reference proxy and through the bare Node.js proxy (\`router/bench/bare-node-proxy.ts\`: node:http + undici, reads the body, hashes 8 KiB, nothing else) in turn (2 × ${o.throughputPhaseMs} ms each). Reference proxy: ${r.reference}. CPU per request is the process's user + system time over its phases ÷ the requests it served.`,
