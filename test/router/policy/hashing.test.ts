@@ -18,6 +18,25 @@ describe('when text prefixes are hashed', () => {
     );
   });
 
+  it('GIVEN Latin-1 text of any length and limit THEN the fast path gives the same hash as hashing code units', () => {
+    const latin1 = fc.string({ unit: fc.integer({ min: 0, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 40_000 });
+    fc.assert(
+      fc.property(latin1, fc.integer({ min: 0, max: 41_000 }), fc.integer(), (t, max, seed) => {
+        expect(hashTextPrefix(t, max, seed)).toBe(hashUtf16(t, Math.min(max, t.length), seed));
+        // A character beyond Latin-1 after the limit leaves the prefix on the fast path; within it, not.
+        expect(hashTextPrefix(`${t}€`, max, seed)).toBe(hashUtf16(`${t}€`, Math.min(max, t.length + 1), seed));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('GIVEN long Latin-1 prompts (beyond the scratch buffer) THEN the fast path still matches, odd lengths included', () => {
+    const long = Array.from({ length: 100_001 }, (_, i) => String.fromCharCode(32 + ((i * 7919) % 224))).join('');
+    for (const max of [1, 2, 8191, 8192, 16_385, 65_537, 100_001, 200_000]) {
+      expect(hashTextPrefix(long, max, 3)).toBe(hashUtf16(long, Math.min(max, long.length), 3));
+    }
+  });
+
   it('GIVEN a surrogate pair straddling the limit THEN it counts as one character and stays whole', () => {
     expect(codePointPrefixEnd('a😀b', 2)).toBe(3);
     expect(codePointPrefixEnd('😀😀', 1)).toBe(2);
