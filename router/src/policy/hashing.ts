@@ -1,4 +1,5 @@
 import { endianness } from 'node:os';
+import { isLatin1 } from '../common/latin1';
 
 /**
  * Fast non-cryptographic 32-bit hashing (MurmurHash3 x86_32 structure) for routing keys.
@@ -67,8 +68,6 @@ export function hashUtf16(text: string, end: number, seed: number): number {
 
 /** True where UTF-16LE bytes read as native 32-bit words are (c0 | c1 << 16), the words hashUtf16 mixes. */
 const LITTLE_ENDIAN = endianness() === 'LE';
-/** A code unit outside Latin-1 (V8 answers in constant time for one-byte strings, the usual prompt). */
-const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 // Scratch for a prefix's UTF-16LE bytes, reused by every call (grown as needed).
 let scratchBytes = Buffer.allocUnsafeSlow(16384);
 let scratchWords = new Int32Array(scratchBytes.buffer);
@@ -83,7 +82,7 @@ export function hashTextPrefix(text: string, maxCharacters: number, seed: number
   const end = maxCharacters < text.length ? maxCharacters : text.length;
   if (LITTLE_ENDIAN && end > 0) {
     const prefix = end < text.length ? text.slice(0, end) : text;
-    if (!BEYOND_LATIN1.test(prefix)) return hashLatin1Prefix(prefix, seed);
+    if (isLatin1(prefix)) return hashLatin1Prefix(prefix, seed);
   }
   return hashCodeUnitPrefix(text, maxCharacters, seed);
 }
