@@ -145,7 +145,20 @@ export interface RunOptions {
    * whose next send depends on completions (closed loop, multi-turn) uses it to stay exact.
    */
   readonly stopAfterFinish?: boolean;
+  /**
+   * Let a decode stretch run past `tMs`: its steps are computed (durations, jitter draws) but applied only when
+   * something needs them — `submit` applies those that start before the submit time and drops the rest, a later
+   * `runUntil` applies those before its own limit — so an engine nobody sends to is not touched at every
+   * instant of the fleet's. `nextEventTimeMs` then says when the engine next needs attention (the stretch's
+   * end). Until applied, the stretch's steps are missing from `stats()` and its blocks are not allocated yet;
+   * a driver that reads the engine in between must not use it (the simulator reads stats only before its
+   * warm-up ends and once every engine is idle). `abort` refuses while a stretch is pending.
+   */
+  readonly lookahead?: boolean;
 }
+
+/** Steps a decode stretch computes ahead at most (bounds the work a new request makes redundant). */
+const LOOKAHEAD_MAX_STEPS = 512;
 
 export interface EngineModelOptions {
   /** Seed mixed into prompt block hashes (like vLLM's cache salt); default none. */
@@ -269,6 +282,14 @@ export class EngineModel {
    * executed steps admit, prefill or preempt; aborts only remove. So while set, the batch is all-decode.
    */
   private allDecoding = false;
+  /**
+   * Durations of the steps of the decode stretch planned last (tryFastForward); those from `aheadNext` to
+   * `aheadCount` are computed but not applied yet (RunOptions.lookahead). `aheadEndMs`: the stretch's end.
+   */
+  private aheadDurations = new Float64Array(64);
+  private aheadCount = 0;
+  private aheadNext = 0;
+  private aheadEndMs = 0;
 
   private clock = 0;
   private lastSubmitMs = -Infinity;
@@ -338,6 +359,8 @@ export class EngineModel {
     }
     const maxTokens = Math.min(requested, maxModelLen - promptTokens);
 
+    // Steps planned ahead that start before the request arrives happen as planned; the rest may not.
+    this.settleAhead(nowMs);
     this.lastSubmitMs = nowMs;
     const eligibleMs = nowMs + this.profile.requestOverheadMs;
     const seq = new Sequence(input.id, promptTokens, input.promptText, hashes, ownsHashes, maxTokens, nowMs, eligibleMs);
@@ -354,10 +377,19 @@ export class EngineModel {
   runUntil(tMs: number, options: RunOptions = {}): EngineEvent[] {
     const events: EngineEvent[] = [];
     const stopAfterFinish = options.stopAfterFinish ?? false;
+    const lookahead = options.lookahead ?? false;
     for (;;) {
+      if (this.aheadNext < this.aheadCount) {
+        // Steps of a stretch planned ahead: all of them when the step after it starts before tMs too.
+        if (this.aheadEndMs < tMs) this.applyAhead(this.aheadCount - this.aheadNext);
+        else {
+          if (!lookahead) this.applyAheadBefore(tMs);
+          break;
+        }
+      }
       const start = this.nextStepTimeMs();
       if (start === undefined || !(start < tMs)) break;
-      if (this.fastForward && this.tryFastForward(start, tMs)) continue;
+      if (this.fastForward && this.tryFastForward(start, tMs, lookahead)) continue;
       const finishedBefore = this.finishedCount;
       this.executeStep(start, events);
       if (stopAfterFinish && this.finishedCount !== finishedBefore) break;
@@ -370,7 +402,15 @@ export class EngineModel {
     return this.runUntil(Infinity);
   }
 
-  /** Start time of the next step, or undefined when the engine has nothing to do. */
+  /**
+   * When the engine next needs a `runUntil`: the end of a decode stretch planned ahead (RunOptions.lookahead),
+   * else the start of its next step; undefined when it has nothing to do.
+   */
+  nextEventTimeMs(): number | undefined {
+    return this.aheadNext < this.aheadCount ? this.aheadEndMs : this.nextStepTimeMs();
+  }
+
+  /** Start time of the next step (applied or not), or undefined when the engine has nothing to do. */
   nextStepTimeMs(): number | undefined {
     if (this.running.length > 0) return this.clock;
     const head = this.waiting.peekFront();
@@ -404,6 +444,7 @@ export class EngineModel {
   abort(id: string): boolean {
     const seq = this.live.get(id);
     if (seq === undefined) return false;
+    if (this.aheadNext < this.aheadCount) throw new Error('engine model: abort while a decode stretch is planned ahead (RunOptions.lookahead)');
     if (seq.state === WAITING) this.waiting.remove(seq);
     else this.running.splice(this.running.indexOf(seq), 1);
     this.releaseBlocks(seq);
@@ -643,14 +684,15 @@ export class EngineModel {
    * Advances k ≥ 1 steps at once when they are all alike: every running request decodes one token, none
    * finishes, none needs a block the pool cannot give, and no waiting request could be admitted (none
    * eligible yet, or the head is blocked by sequence slots, budget or KV — which decoding cannot relieve).
-   * Returns false when not applicable; the caller then executes a normal step.
+   * With `lookahead` the stretch is only planned (its steps run past `tMs`, up to LOOKAHEAD_MAX_STEPS) and
+   * applied later (applyAhead). Returns false when not applicable; the caller then executes a normal step.
    */
-  private tryFastForward(start: number, tMs: number): boolean {
+  private tryFastForward(start: number, tMs: number, lookahead: boolean): boolean {
     const running = this.running;
     const batch = running.length;
     if (!this.allDecoding || batch === 0 || batch > this.profile.maxNumBatchedTokens) return false;
 
-    let horizon = tMs;
+    let horizon = lookahead ? Infinity : tMs;
     const head = this.waiting.peekFront();
     if (head !== undefined) {
       if (head.eligibleMs > start) {
@@ -679,9 +721,10 @@ export class EngineModel {
     if (kMax < 1) return false;
     kMax = this.limitByFreeBlocks(kMax);
     if (kMax < 1) return false;
+    if (lookahead && kMax > LOOKAHEAD_MAX_STEPS) kMax = LOOKAHEAD_MAX_STEPS;
 
-    let usedBlocks = this.pool.usedBlocks;
-
+    // Draws for steps that a new request may make void are journaled, to be given back (settleAhead).
+    if (lookahead) this.jitter?.journal();
     let end = start;
     let k = 0;
     while (k < kMax && end < horizon) {
@@ -689,9 +732,44 @@ export class EngineModel {
       const modelled = this.stepTime.durationMs(batch, decodeContext + batch * k, attentionPairs + batch * k);
       const duration = this.jitter ? this.jitter.apply(modelled) : modelled;
       end = stepStart + duration;
-      this.busy += duration; // per step, as executeStep adds it, so the float sums agree bit for bit
+      if (k === this.aheadDurations.length) {
+        const grown = new Float64Array(2 * k);
+        grown.set(this.aheadDurations);
+        this.aheadDurations = grown;
+      }
+      this.aheadDurations[k] = duration;
+      k++;
+    }
+    if (k === 0) {
+      if (lookahead) this.jitter?.unread(0);
+      return false;
+    }
+    this.aheadCount = k;
+    this.aheadNext = 0;
+    this.aheadEndMs = end;
+    if (!lookahead) this.applyAhead(k);
+    return true;
+  }
+
+  /**
+   * Applies the next `count` steps of the planned stretch: per step, as executeStep would (busy time added
+   * step by step so the float sums agree bit for bit), then tokens and blocks for all of them at once.
+   */
+  private applyAhead(count: number): void {
+    const running = this.running;
+    const batch = running.length;
+    const bt = this.blockTokens;
+    const durations = this.aheadDurations;
+    const first = this.aheadNext;
+    let usedBlocks = this.pool.usedBlocks;
+    let clock = this.clock;
+    for (let k = first; k < first + count; k++) {
+      const stepStart = clock;
+      const duration = durations[k];
+      clock = stepStart + duration;
+      this.busy += duration;
       if (this.onStep) {
-        usedBlocks += opensBlockAt[k % bt];
+        usedBlocks += this.opensBlockAt[k % bt];
         this.onStep({
           startMs: stepStart,
           durationMs: duration,
@@ -703,23 +781,44 @@ export class EngineModel {
           fastForwarded: true,
         });
       }
-      k++;
     }
-    if (k === 0) return false;
-
     for (let i = 0; i < batch; i++) {
       const seq = running[i];
-      seq.computed += k;
-      seq.output += k;
+      seq.computed += count;
+      seq.output += count;
       const need = ceilDiv(seq.computed, bt) - seq.blocks.length;
       for (let b = 0; b < need; b++) seq.blocks.push(this.pool.allocate());
     }
-    this.generationTokenCount += batch * k;
-    this.stepCount += k;
-    this.fastForwardedStepCount += k;
-    this.sequenceSteps += batch * k;
-    this.clock = end;
-    return true;
+    this.generationTokenCount += batch * count;
+    this.stepCount += count;
+    this.fastForwardedStepCount += count;
+    this.sequenceSteps += batch * count;
+    this.clock = clock;
+    this.aheadNext += count;
+    if (this.aheadNext === this.aheadCount) {
+      this.aheadNext = 0;
+      this.aheadCount = 0;
+      this.jitter?.unread(0);
+    }
+  }
+
+  /** Applies the planned steps that start before `tMs`; the rest stay planned. */
+  private applyAheadBefore(tMs: number): void {
+    let count = 0;
+    let clock = this.clock;
+    // The same float sums as applyAhead, so a step's start is the one it gets there.
+    while (this.aheadNext + count < this.aheadCount && clock < tMs) clock += this.aheadDurations[this.aheadNext + count++];
+    if (count > 0) this.applyAhead(count);
+  }
+
+  /** A request arrives at `tMs`: planned steps before it are applied, the others dropped (their draws given back). */
+  private settleAhead(tMs: number): void {
+    if (this.aheadNext === this.aheadCount) return;
+    this.applyAheadBefore(tMs);
+    if (this.aheadNext === this.aheadCount) return;
+    this.jitter?.unread(this.aheadCount - this.aheadNext);
+    this.aheadNext = 0;
+    this.aheadCount = 0;
   }
 
   /** New blocks the batch needs for k more decode steps: sequences first opening a block at step ρ open one every bt steps. */

@@ -18,6 +18,10 @@ export const STEP_JITTER_CV_RANGE = { min: 0, max: 1 } as const;
 export class StepJitter {
   private readonly sigma: number;
   private spare: number | undefined;
+  /** Normals to draw again, the next one last (see `unread`). */
+  private readonly replay: number[] = [];
+  /** Normals drawn since `journal()`, in order; undefined when not journaling. */
+  private journaled: number[] | undefined;
 
   constructor(
     readonly cv: number,
@@ -35,8 +39,31 @@ export class StepJitter {
     return durationMs * Math.exp(this.sigma * this.normal() - (this.sigma * this.sigma) / 2);
   }
 
+  /**
+   * Starts recording the draws, so that `unread` can give back those of steps computed ahead but never taken
+   * (engine-model.ts: a decode stretch cut short by a new request). Replaces a journal already open.
+   */
+  journal(): void {
+    this.journaled = [];
+  }
+
+  /** Gives back the last `count` draws since `journal()`, to be drawn again in the same order; closes the journal. */
+  unread(count: number): void {
+    const drawn = this.journaled;
+    this.journaled = undefined;
+    if (count === 0 || this.sigma === 0) return;
+    if (drawn === undefined || !(count <= drawn.length)) throw new RangeError(`cannot unread ${count} draws: ${drawn?.length ?? 0} journaled`);
+    for (let i = drawn.length - 1; i >= drawn.length - count; i--) this.replay.push(drawn[i]);
+  }
+
   /** Standard normal (Box–Muller, both values used). */
   private normal(): number {
+    const z = this.replay.length > 0 ? this.replay.pop()! : this.generate();
+    this.journaled?.push(z);
+    return z;
+  }
+
+  private generate(): number {
     if (this.spare !== undefined) {
       const z = this.spare;
       this.spare = undefined;

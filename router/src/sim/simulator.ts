@@ -193,6 +193,8 @@ class Simulation {
   private readonly sendUntilMs: number;
   private warmupStats: EngineStats[] | undefined;
   private ceilingWarmupEnded = false;
+  /** Open loop: time of the arrival in the queue (Infinity when none is). */
+  private nextArrivalMs = Infinity;
   private sent = 0;
   private finished = 0;
   private lastFinishMs = 0;
@@ -212,7 +214,7 @@ class Simulation {
           ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
         }),
     );
-    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextStepTimeMs());
+    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextEventTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
     const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
@@ -258,10 +260,16 @@ class Simulation {
       // Another engine's finish can reach this one only through a send it releases. Until the warm-up
       // snapshot is taken, no engine may run ahead of the event being handled (the snapshot reads them all).
       const inLockstepWithFleet = !this.feed.isOpenLoop || this.feed.hasParked || this.warmupStats === undefined;
-      let horizon = this.lockstep ? firstStart : inLockstepWithFleet ? Math.min(eventTime, schedule.secondTime()) : eventTime;
+      // Otherwise only an arrival can reach an engine: handling other events (first tokens, finishes) changes
+      // the routers, never an engine, so an engine runs through them up to the next arrival in one call.
+      let horizon = this.lockstep ? firstStart : inLockstepWithFleet ? Math.min(eventTime, schedule.secondTime()) : this.nextArrivalMs;
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
-      for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: true })) {
+      // Once the warm-up snapshot is taken nothing reads an engine between sends to it, so decode stretches may
+      // be planned past the horizon and applied when a send or the stretch's end comes (RunOptions.lookahead):
+      // an engine nobody sends to is then run once per stretch, not once per arrival anywhere in the fleet.
+      const lookahead = !this.lockstep && this.warmupStats !== undefined;
+      for (const ev of engines[first].runUntil(horizon, { stopAfterFinish: inLockstepWithFleet, lookahead })) {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
         else if (ev.type === 'first-token') this.queue.push(ev.timeMs, { kind: 'first-token', id: ev.id });
       }
@@ -298,7 +306,11 @@ class Simulation {
 
   private scheduleNextArrival(): void {
     const next = this.feed.nextArrival();
-    if (next !== undefined && next.arrivalMs < this.sendUntilMs) this.queue.push(next.arrivalMs, { kind: 'arrival', request: next });
+    this.nextArrivalMs = Infinity;
+    if (next !== undefined && next.arrivalMs < this.sendUntilMs) {
+      this.queue.push(next.arrivalMs, { kind: 'arrival', request: next });
+      this.nextArrivalMs = next.arrivalMs;
+    }
   }
 
   private fillClosedLoop(nowMs: number): void {

@@ -310,4 +310,27 @@ describe('engine model', () => {
       expect(engine.nextStepTimeMs()).toBeUndefined();
     });
   });
+
+  describe('decode stretches planned ahead (RunOptions.lookahead)', () => {
+    test('GIVEN a decoding batch WHEN run with lookahead THEN the stretch waits unapplied, next event at its end, and a send applies only the steps before it', () => {
+      const ahead = new EngineModel(tiny);
+      const eager = new EngineModel(tiny);
+      for (const engine of [ahead, eager]) engine.submit({ id: 'a', promptText: textOf('a', 100), maxTokens: 60 }, 0);
+      // tiny: the prefill step runs from 1 to ≈3 ms, then decode steps of ≈2.1 ms until the 60th token.
+      ahead.runUntil(3.5, { lookahead: true });
+      expect(ahead.stats().steps).toBe(1);
+      ahead.runUntil(10, { lookahead: true });
+      expect(ahead.stats().steps).toBe(1);
+      expect(ahead.nextStepTimeMs()).toBeLessThan(3.5);
+      expect(ahead.nextEventTimeMs()).toBeGreaterThan(100);
+      expect(() => ahead.abort('a')).toThrow('abort while a decode stretch is planned ahead');
+      const sendMs = 8;
+      eager.runUntil(sendMs);
+      for (const engine of [ahead, eager]) engine.submit({ id: 'b', promptText: textOf('b', 50), maxTokens: 5 }, sendMs);
+      expect(ahead.stats().steps).toBe(4);
+      expect(ahead.stats()).toEqual(eager.stats());
+      expect(ahead.drain()).toEqual(eager.drain());
+      expect(ahead.stats()).toEqual(eager.stats());
+    });
+  });
 });

@@ -45,14 +45,43 @@ describe('step-time jitter', () => {
     expect(MEASURED_STEP_JITTER_CV).toBeCloseTo(cv, 3);
   });
 
-  function run(profile: typeof tiny, fastForward: boolean, cv: number, seed: number, requests: number): { events: EngineEvent[]; steps: StepRecord[] } {
+  test('GIVEN draws journaled WHEN the last ones are given back THEN they are drawn again in order, and the sequence goes on as if never drawn', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 9 }), (seed, drawn, back) => {
+        back = Math.min(back, drawn);
+        const reference = new StepJitter(0.3, new SeededRng(seed));
+        const expected = Array.from({ length: 20 }, () => reference.apply(1));
+        const jitter = new StepJitter(0.3, new SeededRng(seed));
+        jitter.apply(1); // an odd start: the Box–Muller spare is pending when the journal opens
+        jitter.journal();
+        for (let i = 0; i < drawn; i++) jitter.apply(1);
+        jitter.unread(back);
+        const rest = Array.from({ length: 19 - drawn + back }, () => jitter.apply(1));
+        expect(rest).toEqual(expected.slice(1 + drawn - back));
+      }),
+      { numRuns: 60 },
+    );
+    const jitter = new StepJitter(0.3, new SeededRng(1));
+    jitter.journal();
+    jitter.apply(1);
+    expect(() => jitter.unread(2)).toThrow('cannot unread 2 draws: 1 journaled');
+  });
+
+  function run(
+    profile: typeof tiny,
+    fastForward: boolean,
+    cv: number,
+    seed: number,
+    requests: number,
+    lookahead = false,
+  ): { events: EngineEvent[]; steps: StepRecord[] } {
     const steps: StepRecord[] = [];
     const engine = new EngineModel(profile, { fastForward, onStep: (s) => steps.push(s), ...(cv > 0 ? { stepJitter: new StepJitter(cv, new SeededRng(seed)) } : {}) });
     let now = 0;
     const events: EngineEvent[] = [];
     for (let i = 0; i < requests; i++) {
       now += (i * 7) % 23;
-      events.push(...engine.runUntil(now));
+      events.push(...engine.runUntil(now, { lookahead }));
       engine.submit({ id: `r${i}`, promptText: textOf(`p${i % 3}`, 40 + ((i * 37) % 200)), maxTokens: 20 + ((i * 53) % 150) }, now);
     }
     events.push(...engine.drain());
@@ -64,8 +93,13 @@ describe('step-time jitter', () => {
       fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 16 }), fc.constantFrom(0.01, 0.2, 0.5), (seed, requests, cv) => {
         const fast = run(roomy, true, cv, seed, requests);
         const slow = run(roomy, false, cv, seed, requests);
+        // Stretches planned past each send and cut short by it: their unused draws are given back.
+        const ahead = run(roomy, true, cv, seed, requests, true);
+        const stepsOf = (r: { steps: StepRecord[] }) => r.steps.map(({ fastForwarded: _f, ...s }) => s);
         expect(fast.events).toEqual(slow.events);
-        expect(fast.steps.map(({ fastForwarded: _f, ...s }) => s)).toEqual(slow.steps.map(({ fastForwarded: _f, ...s }) => s));
+        expect(stepsOf(fast)).toEqual(stepsOf(slow));
+        expect(ahead.events).toEqual(slow.events);
+        expect(stepsOf(ahead)).toEqual(stepsOf(slow));
       }),
       { numRuns: 12 },
     );
