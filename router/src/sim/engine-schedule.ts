@@ -1,8 +1,9 @@
 /**
- * Which engine steps next: an indexed binary min-heap of engine indices keyed by (start time of the engine's
- * next step, index), so the simulator finds the earliest engine, and the second-earliest start, in O(1) and
- * re-keys the one engine an event touched in O(log n) — instead of asking every engine on every event. An
- * engine with nothing to do is keyed Infinity. Ties go to the lower index, as a scan in index order picks.
+ * Which engine runs next: an indexed binary min-heap of engine indices keyed by (when the engine next needs
+ * running — its next step's start, or the end of a decode stretch it planned ahead — and its index), so the
+ * simulator finds the earliest engine, and the second-earliest time, in O(1) and re-keys the one engine an event
+ * touched in O(log n) — instead of asking every engine on every event. An engine with nothing to do is keyed
+ * Infinity. Ties go to the lower index, as a scan in index order picks.
  */
 export class EngineSchedule {
   /** heap[k] = engine index at heap position k. */
@@ -13,7 +14,7 @@ export class EngineSchedule {
 
   constructor(
     count: number,
-    private readonly nextStepTimeMs: (engine: number) => number | undefined,
+    private readonly nextTimeMs: (engine: number) => number | undefined,
   ) {
     this.heap = new Int32Array(count);
     this.position = new Int32Array(count);
@@ -21,7 +22,7 @@ export class EngineSchedule {
     for (let i = 0; i < count; i++) {
       this.heap[i] = i;
       this.position[i] = i;
-      this.times[i] = nextStepTimeMs(i) ?? Infinity;
+      this.times[i] = nextTimeMs(i) ?? Infinity;
     }
     for (let k = (count >> 1) - 1; k >= 0; k--) this.siftDown(k);
   }
@@ -46,7 +47,7 @@ export class EngineSchedule {
 
   /** Re-reads engine i's next step time (call after anything that may change it: a submit, a run). */
   update(engine: number): void {
-    const t = this.nextStepTimeMs(engine) ?? Infinity;
+    const t = this.nextTimeMs(engine) ?? Infinity;
     const old = this.times[engine];
     if (t === old) return;
     this.times[engine] = t;
