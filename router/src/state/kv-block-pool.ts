@@ -14,7 +14,8 @@ const NONE = -1;
  *
  * Everything is O(1) per block: typed arrays for reference counts, hashes and a doubly linked free queue,
  * and an open-addressing index from hash to block id that keeps no second copy of the hash. A block costs
- * 4 (references) + 8 (hash) + 8 (links) + 10.7 (index) ≈ 31 bytes. No allocation per block after construction.
+ * 4 (references) + 8 (hash) + 8 (links) + 4 (successor hint) + 10.7 (index) ≈ 35 bytes. No allocation per
+ * block after construction.
  */
 export class KvBlockPool {
   readonly capacity: number;
@@ -22,6 +23,14 @@ export class KvBlockPool {
   private readonly hashes: Float64Array;
   private readonly prev: Int32Array;
   private readonly next: Int32Array;
+  /**
+   * successor[id]: the block that followed block id the last time a prompt matched through it (a hint, -1 if
+   * none). A shared prefix's blocks are matched in the same order again and again, so matchPrefix follows the
+   * hint and confirms it by the block's own hash — one read near the last, where the index would cost a
+   * random probe per block (a cache miss once a large fleet's pools outgrow the CPU's caches). A pool never
+   * holds one hash twice (register), so a confirmed hint is the block the index would return.
+   */
+  private readonly successor: Int32Array;
   private head = NONE;
   private tail = NONE;
   private freeCount = 0;
@@ -35,6 +44,7 @@ export class KvBlockPool {
     this.hashes = new Float64Array(capacity).fill(NONE);
     this.prev = new Int32Array(capacity).fill(NONE);
     this.next = new Int32Array(capacity).fill(NONE);
+    this.successor = new Int32Array(capacity).fill(NONE);
     this.byHash = new BlockHashIndex(this.hashes, capacity);
     for (let id = 0; id < capacity; id++) this.pushTail(id);
   }
@@ -65,11 +75,17 @@ export class KvBlockPool {
    */
   matchPrefix(hashes: ArrayLike<BlockHash>, maxBlocks: number, idsOut?: Int32Array): number {
     const limit = Math.min(maxBlocks, hashes.length);
+    const successor = this.successor;
     let matched = 0;
+    let previous = NONE;
     for (; matched < limit; matched++) {
-      const id = this.byHash.get(hashes[matched]);
+      const hash = hashes[matched];
+      const hinted = previous === NONE ? NONE : successor[previous];
+      const id = hinted !== NONE && this.hashes[hinted] === hash ? hinted : this.byHash.get(hash);
       if (id === NONE) break;
+      if (previous !== NONE && hinted !== id) successor[previous] = id;
       if (idsOut) idsOut[matched] = id;
+      previous = id;
     }
     return matched;
   }

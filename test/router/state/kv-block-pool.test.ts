@@ -123,7 +123,7 @@ describe('KvBlockPool', () => {
     });
   });
 
-  test('any sequence of operations keeps the pool consistent and never over capacity', () => {
+  test('any sequence of operations keeps the pool consistent and never over capacity, and matches prefixes as the index alone would (successor hints never change a match)', () => {
     type Op = { kind: 'take'; hashes: number[] } | { kind: 'drop'; index: number };
     const op = fc.oneof(
       fc.record({ kind: fc.constant('take' as const), hashes: fc.array(fc.integer({ min: 0, max: 12 }), { maxLength: 5 }) }),
@@ -135,10 +135,15 @@ describe('KvBlockPool', () => {
         const holders: number[][] = [];
         for (const o of ops) {
           if (o.kind === 'take') {
-            const matched = pool.matchPrefix(o.hashes, o.hashes.length);
+            const matchedIds = new Int32Array(o.hashes.length);
+            const matched = pool.matchPrefix(o.hashes, o.hashes.length, matchedIds);
+            let leadingCached = 0;
+            while (leadingCached < o.hashes.length && pool.referencesOf(o.hashes[leadingCached]) !== undefined) leadingCached++;
+            expect(matched).toBe(leadingCached);
             const fresh = o.hashes.length - matched;
             if (fresh > pool.freeBlocks - pool.countUnreferenced(o.hashes, matched)) continue;
             const ids = o.hashes.slice(0, matched).map((h) => pool.acquireCached(h));
+            expect(ids).toEqual(Array.from(matchedIds.subarray(0, matched)));
             for (let i = matched; i < o.hashes.length; i++) {
               const id = pool.allocate();
               pool.register(id, o.hashes[i]);
@@ -154,6 +159,7 @@ describe('KvBlockPool', () => {
           expect(pool.usedBlocks).toBeLessThanOrEqual(pool.capacity);
         }
       }),
+      { numRuns: 300 },
     );
   });
 });
