@@ -14,7 +14,7 @@ const NONE = -1;
  *
  * Everything is O(1) per block: typed arrays for reference counts, hashes and a doubly linked free queue,
  * and an open-addressing index from hash to block id that keeps no second copy of the hash. A block costs
- * 4 (references) + 8 (hash) + 8 (links) + 4 (successor hint) + 10.7 (index) ≈ 35 bytes. No allocation per
+ * 4 (references) + 8 (hash) + 8 (links) + 4 (successor hint) + 12 (index) = 36 bytes. No allocation per
  * block after construction.
  */
 export class KvBlockPool {

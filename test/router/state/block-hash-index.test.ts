@@ -75,12 +75,13 @@ describe('BlockHashIndex', () => {
 describe('slotCountFor', () => {
   test.each([
     [1, 8],
-    [6, 8],
-    [7, 10],
-    [12, 16],
-    [13, 18],
-    [84_000, 112_000],
-  ])('GIVEN %i entries THEN %i slots (load ≤ 3/4, no more)', (entries, slots) => {
+    [5, 8],
+    [6, 9],
+    [7, 11],
+    [12, 18],
+    [13, 20],
+    [84_000, 126_000],
+  ])('GIVEN %i entries THEN %i slots (load ≤ 2/3, no more)', (entries, slots) => {
     expect(slotCountFor(entries)).toBe(slots);
   });
 });

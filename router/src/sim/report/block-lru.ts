@@ -5,7 +5,7 @@ import { BlockHashIndex, BlockHashSet } from '../../state/block-hash-index';
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
  * typed arrays (hash by slot, an intrusive doubly linked recency list by slot index, a slot's two links side by
  * side so one cache line holds both) plus one open-addressing index from hash to slot that keeps no second copy
- * of the hash, so memory is bounded by the capacity (8 + 8 + 10.7 ≈ 27 bytes a block; the arrays are filled
+ * of the hash, so memory is bounded by the capacity (8 + 8 + 12 = 28 bytes a block; the arrays are filled
  * in slot order, so pages never used are never mapped) and a touch is O(1) without allocation: fast enough to
  * replay an hour of a 112-instance fleet's prompts.
  */
