@@ -127,7 +127,9 @@ type SimEvent =
   | { readonly kind: 'arrival'; readonly request: PreparedRequest }
   | { readonly kind: 'first-token'; readonly id: string }
   | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
-  | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string };
+  | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string }
+  /** The warm-up ends: every engine has run the steps that start before it, none after, in any stepping. */
+  | { readonly kind: 'warmup-end' };
 
 interface Dispatched {
   readonly id: string;
@@ -301,6 +303,8 @@ class Simulation {
   }
 
   private start(): void {
+    // Queued before anything else, so it is handled first among events at that instant.
+    if (this.warmupMs > 0) this.queue.push(this.warmupMs, { kind: 'warmup-end' });
     if (this.feed.isOpenLoop) {
       this.scheduleNextArrival();
     } else {
@@ -328,6 +332,7 @@ class Simulation {
 
   private handle(timeMs: number, event: SimEvent): void {
     this.observeClock(timeMs);
+    if (event.kind === 'warmup-end') return;
     if (event.kind === 'arrival') {
       this.scheduleNextArrival();
       if (this.feed.release(event.request)) this.dispatch(event.request, timeMs);

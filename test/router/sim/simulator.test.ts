@@ -109,7 +109,7 @@ describe('simulate', () => {
           expect(strip(simulate({ ...config, stepping: 'fast' }))).toEqual(strip(simulate({ ...config, stepping: 'lockstep' })));
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 200 },
     );
   });
 
