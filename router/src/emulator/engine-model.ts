@@ -157,6 +157,9 @@ export interface RunOptions {
   readonly lookahead?: boolean;
 }
 
+/** Blocks from which the KV pool's index reads ahead (touchEvictionHomes, touchHomes): below, the loop costs more than it hides. */
+const TOUCH_AHEAD_MIN_BLOCKS = 8;
+
 /** Steps a decode stretch computes ahead at most (bounds the work a new request makes redundant). */
 const LOOKAHEAD_MAX_STEPS = 512;
 
@@ -581,6 +584,7 @@ export class EngineModel {
         }
         this.waiting.popFront();
         for (let b = 0; b < matched; b++) seq.blocks.push(this.pool.acquire(hitIds[b]));
+        if (newBlocks >= TOUCH_AHEAD_MIN_BLOCKS) this.pool.touchEvictionHomes(newBlocks);
         for (let b = 0; b < newBlocks; b++) seq.blocks.push(this.pool.allocate());
         seq.computed = hit;
         seq.registered = matched;
@@ -912,6 +916,7 @@ export class EngineModel {
   /** Registers the hashes of blocks completed since the last call (prefix blocks other requests may reuse). */
   private registerFullBlocks(seq: Sequence): void {
     const upTo = Math.min(Math.floor(seq.computed / this.blockTokens), seq.hashes.length);
+    if (upTo - seq.registered >= TOUCH_AHEAD_MIN_BLOCKS) this.pool.touchHomes(seq.hashes, seq.registered, upTo);
     for (let b = seq.registered; b < upTo; b++) {
       // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
       if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;
