@@ -8,6 +8,8 @@ export const CHARS_PER_TOKEN = 4;
  * token, or for an opaque /invocations body (no routing text) its bytes at 4 per token.
  */
 export function estimatedPromptTokens(request: RoutingRequest): number {
-  const chars = request.routingText.length > 0 ? request.routingText.length : (request.rawBody?.length ?? 0);
+  // Read once: a simulated request's routing text is decoded on every read (sim/prompt-worker.ts).
+  const textChars = request.routingText.length;
+  const chars = textChars > 0 ? textChars : (request.rawBody?.length ?? 0);
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }

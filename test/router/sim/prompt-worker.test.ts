@@ -34,4 +34,12 @@ describe('latin1RoutingRequest', () => {
     expect({ ...request }).toEqual({ ...base, routingText: text });
     expect(base.routingText).toBe('');
   });
+
+  it('gives each request its own text when reads of several requests interleave (only the last decoded is kept)', () => {
+    const texts = ['first text', 'second, longer text', 'first text'];
+    const requests = texts.map((t) => latin1RoutingRequest(base, Buffer.from(t, 'latin1')));
+    for (const order of [[0, 1, 2], [2, 0, 0, 1], [1, 2, 1, 0]]) {
+      for (const i of order) expect(requests[i].routingText).toBe(texts[i]);
+    }
+  });
 });
