@@ -17,6 +17,7 @@ import type { StrategyRunInput } from './report/report-model';
 import type { RequestRecord } from './report/request-record';
 import { inlinePromptSource, type PreparedRequest, type PromptSource } from './prompt-source';
 import { startPromptWorker } from './prompt-worker';
+import { RecordColumns } from './record-columns';
 import { RequestFeed } from './request-feed';
 import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
@@ -193,7 +194,7 @@ class Simulation {
   private readonly feed: RequestFeed<PreparedRequest>;
   private readonly prompts: PromptSource;
   private readonly dispatched = new Map<string, Dispatched>();
-  private readonly records: RequestRecord[] = [];
+  private readonly records: RecordColumns;
   private readonly model: string;
   private readonly warmupMs: number;
   private readonly sendUntilMs: number;
@@ -211,6 +212,7 @@ class Simulation {
     private readonly ids: readonly string[],
   ) {
     this.lockstep = config.stepping === 'lockstep';
+    this.records = new RecordColumns(ids);
     const jitterCv = config.stepJitterCv ?? 0;
     const jitterSeed = new SeededRng(config.seed ?? 1);
     this.engines = ids.map(
@@ -293,7 +295,7 @@ class Simulation {
     return {
       policy: this.config.policy,
       instanceIds: this.ids,
-      records: this.records,
+      records: this.records.toRecords(),
       window: { startMs: Math.min(this.warmupMs, endMs), endMs },
       prometheus: { prefixCacheQueries: queries, prefixCacheHits: hits },
       engines: endStats,
@@ -412,17 +414,7 @@ class Simulation {
     d.router.policy.release(d.routing, d.decision, { kind: 'completed' });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
-    this.records.push({
-      id: d.id,
-      instance: this.ids[d.instance],
-      sentAtMs: d.sentAtMs,
-      ttftMs: null,
-      e2eMs: timeMs - d.sentAtMs,
-      decisionMicros: d.decisionMicros,
-      reason: d.decision.reason,
-      ...(d.decision.predictedCachedTokens !== undefined ? { predictedCachedTokens: d.decision.predictedCachedTokens } : {}),
-      error: code,
-    });
+    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, d.decisionMicros, d.decision.reason, d.decision.predictedCachedTokens, code);
     this.afterCompletion(d.id, timeMs);
   }
 
@@ -434,19 +426,19 @@ class Simulation {
     d.router.policy.release(d.routing, d.decision, { kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
-    this.records.push({
-      id: event.id,
-      instance: this.ids[instance],
-      sentAtMs: d.sentAtMs,
-      ttftMs: event.ttftMs,
-      e2eMs: event.e2eMs,
-      promptTokens: event.promptTokens,
-      cachedPromptTokens: event.cachedTokens,
-      outputTokens: event.outputTokens,
-      decisionMicros: d.decisionMicros,
-      reason: d.decision.reason,
-      ...(d.decision.predictedCachedTokens !== undefined ? { predictedCachedTokens: d.decision.predictedCachedTokens } : {}),
-    });
+    this.records.pushFinished(
+      event.id,
+      instance,
+      d.sentAtMs,
+      event.ttftMs,
+      event.e2eMs,
+      event.promptTokens,
+      event.cachedTokens,
+      event.outputTokens,
+      d.decisionMicros,
+      d.decision.reason,
+      d.decision.predictedCachedTokens,
+    );
     this.afterCompletion(event.id, timeMs);
   }
 

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { RecordColumns } from '../../../router/src/sim/record-columns';
+import type { RequestRecord } from '../../../router/src/sim/report/request-record';
+
+describe('RecordColumns', () => {
+  const instanceIds = ['instance-0', 'instance-1', 'instance-2'];
+  const finished = fc.record({
+    kind: fc.constant('finished' as const),
+    id: fc.string({ minLength: 1, maxLength: 8 }),
+    instance: fc.integer({ min: 0, max: 2 }),
+    sentAtMs: fc.double({ min: 0, max: 1e7, noNaN: true }),
+    ttftMs: fc.double({ min: 0, max: 1e5, noNaN: true }),
+    e2eMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+    promptTokens: fc.nat(200_000),
+    cachedPromptTokens: fc.nat(200_000),
+    outputTokens: fc.nat(4_000),
+    decisionMicros: fc.double({ min: 0, max: 1e4, noNaN: true }),
+    reason: fc.option(fc.constantFrom('cache-match', 'balanced', 'prefix-affinity'), { nil: undefined }),
+    predicted: fc.option(fc.nat(200_000), { nil: undefined }),
+  });
+  const rejected = fc.record({
+    kind: fc.constant('rejected' as const),
+    id: fc.string({ minLength: 1, maxLength: 8 }),
+    instance: fc.integer({ min: 0, max: 2 }),
+    sentAtMs: fc.double({ min: 0, max: 1e7, noNaN: true }),
+    e2eMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+    decisionMicros: fc.double({ min: 0, max: 1e4, noNaN: true }),
+    reason: fc.option(fc.constantFrom('cache-match', 'cold-rendezvous'), { nil: undefined }),
+    predicted: fc.option(fc.nat(200_000), { nil: undefined }),
+    error: fc.constantFrom('http_400_prompt_too_long', 'http_400_invalid'),
+  });
+
+  test('GIVEN any records pushed WHEN read back THEN they equal, key for key and in order, the objects the simulator used to build', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(finished, rejected), { maxLength: 3000 }), (pushes) => {
+        const columns = new RecordColumns(instanceIds);
+        const expected: RequestRecord[] = [];
+        for (const r of pushes) {
+          const predictedField = r.predicted !== undefined ? { predictedCachedTokens: r.predicted } : {};
+          if (r.kind === 'finished') {
+            columns.pushFinished(r.id, r.instance, r.sentAtMs, r.ttftMs, r.e2eMs, r.promptTokens, r.cachedPromptTokens, r.outputTokens, r.decisionMicros, r.reason, r.predicted);
+            expected.push({
+              id: r.id,
+              instance: instanceIds[r.instance],
+              sentAtMs: r.sentAtMs,
+              ttftMs: r.ttftMs,
+              e2eMs: r.e2eMs,
+              promptTokens: r.promptTokens,
+              cachedPromptTokens: r.cachedPromptTokens,
+              outputTokens: r.outputTokens,
+              decisionMicros: r.decisionMicros,
+              reason: r.reason,
+              ...predictedField,
+            });
+          } else {
+            columns.pushRejected(r.id, r.instance, r.sentAtMs, r.e2eMs, r.decisionMicros, r.reason, r.predicted, r.error);
+            expected.push({
+              id: r.id,
+              instance: instanceIds[r.instance],
+              sentAtMs: r.sentAtMs,
+              ttftMs: null,
+              e2eMs: r.e2eMs,
+              decisionMicros: r.decisionMicros,
+              reason: r.reason,
+              ...predictedField,
+              error: r.error,
+            });
+          }
+        }
+        const records = columns.toRecords();
+        expect(columns.length).toBe(pushes.length);
+        expect(records).toEqual(expected);
+        // Key order and presence (a reason of undefined is a key too), as a digest of the JSON would see them.
+        expect(records.map((r) => Object.keys(r))).toEqual(expected.map((r) => Object.keys(r)));
+        expect(JSON.stringify(records)).toBe(JSON.stringify(expected));
+      }),
+      { numRuns: 30 },
+    );
+  });
+});
