@@ -85,26 +85,9 @@ export class RecordColumns {
   // Plain literals with every key written out, so each kind of record gets one compact shape.
   private finishedRecord(i: number): RequestRecord {
     const predicted = this.predictedCachedTokens[i];
-    const reason = this.reason[i] === NO_STRING ? undefined : this.strings[this.reason[i]];
-    const id = this.ids[i];
-    const instance = this.instanceIds[this.instance[i]];
-    if (Number.isNaN(predicted)) {
-      return {
-        id,
-        instance,
-        sentAtMs: this.sentAtMs[i],
-        ttftMs: this.ttftMs[i],
-        e2eMs: this.e2eMs[i],
-        promptTokens: this.promptTokens[i],
-        cachedPromptTokens: this.cachedPromptTokens[i],
-        outputTokens: this.outputTokens[i],
-        decisionMicros: this.decisionMicros[i],
-        reason,
-      };
-    }
-    return {
-      id,
-      instance,
+    const record: { -readonly [K in keyof RequestRecord]: RequestRecord[K] } = {
+      id: this.ids[i],
+      instance: this.instanceIds[this.instance[i]],
       sentAtMs: this.sentAtMs[i],
       ttftMs: this.ttftMs[i],
       e2eMs: this.e2eMs[i],
@@ -112,9 +95,11 @@ export class RecordColumns {
       cachedPromptTokens: this.cachedPromptTokens[i],
       outputTokens: this.outputTokens[i],
       decisionMicros: this.decisionMicros[i],
-      reason,
-      predictedCachedTokens: predicted,
+      reason: this.reason[i] === NO_STRING ? undefined : this.strings[this.reason[i]],
     };
+    // Last, as the simulator wrote it: the key order is part of the report's JSON.
+    if (!Number.isNaN(predicted)) record.predictedCachedTokens = predicted;
+    return record;
   }
 
   private rejectedRecord(i: number): RequestRecord {
