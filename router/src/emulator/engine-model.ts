@@ -149,7 +149,7 @@ export interface RunOptions {
    * Let a decode stretch run past `tMs`: its steps are computed (durations, jitter draws) but applied only when
    * something needs them — `submit` applies those that start before the submit time and drops the rest, a later
    * `runUntil` applies those before its own limit — so an engine nobody sends to is not touched at every
-   * instant of the fleet's. `nextEventTimeMs` then says when the engine next needs attention (the stretch's
+   * instant of the fleet's. `nextRunTimeMs` then says when the engine next needs attention (the stretch's
    * end). Until applied, the stretch's steps are missing from `stats()` and its blocks are not allocated yet;
    * a driver that reads the engine in between must not use it (the simulator reads stats only before its
    * warm-up ends and once every engine is idle). `abort` refuses while a stretch is pending.
@@ -157,8 +157,8 @@ export interface RunOptions {
   readonly lookahead?: boolean;
 }
 
-/** Blocks from which the KV pool's index reads ahead (touchEvictionHomes, touchHomes): below, the loop costs more than it hides. */
-const TOUCH_AHEAD_MIN_BLOCKS = 8;
+/** Blocks from which the KV pool reads its index ahead (readAheadEvictions, readAheadRegistrations): fewer gain nothing. */
+const READ_AHEAD_MIN_BLOCKS = 8;
 
 /** Steps a decode stretch computes ahead at most (bounds the work a new request makes redundant). */
 const LOOKAHEAD_MAX_STEPS = 512;
@@ -409,7 +409,7 @@ export class EngineModel {
    * When the engine next needs a `runUntil`: the end of a decode stretch planned ahead (RunOptions.lookahead),
    * else the start of its next step; undefined when it has nothing to do.
    */
-  nextEventTimeMs(): number | undefined {
+  nextRunTimeMs(): number | undefined {
     return this.aheadNext < this.aheadCount ? this.aheadEndMs : this.nextStepTimeMs();
   }
 
@@ -584,7 +584,7 @@ export class EngineModel {
         }
         this.waiting.popFront();
         for (let b = 0; b < matched; b++) seq.blocks.push(this.pool.acquire(hitIds[b]));
-        if (newBlocks >= TOUCH_AHEAD_MIN_BLOCKS) this.pool.touchEvictionHomes(newBlocks);
+        if (newBlocks >= READ_AHEAD_MIN_BLOCKS) this.pool.readAheadEvictions(newBlocks);
         for (let b = 0; b < newBlocks; b++) seq.blocks.push(this.pool.allocate());
         seq.computed = hit;
         seq.registered = matched;
@@ -799,11 +799,7 @@ export class EngineModel {
     this.sequenceSteps += batch * count;
     this.clock = clock;
     this.aheadNext += count;
-    if (this.aheadNext === this.aheadCount) {
-      this.aheadNext = 0;
-      this.aheadCount = 0;
-      this.jitter?.unread(0);
-    }
+    if (this.aheadNext === this.aheadCount) this.endStretch();
   }
 
   /** Applies the planned steps that start before `tMs`; the rest stay planned. */
@@ -819,7 +815,11 @@ export class EngineModel {
   private settleAhead(tMs: number): void {
     if (this.aheadNext === this.aheadCount) return;
     this.applyAheadBefore(tMs);
-    if (this.aheadNext === this.aheadCount) return;
+    if (this.aheadNext < this.aheadCount) this.endStretch();
+  }
+
+  /** Forgets the planned stretch; the jitter draws of its unapplied steps are given back (none once all applied). */
+  private endStretch(): void {
     this.jitter?.unread(this.aheadCount - this.aheadNext);
     this.aheadNext = 0;
     this.aheadCount = 0;
@@ -916,7 +916,7 @@ export class EngineModel {
   /** Registers the hashes of blocks completed since the last call (prefix blocks other requests may reuse). */
   private registerFullBlocks(seq: Sequence): void {
     const upTo = Math.min(Math.floor(seq.computed / this.blockTokens), seq.hashes.length);
-    if (upTo - seq.registered >= TOUCH_AHEAD_MIN_BLOCKS) this.pool.touchHomes(seq.hashes, seq.registered, upTo);
+    if (upTo - seq.registered >= READ_AHEAD_MIN_BLOCKS) this.pool.readAheadRegistrations(seq.hashes, seq.registered, upTo);
     for (let b = seq.registered; b < upTo; b++) {
       // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
       if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;

@@ -222,7 +222,7 @@ class Simulation {
           ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
         }),
     );
-    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextEventTimeMs());
+    this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextRunTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
     const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;

@@ -36,8 +36,6 @@ export class KvBlockPool {
   private freeCount = 0;
   private readonly byHash: BlockHashIndex;
   private evictionCount = 0;
-  /** Where the touch methods leave what they read, so the reads are not optimized away (meaningless otherwise). */
-  touchedSum = 0;
 
   constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`KV pool capacity must be an integer >= 1, got ${capacity}`);
@@ -127,24 +125,19 @@ export class KvBlockPool {
 
   /**
    * Before `count` allocations: reads the index's home slots of the hashes they will evict (the next `count` free
-   * blocks), with nothing depending on the previous read, so the processor fetches them in parallel; the
-   * allocations then find them cached. Worth it for many blocks at once (a prompt's), in a pool larger than the
-   * caches (a large fleet's).
+   * blocks) ahead, so their cache misses overlap (BlockHashIndex.readAhead). Worth it for many blocks at once (a
+   * prompt's) in a pool larger than the caches (a large fleet's).
    */
-  touchEvictionHomes(count: number): void {
-    let touched = 0;
+  readAheadEvictions(count: number): void {
     for (let k = 0, id = this.head; k < count && id !== NONE; k++, id = this.next[id]) {
       const hash = this.hashes[id];
-      if (hash !== NONE) touched += this.byHash.touchHome(hash);
+      if (hash !== NONE) this.byHash.readAhead(hash);
     }
-    this.touchedSum = touched;
   }
 
-  /** Before registering `hashes[from..to)`: reads their home slots first (as touchEvictionHomes). */
-  touchHomes(hashes: ArrayLike<BlockHash>, from: number, to: number): void {
-    let touched = 0;
-    for (let i = from; i < to; i++) touched += this.byHash.touchHome(hashes[i]);
-    this.touchedSum = touched;
+  /** Before registering `hashes[from..to)`: reads their home slots ahead (as readAheadEvictions). */
+  readAheadRegistrations(hashes: ArrayLike<BlockHash>, from: number, to: number): void {
+    for (let i = from; i < to; i++) this.byHash.readAhead(hashes[i]);
   }
 
   /** A block for new tokens: the least recently used free block, evicting its hash if it had one. */

@@ -322,7 +322,7 @@ describe('engine model', () => {
       ahead.runUntil(10, { lookahead: true });
       expect(ahead.stats().steps).toBe(1);
       expect(ahead.nextStepTimeMs()).toBeLessThan(3.5);
-      expect(ahead.nextEventTimeMs()).toBeGreaterThan(100);
+      expect(ahead.nextRunTimeMs()).toBeGreaterThan(100);
       expect(() => ahead.abort('a')).toThrow('abort while a decode stretch is planned ahead');
       const sendMs = 8;
       eager.runUntil(sendMs);

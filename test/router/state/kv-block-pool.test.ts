@@ -136,8 +136,8 @@ describe('KvBlockPool', () => {
         for (const o of ops) {
           if (o.kind === 'take') {
             // Reading ahead (what a large pool does before many allocations and registrations) changes nothing.
-            pool.touchEvictionHomes(o.hashes.length);
-            pool.touchHomes(o.hashes, 0, o.hashes.length);
+            pool.readAheadEvictions(o.hashes.length);
+            pool.readAheadRegistrations(o.hashes, 0, o.hashes.length);
             const matchedIds = new Int32Array(o.hashes.length);
             const matched = pool.matchPrefix(o.hashes, o.hashes.length, matchedIds);
             let leadingCached = 0;

@@ -23,8 +23,6 @@ export class BlockLru {
   private readonly evicted: BlockHashSet | undefined;
   private everHeldLeading = 0;
   private everHeld = 0;
-  /** Where touchHomes leaves what it read, so the reads are not optimized away (meaningless otherwise). */
-  touchedSum = 0;
 
   /**
    * @param rememberEvicted also remember every hash ever evicted, so `touchSequence` can tell whether a hash
@@ -82,14 +80,14 @@ export class BlockLru {
     let everLeading = 0;
     let everRun = evicted !== undefined;
     let hint = -1;
-    let homesTouched = false;
+    let readAhead = false;
     for (let i = 0; i < hashes.length; i++) {
       const h = hashes[i]!;
       let slot = -1;
       if (this.capacity > 0) slot = hint !== -1 && keys[hint] === h ? hint : this.slotOf.get(h);
-      if (slot === -1 && !homesTouched && this.capacity > 0) {
-        homesTouched = true;
-        this.touchHomes(hashes, i);
+      if (slot === -1 && !readAhead && this.capacity > 0) {
+        readAhead = true;
+        this.readAheadNewBlocks(hashes, i);
       }
       // Read before the move: the slot touched just after this one last time.
       hint = slot === -1 ? -1 : links[2 * slot];
@@ -112,24 +110,20 @@ export class BlockLru {
    * a large fleet's capacity, random reads in hundreds of MB. Reading all those home slots first, with nothing
    * depending on the previous read, lets them miss in parallel; the touches that follow then find them cached.
    */
-  private touchHomes(hashes: ArrayLike<BlockHash>, from: number): void {
+  private readAheadNewBlocks(hashes: ArrayLike<BlockHash>, from: number): void {
     const index = this.slotOf;
     const evicted = this.evicted;
-    let touched = 0;
     for (let i = from; i < hashes.length; i++) {
-      const h = hashes[i]!;
-      touched += index.touchHome(h);
-      if (evicted !== undefined) touched += evicted.touchHome(h);
+      index.readAhead(hashes[i]!);
+      evicted?.readAhead(hashes[i]!);
     }
     // The blocks these will evict: from the least recently used on.
     const evictions = Math.min(hashes.length - from - (this.capacity - this.used), this.used);
     const links = this.links;
     for (let k = 0, s = this.tail; k < evictions && s !== -1; k++, s = links[2 * s]!) {
-      const h = this.hashes[s]!;
-      touched += index.touchHome(h);
-      if (evicted !== undefined) touched += evicted.touchHome(h);
+      index.readAhead(this.hashes[s]!);
+      evicted?.readAhead(this.hashes[s]!);
     }
-    this.touchedSum = touched;
   }
 
   /** touch(), given the hash's slot (-1: absent). */
