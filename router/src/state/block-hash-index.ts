@@ -33,13 +33,17 @@ export class BlockHashIndex {
   readAheadSum = 0;
 
   /**
-   * @param keys the owner's hash-by-id array: while id is in the index, `keys[id]` is its hash
+   * @param keys the owner's hash-by-id array: while id is in the index, `keys[id * keyStride]` is its hash
    * @param maxEntries most entries held at once (inserting beyond it throws: the owner sized it wrong)
+   * @param keyStride elements from one id's key to the next: an owner that keeps each block's hash in one record
+   * with its other fields (one cache line read per block, not one per array) passes the record's size in 8-byte words
    */
   constructor(
     private readonly keys: Float64Array,
     maxEntries: number,
+    private readonly keyStride = 1,
   ) {
+    if (!Number.isInteger(keyStride) || keyStride < 1) throw new RangeError(`keyStride must be an integer >= 1, got ${keyStride}`);
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be an integer >= 1, got ${maxEntries}`);
     if (maxEntries > 0x7ffffffe) throw new RangeError(`maxEntries must be at most ${0x7ffffffe}, got ${maxEntries}`);
     this.maxEntries = maxEntries;
@@ -116,11 +120,12 @@ export class BlockHashIndex {
     const lo = hash | 0;
     const slots = this.slots;
     const keys = this.keys;
+    const stride = this.keyStride;
     const n = this.n;
     for (let i = homeOf(lo, n); ; i = i + 1 === n ? 0 : i + 1) {
       const stored = slots[2 * i + 1];
       if (stored === 0) return ~i;
-      if (slots[2 * i] === lo && keys[stored - 1] === hash) return i;
+      if (slots[2 * i] === lo && keys[(stored - 1) * stride] === hash) return i;
     }
   }
 
@@ -128,7 +133,7 @@ export class BlockHashIndex {
   *entries(): IterableIterator<[BlockHash, number]> {
     for (let i = 0; i < this.n; i++) {
       const stored = this.slots[2 * i + 1];
-      if (stored !== 0) yield [this.keys[stored - 1], stored - 1];
+      if (stored !== 0) yield [this.keys[(stored - 1) * this.keyStride], stored - 1];
     }
   }
 }

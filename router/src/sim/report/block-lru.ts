@@ -2,17 +2,25 @@ import type { BlockHash } from '../../state/block-hash';
 import { BlockHashIndex, BlockHashSet } from '../../state/block-hash-index';
 
 /**
- * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in preallocated
- * typed arrays (hash by slot, an intrusive doubly linked recency list by slot index, a slot's two links side by
- * side so one cache line holds both) plus one open-addressing index from hash to slot that keeps no second copy
- * of the hash, so memory is bounded by the capacity (8 + 8 + 12 = 28 bytes a block; the arrays are filled
- * in slot order, so pages never used are never mapped) and a touch is O(1) without allocation: fast enough to
- * replay an hour of a 112-instance fleet's prompts.
+ * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in one
+ * preallocated record array (by slot, 16 bytes: the hash, then an intrusive doubly linked recency list's two
+ * links, so following the list or confirming a slot's hash reads one cache line per block) plus one
+ * open-addressing index from hash to slot that keeps no second copy of the hash, so memory is bounded by the
+ * capacity (16 + 12 = 28 bytes a block; records are filled in slot order, so pages never used are never
+ * mapped) and a touch is O(1) without allocation: fast enough to replay an hour of a 112-instance fleet's
+ * prompts.
  */
+/** A slot's record: its hash (8 bytes), then its two recency links (4 bytes each). */
+const RECORD_BYTES = 16;
+
 export class BlockLru {
   private readonly slotOf: BlockHashIndex;
+  /** hashes[2s]: slot s's hash (the record's first 8 bytes). */
   private readonly hashes: Float64Array;
-  /** links[2s]: the slot used just more recently than s (-1 at the head); links[2s + 1]: just less recently. */
+  /**
+   * The same records as 32-bit words: links[4s + 2] is the slot used just more recently than s (-1 at the head),
+   * links[4s + 3] the one just less recently.
+   */
   private readonly links: Int32Array;
   /** Most recently used slot, or -1. */
   private head = -1;
@@ -34,9 +42,10 @@ export class BlockLru {
     rememberEvicted = false,
   ) {
     if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
-    this.hashes = new Float64Array(capacity);
-    this.slotOf = new BlockHashIndex(this.hashes, Math.max(1, capacity));
-    this.links = new Int32Array(2 * capacity);
+    const records = new ArrayBuffer(RECORD_BYTES * capacity);
+    this.hashes = new Float64Array(records);
+    this.links = new Int32Array(records);
+    this.slotOf = new BlockHashIndex(this.hashes, Math.max(1, capacity), RECORD_BYTES / Float64Array.BYTES_PER_ELEMENT);
     this.evicted = rememberEvicted ? new BlockHashSet(1 << 16) : undefined;
   }
 
@@ -70,6 +79,10 @@ export class BlockLru {
    * Touches `hashes` in order; returns how many leading ones were present. A prompt's blocks were last touched
    * in the same order, so each block's slot is usually the one used just more recently than its predecessor's:
    * that slot is tried first (its hash confirms it) before the index is probed, saving most index lookups.
+   *
+   * The hashes must be chained, as blockHashes makes them (a block's hash covers all blocks before it): then,
+   * with rememberEvicted, once a hash was never touched before, none after it was either, so the rest of the
+   * sequence is inserted without looking for it in the index or the evicted set.
    */
   touchSequence(hashes: ArrayLike<BlockHash>): number {
     const keys = this.hashes;
@@ -79,24 +92,26 @@ export class BlockLru {
     let run = true;
     let everLeading = 0;
     let everRun = evicted !== undefined;
+    let neverTouched = false;
     let hint = -1;
     let readAhead = false;
     for (let i = 0; i < hashes.length; i++) {
       const h = hashes[i]!;
       let slot = -1;
-      if (this.capacity > 0) slot = hint !== -1 && keys[hint] === h ? hint : this.slotOf.get(h);
+      if (this.capacity > 0 && !neverTouched) slot = hint !== -1 && keys[2 * hint] === h ? hint : this.slotOf.get(h);
       if (slot === -1 && !readAhead && this.capacity > 0) {
         readAhead = true;
         this.readAheadNewBlocks(hashes, i);
       }
       // Read before the move: the slot touched just after this one last time.
-      hint = slot === -1 ? -1 : links[2 * slot];
+      hint = slot === -1 ? -1 : links[4 * slot + 2];
       // Held now, or evicted (possibly by this very sequence): touched before.
       if (everRun) {
         if (slot !== -1 || evicted!.has(h)) everLeading++;
         else everRun = false;
+        neverTouched = !everRun;
       }
-      const present = this.touchAt(h, slot);
+      const present = this.touchAt(h, slot, neverTouched);
       if (run && present) leading++;
       else run = false;
     }
@@ -105,29 +120,28 @@ export class BlockLru {
   }
 
   /**
-   * From the first absent hash on, a sequence's blocks are mostly new: each costs a probe of the index and of the
-   * evicted set, and evicts the least recently used block (a delete from the index, an insert into the set) — at
-   * a large fleet's capacity, random reads in hundreds of MB. Reading all those home slots first, with nothing
-   * depending on the previous read, lets them miss in parallel; the touches that follow then find them cached.
+   * From the first absent hash on, a sequence's blocks are mostly new: each costs a probe of the index, and
+   * evicts the least recently used block (a delete from the index, an insert into the evicted set) — at a large
+   * fleet's capacity, random reads in hundreds of MB. Reading all those home slots first, with nothing depending
+   * on the previous read, lets them miss in parallel; the touches that follow then find them cached. Of the
+   * evicted set only the first absent hash is looked up, as a rule (see touchSequence).
    */
   private readAheadNewBlocks(hashes: ArrayLike<BlockHash>, from: number): void {
     const index = this.slotOf;
     const evicted = this.evicted;
-    for (let i = from; i < hashes.length; i++) {
-      index.readAhead(hashes[i]!);
-      evicted?.readAhead(hashes[i]!);
-    }
+    evicted?.readAhead(hashes[from]!);
+    for (let i = from; i < hashes.length; i++) index.readAhead(hashes[i]!);
     // The blocks these will evict: from the least recently used on.
     const evictions = Math.min(hashes.length - from - (this.capacity - this.used), this.used);
     const links = this.links;
-    for (let k = 0, s = this.tail; k < evictions && s !== -1; k++, s = links[2 * s]!) {
-      index.readAhead(this.hashes[s]!);
-      evicted?.readAhead(this.hashes[s]!);
+    for (let k = 0, s = this.tail; k < evictions && s !== -1; k++, s = links[4 * s + 2]!) {
+      index.readAhead(this.hashes[2 * s]!);
+      evicted?.readAhead(this.hashes[2 * s]!);
     }
   }
 
-  /** touch(), given the hash's slot (-1: absent). */
-  private touchAt(hash: BlockHash, slot: number): boolean {
+  /** touch(), given the hash's slot (-1: absent); `neverTouched`: the caller knows it is new to the evicted set too. */
+  private touchAt(hash: BlockHash, slot: number, neverTouched = false): boolean {
     if (this.capacity === 0) {
       // Evicted as soon as given.
       if (this.evicted?.add(hash)) this.everHeld++;
@@ -146,11 +160,11 @@ export class BlockLru {
     } else {
       free = this.tail;
       this.unlink(free);
-      this.slotOf.delete(this.hashes[free]!);
-      this.evicted?.add(this.hashes[free]!);
+      this.slotOf.delete(this.hashes[2 * free]!);
+      this.evicted?.add(this.hashes[2 * free]!);
     }
-    if (this.evicted !== undefined && !this.evicted.has(hash)) this.everHeld++;
-    this.hashes[free] = hash;
+    if (this.evicted !== undefined && (neverTouched || !this.evicted.has(hash))) this.everHeld++;
+    this.hashes[2 * free] = hash;
     this.slotOf.add(hash, free);
     this.pushHead(free);
     return false;
@@ -158,24 +172,24 @@ export class BlockLru {
 
   /** Hashes from most to least recently used (for tests). */
   *recency(): Generator<BlockHash> {
-    for (let s = this.head; s !== -1; s = this.links[2 * s + 1]!) yield this.hashes[s]!;
+    for (let s = this.head; s !== -1; s = this.links[4 * s + 3]!) yield this.hashes[2 * s]!;
   }
 
   private unlink(slot: number): void {
     const links = this.links;
-    const p = links[2 * slot]!;
-    const n = links[2 * slot + 1]!;
+    const p = links[4 * slot + 2]!;
+    const n = links[4 * slot + 3]!;
     if (p === -1) this.head = n;
-    else links[2 * p + 1] = n;
+    else links[4 * p + 3] = n;
     if (n === -1) this.tail = p;
-    else links[2 * n] = p;
+    else links[4 * n + 2] = p;
   }
 
   private pushHead(slot: number): void {
     const links = this.links;
-    links[2 * slot] = -1;
-    links[2 * slot + 1] = this.head;
-    if (this.head !== -1) links[2 * this.head] = slot;
+    links[4 * slot + 2] = -1;
+    links[4 * slot + 3] = this.head;
+    if (this.head !== -1) links[4 * this.head + 2] = slot;
     this.head = slot;
     if (this.tail === -1) this.tail = slot;
   }

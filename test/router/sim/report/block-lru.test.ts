@@ -33,10 +33,38 @@ describe('when using the block LRU', () => {
     );
   });
 
-  test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits, now and ever', () => {
+  test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits', () => {
     const run = fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 0, maxLength: 30 });
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 24 }), fc.array(fc.oneof(run, run.map((r) => [...r, ...r])), { maxLength: 40 }), (capacity, sequences) => {
+        const bySequence = new BlockLru(capacity);
+        const oneByOne = new BlockLru(capacity);
+        for (const sequence of sequences) {
+          const present = sequence.map((h) => oneByOne.touch(h));
+          expect(bySequence.touchSequence(sequence)).toBe(leadingOf(present));
+          expect(Array.from(bySequence.recency())).toEqual(Array.from(oneByOne.recency()));
+        }
+      }),
+    );
+  });
+
+  test('GIVEN chained block hashes of prompts sharing prefixes THEN touchSequence also reports the leading hashes ever touched and the distinct hashes ever held', () => {
+    // A block's hash stands for the whole prefix up to it, as blockHashes makes it: interned prefix strings.
+    const ids = new Map<string, number>();
+    const chained = (tokens: number[]): number[] =>
+      tokens.map((_, i) => {
+        const key = tokens.slice(0, i + 1).join(',');
+        let id = ids.get(key);
+        if (id === undefined) ids.set(key, (id = ids.size));
+        return id;
+      });
+    const documents = [0, 1, 2].map((d) => Array.from({ length: 20 }, (_, i) => (d * 7 + i * 3) % 5));
+    const prompt = fc
+      .tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 20 }), fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 8 }))
+      .map(([d, shared, tail]) => chained([...documents[d]!.slice(0, shared), ...tail]));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 24 }), fc.array(prompt, { maxLength: 40 }), (capacity, sequences) => {
+        ids.clear();
         const bySequence = new BlockLru(capacity, true);
         const oneByOne = new BlockLru(capacity);
         const ever = new Set<number>();
@@ -47,7 +75,6 @@ describe('when using the block LRU', () => {
             ever.add(h);
             return before;
           });
-          const leadingOf = (xs: boolean[]) => (xs.indexOf(false) === -1 ? xs.length : xs.indexOf(false));
           expect(bySequence.touchSequence(sequence)).toBe(leadingOf(present));
           expect(bySequence.lastEverHeldLeading).toBe(leadingOf(seen));
           expect(bySequence.everHeldCount).toBe(ever.size);
@@ -57,3 +84,7 @@ describe('when using the block LRU', () => {
     );
   });
 });
+
+function leadingOf(xs: boolean[]): number {
+  return xs.indexOf(false) === -1 ? xs.length : xs.indexOf(false);
+}
