@@ -5,12 +5,14 @@
  * wall and CPU time, max RSS, wall and CPU per request, and each size's per-request cost as a ratio of the
  * smallest size's (the flatness the simulator aims for).
  *
- *   npm run bench:fleet [-- --instances 7,112 --seconds 900 --policy sagemaker-prefix-aware --cpu-prof DIR]
+ *   npm run bench:fleet [-- --instances 7,112 --seconds 900 --policy sagemaker-prefix-aware --repeat 1 --cpu-prof DIR]
  *
  * Each child builds the whole report (ceilings included), as `prefix-router simulate` does, but writes no
  * files. `--cpu-prof DIR` passes --cpu-prof to the children (one .cpuprofile per fleet size, for
  * chrome://inspect or speedscope). CPU time is the robust figure on a shared machine; the load average at
- * start and end is printed beside the table.
+ * start and end is printed beside the table. `--repeat N` runs the sizes N times, interleaved (7, 112, 7, 112,
+ * …) so that a slow spell of a shared machine hits every size alike, and adds a table of each size's median
+ * per-request cost and the ratio of the medians: a few seconds at a small size move by a tenth between runs.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -26,6 +28,7 @@ interface Args {
   readonly policy: string;
   readonly cpuProf: string | undefined;
   readonly promptWorker: PromptWorkerMode;
+  readonly repeat: number;
 }
 
 /** on/off: prompts prepared on a worker thread or not; auto: as `prefix-router simulate` decides (promptWorkerPays). */
@@ -43,7 +46,7 @@ export interface ChildResult {
   readonly hitRate: number | null;
 }
 
-const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--prompt-worker auto|on|off] [--cpu-prof DIR]';
+const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--prompt-worker auto|on|off] [--repeat N] [--cpu-prof DIR]';
 
 export function parseArgs(argv: readonly string[]): Args {
   let instances = [7, 112];
@@ -51,6 +54,7 @@ export function parseArgs(argv: readonly string[]): Args {
   let policy = 'sagemaker-prefix-aware';
   let cpuProf: string | undefined;
   let promptWorker: PromptWorkerMode = 'auto';
+  let repeat = 1;
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -58,6 +62,7 @@ export function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--seconds') seconds = Number(value);
     else if (flag === '--policy') policy = String(value);
     else if (flag === '--cpu-prof') cpuProf = String(value);
+    else if (flag === '--repeat') repeat = Number(value);
     else if (flag === '--prompt-worker') {
       if (value !== 'auto' && value !== 'on' && value !== 'off') throw new Error(`--prompt-worker must be auto, on or off (got ${String(value)})`);
       promptWorker = value;
@@ -67,8 +72,9 @@ export function parseArgs(argv: readonly string[]): Args {
   }
   if (instances.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${instances.join(',')})`);
   if (!(seconds > 0 && seconds <= 86_400)) throw new Error(`--seconds must be > 0 and ≤ 86400 (got ${seconds})`);
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be an integer between 1 and 20 (got ${String(repeat)})`);
   parsePolicySpec(policy);
-  return { instances, seconds, policy, cpuProf, promptWorker };
+  return { instances, seconds, policy, cpuProf, promptWorker, repeat };
 }
 
 /** The workload spec for a fleet of n: AWS's 7-instance shape, scaled. */
@@ -117,47 +123,83 @@ export interface FleetScaleOptions {
   /** Directory for one .cpuprofile per fleet size. */
   readonly cpuProf?: string;
   readonly promptWorker?: PromptWorkerMode;
+  /** Runs of every size, interleaved (default 1). */
+  readonly repeat?: number;
   /** Measure in this process instead of one child per size (max RSS is then the process's so far): for smoke tests. */
   readonly inProcess?: boolean;
   readonly log?: (line: string) => void;
 }
 
-/** Runs every fleet size, one after the other; returns the markdown table with the load average beside it. */
+/**
+ * Runs every fleet size, one after the other (`repeat` rounds of them); returns the markdown table, with the
+ * load average beside it and, with more than one round, each size's medians.
+ */
 export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]; markdown: string } {
   const load0 = loadavg();
+  const rounds = options.repeat ?? 1;
   const rows: ChildResult[] = [];
-  for (const n of options.instances) {
-    let row: ChildResult;
-    if (options.inProcess) {
-      row = measureFleet(n, options.seconds, options.policy, options.promptWorker);
-    } else {
-      const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=fleet-${n}.cpuprofile`] : [];
-      const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy, options.promptWorker ?? 'auto'], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 1 << 20,
-      });
-      row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
+  for (let round = 1; round <= rounds; round++) {
+    for (const n of options.instances) {
+      let row: ChildResult;
+      if (options.inProcess) {
+        row = measureFleet(n, options.seconds, options.policy, options.promptWorker);
+      } else {
+        const name = rounds > 1 ? `fleet-${n}-${round}` : `fleet-${n}`;
+        const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+        const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy, options.promptWorker ?? 'auto'], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+          maxBuffer: 1 << 20,
+        });
+        row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
+      }
+      rows.push(row);
+      options.log?.(`  ${n} instances${rounds > 1 ? ` (run ${round} of ${rounds})` : ''}: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s`);
     }
-    rows.push(row);
-    options.log?.(`  ${n} instances: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s`);
   }
   const load1 = loadavg();
   const base = rows[0];
   const perReq = (r: ChildResult) => r.wallMs / r.requests;
   const cpuPerReq = (r: ChildResult) => r.cpuMs / r.requests;
+  const runOf = (i: number) => Math.floor(i / options.instances.length) + 1;
   const lines = [
-    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b, prompt worker ${options.promptWorker ?? 'auto'}`,
+    `fleet-scale: long-context scaled with the fleet (6 req/s and 550 groups per 7 instances), ${options.seconds} simulated s, policy ${options.policy}, p5-llama-3.1-70b, prompt worker ${options.promptWorker ?? 'auto'}${rounds > 1 ? `, ${rounds} interleaved runs of each size` : ''}`,
     `load average at start ${load0.map((l) => l.toFixed(1)).join(' ')}, at end ${load1.map((l) => l.toFixed(1)).join(' ')}`,
     '',
-    '| instances | requests | wall (s) | CPU (s) | max RSS (MB) | JS heap (MB) | typed arrays (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `|${rounds > 1 ? ' run |' : ''} instances | requests | wall (s) | CPU (s) | max RSS (MB) | JS heap (MB) | typed arrays (MB) | wall / request (ms) | CPU / request (ms) | wall / request ÷ first row | CPU / request ÷ first row | hit rate |`,
+    `|${rounds > 1 ? ' ---: |' : ''} ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`,
     ...rows.map(
-      (r) =>
-        `| ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(r.heapUsedMb, 0)} | ${fmt(r.arrayBuffersMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(perReq(r) / perReq(base), 2)}× | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
+      (r, i) =>
+        `|${rounds > 1 ? ` ${runOf(i)} |` : ''} ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${fmt(r.wallMs / 1000)} | ${fmt(r.cpuMs / 1000)} | ${fmt(r.maxRssMb, 0)} | ${fmt(r.heapUsedMb, 0)} | ${fmt(r.arrayBuffersMb, 0)} | ${fmt(perReq(r), 3)} | ${fmt(cpuPerReq(r), 3)} | ${fmt(perReq(r) / perReq(base), 2)}× | ${fmt(cpuPerReq(r) / cpuPerReq(base), 2)}× | ${r.hitRate === null ? '–' : `${(r.hitRate * 100).toFixed(1)} %`} |`,
     ),
   ];
+  if (rounds > 1) lines.push('', ...medianTable(options.instances, rows, perReq, cpuPerReq));
   return { rows, markdown: lines.join('\n') };
+}
+
+/** Each size's median per-request wall and CPU over its runs (min–max beside), and the medians' ratio to the first size's. */
+function medianTable(instances: readonly number[], rows: readonly ChildResult[], perReq: (r: ChildResult) => number, cpuPerReq: (r: ChildResult) => number): string[] {
+  const of = (n: number, f: (r: ChildResult) => number) => rows.filter((r) => r.instances === n).map(f);
+  const range = (xs: number[]) => `${fmt(Math.min(...xs), 3)}–${fmt(Math.max(...xs), 3)}`;
+  const wall0 = median(of(instances[0], perReq));
+  const cpu0 = median(of(instances[0], cpuPerReq));
+  return [
+    '| instances | wall / request, median (min–max) (ms) | CPU / request, median (min–max) (ms) | median wall / request ÷ first size\'s | median CPU / request ÷ first size\'s |',
+    '| ---: | ---: | ---: | ---: | ---: |',
+    ...instances.map((n) => {
+      const wall = of(n, perReq);
+      const cpu = of(n, cpuPerReq);
+      return `| ${n} | ${fmt(median(wall), 3)} (${range(wall)}) | ${fmt(median(cpu), 3)} (${range(cpu)}) | ${fmt(median(wall) / wall0, 2)}× | ${fmt(median(cpu) / cpu0, 2)}× |`;
+    }),
+  ];
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 function main(): void {

@@ -1,4 +1,4 @@
-import { parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
+import { median, parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
 
 describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   test('GIVEN two small fleets THEN each row has requests, times and memory, and the table has the ratio column', () => {
@@ -18,6 +18,23 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
     expect(markdown).toContain('1.00×');
   });
 
+  test('GIVEN --repeat 2 THEN every size runs twice, interleaved, and a table gives each size\'s medians and their ratio', () => {
+    const { rows, markdown } = runFleetScale({ instances: [2, 3], seconds: 2, policy: 'sagemaker-prefix-aware', inProcess: true, repeat: 2 });
+    expect(rows.map((r) => r.instances)).toEqual([2, 3, 2, 3]);
+    // The same seeded simulation twice: the same requests.
+    expect(rows[2].requests).toBe(rows[0].requests);
+    expect(markdown).toContain('2 interleaved runs of each size');
+    expect(markdown).toMatch(/^\| 2 \| 3 \| /m);
+    expect(markdown).toContain('wall / request, median (min–max) (ms)');
+    expect(markdown).toMatch(/^\| 2 \| [\d.]+ \([\d.]+–[\d.]+\) \| [\d.]+ \([\d.]+–[\d.]+\) \| 1\.00× \| 1\.00× \|$/m);
+  });
+
+  test('GIVEN values THEN median is the middle one, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(() => median([])).toThrow('median of no values');
+  });
+
   test('GIVEN the prompt worker on and off THEN the simulated results are the same', () => {
     const run = (promptWorker: 'on' | 'off') => runFleetScale({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker }).rows[0];
     const [on, off] = [run('on'), run('off')];
@@ -30,7 +47,9 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   });
 
   test('GIVEN the flags docs/benchmarks.md shows THEN they parse; out-of-range ones are refused naming the flag', () => {
-    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof', promptWorker: 'auto' });
+    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof', promptWorker: 'auto', repeat: 1 });
+    expect(parseArgs(['--repeat', '3']).repeat).toBe(3);
+    expect(() => parseArgs(['--repeat', '0'])).toThrow('--repeat must be an integer between 1 and 20 (got 0)');
     expect(parseArgs(['--prompt-worker', 'off']).promptWorker).toBe('off');
     expect(() => parseArgs(['--prompt-worker', 'maybe'])).toThrow('--prompt-worker must be auto, on or off (got maybe)');
     expect(() => parseArgs(['--instances', '0,7'])).toThrow('--instances must list integers between 1 and 1024 (got 0,7)');
