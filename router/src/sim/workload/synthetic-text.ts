@@ -253,6 +253,15 @@ export class TextCache {
     return text;
   }
 
+  /** The text kept for `key` (now the most recently used), or undefined. */
+  lookup(key: string | number): string | undefined {
+    return this.texts.get(key);
+  }
+
+  keep(key: string | number, text: string): void {
+    this.texts.set(key, text);
+  }
+
   get size(): number {
     return this.texts.count;
   }
@@ -271,6 +280,11 @@ export const DEFAULT_PIECE_CACHE_BYTES = 128 * 2 ** 20;
  * piece numbers (≈ 0.3 bytes a character), from which a string is rebuilt about 3× faster than generated
  * again. A 112-instance long-context fleet repeats 8,800 prefixes of 28,000 characters: 246 MB as strings,
  * 76 MB as pieces. Texts are deterministic from (seed, label), so eviction changes cost, never content.
+ *
+ * A text rebuilt from pieces is not kept as a string again: it was rebuilt because the strings tier evicted it
+ * before its next use, which an LRU does to every text once the texts in use outgrow it. Keeping it would only
+ * evict another 28 KB string into the old generation, whose full collections then cost more than the rebuilds
+ * (bench:fleet at 112 instances: the prompt worker's collections took 23 µs a request, against 6 at 7).
  */
 export class LabelledTextCache {
   private readonly strings: TextCache;
@@ -287,18 +301,20 @@ export class LabelledTextCache {
 
   /** `labelledText(seed, label, chars)`; a label must always be asked for with the same length. */
   get(label: string, chars: number): string {
-    const text = this.strings.get(label, () => this.build(label, chars));
+    let text = this.strings.lookup(label);
+    if (text === undefined) {
+      const kept = this.pieces.get(label);
+      if (kept !== undefined) {
+        text = textOfPieces(kept);
+      } else {
+        const made = syntheticPieces(new SeededRng(seedFromLabel(this.seed, label)), chars);
+        this.pieces.set(label, made);
+        text = textOfPieces(made);
+        this.strings.keep(label, text);
+      }
+    }
     if (text.length !== chars) throw new RangeError(`text "${label}" was cached with ${text.length} characters, asked for ${chars}`);
     return text;
-  }
-
-  private build(label: string, chars: number): string {
-    let kept = this.pieces.get(label);
-    if (kept === undefined) {
-      kept = syntheticPieces(new SeededRng(seedFromLabel(this.seed, label)), chars);
-      this.pieces.set(label, kept);
-    }
-    return textOfPieces(kept);
   }
 
   /** Texts kept as strings / as pieces, and the pieces' bytes (for tests and diagnostics). */
