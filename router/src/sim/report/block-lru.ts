@@ -1,6 +1,9 @@
 import type { BlockHash } from '../../state/block-hash';
 import { BlockHashIndex, BlockHashSet } from '../../state/block-hash-index';
 
+/** A slot's record: its hash (8 bytes), then its two recency links (4 bytes each). */
+const RECORD_BYTES = 16;
+
 /**
  * A set of block hashes with least-recently-used eviction and a fixed capacity. Entries live in one
  * preallocated record array (by slot, 16 bytes: the hash, then an intrusive doubly linked recency list's two
@@ -10,9 +13,6 @@ import { BlockHashIndex, BlockHashSet } from '../../state/block-hash-index';
  * mapped) and a touch is O(1) without allocation: fast enough to replay an hour of a 112-instance fleet's
  * prompts.
  */
-/** A slot's record: its hash (8 bytes), then its two recency links (4 bytes each). */
-const RECORD_BYTES = 16;
-
 export class BlockLru {
   private readonly slotOf: BlockHashIndex;
   /** hashes[2s]: slot s's hash (the record's first 8 bytes). */
