@@ -58,7 +58,7 @@ export function parseArgs(argv: readonly string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--instances') instances = String(value).split(',').map(Number);
+    if (flag === '--instances') instances = parseFleetSizes(value);
     else if (flag === '--seconds') seconds = Number(value);
     else if (flag === '--policy') policy = String(value);
     else if (flag === '--cpu-prof') cpuProf = String(value);
@@ -70,11 +70,17 @@ export function parseArgs(argv: readonly string[]): Args {
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
     i++;
   }
-  if (instances.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${instances.join(',')})`);
   if (!(seconds > 0 && seconds <= 86_400)) throw new Error(`--seconds must be > 0 and ≤ 86400 (got ${seconds})`);
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be an integer between 1 and 20 (got ${String(repeat)})`);
   parsePolicySpec(policy);
   return { instances, seconds, policy, cpuProf, promptWorker, repeat };
+}
+
+/** `--instances N,N,...`: fleet sizes within the simulator's 1–1024. */
+export function parseFleetSizes(value: string | undefined): number[] {
+  const sizes = String(value).split(',').map(Number);
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${sizes.join(',')})`);
+  return sizes;
 }
 
 /** The workload spec for a fleet of n: AWS's 7-instance shape, scaled. */

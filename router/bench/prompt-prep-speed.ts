@@ -12,7 +12,7 @@
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { requestPreparer } from '../src/sim/prompt-source';
 import { parseWorkloadSpec } from '../src/sim/workload';
-import { scaledLongContext } from './fleet-scale';
+import { parseFleetSizes, scaledLongContext } from './fleet-scale';
 
 export interface PromptPrepOptions {
   readonly instances: readonly number[];
@@ -42,13 +42,12 @@ export function parseArgs(argv: readonly string[]): PromptPrepOptions {
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--instances') instances = String(value).split(',').map(Number);
+    if (flag === '--instances') instances = parseFleetSizes(value);
     else if (flag === '--from') from = Number(value);
     else if (flag === '--count') count = Number(value);
     else if (flag === '--repeat') repeat = Number(value);
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
   }
-  if (instances.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${instances.join(',')})`);
   if (!(from >= 0 && from < 1)) throw new Error(`--from must be a fraction in [0, 1) (got ${String(from)})`);
   if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be an integer >= 1 (got ${count})`);
   if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be an integer between 1 and 20 (got ${repeat})`);

@@ -95,7 +95,7 @@ export class RecordColumns {
       cachedPromptTokens: this.cachedPromptTokens[i],
       outputTokens: this.outputTokens[i],
       decisionMicros: this.decisionMicros[i],
-      reason: this.reason[i] === NO_STRING ? undefined : this.strings[this.reason[i]],
+      reason: this.reasonAt(i),
     };
     // Last, as the simulator wrote it: the key order is part of the report's JSON.
     if (!Number.isNaN(predicted)) record.predictedCachedTokens = predicted;
@@ -104,7 +104,7 @@ export class RecordColumns {
 
   private rejectedRecord(i: number): RequestRecord {
     const predicted = this.predictedCachedTokens[i];
-    const reason = this.reason[i] === NO_STRING ? undefined : this.strings[this.reason[i]];
+    const reason = this.reasonAt(i);
     const id = this.ids[i];
     const instance = this.instanceIds[this.instance[i]];
     const error = this.strings[this.error[i]];
@@ -122,6 +122,10 @@ export class RecordColumns {
       predictedCachedTokens: predicted,
       error,
     };
+  }
+
+  private reasonAt(i: number): string | undefined {
+    return this.reason[i] === NO_STRING ? undefined : this.strings[this.reason[i]];
   }
 
   private next(

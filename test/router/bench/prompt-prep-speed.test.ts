@@ -32,5 +32,6 @@ describe('when the prompt-preparation benchmark runs (smoke size)', () => {
     expect(() => parseArgs(['--count', '0'])).toThrow('--count must be an integer >= 1 (got 0)');
     expect(() => parseArgs(['--from', '1'])).toThrow('--from must be a fraction in [0, 1) (got 1)');
     expect(() => parseArgs(['--fast', '1'])).toThrow(/unknown flag "--fast"/);
+    expect(() => parseArgs(['--instances', '7,2000'])).toThrow('--instances must list integers between 1 and 1024 (got 7,2000)');
   });
 });

@@ -4,29 +4,28 @@ import type { RequestRecord } from '../../../router/src/sim/report/request-recor
 
 describe('RecordColumns', () => {
   const instanceIds = ['instance-0', 'instance-1', 'instance-2'];
-  const finished = fc.record({
-    kind: fc.constant('finished' as const),
+  // Fields both kinds of record carry.
+  const common = {
     id: fc.string({ minLength: 1, maxLength: 8 }),
     instance: fc.integer({ min: 0, max: 2 }),
     sentAtMs: fc.double({ min: 0, max: 1e7, noNaN: true }),
-    ttftMs: fc.double({ min: 0, max: 1e5, noNaN: true }),
     e2eMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+    decisionMicros: fc.double({ min: 0, max: 1e4, noNaN: true }),
+    predicted: fc.option(fc.nat(200_000), { nil: undefined }),
+  };
+  const finished = fc.record({
+    ...common,
+    kind: fc.constant('finished' as const),
+    ttftMs: fc.double({ min: 0, max: 1e5, noNaN: true }),
     promptTokens: fc.nat(200_000),
     cachedPromptTokens: fc.nat(200_000),
     outputTokens: fc.nat(4_000),
-    decisionMicros: fc.double({ min: 0, max: 1e4, noNaN: true }),
     reason: fc.option(fc.constantFrom('cache-match', 'balanced', 'prefix-affinity'), { nil: undefined }),
-    predicted: fc.option(fc.nat(200_000), { nil: undefined }),
   });
   const rejected = fc.record({
+    ...common,
     kind: fc.constant('rejected' as const),
-    id: fc.string({ minLength: 1, maxLength: 8 }),
-    instance: fc.integer({ min: 0, max: 2 }),
-    sentAtMs: fc.double({ min: 0, max: 1e7, noNaN: true }),
-    e2eMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
-    decisionMicros: fc.double({ min: 0, max: 1e4, noNaN: true }),
     reason: fc.option(fc.constantFrom('cache-match', 'cold-rendezvous'), { nil: undefined }),
-    predicted: fc.option(fc.nat(200_000), { nil: undefined }),
     error: fc.constantFrom('http_400_prompt_too_long', 'http_400_invalid'),
   });
 
