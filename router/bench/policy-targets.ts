@@ -52,8 +52,12 @@ export interface PolicyTargetOptions {
 
 const WHY_HIT =
   "  (Why: where the instance holding a prompt's prefix has more prefill queued than recomputing the prefix elsewhere would cost, the cost model sends the request elsewhere — the `balanced` decisions — trading hits for TTFT; the fleet ceiling is one cache shared by all instances.)";
+/** How often observing replicas receive each instance's published state here (what `serve --publish-state-ms 10` gives). */
+const OBSERVE_MS = 10;
+/** The intervals the trace is also run at with four observing replicas: how much a slower feed costs. */
+const OBSERVE_SWEEP_MS = [1, 10, 20, 50, 100];
 const WHY_REPLICAS =
-  "  (Why, from the diagnostic runs on the next line: neither missing kind of state explains the gap alone, and sharing both is one router. A replica's index holds only what it routed itself, so a turn whose conversation another replica placed is cold to it; and it sees only the prefill it queued itself, so it compares queues without the other replicas' work. Cold placement by rendezvous keeps the hit rate, because placement agrees; the load-based choices — which instance is cheapest now — do not. Closing it needs state every replica can get from the engines (their KV-cache events for the index, their queue metrics for the load), which this router does not read.)";
+  "  (Why: each replica's index holds only what it routed itself and its load view only what it sent, so a turn whose conversation another replica placed is cold to it, and it compares queues without the other replicas' work; the diagnostic runs below show neither kind of state explains the gap alone. Observing the instances' published state gives every replica both.)";
 const WHY_SHARE =
   "  (Why: a new conversation goes where its system prompt is already cached, and a few system prompts over 7 instances do not divide evenly; latency is unaffected at this load.)";
 
@@ -77,9 +81,17 @@ function shareRange(s: StrategySummary): [number, number] {
   return [Math.min(...shares), Math.max(...shares)];
 }
 
-async function run(o: PolicyTargetOptions, key: string, workload: string, policies: readonly PolicyConfig[], routers = 1, replicaSharing?: ReplicaSharing): Promise<StrategyComparison> {
+async function run(
+  o: PolicyTargetOptions,
+  key: string,
+  workload: string,
+  policies: readonly PolicyConfig[],
+  routers = 1,
+  replicaSharing?: ReplicaSharing,
+  observeIntervalMs = 0,
+): Promise<StrategyComparison> {
   const t0 = Date.now();
-  const comparison = compareStrategies({ workload: parseWorkloadSpec(workload), policies, instances: INSTANCES, profile: PROFILE, routers, replicaSharing });
+  const comparison = compareStrategies({ workload: parseWorkloadSpec(workload), policies, instances: INSTANCES, profile: PROFILE, routers, replicaSharing, observeIntervalMs });
   if (o.reportDir !== undefined) await writeReport(comparison.report, join(o.reportDir, key));
   o.log?.(`${key}: ${policies.length} strategies in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return comparison;
@@ -143,6 +155,33 @@ async function sharingDiagnostics(o: PolicyTargetOptions, key: string, workload:
   return `Diagnostics (four replicas given state they do not have in deployment; sharing both is one router): ${parts.join('; ')}.`;
 }
 
+/**
+ * Four replicas observing the instances' published state every OBSERVE_MS (the target), the same replicas on their
+ * own sends alone, and the diagnostic runs that say what each kind of missing state is worth.
+ */
+async function replicaLines(o: PolicyTargetOptions, key: string, workload: string, one: StrategySummary, isTarget: boolean): Promise<{ lines: string[]; observedP90: number | null }> {
+  const lines: string[] = [];
+  const judge = (s: StrategySummary) => {
+    const hit = ratio(s.cacheHitRate.engineReported, one.cacheHitRate.engineReported);
+    const p90 = ratio(s.ttftMs.p90, one.ttftMs.p90);
+    return { hit, p90, met: hit !== null && hit >= 0.95 && p90 !== null && Math.abs(p90 - 1) <= 0.1 };
+  };
+  const observing = find(await run(o, `${key}-4-routers-observe-${OBSERVE_MS}`, workload, [CACHE_AWARE], 4, undefined, OBSERVE_MS), 'cache-aware');
+  const seen = judge(observing);
+  const target = isTarget ? '' : '; the target is stated for the trace';
+  lines.push(
+    `- Four router replicas, round-robin, each observing every instance's published state every ${OBSERVE_MS} ms (\`simulate --routers 4 --observe-ms ${OBSERVE_MS}\`: replicas run with \`serve --observe-instances on\` in front of instances whose sidecar runs \`--publish-state-ms ${OBSERVE_MS}\`${target}): hit ${pct(observing.cacheHitRate.engineReported)} = ${seen.hit?.toFixed(3)}× one router's, P90 ${ms(observing.ttftMs.p90)} = ${seen.p90?.toFixed(2)}× (target ≥ 0.95× and within 10 %: ${ok(seen.met)}).`,
+  );
+  const blind = find(await run(o, `${key}-4-routers`, workload, [CACHE_AWARE], 4), 'cache-aware');
+  const unseen = judge(blind);
+  lines.push(
+    `- The same replicas without observing, each on its own sends alone (\`simulate --routers 4\`): hit ${pct(blind.cacheHitRate.engineReported)} = ${unseen.hit?.toFixed(3)}×, P90 ${ms(blind.ttftMs.p90)} = ${unseen.p90?.toFixed(2)}× (${unseen.met ? 'within the target too' : 'outside the target'}).`,
+  );
+  if (!unseen.met) lines.push(WHY_REPLICAS);
+  lines.push(`- ${await sharingDiagnostics(o, `${key}-4-routers`, workload, one)}`);
+  return { lines, observedP90: observing.ttftMs.p90 };
+}
+
 /** Runs every scenario and returns the docs section (between the bench:policies markers). */
 export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> {
   const started = Date.now();
@@ -182,16 +221,17 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
   }
   lines.push('');
 
-  // 2. Router replicas.
-  const replicas = await run(o, 'trace-1x-4-routers', traceSpec(1), [CACHE_AWARE], 4);
-  const ca4 = find(replicas, 'cache-aware');
-  const hitR = ratio(ca4.cacheHitRate.engineReported, ca1.cacheHitRate.engineReported);
-  const p90R = ratio(ca4.ttftMs.p90, ca1.ttftMs.p90);
-  lines.push(
-    `- Four router replicas, round-robin, no shared state (\`simulate --routers 4\`): hit ${pct(ca4.cacheHitRate.engineReported)} = ${hitR?.toFixed(3)}× one router's (target ≥ 0.95×: ${ok(hitR !== null && hitR >= 0.95)}); P90 ${ms(ca4.ttftMs.p90)} = ${p90R?.toFixed(2)}× (target within 10 %: ${ok(p90R !== null && Math.abs(p90R - 1) <= 0.1)}).`,
-  );
-  if (p90R === null || p90R > 1.1) lines.push(WHY_REPLICAS);
-  lines.push(`- ${await sharingDiagnostics(o, 'trace-1x-4-routers', traceSpec(1), ca1)}`);
+  // 2. Router replicas: observing the instances (the target), and on their own sends alone.
+  const traceReplicas = await replicaLines(o, 'trace-1x', traceSpec(1), ca1, true);
+  lines.push(...traceReplicas.lines);
+  const sweepParts: string[] = [];
+  for (const interval of OBSERVE_SWEEP_MS) {
+    // The default interval was just run.
+    const p90 =
+      interval === OBSERVE_MS ? traceReplicas.observedP90 : find(await run(o, `trace-1x-4-routers-observe-${interval}`, traceSpec(1), [CACHE_AWARE], 4, undefined, interval), 'cache-aware').ttftMs.p90;
+    sweepParts.push(`${interval} ms: ${ratio(p90, ca1.ttftMs.p90)?.toFixed(2)}×`);
+  }
+  lines.push(`- Four observing replicas' P90 ÷ one router's, by observation interval (\`simulate --routers 4 --observe-ms N\`): ${sweepParts.join(', ')}.`);
   lines.push('');
 
   // 3. Synthetic workloads at their defaults.
@@ -215,13 +255,7 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
     lines.push(`- Instance share ${lo.toFixed(2)}–${hi.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo >= 0.75 && hi <= 1.25)}).`);
     if (key === 'short-chat' && !(lo >= 0.75 && hi <= 1.25)) lines.push(WHY_SHARE);
     // The replica target is stated for the trace; the same runs here show whether it holds elsewhere.
-    const four = find(await run(o, `${key}-4-routers`, workload, [CACHE_AWARE], 4), 'cache-aware');
-    const fourHit = ratio(four.cacheHitRate.engineReported, ca.cacheHitRate.engineReported);
-    const fourP90 = ratio(four.ttftMs.p90, ca.ttftMs.p90);
-    lines.push(
-      `- Four router replicas (\`simulate --routers 4\`; the target is stated for the trace): hit ${pct(four.cacheHitRate.engineReported)} = ${fourHit?.toFixed(3)}× one router's, P90 ${ms(four.ttftMs.p90)} = ${fourP90?.toFixed(2)}× (≥ 0.95× and within 10 %: ${ok(fourHit !== null && fourHit >= 0.95 && fourP90 !== null && Math.abs(fourP90 - 1) <= 0.1)}).`,
-    );
-    lines.push(`- ${await sharingDiagnostics(o, `${key}-4-routers`, workload, ca)}`);
+    lines.push(...(await replicaLines(o, key, workload, ca, false)).lines);
     lines.push('');
   }
 

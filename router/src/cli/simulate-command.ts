@@ -8,7 +8,7 @@ import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/par
 import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
 import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
-import { INSTANCES_RANGE, ROUTERS_RANGE } from '../sim/simulator';
+import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../sim/workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
@@ -28,6 +28,7 @@ export function register(program: Command): void {
     .option('--policy <spec>', `a policy to compare, repeatable: ${POLICY_NAMES.join(', ')} (default ${DEFAULT_SIMULATED_POLICIES.join(', ')}); options as name?option=value&option=value`, collect)
     .option('--sweep <spec>', 'a grid of one policy\u2019s settings, repeatable: name?option=v1,v2&option=v3,v4 runs every combination (added to --policy)', collect)
     .option('--routers <n>', `router replicas sharing the traffic round-robin with no shared state, ${ROUTERS_RANGE.min}..${ROUTERS_RANGE.max}`, '1')
+    .option('--observe-ms <ms>', `with --routers: every this many ms each replica receives every instance's published load and routing blocks (serve --observe-instances in front of serve --publish-state-ms), ${OBSERVE_INTERVAL_RANGE.min}..${OBSERVE_INTERVAL_RANGE.max}; 0 = replicas see only what they sent`, '0')
     .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
@@ -51,6 +52,7 @@ export interface SimulateFlags {
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
   readonly routers: number;
+  readonly observeIntervalMs: number;
   readonly profile: EngineProfile;
   readonly seed: number;
   readonly stepJitterCv: number;
@@ -83,6 +85,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     policies,
     instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
     routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
+    observeIntervalMs: integerFlag('observe-ms', str('observeMs') ?? str('observe-ms') ?? '0', OBSERVE_INTERVAL_RANGE.min, OBSERVE_INTERVAL_RANGE.max),
     profile,
     seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
     stepJitterCv: (str('stepJitter') ?? str('step-jitter')) === undefined ? 0 : numberFlag('step-jitter', str('stepJitter') ?? str('step-jitter'), STEP_JITTER_CV_RANGE.min, STEP_JITTER_CV_RANGE.max),
@@ -129,6 +132,7 @@ export async function runSimulateCommand(
     policies: flags.policies,
     instances: flags.instances,
     routers: flags.routers,
+    observeIntervalMs: flags.observeIntervalMs,
     profile: flags.profile,
     seed: flags.seed,
     stepJitterCv: flags.stepJitterCv,

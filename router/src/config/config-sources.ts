@@ -60,6 +60,16 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'limits.upstreamBodyTimeoutMs', flag: '--upstream-body-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_UPSTREAM_BODY_TIMEOUT_MS', kind: 'integer', description: 'longest silence inside a backend response (default 300000)' },
   { path: 'maxConnectionsPerBackend', flag: '--max-connections-per-backend', valueName: 'n', env: 'PREFIX_ROUTER_MAX_CONNECTIONS_PER_BACKEND', kind: 'integer', description: 'connection pool size per backend (default 1024)' },
   { path: 'shutdownGraceMs', flag: '--shutdown-grace-ms', valueName: 'ms', env: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS', kind: 'integer', description: 'on SIGTERM/SIGINT, time in-flight requests get to finish (default 25000)' },
+  {
+    path: 'publishStateMs',
+    flag: '--publish-state-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_PUBLISH_STATE_MS',
+    kind: 'integer',
+    description: 'publish this router\'s load and the routing blocks it was sent at GET /router/v1/instance-state, batching changes for this many ms, for routers in front of it (--observe-instances); 0 = off (default 0)',
+  },
+  { path: 'publishStateBlockChars', flag: '--publish-state-block-chars', valueName: 'chars', env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCK_CHARS', kind: 'integer', description: 'characters per routing block in the published state; must equal the observers\' cache-aware blockChars (default 256)' },
+  { path: 'observeInstances', flag: '--observe-instances', valueName: 'mode', env: 'PREFIX_ROUTER_OBSERVE_INSTANCES', kind: 'string', description: 'on: follow every backend\'s published state (backends run with --publish-state-ms), so router replicas see the whole load and cache of each instance (default off)' },
   { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
 ];
 

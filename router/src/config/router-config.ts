@@ -58,6 +58,16 @@ export interface RouterOptions {
   readonly shutdownGraceMs?: number;
   /** @default 'info' */
   readonly logLevel?: LogLevel;
+  /**
+   * Publish this router's instance state — the load it counts and the routing blocks it was sent — at
+   * GET /router/v1/instance-state for routers in front of it to observe, batching changes for this many ms.
+   * 0 = off. @default 0
+   */
+  readonly publishStateMs?: number;
+  /** Characters per routing block in the published state; observers using cache-aware must use the same blockChars. @default 256 */
+  readonly publishStateBlockChars?: number;
+  /** 'on': observe every backend's published instance state (backends that run with publishStateMs > 0). @default 'off' */
+  readonly observeInstances?: 'on' | 'off';
 }
 
 export interface BackendTarget {
@@ -80,6 +90,9 @@ export interface RouterConfig {
   readonly maxConnectionsPerBackend: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: LogLevel;
+  readonly publishStateMs: number;
+  readonly publishStateBlockChars: number;
+  readonly observeInstances: 'on' | 'off';
 }
 
 export const ROUTER_DEFAULTS = {
@@ -98,6 +111,9 @@ export const ROUTER_DEFAULTS = {
   maxConnectionsPerBackend: 1024,
   shutdownGraceMs: 25_000,
   logLevel: 'info' as LogLevel,
+  publishStateMs: 0,
+  publishStateBlockChars: 256,
+  observeInstances: 'off' as 'on' | 'off',
 } as const;
 
 /** Integer ranges, by option path; shared by validation, the CLI help and docs. */
@@ -115,6 +131,8 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
   maxConnectionsPerBackend: { min: 1, max: 65536 },
   shutdownGraceMs: { min: 0, max: 3_600_000 },
+  publishStateMs: { min: 0, max: 10_000 },
+  publishStateBlockChars: { min: 16, max: 65_536 },
 };
 
 /** Thrown when a router configuration is invalid: one line per problem, each naming the option. */
@@ -140,6 +158,9 @@ const TOP_LEVEL_KEYS = [
   'maxConnectionsPerBackend',
   'shutdownGraceMs',
   'logLevel',
+  'publishStateMs',
+  'publishStateBlockChars',
+  'observeInstances',
 ];
 
 /** Every problem in `options`, each with the option's property path. */
@@ -154,11 +175,14 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   }
   problems.push(...backendProblems(o.backends));
   if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...policyConfigProblems(o.policy, 'policy.'));
-  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs']) {
+  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs', 'publishStateMs', 'publishStateBlockChars']) {
     checkInteger(problems, path, o[path]);
   }
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
+  }
+  if (o.observeInstances !== undefined && o.observeInstances !== 'on' && o.observeInstances !== 'off') {
+    problems.push({ option: 'observeInstances', rule: "must be 'on' or 'off'", got: o.observeInstances });
   }
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
@@ -252,6 +276,9 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     maxConnectionsPerBackend: options.maxConnectionsPerBackend ?? d.maxConnectionsPerBackend,
     shutdownGraceMs: options.shutdownGraceMs ?? d.shutdownGraceMs,
     logLevel: options.logLevel ?? d.logLevel,
+    publishStateMs: options.publishStateMs ?? d.publishStateMs,
+    publishStateBlockChars: options.publishStateBlockChars ?? d.publishStateBlockChars,
+    observeInstances: options.observeInstances ?? d.observeInstances,
   };
 }
 

@@ -1,8 +1,8 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import { PrefixIndex } from '../state/prefix-index';
-import { fmix32, hashString, hashUtf16Range } from './hashing';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
+import { routingBlockHashes, shortPromptKey } from './routing-blocks';
 import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
 import {
   NoHealthyInstanceError,
@@ -30,8 +30,6 @@ export interface CacheAwareOptions {
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
 
-const MODEL_SEED = 0x3c6ef372;
-const TENANT_SEED = 0x1b873593;
 /** Blocks whose absence the engine must show before the index is corrected: the chat template shifts block edges, and vLLM recomputes the last prompt token. */
 const FEEDBACK_TOLERANCE_BLOCKS = 2;
 /**
@@ -103,7 +101,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
   private readonly pending = new WeakMap<RoutingDecision, Pending>();
   private readonly candidates: Candidate[] = [];
   private lastRequest: RoutingRequest | undefined;
-  private lastHashes = new Int32Array(0);
+  private lastHashes: Int32Array = new Int32Array(0);
   private lastInstances: readonly InstanceView[] | undefined;
   private knownInstances = '';
   /** Requests this router sent to each instance since the healthy set last changed. */
@@ -114,18 +112,9 @@ export class CacheAwarePolicy implements RoutingPolicy {
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
   blockHashesOf(request: RoutingRequest): Int32Array {
     if (request === this.lastRequest) return this.lastHashes;
-    const text = request.routingText.length > 0 ? request.routingText : latin1(request.rawBody);
-    const size = this.options.blockChars;
-    const count = Math.floor(text.length / size);
-    const hashes = new Int32Array(count);
-    let seed = fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0));
-    for (let i = 0; i < count; i++) {
-      seed = hashUtf16Range(text, i * size, (i + 1) * size, seed);
-      hashes[i] = seed | 0;
-    }
+    this.lastHashes = routingBlockHashes(request, this.options.blockChars);
     this.lastRequest = request;
-    this.lastHashes = hashes;
-    return hashes;
+    return this.lastHashes;
   }
 
   /** Index capacity for an instance: its KV capacity in routing blocks. */
@@ -138,7 +127,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const hashes = this.blockHashesOf(request);
     const promptTokens = Math.max(1, estimatedPromptTokens(request));
     const tokensPerBlock = this.options.blockChars / CHARS_PER_TOKEN;
-    const coldKey = hashes.length > 0 ? hashes[0] : fmix32(hashString(request.routingText.slice(0, this.options.blockChars), MODEL_SEED));
+    const coldKey = hashes.length > 0 ? hashes[0] : shortPromptKey(request, this.options.blockChars);
     const instances = snapshot.instances;
     this.lastInstances = instances;
     const candidates = this.candidates;
@@ -148,10 +137,17 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const view = instances[i];
       if (!view.healthy) continue;
       const index = this.index.get(view.id);
-      const matchedBlocks = index === undefined ? 0 : index.match(hashes);
+      let matchedBlocks = index === undefined ? 0 : index.match(hashes);
+      let indexedBlocks = index === undefined ? 0 : index.size;
+      // What the instance reports holding covers every replica's sends; this router's own index may be ahead of it.
+      const observed = view.observedBlocks;
+      if (observed !== undefined && observed.blockChars === this.options.blockChars) {
+        matchedBlocks = Math.max(matchedBlocks, observed.match(hashes));
+        indexedBlocks = Math.max(indexedBlocks, observed.size);
+      }
       const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
       if (uncached < minUncachedAll) minUncachedAll = uncached;
-      candidates.push({ view, matchedBlocks, uncached, indexedBlocks: index === undefined ? 0 : index.size, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
     let minCost = Infinity;
@@ -345,10 +341,6 @@ function sessionOf(request: RoutingRequest, header: string): string | undefined 
   return v === undefined || v === '' ? undefined : v;
 }
 
-function latin1(body: Uint8Array | undefined): string {
-  if (body === undefined || body.length === 0) return '';
-  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1');
-}
 
 export const cacheAwareDefinition = definePolicy({
   name: 'cache-aware',

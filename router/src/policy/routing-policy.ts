@@ -30,6 +30,23 @@ export interface InstanceView {
   readonly decodeSequences?: number;
   /** KV-cache capacity of the instance in tokens, when known (the engine's vllm:cache_config_info, or the simulated profile). */
   readonly kvCapacityTokens?: number;
+  /**
+   * The routing blocks the instance itself reports holding (its instance-state feed, state/instance-state-log.ts),
+   * when the caller observes it: what every router replica sent it, not only this one. When the caller observes
+   * the instance, the load fields above are the instance's own count at the last observation plus this router's
+   * changes since.
+   */
+  readonly observedBlocks?: ObservedBlocks;
+}
+
+/** An instance's published block index, as an observer holds it. */
+export interface ObservedBlocks {
+  /** Characters per block the instance hashes with; an index with another block size cannot be matched. */
+  readonly blockChars: number;
+  /** Blocks indexed. */
+  readonly size: number;
+  /** How many leading blocks of `hashes` the instance holds. */
+  match(hashes: ArrayLike<number>): number;
 }
 
 export interface RoutingSnapshot {

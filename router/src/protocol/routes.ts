@@ -5,7 +5,7 @@ import { RouterError } from './router-errors';
  * The router's URL surface. OpenAI paths, the SageMaker container contract, and the SageMaker runtime-API
  * paths (what the AWS SDK calls with a custom endpoint), so both official clients work unchanged.
  */
-export type RouteKind = 'chat' | 'completions' | 'invocations' | 'models' | 'ping' | 'metrics';
+export type RouteKind = 'chat' | 'completions' | 'invocations' | 'models' | 'ping' | 'metrics' | 'instance-state';
 
 /**
  * How the proxied response is shaped:
@@ -51,6 +51,7 @@ const STATIC_ROUTES: ReadonlyMap<string, RouteSpec> = new Map([
   ['/ping', openAi('ping', 'GET')],
   ['/health', openAi('ping', 'GET')],
   ['/metrics', openAi('metrics', 'GET')],
+  ['/router/v1/instance-state', openAi('instance-state', 'GET')],
   ['/invocations', { method: 'POST', kind: 'invocations', keyBasis: 'body-bytes', framing: 'passthrough', dialect: 'openai' }],
 ]);
 

@@ -1,7 +1,8 @@
 import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
-import type { InstanceView, RoutingSnapshot } from '../policy';
+import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
+import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
 
@@ -34,6 +35,10 @@ export class Backend implements InstanceView {
   failed = 0;
   consecutiveFailures = 0;
   consecutiveSuccesses = 0;
+  /** The instance's own published state, when this router observes it (InstanceStateObserver). */
+  readonly observation = new ObservedInstance();
+  /** This router's load figures when the observation was taken (its changes since are added to it). */
+  private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());
 
   constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState) {
     this.id = target.id;
@@ -62,6 +67,47 @@ export class Backend implements InstanceView {
 
   get decodeSequences(): number {
     return this.load.decodeSequences;
+  }
+
+  /** Takes an update from the instance (throws when it does not follow on from the last; the observer starts over). */
+  applyObservation(update: InstanceStateUpdate, nowMs: number): void {
+    this.observation.apply(update, nowMs);
+    this.ownAtObservation = loadFiguresOf(this.load);
+  }
+
+  /** Observed load (the instance's count plus this router's changes since), or undefined without a fresh observation. */
+  observedLoad(nowMs: number, staleAfterMs: number): InstanceLoadFigures | undefined {
+    const o = this.observation;
+    if (!o.observed || nowMs - o.observedAtMs > staleAfterMs) return undefined;
+    return observedLoadOf(o.load, this.load, this.ownAtObservation);
+  }
+}
+
+/** What a policy sees of a backend this router observes: the instance's own counts and blocks, while fresh. */
+class ObservedView implements InstanceView {
+  id: string;
+  healthy = false;
+  inFlight = 0;
+  queuedPrefillTokens = 0;
+  decodeSequences = 0;
+  kvCapacityTokens: number | undefined;
+  observedBlocks: ObservedBlocks | undefined;
+
+  constructor(readonly backend: Backend) {
+    this.id = backend.id;
+  }
+
+  refresh(nowMs: number, staleAfterMs: number, excluded: boolean): this {
+    const b = this.backend;
+    const observed = b.observedLoad(nowMs, staleAfterMs);
+    const load = observed ?? b.load;
+    this.healthy = b.healthy && !excluded;
+    this.inFlight = load.inFlight;
+    this.queuedPrefillTokens = load.queuedPrefillTokens;
+    this.decodeSequences = load.decodeSequences;
+    this.kvCapacityTokens = b.kvCapacityTokens;
+    this.observedBlocks = observed === undefined ? undefined : b.observation;
+    return this;
   }
 }
 
@@ -105,9 +151,23 @@ class ExcludedView implements InstanceView {
 
 export class BackendSet {
   private readonly byId: Map<string, Backend>;
+  /** One reused view per backend while this router observes its instances' published state. */
+  private observedViews: ObservedView[] | undefined;
+  private staleAfterMs = 0;
 
   constructor(readonly list: readonly Backend[]) {
     this.byId = new Map(list.map((b) => [b.id, b]));
+  }
+
+  /** True once observeInstances was called. */
+  get observing(): boolean {
+    return this.observedViews !== undefined;
+  }
+
+  /** From now on, snapshots show each instance's observed state while it is at most `staleAfterMs` old. */
+  observeInstances(staleAfterMs: number): void {
+    this.observedViews = this.list.map((b) => new ObservedView(b));
+    this.staleAfterMs = staleAfterMs;
   }
 
   get(id: string): Backend | undefined {
@@ -126,6 +186,11 @@ export class BackendSet {
 
   /** Every backend in configuration order; `excludedId` (a backend that refused us) is shown unhealthy. */
   snapshot(nowMs: number, excludedId?: string): RoutingSnapshot {
+    const views = this.observedViews;
+    if (views !== undefined) {
+      for (const v of views) v.refresh(nowMs, this.staleAfterMs, v.id === excludedId);
+      return { instances: views, nowMs };
+    }
     if (excludedId === undefined) return { instances: this.list, nowMs };
     return { instances: this.list.map((b) => (b.id === excludedId ? new ExcludedView(b) : b)), nowMs };
   }

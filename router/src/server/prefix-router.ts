@@ -35,6 +35,15 @@ import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
+import { InstanceStateLog } from '../state/instance-state-log';
+import { CHARS_PER_TOKEN } from '../state/block-hash';
+import type { LoadTicket } from '../state/instance-load';
+import { routingBlockHashes } from '../policy/routing-blocks';
+import { InstanceStatePublisher } from './instance-state-publisher';
+import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
+
+/** KV capacity assumed per backend for the published index when its engine does not report one (the cache-aware default). */
+const DEFAULT_PUBLISHED_KV_TOKENS = 1_000_000;
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -64,6 +73,21 @@ export interface BackendStats {
   readonly completed: number;
   /** Requests that failed on this backend (refused, timed out, reset, or cut mid-stream). */
   readonly failed: number;
+  /** The instance's own published state as last observed (observeInstances 'on'), or undefined when none is held. */
+  readonly observed: ObservedStats | undefined;
+}
+
+export interface ObservedStats {
+  /** Requests the instance counts in flight, from every router that sends to it. */
+  readonly inFlight: number;
+  readonly queuedPrefillTokens: number;
+  readonly decodeSequences: number;
+  /** Routing blocks its published index holds. */
+  readonly indexedBlocks: number;
+  /** Requests it has recorded since it started publishing. */
+  readonly seq: number;
+  /** Milliseconds since the observation was taken. */
+  readonly ageMs: number;
 }
 
 export interface RunningRouter {
@@ -110,6 +134,10 @@ export class PrefixRouter implements RunningRouter {
   private closing: Promise<void> | undefined;
   private address: AddressInfo | undefined;
   private readonly extraMetrics: (() => Promise<string>) | undefined;
+  /** This router's own state, served to routers in front of it (publishStateMs > 0). */
+  private publisher: InstanceStatePublisher | undefined;
+  /** Follows the backends' published state (observeInstances 'on'). */
+  private observer: InstanceStateObserver | undefined;
 
   constructor(
     readonly config: RouterConfig,
@@ -178,6 +206,14 @@ export class PrefixRouter implements RunningRouter {
       decisions: b.decisions,
       completed: b.completed,
       failed: b.failed,
+      observed: b.observation.observed
+        ? {
+            ...b.observation.load,
+            indexedBlocks: b.observation.size,
+            seq: b.observation.seq,
+            ageMs: Date.now() - b.observation.observedAtMs,
+          }
+        : undefined,
     }));
   }
 
@@ -188,7 +224,7 @@ export class PrefixRouter implements RunningRouter {
   async start(): Promise<void> {
     await this.health?.start();
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
-    if (this.policy.wantsKvCapacity === true) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
+    if (this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
     try {
       await new Promise<void>((resolve, reject) => {
         this.server.once('error', reject);
@@ -204,6 +240,16 @@ export class PrefixRouter implements RunningRouter {
       throw err;
     }
     this.address = this.server.address() as AddressInfo;
+    if (this.config.publishStateMs > 0) {
+      const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_PUBLISHED_KV_TOKENS), 0);
+      const blockChars = this.config.publishStateBlockChars;
+      this.publisher = new InstanceStatePublisher(new InstanceStateLog(blockChars, Math.max(1, Math.floor((kvTokens * CHARS_PER_TOKEN) / blockChars))), this.config.publishStateMs);
+    }
+    if (this.config.observeInstances === 'on') {
+      this.set.observeInstances(OBSERVATION_STALE_MS);
+      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs);
+      this.observer.start();
+    }
     this.log.info(
       {
         url: this.url,
@@ -226,6 +272,7 @@ export class PrefixRouter implements RunningRouter {
    */
   private async drain(): Promise<void> {
     this.draining = true;
+    this.publisher?.close();
     this.log.info({ inFlight: this.active, graceMs: this.config.shutdownGraceMs }, 'router draining');
     this.server.closeIdleConnections();
     let graceTimer: NodeJS.Timeout | undefined;
@@ -238,6 +285,7 @@ export class PrefixRouter implements RunningRouter {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
+    await this.observer?.stop();
     await this.health?.stop();
     await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
     this.log.info('router closed');
@@ -279,6 +327,7 @@ export class PrefixRouter implements RunningRouter {
       dialect = route.dialect;
       if (route.kind === 'ping') return this.ping(res);
       if (route.kind === 'metrics') return await this.serveMetrics(res);
+      if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
       if (route.kind === 'models') return await this.models(req, res);
       const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs);
@@ -306,12 +355,30 @@ export class PrefixRouter implements RunningRouter {
    * key, or the least loaded one if that is over the threshold).
    */
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
+    const promptTokens = estimatedPromptTokens(parsed.routing);
+    // This router's own count of the request, for routers observing it: once per request, whatever the retries.
+    const published = this.publisher?.log.admit(routingBlockHashes(parsed.routing, this.config.publishStateBlockChars), promptTokens);
+    try {
+      await this.routeWithRetry(req, res, route, parsed, body, promptTokens, published);
+    } finally {
+      published?.end();
+    }
+  }
+
+  private async routeWithRetry(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: RouteMatch,
+    parsed: ParsedRequest,
+    body: Buffer,
+    promptTokens: number,
+    published: LoadTicket | undefined,
+  ): Promise<void> {
     const clientGone = new ClientGone();
     res.once('close', () => {
       if (!res.writableFinished) clientGone.abort();
     });
     let refusedBy: string | undefined;
-    const promptTokens = estimatedPromptTokens(parsed.routing);
     for (let attempt = 0; attempt < 2; attempt++) {
       const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy);
       const predicted = decision.predictedCachedTokens ?? 0;
@@ -333,7 +400,10 @@ export class PrefixRouter implements RunningRouter {
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
-          onFirstByte: () => lease.firstToken(),
+          onFirstByte: () => {
+            lease.firstToken();
+            published?.firstToken();
+          },
           usage,
           onStreamFailure: (err) =>
             this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
@@ -461,6 +531,11 @@ export class PrefixRouter implements RunningRouter {
     const body = JSON.stringify({ status: ok ? 'healthy' : 'unhealthy', healthyBackends: healthy, backends: this.set.list.length, draining: this.draining });
     res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
+  }
+
+  private serveInstanceState(query: string, res: ServerResponse): void {
+    if (this.publisher === undefined) throw new RouterError('not_found', 'this router does not publish its instance state (start it with --publish-state-ms)');
+    this.publisher.serve(new URLSearchParams(query), res);
   }
 
   private async serveMetrics(res: ServerResponse): Promise<void> {

@@ -105,6 +105,18 @@ export class RouterMetrics {
       },
     });
     new Gauge({
+      name: 'prefix_router_instance_state_age_seconds',
+      help: "Seconds since the instance's published state was last observed (--observe-instances on; absent while none is held)",
+      labelNames: ['instance'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        if (!backends.observing) return;
+        const now = Date.now();
+        for (const b of backends.list) if (b.observation.observed) this.set({ instance: b.id }, (now - b.observation.observedAtMs) / 1000);
+      },
+    });
+    new Gauge({
       name: 'prefix_router_backend_healthy',
       help: '1 when the instance is routable, 0 while pending its first check or ejected',
       labelNames: ['instance'] as const,

@@ -19,6 +19,8 @@ export interface StrategyComparisonConfig {
   readonly routers?: number;
   /** Diagnostics: what the replicas share (see SimulationConfig.replicaSharing). */
   readonly replicaSharing?: ReplicaSharing;
+  /** Replicas fetch every instance's published state this often (ms; default 0 = never; see SimulationConfig.observeIntervalMs). */
+  readonly observeIntervalMs?: number;
   readonly profile: EngineProfile;
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
@@ -73,7 +75,7 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'replicaSharing' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
+  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -92,6 +94,7 @@ export function simulateStrategy(
     instances: settings.instances,
     routers: settings.routers,
     replicaSharing: settings.replicaSharing,
+    observeIntervalMs: settings.observeIntervalMs,
     profile: settings.profile,
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
@@ -153,6 +156,7 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
     environment: {
       instances: config.instances,
       ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
+      ...(config.observeIntervalMs ? { "instances' published state observed every (ms)": config.observeIntervalMs } : {}),
       profile: config.profile.name,
       'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
       'max batched tokens per step': config.profile.maxNumBatchedTokens,

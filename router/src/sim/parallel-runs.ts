@@ -53,6 +53,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
     instances: config.instances,
     routers: config.routers,
     replicaSharing: config.replicaSharing,
+    observeIntervalMs: config.observeIntervalMs,
     profile: config.profile,
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,

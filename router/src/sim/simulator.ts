@@ -10,6 +10,9 @@ import type { InstanceView } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
+import { CHARS_PER_TOKEN } from '../state/block-hash';
+import { InstanceStateLog, ObservedInstance, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
+import { routingBlockHashes } from '../policy/routing-blocks';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
@@ -70,6 +73,13 @@ export interface SimulationConfig {
    * Sharing both is one router. Measures what each kind of state the replicas lack is worth.
    */
   readonly replicaSharing?: ReplicaSharing;
+  /**
+   * Every this many milliseconds of virtual time, each router replica fetches every instance's published state
+   * (the load the instance counts and the routing blocks it was sent: state/instance-state-log.ts, what
+   * `serve --observe-instances` polls from instances that run `serve --publish-instance-state`). 0 (default): replicas
+   * see only what they sent themselves.
+   */
+  readonly observeIntervalMs?: number;
   /** Overrides the workload's load shape. */
   readonly load?: LoadShape;
   /** Send at most this many requests. */
@@ -126,6 +136,8 @@ export interface SimulationResult {
 
 type SimEvent =
   | { readonly kind: 'arrival'; readonly request: PreparedRequest }
+  /** Router replicas fetch every instance's published state. */
+  | { readonly kind: 'observe' }
   | { readonly kind: 'first-token'; readonly id: string }
   | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
   | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string }
@@ -138,6 +150,8 @@ interface Dispatched {
   readonly router: RouterReplica;
   readonly decision: RoutingDecision;
   readonly ticket: LoadTicket;
+  /** The instance's own count of the request, when instances publish their state. */
+  readonly instanceTicket: LoadTicket | undefined;
   readonly instance: number;
   readonly sentAtMs: number;
   readonly decisionMicros: number;
@@ -147,11 +161,24 @@ interface Dispatched {
 interface RouterReplica {
   readonly policy: RoutingPolicy;
   readonly loads: InstanceLoad[];
-  readonly views: { id: string; healthy: boolean; inFlight: number; queuedPrefillTokens: number; decodeSequences: number; kvCapacityTokens: number }[];
+  /** Own load figures per instance when the instances' state was last observed. */
+  readonly loadsAtObservation: InstanceLoadFigures[];
+  readonly views: {
+    id: string;
+    healthy: boolean;
+    inFlight: number;
+    queuedPrefillTokens: number;
+    decodeSequences: number;
+    kvCapacityTokens: number;
+    observedBlocks?: ObservedInstance;
+  }[];
 }
 
 export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
 export const ROUTERS_RANGE = { min: 1, max: 64 } as const;
+export const OBSERVE_INTERVAL_RANGE = { min: 0, max: 60_000 } as const;
+/** Block size instances publish with when the policy has none of its own (the cache-aware default). */
+const DEFAULT_PUBLISHED_BLOCK_CHARS = 256;
 
 export function defaultInstanceIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `instance-${i}`);
@@ -165,6 +192,10 @@ export function simulate(config: SimulationConfig): SimulationResult {
   const routers = config.routers ?? 1;
   if (!Number.isInteger(routers) || routers < ROUTERS_RANGE.min || routers > ROUTERS_RANGE.max) {
     throw new RangeError(`routers must be an integer between ${ROUTERS_RANGE.min} and ${ROUTERS_RANGE.max} (got ${routers})`);
+  }
+  const observeMs = config.observeIntervalMs ?? 0;
+  if (!(observeMs >= 0 && observeMs <= OBSERVE_INTERVAL_RANGE.max)) {
+    throw new RangeError(`observeIntervalMs must be between 0 and ${OBSERVE_INTERVAL_RANGE.max} (got ${observeMs})`);
   }
   const ids = config.instanceIds ?? defaultInstanceIds(n);
   if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
@@ -190,6 +221,9 @@ class Simulation {
   private readonly lockstep: boolean;
   private readonly routers: RouterReplica[];
   private nextRouter = 0;
+  /** Each instance's published state and the replicas' copy of it (identical for every replica: one copy serves all). */
+  private readonly published: { readonly log: InstanceStateLog; readonly observed: ObservedInstance }[] | undefined;
+  private readonly observeMs: number;
   private readonly queue = new EventQueue<SimEvent>();
   private readonly feed: RequestFeed<PreparedRequest>;
   private readonly prompts: PromptSource;
@@ -227,10 +261,25 @@ class Simulation {
     const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
     const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
+    this.observeMs = config.observeIntervalMs ?? 0;
+    if (this.observeMs > 0) {
+      const blockChars = Number(policyOptionsOf(config.policy).blockChars ?? DEFAULT_PUBLISHED_BLOCK_CHARS);
+      const capacityBlocks = Math.max(1, Math.floor((kvCapacityTokens * CHARS_PER_TOKEN) / blockChars));
+      this.published = ids.map((id) => ({ log: new InstanceStateLog(blockChars, capacityBlocks, `sim-${id}`), observed: new ObservedInstance() }));
+    }
     this.routers = Array.from({ length: config.routers ?? 1 }, (_, r) => ({
       policy: sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
       loads: sharedLoads ?? ids.map(() => new InstanceLoad()),
-      views: ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, kvCapacityTokens })),
+      loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
+      views: ids.map((id, i) => ({
+        id,
+        healthy: true,
+        inFlight: 0,
+        queuedPrefillTokens: 0,
+        decodeSequences: 0,
+        kvCapacityTokens,
+        ...(this.published !== undefined ? { observedBlocks: this.published[i].observed } : {}),
+      })),
     }));
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
@@ -307,6 +356,7 @@ class Simulation {
   private start(): void {
     // Queued before anything else, so it is handled first among events at that instant.
     if (this.warmupMs > 0) this.queue.push(this.warmupMs, { kind: 'warmup-end' });
+    if (this.published !== undefined) this.queue.push(0, { kind: 'observe' });
     if (this.feed.isOpenLoop) {
       this.scheduleNextArrival();
     } else {
@@ -335,6 +385,10 @@ class Simulation {
   private handle(timeMs: number, event: SimEvent): void {
     this.observeClock(timeMs);
     if (event.kind === 'warmup-end') return;
+    if (event.kind === 'observe') {
+      this.observe(timeMs);
+      return;
+    }
     if (event.kind === 'arrival') {
       this.scheduleNextArrival();
       if (this.feed.release(event.request)) this.dispatch(event.request, timeMs);
@@ -344,7 +398,10 @@ class Simulation {
       // The router sees the first token when it arrives: prefill done, the request now decodes. A non-streamed
       // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
       const d = this.dispatched.get(event.id);
-      if (d !== undefined && d.routing.stream) d.ticket.firstToken();
+      if (d !== undefined && d.routing.stream) {
+        d.ticket.firstToken();
+        d.instanceTicket?.firstToken();
+      }
       return;
     }
     if (event.kind === 'rejected') {
@@ -352,6 +409,18 @@ class Simulation {
       return;
     }
     this.finish(timeMs, event.instance, event.event);
+  }
+
+  /** Every replica fetches every instance's state (one shared copy stands for all), then the next fetch is due. */
+  private observe(timeMs: number): void {
+    const published = this.published!;
+    for (let i = 0; i < published.length; i++) {
+      const { log, observed } = published[i];
+      observed.apply(log.updateSince(observed.epoch, observed.seq), timeMs);
+      for (const router of this.routers) router.loadsAtObservation[i] = loadFiguresOf(router.loads[i]);
+    }
+    // Keep observing while anything can still happen; the run ends when nothing else is queued.
+    if (this.queue.size > 0 || this.dispatched.size > 0 || this.nextArrivalMs !== Infinity) this.queue.push(timeMs + this.observeMs, { kind: 'observe' });
   }
 
   private observeClock(timeMs: number): void {
@@ -366,9 +435,11 @@ class Simulation {
     const router = this.routers[this.nextRouter];
     this.nextRouter = (this.nextRouter + 1) % this.routers.length;
     const routing = request.routing;
+    const published = this.published;
     for (let i = 0; i < router.views.length; i++) {
       const view = router.views[i];
-      const load = router.loads[i];
+      const own = router.loads[i];
+      const load = published !== undefined && published[i].observed.observed ? observedLoadOf(published[i].observed.load, own, router.loadsAtObservation[i]) : own;
       view.inFlight = load.inFlight;
       view.queuedPrefillTokens = load.queuedPrefillTokens;
       view.decodeSequences = load.decodeSequences;
@@ -381,8 +452,14 @@ class Simulation {
     const instance = this.indexOfId.get(decision.instance) ?? -1;
     if (instance < 0) throw new Error(`policy ${router.policy.name} chose unknown instance ${decision.instance}`);
     // The live router's estimate, from what it can see (the routing text), not the engine's token count.
-    const ticket = router.loads[instance].start(estimatedPromptTokens(routing) - (decision.predictedCachedTokens ?? 0));
-    const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instance, sentAtMs: nowMs, decisionMicros };
+    const estimatedTokens = estimatedPromptTokens(routing);
+    const ticket = router.loads[instance].start(estimatedTokens - (decision.predictedCachedTokens ?? 0));
+    let instanceTicket: LoadTicket | undefined;
+    if (this.published !== undefined) {
+      const log = this.published[instance].log;
+      instanceTicket = log.admit(routingBlockHashes(routing, log.blockChars), estimatedTokens);
+    }
+    const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instanceTicket, instance, sentAtMs: nowMs, decisionMicros };
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
@@ -411,6 +488,7 @@ class Simulation {
   private reject(timeMs: number, d: Dispatched, code: string): void {
     this.dispatched.delete(d.id);
     d.ticket.end();
+    d.instanceTicket?.end();
     d.router.policy.release(d.routing, d.decision, { kind: 'completed' });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
@@ -423,6 +501,7 @@ class Simulation {
     if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
     this.dispatched.delete(event.id);
     d.ticket.end();
+    d.instanceTicket?.end();
     d.router.policy.release(d.routing, d.decision, { kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);

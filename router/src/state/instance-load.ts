@@ -9,6 +9,8 @@ export class InstanceLoad {
   inFlight = 0;
   queuedPrefillTokens = 0;
   decodeSequences = 0;
+  /** Bumped on every change: an observer can tell whether anything changed since it last looked. */
+  changes = 0;
 
   /** A request dispatched to the instance: `prefillTokens` = prompt tokens − predicted cached tokens (≥ 0). */
   start(prefillTokens: number): LoadTicket {
@@ -25,6 +27,7 @@ export class LoadTicket {
   ) {
     load.inFlight++;
     load.queuedPrefillTokens += prefillTokens;
+    load.changes++;
   }
 
   get ended(): boolean {
@@ -37,6 +40,7 @@ export class LoadTicket {
     this.phase = 'decode';
     this.load.queuedPrefillTokens -= this.prefillTokens;
     this.load.decodeSequences++;
+    this.load.changes++;
   }
 
   /** The request ended (completed, failed or aborted). Idempotent. */
@@ -46,5 +50,6 @@ export class LoadTicket {
     else this.load.decodeSequences--;
     this.phase = 'ended';
     this.load.inFlight--;
+    this.load.changes++;
   }
 }

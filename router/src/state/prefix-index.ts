@@ -89,11 +89,31 @@ export class InstancePrefixIndex {
   clear(): void {
     this.entries.clear();
   }
+
+  /** Every entry, least recently used first: what a copy needs to continue identically (`restore`). */
+  export(): { readonly hashes: Int32Array; readonly recency: Float64Array } {
+    const hashes = new Int32Array(this.entries.size);
+    const recency = new Float64Array(this.entries.size);
+    let i = 0;
+    for (const [hash, seen] of this.entries) {
+      hashes[i] = hash;
+      recency[i++] = seen;
+    }
+    return { hashes, recency };
+  }
+
+  /** Replaces the contents with an `export`ed list (least recently used first). */
+  restore(hashes: ArrayLike<number>, recency: ArrayLike<number>): void {
+    if (hashes.length !== recency.length) throw new RangeError(`restore needs one recency per hash (${hashes.length} hashes, ${recency.length} recencies)`);
+    this.entries.clear();
+    for (let i = 0; i < hashes.length; i++) this.entries.set(hashes[i], recency[i]);
+    this.evictToCapacity();
+  }
 }
 
 /** Monotonic recency numbers shared by the indexes of one policy. */
 export class RecencyClock {
-  private current = 0;
+  constructor(private current = 0) {}
 
   /** The last number handed out. */
   get now(): number {
@@ -102,6 +122,11 @@ export class RecencyClock {
 
   tick(): number {
     return ++this.current;
+  }
+
+  /** Continues from `value` (a copy of another index catching up with it). */
+  set(value: number): void {
+    this.current = value;
   }
 }
 

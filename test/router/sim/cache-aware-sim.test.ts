@@ -83,3 +83,33 @@ describe('when several router replicas share the traffic', () => {
     expect(() => simulate({ workload, policy: { name: 'random' }, instances: 3, profile: tiny, routers })).toThrow(/routers must be an integer between 1 and 64/);
   });
 });
+
+describe('when router replicas observe the instances\' published state', () => {
+  // The bench's shared-system workload: 1,024 requests over 7 instances.
+  const workload = parseWorkloadSpec('shared-system');
+  const run = (routers: number, observeIntervalMs = 0) => {
+    const r = simulate({ workload, policy: { name: 'cache-aware' }, instances: 7, profile: p5, routers, observeIntervalMs });
+    const ttft = r.records.map((x) => x.ttftMs!).sort((a, b) => a - b);
+    const cached = r.records.reduce((s, x) => s + (x.cachedPromptTokens ?? 0), 0);
+    const prompt = r.records.reduce((s, x) => s + (x.promptTokens ?? 0), 0);
+    return { p90: ttft[Math.floor(0.9 * (ttft.length - 1))], hit: cached / prompt, records: r.records };
+  };
+
+  test('GIVEN four replicas THEN observing every 10 ms gives one router\'s P90 and hit rate, which their own sends alone do not', () => {
+    const one = run(1);
+    const blind = run(4);
+    const observing = run(4, 10);
+    expect(blind.p90).toBeGreaterThan(1.5 * one.p90);
+    expect(observing.p90).toBeLessThanOrEqual(1.1 * one.p90);
+    expect(observing.hit).toBeGreaterThanOrEqual(0.95 * one.hit);
+  });
+
+  test('GIVEN one router THEN observing changes nothing it did not already know: the same decisions', () => {
+    const decisions = (r: ReturnType<typeof run>) => r.records.map((x) => [x.id, x.instance, x.reason]);
+    expect(decisions(run(1, 10))).toEqual(decisions(run(1)));
+  });
+
+  test.each([-1, 60_001, Number.NaN])('GIVEN observeIntervalMs %p THEN simulate refuses with the range', (observeIntervalMs) => {
+    expect(() => simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, observeIntervalMs })).toThrow(/observeIntervalMs must be between 0 and 60000/);
+  });
+});

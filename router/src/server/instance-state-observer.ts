@@ -1,0 +1,78 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Backend } from './backend';
+import { decodeInstanceState } from './instance-state-wire';
+import { describeUpstreamError } from './proxy';
+
+/** How long a current observer's poll waits for a change: the publisher's heartbeat period. */
+export const OBSERVE_WAIT_MS = 1_000;
+/** An observation older than this is not used: the instance has missed two heartbeats. */
+export const OBSERVATION_STALE_MS = 3 * OBSERVE_WAIT_MS;
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5_000;
+
+/**
+ * Follows every backend's GET /router/v1/instance-state (InstanceStatePublisher) with long polls, keeping each
+ * Backend's observation current: the load the instance counts from every router replica, and the routing blocks
+ * it was sent. A backend that does not publish, fails or answers nonsense is routed on this router's own view
+ * (warned once until it recovers) and retried with backoff; nothing here can fail a request.
+ */
+export class InstanceStateObserver {
+  private readonly abort = new AbortController();
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private readonly backends: readonly Backend[],
+    private readonly log: Logger,
+    private readonly timeoutMs: number,
+  ) {}
+
+  start(): void {
+    this.loops = this.backends.map((b) => this.follow(b));
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await Promise.allSettled(this.loops);
+  }
+
+  private async follow(backend: Backend): Promise<void> {
+    const signal = this.abort.signal;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        await this.pollOnce(backend);
+        if (failures > 0) this.log.info({ backend: backend.id }, 'observing instance state again');
+        failures = 0;
+      } catch (err) {
+        if (signal.aborted) return;
+        backend.observation.reset();
+        if (failures === 0) this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, "cannot observe the instance's state; routing on this router's own view of it");
+        failures++;
+        await sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(failures - 1, 6)), undefined, { signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  private async pollOnce(backend: Backend): Promise<void> {
+    const o = backend.observation;
+    const query = new URLSearchParams({ waitMs: String(OBSERVE_WAIT_MS) });
+    if (o.epoch !== undefined) {
+      query.set('epoch', o.epoch);
+      query.set('since', String(o.seq));
+      query.set('version', String(o.version));
+    }
+    const res = await backend.pool.request({
+      method: 'GET',
+      path: `${backend.basePath}/router/v1/instance-state?${query.toString()}`,
+      signal: this.abort.signal,
+      headersTimeout: OBSERVE_WAIT_MS + this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`GET /router/v1/instance-state answered HTTP ${res.statusCode}`);
+    }
+    backend.applyObservation(decodeInstanceState(await res.body.json()), Date.now());
+  }
+}

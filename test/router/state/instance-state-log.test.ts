@@ -1,0 +1,128 @@
+import fc from 'fast-check';
+import { InstanceStateLog, ObservedInstance, observedLoadOf, type InstanceStateUpdate } from '../../../router/src/state/instance-state-log';
+import { decodeInstanceState, encodeInstanceState } from '../../../router/src/server/instance-state-wire';
+
+/** Prompt `p` of a conversation tree: blocks 0..shared-1 common to all prompts, then its own. */
+function chain(prompt: number, blocks: number, shared = 0): Int32Array {
+  return Int32Array.from({ length: blocks }, (_, i) => (i < shared ? -(i + 1) : prompt * 1000 + i));
+}
+
+/** Through the wire format, as an observer over HTTP gets it. */
+function overTheWire(update: InstanceStateUpdate): InstanceStateUpdate {
+  return decodeInstanceState(JSON.parse(encodeInstanceState(update)));
+}
+
+describe('when an instance publishes its state and routers observe it', () => {
+  it('GIVEN any prompts and observers catching up at any points THEN every observer matches exactly what the instance holds', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 4, max: 120 }),
+        fc.array(fc.record({ blocks: fc.integer({ min: 0, max: 30 }), shared: fc.integer({ min: 0, max: 8 }), lookFast: fc.boolean(), lookSlow: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 50,
+        }),
+        (capacity, prompts) => {
+          const log = new InstanceStateLog(64, capacity, 'e1');
+          const fast = new ObservedInstance();
+          const slow = new ObservedInstance();
+          const reference = new ObservedInstance();
+          prompts.forEach((p, i) => {
+            log.admit(chain(i, p.blocks, Math.min(p.shared, p.blocks)), p.blocks * 16 + 5).end();
+            if (p.lookFast) fast.apply(overTheWire(log.updateSince(fast.epoch, fast.seq)), i);
+            if (p.lookSlow) slow.apply(log.updateSince(slow.epoch, slow.seq), i);
+          });
+          for (const o of [fast, slow]) o.apply(log.updateSince(o.epoch, o.seq), prompts.length);
+          reference.apply(log.updateSince(undefined, undefined), prompts.length);
+          for (const o of [fast, slow]) {
+            expect(o.seq).toBe(prompts.length);
+            expect(o.size).toBe(reference.size);
+            expect(o.size).toBeLessThanOrEqual(capacity);
+            prompts.forEach((p, i) => {
+              const hashes = chain(i, p.blocks, Math.min(p.shared, p.blocks));
+              expect(o.match(hashes)).toBe(reference.match(hashes));
+            });
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('GIVEN an observer within the log THEN it gets only the new records; one further behind than the index gets a snapshot', () => {
+    const log = new InstanceStateLog(64, 10, 'e1');
+    const observer = new ObservedInstance();
+    observer.apply(log.updateSince(undefined, undefined), 0);
+    log.admit(chain(1, 4), 80);
+    const delta = log.updateSince(observer.epoch, observer.seq);
+    expect(delta.records).toHaveLength(1);
+    expect(delta.snapshot).toBeUndefined();
+    observer.apply(delta, 1);
+    // 12 blocks recorded since: more than the index holds, so the log has let the oldest go.
+    for (let p = 2; p <= 4; p++) log.admit(chain(p, 4), 80);
+    const behind = log.updateSince(observer.epoch, 0);
+    expect(behind.snapshot).toBeDefined();
+    expect(behind.records).toBeUndefined();
+  });
+
+  it('GIVEN a restarted instance (new epoch) THEN the observer gets a snapshot; an update that does not follow on is refused', () => {
+    const before = new InstanceStateLog(64, 100, 'before');
+    const observer = new ObservedInstance();
+    before.admit(chain(1, 5), 100);
+    observer.apply(before.updateSince(undefined, undefined), 0);
+    expect(observer.match(chain(1, 5))).toBe(5);
+    const after = new InstanceStateLog(64, 100, 'after');
+    after.admit(chain(2, 3), 60);
+    const update = after.updateSince(observer.epoch, observer.seq);
+    expect(update.snapshot).toBeDefined();
+    observer.apply(update, 1);
+    expect(observer.match(chain(1, 5))).toBe(0);
+    expect(observer.match(chain(2, 3))).toBe(3);
+    after.admit(chain(3, 3), 60);
+    after.admit(chain(4, 3), 60);
+    const skipping = { ...after.updateSince('after', 2), seq: 3, records: [chain(4, 3)] };
+    expect(() => observer.apply({ ...skipping, seq: 5 }, 2)).toThrow(/does not follow on/);
+  });
+
+  it('GIVEN requests in any phase THEN the published load counts them, and returns to zero when all end', () => {
+    const log = new InstanceStateLog(64, 100, 'e');
+    const a = log.admit(chain(1, 4), 100);
+    const b = log.admit(chain(1, 4), 100);
+    // a recorded b's 4 blocks of 64 characters (64 tokens): only the rest of b is prefill.
+    expect([a.prefillTokens, b.prefillTokens]).toEqual([100, 100 - 64]);
+    expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 2, queuedPrefillTokens: 136, decodeSequences: 0 });
+    b.firstToken();
+    const update = log.updateSince(undefined, undefined);
+    expect(update.load).toEqual({ inFlight: 2, queuedPrefillTokens: 100, decodeSequences: 1 });
+    const version = log.version;
+    a.end();
+    b.end();
+    b.end();
+    expect(log.version).toBe(version + 2);
+    expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 });
+  });
+
+  it("GIVEN this router's changes since the observation THEN its view adds them to the instance's count", () => {
+    const observed = { inFlight: 10, queuedPrefillTokens: 5000, decodeSequences: 4 };
+    expect(observedLoadOf(observed, { inFlight: 3, queuedPrefillTokens: 900, decodeSequences: 1 }, { inFlight: 2, queuedPrefillTokens: 1000, decodeSequences: 0 })).toEqual({
+      inFlight: 11,
+      queuedPrefillTokens: 4900,
+      decodeSequences: 5,
+    });
+    // Never below what this router alone has there (its own requests are certain).
+    expect(observedLoadOf({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 }, { inFlight: 2, queuedPrefillTokens: 10, decodeSequences: 0 }, { inFlight: 5, queuedPrefillTokens: 0, decodeSequences: 3 })).toEqual({
+      inFlight: 2,
+      queuedPrefillTokens: 10,
+      decodeSequences: 0,
+    });
+  });
+
+  it.each([
+    ['not an object', 7, /update must be an object/],
+    ['another format', { format: 'x' }, /format must be/],
+    ['a negative seq', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), seq: -1 }, /seq must be an integer/],
+    ['neither snapshot nor records', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined }, /snapshot or records/],
+    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, records: ['AAA='] }, /whole number of 4-byte/],
+  ])('GIVEN an update that is %s THEN decoding names the problem', (_what, value, message) => {
+    expect(() => decodeInstanceState(value)).toThrow(message);
+  });
+});
