@@ -3,10 +3,16 @@
  * process, and the process's RSS with the large index loaded (after a full GC when run with --expose-gc).
  * Prints one JSON line. Run by `npm run bench:policies` in a child process of its own, so the simulations'
  * memory does not count:   node --expose-gc dist/router/bench/decision-time.js
+ *
+ * Also, side by side: the same decisions when each instance's published index is observed as well (router
+ * replicas with --observe-instances on), and what publishing costs the instance's router per request (hashing the
+ * routing text and recording its blocks, --publish-state-ms).
  */
 import { SeededRng } from '../src/common/seeded-rng';
 import { CacheAwarePolicy, createPolicy, type InstanceView } from '../src/policy';
 import type { RoutingRequest } from '../src/protocol/routing-request';
+import { routingBlockHashes } from '../src/policy/routing-blocks';
+import { InstanceStateLog, ObservedInstance } from '../src/state/instance-state-log';
 
 const INSTANCES = 7;
 const PROMPT_CHARS = 32_768; // 128 routing blocks of 256 characters
@@ -23,8 +29,8 @@ function request(label: string, offset: number, chars = PROMPT_CHARS): RoutingRe
   return { model: 'm', api: 'chat', keyBasis: 'message-text', routingText: `${label}|${base.slice(offset, offset + chars)}`, stream: false };
 }
 
-function route(policy: CacheAwarePolicy, r: RoutingRequest): void {
-  const d = policy.decide(r, { instances: views, nowMs: 0 });
+function route(policy: CacheAwarePolicy, r: RoutingRequest, instances: readonly InstanceView[] = views): void {
+  const d = policy.decide(r, { instances, nowMs: 0 });
   policy.commit(r, d);
   policy.release(r, d, { kind: 'completed' });
 }
@@ -44,18 +50,45 @@ const rssMb = process.memoryUsage().rss / 2 ** 20;
 
 // Probes: prompts that share long prefixes with earlier probes (a realistic mix of hits and misses).
 const probes = Array.from({ length: 400 }, (_, i) => request(`probe-${i % 40}`, 150_000, PROMPT_CHARS + (i % 10) * 1024));
-function time(policy: CacheAwarePolicy): number {
+function time(policy: CacheAwarePolicy, instances: readonly InstanceView[] = views): number {
   const t0 = process.hrtime.bigint();
-  for (const r of probes) route(policy, r);
+  for (const r of probes) route(policy, r, instances);
   return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
 }
+
+// Each instance's published index at the default size (1,000,000 tokens = 15,625 blocks), filled with other prompts.
+const BLOCK_CHARS = 256;
+const published = ids.map((id) => new InstanceStateLog(BLOCK_CHARS, Math.floor((1_000_000 * 4) / BLOCK_CHARS), id));
+for (let n = 0; n < 1_000; n++) published[n % INSTANCES].admit(routingBlockHashes(request(`published-${n}`, n * 97 % 100_000), BLOCK_CHARS), 8192).end();
+const observedViews: InstanceView[] = views.map((v, i) => {
+  const observed = new ObservedInstance();
+  observed.apply(published[i].updateSince(undefined, undefined), 0);
+  return { ...v, observedBlocks: observed };
+});
+const observing = filled(1_000);
+const blind = filled(1_000);
+function timePublishing(): number {
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < probes.length; i++) published[i % INSTANCES].admit(routingBlockHashes(probes[i], BLOCK_CHARS), 8192).end();
+  return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
+}
+
 time(small);
 time(large);
+time(observing, observedViews);
+time(blind);
+timePublishing();
 const smallUs: number[] = [];
 const largeUs: number[] = [];
+const observingUs: number[] = [];
+const blindUs: number[] = [];
+const publishUs: number[] = [];
 for (let round = 0; round < 9; round++) {
   smallUs.push(time(small));
   largeUs.push(time(large));
+  observingUs.push(time(observing, observedViews));
+  blindUs.push(time(blind));
+  publishUs.push(timePublishing());
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 process.stdout.write(
@@ -66,6 +99,10 @@ process.stdout.write(
     largeMicros: median(largeUs),
     ratio: median(largeUs) / median(smallUs),
     rssMb,
+    observingMicros: median(observingUs),
+    blindMicros: median(blindUs),
+    observedBlocks: observedViews.reduce((n, v) => n + (v.observedBlocks?.size ?? 0), 0),
+    publishMicros: median(publishUs),
     gc: typeof (globalThis as { gc?: unknown }).gc === 'function',
   })}\n`,
 );

@@ -4,7 +4,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { CacheAwarePolicy, createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import {
   dialectForPath,
@@ -357,12 +357,19 @@ export class PrefixRouter implements RunningRouter {
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
     const promptTokens = estimatedPromptTokens(parsed.routing);
     // This router's own count of the request, for routers observing it: once per request, whatever the retries.
-    const published = this.publisher?.log.admit(routingBlockHashes(parsed.routing, this.config.publishStateBlockChars), promptTokens);
+    const published = this.publisher?.log.admit(this.publishedHashesOf(parsed.routing), promptTokens);
     try {
       await this.routeWithRetry(req, res, route, parsed, body, promptTokens, published);
     } finally {
       published?.end();
     }
+  }
+
+  /** The request's routing blocks for the published state; a cache-aware policy with the same block size hashes once for both. */
+  private publishedHashesOf(routing: RoutingRequest): Int32Array {
+    const blockChars = this.config.publishStateBlockChars;
+    const policy = this.policy;
+    return policy instanceof CacheAwarePolicy && policy.options.blockChars === blockChars ? policy.blockHashesOf(routing) : routingBlockHashes(routing, blockChars);
   }
 
   private async routeWithRetry(

@@ -40,7 +40,7 @@ describe('when router replicas observe the instances they share', () => {
   }
 
   beforeAll(async () => {
-    engines = await Promise.all([0, 1].map((i) => startFakeBackend({ name: `engine-${i}`, behavior: { responseDelayMs: 150 } })));
+    engines = await Promise.all([0, 1].map((i) => startFakeBackend({ name: `engine-${i}`, behavior: { responseDelayMs: 400 } })));
     sidecars = await Promise.all(
       engines.map((e) =>
         startRouter(
@@ -110,11 +110,33 @@ describe('when router replicas observe the instances they share', () => {
     expect(warnings[0].error).toContain('HTTP 404');
   });
 
-  test('GIVEN replicas long-polling a publisher THEN closing either side ends promptly', async () => {
-    const a = await front();
-    await waitFor('the first observation', () => a.backends.every((x) => x.observed !== undefined));
-    const started = Date.now();
-    await a.close();
-    expect(Date.now() - started).toBeLessThan(1_000);
+  test('GIVEN an observer waiting on a publisher with nothing new THEN it is answered when something changes, and at once when the publisher shuts down', async () => {
+    const engine = await startFakeBackend({ name: 'engine-own' });
+    const publisher = await startRouter(
+      { backends: [engine.url], policy: { name: 'round-robin' }, publishStateMs: 5, port: 0, healthCheck: { intervalMs: 0 } },
+      { logger: createRouterLogger('silent') },
+    );
+    try {
+      const current = JSON.parse((await get(`${publisher.url}/router/v1/instance-state`)).text) as { epoch: string; seq: number; version: number };
+      const wait = (q: string) => get(`${publisher.url}/router/v1/instance-state?epoch=${current.epoch}&since=${current.seq}&version=${current.version}&waitMs=30000${q}`);
+      // A change (a request through it) answers the waiting observer with the new record.
+      const changed = wait('');
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await post(`${publisher.url}/v1/chat/completions`, chat('something new '.repeat(20), 'q'))).status).toBe(200);
+      const update = JSON.parse((await changed).text) as { seq: number; records: string[] };
+      expect(update.seq).toBe(current.seq + 1);
+      expect(update.records).toHaveLength(1);
+      // Nothing changes now: the observer would wait 30 s, but shutting down answers it and the drain ends.
+      const after = JSON.parse((await get(`${publisher.url}/router/v1/instance-state`)).text) as { seq: number; version: number };
+      const waiting = get(`${publisher.url}/router/v1/instance-state?epoch=${current.epoch}&since=${after.seq}&version=${after.version}&waitMs=30000`);
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      await publisher.close();
+      expect((await waiting).status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await publisher.close();
+      await engine.close();
+    }
   });
 });
