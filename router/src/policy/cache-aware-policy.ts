@@ -89,6 +89,10 @@ interface Pending {
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.
  * - **Sessions.** A request carrying the session header goes to its session's instance unless that one is
  *   unhealthy or overloaded (following it would cost more than recomputing the whole prompt on the cheapest).
+ * - **Observed instances.** When the caller observes what an instance publishes about itself
+ *   (`InstanceView.observedBlocks`: every replica's sends, not only this router's), a prompt's match there is the
+ *   longer of the two indexes', and index fill is the fuller one; the load fields are then the instance's own count.
+ *   So several router replicas decide on the same state.
  * - **Feedback.** When the engine reports `cached_tokens` clearly below the prediction, that instance evicted
  *   the missing blocks, and with LRU everything it used less recently too: those entries are dropped.
  */
@@ -340,7 +344,6 @@ function sessionOf(request: RoutingRequest, header: string): string | undefined 
   const v = Array.isArray(value) ? value[0] : value;
   return v === undefined || v === '' ? undefined : v;
 }
-
 
 export const cacheAwareDefinition = definePolicy({
   name: 'cache-aware',

@@ -5,7 +5,7 @@ import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
 import { httpErrorCode } from '../benchmark/request-errors';
-import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { CacheAwarePolicy, createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
@@ -76,7 +76,7 @@ export interface SimulationConfig {
   /**
    * Every this many milliseconds of virtual time, each router replica fetches every instance's published state
    * (the load the instance counts and the routing blocks it was sent: state/instance-state-log.ts, what
-   * `serve --observe-instances` polls from instances that run `serve --publish-instance-state`). 0 (default): replicas
+   * `serve --observe-instances on` follows on instances whose router runs `--publish-state-ms`). 0 (default): replicas
    * see only what they sent themselves.
    */
   readonly observeIntervalMs?: number;
@@ -457,7 +457,10 @@ class Simulation {
     let instanceTicket: LoadTicket | undefined;
     if (this.published !== undefined) {
       const log = this.published[instance].log;
-      instanceTicket = log.admit(routingBlockHashes(routing, log.blockChars), estimatedTokens);
+      // The replica's cache-aware policy has just hashed these blocks (same block size): hashing once serves both.
+      const policy = router.policy;
+      const hashes = policy instanceof CacheAwarePolicy && policy.options.blockChars === log.blockChars ? policy.blockHashesOf(routing) : routingBlockHashes(routing, log.blockChars);
+      instanceTicket = log.admit(hashes, estimatedTokens);
     }
     const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instanceTicket, instance, sentAtMs: nowMs, decisionMicros };
     this.dispatched.set(request.id, dispatched);
