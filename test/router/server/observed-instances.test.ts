@@ -71,6 +71,8 @@ describe('when router replicas observe the instances they share', () => {
     expect(seen.status).toBe(200);
     expect(seen.headers[INSTANCE_HEADER]).toBe(instance);
     expect(Number(seen.headers[PREDICTED_CACHED_HEADER])).toBeGreaterThanOrEqual(Math.floor(system.length / BLOCK_CHARS) * (BLOCK_CHARS / 4) - BLOCK_CHARS);
+    const metrics = await get(`${b.url}/metrics`);
+    expect(metrics.text).toMatch(new RegExp(`prefix_router_instance_state_age_seconds\\{instance="${instance.replace(/[.]/g, '\\.')}"\\} \\d`));
     const unseen = await post(`${blind.url}/v1/chat/completions`, followUp);
     expect(Number(unseen.headers[PREDICTED_CACHED_HEADER])).toBe(0);
     expect(blind.backends.every((x) => x.observed === undefined)).toBe(true);
@@ -108,6 +110,37 @@ describe('when router replicas observe the instances they share', () => {
     const warnings = logs.filter((l) => l.includes('cannot observe')).map((l) => JSON.parse(l) as { backend: string; error: string });
     expect(new Set(warnings.map((w) => w.backend)).size).toBe(warnings.length);
     expect(warnings[0].error).toContain('HTTP 404');
+  });
+
+  test('GIVEN an instance whose router restarts THEN the replica drops the observation while it is down and resyncs from the new router', async () => {
+    const engine = await startFakeBackend({ name: 'engine-restarting' });
+    const publishing = { backends: [engine.url], policy: { name: 'round-robin' as const }, publishStateMs: 5, publishStateBlockChars: BLOCK_CHARS, healthCheck: { intervalMs: 0 } };
+    let sidecar = await startRouter({ ...publishing, port: 0 }, { logger: createRouterLogger('silent') });
+    const port = sidecar.port;
+    const a = await front({ backends: [sidecar.url] }, true);
+    try {
+      await waitFor('the first observation', () => a.backends[0].observed !== undefined);
+      const system = 'a prompt sent before the restart '.repeat(10);
+      expect((await post(`${a.url}/v1/chat/completions`, chat(system, 'q'))).status).toBe(200);
+      await waitFor('the request to be observed', () => (a.backends[0].observed?.seq ?? 0) === 1);
+      await sidecar.close();
+      await waitFor('the replica to notice', () => a.backends[0].observed === undefined);
+      // Meanwhile the replica itself keeps answering (its only backend is down: a clear 502).
+      const during = await post(`${a.url}/v1/chat/completions`, chat('while down', 'q'));
+      expect(during.status).toBe(502);
+      sidecar = await startRouter({ ...publishing, port }, { logger: createRouterLogger('silent') });
+      await waitFor('the replica to observe the new epoch', () => a.backends[0].observed?.seq === 0, 10_000);
+      expect(logs.some((l) => l.includes('observing instance state again'))).toBe(true);
+      // The new router's index starts empty (the replica's own index still remembers what it sent there: the
+      // engine behind may well still hold it), and it is followed from there.
+      expect(a.backends[0].observed?.indexedBlocks).toBe(0);
+      expect((await post(`${a.url}/v1/chat/completions`, chat(system, 'q2'))).status).toBe(200);
+      await waitFor('the new request to be observed', () => a.backends[0].observed?.seq === 1);
+      expect(a.backends[0].observed!.indexedBlocks).toBeGreaterThanOrEqual(Math.floor(system.length / BLOCK_CHARS));
+    } finally {
+      await sidecar.close();
+      await engine.close();
+    }
   });
 
   test('GIVEN an observer waiting on a publisher with nothing new THEN it is answered when something changes, and at once when the publisher shuts down', async () => {
