@@ -35,7 +35,7 @@ export const ROUTER_ERRORS = {
     status: 400,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'A field has the wrong type or shape, e.g. `messages` is not a non-empty array of message objects, a text part has no string `text`, `stream` is not a boolean, `prompt_cache_key` is not a string.',
+    when: 'A field has the wrong type or shape, e.g. `messages` is not a non-empty array of message objects, a text part has no string `text`, `stream` is not a boolean, `prompt_cache_key` is not a string; or a query parameter of `GET /router/v1/instance-state` is not an integer in its range.',
   },
   malformed_request: {
     status: 400,
@@ -53,7 +53,7 @@ export const ROUTER_ERRORS = {
     status: 404,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'No route for the path.',
+    when: 'No route for the path, or `GET /router/v1/instance-state` on a router that does not publish its state (`--publish-state-ms`).',
   },
   method_not_allowed: {
     status: 405,
