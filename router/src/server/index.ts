@@ -1,4 +1,4 @@
-export { startRouter, startRouterWithConfig, PrefixRouter, type RunningRouter, type RouterRuntime, type BackendStats } from './prefix-router';
+export { startRouter, startRouterWithConfig, PrefixRouter, type RunningRouter, type RouterRuntime, type BackendStats, type ObservedStats } from './prefix-router';
 export { INSTANCE_HEADER, DECISION_HEADER, DECISION_TIME_HEADER, PRODUCTION_VARIANT } from './proxy';
 export type { HealthState } from './backend';
 export { createRouterLogger } from './logger';
