@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { PrefixIndex } from '../state/prefix-index';
+import { FEEDBACK_TOLERANCE_BLOCKS, PrefixIndex } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
@@ -7,6 +7,7 @@ import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
 import {
   NoHealthyInstanceError,
   type InstanceView,
+  type ObservedBlocks,
   type ReleaseOutcome,
   type RoutingDecision,
   type RoutingPolicy,
@@ -30,8 +31,6 @@ export interface CacheAwareOptions {
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
 
-/** Blocks whose absence the engine must show before the index is corrected: the chat template shifts block edges, and vLLM recomputes the last prompt token. */
-const FEEDBACK_TOLERANCE_BLOCKS = 2;
 /**
  * Bounded loads (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing with Bounded Loads", 2018): among
  * near-equal costs, an instance with more than this × its share of the requests in flight is passed over; 1.25
@@ -90,8 +89,9 @@ interface Pending {
  * - **Sessions.** A request carrying the session header goes to its session's instance unless that one is
  *   unhealthy or overloaded (following it would cost more than recomputing the whole prompt on the cheapest).
  * - **Observed instances.** When the caller observes what an instance publishes about itself
- *   (`InstanceView.observedBlocks`: every replica's sends, not only this router's), a prompt's match there is the
- *   longer of the two indexes', and index fill is the fuller one; the load fields are then the instance's own count.
+ *   (`InstanceView.observedBlocks`: every replica's sends, corrected by the instance's engine), a prompt's match
+ *   there is the instance's index as of the observation plus what this router sent it since, and index fill is the
+ *   instance's; the load fields are then the instance's own count plus this router's changes since, the same rule.
  *   So several router replicas decide on the same state.
  * - **Feedback.** When the engine reports `cached_tokens` clearly below the prediction, that instance evicted
  *   the missing blocks, and with LRU everything it used less recently too: those entries are dropped.
@@ -110,6 +110,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
   private knownInstances = '';
   /** Requests this router sent to each instance since the healthy set last changed. */
   private readonly sent = new Map<string, number>();
+  /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
+  private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
 
   constructor(readonly options: CacheAwareOptions) {}
 
@@ -141,13 +143,18 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const view = instances[i];
       if (!view.healthy) continue;
       const index = this.index.get(view.id);
-      let matchedBlocks = index === undefined ? 0 : index.match(hashes);
-      let indexedBlocks = index === undefined ? 0 : index.size;
-      // What the instance reports holding covers every replica's sends; this router's own index may be ahead of it.
-      const observed = view.observedBlocks;
-      if (observed !== undefined && observed.blockChars === this.options.blockChars) {
-        matchedBlocks = Math.max(matchedBlocks, observed.match(hashes));
-        indexedBlocks = Math.max(indexedBlocks, observed.size);
+      let matchedBlocks: number;
+      let indexedBlocks: number;
+      const observed = usableObservation(view, this.options.blockChars);
+      if (observed !== undefined) {
+        // The instance's own index (every replica's sends, corrected by its engine) as of the observation, plus
+        // what this router sent it since: the same rule as the load.
+        const sentSince = index === undefined ? 0 : index.matchNewerThan(hashes, this.clockAtObservation(view.id, observed));
+        matchedBlocks = Math.max(observed.match(hashes), sentSince);
+        indexedBlocks = observed.size;
+      } else {
+        matchedBlocks = index === undefined ? 0 : index.match(hashes);
+        indexedBlocks = index === undefined ? 0 : index.size;
       }
       const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
       if (uncached < minUncachedAll) minUncachedAll = uncached;
@@ -271,6 +278,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
     this.forgetGoneInstances();
+    this.markObservations();
     const hashes = this.blockHashesOf(request);
     const view = this.lastInstances?.find((v) => v.id === decision.instance);
     const index = this.index.forInstance(decision.instance, view === undefined ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 }) : this.capacityBlocksOf(view));
@@ -305,6 +313,25 @@ export class CacheAwarePolicy implements RoutingPolicy {
     index.record(p.hashes, this.index.clock);
   }
 
+  /** This router's index clock when it first committed after `observed` arrived: later entries are its sends since. */
+  private clockAtObservation(id: string, observed: ObservedBlocks): number {
+    const mark = this.observationMarks.get(id);
+    // Not committed since it arrived: nothing sent since.
+    return mark !== undefined && mark.atMs === observed.observedAtMs ? mark.clock : this.index.clock.now;
+  }
+
+  /** Before this request is recorded: the clock at which each newly arrived observation starts. */
+  private markObservations(): void {
+    const instances = this.lastInstances;
+    if (instances === undefined) return;
+    for (const view of instances) {
+      const observed = usableObservation(view, this.options.blockChars);
+      if (observed === undefined) continue;
+      const mark = this.observationMarks.get(view.id);
+      if (mark === undefined || mark.atMs !== observed.observedAtMs) this.observationMarks.set(view.id, { atMs: observed.observedAtMs, clock: this.index.clock.now });
+    }
+  }
+
   /** Drops the index of instances no longer configured or no longer healthy (their caches are gone or unknown). */
   private forgetGoneInstances(): void {
     const instances = this.lastInstances;
@@ -314,6 +341,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (key === this.knownInstances) return;
     this.knownInstances = key;
     this.sent.clear();
+    this.observationMarks.clear();
     this.index.retainOnly(new Set(instances.filter((v) => v.healthy).map((v) => v.id)));
   }
 }
@@ -332,6 +360,12 @@ function better(a: Candidate, b: Candidate): boolean {
   if (a.indexedBlocks !== b.indexedBlocks) return a.indexedBlocks < b.indexedBlocks;
   if (a.matchedBlocks !== b.matchedBlocks) return a.matchedBlocks > b.matchedBlocks;
   return ranksAbove(a.score, a.view.id, b.score, b.view.id);
+}
+
+/** The instance's published index, when the caller observes it and it uses this policy's block size. */
+function usableObservation(view: InstanceView, blockChars: number): ObservedBlocks | undefined {
+  const observed = view.observedBlocks;
+  return observed !== undefined && observed.blockChars === blockChars ? observed : undefined;
 }
 
 function isLongest(c: Candidate, all: readonly Candidate[]): boolean {

@@ -45,6 +45,8 @@ export interface ObservedBlocks {
   readonly blockChars: number;
   /** Blocks indexed. */
   readonly size: number;
+  /** The caller's clock (RoutingSnapshot.nowMs) when this state was received: what this router sent later is not in it. */
+  readonly observedAtMs: number;
   /** How many leading blocks of `hashes` the instance holds. */
   match(hashes: ArrayLike<number>): number;
 }

@@ -3,7 +3,8 @@ import type { InstanceStateUpdate } from '../state/instance-state-log';
 /**
  * The JSON form of an InstanceStateUpdate (GET /router/v1/instance-state). Block hashes travel as base64 of
  * their little-endian 32-bit words and recency numbers as base64 of 64-bit floats: a full index of 15,625 blocks
- * is 250 KB of base64, a typical update a few hundred bytes.
+ * is 250 KB of base64, a typical update a few hundred bytes. An event is a base64 string (a prompt's blocks
+ * recorded) or a number (every block used no later than that recency evicted).
  */
 export const INSTANCE_STATE_FORMAT = 'prefix-router/instance-state/v1';
 
@@ -19,7 +20,7 @@ export function encodeInstanceState(update: InstanceStateUpdate): string {
     ...(update.snapshot !== undefined
       ? { snapshot: { clock: update.snapshot.clock, hashes: base64Of(update.snapshot.hashes), recency: base64Of(update.snapshot.recency) } }
       : {}),
-    ...(update.records !== undefined ? { records: update.records.map(base64Of) } : {}),
+    ...(update.events !== undefined ? { events: update.events.map((e) => ('record' in e ? base64Of(e.record) : e.evictNotNewerThan)) } : {}),
   });
 }
 
@@ -44,8 +45,8 @@ export function decodeInstanceState(value: unknown): InstanceStateUpdate {
     if (hashes.length !== recency.length) throw new RangeError('instance state: snapshot.hashes and snapshot.recency differ in length');
     return { ...update, snapshot: { clock: count(s.clock, 'snapshot.clock'), hashes, recency } };
   }
-  if (!Array.isArray(o.records)) throw new RangeError('instance state: an update needs a snapshot or records');
-  return { ...update, records: o.records.map((r, i) => int32sOf(r, `records[${i}]`)) };
+  if (!Array.isArray(o.events)) throw new RangeError('instance state: an update needs a snapshot or events');
+  return { ...update, events: o.events.map((e, i) => (typeof e === 'number' ? { evictNotNewerThan: count(e, `events[${i}]`) } : { record: int32sOf(e, `events[${i}]`) })) };
 }
 
 function base64Of(values: Int32Array | Float64Array): string {

@@ -35,9 +35,8 @@ import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
-import { InstanceStateLog } from '../state/instance-state-log';
+import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
-import type { LoadTicket } from '../state/instance-load';
 import { routingBlockHashes } from '../policy/routing-blocks';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
@@ -84,7 +83,7 @@ export interface ObservedStats {
   readonly decodeSequences: number;
   /** Routing blocks its published index holds. */
   readonly indexedBlocks: number;
-  /** Requests it has recorded since it started publishing. */
+  /** Index events it has published since it started (a request's blocks recorded, or an eviction the engine showed). */
   readonly seq: number;
   /** Milliseconds since the observation was taken. */
   readonly ageMs: number;
@@ -379,7 +378,7 @@ export class PrefixRouter implements RunningRouter {
     parsed: ParsedRequest,
     body: Buffer,
     promptTokens: number,
-    published: LoadTicket | undefined,
+    published: AdmittedRequest | undefined,
   ): Promise<void> {
     const clientGone = new ClientGone();
     res.once('close', () => {
@@ -456,6 +455,8 @@ export class PrefixRouter implements RunningRouter {
         { kind: outcome, ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}), ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}) },
         promptTokens,
       );
+      // What the engine kept corrects the published index too, as it does the policy's own.
+      if (outcome === 'completed' && usage.cachedTokens !== undefined) published?.engineCached(usage.cachedTokens);
       this.metrics.requests.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id, status });
       if (this.log.isLevelEnabled('debug')) {
         this.log.debug(

@@ -11,7 +11,7 @@ import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
-import { InstanceStateLog, ObservedInstance, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
+import { InstanceStateLog, ObservedInstance, type AdmittedRequest, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
 import { routingBlockHashes } from '../policy/routing-blocks';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
@@ -150,8 +150,8 @@ interface Dispatched {
   readonly router: RouterReplica;
   readonly decision: RoutingDecision;
   readonly ticket: LoadTicket;
-  /** The instance's own count of the request, when instances publish their state. */
-  readonly instanceTicket: LoadTicket | undefined;
+  /** The instance's own record of the request, when instances publish their state. */
+  readonly instanceTicket: AdmittedRequest | undefined;
   readonly instance: number;
   readonly sentAtMs: number;
   readonly decisionMicros: number;
@@ -454,7 +454,7 @@ class Simulation {
     // The live router's estimate, from what it can see (the routing text), not the engine's token count.
     const estimatedTokens = estimatedPromptTokens(routing);
     const ticket = router.loads[instance].start(estimatedTokens - (decision.predictedCachedTokens ?? 0));
-    let instanceTicket: LoadTicket | undefined;
+    let instanceTicket: AdmittedRequest | undefined;
     if (this.published !== undefined) {
       const log = this.published[instance].log;
       // The replica's cache-aware policy has just hashed these blocks (same block size): hashing once serves both.
@@ -505,6 +505,7 @@ class Simulation {
     this.dispatched.delete(event.id);
     d.ticket.end();
     d.instanceTicket?.end();
+    d.instanceTicket?.engineCached(event.cachedTokens);
     d.router.policy.release(d.routing, d.decision, { kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);

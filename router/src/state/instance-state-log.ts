@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CHARS_PER_TOKEN } from './block-hash';
 import { InstanceLoad, type LoadTicket } from './instance-load';
-import { InstancePrefixIndex, RecencyClock } from './prefix-index';
+import { FEEDBACK_TOLERANCE_BLOCKS, InstancePrefixIndex, RecencyClock } from './prefix-index';
 
 /** An instance's load as it counts it itself: every request it was sent, by any router. */
 export interface InstanceLoadFigures {
@@ -11,15 +11,21 @@ export interface InstanceLoadFigures {
 }
 
 /**
+ * One change to a published index, replayed in order by observers: a prompt's blocks recorded, or the engine's
+ * evidence that it evicted every block used no later than a recency (InstancePrefixIndex.evictNotNewerThan).
+ */
+export type IndexEvent = { readonly record: Int32Array } | { readonly evictNotNewerThan: number };
+
+/**
  * What an instance publishes about itself (GET /router/v1/instance-state): its load, and the routing blocks it
- * was recently sent, as an index any observer can rebuild exactly. `records` are the prompts recorded after the
- * observer's `since`, oldest first (replayed into a copy of the index they give the same index); `snapshot` is the
- * whole index instead, when the observer is new, on another epoch, or too far behind.
+ * was recently sent, as an index any observer can rebuild exactly. `events` are the changes after the observer's
+ * `since`, oldest first (replayed into a copy of the index they give the same index); `snapshot` is the whole
+ * index instead, when the observer is new, on another epoch, or too far behind.
  */
 export interface InstanceStateUpdate {
   /** Identifies one run of the publisher: a restart starts a new index, so an observer must start over. */
   readonly epoch: string;
-  /** Prompts recorded since the epoch began. */
+  /** Index events since the epoch began. */
   readonly seq: number;
   /** InstanceStateLog.version when the update was taken. */
   readonly version: number;
@@ -27,7 +33,7 @@ export interface InstanceStateUpdate {
   readonly capacityBlocks: number;
   readonly load: InstanceLoadFigures;
   readonly snapshot?: { readonly clock: number; readonly hashes: Int32Array; readonly recency: Float64Array };
-  readonly records?: readonly Int32Array[];
+  readonly events?: readonly IndexEvent[];
 }
 
 /**
@@ -37,16 +43,21 @@ export interface InstanceStateUpdate {
  * see the same cache contents and the whole load, so they agree on what a prompt would find where, which their
  * own sends alone cannot tell them.
  *
- * The log keeps the recent records for observers to replay; once they hold more blocks than the index itself, a
- * snapshot is no larger, so older records are dropped and a slower observer gets the snapshot.
+ * The log keeps the recent events for observers to replay; once they hold more blocks than the index itself, a
+ * snapshot is no larger, so older events are dropped and a slower observer gets the snapshot.
+ *
+ * Engine feedback: when the engine reports fewer cached tokens for a request than the index predicted (by at
+ * least FEEDBACK_TOLERANCE_BLOCKS), it evicted those blocks and, being LRU, all it used less recently; the index
+ * drops them and records the request's blocks again (the engine has just computed them), as cache-aware does with
+ * its own index. So the published index follows what the engine kept, not only what it was sent.
  */
 export class InstanceStateLog {
   readonly load = new InstanceLoad();
   private readonly index: InstancePrefixIndex;
   private readonly clock = new RecencyClock();
   private seq = 0;
-  /** Records seq − log.length + 1 … seq. */
-  private log: Int32Array[] = [];
+  /** Events seq − log.length + 1 … seq. */
+  private log: IndexEvent[] = [];
   private logBlocks = 0;
 
   constructor(
@@ -62,15 +73,38 @@ export class InstanceStateLog {
    * A request the instance was sent: its blocks are recorded, and its load ticket starts with the prompt tokens
    * the index does not predict cached (the whole prompt's match, never the last token).
    */
-  admit(hashes: Int32Array, promptTokens: number): LoadTicket {
+  admit(hashes: Int32Array, promptTokens: number): AdmittedRequest {
     const matched = this.index.match(hashes);
+    const priorRecency = new Float64Array(matched);
+    for (let i = 0; i < matched; i++) priorRecency[i] = this.index.recencyOf(hashes[i]) ?? 0;
     const cached = Math.min(Math.floor((matched * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
+    this.recordBlocks(hashes);
+    return new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, priorRecency);
+  }
+
+  /** The engine served `cachedTokens` of a request admitted with `priorRecency` for its matched blocks. */
+  correct(hashes: Int32Array, priorRecency: Float64Array, cachedTokens: number): void {
+    const deliveredBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / this.blockChars);
+    if (priorRecency.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS) return;
+    const notNewerThan = priorRecency[deliveredBlocks];
+    this.index.evictNotNewerThan(notNewerThan);
+    this.append({ evictNotNewerThan: notNewerThan }, 0);
+    this.recordBlocks(hashes);
+  }
+
+  private recordBlocks(hashes: Int32Array): void {
     this.index.record(hashes, this.clock);
+    this.append({ record: hashes }, hashes.length);
+  }
+
+  private append(event: IndexEvent, blocks: number): void {
     this.seq++;
-    this.log.push(hashes);
-    this.logBlocks += hashes.length;
-    while (this.log.length > 1 && this.logBlocks > this.capacityBlocks) this.logBlocks -= this.log.shift()!.length;
-    return this.load.start(promptTokens - cached);
+    this.log.push(event);
+    this.logBlocks += blocks;
+    while (this.log.length > 1 && this.logBlocks > this.capacityBlocks) {
+      const dropped = this.log.shift()!;
+      if ('record' in dropped) this.logBlocks -= dropped.record.length;
+    }
   }
 
   /** Changes so far (requests recorded, first tokens, ends): equal versions mean nothing changed. */
@@ -83,7 +117,7 @@ export class InstanceStateLog {
     return this.index.size;
   }
 
-  /** What an observer at (`epoch`, `since`) needs to catch up: the records after `since`, or a snapshot. */
+  /** What an observer at (`epoch`, `since`) needs to catch up: the events after `since`, or a snapshot. */
   updateSince(epoch: string | undefined, since: number | undefined): InstanceStateUpdate {
     const base = {
       epoch: this.epoch,
@@ -95,16 +129,45 @@ export class InstanceStateLog {
     };
     const oldest = this.seq - this.log.length;
     if (epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq) {
-      return { ...base, records: this.log.slice(this.log.length - (this.seq - since)) };
+      return { ...base, events: this.log.slice(this.log.length - (this.seq - since)) };
     }
     const { hashes, recency } = this.index.export();
     return { ...base, snapshot: { clock: this.clock.now, hashes, recency } };
   }
 }
 
+/** A request admitted to an InstanceStateLog: its load ticket, and what the engine's feedback on it is checked against. */
+export class AdmittedRequest {
+  private corrected = false;
+
+  constructor(
+    private readonly log: InstanceStateLog,
+    readonly ticket: LoadTicket,
+    private readonly hashes: Int32Array,
+    private readonly priorRecency: Float64Array,
+  ) {}
+
+  /** The first token arrived: prefill done. Idempotent. */
+  firstToken(): void {
+    this.ticket.firstToken();
+  }
+
+  /** The request ended, however. Idempotent. */
+  end(): void {
+    this.ticket.end();
+  }
+
+  /** The engine reported `usage.prompt_tokens_details.cached_tokens` for it (at most once counts). */
+  engineCached(cachedTokens: number): void {
+    if (this.corrected) return;
+    this.corrected = true;
+    this.log.correct(this.hashes, this.priorRecency, cachedTokens);
+  }
+}
+
 /**
  * An observer's copy of one instance's published state (the router side of InstanceStateLog): the same index,
- * rebuilt from snapshots and replayed records, and the load the instance last reported.
+ * rebuilt from snapshots and replayed events, and the load the instance last reported.
  */
 export class ObservedInstance {
   private index: InstancePrefixIndex | undefined;
@@ -138,11 +201,14 @@ export class ObservedInstance {
       this.index.restore(update.snapshot.hashes, update.snapshot.recency);
       this.clock.set(update.snapshot.clock);
     } else {
-      const records = update.records ?? [];
-      if (this.index === undefined || update.epoch !== this.epoch || update.seq - records.length !== this.seq) {
-        throw new RangeError(`instance-state update (epoch ${update.epoch}, seq ${update.seq}, ${records.length} records) does not follow on from epoch ${this.epoch}, seq ${this.seq}`);
+      const events = update.events ?? [];
+      if (this.index === undefined || update.epoch !== this.epoch || update.seq - events.length !== this.seq) {
+        throw new RangeError(`instance-state update (epoch ${update.epoch}, seq ${update.seq}, ${events.length} events) does not follow on from epoch ${this.epoch}, seq ${this.seq}`);
       }
-      for (const hashes of records) this.index.record(hashes, this.clock);
+      for (const event of events) {
+        if ('record' in event) this.index.record(event.record, this.clock);
+        else this.index.evictNotNewerThan(event.evictNotNewerThan);
+      }
     }
     this.epoch = update.epoch;
     this.seq = update.seq;

@@ -45,6 +45,25 @@ export class InstancePrefixIndex {
   }
 
   /**
+   * How many leading blocks of `hashes` the index holds with a recency above `recency`: the part of the longest
+   * prefix touched since then. Prefix-closed like `match` (a chain's earlier blocks are never less recent than its
+   * later ones), so also a binary search.
+   */
+  matchNewerThan(hashes: ArrayLike<number>, recency: number): number {
+    const entries = this.entries;
+    const newer = (h: number) => (entries.get(h) ?? -Infinity) > recency;
+    if (hashes.length === 0 || !newer(hashes[0])) return 0;
+    let lo = 1;
+    let hi = hashes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (newer(hashes[mid])) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
    * Touches every block of a prompt (last first), with recency numbers from `clock`, then evicts down to
    * capacity. The prompt's trailing blocks that are already among the most recent quarter of the index are left
    * where they are (they cannot be evicted before three quarters of the capacity is replaced; re-ordering a large
@@ -110,6 +129,12 @@ export class InstancePrefixIndex {
     this.evictToCapacity();
   }
 }
+
+/**
+ * Blocks an engine must report missing (its `cached_tokens` below an index's match) before the index is corrected:
+ * the chat template shifts block edges, and vLLM recomputes the last prompt token.
+ */
+export const FEEDBACK_TOLERANCE_BLOCKS = 2;
 
 /** Monotonic recency numbers shared by the indexes of one policy. */
 export class RecencyClock {

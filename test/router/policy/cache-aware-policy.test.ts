@@ -3,6 +3,7 @@ import { SeededRng } from '../../../router/src/common/seeded-rng';
 import { CacheAwarePolicy, createPolicy, type InstanceView, type PolicyConfig, type RoutingDecision } from '../../../router/src/policy';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { chatRequest } from './policy-test-helpers';
+import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
 
 const BLOCK = 256;
 
@@ -286,5 +287,45 @@ describe('when the index is bounded and corrected', () => {
     expect(decide(p, chatRequest(text, 'tenant-a'), views).predictedCachedTokens).toBeGreaterThan(0);
     expect(decide(p, chatRequest(text, 'tenant-b'), views).predictedCachedTokens).toBe(0);
     expect(decide(p, { ...chatRequest(text, 'tenant-a'), model: 'other' }, views).predictedCachedTokens).toBe(0);
+  });
+});
+
+describe('when this router observes what the instances publish', () => {
+  function observedEmpty(atMs: number): ObservedInstance {
+    const o = new ObservedInstance();
+    o.apply(new InstanceStateLog(BLOCK, 10_000, 'e').updateSince(undefined, undefined), atMs);
+    return o;
+  }
+
+  it("GIVEN an observation THEN the instance's index as of it plus what this router sent since count, not what only this router's older index holds", () => {
+    const p = policy({ balanceSlackTokens: 0 });
+    const views = idle(2);
+    const before = chatRequest(blocksOf('sent-before', 10));
+    place(p, before, views[0].id);
+    // The instances publish empty indexes (their engines evicted it, say): this router's own memory is older.
+    const observing = views.map((v) => ({ ...v, observedBlocks: observedEmpty(5) }));
+    expect(p.decide(before, { instances: observing, nowMs: 10 }).predictedCachedTokens).toBe(0);
+    // Sent after the observation: not in it yet, but this router knows.
+    const after = chatRequest(blocksOf('sent-after', 10));
+    const d = p.decide(after, { instances: observing, nowMs: 10 });
+    p.commit(after, d);
+    const again = p.decide(after, { instances: observing, nowMs: 11 });
+    expect(again.instance).toBe(d.instance);
+    expect(again.predictedCachedTokens).toBe((10 * BLOCK) / 4 - 1);
+    // Without observations the router's own index is all it has.
+    expect(p.decide(before, { instances: views, nowMs: 12 }).predictedCachedTokens).toBe((10 * BLOCK) / 4 - 1);
+  });
+
+  it('GIVEN a published index with another block size THEN it is not used', () => {
+    const p = policy();
+    const log = new InstanceStateLog(BLOCK * 2, 10_000, 'e');
+    const prompt = chatRequest(blocksOf('other-size', 8));
+    // The very hashes this policy computes, but published as blocks of another size: they must not be trusted.
+    log.admit(p.blockHashesOf(prompt), 100).end();
+    const o = new ObservedInstance();
+    o.apply(log.updateSince(undefined, undefined), 0);
+    const views = idle(2).map((v) => ({ ...v, observedBlocks: o }));
+    // The router falls back on its own (empty) index: a cold placement, not an observed match.
+    expect(p.decide(prompt, { instances: views, nowMs: 0 }).reason).toBe('cold-rendezvous');
   });
 });

@@ -156,9 +156,9 @@ describe('when router replicas observe the instances they share', () => {
       const changed = wait('');
       await new Promise((r) => setTimeout(r, 50));
       expect((await post(`${publisher.url}/v1/chat/completions`, chat('something new '.repeat(20), 'q'))).status).toBe(200);
-      const update = JSON.parse((await changed).text) as { seq: number; records: string[] };
+      const update = JSON.parse((await changed).text) as { seq: number; events: string[] };
       expect(update.seq).toBe(current.seq + 1);
-      expect(update.records).toHaveLength(1);
+      expect(update.events).toHaveLength(1);
       // Nothing changes now: the observer would wait 30 s, but shutting down answers it and the drain ends.
       const after = JSON.parse((await get(`${publisher.url}/router/v1/instance-state`)).text) as { seq: number; version: number };
       const waiting = get(`${publisher.url}/router/v1/instance-state?epoch=${current.epoch}&since=${after.seq}&version=${after.version}&waitMs=30000`);

@@ -17,24 +17,36 @@ describe('when an instance publishes its state and routers observe it', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 4, max: 120 }),
-        fc.array(fc.record({ blocks: fc.integer({ min: 0, max: 30 }), shared: fc.integer({ min: 0, max: 8 }), lookFast: fc.boolean(), lookSlow: fc.boolean() }), {
+        fc.array(
+          fc.record({
+            blocks: fc.integer({ min: 0, max: 30 }),
+            shared: fc.integer({ min: 0, max: 8 }),
+            lookFast: fc.boolean(),
+            lookSlow: fc.boolean(),
+            // What the engine then reports cached, in tokens (64-character blocks = 16 tokens each); undefined: nothing.
+            engineCached: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
+          }),
+          {
           minLength: 1,
-          maxLength: 50,
-        }),
+            maxLength: 50,
+          },
+        ),
         (capacity, prompts) => {
           const log = new InstanceStateLog(64, capacity, 'e1');
           const fast = new ObservedInstance();
           const slow = new ObservedInstance();
           const reference = new ObservedInstance();
           prompts.forEach((p, i) => {
-            log.admit(chain(i, p.blocks, Math.min(p.shared, p.blocks)), p.blocks * 16 + 5).end();
+            const admitted = log.admit(chain(i, p.blocks, Math.min(p.shared, p.blocks)), p.blocks * 16 + 5);
+            admitted.end();
+            if (p.engineCached !== undefined) admitted.engineCached(p.engineCached);
             if (p.lookFast) fast.apply(overTheWire(log.updateSince(fast.epoch, fast.seq)), i);
             if (p.lookSlow) slow.apply(log.updateSince(slow.epoch, slow.seq), i);
           });
           for (const o of [fast, slow]) o.apply(log.updateSince(o.epoch, o.seq), prompts.length);
           reference.apply(log.updateSince(undefined, undefined), prompts.length);
           for (const o of [fast, slow]) {
-            expect(o.seq).toBe(prompts.length);
+            expect(o.seq).toBe(reference.seq);
             expect(o.size).toBe(reference.size);
             expect(o.size).toBeLessThanOrEqual(capacity);
             prompts.forEach((p, i) => {
@@ -48,20 +60,20 @@ describe('when an instance publishes its state and routers observe it', () => {
     );
   });
 
-  it('GIVEN an observer within the log THEN it gets only the new records; one further behind than the index gets a snapshot', () => {
+  it('GIVEN an observer within the log THEN it gets only the new events; one further behind than the index gets a snapshot', () => {
     const log = new InstanceStateLog(64, 10, 'e1');
     const observer = new ObservedInstance();
     observer.apply(log.updateSince(undefined, undefined), 0);
     log.admit(chain(1, 4), 80);
     const delta = log.updateSince(observer.epoch, observer.seq);
-    expect(delta.records).toHaveLength(1);
+    expect(delta.events).toHaveLength(1);
     expect(delta.snapshot).toBeUndefined();
     observer.apply(delta, 1);
     // 12 blocks recorded since: more than the index holds, so the log has let the oldest go.
     for (let p = 2; p <= 4; p++) log.admit(chain(p, 4), 80);
     const behind = log.updateSince(observer.epoch, 0);
     expect(behind.snapshot).toBeDefined();
-    expect(behind.records).toBeUndefined();
+    expect(behind.events).toBeUndefined();
   });
 
   it('GIVEN a restarted instance (new epoch) THEN the observer gets a snapshot; an update that does not follow on is refused', () => {
@@ -79,7 +91,7 @@ describe('when an instance publishes its state and routers observe it', () => {
     expect(observer.match(chain(2, 3))).toBe(3);
     after.admit(chain(3, 3), 60);
     after.admit(chain(4, 3), 60);
-    const skipping = { ...after.updateSince('after', 2), seq: 3, records: [chain(4, 3)] };
+    const skipping = { ...after.updateSince('after', 2), seq: 3, events: [{ record: chain(4, 3) }] };
     expect(() => observer.apply({ ...skipping, seq: 5 }, 2)).toThrow(/does not follow on/);
   });
 
@@ -88,7 +100,7 @@ describe('when an instance publishes its state and routers observe it', () => {
     const a = log.admit(chain(1, 4), 100);
     const b = log.admit(chain(1, 4), 100);
     // a recorded b's 4 blocks of 64 characters (64 tokens): only the rest of b is prefill.
-    expect([a.prefillTokens, b.prefillTokens]).toEqual([100, 100 - 64]);
+    expect([a.ticket.prefillTokens, b.ticket.prefillTokens]).toEqual([100, 100 - 64]);
     expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 2, queuedPrefillTokens: 136, decodeSequences: 0 });
     b.firstToken();
     const update = log.updateSince(undefined, undefined);
@@ -99,6 +111,31 @@ describe('when an instance publishes its state and routers observe it', () => {
     b.end();
     expect(log.version).toBe(version + 2);
     expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 });
+  });
+
+  it('GIVEN the engine reports fewer cached tokens than the index predicted THEN the index drops what the engine evicted, and observers follow', () => {
+    const log = new InstanceStateLog(64, 1000, 'e');
+    const observer = new ObservedInstance();
+    log.admit(chain(1, 6), 200).end(); // older: evicted along with what the engine lost
+    log.admit(chain(2, 6), 200).end();
+    const again = log.admit(chain(2, 6), 200); // predicted: 6 blocks cached
+    again.end();
+    log.admit(chain(3, 6), 200).end();
+    // Within the tolerance (5 of 6 blocks delivered) nothing changes.
+    const before = log.updateSince(undefined, undefined).seq;
+    again.engineCached(16 * 5);
+    expect(log.updateSince(undefined, undefined).seq).toBe(before);
+    // A request whose engine served nothing of its 6 predicted blocks: everything used no later than its first block goes.
+    const missed = log.admit(chain(2, 6), 200);
+    missed.engineCached(0);
+    missed.engineCached(0); // counted once
+    observer.apply(log.updateSince(undefined, undefined), 0);
+    expect(observer.match(chain(1, 6))).toBe(0);
+    expect(observer.match(chain(2, 6))).toBe(6); // recorded again: the engine just computed it
+    expect(observer.match(chain(3, 6))).toBe(6); // used after the evidence's cut-off
+    const wired = new ObservedInstance();
+    wired.apply(overTheWire(log.updateSince(undefined, undefined)), 0);
+    expect(wired.match(chain(1, 6))).toBe(0);
   });
 
   it("GIVEN this router's changes since the observation THEN its view adds them to the instance's count", () => {
@@ -120,8 +157,9 @@ describe('when an instance publishes its state and routers observe it', () => {
     ['not an object', 7, /update must be an object/],
     ['another format', { format: 'x' }, /format must be/],
     ['a negative seq', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), seq: -1 }, /seq must be an integer/],
-    ['neither snapshot nor records', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined }, /snapshot or records/],
-    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, records: ['AAA='] }, /whole number of 4-byte/],
+    ['neither snapshot nor events', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined }, /snapshot or events/],
+    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: ['AAA='] }, /whole number of 4-byte/],
+    ['a negative eviction', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: [-3] }, /events\[0\] must be an integer/],
   ])('GIVEN an update that is %s THEN decoding names the problem', (_what, value, message) => {
     expect(() => decodeInstanceState(value)).toThrow(message);
   });

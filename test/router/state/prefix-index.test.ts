@@ -61,3 +61,27 @@ describe('when the per-instance prefix index records prompts', () => {
     expect(all.totalBlocks).toBe(5);
   });
 });
+
+describe('when the index is asked for the part of a match touched after some recency', () => {
+  it('GIVEN any prompts and any cut-off THEN matchNewerThan equals the longest prefix whose blocks are all newer', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 4, max: 200 }),
+        fc.array(fc.record({ blocks: fc.integer({ min: 1, max: 30 }), shared: fc.integer({ min: 0, max: 10 }) }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 600 }),
+        (capacity, prompts, cutoff) => {
+          const index = new InstancePrefixIndex(capacity);
+          const clock = new RecencyClock();
+          prompts.forEach((p, i) => index.record(chain(i, p.blocks, Math.min(p.shared, p.blocks)), clock));
+          prompts.forEach((p, i) => {
+            const hashes = chain(i, p.blocks, Math.min(p.shared, p.blocks));
+            let linear = 0;
+            while (linear < hashes.length && (index.recencyOf(hashes[linear]) ?? -1) > cutoff) linear++;
+            expect(index.matchNewerThan(hashes, cutoff)).toBe(linear);
+          });
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+});
