@@ -56,8 +56,9 @@ export class InstanceStateLog {
   private readonly index: InstancePrefixIndex;
   private readonly clock = new RecencyClock();
   private seq = 0;
-  /** Events seq − log.length + 1 … seq. */
+  /** Events seq − (log.length − logStart) + 1 … seq are log[logStart…]; the dropped head is cut off in bulk. */
   private log: IndexEvent[] = [];
+  private logStart = 0;
   private logBlocks = 0;
 
   constructor(
@@ -101,15 +102,20 @@ export class InstanceStateLog {
     this.seq++;
     this.log.push(event);
     this.logBlocks += blocks;
-    while (this.log.length > 1 && this.logBlocks > this.capacityBlocks) {
-      const dropped = this.log.shift()!;
+    while (this.log.length - this.logStart > 1 && this.logBlocks > this.capacityBlocks) {
+      const dropped = this.log[this.logStart++];
       if ('record' in dropped) this.logBlocks -= dropped.record.length;
+    }
+    // Amortized O(1): the array is compacted once its dropped head is as long as what is kept.
+    if (this.logStart > 64 && this.logStart * 2 > this.log.length) {
+      this.log = this.log.slice(this.logStart);
+      this.logStart = 0;
     }
   }
 
-  /** Changes so far (requests recorded, first tokens, ends): equal versions mean nothing changed. */
+  /** Changes so far (index events, requests started, first tokens, ends): equal versions mean nothing changed. */
   get version(): number {
-    return this.load.changes;
+    return this.seq + this.load.changes;
   }
 
   /** Blocks indexed now. */
@@ -127,7 +133,7 @@ export class InstanceStateLog {
       capacityBlocks: this.capacityBlocks,
       load: { inFlight: this.load.inFlight, queuedPrefillTokens: this.load.queuedPrefillTokens, decodeSequences: this.load.decodeSequences },
     };
-    const oldest = this.seq - this.log.length;
+    const oldest = this.seq - (this.log.length - this.logStart);
     if (epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq) {
       return { ...base, events: this.log.slice(this.log.length - (this.seq - since)) };
     }

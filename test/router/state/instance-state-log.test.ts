@@ -76,6 +76,32 @@ describe('when an instance publishes its state and routers observe it', () => {
     expect(behind.events).toBeUndefined();
   });
 
+  it('GIVEN many short prompts THEN the log stays bounded by the index and observers at any distance still catch up exactly', () => {
+    const log = new InstanceStateLog(64, 50, 'e');
+    const near = new ObservedInstance();
+    let far: InstanceStateUpdate | undefined;
+    for (let i = 0; i < 600; i++) {
+      log.admit(chain(i, 1 + (i % 3)), 40).end();
+      if (i % 13 === 0) near.apply(log.updateSince(near.epoch, near.seq), i);
+      if (i === 100) far = log.updateSince(undefined, undefined);
+    }
+    near.apply(log.updateSince(near.epoch, near.seq), 600);
+    const farObserver = new ObservedInstance();
+    farObserver.apply(far!, 100);
+    const update = log.updateSince(farObserver.epoch, farObserver.seq);
+    expect(update.snapshot).toBeDefined(); // 500 prompts behind: more than the log keeps
+    farObserver.apply(update, 600);
+    const recent = log.updateSince('e', log.updateSince(undefined, undefined).seq - 10);
+    expect(recent.events).toHaveLength(10);
+    const reference = new ObservedInstance();
+    reference.apply(log.updateSince(undefined, undefined), 600);
+    for (const o of [near, farObserver]) {
+      expect(o.size).toBe(log.indexedBlocks);
+      for (let i = 0; i < 600; i++) expect(o.match(chain(i, 1 + (i % 3)))).toBe(reference.match(chain(i, 1 + (i % 3))));
+    }
+    expect(reference.match(chain(599, 3))).toBe(3);
+  });
+
   it('GIVEN a restarted instance (new epoch) THEN the observer gets a snapshot; an update that does not follow on is refused', () => {
     const before = new InstanceStateLog(64, 100, 'before');
     const observer = new ObservedInstance();
