@@ -13,6 +13,9 @@ import { CacheAwarePolicy, createPolicy, type InstanceView } from '../src/policy
 import type { RoutingRequest } from '../src/protocol/routing-request';
 import { routingBlockHashes } from '../src/policy/routing-blocks';
 import { InstanceStateLog, ObservedInstance } from '../src/state/instance-state-log';
+import { CHARS_PER_TOKEN } from '../src/state/block-hash';
+import { ROUTER_DEFAULTS } from '../src/config/router-config';
+import { DEFAULT_KV_CACHE_TOKENS } from '../src/policy/cache-aware-policy';
 
 const INSTANCES = 7;
 const PROMPT_CHARS = 32_768; // 128 routing blocks of 256 characters
@@ -57,8 +60,8 @@ function time(policy: CacheAwarePolicy, instances: readonly InstanceView[] = vie
 }
 
 // Each instance's published index at the default size (1,000,000 tokens = 15,625 blocks), filled with other prompts.
-const BLOCK_CHARS = 256;
-const published = ids.map((id) => new InstanceStateLog(BLOCK_CHARS, Math.floor((1_000_000 * 4) / BLOCK_CHARS), id));
+const BLOCK_CHARS = ROUTER_DEFAULTS.publishStateBlockChars;
+const published = ids.map((id) => new InstanceStateLog(BLOCK_CHARS, Math.floor((DEFAULT_KV_CACHE_TOKENS * CHARS_PER_TOKEN) / BLOCK_CHARS), id));
 for (let n = 0; n < 1_000; n++) published[n % INSTANCES].admit(routingBlockHashes(request(`published-${n}`, n * 97 % 100_000), BLOCK_CHARS), 8192).end();
 const observedViews: InstanceView[] = views.map((v, i) => {
   const observed = new ObservedInstance();

@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { FEEDBACK_TOLERANCE_BLOCKS, PrefixIndex } from '../state/prefix-index';
+import { engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
@@ -28,6 +28,9 @@ export interface CacheAwareOptions {
   /** Sessions remembered (least recently used forgotten first). */
   readonly maxSessions: number;
 }
+
+/** KV capacity per instance when the engine does not report one: about one TP8 H100 node serving a 70B model. */
+export const DEFAULT_KV_CACHE_TOKENS = 1_000_000;
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
 
@@ -60,7 +63,6 @@ interface Candidate {
 interface Pending {
   readonly instance: string;
   readonly hashes: Int32Array;
-  readonly matchedBlocks: number;
   /** Recency of each matched block before this request touched it (for engine feedback). */
   readonly priorRecency: Float64Array;
 }
@@ -282,10 +284,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const hashes = this.blockHashesOf(request);
     const view = this.lastInstances?.find((v) => v.id === decision.instance);
     const index = this.index.forInstance(decision.instance, view === undefined ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 }) : this.capacityBlocksOf(view));
-    const matchedBlocks = index.match(hashes);
-    const priorRecency = new Float64Array(matchedBlocks);
-    for (let i = 0; i < matchedBlocks; i++) priorRecency[i] = index.recencyOf(hashes[i]) ?? 0;
-    this.pending.set(decision, { instance: decision.instance, hashes, matchedBlocks, priorRecency });
+    this.pending.set(decision, { instance: decision.instance, hashes, priorRecency: index.recenciesOfMatch(hashes) });
     index.record(hashes, this.index.clock);
     this.sent.set(decision.instance, (this.sent.get(decision.instance) ?? 0) + 1);
     if (this.options.sessionHeader !== '') {
@@ -303,13 +302,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (p === undefined) return;
     this.pending.delete(decision);
     if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
-    const deliveredBlocks = Math.floor((outcome.cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
-    if (p.matchedBlocks - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS) return;
-    // Block `deliveredBlocks` was indexed but not cached: the engine evicted it, and (LRU) all it used less recently.
-    // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
+    const cutoff = engineEvictionCutoff(p.priorRecency, outcome.cachedTokens, this.options.blockChars);
     const index = this.index.get(p.instance);
-    if (index === undefined) return;
-    index.evictNotNewerThan(p.priorRecency[deliveredBlocks]);
+    if (cutoff === undefined || index === undefined) return;
+    // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
+    index.evictNotNewerThan(cutoff);
     index.record(p.hashes, this.index.clock);
   }
 
@@ -362,6 +359,14 @@ function better(a: Candidate, b: Candidate): boolean {
   return ranksAbove(a.score, a.view.id, b.score, b.view.id);
 }
 
+/**
+ * A request's routing blocks of `blockChars` characters, for what an instance publishes about itself: a cache-aware
+ * policy of that block size has just hashed them for its decision (memoized), so they are not hashed twice.
+ */
+export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number): Int32Array {
+  return policy instanceof CacheAwarePolicy && policy.options.blockChars === blockChars ? policy.blockHashesOf(request) : routingBlockHashes(request, blockChars);
+}
+
 /** The instance's published index, when the caller observes it and it uses this policy's block size. */
 function usableObservation(view: InstanceView, blockChars: number): ObservedBlocks | undefined {
   const observed = view.observedBlocks;
@@ -399,7 +404,7 @@ export const cacheAwareDefinition = definePolicy({
       type: 'integer',
       min: 1024,
       max: 1_000_000_000,
-      default: 1_000_000,
+      default: DEFAULT_KV_CACHE_TOKENS,
       valueName: 'tokens',
       doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
     },

@@ -4,7 +4,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { CacheAwarePolicy, createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import {
   dialectForPath,
@@ -37,12 +37,9 @@ import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
 import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
-import { routingBlockHashes } from '../policy/routing-blocks';
+import { DEFAULT_KV_CACHE_TOKENS, publishedBlocksOf } from '../policy/cache-aware-policy';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
-
-/** KV capacity assumed per backend for the published index when its engine does not report one (the cache-aware default). */
-const DEFAULT_PUBLISHED_KV_TOKENS = 1_000_000;
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -240,7 +237,7 @@ export class PrefixRouter implements RunningRouter {
     }
     this.address = this.server.address() as AddressInfo;
     if (this.config.publishStateMs > 0) {
-      const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_PUBLISHED_KV_TOKENS), 0);
+      const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
       const blockChars = this.config.publishStateBlockChars;
       this.publisher = new InstanceStatePublisher(new InstanceStateLog(blockChars, Math.max(1, Math.floor((kvTokens * CHARS_PER_TOKEN) / blockChars))), this.config.publishStateMs);
     }
@@ -356,19 +353,12 @@ export class PrefixRouter implements RunningRouter {
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
     const promptTokens = estimatedPromptTokens(parsed.routing);
     // This router's own count of the request, for routers observing it: once per request, whatever the retries.
-    const published = this.publisher?.log.admit(this.publishedHashesOf(parsed.routing), promptTokens);
+    const published = this.publisher?.log.admit(publishedBlocksOf(this.policy, parsed.routing, this.config.publishStateBlockChars), promptTokens);
     try {
       await this.routeWithRetry(req, res, route, parsed, body, promptTokens, published);
     } finally {
       published?.end();
     }
-  }
-
-  /** The request's routing blocks for the published state; a cache-aware policy with the same block size hashes once for both. */
-  private publishedHashesOf(routing: RoutingRequest): Int32Array {
-    const blockChars = this.config.publishStateBlockChars;
-    const policy = this.policy;
-    return policy instanceof CacheAwarePolicy && policy.options.blockChars === blockChars ? policy.blockHashesOf(routing) : routingBlockHashes(routing, blockChars);
   }
 
   private async routeWithRetry(

@@ -5,14 +5,15 @@ import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
 import { httpErrorCode } from '../benchmark/request-errors';
-import { CacheAwarePolicy, createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { RoutingRequest } from '../protocol/routing-request';
 import { InstanceLoad, type LoadTicket } from '../state/instance-load';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { InstanceStateLog, ObservedInstance, type AdmittedRequest, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
-import { routingBlockHashes } from '../policy/routing-blocks';
+import { publishedBlocksOf } from '../policy/cache-aware-policy';
+import { ROUTER_DEFAULTS } from '../config/router-config';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
@@ -177,8 +178,7 @@ interface RouterReplica {
 export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
 export const ROUTERS_RANGE = { min: 1, max: 64 } as const;
 export const OBSERVE_INTERVAL_RANGE = { min: 0, max: 60_000 } as const;
-/** Block size instances publish with when the policy has none of its own (the cache-aware default). */
-const DEFAULT_PUBLISHED_BLOCK_CHARS = 256;
+
 
 export function defaultInstanceIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `instance-${i}`);
@@ -263,7 +263,7 @@ class Simulation {
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.observeMs = config.observeIntervalMs ?? 0;
     if (this.observeMs > 0) {
-      const blockChars = Number(policyOptionsOf(config.policy).blockChars ?? DEFAULT_PUBLISHED_BLOCK_CHARS);
+      const blockChars = Number(policyOptionsOf(config.policy).blockChars ?? ROUTER_DEFAULTS.publishStateBlockChars);
       const capacityBlocks = Math.max(1, Math.floor((kvCapacityTokens * CHARS_PER_TOKEN) / blockChars));
       this.published = ids.map((id) => ({ log: new InstanceStateLog(blockChars, capacityBlocks, `sim-${id}`), observed: new ObservedInstance() }));
     }
@@ -457,10 +457,7 @@ class Simulation {
     let instanceTicket: AdmittedRequest | undefined;
     if (this.published !== undefined) {
       const log = this.published[instance].log;
-      // The replica's cache-aware policy has just hashed these blocks (same block size): hashing once serves both.
-      const policy = router.policy;
-      const hashes = policy instanceof CacheAwarePolicy && policy.options.blockChars === log.blockChars ? policy.blockHashesOf(routing) : routingBlockHashes(routing, log.blockChars);
-      instanceTicket = log.admit(hashes, estimatedTokens);
+      instanceTicket = log.admit(publishedBlocksOf(router.policy, routing, log.blockChars), estimatedTokens);
     }
     const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instanceTicket, instance, sentAtMs: nowMs, decisionMicros };
     this.dispatched.set(request.id, dispatched);

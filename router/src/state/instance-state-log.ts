@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CHARS_PER_TOKEN } from './block-hash';
 import { InstanceLoad, type LoadTicket } from './instance-load';
-import { FEEDBACK_TOLERANCE_BLOCKS, InstancePrefixIndex, RecencyClock } from './prefix-index';
+import { engineEvictionCutoff, InstancePrefixIndex, RecencyClock } from './prefix-index';
 
 /** An instance's load as it counts it itself: every request it was sent, by any router. */
 export interface InstanceLoadFigures {
@@ -47,7 +47,7 @@ export interface InstanceStateUpdate {
  * snapshot is no larger, so older events are dropped and a slower observer gets the snapshot.
  *
  * Engine feedback: when the engine reports fewer cached tokens for a request than the index predicted (by at
- * least FEEDBACK_TOLERANCE_BLOCKS), it evicted those blocks and, being LRU, all it used less recently; the index
+ * least FEEDBACK_TOLERANCE_BLOCKS, see engineEvictionCutoff), it evicted those blocks and, being LRU, all it used less recently; the index
  * drops them and records the request's blocks again (the engine has just computed them), as cache-aware does with
  * its own index. So the published index follows what the engine kept, not only what it was sent.
  */
@@ -75,19 +75,16 @@ export class InstanceStateLog {
    * the index does not predict cached (the whole prompt's match, never the last token).
    */
   admit(hashes: Int32Array, promptTokens: number): AdmittedRequest {
-    const matched = this.index.match(hashes);
-    const priorRecency = new Float64Array(matched);
-    for (let i = 0; i < matched; i++) priorRecency[i] = this.index.recencyOf(hashes[i]) ?? 0;
-    const cached = Math.min(Math.floor((matched * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
+    const priorRecency = this.index.recenciesOfMatch(hashes);
+    const cached = Math.min(Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
     this.recordBlocks(hashes);
     return new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, priorRecency);
   }
 
   /** The engine served `cachedTokens` of a request admitted with `priorRecency` for its matched blocks. */
   correct(hashes: Int32Array, priorRecency: Float64Array, cachedTokens: number): void {
-    const deliveredBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / this.blockChars);
-    if (priorRecency.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS) return;
-    const notNewerThan = priorRecency[deliveredBlocks];
+    const notNewerThan = engineEvictionCutoff(priorRecency, cachedTokens, this.blockChars);
+    if (notNewerThan === undefined) return;
     this.index.evictNotNewerThan(notNewerThan);
     this.append({ evictNotNewerThan: notNewerThan }, 0);
     this.recordBlocks(hashes);

@@ -1,3 +1,5 @@
+import { CHARS_PER_TOKEN } from './block-hash';
+
 /**
  * The cache-aware policy's memory of what each instance was recently sent: per instance, the chained block
  * hashes of the prompts routed to it, bounded by a capacity in blocks with least-recently-used eviction.
@@ -31,17 +33,17 @@ export class InstancePrefixIndex {
 
   /** How many leading blocks of `hashes` the index holds (the longest cached prefix). */
   match(hashes: ArrayLike<number>): number {
-    const entries = this.entries;
-    if (hashes.length === 0 || !entries.has(hashes[0])) return 0;
-    // Invariant: blocks [0, lo) are present; block hi (if < length) is absent.
-    let lo = 1;
-    let hi = hashes.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (entries.has(hashes[mid])) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return this.matchNewerThan(hashes, -Infinity);
+  }
+
+  /**
+   * The recency of each block of `hashes`' longest indexed prefix, before this request touches them: what the
+   * engine's answer is checked against (engineEvictionCutoff).
+   */
+  recenciesOfMatch(hashes: ArrayLike<number>): Float64Array {
+    const matched = new Float64Array(this.match(hashes));
+    for (let i = 0; i < matched.length; i++) matched[i] = this.entries.get(hashes[i])!;
+    return matched;
   }
 
   /**
@@ -53,6 +55,7 @@ export class InstancePrefixIndex {
     const entries = this.entries;
     const newer = (h: number) => (entries.get(h) ?? -Infinity) > recency;
     if (hashes.length === 0 || !newer(hashes[0])) return 0;
+    // Invariant: blocks [0, lo) qualify; block hi (if < length) does not.
     let lo = 1;
     let hi = hashes.length;
     while (lo < hi) {
@@ -135,6 +138,17 @@ export class InstancePrefixIndex {
  * the chat template shifts block edges, and vLLM recomputes the last prompt token.
  */
 export const FEEDBACK_TOLERANCE_BLOCKS = 2;
+
+/**
+ * What the engine's `cached_tokens` for a request shows it evicted, given the recencies its matched blocks had
+ * (`recenciesOfMatch`): when it served at least FEEDBACK_TOLERANCE_BLOCKS fewer blocks than matched, the first
+ * block it did not serve was evicted and, being LRU, everything it used no later: the recency to evict up to
+ * (`evictNotNewerThan`). Undefined when the answer agrees with the index.
+ */
+export function engineEvictionCutoff(matchedRecencies: Float64Array, cachedTokens: number, blockChars: number): number | undefined {
+  const deliveredBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / blockChars);
+  return matchedRecencies.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS ? undefined : matchedRecencies[deliveredBlocks];
+}
 
 /** Monotonic recency numbers shared by the indexes of one policy. */
 export class RecencyClock {
