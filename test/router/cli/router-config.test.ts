@@ -61,6 +61,9 @@ describe('when router options are resolved programmatically', () => {
     [{ policy: { name: 'sagemaker-prefix-aware', prefixLength: 65537 } }, 'policy.prefixLength must be an integer between 1024 and 65536 (got 65537)'],
     [{ limits: { maxBodyByte: 10 } }, 'limits.maxBodyByte is not a limits option (got 10)'],
     [{ prefixLength: 4096 }, 'prefixLength is not a router option (got 4096)'],
+    [{ publishStateMs: 10_001 }, 'publishStateMs must be an integer between 0 and 10000 (got 10001)'],
+    [{ publishStateBlockChars: 15 }, 'publishStateBlockChars must be an integer between 16 and 65536 (got 15)'],
+    [{ observeInstances: 'yes' }, "observeInstances must be 'on' or 'off' (got \"yes\")"],
   ])('GIVEN %j THEN the message names the option, the range and the value', (extra, message) => {
     expect(errorOf(() => resolveRouterConfig({ backends: ['http://127.0.0.1:1'], ...extra } as RouterOptions))).toContain(message);
   });
@@ -71,6 +74,8 @@ describe('when router options are resolved programmatically', () => {
     [{ healthCheck: { intervalMs: 0 } }],
     [{ healthCheck: { intervalMs: 50 } }],
     [{ limits: { maxBodyBytes: 1024 } }],
+    [{ publishStateMs: 0, publishStateBlockChars: 16, observeInstances: 'off' }],
+    [{ publishStateMs: 10_000, publishStateBlockChars: 65_536, observeInstances: 'on' }],
     [{ policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 1024 } }],
   ])('GIVEN boundary value %j THEN it is accepted', (extra) => {
     expect(() => resolveRouterConfig({ backends: ['http://127.0.0.1:1'], ...extra } as RouterOptions)).not.toThrow();
