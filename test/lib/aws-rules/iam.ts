@@ -1,0 +1,126 @@
+/**
+ * IAM rules: the actions AWS documents for each feature a template uses, granted to the SageMaker execution role on
+ * the resources the feature touches.
+ */
+import { AwsRule, RuleFinding } from './rule';
+import { FlatStatement, flatten, globMatches, isAllowed, referencedId, resourcesOfType, roleStatements, TemplateJson } from './template';
+
+/** CreateModel API: execution role permissions (ECR, S3 model data, CloudWatch logs and metrics, VPC interfaces). */
+const EXECUTION_ROLE = 'https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms';
+const GUARDRAILS_ALARMS = 'https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html';
+const DESCRIBE_ALARMS = 'https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html';
+const KMS_S3 = 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html';
+
+function rule(id: string, doc: string, statement: string, check: (template: TemplateJson, finding: (resource: string, message: string) => RuleFinding) => RuleFinding[]): AwsRule {
+  return { id, doc, statement, check: (template) => check(template, (resource, message) => ({ rule: id, resource, message })) };
+}
+
+/** Each model with the logical id of its execution role (when the role is in the template) and its statements. */
+function modelsWithRoles(template: TemplateJson): Array<{ modelId: string; model: Record<string, any>; roleId?: string; statements: FlatStatement[] }> {
+  return resourcesOfType(template, 'AWS::SageMaker::Model').map(([modelId, model]) => {
+    const roleId = referencedId(model.ExecutionRoleArn);
+    const inTemplate = roleId !== undefined && template.Resources?.[roleId]?.Type === 'AWS::IAM::Role';
+    return { modelId, model, roleId: inTemplate ? roleId : undefined, statements: inTemplate ? roleStatements(template, roleId!) : [] };
+  }).filter((m) => m.roleId !== undefined);
+}
+
+/** The execution roles' statements of the models an endpoint serves. */
+function endpointRoles(template: TemplateJson, endpoint: Record<string, any>): Array<{ roleId: string; statements: FlatStatement[] }> {
+  const configId = referencedId(endpoint.EndpointConfigName);
+  const variants: Array<Record<string, any>> = (configId ? template.Resources?.[configId]?.Properties?.ProductionVariants : undefined) ?? [];
+  const modelIds = new Set(variants.map((v) => referencedId(v.ModelName)).filter((m): m is string => m !== undefined));
+  return modelsWithRoles(template).filter((m) => modelIds.has(m.modelId)).map((m) => ({ roleId: m.roleId!, statements: m.statements }));
+}
+
+/** The repository name and registry account of an ECR image URI (`ACCOUNT.dkr.ecr.REGION.SUFFIX/REPO:TAG`). */
+function ecrRepositoryOf(imageUri: string): { account: string; repository: string } | undefined {
+  const match = /^(.+?)\.dkr\.ecr\.[^/]+?\/(.+)$/.exec(imageUri);
+  // The tag or digest follows the last ':' or '@' outside a flattened intrinsic (`<AWS::AccountId>` holds colons).
+  return match ? { account: match[1], repository: match[2].replace(/[:@][^:@<>]*$/, '') } : undefined;
+}
+
+const ECR_PULL = ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'];
+const LOGS = ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'];
+const VPC = ['ec2:CreateNetworkInterface', 'ec2:CreateNetworkInterfacePermission', 'ec2:DeleteNetworkInterface', 'ec2:DeleteNetworkInterfacePermission',
+  'ec2:DescribeNetworkInterfaces', 'ec2:DescribeVpcs', 'ec2:DescribeDhcpOptions', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'];
+
+export const IAM_RULES: readonly AwsRule[] = [
+  rule('IAM-ROLLBACK-DESCRIBE-ALARMS', GUARDRAILS_ALARMS,
+    `The execution role may call cloudwatch:DescribeAlarms on every auto-rollback alarm (resource: the alarm ARN, or * for composite alarms: ${DESCRIBE_ALARMS}).`,
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::Endpoint').flatMap(([id, endpoint]) => {
+      const alarms: Array<{ AlarmName: unknown }> = endpoint.DeploymentConfig?.AutoRollbackConfiguration?.Alarms ?? [];
+      if (alarms.length === 0) return [];
+      return endpointRoles(template, endpoint).flatMap(({ roleId, statements }) => alarms.flatMap((alarm) => {
+        const alarmId = referencedId(alarm.AlarmName);
+        const composite = alarmId !== undefined && template.Resources?.[alarmId]?.Type === 'AWS::CloudWatch::CompositeAlarm';
+        const name = flatten(alarm.AlarmName);
+        const covers = (pattern: string) => !composite && (alarmId !== undefined
+          ? pattern === `<${alarmId}.Arn>` || globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${name}`)
+          : globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${name}`));
+        return isAllowed(statements, 'cloudwatch:DescribeAlarms', covers) ? [] : [finding(id, `role ${roleId} may not describe rollback alarm ${name}`)];
+      }));
+    })),
+
+  rule('IAM-ECR-PULL', EXECUTION_ROLE,
+    'An ECR image needs ecr:BatchCheckLayerAvailability, ecr:GetDownloadUrlForLayer and ecr:BatchGetImage on its repository, and ecr:GetAuthorizationToken.',
+    (template, finding) => modelsWithRoles(template).flatMap(({ modelId, model, roleId, statements }) => {
+      const image = flatten(model.PrimaryContainer?.Image);
+      const repo = ecrRepositoryOf(image);
+      if (!image.includes('.dkr.ecr.')) return [];
+      const out: RuleFinding[] = [];
+      const coversRepo = (pattern: string) => repo !== undefined && (pattern.endsWith(`:repository/${repo.repository}`) && pattern.includes(`:${repo.account}:`)
+        || globMatches(pattern, `arn:aws:ecr:r:${repo.account}:repository/${repo.repository}`));
+      for (const action of ECR_PULL) if (!isAllowed(statements, action, coversRepo)) out.push(finding(modelId, `role ${roleId} lacks ${action} on repository ${repo?.repository ?? image}`));
+      if (!isAllowed(statements, 'ecr:GetAuthorizationToken', () => false)) out.push(finding(modelId, `role ${roleId} lacks ecr:GetAuthorizationToken on *`));
+      return out;
+    })),
+
+  rule('IAM-S3-MODEL-DATA', EXECUTION_ROLE,
+    'S3 model data needs s3:GetObject on the objects under the prefix and s3:ListBucket on the bucket.',
+    (template, finding) => modelsWithRoles(template).flatMap(({ modelId, model, roleId, statements }) => {
+      const source = model.PrimaryContainer?.ModelDataSource?.S3DataSource;
+      if (!source) return [];
+      const uri = flatten(source.S3Uri);
+      const match = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
+      if (!match) return [finding(modelId, `S3Uri ${uri} is not an s3:// URI`)];
+      const [, bucket, prefix] = match;
+      const bucketArns = [`arn:<AWS::Partition>:s3:::${bucket}`, ...(/^<([^.>]+)>$/.test(bucket) ? [`<${bucket.slice(1, -1)}.Arn>`] : [])];
+      const object = (arn: string) => `${arn}/${prefix}probe.safetensors`;
+      const out: RuleFinding[] = [];
+      if (!isAllowed(statements, 's3:GetObject', (p) => bucketArns.some((b) => globMatches(p, object(b))))) {
+        out.push(finding(modelId, `role ${roleId} may not read s3://${bucket}/${prefix}*`));
+      }
+      if (!isAllowed(statements, 's3:ListBucket', (p) => bucketArns.some((b) => p === b))) out.push(finding(modelId, `role ${roleId} may not list bucket ${bucket}`));
+      const bucketId = /^<([^.>]+)>$/.exec(bucket)?.[1];
+      const encryption = bucketId ? template.Resources?.[bucketId]?.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration : undefined;
+      const kmsKey = (encryption ?? []).map((c: any) => c.ServerSideEncryptionByDefault).find((d: any) => d?.SSEAlgorithm === 'aws:kms')?.KMSMasterKeyID;
+      if (kmsKey !== undefined && !isAllowed(statements, 'kms:Decrypt', (p) => p === flatten(kmsKey) || p === flatten(kmsKey).replace(/\.Arn>$/, '>'))) {
+        out.push(finding(modelId, `role ${roleId} may not decrypt with the bucket's KMS key (${KMS_S3})`));
+      }
+      return out;
+    })),
+
+  rule('IAM-LOGS-AND-METRICS', EXECUTION_ROLE,
+    'The execution role writes the container logs (logs:CreateLogGroup, CreateLogStream, PutLogEvents, DescribeLogStreams on /aws/sagemaker/Endpoints/NAME) and cloudwatch:PutMetricData.',
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::Endpoint').flatMap(([id, endpoint]) => {
+      const name = flatten(endpoint.EndpointName);
+      const group = `arn:aws:logs:r:1:log-group:/aws/sagemaker/Endpoints/${name}`;
+      return endpointRoles(template, endpoint).flatMap(({ roleId, statements }) => {
+        const out: RuleFinding[] = [];
+        const covers = (target: string) => (p: string) => globMatches(p.replace(/<AWS::[A-Za-z]+>/g, '*'), target);
+        for (const action of LOGS) {
+          const target = action === 'logs:PutLogEvents' || action === 'logs:CreateLogStream' ? `${group}:log-stream:i-1/AllTraffic` : group;
+          if (!isAllowed(statements, action, covers(target))) out.push(finding(id, `role ${roleId} lacks ${action} on log group /aws/sagemaker/Endpoints/${name}`));
+        }
+        if (!isAllowed(statements, 'cloudwatch:PutMetricData')) out.push(finding(id, `role ${roleId} lacks cloudwatch:PutMetricData`));
+        return out;
+      });
+    })),
+
+  rule('IAM-VPC-INTERFACES', EXECUTION_ROLE,
+    'A model with VpcConfig needs the EC2 network-interface and describe actions SageMaker uses to attach to the VPC.',
+    (template, finding) => modelsWithRoles(template).flatMap(({ modelId, model, roleId, statements }) => {
+      if (!model.VpcConfig) return [];
+      return VPC.filter((action) => !isAllowed(statements, action)).map((action) => finding(modelId, `role ${roleId} lacks ${action}`));
+    })),
+];
