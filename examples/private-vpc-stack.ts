@@ -16,9 +16,9 @@
  * Before deploying: copy the model files (config.json, tokenizer files, *.safetensors; no tarball) to
  * s3://<modelBucketName>/<modelPrefix>/ in the stack's region. Network isolation forbids downloading from Hugging Face.
  */
-import { CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
+import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../lib';
 import { createAlarmTopic } from './alarm-topic';
 
 export interface PrivateVpcStackProps extends StackProps {
@@ -107,6 +107,12 @@ export class PrivateVpcStack extends Stack {
         maximumExecutionTimeout: Duration.hours(4),
       }),
     });
+
+    // Autoscaling fixes the instance type: changing it later takes three deploys (docs/operations.md).
+    Annotations.of(this.endpoint).acknowledgeWarning(
+      PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED,
+      'This fleet stays on ml.p5.48xlarge; a type change follows the three-step procedure in docs/operations.md.',
+    );
 
     // An application role that may call the endpoint (buffered and streaming), and nothing else.
     const clientRole = new iam.Role(this, 'ClientRole', {

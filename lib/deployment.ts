@@ -1,11 +1,15 @@
 import { aws_cloudwatch as cloudwatch, aws_sagemaker as sagemaker, Duration } from 'aws-cdk-lib';
 import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
 
-/** SageMaker's allowed ranges for deployment settings, in seconds or percent. */
+/**
+ * SageMaker's allowed ranges for deployment settings, in seconds or percent (API reference: RollingUpdatePolicy,
+ * BlueGreenUpdatePolicy https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_BlueGreenUpdatePolicy.html,
+ * TrafficRoutingConfig, AutoRollbackConfig).
+ */
 export const DEPLOYMENT_LIMITS = {
   waitIntervalSeconds: { min: 0, max: 3600 },
   rollingMaxExecutionSeconds: { min: 600, max: 28800 },
-  blueGreenMaxExecutionSeconds: { min: 600, max: 14400 },
+  blueGreenMaxExecutionSeconds: { min: 600, max: 28800 },
   terminationWaitSeconds: { min: 0, max: 3600 },
   /** A rolling batch must hold 5–50 % of the variant's instances. */
   rollingBatchShare: { min: 0.05, max: 0.5 },
@@ -114,7 +118,13 @@ export interface BlueGreenDeploymentOptions extends DeploymentAlarmOptions {
    */
   readonly terminationWait?: Duration;
 
-  /** Limit for the whole update. Allowed: 600–14400 s. @default Duration.hours(4) */
+  /**
+   * Limit for the whole update. Allowed: 600–28800 s, and longer than `terminationWait` + `waitInterval` (SageMaker's
+   * BlueGreenUpdatePolicy). The new fleet must be provisioned and pass its health checks within it: on
+   * ml.p5.48xlarge that alone takes ~20–30 min (capacity, image pull, 140 GB of weights, CUDA graph capture).
+   *
+   * @default Duration.hours(4)
+   */
   readonly maximumExecutionTimeout?: Duration;
 }
 
@@ -174,6 +184,11 @@ export abstract class DeploymentPolicy {
   }
 }
 
+/** Baking time per step when none is given. */
+const DEFAULT_WAIT_INTERVAL_SECONDS = 300;
+/** Blue/green time limit when none is given: 4 hours. */
+const BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS = 14_400;
+
 /** Smallest batch that is at least 5 % of the fleet. */
 function defaultRollingBatch(instanceCount: number): number {
   // A deploy-time count: 1 instance is within 5–50 % for fleets of 2 to 20.
@@ -217,7 +232,7 @@ class RollingDeploymentPolicy extends DeploymentPolicy {
       rollingUpdatePolicy: {
         maximumBatchSize: { type: 'INSTANCE_COUNT', value: batch },
         rollbackMaximumBatchSize: { type: 'INSTANCE_COUNT', value: this.options.rollbackBatchInstances ?? batch },
-        waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? 300,
+        waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? DEFAULT_WAIT_INTERVAL_SECONDS,
         maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? 28800,
       },
       autoRollbackConfiguration: this.renderRollback(alarms),
@@ -237,11 +252,24 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.terminationWait', this.options.terminationWait, term.min, term.max);
     problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
+    this.validateTimeoutAboveWaits(problems);
     const shift = this.options.trafficShift;
     if (shift?.type === 'CANARY') {
       problems.integerInRange('deployment.trafficShift canary percent', shift.percent, DEPLOYMENT_LIMITS.canaryPercent.min, DEPLOYMENT_LIMITS.canaryPercent.max);
     } else if (shift?.type === 'LINEAR') {
       problems.integerInRange('deployment.trafficShift linear percent', shift.percent, DEPLOYMENT_LIMITS.linearPercent.min, DEPLOYMENT_LIMITS.linearPercent.max);
+    }
+  }
+
+  /** "The timeout value should be larger than the total waiting time specified in TerminationWaitInSeconds and WaitIntervalInSeconds." */
+  private validateTimeoutAboveWaits(problems: ProblemCollector): void {
+    const seconds = (d: Duration | undefined, fallback: number) => (d === undefined ? fallback : d.isUnresolved() ? undefined : d.toSeconds({ integral: false }));
+    const timeout = seconds(this.options.maximumExecutionTimeout, BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS);
+    const waits = [seconds(this.options.terminationWait, 0), seconds(this.options.waitInterval, DEFAULT_WAIT_INTERVAL_SECONDS)];
+    if (timeout === undefined || waits.some((w) => w === undefined)) return;
+    const total = (waits as number[]).reduce((a, b) => a + b, 0);
+    if (timeout <= total) {
+      problems.add(`deployment.maximumExecutionTimeout must be longer than deployment.terminationWait + deployment.waitInterval (${total} seconds) (got ${timeout})`);
     }
   }
 
@@ -252,12 +280,12 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
       blueGreenUpdatePolicy: {
         trafficRoutingConfiguration: {
           type: shift.type,
-          waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? 300,
+          waitIntervalInSeconds: wholeSeconds(this.options.waitInterval) ?? DEFAULT_WAIT_INTERVAL_SECONDS,
           canarySize: shift.type === 'CANARY' ? step : undefined,
           linearStepSize: shift.type === 'LINEAR' ? step : undefined,
         },
         terminationWaitInSeconds: wholeSeconds(this.options.terminationWait) ?? 0,
-        maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? 14400,
+        maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS,
       },
       autoRollbackConfiguration: this.renderRollback(alarms),
     };

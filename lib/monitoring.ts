@@ -20,17 +20,35 @@ export interface EndpointMetricOptions extends cloudwatch.MetricOptions {
   readonly namespace?: string;
 }
 
-/** The dimensions every endpoint metric is published with, and the period metrics default to. */
+/** The dimensions every endpoint metric is published with, and the periods metrics default to. */
 export interface EndpointMetricTarget {
   readonly endpointName: string;
   readonly variantName: string;
   /**
-   * The endpoint's publish frequency: the default period of every metric, so a period never holds more than one
-   * datapoint per instance (what the per-instance max ÷ mean relies on) and never less than one.
+   * The endpoint's publish frequency (`MetricPublishFrequencyInSeconds`): the default period of its utilization
+   * metrics, and of its invocation metrics when `invocationMetricsAtPublishFrequency` holds, so a period never holds
+   * more than one datapoint per instance and never less than one.
    *
    * @default Duration.seconds(60)
    */
   readonly period?: Duration;
+
+  /**
+   * Whether invocation metrics (`AWS/SageMaker`) are published at `period`: true with enhanced metrics; without them
+   * SageMaker publishes invocation metrics every 60 s whatever the frequency (API reference, `MetricsConfig`).
+   *
+   * @default true
+   */
+  readonly invocationMetricsAtPublishFrequency?: boolean;
+}
+
+/** The shortest period of a standard-resolution metric, and of every Metrics Insights query (it aggregates at one minute). */
+const ONE_MINUTE = Duration.seconds(60);
+
+/** The longer of two durations (both known at synth, or the first when either is a token). */
+function atLeast(period: Duration, minimum: Duration): Duration {
+  if (period.isUnresolved() || minimum.isUnresolved()) return period;
+  return period.toSeconds() >= minimum.toSeconds() ? period : minimum;
 }
 
 /**
@@ -41,19 +59,41 @@ export interface EndpointMetricTarget {
 export class EndpointMetrics {
   constructor(private readonly target: EndpointMetricTarget) {}
 
-  /** The default period: the publish frequency. */
+  /** The publish frequency: the period of utilization metrics (`/aws/sagemaker/Endpoints`). */
   public get period(): Duration {
     return this.target.period ?? DEFAULT_PUBLISH_FREQUENCY;
   }
 
-  /** Any metric of the variant; `namespace` defaults to `AWS/SageMaker`. */
+  /**
+   * The period of invocation metrics (`AWS/SageMaker`): the publish frequency with enhanced metrics, else at least
+   * 60 s, because SageMaker then publishes them every minute (a shorter period would hold no data).
+   */
+  public get invocationPeriod(): Duration {
+    return (this.target.invocationMetricsAtPublishFrequency ?? true) ? this.period : atLeast(this.period, ONE_MINUTE);
+  }
+
+  /**
+   * The period of Metrics Insights queries: at least 60 s, since Metrics Insights aggregates high-resolution data
+   * at one minute (CloudWatch, Metrics Insights quotas), and never shorter than the invocation metrics' period.
+   */
+  public get insightsPeriod(): Duration {
+    return atLeast(this.invocationPeriod, ONE_MINUTE);
+  }
+
+  /** The period of the router sidecar's EMF metrics: standard resolution, at least 60 s. */
+  public get routerPeriod(): Duration {
+    return atLeast(this.period, ONE_MINUTE);
+  }
+
+  /** Any metric of the variant; `namespace` defaults to `AWS/SageMaker`, the period to that namespace's. */
   public metric(metricName: string, props: EndpointMetricOptions = {}): cloudwatch.Metric {
     const { namespace, ...options } = props;
+    const ns = namespace ?? SAGEMAKER_NAMESPACE;
     return new cloudwatch.Metric({
-      namespace: namespace ?? SAGEMAKER_NAMESPACE,
+      namespace: ns,
       metricName,
       dimensionsMap: { EndpointName: this.target.endpointName, VariantName: this.target.variantName },
-      period: this.period,
+      period: ns === SAGEMAKER_NAMESPACE ? this.invocationPeriod : ns === ROUTER_NAMESPACE ? this.routerPeriod : this.period,
       ...options,
     });
   }
@@ -125,7 +165,7 @@ export class EndpointMetrics {
       expression: `IF(requests >= ${minInvocations}, 100 * FILL(errors, 0) / requests, 0)`,
       usingMetrics: { errors: this.invocation5xxErrors(), requests: this.invocations() },
       label: `5XX errors (% of requests, 0 below ${minInvocations} requests)`,
-      period: this.period,
+      period: this.invocationPeriod,
       ...props,
     });
   }
@@ -142,7 +182,8 @@ export class EndpointMetrics {
 
   /**
    * Load spread of requests: the busiest instance's requests ÷ the mean per instance (1 = perfectly even; on 7
-   * instances, 2 means one instance takes 29 % of the traffic). Dashboards only (SEARCH).
+   * instances, 2 means one instance takes 29 % of the traffic). Dashboards only: it needs SEARCH, which alarms refuse,
+   * and no alarm can express it otherwise (docs/operations.md#load-spread).
    */
   public invocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     return this.spread(this.perInstance('Invocations', 'Sum'), 'requests_by_instance', 'Requests: busiest ÷ mean instance', props);
@@ -154,38 +195,20 @@ export class EndpointMetrics {
   }
 
   /**
-   * The busiest instance's in-flight requests (Metrics Insights `SELECT MAX(...)` over the `InstanceId` series):
-   * alarms can watch it, unlike SEARCH.
+   * The busiest instance's in-flight requests (Metrics Insights `SELECT MAX(...)` over the `InstanceId` series, the
+   * largest sample of any instance): alarms can watch it, unlike SEARCH. Period: `insightsPeriod` (at least 60 s).
    */
   public maxConcurrentRequestsPerInstance(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     return this.insights('MAX', 'ConcurrentRequestsPerModel', 'In-flight requests, busiest instance', props);
   }
 
-  /**
-   * Requests of the busiest instance ÷ mean per instance, from two Metrics Insights queries (one datapoint per
-   * instance per period, hence the publish-frequency period); 0 while the mean is below `minInvocationsPerInstance`.
-   * What the load-spread alarm watches.
-   */
-  public guardedInvocationsLoadSpread(minInvocationsPerInstance: number, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    return new cloudwatch.MathExpression({
-      expression: `IF(mean >= ${minInvocationsPerInstance}, busiest / mean, 0)`,
-      usingMetrics: {
-        busiest: this.insights('MAX', 'Invocations', 'Requests, busiest instance'),
-        mean: this.insights('AVG', 'Invocations', 'Requests, mean instance'),
-      },
-      label: 'Requests: busiest ÷ mean instance',
-      period: this.period,
-      ...props,
-    });
-  }
-
   /** Router sidecar: requests routed, by decision reason (`Reason` dimension; SEARCH, one series per reason). */
   public routingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     return new cloudwatch.MathExpression({
-      expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Reason} EndpointName="${this.target.endpointName}" MetricName="RoutingDecisions"', 'Sum', ${this.period.toSeconds()})`,
+      expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Reason} EndpointName="${this.target.endpointName}" MetricName="RoutingDecisions"', 'Sum', ${this.routerPeriod.toSeconds()})`,
       usingMetrics: {},
       label: "${PROP('Dim.Reason')}",
-      period: this.period,
+      period: this.routerPeriod,
       ...props,
     });
   }
@@ -197,7 +220,7 @@ export class EndpointMetrics {
       metricName: 'RoutingDecisions',
       dimensionsMap: { EndpointName: this.target.endpointName, Reason: reason },
       statistic: 'Sum',
-      period: this.period,
+      period: this.routerPeriod,
       ...props,
     });
   }
@@ -210,7 +233,7 @@ export class EndpointMetrics {
       dimensionsMap: { EndpointName: this.target.endpointName },
       statistic: 'p90',
       unit: cloudwatch.Unit.MILLISECONDS,
-      period: this.period,
+      period: this.routerPeriod,
       ...props,
     });
   }
@@ -245,19 +268,20 @@ export class EndpointMetrics {
       expression: `100 * FILL(${id}, 0) / requests`,
       usingMetrics: { [id]: errors, requests: this.invocations() },
       label,
-      period: this.period,
+      period: this.invocationPeriod,
       ...props,
     });
   }
 
   private search(namespace: string, metricName: string, statistic: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     const { endpointName, variantName } = this.target;
+    const period = namespace === SAGEMAKER_NAMESPACE ? this.invocationPeriod : this.period;
     return new cloudwatch.MathExpression({
       expression: `SEARCH('{${namespace},EndpointName,${INSTANCE_ID_DIMENSION},VariantName} EndpointName="${endpointName}" `
-        + `VariantName="${variantName}" MetricName="${metricName}"', '${statistic}', ${this.period.toSeconds()})`,
+        + `VariantName="${variantName}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
       usingMetrics: {},
       label: `\${PROP('Dim.${INSTANCE_ID_DIMENSION}')}`,
-      period: this.period,
+      period,
       ...props,
     });
   }
@@ -267,35 +291,35 @@ export class EndpointMetrics {
       expression: `MAX(${id}) / AVG(${id})`,
       usingMetrics: { [id]: perInstance },
       label,
-      period: this.period,
+      period: this.invocationPeriod,
       ...props,
     });
   }
 
-  private insights(fn: 'MAX' | 'AVG', metricName: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  private insights(fn: 'MAX', metricName: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     const { endpointName, variantName } = this.target;
     return new cloudwatch.MathExpression({
       expression: `SELECT ${fn}(${metricName}) FROM SCHEMA("${SAGEMAKER_NAMESPACE}", EndpointName, ${INSTANCE_ID_DIMENSION}, VariantName) `
         + `WHERE EndpointName = '${endpointName}' AND VariantName = '${variantName}'`,
       usingMetrics: {},
       label,
-      period: this.period,
+      period: this.insightsPeriod,
       ...props,
     });
   }
 
   private routerTokenRatio(cached: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     const series = (metricName: string) => new cloudwatch.MathExpression({
-      expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Engine} EndpointName="${this.target.endpointName}" MetricName="${metricName}"', 'Sum', ${this.period.toSeconds()})`,
+      expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Engine} EndpointName="${this.target.endpointName}" MetricName="${metricName}"', 'Sum', ${this.routerPeriod.toSeconds()})`,
       usingMetrics: {},
-      period: this.period,
+      period: this.routerPeriod,
     });
     const id = cached === 'ReportedCachedTokens' ? 'reported' : 'predicted';
     return new cloudwatch.MathExpression({
       expression: `100 * SUM(${id}_cached) / SUM(${id}_prompt)`,
       usingMetrics: { [`${id}_cached`]: series(cached), [`${id}_prompt`]: series('PromptTokens') },
       label,
-      period: this.period,
+      period: this.routerPeriod,
       ...props,
     });
   }
@@ -321,9 +345,11 @@ export interface EndpointMetricsConfig {
   readonly detailedObservability?: boolean;
 
   /**
-   * How often the endpoint publishes metrics; also the period of the construct's metrics and alarms. Allowed: 10,
-   * 30, 60, 120, 180, 240 or 300 seconds. Below 60 s, alarms are high-resolution alarms (CloudWatch bills them at a
-   * higher rate).
+   * How often the endpoint publishes metrics; also the period of the construct's metrics and alarms wherever CloudWatch
+   * accepts it: utilization metrics (GPU memory) and, with enhanced metrics, invocation metrics (errors, latency) use
+   * it; invocation metrics without enhanced metrics (published every 60 s) and Metrics Insights queries (aggregated
+   * at one minute) use at least 60 s. Allowed: 10, 30, 60, 120, 180, 240 or 300 seconds. Alarms below 60 s are
+   * high-resolution alarms (CloudWatch bills them at a higher rate).
    *
    * @default Duration.seconds(60)
    */
@@ -338,8 +364,6 @@ export interface EndpointAlarms {
   readonly latency?: cloudwatch.IAlarm;
   /** Busiest instance's in-flight requests near `concurrencyThreshold` (PREFIX_AWARE only). */
   readonly concurrency?: cloudwatch.IAlarm;
-  /** Busiest instance ÷ mean requests per instance (2+ instances only). */
-  readonly loadSpread?: cloudwatch.IAlarm;
   /** Hottest instance's GPU memory per GPU (GPU count known only). */
   readonly gpuMemory?: cloudwatch.IAlarm;
 }
@@ -366,15 +390,22 @@ export interface ErrorRateAlarmOptions extends EndpointAlarmOptions {
   readonly minInvocations?: number;
 }
 
-/** Options of the load-spread alarm. */
+/**
+ * Options of the former load-spread alarm.
+ *
+ * @deprecated No CloudWatch alarm can compare the busiest instance with the mean within CloudWatch's documented limits
+ * (docs/operations.md#load-spread); the load spread is on the dashboard. Only `{ enabled: false }` is accepted.
+ */
 export interface LoadSpreadAlarmOptions extends EndpointAlarmOptions {
-  /**
-   * Mean requests per instance a period needs before its spread counts; quieter periods count as 0.
-   *
-   * @default 10
-   */
+  /** @deprecated see `LoadSpreadAlarmOptions` */
   readonly minInvocationsPerInstance?: number;
 }
+
+/**
+ * Where the dashboard's load-spread graph draws its reference line: the busiest instance at twice the mean (on 7
+ * instances, one instance taking 29 % of the traffic). AWS's PREFIX_AWARE benchmark on 7 × p5 stayed near 1.08.
+ */
+export const LOAD_SPREAD_REFERENCE = 2;
 
 /** Defaults of the construct's alarms; docs/operations.md explains each. */
 export const ALARM_DEFAULTS = {
@@ -384,8 +415,6 @@ export const ALARM_DEFAULTS = {
   latency: { thresholdMs: 30_000, evaluationPeriods: 5, datapointsToAlarm: 3 },
   /** Busiest instance's in-flight requests ≥ 90 % of concurrencyThreshold in 5 of 5 periods. */
   concurrency: { shareOfThreshold: 0.9, evaluationPeriods: 5, datapointsToAlarm: 5 },
-  /** Busiest instance ≥ 2 × the mean requests per instance in 5 of 5 periods. */
-  loadSpread: { threshold: 2, minInvocationsPerInstance: 10, evaluationPeriods: 5, datapointsToAlarm: 5 },
   /** Hottest instance's GPU memory ≥ vLLM's gpuMemoryUtilization + 5 points (at most 99 %) in 5 of 5 periods. */
   gpuMemory: { marginPercent: 5, maxPercent: 99, vllmDefaultUtilization: 0.9, evaluationPeriods: 5, datapointsToAlarm: 5 },
 } as const;
@@ -427,10 +456,13 @@ export interface EndpointMonitoringOptions {
   readonly concurrencyAlarm?: EndpointAlarmOptions;
 
   /**
-   * The busiest instance's requests ÷ the mean per instance (a hot prefix pinned to one instance). Threshold as that
-   * ratio (≥ 1). Only with 2+ instances.
+   * No longer an alarm: CloudWatch cannot alarm on the busiest instance's requests ÷ the mean within its documented
+   * limits (SEARCH is refused in alarms; an alarm takes one Metrics Insights query, and per-instance totals need
+   * GROUP BY, which returns several time series). The dashboard draws the spread (SEARCH) instead; see
+   * docs/operations.md#load-spread. Only `{ enabled: false }` is accepted, anything else fails synth.
    *
-   * @default - 2 in 5 of 5 periods, at least 10 requests per instance per period
+   * @deprecated the load spread is on the dashboard only
+   * @default - no load-spread alarm
    */
   readonly loadSpreadAlarm?: LoadSpreadAlarmOptions;
 

@@ -50,6 +50,7 @@ import {
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
+  CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS,
   CLOUDWATCH_PUT_METRIC_ACTIONS,
   EC2_CREATE_ENI_ACTIONS,
   EC2_MANAGE_ENI_ACTIONS,
@@ -83,6 +84,11 @@ export const PrefixAwareLlmWarnings = {
   BLUE_GREEN_DOUBLES_FLEET: '@cdk-prefix-aware-llm/blueGreenDoublesFleet',
   /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
   HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
+  /**
+   * `autoScaling` is set: SageMaker refuses an update that changes the instance type of a variant registered with
+   * Application Auto Scaling, so a later deploy that changes `instanceType` or `instancePools` fails.
+   */
+  AUTOSCALED_INSTANCE_TYPE_FIXED: '@cdk-prefix-aware-llm/autoscaledInstanceTypeFixed',
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -349,8 +355,18 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
     return undefined;
   }
 
+  /** Whether invocation metrics are published at `metricsPeriod` (enhanced metrics on; the default). */
+  protected get invocationMetricsAtPublishFrequency(): boolean {
+    return true;
+  }
+
   protected get metrics(): EndpointMetrics {
-    this.metricsCache ??= new EndpointMetrics({ endpointName: this.endpointName, variantName: this.variantName, period: this.metricsPeriod });
+    this.metricsCache ??= new EndpointMetrics({
+      endpointName: this.endpointName,
+      variantName: this.variantName,
+      period: this.metricsPeriod,
+      invocationMetricsAtPublishFrequency: this.invocationMetricsAtPublishFrequency,
+    });
     return this.metricsCache;
   }
 
@@ -442,7 +458,7 @@ const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
  *
  * Children (fixed ids): `ExecutionRole` (unless `role` is given), `SecurityGroup` (with `vpc` and no
  * `securityGroups`), `Model`, `EndpointConfig`, `Endpoint`, the alarms `ErrorRateAlarm`, `ModelLatencyAlarm`,
- * `ConcurrencySaturationAlarm`, `LoadSpreadAlarm`, `GpuMemoryAlarm` (each unless disabled or not applicable),
+ * `ConcurrencySaturationAlarm`, `GpuMemoryAlarm` (each unless disabled or not applicable),
  * `ScalableTarget` and `ConcurrencyScalingPolicy` (with `autoScaling`), `Dashboard` (unless `monitoring.dashboard` is false).
  */
 export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
@@ -496,6 +512,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   public readonly dashboard?: cloudwatch.Dashboard;
 
   private readonly publishFrequency?: Duration;
+  private readonly enhancedMetrics: boolean;
   private readonly monitored: MonitoredEndpoint;
   private readonly createdAlarms: CreatedAlarms;
 
@@ -519,6 +536,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2));
     this.instanceType = instanceType;
     this.publishFrequency = props.metricsConfig?.publishFrequency;
+    this.enhancedMetrics = props.metricsConfig?.enhancedMetrics ?? true;
     this.routing = routing;
     this.deployment = deployment;
 
@@ -607,6 +625,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.createdAlarms = createEndpointAlarms(this, this.monitored, props.monitoring);
     this.alarms = this.createdAlarms;
     this.rollbackAlarms = deployment.usesDefaultAlarms ? rollbackAlarmsOf(this.createdAlarms) : [];
+    this.grantDescribeRollbackAlarms([...this.rollbackAlarms, ...deployment.extraAlarms]);
 
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
@@ -643,6 +662,32 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
   protected override get metricsPeriod(): Duration | undefined {
     return this.publishFrequency;
+  }
+
+  protected override get invocationMetricsAtPublishFrequency(): boolean {
+    return this.enhancedMetrics;
+  }
+
+  /**
+   * SageMaker reads the auto-rollback alarms with the execution role: "Ensure that your IAM execution role has
+   * permission to perform the cloudwatch:DescribeAlarms action on the auto-rollback alarms you specify"
+   * (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html). Scoped to those alarms'
+   * ARNs; a composite alarm is only returned to a DescribeAlarms permission scoped to `*`
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html), so one composite alarm
+   * widens the statement to `*`.
+   */
+  private grantDescribeRollbackAlarms(alarms: cloudwatch.IAlarm[]): void {
+    if (alarms.length === 0) return;
+    if (alarms.some((alarm) => alarm instanceof cloudwatch.CompositeAlarm)) {
+      grantScoped(this.role, {
+        actions: CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS,
+        resources: ['*'],
+        wildcardReason: 'A composite rollback alarm: CloudWatch returns composite alarms only to a cloudwatch:DescribeAlarms permission scoped to *; '
+          + 'read-only, and SageMaker reads the rollback alarms with the execution role during deployments.',
+      });
+      return;
+    }
+    grantScoped(this.role, { actions: CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS, resources: alarms.map((alarm) => alarm.alarmArn) });
   }
 
   /** Logs and instance metrics: every endpoint needs them. */
@@ -810,7 +855,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       deploymentGiven: props.deployment !== undefined,
     }, problems);
     validateMetricsConfig(props.metricsConfig, problems);
-    validateMonitoring(props.monitoring, problems);
+    validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
 
     problems.throwIfAny(this);
   }
@@ -895,11 +940,25 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       Annotations.of(this).addInfo('endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
         + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
     }
+    if (props.autoScaling) {
+      warn(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED,
+        'autoScaling registers the variant with Application Auto Scaling, and SageMaker then refuses any update that changes its instance type '
+        + '(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html): a later deploy that changes instanceType or '
+        + 'instancePools fails. To change them, deploy once without autoScaling (deregisters the variant), then deploy the new instance type, '
+        + 'then add autoScaling back; model and setting changes deploy as usual. See docs/operations.md#changing-the-instance-type-of-an-autoscaled-endpoint.');
+    }
     if (!deployment.usesDefaultAlarms && deployment.extraAlarms.length === 0) {
       warn(PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
         'The deployment policy has no alarms: a broken update is not rolled back automatically.');
     }
   }
+}
+
+/** Period of the Metrics Insights alarms, when known at synth: the publish frequency, at least 60 s. */
+function insightsPeriodSeconds(config: EndpointMetricsConfig | undefined): number | undefined {
+  const frequency = config?.publishFrequency ?? DEFAULT_PUBLISH_FREQUENCY;
+  if (frequency.isUnresolved()) return undefined;
+  return Math.max(60, frequency.toSeconds({ integral: false }));
 }
 
 function validateMetricsConfig(config: EndpointMetricsConfig | undefined, problems: ProblemCollector): void {

@@ -18,6 +18,12 @@ export const S3_LIST_ACTIONS = ['s3:ListBucket'];
 /** Container logs go to `/aws/sagemaker/Endpoints/<endpoint-name>`. */
 export const LOGS_ACTIONS = ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'];
 
+/**
+ * SageMaker reads the deployment's auto-rollback alarms with the execution role (resource: the alarms' ARNs; `*` for
+ * composite alarms, which DescribeAlarms returns only to a permission scoped to `*`).
+ */
+export const CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS = ['cloudwatch:DescribeAlarms'];
+
 /** Instance metrics (CPU, GPU, memory, disk); the action supports no resource ARNs, only a namespace condition. */
 export const CLOUDWATCH_PUT_METRIC_ACTIONS = ['cloudwatch:PutMetricData'];
 

@@ -1,6 +1,6 @@
 import { aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, Duration, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { ALARM_DEFAULTS, EndpointAlarmOptions, EndpointAlarms, EndpointMetrics, EndpointMonitoringOptions } from '../monitoring';
+import { ALARM_DEFAULTS, EndpointAlarmOptions, EndpointAlarms, EndpointMetrics, EndpointMonitoringOptions, LOAD_SPREAD_REFERENCE } from '../monitoring';
 import { isKnownInteger, ProblemCollector } from './validation';
 
 /** What the alarms and the dashboard need to know about the endpoint. */
@@ -23,8 +23,21 @@ export interface MonitoredEndpoint {
 /** The alarms as created (concrete, so their thresholds can be drawn on the dashboard). */
 export type CreatedAlarms = { readonly [K in keyof EndpointAlarms]?: cloudwatch.Alarm };
 
+/**
+ * CloudWatch evaluates a Metrics Insights alarm on the latest 3 hours of data only (CloudWatch, alarm limits:
+ * https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/alarm-limits.html), so its periods × evaluation
+ * periods must fit in 10,800 s.
+ */
+export const METRICS_INSIGHTS_ALARM_WINDOW_SECONDS = 10_800;
+
+/** What the alarm checks need to know about the endpoint's metrics at synth. */
+export interface MonitoringValidationContext {
+  /** Period of the Metrics Insights alarms in seconds, when known at synth. */
+  readonly insightsPeriodSeconds?: number;
+}
+
 /** Checks the alarm options; thresholds and periods are known at synth. */
-export function validateMonitoring(options: EndpointMonitoringOptions | undefined, problems: ProblemCollector): void {
+export function validateMonitoring(options: EndpointMonitoringOptions | undefined, context: MonitoringValidationContext, problems: ProblemCollector): void {
   if (!options) return;
   const check = (name: string, alarm: EndpointAlarmOptions | undefined, range: { min: number; max: number; unit: string }) => {
     if (!alarm) return;
@@ -41,16 +54,30 @@ export function validateMonitoring(options: EndpointMonitoringOptions | undefine
   check('errorRateAlarm', options.errorRateAlarm, { min: 0, max: 100, unit: 'percent' });
   check('latencyAlarm', options.latencyAlarm, { min: 1, max: 3_600_000, unit: 'ms' });
   check('concurrencyAlarm', options.concurrencyAlarm, { min: 0.01, max: 1, unit: '(share of concurrencyThreshold)' });
-  check('loadSpreadAlarm', options.loadSpreadAlarm, { min: 1, max: 1000, unit: '(busiest ÷ mean)' });
   check('gpuMemoryAlarm', options.gpuMemoryAlarm, { min: 1, max: 100, unit: 'percent' });
   problems.integerAtLeast('monitoring.errorRateAlarm.minInvocations', options.errorRateAlarm?.minInvocations, 1);
-  problems.integerAtLeast('monitoring.loadSpreadAlarm.minInvocationsPerInstance', options.loadSpreadAlarm?.minInvocationsPerInstance, 1);
+
+  const period = context.insightsPeriodSeconds;
+  const periods = options.concurrencyAlarm?.evaluationPeriods;
+  if (period !== undefined && isKnownInteger(periods) && periods * period > METRICS_INSIGHTS_ALARM_WINDOW_SECONDS) {
+    problems.add(`monitoring.concurrencyAlarm.evaluationPeriods must be at most ${Math.floor(METRICS_INSIGHTS_ALARM_WINDOW_SECONDS / period)} with `
+      + `${period}-second periods: CloudWatch evaluates Metrics Insights alarms on the latest 3 hours only (got ${periods})`);
+  }
+
+  const spread = options.loadSpreadAlarm;
+  if (spread !== undefined && !(spread.enabled === false && Object.keys(spread).length === 1)) {
+    problems.add('monitoring.loadSpreadAlarm can only be { enabled: false }: no CloudWatch alarm can compare the busiest instance with the mean '
+      + '(SEARCH is refused in alarms, an alarm takes one Metrics Insights query, and per-instance totals need GROUP BY, which returns several '
+      + `time series); the load spread is on the dashboard, see docs/operations.md#load-spread (got ${JSON.stringify(spread)})`);
+  }
 }
 
 /** Creates the enabled alarms; missing data (no traffic) never breaches, so an idle endpoint can be updated. */
 export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoint, options: EndpointMonitoringOptions = {}): CreatedAlarms {
   const { metrics } = endpoint;
-  const period = metrics.period;
+  // Each alarm evaluates at a period CloudWatch accepts for its metric: invocation metrics at their publishing interval,
+  // Metrics Insights at one minute or more, utilization metrics at the publish frequency.
+  const invocationPeriod = metrics.invocationPeriod;
   const made: Record<string, cloudwatch.Alarm> = {};
   const add = (
     key: keyof EndpointAlarms, id: string, alarmOptions: EndpointAlarmOptions | undefined,
@@ -76,7 +103,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
 
   const errorRate = { ...ALARM_DEFAULTS.errorRate, ...options.errorRateAlarm };
   add('errorRate', 'ErrorRateAlarm', options.errorRateAlarm, ALARM_DEFAULTS.errorRate, {
-    metric: metrics.guardedInvocation5xxRate(errorRate.minInvocations, { period }),
+    metric: metrics.guardedInvocation5xxRate(errorRate.minInvocations, { period: invocationPeriod }),
     threshold: options.errorRateAlarm?.threshold ?? ALARM_DEFAULTS.errorRate.thresholdPercent,
     description: 'The endpoint answers a share of requests with 5XX (model or container errors). Deployments roll back while it is in ALARM. '
       + 'See docs/operations.md#5xx-error-rate.',
@@ -84,7 +111,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
 
   const latencyMs = options.latencyAlarm?.threshold ?? ALARM_DEFAULTS.latency.thresholdMs;
   add('latency', 'ModelLatencyAlarm', options.latencyAlarm, ALARM_DEFAULTS.latency, {
-    metric: metrics.modelLatency({ period }),
+    metric: metrics.modelLatency({ period: invocationPeriod }),
     // ModelLatency is in microseconds.
     threshold: latencyMs * 1000,
     description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. Deployments roll back while it `
@@ -94,21 +121,11 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   if (endpoint.concurrencyThreshold !== undefined && isKnownInteger(endpoint.concurrencyThreshold)) {
     const share = options.concurrencyAlarm?.threshold ?? ALARM_DEFAULTS.concurrency.shareOfThreshold;
     add('concurrency', 'ConcurrencySaturationAlarm', options.concurrencyAlarm, ALARM_DEFAULTS.concurrency, {
-      metric: metrics.maxConcurrentRequestsPerInstance({ period }),
+      metric: metrics.maxConcurrentRequestsPerInstance({ period: metrics.insightsPeriod }),
       threshold: Math.max(1, Math.round(share * endpoint.concurrencyThreshold * 100) / 100),
       description: `An instance holds at least ${Math.round(share * 100)} % of the PREFIX_AWARE concurrencyThreshold `
         + `(${endpoint.concurrencyThreshold}) in flight: prefix affinity is saturating and requests spill to instances without their prefix. `
         + 'See docs/operations.md#concurrency-saturation.',
-    });
-  }
-
-  if (!isKnownInteger(endpoint.instanceCount) || endpoint.instanceCount >= 2) {
-    const spread = { ...ALARM_DEFAULTS.loadSpread, ...options.loadSpreadAlarm };
-    add('loadSpread', 'LoadSpreadAlarm', options.loadSpreadAlarm, ALARM_DEFAULTS.loadSpread, {
-      metric: metrics.guardedInvocationsLoadSpread(spread.minInvocationsPerInstance, { period }),
-      threshold: spread.threshold,
-      description: `The busiest instance serves at least ${spread.threshold} × the mean requests per instance: a hot prefix is pinned to one `
-        + 'instance. See docs/operations.md#load-spread.',
     });
   }
 
@@ -123,9 +140,9 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
       // GPUMemoryUtilization is summed over the instance's GPUs; Maximum over the period picks the hottest instance.
       metric: new cloudwatch.MathExpression({
         expression: `gpuMemory / ${gpus}`,
-        usingMetrics: { gpuMemory: metrics.gpuMemoryUtilization({ statistic: 'Maximum', period }) },
+        usingMetrics: { gpuMemory: metrics.gpuMemoryUtilization({ statistic: 'Maximum', period: metrics.period }) },
         label: 'GPU memory, hottest instance (% per GPU)',
-        period,
+        period: metrics.period,
       }),
       threshold: percent,
       description: `GPU memory of an instance is at least ${percent} % per GPU, above what vLLM allocates (${Math.round(vllmShare * 100)} %): `
@@ -170,7 +187,7 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
       title: 'Load spread: busiest ÷ mean instance (1 = even)', width: THIRD, height: HEIGHT,
       left: [m.invocationsLoadSpread(), m.concurrencyLoadSpread()],
       leftYAxis: { label: 'ratio', showUnits: false, min: 0 },
-      leftAnnotations: alarms.loadSpread ? [{ value: alarms.loadSpread.toAnnotation().value, label: 'load-spread alarm', color: '#d62728' }] : undefined,
+      leftAnnotations: [{ value: LOAD_SPREAD_REFERENCE, label: 'busiest at twice the mean', color: '#ff7f0e' }],
     }),
   ]);
   const concurrencyAnnotations: cloudwatch.HorizontalAnnotation[] = [];
@@ -198,7 +215,7 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
   ]);
   const gpus = endpoint.gpuCount;
   const perGpu = (metric: cloudwatch.MathExpression, id: string) => gpus && gpus > 1
-    ? new cloudwatch.MathExpression({ expression: `${id} / ${gpus}`, usingMetrics: { [id]: metric }, label: metric.label, period: m.period })
+    ? new cloudwatch.MathExpression({ expression: `${id} / ${gpus}`, usingMetrics: { [id]: metric }, label: metric.label, period: metric.period })
     : metric;
   rows.push([
     new cloudwatch.GraphWidget({

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
-import { RoutingStrategy } from '../../lib';
-import { onlyResource, problemsFor, synth } from './helpers';
+import { PrefixAwareLlmWarnings, RoutingStrategy } from '../../lib';
+import { build, onlyResource, problemsFor, synth, warningsOf } from './helpers';
 
 describe('when autoscaling is configured', () => {
   const { template, endpoint } = synth({ autoScaling: { minCapacity: 2, maxCapacity: 6 } });
@@ -39,6 +39,23 @@ describe('when autoscaling is configured', () => {
 
   test('GIVEN autoscaling WHEN synthesized THEN no IAM role is created for Application Auto Scaling', () => {
     expect(Object.keys(template.findResources('AWS::IAM::Role'))).toHaveLength(1);
+  });
+});
+
+describe('when an autoscaled endpoint is synthesized', () => {
+  // SageMaker refuses an UpdateEndpoint that changes the instance type of a variant registered with Application Auto
+  // Scaling (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html).
+  test('GIVEN autoScaling WHEN synthesized THEN a warning says the instance type cannot change in a later deploy, and the way out', () => {
+    const { stack } = build({ endpointName: 'x', autoScaling: { minCapacity: 2, maxCapacity: 4 } });
+    const warning = warningsOf(stack).find((w) => w.includes(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED));
+    expect(warning).toContain('a later deploy that changes instanceType or instancePools fails');
+    expect(warning).toContain('deploy once without autoScaling');
+    expect(warning).toContain('then add autoScaling back');
+  });
+
+  test('GIVEN no autoScaling WHEN synthesized THEN no such warning', () => {
+    const { stack } = build({ endpointName: 'x' });
+    expect(warningsOf(stack).filter((w) => w.includes(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED))).toEqual([]);
   });
 });
 

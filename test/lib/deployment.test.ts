@@ -1,7 +1,7 @@
 import { Duration, aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy, TrafficShift } from '../../lib';
-import { baseProps, newStack, onlyResource, problemsFor, synth, warningsOf } from './helpers';
+import { actionsOf, baseProps, newStack, onlyResource, policyStatements, problemsFor, synth, warningsOf } from './helpers';
 
 /** The construct's rollback alarms: the 5XX error rate and ModelLatency p90. */
 const DEFAULT_ROLLBACK_ALARMS = [
@@ -136,14 +136,65 @@ describe('when blue/green is chosen', () => {
       .toEqual(['deployment.trafficShift linear percent must be between 10 and 50 (got 51)']);
   });
 
-  test('GIVEN maximumExecutionTimeout 14401 s (max+1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ maximumExecutionTimeout: Duration.seconds(14401) }) }))
-      .toEqual(['deployment.maximumExecutionTimeout must be between 600 and 14400 seconds (got 14401)']);
+  // SageMaker API reference, BlueGreenUpdatePolicy: MaximumExecutionTimeoutInSeconds 600–28800.
+  test.each([[599, ['deployment.maximumExecutionTimeout must be between 600 and 28800 seconds (got 599)']], [600, []], [28_800, []],
+    [28_801, ['deployment.maximumExecutionTimeout must be between 600 and 28800 seconds (got 28801)']]])(
+    'GIVEN maximumExecutionTimeout %i s (boundaries 600–28800) WHEN built THEN the problems are %j', (seconds, expected) => {
+      expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ maximumExecutionTimeout: Duration.seconds(seconds) }) })).toEqual(expected);
+    });
+
+  test('GIVEN maximumExecutionTimeout 28800 s WHEN synthesized THEN the template carries it', () => {
+    const { template } = synth({ deployment: DeploymentPolicy.blueGreen({ maximumExecutionTimeout: Duration.hours(8) }) });
+    expect(deploymentOf(template).BlueGreenUpdatePolicy.MaximumExecutionTimeoutInSeconds).toBe(28_800);
   });
+
+  // "The timeout value should be larger than the total waiting time specified in TerminationWaitInSeconds and WaitIntervalInSeconds."
+  test.each([[1800, 1800, 3600, 1], [1800, 1800, 3601, 0], [0, 300, 600, 0]])(
+    'GIVEN terminationWait %i s, waitInterval %i s and a %i s limit WHEN built THEN %i problem is reported', (termination, wait, timeout, count) => {
+      const problems = problemsFor({ deployment: DeploymentPolicy.blueGreen({
+        terminationWait: Duration.seconds(termination), waitInterval: Duration.seconds(wait), maximumExecutionTimeout: Duration.seconds(timeout),
+      }) });
+      expect(problems).toEqual(count === 0 ? [] : [
+        `deployment.maximumExecutionTimeout must be longer than deployment.terminationWait + deployment.waitInterval (${termination + wait} seconds) (got ${timeout})`,
+      ]);
+    });
 
   test('GIVEN terminationWait 3601 s (max+1) WHEN built THEN it is refused', () => {
     expect(problemsFor({ deployment: DeploymentPolicy.blueGreen({ terminationWait: Duration.seconds(3601) }) }))
       .toEqual(['deployment.terminationWait must be between 0 and 3600 seconds (got 3601)']);
+  });
+});
+
+describe('when deployments roll back on alarms', () => {
+  /** Statements granting cloudwatch:DescribeAlarms to the execution role. */
+  const describeAlarms = (template: Template) => policyStatements(template).filter((s) => actionsOf(s).includes('cloudwatch:DescribeAlarms'));
+
+  test('GIVEN the default rollback alarms WHEN synthesized THEN the execution role may describe exactly those two alarms (SageMaker reads them with it)', () => {
+    const { template } = synth();
+    expect(describeAlarms(template)).toEqual([{
+      Effect: 'Allow', Action: 'cloudwatch:DescribeAlarms',
+      Resource: [{ 'Fn::GetAtt': [expect.stringMatching(/^LlmErrorRateAlarm/), 'Arn'] }, { 'Fn::GetAtt': [expect.stringMatching(/^LlmModelLatencyAlarm/), 'Arn'] }],
+    }]);
+  });
+
+  test('GIVEN an extra imported alarm WHEN synthesized THEN its ARN is added to the statement', () => {
+    const stack = newStack();
+    const slo = cloudwatch.Alarm.fromAlarmArn(stack, 'Slo', 'arn:aws:cloudwatch:us-east-1:111122223333:alarm:team-slo');
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ deployment: DeploymentPolicy.rolling({ alarms: [slo] }) }));
+    expect(describeAlarms(Template.fromStack(stack))[0].Resource).toContain('arn:aws:cloudwatch:us-east-1:111122223333:alarm:team-slo');
+  });
+
+  test('GIVEN a composite rollback alarm WHEN synthesized THEN DescribeAlarms is granted on * (composite alarms are returned only then)', () => {
+    const stack = newStack();
+    const child = new cloudwatch.Alarm(stack, 'Child', { metric: new cloudwatch.Metric({ namespace: 'AWS/SageMaker', metricName: 'ModelLatency' }), threshold: 1, evaluationPeriods: 1 });
+    const composite = new cloudwatch.CompositeAlarm(stack, 'Composite', { alarmRule: cloudwatch.AlarmRule.fromAlarm(child, cloudwatch.AlarmState.ALARM) });
+    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ deployment: DeploymentPolicy.rolling({ alarms: [composite] }) }));
+    expect(describeAlarms(Template.fromStack(stack))).toEqual([{ Effect: 'Allow', Action: 'cloudwatch:DescribeAlarms', Resource: '*' }]);
+  });
+
+  test('GIVEN no rollback alarms WHEN synthesized THEN no DescribeAlarms is granted', () => {
+    const { template } = synth({ deployment: DeploymentPolicy.rolling({ useDefaultAlarms: false }) });
+    expect(describeAlarms(template)).toEqual([]);
   });
 });
 

@@ -27,7 +27,8 @@ describe('when every metric helper is read (publish frequency 30 s)', () => {
     ['metricInvocation5xxErrors', 'AWS/SageMaker', 'Invocation5XXErrors', VARIANT, 'Sum', 30],
     ['metricGpuUtilization', '/aws/sagemaker/Endpoints', 'GPUUtilization', VARIANT, 'Average', 30],
     ['metricGpuMemoryUtilization', '/aws/sagemaker/Endpoints', 'GPUMemoryUtilization', VARIANT, 'Average', 30],
-    ['metricRouterTimeToFirstToken', 'PrefixRouter', 'TimeToFirstToken', { EndpointName: 'chat-llm' }, 'p90', 30],
+    // The sidecar's EMF metrics are standard resolution (no StorageResolution): never shorter than 60 s.
+    ['metricRouterTimeToFirstToken', 'PrefixRouter', 'TimeToFirstToken', { EndpointName: 'chat-llm' }, 'p90', 60],
   ] as const)('GIVEN %s WHEN read THEN it is %s %s %j, %s over %d s', (method, namespace, name, dimensions, statistic, period) => {
     expect(describeMetric(stack, endpoint[method]())).toEqual({ namespace, name, dimensions, statistic, period });
   });
@@ -64,22 +65,22 @@ describe('when every metric helper is read (publish frequency 30 s)', () => {
       .toContain('MetricName="ConcurrentRequestsPerModel"\', \'Maximum\', 30)');
   });
 
-  test('GIVEN the busiest instance\'s in-flight requests WHEN read THEN it is a Metrics Insights MAX over the InstanceId schema', () => {
+  test('GIVEN the busiest instance\'s in-flight requests WHEN read THEN it is a Metrics Insights MAX over the InstanceId schema, over 60 s (Metrics Insights aggregates at one minute)', () => {
     const busiest = endpoint.metricMaxConcurrentRequestsPerInstance();
     expect(busiest.expression).toBe('SELECT MAX(ConcurrentRequestsPerModel) FROM SCHEMA("AWS/SageMaker", EndpointName, InstanceId, VariantName) '
       + "WHERE EndpointName = 'chat-llm' AND VariantName = 'AllTraffic'");
-    expect(busiest.period.toSeconds()).toBe(30);
+    expect(busiest.period.toSeconds()).toBe(60);
   });
 
   test('GIVEN the router metrics WHEN read THEN they follow the EMF contract (PrefixRouter, EndpointName + Reason / Engine)', () => {
     expect(endpoint.metricRoutingDecisions().expression)
-      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Reason} EndpointName="chat-llm" MetricName="RoutingDecisions"\', \'Sum\', 30)');
+      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Reason} EndpointName="chat-llm" MetricName="RoutingDecisions"\', \'Sum\', 60)');
     const reported = endpoint.metricRouterReportedCacheHitRate();
     expect(reported.expression).toBe('100 * SUM(reported_cached) / SUM(reported_prompt)');
     expect((reported.usingMetrics.reported_cached as cloudwatch.MathExpression).expression)
-      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Engine} EndpointName="chat-llm" MetricName="ReportedCachedTokens"\', \'Sum\', 30)');
+      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Engine} EndpointName="chat-llm" MetricName="ReportedCachedTokens"\', \'Sum\', 60)');
     expect((reported.usingMetrics.reported_prompt as cloudwatch.MathExpression).expression)
-      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Engine} EndpointName="chat-llm" MetricName="PromptTokens"\', \'Sum\', 30)');
+      .toBe('SEARCH(\'{PrefixRouter,EndpointName,Engine} EndpointName="chat-llm" MetricName="PromptTokens"\', \'Sum\', 60)');
     const predicted = endpoint.metricRouterPredictedCacheHitRate();
     expect((predicted.usingMetrics.predicted_cached as cloudwatch.MathExpression).expression).toContain('MetricName="PredictedCachedTokens"');
   });
@@ -87,7 +88,7 @@ describe('when every metric helper is read (publish frequency 30 s)', () => {
   test('GIVEN one decision reason and the vLLM cache query WHEN read THEN they name the contract\'s metric and vLLM\'s counters', () => {
     const metrics = new EndpointMetrics({ endpointName: 'chat-llm', variantName: 'AllTraffic', period: Duration.seconds(30) });
     expect(describeMetric(stack, metrics.routingDecisionsFor('threshold-spill'))).toEqual({
-      namespace: 'PrefixRouter', name: 'RoutingDecisions', dimensions: { EndpointName: 'chat-llm', Reason: 'threshold-spill' }, statistic: 'Sum', period: 30,
+      namespace: 'PrefixRouter', name: 'RoutingDecisions', dimensions: { EndpointName: 'chat-llm', Reason: 'threshold-spill' }, statistic: 'Sum', period: 60,
     });
     expect(metrics.vllmPrefixCacheHitRateQuery()).toBe(
       '100 * sum(rate({__name__="vllm:prefix_cache_hits_total", "aws.sagemaker.endpoint.name"="chat-llm"}[5m])) / '
@@ -104,6 +105,13 @@ describe('when every metric helper is read (publish frequency 30 s)', () => {
     const other = build({ endpointName: 'x' }).endpoint;
     expect(other.metricInvocations().period.toSeconds()).toBe(60);
   });
+
+  test('GIVEN enhanced metrics off at 10 s WHEN read THEN invocation metrics use 60 s (SageMaker publishes them every minute), utilization 10 s', () => {
+    const other = build({ endpointName: 'x', metricsConfig: { enhancedMetrics: false, publishFrequency: Duration.seconds(10) } }).endpoint;
+    expect([other.metricInvocations().period.toSeconds(), other.metricModelLatency().period.toSeconds(), other.metricInvocation5xxRate().period.toSeconds()])
+      .toEqual([60, 60, 60]);
+    expect(other.metricGpuMemoryUtilization().period.toSeconds()).toBe(10);
+  });
 });
 
 describe('when the default alarms are synthesized (7 instances, PREFIX_AWARE threshold 32, p5)', () => {
@@ -111,13 +119,13 @@ describe('when the default alarms are synthesized (7 instances, PREFIX_AWARE thr
   const alarm = (prefix: string) => Object.entries(template.findResources('AWS::CloudWatch::Alarm'))
     .find(([id]) => id.startsWith(prefix))![1].Properties as Record<string, any>;
 
-  test('GIVEN defaults WHEN synthesized THEN five alarms exist and none of them notifies', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
+  test('GIVEN defaults WHEN synthesized THEN four alarms exist and none of them notifies', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
     for (const props of Object.values(template.findResources('AWS::CloudWatch::Alarm'))) {
       expect(props.Properties.AlarmActions).toBeUndefined();
       expect(props.Properties.TreatMissingData).toBe('notBreaching');
     }
-    expect(Object.keys(endpoint.alarms).sort()).toEqual(['concurrency', 'errorRate', 'gpuMemory', 'latency', 'loadSpread']);
+    expect(Object.keys(endpoint.alarms).sort()).toEqual(['concurrency', 'errorRate', 'gpuMemory', 'latency']);
   });
 
   test('GIVEN the error-rate alarm WHEN read THEN it is 5XX ÷ Invocations ≥ 5 % with at least 20 requests, in 3 of 5 minutes', () => {
@@ -142,16 +150,6 @@ describe('when the default alarms are synthesized (7 instances, PREFIX_AWARE thr
     expect(props.Metrics[0].Period).toBe(60);
   });
 
-  test('GIVEN the load-spread alarm WHEN read THEN busiest ÷ mean ≥ 2 with at least 10 requests per instance, 5 of 5 minutes', () => {
-    const props = alarm('LlmLoadSpreadAlarm');
-    expect(props).toMatchObject({ Threshold: 2, EvaluationPeriods: 5, DatapointsToAlarm: 5 });
-    expect(props.Metrics.map((m: any) => m.Expression)).toEqual([
-      'IF(mean >= 10, busiest / mean, 0)',
-      expect.stringContaining('SELECT MAX(Invocations)'),
-      expect.stringContaining('SELECT AVG(Invocations)'),
-    ]);
-  });
-
   test('GIVEN the GPU memory alarm WHEN read THEN the hottest instance\'s memory ÷ 8 GPUs ≥ 95 % (vLLM\'s 90 % + 5)', () => {
     const props = alarm('LlmGpuMemoryAlarm');
     expect(props).toMatchObject({ Threshold: 95, EvaluationPeriods: 5, DatapointsToAlarm: 5 });
@@ -162,7 +160,6 @@ describe('when the default alarms are synthesized (7 instances, PREFIX_AWARE thr
   test('GIVEN the defaults table WHEN read THEN the alarms above use exactly ALARM_DEFAULTS', () => {
     expect(ALARM_DEFAULTS.errorRate.thresholdPercent).toBe(alarm('LlmErrorRateAlarm').Threshold);
     expect(ALARM_DEFAULTS.latency.thresholdMs * 1000).toBe(alarm('LlmModelLatencyAlarm').Threshold);
-    expect(ALARM_DEFAULTS.loadSpread.threshold).toBe(alarm('LlmLoadSpreadAlarm').Threshold);
   });
 });
 
@@ -179,6 +176,7 @@ describe('when alarms are overridden, disabled or routed to a topic', () => {
         errorRateAlarm: { threshold: 1, minInvocations: 100, evaluationPeriods: 3 },
         latencyAlarm: { threshold: 10_000 },
         concurrencyAlarm: { enabled: false },
+        // Accepted for compatibility: there is no load-spread alarm to disable.
         loadSpreadAlarm: { enabled: false },
       },
     }));
@@ -197,7 +195,25 @@ describe('when alarms are overridden, disabled or routed to a topic', () => {
     }
   });
 
-  test('GIVEN RANDOM routing on one instance WHEN built THEN no concurrency or load-spread alarm applies', () => {
+  test('GIVEN a 10 s publish frequency WHEN synthesized THEN each alarm uses a period CloudWatch accepts for its metric', () => {
+    const periods = (metricsConfig: Record<string, unknown>) => {
+      const { template } = synth({ endpointName: 'chat-llm', metricsConfig });
+      const byPrefix = (p: string) => Object.entries(template.findResources('AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith(p))![1].Properties as Record<string, any>;
+      return {
+        errorRate: byPrefix('LlmErrorRateAlarm').Metrics.slice(1).map((m: any) => m.MetricStat.Period),
+        latency: byPrefix('LlmModelLatencyAlarm').Period,
+        concurrency: byPrefix('LlmConcurrencySaturationAlarm').Metrics[0].Period,
+        gpuMemory: byPrefix('LlmGpuMemoryAlarm').Metrics[1].MetricStat.Period,
+      };
+    };
+    // Enhanced metrics publish invocations every 10 s; Metrics Insights aggregates at one minute.
+    expect(periods({ publishFrequency: Duration.seconds(10) })).toEqual({ errorRate: [10, 10], latency: 10, concurrency: 60, gpuMemory: 10 });
+    // Without enhanced metrics invocation metrics stay at 60 s; utilization metrics follow the frequency.
+    expect(periods({ publishFrequency: Duration.seconds(10), enhancedMetrics: false })).toEqual({ errorRate: [60, 60], latency: 60, concurrency: 60, gpuMemory: 10 });
+    expect(periods({ publishFrequency: Duration.seconds(300) })).toEqual({ errorRate: [300, 300], latency: 300, concurrency: 300, gpuMemory: 300 });
+  });
+
+  test('GIVEN RANDOM routing on one instance WHEN built THEN no concurrency alarm applies', () => {
     const { endpoint } = build({ routing: RoutingStrategy.random(), instanceCount: 1, deployment: DeploymentPolicy.blueGreen() });
     expect(Object.keys(endpoint.alarms).sort()).toEqual(['errorRate', 'gpuMemory', 'latency']);
   });
@@ -205,12 +221,26 @@ describe('when alarms are overridden, disabled or routed to a topic', () => {
   test.each([
     [{ errorRateAlarm: { threshold: 101 } }, 'monitoring.errorRateAlarm.threshold must be between 0 and 100 percent (got 101)'],
     [{ concurrencyAlarm: { threshold: 1.5 } }, 'monitoring.concurrencyAlarm.threshold must be between 0.01 and 1 (share of concurrencyThreshold) (got 1.5)'],
-    [{ loadSpreadAlarm: { threshold: 0.5 } }, 'monitoring.loadSpreadAlarm.threshold must be between 1 and 1000 (busiest ÷ mean) (got 0.5)'],
+    [{ loadSpreadAlarm: { threshold: 2 } }, 'monitoring.loadSpreadAlarm can only be { enabled: false }: no CloudWatch alarm can compare the busiest instance with the mean '
+      + '(SEARCH is refused in alarms, an alarm takes one Metrics Insights query, and per-instance totals need GROUP BY, which returns several '
+      + 'time series); the load spread is on the dashboard, see docs/operations.md#load-spread (got {"threshold":2})'],
+    [{ loadSpreadAlarm: { enabled: true } }, expect.stringContaining('monitoring.loadSpreadAlarm can only be { enabled: false }')],
     [{ latencyAlarm: { evaluationPeriods: 0 } }, 'monitoring.latencyAlarm.evaluationPeriods must be between 1 and 100 (got 0)'],
     [{ latencyAlarm: { evaluationPeriods: 3, datapointsToAlarm: 4 } }, 'monitoring.latencyAlarm.datapointsToAlarm must be between 1 and 3 (got 4)'],
     [{ errorRateAlarm: { minInvocations: 0 } }, 'monitoring.errorRateAlarm.minInvocations must be an integer of at least 1 (got 0)'],
   ])('GIVEN %j WHEN built THEN it is refused', (monitoring, message) => {
     expect(problemsFor({ monitoring })).toEqual([message]);
+  });
+
+  test.each([
+    [36, []],
+    [37, ['monitoring.concurrencyAlarm.evaluationPeriods must be at most 36 with 300-second periods: CloudWatch evaluates Metrics Insights alarms on the latest 3 hours only (got 37)']],
+  ])('GIVEN 300 s periods and a concurrency alarm over %i periods WHEN built THEN the 3-hour Metrics Insights window gives %j', (evaluationPeriods, expected) => {
+    expect(problemsFor({ metricsConfig: { publishFrequency: Duration.seconds(300) }, monitoring: { concurrencyAlarm: { evaluationPeriods } } })).toEqual(expected);
+  });
+
+  test.each([[90, 0], [91, 1]])('GIVEN 120 s periods and a concurrency alarm over %i periods WHEN built THEN %i problem is reported', (evaluationPeriods, count) => {
+    expect(problemsFor({ metricsConfig: { publishFrequency: Duration.seconds(120) }, monitoring: { concurrencyAlarm: { evaluationPeriods } } })).toHaveLength(count);
   });
 });
 
@@ -224,6 +254,12 @@ describe('when the dashboard is synthesized', () => {
       'MAX(requests_by_instance) / AVG(requests_by_instance)', 'p99', 'vllm:prefix_cache_hits_total']) {
       expect(body).toContain(text);
     }
+  });
+
+  test('GIVEN the load-spread graph WHEN synthesized THEN it draws the reference line at twice the mean, not an alarm (there is none)', () => {
+    expect(body).toContain('busiest at twice the mean');
+    expect(body).not.toContain('load-spread alarm');
+    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm')).filter((id) => id.includes('LoadSpread'))).toEqual([]);
   });
 
   test('GIVEN PREFIX_AWARE and autoscaling WHEN synthesized THEN concurrencyThreshold and the scaling target are horizontal annotations', () => {

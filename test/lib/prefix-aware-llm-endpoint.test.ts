@@ -126,7 +126,7 @@ describe('when the children are listed', () => {
     const { endpoint } = build();
     expect(endpoint.node.children.map((c) => c.node.id).sort()).toEqual(
       ['ConcurrencySaturationAlarm', 'Dashboard', 'Endpoint', 'EndpointConfig', 'ErrorRateAlarm', 'ExecutionRole', 'GpuMemoryAlarm',
-        'LoadSpreadAlarm', 'Model', 'ModelLatencyAlarm'].sort(),
+        'Model', 'ModelLatencyAlarm'].sort(),
     );
   });
 });
