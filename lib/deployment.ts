@@ -1,4 +1,5 @@
 import { aws_cloudwatch as cloudwatch, aws_sagemaker as sagemaker, Duration } from 'aws-cdk-lib';
+import { FleetSize } from './private/fleet-size';
 import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
 
 /**
@@ -41,11 +42,12 @@ export interface DeploymentAlarmOptions {
 /** Options of `DeploymentPolicy.rolling()`. */
 export interface RollingDeploymentOptions extends DeploymentAlarmOptions {
   /**
-   * Instances replaced per step. SageMaker requires 5–50 % of the variant's instances. Each step needs this many
-   * extra instances of capacity (and quota) while it runs.
+   * Instances replaced per step. SageMaker requires 5–50 % of the variant's current instances; with `autoScaling`
+   * that is every count from `minCapacity` to `maxCapacity`, so the batch must lie between 5 % of `maxCapacity` and
+   * 50 % of `minCapacity`. Each step needs this many extra instances of capacity (and quota) while it runs.
    *
-   * @default - the smallest count that is at least 5 % of `instanceCount` (1 instance up to 20 instances; 1 when
-   * `instanceCount` is a deploy-time value)
+   * @default - the smallest count that is at least 5 % of `instanceCount` (of `autoScaling.maxCapacity` with
+   * autoscaling): 1 instance up to 20 instances; 1 when the count is a deploy-time value
    */
   readonly batchInstances?: number;
 
@@ -165,18 +167,18 @@ export abstract class DeploymentPolicy {
   }
 
   /** @internal */
-  public _validate(instanceCount: number, defaultAlarmCount: number, problems: ProblemCollector): void {
+  public _validate(fleet: FleetSize, defaultAlarmCount: number, problems: ProblemCollector): void {
     const total = this.extraAlarms.length + (this.usesDefaultAlarms ? defaultAlarmCount : 0);
     if (total > DEPLOYMENT_LIMITS.maxRollbackAlarms) {
       problems.add(`deployment alarms must be at most ${DEPLOYMENT_LIMITS.maxRollbackAlarms} in total (got ${total})`);
     }
-    this.validateStyle(instanceCount, problems);
+    this.validateStyle(fleet, problems);
   }
 
-  protected abstract validateStyle(instanceCount: number, problems: ProblemCollector): void;
+  protected abstract validateStyle(fleet: FleetSize, problems: ProblemCollector): void;
 
   /** @internal */
-  public abstract _render(instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty;
+  public abstract _render(fleet: FleetSize, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty;
 
   protected renderRollback(alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.AutoRollbackConfigProperty | undefined {
     if (alarms.length === 0) return undefined;
@@ -189,11 +191,28 @@ const DEFAULT_WAIT_INTERVAL_SECONDS = 300;
 /** Blue/green time limit when none is given: 4 hours. */
 const BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS = 14_400;
 
-/** Smallest batch that is at least 5 % of the fleet. */
-function defaultRollingBatch(instanceCount: number): number {
+/** The smallest and largest fleet an update may meet, when known at synth. */
+function fleetRange(fleet: FleetSize): { min: number; max: number } | undefined {
+  const { instanceCount, minCapacity, maxCapacity } = fleet;
+  if (minCapacity !== undefined || maxCapacity !== undefined) {
+    if (!isKnownInteger(minCapacity) || !isKnownInteger(maxCapacity) || minCapacity > maxCapacity) return undefined;
+    return { min: minCapacity, max: maxCapacity };
+  }
+  return isKnownInteger(instanceCount) ? { min: instanceCount, max: instanceCount } : undefined;
+}
+
+/** The batches that are 5–50 % of every fleet in the range: from 5 % of the largest to 50 % of the smallest. */
+function batchBounds(range: { min: number; max: number }): { low: number; high: number } {
+  const { min, max } = DEPLOYMENT_LIMITS.rollingBatchShare;
+  return { low: Math.max(1, Math.ceil(range.max * min)), high: Math.floor(range.min * max) };
+}
+
+/** Smallest batch that is at least 5 % of the largest fleet. */
+function defaultRollingBatch(fleet: FleetSize): number {
+  const range = fleetRange(fleet);
   // A deploy-time count: 1 instance is within 5–50 % for fleets of 2 to 20.
-  if (!isKnownInteger(instanceCount)) return 1;
-  return Math.max(1, Math.ceil(instanceCount * DEPLOYMENT_LIMITS.rollingBatchShare.min));
+  if (!range) return 1;
+  return batchBounds(range).low;
 }
 
 class RollingDeploymentPolicy extends DeploymentPolicy {
@@ -203,31 +222,38 @@ class RollingDeploymentPolicy extends DeploymentPolicy {
     super(options);
   }
 
-  protected validateStyle(instanceCount: number, problems: ProblemCollector): void {
+  protected validateStyle(fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
-    if (!isKnownInteger(instanceCount)) return;
-    if (instanceCount < 2) {
-      problems.add(`deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got instanceCount ${instanceCount})`);
+    const range = fleetRange(fleet);
+    if (!range) return;
+    if (range.min < 2) {
+      const got = fleet.minCapacity !== undefined ? `autoScaling.minCapacity ${range.min}` : `instanceCount ${range.min}`;
+      problems.add(`deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got ${got})`);
       return;
     }
-    this.validateBatch('deployment.batchInstances', this.options.batchInstances, instanceCount, problems);
-    this.validateBatch('deployment.rollbackBatchInstances', this.options.rollbackBatchInstances, instanceCount, problems);
+    const { low, high } = batchBounds(range);
+    if (this.options.batchInstances === undefined && low > high) {
+      problems.add(`deployment: no rolling batch is 5–50 % of every fleet size autoscaling allows (${range.min}–${range.max} instances: 5 % of ${range.max} `
+        + `needs ${low}, 50 % of ${range.min} allows ${high}); raise autoScaling.minCapacity to at least ${2 * low}, lower autoScaling.maxCapacity `
+        + `to at most ${20 * high}, or use DeploymentPolicy.blueGreen() (got minCapacity ${range.min}, maxCapacity ${range.max})`);
+    }
+    this.validateBatch('deployment.batchInstances', this.options.batchInstances, range, problems);
+    this.validateBatch('deployment.rollbackBatchInstances', this.options.rollbackBatchInstances, range, problems);
   }
 
-  private validateBatch(name: string, batch: number | undefined, instanceCount: number, problems: ProblemCollector): void {
+  private validateBatch(name: string, batch: number | undefined, range: { min: number; max: number }, problems: ProblemCollector): void {
     if (batch === undefined) return;
-    const { min, max } = DEPLOYMENT_LIMITS.rollingBatchShare;
-    const low = Math.max(1, Math.ceil(instanceCount * min));
-    const high = Math.floor(instanceCount * max);
+    const { low, high } = batchBounds(range);
     if (!isKnownInteger(batch) || batch < low || batch > high) {
-      problems.add(`${name} must be between ${low} and ${high} (5–50 % of ${instanceCount} instances) (got ${show(batch)})`);
+      const of = range.min === range.max ? `${range.min} instances` : `every fleet size from ${range.min} to ${range.max} instances`;
+      problems.add(`${name} must be between ${low} and ${high} (5–50 % of ${of}) (got ${show(batch)})`);
     }
   }
 
-  public _render(instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
-    const batch = this.options.batchInstances ?? defaultRollingBatch(instanceCount);
+  public _render(fleet: FleetSize, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
+    const batch = this.options.batchInstances ?? defaultRollingBatch(fleet);
     return {
       rollingUpdatePolicy: {
         maximumBatchSize: { type: 'INSTANCE_COUNT', value: batch },
@@ -247,7 +273,7 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
     super(options);
   }
 
-  protected validateStyle(_instanceCount: number, problems: ProblemCollector): void {
+  protected validateStyle(_fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, blueGreenMaxExecutionSeconds: exec, terminationWaitSeconds: term } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.terminationWait', this.options.terminationWait, term.min, term.max);
@@ -273,7 +299,7 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
     }
   }
 
-  public _render(_instanceCount: number, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
+  public _render(_fleet: FleetSize, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty {
     const shift = this.options.trafficShift ?? TrafficShift.allAtOnce();
     const step = shift.percent === undefined ? undefined : { type: 'CAPACITY_PERCENT', value: shift.percent };
     return {

@@ -37,6 +37,7 @@ import {
   renderEngineEnvironment,
   validateEngineOptions,
 } from './private/engine-environment';
+import { FleetSize } from './private/fleet-size';
 import { grantScoped } from './private/grants';
 import {
   CreatedAlarms,
@@ -222,6 +223,7 @@ export interface PrefixAwareLlmEndpointProps {
    *
    * @default - DeploymentPolicy.rolling() for 2+ instances (one instance per batch, rollback in the same batch
    * size, 5-minute bake, auto-rollback on the construct's error-rate and latency alarms); DeploymentPolicy.blueGreen() for one instance
+   * (or an `autoScaling.minCapacity` of one, since a rolling batch must be at most half the current fleet)
    */
   readonly deployment?: DeploymentPolicy;
 
@@ -532,8 +534,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const routing = props.routing ?? RoutingStrategy.prefixAware();
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
+    // The smallest fleet an update may meet decides the default: rolling batches must be 5–50 % of the current count.
+    const smallestFleet = props.autoScaling?.minCapacity ?? instanceCount;
     const deployment = props.deployment
-      ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(instanceCount) ? instanceCount : 2));
+      ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(smallestFleet) ? smallestFleet : 2));
     this.instanceType = instanceType;
     this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.enhancedMetrics = props.metricsConfig?.enhancedMetrics ?? true;
@@ -630,7 +634,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
       endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
-      deploymentConfig: deployment._render(instanceCount, [...this.rollbackAlarms, ...deployment.extraAlarms]),
+      deploymentConfig: deployment._render(fleetSizeOf(instanceCount, props.autoScaling), [...this.rollbackAlarms, ...deployment.extraAlarms]),
       // With autoscaling, keep the instance count the policy reached instead of resetting it on every update.
       retainAllVariantProperties: props.autoScaling ? true : undefined,
     });
@@ -847,7 +851,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         concurrencyThreshold: routing.concurrencyThreshold,
       }, problems);
     }
-    deployment._validate(instanceCount, rollbackAlarmCount(props.monitoring), problems);
+    deployment._validate(fleetSizeOf(instanceCount, props.autoScaling), rollbackAlarmCount(props.monitoring), problems);
     validateRoutingVariants(props.routingVariants, {
       mainVariantName: PrefixAwareLlmEndpoint.VARIANT_NAME,
       hasAutoScaling: props.autoScaling !== undefined,
@@ -952,6 +956,11 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         'The deployment policy has no alarms: a broken update is not rolled back automatically.');
     }
   }
+}
+
+/** The fleet sizes an update may meet: the initial count, or every count autoscaling allows. */
+function fleetSizeOf(instanceCount: number, autoScaling: AutoScalingOptions | undefined): FleetSize {
+  return { instanceCount, minCapacity: autoScaling?.minCapacity, maxCapacity: autoScaling?.maxCapacity };
 }
 
 /** Period of the Metrics Insights alarms, when known at synth: the publish frequency, at least 60 s. */

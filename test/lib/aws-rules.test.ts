@@ -68,6 +68,7 @@ describe('when a matrix of construct props is checked against the documented AWS
     cases.push([`enhanced metrics off, publish ${seconds}`, { metricsConfig: { enhancedMetrics: false, publishFrequency: Duration.seconds(seconds) } }]);
   }
   cases.push(['least outstanding requests routing, 2 instances', { routing: RoutingStrategy.leastOutstandingRequests() }]);
+  cases.push(['rolling on an autoscaled fleet of 4–30', { instanceCount: 4, autoScaling: { minCapacity: 4, maxCapacity: 30 } }]);
   cases.push(['longest alarm windows at 300 s', {
     metricsConfig: { publishFrequency: Duration.seconds(300) },
     monitoring: { concurrencyAlarm: { evaluationPeriods: 36, datapointsToAlarm: 36 }, errorRateAlarm: { evaluationPeriods: 100 } },
@@ -224,6 +225,15 @@ describe('when a template breaks a SageMaker deployment rule', () => {
     expect(ruleIds(endpointTemplate(rolling(2)))).toEqual([]);
     expect(ruleIds(endpointTemplate(rolling(3)))).toEqual(['SM-ROLLING-POLICY']);
     expect(ruleIds(endpointTemplate(rolling(1), 4, 2))).toEqual(['SM-ROLLING-POLICY']);
+  });
+
+  test('GIVEN a batch of 1 and a scalable target that reaches 30 instances WHEN checked THEN SM-ROLLING-POLICY fires (5 % of 30 is 2)', () => {
+    const rolling = { RollingUpdatePolicy: { MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 1 }, WaitIntervalInSeconds: 300 } };
+    const target = (max: number) => ({ T: { Type: 'AWS::ApplicationAutoScaling::ScalableTarget', Properties: {
+      ResourceId: { 'Fn::Join': ['', ['endpoint/', { 'Fn::GetAtt': ['E', 'EndpointName'] }, '/variant/v0']] }, MinCapacity: 4, MaxCapacity: max,
+    } } });
+    expect(ruleIds(endpointTemplate(rolling, 4, 1, target(30)))).toEqual(['SM-ROLLING-POLICY']);
+    expect(ruleIds(endpointTemplate(rolling, 4, 1, target(20)))).toEqual([]);
   });
 
   test.each([[0, ['SM-ROLLBACK-ALARM-COUNT']], [1, []], [10, []], [11, ['SM-ROLLBACK-ALARM-COUNT']]])(

@@ -31,6 +31,12 @@ describe('when no deployment policy is given for a fleet', () => {
     const { template } = synth({ instanceCount: 40 });
     expect(deploymentOf(template).RollingUpdatePolicy.MaximumBatchSize).toEqual({ Type: 'INSTANCE_COUNT', Value: 2 });
   });
+
+  test('GIVEN 2 instances that may scale in to 1 WHEN synthesized THEN the default is blue/green (a batch of 1 is more than half of one instance)', () => {
+    const { template } = synth({ routing: RoutingStrategy.random(), autoScaling: { minCapacity: 1, maxCapacity: 4 } });
+    expect(deploymentOf(template).RollingUpdatePolicy).toBeUndefined();
+    expect(deploymentOf(template).BlueGreenUpdatePolicy).toBeDefined();
+  });
 });
 
 describe('when a rolling batch is at or around its limits (5–50 % of 10 instances: 1–5)', () => {
@@ -63,6 +69,42 @@ describe('when a rolling batch is at or around its limits (5–50 % of 10 instan
     expect(problemsFor({ instanceCount: 1, routing: RoutingStrategy.random(), deployment: DeploymentPolicy.rolling() })).toEqual([
       'deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got instanceCount 1)',
     ]);
+  });
+});
+
+describe('when a rolling batch meets an autoscaled fleet (SageMaker checks 5–50 % of the current instance count)', () => {
+  const rolling = (batchInstances?: number) => DeploymentPolicy.rolling({ batchInstances });
+  const batchOf = (template: Template) => deploymentOf(template).RollingUpdatePolicy.MaximumBatchSize;
+
+  test('GIVEN autoscaling 4–30 WHEN synthesized with the default batch THEN the batch is 2 (5 % of 30), which is also at most 50 % of 4', () => {
+    const { template } = synth({ instanceCount: 4, autoScaling: { minCapacity: 4, maxCapacity: 30 } });
+    expect(batchOf(template)).toEqual({ Type: 'INSTANCE_COUNT', Value: 2 });
+  });
+
+  test('GIVEN autoscaling 2–20 WHEN synthesized with the default batch THEN the batch is 1', () => {
+    const { template } = synth({ autoScaling: { minCapacity: 2, maxCapacity: 20 } });
+    expect(batchOf(template)).toEqual({ Type: 'INSTANCE_COUNT', Value: 1 });
+  });
+
+  test('GIVEN autoscaling 2–21 WHEN built THEN no batch fits every fleet size and the way out is named', () => {
+    expect(problemsFor({ autoScaling: { minCapacity: 2, maxCapacity: 21 } })).toEqual([
+      'deployment: no rolling batch is 5–50 % of every fleet size autoscaling allows (2–21 instances: 5 % of 21 needs 2, 50 % of 2 allows 1); '
+        + 'raise autoScaling.minCapacity to at least 4, lower autoScaling.maxCapacity to at most 20, or use DeploymentPolicy.blueGreen() '
+        + '(got minCapacity 2, maxCapacity 21)',
+    ]);
+  });
+
+  test.each([[1, 1], [2, 0], [3, 1]])('GIVEN autoscaling 4–30 and batchInstances %i WHEN built THEN %i problem', (batch, count) => {
+    const problems = problemsFor({ instanceCount: 4, autoScaling: { minCapacity: 4, maxCapacity: 30 }, deployment: rolling(batch) });
+    expect(problems).toEqual(count === 0 ? [] : [`deployment.batchInstances must be between 2 and 2 (5–50 % of every fleet size from 4 to 30 instances) (got ${batch})`]);
+  });
+
+  test('GIVEN autoscaling down to one instance WHEN built with a rolling policy THEN rolling is refused, naming minCapacity', () => {
+    const problems = problemsFor({
+      instanceCount: 2, allowPrefixAwareOnSingleInstance: true, autoScaling: { minCapacity: 1, maxCapacity: 3 }, deployment: rolling(),
+    });
+    expect(problems).toEqual([expect.stringContaining('a rolling deployment needs at least 2 instances') as unknown as string]);
+    expect(problems[0]).toContain('(got autoScaling.minCapacity 1)');
   });
 });
 

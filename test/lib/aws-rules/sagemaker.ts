@@ -23,6 +23,19 @@ function configOf(template: TemplateJson, endpoint: Record<string, any>): Record
   return id ? template.Resources?.[id]?.Properties : undefined;
 }
 
+/** The instance counts the variant may have: its initial count and, when a scalable target registers it, its min and max. */
+function fleetSizes(template: TemplateJson, endpointId: string, endpoint: Record<string, any>, variant: Record<string, any> | undefined): number[] {
+  const sizes = typeof variant?.InitialInstanceCount === 'number' ? [variant.InitialInstanceCount] : [];
+  const name = flatten(endpoint.EndpointName);
+  for (const [, target] of resourcesOfType(template, 'AWS::ApplicationAutoScaling::ScalableTarget')) {
+    const resource = flatten(target.ResourceId);
+    if (resource.includes(`<${endpointId}.EndpointName>`) || resource === `endpoint/${name}/variant/${variant?.VariantName}`) {
+      sizes.push(target.MinCapacity, target.MaxCapacity);
+    }
+  }
+  return sizes.filter((n) => typeof n === 'number');
+}
+
 function inRange(value: unknown, min: number, max: number): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
@@ -78,12 +91,14 @@ export const SAGEMAKER_RULES: readonly AwsRule[] = [
       if (!inRange(policy.WaitIntervalInSeconds, 0, 3600)) out.push(finding(id, `WaitIntervalInSeconds ${policy.WaitIntervalInSeconds} (0–3600)`));
       const variants: Array<Record<string, any>> = configOf(template, endpoint)?.ProductionVariants ?? [];
       if (variants.length > 1) out.push(finding(id, `rolling deployment on ${variants.length} production variants (rolling needs one)`));
-      const count = variants[0]?.InitialInstanceCount;
       const batch = policy.MaximumBatchSize;
       if (batch?.Type === 'CAPACITY_PERCENT' && !inRange(batch.Value, 5, 50)) out.push(finding(id, `MaximumBatchSize ${batch.Value} % (5–50)`));
-      if (batch?.Type === 'INSTANCE_COUNT' && typeof count === 'number' && typeof batch.Value === 'number'
-          && (batch.Value < Math.max(1, Math.ceil(count * 0.05)) || batch.Value > Math.floor(count * 0.5))) {
-        out.push(finding(id, `MaximumBatchSize ${batch.Value} of ${count} instances (5–50 %)`));
+      // The batch is checked against the current instance count: every count autoscaling may reach.
+      for (const count of fleetSizes(template, id, endpoint, variants[0])) {
+        if (batch?.Type === 'INSTANCE_COUNT' && typeof batch.Value === 'number'
+            && (batch.Value < Math.max(1, Math.ceil(count * 0.05)) || batch.Value > Math.floor(count * 0.5))) {
+          out.push(finding(id, `MaximumBatchSize ${batch.Value} of ${count} instances (5–50 %)`));
+        }
       }
       return out;
     })),
