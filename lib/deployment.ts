@@ -154,6 +154,9 @@ export abstract class DeploymentPolicy {
   /** `ROLLING` or `BLUE_GREEN`. */
   public abstract readonly style: 'ROLLING' | 'BLUE_GREEN';
 
+  /** Baking time per step, during which SageMaker watches the rollback alarms. */
+  public abstract readonly waitInterval: Duration;
+
   protected constructor(protected readonly alarmOptions: DeploymentAlarmOptions) {}
 
   /** Whether deployments roll back on the construct's error-rate and latency alarms. */
@@ -222,6 +225,10 @@ class RollingDeploymentPolicy extends DeploymentPolicy {
     super(options);
   }
 
+  public get waitInterval(): Duration {
+    return this.options.waitInterval ?? Duration.seconds(DEFAULT_WAIT_INTERVAL_SECONDS);
+  }
+
   protected validateStyle(fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
@@ -271,6 +278,10 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
 
   constructor(private readonly options: BlueGreenDeploymentOptions) {
     super(options);
+  }
+
+  public get waitInterval(): Duration {
+    return this.options.waitInterval ?? Duration.seconds(DEFAULT_WAIT_INTERVAL_SECONDS);
   }
 
   protected validateStyle(_fleet: FleetSize, problems: ProblemCollector): void {

@@ -45,6 +45,7 @@ import {
   endpointDashboardRows,
   MonitoredEndpoint,
   rollbackAlarmCount,
+  rollbackAlarmDelays,
   rollbackAlarmsOf,
   validateMonitoring,
 } from './private/monitoring-resources';
@@ -90,6 +91,11 @@ export const PrefixAwareLlmWarnings = {
    * Application Auto Scaling, so a later deploy that changes `instanceType` or `instancePools` fails.
    */
   AUTOSCALED_INSTANCE_TYPE_FIXED: '@cdk-prefix-aware-llm/autoscaledInstanceTypeFixed',
+  /**
+   * A rollback alarm needs longer to go into ALARM (datapointsToAlarm × its period) than the deployment bakes
+   * (`waitInterval`): a broken last batch, or a whole blue/green fleet, finishes its bake before the alarm can fire.
+   */
+  ROLLBACK_ALARM_SLOWER_THAN_BAKE: '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake',
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -630,6 +636,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.alarms = this.createdAlarms;
     this.rollbackAlarms = deployment.usesDefaultAlarms ? rollbackAlarmsOf(this.createdAlarms) : [];
     this.grantDescribeRollbackAlarms([...this.rollbackAlarms, ...deployment.extraAlarms]);
+    this.warnAboutSlowRollbackAlarms(props, deployment);
 
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
@@ -862,6 +869,21 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
 
     problems.throwIfAny(this);
+  }
+
+  private warnAboutSlowRollbackAlarms(props: PrefixAwareLlmEndpointProps, deployment: DeploymentPolicy): void {
+    const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
+    if (!deployment.usesDefaultAlarms || deployment.waitInterval.isUnresolved()) return;
+    const period = this.metrics.invocationPeriod;
+    if (period.isUnresolved()) return;
+    const bake = deployment.waitInterval.toSeconds({ integral: false });
+    for (const { alarm, seconds, datapoints } of rollbackAlarmDelays(props.monitoring, period.toSeconds())) {
+      if (seconds <= bake) continue;
+      warn(PrefixAwareLlmWarnings.ROLLBACK_ALARM_SLOWER_THAN_BAKE,
+        `${alarm} needs ${datapoints} periods of ${period.toSeconds()} s (${seconds} s) to go into ALARM, longer than the deployment's ${bake}-s bake `
+        + '(waitInterval): SageMaker rolls back only on alarms that trip during a bake, so a broken last batch (or a whole blue/green fleet) '
+        + `is kept. Raise deployment waitInterval to at least ${seconds} s, or lower metricsConfig.publishFrequency or the alarm's datapointsToAlarm.`);
+    }
   }
 
   private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {

@@ -91,7 +91,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
       alarmDescription: props.description,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods,
-      datapointsToAlarm: alarmOptions?.datapointsToAlarm ?? Math.min(defaults.datapointsToAlarm, alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods),
+      datapointsToAlarm: datapointsToAlarmOf(alarmOptions, defaults),
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     if (options.alarmTopic) {
@@ -150,6 +150,26 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
     });
   }
   return made as CreatedAlarms;
+}
+
+/** Breaching periods an alarm needs: the option, else the default capped at the evaluation periods. */
+function datapointsToAlarmOf(options: EndpointAlarmOptions | undefined, defaults: { evaluationPeriods: number; datapointsToAlarm: number }): number {
+  return options?.datapointsToAlarm ?? Math.min(defaults.datapointsToAlarm, options?.evaluationPeriods ?? defaults.evaluationPeriods);
+}
+
+/**
+ * How long each enabled rollback alarm needs, at least, to go into ALARM after a regression starts: datapointsToAlarm
+ * of its periods. SageMaker rolls back only on alarms that trip during a bake ("If any of your alarms trip during the
+ * specified monitoring period", https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html),
+ * so a delay longer than `waitInterval` lets the last batch escape.
+ */
+export function rollbackAlarmDelays(options: EndpointMonitoringOptions | undefined, periodSeconds: number): Array<{ alarm: string; datapoints: number; seconds: number }> {
+  const delay = (alarm: string, alarmOptions: EndpointAlarmOptions | undefined, defaults: { evaluationPeriods: number; datapointsToAlarm: number }) => {
+    if (alarmOptions?.enabled === false) return [];
+    const datapoints = datapointsToAlarmOf(alarmOptions, defaults);
+    return [{ alarm, datapoints, seconds: datapoints * periodSeconds }];
+  };
+  return [...delay('ErrorRateAlarm', options?.errorRateAlarm, ALARM_DEFAULTS.errorRate), ...delay('ModelLatencyAlarm', options?.latencyAlarm, ALARM_DEFAULTS.latency)];
 }
 
 /** The alarms that make a deployment roll back: the error rate and the latency alarm. */

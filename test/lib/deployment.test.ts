@@ -1,7 +1,7 @@
-import { Duration, aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
+import { Duration, Stack, aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy, TrafficShift } from '../../lib';
-import { actionsOf, baseProps, newStack, onlyResource, policyStatements, problemsFor, synth, warningsOf } from './helpers';
+import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings, RoutingStrategy, TrafficShift } from '../../lib';
+import { actionsOf, baseProps, build, newStack, onlyResource, policyStatements, problemsFor, synth, warningsOf } from './helpers';
 
 /** The construct's rollback alarms: the 5XX error rate and ModelLatency p90. */
 const DEFAULT_ROLLBACK_ALARMS = [
@@ -237,6 +237,27 @@ describe('when deployments roll back on alarms', () => {
   test('GIVEN no rollback alarms WHEN synthesized THEN no DescribeAlarms is granted', () => {
     const { template } = synth({ deployment: DeploymentPolicy.rolling({ useDefaultAlarms: false }) });
     expect(describeAlarms(template)).toEqual([]);
+  });
+});
+
+describe('when a rollback alarm needs longer than a bake to fire', () => {
+  const slow = (stack: Stack) => warningsOf(stack).filter((w) => w.includes(PrefixAwareLlmWarnings.ROLLBACK_ALARM_SLOWER_THAN_BAKE));
+
+  test('GIVEN 120 s periods and the 5-minute bake WHEN synthesized THEN both rollback alarms warn (3 × 120 s = 360 s > 300 s)', () => {
+    const { stack } = build({ endpointName: 'x', metricsConfig: { publishFrequency: Duration.seconds(120) } });
+    expect(slow(stack).map((w) => w.split(' ')[0])).toEqual(['ErrorRateAlarm', 'ModelLatencyAlarm']);
+    expect(slow(stack)[0]).toContain('Raise deployment waitInterval to at least 360 s');
+  });
+
+  test.each([
+    ['60 s periods (3 × 60 = 180 s)', { metricsConfig: { publishFrequency: Duration.seconds(60) } }, 0],
+    ['5 of 5 datapoints at 60 s (300 s = the bake)', { monitoring: { latencyAlarm: { evaluationPeriods: 5, datapointsToAlarm: 5 } } }, 0],
+    ['6 of 6 datapoints at 60 s (360 s)', { monitoring: { latencyAlarm: { evaluationPeriods: 6, datapointsToAlarm: 6 } } }, 1],
+    ['120 s periods and a 6-minute bake', { metricsConfig: { publishFrequency: Duration.seconds(120) }, deployment: DeploymentPolicy.rolling({ waitInterval: Duration.minutes(6) }) }, 0],
+    ['120 s periods without default rollback alarms', { metricsConfig: { publishFrequency: Duration.seconds(120) }, deployment: DeploymentPolicy.rolling({ useDefaultAlarms: false }) }, 0],
+  ] as const)('GIVEN %s WHEN synthesized THEN %i warnings', (_name, props, count) => {
+    const { stack } = build({ endpointName: 'x', ...props });
+    expect(slow(stack)).toHaveLength(count);
   });
 });
 
