@@ -84,13 +84,15 @@ export const IAM_RULES: readonly AwsRule[] = [
       const match = /^s3:\/\/([^/]+)\/(.*)$/.exec(uri);
       if (!match) return [finding(modelId, `S3Uri ${uri} is not an s3:// URI`)];
       const [, bucket, prefix] = match;
-      const bucketArns = [`arn:<AWS::Partition>:s3:::${bucket}`, ...(/^<([^.>]+)>$/.test(bucket) ? [`<${bucket.slice(1, -1)}.Arn>`] : [])];
+      // Statement resources may spell pseudo parameters (`<AWS::Partition>`) or literals (`aws`): compare with both as wildcards.
+      const pattern = (p: string) => p.replace(/<AWS::[A-Za-z]+>/g, '*');
+      const bucketArns = [`arn:aws:s3:::${bucket}`, ...(/^<([^.>]+)>$/.test(bucket) ? [`<${bucket.slice(1, -1)}.Arn>`] : [])];
       const object = (arn: string) => `${arn}/${prefix}probe.safetensors`;
       const out: RuleFinding[] = [];
-      if (!isAllowed(statements, 's3:GetObject', (p) => bucketArns.some((b) => globMatches(p, object(b))))) {
+      if (!isAllowed(statements, 's3:GetObject', (p) => bucketArns.some((b) => globMatches(pattern(p), object(b))))) {
         out.push(finding(modelId, `role ${roleId} may not read s3://${bucket}/${prefix}*`));
       }
-      if (!isAllowed(statements, 's3:ListBucket', (p) => bucketArns.some((b) => p === b))) out.push(finding(modelId, `role ${roleId} may not list bucket ${bucket}`));
+      if (!isAllowed(statements, 's3:ListBucket', (p) => bucketArns.some((b) => globMatches(pattern(p), b)))) out.push(finding(modelId, `role ${roleId} may not list bucket ${bucket}`));
       const bucketId = /^<([^.>]+)>$/.exec(bucket)?.[1];
       const encryption = bucketId ? template.Resources?.[bucketId]?.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration : undefined;
       const kmsKey = (encryption ?? []).map((c: any) => c.ServerSideEncryptionByDefault).find((d: any) => d?.SSEAlgorithm === 'aws:kms')?.KMSMasterKeyID;
