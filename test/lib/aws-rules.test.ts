@@ -300,6 +300,14 @@ describe('when a template breaks an IAM rule', () => {
     expect(ruleIds(withRole([...logsAndMetrics, ...read('models/llama')], {}, model))).toEqual([]);
   });
 
+  test('GIVEN a SageMaker scalable target with another role WHEN checked THEN IAM-AUTOSCALING-SERVICE-LINKED-ROLE fires; the service-linked role passes', () => {
+    const target = (role: string) => ({ Resources: { T: { Type: 'AWS::ApplicationAutoScaling::ScalableTarget', Properties: {
+      ServiceNamespace: 'sagemaker', ResourceId: 'endpoint/e/variant/AllTraffic', MinCapacity: 2, MaxCapacity: 4, RoleARN: role,
+    } } } } as TemplateJson);
+    expect(ruleIds(target('arn:aws:iam::111122223333:role/my-scaling-role'))).toEqual(['IAM-AUTOSCALING-SERVICE-LINKED-ROLE']);
+    expect(ruleIds(target('arn:aws:iam::111122223333:role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint'))).toEqual([]);
+  });
+
   test('GIVEN a VPC model without EC2 interface rights WHEN checked THEN IAM-VPC-INTERFACES fires', () => {
     expect(ruleIds(withRole(logsAndMetrics, {}, { VpcConfig: { Subnets: ['s'], SecurityGroupIds: ['g'] } }))).toEqual(['IAM-VPC-INTERFACES']);
   });

@@ -10,6 +10,9 @@ const EXECUTION_ROLE = 'https://docs.aws.amazon.com/sagemaker/latest/dg/sagemake
 const GUARDRAILS_ALARMS = 'https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html';
 const DESCRIBE_ALARMS = 'https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html';
 const KMS_S3 = 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html';
+const AUTOSCALING_SLR = 'https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-service-linked-roles.html';
+/** The service-linked role Application Auto Scaling uses for SageMaker variants. */
+const SAGEMAKER_SCALING_ROLE = 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
 
 function rule(id: string, doc: string, statement: string, check: (template: TemplateJson, finding: (resource: string, message: string) => RuleFinding) => RuleFinding[]): AwsRule {
   return { id, doc, statement, check: (template) => check(template, (resource, message) => ({ rule: id, resource, message })) };
@@ -118,6 +121,12 @@ export const IAM_RULES: readonly AwsRule[] = [
         return out;
       });
     })),
+
+  rule('IAM-AUTOSCALING-SERVICE-LINKED-ROLE', AUTOSCALING_SLR,
+    'A SageMaker variant registers with Application Auto Scaling through the service-linked role AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint (RoleARN absent or that role).',
+    (template, finding) => resourcesOfType(template, 'AWS::ApplicationAutoScaling::ScalableTarget')
+      .filter(([, target]) => target.ServiceNamespace === 'sagemaker' && target.RoleARN !== undefined && !flatten(target.RoleARN).endsWith(`:role/${SAGEMAKER_SCALING_ROLE}`))
+      .map(([id, target]) => finding(id, `RoleARN ${flatten(target.RoleARN)} is not the SageMaker service-linked role`))),
 
   rule('IAM-VPC-INTERFACES', EXECUTION_ROLE,
     'A model with VpcConfig needs the EC2 network-interface and describe actions SageMaker uses to attach to the VPC.',
