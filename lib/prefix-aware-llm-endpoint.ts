@@ -627,7 +627,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       metrics: this.metrics,
       concurrencyThreshold: routing.isPrefixAware ? routing.concurrencyThreshold : undefined,
       scalingTarget,
-      instanceCount: props.autoScaling?.minCapacity ?? instanceCount,
       gpuCount: gpuCounts.length === 1 ? gpuCounts[0] : undefined,
       gpuMemoryUtilization: engine.gpuMemoryUtilization,
       routerSidecarMetrics: props.monitoring?.routerSidecarMetrics ?? imageConfig.routerSidecarMetrics ?? false,
@@ -985,11 +984,12 @@ function fleetSizeOf(instanceCount: number, autoScaling: AutoScalingOptions | un
   return { instanceCount, minCapacity: autoScaling?.minCapacity, maxCapacity: autoScaling?.maxCapacity };
 }
 
-/** Period of the Metrics Insights alarms, when known at synth: the publish frequency, at least 60 s. */
+/** Period of the Metrics Insights alarms, when known at synth (the metrics' own rule; names do not matter here). */
 function insightsPeriodSeconds(config: EndpointMetricsConfig | undefined): number | undefined {
-  const frequency = config?.publishFrequency ?? DEFAULT_PUBLISH_FREQUENCY;
-  if (frequency.isUnresolved()) return undefined;
-  return Math.max(60, frequency.toSeconds({ integral: false }));
+  const period = new EndpointMetrics({
+    endpointName: '', variantName: '', period: config?.publishFrequency, invocationMetricsAtPublishFrequency: config?.enhancedMetrics ?? true,
+  }).insightsPeriod;
+  return period.isUnresolved() ? undefined : period.toSeconds({ integral: false });
 }
 
 function validateMetricsConfig(config: EndpointMetricsConfig | undefined, problems: ProblemCollector): void {

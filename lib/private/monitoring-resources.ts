@@ -10,8 +10,6 @@ export interface MonitoredEndpoint {
   readonly concurrencyThreshold?: number;
   /** The autoscaling target of concurrent requests per instance, when autoscaling is on. */
   readonly scalingTarget?: number;
-  /** Instance count (initial or autoscaling minimum). */
-  readonly instanceCount: number;
   /** GPUs per instance, when known: GPU metrics are summed over them. */
   readonly gpuCount?: number;
   /** vLLM's `gpuMemoryUtilization`, when set. */
