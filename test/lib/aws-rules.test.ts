@@ -1,8 +1,10 @@
 import { App, aws_cloudwatch as cloudwatch, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { readFileSync } from 'fs';
+import { execFileSync } from 'child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
 import { join } from 'path';
-import { addExampleStacks } from '../../examples';
+import { addExampleStacks, EXAMPLE_STACK_NAMES } from '../../examples';
 import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps, RoutingStrategy } from '../../lib';
 import { AWS_RULES, findings, TemplateJson } from './aws-rules';
 import { baseProps } from './helpers';
@@ -35,6 +37,25 @@ describe('when every example stack is checked against the documented AWS rules',
 
   test.each(assembly.stacks.map((s) => [s.stackName, s.template]))('GIVEN %s WHEN checked THEN no rule is violated', (_name, template) => {
     expect(findings(template as TemplateJson)).toEqual([]);
+  });
+});
+
+describe('when bin/app.ts is synthesized the way `cdk synth` runs it', () => {
+  const ROOT = join(__dirname, '..', '..');
+  const outdir = mkdtempSync(join(tmpdir(), 'aws-rules-app-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+  // The CLI hands the app its output directory and cdk.json's context through these variables.
+  execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'app.ts')], {
+    cwd: ROOT, timeout: 120_000, env: { ...process.env, CDK_OUTDIR: outdir, CDK_CONTEXT_JSON: JSON.stringify(cdkJsonContext()) },
+  });
+  const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+
+  test('GIVEN the app WHEN synthesized THEN it writes one template per example stack', () => {
+    expect(templates.map((f) => f.replace('.template.json', '')).sort()).toEqual(Object.values(EXAMPLE_STACK_NAMES).sort());
+  });
+
+  test.each(templates)('GIVEN %s WHEN checked THEN no rule is violated', (file) => {
+    expect(findings(JSON.parse(readFileSync(join(outdir, file), 'utf8')) as TemplateJson)).toEqual([]);
   });
 });
 
