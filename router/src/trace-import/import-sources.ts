@@ -1,0 +1,148 @@
+import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { systemClock, withThrottlingRetry, type Clock, type RetryPolicy } from '../aws/throttling-retry';
+
+/**
+ * Where captured requests are read from: files, directories (recursively) and `s3://bucket/prefix`. Every
+ * source is streamed in chunks, never read whole, so an import's memory does not grow with the files.
+ *
+ * Order: a directory's files and an S3 prefix's objects are taken in path order. Data Capture writes
+ * `PREFIX/ENDPOINT/VARIANT/yyyy/mm/dd/hh/<minute>-<second>-<ms>-<uuid>.jsonl`, so path order is time order;
+ * what is left over (files that overlap in time) the importer's reorder window absorbs, and anything beyond it
+ * is counted as out of order.
+ */
+export interface ImportSource {
+  /** As shown in problems: the path, or `s3://bucket/key`. */
+  readonly name: string;
+  open(): AsyncIterable<Uint8Array>;
+}
+
+export interface SourceOptions {
+  /** The S3 client (default: a new one from the SDK's default credential chain and region). */
+  readonly s3?: S3Client;
+  /** Backoff of throttled S3 calls (injected by tests). */
+  readonly clock?: Clock;
+  readonly retry?: RetryPolicy;
+  /** Called for every throttled S3 call that is retried. */
+  readonly onThrottled?: (what: string, attempt: number, delayMs: number) => void;
+}
+
+const S3_URI = /^s3:\/\/([^/]+)\/?(.*)$/;
+
+/** True for names that are not data: hidden files and the `.partial` files an interrupted import leaves. */
+function skipped(name: string): boolean {
+  return name.startsWith('.') || name.endsWith('.partial');
+}
+
+function localFiles(path: string): string[] {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return [path];
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (skipped(entry.name)) continue;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile()) out.push(full);
+    }
+  };
+  walk(path);
+  // Path order, compared as the S3 listing compares keys (UTF-8 binary order), so a copy of a capture
+  // prefix reads in the same order from disk as from S3.
+  return out.sort((a, b) => Buffer.compare(Buffer.from(relative(path, a)), Buffer.from(relative(path, b))));
+}
+
+function localSource(path: string): ImportSource {
+  return { name: path, open: () => createReadStream(path, { highWaterMark: 1 << 20 }) };
+}
+
+/** Every object under an S3 prefix, page by page (ListObjectsV2, 1,000 keys a page), throttled calls retried. */
+async function* s3Sources(uri: string, options: SourceOptions): AsyncGenerator<ImportSource, void, undefined> {
+  const match = S3_URI.exec(uri);
+  if (!match) throw new Error(`${uri} is not an s3://bucket/prefix URI`);
+  const [, bucket, prefix] = match as unknown as [string, string, string];
+  const s3 = options.s3 ?? new S3Client({});
+  const clock = options.clock ?? systemClock;
+  let token: string | undefined;
+  do {
+    const page = await withThrottlingRetry(
+      `ListObjectsV2 s3://${bucket}/${prefix}`,
+      () => s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })),
+      clock,
+      options.retry,
+      (attempt, delay) => options.onThrottled?.('ListObjectsV2', attempt, delay),
+    );
+    for (const object of page.Contents ?? []) {
+      const key = object.Key;
+      if (key === undefined || key.endsWith('/') || skipped(key.slice(key.lastIndexOf('/') + 1))) continue;
+      yield {
+        name: `s3://${bucket}/${key}`,
+        open: () => s3Object(s3, bucket, key, clock, options),
+      };
+    }
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token !== undefined);
+}
+
+async function* s3Object(s3: S3Client, bucket: string, key: string, clock: Clock, options: SourceOptions): AsyncGenerator<Uint8Array, void, undefined> {
+  const response = await withThrottlingRetry(
+    `GetObject s3://${bucket}/${key}`,
+    () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+    clock,
+    options.retry,
+    (attempt, delay) => options.onThrottled?.('GetObject', attempt, delay),
+  );
+  const body = response.Body as AsyncIterable<Uint8Array> | undefined;
+  if (body === undefined) return;
+  yield* body;
+}
+
+/** The sources of every INPUT, in the order given, each directory and prefix expanded in path order. */
+export async function* importSources(inputs: readonly string[], options: SourceOptions = {}): AsyncGenerator<ImportSource, void, undefined> {
+  for (const input of inputs) {
+    if (input.startsWith('s3://')) {
+      yield* s3Sources(input, options);
+      continue;
+    }
+    let files: string[];
+    try {
+      files = localFiles(input);
+    } catch (error) {
+      throw new Error(`cannot read ${input}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+    for (const file of files) yield localSource(file);
+  }
+}
+
+export interface SourceLine {
+  /** 1-based. */
+  readonly lineNumber: number;
+  readonly text: string;
+  /** False for a last line with no newline after it: possibly cut off mid-write. */
+  readonly terminated: boolean;
+}
+
+/**
+ * Lines of a chunked UTF-8 stream, with whether each ended in a newline (a truncated last line has none). A
+ * trailing "\r" is removed. Memory: one chunk plus the longest line. (sim/workload/line-reader.ts reads local
+ * files synchronously for the simulator's loop; S3 bodies are async streams, hence this async twin.)
+ */
+export async function* sourceLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceLine, void, undefined> {
+  const decoder = new TextDecoder('utf-8');
+  let pending = '';
+  let lineNumber = 0;
+  for await (const chunk of chunks) {
+    pending += decoder.decode(chunk, { stream: true });
+    let start = 0;
+    for (let nl = pending.indexOf('\n'); nl !== -1; nl = pending.indexOf('\n', start)) {
+      lineNumber++;
+      const end = nl > start && pending.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+      yield { lineNumber, text: pending.slice(start, end), terminated: true };
+      start = nl + 1;
+    }
+    pending = start === 0 ? pending : pending.slice(start);
+  }
+  pending += decoder.decode();
+  if (pending.length > 0) yield { lineNumber: lineNumber + 1, text: pending.endsWith('\r') ? pending.slice(0, -1) : pending, terminated: false };
+}
