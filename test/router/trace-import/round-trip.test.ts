@@ -99,6 +99,19 @@ describe('when a trace goes through Data Capture files and back', () => {
     }
   });
 
+  test('THEN no 8-character piece of any captured prompt is in the trace', () => {
+    const trace = readFileSync(imported, 'utf8');
+    let checked = 0;
+    for (const request of parseWorkloadSpec(`trace:${original}?count=40`).requests()) {
+      const text = request.kind === 'chat' ? request.messages.map((m) => m.content).join('') : request.prompt;
+      for (let i = 0; i + 8 <= text.length; i += 97) {
+        expect(trace.includes(text.slice(i, i + 8))).toBe(false);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+
   test('THEN, ids being numbered in order of first appearance as Mooncake numbers them, the trace comes back line for line', () => {
     expect(readFileSync(imported, 'utf8')).toBe(readFileSync(original, 'utf8').replace(/, /g, ',').replace(/": /g, '":'));
   });
