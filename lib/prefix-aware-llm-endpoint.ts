@@ -16,6 +16,7 @@ import {
 import { Construct } from 'constructs';
 import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
 import { CapacityReservation } from './capacity';
+import { DataCaptureOptions } from './data-capture';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
@@ -31,6 +32,7 @@ import {
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import { renderCapacity, validateCapacity } from './private/capacity-resources';
+import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
 import {
   extraParallelism,
   MAX_ENV_ENTRIES,
@@ -83,6 +85,8 @@ export const PrefixAwareLlmWarnings = {
   BLUE_GREEN_DOUBLES_FLEET: '@cdk-prefix-aware-llm/blueGreenDoublesFleet',
   /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
   HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
+  /** `dataCapture` stores prompts and answers in S3: expire them. */
+  DATA_CAPTURE_STORES_PROMPTS,
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -207,6 +211,13 @@ export interface PrefixAwareLlmEndpointProps {
    * @default Duration.minutes(30) - ~140 GB at a few hundred MB/s, with margin
    */
   readonly modelDataDownloadTimeout?: Duration;
+
+  /**
+   * SageMaker Data Capture of requests (and responses) to S3, for `prefix-router trace import` (docs/own-traffic.md).
+   *
+   * @default - no capture
+   */
+  readonly dataCapture?: DataCaptureOptions;
 
   /** @default - no autoscaling: the fleet stays at `instanceCount` */
   readonly autoScaling?: AutoScalingOptions;
@@ -589,6 +600,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         routingConfig: routing._render(),
       }, props.routingVariants),
       metricsConfig: renderMetricsConfig(props.metricsConfig),
+      dataCaptureConfig: props.dataCapture && renderDataCapture(this, this.role, props.dataCapture),
     });
 
     const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
@@ -722,6 +734,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
 
     props.model._validate(problems);
+    validateDataCapture(props.dataCapture, problems);
     routing._validate(problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
