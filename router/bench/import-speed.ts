@@ -134,6 +134,8 @@ export async function generateCapture(dir: string, options: ImportSpeedOptions):
 export interface ImportSpeedResult {
   readonly input: GeneratedInput;
   readonly wallSeconds: number;
+  /** The child's user + system CPU time: what the import costs whatever else the machine runs. */
+  readonly cpuSeconds: number;
   readonly maxRssMb: number;
   readonly requestsPerSecond: number;
   readonly mbPerSecond: number;
@@ -141,21 +143,22 @@ export interface ImportSpeedResult {
 }
 
 /** Runs the import in a child (this file with --child), returning its wall time and peak RSS. */
-export function runImportChild(input: string, out: string): { wallSeconds: number; maxRssMb: number; summary: string } {
+export function runImportChild(input: string, out: string): { wallSeconds: number; cpuSeconds: number; maxRssMb: number; summary: string } {
   const child = spawnSync(process.execPath, [__filename, '--child', input, out], { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (child.status !== 0) throw new Error(`the import failed (exit ${child.status}): ${child.stderr}`);
-  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { wallSeconds: number; maxRssKb: number; summary: string };
-  return { wallSeconds: result.wallSeconds, maxRssMb: result.maxRssKb / 1024, summary: result.summary };
+  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { wallSeconds: number; cpuSeconds: number; maxRssKb: number; summary: string };
+  return { wallSeconds: result.wallSeconds, cpuSeconds: result.cpuSeconds, maxRssMb: result.maxRssKb / 1024, summary: result.summary };
 }
 
 export async function runImportSpeed(options: ImportSpeedOptions): Promise<{ result: ImportSpeedResult; markdown: string }> {
   const root = options.keep ?? mkdtempSync(join(tmpdir(), 'bench-import-'));
   try {
     const input = await generateCapture(root, options);
-    const { wallSeconds, maxRssMb, summary } = runImportChild(input.dir, join(root, 'trace.jsonl'));
+    const { wallSeconds, cpuSeconds, maxRssMb, summary } = runImportChild(input.dir, join(root, 'trace.jsonl'));
     const result: ImportSpeedResult = {
       input,
       wallSeconds,
+      cpuSeconds,
       maxRssMb,
       requestsPerSecond: input.requests / wallSeconds,
       mbPerSecond: input.bytes / 1e6 / wallSeconds,
@@ -163,9 +166,9 @@ export async function runImportSpeed(options: ImportSpeedOptions): Promise<{ res
     };
     const scale = input.requests / 1_000_000;
     const markdown = [
-      `| requests | input | files | import wall | requests/s | MB/s | peak RSS | wall / target (${TARGET_SECONDS} s × ${scale.toFixed(3)}) | RSS / target (${TARGET_RSS_MB} MB) |`,
-      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-      `| ${input.requests.toLocaleString('en-US')} | ${(input.bytes / 1e9).toFixed(2)} GB | ${input.files} | ${wallSeconds.toFixed(1)} s | ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} | ${result.mbPerSecond.toFixed(0)} | ${maxRssMb.toFixed(0)} MB | ${(wallSeconds / (TARGET_SECONDS * scale)).toFixed(2)} | ${(maxRssMb / TARGET_RSS_MB).toFixed(2)} |`,
+      `| requests | input | files | import wall | import CPU (user + sys) | requests/s (wall) | MB/s (wall) | peak RSS | wall / target (${TARGET_SECONDS} s × ${scale.toFixed(3)}) | CPU / target | RSS / target (${TARGET_RSS_MB} MB) |`,
+      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      `| ${input.requests.toLocaleString('en-US')} | ${(input.bytes / 1e9).toFixed(2)} GB | ${input.files} | ${wallSeconds.toFixed(1)} s | ${cpuSeconds.toFixed(1)} s | ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} | ${result.mbPerSecond.toFixed(0)} | ${maxRssMb.toFixed(0)} MB | ${(wallSeconds / (TARGET_SECONDS * scale)).toFixed(2)} | ${(cpuSeconds / (TARGET_SECONDS * scale)).toFixed(2)} | ${(maxRssMb / TARGET_RSS_MB).toFixed(2)} |`,
     ].join('\n');
     return { result, markdown };
   } finally {
@@ -178,7 +181,9 @@ async function child(input: string, out: string): Promise<void> {
   const started = process.hrtime.bigint();
   const report = await importTrace({ inputs: [input], out });
   const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-  process.stdout.write(`${JSON.stringify({ wallSeconds, maxRssKb: process.resourceUsage().maxRSS, summary: formatImportSummary(report) })}\n`);
+  const usage = process.resourceUsage();
+  const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
+  process.stdout.write(`${JSON.stringify({ wallSeconds, cpuSeconds, maxRssKb: usage.maxRSS, summary: formatImportSummary(report) })}\n`);
 }
 
 function machine(): string {

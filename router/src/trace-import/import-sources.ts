@@ -125,24 +125,28 @@ export interface SourceLine {
 
 /**
  * Lines of a chunked UTF-8 stream, with whether each ended in a newline (a truncated last line has none). A
- * trailing "\r" is removed. Memory: one chunk plus the longest line. (sim/workload/line-reader.ts reads local
+ * trailing "\r" is removed. Lines are found in the bytes and each is decoded on its own (no chunk-sized string
+ * is built and sliced), so memory is one chunk plus the longest line. (sim/workload/line-reader.ts reads local
  * files synchronously for the simulator's loop; S3 bodies are async streams, hence this async twin.)
  */
 export async function* sourceLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceLine, void, undefined> {
-  const decoder = new TextDecoder('utf-8');
-  let pending = '';
+  let carry: Buffer | undefined;
   let lineNumber = 0;
   for await (const chunk of chunks) {
-    pending += decoder.decode(chunk, { stream: true });
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const buffer = carry === undefined ? bytes : Buffer.concat([carry, bytes]);
     let start = 0;
-    for (let nl = pending.indexOf('\n'); nl !== -1; nl = pending.indexOf('\n', start)) {
+    for (let nl = buffer.indexOf(10, start); nl !== -1; nl = buffer.indexOf(10, start)) {
       lineNumber++;
-      const end = nl > start && pending.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      yield { lineNumber, text: pending.slice(start, end), terminated: true };
+      const end = nl > start && buffer[nl - 1] === 13 ? nl - 1 : nl;
+      yield { lineNumber, text: buffer.toString('utf8', start, end), terminated: true };
       start = nl + 1;
     }
-    pending = start === 0 ? pending : pending.slice(start);
+    // The unfinished line, copied so the chunk it came from can be freed.
+    carry = start < buffer.length ? Buffer.from(buffer.subarray(start)) : undefined;
   }
-  pending += decoder.decode();
-  if (pending.length > 0) yield { lineNumber: lineNumber + 1, text: pending.endsWith('\r') ? pending.slice(0, -1) : pending, terminated: false };
+  if (carry !== undefined) {
+    const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
+    yield { lineNumber: lineNumber + 1, text: carry.toString('utf8', 0, end), terminated: false };
+  }
 }

@@ -188,6 +188,15 @@ class IntColumn {
   }
 }
 
+/** Blank lines are not data (checked without copying the line, which trim() would for every line). */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
 function percentile(sorted: Int32Array, p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
@@ -298,7 +307,7 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
       try {
         for await (const { lineNumber, text, terminated } of sourceLines(source.open())) {
           lastLine = lineNumber;
-          if (text.trim() === '') continue;
+          if (isBlank(text)) continue;
           linesRead++;
           format ??= detectFormat(text);
           let entry: PendingEntry;
