@@ -6,7 +6,7 @@ import { parseWorkloadSpec } from '../sim/workload';
 import {
   BLOCK_TOKENS_RANGE,
   CAPTURE_FORMATS,
-  DEFAULT_BLOCK_TOKENS,
+  DEFAULT_TRACE_BLOCK_TOKENS,
   DEFAULT_OUTPUT_TOKENS,
   DEFAULT_REORDER_WINDOW_MS,
   formatImportSummary,
@@ -35,7 +35,7 @@ export function register(program: Command): void {
     .requiredOption('--out <file>', 'the Mooncake JSONL trace to write')
     .option('--format <format>', `input format: ${CAPTURE_FORMATS.join(', ')} (auto: per file, from its first line)`, 'auto')
     .option('--tokenizer <file>', "the model's tokenizer.json (default: the router's estimate, 4 characters per token)")
-    .option('--block-tokens <n>', `tokens per hash id, ${BLOCK_TOKENS_RANGE.min}..${BLOCK_TOKENS_RANGE.max}`, String(DEFAULT_BLOCK_TOKENS))
+    .option('--block-tokens <n>', `tokens per hash id, ${BLOCK_TOKENS_RANGE.min}..${BLOCK_TOKENS_RANGE.max}`, String(DEFAULT_TRACE_BLOCK_TOKENS))
     .option('--sampling <percent>', "the endpoint's Data Capture InitialSamplingPercentage, (0, 100]", '100')
     .option('--default-output-tokens <n>', 'output length of a request with neither captured usage nor max_tokens, 1..1000000', String(DEFAULT_OUTPUT_TOKENS))
     .option('--reorder-window <seconds>', 'requests up to this far out of time order are put back in order, 0..86400', String(DEFAULT_REORDER_WINDOW_MS / 1000))
@@ -88,7 +88,7 @@ export async function runTraceImport(
     inputs,
     out,
     format: format as CaptureFormatOption,
-    blockTokens: integerFlag('block-tokens', str(flags, 'blockTokens') ?? String(DEFAULT_BLOCK_TOKENS), BLOCK_TOKENS_RANGE.min, BLOCK_TOKENS_RANGE.max),
+    blockTokens: integerFlag('block-tokens', str(flags, 'blockTokens') ?? String(DEFAULT_TRACE_BLOCK_TOKENS), BLOCK_TOKENS_RANGE.min, BLOCK_TOKENS_RANGE.max),
     tokenizer: tokenizerPath === undefined ? undefined : loadTokenizer(tokenizerPath),
     samplingPercent: numberFlag('sampling', str(flags, 'sampling') ?? '100', 0, 100, true),
     defaultOutputTokens: integerFlag('default-output-tokens', str(flags, 'defaultOutputTokens') ?? String(DEFAULT_OUTPUT_TOKENS), 1, 1_000_000),

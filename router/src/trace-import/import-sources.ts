@@ -57,6 +57,12 @@ function localSource(path: string): ImportSource {
   return { name: path, open: () => createReadStream(path, { highWaterMark: 1 << 20 }) };
 }
 
+/**
+ * GetObject calls kept in flight ahead of the one being read: Data Capture writes many small objects (about one
+ * per instance and minute), so reading them one after another would wait one request latency per object.
+ */
+export const S3_PREFETCH = 8;
+
 /** Every object under an S3 prefix, page by page (ListObjectsV2, 1,000 keys a page), throttled calls retried. */
 async function* s3Sources(uri: string, options: SourceOptions): AsyncGenerator<ImportSource, void, undefined> {
   const match = S3_URI.exec(uri);
@@ -64,6 +70,19 @@ async function* s3Sources(uri: string, options: SourceOptions): AsyncGenerator<I
   const [, bucket, prefix] = match as unknown as [string, string, string];
   const s3 = options.s3 ?? new S3Client({});
   const clock = options.clock ?? systemClock;
+  const ahead: ImportSource[] = [];
+  const fetchAhead = (key: string): ImportSource => {
+    const response = withThrottlingRetry(
+      `GetObject s3://${bucket}/${key}`,
+      () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+      clock,
+      options.retry,
+      (attempt, delay) => options.onThrottled?.('GetObject', attempt, delay),
+    );
+    // Its failure is reported when the object is read, not as an unhandled rejection before.
+    response.catch(() => undefined);
+    return { name: `s3://${bucket}/${key}`, open: () => bodyOf(response) };
+  };
   let token: string | undefined;
   do {
     const page = await withThrottlingRetry(
@@ -76,24 +95,16 @@ async function* s3Sources(uri: string, options: SourceOptions): AsyncGenerator<I
     for (const object of page.Contents ?? []) {
       const key = object.Key;
       if (key === undefined || key.endsWith('/') || skipped(key.slice(key.lastIndexOf('/') + 1))) continue;
-      yield {
-        name: `s3://${bucket}/${key}`,
-        open: () => s3Object(s3, bucket, key, clock, options),
-      };
+      ahead.push(fetchAhead(key));
+      if (ahead.length > S3_PREFETCH) yield ahead.shift()!;
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token !== undefined);
+  while (ahead.length > 0) yield ahead.shift()!;
 }
 
-async function* s3Object(s3: S3Client, bucket: string, key: string, clock: Clock, options: SourceOptions): AsyncGenerator<Uint8Array, void, undefined> {
-  const response = await withThrottlingRetry(
-    `GetObject s3://${bucket}/${key}`,
-    () => s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
-    clock,
-    options.retry,
-    (attempt, delay) => options.onThrottled?.('GetObject', attempt, delay),
-  );
-  const body = response.Body as AsyncIterable<Uint8Array> | undefined;
+async function* bodyOf(response: Promise<{ Body?: unknown }>): AsyncGenerator<Uint8Array, void, undefined> {
+  const body = (await response).Body as AsyncIterable<Uint8Array> | undefined;
   if (body === undefined) return;
   yield* body;
 }

@@ -51,7 +51,7 @@ export interface FleetForCeilings {
 export const DEFAULT_FLEET: FleetForCeilings = { instances: 7, kvCapacityBlocks: 84_000, kvBlockTokens: 16, label: '7 × p5-llama-3.1-70b' };
 export const DEFAULT_OUTPUT_TOKENS = 128;
 export const DEFAULT_REORDER_WINDOW_MS = 300_000;
-export const DEFAULT_BLOCK_TOKENS = TRACE_OPTIONS.blockTokens.default;
+export const DEFAULT_TRACE_BLOCK_TOKENS = TRACE_OPTIONS.blockTokens.default;
 export const BLOCK_TOKENS_RANGE = { min: TRACE_OPTIONS.blockTokens.min, max: TRACE_OPTIONS.blockTokens.max };
 
 export interface ImportProblem {
@@ -203,7 +203,7 @@ function percentile(sorted: Int32Array, p: number): number {
 }
 
 export async function importTrace(options: ImportOptions): Promise<ImportReport> {
-  const blockTokens = options.blockTokens ?? DEFAULT_BLOCK_TOKENS;
+  const blockTokens = options.blockTokens ?? DEFAULT_TRACE_BLOCK_TOKENS;
   const blockChars = blockTokens * CHARS_PER_TOKEN;
   const window = options.reorderWindowMs ?? DEFAULT_REORDER_WINDOW_MS;
   const defaultOutput = options.defaultOutputTokens ?? DEFAULT_OUTPUT_TOKENS;

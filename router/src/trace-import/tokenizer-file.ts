@@ -25,7 +25,6 @@ export function loadTokenizer(path: string): PromptTokenizer {
   const configPath = join(dirname(path), 'tokenizer_config.json');
   const config: unknown = existsSync(configPath) ? JSON.parse(readFileSync(configPath, 'utf8')) : {};
   // Loaded only when asked for: most imports use the router's estimate.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Tokenizer } = require('@huggingface/tokenizers') as typeof import('@huggingface/tokenizers');
   let tokenizer: InstanceType<typeof Tokenizer>;
   try {
