@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { S3Client } from '@aws-sdk/client-s3';
+import { CHARS_PER_TOKEN } from '../policy/prompt-tokens';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec } from '../sim/workload';
@@ -34,7 +35,7 @@ export function register(program: Command): void {
     .argument('<input...>', 'a file, a directory (read recursively in path order) or s3://bucket/prefix')
     .requiredOption('--out <file>', 'the Mooncake JSONL trace to write')
     .option('--format <format>', `input format: ${CAPTURE_FORMATS.join(', ')} (auto: per file, from its first line)`, 'auto')
-    .option('--tokenizer <file>', "the model's tokenizer.json (default: the router's estimate, 4 characters per token)")
+    .option('--tokenizer <file>', `the model's tokenizer.json (default: the router's estimate, ${CHARS_PER_TOKEN} characters per token)`)
     .option('--block-tokens <n>', `tokens per hash id, ${BLOCK_TOKENS_RANGE.min}..${BLOCK_TOKENS_RANGE.max}`, String(DEFAULT_TRACE_BLOCK_TOKENS))
     .option('--sampling <percent>', "the endpoint's Data Capture InitialSamplingPercentage, (0, 100]", '100')
     .option('--default-output-tokens <n>', 'output length of a request with neither captured usage nor max_tokens, 1..1000000', String(DEFAULT_OUTPUT_TOKENS))
