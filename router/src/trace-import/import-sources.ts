@@ -143,21 +143,33 @@ export interface SourceLine {
 export async function* sourceLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceLine, void, undefined> {
   let carry: Buffer | undefined;
   let lineNumber = 0;
+  const text = (bytes: Buffer, start: number, nl: number): string => {
+    const end = nl > start && bytes[nl - 1] === 13 ? nl - 1 : nl;
+    return bytes.toString('utf8', start, end);
+  };
   for await (const chunk of chunks) {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    const buffer = carry === undefined ? bytes : Buffer.concat([carry, bytes]);
     let start = 0;
-    for (let nl = buffer.indexOf(10, start); nl !== -1; nl = buffer.indexOf(10, start)) {
+    if (carry !== undefined) {
+      // Only the line that spans the chunks is joined, never the whole chunk.
+      const nl = bytes.indexOf(10);
+      if (nl === -1) {
+        carry = Buffer.concat([carry, bytes]);
+        continue;
+      }
+      const joined = Buffer.concat([carry, bytes.subarray(0, nl)]);
+      carry = undefined;
       lineNumber++;
-      const end = nl > start && buffer[nl - 1] === 13 ? nl - 1 : nl;
-      yield { lineNumber, text: buffer.toString('utf8', start, end), terminated: true };
+      yield { lineNumber, text: text(joined, 0, joined.length), terminated: true };
+      start = nl + 1;
+    }
+    for (let nl = bytes.indexOf(10, start); nl !== -1; nl = bytes.indexOf(10, start)) {
+      lineNumber++;
+      yield { lineNumber, text: text(bytes, start, nl), terminated: true };
       start = nl + 1;
     }
     // The unfinished line, copied so the chunk it came from can be freed.
-    carry = start < buffer.length ? Buffer.from(buffer.subarray(start)) : undefined;
+    if (start < bytes.length) carry = Buffer.from(bytes.subarray(start));
   }
-  if (carry !== undefined) {
-    const end = carry[carry.length - 1] === 13 ? carry.length - 1 : carry.length;
-    yield { lineNumber: lineNumber + 1, text: carry.toString('utf8', 0, end), terminated: false };
-  }
+  if (carry !== undefined) yield { lineNumber: lineNumber + 1, text: text(carry, 0, carry.length), terminated: false };
 }

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { builtinProfile, DEFAULT_PROFILE_NAME } from '../emulator/engine-profile';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from '../policy/prompt-tokens';
 import { CeilingTracker, type Ceilings } from '../sim/report/ceilings';
 import { TRACE_OPTIONS } from '../sim/workload/mooncake-trace';
@@ -48,7 +49,14 @@ export interface FleetForCeilings {
   readonly label?: string;
 }
 
-export const DEFAULT_FLEET: FleetForCeilings = { instances: 7, kvCapacityBlocks: 84_000, kvBlockTokens: 16, label: '7 × p5-llama-3.1-70b' };
+const defaultProfile = builtinProfile(DEFAULT_PROFILE_NAME);
+/** The simulator's default fleet: 7 instances of the default engine profile. */
+export const DEFAULT_FLEET: FleetForCeilings = {
+  instances: 7,
+  kvCapacityBlocks: defaultProfile.kvCapacityBlocks,
+  kvBlockTokens: defaultProfile.blockTokens,
+  label: `7 × ${defaultProfile.name}`,
+};
 export const DEFAULT_OUTPUT_TOKENS = 128;
 export const DEFAULT_REORDER_WINDOW_MS = 300_000;
 export const DEFAULT_TRACE_BLOCK_TOKENS = TRACE_OPTIONS.blockTokens.default;
