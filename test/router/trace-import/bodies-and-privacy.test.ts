@@ -69,6 +69,14 @@ describe('when captured bodies are of each kind', () => {
     expect(report.notes.join(' ')).toContain("router's estimate");
   });
 
+  test('GIVEN a CSV-encoded capture (text/csv, listed in CsvContentTypes) THEN its text is the prompt, keyed on its bytes as the router keys it', async () => {
+    const csv = `${SYSTEM},question,42`;
+    const { report, rows: r } = await rows(capture([{ t: 0, type: 'text/csv', data: csv, encoding: 'CSV' }, { t: 1, type: 'text/csv', data: csv, encoding: 'CSV' }]));
+    expect(report.kinds.text).toBe(2);
+    expect(r[0]!.input_length).toBe(Math.ceil(Buffer.byteLength(csv) / 4));
+    expect(r[1]!.hash_ids).toEqual(r[0]!.hash_ids);
+  });
+
   test('GIVEN responses with usage, an SSE stream with a usage chunk, TGI details and bare generated text THEN each gives the output length, counted by source', async () => {
     const { report, rows: r } = await rows(
       capture([
