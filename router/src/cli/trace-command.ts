@@ -32,7 +32,7 @@ export function register(program: Command): void {
   trace
     .command('import')
     .description('import Data Capture files or OpenAI request logs (files, directories, s3://bucket/prefix) as a Mooncake trace: lengths, times and keyed block ids, no prompt text')
-    .argument('<input...>', 'a file, a directory (read recursively in path order) or s3://bucket/prefix')
+    .argument('<input...>', 'a file, a directory (read recursively, oldest file first) or s3://bucket/prefix (key order)')
     .requiredOption('--out <file>', 'the Mooncake JSONL trace to write')
     .option('--format <format>', `input format: ${CAPTURE_FORMATS.join(', ')} (auto: per file, from its first line)`, 'auto')
     .option('--tokenizer <file>', `the model's tokenizer.json (default: the router's estimate, ${CHARS_PER_TOKEN} characters per token)`)

@@ -1,4 +1,4 @@
-import { createReadStream, readdirSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { systemClock, withThrottlingRetry, type Clock, type RetryPolicy } from '../aws/throttling-retry';
@@ -7,10 +7,11 @@ import { systemClock, withThrottlingRetry, type Clock, type RetryPolicy } from '
  * Where captured requests are read from: files, directories (recursively) and `s3://bucket/prefix`. Every
  * source is streamed in chunks, never read whole, so an import's memory does not grow with the files.
  *
- * Order: a directory's files and an S3 prefix's objects are taken in path order. Data Capture writes
- * `PREFIX/ENDPOINT/VARIANT/yyyy/mm/dd/hh/<minute>-<second>-<ms>-<uuid>.jsonl`, so path order is time order;
- * what is left over (files that overlap in time) the importer's reorder window absorbs, and anything beyond it
- * is counted as out of order.
+ * Order: a directory's files in order of their first line's time (given `firstLineTime`), then path; an S3
+ * prefix's objects in key order (reading every object's first line first would cost a GET each). Data Capture
+ * writes `PREFIX/ENDPOINT/VARIANT/yyyy/mm/dd/hh/<minute>-<second>-<ms>-<uuid>.jsonl`, so its key order is time
+ * order; what is left over (files that overlap in time) the importer's reorder window absorbs, and anything
+ * beyond it is counted as out of order.
  */
 export interface ImportSource {
   /** As shown in problems: the path, or `s3://bucket/key`. */
@@ -26,6 +27,34 @@ export interface SourceOptions {
   readonly retry?: RetryPolicy;
   /** Called for every throttled S3 call that is retried. */
   readonly onThrottled?: (what: string, attempt: number, delayMs: number) => void;
+  /**
+   * The time (ms) of a file's first line, or undefined: a directory's files are read in order of it (then path),
+   * so logs whose names do not sort by time (app.log, app.log.1, …) are still read oldest first.
+   */
+  readonly firstLineTime?: (line: string) => number | undefined;
+}
+
+/** Bytes read from the start of a file to find its first line's time. */
+const FIRST_LINE_PEEK = 1 << 16;
+
+function firstLineOf(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(FIRST_LINE_PEEK);
+    const n = readSync(fd, buffer, 0, FIRST_LINE_PEEK, 0);
+    const text = buffer.toString('utf8', 0, n);
+    const nl = text.indexOf('\n');
+    return nl === -1 ? text : text.slice(0, nl);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Files in order of their first line's time, files without one after them, ties and the rest in path order. */
+function inTimeOrder(files: string[], firstLineTime: (line: string) => number | undefined): string[] {
+  const keyed = files.map((file, index) => ({ file, index, time: firstLineTime(firstLineOf(file)) ?? Infinity }));
+  keyed.sort((a, b) => a.time - b.time || a.index - b.index);
+  return keyed.map((k) => k.file);
 }
 
 const S3_URI = /^s3:\/\/([^/]+)\/?(.*)$/;
@@ -119,6 +148,7 @@ export async function* importSources(inputs: readonly string[], options: SourceO
     let files: string[];
     try {
       files = localFiles(input);
+      if (files.length > 1 && options.firstLineTime !== undefined) files = inTimeOrder(files, options.firstLineTime);
     } catch (error) {
       throw new Error(`cannot read ${input}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }

@@ -308,7 +308,15 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
   };
 
   try {
-    for await (const source of importSources(options.inputs, options.sources)) {
+    const firstLineTime = (line: string): number | undefined => {
+      try {
+        const format = options.format === 'auto' || options.format === undefined ? detectFormat(line) : options.format;
+        return parseCapturedLine(format, line).timestampMs;
+      } catch {
+        return undefined;
+      }
+    };
+    for await (const source of importSources(options.inputs, { firstLineTime, ...options.sources })) {
       sources++;
       let format: CaptureFormat | undefined = options.format === 'auto' || options.format === undefined ? undefined : options.format;
       let lastLine = 0;

@@ -58,25 +58,34 @@ describe('when capture files hold every kind of bad line', () => {
     expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
   });
 
-  test('GIVEN a file whose requests are older than what was already written, beyond the reorder window THEN each is listed as out of order and kept at the time written so far', async () => {
+  test('GIVEN requests older than what was already written, beyond the reorder window THEN each is listed as out of order and kept at the time written so far', async () => {
     // 100 and 101 are written once 200 is seen (5 s window); 10 comes after them.
-    write('00/late.jsonl', [captureLine(at(100), { data: chat(PROMPT) }), captureLine(at(101), { data: chat(PROMPT) }), captureLine(at(200), { data: chat(PROMPT) })]);
-    const early = write('01/early.jsonl', [captureLine(at(10), { data: chat(PROMPT) })]);
+    const file = write('00/late.jsonl', [100, 101, 200, 10].map((t) => captureLine(at(t), { data: chat(PROMPT) })));
     const out = join(dir, 'trace.jsonl');
     const report = await importTrace({ inputs: [join(dir, 'capture')], out, reorderWindowMs: 5_000 });
     expect(report.requests).toBe(4);
-    expect(report.problems).toEqual([expect.objectContaining({ source: early, lineNumber: 1, kind: 'out-of-order' })]);
+    expect(report.problems).toEqual([expect.objectContaining({ source: file, lineNumber: 4, kind: 'out-of-order' })]);
     const times = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).timestamp);
     expect(times).toEqual([0, 1000, 1000, 100_000]);
   });
 
-  test('GIVEN the same files within the reorder window THEN they are put in time order, nothing reported', async () => {
-    write('00/late.jsonl', [captureLine(at(100), { data: chat(PROMPT) }), captureLine(at(101), { data: chat(PROMPT) })]);
-    write('01/early.jsonl', [captureLine(at(10), { data: chat(PROMPT) })]);
+  test('GIVEN the same requests within the reorder window THEN they are put in time order, nothing reported', async () => {
+    write('00/late.jsonl', [100, 101, 200, 10].map((t) => captureLine(at(t), { data: chat(PROMPT) })));
     const out = join(dir, 'trace.jsonl');
     const report = await importTrace({ inputs: [join(dir, 'capture')], out, reorderWindowMs: 300_000 });
     expect(report.problemTotal).toBe(0);
-    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).timestamp)).toEqual([0, 90_000, 91_000]);
+    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).timestamp)).toEqual([0, 90_000, 91_000, 190_000]);
+  });
+
+  test('GIVEN log files whose names do not sort by time (app.log, app.log.1, app.log.2 as logrotate names them) THEN they are read oldest first', async () => {
+    const log = (s: number) => JSON.stringify({ timestamp: at(s), url: '/v1/chat/completions', body: JSON.parse(chat(PROMPT)) });
+    write('app.log', [log(200), log(201)]);
+    write('app.log.1', [log(100), log(101)]);
+    write('app.log.2', [log(0), log(1)]);
+    const out = join(dir, 'trace.jsonl');
+    const report = await importTrace({ inputs: [join(dir, 'capture')], out, reorderWindowMs: 0 });
+    expect(report.problemTotal).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).timestamp)).toEqual([0, 1000, 100_000, 101_000, 200_000, 201_000]);
   });
 
   test('GIVEN --strict THEN the first bad line stops the import, naming file and line, and no trace is left', async () => {
