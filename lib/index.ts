@@ -9,4 +9,5 @@ export * from './autoscaling';
 export * from './deployment';
 export * from './monitoring';
 export * from './capacity';
+export * from './data-capture';
 export type { RoutingVariant } from './routing-variants';

@@ -16,6 +16,7 @@ import {
 import { Construct } from 'constructs';
 import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
 import { CapacityReservation } from './capacity';
+import { DataCaptureOptions } from './data-capture';
 import { DeploymentPolicy } from './deployment';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
@@ -31,6 +32,7 @@ import {
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import { renderCapacity, validateCapacity } from './private/capacity-resources';
+import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
 import {
   extraParallelism,
   MAX_ENV_ENTRIES,
@@ -96,6 +98,8 @@ export const PrefixAwareLlmWarnings = {
    * (`waitInterval`): a broken last batch, or a whole blue/green fleet, finishes its bake before the alarm can fire.
    */
   ROLLBACK_ALARM_SLOWER_THAN_BAKE: '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake',
+  /** `dataCapture` stores prompts and answers in S3: expire them. */
+  DATA_CAPTURE_STORES_PROMPTS,
 } as const;
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
@@ -220,6 +224,13 @@ export interface PrefixAwareLlmEndpointProps {
    * @default Duration.minutes(30) - ~140 GB at a few hundred MB/s, with margin
    */
   readonly modelDataDownloadTimeout?: Duration;
+
+  /**
+   * SageMaker Data Capture of requests (and responses) to S3, for `prefix-router trace import` (docs/own-traffic.md).
+   *
+   * @default - no capture
+   */
+  readonly dataCapture?: DataCaptureOptions;
 
   /** @default - no autoscaling: the fleet stays at `instanceCount` */
   readonly autoScaling?: AutoScalingOptions;
@@ -617,6 +628,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         routingConfig: routing._render(),
       }, props.routingVariants),
       metricsConfig: renderMetricsConfig(props.metricsConfig),
+      dataCaptureConfig: props.dataCapture && renderDataCapture(this, this.role, props.dataCapture),
     });
 
     const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
@@ -777,6 +789,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
 
     props.model._validate(problems);
+    validateDataCapture(props.dataCapture, problems);
     routing._validate(problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);

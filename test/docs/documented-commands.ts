@@ -49,6 +49,8 @@ export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: 
   { file: 'docs/reliability.md', contains: 'npm run test:chaos                                   # every scenario at full size', reason: 'every chaos scenario at full size takes about 15 minutes; each scenario runs at a small size in test/router/chaos/, and .ci/run runs this block\'s second line (the 60-second soak) after npm test' },
   { file: 'docs/validate.md', contains: 'aws sagemaker update-endpoint', reason: 'the AWS CLI against a deployed endpoint (manual restore)' },
   { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab', reason: 'deploys to an AWS account; ab --variants runs against a scripted control plane in test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/own-traffic.md', contains: 's3://my-capture-bucket/datacapture/', reason: 'reads an S3 bucket and a model\'s tokenizer.json; the S3 path runs through the real client against aws-sdk-client-mock in test/router/trace-import/s3-source.test.ts and --tokenizer on a generated tokenizer.json in bodies-and-privacy.test.ts' },
+  { file: 'docs/own-traffic.md', contains: "prefix-router bench --sagemaker-endpoint my-llm --region us-east-1 --workload 'trace:my-traffic.jsonl'", reason: 'needs a deployed endpoint; the same bench with the imported trace runs against the local router in the rehearsal block before it, and ab as in docs/validate.md (test/router/aws/validate-doc.test.ts)' },
 ];
 
 export function notRunReason(block: ShellBlock): string | undefined {

@@ -45,7 +45,8 @@ export interface RetryPolicy {
 /** 8 attempts, 1 s base, 60 s cap: up to ~4 minutes of backoff before giving up. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
-const THROTTLING_NAMES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'ThrottledException']);
+/** `SlowDown` is S3's (HTTP 503): the trace importer reads Data Capture objects through the same retry. */
+const THROTTLING_NAMES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'ThrottledException', 'SlowDown']);
 
 export function isThrottling(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;

@@ -6,6 +6,7 @@ import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
 import { register as registerServe } from './serve-command';
 import { register as registerSimulate } from './simulate-command';
+import { register as registerTrace } from './trace-command';
 
 /**
  * Every `prefix-router` sub-command lives in its own file under router/src/cli/ and exports a function that
@@ -13,4 +14,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb, registerTrace];

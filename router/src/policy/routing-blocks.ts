@@ -12,7 +12,7 @@ const TENANT_SEED = 0x1b873593;
  * router observing that instance can match against its blocks too.
  */
 export function routingBlockHashes(request: RoutingRequest, blockChars: number): Int32Array {
-  const text = request.routingText.length > 0 ? request.routingText : latin1(request.rawBody);
+  const text = routedText(request);
   const count = Math.floor(text.length / blockChars);
   const hashes = new Int32Array(count);
   let seed = fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0));
@@ -21,6 +21,14 @@ export function routingBlockHashes(request: RoutingRequest, blockChars: number):
     hashes[i] = seed | 0;
   }
   return hashes;
+}
+
+/**
+ * The text a request's routing blocks cover: its routing text, or for an opaque /invocations body (no routing
+ * text) the body's bytes as Latin-1 (one character per byte). The trace importer hashes the same text.
+ */
+export function routedText(request: RoutingRequest): string {
+  return request.routingText.length > 0 ? request.routingText : latin1(request.rawBody);
 }
 
 /** The key a prompt too short for one full block is placed by: the hash of what it has. */

@@ -43,12 +43,23 @@ export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders
       if (declaredJson) throw err;
     }
     if (json !== undefined) {
-      if (json.messages !== undefined) return chatFrom(json, body, headers, 'body-bytes', 'invocations');
-      if (json.prompt !== undefined) return completionFrom(json, body, headers, 'body-bytes', 'invocations');
+      const kind = invocationBodyKind(json);
+      if (kind === 'chat') return chatFrom(json, body, headers, 'body-bytes', 'invocations');
+      if (kind === 'completions') return completionFrom(json, body, headers, 'body-bytes', 'invocations');
       return passthrough(body, headers, json);
     }
   }
   return passthrough(body, headers, undefined);
+}
+
+/**
+ * Which OpenAI API a JSON invocation body is shaped for: `messages` → chat, `prompt` → completions, else none
+ * (forwarded to the backend's own /invocations). The trace importer classifies captured bodies by it too.
+ */
+export function invocationBodyKind(json: JsonObject): 'chat' | 'completions' | undefined {
+  if (json.messages !== undefined) return 'chat';
+  if (json.prompt !== undefined) return 'completions';
+  return undefined;
 }
 
 /** Dispatches on the matched route. */
