@@ -1,4 +1,4 @@
-import { App, aws_cloudwatch as cloudwatch, Duration, Stack } from 'aws-cdk-lib';
+import { App, aws_cloudwatch as cloudwatch, aws_kms as kms, aws_s3 as s3, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { execFileSync } from 'child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
@@ -97,6 +97,16 @@ describe('when a matrix of construct props is checked against the documented AWS
 
   test.each(cases)('GIVEN %s WHEN checked THEN no rule is violated', (_name, props) => {
     expect(findings(templateOf(props))).toEqual([]);
+  });
+
+  test.each([
+    ['a bucket of the stack', false],
+    ['a bucket of the stack and a capture key', true],
+  ])('GIVEN data capture to %s WHEN checked THEN no rule is violated', (_name, withKey) => {
+    const template = templateOf({}, (stack) => ({
+      dataCapture: { bucket: new s3.Bucket(stack, 'Capture'), prefix: 'captured/llm', ...(withKey ? { encryptionKey: new kms.Key(stack, 'CaptureKey') } : {}) },
+    }));
+    expect(findings(template)).toEqual([]);
   });
 
   test('GIVEN extra rollback alarms of the user WHEN checked THEN the execution role may describe each of them', () => {
@@ -295,6 +305,20 @@ describe('when a template breaks an IAM rule', () => {
     expect(ruleIds(withRole(logsAndMetrics, rollback))).toEqual(['IAM-ROLLBACK-DESCRIBE-ALARMS']);
     const describe = { Effect: 'Allow', Action: 'cloudwatch:DescribeAlarms', Resource: { 'Fn::GetAtt': ['Alarm', 'Arn'] } };
     expect(ruleIds(withRole([...logsAndMetrics, describe], rollback))).toEqual([]);
+  });
+
+  test('GIVEN data capture and write rights on another prefix or no rights on its key WHEN checked THEN IAM-DATA-CAPTURE-WRITE fires', () => {
+    const captured = (statements: Array<Record<string, unknown>>, kmsKeyId?: string) => {
+      const template = withRole([...logsAndMetrics, ...statements]);
+      template.Resources!.C.Properties!.DataCaptureConfig = { DestinationS3Uri: 's3://bucket/capture', InitialSamplingPercentage: 100, CaptureOptions: [{ CaptureMode: 'Input' }], ...(kmsKeyId ? { KmsKeyId: kmsKeyId } : {}) };
+      return template;
+    };
+    const put = (prefix: string) => ({ Effect: 'Allow', Action: 's3:PutObject', Resource: `arn:aws:s3:::bucket/${prefix}/*` });
+    const key = 'arn:aws:kms:us-east-1:111122223333:key/k';
+    expect(ruleIds(captured([put('other')]))).toEqual(['IAM-DATA-CAPTURE-WRITE']);
+    expect(ruleIds(captured([put('capture')]))).toEqual([]);
+    expect(ruleIds(captured([put('capture')], key))).toEqual(['IAM-DATA-CAPTURE-WRITE']);
+    expect(ruleIds(captured([put('capture'), { Effect: 'Allow', Action: ['kms:Encrypt', 'kms:GenerateDataKey'], Resource: key }], key))).toEqual([]);
   });
 
   test('GIVEN no log permissions WHEN checked THEN IAM-LOGS-AND-METRICS fires', () => {

@@ -10,6 +10,9 @@ const EXECUTION_ROLE = 'https://docs.aws.amazon.com/sagemaker/latest/dg/sagemake
 const GUARDRAILS_ALARMS = 'https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html';
 const DESCRIBE_ALARMS = 'https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html';
 const KMS_S3 = 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEncryption.html';
+/** Data capture writes captured requests to DestinationS3Uri as the model's execution role (and encrypts them with KmsKeyId). */
+const DATA_CAPTURE = 'https://docs.aws.amazon.com/sagemaker/latest/dg/model-monitor-data-capture-endpoint.html';
+const DATA_CAPTURE_KMS = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DataCaptureConfig.html';
 const AUTOSCALING_SLR = 'https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-service-linked-roles.html';
 /** The service-linked role Application Auto Scaling uses for SageMaker variants. */
 const SAGEMAKER_SCALING_ROLE = 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
@@ -103,6 +106,32 @@ export const IAM_RULES: readonly AwsRule[] = [
         out.push(finding(modelId, `role ${roleId} may not decrypt with the bucket's KMS key (${KMS_S3})`));
       }
       return out;
+    })),
+
+  rule('IAM-DATA-CAPTURE-WRITE', DATA_CAPTURE,
+    `An endpoint config with DataCaptureConfig needs s3:PutObject for the execution role under DestinationS3Uri, and kms:Encrypt and kms:GenerateDataKey on its KmsKeyId (${DATA_CAPTURE_KMS}).`,
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::Endpoint').flatMap(([id, endpoint]) => {
+      const configId = referencedId(endpoint.EndpointConfigName);
+      const capture = configId ? template.Resources?.[configId]?.Properties?.DataCaptureConfig : undefined;
+      if (!capture || capture.EnableCapture === false) return [];
+      const uri = flatten(capture.DestinationS3Uri);
+      const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(uri);
+      if (!match) return [finding(id, `DestinationS3Uri ${uri} is not an s3:// URI`)];
+      const [, bucket, prefix] = match;
+      const bucketArns = [`arn:aws:s3:::${bucket}`, ...(/^<([^.>]+)>$/.test(bucket) ? [`<${bucket.slice(1, -1)}.Arn>`] : [])];
+      const object = (arn: string) => `${arn}/${prefix.replace(/\/?$/, '/')}e/AllTraffic/2026/12/01/00/probe.jsonl`;
+      const pattern = (p: string) => p.replace(/<AWS::[A-Za-z]+>/g, '*');
+      return endpointRoles(template, endpoint).flatMap(({ roleId, statements }) => {
+        const out: RuleFinding[] = [];
+        if (!isAllowed(statements, 's3:PutObject', (p) => bucketArns.some((b) => globMatches(pattern(p), object(b))))) out.push(finding(id, `role ${roleId} may not write captured data under ${uri}`));
+        if (capture.KmsKeyId !== undefined) {
+          const key = flatten(capture.KmsKeyId);
+          for (const action of ['kms:Encrypt', 'kms:GenerateDataKey']) {
+            if (!isAllowed(statements, action, (p) => p === key || p === key.replace(/\.Arn>$/, '>') || globMatches(pattern(p), key))) out.push(finding(id, `role ${roleId} lacks ${action} on the capture key`));
+          }
+        }
+        return out;
+      });
     })),
 
   rule('IAM-LOGS-AND-METRICS', EXECUTION_ROLE,
