@@ -4,6 +4,7 @@ import { register as registerBench } from './bench-command';
 import { register as registerContainer } from './container-command';
 import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
+import { register as registerPlan } from './plan-command';
 import { register as registerServe } from './serve-command';
 import { register as registerSimulate } from './simulate-command';
 
@@ -13,4 +14,4 @@ import { register as registerSimulate } from './simulate-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb, registerPlan];
