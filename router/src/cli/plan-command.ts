@@ -41,6 +41,7 @@ export function register(program: Command): void {
     .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
     .option('--duration <seconds>', 'stop sending after this many simulated seconds (default: when the workload ends)')
     .option('--max-requests <n>', 'stop each simulation after this many requests')
+    .option('--exhaustive', 'simulate every size in --instances instead of searching: certain on any curve, one run per size and setting')
     .option('--max-runs <n>', 'most simulations the plan may run', String(MAX_RUNS_DEFAULT))
     .option('--jobs <n>', `simulations at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`)
     .option('--out <dir>', 'report directory (default reports/plan-<time>)')
@@ -64,6 +65,7 @@ export interface PlanFlags {
   readonly sendUntilMs: number | undefined;
   readonly maxRequests: number | undefined;
   readonly maxRuns: number;
+  readonly exhaustive: boolean;
   readonly jobs: number;
   readonly out: string;
   readonly quiet: boolean;
@@ -125,15 +127,17 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
     sendUntilMs: duration === undefined ? undefined : numberFlag('duration', duration, 0, 604800, true) * 1000,
     maxRequests: optionalIntegerFlag('max-requests', str('maxRequests', 'max-requests'), 1, 100_000_000),
     maxRuns: integerFlag('max-runs', str('maxRuns', 'max-runs') ?? String(MAX_RUNS_DEFAULT), 1, 100_000),
+    exhaustive: flags.exhaustive === true,
     jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),
     out: str('out') ?? defaultReportDir('plan'),
     quiet: flags.quiet === true,
   };
 }
 
-/** Simulations a plan is expected to need: a bisection and one neighbour per strategy setting, capped by the budget. */
-export function expectedPlanRuns(flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs'>): number {
-  const probes = Math.ceil(Math.log2(flags.instances.max - flags.instances.min + 1)) + 2;
+/** Simulations a plan is expected to need: a bisection and its neighbours per setting (or every size), capped by the budget. */
+export function expectedPlanRuns(flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs' | 'exhaustive'>): number {
+  const sizes = flags.instances.max - flags.instances.min + 1;
+  const probes = flags.exhaustive ? sizes : Math.ceil(Math.log2(sizes)) + 3;
   const search = flags.strategies.reduce((n, s) => n + s.configs.length * probes, 0);
   return Math.min(flags.maxRuns, search + (flags.windowMs > 0 ? 2 * probes : 0));
 }
@@ -170,6 +174,7 @@ export async function runPlanCommand(
     maxRequests: flags.maxRequests,
     jobs: flags.jobs,
     maxRuns: flags.maxRuns,
+    exhaustive: flags.exhaustive,
     windowMs: flags.windowMs,
     onRun,
   });

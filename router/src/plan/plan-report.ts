@@ -204,7 +204,10 @@ function constructSuggestion(result: PlanResult, instanceType: string): Construc
 const usd = (v: number): string => `$${Math.round(v).toLocaleString('en-US')}`;
 
 function savingText(s: Saving): string {
-  return `${s.atLeast ? '≥ ' : ''}${s.instances} instance(s), ${s.atLeast ? '≥ ' : ''}${usd(s.monthlyUsd)}/month vs ${s.against}`;
+  const at = s.atLeast ? '≥ ' : '';
+  if (s.instances === 0) return `as many instances as ${s.against}`;
+  if (s.instances < 0) return `${-s.instances} instance(s) more than ${s.against} (${usd(-s.monthlyUsd)}/month more)`;
+  return `saves ${at}${s.instances} instance(s), ${at}${usd(s.monthlyUsd)}/month vs ${s.against}`;
 }
 
 /** The report as markdown: the answer first, then each strategy's figures at its size, then the measured curve. */

@@ -92,6 +92,8 @@ export interface PlanConfig {
   readonly jobs: number;
   /** Most simulations the whole plan may run (autoscaling windows included). */
   readonly maxRuns: number;
+  /** Measure every size instead of searching (see sizeSearch). */
+  readonly exhaustive?: boolean;
   /** Length of the busiest and quietest windows (ms) the autoscaling bounds are sized on; 0 skips them. */
   readonly windowMs: number;
   readonly onRun?: (done: number, label: string) => void;
@@ -148,7 +150,7 @@ export async function runPlan(config: PlanConfig): Promise<PlanResult> {
   const cache = new RunCache(config);
   const tasks: SearchTask<number>[] = config.strategies.map((strategy, i) => {
     const lo = searchFloor(strategy, config.instances.min);
-    return { key: i, search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max), runsPerSize: strategy.configs.length };
+    return { key: i, search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max, config.exhaustive), runsPerSize: strategy.configs.length };
   });
   const outcomes = await runSearches(tasks, (probes) => measureSizes(config, cache, probes), config.maxRuns);
   // A size that met the SLOs may have been settled by one setting: the answer's size gets every setting, so
@@ -253,10 +255,10 @@ class RunCache {
     const tasks: RunMessage[] = missing.map((r) => ({ workloadSpec: this.config.workload.spec, policy: r.policy, settings: this.settings(r.instances, r.window, r.warmupMs) }));
     const outcomes: StrategyOutcome[] =
       this.config.jobs > 1 && tasks.length > 1
-        ? await simulateInParallel(tasks, this.config.jobs, { done: () => this.config.onRun?.(++this.runs, 'run') })
+        ? await simulateInParallel(tasks, this.config.jobs, { done: (i) => this.ran(formatPolicySpec(tasks[i].policy)) })
         : tasks.map((t) => {
             const outcome = simulateStrategy(this.config.workload, t.policy, t.settings);
-            this.config.onRun?.(++this.runs, formatPolicySpec(t.policy));
+            this.ran(formatPolicySpec(t.policy));
             return outcome;
           });
     missing.forEach((r, i) => {
@@ -271,6 +273,11 @@ class RunCache {
       });
     });
     return requests.map((r) => this.get(r.policy, r.instances, r.window, r.warmupMs)!);
+  }
+
+  private ran(policy: string): void {
+    this.runs++;
+    this.config.onRun?.(this.runs, policy);
   }
 
   private settings(instances: number, window: ArrivalWindow | undefined, warmupMs: number | undefined): StrategyRunSettings {
@@ -312,9 +319,9 @@ export function windowLoads(workload: Workload, windowMs: number, sendUntilMs = 
 }
 
 /**
- * Busiest and quietest windows by prompt characters (prefill work, what decides TTFT), each simulated after
- * the window before it as warm-up, so its caches and queues start as the traffic left them. The last window
- * counts only when it is the only one (it is usually cut short by the end of the trace).
+ * Busiest and quietest windows by prompt characters (prefill work, what decides TTFT), each replayed twice
+ * and measured on the second pass (see ArrivalWindow.warmUpWithItself): the size a window needs in steady
+ * state, with its own prefixes cached, is what autoscaling should settle at while that load lasts.
  */
 async function planAutoscaling(config: PlanConfig, strategies: readonly StrategyPlan[], cache: RunCache): Promise<AutoscalingPlan | null> {
   const chosen = recommendedSageMakerStrategy(strategies);
@@ -326,23 +333,21 @@ async function planAutoscaling(config: PlanConfig, strategies: readonly Strategy
     return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: 'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.' };
   }
   const loads = windowLoads(config.workload, config.windowMs, config.sendUntilMs);
-  // The last window is usually cut short by the end of the workload, and the first has no traffic before it
-  // to warm the caches (cold caches are the trace's start, not its load): neither is a candidate.
+  // The last window is usually cut short by the end of the workload: it is not a candidate.
   const full = loads.slice(0, -1);
   if (full.length < 2) {
     return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).` };
   }
-  const candidates = full.slice(1);
-  const busiest = candidates.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
-  const quietest = candidates.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
+  const busiest = full.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
+  const quietest = full.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
   const picked = [
     { which: 'busiest' as const, load: busiest },
     { which: 'quietest' as const, load: quietest },
   ];
   const lo = Math.min(searchFloor({ label: '', configs: [policy] }, config.instances.min), config.instances.max);
-  const windowOf = (load: WindowLoad) => ({ window: { fromMs: Math.max(0, load.fromMs - config.windowMs), untilMs: load.untilMs }, warmupMs: load.fromMs - Math.max(0, load.fromMs - config.windowMs) });
+  const windowOf = (load: WindowLoad) => ({ window: { fromMs: load.fromMs, untilMs: load.untilMs, warmUpWithItself: true }, warmupMs: config.windowMs });
   const outcomes = await runSearches(
-    picked.map((_, i) => ({ key: i, search: sizeSearch(lo, config.instances.max), runsPerSize: 1 })),
+    picked.map((_, i) => ({ key: i, search: sizeSearch(lo, config.instances.max, config.exhaustive), runsPerSize: 1 })),
     async (probes) => {
       const runs = await cache.measure(probes.map((p) => ({ policy, instances: p.instances, ...windowOf(picked[p.key].load) })));
       return runs.map((r) => ({ meets: r.margin <= 1, margin: r.margin }));

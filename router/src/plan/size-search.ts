@@ -6,10 +6,13 @@
  *
  * 1. the largest size first: if it fails, nothing in range meets the SLOs;
  * 2. bisection between the largest failing and the smallest meeting size seen;
- * 3. the answer's upper neighbour is measured as well (its lower neighbour already was);
+ * 3. the answer's neighbours are measured too: one size above and two below (bisection measured the one just
+ *    below; what breaks monotony here — a rehash that stacks two hot prefixes, spills at a threshold — moves
+ *    the curve by a size or two, so a dip that close is the one to look for);
  * 4. if any measured pair is out of order (a smaller size meets while a larger one fails), the curve is not
  *    monotone here, and every size below the answer not yet measured is measured, smallest first, until one
- *    meets: the answer is then what an exhaustive scan gives.
+ *    meets: the answer is then what an exhaustive scan gives. A dip further below that no measured point
+ *    shows stays unseen: `exhaustive` measures every size.
  *
  * The search is a generator: it yields the next size to measure and receives that size's verdict, so one
  * driver can advance many searches together and run their simulations in parallel.
@@ -36,7 +39,7 @@ export interface SizeSearchResult {
 
 export type SizeSearch = Generator<number, SizeSearchResult, SizeVerdict>;
 
-export function* sizeSearch(lo: number, hi: number): SizeSearch {
+export function* sizeSearch(lo: number, hi: number, exhaustive = false): SizeSearch {
   if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < 1 || hi < lo) throw new RangeError(`a size search needs integers 1 ≤ lo ≤ hi (got ${lo}..${hi})`);
   const verdicts = new Map<number, SizeVerdict>();
   function* measure(n: number): Generator<number, SizeVerdict, SizeVerdict> {
@@ -51,6 +54,11 @@ export function* sizeSearch(lo: number, hi: number): SizeSearch {
     return { minInstances, measured, nonMonotone: nonMonotonePoints(verdicts) };
   };
 
+  if (exhaustive) {
+    let first: number | null = null;
+    for (let n = lo; n <= hi; n++) if ((yield* measure(n)).meets && first === null) first = n;
+    return result(first);
+  }
   if (!(yield* measure(hi)).meets) return result(null);
   let failing = lo - 1;
   let meeting = hi;
@@ -60,6 +68,7 @@ export function* sizeSearch(lo: number, hi: number): SizeSearch {
     else failing = mid;
   }
   if (meeting + 1 <= hi) yield* measure(meeting + 1);
+  if (meeting - 2 >= lo) yield* measure(meeting - 2);
   if (nonMonotonePoints(verdicts).length === 0) return result(meeting);
   for (let n = lo; n < meeting; n++) {
     if ((yield* measure(n)).meets) return result(n);

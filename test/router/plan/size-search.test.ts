@@ -27,7 +27,7 @@ describe('when the fewest instances meeting the SLOs are searched', () => {
         expect(result.minInstances).toBe(exhaustiveMin(lo, hi, (n) => n >= threshold));
         expect(result.nonMonotone).toEqual([]);
         expect(new Set(asked).size).toBe(asked.length);
-        expect(asked.length).toBeLessThanOrEqual(Math.ceil(Math.log2(span + 1)) + 2);
+        expect(asked.length).toBeLessThanOrEqual(Math.ceil(Math.log2(span + 1)) + 3);
       }),
       { numRuns: 500 },
     );
@@ -108,5 +108,24 @@ describe('when several searches share one run budget', () => {
     );
     expect(runs).toBeLessThanOrEqual(30);
     expect(outcomes[0]).toMatchObject({ key: 'sweep', result: null, outOfBudget: true });
+  });
+});
+
+describe('when every size is measured (exhaustive)', () => {
+  test('GIVEN any curve THEN every size is measured once, in order, and the answer is the smallest that meets', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }), (lo, curve) => {
+        const hi = lo + curve.length - 1;
+        const search = sizeSearch(lo, hi, true);
+        const asked: number[] = [];
+        let step = search.next();
+        while (!step.done) {
+          asked.push(step.value);
+          step = search.next({ meets: curve[step.value - lo], margin: 1 });
+        }
+        expect(asked).toEqual(curve.map((_, i) => lo + i));
+        expect(step.value.minInstances).toBe(exhaustiveMin(lo, hi, (n) => curve[n - lo]));
+      }),
+    );
   });
 });

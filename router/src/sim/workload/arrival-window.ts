@@ -4,12 +4,18 @@ import type { WorkloadRequest } from './workload-request';
 /**
  * A stretch of an open-loop workload's arrivals, `[fromMs, untilMs)`, replayed on its own: arrival times are
  * shifted so the stretch starts at 0, requests are renumbered from 0, and a request whose dependency (an
- * earlier turn) arrived before the stretch is sent as if it had none. `plan` simulates the busiest and quietest
- * windows of a trace this way (with a stretch before each as warm-up) to size autoscaling bounds.
+ * earlier turn) arrived before the stretch is sent as if it had none. `plan` sizes autoscaling bounds on the
+ * busiest and quietest windows of a workload this way.
  */
 export interface ArrivalWindow {
   readonly fromMs: number;
   readonly untilMs: number;
+  /**
+   * Send the stretch twice, back to back, the first time as warm-up (ids suffixed `~warm-up`): the measured
+   * pass then meets caches and queues as its own traffic leaves them, with no backlog from another load level
+   * (which the window before it would bring at a fleet sized for this one).
+   */
+  readonly warmUpWithItself?: boolean;
 }
 
 export function workloadWindow(workload: Workload, window: ArrivalWindow): Workload {
@@ -20,17 +26,20 @@ export function workloadWindow(workload: Workload, window: ArrivalWindow): Workl
     ...workload,
     expectedRequests: workload.expectedRequests,
     expectedRequestsExact: false,
-    notes: [...workload.notes, `Only arrivals from ${fromMs / 1000} s to ${untilMs / 1000} s of the workload, replayed from 0 s.`],
+    notes: [...workload.notes, `Only arrivals from ${fromMs / 1000} s to ${untilMs / 1000} s of the workload, replayed from 0 s${window.warmUpWithItself ? ' after a first pass of the same arrivals as warm-up' : ''}.`],
     *requests(): Generator<WorkloadRequest, void, undefined> {
-      const kept = new Set<string>();
       let index = 0;
-      for (const request of workload.requests()) {
-        if (request.arrivalMs < fromMs) continue;
-        if (request.arrivalMs >= untilMs) return;
-        kept.add(request.id);
-        const dependsOnId = request.dependsOnId !== undefined && kept.has(request.dependsOnId) ? request.dependsOnId : undefined;
-        const { dependsOnId: _dropped, ...rest } = request;
-        yield { ...rest, index: index++, arrivalMs: request.arrivalMs - fromMs, ...(dependsOnId !== undefined ? { dependsOnId } : {}) } as WorkloadRequest;
+      const passes = window.warmUpWithItself ? [{ suffix: '~warm-up', offsetMs: 0 }, { suffix: '', offsetMs: untilMs - fromMs }] : [{ suffix: '', offsetMs: 0 }];
+      for (const { suffix, offsetMs } of passes) {
+        const kept = new Set<string>();
+        for (const request of workload.requests()) {
+          if (request.arrivalMs < fromMs) continue;
+          if (request.arrivalMs >= untilMs) break;
+          kept.add(request.id);
+          const dependsOnId = request.dependsOnId !== undefined && kept.has(request.dependsOnId) ? `${request.dependsOnId}${suffix}` : undefined;
+          const { dependsOnId: _dropped, ...rest } = request;
+          yield { ...rest, id: `${request.id}${suffix}`, index: index++, arrivalMs: request.arrivalMs - fromMs + offsetMs, ...(dependsOnId !== undefined ? { dependsOnId } : {}) } as WorkloadRequest;
+        }
       }
     },
   };
