@@ -136,15 +136,33 @@ export interface CdfChartOptions {
  * An empirical CDF per series as a step line: fraction of requests (y, 0–1) with a value ≤ x. Light guide
  * lines at 50 % and 90 % let the reader take P50 and P90 off the chart.
  */
-export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
-  const width = options.width ?? 760;
-  const left = 56;
-  const titleLines = wrapText(options.title, (width - left - 8) / (TITLE_PX * 0.6));
+/**
+ * The frame of a chart with a wrapped title above and a legend below the axis label, one entry per line (so it
+ * never covers a curve, whatever their shapes): its size, margins, title lines and the legend's markup.
+ */
+function legendedChartFrame(title: string, series: readonly { readonly label: string; readonly color: string }[], width: number, left: number, plotHeight: number) {
+  const titleLines = wrapText(title, (width - left - 8) / (TITLE_PX * 0.6));
   const legendLines = series.map((s) => wrapText(s.label, (width - left - 30 - 8) / (LEGEND_PX * 0.6)));
   const legendH = 8 + 18 * legendLines.reduce((n, l) => n + l.length, 0);
   const titleH = TITLE_LINE * (titleLines.length - 1);
-  const height = (options.height ?? 380) + legendH + titleH;
+  const height = plotHeight + legendH + titleH;
   const m = { left, right: 24, top: 36 + titleH, bottom: 48 + legendH };
+  const legend = (): string => {
+    const parts: string[] = [];
+    let line = 0;
+    series.forEach((s, i) => {
+      const yy = height - legendH + 14 + 18 * line;
+      parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
+      parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
+      line += legendLines[i]!.length;
+    });
+    return parts.join('');
+  };
+  return { width, height, m, titleLines, legend };
+}
+
+export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 56, options.height ?? 380);
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const values = series.flatMap((s) => s.points.map((p) => p.value));
@@ -211,14 +229,7 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
   }
 
-  // Legend below the axis label, one entry per line: never covers a curve, whatever their shapes.
-  let legendLine = 0;
-  series.forEach((s, i) => {
-    const yy = height - legendH + 14 + 18 * legendLine;
-    parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-    parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
-    legendLine += legendLines[i]!.length;
-  });
+  parts.push(legend());
   parts.push('</svg>');
   return parts.join('');
 }
@@ -359,14 +370,7 @@ export interface SizeCurveChartOptions {
  * the strategy needs. The y axis is capped at 4 × the bound so one overloaded size does not flatten the rest.
  */
 export function sizeCurveChart(series: readonly SizeCurveSeries[], options: SizeCurveChartOptions): string {
-  const width = options.width ?? 760;
-  const left = 64;
-  const titleLines = wrapText(options.title, (width - left - 8) / (TITLE_PX * 0.6));
-  const legendLines = series.map((s) => wrapText(s.label, (width - left - 30 - 8) / (LEGEND_PX * 0.6)));
-  const legendH = 8 + 18 * legendLines.reduce((n, l) => n + l.length, 0);
-  const titleH = TITLE_LINE * (titleLines.length - 1);
-  const height = (options.height ?? 360) + legendH + titleH;
-  const m = { left, right: 24, top: 36 + titleH, bottom: 48 + legendH };
+  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 64, options.height ?? 360);
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const sizes = series.flatMap((s) => s.points.map((p) => p.instances));
@@ -411,13 +415,7 @@ export function sizeCurveChart(series: readonly SizeCurveSeries[], options: Size
       parts.push(`<circle cx="${r(x(p.instances))}" cy="${r(y(p.value!))}" r="3.5" fill="${over ? '#ffffff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${escapeXml(`${s.label}: ${p.instances} instances, ${options.formatValue(p.value!)}`)}</title></circle>`);
     }
   }
-  let legendLine = 0;
-  series.forEach((s, i) => {
-    const yy = height - legendH + 14 + 18 * legendLine;
-    parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-    parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
-    legendLine += legendLines[i]!.length;
-  });
+  parts.push(legend());
   parts.push('</svg>');
   return parts.join('');
 }
