@@ -4,6 +4,7 @@ import { register as registerBench } from './bench-command';
 import { register as registerContainer } from './container-command';
 import { register as registerDemo } from './demo-command';
 import { register as registerEmulate } from './emulate-command';
+import { register as registerPlan } from './plan-command';
 import { register as registerServe } from './serve-command';
 import { register as registerSimulate } from './simulate-command';
 import { register as registerTrace } from './trace-command';
@@ -14,4 +15,4 @@ import { register as registerTrace } from './trace-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb, registerTrace];
+export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb, registerTrace, registerPlan];

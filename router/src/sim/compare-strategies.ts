@@ -4,6 +4,7 @@ import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from './report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
 import { simulate, toStrategyRun, type ReplicaSharing, type SimulationProgress, type SimulationResult } from './simulator';
+import { workloadWindow, type ArrivalWindow } from './workload/arrival-window';
 import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
 
@@ -32,6 +33,8 @@ export interface StrategyComparisonConfig {
   readonly warmupMs?: number;
   /** No request is sent at or after this virtual time. */
   readonly sendUntilMs?: number;
+  /** Replay only this stretch of the workload's arrivals, shifted to start at 0 (see workloadWindow). */
+  readonly arrivalWindow?: ArrivalWindow;
   /** Generate and hash the workload on a worker thread ahead of each simulation (see SimulationConfig.promptWorker). */
   readonly promptWorker?: boolean;
   /** Label or policy name of the baseline (default `random` when it is among the policies). */
@@ -75,7 +78,7 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'promptWorker'
+  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'arrivalWindow' | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -89,7 +92,7 @@ export function simulateStrategy(
   // so every run is scored against the ceilings of its own requests. The report shows the first run's.
   const tracker = new CeilingTracker({ fleetCapacityBlocks: settings.instances * settings.profile.kvCapacityBlocks, blockTokens: settings.profile.blockTokens });
   const result = simulate({
-    workload,
+    workload: settings.arrivalWindow === undefined ? workload : workloadWindow(workload, settings.arrivalWindow),
     policy,
     instances: settings.instances,
     routers: settings.routers,

@@ -22,7 +22,8 @@ export function defaultJobs(): number {
   return availableParallelism();
 }
 
-interface RunMessage {
+/** One simulation for a worker: a workload (by its canonical spec), a policy and the run's settings. */
+export interface RunMessage {
   readonly workloadSpec: string;
   readonly policy: PolicyConfig;
   readonly settings: StrategyRunSettings;
@@ -61,6 +62,7 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,
     sendUntilMs: config.sendUntilMs,
+    arrivalWindow: config.arrivalWindow,
     promptWorker: config.promptWorker,
   };
   const outcomes = await runPool(
@@ -75,10 +77,26 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
   return assembleComparison(config, outcomes);
 }
 
-interface PoolCallbacks {
+export interface PoolCallbacks {
   readonly start: (index: number) => void;
   readonly progress: (index: number, progress: SimulationProgress) => void;
   readonly done: (index: number, outcome: StrategyOutcome) => void;
+}
+
+/**
+ * Independent simulations, each with its own policy and settings, on `jobs` worker threads (`plan` runs
+ * strategies at different instance counts at once); outcomes by task index.
+ */
+export function simulateInParallel(tasks: readonly RunMessage[], jobs: number, callbacks: Partial<PoolCallbacks> = {}): Promise<StrategyOutcome[]> {
+  if (!Number.isInteger(jobs) || jobs < JOBS_RANGE.min || jobs > JOBS_RANGE.max) {
+    throw new RangeError(`jobs must be an integer between ${JOBS_RANGE.min} and ${JOBS_RANGE.max} (got ${jobs})`);
+  }
+  if (tasks.length === 0) return Promise.resolve([]);
+  return runPool(tasks, Math.min(jobs, tasks.length), {
+    start: callbacks.start ?? (() => undefined),
+    progress: callbacks.progress ?? (() => undefined),
+    done: callbacks.done ?? (() => undefined),
+  });
 }
 
 /**

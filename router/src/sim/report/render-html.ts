@@ -8,7 +8,7 @@ export interface HtmlOptions {
   readonly ttftScale?: 'linear' | 'log' | 'both';
 }
 
-const STYLE = `
+export const REPORT_STYLE = `
 :root { color-scheme: light; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d232a; margin: 0; background: #f6f7f9; }
 main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 48px; }
@@ -181,7 +181,7 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeXml(report.title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${REPORT_STYLE}</style>`,
     '</head>',
     '<body><main>',
     body.join('\n'),

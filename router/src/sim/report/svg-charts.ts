@@ -136,15 +136,33 @@ export interface CdfChartOptions {
  * An empirical CDF per series as a step line: fraction of requests (y, 0–1) with a value ≤ x. Light guide
  * lines at 50 % and 90 % let the reader take P50 and P90 off the chart.
  */
-export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
-  const width = options.width ?? 760;
-  const left = 56;
-  const titleLines = wrapText(options.title, (width - left - 8) / (TITLE_PX * 0.6));
+/**
+ * The frame of a chart with a wrapped title above and a legend below the axis label, one entry per line (so it
+ * never covers a curve, whatever their shapes): its size, margins, title lines and the legend's markup.
+ */
+function legendedChartFrame(title: string, series: readonly { readonly label: string; readonly color: string }[], width: number, left: number, plotHeight: number) {
+  const titleLines = wrapText(title, (width - left - 8) / (TITLE_PX * 0.6));
   const legendLines = series.map((s) => wrapText(s.label, (width - left - 30 - 8) / (LEGEND_PX * 0.6)));
   const legendH = 8 + 18 * legendLines.reduce((n, l) => n + l.length, 0);
   const titleH = TITLE_LINE * (titleLines.length - 1);
-  const height = (options.height ?? 380) + legendH + titleH;
+  const height = plotHeight + legendH + titleH;
   const m = { left, right: 24, top: 36 + titleH, bottom: 48 + legendH };
+  const legend = (): string => {
+    const parts: string[] = [];
+    let line = 0;
+    series.forEach((s, i) => {
+      const yy = height - legendH + 14 + 18 * line;
+      parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
+      parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
+      line += legendLines[i]!.length;
+    });
+    return parts.join('');
+  };
+  return { width, height, m, titleLines, legend };
+}
+
+export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 56, options.height ?? 380);
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const values = series.flatMap((s) => s.points.map((p) => p.value));
@@ -211,14 +229,7 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
   }
 
-  // Legend below the axis label, one entry per line: never covers a curve, whatever their shapes.
-  let legendLine = 0;
-  series.forEach((s, i) => {
-    const yy = height - legendH + 14 + 18 * legendLine;
-    parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-    parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
-    legendLine += legendLines[i]!.length;
-  });
+  parts.push(legend());
   parts.push('</svg>');
   return parts.join('');
 }
@@ -333,4 +344,78 @@ export function shortInstanceName(id: string, index: number): string {
   if (port) return `:${port[1]}`;
   if (id.length <= 8) return id;
   return `#${index + 1}`;
+}
+
+export interface SizeCurveSeries {
+  readonly label: string;
+  readonly color: string;
+  /** Measured points: instance count → the figure (null when the run had none). */
+  readonly points: readonly { readonly instances: number; readonly value: number | null }[];
+}
+
+export interface SizeCurveChartOptions {
+  readonly title: string;
+  readonly yLabel: string;
+  /** The bound drawn across the chart (the SLO). */
+  readonly bound: number;
+  readonly boundLabel: string;
+  readonly formatValue: (v: number) => string;
+  readonly width?: number;
+  readonly height?: number;
+}
+
+/**
+ * A figure against instance count, one line per strategy through the sizes that were measured (a search
+ * measures only some), with the SLO bound as a dashed line: where a line crosses below it is the fleet size
+ * the strategy needs. The y axis is capped at 4 × the bound so one overloaded size does not flatten the rest.
+ */
+export function sizeCurveChart(series: readonly SizeCurveSeries[], options: SizeCurveChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 64, options.height ?? 360);
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const sizes = series.flatMap((s) => s.points.map((p) => p.instances));
+  const xMin = Math.min(...sizes, 1);
+  const xMax = Math.max(...sizes, xMin + 1);
+  const cap = options.bound * 4;
+  const values = series.flatMap((s) => s.points.map((p) => p.value)).filter((v): v is number => v !== null && Number.isFinite(v));
+  let yMax = Math.min(cap, Math.max(options.bound * 1.25, ...values));
+  const yTicks = linearTicks(0, yMax);
+  const step = yTicks.length > 1 ? yTicks[1]! - yTicks[0]! : yMax;
+  if (yTicks[yTicks.length - 1]! < yMax) yTicks.push(Number((yTicks[yTicks.length - 1]! + step).toPrecision(12)));
+  yMax = yTicks[yTicks.length - 1]!;
+  const x = (n: number): number => m.left + ((n - xMin) / (xMax - xMin)) * plotW;
+  const y = (v: number): number => m.top + (1 - Math.min(v, yMax) / yMax) * plotH;
+  const parts: string[] = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`);
+  parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
+  for (const t of yTicks) {
+    parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
+    parts.push(`<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`);
+  }
+  const xTicks = linearTicks(xMin, xMax, Math.min(12, xMax - xMin)).filter((t) => Number.isInteger(t));
+  const labelled = visibleTickLabels(xTicks, x, String);
+  for (const t of xTicks) {
+    parts.push(`<line x1="${r(x(t))}" x2="${r(x(t))}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
+    if (labelled.has(t)) parts.push(`<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${t}</text>`);
+  }
+  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(`<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">instances</text>`);
+  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`);
+  const by = y(options.bound);
+  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(by)}" y2="${r(by)}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`);
+  parts.push(`<text x="${m.left + plotW - 4}" y="${r(by - 6)}" text-anchor="end" class="tick" fill="#d62728">${escapeXml(options.boundLabel)}</text>`);
+  for (const s of series) {
+    const points = s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).sort((a, b) => a.instances - b.instances);
+    if (points.length === 0) continue;
+    const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${r(x(p.instances))} ${r(y(p.value!))}`).join('');
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+    for (const p of points) {
+      const over = p.value! > yMax;
+      parts.push(`<circle cx="${r(x(p.instances))}" cy="${r(y(p.value!))}" r="3.5" fill="${over ? '#ffffff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${escapeXml(`${s.label}: ${p.instances} instances, ${options.formatValue(p.value!)}`)}</title></circle>`);
+    }
+  }
+  parts.push(legend());
+  parts.push('</svg>');
+  return parts.join('');
 }

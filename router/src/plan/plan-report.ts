@@ -1,0 +1,305 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parsePolicySpec } from '../policy/policy-spec';
+import { formatMs, formatNumber, formatPercent } from '../sim/report/format';
+import { REPORT_STYLE } from '../sim/report/render-html';
+import { escapeXml, seriesColor, sizeCurveChart } from '../sim/report/svg-charts';
+import { HOURS_PER_MONTH, recommendedSageMakerStrategy, type AutoscalingPlan, type PlanResult, type SizedRun, type StrategyPlan } from './planner';
+import type { NonMonotonePoint } from './size-search';
+import { formatSloValue, sloFigure, sloValue, type Slo } from './slo';
+
+export const PLAN_REPORT_SCHEMA = 'cdk-prefix-aware-llm/plan-report';
+
+/** The price one instance-hour is billed at, and where that figure comes from. */
+export interface InstancePrice {
+  readonly usdPerInstanceHour: number;
+  readonly source: string;
+}
+
+/** What a run measured at one size, as report.json holds it. */
+export interface PlanFigures {
+  readonly instances: number;
+  /** The policy spec that ran (for a sweep, the best setting at this size). */
+  readonly policy: string;
+  /** Worst SLO ratio (≤ 1 meets every SLO). */
+  readonly sloMargin: number;
+  readonly slo: Readonly<Record<string, number | null>>;
+  readonly ttftMs: { readonly p50: number | null; readonly p90: number | null; readonly p99: number | null };
+  readonly e2eMs: { readonly p50: number | null; readonly p90: number | null; readonly p99: number | null };
+  readonly errorRate: number | null;
+  readonly hitRate: number | null;
+  readonly fleetCeiling: number | null;
+  readonly hitRateOfFleetCeiling: number | null;
+  readonly requestsPerSecond: number | null;
+  readonly outputTokensPerSecond: number | null;
+  /** The busiest instance's share of requests (0–1), and busiest ÷ mean. */
+  readonly maxInstanceShare: number | null;
+  readonly requestsMaxOverMean: number | null;
+}
+
+/** Instances and money one strategy saves against another; `atLeast` when the other meets no SLO in range. */
+export interface Saving {
+  readonly against: string;
+  readonly instances: number;
+  readonly monthlyUsd: number;
+  readonly atLeast: boolean;
+}
+
+export interface StrategyPlanReport {
+  readonly label: string;
+  readonly sweep: string | null;
+  readonly sagemakerRouting: string | null;
+  /** Fewest instances meeting every SLO in range; null when unreachable there. */
+  readonly minInstances: number | null;
+  readonly unreachableReason: string | null;
+  readonly atMin: PlanFigures | null;
+  /** When unreachable: the best this strategy achieved at the largest size measured. */
+  readonly bestAtLargest: PlanFigures | null;
+  readonly monthlyUsd: number | null;
+  readonly savings: readonly Saving[];
+  readonly curve: readonly PlanFigures[];
+  readonly nonMonotone: readonly NonMonotonePoint[];
+}
+
+export interface ConstructSuggestion {
+  readonly strategy: string;
+  readonly props: {
+    readonly instanceCount: number;
+    readonly routing: { readonly kind: string; readonly prefixLength?: number; readonly concurrencyThreshold?: number };
+    readonly autoScaling?: { readonly minCapacity: number; readonly maxCapacity: number };
+  };
+  /** The props as TypeScript to paste into a stack. */
+  readonly snippet: string;
+}
+
+export interface PlanReport {
+  readonly schema: typeof PLAN_REPORT_SCHEMA;
+  readonly schemaVersion: 1;
+  readonly createdAt: string;
+  readonly workload: { readonly spec: string; readonly description: string };
+  readonly profile: string;
+  readonly instanceType: string;
+  readonly slos: readonly string[];
+  readonly instances: { readonly min: number; readonly max: number };
+  readonly price: InstancePrice;
+  readonly hoursPerMonth: number;
+  readonly strategies: readonly StrategyPlanReport[];
+  readonly construct: ConstructSuggestion | null;
+  readonly autoscaling: AutoscalingPlan | null;
+  readonly runs: number;
+  readonly wallSeconds: number;
+  readonly notes: readonly string[];
+}
+
+export interface PlanReportInput {
+  readonly result: PlanResult;
+  readonly slos: readonly Slo[];
+  readonly workload: { readonly spec: string; readonly description: string };
+  readonly profile: string;
+  readonly instanceType: string;
+  readonly instances: { readonly min: number; readonly max: number };
+  readonly price: InstancePrice;
+  readonly createdAt?: string;
+}
+
+export function buildPlanReport(input: PlanReportInput): PlanReport {
+  const { result, slos, price } = input;
+  const monthly = (n: number) => n * price.usdPerInstanceHour * HOURS_PER_MONTH;
+  const random = result.strategies.find((s) => s.label === 'random');
+  const bestSageMaker = result.strategies.find((s) => s.sagemakerRouting === 'PREFIX_AWARE');
+  const savingAgainst = (s: StrategyPlan, other: StrategyPlan | undefined): Saving | null => {
+    if (other === undefined || other === s || s.minInstances === null || other.outOfBudget) return null;
+    const atLeast = other.minInstances === null;
+    const theirs = other.minInstances ?? input.instances.max + 1;
+    return { against: other.label, instances: theirs - s.minInstances, monthlyUsd: monthly(theirs - s.minInstances), atLeast };
+  };
+  const strategies = result.strategies.map((s): StrategyPlanReport => ({
+    label: s.label,
+    sweep: s.sweep,
+    sagemakerRouting: s.sagemakerRouting,
+    minInstances: s.minInstances,
+    unreachableReason:
+      s.minInstances !== null ? null
+        : s.outOfBudget ? 'the run budget (--max-runs) ran out before the search finished'
+          : `no size from ${s.searchedFrom} to ${input.instances.max} instances meets every SLO`,
+    atMin: s.atMin === null ? null : figuresOf(s.atMin, slos),
+    bestAtLargest: s.minInstances === null && s.bestAtLargest !== null ? figuresOf(s.bestAtLargest, slos) : null,
+    monthlyUsd: s.minInstances === null ? null : monthly(s.minInstances),
+    savings: [savingAgainst(s, random), savingAgainst(s, bestSageMaker)].filter((x): x is Saving => x !== null),
+    curve: s.curve.map((r) => figuresOf(r, slos)),
+    nonMonotone: s.nonMonotone,
+  }));
+  const notes: string[] = [];
+  for (const s of strategies) if (s.sweep !== null) notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
+  for (const s of strategies) {
+    for (const p of s.nonMonotone) notes.push(`${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`);
+  }
+  if (!slos.some((slo) => slo.kind === 'error-rate')) notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  return {
+    schema: PLAN_REPORT_SCHEMA,
+    schemaVersion: 1,
+    createdAt: input.createdAt ?? new Date().toISOString(),
+    workload: input.workload,
+    profile: input.profile,
+    instanceType: input.instanceType,
+    slos: slos.map((s) => s.text),
+    instances: input.instances,
+    price,
+    hoursPerMonth: HOURS_PER_MONTH,
+    strategies,
+    construct: constructSuggestion(result, input.instanceType),
+    autoscaling: result.autoscaling,
+    runs: result.runs,
+    wallSeconds: Math.round(result.wallMs / 100) / 10,
+    notes,
+  };
+}
+
+function figuresOf(run: SizedRun, slos: readonly Slo[]): PlanFigures {
+  const s = run.summary;
+  const shares = s.instances.map((i) => i.share);
+  return {
+    instances: run.instances,
+    policy: run.policy,
+    sloMargin: Number.isFinite(run.margin) ? run.margin : Number.MAX_VALUE,
+    slo: Object.fromEntries(slos.map((slo) => [sloFigure(slo), sloValue(slo, s)])),
+    ttftMs: { p50: s.ttftMs.p50, p90: s.ttftMs.p90, p99: s.ttftMs.p99 },
+    e2eMs: { p50: s.e2eMs.p50, p90: s.e2eMs.p90, p99: s.e2eMs.p99 },
+    errorRate: s.requests === 0 ? null : s.errors / s.requests,
+    hitRate: s.cacheHitRate.engineReported ?? s.cacheHitRate.prometheus,
+    fleetCeiling: s.cacheHitRate.fleetCeiling,
+    hitRateOfFleetCeiling: s.cacheHitRate.ofFleetCeiling,
+    requestsPerSecond: s.throughput.requestsPerSecond,
+    outputTokensPerSecond: s.throughput.outputTokensPerSecond,
+    maxInstanceShare: shares.length === 0 ? null : Math.max(...shares),
+    requestsMaxOverMean: s.balance.requestsMaxOverMean,
+  };
+}
+
+/** The cheapest SageMaker strategy as construct props, with the autoscaling bounds when they were sized. */
+function constructSuggestion(result: PlanResult, instanceType: string): ConstructSuggestion | null {
+  const chosen = recommendedSageMakerStrategy(result.strategies);
+  if (chosen === undefined) return null;
+  const policy = parsePolicySpec(chosen.atMin!.policy) as { name: string; prefixLength?: number; concurrencyThreshold?: number };
+  const routing =
+    chosen.sagemakerRouting === 'PREFIX_AWARE'
+      ? { kind: 'PREFIX_AWARE', prefixLength: policy.prefixLength!, concurrencyThreshold: policy.concurrencyThreshold! }
+      : { kind: chosen.sagemakerRouting! };
+  const a = result.autoscaling;
+  const autoScaling = a !== null && a.minCapacity !== null && a.maxCapacity !== null ? { minCapacity: a.minCapacity, maxCapacity: a.maxCapacity } : undefined;
+  const instanceCount = chosen.minInstances!;
+  const routingCode =
+    routing.kind === 'PREFIX_AWARE'
+      ? `RoutingStrategy.prefixAware({ prefixLength: ${routing.prefixLength}, concurrencyThreshold: ${routing.concurrencyThreshold} })`
+      : routing.kind === 'RANDOM' ? 'RoutingStrategy.random()' : 'RoutingStrategy.leastOutstandingRequests()';
+  const lines = [
+    `// From prefix-router plan: ${chosen.label} meets every SLO with ${instanceCount} × ${instanceType}.`,
+    `instanceCount: ${instanceCount},`,
+    `routing: ${routingCode},`,
+    ...(autoScaling ? [`autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`] : []),
+  ];
+  return { strategy: chosen.label, props: { instanceCount, routing, ...(autoScaling ? { autoScaling } : {}) }, snippet: lines.join('\n') };
+}
+
+const usd = (v: number): string => `$${Math.round(v).toLocaleString('en-US')}`;
+
+function savingText(s: Saving): string {
+  const at = s.atLeast ? '≥ ' : '';
+  if (s.instances === 0) return `as many instances as ${s.against}`;
+  if (s.instances < 0) return `${-s.instances} instance(s) more than ${s.against} (${usd(-s.monthlyUsd)}/month more)`;
+  return `saves ${at}${s.instances} instance(s), ${at}${usd(s.monthlyUsd)}/month vs ${s.against}`;
+}
+
+/** The report as markdown: the answer first, then each strategy's figures at its size, then the measured curve. */
+export function renderPlanMarkdown(report: PlanReport): string {
+  const out: string[] = [];
+  out.push(`# Plan: ${report.slos.join(', ')} on ${report.workload.spec}`, '');
+  out.push(`${report.workload.description}. Profile \`${report.profile}\` (one ${report.instanceType} per instance), ${report.instances.min}–${report.instances.max} instances searched, ${report.runs} simulations in ${report.wallSeconds} s.`, '');
+  out.push(`Price: $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}); a month is ${report.hoursPerMonth} h.`, '');
+  out.push('| strategy | fewest instances | monthly cost | saving | TTFT P50 / P90 / P99 | E2E P90 | hit rate (of fleet ceiling) | req/s | busiest instance share |');
+  out.push('|---|---:|---:|---|---|---:|---|---:|---:|');
+  for (const s of report.strategies) {
+    const f = s.atMin ?? s.bestAtLargest;
+    const size = s.minInstances === null ? `unreachable (${s.unreachableReason})` : String(s.minInstances);
+    const figures = f === null ? ['–', '–', '–', '–', '–'] : [
+      `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}${s.minInstances === null ? ` (at ${f.instances})` : ''}`,
+      formatMs(f.e2eMs.p90),
+      `${formatPercent(f.hitRate)} (${formatPercent(f.hitRateOfFleetCeiling)})`,
+      formatNumber(f.requestsPerSecond, 2),
+      formatPercent(f.maxInstanceShare),
+    ];
+    out.push(`| ${s.label}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`);
+  }
+  out.push('');
+  if (report.construct !== null) {
+    out.push(`## Construct props (${report.construct.strategy})`, '', '```ts', report.construct.snippet, '```', '');
+  } else {
+    out.push('## Construct props', '', 'No SageMaker routing strategy meets every SLO in the range searched: raise `--instances` or relax an SLO.', '');
+  }
+  if (report.autoscaling !== null) {
+    const a = report.autoscaling;
+    out.push(`## Autoscaling bounds (${a.strategy}, ${a.windowSeconds}-s windows)`, '');
+    for (const w of a.windows) {
+      out.push(`- ${w.which} window ${w.fromMs / 1000}–${w.untilMs / 1000} s: ${w.requests} requests, ${formatNumber(w.promptChars / 1e6, 1)} M prompt characters → ${w.minInstances === null ? 'no size in range meets the SLOs' : `${w.minInstances} instances`}`);
+    }
+    out.push('', a.minCapacity === null ? a.note : `Suggested: minCapacity ${a.minCapacity}, maxCapacity ${a.maxCapacity}. ${a.note}`, '');
+  }
+  out.push('## Measured sizes', '');
+  for (const s of report.strategies) {
+    out.push(`- ${s.label}: ${s.curve.map((f) => `${f.instances} → ${Object.entries(f.slo).map(([k, v]) => `${k} ${v === null ? 'n/a' : k === 'error-rate' ? formatPercent(v, 2) : formatMs(v)}`).join(', ')}${f.sloMargin <= 1 ? ' ✓' : ' ✗'}`).join('; ')}`);
+  }
+  if (report.notes.length > 0) out.push('', '## Notes', '', ...report.notes.map((n) => `- ${n}`));
+  out.push('');
+  return out.join('\n');
+}
+
+/** A self-contained HTML page: the markdown's content plus one chart per SLO of the figure against instance count. */
+export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string {
+  const charts = slos.map((slo) =>
+    sizeCurveChart(
+      report.strategies.map((s, i) => ({ label: s.label, color: seriesColor(i), points: s.curve.map((f) => ({ instances: f.instances, value: f.slo[sloFigure(slo)] ?? null })) })),
+      {
+        title: `${sloFigure(slo)} against instance count (best setting at each measured size)`,
+        yLabel: sloFigure(slo),
+        bound: slo.kind === 'error-rate' ? slo.maxFraction : slo.maxMs,
+        boundLabel: `SLO ${slo.text}`,
+        formatValue: (v) => formatSloValue(slo, v),
+      },
+    ),
+  );
+  const rows = report.strategies
+    .map((s) => {
+      const f = s.atMin ?? s.bestAtLargest;
+      return `<tr><td>${escapeXml(s.label)}</td><td>${s.minInstances ?? `unreachable: ${escapeXml(s.unreachableReason ?? '')}`}</td><td>${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)}</td><td>${escapeXml(s.savings.map(savingText).join('; ') || '–')}</td><td>${f === null ? '–' : `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}`}</td><td>${f === null ? '–' : formatPercent(f.hitRate)}</td></tr>`;
+    })
+    .join('');
+  const body = [
+    `<h1>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</h1>`,
+    `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
+    `<table><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table>`,
+    ...(report.construct ? [`<h2>Construct props</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
+    ...(report.autoscaling ? [`<h2>Autoscaling</h2><p>${escapeXml(report.autoscaling.minCapacity === null ? report.autoscaling.note : `minCapacity ${report.autoscaling.minCapacity}, maxCapacity ${report.autoscaling.maxCapacity}. ${report.autoscaling.note}`)}</p>`] : []),
+    '<h2>SLO figures against instance count</h2>',
+    ...charts.map((c) => `<figure>${c}</figure>`),
+    ...(report.notes.length > 0 ? [`<h2>Notes</h2><ul class="notes">${report.notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`] : []),
+  ];
+  return ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</title>`, `<style>${REPORT_STYLE}</style>`, '</head>', '<body><main>', body.join('\n'), '</main></body>', '</html>', ''].join('\n');
+}
+
+export interface PlanReportFiles {
+  readonly json: string;
+  readonly markdown: string;
+  readonly html: string;
+}
+
+export async function writePlanReport(report: PlanReport, slos: readonly Slo[], directory: string): Promise<PlanReportFiles> {
+  const dir = resolve(directory);
+  await mkdir(dir, { recursive: true });
+  const files = { json: join(dir, 'report.json'), markdown: join(dir, 'report.md'), html: join(dir, 'report.html') };
+  await Promise.all([
+    writeFile(files.json, `${JSON.stringify(report, null, 2)}\n`),
+    writeFile(files.markdown, renderPlanMarkdown(report)),
+    writeFile(files.html, renderPlanHtml(report, slos)),
+  ]);
+  return files;
+}

@@ -1,0 +1,380 @@
+import type { EngineProfile } from '../emulator/engine-profile';
+import { type PolicyConfig } from '../policy';
+import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
+import { policyLabels, simulateStrategy, type StrategyOutcome, type StrategyRunSettings } from '../sim/compare-strategies';
+import { simulateInParallel, type RunMessage } from '../sim/parallel-runs';
+import { summarizeStrategy, type StrategySummary } from '../sim/report/report-model';
+import { toStrategyRun } from '../sim/simulator';
+import { contentChars, type Workload } from '../sim/workload';
+import type { ArrivalWindow } from '../sim/workload/arrival-window';
+import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
+import { sloMargin, type Slo } from './slo';
+
+/** Hours in the month `plan` bills: 365 × 24 ÷ 12, the figure AWS's pricing calculator uses. */
+export const HOURS_PER_MONTH = 730;
+
+/**
+ * The SageMaker routing strategy a simulated policy stands for: the policies that reproduce SageMaker's own
+ * strategies can go straight into the construct's `routing`; the others (cache-aware) need the router sidecar.
+ */
+export const SAGEMAKER_ROUTING_OF: Readonly<Record<string, 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE'>> = {
+  random: 'RANDOM',
+  'least-outstanding-requests': 'LEAST_OUTSTANDING_REQUESTS',
+  'sagemaker-prefix-aware': 'PREFIX_AWARE',
+};
+
+/**
+ * PREFIX_AWARE routes a request among instances, so it needs two (the construct refuses one unless told
+ * otherwise): its searches start there.
+ */
+export const PREFIX_AWARE_MIN_INSTANCES = 2;
+
+/**
+ * The default PREFIX_AWARE sweep: the construct's defaults (prefixLength 8192, concurrencyThreshold 32) and a
+ * factor of four either side, all within the API's ranges (1024–65536, 1–1024). AWS's sample notebook's
+ * threshold of 10 lies inside the band.
+ */
+export const DEFAULT_PREFIX_AWARE_SWEEP = 'sagemaker-prefix-aware?prefixLength=2048,8192,32768&concurrencyThreshold=8,32,128';
+
+/** Strategies a plan compares when given none: SageMaker's three (PREFIX_AWARE over its sweep) and ours. */
+export const DEFAULT_PLAN_POLICIES: readonly string[] = ['random', 'least-outstanding-requests', 'cache-aware'];
+export const DEFAULT_PLAN_SWEEPS: readonly string[] = [DEFAULT_PREFIX_AWARE_SWEEP];
+
+/** A strategy of the plan: one policy, or the settings of one sweep (the plan picks the best setting at each size). */
+export interface PlanStrategy {
+  readonly label: string;
+  /** The sweep spec the settings came from, for a sweep. */
+  readonly sweep?: string;
+  readonly configs: readonly PolicyConfig[];
+}
+
+/** The plan's strategies from `--policy` and `--sweep` specs (the defaults when both are empty): policies first, then sweeps. */
+export function planStrategies(policySpecs: readonly string[], sweepSpecs: readonly string[]): PlanStrategy[] {
+  const fromDefaults = policySpecs.length === 0 && sweepSpecs.length === 0;
+  const policies = fromDefaults ? DEFAULT_PLAN_POLICIES : policySpecs;
+  const sweeps = fromDefaults ? DEFAULT_PLAN_SWEEPS : sweepSpecs;
+  const singles = policies.map((spec) => parsePolicySpec(spec));
+  const labels = policyLabels(singles);
+  const strategies: PlanStrategy[] = [
+    ...singles.map((config, i) => ({ label: labels[i], configs: [config] })),
+    ...sweeps.map((spec) => {
+      const configs = expandPolicySweep(spec);
+      return { label: `${configs[0].name} (best of ${configs.length} settings)`, sweep: spec, configs };
+    }),
+  ];
+  const all = strategies.flatMap((s) => s.configs.map(formatPolicySpec));
+  const repeated = all.find((s, i) => all.indexOf(s) !== i);
+  if (repeated !== undefined) throw new RangeError(`--policy and --sweep name ${repeated} twice`);
+  return strategies;
+}
+
+/** One simulated run's figures, as the plan reports them. */
+export interface SizedRun {
+  readonly instances: number;
+  readonly policy: string;
+  /** Whether the run replayed only a window of the workload (autoscaling), not all of it. */
+  readonly window: boolean;
+  readonly margin: number;
+  readonly summary: StrategySummary;
+}
+
+export interface PlanConfig {
+  readonly workload: Workload;
+  readonly strategies: readonly PlanStrategy[];
+  readonly slos: readonly Slo[];
+  readonly instances: { readonly min: number; readonly max: number };
+  readonly profile: EngineProfile;
+  readonly seed: number;
+  readonly warmupMs: number;
+  readonly sendUntilMs?: number;
+  readonly maxRequests?: number;
+  /** Worker threads; 1 runs everything in this thread. */
+  readonly jobs: number;
+  /** Most simulations the whole plan may run (autoscaling windows included). */
+  readonly maxRuns: number;
+  /** Measure every size instead of searching (see sizeSearch). */
+  readonly exhaustive?: boolean;
+  /** Length of the busiest and quietest windows (ms) the autoscaling bounds are sized on; 0 skips them. */
+  readonly windowMs: number;
+  readonly onRun?: (done: number, label: string) => void;
+}
+
+export interface StrategyPlan {
+  readonly label: string;
+  /** The sweep spec of a sweep's settings; null for one policy. */
+  readonly sweep: string | null;
+  readonly sagemakerRouting: 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE' | null;
+  /** Fewest instances in range meeting every SLO; null when unreachable (or the run budget ran out). */
+  readonly minInstances: number | null;
+  readonly outOfBudget: boolean;
+  /** The run at `minInstances` (the best setting there, for a sweep); else the best run at the largest size measured. */
+  readonly atMin: SizedRun | null;
+  readonly bestAtLargest: SizedRun | null;
+  /** Every size measured with the best setting at each (the chart's points). */
+  readonly curve: readonly SizedRun[];
+  readonly nonMonotone: readonly NonMonotonePoint[];
+  readonly searchedFrom: number;
+}
+
+export interface WindowPlan {
+  readonly which: 'busiest' | 'quietest';
+  readonly fromMs: number;
+  readonly untilMs: number;
+  readonly requests: number;
+  readonly promptChars: number;
+  readonly minInstances: number | null;
+  readonly nonMonotone: readonly NonMonotonePoint[];
+}
+
+export interface AutoscalingPlan {
+  readonly strategy: string;
+  readonly policy: string;
+  readonly windowSeconds: number;
+  readonly windows: readonly WindowPlan[];
+  /** Suggested bounds, or null with the reason in `note`. */
+  readonly minCapacity: number | null;
+  readonly maxCapacity: number | null;
+  readonly note: string;
+}
+
+export interface PlanResult {
+  readonly strategies: readonly StrategyPlan[];
+  readonly autoscaling: AutoscalingPlan | null;
+  readonly runs: number;
+  readonly wallMs: number;
+}
+
+/** Runs the plan: every strategy's size search, then the autoscaling windows of the cheapest SageMaker strategy. */
+export async function runPlan(config: PlanConfig): Promise<PlanResult> {
+  const started = Date.now();
+  const cache = new RunCache(config);
+  const tasks: SearchTask<number>[] = config.strategies.map((strategy, i) => {
+    const lo = searchFloor(strategy, config.instances.min);
+    return { key: i, search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max, config.exhaustive), runsPerSize: strategy.configs.length };
+  });
+  const outcomes = await runSearches(tasks, (probes) => measureSizes(config, cache, probes), config.maxRuns);
+  // A size that met the SLOs may have been settled by one setting: the answer's size gets every setting, so
+  // the plan names the best one there.
+  await cache.measure(
+    outcomes.flatMap((o, i) => (o.result?.minInstances == null ? [] : config.strategies[i].configs.map((policy) => ({ policy, instances: o.result!.minInstances! })))),
+  );
+  const strategies = outcomes.map((outcome, i): StrategyPlan => {
+    const strategy = config.strategies[i];
+    const measured = outcome.result?.measured ?? cache.sizesOf(strategy.configs);
+    const curve = measured.map((n) => bestOf(strategy.configs.map((c) => cache.get(c, n)).filter((r): r is SizedRun => r !== undefined)));
+    const min = outcome.result?.minInstances ?? null;
+    const largest = curve.length > 0 ? curve[curve.length - 1] : null;
+    return {
+      label: strategy.label,
+      sweep: strategy.sweep ?? null,
+      sagemakerRouting: SAGEMAKER_ROUTING_OF[strategy.configs[0].name] ?? null,
+      minInstances: min,
+      outOfBudget: outcome.outOfBudget,
+      atMin: min === null ? null : curve.find((r) => r.instances === min)!,
+      bestAtLargest: largest,
+      curve,
+      nonMonotone: outcome.result?.nonMonotone ?? [],
+      searchedFrom: Math.min(searchFloor(strategy, config.instances.min), config.instances.max),
+    };
+  });
+  const autoscaling = config.windowMs > 0 ? await planAutoscaling(config, strategies, cache) : null;
+  return { strategies, autoscaling, runs: cache.runs, wallMs: Date.now() - started };
+}
+
+/** The cheapest strategy SageMaker can run itself (ties: the one with more room under the SLOs). */
+export function recommendedSageMakerStrategy(strategies: readonly StrategyPlan[]): StrategyPlan | undefined {
+  const candidates = strategies.filter((s) => s.sagemakerRouting !== null && s.minInstances !== null);
+  candidates.sort((a, b) => a.minInstances! - b.minInstances! || a.atMin!.margin - b.atMin!.margin);
+  return candidates[0];
+}
+
+function searchFloor(strategy: PlanStrategy, min: number): number {
+  return strategy.configs[0].name === 'sagemaker-prefix-aware' ? Math.max(min, PREFIX_AWARE_MIN_INSTANCES) : min;
+}
+
+/**
+ * One round of sizes, one per strategy. A size meets the SLOs when any setting of the strategy meets them, so
+ * a sweep runs first the setting that did best at the nearest size measured; only when that one misses do its
+ * other settings run. The verdict is the same as running every setting; the saving is most of a sweep's runs
+ * at the sizes above the answer.
+ */
+async function measureSizes(config: PlanConfig, cache: RunCache, probes: readonly { readonly key: number; readonly instances: number }[]): Promise<SizeVerdict[]> {
+  const configsOf = (key: number) => config.strategies[key].configs;
+  const first = probes.map((p) => ({ policy: cache.promising(configsOf(p.key), p.instances), instances: p.instances }));
+  const firstRuns = await cache.measure(first);
+  const rest = probes.flatMap((p, i) => (firstRuns[i].margin <= 1 ? [] : configsOf(p.key).filter((c) => c !== first[i].policy).map((policy) => ({ policy, instances: p.instances }))));
+  await cache.measure(rest);
+  return probes.map((p) => {
+    const best = bestOf(configsOf(p.key).map((c) => cache.get(c, p.instances)).filter((r): r is SizedRun => r !== undefined));
+    return { meets: best.margin <= 1, margin: best.margin };
+  });
+}
+
+/** The run with the most room under its SLOs (the first on a tie, so a sweep's order decides). */
+function bestOf(runs: readonly SizedRun[]): SizedRun {
+  return runs.reduce((best, r) => (r.margin < best.margin ? r : best));
+}
+
+/** Simulations by (policy, size, window), each run once however many searches ask for it. */
+class RunCache {
+  private readonly runsByKey = new Map<string, SizedRun>();
+  runs = 0;
+
+  constructor(private readonly config: PlanConfig) {}
+
+  get(policy: PolicyConfig, instances: number, window?: ArrivalWindow, warmupMs?: number): SizedRun | undefined {
+    return this.runsByKey.get(this.key(policy, instances, window, warmupMs));
+  }
+
+  /** The setting with the most room under the SLOs at the measured size nearest `instances` (the first when none is measured). */
+  promising(configs: readonly PolicyConfig[], instances: number): PolicyConfig {
+    if (configs.length === 1) return configs[0];
+    let best: { config: PolicyConfig; distance: number; margin: number } | undefined;
+    for (const config of configs) {
+      const spec = formatPolicySpec(config);
+      for (const run of this.runsByKey.values()) {
+        if (run.policy !== spec || run.window) continue;
+        const distance = Math.abs(run.instances - instances);
+        if (best === undefined || distance < best.distance || (distance === best.distance && run.margin < best.margin)) best = { config, distance, margin: run.margin };
+      }
+    }
+    return best?.config ?? configs[0];
+  }
+
+  sizesOf(configs: readonly PolicyConfig[]): number[] {
+    const sizes = new Set<number>();
+    for (const run of this.runsByKey.values()) if (!run.window && configs.some((c) => formatPolicySpec(c) === run.policy)) sizes.add(run.instances);
+    return [...sizes].sort((a, b) => a - b);
+  }
+
+  async measure(
+    requests: readonly { readonly policy: PolicyConfig; readonly instances: number; readonly window?: ArrivalWindow; readonly warmupMs?: number }[],
+  ): Promise<SizedRun[]> {
+    const missing = requests.filter((r, i) => this.get(r.policy, r.instances, r.window, r.warmupMs) === undefined
+      && requests.findIndex((q) => this.key(q.policy, q.instances, q.window, q.warmupMs) === this.key(r.policy, r.instances, r.window, r.warmupMs)) === i);
+    const tasks: RunMessage[] = missing.map((r) => ({ workloadSpec: this.config.workload.spec, policy: r.policy, settings: this.settings(r.instances, r.window, r.warmupMs) }));
+    const outcomes: StrategyOutcome[] =
+      this.config.jobs > 1 && tasks.length > 1
+        ? await simulateInParallel(tasks, this.config.jobs, { done: (i) => this.ran(formatPolicySpec(tasks[i].policy)) })
+        : tasks.map((t) => {
+            const outcome = simulateStrategy(this.config.workload, t.policy, t.settings);
+            this.ran(formatPolicySpec(t.policy));
+            return outcome;
+          });
+    missing.forEach((r, i) => {
+      const outcome = outcomes[i];
+      const summary = summarizeStrategy({ ...toStrategyRun(outcome.result), ceilings: outcome.ceilings }, outcome.ceilings, 2);
+      this.runsByKey.set(this.key(r.policy, r.instances, r.window, r.warmupMs), {
+        instances: r.instances,
+        policy: formatPolicySpec(r.policy),
+        window: r.window !== undefined,
+        margin: sloMargin(this.config.slos, summary),
+        summary,
+      });
+    });
+    return requests.map((r) => this.get(r.policy, r.instances, r.window, r.warmupMs)!);
+  }
+
+  private ran(policy: string): void {
+    this.runs++;
+    this.config.onRun?.(this.runs, policy);
+  }
+
+  private settings(instances: number, window: ArrivalWindow | undefined, warmupMs: number | undefined): StrategyRunSettings {
+    const c = this.config;
+    return {
+      instances,
+      profile: c.profile,
+      seed: c.seed,
+      maxRequests: window === undefined ? c.maxRequests : undefined,
+      warmupMs: window === undefined ? c.warmupMs : (warmupMs ?? 0),
+      sendUntilMs: window === undefined ? c.sendUntilMs : undefined,
+      ...(window !== undefined ? { arrivalWindow: window } : {}),
+    };
+  }
+
+  private key(policy: PolicyConfig, instances: number, window: ArrivalWindow | undefined, warmupMs: number | undefined): string {
+    return `${formatPolicySpec(policy)}|${instances}|${window === undefined ? '' : `${window.fromMs}-${window.untilMs}-${warmupMs ?? 0}`}`;
+  }
+}
+
+/** Requests and prompt characters arriving in each window of `windowMs`, from the workload's arrival times. */
+export interface WindowLoad {
+  readonly fromMs: number;
+  readonly untilMs: number;
+  readonly requests: number;
+  readonly promptChars: number;
+}
+
+export function windowLoads(workload: Workload, windowMs: number, sendUntilMs = Infinity): WindowLoad[] {
+  const windows: WindowLoad[] = [];
+  for (const request of workload.requests()) {
+    if (request.arrivalMs >= sendUntilMs) break;
+    const at = Math.floor(request.arrivalMs / windowMs);
+    while (windows.length <= at) windows.push({ fromMs: windows.length * windowMs, untilMs: (windows.length + 1) * windowMs, requests: 0, promptChars: 0 });
+    const w = windows[at];
+    windows[at] = { ...w, requests: w.requests + 1, promptChars: w.promptChars + contentChars(request) };
+  }
+  return windows;
+}
+
+/**
+ * Busiest and quietest windows by prompt characters (prefill work, what decides TTFT), each replayed twice
+ * and measured on the second pass (see ArrivalWindow.warmUpWithItself): the size a window needs in steady
+ * state, with its own prefixes cached, is what autoscaling should settle at while that load lasts.
+ */
+async function planAutoscaling(config: PlanConfig, strategies: readonly StrategyPlan[], cache: RunCache): Promise<AutoscalingPlan | null> {
+  const chosen = recommendedSageMakerStrategy(strategies);
+  const windowSeconds = config.windowMs / 1000;
+  if (chosen === undefined) return null;
+  const policy = parsePolicySpec(chosen.atMin!.policy);
+  const base = { strategy: chosen.label, policy: chosen.atMin!.policy, windowSeconds };
+  if (config.workload.load.mode === 'closed') {
+    return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: 'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.' };
+  }
+  const loads = windowLoads(config.workload, config.windowMs, config.sendUntilMs);
+  // The last window is usually cut short by the end of the workload: it is not a candidate.
+  const full = loads.slice(0, -1);
+  if (full.length < 2) {
+    return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).` };
+  }
+  const busiest = full.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
+  const quietest = full.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
+  const picked = [
+    { which: 'busiest' as const, load: busiest },
+    { which: 'quietest' as const, load: quietest },
+  ];
+  const lo = Math.min(searchFloor({ label: '', configs: [policy] }, config.instances.min), config.instances.max);
+  const windowOf = (load: WindowLoad) => ({ window: { fromMs: load.fromMs, untilMs: load.untilMs, warmUpWithItself: true }, warmupMs: config.windowMs });
+  const outcomes = await runSearches(
+    picked.map((_, i) => ({ key: i, search: sizeSearch(lo, config.instances.max, config.exhaustive), runsPerSize: 1 })),
+    async (probes) => {
+      const runs = await cache.measure(probes.map((p) => ({ policy, instances: p.instances, ...windowOf(picked[p.key].load) })));
+      return runs.map((r) => ({ meets: r.margin <= 1, margin: r.margin }));
+    },
+    Math.max(0, config.maxRuns - cache.runs),
+  );
+  const windows: WindowPlan[] = picked.map((p, i) => ({
+    which: p.which,
+    fromMs: p.load.fromMs,
+    untilMs: p.load.untilMs,
+    requests: p.load.requests,
+    promptChars: p.load.promptChars,
+    minInstances: outcomes[i].result?.minInstances ?? null,
+    nonMonotone: outcomes[i].result?.nonMonotone ?? [],
+  }));
+  const [busy, quiet] = windows;
+  if (busy.minInstances === null) {
+    return { ...base, windows, minCapacity: null, maxCapacity: null, note: outcomes[0].outOfBudget ? 'The run budget (--max-runs) ran out before the busiest window was sized.' : `No size up to ${config.instances.max} meets the SLOs in the busiest window: raise --instances.` };
+  }
+  const maxCapacity = Math.max(busy.minInstances, chosen.minInstances!);
+  // A quiet window that no size meets (or that outran the budget) gives no reason to scale below the maximum.
+  const minCapacity = Math.min(quiet.minInstances ?? maxCapacity, maxCapacity);
+  return {
+    ...base,
+    windows,
+    minCapacity,
+    maxCapacity,
+    note: `${quiet.minInstances !== null && quiet.minInstances > busy.minInstances ? `The quietest window needs more instances (${quiet.minInstances}) than the busiest (${busy.minInstances}): its latency is set by its longest prompts, not by its load, so scaling in would not save instances without missing the SLOs. ` : ''}${quiet.minInstances === null ? `No size meets the SLOs in the quietest window${outcomes[1].outOfBudget ? ' before the run budget ran out' : ''}, so minCapacity is maxCapacity. ` : ''}minCapacity meets the SLOs in the quietest ${windowSeconds}-s window and maxCapacity in the busiest (and over the whole workload); a new instance takes minutes to load its model, so a fleet scaled to the quiet level misses the SLOs until scale-out completes.`,
+  };
+}

@@ -1,0 +1,129 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as ts from 'typescript';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as lib from '../../../lib';
+import { FlagError } from '../../../router/src/cli/flag-values';
+import { BUILT_IN_PRICE_SOURCE, parseInstanceRange, parsePlanFlags, runPlanCommand } from '../../../router/src/cli/plan-command';
+import type { PlanReport } from '../../../router/src/plan/plan-report';
+import { SloError } from '../../../router/src/plan/slo';
+
+const WORKLOAD = 'long-context?duration=60&rate=4';
+
+describe('when plan flags are read', () => {
+  test.each(['0..4', '5..2', '3', 'a..b', '1..1025', '1..2..3'])('GIVEN --instances %p THEN it is refused, naming the flag and the range', (raw) => {
+    expect(() => parseInstanceRange(raw)).toThrow(FlagError);
+    expect(() => parseInstanceRange(raw)).toThrow('--instances must be MIN..MAX, whole numbers between 1 and 1024 with MIN ≤ MAX');
+  });
+
+  test('GIVEN the bounds 1..1 and 1024..1024 THEN they are accepted', () => {
+    expect(parseInstanceRange('1..1')).toEqual({ min: 1, max: 1 });
+    expect(parseInstanceRange('1024..1024')).toEqual({ min: 1024, max: 1024 });
+  });
+
+  test('GIVEN no --slo, or one that does not parse THEN the error names the part and the grammar', () => {
+    expect(() => parsePlanFlags({ workload: WORKLOAD })).toThrow(SloError);
+    expect(() => parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2'] })).toThrow('has no unit (ms or s)');
+  });
+
+  test('GIVEN an instance type without a built-in price THEN --price-per-instance-hour is asked for; given one, it is the source', () => {
+    expect(() => parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge' })).toThrow('--price-per-instance-hour is required for ml.g7e.48xlarge');
+    const flags = parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge', pricePerInstanceHour: '40.5' });
+    expect(flags.price).toEqual({ usdPerInstanceHour: 40.5, source: 'given with --price-per-instance-hour' });
+    expect(parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'] }).price).toEqual({ usdPerInstanceHour: 63, source: BUILT_IN_PRICE_SOURCE });
+  });
+
+  test('GIVEN no strategies THEN the defaults are RANDOM, least outstanding requests, cache-aware and a 3 × 3 PREFIX_AWARE sweep; a policy named twice is refused', () => {
+    const flags = parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'] });
+    expect(flags.strategies.map((s) => [s.label, s.configs.length])).toEqual([
+      ['random', 1],
+      ['least-outstanding-requests', 1],
+      ['cache-aware', 1],
+      ['sagemaker-prefix-aware (best of 9 settings)', 9],
+    ]);
+    expect(() => parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], policy: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32'], sweep: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=8,32'] })).toThrow('name sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32 twice');
+  });
+});
+
+describe('when plan runs end to end', () => {
+  let out: string;
+  let report: PlanReport;
+  const printed: string[] = [];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'plan-'));
+    ({ report } = await runPlanCommand(
+      {
+        workload: 'long-context?duration=120&rate=4',
+        slo: ['p90-ttft<=800ms', 'error-rate<=1%'],
+        instances: '1..8',
+        sweep: ['sagemaker-prefix-aware?prefixLength=2048,8192&concurrencyThreshold=8,32'],
+        policy: ['random', 'cache-aware'],
+        window: '30',
+        jobs: '2',
+        out,
+      },
+      (l) => printed.push(l),
+      { write: () => true },
+    ));
+  }, 120_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  test('THEN report.json holds, per strategy, minInstances and the figures at that size, with the monthly bill at 730 h', () => {
+    const json = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as PlanReport;
+    expect(json.schema).toBe('cdk-prefix-aware-llm/plan-report');
+    for (const s of json.strategies) {
+      if (s.minInstances === null) {
+        expect(s.bestAtLargest?.instances).toBe(8);
+        continue;
+      }
+      expect(s.atMin).toMatchObject({ instances: s.minInstances });
+      expect(s.atMin!.slo['p90-ttft']).toBeLessThanOrEqual(800);
+      expect(s.atMin!.slo['error-rate']).toBeLessThanOrEqual(0.01);
+      expect(s.monthlyUsd).toBeCloseTo(s.minInstances * 63 * 730);
+    }
+    expect(json).toEqual(JSON.parse(JSON.stringify(report)));
+  });
+
+  test('THEN the markdown and the HTML page (one chart per SLO, the bound drawn) are written, and the terminal gets the answer', () => {
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('| strategy | fewest instances | monthly cost |');
+    const html = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(html.match(/<svg /g)).toHaveLength(2);
+    expect(html).toContain('SLO p90-ttft&lt;=800ms');
+    expect(printed.join('\n')).toContain('## Construct props');
+    expect(printed.join('\n')).toContain(`report: ${join(out, 'report.html')}`);
+  });
+
+  test('THEN the printed construct props, pasted into a stack, synthesize to that routing, count and autoscaling', () => {
+    const suggestion = report.construct!;
+    expect(suggestion).not.toBeNull();
+    expect(suggestion.props.autoScaling).toEqual({ minCapacity: 2, maxCapacity: 3 });
+    const source = `
+      const { App, Stack } = require('aws-cdk-lib');
+      const { ModelSource, PrefixAwareLlmEndpoint, RoutingStrategy } = lib;
+      const stack = new Stack(new App(), 'Planned');
+      new PrefixAwareLlmEndpoint(stack, 'Llm', {
+        model: ModelSource.huggingFace('meta-llama/Llama-3.1-70B-Instruct'),
+        ${suggestion.snippet}
+      });
+      return stack;`;
+    const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
+    expect(js.diagnostics ?? []).toEqual([]);
+    const stack = new Function('require', 'lib', js.outputText)(require, lib) as Stack;
+    expect(stack).toBeInstanceOf(Stack);
+    const template = Template.fromStack(stack);
+    const variant = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties.ProductionVariants[0];
+    expect(variant.InitialInstanceCount).toBe(suggestion.props.instanceCount);
+    expect(variant.RoutingConfig.RoutingStrategy).toBe(suggestion.props.routing.kind);
+    if (suggestion.props.routing.kind === 'PREFIX_AWARE') {
+      expect(variant.RoutingConfig.PrefixAwareRoutingConfig).toEqual({ PrefixLength: suggestion.props.routing.prefixLength, ConcurrencyThreshold: suggestion.props.routing.concurrencyThreshold });
+    }
+    if (suggestion.props.autoScaling) {
+      const target = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalableTarget'))[0].Properties;
+      expect(target).toMatchObject({ MinCapacity: suggestion.props.autoScaling.minCapacity, MaxCapacity: suggestion.props.autoScaling.maxCapacity });
+    }
+    void App;
+  });
+});

@@ -1,0 +1,110 @@
+import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import type { PolicyConfig } from '../../../router/src/policy';
+import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
+import { planStrategies, runPlan, type PlanConfig } from '../../../router/src/plan/planner';
+import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
+import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
+import { summarizeStrategy, type StrategySummary } from '../../../router/src/sim/report/report-model';
+import { toStrategyRun } from '../../../router/src/sim/simulator';
+import { parseWorkloadSpec, type Workload } from '../../../router/src/sim/workload';
+
+const profile = builtinProfile('p5-llama-3.1-70b');
+
+/** Every (setting, size) simulated once, as an exhaustive scan would. */
+function scan(workload: Workload, configs: readonly PolicyConfig[], min: number, max: number): Map<string, StrategySummary> {
+  const summaries = new Map<string, StrategySummary>();
+  for (const policy of configs) {
+    for (let n = min; n <= max; n++) {
+      const o = simulateStrategy(workload, policy, { instances: n, profile, seed: 1, warmupMs: 0 });
+      summaries.set(`${formatPolicySpec(policy)}|${n}`, summarizeStrategy({ ...toStrategyRun(o.result), ceilings: o.ceilings }, o.ceilings, 2));
+    }
+  }
+  return summaries;
+}
+
+/** The exhaustive answer: the fewest instances at which some setting meets every SLO, and the best setting there. */
+function exhaustive(summaries: Map<string, StrategySummary>, configs: readonly PolicyConfig[], slos: readonly Slo[], min: number, max: number) {
+  for (let n = min; n <= max; n++) {
+    const margins = configs.map((c) => ({ spec: formatPolicySpec(c), margin: sloMargin(slos, summaries.get(`${formatPolicySpec(c)}|${n}`)!) }));
+    const best = margins.reduce((b, m) => (m.margin < b.margin ? m : b));
+    if (best.margin <= 1) return { minInstances: n, policy: best.spec };
+  }
+  return { minInstances: null, policy: null };
+}
+
+function planConfig(workload: Workload, overrides: Partial<PlanConfig>): PlanConfig {
+  return { workload, strategies: [], slos: [], instances: { min: 1, max: 6 }, profile, seed: 1, warmupMs: 0, jobs: 1, maxRuns: 1000, windowMs: 0, ...overrides };
+}
+
+describe('when a plan searches instance counts on a small workload', () => {
+  const workload = parseWorkloadSpec('long-context?duration=60&rate=4');
+  const strategies = planStrategies(['random', 'least-outstanding-requests', 'cache-aware'], ['sagemaker-prefix-aware?prefixLength=2048,8192&concurrencyThreshold=8,32']);
+  const all = strategies.flatMap((s) => s.configs);
+  const summaries = scan(workload, all, 1, 6);
+
+  test.each([
+    [['p90-ttft<=800ms']],
+    [['p50-ttft<=300ms', 'p99-e2e<=6s']],
+    [['p90-ttft<=1.2s', 'error-rate<=0%']],
+  ])('GIVEN the SLOs %p THEN every strategy’s answer and best setting equal an exhaustive scan of every size and setting', async (raw) => {
+    const slos = parseSlos(raw);
+    const plan = await runPlan(planConfig(workload, { strategies, slos }));
+    for (const [i, strategy] of strategies.entries()) {
+      const truth = exhaustive(summaries, strategy.configs, slos, strategy.configs[0].name === 'sagemaker-prefix-aware' ? 2 : 1, 6);
+      expect({ label: strategy.label, minInstances: plan.strategies[i].minInstances, policy: plan.strategies[i].atMin?.policy ?? null }).toEqual({ label: strategy.label, ...truth });
+    }
+    // Fewer simulations than the scan: the point of searching.
+    expect(plan.runs).toBeLessThan(summaries.size);
+  });
+
+  test('GIVEN an SLO no size meets THEN every strategy is unreachable, with its best at the largest size and only that size measured', async () => {
+    const plan = await runPlan(planConfig(workload, { strategies: strategies.slice(0, 2), slos: parseSlos(['p90-ttft<=1ms']) }));
+    for (const s of plan.strategies) {
+      expect(s.minInstances).toBeNull();
+      expect(s.bestAtLargest?.instances).toBe(6);
+      expect(s.curve.map((r) => r.instances)).toEqual([6]);
+    }
+    expect(plan.runs).toBe(2); // one size, two strategies
+  });
+
+  test('GIVEN PREFIX_AWARE THEN its search starts at two instances, whatever the range', async () => {
+    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['sagemaker-prefix-aware'], []), slos: parseSlos(['p90-ttft<=100s']) }));
+    expect(plan.strategies[0]).toMatchObject({ minInstances: 2, searchedFrom: 2 });
+  });
+});
+
+describe('when more instances make a strategy worse', () => {
+  // Five prefix groups over PREFIX_AWARE with a low threshold: P90 TTFT 134 ms on 2 instances, 147 ms on 3 (the
+  // rehash stacks two hot groups), 130 ms on 4, 136 ms on 5, 124 ms from 6 on (npm run build, then this
+  // workload with instances 2..10).
+  const workload = parseWorkloadSpec('long-context?duration=60&rate=4&groups=5');
+  const strategies = planStrategies(['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=8'], []);
+
+  test('GIVEN a bound that 4 instances meet and 5 miss THEN the search sees the answer’s upper neighbour fail, reports it, measures every smaller size and gives the exhaustive answer', async () => {
+    const slos = parseSlos(['p90-ttft<=132ms']);
+    const plan = await runPlan(planConfig(workload, { strategies, slos, instances: { min: 2, max: 10 } }));
+    const truth = exhaustive(scan(workload, strategies[0].configs, 2, 10), strategies[0].configs, slos, 2, 10);
+    expect(plan.strategies[0].minInstances).toBe(truth.minInstances);
+    expect(plan.strategies[0].nonMonotone).toContainEqual({ smaller: 4, larger: 5 });
+    expect(plan.strategies[0].curve.map((r) => r.instances)).toEqual(expect.arrayContaining([2, 3, 4, 5]));
+    for (const p of plan.strategies[0].nonMonotone) {
+      const at = (n: number) => plan.strategies[0].curve.find((r) => r.instances === n)!;
+      expect(at(p.smaller).margin).toBeLessThanOrEqual(1);
+      expect(at(p.larger).margin).toBeGreaterThan(1);
+    }
+  });
+});
+
+describe('when a plan sizes autoscaling bounds', () => {
+  test('GIVEN a closed-loop workload THEN it says it has no windows instead of guessing', async () => {
+    const workload = parseWorkloadSpec('long-context?duration=60&rate=4&concurrency=4');
+    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['random'], []), slos: parseSlos(['p90-ttft<=100s']), windowMs: 20_000, instances: { min: 1, max: 2 } }));
+    expect(plan.autoscaling).toMatchObject({ minCapacity: null, maxCapacity: null, note: expect.stringContaining('closed-loop workload has no arrival times') });
+  });
+
+  test('GIVEN a workload shorter than three windows THEN no bounds are suggested, and the note says why', async () => {
+    const workload = parseWorkloadSpec('long-context?duration=30&rate=4');
+    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['random'], []), slos: parseSlos(['p90-ttft<=100s']), windowMs: 20_000, instances: { min: 1, max: 2 } }));
+    expect(plan.autoscaling).toMatchObject({ minCapacity: null, note: expect.stringContaining('fewer than three 20-s windows') });
+  });
+});
