@@ -210,10 +210,15 @@ export interface SwitchDeployment {
  * batch that no longer fits is resized (its alarms and bake time kept); where no batch fits, the switch is
  * blue/green. Time limits are sized from the configuration's own timeouts.
  */
-export function deploymentFor(endpoint: DescribeEndpointCommandOutput, config: DescribeEndpointConfigCommandOutput, fallbackInstances: number): SwitchDeployment {
+export function deploymentFor(
+  endpoint: DescribeEndpointCommandOutput,
+  config: DescribeEndpointConfigCommandOutput,
+  fallbackInstances: number,
+  variantCount = Math.max((config.ProductionVariants ?? []).length, (endpoint.ProductionVariants ?? []).length),
+): SwitchDeployment {
   const own = endpoint.LastDeploymentConfig;
   const instances = currentInstances(endpoint, fallbackInstances);
-  const multiVariant = (config.ProductionVariants ?? []).length > 1;
+  const multiVariant = variantCount > 1;
   const step = stepSeconds(config);
   const blueGreen = (why: string): SwitchDeployment => {
     const bg = own?.BlueGreenUpdatePolicy !== undefined ? own : undefined;
@@ -293,7 +298,7 @@ export function deploymentFor(endpoint: DescribeEndpointCommandOutput, config: D
 
 export function planSwitch(facts: EndpointFacts): SwitchPlan {
   const instances = facts.variants.reduce((n, v) => n + v.instanceCount, 0);
-  const d = deploymentFor(facts.endpoint, facts.config, instances);
+  const d = deploymentFor(facts.endpoint, facts.config, instances, facts.variants.length);
   const bake = (d.deploymentConfig?.RollingUpdatePolicy?.WaitIntervalInSeconds ?? 0) / 60;
   return {
     style: d.style,

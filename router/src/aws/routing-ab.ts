@@ -506,10 +506,10 @@ export class RoutingAb {
     let sent = 0;
     const snapshot = (): EndpointSnapshot | undefined =>
       last === undefined ? undefined : { status: last.EndpointStatus ?? 'unknown', configName: last.EndpointConfigName, pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName, failureReason: last.FailureReason };
-    const unrestored = (error: Error) => {
+    const unrestored = (error: Error, deleted: string[] = []) => {
       this.deps.log(`restore FAILED: ${error.message}`);
       // The copies stay: any of them may be what the endpoint runs now.
-      return { error, deleted: [], left: [...attempted], snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
+      return { error, deleted, left: attempted.filter((n) => !deleted.includes(n)), snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
     };
     try {
       for (;;) {
@@ -523,6 +523,8 @@ export class RoutingAb {
           continue;
         }
         if (status === 'Failed' || status === 'Deleting') {
+          // The endpoint must be recreated by hand on the original configuration: make sure that exists.
+          await this.ensureOriginal(deadline).catch(() => undefined);
           throw new AbRunError(`endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`);
         }
         if (sent >= MAX_RESTORE_DEPLOYMENTS) {
@@ -542,6 +544,8 @@ export class RoutingAb {
         }
         await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
       }
+      // Where it began includes the configuration itself (CloudFormation owns it): recreate it if someone deleted it.
+      await this.ensureOriginal(deadline);
       this.deps.log(`restore: ${this.endpointName} is InService on its original configuration ${original}`);
     } catch (err) {
       return unrestored(err as Error);
@@ -553,7 +557,8 @@ export class RoutingAb {
         // Never delete a configuration in use: check right before each delete.
         const d = await this.describe({ deadline });
         last = d;
-        if (configsInUse(d).has(name) || !isRestoredOn(d, original)) {
+        // A mixed fleet (UpdateRollbackFailed) may run a configuration DescribeEndpoint does not name: delete nothing then.
+        if (configsInUse(d).has(name) || d.EndpointStatus === 'UpdateRollbackFailed') {
           left.push(name);
           this.notes.push(`Configuration ${name} was not deleted: the endpoint uses it (${d.EndpointStatus} on ${d.EndpointConfigName}).`);
           continue;
@@ -568,6 +573,12 @@ export class RoutingAb {
         left.push(name);
         this.notes.push(`Could not delete endpoint configuration ${name} (${(err as Error).message}); delete it by hand: aws sagemaker delete-endpoint-config --endpoint-config-name ${name}`);
       }
+    }
+    try {
+      // Last, as the endpoint was found: its own configuration exists (someone may have deleted it meanwhile).
+      await this.ensureOriginal(deadline);
+    } catch (err) {
+      return unrestored(err as Error, deleted);
     }
     return { deleted, left, snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
   }

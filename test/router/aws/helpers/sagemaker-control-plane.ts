@@ -41,6 +41,7 @@ export const ORIGINAL_CONFIG = 'my-llm-config-abc123';
 const ACCOUNT = '111122223333';
 const REGION = 'us-east-1';
 const NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+const TRANSITIONAL = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack']);
 
 /** The endpoint's original configuration as DescribeEndpointConfig returns it. */
 export function describedConfig(name = ORIGINAL_CONFIG, variants = 1, instanceCount = 2): DescribeEndpointConfigCommandOutput {
@@ -108,7 +109,7 @@ export interface ControlPlaneOptions {
   readonly systemUpdateAt?: number;
   /** At the given tick, someone else deletes the original configuration (the API allows it). */
   readonly deleteOriginalAt?: number;
-  /** CreateEndpointConfig refuses PREFIX_AWARE (as a region without it would). */
+  /** CreateEndpointConfig refuses a PREFIX_AWARE setting other than the deployed one (a setting the service rejects). */
   readonly refusePrefixAware?: boolean;
   /** Expiration the credentials endpoint reports. Default one day ahead. */
   readonly credentialsExpireAt?: Date;
@@ -119,7 +120,7 @@ export interface EndpointState {
   config: string;
   /** Every configuration the fleet runs now (two while UpdateRollbackFailed). */
   serving: string[];
-  pending: { config: string; ticksLeft: number; outcome: DeploymentOutcome; from: string } | undefined;
+  pending: { config: string; ticksLeft: number; outcome: DeploymentOutcome; from: string; fromStatus?: string; fromServing?: string[] } | undefined;
   instances: number;
   failureReason: string | undefined;
   systemTicksLeft: number;
@@ -264,7 +265,11 @@ export class SageMakerControlPlane {
   private send(res: ServerResponse, result: Record<string, unknown> | Fail): void {
     const body = isFail(result) ? { __type: result.type, message: result.message } : result;
     res.writeHead(isFail(result) ? result.status : 200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': `req-${this.seq}` });
-    res.end(JSON.stringify(body, (_k, v: unknown) => (v instanceof Date ? v.getTime() / 1000 : v)));
+    // awsJson1_1 timestamps are epoch seconds (JSON.stringify would call Date.toJSON before a replacer sees the value).
+    res.end(JSON.stringify(body, function (this: Record<string, unknown>, key: string, v: unknown) {
+      const raw = this[key];
+      return raw instanceof Date ? raw.getTime() / 1000 : v;
+    }));
   }
 
   private dispatch(op: string, input: Record<string, unknown>): Record<string, unknown> | Fail {
@@ -292,6 +297,19 @@ export class SageMakerControlPlane {
       }
       case 'UpdateEndpoint':
         return this.updateEndpoint(input);
+      case 'DeleteEndpoint':
+        if (this.state.status === 'Gone' || input.EndpointName !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
+        if (TRANSITIONAL.has(this.state.status)) return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${this.state.status}.`);
+        Object.assign(this.state, { status: 'Deleting', pending: undefined, serving: [], failureReason: undefined, systemTicksLeft: 0 });
+        return {};
+      case 'CreateEndpoint': {
+        if (input.EndpointName !== ENDPOINT_NAME || this.state.status !== 'Gone') return fail(400, 'ValidationException', `Cannot create already existing endpoint "${String(input.EndpointName)}".`);
+        const config = this.configs.get(String(input.EndpointConfigName));
+        if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`);
+        Object.assign(this.state, { status: 'Creating', config: input.EndpointConfigName, serving: [], instances: config.ProductionVariants?.[0]?.InitialInstanceCount ?? 1 });
+        this.state.pending = { config: String(input.EndpointConfigName), ticksLeft: this.options.pollsPerUpdate ?? 2, outcome: 'ok', from: String(input.EndpointConfigName) };
+        return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${ENDPOINT_NAME}` };
+      }
       default:
         return fail(400, 'UnknownOperationException', `the fake does not implement ${op}`);
     }
@@ -325,7 +343,9 @@ export class SageMakerControlPlane {
         s.failureReason = undefined;
         break;
       case 'rollback':
-        s.status = 'InService';
+        // Back to the fleet as it was before this update (a mixed fleet stays mixed, an out-of-service one out of service).
+        s.status = p.fromStatus === 'UpdateRollbackFailed' || p.fromStatus === 'OutOfService' ? p.fromStatus : 'InService';
+        s.serving = p.fromServing ?? s.serving;
         s.failureReason = 'The new fleet failed its health checks; the deployment was rolled back.';
         break;
       case 'rollback-failed':
@@ -350,8 +370,13 @@ export class SageMakerControlPlane {
   }
 
   private describeEndpoint(name: string): Record<string, unknown> | Fail {
-    if (name !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    if (name !== ENDPOINT_NAME || this.state.status === 'Gone') return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
     this.tick();
+    if (this.state.status === 'Deleting') {
+      // DeleteEndpoint takes one tick; then the endpoint no longer exists.
+      this.state.status = 'Gone';
+      return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    }
     const s = this.state;
     const current = this.configs.get(s.config) ?? describedConfig(s.config, this.options.variants ?? 1);
     return {
@@ -378,8 +403,11 @@ export class SageMakerControlPlane {
     for (const v of input.ProductionVariants ?? []) {
       const r = v.RoutingConfig;
       if (r?.RoutingStrategy === 'PREFIX_AWARE') {
-        if (this.options.refusePrefixAware) return fail(400, 'ValidationException', 'RoutingStrategy PREFIX_AWARE is not supported in this region.');
         const p = r.PrefixAwareRoutingConfig;
+        const deployed = describedConfig().ProductionVariants![0].RoutingConfig!.PrefixAwareRoutingConfig!;
+        if (this.options.refusePrefixAware && (p?.PrefixLength !== deployed.PrefixLength || p?.ConcurrencyThreshold !== deployed.ConcurrencyThreshold)) {
+          return fail(400, 'ValidationException', `PrefixAwareRoutingConfig PrefixLength ${p?.PrefixLength} is not supported for this endpoint.`);
+        }
         const ok = p !== undefined && inRange(p.PrefixLength, 1024, 65536) && inRange(p.ConcurrencyThreshold, 1, 1024);
         if (!ok) return fail(400, 'ValidationException', 'PrefixAwareRoutingConfig requires PrefixLength 1024-65536 and ConcurrencyThreshold 1-1024.');
       }
@@ -417,7 +445,7 @@ export class SageMakerControlPlane {
     if (problem !== undefined) return fail(400, 'ValidationException', problem);
     const outcome = this.options.outcomes?.[this.updatesSeen] ?? 'ok';
     this.updatesSeen++;
-    s.pending = { config: configName, ticksLeft: this.options.pollsPerUpdate ?? 2, outcome, from: s.config };
+    s.pending = { config: configName, ticksLeft: this.options.pollsPerUpdate ?? 2, outcome, from: s.config, fromStatus: s.status, fromServing: [...s.serving] };
     s.status = 'Updating';
     s.failureReason = undefined;
     if (input.RetainAllVariantProperties !== true) s.instances = config.ProductionVariants?.[0]?.InitialInstanceCount ?? s.instances;
@@ -446,10 +474,14 @@ export class SageMakerControlPlane {
     return undefined;
   }
 
-  /** True when the endpoint is where it began: InService on the original configuration, nothing pending, no copy left. */
+  /**
+   * True when the endpoint is where it began: InService on the original configuration, nothing pending, no copy
+   * left. SageMaker's own maintenance (SystemUpdating, which "does not change any customer-specified values") on
+   * the original configuration counts as where it began.
+   */
   restored(): boolean {
     const s = this.state;
-    return s.status === 'InService' && s.config === ORIGINAL_CONFIG && s.pending === undefined && s.serving.length === 1 && this.copies().length === 0 && this.configs.has(ORIGINAL_CONFIG);
+    return (s.status === 'InService' || (s.status === 'SystemUpdating' && s.systemTicksLeft > 0)) && s.config === ORIGINAL_CONFIG && s.pending === undefined && s.serving.length === 1 && this.copies().length === 0 && this.configs.has(ORIGINAL_CONFIG);
   }
 }
 
