@@ -523,8 +523,6 @@ export class RoutingAb {
           continue;
         }
         if (status === 'Failed' || status === 'Deleting') {
-          // The endpoint must be recreated by hand on the original configuration: make sure that exists.
-          await this.ensureOriginal(deadline).catch(() => undefined);
           throw new AbRunError(`endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`);
         }
         if (sent >= MAX_RESTORE_DEPLOYMENTS) {
@@ -548,6 +546,9 @@ export class RoutingAb {
       await this.ensureOriginal(deadline);
       this.deps.log(`restore: ${this.endpointName} is InService on its original configuration ${original}`);
     } catch (err) {
+      // Whatever went wrong, the finishing commands switch to the original configuration: make sure it exists
+      // (one more try, past the deadline if need be); if it cannot be, they recreate it from the saved file.
+      await this.ensureOriginal(this.deps.clock.now() + backoffDelayMs(1, this.deps.clock, this.retry) + 1).catch(() => undefined);
       return unrestored(err as Error);
     }
     const deleted: string[] = [];

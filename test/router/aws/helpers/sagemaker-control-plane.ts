@@ -157,6 +157,7 @@ export class SageMakerControlPlane {
   private keyGeneration = 1;
   private updatesSeen = 0;
   private readonly faults: Map<number, FaultKind>;
+  private calm = false;
 
   constructor(readonly options: ControlPlaneOptions = {}) {
     const count = options.instanceCount ?? 2;
@@ -165,9 +166,13 @@ export class SageMakerControlPlane {
     this.faults = new Map(options.faults ?? []);
   }
 
-  /** Faults can be cleared (a test finishing by hand after the tool gave up). */
+  /**
+   * The operator has fixed the cause (a test finishing by hand after the tool gave up): no more faults, scheduled
+   * events (autoscaling, maintenance, deletions) or failing deployments.
+   */
   clearFaults(): void {
     this.faults.clear();
+    this.calm = true;
   }
 
   get url(): string {
@@ -319,6 +324,7 @@ export class SageMakerControlPlane {
   private tick(): void {
     this.ticks++;
     const s = this.state;
+    if (this.calm) return this.advanceDeployment();
     const scaled = this.options.autoscale?.get(this.ticks);
     if (scaled !== undefined && (s.status === 'InService' || s.status === 'Updating')) s.instances = scaled;
     if (this.options.deleteOriginalAt === this.ticks) this.configs.delete(ORIGINAL_CONFIG);
@@ -331,6 +337,12 @@ export class SageMakerControlPlane {
       s.systemTicksLeft = 2;
       return;
     }
+    this.advanceDeployment();
+  }
+
+  private advanceDeployment(): void {
+    const s = this.state;
+    if (s.systemTicksLeft > 0 && --s.systemTicksLeft === 0) s.status = 'InService';
     const p = s.pending;
     if (p === undefined) return;
     if (p.ticksLeft-- > 0) return;
@@ -443,7 +455,7 @@ export class SageMakerControlPlane {
     if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
     const problem = this.deploymentProblem(input.DeploymentConfig as DeploymentConfig | undefined, config);
     if (problem !== undefined) return fail(400, 'ValidationException', problem);
-    const outcome = this.options.outcomes?.[this.updatesSeen] ?? 'ok';
+    const outcome = this.calm ? 'ok' : (this.options.outcomes?.[this.updatesSeen] ?? 'ok');
     this.updatesSeen++;
     s.pending = { config: configName, ticksLeft: this.options.pollsPerUpdate ?? 2, outcome, from: s.config, fromStatus: s.status, fromServing: [...s.serving] };
     s.status = 'Updating';
