@@ -249,25 +249,32 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   }
   const sidecarRows: string[][] = [];
   let endpointWide = false;
+  // Series without a VariantName are the whole endpoint's: one row per window (variants mode shares one window
+  // between its runs), naming every run it covers, not one copy per variant.
+  const endpointRowOfWindow = new Map<string, string[]>();
   for (const r of runs) {
-    let endpointRowDone = false;
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
       const s = view.sidecar;
       if (s === null) continue;
-      // Series without a VariantName are the whole endpoint's: one row per run, not one copy per variant.
       if (s.scope === 'endpoint') {
         endpointWide = true;
-        if (endpointRowDone) continue;
-        endpointRowDone = true;
+        const key = `${view.startTime}/${view.endTime}`;
+        const row = endpointRowOfWindow.get(key);
+        if (row !== undefined) {
+          if (!row[0].split(' + ').includes(r.label)) row[0] = `${row[0]} + ${r.label}`;
+          continue;
+        }
       }
-      sidecarRows.push([
+      const row = [
         r.label,
         s.scope === 'endpoint' ? 'all variants (endpoint-wide)' : variant,
         formatPercent(s.hitRate),
         formatMs(s.ttftMs.p50),
         formatMs(s.ttftMs.p90),
         Object.entries(s.routingDecisions).map(([k, v]) => `${k} ${v}`).join(', ') || '—',
-      ]);
+      ];
+      if (s.scope === 'endpoint') endpointRowOfWindow.set(`${view.startTime}/${view.endTime}`, row);
+      sidecarRows.push(row);
     }
   }
   if (sidecarRows.length > 0) {

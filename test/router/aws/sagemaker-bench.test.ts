@@ -2,7 +2,7 @@ import { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCo
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
-import { VirtualClock } from './helpers/fake-control-plane';
+import { VirtualClock } from './helpers/virtual-clock';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
