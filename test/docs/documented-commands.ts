@@ -45,10 +45,11 @@ export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: 
   { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmMinimal', reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --region', reason: 'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --api openai', reason: 'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/validate.md', contains: 'prefix-router ab --endpoint-name my-llm', reason: 'changes a deployed endpoint; run against a scripted control plane by test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'prefix-router ab --endpoint-name my-llm', reason: 'changes a deployed endpoint; run against the stateful SageMaker control-plane fake by test/router/aws/validate-doc.test.ts' },
   { file: 'docs/reliability.md', contains: 'npm run test:chaos                                   # every scenario at full size', reason: 'every chaos scenario at full size takes about 15 minutes; each scenario runs at a small size in test/router/chaos/, and .ci/run runs this block\'s second line (the 60-second soak) after npm test' },
-  { file: 'docs/validate.md', contains: 'aws sagemaker update-endpoint', reason: 'the AWS CLI against a deployed endpoint (manual restore)' },
-  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab', reason: 'deploys to an AWS account; ab --variants runs against a scripted control plane in test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'aws sagemaker update-endpoint', reason: 'the AWS CLI against a deployed endpoint (finishing a restore by hand); each line runs, placeholders filled in, against the SageMaker control-plane fake left as a killed run leaves it, in test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'aws sagemaker create-endpoint-config --cli-input-json', reason: 'the AWS CLI against a Failed endpoint (recreate the configuration and the endpoint); each line runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts' },
+  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab', reason: 'deploys to an AWS account; ab --variants runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts' },
 ];
 
 export function notRunReason(block: ShellBlock): string | undefined {
