@@ -24,7 +24,7 @@ import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPl
  * original configuration deleted by someone else, PREFIX_AWARE refused, and a signal at any request.
  */
 const CLI = join(__dirname, '..', '..', '..', 'dist', 'bin', 'prefix-router.js');
-const RUNS = 24;
+const RUNS = 20;
 const CHILD_TIMEOUT_MS = 25_000;
 
 interface Schedule {

@@ -236,7 +236,7 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
       const md = await readFile(join(dir, 'cloudwatch.md'), 'utf8');
       expect(md).toContain("# CloudWatch's view of live on my-llm");
       expect(md).toContain('| live | AllTraffic | 2 |');
-      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window.');
+      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window (both counts include the warm-up;');
       expect(io.out()).toContain(`cloudwatch: ${join(dir, 'cloudwatch.md')}`);
     } finally {
       cw.restore();
