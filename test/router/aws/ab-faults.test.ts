@@ -132,6 +132,37 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     return { code, stderr, stdout, signalSeq, timedOut };
   }
 
+  const quiet: Schedule = { strategies: 'RANDOM', instances: 2, outcomes: ['ok', 'ok', 'ok', 'ok', 'ok'], faults: [], autoscale: [], systemUpdateAt: undefined, deleteOriginalAt: undefined, refusePrefixAware: false, signal: undefined };
+
+  it('GIVEN the credentials expire during the restore THEN it re-resolves the credential chain (a fresh key from the container endpoint) and restores', async () => {
+    // Requests 1-3 plan, 4 create, 5 describe, 6 update, 7-9 waits, then the restore from 10 on.
+    const fake = await new SageMakerControlPlane({ faults: new Map([[10, 'expire-credentials']]) }).start();
+    try {
+      const r = await runChild(fake, quiet, join(dir, 'expire'));
+      expect({ code: r.code, err: r.stderr.slice(-2000) }).toMatchObject({ code: 0 });
+      expect(r.stderr).toContain('the credentials expired; re-resolving the credential chain');
+      const first = fake.requests[0].key;
+      expect(fake.requests.find((q) => q.seq === 10)).toMatchObject({ key: first, error: 'ExpiredTokenException' });
+      expect(fake.requests.filter((q) => q.seq > 10).every((q) => q.key !== first)).toBe(true);
+      expect(fake.restored()).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('GIVEN SIGHUP while CreateEndpointConfig is in flight THEN no UpdateEndpoint is sent, the copy is deleted and it exits 129', async () => {
+    const fake = await new SageMakerControlPlane().start();
+    try {
+      const r = await runChild(fake, { ...quiet, strategies: 'RANDOM,PREFIX_AWARE', signal: { name: 'SIGHUP', atRequest: 4 } }, join(dir, 'hup'));
+      expect(fake.requests[3]).toMatchObject({ op: 'CreateEndpointConfig' });
+      expect({ code: r.code, err: r.stderr.slice(-2000) }).toMatchObject({ code: 129 });
+      expect(fake.requests.filter((q) => q.op === 'UpdateEndpoint')).toEqual([]);
+      expect(fake.restored()).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it(`GIVEN ${RUNS} generated schedules THEN each run ends restored with every copy deleted, or exits 3 with commands that finish the job; nothing in use is deleted`, async () => {
     let run = 0;
     let switched = 0;
@@ -152,8 +183,8 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
         const out = join(dir, `run-${run++}`);
         try {
           const r = await runChild(fake, s, out);
-          require('fs').appendFileSync('/tmp/abf-stats.txt', `${r.code} sig=${r.signalSeq} ${JSON.stringify({err: r.stderr.slice(-6000), state: fake.state, copies: fake.copies(), reqs: fake.requests.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointConfigName ?? "")} ${q.error ?? ""}`)})}\n`);
-          const context = `exit ${r.code}\n${r.stderr.slice(-3000)}`;
+          // What a failure shows: the exit, the tool's last lines and every request the fake answered.
+          const context = `exit ${r.code}\n${r.stderr.slice(-3000)}\n${fake.requests.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointConfigName ?? '')} ${q.error ?? ''}`).join('\n')}`;
           expect({ violations: fake.violations, context }).toEqual({ violations: [], context });
           // After a signal nothing but the restore changes the endpoint: no copy created, no switch to a copy.
           if (r.signalSeq !== undefined) {

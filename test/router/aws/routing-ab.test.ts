@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { cloudWatchSection } from '../../../router/src/aws/ab-report';
-import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
+import { isLoopbackUrl, parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import type { BenchIo } from '../../../router/src/cli/bench-command';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
 import { startLocalEndpoint, TIME_SCALE, type LocalEndpoint } from './helpers/local-endpoint';
@@ -534,5 +534,19 @@ describe('when prefix-router ab --variants compares two variants that differ onl
     });
     expect(code).toBe(1);
     expect(io.err()).toContain('--variants compares only variants that differ in RoutingConfig alone; Variant2 differ');
+  });
+});
+
+describe('when the control plane URL decides whether a rehearsal may run its waits faster', () => {
+  it.each([
+    ['http://127.0.0.1:4566', true],
+    ['http://127.9.9.9', true],
+    ['http://localhost:8080', true],
+    ['http://[::1]:9000', true],
+    ['https://api.sagemaker.us-east-1.amazonaws.com', false],
+    ['http://128.0.0.1', false],
+    ['not a url', false],
+  ])('GIVEN %s THEN loopback is %s', (url, loopback) => {
+    expect(isLoopbackUrl(url)).toBe(loopback);
   });
 });

@@ -130,6 +130,8 @@ export interface RequestRecord {
   readonly seq: number;
   readonly op: string;
   readonly input: Record<string, unknown>;
+  /** The access key id that signed the request (SigV4 Credential scope). */
+  key?: string;
   /** The error answered, when one was. */
   error?: string;
 }
@@ -232,6 +234,7 @@ export class SageMakerControlPlane {
     this.requests.push(record);
     await this.onRequest?.(record);
     const key = /Credential=([^/]+)\//.exec(String(req.headers.authorization ?? ''))?.[1];
+    record.key = key;
     const fault = this.faults.get(record.seq);
     if (fault === 'expire-credentials' && key !== undefined) {
       this.expiredKeys.add(key);
