@@ -20,7 +20,8 @@ import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPl
  *
  * fast-check draws the schedule: strategies, fleet size, how each deployment ends (ok, rolled back,
  * UpdateRollbackFailed, OutOfService, Failed), faults by request number (throttling, 5xx, socket resets before and
- * after the request took effect, expired credentials, ResourceLimitExceeded), autoscaling, maintenance, the
+ * after the request took effect, expired credentials, ResourceLimitExceeded), autoscaling (Updating, or RollingBack
+ * when the capacity change fails), maintenance (SystemUpdating), the
  * original configuration deleted by someone else, PREFIX_AWARE refused, and a signal at any request.
  */
 const CLI = join(__dirname, '..', '..', '..', 'dist', 'bin', 'prefix-router.js');
@@ -33,6 +34,7 @@ interface Schedule {
   readonly outcomes: DeploymentOutcome[];
   readonly faults: [number, FaultKind][];
   readonly autoscale: [number, number][];
+  readonly autoscaleFailsAt: number | undefined;
   readonly systemUpdateAt: number | undefined;
   readonly deleteOriginalAt: number | undefined;
   readonly refusePrefixAware: boolean;
@@ -54,6 +56,7 @@ const schedule: fc.Arbitrary<Schedule> = fc.record({
   outcomes: fc.array(outcome, { minLength: 5, maxLength: 5 }),
   faults: fc.uniqueArray(fc.tuple(fc.integer({ min: 4, max: 40 }), fault), { maxLength: 4, selector: ([seq]) => seq }),
   autoscale: fc.array(fc.tuple(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 5 })), { maxLength: 2 }),
+  autoscaleFailsAt: fc.option(fc.integer({ min: 1, max: 20 }), { freq: 3, nil: undefined }),
   systemUpdateAt: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
   deleteOriginalAt: fc.option(fc.integer({ min: 1, max: 20 }), { freq: 4, nil: undefined }),
   refusePrefixAware: fc.integer({ min: 0, max: 4 }).map((x) => x === 0),
@@ -132,7 +135,7 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     return { code, stderr, stdout, signalSeq, timedOut };
   }
 
-  const quiet: Schedule = { strategies: 'RANDOM', instances: 2, outcomes: ['ok', 'ok', 'ok', 'ok', 'ok'], faults: [], autoscale: [], systemUpdateAt: undefined, deleteOriginalAt: undefined, refusePrefixAware: false, signal: undefined };
+  const quiet: Schedule = { strategies: 'RANDOM', instances: 2, outcomes: ['ok', 'ok', 'ok', 'ok', 'ok'], faults: [], autoscale: [], autoscaleFailsAt: undefined, systemUpdateAt: undefined, deleteOriginalAt: undefined, refusePrefixAware: false, signal: undefined };
 
   it('GIVEN the credentials expire during the restore THEN it re-resolves the credential chain (a fresh key from the container endpoint) and restores', async () => {
     // Requests 1-3 plan, 4 create, 5 describe, 6 update, 7-9 waits, then the restore from 10 on.
@@ -174,6 +177,7 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
           outcomes: s.outcomes,
           faults: new Map(s.faults),
           autoscale: new Map(s.autoscale),
+          autoscaleFailsAt: s.autoscaleFailsAt,
           systemUpdateAt: s.systemUpdateAt,
           deleteOriginalAt: s.deleteOriginalAt,
           refusePrefixAware: s.refusePrefixAware,

@@ -29,7 +29,9 @@ import type { CreateEndpointConfigCommandInput, DeploymentConfig, DescribeEndpoi
  * - API_CreateEndpointConfig.html: names `^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}`, an existing name is refused;
  *   API_ProductionVariantRoutingConfig / API_PrefixAwareRoutingConfig (DESIGN.md): PrefixLength 1024–65536,
  *   ConcurrencyThreshold 1–1024.
- * - Application Auto Scaling changes CurrentInstanceCount while the endpoint serves (`autoscale` events).
+ * - Application Auto Scaling changes CurrentInstanceCount while the endpoint serves (`autoscale` events): Updating
+ *   ("UpdateEndpoint or UpdateEndpointWeightsAndCapacities is executing"), or RollingBack when the capacity change
+ *   fails ("fails to scale up or down … rolling back to its previous configuration"), per API_DescribeEndpoint.
  * - Common errors (CommonErrors.html): ThrottlingException (400), InternalFailure / ServiceUnavailable (5xx),
  *   ExpiredTokenException (400) for expired session credentials; ResourceLimitExceeded (API_UpdateEndpoint errors).
  * - Container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI, SDK reference "Container credential provider"):
@@ -103,8 +105,14 @@ export interface ControlPlaneOptions {
   /** Outcome of each UpdateEndpoint in order ('ok' when absent). */
   readonly outcomes?: readonly DeploymentOutcome[];
   readonly faults?: ReadonlyMap<number, FaultKind>;
-  /** At the given DescribeEndpoint tick, autoscaling sets the instance count. */
+  /**
+   * At the given DescribeEndpoint tick, autoscaling sets the instance count: on an InService endpoint through
+   * Updating (UpdateEndpointWeightsAndCapacities is executing; no PendingDeploymentSummary, as no configuration
+   * changes), during a deployment by changing the count at once.
+   */
   readonly autoscale?: ReadonlyMap<number, number>;
+  /** The capacity change started at this tick fails: RollingBack, then InService at the old count. */
+  readonly autoscaleFailsAt?: number;
   /** At the given tick (when InService), SageMaker maintenance: SystemUpdating for 2 ticks. */
   readonly systemUpdateAt?: number;
   /** At the given tick, someone else deletes the original configuration (the API allows it). */
@@ -124,6 +132,8 @@ export interface EndpointState {
   instances: number;
   failureReason: string | undefined;
   systemTicksLeft: number;
+  /** An Application Auto Scaling capacity change in progress (UpdateEndpointWeightsAndCapacities). */
+  scaling?: { to: number; fails: boolean };
 }
 
 export interface RequestRecord {
@@ -328,8 +338,14 @@ export class SageMakerControlPlane {
     this.ticks++;
     const s = this.state;
     if (this.calm) return this.advanceDeployment();
+    if (s.scaling !== undefined) return this.advanceScaling();
     const scaled = this.options.autoscale?.get(this.ticks);
-    if (scaled !== undefined && (s.status === 'InService' || s.status === 'Updating')) s.instances = scaled;
+    if (scaled !== undefined && s.status === 'InService' && s.pending === undefined && s.systemTicksLeft === 0) {
+      s.scaling = { to: scaled, fails: this.options.autoscaleFailsAt === this.ticks };
+      s.status = 'Updating';
+      return;
+    }
+    if (scaled !== undefined && s.pending !== undefined) s.instances = scaled;
     if (this.options.deleteOriginalAt === this.ticks) this.configs.delete(ORIGINAL_CONFIG);
     if (s.systemTicksLeft > 0) {
       if (--s.systemTicksLeft === 0) s.status = 'InService';
@@ -343,8 +359,21 @@ export class SageMakerControlPlane {
     this.advanceDeployment();
   }
 
+  private advanceScaling(): void {
+    const s = this.state;
+    const sc = s.scaling!;
+    if (s.status === 'Updating' && sc.fails && !this.calm) {
+      s.status = 'RollingBack';
+      return;
+    }
+    if (s.status === 'Updating') s.instances = sc.to;
+    s.status = 'InService';
+    s.scaling = undefined;
+  }
+
   private advanceDeployment(): void {
     const s = this.state;
+    if (s.scaling !== undefined) return this.advanceScaling();
     if (s.systemTicksLeft > 0 && --s.systemTicksLeft === 0) s.status = 'InService';
     const p = s.pending;
     if (p === undefined) return;
@@ -492,11 +521,13 @@ export class SageMakerControlPlane {
   /**
    * True when the endpoint is where it began: InService on the original configuration, nothing pending, no copy
    * left. SageMaker's own maintenance (SystemUpdating, which "does not change any customer-specified values") on
-   * the original configuration counts as where it began.
+   * the original configuration counts as where it began, and so does autoscaling's capacity change.
    */
   restored(): boolean {
     const s = this.state;
-    return (s.status === 'InService' || (s.status === 'SystemUpdating' && s.systemTicksLeft > 0)) && s.config === ORIGINAL_CONFIG && s.pending === undefined && s.serving.length === 1 && this.copies().length === 0 && this.configs.has(ORIGINAL_CONFIG);
+    // Autoscaling's own capacity change (Updating / RollingBack without a configuration change) is the endpoint's own.
+    const own = (s.status === 'SystemUpdating' && s.systemTicksLeft > 0) || ((s.status === 'Updating' || s.status === 'RollingBack') && s.scaling !== undefined);
+    return (s.status === 'InService' || own) && s.config === ORIGINAL_CONFIG && s.pending === undefined && s.serving.length === 1 && this.copies().length === 0 && this.configs.has(ORIGINAL_CONFIG);
   }
 }
 
