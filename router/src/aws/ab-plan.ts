@@ -292,7 +292,7 @@ export function deploymentFor(
     steps,
     instances,
     waitMs: (timeout + 1800) * 1000,
-    why: `a rolling update, ${fit} instance(s) per batch (≥ 5 % of ${instances}), because the endpoint has no DeploymentConfig of its own and SageMaker's default (blue/green) would need a second fleet; the batch and time limit are recomputed from the instance count before every switch`,
+    why: `a rolling update, ${fit} instance(s) per batch (≥ 5 % of ${instances}), because the endpoint has no DeploymentConfig of its own and SageMaker's default (blue/green) would need a second fleet`,
   };
 }
 
@@ -382,7 +382,7 @@ export function renderAbPlan(plan: AbPlan, runId: string): string {
     return lines.join('\n');
   }
   lines.push(`Strategies, in order: ${plan.strategies.map((s) => s.label).join(' → ')}; then the original configuration ${facts.configName} is restored.`);
-  lines.push(`Each switch: CreateEndpointConfig (a copy differing only in RoutingConfig), UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig: ${sw.why}.`);
+  lines.push(`First every copy is created (CreateEndpointConfig, differing only in RoutingConfig), so a refused one costs no deployment. Each switch: UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig, recomputed from the instance count before each switch: ${sw.why}.`);
   const extraCost = plan.pricePerInstanceHour === undefined ? '' : ` (≈ ${usd(sw.extraInstances * plan.pricePerInstanceHour)}/h while it runs)`;
   lines.push(`  capacity: ${sw.extraInstances} extra instance(s) of quota during each switch${extraCost}; ${sw.steps} step(s); expected ≈ ${sw.expectedMinutes} min per switch (≈ ${MINUTES_PER_STEP} min per step to provision and load the model).`);
   const switches = plan.strategies.length + 1;

@@ -530,6 +530,7 @@ export class RoutingAb {
         }
         // InService on a copy, UpdateRollbackFailed (a mixed fleet, whatever name it shows) or OutOfService: switch back.
         await this.ensureOriginal(deadline);
+        // LastDeploymentConfig is now the tool's own last one: the endpoint's own is the one read before the run.
         const deployment = deploymentFor({ ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig }, facts.config, initial);
         deploymentConfig = deployment.deploymentConfig;
         this.deps.log(`restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`);
