@@ -1,5 +1,5 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { SageMakerClient, type SageMakerClientConfig } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { Command } from 'commander';
 import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
@@ -269,7 +269,10 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     };
     const cloudwatch = flags.cloudwatch === false ? undefined : (deps.cloudwatch ?? new CloudWatchClient({ region: target.region }));
     const region = target.region;
-    const renewSageMaker = deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region }) : undefined);
+    // A new client resolves the credential chain again; ignoreCache (passed through to the chain's shared-file
+    // providers) re-reads ~/.aws/credentials and config, which the SDK otherwise caches for the process's life.
+    const renewSageMaker =
+      deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined);
     const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale };
     let outcome: AbOutcome;
     try {

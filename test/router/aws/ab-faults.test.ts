@@ -1,6 +1,6 @@
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +85,7 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function runChild(fake: SageMakerControlPlane, s: Schedule, out: string): Promise<ChildResult> {
+  async function runChild(fake: SageMakerControlPlane, s: Schedule, out: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ChildResult> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -100,6 +100,7 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
       // The tool's own retries are under test, not the SDK's.
       AWS_MAX_ATTEMPTS: '1',
       NO_COLOR: '1',
+      ...extraEnv,
     };
     const args = [
       CLI, 'ab', '--endpoint-name', 'my-llm', '--strategies', s.strategies,
@@ -113,7 +114,9 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     let signalSeq: number | undefined;
+    const earlier = fake.onRequest;
     fake.onRequest = async (record) => {
+      await earlier?.(record);
       if (s.signal === undefined || record.seq !== s.signal.atRequest) return;
       signalSeq = record.seq;
       child.kill(s.signal.name);
@@ -147,6 +150,26 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
       const first = fake.requests[0].key;
       expect(fake.requests.find((q) => q.seq === 10)).toMatchObject({ key: first, error: 'ExpiredTokenException' });
       expect(fake.requests.filter((q) => q.seq > 10).every((q) => q.key !== first)).toBe(true);
+      expect(fake.restored()).toBe(true);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('GIVEN keys in the shared credentials file that expire and are replaced there THEN the restore re-reads the file and restores', async () => {
+    const file = join(dir, 'credentials');
+    const write = (key: string) => writeFileSync(file, `[default]\naws_access_key_id = ${key}\naws_secret_access_key = secret\n`);
+    write('AKIAFIRSTKEY00000001');
+    const fake = await new SageMakerControlPlane({ faults: new Map([[10, 'expire-credentials']]) }).start();
+    // The user writes new keys as soon as the old ones are refused.
+    fake.onRequest = (q) => {
+      if (q.seq === 10) write('AKIASECONDKEY0000002');
+    };
+    try {
+      const r = await runChild(fake, quiet, join(dir, 'file-keys'), { AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined, AWS_SHARED_CREDENTIALS_FILE: file });
+      expect({ code: r.code, err: r.stderr.slice(-2000) }).toMatchObject({ code: 0 });
+      expect(fake.requests.find((q) => q.seq === 10)).toMatchObject({ key: 'AKIAFIRSTKEY00000001', error: 'ExpiredTokenException' });
+      expect(fake.requests.filter((q) => q.seq > 10).map((q) => q.key)).toEqual(fake.requests.filter((q) => q.seq > 10).map(() => 'AKIASECONDKEY0000002'));
       expect(fake.restored()).toBe(true);
     } finally {
       await fake.close();
