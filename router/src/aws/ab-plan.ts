@@ -1,4 +1,5 @@
-import type { DeploymentConfig, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
+import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
+import { finishCommands } from './ab-finish';
 import { routingLabel, type EndpointFacts } from './endpoint-facts';
 
 /**
@@ -123,67 +124,190 @@ export interface SwitchPlan {
 /**
  * Minutes to bring up one batch of GPU instances with a large model: capacity, image pull, weights, CUDA graph
  * capture. The construct documents ~20–30 min for a 70B model on ml.p5.48xlarge; smaller models are faster.
+ * Used for the plan's time estimate only; deployment time limits come from the configuration's own timeouts.
  */
 export const MINUTES_PER_STEP = 20;
 
-/** Rolling batch: the smallest instance count that is ≥ 5 % of the fleet (SageMaker's lower bound); must be ≤ 50 %. */
-export function rollingBatchSize(instances: number): number {
-  return Math.max(1, Math.ceil(instances * 0.05));
+/**
+ * Documented limits of a rolling deployment (API reference, RollingUpdatePolicy,
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_RollingUpdatePolicy.html): MaximumBatchSize "must
+ * be between 5% to 50% of the variant's total instance count"; WaitIntervalInSeconds 0–3600;
+ * MaximumExecutionTimeoutInSeconds 600–28,800. CapacitySize (API_CapacitySize.html) is INSTANCE_COUNT or
+ * CAPACITY_PERCENT with Value ≥ 1. Rolling is for single-variant endpoints (deployment guardrails guide).
+ */
+export const ROLLING_LIMITS = {
+  batchFraction: { min: 0.05, max: 0.5 },
+  waitIntervalSeconds: { min: 0, max: 3600 },
+  executionTimeoutSeconds: { min: 600, max: 28_800 },
+} as const;
+
+/**
+ * Seconds to provision one batch before the model download starts (capacity, image pull). Not a documented
+ * figure: a margin on top of the configuration's own download and health-check timeouts.
+ */
+export const PROVISIONING_SECONDS = 600;
+
+/**
+ * Rolling batch for `instances`: the smallest instance count that is ≥ 5 % of the fleet, or undefined when no
+ * whole count lies within 5–50 % (one instance cannot roll).
+ */
+export function rollingBatchSize(instances: number): number | undefined {
+  const batch = Math.max(1, Math.ceil(instances * ROLLING_LIMITS.batchFraction.min));
+  return batch <= instances * ROLLING_LIMITS.batchFraction.max ? batch : undefined;
+}
+
+/** Whether a CapacitySize is within 5–50 % of `instances` (as UpdateEndpoint checks it against the current count). */
+export function batchWithinLimits(size: CapacitySize | undefined, instances: number): boolean {
+  if (size?.Value === undefined || size.Value < 1 || instances < 1) return false;
+  const fraction = size.Type === 'CAPACITY_PERCENT' ? size.Value / 100 : size.Value / instances;
+  return fraction >= ROLLING_LIMITS.batchFraction.min && fraction <= ROLLING_LIMITS.batchFraction.max;
+}
+
+/**
+ * Most seconds one deployment step can take, from the configuration's own timeouts: the model download
+ * (ModelDataDownloadTimeoutInSeconds) and the container's start-up health check
+ * (ContainerStartupHealthCheckTimeoutInSeconds), both 60–3600 s per API_ProductionVariant, plus provisioning.
+ * A variant without them gets MINUTES_PER_STEP for both.
+ */
+export function stepSeconds(config: DescribeEndpointConfigCommandOutput): number {
+  let worst = 0;
+  for (const v of config.ProductionVariants ?? []) {
+    const download = v.ModelDataDownloadTimeoutInSeconds;
+    const startup = v.ContainerStartupHealthCheckTimeoutInSeconds;
+    const own = download === undefined && startup === undefined ? MINUTES_PER_STEP * 60 : (download ?? 0) + (startup ?? 0);
+    worst = Math.max(worst, own);
+  }
+  return (worst || MINUTES_PER_STEP * 60) + PROVISIONING_SECONDS;
+}
+
+const clampTimeout = (seconds: number): number =>
+  Math.min(ROLLING_LIMITS.executionTimeoutSeconds.max, Math.max(ROLLING_LIMITS.executionTimeoutSeconds.min, Math.ceil(seconds)));
+
+/** Instances of a single-variant endpoint now (DescribeEndpoint's CurrentInstanceCount, else desired). */
+export function currentInstances(endpoint: DescribeEndpointCommandOutput, fallback: number): number {
+  const variants = endpoint.ProductionVariants ?? [];
+  if (variants.length === 0) return fallback;
+  return variants.reduce((n, v) => n + (v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0), 0) || fallback;
+}
+
+export interface SwitchDeployment {
+  readonly style: 'rolling' | 'blue-green';
+  /** DeploymentConfig for UpdateEndpoint (undefined: SageMaker's default, blue/green all at once). */
+  readonly deploymentConfig: DeploymentConfig | undefined;
+  readonly source: 'endpoint' | 'tool' | 'sagemaker-default';
+  readonly batch: number;
+  readonly steps: number;
+  readonly instances: number;
+  /** Longest a caller should wait for this deployment: its time limit (or the step estimate) + 30 min. */
+  readonly waitMs: number;
+  readonly why: string;
+}
+
+/**
+ * The DeploymentConfig of one UpdateEndpoint, computed from the fleet as it is now (autoscaling, which the A/B's
+ * own load can drive, moves the count between switches and UpdateEndpoint checks the batch against the current
+ * count). The endpoint's own rolling config is kept when its batch fits the current count; an INSTANCE_COUNT
+ * batch that no longer fits is resized (its alarms and bake time kept); where no batch fits, the switch is
+ * blue/green. Time limits are sized from the configuration's own timeouts.
+ */
+export function deploymentFor(
+  endpoint: DescribeEndpointCommandOutput,
+  config: DescribeEndpointConfigCommandOutput,
+  fallbackInstances: number,
+  variantCount = Math.max((config.ProductionVariants ?? []).length, (endpoint.ProductionVariants ?? []).length),
+): SwitchDeployment {
+  const own = endpoint.LastDeploymentConfig;
+  const instances = currentInstances(endpoint, fallbackInstances);
+  const multiVariant = variantCount > 1;
+  const step = stepSeconds(config);
+  const blueGreen = (why: string): SwitchDeployment => {
+    const bg = own?.BlueGreenUpdatePolicy !== undefined ? own : undefined;
+    const limit = bg?.BlueGreenUpdatePolicy?.MaximumExecutionTimeoutInSeconds;
+    return {
+      style: 'blue-green',
+      deploymentConfig: bg,
+      source: bg ? 'endpoint' : 'sagemaker-default',
+      batch: instances,
+      steps: 1,
+      instances,
+      waitMs: ((limit ?? step + (bg?.BlueGreenUpdatePolicy?.TerminationWaitInSeconds ?? 0)) + 1800) * 1000,
+      why,
+    };
+  };
+  if (multiVariant) {
+    return blueGreen('SageMaker does not roll endpoints with more than one production variant, so each switch is blue/green: a full second fleet while it runs (use --variants to compare variants without any switch)');
+  }
+  const rolling = own?.RollingUpdatePolicy;
+  const fit = rollingBatchSize(instances);
+  if (rolling !== undefined) {
+    const wait = rolling.WaitIntervalInSeconds ?? 0;
+    const sizeOf = (size: CapacitySize | undefined): number =>
+      size?.Type === 'CAPACITY_PERCENT' ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100)) : Math.max(1, size?.Value ?? 1);
+    if (batchWithinLimits(rolling.MaximumBatchSize, instances)) {
+      const batch = sizeOf(rolling.MaximumBatchSize);
+      const steps = Math.ceil(instances / batch);
+      const limit = rolling.MaximumExecutionTimeoutInSeconds;
+      return { style: 'rolling', deploymentConfig: own, source: 'endpoint', batch, steps, instances, waitMs: ((limit ?? steps * (step + wait)) + 1800) * 1000, why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)" };
+    }
+    if (fit !== undefined) {
+      const steps = Math.ceil(instances / fit);
+      const resized: DeploymentConfig = {
+        ...own,
+        RollingUpdatePolicy: {
+          ...rolling,
+          MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
+          ...(rolling.RollbackMaximumBatchSize !== undefined && !batchWithinLimits(rolling.RollbackMaximumBatchSize, instances) ? { RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit } } : {}),
+          MaximumExecutionTimeoutInSeconds: Math.max(rolling.MaximumExecutionTimeoutInSeconds ?? 0, clampTimeout(steps * (step + wait))),
+        },
+      };
+      const limit = resized.RollingUpdatePolicy!.MaximumExecutionTimeoutInSeconds!;
+      return {
+        style: 'rolling',
+        deploymentConfig: resized,
+        source: 'endpoint',
+        batch: fit,
+        steps,
+        instances,
+        waitMs: (limit + 1800) * 1000,
+        why: `the endpoint's own rolling DeploymentConfig with its batch resized to ${fit} of ${instances} instance(s) (its own batch is outside 5–50 % of the current count)`,
+      };
+    }
+  }
+  if (fit === undefined) return blueGreen(`${instances} instance(s) cannot roll (a batch must be 5–50 % of the fleet), so the switch is blue/green: a second fleet while it runs`);
+  const steps = Math.ceil(instances / fit);
+  const timeout = clampTimeout(steps * step);
+  return {
+    style: 'rolling',
+    deploymentConfig: {
+      RollingUpdatePolicy: {
+        MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
+        RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
+        // Routing changes nothing the alarms of a model update watch for; the bake only adds time.
+        WaitIntervalInSeconds: 0,
+        MaximumExecutionTimeoutInSeconds: timeout,
+      },
+    },
+    source: 'tool',
+    batch: fit,
+    steps,
+    instances,
+    waitMs: (timeout + 1800) * 1000,
+    why: `a rolling update, ${fit} instance(s) per batch (≥ 5 % of ${instances}), because the endpoint has no DeploymentConfig of its own and SageMaker's default (blue/green) would need a second fleet`,
+  };
 }
 
 export function planSwitch(facts: EndpointFacts): SwitchPlan {
-  const own = facts.endpoint.LastDeploymentConfig;
   const instances = facts.variants.reduce((n, v) => n + v.instanceCount, 0);
-  const multiVariant = facts.variants.length > 1;
-  const rolling = own?.RollingUpdatePolicy;
-  if (rolling !== undefined && !multiVariant) {
-    const size = rolling.MaximumBatchSize;
-    const batch = size?.Type === 'CAPACITY_PERCENT' ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100)) : Math.max(1, size?.Value ?? 1);
-    const steps = Math.ceil(instances / batch);
-    const bake = (rolling.WaitIntervalInSeconds ?? 0) / 60;
-    return {
-      style: 'rolling',
-      deploymentConfig: own,
-      source: 'endpoint',
-      extraInstances: batch,
-      steps,
-      expectedMinutes: Math.round(steps * (MINUTES_PER_STEP + bake)),
-      why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)",
-    };
-  }
-  if (!multiVariant && instances >= 2) {
-    const batch = rollingBatchSize(instances);
-    const steps = Math.ceil(instances / batch);
-    const timeout = Math.min(28_800, Math.max(600, steps * (MINUTES_PER_STEP + 10) * 60));
-    return {
-      style: 'rolling',
-      deploymentConfig: {
-        RollingUpdatePolicy: {
-          MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: batch },
-          RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: batch },
-          // Routing changes nothing the alarms of a model update watch for; the bake only adds time.
-          WaitIntervalInSeconds: 0,
-          MaximumExecutionTimeoutInSeconds: timeout,
-        },
-      },
-      source: 'tool',
-      extraInstances: batch,
-      steps,
-      expectedMinutes: steps * MINUTES_PER_STEP,
-      why: `a rolling update, ${batch} instance(s) per batch (≥ 5 % of ${instances}), because the endpoint has no DeploymentConfig of its own and SageMaker's default (blue/green) would need a second fleet`,
-    };
-  }
-  const blueGreen = own?.BlueGreenUpdatePolicy !== undefined ? own : undefined;
+  const d = deploymentFor(facts.endpoint, facts.config, instances, facts.variants.length);
+  const bake = (d.deploymentConfig?.RollingUpdatePolicy?.WaitIntervalInSeconds ?? 0) / 60;
   return {
-    style: 'blue-green',
-    deploymentConfig: blueGreen,
-    source: blueGreen ? 'endpoint' : 'sagemaker-default',
-    extraInstances: instances,
-    steps: 1,
-    expectedMinutes: MINUTES_PER_STEP + 5,
-    why: multiVariant
-      ? 'SageMaker does not roll endpoints with more than one production variant, so each switch is blue/green: a full second fleet while it runs (use --variants to compare variants without any switch)'
-      : 'one instance cannot roll (a batch must be at most 50 % of the fleet), so each switch is blue/green: a second instance while it runs',
+    style: d.style,
+    deploymentConfig: d.deploymentConfig,
+    source: d.source,
+    extraInstances: d.batch,
+    steps: d.steps,
+    expectedMinutes: d.style === 'rolling' ? Math.round(d.steps * (MINUTES_PER_STEP + bake)) : MINUTES_PER_STEP + 5,
+    why: d.why,
   };
 }
 
@@ -235,6 +359,12 @@ export function copyConfigName(original: string, runId: string, index: number): 
 
 const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;
 
+/** Expected minutes of the whole plan: every switch (the restore included) and every run. */
+export function planMinutes(plan: AbPlan): number {
+  if (plan.mode === 'variants') return plan.runSeconds / 60;
+  return (plan.strategies.length + 1) * plan.switchPlan.expectedMinutes + (plan.strategies.length * plan.runSeconds) / 60;
+}
+
 /** The plan as the text the command prints before asking for --yes. */
 export function renderAbPlan(plan: AbPlan, runId: string): string {
   const { facts, switchPlan: sw } = plan;
@@ -252,15 +382,23 @@ export function renderAbPlan(plan: AbPlan, runId: string): string {
     return lines.join('\n');
   }
   lines.push(`Strategies, in order: ${plan.strategies.map((s) => s.label).join(' → ')}; then the original configuration ${facts.configName} is restored.`);
-  lines.push(`Each switch: CreateEndpointConfig (a copy differing only in RoutingConfig), UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig: ${sw.why}.`);
+  lines.push(`First every copy is created (CreateEndpointConfig, differing only in RoutingConfig), so a refused one costs no deployment. Each switch: UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig, recomputed from the instance count before each switch: ${sw.why}.`);
   const extraCost = plan.pricePerInstanceHour === undefined ? '' : ` (≈ ${usd(sw.extraInstances * plan.pricePerInstanceHour)}/h while it runs)`;
   lines.push(`  capacity: ${sw.extraInstances} extra instance(s) of quota during each switch${extraCost}; ${sw.steps} step(s); expected ≈ ${sw.expectedMinutes} min per switch (≈ ${MINUTES_PER_STEP} min per step to provision and load the model).`);
   const switches = plan.strategies.length + 1;
-  const totalMinutes = switches * sw.expectedMinutes + plan.strategies.length * runMinutes;
+  const totalMinutes = planMinutes(plan);
   lines.push(`Total: ${switches} switches (the restore included) + ${plan.strategies.length} × ${runMinutes.toFixed(1)} min of traffic ≈ ${Math.round(totalMinutes)} min${hourly === undefined ? '' : ` ≈ ${usd((hourly * totalMinutes) / 60)} of fleet time`}.`);
   lines.push(`Configurations created: ${plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)).join(', ')}; deleted at the end.`);
   lines.push(
-    `If this process is killed (SIGKILL) before it restores, run:\n  aws sagemaker update-endpoint --endpoint-name ${facts.endpointName} --endpoint-config-name ${facts.configName} --retain-all-variant-properties\n  then delete the -ab${runId}- configurations (aws sagemaker list-endpoint-configs --name-contains ab${runId}).`,
+    `If this process is killed (SIGKILL, or a CI runner's kill after its grace period) before it restores, finish by hand:\n${finishCommands({
+      endpointName: facts.endpointName,
+      originalConfig: facts.configName,
+      copies: plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)),
+      status: 'unknown',
+      deploymentConfig: sw.deploymentConfig,
+    })
+      .map((c) => `  ${c}`)
+      .join('\n')}`,
   );
   return lines.join('\n');
 }

@@ -46,7 +46,17 @@ function measured(r: AbOutcome['runs'][number]): boolean {
 
 const num = (x: number | null | undefined, digits = 0): string => (x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: digits }));
 
-function cwRow(label: string, variant: string, view: CloudWatchView | undefined): string[] {
+/**
+ * GPUUtilization / GPUMemoryUtilization of an instance are summed over its GPUs (0–100 × GPUs); divided by the GPU
+ * count they read as a percentage of the instance's GPUs. Unknown count: the raw figure, labelled as such.
+ */
+function gpuCell(value: number | null | undefined, gpus: number | undefined): string {
+  if (value == null) return '—';
+  if (gpus === undefined) return `${value.toFixed(1)} (0–100 × GPUs)`;
+  return `${(value / gpus).toFixed(1)} %`;
+}
+
+function cwRow(label: string, variant: string, view: CloudWatchView | undefined, gpus: number | undefined): string[] {
   const v = view?.variant;
   return [
     label,
@@ -58,8 +68,8 @@ function cwRow(label: string, variant: string, view: CloudWatchView | undefined)
     num(v?.concurrentRequestsPerModelMax),
     num(v?.invocation4xx),
     num(v?.invocation5xx),
-    v?.gpuUtilizationAverage == null ? '—' : `${v.gpuUtilizationAverage.toFixed(1)} %`,
-    v?.gpuMemoryUtilizationAverage == null ? '—' : `${v.gpuMemoryUtilizationAverage.toFixed(1)} %`,
+    gpuCell(v?.gpuUtilizationAverage, gpus),
+    gpuCell(v?.gpuMemoryUtilizationAverage, gpus),
   ];
 }
 
@@ -85,12 +95,23 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
   out.push(`Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`, '');
   if (outcome.failure) out.push(`**Stopped early:** ${outcome.failure.message}`, '');
   if (plan.mode === 'switch') {
-    out.push(
-      outcome.restored
-        ? `Restored: the endpoint is back on its original configuration \`${plan.facts.configName}\`; configurations created and deleted: ${outcome.deletedConfigs.join(', ') || 'none'}.`
-        : `**NOT restored**: ${outcome.restoreError?.message}. Run \`aws sagemaker update-endpoint --endpoint-name ${plan.facts.endpointName} --endpoint-config-name ${plan.facts.configName} --retain-all-variant-properties\`.`,
-      '',
-    );
+    if (outcome.finished) {
+      out.push(`Restored: the endpoint is back on its original configuration \`${plan.facts.configName}\` (InService, no deployment pending); configurations created and deleted: ${outcome.deletedConfigs.join(', ') || 'none'}.`, '');
+    } else {
+      const s = outcome.finalState;
+      out.push(
+        outcome.restored
+          ? `**Restored, but not finished**: the endpoint is InService on \`${plan.facts.configName}\`; configurations left: ${outcome.leftConfigs.join(', ')}.`
+          : `**NOT restored**: ${outcome.restoreError?.message}. Last seen: ${s === undefined ? 'unknown' : `${s.status} on \`${s.configName}\`${s.pendingConfig ? `, deploying \`${s.pendingConfig}\`` : ''}`}.`,
+        '',
+        'Finish by hand (docs/validate.md):',
+        '',
+        '```bash',
+        ...outcome.finishCommands,
+        '```',
+        '',
+      );
+    }
   }
   out.push('## Client-side (measured by prefix-router on the machine that sent the requests)', '');
   out.push('TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine\'s answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).', '');
@@ -113,7 +134,7 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
     const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
     out.push(`Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`, '');
   }
-  out.push(...cloudWatchSection(outcome.runs.map((r) => ({ label: r.label, sent: r.result.sent, cloudwatch: r.cloudwatch, cloudwatchError: r.cloudwatchError }))));
+  out.push(...cloudWatchSection(outcome.runs.map((r) => ({ label: r.label, sent: r.result.sent, gpusPerInstance: r.gpusPerInstance, cloudwatch: r.cloudwatch, cloudwatchError: r.cloudwatchError }))));
   const notes = [...outcome.notes, ...new Set(outcome.runs.flatMap((r) => Object.values(r.cloudwatch ?? {}).flatMap((v) => v.notes)))];
   if (notes.length > 0) {
     out.push('## Notes', '');
@@ -141,7 +162,11 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
     mode: plan.mode,
     originalConfig: plan.facts.configName,
     restored: outcome.restored,
+    finished: outcome.finished,
     restoreError: outcome.restoreError?.message ?? null,
+    finalState: outcome.finalState ?? null,
+    leftConfigs: outcome.leftConfigs,
+    finishCommands: outcome.finishCommands,
     failure: outcome.failure?.message ?? null,
     interrupted: outcome.interrupted,
     createdConfigs: outcome.createdConfigs,
@@ -168,6 +193,8 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
 export interface CloudWatchRun {
   readonly label: string;
   readonly sent: number;
+  /** GPUs per instance (GPUUtilization is 0–100 × GPUs); undefined when the type is unknown. */
+  readonly gpusPerInstance?: number;
   readonly cloudwatch?: Readonly<Record<string, CloudWatchView>>;
   readonly cloudwatchError?: string;
 }
@@ -186,12 +213,12 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   const cwRows: string[][] = [];
   for (const r of runs) {
     if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
-    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view));
+    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view, r.gpusPerInstance));
   }
   if (cwRows.length > 0) {
     out.push(
       markdownTable({
-        header: ['run', 'variant', 'Invocations', 'ModelLatency P50', 'ModelLatency P90', 'OverheadLatency P90', 'ConcurrentRequestsPerModel max', '4XX', '5XX', 'GPU util avg', 'GPU mem avg'],
+        header: ['run', 'variant', 'Invocations', 'ModelLatency P50', 'ModelLatency P90', 'OverheadLatency P90', 'ConcurrentRequestsPerModel max', '4XX', '5XX', 'GPU util avg (per GPU)', 'GPU mem avg (per GPU)'],
         numeric: [false, false, true, true, true, true, true, true, true, true, true],
         rows: cwRows,
       }),
@@ -200,9 +227,13 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
     for (const r of runs) {
       const client = r.sent;
       const cw = Object.values(r.cloudwatch ?? {}).reduce((n, v) => n + (v.variant.invocations ?? 0), 0);
-      if (r.cloudwatch) out.push(`- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window.`);
+      if (r.cloudwatch) out.push(`- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window (both counts include the warm-up; the window is rounded out to whole minutes, so neighbouring traffic can add to CloudWatch's).`);
     }
-    out.push('');
+    out.push(
+      '',
+      "CloudWatch's window covers each whole run, warm-up included, so its latency figures include the warm-up that the client-side table leaves out. GPU figures are divided by the instance type's GPU count (CloudWatch reports 0–100 × GPUs per instance).",
+      '',
+    );
   }
   const instanceRows: string[][] = [];
   for (const r of runs) {
@@ -217,22 +248,40 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
     out.push(markdownTable({ header: ['run', 'variant', 'instance', 'metric', 'value'], numeric: [false, false, false, false, true], rows: instanceRows }), '');
   }
   const sidecarRows: string[][] = [];
+  let endpointWide = false;
+  // Series without a VariantName are the whole endpoint's: one row per window (variants mode shares one window
+  // between its runs), naming every run it covers, not one copy per variant.
+  const endpointRowOfWindow = new Map<string, string[]>();
   for (const r of runs) {
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
       const s = view.sidecar;
       if (s === null) continue;
-      sidecarRows.push([
+      if (s.scope === 'endpoint') {
+        endpointWide = true;
+        const key = `${view.startTime}/${view.endTime}`;
+        const row = endpointRowOfWindow.get(key);
+        if (row !== undefined) {
+          if (!row[0].split(' + ').includes(r.label)) row[0] = `${row[0]} + ${r.label}`;
+          continue;
+        }
+      }
+      const row = [
         r.label,
-        variant,
+        s.scope === 'endpoint' ? 'all variants (endpoint-wide)' : variant,
         formatPercent(s.hitRate),
         formatMs(s.ttftMs.p50),
         formatMs(s.ttftMs.p90),
         Object.entries(s.routingDecisions).map(([k, v]) => `${k} ${v}`).join(', ') || '—',
-      ]);
+      ];
+      if (s.scope === 'endpoint') endpointRowOfWindow.set(`${view.startTime}/${view.endTime}`, row);
+      sidecarRows.push(row);
     }
   }
   if (sidecarRows.length > 0) {
     out.push('### Router sidecar (EMF metrics, namespace PrefixRouter)', '');
+    if (endpointWide) {
+      out.push("The sidecar's metrics carry no VariantName dimension, so these figures are the whole endpoint's (every variant together), not any one variant's.", '');
+    }
     out.push(markdownTable({ header: ['run', 'variant', 'hit rate (ReportedCached/Prompt)', 'TTFT P50', 'TTFT P90', 'decisions by reason'], numeric: [false, false, true, true, true, false], rows: sidecarRows }), '');
   }
   return out;

@@ -1,4 +1,5 @@
 import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Dimension, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
 
 /**
@@ -47,6 +48,11 @@ export interface SidecarMetrics {
   readonly predictedCachedTokens: number;
   /** ReportedCachedTokens / PromptTokens (the dashboard's hit rate); null without prompt tokens. */
   readonly hitRate: number | null;
+  /**
+   * 'variant' when the sidecar's series carry a VariantName dimension (read for this variant only); 'endpoint'
+   * when they do not: then every figure is the whole endpoint's, all variants together, whichever variant asked.
+   */
+  readonly scope: 'variant' | 'endpoint';
 }
 
 export interface CloudWatchView {
@@ -106,6 +112,14 @@ export function alignedWindow(startMs: number, endMs: number): { start: Date; en
   return { start: new Date(start), end: new Date(end), periodSeconds: (end - start) / 1000 };
 }
 
+/** Wall-clock window of a whole run, warm-up included: from the first send to the last completion (epoch ms). */
+export function runWallWindow(startedAtMs: number, result: LiveBenchmarkResult): { startMs: number; endMs: number } {
+  const scale = result.timeScale || 1;
+  const firstSend = result.records.reduce((m, r) => Math.min(m, r.sentAtMs), Number.POSITIVE_INFINITY);
+  const start = Number.isFinite(firstSend) ? firstSend : result.window.startMs;
+  return { startMs: startedAtMs + start / scale, endMs: startedAtMs + Math.max(result.window.endMs, start) / scale };
+}
+
 export interface ReadCloudWatchOptions {
   readonly cloudwatch: CloudWatchClient;
   readonly target: CloudWatchTarget;
@@ -157,7 +171,10 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
   }
   const sidecarNamespace = options.sidecarNamespace ?? SIDECAR_NAMESPACE;
   const sidecarSeries: { q: Query; dims: Record<string, string> }[] = [];
-  for (const m of await list(sidecarNamespace)) {
+  const sidecarListed = await list(sidecarNamespace);
+  const sidecarScope: 'variant' | 'endpoint' = sidecarListed.some((m) => m.dimensions.some((d) => d.Name === 'VariantName')) ? 'variant' : 'endpoint';
+  for (const m of sidecarListed) {
+    if (sidecarScope === 'variant' && m.dimensions.find((d) => d.Name === 'VariantName')?.Value !== target.variantName) continue;
     const dims: Record<string, string> = {};
     for (const d of m.dimensions) if (d.Name && d.Value) dims[d.Name] = d.Value;
     const stats = m.metric === 'TimeToFirstToken' ? ['p50', 'p90'] : ['Sum'];
@@ -208,8 +225,14 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
       `CloudWatch had no data for ${missing.join(', ')} in the window (metrics appear 1–3 minutes after the traffic; error counts are absent rather than 0 when no error happened; GPU metrics need the instance namespace).`,
     );
   }
-  const perInstance: InstanceSeries[] = instanceSeries.map((s) => ({ namespace: s.q.namespace, metric: s.q.metric, dimensions: s.extra, stat: s.q.stat, value: values.get(s.q.id) ?? null }));
-  if (perInstance.length === 0) notes.push('No per-instance series: the endpoint does not publish enhanced (per-instance) metrics (MetricsConfig EnableEnhancedMetrics).');
+  // ListMetrics lists every instance of the last two weeks (each switch replaces the fleet): keep the series with
+  // data in this window, which are the fleet that served the run.
+  const allInstances: InstanceSeries[] = instanceSeries.map((s) => ({ namespace: s.q.namespace, metric: s.q.metric, dimensions: s.extra, stat: s.q.stat, value: values.get(s.q.id) ?? null }));
+  const perInstance = allInstances.filter((s) => s.value !== null);
+  if (allInstances.length === 0) notes.push('No per-instance series: the endpoint does not publish enhanced (per-instance) metrics (MetricsConfig EnableEnhancedMetrics).');
+  else if (perInstance.length < allInstances.length) {
+    notes.push(`${allInstances.length - perInstance.length} per-instance series without data in the run window (instances of an earlier fleet, replaced by a switch) are left out.`);
+  }
 
   let sidecar: SidecarMetrics | null = null;
   if (sidecarSeries.length > 0) {
@@ -240,7 +263,7 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
           break;
       }
     }
-    sidecar = { routingDecisions, ttftMs: ttft, promptTokens, reportedCachedTokens, predictedCachedTokens, hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null };
+    sidecar = { routingDecisions, ttftMs: ttft, promptTokens, reportedCachedTokens, predictedCachedTokens, hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null, scope: sidecarScope };
   } else {
     notes.push(`No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`);
   }

@@ -151,3 +151,19 @@ export function routingLabel(routing: ProductionVariantRoutingConfig | undefined
   }
   return routing.RoutingStrategy;
 }
+
+/**
+ * GPUs per instance of SageMaker's GPU instance types (SageMaker pricing / EC2 accelerated-computing instance
+ * pages). CloudWatch's GPUUtilization and GPUMemoryUtilization for an instance are the sum over its GPUs, 0–100 ×
+ * GPUs (SageMaker's "Monitor with CloudWatch" metrics page), so a report divides by this to show a percentage.
+ */
+const GPUS_BY_INSTANCE_TYPE: Readonly<Record<string, number>> = {
+  'ml.g5.xlarge': 1, 'ml.g5.2xlarge': 1, 'ml.g5.4xlarge': 1, 'ml.g5.8xlarge': 1, 'ml.g5.16xlarge': 1, 'ml.g5.12xlarge': 4, 'ml.g5.24xlarge': 4, 'ml.g5.48xlarge': 8,
+  'ml.g6.xlarge': 1, 'ml.g6.2xlarge': 1, 'ml.g6.4xlarge': 1, 'ml.g6.8xlarge': 1, 'ml.g6.16xlarge': 1, 'ml.g6.12xlarge': 4, 'ml.g6.24xlarge': 4, 'ml.g6.48xlarge': 8,
+  'ml.g6e.xlarge': 1, 'ml.g6e.2xlarge': 1, 'ml.g6e.4xlarge': 1, 'ml.g6e.8xlarge': 1, 'ml.g6e.16xlarge': 1, 'ml.g6e.12xlarge': 4, 'ml.g6e.24xlarge': 4, 'ml.g6e.48xlarge': 8,
+  'ml.p4d.24xlarge': 8, 'ml.p4de.24xlarge': 8, 'ml.p5.48xlarge': 8, 'ml.p5e.48xlarge': 8, 'ml.p5en.48xlarge': 8,
+};
+
+export function gpusPerInstance(instanceType: string | undefined): number | undefined {
+  return instanceType === undefined ? undefined : GPUS_BY_INSTANCE_TYPE[instanceType];
+}

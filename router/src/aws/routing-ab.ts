@@ -2,8 +2,11 @@ import {
   CreateEndpointConfigCommand,
   DeleteEndpointConfigCommand,
   DescribeEndpointCommand,
+  DescribeEndpointConfigCommand,
   UpdateEndpointCommand,
   type CreateEndpointConfigCommandInput,
+  type DeploymentConfig,
+  type UpdateEndpointCommandInput,
   type DescribeEndpointCommandOutput,
   type DescribeEndpointConfigCommandOutput,
   type ProductionVariantRoutingConfig,
@@ -12,21 +15,31 @@ import {
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import type { WorkloadRequest } from '../sim/workload/workload-request';
-import { AbPlanError, copyConfigName, type AbPlan, type AbStrategy } from './ab-plan';
-import { readCloudWatchView, type CloudWatchView } from './cloudwatch-view';
-import { routingLabel } from './endpoint-facts';
-import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
+import { finishCommands, TRANSITIONAL_STATES } from './ab-finish';
+import { AbPlanError, copyConfigName, deploymentFor, type AbPlan, type AbStrategy } from './ab-plan';
+import { readCloudWatchView, runWallWindow, type CloudWatchView } from './cloudwatch-view';
+import { gpusPerInstance, routingLabel } from './endpoint-facts';
+import { backoffDelayMs, classifyControlPlaneError, DEFAULT_RETRY_POLICY, ThrottlingExhaustedError, type Clock, type RetryPolicy } from './throttling-retry';
 import { partitionByVariant, variantFor } from './variant-split';
 
 /**
  * `prefix-router ab`: runs one workload per routing strategy on a live endpoint, or once split between
- * production variants, and always puts the endpoint back on the configuration it started with.
+ * production variants, and puts the endpoint back where it began.
  *
- * Switch mode, per strategy: CreateEndpointConfig (a copy of the original that differs only in each variant's
- * RoutingConfig) → UpdateEndpoint (RetainAllVariantProperties, the plan's DeploymentConfig) → wait for
- * InService on that config → run the workload. Then, whatever happened (a failed update, throttling that would
- * not stop, Ctrl-C), the original configuration name is restored and the copies are deleted, so the endpoint is
- * again what CloudFormation deployed. Every wait and backoff goes through the injected Clock.
+ * Invariant (tested under injected faults and signals at every step, test/router/aws/ab-faults.test.ts): the run
+ * ends with the endpoint InService on its original configuration, no deployment pending and every copy deleted —
+ * or it says it did not (`finished: false`, exit 3) with the endpoint's state and the exact commands that finish
+ * the job. A configuration the endpoint uses (current, pending, or part of a mixed fleet) is never deleted.
+ *
+ * Switch mode: every copy (the original configuration differing only in each variant's RoutingConfig) is created
+ * first, so a refused copy costs no deployment. Then per strategy: UpdateEndpoint (RetainAllVariantProperties, a
+ * DeploymentConfig recomputed from the instance count at that moment) → wait for InService on that configuration
+ * → run the workload. Then, whatever happened, the restore: wait out any deployment, recreate the original
+ * configuration from the description held in memory if someone deleted it, UpdateEndpoint back, wait, and delete
+ * the copies. The restore persists through every error that is not permanent (capped exponential backoff with
+ * full jitter) until `restoreTimeoutMs`; expired credentials are re-resolved through the credential chain.
+ * Abort (a signal) is checked before every mutating call and ends every sleep; after it, nothing but the
+ * restore is sent.
  */
 export class AbRunError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -49,6 +62,22 @@ export class UpdateFailedError extends AbRunError {
   }
 }
 
+/** A call that kept failing with errors worth retrying until its attempts or its deadline ran out. */
+export class RetriesExhaustedError extends AbRunError {
+  constructor(readonly what: string, readonly attempts: number, readonly lastError: unknown, why: string) {
+    super(`${what} failed ${attempts} time(s) (${why}); last error: ${(lastError as Error)?.name ?? 'Error'}: ${(lastError as Error)?.message ?? String(lastError)}`, { cause: lastError });
+    this.name = 'RetriesExhaustedError';
+  }
+}
+
+/** Thrown where an abort stops the forward run (the restore still runs). */
+export class AbAbortedError extends AbRunError {
+  constructor(what: string) {
+    super(`interrupted before ${what}`);
+    this.name = 'AbAbortedError';
+  }
+}
+
 export interface WorkloadRun {
   readonly label: string;
   readonly signal: AbortSignal;
@@ -58,6 +87,8 @@ export interface WorkloadRun {
 
 export interface AbDeps {
   readonly sagemaker: SageMakerClient;
+  /** A fresh client with a freshly resolved credential chain, for when credentials expire mid-run. */
+  readonly renewSageMaker?: () => SageMakerClient;
   readonly cloudwatch?: CloudWatchClient;
   readonly clock: Clock;
   readonly log: (line: string) => void;
@@ -69,17 +100,21 @@ export interface AbRunOptions {
   readonly plan: AbPlan;
   /** Short id in the names of the configurations created (letters and digits). */
   readonly runId: string;
-  /** Ctrl-C: stops the workload and any wait for a switch; the restore still runs. */
+  /** A signal: stops the workload, any wait and any backoff, and every further change but the restore. */
   readonly signal?: AbortSignal;
   /** DescribeEndpoint polling interval. Default 30 s (SageMaker's own waiter polls every 30 s). */
   readonly pollIntervalMs?: number;
-  /** Longest wait for one switch. Default: the DeploymentConfig's MaximumExecutionTimeoutInSeconds + 30 min, else 3 h. */
+  /** Longest wait for one switch. Default: the deployment's time limit + 30 min. */
   readonly switchTimeoutMs?: number;
+  /** Longest the restore keeps trying (waiting out deployments, retrying errors). Default 2 × the switch wait, at least 1 h. */
+  readonly restoreTimeoutMs?: number;
   /** Wait this long after a run window before reading CloudWatch (metrics land 1–3 min late). Default 3 min. */
   readonly cloudWatchDelayMs?: number;
   readonly retry?: RetryPolicy;
   /** Namespace of the router sidecar's EMF metrics (PREFIX_ROUTER_EMF_NAMESPACE). Default PrefixRouter. */
   readonly sidecarNamespace?: string;
+  /** Where the original configuration's CreateEndpointConfig input was saved (for the finishing commands). */
+  readonly originalConfigFile?: string;
 }
 
 export interface AbRunRecord {
@@ -89,13 +124,23 @@ export interface AbRunRecord {
   readonly variant?: string;
   readonly configName?: string;
   readonly result: LiveBenchmarkResult;
-  /** Wall-clock window the run measured (epoch ms), for CloudWatch. */
+  /** Wall-clock window of the whole run, warm-up included (epoch ms), for CloudWatch. */
   readonly wallWindow: { readonly startMs: number; readonly endMs: number };
   /** Instances per variant when the run started (autoscaling may change them between runs; compare like with like). */
   readonly instanceCounts?: Readonly<Record<string, number>>;
+  /** GPUs per instance of the variant's instance type, when known (GPUUtilization is 0–100 × this). */
+  readonly gpusPerInstance?: number;
   /** One view per variant read (switch mode: every variant of the endpoint; variants mode: its own). */
   cloudwatch?: Record<string, CloudWatchView>;
   cloudwatchError?: string;
+}
+
+/** The endpoint as last seen by the restore. */
+export interface EndpointSnapshot {
+  readonly status: string;
+  readonly configName: string | undefined;
+  readonly pendingConfig: string | undefined;
+  readonly failureReason: string | undefined;
 }
 
 export interface AbOutcome {
@@ -103,99 +148,213 @@ export interface AbOutcome {
   readonly interrupted: boolean;
   /** What stopped the A/B early (not set when every strategy ran). */
   readonly failure?: Error;
+  /** InService on the original configuration with no deployment pending. */
   readonly restored: boolean;
+  /** Restored and every copy deleted: the endpoint is where it began. */
+  readonly finished: boolean;
   readonly restoreError?: Error;
   readonly createdConfigs: readonly string[];
   readonly deletedConfigs: readonly string[];
+  /** Copies left behind (in use, or not deleted in time). */
+  readonly leftConfigs: readonly string[];
+  readonly finalState?: EndpointSnapshot;
+  /** When not finished: the exact commands that finish the job. */
+  readonly finishCommands: readonly string[];
   readonly notes: readonly string[];
 }
 
-const TRANSITIONAL = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack', 'Deleting']);
-
 export { copyConfigName } from './ab-plan';
 
-/** CreateEndpointConfig input equal to the described configuration except each variant's RoutingConfig. */
-export function configCopyInput(config: DescribeEndpointConfigCommandOutput, name: string, routing: ProductionVariantRoutingConfig): CreateEndpointConfigCommandInput {
+/** CreateEndpointConfig input equal to the described configuration except each variant's RoutingConfig (undefined: unchanged). */
+export function configCopyInput(config: DescribeEndpointConfigCommandOutput, name: string, routing?: ProductionVariantRoutingConfig): CreateEndpointConfigCommandInput {
   // Output-only fields are left out; everything CreateEndpointConfig accepts is copied as described.
   const { EndpointConfigName: _name, EndpointConfigArn: _arn, CreationTime: _created, $metadata: _meta, ...rest } = config;
   return {
     ...rest,
     EndpointConfigName: name,
-    ProductionVariants: (config.ProductionVariants ?? []).map((v) => ({ ...v, RoutingConfig: routing })),
+    ProductionVariants: (config.ProductionVariants ?? []).map((v) => (routing === undefined ? { ...v } : { ...v, RoutingConfig: routing })),
   };
+}
+
+/** "Restored" in full: InService on `config` and no deployment pending. Nothing less counts. */
+export function isRestoredOn(d: DescribeEndpointCommandOutput, config: string): boolean {
+  return d.EndpointStatus === 'InService' && d.EndpointConfigName === config && d.PendingDeploymentSummary === undefined;
+}
+
+/** Configurations the endpoint uses now: current and pending deployment. */
+export function configsInUse(d: DescribeEndpointCommandOutput): Set<string> {
+  const used = new Set<string>();
+  if (d.EndpointConfigName) used.add(d.EndpointConfigName);
+  if (d.PendingDeploymentSummary?.EndpointConfigName) used.add(d.PendingDeploymentSummary.EndpointConfigName);
+  return used;
+}
+
+function isConfigNotFound(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return (e?.name === 'ValidationException' || e?.name === 'ResourceNotFound') && /could not find|not found|does not exist/i.test(e.message ?? '');
+}
+
+function isAlreadyExists(err: unknown): boolean {
+  const e = err as { name?: string; message?: string };
+  return e?.name === 'ValidationException' && /already exist/i.test(e.message ?? '');
+}
+
+/** Most UpdateEndpoint calls the restore sends: a restore SageMaker rolls back repeatedly will not succeed by retrying. */
+export const MAX_RESTORE_DEPLOYMENTS = 3;
+
+interface CallOptions {
+  /** Forward calls: abort is checked before every attempt and ends the backoff. */
+  readonly signal?: AbortSignal;
+  /** Restore calls: retry every non-permanent error until this epoch ms instead of a fixed number of attempts. */
+  readonly deadline?: number;
 }
 
 export class RoutingAb {
   private readonly poll: number;
   private readonly notes: string[] = [];
+  private sagemaker: SageMakerClient;
+  private readonly retry: RetryPolicy;
+  /** The original configuration was found deleted and is not recreated yet. */
+  private originalGone = false;
 
   constructor(
     private readonly deps: AbDeps,
     private readonly options: AbRunOptions,
   ) {
     this.poll = options.pollIntervalMs ?? 30_000;
+    this.sagemaker = deps.sagemaker;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
   }
 
   private get endpointName(): string {
     return this.options.plan.facts.endpointName;
   }
 
-  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    return withThrottlingRetry(what, fn, this.deps.clock, this.options.retry, (attempt, delay) =>
-      this.deps.log(`${what}: throttled (attempt ${attempt}); retrying in ${(delay / 1000).toFixed(1)} s`),
-    );
-  }
-
-  private switchTimeoutMs(): number {
-    if (this.options.switchTimeoutMs !== undefined) return this.options.switchTimeoutMs;
-    const dc = this.options.plan.switchPlan.deploymentConfig;
-    const max = dc?.RollingUpdatePolicy?.MaximumExecutionTimeoutInSeconds ?? dc?.BlueGreenUpdatePolicy?.MaximumExecutionTimeoutInSeconds;
-    return max !== undefined ? (max + 1800) * 1000 : 3 * 3600 * 1000;
-  }
-
   /**
-   * Polls DescribeEndpoint until the endpoint is InService on `expected`. InService on another configuration
-   * after a transition means SageMaker rolled the update back; Failed is final; the deadline ends the wait.
+   * One control-plane call. Throttling and transient errors are retried with full-jitter backoff: a fixed number
+   * of attempts on the forward path, until the deadline in the restore; expired credentials renew the client
+   * first. In-progress refusals and permanent errors go to the caller, which knows what they mean.
    */
-  async waitForConfig(expected: string, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
-    const started = this.deps.clock.now();
-    const deadline = started + this.switchTimeoutMs();
-    let sawTransition = false;
-    let polls = 0;
-    for (;;) {
-      const d = await this.call(`DescribeEndpoint ${this.endpointName}`, () => this.deps.sagemaker.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })));
-      polls++;
-      const status = d.EndpointStatus ?? 'unknown';
-      if (status === 'InService') {
-        if (d.EndpointConfigName === expected) return d;
-        // Right after UpdateEndpoint a describe may still show the old state; a rollback always passes through a transition.
-        if (sawTransition || polls >= 3) {
-          throw new UpdateFailedError(
-            `the update to '${expected}' did not take: '${this.endpointName}' is InService on '${d.EndpointConfigName}'${d.FailureReason ? ` (${d.FailureReason})` : ''}; SageMaker rolled it back`,
-          );
+  private async call<T>(what: string, send: (sm: SageMakerClient) => Promise<T>, opts: CallOptions = {}): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      if (opts.signal?.aborted) throw new AbAbortedError(what);
+      try {
+        return await send(this.sagemaker);
+      } catch (err) {
+        const kind = classifyControlPlaneError(err);
+        if (kind === 'permanent' || kind === 'in-progress') throw err;
+        if (kind === 'credentials') this.renewCredentials(what);
+        const delay = backoffDelayMs(attempt, this.deps.clock, this.retry);
+        if (opts.deadline === undefined) {
+          if (attempt >= this.retry.maxAttempts) {
+            if (kind === 'throttling') throw new ThrottlingExhaustedError(what, attempt, err);
+            throw new RetriesExhaustedError(what, attempt, err, `${kind} errors, ${attempt} attempts`);
+          }
+        } else if (this.deps.clock.now() + delay >= opts.deadline) {
+          throw new RetriesExhaustedError(what, attempt, err, `${kind} errors until the restore's time limit`);
         }
-      } else if (status === 'Failed') {
-        throw new UpdateFailedError(`endpoint '${this.endpointName}' is Failed${d.FailureReason ? `: ${d.FailureReason}` : ''}`);
-      } else if (TRANSITIONAL.has(status)) sawTransition = true;
-      if (this.deps.clock.now() >= deadline) throw new WaiterTimeoutError(this.endpointName, expected, this.deps.clock.now() - started, status);
-      await this.deps.clock.sleep(this.poll, signal);
+        this.deps.log(`${what}: ${kind === 'throttling' ? 'throttled' : `${(err as Error).name ?? 'error'}: ${(err as Error).message}`} (attempt ${attempt}); retrying in ${(delay / 1000).toFixed(1)} s`);
+        await this.sleep(delay, opts.signal);
+      }
     }
   }
 
-  private async update(configName: string, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
-    const dc = this.options.plan.switchPlan.deploymentConfig;
-    await this.call(`UpdateEndpoint ${this.endpointName} → ${configName}`, () =>
-      this.deps.sagemaker.send(
-        new UpdateEndpointCommand({
-          EndpointName: this.endpointName,
-          EndpointConfigName: configName,
-          // Keeps the instance count (autoscaling) and weights; RoutingConfig is not a variant property, so it changes.
-          RetainAllVariantProperties: true,
-          ...(dc !== undefined ? { DeploymentConfig: dc } : {}),
-        }),
-      ),
-    );
-    return this.waitForConfig(configName, signal);
+  /** Sleeps; an abort ends the sleep early by throwing AbAbortedError. */
+  private async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.deps.clock.sleep(ms, signal);
+    } catch (err) {
+      if (signal?.aborted) throw new AbAbortedError('the end of a wait');
+      throw err;
+    }
+  }
+
+  private renewCredentials(what: string): void {
+    if (this.deps.renewSageMaker === undefined) return;
+    this.deps.log(`${what}: the credentials expired; re-resolving the credential chain (refresh them now if they come from a login: aws sso login, new keys)`);
+    const old = this.sagemaker;
+    this.sagemaker = this.deps.renewSageMaker();
+    if (old !== this.deps.sagemaker) old.destroy();
+  }
+
+  private describe(opts: CallOptions = {}): Promise<DescribeEndpointCommandOutput> {
+    return this.call(`DescribeEndpoint ${this.endpointName}`, (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })), opts);
+  }
+
+  /**
+   * Polls DescribeEndpoint until the endpoint is InService on `expected` with nothing pending. InService on
+   * another configuration after a transition means SageMaker rolled the update back; UpdateRollbackFailed,
+   * OutOfService, Failed and Deleting end the wait at once; the deadline ends it too.
+   */
+  async waitForConfig(expected: string, timeoutMs: number, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
+    const started = this.deps.clock.now();
+    const deadline = started + (this.options.switchTimeoutMs ?? timeoutMs);
+    let sawTransition = false;
+    let polls = 0;
+    for (;;) {
+      const d = await this.describe({ signal });
+      polls++;
+      const status = d.EndpointStatus ?? 'unknown';
+      const reason = d.FailureReason ? ` (${d.FailureReason})` : '';
+      if (isRestoredOn(d, expected)) return d;
+      if (status === 'InService' && d.PendingDeploymentSummary === undefined) {
+        // Right after UpdateEndpoint a describe may still show the old state; a rollback always passes through a transition.
+        if (sawTransition || polls >= 3) throw new UpdateFailedError(`the update to '${expected}' did not take: '${this.endpointName}' is InService on '${d.EndpointConfigName}'${reason}; SageMaker rolled it back`);
+      } else if (status === 'UpdateRollbackFailed') {
+        throw new UpdateFailedError(`the update to '${expected}' failed and so did its rollback: '${this.endpointName}' is UpdateRollbackFailed (serving a mix of configurations)${reason}`);
+      } else if (status === 'OutOfService' || status === 'Failed' || status === 'Deleting') {
+        throw new UpdateFailedError(`endpoint '${this.endpointName}' is ${status}${reason}`);
+      } else if (TRANSITIONAL_STATES.has(status) || d.PendingDeploymentSummary !== undefined) sawTransition = true;
+      if (this.deps.clock.now() >= deadline) throw new WaiterTimeoutError(this.endpointName, expected, this.deps.clock.now() - started, status);
+      await this.sleep(this.poll, signal);
+    }
+  }
+
+  /** Waits (abortably) until no deployment runs, then returns the endpoint as it is. */
+  private async settled(signal: AbortSignal, timeoutMs: number): Promise<DescribeEndpointCommandOutput> {
+    const started = this.deps.clock.now();
+    for (;;) {
+      const d = await this.describe({ signal });
+      if (!TRANSITIONAL_STATES.has(d.EndpointStatus ?? '') && d.PendingDeploymentSummary === undefined) return d;
+      if (this.deps.clock.now() - started >= timeoutMs) throw new WaiterTimeoutError(this.endpointName, d.EndpointConfigName ?? '', this.deps.clock.now() - started, d.EndpointStatus ?? 'unknown');
+      this.deps.log(`endpoint is ${d.EndpointStatus}; waiting before the next switch`);
+      await this.sleep(this.poll, signal);
+    }
+  }
+
+  private async switchTo(name: string, copy: DescribeEndpointConfigCommandOutput, signal: AbortSignal): Promise<DescribeEndpointCommandOutput> {
+    const { plan } = this.options;
+    const initial = plan.facts.variants.reduce((n, v) => n + v.instanceCount, 0);
+    const before = await this.settled(signal, deploymentFor(plan.facts.endpoint, copy, initial).waitMs);
+    if (before.EndpointStatus !== 'InService') throw new UpdateFailedError(`endpoint '${this.endpointName}' is ${before.EndpointStatus}, not InService; no switch is sent`);
+    const deployment = deploymentFor({ ...before, LastDeploymentConfig: plan.facts.endpoint.LastDeploymentConfig }, copy, initial);
+    this.deps.log(`UpdateEndpoint ${this.endpointName} → ${name} (${deployment.style}, ${deployment.batch} of ${deployment.instances} instance(s) per step); waiting for InService`);
+    await this.call(`UpdateEndpoint ${this.endpointName} → ${name}`, (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(name, deployment.deploymentConfig))), { signal }).catch(async (err: unknown) => {
+      // A retried UpdateEndpoint whose first attempt took effect is refused as in progress: that deployment is ours.
+      if (classifyControlPlaneError(err) !== 'in-progress') throw err;
+      const d = await this.describe({ signal });
+      if (d.PendingDeploymentSummary?.EndpointConfigName !== name) throw err;
+    });
+    return this.waitForConfig(name, deployment.waitMs, signal);
+  }
+
+  private updateInput(configName: string, dc: DeploymentConfig | undefined): UpdateEndpointCommandInput {
+    return {
+      EndpointName: this.endpointName,
+      EndpointConfigName: configName,
+      // Keeps the instance count (autoscaling) and weights; RoutingConfig is not a variant property, so it changes.
+      RetainAllVariantProperties: true,
+      ...(dc !== undefined ? { DeploymentConfig: dc } : {}),
+    };
+  }
+
+  private async createCopy(name: string, input: CreateEndpointConfigCommandInput, signal: AbortSignal): Promise<void> {
+    try {
+      await this.call(`CreateEndpointConfig ${name}`, (sm) => sm.send(new CreateEndpointConfigCommand(input)), { signal });
+    } catch (err) {
+      // A retry after a lost answer finds the copy the first attempt made (the name carries this run's id).
+      if (!isAlreadyExists(err)) throw err;
+    }
   }
 
   /** Runs the plan. Never throws for a failure after the first change: the outcome carries it, with the restore's result. */
@@ -203,7 +362,6 @@ export class RoutingAb {
     const { plan } = this.options;
     const signal = this.options.signal ?? new AbortController().signal;
     const runs: AbRunRecord[] = [];
-    const created: string[] = [];
     let failure: Error | undefined;
     if (plan.mode === 'variants') {
       try {
@@ -211,35 +369,58 @@ export class RoutingAb {
       } catch (err) {
         failure = err as Error;
       }
-      await this.readCloudWatch(runs);
-      return { runs, interrupted: signal.aborted, failure, restored: true, createdConfigs: [], deletedConfigs: [], notes: this.notes };
+      await this.readCloudWatch(runs, signal);
+      return { runs, interrupted: signal.aborted, failure, restored: true, finished: true, createdConfigs: [], deletedConfigs: [], leftConfigs: [], finishCommands: [], notes: this.notes };
     }
+    // Names whose CreateEndpointConfig was sent: each may exist, so the restore deletes each.
+    const attempted: string[] = [];
+    const copies = new Map<string, DescribeEndpointConfigCommandOutput>();
     try {
       for (const [index, strategy] of plan.strategies.entries()) {
-        if (signal.aborted) break;
         const name = copyConfigName(plan.facts.configName, this.options.runId, index);
+        if (signal.aborted) throw new AbAbortedError(`CreateEndpointConfig ${name}`);
         this.deps.log(`[${strategy.label}] CreateEndpointConfig ${name}`);
-        await this.call(`CreateEndpointConfig ${name}`, () => this.deps.sagemaker.send(new CreateEndpointConfigCommand(configCopyInput(plan.facts.config, name, strategy.routing))));
-        created.push(name);
-        this.deps.log(`[${strategy.label}] UpdateEndpoint ${this.endpointName} → ${name} (${plan.switchPlan.style}); waiting for InService`);
-        const live = await this.update(name, signal);
+        attempted.push(name);
+        const input = configCopyInput(plan.facts.config, name, strategy.routing);
+        await this.createCopy(name, input, signal);
+        copies.set(name, { ...plan.facts.config, ...input } as DescribeEndpointConfigCommandOutput);
+      }
+      for (const [index, strategy] of plan.strategies.entries()) {
+        const name = attempted[index];
+        if (signal.aborted) throw new AbAbortedError(`UpdateEndpoint → ${name}`);
+        this.deps.log(`[${strategy.label}] switching to ${name}`);
+        const live = await this.switchTo(name, copies.get(name)!, signal);
         this.deps.log(`[${strategy.label}] InService; running the workload`);
-        runs.push({ ...(await this.runOne(strategy, name, signal)), instanceCounts: instanceCountsOf(live) });
+        runs.push({ ...(await this.runOne(strategy, name, signal)), instanceCounts: instanceCountsOf(live), gpusPerInstance: gpusPerInstance(plan.facts.variants[0]?.instanceType) });
       }
     } catch (err) {
-      failure = err as Error;
-      this.deps.log(`stopping: ${failure.message}`);
+      if (!(err instanceof AbAbortedError) || !signal.aborted) failure = err as Error;
+      this.deps.log(`stopping: ${(err as Error).message}`);
     }
-    const restore = await this.restore(created);
-    await this.readCloudWatch(runs);
+    const restore = await this.restore(attempted);
+    await this.readCloudWatch(runs, signal);
+    const finished = restore.error === undefined && restore.left.length === 0;
     return {
       runs,
       interrupted: signal.aborted,
-      failure: signal.aborted && failure === undefined ? new AbRunError('interrupted (Ctrl-C)') : failure,
+      failure: signal.aborted && failure === undefined ? new AbRunError('interrupted by a signal') : failure,
       restored: restore.error === undefined,
+      finished,
       restoreError: restore.error,
-      createdConfigs: created,
+      createdConfigs: attempted,
       deletedConfigs: restore.deleted,
+      leftConfigs: restore.left,
+      finalState: restore.snapshot,
+      finishCommands: finished
+        ? []
+        : finishCommands({
+            endpointName: this.endpointName,
+            originalConfig: plan.facts.configName,
+            copies: restore.error === undefined ? restore.left : attempted,
+            status: restore.error === undefined ? 'InService' : (restore.snapshot?.status ?? 'unknown'),
+            deploymentConfig: restore.deploymentConfig,
+            recreateFrom: restore.originalMissing ? this.options.originalConfigFile : undefined,
+          }).filter((c) => restore.error !== undefined || c.includes('delete-endpoint-config')),
       notes: this.notes,
     };
   }
@@ -247,14 +428,7 @@ export class RoutingAb {
   private async runOne(strategy: AbStrategy, configName: string, signal: AbortSignal): Promise<AbRunRecord> {
     const before = this.deps.clock.now();
     const result = await this.deps.runWorkload({ label: strategy.label, signal });
-    const scale = result.timeScale || 1;
-    return {
-      label: strategy.label,
-      routing: strategy.routing,
-      configName,
-      result,
-      wallWindow: { startMs: before + result.window.startMs / scale, endMs: before + result.window.endMs / scale },
-    };
+    return { label: strategy.label, routing: strategy.routing, configName, result, wallWindow: runWallWindow(before, result) };
   }
 
   private async runVariants(signal: AbortSignal): Promise<AbRunRecord[]> {
@@ -271,58 +445,147 @@ export class RoutingAb {
         return v;
       },
     });
-    const scale = result.timeScale || 1;
     const parts = partitionByVariant(result, assigned, names);
     return facts.variants.map((v) => ({
       label: `${v.name}: ${routingLabel(v.routing)}`,
       routing: v.routing,
       variant: v.name,
       result: parts.get(v.name)!,
-      wallWindow: { startMs: before + result.window.startMs / scale, endMs: before + result.window.endMs / scale },
+      wallWindow: runWallWindow(before, result),
+      gpusPerInstance: gpusPerInstance(v.instanceType),
     }));
   }
 
-  /** Back to the original configuration (waiting out any update in progress first), then delete the copies. */
-  private async restore(created: readonly string[]): Promise<{ error?: Error; deleted: string[] }> {
+  /** The original configuration exists (recreated from the description held in memory when someone deleted it). */
+  private async ensureOriginal(deadline: number): Promise<boolean> {
+    const original = this.options.plan.facts.configName;
+    try {
+      await this.call(`DescribeEndpointConfig ${original}`, (sm) => sm.send(new DescribeEndpointConfigCommand({ EndpointConfigName: original })), { deadline });
+      return false;
+    } catch (err) {
+      if (!isConfigNotFound(err)) throw err;
+    }
+    this.originalGone = true;
+    this.deps.log(`restore: the original configuration ${original} was deleted meanwhile; recreating it from the description read before the run`);
+    this.notes.push(`The original configuration ${original} had been deleted during the run; it was recreated from the description read before the run (same name and settings).`);
+    try {
+      await this.call(`CreateEndpointConfig ${original}`, (sm) => sm.send(new CreateEndpointConfigCommand(configCopyInput(this.options.plan.facts.config, original))), { deadline });
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    this.originalGone = false;
+    return true;
+  }
+
+  private restoreTimeoutMs(): number {
+    if (this.options.restoreTimeoutMs !== undefined) return this.options.restoreTimeoutMs;
+    const { facts } = this.options.plan;
+    const wait = deploymentFor(facts.endpoint, facts.config, facts.variants.reduce((n, v) => n + v.instanceCount, 0)).waitMs;
+    return Math.max(3_600_000, 2 * (this.options.switchTimeoutMs ?? wait));
+  }
+
+  /**
+   * Back to the original configuration: wait out any deployment, UpdateEndpoint to the original (recreated if
+   * deleted) until the endpoint is InService on it with nothing pending, then delete every copy the endpoint does
+   * not use. Not abortable (it is what an abort leads to); bounded by the restore's time limit.
+   */
+  private async restore(attempted: readonly string[]): Promise<{
+    error?: Error;
+    deleted: string[];
+    left: string[];
+    snapshot?: EndpointSnapshot;
+    deploymentConfig?: DeploymentConfig;
+    originalMissing: boolean;
+  }> {
     const { facts } = this.options.plan;
     const original = facts.configName;
-    const deleted: string[] = [];
-    let error: Error | undefined;
+    const deadline = this.deps.clock.now() + this.restoreTimeoutMs();
+    const initial = facts.variants.reduce((n, v) => n + v.instanceCount, 0);
+    let last: DescribeEndpointCommandOutput | undefined;
+    let deploymentConfig = deploymentFor(facts.endpoint, facts.config, initial).deploymentConfig;
+    let sent = 0;
+    const snapshot = (): EndpointSnapshot | undefined =>
+      last === undefined ? undefined : { status: last.EndpointStatus ?? 'unknown', configName: last.EndpointConfigName, pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName, failureReason: last.FailureReason };
+    const unrestored = (error: Error, deleted: string[] = []) => {
+      this.deps.log(`restore FAILED: ${error.message}`);
+      // The copies stay: any of them may be what the endpoint runs now.
+      return { error, deleted, left: attempted.filter((n) => !deleted.includes(n)), snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
+    };
     try {
-      const started = this.deps.clock.now();
-      let d = await this.call('DescribeEndpoint', () => this.deps.sagemaker.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })));
-      while (TRANSITIONAL.has(d.EndpointStatus ?? '')) {
-        if (this.deps.clock.now() - started >= this.switchTimeoutMs()) throw new WaiterTimeoutError(this.endpointName, original, this.deps.clock.now() - started, d.EndpointStatus ?? 'unknown');
-        this.deps.log(`restore: endpoint is ${d.EndpointStatus}; waiting before switching back`);
-        await this.deps.clock.sleep(this.poll);
-        d = await this.call('DescribeEndpoint', () => this.deps.sagemaker.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })));
+      for (;;) {
+        last = await this.describe({ deadline });
+        const status = last.EndpointStatus ?? 'unknown';
+        if (isRestoredOn(last, original)) break;
+        if (this.deps.clock.now() >= deadline) throw new AbRunError(`the restore's time limit ran out with '${this.endpointName}' ${status} on '${last.EndpointConfigName}'`);
+        if (TRANSITIONAL_STATES.has(status) || last.PendingDeploymentSummary !== undefined) {
+          this.deps.log(`restore: endpoint is ${status}${last.PendingDeploymentSummary ? ` (deploying ${last.PendingDeploymentSummary.EndpointConfigName})` : ''}; waiting before switching back`);
+          await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
+          continue;
+        }
+        if (status === 'Failed' || status === 'Deleting') {
+          throw new AbRunError(`endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`);
+        }
+        if (sent >= MAX_RESTORE_DEPLOYMENTS) {
+          throw new AbRunError(`${sent} restore deployments did not bring '${this.endpointName}' back: it is ${status} on '${last.EndpointConfigName}'${last.FailureReason ? ` (${last.FailureReason})` : ''}`);
+        }
+        // InService on a copy, UpdateRollbackFailed (a mixed fleet, whatever name it shows) or OutOfService: switch back.
+        await this.ensureOriginal(deadline);
+        // LastDeploymentConfig is now the tool's own last one: the endpoint's own is the one read before the run.
+        const deployment = deploymentFor({ ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig }, facts.config, initial);
+        deploymentConfig = deployment.deploymentConfig;
+        this.deps.log(`restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`);
+        try {
+          await this.call(`UpdateEndpoint ${this.endpointName} → ${original}`, (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(original, deployment.deploymentConfig))), { deadline });
+          sent++;
+        } catch (err) {
+          // Refused because a deployment (maybe this very update, sent before an answer was lost) runs: wait it out.
+          if (classifyControlPlaneError(err) !== 'in-progress') throw err;
+        }
+        await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
       }
-      if (d.EndpointConfigName !== original) {
-        this.deps.log(`restore: UpdateEndpoint ${this.endpointName} → ${original}; waiting for InService`);
-        await this.update(original);
-      }
+      // Where it began includes the configuration itself (CloudFormation owns it): recreate it if someone deleted it.
+      await this.ensureOriginal(deadline);
       this.deps.log(`restore: ${this.endpointName} is InService on its original configuration ${original}`);
     } catch (err) {
-      error = err as Error;
-      this.deps.log(`restore FAILED: ${error.message}`);
-      this.notes.push(
-        `The original configuration could not be restored (${error.message}). Restore by hand: aws sagemaker update-endpoint --endpoint-name ${this.endpointName} --endpoint-config-name ${original} --retain-all-variant-properties`,
-      );
-      // The copies stay: one of them may be what the endpoint runs now.
-      return { error, deleted };
+      // Whatever went wrong, the finishing commands switch to the original configuration: make sure it exists
+      // (one more try, past the deadline if need be); if it cannot be, they recreate it from the saved file.
+      await this.ensureOriginal(this.deps.clock.now() + backoffDelayMs(1, this.deps.clock, this.retry) + 1).catch(() => undefined);
+      return unrestored(err as Error);
     }
-    for (const name of created) {
+    const deleted: string[] = [];
+    const left: string[] = [];
+    for (const name of attempted) {
       try {
-        await this.call(`DeleteEndpointConfig ${name}`, () => this.deps.sagemaker.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })));
+        // Never delete a configuration in use: check right before each delete.
+        const d = await this.describe({ deadline });
+        last = d;
+        // A mixed fleet (UpdateRollbackFailed) may run a configuration DescribeEndpoint does not name: delete nothing then.
+        if (configsInUse(d).has(name) || d.EndpointStatus === 'UpdateRollbackFailed') {
+          left.push(name);
+          this.notes.push(`Configuration ${name} was not deleted: the endpoint uses it (${d.EndpointStatus} on ${d.EndpointConfigName}).`);
+          continue;
+        }
+        await this.call(`DeleteEndpointConfig ${name}`, (sm) => sm.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })), { deadline });
         deleted.push(name);
       } catch (err) {
+        if (isConfigNotFound(err)) {
+          deleted.push(name); // never created (its CreateEndpointConfig did not take effect) or already gone
+          continue;
+        }
+        left.push(name);
         this.notes.push(`Could not delete endpoint configuration ${name} (${(err as Error).message}); delete it by hand: aws sagemaker delete-endpoint-config --endpoint-config-name ${name}`);
       }
     }
-    return { deleted };
+    try {
+      // Last, as the endpoint was found: its own configuration exists (someone may have deleted it meanwhile).
+      await this.ensureOriginal(deadline);
+    } catch (err) {
+      return unrestored(err as Error, deleted);
+    }
+    return { deleted, left, snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
   }
 
-  private async readCloudWatch(runs: AbRunRecord[]): Promise<void> {
+  private async readCloudWatch(runs: AbRunRecord[], signal: AbortSignal): Promise<void> {
     const cw = this.deps.cloudwatch;
     if (cw === undefined || runs.length === 0) return;
     const { facts } = this.options.plan;
@@ -330,8 +593,12 @@ export class RoutingAb {
     const lastEnd = Math.max(...runs.map((r) => r.wallWindow.endMs));
     const wait = lastEnd + delay - this.deps.clock.now();
     if (wait > 0) {
-      this.deps.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the last run's metrics`);
-      await this.deps.clock.sleep(wait);
+      this.deps.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the last run's metrics${signal.aborted ? '' : ' (a signal skips the wait and reads what is there)'}`);
+      try {
+        if (!signal.aborted) await this.deps.clock.sleep(wait, signal);
+      } catch {
+        // Interrupted: read what CloudWatch has now.
+      }
     }
     for (const run of runs) {
       const variants = run.variant !== undefined ? [run.variant] : facts.variants.map((v) => v.name);
@@ -355,6 +622,7 @@ export class RoutingAb {
     }
   }
 }
+
 
 /** Variants mode needs ≥ 2 variants that differ only in name, RoutingConfig and weight; returns what else differs. */
 export function checkVariantsComparable(config: DescribeEndpointConfigCommandOutput): void {

@@ -61,13 +61,23 @@ export class ThrottlingExhaustedError extends Error {
   }
 }
 
-/** Calls `call`; on throttling waits (full jitter) and tries again, up to policy.maxAttempts. Other errors pass through. */
+/** Full-jitter delay before retry number `attempt` (1-based): uniform in [0, min(maxDelay, base × 2^(attempt-1))). */
+export function backoffDelayMs(attempt: number, clock: Clock, policy: RetryPolicy): number {
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.floor(clock.random() * cap);
+}
+
+/**
+ * Calls `call`; on throttling waits (full jitter) and tries again, up to policy.maxAttempts. Other errors pass
+ * through. The backoff sleep ends early (rejecting with the signal's reason) when `signal` aborts.
+ */
 export async function withThrottlingRetry<T>(
   what: string,
   call: () => Promise<T>,
   clock: Clock,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
   onRetry?: (attempt: number, delayMs: number) => void,
+  signal?: AbortSignal,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -75,10 +85,40 @@ export async function withThrottlingRetry<T>(
     } catch (err) {
       if (!isThrottling(err)) throw err;
       if (attempt >= policy.maxAttempts) throw new ThrottlingExhaustedError(what, attempt, err);
-      const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-      const delay = Math.floor(clock.random() * cap);
+      const delay = backoffDelayMs(attempt, clock, policy);
       onRetry?.(attempt, delay);
-      await clock.sleep(delay);
+      await clock.sleep(delay, signal);
     }
   }
+}
+
+/**
+ * What a failed control-plane call means for the caller (SageMaker API reference, CommonErrors and each
+ * operation's Errors section):
+ * - `throttling`: ThrottlingException and kin; try again later.
+ * - `transient`: the network (socket reset, timeout, refused connection), a 5xx that outlasted the SDK's own
+ *   retries, ResourceLimitExceeded (capacity or quota that frees up when another deployment ends); try again.
+ * - `in-progress`: ValidationException "Cannot update in-progress endpoint" (or maintenance): UpdateEndpoint is
+ *   refused while an update runs; wait for the endpoint to settle, then try again.
+ * - `credentials`: expired session credentials; re-resolve the credential chain, then try again.
+ * - `permanent`: anything else (a bad request, access denied, a resource that does not exist).
+ */
+export type ControlPlaneErrorKind = 'throttling' | 'transient' | 'in-progress' | 'credentials' | 'permanent';
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'ResourceLimitExceeded']);
+const CREDENTIAL_NAMES = new Set(['ExpiredTokenException', 'ExpiredToken', 'RequestExpired', 'TokenRefreshRequired', 'CredentialsProviderError']);
+
+export function classifyControlPlaneError(err: unknown): ControlPlaneErrorKind {
+  if (isThrottling(err)) return 'throttling';
+  if (typeof err !== 'object' || err === null) return 'permanent';
+  const e = err as { name?: string; code?: string; message?: string; $fault?: string; $metadata?: { httpStatusCode?: number } };
+  const name = e.name ?? '';
+  const message = e.message ?? '';
+  if (CREDENTIAL_NAMES.has(name) || /security token included in the request is expired/i.test(message)) return 'credentials';
+  if ((name === 'ValidationException' || name === 'ValidationError') && /in-progress endpoint|in progress|undergoing (system )?maintenance|SystemUpdating/i.test(message)) return 'in-progress';
+  if (TRANSIENT_NAMES.has(name) || (e.code !== undefined && NETWORK_CODES.has(e.code)) || /socket hang up|ECONNRESET/i.test(message)) return 'transient';
+  const status = e.$metadata?.httpStatusCode;
+  if ((status !== undefined && status >= 500) || e.$fault === 'server') return 'transient';
+  return 'permanent';
 }

@@ -1,13 +1,16 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { SageMakerClient, type SageMakerClientConfig } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { Command } from 'commander';
 import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
-import { AbPlanError, buildAbPlan, parseAbStrategies, renderAbPlan } from '../aws/ab-plan';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { AbPlanError, buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
-import { checkVariantsComparable, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
-import { systemClock, type Clock } from '../aws/throttling-retry';
+import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
+import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { BenchFlagError, liveOptionsOf, parseCommandLine, processIo, type BenchIo, type RawBenchFlags } from './bench-command';
 import { defaultReportDir } from './flag-values';
 import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S } from './sagemaker-bench';
@@ -16,24 +19,28 @@ import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_
  * `prefix-router ab`: a routing A/B on a live SageMaker endpoint. Prints the plan (fleet, cost, how each switch
  * deploys and how long it takes) and changes nothing without --yes; with it, runs the workload once per
  * strategy (or once split between variants with --variants), restores the original configuration, and writes
- * the client's and CloudWatch's figures side by side. Exit codes: 0 done (or plan only), 1 bad flags or setup,
- * 2 a run failed but the endpoint was restored, 3 the endpoint could NOT be restored, 130 interrupted.
+ * the client's and CloudWatch's figures side by side. Exit codes: 0 done (or plan only), 1 bad flags or setup
+ * (nothing changed), 2 a run failed but the endpoint was restored, 3 the endpoint is NOT where it began (the
+ * message names its state and the commands that finish the job), 128 + the signal's number when a signal
+ * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored.
  */
+export const AB_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+export type AbSignal = (typeof AB_SIGNALS)[number];
+const SIGNAL_NUMBERS: Readonly<Record<AbSignal, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
 export function register(program: Command): void {
   defineAbOptions(program.command('ab')).action(async (flags: RawAbFlags) => {
-    // SIGTERM (a cancelled CI job, a container stop) restores like Ctrl-C; only SIGKILL cannot.
-    const io: BenchIo = {
-      ...processIo(),
-      onInterrupt: (handler) => {
-        process.on('SIGINT', handler);
-        process.on('SIGTERM', handler);
-        return () => {
-          process.off('SIGINT', handler);
-          process.off('SIGTERM', handler);
-        };
-      },
+    // A closed terminal (SIGHUP) makes every later write fail with EIO/EPIPE; the restore must not die of it.
+    process.stdout.on('error', () => undefined);
+    process.stderr.on('error', () => undefined);
+    const onSignal = (handler: (signal: AbSignal) => void): (() => void) => {
+      const listeners = AB_SIGNALS.map((name) => [name, () => handler(name)] as const);
+      for (const [name, fn] of listeners) process.on(name, fn);
+      return () => {
+        for (const [name, fn] of listeners) process.off(name, fn);
+      };
     };
-    process.exitCode = await runAbCommand(flags, { io });
+    process.exitCode = await runAbCommand(flags, { io: processIo(), onSignal });
   });
 }
 
@@ -54,6 +61,8 @@ export interface RawAbFlags {
   readonly pricePerInstanceHour?: string;
   readonly pollInterval?: string;
   readonly switchTimeout?: string;
+  readonly restoreTimeout?: string;
+  readonly acceptCredentialExpiry?: boolean;
   readonly cloudwatchDelay?: string;
   readonly cloudwatch?: boolean;
   readonly emfNamespace?: string;
@@ -82,10 +91,12 @@ export function defineAbOptions(command: Command): Command {
     .option('--price-per-instance-hour <usd>', 'instance price for the plan\'s cost lines (default: a built-in list price for a few types)')
     .option('--poll-interval <s>', 'seconds between DescribeEndpoint polls while a switch deploys, 1..600', '30')
     .option('--switch-timeout <min>', 'longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig\'s limit + 30)')
+    .option('--restore-timeout <min>', 'longest the restore keeps retrying and waiting, in minutes, 1..2880 (default: twice the switch wait, at least 60)')
+    .option('--accept-credential-expiry', 'run even though the credentials expire before the plan ends (when they refresh themselves: SSO, an instance or assumed role)')
     .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', '180')
     .option('--no-cloudwatch', 'do not read CloudWatch')
     .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
-    .option('--time-scale <x>', 'only for local rehearsals against emulators: they run x times faster', '1')
+    .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
     .option('--out <dir>', 'report directory (default ./reports/ab-<time>)')
     .option('--yes', 'make the changes the plan describes (without it the plan is printed and nothing changes)')
     .option('--quiet', 'no progress lines');
@@ -104,9 +115,34 @@ export interface AbCommandDeps {
   readonly env?: NodeJS.ProcessEnv;
   /** Short id in created configuration names; default derived from the start time. */
   readonly runId?: string;
-  /** Ctrl-C source (tests); default SIGINT via io.onInterrupt. */
+  /** A fresh SageMaker client (credential chain resolved again); default: a new client for the region. */
+  readonly renewSageMaker?: () => SageMakerClient;
+  /** Ctrl-C source (tests): aborting it acts as SIGINT. */
   readonly interrupt?: AbortSignal;
+  /** Registers the signal handler (the CLI: SIGINT, SIGTERM, SIGHUP); returns its removal. */
+  readonly onSignal?: (handler: (signal: AbSignal) => void) => () => void;
   readonly now?: () => Date;
+}
+
+/** True for http(s) URLs on a loopback host (a local rehearsal's control plane). */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
+/** When the resolved credentials expire (undefined: no expiry given, or not resolvable now). */
+async function credentialExpiry(client: SageMakerClient): Promise<Date | undefined> {
+  try {
+    const provider = client.config.credentials as unknown as () => Promise<{ expiration?: Date }>;
+    const creds = typeof provider === 'function' ? await provider() : undefined;
+    return creds?.expiration instanceof Date ? creds.expiration : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function numberFlag(problems: string[], flag: string, raw: string | undefined, min: number, max: number): number | undefined {
@@ -130,6 +166,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   const price = numberFlag(problems, 'price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
   const pollS = numberFlag(problems, 'poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
   const switchMin = numberFlag(problems, 'switch-timeout', flags.switchTimeout, 1, 1440);
+  const restoreMin = numberFlag(problems, 'restore-timeout', flags.restoreTimeout, 1, 2880);
   const cwDelayS = numberFlag(problems, 'cloudwatch-delay', flags.cloudwatchDelay ?? '180', 0, 3600) ?? 180;
   if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
     problems.push(`--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`);
@@ -172,22 +209,54 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     const startedAt = deps.now?.() ?? new Date();
     const runId = deps.runId ?? startedAt.getTime().toString(36).slice(-6);
     io.stdout.write(`${renderAbPlan(plan, runId)}\n`);
+    // A rehearsal against a control plane on this machine runs its waits faster, like the emulators; a real one never.
+    const env = deps.env ?? process.env;
+    const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
+    const scale = controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(flags.timeScale ?? '1') || 1 : 1;
+    const expiry = await credentialExpiry(target.sagemaker!);
+    const needMs = (planMinutes(plan) * 60_000) / scale;
+    const expiresTooSoon = expiry !== undefined && expiry.getTime() - clock.now() < needMs;
+    if (expiry !== undefined) {
+      const leftMin = Math.round((expiry.getTime() - clock.now()) / 60_000);
+      io.stdout.write(
+        expiresTooSoon
+          ? `\nWARNING: the AWS credentials expire at ${expiry.toISOString()} (in ${leftMin} min), before the plan's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, calls fail from then on; the restore re-resolves the credential chain and retries until --restore-timeout, so refresh them in time (aws sso login, a longer role session) or pass --accept-credential-expiry when they refresh themselves.\n`
+          : `Credentials expire at ${expiry.toISOString()} (in ${leftMin} min), after the plan's ≈ ${Math.round(needMs / 60_000)} min.\n`,
+      );
+    }
     if (!flags.yes) {
       io.stdout.write('\nNothing was changed. Rerun with --yes to run this plan.\n');
       return 0;
     }
+    if (expiresTooSoon && !flags.acceptCredentialExpiry) {
+      io.stderr.write('prefix-router ab: the credentials expire before the plan ends (see above); nothing was changed. Refresh them or pass --accept-credential-expiry.\n');
+      return 1;
+    }
+    // Hours of work must not end in an unwritable report: the directory is created and written before any change,
+    // with the original configuration (CreateEndpointConfig input) that the finishing commands can recreate.
+    const directory = flags.out ?? defaultReportDir('ab', startedAt);
+    const originalConfigFile = resolve(directory, 'original-endpoint-config.json');
+    try {
+      await mkdir(directory, { recursive: true });
+      await access(directory, fsConstants.W_OK);
+      if (plan.mode === 'switch') await writeFile(originalConfigFile, `${JSON.stringify(configCopyInput(facts.config, facts.configName), null, 2)}\n`);
+    } catch (err) {
+      io.stderr.write(`prefix-router ab: --out ${directory} is not writable (${(err as Error).message}); nothing was changed\n`);
+      return 1;
+    }
 
     const interrupt = new AbortController();
-    deps.interrupt?.addEventListener('abort', () => interrupt.abort(), { once: true });
-    if (deps.interrupt?.aborted) interrupt.abort();
-    let presses = 0;
-    const removeInterrupt = io.onInterrupt?.(() => {
-      presses++;
-      if (presses === 1) {
-        io.stderr.write(`\ninterrupted: stopping the run and restoring ${facts.configName} (this waits for a full deployment; killing the process now leaves the endpoint on a test configuration — see docs/validate.md)\n`);
+    let caught: AbSignal | undefined;
+    const onSignal = (name: AbSignal): void => {
+      if (caught === undefined) {
+        caught = name;
+        io.stderr.write(`\n${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)\n`);
         interrupt.abort();
-      } else io.stderr.write('\nstill restoring; the endpoint is being put back on its original configuration\n');
-    });
+      } else io.stderr.write(`\n${name}: still restoring; the endpoint is being put back on its original configuration\n`);
+    };
+    deps.interrupt?.addEventListener('abort', () => onSignal('SIGINT'), { once: true });
+    if (deps.interrupt?.aborted) onSignal('SIGINT');
+    const removeSignal = deps.onSignal?.(onSignal) ?? io.onInterrupt?.(() => onSignal('SIGINT'));
 
     const runWorkload = async (run: WorkloadRun): Promise<LiveBenchmarkResult> => {
       const perRun = sageMakerBenchPlan(benchFlags, target!, run.targetVariantOf);
@@ -199,32 +268,52 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       }
     };
     const cloudwatch = flags.cloudwatch === false ? undefined : (deps.cloudwatch ?? new CloudWatchClient({ region: target.region }));
+    const region = target.region;
+    // A new client resolves the credential chain again; ignoreCache (passed through to the chain's shared-file
+    // providers) re-reads ~/.aws/credentials and config, which the SDK otherwise caches for the process's life.
+    const renewSageMaker =
+      deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined);
+    const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale };
     let outcome: AbOutcome;
     try {
       outcome = await new RoutingAb(
-        { sagemaker: target.sagemaker!, cloudwatch, clock, log: (line) => io.stderr.write(`${line}\n`), runWorkload },
+        { sagemaker: target.sagemaker!, renewSageMaker, cloudwatch, clock, log: (line) => io.stderr.write(`${line}\n`), runWorkload },
         {
           plan,
           runId,
           signal: interrupt.signal,
-          pollIntervalMs: pollS * 1000,
-          switchTimeoutMs: switchMin === undefined ? undefined : switchMin * 60_000,
+          pollIntervalMs: (pollS * 1000) / scale,
+          switchTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
+          restoreTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
           cloudWatchDelayMs: cwDelayS * 1000,
+          retry,
           sidecarNamespace: flags.emfNamespace,
+          originalConfigFile,
         },
       ).run();
     } finally {
-      removeInterrupt?.();
+      removeSignal?.();
       if (deps.cloudwatch === undefined) cloudwatch?.destroy();
     }
-    const directory = flags.out ?? defaultReportDir('ab', startedAt);
-    const files = await writeAbReport(directory, plan, outcome, settings.workload, runId, startedAt.toISOString());
-    io.stdout.write(`\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`);
-    if (!outcome.restored) {
-      io.stderr.write(`prefix-router ab: the endpoint was NOT restored: ${outcome.restoreError?.message}\n`);
+    // Written once the restore's result is known, so the report says where the endpoint is.
+    let files: Awaited<ReturnType<typeof writeAbReport>> | undefined;
+    try {
+      files = await writeAbReport(directory, plan, outcome, settings.workload, runId, startedAt.toISOString());
+      io.stdout.write(`\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`);
+    } catch (err) {
+      io.stderr.write(`prefix-router ab: could not write the report to ${directory}: ${(err as Error).message}\n`);
+    }
+    if (!outcome.finished) {
+      const st = outcome.finalState;
+      const state = st === undefined ? 'unknown (DescribeEndpoint did not answer)' : `${st.status} on ${st.configName}${st.pendingConfig ? `, deploying ${st.pendingConfig}` : ''}${st.failureReason ? ` (${st.failureReason})` : ''}`;
+      io.stderr.write(
+        `prefix-router ab: the endpoint is NOT where it began: ${outcome.restored ? `it is InService on ${facts.configName}, but configuration(s) ${outcome.leftConfigs.join(', ')} are left` : outcome.restoreError?.message}\n` +
+          `State: ${facts.endpointName} is ${state}\n` +
+          `Finish by hand with:\n${outcome.finishCommands.map((c) => `  ${c}`).join('\n')}\n`,
+      );
       return 3;
     }
-    if (outcome.interrupted) return 130;
+    if (outcome.interrupted) return 128 + SIGNAL_NUMBERS[caught ?? 'SIGINT'];
     const allFailed = outcome.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
     for (const r of allFailed) {
       const first = r.result.records.find((x) => x.error !== undefined);
@@ -234,11 +323,11 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       io.stderr.write(`prefix-router ab: ${outcome.failure.message} (the endpoint was restored)\n`);
       return 2;
     }
-    if (files.benchmark === undefined && outcome.runs.length > 0) {
+    if (files !== undefined && files.benchmark === undefined && outcome.runs.length > 0) {
       io.stderr.write('prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n');
       return 2;
     }
-    return allFailed.length > 0 ? 2 : 0;
+    return allFailed.length > 0 || files === undefined ? 2 : 0;
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);

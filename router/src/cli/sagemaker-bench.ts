@@ -4,10 +4,10 @@ import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LiveBenchmarkResult } from '../benchmark';
 import { cloudWatchSection } from '../aws/ab-report';
-import { readCloudWatchView, type CloudWatchView } from '../aws/cloudwatch-view';
+import { readCloudWatchView, runWallWindow, type CloudWatchView } from '../aws/cloudwatch-view';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
-import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
+import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, gpusPerInstance, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
@@ -210,8 +210,8 @@ async function writeBenchCloudWatch(input: {
   log: (line: string) => void;
 }): Promise<string> {
   const { result, clock } = input;
-  const scale = result.timeScale || 1;
-  const window = { startMs: input.startedAt + result.window.startMs / scale, endMs: input.startedAt + result.window.endMs / scale };
+  // The whole run, warm-up included, as the client's request count is.
+  const window = runWallWindow(input.startedAt, result);
   const wait = window.endMs + input.delayMs - clock.now();
   if (wait > 0) {
     input.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the run's metrics`);
@@ -239,7 +239,7 @@ async function writeBenchCloudWatch(input: {
     '',
     "The client-side figures are in report.md (measured by prefix-router on the machine that sent the requests); these are CloudWatch's.",
     '',
-    ...cloudWatchSection([{ label: input.label, sent: result.sent, cloudwatch: error === undefined ? views : undefined, cloudwatchError: error }]),
+    ...cloudWatchSection([{ label: input.label, sent: result.sent, gpusPerInstance: gpusPerInstance(input.facts.variants[0]?.instanceType), cloudwatch: error === undefined ? views : undefined, cloudwatchError: error }]),
   ];
   const notes = [...new Set(Object.values(views).flatMap((v) => v.notes))];
   if (notes.length > 0) lines.push('## Notes', '', ...notes.map((n) => `- ${n}`), '');

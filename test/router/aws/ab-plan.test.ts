@@ -1,5 +1,7 @@
 import fc from 'fast-check';
-import { buildAbPlan, parseAbStrategies, planSwitch, rollingBatchSize } from '../../../router/src/aws/ab-plan';
+import { batchWithinLimits, buildAbPlan, deploymentFor, parseAbStrategies, planSwitch, rollingBatchSize, stepSeconds } from '../../../router/src/aws/ab-plan';
+import { finishCommands } from '../../../router/src/aws/ab-finish';
+import { classifyControlPlaneError } from '../../../router/src/aws/throttling-retry';
 import { alignedWindow } from '../../../router/src/aws/cloudwatch-view';
 import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { copyConfigName } from '../../../router/src/aws/routing-ab';
@@ -31,6 +33,41 @@ describe('when a switch is planned', () => {
     expect(rollingBatchSize(n)).toBe(batch);
     expect(batch / n).toBeGreaterThanOrEqual(0.05);
     expect(batch / n).toBeLessThanOrEqual(0.5);
+  });
+
+  it('GIVEN one instance THEN no rolling batch fits 5–50 %', () => {
+    expect(rollingBatchSize(1)).toBeUndefined();
+  });
+
+  // API_RollingUpdatePolicy: MaximumBatchSize between 5 % and 50 % of the variant's total instance count.
+  it.each([
+    [{ Type: 'INSTANCE_COUNT' as const, Value: 1 }, 21, false],
+    [{ Type: 'INSTANCE_COUNT' as const, Value: 1 }, 20, true],
+    [{ Type: 'INSTANCE_COUNT' as const, Value: 10 }, 20, true],
+    [{ Type: 'INSTANCE_COUNT' as const, Value: 11 }, 20, false],
+    [{ Type: 'CAPACITY_PERCENT' as const, Value: 4 }, 20, false],
+    [{ Type: 'CAPACITY_PERCENT' as const, Value: 5 }, 20, true],
+    [{ Type: 'CAPACITY_PERCENT' as const, Value: 50 }, 20, true],
+    [{ Type: 'CAPACITY_PERCENT' as const, Value: 51 }, 20, false],
+  ])('GIVEN batch %j on %i instances THEN within the documented limits is %s', (size, n, ok) => {
+    expect(batchWithinLimits(size, n)).toBe(ok);
+  });
+
+  it("GIVEN the config's own timeouts THEN one step lasts download + health check + provisioning", () => {
+    const config = { $metadata: {}, EndpointConfigName: 'c', EndpointConfigArn: 'a', CreationTime: new Date(0), ProductionVariants: [{ VariantName: 'v', ModelDataDownloadTimeoutInSeconds: 900, ContainerStartupHealthCheckTimeoutInSeconds: 1200 }] };
+    expect(stepSeconds(config)).toBe(900 + 1200 + 600);
+  });
+
+  it("GIVEN the endpoint's own INSTANCE_COUNT batch no longer fits the current count THEN it is resized, its bake time and alarms kept", () => {
+    const own = {
+      RollingUpdatePolicy: { MaximumBatchSize: { Type: 'INSTANCE_COUNT' as const, Value: 1 }, WaitIntervalInSeconds: 120, MaximumExecutionTimeoutInSeconds: 3600 },
+      AutoRollbackConfiguration: { Alarms: [{ AlarmName: 'errors' }] },
+    };
+    const endpoint = { ...facts([30], own).endpoint, ProductionVariants: [{ VariantName: 'v0', CurrentInstanceCount: 30 }] };
+    const d = deploymentFor(endpoint, facts([30]).config, 2, 1);
+    expect(d).toMatchObject({ style: 'rolling', source: 'endpoint', batch: 2, steps: 15, instances: 30 });
+    expect(d.deploymentConfig?.AutoRollbackConfiguration).toEqual(own.AutoRollbackConfiguration);
+    expect(d.deploymentConfig?.RollingUpdatePolicy).toMatchObject({ MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 2 }, WaitIntervalInSeconds: 120, MaximumExecutionTimeoutInSeconds: 28_800 });
   });
 
   it('GIVEN one variant of 7 without its own DeploymentConfig THEN the tool rolls one instance at a time', () => {
@@ -145,5 +182,51 @@ describe('when the instance is read from SageMaker Custom Attributes', () => {
     [undefined, undefined],
   ])('GIVEN %j THEN the instance is %j', (value, expected) => {
     expect(instanceFromCustomAttributes(value)).toBe(expected);
+  });
+});
+
+describe('when a control-plane error is classified', () => {
+  const err = (name: string, message = '', extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { name, ...extra });
+  it.each([
+    [err('ThrottlingException', 'Rate exceeded'), 'throttling'],
+    [err('ResourceLimitExceeded', 'The account-level service limit'), 'transient'],
+    [err('InternalFailure', '', { $metadata: { httpStatusCode: 500 } }), 'transient'],
+    [err('ServiceUnavailable', '', { $metadata: { httpStatusCode: 503 } }), 'transient'],
+    [err('Error', 'socket hang up', { code: 'ECONNRESET' }), 'transient'],
+    [err('TimeoutError', 'socket hang up'), 'transient'],
+    [err('ValidationException', 'Cannot update in-progress endpoint'), 'in-progress'],
+    [err('ExpiredTokenException', 'The security token included in the request is expired'), 'credentials'],
+    [err('ValidationException', 'Could not find endpoint configuration "x".'), 'permanent'],
+    [err('AccessDeniedException', 'not authorized', { $metadata: { httpStatusCode: 400 } }), 'permanent'],
+  ])('GIVEN %s THEN it is %s', (e, kind) => {
+    expect(classifyControlPlaneError(e)).toBe(kind);
+  });
+});
+
+describe('when the finishing commands are written', () => {
+  const base = { endpointName: 'ep', originalConfig: 'cfg', copies: ['cfg-abx-1'], deploymentConfig: undefined };
+  it('GIVEN a deployment in progress THEN they wait for it first, then switch back, wait, check and delete the copies', () => {
+    expect(finishCommands({ ...base, status: 'Updating' })).toEqual([
+      'aws sagemaker wait endpoint-in-service --endpoint-name ep   # let a deployment in progress end first',
+      'aws sagemaker update-endpoint --endpoint-name ep --endpoint-config-name cfg --retain-all-variant-properties',
+      'aws sagemaker wait endpoint-in-service --endpoint-name ep',
+      "aws sagemaker describe-endpoint --endpoint-name ep --query '[EndpointStatus,EndpointConfigName,PendingDeploymentSummary]'   # expect InService, cfg, null",
+      'aws sagemaker delete-endpoint-config --endpoint-config-name cfg-abx-1',
+    ]);
+  });
+  it('GIVEN UpdateRollbackFailed THEN another UpdateEndpoint fixes it (no wait first)', () => {
+    expect(finishCommands({ ...base, status: 'UpdateRollbackFailed' })[0]).toBe('aws sagemaker update-endpoint --endpoint-name ep --endpoint-config-name cfg --retain-all-variant-properties');
+  });
+  it('GIVEN Failed THEN the endpoint is deleted and created again on the original (DeleteEndpoint is all a Failed endpoint allows)', () => {
+    expect(finishCommands({ ...base, status: 'Failed' }).slice(0, 3)).toEqual([
+      'aws sagemaker delete-endpoint --endpoint-name ep',
+      'aws sagemaker wait endpoint-deleted --endpoint-name ep',
+      'aws sagemaker create-endpoint --endpoint-name ep --endpoint-config-name cfg',
+    ]);
+  });
+  it('GIVEN the original configuration is gone THEN it is recreated from the saved file first', () => {
+    expect(finishCommands({ ...base, status: 'InService', recreateFrom: '/tmp/out dir/original-endpoint-config.json' })[0]).toBe(
+      "aws sagemaker create-endpoint-config --cli-input-json 'file:///tmp/out dir/original-endpoint-config.json'",
+    );
   });
 });

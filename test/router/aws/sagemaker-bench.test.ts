@@ -2,7 +2,7 @@ import { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCo
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
-import { VirtualClock } from './helpers/fake-control-plane';
+import { VirtualClock } from './helpers/virtual-clock';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -236,7 +236,7 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
       const md = await readFile(join(dir, 'cloudwatch.md'), 'utf8');
       expect(md).toContain("# CloudWatch's view of live on my-llm");
       expect(md).toContain('| live | AllTraffic | 2 |');
-      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window.');
+      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window (both counts include the warm-up;');
       expect(io.out()).toContain(`cloudwatch: ${join(dir, 'cloudwatch.md')}`);
     } finally {
       cw.restore();

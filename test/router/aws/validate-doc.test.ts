@@ -1,8 +1,8 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { SageMakerClient } from '@aws-sdk/client-sagemaker';
+import { CreateEndpointConfigCommand, SageMakerClient, UpdateEndpointCommand } from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile as writeFileText } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -12,13 +12,19 @@ import { register as registerServe } from '../../../router/src/cli/serve-command
 import { loadRouterConfig } from '../../../router/src/config';
 import type { BenchIo } from '../../../router/src/cli/bench-command';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
-import { FakeControlPlane, VirtualClock } from './helpers/fake-control-plane';
+import { configCopyInput } from '../../../router/src/aws/routing-ab';
+import { runAwsCli } from './helpers/aws-cli';
+import { fakeCloudWatch } from './helpers/cloudwatch-fake';
+import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
+import { VirtualClock } from './helpers/virtual-clock';
 import { startLocalEndpoint, TIME_SCALE, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
 
 /**
  * Every `prefix-router bench` and `prefix-router ab` command in docs/validate.md, run as written with small counts
  * appended (--max-requests, --warmup 0, the emulators' time scale, a temporary --out): bench against the local
- * router through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, ab against the scripted control plane.
+ * router through AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME, ab against the stateful control-plane fake; and every
+ * `aws sagemaker` finishing command, placeholders filled in, against the fake left where a killed run leaves it:
+ * the commands must bring the endpoint back.
  */
 const DOC = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'validate.md'), 'utf8');
 
@@ -95,24 +101,80 @@ describe('when the commands of docs/validate.md run with small counts', () => {
     expect({ code, err: io.err().replace(/note: .*\n/g, '') }).toEqual({ code: 0, err: '' });
   });
 
-  it.each(commandsOf('ab').map((args, i) => [i, args.join(' ')]))('GIVEN ab command %i (%s) THEN it runs against the scripted control plane', async (i) => {
+  it.each(commandsOf('ab').map((args, i) => [i, args.join(' ')]))('GIVEN ab command %i (%s) THEN it runs against the control-plane fake', async (i) => {
     const args = commandsOf('ab')[i as number].map((w) => (w === 'NAME-FROM-THE-STACK-OUTPUT' ? 'my-llm' : w));
-    const fake = new FakeControlPlane({ variants: args.includes('--variants') ? 2 : 1, servedModel: 'meta-llama/Llama-3.1-70B-Instruct' });
+    const fake = await new SageMakerControlPlane({ variants: args.includes('--variants') ? 2 : 1, servedModel: 'meta-llama/Llama-3.1-70B-Instruct' }).start();
+    const cloud = fakeCloudWatch();
+    const sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
     const runtime = new SageMakerRuntimeClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
     try {
       const io = captureIo();
       const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--yes', '--out', join(dir, `ab-${i}`)]), {
         io,
-        sagemaker: new SageMakerClient({ region: 'us-east-1' }),
+        sagemaker,
         cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
         runtime,
         clock: new VirtualClock(),
         env: {},
       });
       expect({ code, err: io.err().includes('prefix-router ab:') ? io.err() : '' }).toEqual({ code: 0, err: '' });
+      expect(fake.restored()).toBe(true);
     } finally {
       runtime.destroy();
-      fake.restore();
+      sagemaker.destroy();
+      cloud.restore();
+      await fake.close();
+    }
+  });
+
+  /** The doc's `aws sagemaker` blocks, one list of command lines per block, placeholders filled in. */
+  const awsBlocks = (): string[][] =>
+    [...DOC.matchAll(/```bash\n([\s\S]*?)```/g)]
+      .map((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('aws sagemaker ')))
+      .filter((b) => b.length > 0);
+  const fill = (line: string, reportDir: string): string =>
+    line.replace(/ORIGINAL-CONFIG-NAME/g, ORIGINAL_CONFIG).replace(/abRUNID/g, 'abdoc1').replace(/REPORT-DIR/g, reportDir);
+
+  async function killedRun(options: ControlPlaneOptions, outcome: 'on-a-copy' | 'failed-and-config-deleted'): Promise<{ fake: SageMakerControlPlane; client: SageMakerClient }> {
+    // Where a run killed mid-switch leaves the endpoint: its copy deployed (or deploying), the copy left behind.
+    const fake = await new SageMakerControlPlane({ ...options, outcomes: outcome === 'failed-and-config-deleted' ? ['failed'] : ['ok'] }).start();
+    const client = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    const copy = `${ORIGINAL_CONFIG}-abdoc1-1`;
+    await client.send(new CreateEndpointConfigCommand(configCopyInput(describedConfig(), copy, { RoutingStrategy: 'RANDOM' })));
+    await client.send(new UpdateEndpointCommand({ EndpointName: 'my-llm', EndpointConfigName: copy, RetainAllVariantProperties: true }));
+    return { fake, client };
+  }
+
+  it('GIVEN the doc THEN it has the two finishing blocks (by hand after a kill; recreate and a Failed endpoint)', () => {
+    expect(awsBlocks().map((b) => b.length)).toEqual([6, 5]);
+  });
+
+  it('GIVEN a run killed mid-switch WHEN the first block runs as written THEN the endpoint is back on its original configuration and the copy is gone', async () => {
+    const { fake, client } = await killedRun({}, 'on-a-copy');
+    try {
+      for (const line of awsBlocks()[0]) await runAwsCli(fill(line, dir), client);
+      expect(fake.restored()).toBe(true);
+      expect(fake.violations).toEqual([]);
+    } finally {
+      client.destroy();
+      await fake.close();
+    }
+  });
+
+  it('GIVEN an endpoint left Failed with its original configuration deleted WHEN the second block and then the first block\'s checks and deletes run THEN it is back', async () => {
+    const { fake, client } = await killedRun({}, 'failed-and-config-deleted');
+    try {
+      await writeFileText(join(dir, 'original-endpoint-config.json'), JSON.stringify(configCopyInput(describedConfig(), ORIGINAL_CONFIG)));
+      // The run had gone as far as Failed; someone deleted the original configuration (the API allows it).
+      for (let i = 0; i < 4 && fake.state.status !== 'Failed'; i++) await runAwsCli('aws sagemaker describe-endpoint --endpoint-name my-llm', client);
+      expect(fake.state.status).toBe('Failed');
+      fake.configs.delete(ORIGINAL_CONFIG);
+      for (const line of awsBlocks()[1]) await runAwsCli(fill(line, dir), client);
+      for (const line of awsBlocks()[0].slice(3)) await runAwsCli(fill(line, dir), client);
+      expect(fake.restored()).toBe(true);
+    } finally {
+      client.destroy();
+      await fake.close();
     }
   });
 });
