@@ -23,7 +23,7 @@ export function register(program: Command): void {
   });
 }
 
-/** Starts the router from CLI flags and env, and drains it on SIGTERM/SIGINT (a second signal exits at once). */
+/** Starts the router from CLI flags and env, drains it on SIGTERM/SIGINT (a second signal exits at once), re-reads key files on SIGHUP. */
 export async function serve(flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<RunningRouter> {
   const router = await startRouterWithConfig(loadRouterConfig({ flags, env }));
   let stopping = false;
@@ -43,5 +43,7 @@ export async function serve(flags: Record<string, unknown>, env: NodeJS.ProcessE
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Key rotation without a restart: the files are also polled, SIGHUP makes the change take effect at once.
+  process.on('SIGHUP', () => router.reloadKeys());
   return router;
 }

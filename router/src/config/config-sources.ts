@@ -70,6 +70,12 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   },
   { path: 'publishStateBlockChars', flag: '--publish-state-block-chars', valueName: 'chars', env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCK_CHARS', kind: 'integer', description: 'characters per routing block in the published state; must equal the observers\' cache-aware blockChars (default 256)' },
   { path: 'observeInstances', flag: '--observe-instances', valueName: 'mode', env: 'PREFIX_ROUTER_OBSERVE_INSTANCES', kind: 'string', description: 'on: follow every backend\'s published state (backends run with --publish-state-ms), so router replicas see the whole load and cache of each instance (default off)' },
+  { path: 'apiKeyFile', flag: '--api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_API_KEY_FILE', kind: 'string', description: 'file of API keys clients must send (Authorization: Bearer KEY or x-prefix-router-api-key), one per line for rotation, re-read on change and SIGHUP; /ping and /health stay open (default: no authentication)' },
+  { path: 'upstreamApiKeyFile', flag: '--upstream-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_UPSTREAM_API_KEY_FILE', kind: 'string', description: 'file whose first key is sent to every backend as Authorization: Bearer KEY on every path (vLLM --api-key) (default: none)' },
+  { path: 'openContainerPaths', flag: '--open-container-paths', valueName: 'mode', env: 'PREFIX_ROUTER_OPEN_CONTAINER_PATHS', kind: 'string', description: 'on: POST /invocations needs no key, for a SageMaker container whose only client is SageMaker (the container sets it in sagemaker mode) (default off)' },
+  { path: 'adminPort', flag: '--admin-port', valueName: 'port', env: 'PREFIX_ROUTER_ADMIN_PORT', kind: 'integer', description: 'serve /metrics and /router/v1/instance-state only on this port (0 = any free port), not on the main one (default: on the main port)' },
+  { path: 'adminHost', flag: '--admin-host', valueName: 'host', env: 'PREFIX_ROUTER_ADMIN_HOST', kind: 'string', description: 'address of the admin listener (default 127.0.0.1)' },
+  { path: 'adminApiKeyFile', flag: '--admin-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_ADMIN_API_KEY_FILE', kind: 'string', description: 'keys the admin listener requires, same format as --api-key-file (default: none)' },
   { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
 ];
 

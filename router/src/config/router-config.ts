@@ -8,6 +8,7 @@ import {
   type PolicyConfig,
   type RoutingPolicy,
 } from '../policy';
+import { KeyFileError, readKeyFile } from '../common/api-keys';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -68,6 +69,25 @@ export interface RouterOptions {
   readonly publishStateBlockChars?: number;
   /** 'on': observe every backend's published instance state (backends that run with publishStateMs > 0). @default 'off' */
   readonly observeInstances?: 'on' | 'off';
+  /**
+   * File of API keys clients must present (`Authorization: Bearer KEY` or `x-prefix-router-api-key: KEY`), one
+   * per line, re-read when it changes and on SIGHUP. Unset: no authentication. @default none
+   */
+  readonly apiKeyFile?: string;
+  /** File whose first key the router sends to its engines as `Authorization: Bearer KEY` on every path (vLLM `--api-key`). @default none */
+  readonly upstreamApiKeyFile?: string;
+  /**
+   * 'on': the SageMaker container contract paths (`POST /invocations`) answer without a key, because SageMaker's
+   * front end authenticates callers (SigV4, IAM) and is the only client of a SageMaker container; the container
+   * sets it in sagemaker mode. `/ping` and `/health` never need a key. @default 'off'
+   */
+  readonly openContainerPaths?: 'on' | 'off';
+  /** Port of a second listener that alone serves /metrics and /router/v1/instance-state; 0 picks a free port. @default none (they are served on the main listener) */
+  readonly adminPort?: number;
+  /** Address of the admin listener. @default '127.0.0.1' */
+  readonly adminHost?: string;
+  /** File of keys the admin listener requires (same format as apiKeyFile); unset: the admin listener takes no key. @default none */
+  readonly adminApiKeyFile?: string;
 }
 
 export interface BackendTarget {
@@ -93,6 +113,12 @@ export interface RouterConfig {
   readonly publishStateMs: number;
   readonly publishStateBlockChars: number;
   readonly observeInstances: 'on' | 'off';
+  readonly apiKeyFile: string | undefined;
+  readonly upstreamApiKeyFile: string | undefined;
+  readonly openContainerPaths: 'on' | 'off';
+  readonly adminPort: number | undefined;
+  readonly adminHost: string;
+  readonly adminApiKeyFile: string | undefined;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -114,6 +140,8 @@ export const ROUTER_DEFAULTS = {
   publishStateMs: 0,
   publishStateBlockChars: 256,
   observeInstances: 'off' as 'on' | 'off',
+  openContainerPaths: 'off' as 'on' | 'off',
+  adminHost: '127.0.0.1',
 } as const;
 
 /** Integer ranges, by option path; shared by validation, the CLI help and docs. */
@@ -133,6 +161,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   shutdownGraceMs: { min: 0, max: 3_600_000 },
   publishStateMs: { min: 0, max: 10_000 },
   publishStateBlockChars: { min: 16, max: 65_536 },
+  adminPort: { min: 0, max: 65535 },
 };
 
 /** Thrown when a router configuration is invalid: one line per problem, each naming the option. */
@@ -161,6 +190,12 @@ const TOP_LEVEL_KEYS = [
   'publishStateMs',
   'publishStateBlockChars',
   'observeInstances',
+  'apiKeyFile',
+  'upstreamApiKeyFile',
+  'openContainerPaths',
+  'adminPort',
+  'adminHost',
+  'adminApiKeyFile',
 ];
 
 /** Every problem in `options`, each with the option's property path. */
@@ -175,21 +210,41 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   }
   problems.push(...backendProblems(o.backends));
   if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...policyConfigProblems(o.policy, 'policy.'));
-  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs', 'publishStateMs', 'publishStateBlockChars']) {
+  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs', 'publishStateMs', 'publishStateBlockChars', 'adminPort']) {
     checkInteger(problems, path, o[path]);
   }
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
-  if (o.observeInstances !== undefined && o.observeInstances !== 'on' && o.observeInstances !== 'off') {
-    problems.push({ option: 'observeInstances', rule: "must be 'on' or 'off'", got: o.observeInstances });
+  for (const path of ['observeInstances', 'openContainerPaths']) {
+    if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off') problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
+  if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
+    problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
+  }
+  if (o.adminApiKeyFile !== undefined && o.adminPort === undefined) {
+    problems.push({ option: 'adminApiKeyFile', rule: 'needs adminPort (the admin listener it protects)', got: o.adminApiKeyFile });
+  }
+  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path]));
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
   }
   problems.push(...groupProblems(o, 'healthCheck', Object.keys(ROUTER_DEFAULTS.healthCheck)));
   problems.push(...groupProblems(o, 'limits', Object.keys(ROUTER_DEFAULTS.limits)));
   return problems;
+}
+
+/** A key file option must name a readable file holding at least one key; the message never shows its content. */
+function keyFileProblems(path: string, value: unknown): OptionProblem[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'string' || value.length === 0) return [{ option: path, rule: 'must be the path of a key file', got: value }];
+  try {
+    readKeyFile(value);
+    return [];
+  } catch (err) {
+    if (!(err instanceof KeyFileError)) throw err;
+    return [{ option: path, rule: `must name a readable file with one key per line: ${err.message}`, got: value }];
+  }
 }
 
 function groupProblems(o: Record<string, unknown>, group: string, keys: readonly string[]): OptionProblem[] {
@@ -279,6 +334,12 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     publishStateMs: options.publishStateMs ?? d.publishStateMs,
     publishStateBlockChars: options.publishStateBlockChars ?? d.publishStateBlockChars,
     observeInstances: options.observeInstances ?? d.observeInstances,
+    apiKeyFile: options.apiKeyFile,
+    upstreamApiKeyFile: options.upstreamApiKeyFile,
+    openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
+    adminPort: options.adminPort,
+    adminHost: options.adminHost ?? d.adminHost,
+    adminApiKeyFile: options.adminApiKeyFile,
   };
 }
 

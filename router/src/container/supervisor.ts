@@ -32,6 +32,7 @@ export interface RunningContainer {
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
 const POLICY_ENV = 'PREFIX_ROUTER_POLICY';
+const OPEN_CONTAINER_PATHS_ENV = 'PREFIX_ROUTER_OPEN_CONTAINER_PATHS';
 /** The router policy of multi-engine mode when none is configured. */
 export const MULTI_ENGINE_DEFAULT_POLICY = 'cache-aware';
 
@@ -49,6 +50,9 @@ export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSet
   // (docs/router.md). A policy set by variable or config file wins.
   const policyGiven = (env[POLICY_ENV] ?? '').trim() !== '' || (env[CONFIG_FILE_ENV] ?? '').trim() !== '';
   if (settings.mode === 'multi-engine' && !policyGiven) routerEnv[POLICY_ENV] = MULTI_ENGINE_DEFAULT_POLICY;
+  // SageMaker calls POST /invocations with no key (its front end authenticated the caller with SigV4): with
+  // PREFIX_ROUTER_API_KEY_FILE set, the container contract stays open in sagemaker mode unless the user says otherwise.
+  if (settings.mode === 'sagemaker' && (env[OPEN_CONTAINER_PATHS_ENV] ?? '').trim() === '') routerEnv[OPEN_CONTAINER_PATHS_ENV] = 'on';
   return routerEnv;
 }
 

@@ -13,7 +13,7 @@ export interface ErrorSpec {
   /** OpenAI-style error type. */
   readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error';
   /** The SageMaker runtime exception the AWS SDK maps this to. */
-  readonly awsErrorType: 'ValidationError' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
+  readonly awsErrorType: 'ValidationError' | 'AccessDeniedException' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
   /** When it happens (rendered into docs/errors.md). */
   readonly when: string;
 }
@@ -48,6 +48,12 @@ export const ROUTER_ERRORS = {
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
     when: 'The `X-Amzn-SageMaker-Prefix-Aware-Id` header is not 1 to 64 printable ASCII characters.',
+  },
+  unauthorized: {
+    status: 401,
+    type: 'invalid_request_error',
+    awsErrorType: 'AccessDeniedException',
+    when: 'The router runs with `--api-key-file` (or the admin listener with `--admin-api-key-file`) and the request carries no accepted key in `Authorization: Bearer KEY` or `x-prefix-router-api-key`. Answered from the headers alone, before the body is read (the connection is then closed); comes with `WWW-Authenticate: Bearer`.',
   },
   not_found: {
     status: 404,
@@ -134,6 +140,8 @@ export type RouterErrorCode = keyof typeof ROUTER_ERRORS;
 export interface RouterErrorDetails {
   /** Seconds for the Retry-After header (503s). */
   readonly retryAfterSeconds?: number;
+  /** The WWW-Authenticate challenge (401). */
+  readonly authenticate?: string;
   /** Methods for the Allow header (405). */
   readonly allow?: readonly string[];
   /** model_error: the backend's status and (truncated) body text. */

@@ -28,6 +28,7 @@ export function sendError(
     if (error.details.originalMessage !== undefined) payload.OriginalMessage = error.details.originalMessage;
   }
   if (error.details.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.details.retryAfterSeconds);
+  if (error.details.authenticate !== undefined) headers['www-authenticate'] = error.details.authenticate;
   if (error.details.allow !== undefined) headers.allow = error.details.allow.join(', ');
   if (!req.complete) {
     headers.connection = 'close';

@@ -25,6 +25,8 @@ export class InstanceStateObserver {
     private readonly backends: readonly Backend[],
     private readonly log: Logger,
     private readonly timeoutMs: number,
+    /** The Authorization header sent to each published state (the upstream key, which the sidecar accepts), if any. */
+    private readonly authorization: () => string | undefined = () => undefined,
   ) {}
 
   start(): void {
@@ -62,8 +64,10 @@ export class InstanceStateObserver {
       query.set('since', String(o.seq));
       query.set('version', String(o.version));
     }
+    const authorization = this.authorization();
     const res = await backend.pool.request({
       method: 'GET',
+      ...(authorization !== undefined ? { headers: { authorization } } : {}),
       path: `${backend.basePath}/router/v1/instance-state?${query.toString()}`,
       signal: this.abort.signal,
       headersTimeout: OBSERVE_WAIT_MS + this.timeoutMs,

@@ -40,6 +40,11 @@ import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { DEFAULT_KV_CACHE_TOKENS, publishedBlocksOf } from '../policy/cache-aware-policy';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
+import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
+import type { UpstreamAuthorization } from './proxy';
+
+/** Which listener a request arrived on: the main one, or the admin one (adminPort). */
+type Listener = 'main' | 'admin';
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -97,6 +102,10 @@ export interface RunningRouter {
   readonly backends: readonly BackendStats[];
   /** The router's private Prometheus registry (what GET /metrics serves). */
   readonly metricsRegistry: Registry;
+  /** Base URL of the admin listener (adminPort), undefined when /metrics and instance state are on the main one. */
+  readonly adminUrl: string | undefined;
+  /** Re-reads every key file now (what SIGHUP does); a file that fails keeps its previous keys. */
+  reloadKeys(): void;
   /** Stops accepting, lets in-flight requests finish for up to shutdownGraceMs, then cuts the rest. */
   close(): Promise<void>;
 }
@@ -134,6 +143,14 @@ export class PrefixRouter implements RunningRouter {
   private publisher: InstanceStatePublisher | undefined;
   /** Follows the backends' published state (observeInstances 'on'). */
   private observer: InstanceStateObserver | undefined;
+  /** Keys clients must present (apiKeyFile). */
+  private readonly apiKeys: KeyRing | undefined;
+  /** Keys the admin listener requires (adminApiKeyFile). */
+  private readonly adminKeys: KeyRing | undefined;
+  /** The key sent to engines (upstreamApiKeyFile). */
+  private readonly upstreamKey: UpstreamKey | undefined;
+  private readonly adminServer: Server | undefined;
+  private adminAddress: AddressInfo | undefined;
 
   constructor(
     readonly config: RouterConfig,
@@ -175,6 +192,34 @@ export class PrefixRouter implements RunningRouter {
       (req, res) => this.onRequest(req, res),
     );
     this.server.on('clientError', answerClientError);
+    const keyFileFailed = (error: KeyFileError): void => this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
+    this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed);
+    this.adminKeys = config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
+    this.upstreamKey = config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
+    if (config.adminPort !== undefined) {
+      this.adminServer = createServer({ headersTimeout: headersTimeoutMs, requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000, keepAliveTimeout: 5_000 }, (req, res) =>
+        this.onRequest(req, res, 'admin'),
+      );
+      this.adminServer.on('clientError', answerClientError);
+    }
+  }
+
+  get adminUrl(): string | undefined {
+    if (this.adminAddress === undefined) return undefined;
+    const host = this.adminAddress.address.includes(':') ? `[${this.adminAddress.address}]` : this.adminAddress.address;
+    return `http://${host}:${this.adminAddress.port}`;
+  }
+
+  reloadKeys(): void {
+    this.apiKeys?.reload();
+    this.adminKeys?.reload();
+    this.upstreamKey?.reload();
+  }
+
+  /** What replaces the client's Authorization towards the engines. */
+  private get upstreamAuthorization(): UpstreamAuthorization {
+    if (this.upstreamKey !== undefined) return { value: this.upstreamKey.authorization };
+    return this.apiKeys !== undefined ? 'drop' : 'pass';
   }
 
   get url(): string {
@@ -222,13 +267,16 @@ export class PrefixRouter implements RunningRouter {
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
     if (this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
     try {
-      await new Promise<void>((resolve, reject) => {
-        this.server.once('error', reject);
-        this.server.listen(this.config.port, this.config.host, () => {
-          this.server.off('error', reject);
-          resolve();
-        });
-      });
+      await listen(this.server, this.config.port, this.config.host);
+      if (this.adminServer !== undefined) {
+        try {
+          await listen(this.adminServer, this.config.adminPort ?? 0, this.config.adminHost);
+        } catch (err) {
+          await new Promise<void>((resolve) => this.server.close(() => resolve()));
+          throw err;
+        }
+        this.adminAddress = this.adminServer.address() as AddressInfo;
+      }
     } catch (err) {
       // e.g. EADDRINUSE: release what start() opened, so a caller that catches this leaks nothing.
       await this.health?.stop();
@@ -236,6 +284,7 @@ export class PrefixRouter implements RunningRouter {
       throw err;
     }
     this.address = this.server.address() as AddressInfo;
+    for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.watch();
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
       const blockChars = this.config.publishStateBlockChars;
@@ -243,12 +292,14 @@ export class PrefixRouter implements RunningRouter {
     }
     if (this.config.observeInstances === 'on') {
       this.set.observeInstances(OBSERVATION_STALE_MS);
-      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs);
+      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
       this.observer.start();
     }
     this.log.info(
       {
         url: this.url,
+        ...(this.adminUrl !== undefined ? { adminUrl: this.adminUrl } : {}),
+        authentication: this.apiKeys !== undefined,
         policy: this.policy.name,
         backends: this.set.list.map((b) => ({ id: b.id, health: b.health })),
       },
@@ -280,7 +331,10 @@ export class PrefixRouter implements RunningRouter {
     if (!finished) this.log.warn({ cut: this.active }, 'grace period over: cutting remaining requests');
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
-    await closed;
+    const adminClosed = this.adminServer === undefined ? Promise.resolve() : new Promise<void>((resolve) => this.adminServer?.close(() => resolve()));
+    this.adminServer?.closeAllConnections();
+    await Promise.all([closed, adminClosed]);
+    for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.close();
     await this.observer?.stop();
     await this.health?.stop();
     await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
@@ -292,7 +346,7 @@ export class PrefixRouter implements RunningRouter {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+  private onRequest(req: IncomingMessage, res: ServerResponse, listener: Listener = 'main'): void {
     // Requests arriving while draining are answered 503 at once; only those admitted before count towards it.
     const admitted = !this.draining;
     if (admitted) this.active++;
@@ -305,7 +359,7 @@ export class PrefixRouter implements RunningRouter {
       }
     });
     if (this.draining) res.setHeader('connection', 'close');
-    this.handle(req, res).catch((err: unknown) => {
+    this.handle(req, res, listener).catch((err: unknown) => {
       // Last resort: handle() answers its own errors; reaching here is a bug, still never crash.
       this.log.error({ err }, 'unhandled error in request handler');
       if (!res.headersSent) sendError(req, res, new RouterError('internal_error', 'internal router error'), 'openai');
@@ -313,7 +367,7 @@ export class PrefixRouter implements RunningRouter {
     });
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, listener: Listener): Promise<void> {
     const rawUrl = req.url ?? '/';
     const q = rawUrl.indexOf('?');
     const pathname = q === -1 ? rawUrl : rawUrl.slice(0, q);
@@ -322,6 +376,7 @@ export class PrefixRouter implements RunningRouter {
       const route = matchRoute(req.method ?? 'GET', pathname);
       dialect = route.dialect;
       if (route.kind === 'ping') return this.ping(res);
+      this.authorize(req, route, listener);
       if (route.kind === 'metrics') return await this.serveMetrics(res);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
@@ -341,6 +396,26 @@ export class PrefixRouter implements RunningRouter {
       this.metrics.rejected.inc({ code: error.code });
       if (this.log.isLevelEnabled('debug')) this.log.debug({ method: req.method, path: pathname, code: error.code, status: error.status }, 'request rejected');
       sendError(req, res, error, dialect);
+    }
+  }
+
+  /**
+   * Access control, from the request line and headers alone (nothing of the body is read before it passes).
+   * With an admin listener, /metrics and /router/v1/instance-state exist only there and the data paths only on
+   * the main one (others answer 404, as for any unknown path); the admin listener checks adminApiKeyFile, the
+   * main one apiKeyFile. Without an admin listener, everything but /ping and /health needs an apiKeyFile key.
+   */
+  private authorize(req: IncomingMessage, route: RouteMatch, listener: Listener): void {
+    const adminRoute = route.kind === 'metrics' || route.kind === 'instance-state';
+    if (this.adminServer !== undefined && adminRoute !== (listener === 'admin')) {
+      throw new RouterError('not_found', adminRoute ? 'this path is served on the admin listener' : 'the admin listener serves only /metrics, /router/v1/instance-state and /ping');
+    }
+    const keys = listener === 'admin' ? this.adminKeys : this.apiKeys;
+    if (keys === undefined) return;
+    // The SageMaker container contract: SageMaker's front end has authenticated the caller and sends no key.
+    if (this.config.openContainerPaths === 'on' && route.kind === 'invocations' && route.endpointName === undefined) return;
+    if (keys.match(presentedKey(req.headers)) < 0) {
+      throw new RouterError('unauthorized', 'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)', { authenticate: 'Bearer' });
     }
   }
 
@@ -401,6 +476,7 @@ export class PrefixRouter implements RunningRouter {
             published?.firstToken();
           },
           usage,
+          upstreamAuthorization: this.upstreamAuthorization,
           onStreamFailure: (err) =>
             this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
         });
@@ -551,12 +627,22 @@ export class PrefixRouter implements RunningRouter {
       if (!res.writableFinished) abort.abort();
     });
     try {
-      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits);
+      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits, this.upstreamAuthorization);
     } catch (err) {
       if (abort.signal.aborted) throw new ClientGoneError();
       throw this.upstreamError(err, backend, 0);
     }
   }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 export type { HealthState, RouterConfig, RouterOptions };

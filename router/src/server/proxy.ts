@@ -13,6 +13,7 @@ import {
 import type { Backend } from './backend';
 import type { RouterMetrics } from './router-metrics';
 import type { UsageScanner } from './usage-scanner';
+import { API_KEY_HEADER } from '../common/api-keys';
 
 /** SageMaker reports the production variant that served a request; ours is a single fixed variant. */
 export const PRODUCTION_VARIANT = 'AllTraffic';
@@ -40,7 +41,15 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
-const NOT_FORWARDED_UPSTREAM = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect']);
+/** The router's own credential header never reaches an engine. */
+const NOT_FORWARDED_UPSTREAM = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect', API_KEY_HEADER]);
+
+/**
+ * What the router does with `Authorization` towards the engines: 'pass' forwards the client's (no router
+ * authentication: vLLM's own `--api-key` checks it), 'drop' removes it (the client's key was the router's),
+ * or a header value (`Bearer KEY` from --upstream-api-key-file) that replaces it on every path.
+ */
+export type UpstreamAuthorization = 'pass' | 'drop' | { readonly value: string };
 
 export interface ForwardRequest {
   readonly req: IncomingMessage;
@@ -62,6 +71,8 @@ export interface ForwardRequest {
   readonly usage?: UsageScanner;
   /** Called when the backend fails after the response started (for logging). */
   readonly onStreamFailure: (error: unknown) => void;
+  /** @default 'pass' */
+  readonly upstreamAuthorization?: UpstreamAuthorization;
 }
 
 /** The status label of a finished request: the HTTP status, '499' (client left), 'stream_error'. */
@@ -223,7 +234,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         {
           method: 'POST',
           path: `${f.backend.basePath}${f.parsed.upstreamPath}`,
-          headers: upstreamRequestHeaders(f.req.headers, f.route, f.parsed),
+          headers: upstreamRequestHeaders(f.req.headers, f.route, f.parsed, f.upstreamAuthorization),
           body: f.body,
           headersTimeout: f.limits.upstreamHeadersTimeoutMs,
           bodyTimeout: f.limits.upstreamBodyTimeoutMs,
@@ -252,11 +263,12 @@ export async function forwardGet(
   headers: IncomingHttpHeaders,
   signal: AbortSignal,
   limits: LimitOptions,
+  authorization: UpstreamAuthorization = 'pass',
 ): Promise<void> {
   const upstream = await backend.pool.request({
     method: 'GET',
     path: `${backend.basePath}${path}`,
-    headers: filterHeaders(headers, NOT_FORWARDED_UPSTREAM, false),
+    headers: applyAuthorization(filterHeaders(headers, NOT_FORWARDED_UPSTREAM, false), authorization),
     signal,
     headersTimeout: limits.upstreamHeadersTimeoutMs,
     bodyTimeout: limits.upstreamBodyTimeoutMs,
@@ -268,10 +280,15 @@ export async function forwardGet(
   res.end(body);
 }
 
-export function upstreamRequestHeaders(headers: IncomingHttpHeaders, route: RouteMatch, parsed: ParsedRequest): Record<string, string | string[]> {
+export function upstreamRequestHeaders(
+  headers: IncomingHttpHeaders,
+  route: RouteMatch,
+  parsed: ParsedRequest,
+  authorization: UpstreamAuthorization = 'pass',
+): Record<string, string | string[]> {
   // SageMaker runtime-API requests carry SigV4 credentials meant for AWS, never for the model container.
   const runtimeApi = route.endpointName !== undefined;
-  const out = filterHeaders(headers, NOT_FORWARDED_UPSTREAM, runtimeApi);
+  const out = applyAuthorization(filterHeaders(headers, NOT_FORWARDED_UPSTREAM, runtimeApi), authorization);
   // SageMaker hands the container's bytes to the caller as they are; ask for them uncompressed.
   if (runtimeApi) delete out['accept-encoding'];
   if (parsed.jsonBody) out['content-type'] = 'application/json';
@@ -279,6 +296,12 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, route: Rout
     const accept = headers['x-amzn-sagemaker-accept'];
     if (accept !== undefined) out.accept = accept;
   }
+  return out;
+}
+
+function applyAuthorization(out: Record<string, string | string[]>, authorization: UpstreamAuthorization): Record<string, string | string[]> {
+  if (authorization === 'drop') delete out.authorization;
+  else if (authorization !== 'pass') out.authorization = authorization.value;
   return out;
 }
 

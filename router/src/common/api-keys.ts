@@ -1,0 +1,186 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Header a client whose `Authorization` already carries something else (the AWS SDK's SigV4 signature on the
+ * /endpoints/* paths) sends its router key in. OpenAI clients use `Authorization: Bearer KEY`.
+ */
+export const API_KEY_HEADER = 'x-prefix-router-api-key';
+
+/** How often a key file is stat()ed for changes (a Kubernetes secret update swaps a symlink: stat follows it). */
+const KEY_FILE_POLL_MS = 1000;
+
+/** Longest key line read; longer lines are not keys (and are not kept). */
+const MAX_KEY_CHARS = 4096;
+
+/**
+ * The keys in a key file: one per line, blank lines and `#` comments ignored, surrounding whitespace trimmed.
+ * Several keys let a deployment rotate: add the new key, move clients, remove the old one.
+ */
+export function parseKeyFile(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#') && line.length <= MAX_KEY_CHARS);
+}
+
+/** Thrown when a key file cannot be read or holds no key. */
+export class KeyFileError extends Error {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${path} ${reason}`);
+    this.name = 'KeyFileError';
+  }
+}
+
+/** Reads and parses a key file; throws KeyFileError naming the file (never its content). */
+export function readKeyFile(path: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new KeyFileError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const keys = parseKeyFile(text);
+  if (keys.length === 0) throw new KeyFileError(path, 'holds no key (one key per line; blank lines and # comments are ignored)');
+  return keys;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/**
+ * The credential a request presents: the `x-prefix-router-api-key` header, else the token of
+ * `Authorization: Bearer TOKEN`. Undefined when it presents none.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const explicit = headers[API_KEY_HEADER];
+  if (typeof explicit === 'string' && explicit !== '') return explicit.trim();
+  const authorization = headers.authorization;
+  if (typeof authorization !== 'string') return undefined;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  return match?.[1];
+}
+
+/**
+ * A set of accepted keys read from a file, re-read when the file changes (polled) or on reload() (SIGHUP).
+ * Keys are held as SHA-256 digests and compared with crypto.timingSafeEqual over those fixed-length digests,
+ * every key every time, so the time a check takes says nothing about how much of a guess was right. A
+ * re-read that fails (file missing mid-rotation, empty) keeps the previous keys and reports through onError.
+ */
+export class KeyRing {
+  private digests: Buffer[];
+  private readonly onStat: (current: Stats, previous: Stats) => void;
+  private watching = false;
+
+  constructor(
+    readonly path: string,
+    private readonly onError: (error: KeyFileError) => void = () => undefined,
+  ) {
+    this.digests = readKeyFile(path).map(digest);
+    this.onStat = (current, previous) => {
+      if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) this.reload();
+    };
+  }
+
+  /** Number of keys currently accepted. */
+  get size(): number {
+    return this.digests.length;
+  }
+
+  /** Re-reads the file; on failure the keys in use stay. Returns whether the new keys were taken. */
+  reload(): boolean {
+    try {
+      this.digests = readKeyFile(this.path).map(digest);
+      return true;
+    } catch (err) {
+      if (err instanceof KeyFileError) this.onError(err);
+      return false;
+    }
+  }
+
+  /**
+   * The index of the accepted key equal to `key`, or -1. Constant-time in the key's content: every stored
+   * digest is compared.
+   */
+  match(key: string | undefined): number {
+    const presented = digest(key ?? '');
+    let found = -1;
+    for (let i = 0; i < this.digests.length; i++) {
+      if (timingSafeEqual(presented, this.digests[i]) && key !== undefined) found = found === -1 ? i : found;
+    }
+    return found;
+  }
+
+  /**
+   * A stable, non-reversible name of the key a request presented (hex of the first 8 bytes of its SHA-256),
+   * used as the authenticated tenant; the same across replicas and rotations of other keys.
+   */
+  static identity(key: string): string {
+    return digest(key).subarray(0, 8).toString('hex');
+  }
+
+  /** Starts polling the file for changes (not keeping the process alive). */
+  watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    watchFile(this.path, { interval: KEY_FILE_POLL_MS, persistent: false }, this.onStat);
+  }
+
+  close(): void {
+    if (!this.watching) return;
+    this.watching = false;
+    unwatchFile(this.path, this.onStat);
+  }
+}
+
+/**
+ * The one key the router presents to its engines (`--upstream-api-key-file`, vLLM's `--api-key`): the file's
+ * first key, re-read like a KeyRing.
+ */
+export class UpstreamKey {
+  private key: string;
+  private readonly onStat: (current: Stats, previous: Stats) => void;
+  private watching = false;
+
+  constructor(
+    readonly path: string,
+    private readonly onError: (error: KeyFileError) => void = () => undefined,
+  ) {
+    this.key = readKeyFile(path)[0];
+    this.onStat = (current, previous) => {
+      if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) this.reload();
+    };
+  }
+
+  /** The Authorization header value sent upstream. */
+  get authorization(): string {
+    return `Bearer ${this.key}`;
+  }
+
+  reload(): boolean {
+    try {
+      this.key = readKeyFile(this.path)[0];
+      return true;
+    } catch (err) {
+      if (err instanceof KeyFileError) this.onError(err);
+      return false;
+    }
+  }
+
+  watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    watchFile(this.path, { interval: KEY_FILE_POLL_MS, persistent: false }, this.onStat);
+  }
+
+  close(): void {
+    if (!this.watching) return;
+    this.watching = false;
+    unwatchFile(this.path, this.onStat);
+  }
+}
