@@ -41,7 +41,7 @@ function stats(result: LiveBenchmarkResult): { ttftP50: number; ttftP90: number;
 async function oneRound(transport: 'http' | 'sdk', round: number, options: SdkBenchOptions): Promise<RoundResult> {
   // tiny profile at real time: engine steps of about a millisecond, so client overhead is visible, not drowned.
   const fleet = await startEmulatorFleet(2, { profile: 'tiny', timeScale: 1 });
-  const router = await startRouter({ backends: fleet.urls, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 } });
+  const router = await startRouter({ backends: fleet.urls, port: 0, logLevel: 'silent', routingHeaders: 'all', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 } });
   const workload = parseWorkloadSpec(`shared-system?groups=4&promptsPerGroup=64&systemTokens=300&questionTokens=20&outputTokens=16&concurrency=${options.concurrency}`);
   let sdk: SageMakerRuntimeClient | undefined;
   try {

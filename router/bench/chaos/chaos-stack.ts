@@ -20,7 +20,8 @@ export async function startChaosStack(backends: number, behavior: Partial<FakeBa
   let started: RunningRouter;
   try {
     started = await startRouter(
-      { port: 0, healthCheck: { intervalMs: 0 }, ...router, backends: fakes.map((b) => b.url) },
+      // The scenarios read which backend served each answer.
+      { port: 0, healthCheck: { intervalMs: 0 }, routingHeaders: 'all', ...router, backends: fakes.map((b) => b.url) },
       { logger: createRouterLogger('silent') },
     );
   } catch (err) {

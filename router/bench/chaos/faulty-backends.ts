@@ -87,7 +87,7 @@ export async function runGrayFailure(o: { durationMs: number; concurrency: numbe
     for (let k = 0; k < 48; k++) {
       const res = await request(`${stack.router.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chaosBody(`g${k}`, false) });
       await res.body.dump();
-      if (res.headers['x-prefix-router-instance'] === slowId && res.headers['x-prefix-router-decision'] === 'prefix-affinity') backOnSlow++;
+      if (res.headers['x-prefix-router-instance'] === stack.router.backends[0].name && res.headers['x-prefix-router-decision'] === 'prefix-affinity') backOnSlow++;
     }
     if (backOnSlow === 0) violations.push('no key came back to the recovered instance');
     const left = nonZero(await loadCounters(stack.router));

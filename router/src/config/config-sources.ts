@@ -76,6 +76,7 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'adminPort', flag: '--admin-port', valueName: 'port', env: 'PREFIX_ROUTER_ADMIN_PORT', kind: 'integer', description: 'serve /metrics and /router/v1/instance-state only on this port (0 = any free port), not on the main one (default: on the main port)' },
   { path: 'adminHost', flag: '--admin-host', valueName: 'host', env: 'PREFIX_ROUTER_ADMIN_HOST', kind: 'string', description: 'address of the admin listener (default 127.0.0.1)' },
   { path: 'adminApiKeyFile', flag: '--admin-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_ADMIN_API_KEY_FILE', kind: 'string', description: 'keys the admin listener requires, same format as --api-key-file (default: none)' },
+  { path: 'routingHeaders', flag: '--routing-headers', valueName: 'mode', env: 'PREFIX_ROUTER_ROUTING_HEADERS', kind: 'string', description: 'x-prefix-router-* headers on 2xx answers: off, instance (the backend\'s opaque name) or all (also decision, decision time, predicted cached tokens; benchmarks read them) (default off)' },
   { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
 ];
 

@@ -88,7 +88,16 @@ export interface RouterOptions {
   readonly adminHost?: string;
   /** File of keys the admin listener requires (same format as apiKeyFile); unset: the admin listener takes no key. @default none */
   readonly adminApiKeyFile?: string;
+  /**
+   * Which `x-prefix-router-*` headers 2xx answers carry: 'off' none; 'instance' the serving backend's opaque
+   * name (`backend-N`); 'all' also the decision reason, decision time and predicted cached tokens (benchmarks
+   * read them). Never on error answers. Anyone who reads them learns whether a prefix is cached. @default 'off'
+   */
+  readonly routingHeaders?: RoutingHeaderMode;
 }
+
+export type RoutingHeaderMode = 'off' | 'instance' | 'all';
+export const ROUTING_HEADER_MODES: readonly RoutingHeaderMode[] = ['off', 'instance', 'all'];
 
 export interface BackendTarget {
   /** The instance id: the normalized URL without a trailing slash. */
@@ -119,6 +128,7 @@ export interface RouterConfig {
   readonly adminPort: number | undefined;
   readonly adminHost: string;
   readonly adminApiKeyFile: string | undefined;
+  readonly routingHeaders: RoutingHeaderMode;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -142,6 +152,7 @@ export const ROUTER_DEFAULTS = {
   observeInstances: 'off' as 'on' | 'off',
   openContainerPaths: 'off' as 'on' | 'off',
   adminHost: '127.0.0.1',
+  routingHeaders: 'off' as RoutingHeaderMode,
 } as const;
 
 /** Integer ranges, by option path; shared by validation, the CLI help and docs. */
@@ -196,6 +207,7 @@ const TOP_LEVEL_KEYS = [
   'adminPort',
   'adminHost',
   'adminApiKeyFile',
+  'routingHeaders',
 ];
 
 /** Every problem in `options`, each with the option's property path. */
@@ -218,6 +230,9 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   }
   for (const path of ['observeInstances', 'openContainerPaths']) {
     if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off') problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
+  }
+  if (o.routingHeaders !== undefined && !(ROUTING_HEADER_MODES as readonly unknown[]).includes(o.routingHeaders)) {
+    problems.push({ option: 'routingHeaders', rule: `must be one of ${ROUTING_HEADER_MODES.join(', ')}`, got: o.routingHeaders });
   }
   if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
     problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
@@ -340,6 +355,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,
     adminApiKeyFile: options.adminApiKeyFile,
+    routingHeaders: options.routingHeaders ?? d.routingHeaders,
   };
 }
 

@@ -35,8 +35,10 @@ async function start(service: ServiceSpec): Promise<{ running: Closable; ready: 
     seed: service.seed,
     port: 0,
     logLevel: 'warn',
+    // The benchmark reads the serving instance and decision time from these (a local, single-user demo).
+    routingHeaders: 'all',
   });
-  return { running: router, ready: { type: 'ready', urls: [router.url], ids: router.backends.map((b) => b.id) } };
+  return { running: router, ready: { type: 'ready', urls: [router.url], ids: router.backends.map((b) => b.name) } };
 }
 
 function send(message: ChildMessage): void {

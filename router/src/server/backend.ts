@@ -18,6 +18,11 @@ export interface BackendPoolOptions {
  */
 export class Backend implements InstanceView {
   readonly id: string;
+  /**
+   * The name clients may see (routing headers, error messages): `backend-N` by configuration order, the same on
+   * every replica with the same backends, and never the internal URL.
+   */
+  readonly name: string;
   readonly origin: string;
   readonly basePath: string;
   readonly pool: Pool;
@@ -40,8 +45,9 @@ export class Backend implements InstanceView {
   /** This router's load figures when the observation was taken (its changes since are added to it). */
   private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());
 
-  constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState) {
+  constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState, name: string = target.id) {
     this.id = target.id;
+    this.name = name;
     this.origin = target.origin;
     this.basePath = target.basePath;
     this.health = initialHealth;

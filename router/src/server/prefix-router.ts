@@ -25,10 +25,10 @@ import {
   ClientGone,
   describeUpstreamError,
   forward,
+  upstreamErrorCode,
   forwardGet,
   isConnectionRefused,
   isUpstreamTimeout,
-  routingHeaders,
   type OutcomeStatus,
 } from './proxy';
 import { ClientGoneError, readBody } from './request-body';
@@ -59,6 +59,8 @@ export interface RouterRuntime {
 
 export interface BackendStats {
   readonly id: string;
+  /** The opaque name clients see in routing headers and errors (`backend-N`). */
+  readonly name: string;
   readonly health: HealthState;
   readonly healthy: boolean;
   readonly inFlight: number;
@@ -164,7 +166,7 @@ export class PrefixRouter implements RunningRouter {
     const checking = config.healthCheck.intervalMs > 0;
     this.set = new BackendSet(
       config.backends.map(
-        (target) =>
+        (target, index) =>
           new Backend(
             target,
             {
@@ -173,6 +175,7 @@ export class PrefixRouter implements RunningRouter {
               bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
             },
             checking ? 'pending' : 'healthy',
+            `backend-${index + 1}`,
           ),
       ),
     );
@@ -238,6 +241,7 @@ export class PrefixRouter implements RunningRouter {
   get backends(): BackendStats[] {
     return this.set.list.map((b) => ({
       id: b.id,
+      name: b.name,
       health: b.health,
       healthy: b.healthy,
       inFlight: b.inFlight,
@@ -477,6 +481,7 @@ export class PrefixRouter implements RunningRouter {
           },
           usage,
           upstreamAuthorization: this.upstreamAuthorization,
+          routingHeaders: this.config.routingHeaders,
           onStreamFailure: (err) =>
             this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
         });
@@ -508,7 +513,8 @@ export class PrefixRouter implements RunningRouter {
           } else {
             backend.completed++;
           }
-          sendError(req, res, error, route.dialect, routingHeaders(decision, decisionMicros));
+          // No routing headers on errors: a cheap rejected request must not reveal what is cached where.
+          sendError(req, res, error, route.dialect);
           status = String(error.status);
         }
       } finally {
@@ -567,7 +573,7 @@ export class PrefixRouter implements RunningRouter {
     } catch (err) {
       if (!(err instanceof NoHealthyInstanceError)) throw err;
       if (excluded !== undefined) {
-        throw new RouterError('upstream_connect_failed', `instance ${excluded} refused the connection and no other healthy instance is available`, {
+        throw new RouterError('upstream_connect_failed', `instance ${this.set.get(excluded)?.name ?? 'chosen'} refused the connection and no other healthy instance is available`, {
           retryAfterSeconds: this.retryAfterSeconds,
         });
       }
@@ -590,13 +596,13 @@ export class PrefixRouter implements RunningRouter {
     if (isConnectionRefused(err)) {
       return new RouterError(
         'upstream_connect_failed',
-        attempt > 0 ? `instance ${backend.id} refused the connection (after a retry)` : `instance ${backend.id} refused the connection`,
+        attempt > 0 ? `instance ${backend.name} refused the connection (after a retry)` : `instance ${backend.name} refused the connection`,
         { retryAfterSeconds: this.retryAfterSeconds },
       );
     }
-    if (isUpstreamTimeout(err)) return new RouterError('upstream_timeout', `instance ${backend.id} did not answer in time (${describeUpstreamError(err)})`);
+    if (isUpstreamTimeout(err)) return new RouterError('upstream_timeout', `instance ${backend.name} did not answer in time (${upstreamErrorCode(err)})`);
     this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend request failed before a response');
-    return new RouterError('upstream_error', `instance ${backend.id} failed before responding (${describeUpstreamError(err)})`);
+    return new RouterError('upstream_error', `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`);
   }
 
   private ping(res: ServerResponse): void {
@@ -627,7 +633,7 @@ export class PrefixRouter implements RunningRouter {
       if (!res.writableFinished) abort.abort();
     });
     try {
-      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits, this.upstreamAuthorization);
+      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits, this.upstreamAuthorization, this.config.routingHeaders);
     } catch (err) {
       if (abort.signal.aborted) throw new ClientGoneError();
       throw this.upstreamError(err, backend, 0);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { LimitOptions } from '../config';
+import type { LimitOptions, RoutingHeaderMode } from '../config';
 import type { RoutingDecision } from '../policy';
 import {
   eventStream,
@@ -73,6 +73,8 @@ export interface ForwardRequest {
   readonly onStreamFailure: (error: unknown) => void;
   /** @default 'pass' */
   readonly upstreamAuthorization?: UpstreamAuthorization;
+  /** Which x-prefix-router-* headers a 2xx answer carries. @default 'off' */
+  readonly routingHeaders?: RoutingHeaderMode;
 }
 
 /** The status label of a finished request: the HTTP status, '499' (client left), 'stream_error'. */
@@ -100,8 +102,21 @@ export class ClientGone {
   }
 }
 
-export function routingHeaders(decision: RoutingDecision, decisionMicros: number): OutgoingHttpHeaders {
-  return { [INSTANCE_HEADER]: decision.instance, [DECISION_HEADER]: decision.reason, [DECISION_TIME_HEADER]: formatMicros(decisionMicros) };
+/** Adds the routing headers `mode` allows to a 2xx answer's head (never to any other status: see docs/security.md). */
+export function addRoutingHeaders(
+  head: OutgoingHttpHeaders,
+  status: number,
+  mode: RoutingHeaderMode,
+  backend: Backend,
+  decision?: RoutingDecision,
+  decisionMicros?: number,
+): void {
+  if (mode === 'off' || status < 200 || status > 299) return;
+  head[INSTANCE_HEADER] = backend.name;
+  if (mode !== 'all' || decision === undefined) return;
+  head[DECISION_HEADER] = decision.reason;
+  if (decisionMicros !== undefined) head[DECISION_TIME_HEADER] = formatMicros(decisionMicros);
+  if (decision.predictedCachedTokens !== undefined) head[PREDICTED_CACHED_HEADER] = String(decision.predictedCachedTokens);
 }
 
 function formatMicros(us: number): string {
@@ -172,10 +187,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
             }
           : responseHeaders(headers);
         if (framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
-        head[INSTANCE_HEADER] = f.decision.instance;
-        head[DECISION_HEADER] = f.decision.reason;
-        head[DECISION_TIME_HEADER] = formatMicros(f.decisionMicros);
-        if (f.decision.predictedCachedTokens !== undefined) head[PREDICTED_CACHED_HEADER] = String(f.decision.predictedCachedTokens);
+        addRoutingHeaders(head, statusCode, f.routingHeaders ?? 'off', f.backend, f.decision, f.decisionMicros);
         res.writeHead(statusCode, head);
         streaming = true;
       },
@@ -199,7 +211,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         if (errorBody !== undefined) {
           settle(
             undefined,
-            new RouterError('model_error', `Received error (${status}) from the model instance ${f.decision.instance}`, {
+            new RouterError('model_error', `Received error (${status}) from the model instance ${f.backend.name}`, {
               originalStatusCode: status,
               originalMessage: Buffer.concat(errorBody).toString('utf8'),
             }),
@@ -221,7 +233,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
           return;
         }
         f.onStreamFailure(error);
-        const failure = new RouterError('upstream_stream_failed', `the model instance failed mid-response (${describeUpstreamError(error)})`);
+        const failure = new RouterError('upstream_stream_failed', `the model instance failed mid-response (${upstreamErrorCode(error)})`);
         if (eventStreamFraming) res.end(eventStream.modelStreamErrorMessage(failure.message, failure.code));
         else if (aligner !== undefined) res.end(sse.sseErrorEvent(openAiErrorBody(failure).error));
         else res.destroy();
@@ -264,6 +276,7 @@ export async function forwardGet(
   signal: AbortSignal,
   limits: LimitOptions,
   authorization: UpstreamAuthorization = 'pass',
+  routingHeaderMode: RoutingHeaderMode = 'off',
 ): Promise<void> {
   const upstream = await backend.pool.request({
     method: 'GET',
@@ -275,7 +288,7 @@ export async function forwardGet(
   });
   const body = Buffer.from(await upstream.body.arrayBuffer());
   const head = responseHeaders(upstream.headers);
-  head[INSTANCE_HEADER] = backend.id;
+  addRoutingHeaders(head, upstream.statusCode, routingHeaderMode, backend);
   res.writeHead(upstream.statusCode, head);
   res.end(body);
 }
@@ -338,6 +351,15 @@ export function isConnectionRefused(err: unknown): boolean {
 export function isUpstreamTimeout(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
+/**
+ * What a client is told of an upstream failure: the error's code only. The full message (describeUpstreamError)
+ * can name internal addresses ("connect ECONNREFUSED 10.0.3.7:8000") and goes to the log instead.
+ */
+export function upstreamErrorCode(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? code : 'connection error';
 }
 
 export function describeUpstreamError(err: unknown): string {

@@ -47,7 +47,7 @@ describe('when the runtime client calls a local endpoint through AWS_ENDPOINT_UR
     expect(answer.usage?.promptTokens).toBeGreaterThan(500);
     expect(answer.usage?.completionTokens).toBe(8);
     expect(answer.variant).toBe('AllTraffic');
-    expect(endpoint.router.backends.map((b) => b.id)).toContain(answer.headers['x-prefix-router-instance']);
+    expect(endpoint.router.backends.map((b) => b.name)).toContain(answer.headers['x-prefix-router-instance']);
   });
 
   it('GIVEN stream() THEN text deltas arrive before the final usage, whose cached_tokens show the repeated prefix', async () => {
@@ -75,7 +75,7 @@ describe('when the runtime client calls a local endpoint through AWS_ENDPOINT_UR
       const routing = parseInvocationRequest(Buffer.from(payload), { 'content-type': 'application/json', 'x-amzn-sagemaker-prefix-aware-id': id }).routing;
       const expected = endpoint.router.policy.decide(routing, snapshot).instance;
       const answer = await client.invoke(body('same question'), { prefixAwareId: id });
-      expect(answer.headers['x-prefix-router-instance']).toBe(expected);
+      expect(answer.headers['x-prefix-router-instance']).toBe(endpoint.router.backends.find((b) => b.id === expected)!.name);
       placements.add(expected);
     }
     expect(placements.size).toBe(2);

@@ -86,7 +86,7 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
     expect(s.ttftMs.p50!).toBeLessThan(s.e2eMs.p50!);
     expect(s.cacheHitRate.engineReported!).toBeGreaterThan(0.4);
     // Per-instance counts come from the router's instance header and equal its own decisions.
-    for (const b of endpoint.router.backends) expect(s.instances.find((i) => i.id === b.id)?.requests ?? 0).toBe(b.decisions);
+    for (const b of endpoint.router.backends) expect(s.instances.find((i) => i.id === b.name)?.requests ?? 0).toBe(b.decisions);
     // Each group stays on one instance under PREFIX_AWARE (1,024-byte key < the 1,200-character system prompt).
     const records = (await readFile(join(out, 'report.records.live.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; instance: string });
     const groupOf = new Map([...parseWorkloadSpec(WORKLOAD).requests()].map((r) => [r.id, r.group]));

@@ -52,7 +52,7 @@ describe('when prefix-router serve runs as a process', () => {
   afterAll(() => backend.close());
 
   it('GIVEN valid flags THEN it serves requests and exits 0 after draining on SIGTERM', async () => {
-    const child = cli(['serve', '--backend', backend.url, '--port', '0', '--health-interval-ms', '100'], { PREFIX_ROUTER_PREFIX_LENGTH: '2048' });
+    const child = cli(['serve', '--backend', backend.url, '--port', '0', '--health-interval-ms', '100', '--routing-headers', 'instance'], { PREFIX_ROUTER_PREFIX_LENGTH: '2048' });
     const exited = exitOf(child);
     const listening = await logLine(child, 'router listening');
     expect(listening).toMatchObject({ policy: 'sagemaker-prefix-aware', backends: [{ id: backend.url, health: 'healthy' }] });
@@ -62,7 +62,8 @@ describe('when prefix-router serve runs as a process', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.statusCode).toBe(200);
-    expect(res.headers['x-prefix-router-instance']).toBe(backend.url);
+    expect(res.headers['x-prefix-router-instance']).toBe('backend-1');
+    expect(res.headers['x-prefix-router-decision']).toBeUndefined();
     await res.body.dump();
     child.kill('SIGTERM');
     const { code, stdout } = await exited;

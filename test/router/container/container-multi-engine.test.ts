@@ -16,6 +16,9 @@ function prompt(group: number, variant: number): string {
   return `${shared} question ${variant}`;
 }
 
+/** Backend URLs in configuration order, from the router's start log: `backend-N` is the N-th. */
+let backendUrls: string[] = [];
+
 async function chat(url: string, group: number, variant: number): Promise<{ status: number; instance: string }> {
   const res = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
@@ -23,7 +26,8 @@ async function chat(url: string, group: number, variant: number): Promise<{ stat
     body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: prompt(group, variant) }], max_tokens: 2 }),
   });
   await res.body.dump();
-  return { status: res.statusCode, instance: String(res.headers['x-prefix-router-instance']) };
+  const name = String(res.headers['x-prefix-router-instance']);
+  return { status: res.statusCode, instance: backendUrls[Number(name.replace(/^backend-/, '')) - 1] ?? name };
 }
 
 describe('when prefix-router container runs three emulated engines in multi-engine mode', () => {
@@ -42,8 +46,11 @@ describe('when prefix-router container runs three emulated engines in multi-engi
       PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
       PREFIX_ROUTER_RESTART_BACKOFF_MS: '200',
       PREFIX_ROUTER_EMF: 'off',
+      PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
     });
     url = await container.routerUrl();
+    const listening = container.logs().find((l) => l.msg === 'router listening') as { backends?: Array<{ id: string }> } | undefined;
+    backendUrls = (listening?.backends ?? []).map((b) => b.id);
     await eventually(async () => {
       const res = await request(`${url}/metrics`);
       const text = await res.body.text();

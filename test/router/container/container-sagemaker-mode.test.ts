@@ -19,6 +19,7 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
       PREFIX_ROUTER_EMF_INTERVAL_MS: '300',
       PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'my-endpoint',
       PREFIX_ROUTER_RESTART_BACKOFF_MS: '100',
+      PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
     }, ['container', 'serve']); // as SageMaker runs it: `docker run IMAGE serve`
     url = await container.routerUrl();
   });
@@ -51,7 +52,7 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
     });
     const body = (await res.body.json()) as { choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number } };
     expect(res.statusCode).toBe(200);
-    expect(res.headers['x-prefix-router-instance']).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(res.headers['x-prefix-router-instance']).toBe('backend-1');
     expect(body.choices[0].message.content.length).toBeGreaterThan(0);
     expect(body.usage.prompt_tokens).toBeGreaterThan(0);
   });

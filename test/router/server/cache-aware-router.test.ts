@@ -31,7 +31,7 @@ describe('when the router runs the cache-aware policy in front of emulated engin
 
   beforeAll(async () => {
     fleet = await startEmulatorFleet(3, { profile: tiny, timeScale: 50 });
-    router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware', blockChars: 64 }, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 } });
+    router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware', blockChars: 64 }, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 }, routingHeaders: 'all' });
   });
 
   afterAll(async () => {
@@ -55,7 +55,7 @@ describe('when the router runs the cache-aware policy in front of emulated engin
       });
       await res.body.text();
       expect(res.statusCode).toBe(200);
-      instances.push(String(res.headers[INSTANCE_HEADER]));
+      instances.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
       predicted.push(Number(res.headers['x-prefix-router-predicted-cached-tokens']));
     }
     expect(new Set(instances).size).toBe(1);

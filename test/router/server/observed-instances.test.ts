@@ -31,6 +31,7 @@ describe('when router replicas observe the instances they share', () => {
         observeInstances: 'on',
         port: 0,
         healthCheck: { intervalMs: 0 },
+        routingHeaders: 'all',
         ...options,
       },
       { logger: createRouterLogger(capture ? 'info' : 'silent', destination) },
@@ -63,13 +64,14 @@ describe('when router replicas observe the instances they share', () => {
     const system = 'a long shared system prompt that several replicas will see '.repeat(12);
     const first = await post(`${a.url}/v1/chat/completions`, chat(system, 'first question'));
     expect(first.status).toBe(200);
-    const instance = String(first.headers[INSTANCE_HEADER]);
+    const name = String(first.headers[INSTANCE_HEADER]);
+    const instance = a.backends.find((x) => x.name === name)!.id;
     await waitFor('replica b to observe the first request', () => (b.backends.find((x) => x.id === instance)?.observed?.seq ?? 0) >= 1);
 
     const followUp = chat(system, 'second question');
     const seen = await post(`${b.url}/v1/chat/completions`, followUp);
     expect(seen.status).toBe(200);
-    expect(seen.headers[INSTANCE_HEADER]).toBe(instance);
+    expect(seen.headers[INSTANCE_HEADER]).toBe(name);
     expect(Number(seen.headers[PREDICTED_CACHED_HEADER])).toBeGreaterThanOrEqual(Math.floor(system.length / BLOCK_CHARS) * (BLOCK_CHARS / 4) - BLOCK_CHARS);
     const metrics = await get(`${b.url}/metrics`);
     expect(metrics.text).toMatch(new RegExp(`prefix_router_instance_state_age_seconds\\{instance="${instance.replace(/[.]/g, '\\.')}"\\} \\d`));

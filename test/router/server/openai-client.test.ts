@@ -17,7 +17,7 @@ describe('when the official openai client talks to the router', () => {
       .create({ model: 'fake-model', messages: [{ role: 'user', content: 'hello there' }] })
       .withResponse();
     const instance = response.headers.get(INSTANCE_HEADER);
-    const backend = fx.backends.find((b) => b.url === instance);
+    const backend = fx.backends[fx.router.backends.findIndex((b) => b.name === instance)];
     expect(backend).toBeDefined();
     expect(data.choices[0].message.content).toBe(`hello from ${backend!.name}`);
     expect(response.headers.get('x-prefix-router-decision')).toBe('prefix-affinity');
@@ -50,7 +50,7 @@ describe('when the official openai client talks to the router', () => {
       seen.add(response.headers.get(INSTANCE_HEADER)!);
     }
     expect(seen.size).toBe(1);
-    const backend = fx.backends.find((b) => b.url === [...seen][0])!;
+    const backend = fx.backends[fx.router.backends.findIndex((b) => b.name === [...seen][0])];
     const last = JSON.parse(backend.requests[backend.requests.length - 1].body.toString()) as { messages: Array<{ content: string }> };
     expect(last.messages[1].content).toBe('question 19');
     expect(backend.requests[backend.requests.length - 1].headers.authorization).toBe('Bearer test-key');

@@ -44,6 +44,7 @@ describe('when the same seeded workload runs live and simulated', () => {
       port: 0,
       logLevel: 'silent',
       healthCheck: { intervalMs: 60_000 },
+      routingHeaders: 'all',
     });
     const live: string[] = [];
     try {
@@ -55,7 +56,7 @@ describe('when the same seeded workload runs live and simulated', () => {
         });
         await res.body.text();
         expect(res.statusCode).toBe(200);
-        live.push(String(res.headers[INSTANCE_HEADER]));
+        live.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
       }
     } finally {
       await router.close();
@@ -95,7 +96,7 @@ describe('when cache-aware runs live and simulated with several requests in flig
   });
 
   test('GIVEN concurrency 3 THEN the live router and the simulator decide alike until a load tie, and reach the same hit rate', async () => {
-    const router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware' }, seed: 42, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 } });
+    const router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware' }, seed: 42, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 }, routingHeaders: 'all' });
     const live = new Map<string, string>();
     const liveReasons: string[] = [];
     let liveCached = 0;
@@ -116,7 +117,7 @@ describe('when cache-aware runs live and simulated with several requests in flig
           });
           const text = await res.body.text();
           expect(res.statusCode).toBe(200);
-          live.set(r.id, String(res.headers[INSTANCE_HEADER]));
+          live.set(r.id, router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
           liveReasons.push(String(res.headers['x-prefix-router-decision']));
           liveCached += Number(/"cached_tokens":(\d+)/.exec(text)?.[1] ?? NaN);
           livePrompt += Number(/"prompt_tokens":(\d+)/.exec(text)?.[1] ?? NaN);

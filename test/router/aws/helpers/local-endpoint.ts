@@ -24,6 +24,7 @@ export async function startLocalEndpoint(instances = 2, prefixLength = 1024, pro
     logLevel: 'silent',
     healthCheck: { intervalMs: 0 },
     policy: { name: 'sagemaker-prefix-aware', prefixLength },
+    routingHeaders: 'all',
   });
   return {
     fleet,

@@ -37,6 +37,8 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
     {
       port: 0,
       healthCheck: { intervalMs: 0 },
+      // These tests read which backend served a request; the default ('off') is tested in test/router/security.
+      routingHeaders: 'all',
       ...options.router,
       backends: [...backends.map((b) => b.url), ...(options.extraBackendUrls ?? [])],
     },
