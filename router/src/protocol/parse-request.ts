@@ -141,7 +141,8 @@ function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject
   };
 }
 
-function isJsonContentType(value: string | string[] | undefined): boolean {
+/** Content-Type application/json or application/*+json (parameters allowed): what the OpenAI routes require. */
+export function isJsonContentType(value: string | string[] | undefined): boolean {
   const v = (Array.isArray(value) ? value[0] : value)?.toLowerCase();
   if (v === undefined) return false;
   const mime = v.split(';')[0].trim();

@@ -79,6 +79,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'The body (by `Content-Length` or as read) is larger than `maxBodyBytes`.',
   },
+  unsupported_media_type: {
+    status: 415,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'An OpenAI route (`/v1/chat/completions`, `/v1/completions`, `/endpoints/{name}/openai/v1/chat/completions`) got a body whose `Content-Type` is not `application/json` (or `application/*+json`). Checked before the body is read; the content type is never rewritten, so a web page cannot post a form or `text/plain` body to the engines through the router.',
+  },
   headers_too_large: {
     status: 431,
     type: 'invalid_request_error',

@@ -8,6 +8,7 @@ import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type Routing
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import {
   dialectForPath,
+  isJsonContentType,
   matchRoute,
   parseRoutedRequest,
   RouterError,
@@ -385,6 +386,9 @@ export class PrefixRouter implements RunningRouter {
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
       if (route.kind === 'models') return await this.models(req, res);
+      if ((route.kind === 'chat' || route.kind === 'completions') && !isJsonContentType(req.headers['content-type'])) {
+        throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
+      }
       const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs);
       const parsed = parseRoutedRequest(route, body, req.headers);
       await this.routeAndProxy(req, res, route, parsed, body);

@@ -304,7 +304,9 @@ export function upstreamRequestHeaders(
   const out = applyAuthorization(filterHeaders(headers, NOT_FORWARDED_UPSTREAM, runtimeApi), authorization);
   // SageMaker hands the container's bytes to the caller as they are; ask for them uncompressed.
   if (runtimeApi) delete out['accept-encoding'];
-  if (parsed.jsonBody) out['content-type'] = 'application/json';
+  // An invocation re-addressed to an OpenAI path must be declared JSON there; OpenAI routes already are (they
+  // require it), and their content type goes through as the client sent it.
+  if (parsed.jsonBody && route.kind === 'invocations') out['content-type'] = 'application/json';
   if (route.framing === 'sagemaker-eventstream') {
     const accept = headers['x-amzn-sagemaker-accept'];
     if (accept !== undefined) out.accept = accept;
@@ -318,11 +320,27 @@ function applyAuthorization(out: Record<string, string | string[]>, authorizatio
   return out;
 }
 
+/**
+ * Header names listed in `Connection`: hop-by-hop for this connection only, never forwarded (RFC 9110 §7.6.1).
+ * Undefined (the common case) when Connection names nothing but close/keep-alive.
+ */
+export function connectionNamedHeaders(connection: string | string[] | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
+  let named: Set<string> | undefined;
+  for (const token of (Array.isArray(connection) ? connection.join(',') : connection).split(',')) {
+    const name = token.trim().toLowerCase();
+    if (name === '' || name === 'close' || name === 'keep-alive') continue;
+    (named ??= new Set()).add(name);
+  }
+  return named;
+}
+
 function filterHeaders(headers: IncomingHttpHeaders, drop: ReadonlySet<string>, dropAwsAuth: boolean): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
+  const named = connectionNamedHeaders(headers.connection);
   for (const key in headers) {
     const value = headers[key];
-    if (value === undefined || drop.has(key)) continue;
+    if (value === undefined || drop.has(key) || named?.has(key) === true) continue;
     if (dropAwsAuth && (key === 'authorization' || key.startsWith('x-amz-') || key.startsWith('amz-sdk-'))) continue;
     out[key] = value;
   }
@@ -331,9 +349,10 @@ function filterHeaders(headers: IncomingHttpHeaders, drop: ReadonlySet<string>, 
 
 function responseHeaders(headers: Dispatcher.ResponseData['headers']): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
+  const named = connectionNamedHeaders(headers.connection);
   for (const key in headers) {
     const value = headers[key];
-    if (value === undefined || HOP_BY_HOP.has(key)) continue;
+    if (value === undefined || HOP_BY_HOP.has(key) || named?.has(key) === true) continue;
     out[key] = value;
   }
   return out;

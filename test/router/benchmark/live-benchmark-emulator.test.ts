@@ -37,6 +37,7 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
       logLevel: 'silent',
       healthCheck: { intervalMs: 0 },
       policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
+      routingHeaders: 'all',
     });
     result = await runLiveBenchmark({ url: router.url, workload, timeScale: TIME_SCALE, backendMetricsUrls: fleet.urls, ceilings: { fleetCapacityBlocks: 2 * 128 } });
   });
@@ -72,10 +73,10 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
   });
 
   it("THEN the instance header is counted: each instance's records equal the router's decisions for it, and each group stayed on one instance", () => {
-    const ids = router.backends.map((b) => b.id);
+    const ids = router.backends.map((b) => b.name);
     expect(result.instancesSeen.every((i) => ids.includes(i))).toBe(true);
     for (const backend of router.backends) {
-      expect(result.records.filter((r) => r.instance === backend.id)).toHaveLength(backend.decisions);
+      expect(result.records.filter((r) => r.instance === backend.name)).toHaveLength(backend.decisions);
     }
     const groupOf = new Map([...workload.requests()].map((r) => [r.id, r.group]));
     for (const group of [0, 1]) {
@@ -96,14 +97,14 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
     const sums = usageSums(result);
     expect(result.prometheus).toEqual({ prefixCacheQueries: sums.prompt, prefixCacheHits: sums.cached });
     for (const b of result.backendMetrics) {
-      const instance = fleet.urls.find((u) => b.url.startsWith(u))!;
+      const instance = router.backends[fleet.urls.findIndex((u) => b.url.startsWith(u))].name;
       const mine = result.records.filter((r) => r.instance === instance);
       expect(b.queries).toBe(mine.reduce((s, r) => s + r.promptTokens!, 0));
       expect(b.hits).toBe(mine.reduce((s, r) => s + r.cachedPromptTokens!, 0));
     }
-    const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'sagemaker-prefix-aware', fleet.urls)] });
+    const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'sagemaker-prefix-aware', router.backends.map((b) => b.name))] });
     expect(report.strategies[0].cacheHitRate.prometheus).toBeCloseTo(report.strategies[0].cacheHitRate.engineReported!, 12);
-    expect(report.strategies[0].instances.map((i) => i.id).sort()).toEqual([...fleet.urls].sort());
+    expect(report.strategies[0].instances.map((i) => i.id).sort()).toEqual(router.backends.map((b) => b.name).sort());
   });
 
   it('THEN the ceilings cover exactly the requests sent, count the prompt tokens the engines counted, and bound the hit rate', () => {
