@@ -69,6 +69,8 @@ export interface RouterOptions {
   readonly publishStateBlockChars?: number;
   /** 'on': observe every backend's published instance state (backends that run with publishStateMs > 0). @default 'off' */
   readonly observeInstances?: 'on' | 'off';
+  /** 'off': publish load only, no routing blocks (observers balance on it but learn nothing about prompts). @default 'on' */
+  readonly publishStateBlocks?: 'on' | 'off';
   /**
    * File of API keys clients must present (`Authorization: Bearer KEY` or `x-prefix-router-api-key: KEY`), one
    * per line, re-read when it changes and on SIGHUP. Unset: no authentication. @default none
@@ -122,6 +124,7 @@ export interface RouterConfig {
   readonly publishStateMs: number;
   readonly publishStateBlockChars: number;
   readonly observeInstances: 'on' | 'off';
+  readonly publishStateBlocks: 'on' | 'off';
   readonly apiKeyFile: string | undefined;
   readonly upstreamApiKeyFile: string | undefined;
   readonly openContainerPaths: 'on' | 'off';
@@ -151,6 +154,7 @@ export const ROUTER_DEFAULTS = {
   publishStateBlockChars: 256,
   observeInstances: 'off' as 'on' | 'off',
   openContainerPaths: 'off' as 'on' | 'off',
+  publishStateBlocks: 'on' as 'on' | 'off',
   adminHost: '127.0.0.1',
   routingHeaders: 'off' as RoutingHeaderMode,
 } as const;
@@ -201,6 +205,7 @@ const TOP_LEVEL_KEYS = [
   'publishStateMs',
   'publishStateBlockChars',
   'observeInstances',
+  'publishStateBlocks',
   'apiKeyFile',
   'upstreamApiKeyFile',
   'openContainerPaths',
@@ -228,7 +233,7 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
-  for (const path of ['observeInstances', 'openContainerPaths']) {
+  for (const path of ['observeInstances', 'openContainerPaths', 'publishStateBlocks']) {
     if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off') problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
   if (o.routingHeaders !== undefined && !(ROUTING_HEADER_MODES as readonly unknown[]).includes(o.routingHeaders)) {
@@ -349,6 +354,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     publishStateMs: options.publishStateMs ?? d.publishStateMs,
     publishStateBlockChars: options.publishStateBlockChars ?? d.publishStateBlockChars,
     observeInstances: options.observeInstances ?? d.observeInstances,
+    publishStateBlocks: options.publishStateBlocks ?? d.publishStateBlocks,
     apiKeyFile: options.apiKeyFile,
     upstreamApiKeyFile: options.upstreamApiKeyFile,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,

@@ -44,6 +44,9 @@ import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-ob
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
 import type { UpstreamAuthorization } from './proxy';
 
+/** What a load-only publisher (publishStateBlocks 'off') records per request. */
+const NO_BLOCKS = new Int32Array(0);
+
 /** Which listener a request arrived on: the main one, or the admin one (adminPort). */
 type Listener = 'main' | 'admin';
 
@@ -436,7 +439,8 @@ export class PrefixRouter implements RunningRouter {
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
     const promptTokens = estimatedPromptTokens(parsed.routing);
     // This router's own count of the request, for routers observing it: once per request, whatever the retries.
-    const published = this.publisher?.log.admit(publishedBlocksOf(this.policy, parsed.routing, this.config.publishStateBlockChars), promptTokens);
+    const blocks = this.config.publishStateBlocks === 'on' ? publishedBlocksOf(this.policy, parsed.routing, this.config.publishStateBlockChars) : NO_BLOCKS;
+    const published = this.publisher?.log.admit(blocks, promptTokens, 'accepted');
     try {
       await this.routeWithRetry(req, res, route, parsed, body, promptTokens, published);
     } finally {
@@ -483,6 +487,7 @@ export class PrefixRouter implements RunningRouter {
             lease.firstToken();
             published?.firstToken();
           },
+          onAccepted: () => published?.accepted(),
           usage,
           upstreamAuthorization: this.upstreamAuthorization,
           routingHeaders: this.config.routingHeaders,

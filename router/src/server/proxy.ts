@@ -67,6 +67,8 @@ export interface ForwardRequest {
   readonly metrics: RouterMetrics;
   /** Called once, at the first body byte of a 2xx answer: the instance finished this request's prefill. */
   readonly onFirstByte?: () => void;
+  /** Called once, when a 2xx answer starts: the engine accepted the request. */
+  readonly onAccepted?: () => void;
   /** Reads the engine's usage numbers from the 2xx body as it passes. */
   readonly usage?: UsageScanner;
   /** Called when the backend fails after the response started (for logging). */
@@ -175,6 +177,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
           errorBody = [];
           return;
         }
+        if (statusCode >= 200 && statusCode < 300) f.onAccepted?.();
         const upstreamType = headers['content-type'];
         // Event boundaries can only be found in uncompressed SSE; a compressed stream passes through as it comes.
         const encoding = firstValue(headers['content-encoding']);

@@ -71,14 +71,17 @@ export class InstanceStateLog {
   }
 
   /**
-   * A request the instance was sent: its blocks are recorded, and its load ticket starts with the prompt tokens
-   * the index does not predict cached (the whole prompt's match, never the last token).
+   * A request the instance was sent: its load ticket starts with the prompt tokens the index does not predict
+   * cached (the whole prompt's match, never the last token). Its blocks are recorded now ('now': the simulator,
+   * whose engines accept everything) or once the engine accepts it ('accepted': AdmittedRequest.accepted, on a
+   * 2xx answer — a request the engine rejects put nothing in its cache and must not be published as if it had).
    */
-  admit(hashes: Int32Array, promptTokens: number): AdmittedRequest {
+  admit(hashes: Int32Array, promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
     const priorRecency = this.index.recenciesOfMatch(hashes);
     const cached = Math.min(Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
-    this.recordBlocks(hashes);
-    return new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, priorRecency);
+    const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, priorRecency);
+    if (record === 'now') admitted.accepted();
+    return admitted;
   }
 
   /** The engine served `cachedTokens` of a request admitted with `priorRecency` for its matched blocks. */
@@ -90,7 +93,9 @@ export class InstanceStateLog {
     this.recordBlocks(hashes);
   }
 
-  private recordBlocks(hashes: Int32Array): void {
+  /** Records (and publishes) a request's blocks; nothing for an empty list (load-only publishing). */
+  recordBlocks(hashes: Int32Array): void {
+    if (hashes.length === 0) return;
     this.index.record(hashes, this.clock);
     this.append({ record: hashes }, hashes.length);
   }
@@ -142,6 +147,7 @@ export class InstanceStateLog {
 /** A request admitted to an InstanceStateLog: its load ticket, and what the engine's feedback on it is checked against. */
 export class AdmittedRequest {
   private corrected = false;
+  private recorded = false;
 
   constructor(
     private readonly log: InstanceStateLog,
@@ -149,6 +155,13 @@ export class AdmittedRequest {
     private readonly hashes: Int32Array,
     private readonly priorRecency: Float64Array,
   ) {}
+
+  /** The engine accepted the request (a 2xx answer started): its blocks are recorded. Idempotent. */
+  accepted(): void {
+    if (this.recorded) return;
+    this.recorded = true;
+    this.log.recordBlocks(this.hashes);
+  }
 
   /** The first token arrived: prefill done. Idempotent. */
   firstToken(): void {
@@ -162,7 +175,7 @@ export class AdmittedRequest {
 
   /** The engine reported `usage.prompt_tokens_details.cached_tokens` for it (at most once counts). */
   engineCached(cachedTokens: number): void {
-    if (this.corrected) return;
+    if (this.corrected || !this.recorded) return;
     this.corrected = true;
     this.log.correct(this.hashes, this.priorRecency, cachedTokens);
   }
