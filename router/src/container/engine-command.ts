@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+
 /**
  * How one engine process is started: an argv, never a shell line, so signals reach the engine itself.
  *
@@ -205,6 +207,17 @@ export interface DlcFiles {
   readonly modelDirHasFiles: boolean;
   /** DLC_ROUTE_MIDDLEWARE_FILE exists. */
   readonly routeMiddleware: boolean;
+}
+
+/** Reads DlcFiles from this container's disk. */
+export function readDlcFiles(): DlcFiles {
+  let modelDirHasFiles = false;
+  try {
+    modelDirHasFiles = readdirSync(SAGEMAKER_MODEL_DIR).length > 0;
+  } catch {
+    // absent
+  }
+  return { modelDirHasFiles, routeMiddleware: existsSync(DLC_ROUTE_MIDDLEWARE_FILE) };
 }
 
 export type ModelSource = 'SM_VLLM_MODEL' | 'model-dir' | 'HF_MODEL_ID';

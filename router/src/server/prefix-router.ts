@@ -50,6 +50,8 @@ export interface RouterRuntime {
   readonly rng?: Rng;
   /** More Prometheus text served after the router's own at GET /metrics (the container adds its engines'). */
   readonly extraMetrics?: () => Promise<string>;
+  /** Health checks that time out leave an admitted backend admitted (HealthChecker); the container's sagemaker mode. */
+  readonly healthTimeoutsKeepHealthy?: boolean;
 }
 
 export interface BackendStats {
@@ -160,7 +162,7 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
-    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log) : undefined;
+    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
     this.server = createServer(
