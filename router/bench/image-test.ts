@@ -373,9 +373,10 @@ async function multiEngine(image: string, label: string): Promise<void> {
   const c = await Container.start(image, label, {
     PREFIX_ROUTER_MODE: 'multi-engine',
     PREFIX_ROUTER_ENGINES: '3',
-    // SageMaker's PREFIX_AWARE rule among the engines: the same prefix always maps to the same engine. (cache-aware,
+    // SageMaker's PREFIX_AWARE rule among the engines, keyed on the first 1,024 characters (its minimum; each group's
+    // system prompt is longer): the same prefix always maps to the same engine. (cache-aware,
     // the multi-engine default, may trade affinity for load when prompts are as short as the tiny profile's.)
-    PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware',
+    PREFIX_ROUTER_POLICY: 'sagemaker-prefix-aware?prefixLength=1024',
     PREFIX_ROUTER_ENGINE_BASE_PORT: String(await freePortRange(3)),
     PREFIX_ROUTER_ENGINE_COMMAND: EMULATOR(),
     PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
