@@ -53,8 +53,9 @@ fi
 
 # A client that can build with BuildKit: Docker 23+ CLIs need the buildx plugin for it, Debian's 20.10 has it built in.
 docker_cli=$(command -v docker) || fail "no docker client found"
-client_major=$("$docker_cli" version --format '{{.Client.Version}}' 2>/dev/null | cut -d. -f1 || echo 0)
-if [ "${client_major:-0}" -ge 23 ] && ! "$docker_cli" buildx version >/dev/null 2>&1; then
+client_major=$( ("$docker_cli" version --format '{{.Client.Version}}' 2>/dev/null || true) | head -1 | cut -d. -f1)
+case "$client_major" in '' | *[!0-9]*) client_major=0 ;; esac
+if [ "$client_major" -ge 23 ] && ! "$docker_cli" buildx version >/dev/null 2>&1; then
   if [ -x /usr/bin/docker ]; then docker_cli=/usr/bin/docker; else fail "$docker_cli needs the buildx plugin to build with BuildKit"; fi
 fi
 docker() { "$docker_cli" "$@"; }

@@ -63,6 +63,8 @@ export interface ForwardRequest {
   readonly onFirstByte?: () => void;
   /** Reads the engine's usage numbers from the 2xx body as it passes. */
   readonly usage?: UsageScanner;
+  /** Told the backend's response headers (a request in a stateful session: the router learns where it lives). */
+  readonly onResponseHeaders?: (headers: Readonly<Record<string, string | string[] | undefined>>) => void;
   /** Called when the backend fails after the response started (for logging). */
   readonly onStreamFailure: (error: unknown) => void;
 }
@@ -148,6 +150,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
       },
       onResponseStart(_c, statusCode, headers) {
         status = statusCode;
+        f.onResponseHeaders?.(headers);
         if ((statusCode < 200 || statusCode >= 300) && framing !== 'passthrough') {
           errorBody = [];
           return;

@@ -75,6 +75,45 @@ describe('when a client uses SageMaker stateful sessions and custom attributes t
   });
 });
 
+describe('when sessions are used in multi-engine mode', () => {
+  it('GIVEN round-robin among 3 engines WHEN a session is opened THEN every call naming it reaches the engine that opened it, until it is closed', async () => {
+    const container = new ContainerProcess({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '3',
+      PREFIX_ROUTER_POLICY: 'round-robin', // without the session, consecutive calls would go to other engines
+      PREFIX_ROUTER_ENGINE_COMMAND: statefulEngine,
+      PREFIX_ROUTER_GPUS: '0',
+      PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
+      PREFIX_ROUTER_EMF: 'off',
+    });
+    try {
+      const url = await container.routerUrl();
+      await container.waitForLog((l) => l.msg === 'backend admitted', 'three engines admitted', 45_000, 3);
+      const client = sdk(url);
+      const invoke = async (sessionId: string, body: unknown = {}) => {
+        const out = await client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: JSON.stringify(body), SessionId: sessionId }));
+        return { out, echo: JSON.parse(Buffer.from(out.Body!).toString()) as { port: number; turns: number } };
+      };
+      const opened = await invoke('NEW_SESSION');
+      const id = opened.out.NewSessionId!.split(';')[0];
+      const ports = new Set<number>([opened.echo.port]);
+      for (let turn = 1; turn <= 6; turn++) {
+        const { echo } = await invoke(id);
+        expect(echo.turns).toBe(turn);
+        ports.add(echo.port);
+      }
+      expect(ports.size).toBe(1);
+      const closed = await invoke(id, { requestType: 'CLOSE' });
+      expect(closed.out.ClosedSessionId).toBe(id);
+      // Closed: no engine knows it any more, and the router no longer pins it.
+      await expect(invoke(id)).rejects.toMatchObject({ name: 'ModelError', OriginalStatusCode: 400 });
+    } finally {
+      container.killAll();
+      await container.exited;
+    }
+  });
+});
+
 describe('when the only engine of sagemaker mode answers /health slowly under load', () => {
   it('GIVEN health checks that time out THEN it stays admitted and serving (fail open); GIVEN an error status THEN it is ejected', async () => {
     const container = new ContainerProcess({
