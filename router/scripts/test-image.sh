@@ -105,7 +105,7 @@ for candidate in "$(npm config get cafile 2>/dev/null || true)" "${NODE_EXTRA_CA
   fi
 done
 registry=$(npm config get registry)
-key=$( (node --version; npm --version; echo "$registry"; if [ -n "$ca_file" ]; then sha256sum "$ca_file"; fi; docker image inspect -f '{{.Id}}' "$base_tag") | sha256sum | cut -c1-12)
+key=$( (echo npm-cache-v1; node --version; npm --version; echo "$registry"; if [ -n "$ca_file" ]; then sha256sum "$ca_file"; fi; docker image inspect -f '{{.Id}}' "$base_tag") | sha256sum | cut -c1-12)
 node_tag="prefix-router-test/node-stand-in:$(node --version)-$key"
 if ! docker image inspect "$node_tag" >/dev/null 2>&1; then
   t=$(now)
@@ -114,14 +114,22 @@ if ! docker image inspect "$node_tag" >/dev/null 2>&1; then
   cp "$node_bin" "$ctx/node"
   cp -r "$npm_dir" "$ctx/npm"
   if [ -n "$ca_file" ]; then cp "$ca_file" "$ctx/host-ca.pem"; else : >"$ctx/host-ca.pem"; fi
+  # The host's npm cache (filled by the `npm ci` before this), so the build stage's npm takes tarballs from it rather
+  # than downloading the lock again: faster, and proof against a registry download that stalls.
+  mkdir -p "$ctx/npm-cache"
+  host_cache=$(npm config get cache)/_cacache
+  if [ -d "$host_cache" ]; then cp -r "$host_cache" "$ctx/npm-cache/_cacache"; fi
   cat >"$ctx/Dockerfile" <<EOF
 ARG BASE
 FROM \${BASE}
 COPY node /usr/local/bin/node
 COPY npm /usr/local/lib/node_modules/npm
 COPY host-ca.pem /usr/local/share/prefix-router-test/host-ca.pem
+COPY npm-cache /root/.npm
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx
 ENV npm_config_registry=$registry \\
+    npm_config_prefer_offline=true \\
+    npm_config_fetch_timeout=60000 \\
     npm_config_update_notifier=false${ca_file:+ \\
     NODE_EXTRA_CA_CERTS=/usr/local/share/prefix-router-test/host-ca.pem \\
     npm_config_cafile=/usr/local/share/prefix-router-test/host-ca.pem}
@@ -134,11 +142,24 @@ fi
 t=$(now)
 (cd "$root" && npm run build --silent)
 say "npm run build: $(since "$t")"
+# One build, retried when it fails or runs past 15 minutes (a registry download that stalls; completed layers are
+# kept in the build cache, so a retry resumes after them). $1 tag, $2 context, $3 DOCKER_BUILDKIT, $4 log.
+build_router() {
+  local attempt progress=()
+  if [ "$3" = 1 ]; then progress=(--progress=plain); fi
+  for attempt in 1 2 3; do
+    if DOCKER_BUILDKIT=$3 timeout 900 "$docker_cli" build --network host "${progress[@]}" -f "$2/router/Dockerfile" \
+      --build-arg "BASE_IMAGE=$base_tag" --build-arg "NODE_IMAGE=$node_tag" -t "$1" "$2" >"$4" 2>&1; then
+      return 0
+    fi
+    say "build of $1 failed (attempt $attempt of 3): $(tail -3 "$4" | tr '\n' ' ')"
+  done
+  fail "docker build of $1 failed:
+$(tail -30 "$4")"
+}
+
 t=$(now)
-DOCKER_BUILDKIT=1 docker build --network host -f "$root/router/Dockerfile" \
-  --build-arg "BASE_IMAGE=$base_tag" --build-arg "NODE_IMAGE=$node_tag" -t prefix-router-test/router:checkout "$root" >"$work/build-checkout.log" 2>&1 ||
-  fail "docker build of the checkout failed:
-$(tail -30 "$work/build-checkout.log")"
+build_router prefix-router-test/router:checkout "$root" 1 "$work/build-checkout.log"
 checkout_build=$(since "$t")
 grep -o 'runs on this base (glibc [0-9.]*)' "$work/build-checkout.log" | head -1 | sed 's/^/test:image: the copied node /' || true
 say "checkout context built (BuildKit) in $checkout_build"
@@ -148,10 +169,7 @@ t=$(now)
 mkdir "$work/package"
 tar -C "$work/package" --strip-components=1 -xzf "$work"/cdk-prefix-aware-llm-*.tgz
 [ ! -e "$work/package/package-lock.json" ] || fail "the packed package unexpectedly ships package-lock.json"
-DOCKER_BUILDKIT=0 docker build --network host -f "$work/package/router/Dockerfile" \
-  --build-arg "BASE_IMAGE=$base_tag" --build-arg "NODE_IMAGE=$node_tag" -t prefix-router-test/router:package "$work/package" >"$work/build-package.log" 2>&1 ||
-  fail "docker build of the npm package failed:
-$(tail -30 "$work/build-package.log")"
+build_router prefix-router-test/router:package "$work/package" 0 "$work/build-package.log"
 package_build=$(since "$t")
 say "npm package context built (legacy builder) in $package_build"
 
