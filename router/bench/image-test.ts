@@ -489,6 +489,19 @@ async function imageSize(image: string): Promise<number> {
   return Number(await docker('image', 'inspect', '-f', '{{.Size}}', image));
 }
 
+/** The layers `image` adds on top of `base` that hold bytes, as [bytes, instruction], newest first. */
+async function addedLayers(image: string, base: string): Promise<Array<[number, string]>> {
+  const rows = async (ref: string): Promise<string[]> => (await docker('history', '--no-trunc', '--human=false', '--format', '{{.Size}}\t{{.CreatedBy}}', ref)).split('\n');
+  const mine = await rows(image);
+  const added = mine.slice(0, mine.length - (await rows(base)).length);
+  return added
+    .map((row): [number, string] => {
+      const [size, ...rest] = row.split('\t');
+      return [Number(size), rest.join('\t').replace(/\s*# buildkit$/, '').replace(/^\/bin\/sh -c #\(nop\)\s*/, '')];
+    })
+    .filter(([size]) => size > 0);
+}
+
 async function dump(c: Container): Promise<void> {
   const { stdout, stderr } = await c.logs().catch(() => ({ stdout: '', stderr: '' }));
   console.error(`--- container ${c.id.slice(0, 12)} stdout (last 4000 characters)\n${stdout.slice(-4000)}\n--- stderr\n${stderr.slice(-2000)}`);
@@ -502,6 +515,7 @@ async function main(): Promise<void> {
     const size = await imageSize(image);
     console.log(`test:image: ${image}: ${mib(size)}, of which the router adds ${mib(size - base)} to its base (${mib(base)})`);
   }
+  for (const [bytes, instruction] of await addedLayers(args.checkoutImage, args.baseImage)) console.log(`  ${mib(bytes).padStart(10)}  ${instruction.slice(0, 90)}`);
   await sagemakerMode(args.checkoutImage, args.label);
   await multiEngine(args.checkoutImage, args.label);
   await stopDuringStream(args.checkoutImage, args.label);
