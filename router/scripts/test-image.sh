@@ -63,7 +63,9 @@ export DOCKER="$docker_cli"
 
 # 2. A running engine.
 if ! docker info >/dev/null 2>&1; then
-  if [ "$(id -u)" != 0 ]; then fail "no Docker engine answers ($(docker info 2>&1 | tail -1)) and only root can start dockerd here"; fi
+  if [ "$(id -u)" != 0 ]; then
+    fail "no Docker engine answers ($( (docker version --format '{{.Server.Version}}' 2>&1 || true) | grep -m1 -i -E 'cannot|error|denied' || echo 'no answer')) and only root can start dockerd here"
+  fi
   say "starting dockerd"
   dockerd >"$work/dockerd.log" 2>&1 &
   dockerd_pid=$!
