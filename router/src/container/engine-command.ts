@@ -250,23 +250,5 @@ export function defaultEngineArgv(
   return [...DEFAULT_ENGINE_PROGRAM, '--host', '127.0.0.1', '--port', String(port), ...modelArgs, ...smVllmArgs(env, overrides), ...middleware];
 }
 
-/** A flag with a word that names a secret: `--api-key`, `--hf-token`, `--db-password` (not `--tokenizer-mode`). */
-const SECRET_FLAG = /^--?(?:[a-z0-9]+-)*(?:keys?|tokens?|secrets?|passwords?|credentials?)(?:-[a-z0-9]+)*$/i;
-
-/** The argv for logs: values of flags that look secret (`--api-key x`, `--hf-token=x`) replaced by `***`. */
-export function redactArgv(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i];
-    const eq = word.indexOf('=');
-    if (word.startsWith('-') && eq > 0 && SECRET_FLAG.test(word.slice(0, eq))) {
-      out.push(`${word.slice(0, eq)}=***`);
-    } else if (SECRET_FLAG.test(word) && i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
-      out.push(word, '***');
-      i++;
-    } else {
-      out.push(word);
-    }
-  }
-  return out;
-}
+/** The argv for logs (one home: common/redact.ts). */
+export { redactArgv } from '../common/redact';

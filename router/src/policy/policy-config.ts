@@ -1,3 +1,4 @@
+import { redactText } from '../common/redact';
 import {
   optionRule,
   optionValueValid,
@@ -36,12 +37,13 @@ export function formatProblem(problem: OptionProblem, optionLabel: string = prob
   return `${optionLabel} ${problem.rule} (got ${describeValue(problem.got)})`;
 }
 
+/** A value as an error message shows it, secret-shaped parts redacted (a backend URL with a password, a token flag). */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return JSON.stringify(redactText(value));
   if (value === undefined) return 'nothing';
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
   try {
-    const json = JSON.stringify(value);
+    const json = redactText(JSON.stringify(value));
     return json.length > 80 ? `${json.slice(0, 77)}...` : json;
   } catch {
     return typeof value;
