@@ -37,6 +37,15 @@ export interface LimitOptions {
   readonly upstreamHeadersTimeoutMs: number;
   /** The backend may be silent mid-body for at most this long. */
   readonly upstreamBodyTimeoutMs: number;
+  /**
+   * A client that has not read what the router buffered for it (its socket full) for this long is cut and its
+   * upstream request aborted, so unread streams never hold engine connections. 0 = never.
+   */
+  readonly clientDrainTimeoutMs: number;
+  /** Routed requests in flight at once; more get 503 overloaded with Retry-After. 0 = no cap. */
+  readonly maxInFlight: number;
+  /** Routed requests in flight at once per client (its API key, else its address); more get 429. 0 = no cap. */
+  readonly maxInFlightPerClient: number;
 }
 
 /** What startRouter takes. Only `backends` is required. */
@@ -146,6 +155,9 @@ export const ROUTER_DEFAULTS = {
     bodyTimeoutMs: 30_000,
     upstreamHeadersTimeoutMs: 600_000,
     upstreamBodyTimeoutMs: 300_000,
+    clientDrainTimeoutMs: 300_000,
+    maxInFlight: 0,
+    maxInFlightPerClient: 0,
   } as LimitOptions,
   maxConnectionsPerBackend: 1024,
   shutdownGraceMs: 25_000,
@@ -172,6 +184,9 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.bodyTimeoutMs': { min: 100, max: 3_600_000 },
   'limits.upstreamHeadersTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
+  'limits.clientDrainTimeoutMs': { min: 0, max: 86_400_000 },
+  'limits.maxInFlight': { min: 0, max: 1_000_000 },
+  'limits.maxInFlightPerClient': { min: 0, max: 1_000_000 },
   maxConnectionsPerBackend: { min: 1, max: 65536 },
   shutdownGraceMs: { min: 0, max: 3_600_000 },
   publishStateMs: { min: 0, max: 10_000 },

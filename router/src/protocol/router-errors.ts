@@ -13,7 +13,7 @@ export interface ErrorSpec {
   /** OpenAI-style error type. */
   readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error';
   /** The SageMaker runtime exception the AWS SDK maps this to. */
-  readonly awsErrorType: 'ValidationError' | 'AccessDeniedException' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
+  readonly awsErrorType: 'ValidationError' | 'AccessDeniedException' | 'ThrottlingException' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
   /** When it happens (rendered into docs/errors.md). */
   readonly when: string;
 }
@@ -91,6 +91,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'The request headers are larger than Node\'s limit (16 KiB by default, `--max-http-header-size`) or too many; the connection is closed.',
   },
+  too_many_requests: {
+    status: 429,
+    type: 'invalid_request_error',
+    awsErrorType: 'ThrottlingException',
+    when: 'The client (its API key, else its address) already has `maxInFlightPerClient` routed requests in flight. Answered before the body is read, with `Retry-After: 1`.',
+  },
   model_error: {
     status: 424,
     type: 'upstream_error',
@@ -126,6 +132,12 @@ export const ROUTER_ERRORS = {
     type: 'server_error',
     awsErrorType: 'ServiceUnavailable',
     when: 'Health checks have ejected every backend (or none has passed its first check yet). Comes with `Retry-After`.',
+  },
+  overloaded: {
+    status: 503,
+    type: 'server_error',
+    awsErrorType: 'ServiceUnavailable',
+    when: 'The router already has `maxInFlight` routed requests in flight. Answered before the body is read, with `Retry-After: 1`.',
   },
   shutting_down: {
     status: 503,

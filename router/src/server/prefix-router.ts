@@ -161,6 +161,9 @@ export class PrefixRouter implements RunningRouter {
   /** The key sent to engines (upstreamApiKeyFile). */
   private readonly upstreamKey: UpstreamKey | undefined;
   private readonly adminServer: Server | undefined;
+  /** Routed requests in flight, in total and per client (limits.maxInFlight / maxInFlightPerClient). */
+  private routedInFlight = 0;
+  private readonly inFlightByClient = new Map<string, number>();
   private adminAddress: AddressInfo | undefined;
 
   constructor(
@@ -397,6 +400,7 @@ export class PrefixRouter implements RunningRouter {
       if ((route.kind === 'chat' || route.kind === 'completions') && !isJsonContentType(req.headers['content-type'])) {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
+      this.admitRouted(req, res);
       const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs);
       const parsed = parseRoutedRequest(route, body, req.headers);
       await this.routeAndProxy(req, res, route, parsed, body);
@@ -433,6 +437,37 @@ export class PrefixRouter implements RunningRouter {
     if (keys.match(presentedKey(req.headers)) < 0) {
       throw new RouterError('unauthorized', 'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)', { authenticate: 'Bearer' });
     }
+  }
+
+  /**
+   * Counts a routed request against the in-flight caps until its response closes, or refuses it (before its
+   * body is read): 503 overloaded past maxInFlight, 429 too_many_requests past maxInFlightPerClient.
+   */
+  private admitRouted(req: IncomingMessage, res: ServerResponse): void {
+    const { maxInFlight, maxInFlightPerClient } = this.config.limits;
+    if (maxInFlight === 0 && maxInFlightPerClient === 0) return;
+    if (maxInFlight > 0 && this.routedInFlight >= maxInFlight) {
+      throw new RouterError('overloaded', `the router has ${maxInFlight} requests in flight, its limit`, { retryAfterSeconds: 1 });
+    }
+    const client = this.clientOf(req);
+    const mine = this.inFlightByClient.get(client) ?? 0;
+    if (maxInFlightPerClient > 0 && mine >= maxInFlightPerClient) {
+      throw new RouterError('too_many_requests', `this client has ${maxInFlightPerClient} requests in flight, its limit`, { retryAfterSeconds: 1 });
+    }
+    this.routedInFlight++;
+    this.inFlightByClient.set(client, mine + 1);
+    res.once('close', () => {
+      this.routedInFlight--;
+      const left = (this.inFlightByClient.get(client) ?? 1) - 1;
+      if (left <= 0) this.inFlightByClient.delete(client);
+      else this.inFlightByClient.set(client, left);
+    });
+  }
+
+  /** Who a request counts against: its API key's identity when keys are required, else its address. */
+  private clientOf(req: IncomingMessage): string {
+    const key = this.apiKeys === undefined ? undefined : presentedKey(req.headers);
+    return key !== undefined ? `key:${KeyRing.identity(key)}` : `addr:${req.socket.remoteAddress ?? ''}`;
   }
 
   /**

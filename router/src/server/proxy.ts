@@ -159,10 +159,31 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
     let errorBodyBytes = 0;
 
     const onAbort = (): void => controller?.abort(new ClientGoneAbort());
-    const onDrain = (): void => controller?.resume();
+    /** Set while the client's socket is full and the upstream paused: fires after clientDrainTimeoutMs. */
+    let drainTimer: NodeJS.Timeout | undefined;
+    const onDrain = (): void => {
+      if (drainTimer !== undefined) {
+        clearTimeout(drainTimer);
+        drainTimer = undefined;
+      }
+      controller?.resume();
+    };
+    const pauseForClient = (c: Dispatcher.DispatchController): void => {
+      c.pause();
+      const limit = f.limits.clientDrainTimeoutMs;
+      if (limit > 0 && drainTimer === undefined) {
+        drainTimer = setTimeout(() => {
+          // The client reads nothing: cut it, which aborts the upstream request (clientGone) and frees the connection.
+          drainTimer = undefined;
+          res.destroy();
+        }, limit);
+        drainTimer.unref();
+      }
+    };
     const settle = (outcome: OutcomeStatus | undefined, error?: unknown): void => {
       if (settled) return;
       settled = true;
+      if (drainTimer !== undefined) clearTimeout(drainTimer);
       f.clientGone.onAbort(undefined);
       res.off('drain', onDrain);
       if (outcome === undefined) reject(error);
@@ -217,7 +238,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         f.usage?.push(chunk);
         const bytes = aligner === undefined ? chunk : aligner.push(chunk);
         if (bytes.length === 0) return;
-        if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) c.pause();
+        if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) pauseForClient(c);
       },
       onResponseEnd() {
         if (errorBody !== undefined) {
