@@ -43,7 +43,15 @@ export const AWS_SHORT_CONTEXT: PublishedFigures = {
  */
 export const TOLERANCE_POINTS = 2;
 
-export function withinPublished(value: number | null, range: PublishedRange, tolerance = TOLERANCE_POINTS): boolean {
+/**
+ * The tolerance for one published figure: TOLERANCE_POINTS, but never more than a quarter of the figure's
+ * magnitude, so a small figure (+1.7…2.0 % throughput) is not "reproduced" by a simulated 0 % or by the wrong sign.
+ */
+export function toleranceFor(range: PublishedRange): number {
+  return Math.min(TOLERANCE_POINTS, Math.abs(range.min + range.max) / 8);
+}
+
+export function withinPublished(value: number | null, range: PublishedRange, tolerance = toleranceFor(range)): boolean {
   return value !== null && Number.isFinite(value) && value >= range.min - tolerance && value <= range.max + tolerance;
 }
 

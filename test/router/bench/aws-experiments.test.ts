@@ -1,4 +1,4 @@
-import { AWS_LONG_CONTEXT, AWS_SHORT_CONTEXT, reproducedBand, thresholdPerInstanceLoad, TOLERANCE_POINTS, verdictOf, withinPublished } from '../../../router/bench/aws-experiments';
+import { AWS_LONG_CONTEXT, AWS_SHORT_CONTEXT, reproducedBand, thresholdPerInstanceLoad, toleranceFor, TOLERANCE_POINTS, verdictOf, withinPublished } from '../../../router/bench/aws-experiments';
 
 describe('when a simulated figure is checked against a published range', () => {
   const p90 = AWS_LONG_CONTEXT.ttftP90; // −37 … −33 %
@@ -60,5 +60,23 @@ describe('when the band of settings that reproduce a figure is read off a sweep'
   });
   test('GIVEN it holds nowhere THEN there is no band', () => {
     expect(reproducedBand(points, () => false)).toBeNull();
+  });
+});
+
+describe('when the published figure is small', () => {
+  const throughput = AWS_SHORT_CONTEXT.throughput; // +1.7 … +2.0 %
+  test.each([
+    [0, false],
+    [1.7 - 0.4625 - 0.01, false],
+    [1.7 - 0.4625, true],
+    [2 + 0.4625, true],
+    [2 + 0.4625 + 0.01, false],
+  ])('GIVEN Δ throughput %p %% against AWS short-context +1.7…2.0 %% THEN reproduced is %p (tolerance a quarter of the figure, not 2 points)', (value, expected) => {
+    expect(toleranceFor(throughput)).toBeCloseTo(0.4625, 10);
+    expect(withinPublished(value, throughput)).toBe(expected);
+  });
+
+  test('GIVEN a large figure THEN the tolerance is the full 2 points', () => {
+    expect(toleranceFor(AWS_LONG_CONTEXT.ttftP90)).toBe(TOLERANCE_POINTS);
   });
 });
