@@ -4,15 +4,19 @@
  *
  * Scenarios, each on 7 × p5-llama-3.1-70b engine models with cold caches per strategy:
  *   1. long-context — AWS's shape: ~8,000-token prompts in groups sharing 7,000-token prefixes; closed loop of
- *      64 clients, one simulated hour of sending.
- *   2. short-chat — multi-turn conversations whose history grows, open loop, one simulated hour; shows how
- *      prefixLength decides whether a conversation keeps its instance.
+ *      64 clients, one simulated hour of sending; then the same replica with ConcurrencyThreshold swept (and the
+ *      sample notebook's threshold at other client counts), charted in docs/aws-threshold-sweep.svg.
+ *   2. short-chat — AWS's short-context experiment: multi-turn conversations whose history grows, 30 simulated
+ *      minutes, open loop and closed loop; shows how prefixLength decides whether a conversation keeps its instance.
  *   3. sensitivity — long-context at other loads and output lengths (random vs sagemaker-prefix-aware only).
  *   4. variance sources — the replica with each source of real-fleet variance switched on alone, to show how
  *      each moves the deltas against RANDOM (random vs sagemaker-prefix-aware only).
  *
- *   npm run bench:sim [-- --quick]      (--quick: 10 simulated minutes instead of an hour, for a smoke run)
- *   npm run bench:sim -- --from-reports  (rewrite docs/benchmarks.md from the last run's reports/bench-sim/, no simulation)
+ *   npm run bench:sim [-- --quick] [--jobs N]  (--quick: 10 simulated minutes instead of an hour, for a smoke run;
+ *                                              --jobs: strategies simulated at once, default min(2, cores))
+ *   npm run bench:sim -- --from-reports  (rewrite docs/benchmarks.md and the chart from the last run's reports/bench-sim/, no simulation)
+ *
+ * It writes only the part of docs/benchmarks.md between its markers; other commands' sections stay.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
