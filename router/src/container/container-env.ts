@@ -30,6 +30,14 @@ export interface ContainerSettings {
   /** First restart delay after an engine exits; doubles per consecutive failure up to the maximum. */
   readonly restartBackoffMs: number;
   readonly restartBackoffMaxMs: number;
+  /**
+   * Exits of an engine that has not yet passed a health check after which the container gives up and exits 1 with
+   * the engine's last lines, so SageMaker fails the deployment at once instead of waiting out its start-up health
+   * check timeout on every instance.
+   */
+  readonly engineStartAttempts: number;
+  /** SAGEMAKER_SAFE_PORT_RANGE, when set: the ports SageMaker leaves to the container's own processes. */
+  readonly safePortRange: { readonly min: number; readonly max: number } | undefined;
   readonly emf: {
     readonly enabled: boolean;
     readonly intervalMs: number;
@@ -47,6 +55,7 @@ export const CONTAINER_ENV = {
   engineStopTimeoutMs: 'PREFIX_ROUTER_ENGINE_STOP_TIMEOUT_MS',
   restartBackoffMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MS',
   restartBackoffMaxMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MAX_MS',
+  engineStartAttempts: 'PREFIX_ROUTER_ENGINE_START_ATTEMPTS',
   emf: 'PREFIX_ROUTER_EMF',
   emfIntervalMs: 'PREFIX_ROUTER_EMF_INTERVAL_MS',
   emfNamespace: 'PREFIX_ROUTER_EMF_NAMESPACE',
@@ -57,6 +66,8 @@ export const CONTAINER_ENV = {
   shutdownGraceMs: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS',
   backends: 'PREFIX_ROUTER_BACKENDS',
   sagemakerPort: 'SAGEMAKER_BIND_TO_PORT',
+  safePortRange: 'SAGEMAKER_SAFE_PORT_RANGE',
+  healthTimeoutMs: 'PREFIX_ROUTER_HEALTH_TIMEOUT_MS',
 } as const;
 
 export const CONTAINER_DEFAULTS = {
@@ -69,6 +80,14 @@ export const CONTAINER_DEFAULTS = {
   engineStopTimeoutMs: 5_000,
   restartBackoffMs: 1_000,
   restartBackoffMaxMs: 30_000,
+  /** vLLM's own start-up retries are none; three failed starts in a row without ever answering /health is a broken model or config, not bad luck. */
+  engineStartAttempts: 3,
+  /**
+   * sagemaker mode's router health timeout: vLLM answers /health on the same event loop that tokenizes and streams
+   * every request, so a loaded engine answers late; 10 s (the router's default is 1 s) with the default 3 checks
+   * every 2 s keeps a busy engine admitted, and timeouts alone never eject it there (fail open).
+   */
+  sagemakerHealthTimeoutMs: 10_000,
   emfIntervalMs: 60_000,
   emfNamespace: 'PrefixRouter',
   emfEndpointName: 'local',
@@ -82,6 +101,7 @@ export const CONTAINER_RANGES = {
   engineStopTimeoutMs: { min: 100, max: 30_000 },
   restartBackoffMs: { min: 100, max: 600_000 },
   restartBackoffMaxMs: { min: 100, max: 3_600_000 },
+  engineStartAttempts: { min: 1, max: 100 },
   emfIntervalMs: { min: 100, max: 3_600_000 },
   shutdownGraceMs: { min: 0, max: 3_600_000 },
 } as const;
@@ -149,6 +169,25 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
 
   const engineCommand = value(env, V.engineCommand);
 
+  // SageMaker's SAGEMAKER_SAFE_PORT_RANGE ("XXXX-YYYY"): internal ports go there unless a base port is given.
+  const safeRaw = value(env, V.safePortRange);
+  let safePortRange: { min: number; max: number } | undefined;
+  if (safeRaw !== undefined) {
+    const m = /^(\d{1,5})-(\d{1,5})$/.exec(safeRaw);
+    const lo = m ? Number(m[1]) : NaN;
+    const hi = m ? Number(m[2]) : NaN;
+    if (!m || lo < 1 || hi > 65535 || lo > hi) problems.push(`${V.safePortRange} must be two ports LOW-HIGH with 1 <= LOW <= HIGH <= 65535 (got ${describeValue(safeRaw)})`);
+    else safePortRange = { min: lo, max: hi };
+  }
+  const engineCount = engines ?? 1;
+  if (safePortRange !== undefined && basePortRaw === undefined) {
+    if (safePortRange.max - safePortRange.min + 1 < engineCount) {
+      problems.push(`${V.safePortRange} must hold a port for each of the ${engineCount} engines (got ${describeValue(safeRaw)})`);
+    } else engineBasePort = safePortRange.min;
+  } else if (safePortRange !== undefined && engineBasePort > 0 && (engineBasePort < safePortRange.min || engineBasePort + engineCount - 1 > safePortRange.max)) {
+    warnings.push(`${V.engineBasePort}=${engineBasePort} puts the engines outside ${V.safePortRange} (${safeRaw}), which SageMaker keeps free for the container's own processes`);
+  }
+
   const routerPort = integer(env, V.port, R.port, problems);
   const sagemakerPort = integer(env, V.sagemakerPort, { min: 1, max: 65535 }, problems);
   const port = routerPort ?? sagemakerPort ?? D.port;
@@ -168,6 +207,7 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
     warnings.push(`${V.shutdownGraceMs} (${shutdownGraceMs}) + ${V.engineStopTimeoutMs} (${engineStopTimeoutMs}) reach SageMaker's ${SAGEMAKER_STOP_DEADLINE_MS} ms stop deadline: on SageMaker, engines may be killed before they stop cleanly`);
   }
 
+  const engineStartAttempts = integer(env, V.engineStartAttempts, R.engineStartAttempts, problems) ?? D.engineStartAttempts;
   const restartBackoffMs = integer(env, V.restartBackoffMs, R.restartBackoffMs, problems) ?? D.restartBackoffMs;
   const restartBackoffMaxMs = integer(env, V.restartBackoffMaxMs, R.restartBackoffMaxMs, problems) ?? Math.max(D.restartBackoffMaxMs, restartBackoffMs);
   if (restartBackoffMaxMs < restartBackoffMs) {
@@ -202,6 +242,8 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
       engineStopTimeoutMs,
       restartBackoffMs,
       restartBackoffMaxMs,
+      engineStartAttempts,
+      safePortRange,
       emf: { enabled: emfEnabled, intervalMs: emfIntervalMs, namespace, endpointName },
     },
     warnings,

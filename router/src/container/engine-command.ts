@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+
 /**
  * How one engine process is started: an argv, never a shell line, so signals reach the engine itself.
  *
@@ -92,8 +94,89 @@ export function flagForSmVllmVariable(name: string): string {
 }
 
 /**
- * vLLM flags from the SM_VLLM_* variables, in name order (deterministic argv), without the ones the container
- * owns. `overrides` replace or add flags (e.g. tensor-parallel-size in multi-engine mode).
+ * Flags whose value vLLM takes as one word even when it is a JSON array (typed json.loads, or `action="append"`
+ * for --middleware); the DLC's sagemaker_args.py keeps these whole too.
+ */
+const SINGLE_WORD_FLAGS = new Set(['allowed-origins', 'allowed-methods', 'allowed-headers', 'middleware']);
+
+/** One element of a JSON-array value as one argv word, as the DLC renders it. */
+function jsonElementWord(element: unknown): string {
+  if (element === null) return '';
+  if (typeof element === 'object') return JSON.stringify(element);
+  return String(element);
+}
+
+/** `{...} {...}`: the objects of a whitespace-separated run of JSON objects, or undefined if the value is not one. */
+export function jsonObjectSequence(value: string): Array<Record<string, unknown>> | undefined {
+  const objects: Array<Record<string, unknown>> = [];
+  let i = 0;
+  while (i < value.length) {
+    if (value[i] !== '{') return undefined;
+    // Find the brace closing this object, skipping strings; JSON.parse then checks the text.
+    let depth = 0;
+    let end = -1;
+    for (let j = i, inString = false; j < value.length; j++) {
+      const c = value[j];
+      if (inString) {
+        if (c === '\\') j++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{' || c === '[') depth++;
+      else if (c === '}' || c === ']') {
+        depth--;
+        if (depth === 0) {
+          end = j;
+          break;
+        }
+      }
+    }
+    if (end < 0) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value.slice(i, end + 1));
+    } catch {
+      return undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    objects.push(parsed as Record<string, unknown>);
+    i = end + 1;
+    while (i < value.length && /\s/.test(value[i])) i++;
+  }
+  return objects.length > 0 ? objects : undefined;
+}
+
+/**
+ * The words after `--flag` for one SM_VLLM_* value, the DLC's way (aws/deep-learning-containers
+ * scripts/docker/vllm/sagemaker_args.py): `true` or empty → the bare flag ([]); `false` → no flag (undefined); a
+ * JSON array → one word per element (an empty array → no flag), except for the flags vLLM takes whole; several
+ * JSON objects separated by spaces → one word per object; anything else → the value as one word.
+ */
+export function smVllmValueWords(flag: string, value: string): string[] | undefined {
+  const trimmed = value.trim();
+  const lowered = trimmed.toLowerCase();
+  if (lowered === 'true' || trimmed === '') return [];
+  if (lowered === 'false') return undefined;
+  if (SINGLE_WORD_FLAGS.has(flag)) return [value];
+  if (trimmed.startsWith('[') && trimmed.endsWith(']')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      return [value];
+    }
+    if (!Array.isArray(parsed)) return [value];
+    return parsed.length === 0 ? undefined : parsed.map(jsonElementWord);
+  }
+  if (trimmed.startsWith('{') && trimmed.endsWith('}')) {
+    const objects = jsonObjectSequence(trimmed);
+    if (objects !== undefined && objects.length > 1) return objects.map((o) => JSON.stringify(o));
+  }
+  return [value];
+}
+
+/**
+ * vLLM flags from the SM_VLLM_* variables, in name order (deterministic argv, the DLC sorts too), without the ones
+ * the container owns. `overrides` replace or add flags (e.g. tensor-parallel-size in multi-engine mode).
  */
 export function smVllmArgs(env: Readonly<Record<string, string | undefined>>, overrides: Readonly<Record<string, string>> = {}): string[] {
   const flags = new Map<string, string>();
@@ -105,19 +188,66 @@ export function smVllmArgs(env: Readonly<Record<string, string | undefined>>, ov
   for (const [flag, v] of Object.entries(overrides)) flags.set(flag, v);
   const args: string[] = [];
   for (const [flag, v] of flags) {
-    const trimmed = v.trim();
-    if (trimmed.toLowerCase() === 'false') continue;
-    args.push(`--${flag}`);
-    if (trimmed !== '' && trimmed.toLowerCase() !== 'true') args.push(v);
+    const words = smVllmValueWords(flag, v);
+    if (words === undefined) continue;
+    args.push(`--${flag}`, ...words);
   }
   return args;
 }
 
-/** The DLC's server on 127.0.0.1:{port}. */
-export function defaultEngineArgv(env: Readonly<Record<string, string | undefined>>, port: number, tensorParallelSize: number | undefined): string[] {
+/** Where the DLC's entrypoint looks for the model when SM_VLLM_MODEL is not set. */
+export const SAGEMAKER_MODEL_DIR = '/opt/ml/model';
+/** The DLC's routing middleware (X-Amzn-SageMaker-Custom-Attributes: route=/path), present in its SageMaker images. */
+export const DLC_ROUTE_MIDDLEWARE_FILE = '/usr/local/bin/sagemaker_serve.py';
+export const DLC_ROUTE_MIDDLEWARE = 'sagemaker_serve.SageMakerRouteMiddleware';
+
+/** What the DLC's entrypoint looks at on disk, read once at start (tests pass their own). */
+export interface DlcFiles {
+  /** SAGEMAKER_MODEL_DIR exists and is not empty (SageMaker put the ModelDataUrl there). */
+  readonly modelDirHasFiles: boolean;
+  /** DLC_ROUTE_MIDDLEWARE_FILE exists. */
+  readonly routeMiddleware: boolean;
+}
+
+/** Reads DlcFiles from this container's disk. */
+export function readDlcFiles(): DlcFiles {
+  let modelDirHasFiles = false;
+  try {
+    modelDirHasFiles = readdirSync(SAGEMAKER_MODEL_DIR).length > 0;
+  } catch {
+    // absent
+  }
+  return { modelDirHasFiles, routeMiddleware: existsSync(DLC_ROUTE_MIDDLEWARE_FILE) };
+}
+
+export type ModelSource = 'SM_VLLM_MODEL' | 'model-dir' | 'HF_MODEL_ID';
+
+/**
+ * The model the default engine serves, in the DLC's order: SM_VLLM_MODEL, else a non-empty /opt/ml/model, else
+ * HF_MODEL_ID; undefined when none is given (the DLC then starts vLLM on vLLM's own default model; we refuse).
+ */
+export function resolveModel(env: Readonly<Record<string, string | undefined>>, files: DlcFiles): { model: string; source: ModelSource } | undefined {
+  const explicit = env.SM_VLLM_MODEL ?? '';
+  if (explicit !== '') return { model: explicit, source: 'SM_VLLM_MODEL' };
+  if (files.modelDirHasFiles) return { model: SAGEMAKER_MODEL_DIR, source: 'model-dir' };
+  const hf = env.HF_MODEL_ID ?? '';
+  if (hf !== '') return { model: hf, source: 'HF_MODEL_ID' };
+  return undefined;
+}
+
+/** The DLC's server on 127.0.0.1:{port}: the model as the DLC resolves it, the SM_VLLM_* flags, its middleware. */
+export function defaultEngineArgv(
+  env: Readonly<Record<string, string | undefined>>,
+  port: number,
+  tensorParallelSize: number | undefined,
+  files: DlcFiles = { modelDirHasFiles: false, routeMiddleware: false },
+): string[] {
   const overrides: Record<string, string> = {};
   if (tensorParallelSize !== undefined) overrides['tensor-parallel-size'] = String(tensorParallelSize);
-  return [...DEFAULT_ENGINE_PROGRAM, '--host', '127.0.0.1', '--port', String(port), ...smVllmArgs(env, overrides)];
+  const model = resolveModel(env, files);
+  const modelArgs = model !== undefined && model.source !== 'SM_VLLM_MODEL' ? ['--model', model.model] : [];
+  const middleware = files.routeMiddleware ? ['--middleware', DLC_ROUTE_MIDDLEWARE] : [];
+  return [...DEFAULT_ENGINE_PROGRAM, '--host', '127.0.0.1', '--port', String(port), ...modelArgs, ...smVllmArgs(env, overrides), ...middleware];
 }
 
 /** A flag with a word that names a secret: `--api-key`, `--hf-token`, `--db-password` (not `--tokenizer-mode`). */

@@ -1,5 +1,5 @@
 import { CONTAINER_ENV, ContainerConfigError, type ContainerSettings } from './container-env';
-import { defaultEngineArgv, engineCommandProblems, renderCommandTemplate } from './engine-command';
+import { defaultEngineArgv, engineCommandProblems, readDlcFiles, renderCommandTemplate, resolveModel, SAGEMAKER_MODEL_DIR, type DlcFiles } from './engine-command';
 import type { GpuInventory } from './gpu-inventory';
 
 /**
@@ -26,7 +26,12 @@ export function engineName(index: number): string {
 }
 
 /** Problems with the command or GPUs that only show once the GPUs are known; empty when the plan can be made. */
-export function enginePlanProblems(settings: ContainerSettings, gpus: GpuInventory, env: Readonly<Record<string, string | undefined>>): string[] {
+export function enginePlanProblems(
+  settings: ContainerSettings,
+  gpus: GpuInventory,
+  env: Readonly<Record<string, string | undefined>>,
+  files: DlcFiles = readDlcFiles(),
+): string[] {
   const problems: string[] = [];
   const count = gpus.ids.length;
   if (settings.engineCommand !== undefined) {
@@ -37,7 +42,9 @@ export function enginePlanProblems(settings: ContainerSettings, gpus: GpuInvento
         `the default engine (vLLM) needs GPUs, but none were found (${gpus.note ?? `source ${gpus.source}`}); set ${CONTAINER_ENV.gpus}, or ${CONTAINER_ENV.engineCommand} for an engine without GPUs (got 0 GPUs)`,
       );
     }
-    if ((env.SM_VLLM_MODEL ?? '').trim() === '') problems.push('SM_VLLM_MODEL must name the model the default engine (vLLM) serves (got nothing)');
+    if (resolveModel(env, files) === undefined) {
+      problems.push(`the default engine (vLLM) needs a model: set SM_VLLM_MODEL or HF_MODEL_ID, or put the model in ${SAGEMAKER_MODEL_DIR} (got none of them)`);
+    }
   }
   if (settings.mode === 'multi-engine' && count > 0) {
     if (count % settings.engines !== 0 || count < settings.engines) {
@@ -68,8 +75,9 @@ export function planEngines(
   gpus: GpuInventory,
   ports: readonly number[],
   env: Readonly<Record<string, string | undefined>>,
+  files: DlcFiles = readDlcFiles(),
 ): EngineSpec[] {
-  const problems = enginePlanProblems(settings, gpus, env);
+  const problems = enginePlanProblems(settings, gpus, env, files);
   if (problems.length > 0) throw new ContainerConfigError(problems);
   const perEngine = settings.mode === 'multi-engine' ? gpus.ids.length / settings.engines : gpus.ids.length;
   const configuredTp = Number((env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? '').trim());
@@ -81,7 +89,7 @@ export function planEngines(
     const argv =
       settings.engineCommand !== undefined
         ? renderCommandTemplate(settings.engineCommand, { port: String(port), gpus: gpuIds.join(','), index: String(index), tp: String(tensorParallelSize) })
-        : defaultEngineArgv(env, port, settings.mode === 'multi-engine' ? tensorParallelSize : undefined);
+        : defaultEngineArgv(env, port, settings.mode === 'multi-engine' ? tensorParallelSize : undefined, files);
     return {
       index,
       name: engineName(index),

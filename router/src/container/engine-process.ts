@@ -15,7 +15,33 @@ export interface EngineProcessOptions {
   readonly log: Logger;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /**
+   * How long after the engine's exit its output may stay open before the run counts as ended anyway: a descendant
+   * outside its process group (a daemonized helper) can hold the pipes for ever, and must not stall the restart or
+   * the shutdown. Default ENGINE_OUTPUT_CLOSE_WAIT_MS.
+   */
+  readonly outputCloseWaitMs?: number;
+  /** Told every exit the engine did not ask for (not after stop()), after its restart was scheduled. */
+  readonly onExit?: (exit: EngineExit) => void;
 }
+
+/** One unrequested end of an engine run. */
+export interface EngineExit {
+  readonly engine: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Set when the program could not be started at all (ENOENT, EACCES). */
+  readonly error?: string;
+  readonly ranMs: number;
+  /** The engine's last output lines (both streams, without the prefix), oldest first. */
+  readonly lastLines: readonly string[];
+}
+
+/** Default of EngineProcessOptions.outputCloseWaitMs: what a process needs to flush and close its pipes. */
+export const ENGINE_OUTPUT_CLOSE_WAIT_MS = 2_000;
+/** Output lines of an engine kept for the report of an engine that keeps failing (each cut at 2,000 characters). */
+export const ENGINE_LAST_LINES = 40;
+const LAST_LINE_MAX_CHARS = 2_000;
 
 /**
  * One supervised engine: a child process in its own process group (so a tensor-parallel engine's worker
@@ -32,6 +58,7 @@ export class EngineProcess {
   /** Process ids of every run, for tests and the exit-time sweep. */
   readonly pids: number[] = [];
   restarts = 0;
+  private readonly tail: string[] = [];
 
   constructor(
     readonly spec: EngineSpec,
@@ -48,6 +75,11 @@ export class EngineProcess {
     return this.child !== undefined;
   }
 
+  /** The engine's last output lines (both streams, without the prefix), oldest first; kept across restarts. */
+  lastLines(): string[] {
+    return [...this.tail];
+  }
+
   start(): void {
     if (this.stopping || this.child !== undefined) return;
     const [program, ...args] = this.spec.argv;
@@ -59,17 +91,32 @@ export class EngineProcess {
     this.child = child;
     this.startedAt = Date.now();
     const prefix = `[${this.spec.name}] `;
-    const out = new LinePrefixer(prefix, this.options.stdout);
-    const err = new LinePrefixer(prefix, this.options.stderr);
+    const keep = (text: string): void => {
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        this.tail.push(line.slice(prefix.length, prefix.length + LAST_LINE_MAX_CHARS));
+        if (this.tail.length > ENGINE_LAST_LINES) this.tail.shift();
+      }
+    };
+    const out = new LinePrefixer(prefix, (t) => {
+      keep(t);
+      this.options.stdout(t);
+    });
+    const err = new LinePrefixer(prefix, (t) => {
+      keep(t);
+      this.options.stderr(t);
+    });
     child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
     if (child.pid !== undefined) this.pids.push(child.pid);
     let resolveExited!: () => void;
     this.exited = new Promise((resolve) => (resolveExited = resolve));
     let done = false;
+    let closeWait: NodeJS.Timeout | undefined;
     const finish = (code: number | null, signal: NodeJS.Signals | null, error?: Error): void => {
       if (done) return;
       done = true;
+      if (closeWait !== undefined) clearTimeout(closeWait);
       out.end();
       err.end();
       this.child = undefined;
@@ -88,6 +135,7 @@ export class EngineProcess {
           this.restarts++;
           this.start();
         }, restartInMs);
+        this.options.onExit?.({ engine: this.spec.name, code, signal, error: error?.message, ranMs, lastLines: this.lastLines() });
       }
       resolveExited();
     };
@@ -95,9 +143,20 @@ export class EngineProcess {
       // Spawn failures (ENOENT, EACCES) come without an 'exit' event.
       if (child.pid === undefined) finish(null, null, error);
     });
-    // Workers of the engine may hold its stdout open after it died: kill its group on 'exit', so 'close' follows.
-    child.once('exit', () => {
+    // The run ends at the engine's exit. Its workers may hold its output open: SIGKILL its group so the pipes close,
+    // and wait for that at most outputCloseWaitMs (a descendant outside the group may hold them for ever).
+    child.once('exit', (code, signal) => {
       if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL');
+      const waitMs = this.options.outputCloseWaitMs ?? ENGINE_OUTPUT_CLOSE_WAIT_MS;
+      closeWait = setTimeout(() => {
+        this.options.log.warn(
+          { engine: this.spec.name, pid: child.pid, afterMs: waitMs },
+          "engine exited but its output is still open (held by a process outside its group); counting it as ended",
+        );
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, signal);
+      }, waitMs);
     });
     child.once('close', (code, signal) => finish(code, signal));
     this.options.log.info(

@@ -1,11 +1,11 @@
 import pino, { type Logger } from 'pino';
 import { CONFIG_FILE_ENV, loadRouterConfig, RouterConfigError, type RouterConfig } from '../config';
 import { startRouterWithConfig, type RunningRouter } from '../server';
-import { CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
+import { CONTAINER_DEFAULTS, CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
 import { EmfEmitter } from './emf-emitter';
 import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
 import { enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
-import { EngineProcess } from './engine-process';
+import { EngineProcess, type EngineExit } from './engine-process';
 import { freePorts } from './free-ports';
 import { detectGpus } from './gpu-inventory';
 
@@ -28,6 +28,11 @@ export interface RunningContainer {
   shutdown(): Promise<void>;
   /** SIGKILL every engine now (synchronous). */
   killEngines(): void;
+  /**
+   * Resolves (never rejects) with the reason the container must exit non-zero: an engine that never became healthy
+   * exited PREFIX_ROUTER_ENGINE_START_ATTEMPTS times in a row. Stays pending otherwise.
+   */
+  readonly fatal: Promise<string>;
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
@@ -45,6 +50,11 @@ export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSet
   };
   // Only a container default: a value the user set goes to the router as it is (and is validated there).
   if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '') routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
+  // The only engine of sagemaker mode answers /health late when loaded: a longer timeout (and, in startContainer,
+  // timeouts that never eject it).
+  if (settings.mode === 'sagemaker' && (env[CONTAINER_ENV.healthTimeoutMs] ?? '').trim() === '') {
+    routerEnv[CONTAINER_ENV.healthTimeoutMs] = String(CONTAINER_DEFAULTS.sagemakerHealthTimeoutMs);
+  }
   // Several engines behind one router: cache-aware is the recommended policy for a fleet the router manages itself
   // (docs/router.md). A policy set by variable or config file wins.
   const policyGiven = (env[POLICY_ENV] ?? '').trim() !== '' || (env[CONFIG_FILE_ENV] ?? '').trim() !== '';
@@ -103,6 +113,27 @@ export async function startContainer(
     'container starting',
   );
 
+  // Fail fast: exits of each engine while it has never passed a health check (its backend is still 'pending').
+  let router: RunningRouter | undefined;
+  let declareFatal!: (reason: string) => void;
+  const fatal = new Promise<string>((resolve) => (declareFatal = resolve));
+  const exitsBeforeHealthy = specs.map(() => 0);
+  const onEngineExit = (index: number, exit: EngineExit): void => {
+    if (router === undefined || router.backends[index].health !== 'pending') return;
+    exitsBeforeHealthy[index]++;
+    if (exitsBeforeHealthy[index] < settings.engineStartAttempts) return;
+    const how = exit.error ?? (exit.signal !== null ? `signal ${exit.signal}` : `code ${exit.code}`);
+    log.fatal(
+      { engine: exit.engine, attempts: exitsBeforeHealthy[index], lastExit: how, lastLines: exit.lastLines },
+      'engine exited before it ever became healthy; the container exits',
+    );
+    declareFatal(
+      `${exit.engine} exited ${exitsBeforeHealthy[index]} times (last: ${how}) without ever passing its health check ` +
+        `(${CONTAINER_ENV.engineStartAttempts}=${settings.engineStartAttempts}); its last output:\n` +
+        exit.lastLines.map((l) => `  ${l}`).join('\n'),
+    );
+  };
+
   const engines = specs.map(
     (spec) =>
       new EngineProcess(spec, {
@@ -113,6 +144,7 @@ export async function startContainer(
         log,
         stdout: io.stdout,
         stderr: io.stderr,
+        onExit: (exit) => onEngineExit(spec.index, exit),
       }),
   );
   onEngines(engines);
@@ -122,19 +154,23 @@ export async function startContainer(
   const scrapeEngines = (): Promise<EngineScrape[]> => Promise.all(specs.map((s) => scrapeEngine(s.name, s.url, ENGINE_SCRAPE_TIMEOUT_MS)));
 
   // The router first: /ping answers 503 from the start, until an engine passes its health check.
-  const router = await startRouterWithConfig(routerConfig, { extraMetrics: async () => mergeEngineMetrics(await scrapeEngines()) });
+  const routerStarted = await startRouterWithConfig(routerConfig, {
+    extraMetrics: async () => mergeEngineMetrics(await scrapeEngines()),
+    healthTimeoutsKeepHealthy: settings.mode === 'sagemaker',
+  });
+  router = routerStarted;
   try {
     for (const engine of engines) engine.start();
   } catch (err) {
     killEngines();
-    await router.close();
+    await routerStarted.close();
     throw err;
   }
 
   const emitter = settings.emf.enabled
     ? new EmfEmitter({
-        registry: router.metricsRegistry,
-        engines: specs.map((s) => ({ name: s.name, instanceId: router.backends[s.index].id })),
+        registry: routerStarted.metricsRegistry,
+        engines: specs.map((s) => ({ name: s.name, instanceId: routerStarted.backends[s.index].id })),
         scrapeEngines,
         intervalMs: settings.emf.intervalMs,
         namespace: settings.emf.namespace,
@@ -149,7 +185,7 @@ export async function startContainer(
     shuttingDown ??= (async () => {
       const started = Date.now();
       log.info({ graceMs: routerConfig.shutdownGraceMs }, 'container stopping: draining the router');
-      await router.close();
+      await routerStarted.close();
       await emitter?.stop();
       log.info({ afterMs: Date.now() - started }, 'router drained; stopping engines');
       await Promise.all(engines.map((e) => e.stop()));
@@ -157,7 +193,7 @@ export async function startContainer(
     })();
     return shuttingDown;
   };
-  return { settings, router, engines, shutdown, killEngines };
+  return { settings, router: routerStarted, engines, shutdown, killEngines, fatal };
 }
 
 /**
@@ -199,5 +235,13 @@ export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<Runni
   process.on('SIGINT', onSignal);
   container = await startContainer(env, io, (started) => (engines = started));
   if (signals > 0) stop();
+  const running = container;
+  void running.fatal.then((reason) => {
+    process.stderr.write(`prefix-router container: ${reason}\n`);
+    running.shutdown().then(
+      () => process.exit(1),
+      (err: unknown) => crash(err),
+    );
+  });
   return container;
 }

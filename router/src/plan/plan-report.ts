@@ -276,14 +276,14 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
   const body = [
     `<h1>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</h1>`,
     `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
-    `<table><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table>`,
+    `<div class="table-wrap"><table class="plan"><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table></div>`,
     ...(report.construct ? [`<h2>Construct props</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
     ...(report.autoscaling ? [`<h2>Autoscaling</h2><p>${escapeXml(report.autoscaling.minCapacity === null ? report.autoscaling.note : `minCapacity ${report.autoscaling.minCapacity}, maxCapacity ${report.autoscaling.maxCapacity}. ${report.autoscaling.note}`)}</p>`] : []),
     '<h2>SLO figures against instance count</h2>',
     ...charts.map((c) => `<figure>${c}</figure>`),
     ...(report.notes.length > 0 ? [`<h2>Notes</h2><ul class="notes">${report.notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`] : []),
   ];
-  return ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</title>`, `<style>${REPORT_STYLE}</style>`, '</head>', '<body><main>', body.join('\n'), '</main></body>', '</html>', ''].join('\n');
+  return ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</title>`, `<style>${REPORT_STYLE}\n/* The plan's saving and reason cells are sentences: let them wrap. */\ntable.plan td { white-space: normal; }</style>`, '</head>', '<body><main>', body.join('\n'), '</main></body>', '</html>', ''].join('\n');
 }
 
 export interface PlanReportFiles {

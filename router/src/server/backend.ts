@@ -184,14 +184,18 @@ export class BackendSet {
     return this.list.find((b) => b.healthy);
   }
 
-  /** Every backend in configuration order; `excludedId` (a backend that refused us) is shown unhealthy. */
-  snapshot(nowMs: number, excludedId?: string): RoutingSnapshot {
+  /**
+   * Every backend in configuration order; `excludedId` (a backend that refused us) is shown unhealthy, and with
+   * `onlyId` (the backend holding a request's stateful session) every other one is.
+   */
+  snapshot(nowMs: number, excludedId?: string, onlyId?: string): RoutingSnapshot {
+    const shownUnhealthy = (id: string): boolean => id === excludedId || (onlyId !== undefined && id !== onlyId);
     const views = this.observedViews;
     if (views !== undefined) {
-      for (const v of views) v.refresh(nowMs, this.staleAfterMs, v.id === excludedId);
+      for (const v of views) v.refresh(nowMs, this.staleAfterMs, shownUnhealthy(v.id));
       return { instances: views, nowMs };
     }
-    if (excludedId === undefined) return { instances: this.list, nowMs };
-    return { instances: this.list.map((b) => (b.id === excludedId ? new ExcludedView(b) : b)), nowMs };
+    if (excludedId === undefined && onlyId === undefined) return { instances: this.list, nowMs };
+    return { instances: this.list.map((b) => (shownUnhealthy(b.id) ? new ExcludedView(b) : b)), nowMs };
   }
 }

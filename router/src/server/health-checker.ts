@@ -11,6 +11,10 @@ import type { Backend, HealthState } from './backend';
  * Checks use their own single-connection client per backend, not the request pool: under load every pooled
  * connection may be busy streaming, and a check queued behind them would time out and eject a busy but healthy
  * backend.
+ *
+ * With `timeoutsKeepHealthy` (the container's sagemaker mode, where the engine is the only backend), a check that
+ * times out gives no verdict on an admitted backend: a loaded engine answers /health late, and ejecting the only
+ * one would fail every request. A refused connection or an error status still ejects it.
  */
 export class HealthChecker {
   private readonly clients = new Map<Backend, Client>();
@@ -21,6 +25,7 @@ export class HealthChecker {
     private readonly backends: readonly Backend[],
     private readonly options: HealthCheckOptions,
     private readonly log: Logger,
+    private readonly timeoutsKeepHealthy = false,
   ) {
     for (const b of backends) {
       this.clients.set(b, new Client(b.origin, { pipelining: 1, keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000) }));
@@ -51,15 +56,20 @@ export class HealthChecker {
   }
 
   private async checkAndRecord(backend: Backend): Promise<void> {
-    const passed = await this.check(backend);
+    const verdict = await this.probe(backend);
     if (this.stopped) return;
-    this.record(backend, passed);
+    if (verdict === 'timeout' && this.timeoutsKeepHealthy && backend.health === 'healthy') return;
+    this.record(backend, verdict === 'pass');
   }
 
   /** One check; never throws. */
   async check(backend: Backend): Promise<boolean> {
+    return (await this.probe(backend)) === 'pass';
+  }
+
+  private async probe(backend: Backend): Promise<'pass' | 'fail' | 'timeout'> {
     const client = this.clients.get(backend);
-    if (client === undefined) return false;
+    if (client === undefined) return 'fail';
     try {
       const response = await client.request({
         method: 'GET',
@@ -69,9 +79,9 @@ export class HealthChecker {
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       await response.body.dump();
-      return response.statusCode >= 200 && response.statusCode < 300;
-    } catch {
-      return false;
+      return response.statusCode >= 200 && response.statusCode < 300 ? 'pass' : 'fail';
+    } catch (err) {
+      return isTimeout(err) ? 'timeout' : 'fail';
     }
   }
 
@@ -98,4 +108,14 @@ export class HealthChecker {
     if (to === 'ejected') this.log.warn({ backend: backend.id, from, to }, 'backend ejected after failed health checks');
     else this.log.info({ backend: backend.id, from, to }, 'backend admitted');
   }
+}
+
+function isTimeout(err: unknown): boolean {
+  const e = err as { code?: unknown; name?: unknown; cause?: { name?: unknown } } | undefined;
+  return (
+    e?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e?.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e?.name === 'TimeoutError' ||
+    e?.cause?.name === 'TimeoutError'
+  );
 }

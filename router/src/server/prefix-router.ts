@@ -40,6 +40,7 @@ import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { DEFAULT_KV_CACHE_TOKENS, publishedBlocksOf } from '../policy/cache-aware-policy';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
+import { SessionAffinity } from './session-affinity';
 
 /** Objects (not configuration) a caller may inject. */
 export interface RouterRuntime {
@@ -50,6 +51,8 @@ export interface RouterRuntime {
   readonly rng?: Rng;
   /** More Prometheus text served after the router's own at GET /metrics (the container adds its engines'). */
   readonly extraMetrics?: () => Promise<string>;
+  /** Health checks that time out leave an admitted backend admitted (HealthChecker); the container's sagemaker mode. */
+  readonly healthTimeoutsKeepHealthy?: boolean;
 }
 
 export interface BackendStats {
@@ -130,6 +133,8 @@ export class PrefixRouter implements RunningRouter {
   private closing: Promise<void> | undefined;
   private address: AddressInfo | undefined;
   private readonly extraMetrics: (() => Promise<string>) | undefined;
+  /** Which backend holds each stateful session this router saw opened. */
+  private readonly sessions = new SessionAffinity();
   /** This router's own state, served to routers in front of it (publishStateMs > 0). */
   private publisher: InstanceStatePublisher | undefined;
   /** Follows the backends' published state (observeInstances 'on'). */
@@ -160,7 +165,7 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
-    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log) : undefined;
+    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
     this.server = createServer(
@@ -375,8 +380,15 @@ export class PrefixRouter implements RunningRouter {
       if (!res.writableFinished) clientGone.abort();
     });
     let refusedBy: string | undefined;
+    // A request in a stateful session goes where the session lives, as SageMaker sends it to its instance; the
+    // policy still decides (its only choice), so its accounting sees the request. Gone or unhealthy: the policy
+    // chooses freely and that backend answers as a model does for a session it does not know.
+    const inSession = SessionAffinity.involves(req.headers);
+    const sessionBackend = inSession ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '') : undefined;
+    const onResponseHeaders = (id: string) => (inSession ? (headers: Readonly<Record<string, string | string[] | undefined>>) => this.sessions.observe(id, headers, Date.now()) : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
-      const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy);
+      const pinned = sessionBackend?.healthy === true && refusedBy === undefined ? sessionBackend.id : undefined;
+      const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy, pinned);
       const predicted = decision.predictedCachedTokens ?? 0;
       const lease = new InFlightLease(backend, promptTokens - predicted);
       const usage = new UsageScanner();
@@ -401,6 +413,7 @@ export class PrefixRouter implements RunningRouter {
             published?.firstToken();
           },
           usage,
+          onResponseHeaders: onResponseHeaders(backend.id),
           onStreamFailure: (err) =>
             this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
         });
@@ -482,8 +495,8 @@ export class PrefixRouter implements RunningRouter {
     this.metrics.deliveredCachedTokens.inc({ instance }, outcome.cachedTokens);
   }
 
-  private decide(routing: RoutingRequest, excluded: string | undefined): { decision: RoutingDecision; backend: Backend; decisionMicros: number } {
-    const snapshot = this.set.snapshot(Date.now(), excluded);
+  private decide(routing: RoutingRequest, excluded: string | undefined, only?: string): { decision: RoutingDecision; backend: Backend; decisionMicros: number } {
+    const snapshot = this.set.snapshot(Date.now(), excluded, only);
     const t0 = performance.now();
     let decision: RoutingDecision;
     try {

@@ -23,6 +23,9 @@ export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
 /** Prompt tokens the policy predicted cached on the chosen instance (only from policies that predict). */
 export const PREDICTED_CACHED_HEADER = 'x-prefix-router-predicted-cached-tokens';
 
+/** SageMaker passes it to the container and back as it is (the DLC's route middleware reads `route=/path` in it). */
+export const CUSTOM_ATTRIBUTES_HEADER = 'x-amzn-sagemaker-custom-attributes';
+
 /** Largest backend error body kept for a ModelError's OriginalMessage. */
 const MAX_ORIGINAL_MESSAGE_BYTES = 64 * 1024;
 
@@ -60,6 +63,8 @@ export interface ForwardRequest {
   readonly onFirstByte?: () => void;
   /** Reads the engine's usage numbers from the 2xx body as it passes. */
   readonly usage?: UsageScanner;
+  /** Told the backend's response headers (a request in a stateful session: the router learns where it lives). */
+  readonly onResponseHeaders?: (headers: Readonly<Record<string, string | string[] | undefined>>) => void;
   /** Called when the backend fails after the response started (for logging). */
   readonly onStreamFailure: (error: unknown) => void;
 }
@@ -145,6 +150,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
       },
       onResponseStart(_c, statusCode, headers) {
         status = statusCode;
+        f.onResponseHeaders?.(headers);
         if ((statusCode < 200 || statusCode >= 300) && framing !== 'passthrough') {
           errorBody = [];
           return;
@@ -160,6 +166,9 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
               'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
             }
           : responseHeaders(headers);
+        // InvokeEndpointWithResponseStream returns the container's custom attributes (its CustomAttributes output).
+        const customAttributes = eventStreamFraming ? firstValue(headers[CUSTOM_ATTRIBUTES_HEADER]) : undefined;
+        if (customAttributes !== undefined) head[CUSTOM_ATTRIBUTES_HEADER] = customAttributes;
         if (framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
         head[INSTANCE_HEADER] = f.decision.instance;
         head[DECISION_HEADER] = f.decision.reason;

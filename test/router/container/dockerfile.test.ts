@@ -101,20 +101,36 @@ describe('when router/Dockerfile is read', () => {
       ['${BASE_IMAGE}', undefined],
     ]);
     const build = STAGES[1].body;
-    expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual(['sh router/image-build.sh && npm cache clean --force']);
+    expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual(['sh router/image-build.sh && chmod 755 router/entrypoint.sh && npm cache clean --force']);
     const script = readFileSync(join(ROOT, 'router', 'image-build.sh'), 'utf8');
     expect(script).toContain('npm ci --omit=dev --omit=peer');
     expect(script).toContain('npm install --omit=dev --omit=peer');
     expect(script).toContain('npx tsc -p router/tsconfig.container.json');
     execFileSync('sh', ['-n', join(ROOT, 'router', 'image-build.sh')]);
     const runtime = STAGES[2].body;
-    // The DLC's own vLLM stays untouched: nothing is installed or run in the runtime stage.
-    expect(runtime.filter((i) => i.keyword === 'RUN')).toEqual([]);
+    // The DLC's own vLLM stays untouched: nothing is installed in the runtime stage; its one RUN only runs the copied
+    // node (exec form, no shell), so a Node build the base's glibc cannot run fails the build, not the endpoint.
+    const runs = runtime.filter((i) => i.keyword === 'RUN');
+    expect(runs).toHaveLength(1);
+    const check = JSON.parse(runs[0].args) as string[];
+    expect(check.slice(0, 2)).toEqual(['/usr/local/bin/node', '-p']);
+    expect(runtime.indexOf(runs[0])).toBe(runtime.findIndex((i) => i.keyword === 'COPY' && i.args.startsWith('--from=node /usr/local/bin/node ')) + 1);
     const copies = runtime.filter((i) => i.keyword === 'COPY');
-    for (const copy of copies) {
-      if (!copy.args.includes('--from=')) expect(copy.args).toMatch(/router\/entrypoint\.sh/);
-    }
+    for (const copy of copies) expect(copy.args).toMatch(/^--from=(node|build) /);
     expect(copies.some((c) => c.args.startsWith('--from=node /usr/local/bin/node '))).toBe(true);
+    // The entrypoint's mode is set in the build stage (npm pack does not keep file modes), not with COPY --chmod.
+    expect(copies.some((c) => c.args === '--from=build /src/router/entrypoint.sh ./entrypoint.sh')).toBe(true);
+    expect(build.find((i) => i.keyword === 'RUN')?.args).toContain('chmod 755 router/entrypoint.sh');
+  });
+
+  it('GIVEN the whole file THEN it needs no frontend image and nothing the legacy builder lacks', () => {
+    // A `# syntax=` directive makes BuildKit pull a frontend image from Docker Hub before building.
+    expect(DOCKERFILE).not.toMatch(/^#\s*syntax\s*=/im);
+    expect(DOCKERFILE).not.toMatch(/^#\s*check\s*=/im);
+    for (const ins of ALL) {
+      expect(ins.args).not.toMatch(/--(chmod|chown|link|mount|parents|exclude|keep-git-dir|checksum|network|security)\b/);
+      expect(ins.args).not.toMatch(/<<-?\s*["']?[A-Z]+/); // heredocs
+    }
   });
 
   it('GIVEN the whole file THEN nothing is piped from the network into a shell', () => {

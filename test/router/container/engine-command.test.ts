@@ -11,10 +11,14 @@ import {
   renderCommandTemplate,
   smVllmArgs,
   splitCommandLine,
+  resolveModel,
+  smVllmValueWords,
+  type DlcFiles,
   type GpuInventory,
 } from '../../../router/src/container';
 import { ContainerConfigError } from '../../../router/src/container';
 
+const NO_DLC_FILES: DlcFiles = { modelDirHasFiles: false, routeMiddleware: false };
 const gpus = (n: number, source: GpuInventory['source'] = 'PREFIX_ROUTER_GPUS'): GpuInventory => ({ ids: Array.from({ length: n }, (_, i) => String(i)), source });
 
 describe('when an engine command line is split into words', () => {
@@ -75,6 +79,68 @@ describe('when the default engine is rendered from SM_VLLM_* variables', () => {
   });
 });
 
+/**
+ * The DLC's rules, from aws/deep-learning-containers scripts/docker/vllm/sagemaker_args.py and
+ * sagemaker_entrypoint.sh: a JSON array value gives one argument per element (so multi-value flags such as
+ * --lora-modules work), except for the four flags vLLM takes whole; an empty array drops the flag; several JSON
+ * objects give one argument each; the model comes from SM_VLLM_MODEL, else a non-empty /opt/ml/model, else
+ * HF_MODEL_ID; the route middleware is added when its file is in the image.
+ */
+describe('when SM_VLLM_* values are JSON, as the DLC reads them', () => {
+  it.each([
+    ['lora-modules', '["a=/m/a", "b=/m/b"]', ['a=/m/a', 'b=/m/b']],
+    ['lora-modules', '[{"name":"a","path":"/m/a"}, {"name":"b","path":"/m/b"}]', ['{"name":"a","path":"/m/a"}', '{"name":"b","path":"/m/b"}']],
+    ['x', '[1, true, null, [2, 3]]', ['1', 'true', '', '[2,3]']],
+    ['lora-modules', '[]', undefined],
+    ['allowed-origins', '["https://a.example"]', ['["https://a.example"]']],
+    ['middleware', '["m.A", "m.B"]', ['["m.A", "m.B"]']],
+    ['lora-modules', '{"name":"a"} {"name":"b"}', ['{"name":"a"}', '{"name":"b"}']],
+    ['compilation-config', '{"level": 3, "cudagraph_sizes": [1, 2]}', ['{"level": 3, "cudagraph_sizes": [1, 2]}']],
+    ['x', '[not json]', ['[not json]']],
+    ['x', '{"a": 1} trailing', ['{"a": 1} trailing']],
+    ['enable-prefix-caching', 'TRUE', []],
+    ['enable-prefix-caching', 'false', undefined],
+    ['served-model-name', 'my model', ['my model']],
+  ])('GIVEN --%s=%s THEN the arguments after the flag are %p', (flag, value, words) => {
+    expect(smVllmValueWords(flag, value)).toEqual(words);
+  });
+
+  it('GIVEN a JSON array among the variables THEN the flag is followed by one argument per element, in name order', () => {
+    expect(smVllmArgs({ SM_VLLM_MODEL: 'm', SM_VLLM_LORA_MODULES: '["a=/a","b=/b"]', SM_VLLM_ENABLE_LORA: 'true', SM_VLLM_SERVED_MODEL_NAME: '[]' })).toEqual([
+      '--enable-lora', '--lora-modules', 'a=/a', 'b=/b', '--model', 'm',
+    ]);
+  });
+
+  it('GIVEN any list of plain strings THEN each becomes exactly one argument', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 5 }), (items) => {
+        expect(smVllmValueWords('lora-modules', JSON.stringify(items))).toEqual(items);
+      }),
+    );
+  });
+});
+
+describe('when the model is resolved the DLC way', () => {
+  const withDir: DlcFiles = { modelDirHasFiles: true, routeMiddleware: false };
+  it.each([
+    [{ SM_VLLM_MODEL: 'org/explicit', HF_MODEL_ID: 'org/hf' }, withDir, { model: 'org/explicit', source: 'SM_VLLM_MODEL' }],
+    [{ HF_MODEL_ID: 'org/hf' }, withDir, { model: '/opt/ml/model', source: 'model-dir' }],
+    [{ HF_MODEL_ID: 'org/hf' }, NO_DLC_FILES, { model: 'org/hf', source: 'HF_MODEL_ID' }],
+    [{ SM_VLLM_MODEL: '', HF_MODEL_ID: '' }, NO_DLC_FILES, undefined],
+  ])('GIVEN %p and %p THEN the model is %p', (env, files, expected) => {
+    expect(resolveModel(env, files)).toEqual(expected);
+  });
+
+  it('GIVEN the model from /opt/ml/model or HF_MODEL_ID THEN --model follows --port, as in the DLC; the route middleware is appended when present', () => {
+    expect(defaultEngineArgv({ HF_MODEL_ID: 'org/hf', SM_VLLM_MAX_MODEL_LEN: '4096' }, 8100, undefined, { modelDirHasFiles: false, routeMiddleware: true })).toEqual([
+      'python3', '-m', 'vllm.entrypoints.openai.api_server', '--host', '127.0.0.1', '--port', '8100',
+      '--model', 'org/hf', '--max-model-len', '4096', '--middleware', 'sagemaker_serve.SageMakerRouteMiddleware',
+    ]);
+    const [engine] = planEngines(parseContainerEnv({}).settings, gpus(1), [8100], { HF_MODEL_ID: 'org/hf' }, withDir);
+    expect(engine.argv.slice(7, 9)).toEqual(['--model', '/opt/ml/model']);
+  });
+});
+
 describe('when engines are planned', () => {
   const multi = (engines: number) => parseContainerEnv({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: String(engines) }).settings;
 
@@ -103,13 +169,13 @@ describe('when engines are planned', () => {
     );
     let error: ContainerConfigError | undefined;
     try {
-      planEngines(parseContainerEnv({}).settings, { ids: [], source: 'none', note: 'nvidia-smi -L failed: ENOENT' }, [8100], {});
+      planEngines(parseContainerEnv({}).settings, { ids: [], source: 'none', note: 'nvidia-smi -L failed: ENOENT' }, [8100], {}, NO_DLC_FILES);
     } catch (err) {
       error = err as ContainerConfigError;
     }
     expect(error?.problems).toEqual([
       'the default engine (vLLM) needs GPUs, but none were found (nvidia-smi -L failed: ENOENT); set PREFIX_ROUTER_GPUS, or PREFIX_ROUTER_ENGINE_COMMAND for an engine without GPUs (got 0 GPUs)',
-      'SM_VLLM_MODEL must name the model the default engine (vLLM) serves (got nothing)',
+      'the default engine (vLLM) needs a model: set SM_VLLM_MODEL or HF_MODEL_ID, or put the model in /opt/ml/model (got none of them)',
     ]);
   });
 

@@ -3,7 +3,7 @@ import { EngineProcess, type EngineSpec } from '../../../router/src/container';
 import { eventually, isAlive } from './container-process';
 
 /** One supervised engine with real child processes (small `node -e` / `sh -c` programs standing in for vLLM). */
-function engine(argv: string[], stopTimeoutMs = 2_000) {
+function engine(argv: string[], stopTimeoutMs = 2_000, outputCloseWaitMs?: number) {
   const out: string[] = [];
   const err: string[] = [];
   const logs: Array<Record<string, unknown>> = [];
@@ -17,6 +17,7 @@ function engine(argv: string[], stopTimeoutMs = 2_000) {
     log,
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
+    outputCloseWaitMs,
   });
   return { process: process_, out, err, logs };
 }
@@ -94,5 +95,53 @@ describe('when an engine process is supervised', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(isAlive(pid)).toBe(false);
     expect(e.logs.some((l) => l.msg === 'engine did not stop after SIGTERM; sending SIGKILL')).toBe(true);
+  });
+
+  it('GIVEN an engine whose descendant outside its group holds its output WHEN it exits THEN the run ends within the bounded wait and it restarts', async () => {
+    // setsid puts the holder in its own session and group, so killing the engine's group does not close the pipes.
+    const e = engine(['sh', '-c', "setsid sh -c 'echo holder $$; exec sleep 30' & sleep 0.2; exit 4"], 2_000, 300);
+    started.push(e.process);
+    const t0 = Date.now();
+    e.process.start();
+    await eventually(() => e.process.pids.length >= 2, 'restart although the output stayed open', 5_000, 20);
+    expect(Date.now() - t0).toBeLessThan(3_000); // not the holder's 30 s
+    const holders = [...e.out.join('').matchAll(/holder (\d+)/g)].map((m) => Number(m[1]));
+    try {
+      expect(e.logs.find((l) => l.msg === 'engine exited; restarting after backoff')).toMatchObject({ code: 4 });
+      expect(e.logs.some((l) => String(l.msg).startsWith('engine exited but its output is still open'))).toBe(true);
+      // WHEN it is stopped while a holder keeps the new run's output open THEN stop() does not wait for the holder
+      const t1 = Date.now();
+      await e.process.stop();
+      expect(Date.now() - t1).toBeLessThan(2_000);
+    } finally {
+      for (const pid of [...e.out.join('').matchAll(/holder (\d+)/g)].map((m) => Number(m[1])).concat(holders)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+  });
+
+  it('GIVEN an engine that exits THEN its last output lines are reported with the exit', async () => {
+    const exits: Array<{ code: number | null; lastLines: readonly string[] }> = [];
+    const e = engine(['sh', '-c', 'echo one; echo two >&2; exit 5']);
+    const withHook = new EngineProcess(e.process.spec, {
+      baseEnv: { PATH: process.env.PATH },
+      restartBackoffMs: 5_000,
+      restartBackoffMaxMs: 5_000,
+      stopTimeoutMs: 1_000,
+      log: pino({ level: 'silent' }),
+      stdout: () => undefined,
+      stderr: () => undefined,
+      onExit: (exit) => exits.push(exit),
+    });
+    started.push(withHook);
+    withHook.start();
+    await eventually(() => exits.length === 1, 'the exit reported', 5_000, 20);
+    expect(exits[0]).toMatchObject({ code: 5 });
+    expect([...exits[0].lastLines].sort()).toEqual(['one', 'two']);
+    await withHook.stop();
   });
 });
