@@ -472,7 +472,11 @@ export function bandChart(series: readonly BandSeries[], options: BandChartOptio
   const values = series.flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null]).filter((v): v is number => v !== null && Number.isFinite(v));
   const xMin = Math.min(...xs, options.guide?.x ?? Infinity);
   const xMax = Math.max(...xs, options.guide?.x ?? -Infinity, xMin + 1e-9);
-  const yTicks = linearTicks(options.yMin ?? Math.min(0, ...values), options.yMax ?? Math.max(...values, 1));
+  const lo = options.yMin ?? Math.min(0, ...values);
+  const yTicks = linearTicks(lo, options.yMax ?? Math.max(...values, 1));
+  // The ticks start at a round value at or above `lo`; one step more keeps the lowest point on the chart.
+  const yStep = yTicks.length > 1 ? yTicks[1]! - yTicks[0]! : 1;
+  if (yTicks[0]! > lo) yTicks.unshift(Number((yTicks[0]! - yStep).toPrecision(12)));
   const yLo = yTicks[0]!;
   const yHi = yTicks[yTicks.length - 1]!;
   const x = (v: number): number => m.left + ((v - xMin) / (xMax - xMin)) * plotW;

@@ -92,3 +92,13 @@ describe('when figures are drawn against a continuous x with their published ban
     expect(bandChart(series, options)).not.toContain('<style>');
   });
 });
+
+describe('when a band chart has points below its lowest round tick', () => {
+  test('GIVEN a value of −124.8 THEN the axis reaches below it, so the point is not drawn at a false height', () => {
+    const svg = bandChart([{ label: 'P90', color: '#111111', points: [{ x: 1, value: -124.8 }, { x: 2, value: 80 }] }], {
+      title: 't', xLabel: 'x', yLabel: 'percent', formatX: (x) => `${x}×`, formatValue: (v) => `${v} %`, yMax: 100,
+    });
+    const ticks = [...svg.matchAll(/text-anchor="end" class="tick">(-?[\d.]+) %</g)].map((m) => Number(m[1]));
+    expect(Math.min(...ticks)).toBeLessThanOrEqual(-124.8);
+  });
+});
