@@ -203,7 +203,7 @@ function thresholdChart(points: readonly SweepPoint[], published: PublishedFigur
   return `${bandChart(series, {
     title: `Long-context replica (7 × p5, Llama 3.1 70B): PREFIX_AWARE against RANDOM by ConcurrencyThreshold ÷ mean in-flight requests per instance (npm run bench:sim)`,
     xLabel: 'ConcurrencyThreshold ÷ (clients ÷ instances)',
-    yLabel: 'percent',
+    yLabel: 'percent: TTFT reduction against RANDOM, hit rate',
     formatX: (x) => `${Number(x.toPrecision(3))}×`,
     formatValue: (v) => `${Number(v.toPrecision(3))} %`,
     guide: { x: 1, label: 'threshold = mean load' },
@@ -465,7 +465,7 @@ async function main(): Promise<void> {
 
   const doc = `# Benchmarks
 
-All figures on this page were produced by \`${command}\` (router/bench/sim-aws-replica.ts) on ${meta.date}
+All figures in sections 1–4 of this page were produced by \`${command}\` (router/bench/sim-aws-replica.ts) on ${meta.date}
 (${cpu}, ${meta.cores} cores, Node ${meta.node}); the whole run took ${totalSeconds.toFixed(0)} s. Full reports (markdown, JSON,
 and an HTML page with TTFT CDFs and per-instance load) are written to \`reports/bench-sim/\`. Rerun the command to
 reproduce them: the simulation is deterministic for a seed.
