@@ -518,14 +518,14 @@ Which figures it reproduces, and why not the others:
 - **Hit rate** ${hitOk ? 'is reproduced' : 'is not reproduced'} (${rate(hit(lcRandom))} → ${rate(hit(lcSpaSummary))} against ${AWS.longContext.hit}). RANDOM's figure is reproduced by
   construction: the 550-group default is sized from the KV capacity so that it lands near AWS's 25 % (see
   [workloads.md](workloads.md)). PREFIX_AWARE's is not sized: it reaches the fleet ceiling (${rate(lcSpaSummary.cacheHitRate.fleetCeiling)}), because each
-  group's prefix lives on exactly one instance and the fleet holds them all${withinPublished(hit(lcSpaSummary)! * 100, AWS_LONG_CONTEXT.hitPrefixAware) ? '' : `, ${(hit(lcSpaSummary)! * 100 - AWS_LONG_CONTEXT.hitPrefixAware.max).toFixed(1)} points above AWS's ≈82 %: a real fleet loses some hits our model does not (spills past the concurrency threshold under bursts, evictions we do not see); AWS did not publish enough to say which`}.
+  group's prefix lives on exactly one instance and the fleet holds them all${withinPublished(hit(lcSpaSummary)! * 100, AWS_LONG_CONTEXT.hitPrefixAware) ? '' : `, ${(hit(lcSpaSummary)! * 100 - AWS_LONG_CONTEXT.hitPrefixAware.max).toFixed(1)} points above AWS's ≈82 %: spills past the concurrency threshold lower it (the next subsection), and a real fleet may lose hits to evictions our model does not see; AWS did not publish enough to say which`}.
 - **least-outstanding-requests** balances request counts, not prefill work, and is no better than RANDOM here
   (TTFT P50 ${pct(comparison(lc, 'least-outstanding-requests').ttftP50DeltaPct)}, P90 ${pct(comparison(lc, 'least-outstanding-requests').ttftP90DeltaPct)}). In a closed loop with a fixed output length, requests admitted
   together on an instance finish together, and LOR sends every replacement to the instance that just freed a slot,
   so replacements arrive in bursts and queue behind each other's prefill; RANDOM scatters them. Real output lengths
   vary, which weakens this synchronisation.
 - **Load share.** Rendezvous hashing of 550 keys over 7 instances gives a share spread of ${shareRange(lcSpaSummary)}, a little
-  wider than AWS's ${AWS.longContext.share}.
+  wider than AWS's ${AWS.longContext.share}; spills at a lower threshold even it out (the next subsection).
 
 ### Spills at the concurrency threshold
 
