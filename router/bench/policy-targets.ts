@@ -23,6 +23,7 @@ import { compareStrategies, type StrategyComparison } from '../src/sim/compare-s
 import { writeReport, type StrategySummary } from '../src/sim/report';
 import type { ReplicaSharing } from '../src/sim/simulator';
 import { parseWorkloadSpec } from '../src/sim/workload';
+import { withMarkedSection } from './marked-section';
 
 const INSTANCES = 7;
 const PROFILE = builtinProfile('p5-llama-3.1-70b');
@@ -284,11 +285,8 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
 
 /** Replaces the bench:policies section of a markdown file (appends it when the file has none). */
 export function writeSection(path: string, section: string): void {
-  const doc = readFileSync(path, 'utf8');
-  const i = doc.indexOf(START);
-  const j = doc.indexOf(END);
-  const updated = i >= 0 && j > i ? `${doc.slice(0, i)}${section}${doc.slice(j + END.length)}` : `${doc.trimEnd()}\n\n${section}\n`;
-  writeFileSync(path, updated);
+  const body = section.slice(section.indexOf(START) + START.length, section.lastIndexOf(END));
+  writeFileSync(path, withMarkedSection(readFileSync(path, 'utf8'), { begin: START, end: END }, body, 'append'));
 }
 
 if (require.main === module) {

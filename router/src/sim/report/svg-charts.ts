@@ -419,3 +419,109 @@ export function sizeCurveChart(series: readonly SizeCurveSeries[], options: Size
   parts.push('</svg>');
   return parts.join('');
 }
+
+export interface BandSeries {
+  readonly label: string;
+  readonly color: string;
+  /** Measured points; null values (a run without the figure) are left out. */
+  readonly points: readonly { readonly x: number; readonly value: number | null }[];
+  /** A published range of the same figure, drawn as a shaded band across the chart (min ≤ max). */
+  readonly band?: { readonly min: number; readonly max: number };
+}
+
+export interface BandChartOptions {
+  readonly title: string;
+  readonly xLabel: string;
+  readonly yLabel: string;
+  /** Label of an x tick ("1.5×"). */
+  readonly formatX: (x: number) => string;
+  /** Label of a y tick and of a point's tooltip ("80 %"). */
+  readonly formatValue: (v: number) => string;
+  /** A vertical dashed guide with its label (e.g. where the threshold equals the mean per-instance load). */
+  readonly guide?: { readonly x: number; readonly label: string };
+  readonly yMin?: number;
+  readonly yMax?: number;
+  readonly width?: number;
+  readonly height?: number;
+  /** Embed the styles the HTML report's stylesheet gives (for an .svg file read on its own). */
+  readonly standalone?: boolean;
+}
+
+/** The HTML report's `svg …` rules, for charts written as files of their own. */
+const STANDALONE_STYLE = [
+  'text { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; fill: #1d232a; }',
+  '.chart-title { font-size: 14px; font-weight: 600; }',
+  '.tick { font-size: 11px; fill: #4b5563; }',
+  '.axis-label { font-size: 12px; fill: #4b5563; }',
+  '.grid { stroke: #e5e7eb; stroke-width: 1; }',
+  '.guide { stroke: #9ca3af; stroke-width: 1; stroke-dasharray: 4 3; }',
+  '.axis { stroke: #6b7280; stroke-width: 1; }',
+  '.legend-text { font-size: 12px; }',
+].join(' ');
+
+/**
+ * Several figures against one continuous x, one line per figure through its measured points, each with the
+ * published range it is compared with as a band of the same colour: where a line runs inside its band, that
+ * setting reproduces the figure. Points are drawn where they were measured; nothing is interpolated beyond them.
+ */
+export function bandChart(series: readonly BandSeries[], options: BandChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 56, options.height ?? 380);
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const xs = series.flatMap((s) => s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).map((p) => p.x));
+  const values = series.flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null]).filter((v): v is number => v !== null && Number.isFinite(v));
+  const xMin = Math.min(...xs, options.guide?.x ?? Infinity);
+  const xMax = Math.max(...xs, options.guide?.x ?? -Infinity, xMin + 1e-9);
+  const lo = options.yMin ?? Math.min(0, ...values);
+  const yTicks = linearTicks(lo, options.yMax ?? Math.max(...values, 1));
+  // The ticks start at a round value at or above `lo`; one step more keeps the lowest point on the chart.
+  const yStep = yTicks.length > 1 ? yTicks[1]! - yTicks[0]! : 1;
+  if (yTicks[0]! > lo) yTicks.unshift(Number((yTicks[0]! - yStep).toPrecision(12)));
+  const yLo = yTicks[0]!;
+  const yHi = yTicks[yTicks.length - 1]!;
+  const x = (v: number): number => m.left + ((v - xMin) / (xMax - xMin)) * plotW;
+  const y = (v: number): number => m.top + (1 - (Math.max(yLo, Math.min(yHi, v)) - yLo) / (yHi - yLo)) * plotH;
+  const parts: string[] = [];
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`);
+  if (options.standalone) parts.push(`<style>${STANDALONE_STYLE}</style><rect width="${width}" height="${height}" fill="#ffffff"/>`);
+  parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
+  for (const s of series) {
+    if (!s.band) continue;
+    const top = y(Math.max(s.band.min, s.band.max));
+    const bottom = y(Math.min(s.band.min, s.band.max));
+    // A point-like range (≈82 %) still shows as a thin band.
+    const h = Math.max(bottom - top, 3);
+    parts.push(`<rect x="${m.left}" y="${r(top - (h - (bottom - top)) / 2)}" width="${r(plotW)}" height="${r(h)}" fill="${s.color}" fill-opacity="0.15"><title>${escapeXml(`${s.label}: published ${options.formatValue(s.band.min)} … ${options.formatValue(s.band.max)}`)}</title></rect>`);
+  }
+  for (const t of yTicks) {
+    parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
+    parts.push(`<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`);
+  }
+  const xTicks = linearTicks(xMin, xMax, 8);
+  const labelled = visibleTickLabels(xTicks, x, options.formatX);
+  for (const t of xTicks) {
+    parts.push(`<line x1="${r(x(t))}" x2="${r(x(t))}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
+    if (labelled.has(t)) parts.push(`<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(options.formatX(t))}</text>`);
+  }
+  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
+  parts.push(`<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}</text>`);
+  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`);
+  if (options.guide) {
+    const gx = x(options.guide.x);
+    parts.push(`<line x1="${r(gx)}" x2="${r(gx)}" y1="${m.top}" y2="${m.top + plotH}" class="guide"/>`);
+    parts.push(`<text x="${r(gx + 4)}" y="${m.top + 12}" class="tick">${escapeXml(options.guide.label)}</text>`);
+  }
+  for (const s of series) {
+    const points = s.points.filter((p): p is { x: number; value: number } => p.value !== null && Number.isFinite(p.value)).sort((a, b) => a.x - b.x);
+    if (points.length === 0) continue;
+    const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${r(x(p.x))} ${r(y(p.value))}`).join('');
+    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+    for (const p of points) {
+      parts.push(`<circle cx="${r(x(p.x))}" cy="${r(y(p.value))}" r="3.5" fill="${s.color}"><title>${escapeXml(`${s.label}: ${options.formatX(p.x)}, ${options.formatValue(p.value)}`)}</title></circle>`);
+    }
+  }
+  parts.push(legend());
+  parts.push('</svg>');
+  return parts.join('');
+}

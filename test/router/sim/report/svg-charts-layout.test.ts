@@ -1,4 +1,4 @@
-import { cdfChart, instanceBars, textWidth, visibleTickLabels, wrapText, formatTickMs, logTicks } from '../../../../router/src/sim/report/svg-charts';
+import { bandChart, cdfChart, instanceBars, textWidth, visibleTickLabels, wrapText, formatTickMs, logTicks } from '../../../../router/src/sim/report/svg-charts';
 
 /** x and text of every tick label (class="tick") drawn below the x axis of an SVG. */
 function xTickLabels(svg: string, axisY: number): { x: number; text: string }[] {
@@ -62,5 +62,43 @@ describe('when charts are laid out', () => {
     const yTicks = (svg: string) => [...svg.matchAll(/text-anchor="end" class="tick">([^<]*)</g)].map((m) => m[1]);
     expect(yTicks(instanceBars(even, { title: 'a', color: '#000', scale }))).toEqual(yTicks(instanceBars(skewed, { title: 'b', color: '#000', scale })));
     expect(yTicks(instanceBars(even, { title: 'a', color: '#000' }))).not.toEqual(yTicks(instanceBars(skewed, { title: 'b', color: '#000' })));
+  });
+});
+
+describe('when figures are drawn against a continuous x with their published bands', () => {
+  const options = { title: 't', xLabel: 'x', yLabel: 'percent', formatX: (x: number) => `${x}×`, formatValue: (v: number) => `${v} %` };
+
+  test('GIVEN two series with bands THEN every measured point is drawn and each band is a shaded rectangle', () => {
+    const svg = bandChart(
+      [
+        { label: 'P90', color: '#111111', points: [{ x: 0.9, value: 20 }, { x: 1.3, value: 35 }, { x: 2, value: 80 }], band: { min: 33, max: 37 } },
+        { label: 'hit', color: '#222222', points: [{ x: 0.9, value: 60 }, { x: 2, value: null }], band: { min: 82, max: 82 } },
+      ],
+      { ...options, yMin: 0, yMax: 100 },
+    );
+    expect(svg.match(/<circle /g)).toHaveLength(4);
+    expect(svg.match(/<rect [^>]*fill-opacity="0.15"/g)).toHaveLength(2);
+  });
+
+  test('GIVEN a point-like published figure (≈82 %) THEN its band is still visible (at least 3 px high)', () => {
+    const svg = bandChart([{ label: 'hit', color: '#222222', points: [{ x: 1, value: 60 }, { x: 2, value: 70 }], band: { min: 82, max: 82 } }], { ...options, yMin: 0, yMax: 100 });
+    const height = Number(/<rect [^>]*height="([\d.]+)" fill="#222222"/.exec(svg)?.[1]);
+    expect(height).toBeGreaterThanOrEqual(3);
+  });
+
+  test('GIVEN standalone THEN the file carries its own styles; otherwise it relies on the page', () => {
+    const series = [{ label: 'a', color: '#000000', points: [{ x: 1, value: 1 }, { x: 2, value: 2 }] }];
+    expect(bandChart(series, { ...options, standalone: true })).toContain('<style>');
+    expect(bandChart(series, options)).not.toContain('<style>');
+  });
+});
+
+describe('when a band chart has points below its lowest round tick', () => {
+  test('GIVEN a value of −124.8 THEN the axis reaches below it, so the point is not drawn at a false height', () => {
+    const svg = bandChart([{ label: 'P90', color: '#111111', points: [{ x: 1, value: -124.8 }, { x: 2, value: 80 }] }], {
+      title: 't', xLabel: 'x', yLabel: 'percent', formatX: (x) => `${x}×`, formatValue: (v) => `${v} %`, yMax: 100,
+    });
+    const ticks = [...svg.matchAll(/text-anchor="end" class="tick">(-?[\d.]+) %</g)].map((m) => Number(m[1]));
+    expect(Math.min(...ticks)).toBeLessThanOrEqual(-124.8);
   });
 });
