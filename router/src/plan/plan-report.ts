@@ -32,6 +32,8 @@ export interface PlanFigures {
   readonly hitRateOfFleetCeiling: number | null;
   readonly requestsPerSecond: number | null;
   readonly outputTokensPerSecond: number | null;
+  /** Each instance's share of the requests (0–1), in instance order. */
+  readonly instanceShares: readonly number[];
   /** The busiest instance's share of requests (0–1), and busiest ÷ mean. */
   readonly maxInstanceShare: number | null;
   readonly requestsMaxOverMean: number | null;
@@ -171,6 +173,7 @@ function figuresOf(run: SizedRun, slos: readonly Slo[]): PlanFigures {
     hitRateOfFleetCeiling: s.cacheHitRate.ofFleetCeiling,
     requestsPerSecond: s.throughput.requestsPerSecond,
     outputTokensPerSecond: s.throughput.outputTokensPerSecond,
+    instanceShares: shares,
     maxInstanceShare: shares.length === 0 ? null : Math.max(...shares),
     requestsMaxOverMean: s.balance.requestsMaxOverMean,
   };

@@ -83,6 +83,8 @@ describe('when plan runs end to end', () => {
       expect(s.atMin!.slo['p90-ttft']).toBeLessThanOrEqual(800);
       expect(s.atMin!.slo['error-rate']).toBeLessThanOrEqual(0.01);
       expect(s.monthlyUsd).toBeCloseTo(s.minInstances * 63 * 730);
+      expect(s.atMin!.instanceShares).toHaveLength(s.minInstances);
+      expect(s.atMin!.instanceShares.reduce((a, b) => a + b, 0)).toBeCloseTo(1);
     }
     expect(json).toEqual(JSON.parse(JSON.stringify(report)));
   });
