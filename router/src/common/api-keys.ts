@@ -67,40 +67,72 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
 }
 
 /**
- * A set of accepted keys read from a file, re-read when the file changes (polled) or on reload() (SIGHUP).
- * Keys are held as SHA-256 digests and compared with crypto.timingSafeEqual over those fixed-length digests,
- * every key every time, so the time a check takes says nothing about how much of a guess was right. A
- * re-read that fails (file missing mid-rotation, empty) keeps the previous keys and reports through onError.
+ * A key file read at construction and re-read when it changes (polled, without keeping the process alive) or on
+ * reload() (SIGHUP). A re-read that fails (file missing mid-rotation, empty) keeps what is in use and reports
+ * through onError. Subclasses keep the keys in the form they need (`take`).
  */
-export class KeyRing {
-  private digests: Buffer[];
+abstract class WatchedKeyFile {
   private readonly onStat: (current: Stats, previous: Stats) => void;
   private watching = false;
 
-  constructor(
+  protected constructor(
     readonly path: string,
-    private readonly onError: (error: KeyFileError) => void = () => undefined,
+    private readonly onError: (error: KeyFileError) => void,
   ) {
-    this.digests = readKeyFile(path).map(digest);
     this.onStat = (current, previous) => {
       if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) this.reload();
     };
   }
 
-  /** Number of keys currently accepted. */
-  get size(): number {
-    return this.digests.length;
-  }
+  /** Takes the file's keys (called with every successful read). */
+  protected abstract take(keys: string[]): void;
 
   /** Re-reads the file; on failure the keys in use stay. Returns whether the new keys were taken. */
   reload(): boolean {
     try {
-      this.digests = readKeyFile(this.path).map(digest);
+      this.take(readKeyFile(this.path));
       return true;
     } catch (err) {
       if (err instanceof KeyFileError) this.onError(err);
       return false;
     }
+  }
+
+  /** Starts polling the file for changes (not keeping the process alive). */
+  watch(): void {
+    if (this.watching) return;
+    this.watching = true;
+    watchFile(this.path, { interval: KEY_FILE_POLL_MS, persistent: false }, this.onStat);
+  }
+
+  close(): void {
+    if (!this.watching) return;
+    this.watching = false;
+    unwatchFile(this.path, this.onStat);
+  }
+}
+
+/**
+ * A set of accepted keys read from a file, re-read when the file changes (polled) or on reload() (SIGHUP).
+ * Keys are held as SHA-256 digests and compared with crypto.timingSafeEqual over those fixed-length digests,
+ * every key every time, so the time a check takes says nothing about how much of a guess was right. A
+ * re-read that fails (file missing mid-rotation, empty) keeps the previous keys and reports through onError.
+ */
+export class KeyRing extends WatchedKeyFile {
+  private digests: Buffer[];
+
+  constructor(path: string, onError: (error: KeyFileError) => void = () => undefined) {
+    super(path, onError);
+    this.digests = readKeyFile(path).map(digest);
+  }
+
+  protected take(keys: string[]): void {
+    this.digests = keys.map(digest);
+  }
+
+  /** Number of keys currently accepted. */
+  get size(): number {
+    return this.digests.length;
   }
 
   /**
@@ -124,63 +156,26 @@ export class KeyRing {
     return digest(key).subarray(0, 8).toString('hex');
   }
 
-  /** Starts polling the file for changes (not keeping the process alive). */
-  watch(): void {
-    if (this.watching) return;
-    this.watching = true;
-    watchFile(this.path, { interval: KEY_FILE_POLL_MS, persistent: false }, this.onStat);
-  }
-
-  close(): void {
-    if (!this.watching) return;
-    this.watching = false;
-    unwatchFile(this.path, this.onStat);
-  }
 }
 
 /**
  * The one key the router presents to its engines (`--upstream-api-key-file`, vLLM's `--api-key`): the file's
  * first key, re-read like a KeyRing.
  */
-export class UpstreamKey {
+export class UpstreamKey extends WatchedKeyFile {
   private key: string;
-  private readonly onStat: (current: Stats, previous: Stats) => void;
-  private watching = false;
 
-  constructor(
-    readonly path: string,
-    private readonly onError: (error: KeyFileError) => void = () => undefined,
-  ) {
+  constructor(path: string, onError: (error: KeyFileError) => void = () => undefined) {
+    super(path, onError);
     this.key = readKeyFile(path)[0];
-    this.onStat = (current, previous) => {
-      if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) this.reload();
-    };
+  }
+
+  protected take(keys: string[]): void {
+    this.key = keys[0];
   }
 
   /** The Authorization header value sent upstream. */
   get authorization(): string {
     return `Bearer ${this.key}`;
-  }
-
-  reload(): boolean {
-    try {
-      this.key = readKeyFile(this.path)[0];
-      return true;
-    } catch (err) {
-      if (err instanceof KeyFileError) this.onError(err);
-      return false;
-    }
-  }
-
-  watch(): void {
-    if (this.watching) return;
-    this.watching = true;
-    watchFile(this.path, { interval: KEY_FILE_POLL_MS, persistent: false }, this.onStat);
-  }
-
-  close(): void {
-    if (!this.watching) return;
-    this.watching = false;
-    unwatchFile(this.path, this.onStat);
   }
 }
