@@ -34,16 +34,8 @@ export class KeyedBlockIds {
     let previous: Buffer | undefined;
     let parent = -1;
     for (let i = 0; i < count; i++) {
-      const mac = createHmac('sha256', this.secret);
-      if (previous === undefined) mac.update(NAMESPACE_TAG).update(namespace, 'utf8');
-      else mac.update(previous);
-      mac.update(BLOCK_TAG).update(text.slice(i * blockChars, (i + 1) * blockChars), 'utf8');
-      previous = mac.digest();
-      const before = this.table.size;
-      const id = this.table.idOf(previous);
-      ids[i] = id;
-      onBlock?.(id, parent, this.table.size > before);
-      parent = id;
+      previous = this.link(previous, namespace, Buffer.from(text.slice(i * blockChars, (i + 1) * blockChars), 'utf8'));
+      parent = ids[i] = this.idOf(previous, parent, onBlock);
     }
     return ids;
   }
@@ -56,21 +48,29 @@ export class KeyedBlockIds {
     let parent = -1;
     const words = new Uint32Array(blockTokens);
     for (let i = 0; i < count; i++) {
-      const mac = createHmac('sha256', this.secret);
-      if (previous === undefined) mac.update(NAMESPACE_TAG).update(namespace, 'utf8');
-      else mac.update(previous);
       const from = i * blockTokens;
       const n = Math.min(blockTokens, tokens.length - from);
       for (let j = 0; j < n; j++) words[j] = tokens[from + j]!;
-      mac.update(BLOCK_TAG).update(new Uint8Array(words.buffer, 0, n * 4));
-      previous = mac.digest();
-      const before = this.table.size;
-      const id = this.table.idOf(previous);
-      ids[i] = id;
-      onBlock?.(id, parent, this.table.size > before);
-      parent = id;
+      previous = this.link(previous, namespace, new Uint8Array(words.buffer, 0, n * 4));
+      parent = ids[i] = this.idOf(previous, parent, onBlock);
     }
     return ids;
+  }
+
+  /** One link of the chain: the first block is keyed with the namespace, each later one with the link before it. */
+  private link(previous: Buffer | undefined, namespace: string, block: Uint8Array): Buffer {
+    const mac = createHmac('sha256', this.secret);
+    if (previous === undefined) mac.update(NAMESPACE_TAG).update(namespace, 'utf8');
+    else mac.update(previous);
+    return mac.update(BLOCK_TAG).update(block).digest();
+  }
+
+  /** The small id of a link, telling `onBlock` its parent and whether the id is new. */
+  private idOf(digest: Buffer, parent: number, onBlock: ((id: number, parent: number, isNew: boolean) => void) | undefined): number {
+    const before = this.table.size;
+    const id = this.table.idOf(digest);
+    onBlock?.(id, parent, this.table.size > before);
+    return id;
   }
 }
 
