@@ -8,8 +8,9 @@
  * Exits 1 with the failed check and the container's last output; prints one line per check and the size the
  * router adds to its base.
  */
+import { acceptsConnections } from './port-probe';
 import { execFile } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import {
   InvokeEndpointCommand,
@@ -77,17 +78,6 @@ function portFree(port: number): Promise<boolean> {
     const server = createServer();
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
   });
 }
 
@@ -244,10 +234,10 @@ async function sagemakerMode(image: string, label: string): Promise<void> {
   });
   try {
     const first = await eventually(() => status(`${c.url}/ping`), 'the router to answer /ping', 30_000, 50);
-    const engineUpAtFirstPing = await listening(enginePort);
+    const engineUpAtFirstPing = await acceptsConnections(enginePort);
     check(first !== 200 && !engineUpAtFirstPing, `/ping answered ${first} while the engine ${engineUpAtFirstPing ? 'already listened' : 'was not listening'}`);
     await eventually(async () => ((await status(`${c.url}/ping`)) === 200 ? true : undefined), '/ping 200');
-    check(await listening(enginePort), '/ping 200 but the engine does not listen');
+    check(await acceptsConnections(enginePort), '/ping 200 but the engine does not listen');
     ok(`docker run IMAGE serve: /ping ${first} before the engine listened, then 200`, t);
 
     t = Date.now();

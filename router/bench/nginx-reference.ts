@@ -9,7 +9,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
+import { acceptsConnections } from './port-probe';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -79,7 +80,7 @@ ${servers}
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
-    if (await accepts(port)) return { url, version, stop };
+    if (await acceptsConnections(port)) return { url, version, stop };
     await new Promise((r) => setTimeout(r, 50));
   }
   await stop();
@@ -97,13 +98,3 @@ function freePort(): Promise<number> {
   });
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
