@@ -370,7 +370,10 @@ async function multiEngine(image: string, label: string): Promise<void> {
     PREFIX_ROUTER_ENGINE_BASE_PORT: String(await freePortRange(3)),
     PREFIX_ROUTER_ENGINE_COMMAND: EMULATOR(),
     PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
-    PREFIX_ROUTER_RESTART_BACKOFF_MS: '200',
+    PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD: '3',
+    // Longer than the router needs to eject a dead engine (3 failed checks × 200 ms), so the restarted engine is always
+    // seen down and re-admitted; with a shorter backoff it can be back before the third failure and never be ejected.
+    PREFIX_ROUTER_RESTART_BACKOFF_MS: '2000',
     PREFIX_ROUTER_EMF: 'off',
     // The check reads which engine answered (routing headers are off by default).
     PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
