@@ -87,11 +87,15 @@ describe('when router/Dockerfile is read', () => {
     expect(argDefault('BASE_IMAGE')).toBe(expected);
   });
 
-  it('GIVEN its Node image THEN it is an exact official version of the major the package supports', () => {
+  it('GIVEN its Node image THEN it is an exact official version of an LTS line the package supports that is still maintained', () => {
     const node = argDefault('NODE_IMAGE');
     expect(node).toMatch(/^node:\d+\.\d+\.\d+-[a-z]+(-slim)?$/);
     const major = Number(/^node:(\d+)\./.exec(node!)![1]);
-    expect(major).toBe(Number(/>=(\d+)/.exec(PACKAGE.engines.node)![1]));
+    expect(major).toBeGreaterThanOrEqual(Number(/>=(\d+)/.exec(PACKAGE.engines.node)![1]));
+    // End of life of each LTS line, from https://nodejs.org/en/about/previous-releases (even majors are the LTS lines).
+    const endOfLife: Record<number, string> = { 20: '2026-04-30', 22: '2027-04-30', 24: '2028-04-30' };
+    expect(Object.keys(endOfLife)).toContain(String(major));
+    expect(new Date(endOfLife[major]!).getTime()).toBeGreaterThan(Date.now());
   });
 
   it('GIVEN its stages THEN Node and the build run in their own stages and the runtime stage only copies their results onto the DLC', () => {
