@@ -81,6 +81,7 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
   { path: 'adminHost', flag: '--admin-host', valueName: 'host', env: 'PREFIX_ROUTER_ADMIN_HOST', kind: 'string', description: 'address of the admin listener (default 127.0.0.1)' },
   { path: 'adminApiKeyFile', flag: '--admin-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_ADMIN_API_KEY_FILE', kind: 'string', description: 'keys the admin listener requires, same format as --api-key-file (default: none)' },
   { path: 'routingHeaders', flag: '--routing-headers', valueName: 'mode', env: 'PREFIX_ROUTER_ROUTING_HEADERS', kind: 'string', description: 'x-prefix-router-* headers on 2xx answers: off, instance (the backend\'s opaque name) or all (also decision, decision time, predicted cached tokens; benchmarks read them) (default off)' },
+  { path: 'allowedHosts', flag: '--allowed-hosts', valueName: 'hosts', env: 'PREFIX_ROUTER_ALLOWED_HOSTS', kind: 'list', description: 'answer only requests whose Host header names one of these (comma-separated; .example.com matches every name below it; any port), others get 421; /ping and /health exempt; against DNS rebinding (default: any Host)' },
   { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
 ];
 

@@ -9,6 +9,7 @@ import {
   type RoutingPolicy,
 } from '../policy';
 import { KeyFileError, readKeyFile } from '../common/api-keys';
+import { allowedHostProblem } from '../protocol/host-allowlist';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -105,6 +106,13 @@ export interface RouterOptions {
    * read them). Never on error answers. Anyone who reads them learns whether a prefix is cached. @default 'off'
    */
   readonly routingHeaders?: RoutingHeaderMode;
+  /**
+   * Host names (or IP literals) the router answers for, on both listeners; a request whose `Host` names none of
+   * them gets 421 before authentication or any read of its body (DNS rebinding). `.example.com` matches the name
+   * and every name below it; any port matches. `/ping` and `/health` are exempt (load balancers probe by address).
+   * @default none (any Host)
+   */
+  readonly allowedHosts?: readonly string[];
 }
 
 export type RoutingHeaderMode = 'off' | 'instance' | 'all';
@@ -141,6 +149,7 @@ export interface RouterConfig {
   readonly adminHost: string;
   readonly adminApiKeyFile: string | undefined;
   readonly routingHeaders: RoutingHeaderMode;
+  readonly allowedHosts: readonly string[] | undefined;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -228,6 +237,7 @@ const TOP_LEVEL_KEYS = [
   'adminHost',
   'adminApiKeyFile',
   'routingHeaders',
+  'allowedHosts',
 ];
 
 /** Every problem in `options`, each with the option's property path. */
@@ -254,6 +264,7 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   if (o.routingHeaders !== undefined && !(ROUTING_HEADER_MODES as readonly unknown[]).includes(o.routingHeaders)) {
     problems.push({ option: 'routingHeaders', rule: `must be one of ${ROUTING_HEADER_MODES.join(', ')}`, got: o.routingHeaders });
   }
+  problems.push(...allowedHostsProblems(o.allowedHosts));
   if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
     problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
   }
@@ -267,6 +278,17 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   problems.push(...groupProblems(o, 'healthCheck', Object.keys(ROUTER_DEFAULTS.healthCheck)));
   problems.push(...groupProblems(o, 'limits', Object.keys(ROUTER_DEFAULTS.limits)));
   return problems;
+}
+
+function allowedHostsProblems(value: unknown): OptionProblem[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string')) {
+    return [{ option: 'allowedHosts', rule: 'must be a non-empty list of host names', got: value }];
+  }
+  return value.flatMap((entry: string) => {
+    const problem = allowedHostProblem(entry);
+    return problem === undefined ? [] : [{ option: 'allowedHosts', rule: `must list host names or IP addresses: ${problem}`, got: value }];
+  });
 }
 
 /** A key file option must name a readable file holding at least one key; the message never shows its content. */
@@ -377,6 +399,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     adminHost: options.adminHost ?? d.adminHost,
     adminApiKeyFile: options.adminApiKeyFile,
     routingHeaders: options.routingHeaders ?? d.routingHeaders,
+    allowedHosts: options.allowedHosts,
   };
 }
 

@@ -85,6 +85,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'An OpenAI route (`/v1/chat/completions`, `/v1/completions`, `/endpoints/{name}/openai/v1/chat/completions`) got a body whose `Content-Type` is not `application/json` (or `application/*+json`). Checked before the body is read; the content type is never rewritten, so a web page cannot post a form or `text/plain` body to the engines through the router.',
   },
+  misdirected_request: {
+    status: 421,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The router runs with `--allowed-hosts` and the request\'s `Host` header names none of them (RFC 9110 §15.5.20): a DNS-rebinding page reaching the router from a browser is refused. Checked before authentication and before the body is read; `/ping` and `/health` are exempt.',
+  },
   headers_too_large: {
     status: 431,
     type: 'invalid_request_error',

@@ -43,6 +43,7 @@ import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { SessionAffinity } from './session-affinity';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
+import { hostAllowed } from '../protocol/host-allowlist';
 import type { UpstreamAuthorization } from './proxy';
 
 /** What a load-only publisher (publishStateBlocks 'off') records per request. */
@@ -392,6 +393,9 @@ export class PrefixRouter implements RunningRouter {
       const route = matchRoute(req.method ?? 'GET', pathname);
       dialect = route.dialect;
       if (route.kind === 'ping') return this.ping(res);
+      if (this.config.allowedHosts !== undefined && !hostAllowed(req.headers.host, this.config.allowedHosts)) {
+        throw new RouterError('misdirected_request', 'this router does not answer for the host named in the Host header');
+      }
       this.authorize(req, route, listener);
       if (route.kind === 'metrics') return await this.serveMetrics(res);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
