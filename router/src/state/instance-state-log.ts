@@ -126,6 +126,19 @@ export class InstanceStateLog {
   }
 
   /** What an observer at (`epoch`, `since`) needs to catch up: the events after `since`, or a snapshot. */
+  /**
+   * Which answer updateSince gives for (epoch, since) at the current version: 'snapshot', or 'events:S' for the
+   * events after S. Equal kinds at one version are equal answers, so a publisher can encode each once.
+   */
+  answerKind(epoch: string | undefined, since: number | undefined): string {
+    return this.eventsAvailableSince(epoch, since) ? `events:${since}` : 'snapshot';
+  }
+
+  private eventsAvailableSince(epoch: string | undefined, since: number | undefined): since is number {
+    const oldest = this.seq - (this.log.length - this.logStart);
+    return epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq;
+  }
+
   updateSince(epoch: string | undefined, since: number | undefined): InstanceStateUpdate {
     const base = {
       epoch: this.epoch,
@@ -135,8 +148,7 @@ export class InstanceStateLog {
       capacityBlocks: this.capacityBlocks,
       load: { inFlight: this.load.inFlight, queuedPrefillTokens: this.load.queuedPrefillTokens, decodeSequences: this.load.decodeSequences },
     };
-    const oldest = this.seq - (this.log.length - this.logStart);
-    if (epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq) {
+    if (this.eventsAvailableSince(epoch, since)) {
       return { ...base, events: this.log.slice(this.log.length - (this.seq - since)) };
     }
     const { hashes, recency } = this.index.export();
