@@ -47,6 +47,12 @@ export interface LimitOptions {
   readonly maxInFlight: number;
   /** Routed requests in flight at once per client (its API key, else its address); more get 429. 0 = no cap. */
   readonly maxInFlightPerClient: number;
+  /**
+   * Bytes of request bodies held at once across requests (each is kept until its answer ends); a body that does not
+   * fit gets 503 overloaded with Retry-After. 0 = a quarter of the memory the process may use (its cgroup limit,
+   * else the machine's), at least maxBodyBytes.
+   */
+  readonly maxBufferedBodyBytes: number;
 }
 
 /** What startRouter takes. Only `backends` is required. */
@@ -167,6 +173,7 @@ export const ROUTER_DEFAULTS = {
     clientDrainTimeoutMs: 300_000,
     maxInFlight: 0,
     maxInFlightPerClient: 0,
+    maxBufferedBodyBytes: 0,
   } as LimitOptions,
   maxConnectionsPerBackend: 1024,
   shutdownGraceMs: 25_000,
@@ -196,6 +203,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.clientDrainTimeoutMs': { min: 0, max: 86_400_000 },
   'limits.maxInFlight': { min: 0, max: 1_000_000 },
   'limits.maxInFlightPerClient': { min: 0, max: 1_000_000 },
+  'limits.maxBufferedBodyBytes': { min: 0, max: 2 ** 40 },
   maxConnectionsPerBackend: { min: 1, max: 65536 },
   shutdownGraceMs: { min: 0, max: 3_600_000 },
   publishStateMs: { min: 0, max: 10_000 },
@@ -277,6 +285,11 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   }
   problems.push(...groupProblems(o, 'healthCheck', Object.keys(ROUTER_DEFAULTS.healthCheck)));
   problems.push(...groupProblems(o, 'limits', Object.keys(ROUTER_DEFAULTS.limits)));
+  const limits = (typeof o.limits === 'object' && o.limits !== null ? o.limits : {}) as Record<string, unknown>;
+  const maxBody = typeof limits.maxBodyBytes === 'number' ? limits.maxBodyBytes : ROUTER_DEFAULTS.limits.maxBodyBytes;
+  if (typeof limits.maxBufferedBodyBytes === 'number' && limits.maxBufferedBodyBytes > 0 && limits.maxBufferedBodyBytes < maxBody) {
+    problems.push({ option: 'limits.maxBufferedBodyBytes', rule: `must be 0 (automatic) or at least limits.maxBodyBytes (${maxBody}), or no largest body could ever be read`, got: limits.maxBufferedBodyBytes });
+  }
   return problems;
 }
 

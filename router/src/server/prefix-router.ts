@@ -32,6 +32,7 @@ import {
   isUpstreamTimeout,
   type OutcomeStatus,
 } from './proxy';
+import { BodyBudget, defaultBodyBudgetBytes } from './body-budget';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
@@ -165,6 +166,7 @@ export class PrefixRouter implements RunningRouter {
   /** Routed requests in flight, in total and per client (limits.maxInFlight / maxInFlightPerClient). */
   private routedInFlight = 0;
   private readonly inFlightByClient = new Map<string, number>();
+  private readonly bodyBudget: BodyBudget;
   private adminAddress: AddressInfo | undefined;
 
   constructor(
@@ -195,6 +197,7 @@ export class PrefixRouter implements RunningRouter {
     this.metrics = new RouterMetrics(this.set);
     this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
+    this.bodyBudget = new BodyBudget(config.limits.maxBufferedBodyBytes > 0 ? config.limits.maxBufferedBodyBytes : defaultBodyBudgetBytes(config.limits.maxBodyBytes));
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
     this.server = createServer(
       {
@@ -405,7 +408,10 @@ export class PrefixRouter implements RunningRouter {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
       this.admitRouted(req, res);
-      const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs);
+      const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
+      // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
+      if (res.destroyed) this.bodyBudget.give(body.length);
+      else res.once('close', () => this.bodyBudget.give(body.length));
       const parsed = parseRoutedRequest(route, body, req.headers);
       await this.routeAndProxy(req, res, route, parsed, body);
     } catch (err) {

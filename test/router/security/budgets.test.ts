@@ -1,4 +1,6 @@
 import { createServer, type Server } from 'node:http';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -135,5 +137,58 @@ describe('when a bounded flood exceeds the in-flight caps', () => {
       await router.close();
       await engine.close();
     }
+  });
+});
+
+describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', () => {
+  const MiB = 1024 * 1024;
+  /** A chat body of about `bytes` bytes. */
+  const bodyOf = (bytes: number, tag: string): string => chatBody(`${tag} ${'x'.repeat(bytes)}`);
+
+  it('GIVEN two held bodies filling the budget THEN a third is refused with 503 before it is read, and once they end the budget is free again', async () => {
+    const engine = await startEngine(1_500);
+    const router = await routerFor(engine.url, { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: 3 * MiB } });
+    try {
+      const held = [post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'a')), post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'b'))];
+      const deadline = Date.now() + 5_000;
+      while (engine.open() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(engine.open()).toBe(2);
+
+      const refused = await post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'c'));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.json()).toMatchObject({ error: { code: 'overloaded', message: expect.stringContaining('budget') } });
+      // A small request still fits beside them.
+      expect((await post(`${router.url}/v1/chat/completions`, chatBody('small'))).status).toBe(200);
+
+      expect((await Promise.all(held)).map((a) => a.status)).toEqual([200, 200]);
+      expect((await post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'd'))).status).toBe(200);
+    } finally {
+      await router.close();
+      await engine.close();
+    }
+  });
+
+  it('GIVEN a body sent without Content-Length THEN it is counted as it arrives and refused once it passes the budget', async () => {
+    const engine = await startEngine(1_500);
+    const router = await routerFor(engine.url, { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: 2 * MiB } });
+    try {
+      const held = post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'a'));
+      const deadline = Date.now() + 5_000;
+      while (engine.open() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      // undici sends a stream body chunked, with no Content-Length.
+      const chunks = [Buffer.from(bodyOf(1.4 * MiB, 'chunked'))];
+      const res = await request(`${router.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Readable.from(chunks) });
+      expect(res.statusCode).toBe(503);
+      expect(JSON.parse(await res.body.text())).toMatchObject({ error: { code: 'overloaded' } });
+      expect((await held).status).toBe(200);
+    } finally {
+      await router.close();
+      await engine.close();
+    }
+  });
+
+  it('GIVEN a budget smaller than the largest body THEN the configuration is refused, naming both limits', async () => {
+    await expect(routerFor('http://127.0.0.1:9', { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: MiB } })).rejects.toThrow(/limits\.maxBufferedBodyBytes.*limits\.maxBodyBytes/);
   });
 });
