@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
+import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
@@ -9,6 +9,7 @@ import {
   type InstanceView,
   type ObservedBlocks,
   type ReleaseOutcome,
+  type RoutingBlockHashing,
   type RoutingDecision,
   type RoutingPolicy,
   type RoutingSnapshot,
@@ -28,9 +29,6 @@ export interface CacheAwareOptions {
   /** Sessions remembered (least recently used forgotten first). */
   readonly maxSessions: number;
 }
-
-/** KV capacity per instance when the engine does not report one: about one TP8 H100 node serving a 70B model. */
-export const DEFAULT_KV_CACHE_TOKENS = 1_000_000;
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
 
@@ -115,7 +113,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
   /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
 
-  constructor(readonly options: CacheAwareOptions) {}
+  readonly routingBlocks: RoutingBlockHashing;
+
+  constructor(readonly options: CacheAwareOptions) {
+    this.routingBlocks = { blockChars: options.blockChars, hashesOf: (request) => this.blockHashesOf(request) };
+  }
 
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
   blockHashesOf(request: RoutingRequest): Int32Array {
@@ -127,8 +129,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
 
   /** Index capacity for an instance: its KV capacity in routing blocks. */
   capacityBlocksOf(view: InstanceView): number {
-    const tokens = view.kvCapacityTokens ?? this.options.kvCacheTokens;
-    return Math.max(1, Math.floor((tokens * CHARS_PER_TOKEN) / this.options.blockChars));
+    return capacityBlocksFor(view.kvCapacityTokens ?? this.options.kvCacheTokens, this.options.blockChars);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<CacheAwareReason> {
@@ -357,14 +358,6 @@ function better(a: Candidate, b: Candidate): boolean {
   if (a.indexedBlocks !== b.indexedBlocks) return a.indexedBlocks < b.indexedBlocks;
   if (a.matchedBlocks !== b.matchedBlocks) return a.matchedBlocks > b.matchedBlocks;
   return ranksAbove(a.score, a.view.id, b.score, b.view.id);
-}
-
-/**
- * A request's routing blocks of `blockChars` characters, for what an instance publishes about itself: a cache-aware
- * policy of that block size has just hashed them for its decision (memoized), so they are not hashed twice.
- */
-export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number): Int32Array {
-  return policy instanceof CacheAwarePolicy && policy.options.blockChars === blockChars ? policy.blockHashesOf(request) : routingBlockHashes(request, blockChars);
 }
 
 /** The instance's published index, when the caller observes it and it uses this policy's block size. */

@@ -77,11 +77,26 @@ export interface ReleaseOutcome {
   readonly promptTokens?: number;
 }
 
+/** A policy's routing blocks (RoutingPolicy.routingBlocks): chained hashes of `blockChars`-character blocks. */
+export interface RoutingBlockHashing {
+  /** Characters per routing block. */
+  readonly blockChars: number;
+  /** The request's full routing blocks' chained hashes (policy/routing-blocks.ts), memoized per request. */
+  hashesOf(request: RoutingRequest): Int32Array;
+}
+
 export interface RoutingPolicy {
   /** The policy's registered name (PolicyName). */
   readonly name: string;
   /** True when the policy uses InstanceView.kvCapacityTokens: the router then reads each engine's vllm:cache_config_info. */
   readonly wantsKvCapacity?: boolean;
+  /**
+   * Optional capability: the policy cuts requests into routing blocks (cache-aware). What an instance publishes
+   * about itself is hashed the same way, so the caller reuses the policy's hashes (already computed for its
+   * decision) when the block sizes agree, instead of hashing the prompt twice; a simulator's replicas also read
+   * the block size they observe at from here.
+   */
+  readonly routingBlocks?: RoutingBlockHashing;
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */
