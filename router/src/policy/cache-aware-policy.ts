@@ -440,11 +440,11 @@ export const cacheAwareDefinition = definePolicy({
   ],
   create: (o) =>
     new CacheAwarePolicy({
-      blockChars: o.blockChars as number,
-      kvCacheTokens: o.kvCacheTokens as number,
-      balanceSlackTokens: o.balanceSlackTokens as number,
-      stepTokens: o.stepTokens as number,
-      sessionHeader: o.sessionHeader as string,
-      maxSessions: o.maxSessions as number,
+      blockChars: o.blockChars,
+      kvCacheTokens: o.kvCacheTokens,
+      balanceSlackTokens: o.balanceSlackTokens,
+      stepTokens: o.stepTokens,
+      sessionHeader: o.sessionHeader,
+      maxSessions: o.maxSessions,
     }),
 });
