@@ -4,6 +4,7 @@ import type { RoutingPolicy } from './routing-policy';
 /** An option's value: a number for 'integer' and 'number' options, the text for 'string' ones. */
 export type PolicyOptionValue = number | string;
 
+/** A numeric option: an integer or a number in [min, max]. */
 export interface NumericOptionSchema {
   /** camelCase; the flag is its kebab-case (`--prefix-length`), the variable PREFIX_ROUTER_<SNAKE_CASE>. */
   readonly name: string;
@@ -17,6 +18,7 @@ export interface NumericOptionSchema {
   readonly valueName?: string;
 }
 
+/** A string option: a text matching a pattern. */
 export interface StringOptionSchema {
   readonly name: string;
   readonly type: 'string';
@@ -28,6 +30,7 @@ export interface StringOptionSchema {
   readonly valueName?: string;
 }
 
+/** One option of a policy's schema: its name, type, allowed values, default and one line of docs. */
 export type PolicyOptionSchema = NumericOptionSchema | StringOptionSchema;
 
 /** What a policy may depend on: only injected, deterministic things. */
@@ -84,6 +87,7 @@ export function optionRange(option: PolicyOptionSchema): string {
   return `${option.min}–${option.max}`;
 }
 
+/** True when `value` is allowed for `option`: its type, and its range or pattern. */
 export function optionValueValid(option: PolicyOptionSchema, value: unknown): boolean {
   if (option.type === 'string') return typeof value === 'string' && option.pattern.test(value);
   if (typeof value !== 'number' || !Number.isFinite(value)) return false;

@@ -1,14 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 
-/**
- * The contract every routing policy implements. A policy is pure: no I/O, no clock, no Math.random.
- * Randomness comes from an injected seeded Rng; time, if a policy ever needs it, comes in the snapshot.
- *
- * One request flows: parse -> key -> decide -> commit -> proxy -> release. `decide` must not mutate policy
- * state other than drawing from its injected Rng; anything a policy remembers about the decision (a round-robin
- * cursor, a prefix index entry) is written in `commit`, once the caller has actually dispatched the request.
- * The live router and the simulator call these methods in the same order, so they make the same decisions.
- */
 export type { DecisionReason, PolicyName } from './policy-registry';
 
 /** What the caller knows about one instance at decision time. */
@@ -85,6 +76,16 @@ export interface RoutingBlockHashing {
   hashesOf(request: RoutingRequest): Int32Array;
 }
 
+/**
+ * The contract every routing policy implements. A policy is pure: no I/O, no clock, no Math.random.
+ * Randomness comes from an injected seeded Rng; time, if a policy ever needs it, comes in the snapshot.
+ *
+ * One request flows: parse -> key -> decide -> commit -> proxy -> release. `decide` must not mutate policy
+ * state other than drawing from its injected Rng; anything a policy remembers about the decision (a round-robin
+ * cursor, a prefix index entry) is written in `commit`, once the caller has actually dispatched the request.
+ * The live router and the simulator call these methods through one routing core (core/routing-core.ts), in the
+ * same order, so they make the same decisions.
+ */
 export interface RoutingPolicy {
   /** The policy's registered name (PolicyName). */
   readonly name: string;
