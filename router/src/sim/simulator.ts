@@ -24,8 +24,9 @@ import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
 
 /**
- * The virtual-time simulator: the live router's policies in front of N engine models (one per vLLM instance),
- * fed by a workload. Nothing here sleeps or reads a clock for simulated time, so an hour of traffic on seven
+ * The virtual-time simulator: the live router's routing core and policies (core/routing-core.ts: the same decide,
+ * commit, load tickets, published-state admission and release) in front of N engine models (one per vLLM
+ * instance), fed by a workload. Nothing here sleeps or reads a clock for simulated time, so an hour of traffic on seven
  * instances runs in seconds, and the same seed gives the same run.
  *
  * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
