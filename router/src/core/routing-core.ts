@@ -32,8 +32,7 @@ export class RoutingCore<Target extends RoutingTarget> {
     /** The routable instance with this id, or undefined. */
     private readonly targetOf: (id: string) => Target | undefined,
     private readonly hooks: RoutingHooks<Target> = {},
-    /** False: published logs get the load only, no routing blocks (serve --publish-state-blocks off). */
-    private readonly publishBlocks = true,
+    private readonly options: RoutingCoreOptions = {},
   ) {}
 
   /** A request about to be routed. */
@@ -43,7 +42,7 @@ export class RoutingCore<Target extends RoutingTarget> {
 
   /** @internal Admits `request` to `log`, hashed at the log's block size (the policy's own hashes when they fit). */
   admit(log: InstanceStateLog, request: RoutingRequest, promptTokens: number): AdmittedRequest {
-    const blocks = this.publishBlocks ? publishedBlocksOf(this.policy, request, log.blockChars) : NO_BLOCKS;
+    const blocks = this.options.publishBlocks !== false ? publishedBlocksOf(this.policy, request, log.blockChars) : NO_BLOCKS;
     return log.admit(blocks, promptTokens, 'accepted');
   }
 
@@ -75,6 +74,11 @@ export class RoutingCore<Target extends RoutingTarget> {
     if (outcome.kind === 'completed' && outcome.cachedTokens !== undefined) published?.engineCached(outcome.cachedTokens);
     this.hooks.released?.(attempt, outcome, promptTokens);
   }
+}
+
+export interface RoutingCoreOptions {
+  /** False: published logs get the load only, no routing blocks (serve --publish-state-blocks off). Default true. */
+  readonly publishBlocks?: boolean;
 }
 
 /** What the core needs of an instance a decision may choose. */

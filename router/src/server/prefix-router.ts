@@ -210,7 +210,7 @@ export class PrefixRouter implements RunningRouter {
         },
         policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
       },
-      config.publishStateBlocks === 'on',
+      { publishBlocks: config.publishStateBlocks === 'on' },
     );
     this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));

@@ -200,7 +200,7 @@ describe('when a request reaches a publishing instance', () => {
   test('GIVEN publishing without blocks (load only) THEN nothing enters the published index', () => {
     const instances = fleet(['a']);
     const log = publishedStateLog(BLOCK, 1_000_000, 'e');
-    const routed = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id), {}, false).begin(prompt);
+    const routed = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id), {}, { publishBlocks: false }).begin(prompt);
     routed.reach(log);
     routed.decide(snapshotOf(instances));
     routed.accepted();
