@@ -21,7 +21,7 @@ import { capacityBlocksFor } from '../state/prefix-index';
  *
  * **Published state** (state/instance-state-log.ts) is one rule for both callers: a request is admitted to an
  * instance's published log once, when it reaches that instance, whatever the retries behind it; its blocks are
- * recorded when the engine accepts it, and the engine's cached-token report corrects them. The live router
+ * recorded when the caller reports the engine took it (`accepted`), and the engine's cached-token report corrects them. The live router
  * publishes itself, so a request reaches it on arrival, before its own decision among its engines (`reach`);
  * a simulated instance publishes itself, so a request reaches it when a replica's decision sends it there
  * (RoutingTarget.publishedLog). The log hashes at the block size its observers match with (publishedBlockChars).
