@@ -12,10 +12,10 @@ import { SeededRng } from '../src/common/seeded-rng';
 import { CacheAwarePolicy, createPolicy, type InstanceView } from '../src/policy';
 import type { RoutingRequest } from '../src/protocol/routing-request';
 import { routingBlockHashes } from '../src/policy/routing-blocks';
-import { InstanceStateLog, ObservedInstance } from '../src/state/instance-state-log';
-import { CHARS_PER_TOKEN } from '../src/state/block-hash';
+import { ObservedInstance } from '../src/state/instance-state-log';
 import { ROUTER_DEFAULTS } from '../src/config/router-config';
-import { DEFAULT_KV_CACHE_TOKENS } from '../src/policy/cache-aware-policy';
+import { DEFAULT_KV_CACHE_TOKENS } from '../src/state/prefix-index';
+import { publishedStateLog } from '../src/core/routing-core';
 
 const INSTANCES = 7;
 const PROMPT_CHARS = 32_768; // 128 routing blocks of 256 characters
@@ -61,7 +61,7 @@ function time(policy: CacheAwarePolicy, instances: readonly InstanceView[] = vie
 
 // Each instance's published index at the default size (1,000,000 tokens = 15,625 blocks), filled with other prompts.
 const BLOCK_CHARS = ROUTER_DEFAULTS.publishStateBlockChars;
-const published = ids.map((id) => new InstanceStateLog(BLOCK_CHARS, Math.floor((DEFAULT_KV_CACHE_TOKENS * CHARS_PER_TOKEN) / BLOCK_CHARS), id));
+const published = ids.map((id) => publishedStateLog(BLOCK_CHARS, DEFAULT_KV_CACHE_TOKENS, id));
 for (let n = 0; n < 1_000; n++) published[n % INSTANCES].admit(routingBlockHashes(request(`published-${n}`, n * 97 % 100_000), BLOCK_CHARS), 8192).end();
 const observedViews: InstanceView[] = views.map((v, i) => {
   const observed = new ObservedInstance();

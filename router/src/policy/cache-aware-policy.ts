@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
+import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
@@ -9,6 +9,7 @@ import {
   type InstanceView,
   type ObservedBlocks,
   type ReleaseOutcome,
+  type RoutingBlockHashing,
   type RoutingDecision,
   type RoutingPolicy,
   type RoutingSnapshot,
@@ -28,9 +29,6 @@ export interface CacheAwareOptions {
   /** Sessions remembered (least recently used forgotten first). */
   readonly maxSessions: number;
 }
-
-/** KV capacity per instance when the engine does not report one: about one TP8 H100 node serving a 70B model. */
-export const DEFAULT_KV_CACHE_TOKENS = 1_000_000;
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
 
@@ -58,6 +56,16 @@ interface Candidate {
   indexedBlocks: number;
   cost: number;
   score: number;
+}
+
+/** What the stages of one decision read about its request. */
+interface PromptFacts {
+  readonly hashes: Int32Array;
+  /** The router's estimate of its prompt tokens, at least 1. */
+  readonly promptTokens: number;
+  readonly tokensPerBlock: number;
+  /** Its first block's hash (or the short prompt's key): what rendezvous order is computed for. */
+  readonly coldKey: number;
 }
 
 interface Pending {
@@ -115,7 +123,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
   /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
 
-  constructor(readonly options: CacheAwareOptions) {}
+  readonly routingBlocks: RoutingBlockHashing;
+
+  constructor(readonly options: CacheAwareOptions) {
+    this.routingBlocks = { blockChars: options.blockChars, hashesOf: (request) => this.blockHashesOf(request) };
+  }
 
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
   blockHashesOf(request: RoutingRequest): Int32Array {
@@ -127,17 +139,45 @@ export class CacheAwarePolicy implements RoutingPolicy {
 
   /** Index capacity for an instance: its KV capacity in routing blocks. */
   capacityBlocksOf(view: InstanceView): number {
-    const tokens = view.kvCapacityTokens ?? this.options.kvCacheTokens;
-    return Math.max(1, Math.floor((tokens * CHARS_PER_TOKEN) / this.options.blockChars));
+    return capacityBlocksFor(view.kvCapacityTokens ?? this.options.kvCacheTokens, this.options.blockChars);
   }
 
+  /**
+   * Named stages, as in llm-d's scheduler plugins: **score** every healthy instance (predicted match and cost),
+   * **pick** the session's instance when it is worth following, **filter** out instances over their share of the
+   * requests sent (bounded load), then **pick** among the rest: a cold prompt by rendezvous order, otherwise the
+   * best of the near-equal costs.
+   */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<CacheAwareReason> {
+    const prompt = this.promptOf(request);
+    this.lastInstances = snapshot.instances;
+    const candidates = this.scoreHealthy(snapshot.instances, prompt);
+    if (candidates.length === 0) throw new NoHealthyInstanceError();
+    const session = this.pickSession(request, candidates, prompt);
+    if (session !== undefined) return this.decision(session, 'session-affinity', prompt);
+    const all = candidates.slice();
+    this.filterOverShare(candidates);
+    return this.pickNearEqual(candidates, all, prompt);
+  }
+
+  /** What every stage reads about the request: its blocks, its size, and the key a cold prompt is placed by. */
+  private promptOf(request: RoutingRequest): PromptFacts {
     const hashes = this.blockHashesOf(request);
-    const promptTokens = Math.max(1, estimatedPromptTokens(request));
-    const tokensPerBlock = this.options.blockChars / CHARS_PER_TOKEN;
-    const coldKey = hashes.length > 0 ? hashes[0] : shortPromptKey(request, this.options.blockChars);
-    const instances = snapshot.instances;
-    this.lastInstances = instances;
+    return {
+      hashes,
+      promptTokens: Math.max(1, estimatedPromptTokens(request)),
+      tokensPerBlock: this.options.blockChars / CHARS_PER_TOKEN,
+      coldKey: hashes.length > 0 ? hashes[0] : shortPromptKey(request, this.options.blockChars),
+    };
+  }
+
+  /**
+   * Score: one candidate per healthy instance, with its predicted match, the prompt tokens it would compute, its
+   * index fill, rendezvous score and cost (its own work plus the prefix it would recompute that the best-matching
+   * instance holds). Fills and returns the reused candidate list.
+   */
+  private scoreHealthy(instances: readonly InstanceView[], prompt: PromptFacts): Candidate[] {
+    const { hashes, promptTokens, tokensPerBlock, coldKey } = prompt;
     const candidates = this.candidates;
     candidates.length = 0;
     let minUncachedAll = Infinity;
@@ -162,54 +202,51 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (uncached < minUncachedAll) minUncachedAll = uncached;
       candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
     }
-    if (candidates.length === 0) throw new NoHealthyInstanceError();
-    let minCost = Infinity;
-    for (const c of candidates) {
-      c.cost = this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll);
-      if (c.cost < minCost) minCost = c.cost;
-    }
-    const all = candidates.slice();
+    for (const c of candidates) c.cost = this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll);
+    return candidates;
+  }
 
-    if (this.options.sessionHeader !== '') {
-      const session = sessionOf(request, this.options.sessionHeader);
-      const pinned = session === undefined ? undefined : this.sessions.get(session);
-      if (pinned !== undefined) {
-        const c = candidates.find((x) => x.view.id === pinned);
-        // Overloaded: following the session costs more than recomputing the whole prompt on the cheapest instance.
-        if (c !== undefined && c.cost <= minCost + promptTokens) return this.decision(c, 'session-affinity', tokensPerBlock, promptTokens);
-      }
-    }
+  /**
+   * Pick (sessions): the instance a request's session lives on, unless it is overloaded: following the session
+   * costs more than recomputing the whole prompt on the cheapest instance.
+   */
+  private pickSession(request: RoutingRequest, candidates: readonly Candidate[], prompt: PromptFacts): Candidate | undefined {
+    if (this.options.sessionHeader === '') return undefined;
+    const session = sessionOf(request, this.options.sessionHeader);
+    const pinned = session === undefined ? undefined : this.sessions.get(session);
+    if (pinned === undefined) return undefined;
+    const c = candidates.find((x) => x.view.id === pinned);
+    return c !== undefined && c.cost <= minCostOf(candidates) + prompt.promptTokens ? c : undefined;
+  }
 
-    // Bounded load in requests (Mirrokni et al. on request counts): an instance that has been sent more than
-    // BALANCE_FACTOR × its share of this router's requests is passed over while any other is not, whatever it
-    // holds. It stays over only until the others catch up, so a hot prefix spreads to the next instance (which then
-    // holds it too) instead of fixing each instance's share by how popular its cached prefixes happen to be.
-    // Cold prompts are exempt: rendezvous order, bounded by index contents, is what replicas agree on.
-    let anyMatchAll = false;
-    for (const c of candidates) if (c.matchedBlocks > 0) anyMatchAll = true;
-    if (anyMatchAll) {
-      this.dropOverShare(candidates);
-      minCost = Infinity;
-      for (const c of candidates) if (c.cost < minCost) minCost = c.cost;
-    }
+  /**
+   * Filter (bounded load in requests, Mirrokni et al. on request counts): an instance that has been sent more than
+   * BALANCE_FACTOR × its share of this router's requests is passed over while any other is not, whatever it
+   * holds. It stays over only until the others catch up, so a hot prefix spreads to the next instance (which then
+   * holds it too) instead of fixing each instance's share by how popular its cached prefixes happen to be.
+   * Cold prompts are exempt: rendezvous order, bounded by index contents, is what replicas agree on.
+   */
+  private filterOverShare(candidates: Candidate[]): void {
+    if (candidates.some((c) => c.matchedBlocks > 0)) this.dropOverShare(candidates);
+  }
 
-    // Near-equal: within the slack, and never more than a quarter of this prompt (a conversation's history is worth keeping).
-    const slack = Math.min(this.options.balanceSlackTokens, promptTokens / 4);
-    // Bounded load (as for cold prompts), among near-equal costs only: an instance with more than BALANCE_FACTOR ×
-    // its share of the requests in flight is passed over when another is about as fast.
+  /**
+   * Pick (near-equal costs): costs within the slack of the cheapest count as equal, never more than a quarter of
+   * this prompt (a conversation's history is worth keeping). A prompt no candidate holds any of is placed by
+   * rendezvous order. Otherwise, among the near-equal instances not over BALANCE_FACTOR × their share of the
+   * requests in flight (while any is not), those adding the least prefill work to the fleet compete, and load
+   * decides (`better`): a hot prefix stays where it is cached until its queue costs more than recomputing it.
+   */
+  private pickNearEqual(candidates: readonly Candidate[], all: readonly Candidate[], prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
+    const limit = minCostOf(candidates) + Math.min(this.options.balanceSlackTokens, prompt.promptTokens / 4);
+    if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, limit, prompt.hashes.length), 'cold-rendezvous', prompt);
     let totalInFlight = 0;
     for (const c of candidates) totalInFlight += c.view.inFlight;
     const inFlightBound = (BALANCE_FACTOR * (totalInFlight + 1)) / candidates.length;
-    const limit = minCost + slack;
-    let anyMatch = false;
-    for (const c of candidates) if (c.matchedBlocks > 0) anyMatch = true;
-    if (!anyMatch) return this.decision(this.coldPlacement(candidates, limit, hashes.length), 'cold-rendezvous', tokensPerBlock, promptTokens);
-    // Among equally fast choices, those adding the least prefill work to the fleet (a hot prefix stays where it is
-    // cached until its queue costs more than recomputing it elsewhere); then load decides.
-    let minUncached = Infinity;
     let anyWithin = false;
     for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound) anyWithin = true;
     const over = (c: Candidate) => anyWithin && c.view.inFlight + 1 > inFlightBound;
+    let minUncached = Infinity;
     for (const c of candidates) if (c.cost <= limit && !over(c) && c.uncached < minUncached) minUncached = c.uncached;
     let best: Candidate | undefined;
     for (const c of candidates) {
@@ -218,7 +255,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     }
     // cache-match: the longest match won; balanced: load chose among near-equal costs.
     const reason: CacheAwareReason = best!.matchedBlocks > 0 && isLongest(best!, all) ? 'cache-match' : 'balanced';
-    return this.decision(best!, reason, tokensPerBlock, promptTokens);
+    return this.decision(best!, reason, prompt);
   }
 
   /** Removes, in place, the candidates over BALANCE_FACTOR × their share of the requests sent, unless all are. */
@@ -240,7 +277,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
    * within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × the mean (bounded-load
    * consistent hashing). Replicas with the same view agree, and a few hot first blocks cannot fill one instance.
    */
-  private coldPlacement(candidates: Candidate[], costLimit: number, promptBlocks: number): Candidate {
+  private coldPlacement(candidates: readonly Candidate[], costLimit: number, promptBlocks: number): Candidate {
     let total = 0;
     for (const c of candidates) total += c.indexedBlocks;
     const bound = (COLD_BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
@@ -274,8 +311,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
     return work + decoding * Math.max(1, Math.ceil(work / this.options.stepTokens));
   }
 
-  private decision(c: Candidate, reason: CacheAwareReason, tokensPerBlock: number, promptTokens: number): RoutingDecision<CacheAwareReason> {
-    return { instance: c.view.id, reason, predictedCachedTokens: cachedTokens(c.matchedBlocks, tokensPerBlock, promptTokens) };
+  private decision(c: Candidate, reason: CacheAwareReason, prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
+    return { instance: c.view.id, reason, predictedCachedTokens: cachedTokens(c.matchedBlocks, prompt.tokensPerBlock, prompt.promptTokens) };
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
@@ -343,6 +380,12 @@ export class CacheAwarePolicy implements RoutingPolicy {
   }
 }
 
+function minCostOf(candidates: readonly Candidate[]): number {
+  let min = Infinity;
+  for (const c of candidates) if (c.cost < min) min = c.cost;
+  return min;
+}
+
 /** Cached tokens of `matchedBlocks` routing blocks, never the whole prompt (the engine recomputes the last token). */
 function cachedTokens(matchedBlocks: number, tokensPerBlock: number, promptTokens: number): number {
   return Math.min(Math.floor(matchedBlocks * tokensPerBlock), promptTokens - 1);
@@ -357,14 +400,6 @@ function better(a: Candidate, b: Candidate): boolean {
   if (a.indexedBlocks !== b.indexedBlocks) return a.indexedBlocks < b.indexedBlocks;
   if (a.matchedBlocks !== b.matchedBlocks) return a.matchedBlocks > b.matchedBlocks;
   return ranksAbove(a.score, a.view.id, b.score, b.view.id);
-}
-
-/**
- * A request's routing blocks of `blockChars` characters, for what an instance publishes about itself: a cache-aware
- * policy of that block size has just hashed them for its decision (memoized), so they are not hashed twice.
- */
-export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number): Int32Array {
-  return policy instanceof CacheAwarePolicy && policy.options.blockChars === blockChars ? policy.blockHashesOf(request) : routingBlockHashes(request, blockChars);
 }
 
 /** The instance's published index, when the caller observes it and it uses this policy's block size. */
@@ -447,11 +482,11 @@ export const cacheAwareDefinition = definePolicy({
   ],
   create: (o) =>
     new CacheAwarePolicy({
-      blockChars: o.blockChars as number,
-      kvCacheTokens: o.kvCacheTokens as number,
-      balanceSlackTokens: o.balanceSlackTokens as number,
-      stepTokens: o.stepTokens as number,
-      sessionHeader: o.sessionHeader as string,
-      maxSessions: o.maxSessions as number,
+      blockChars: o.blockChars,
+      kvCacheTokens: o.kvCacheTokens,
+      balanceSlackTokens: o.balanceSlackTokens,
+      stepTokens: o.stepTokens,
+      sessionHeader: o.sessionHeader,
+      maxSessions: o.maxSessions,
     }),
 });

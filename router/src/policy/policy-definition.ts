@@ -1,14 +1,10 @@
 import type { Rng } from '../common/seeded-rng';
 import type { RoutingPolicy } from './routing-policy';
 
-/**
- * What a policy file exports: one `PolicyDefinition`. Everything else about a policy — validation, `serve`
- * flags and PREFIX_ROUTER_* variables, `name?option=value` spec strings, help texts, the docs' tables and the
- * cross-policy tests — is derived from these definitions (see policy-registry.ts), so adding a policy is one
- * new file plus one line in the registry.
- */
+/** An option's value: a number for 'integer' and 'number' options, the text for 'string' ones. */
 export type PolicyOptionValue = number | string;
 
+/** A numeric option: an integer or a number in [min, max]. */
 export interface NumericOptionSchema {
   /** camelCase; the flag is its kebab-case (`--prefix-length`), the variable PREFIX_ROUTER_<SNAKE_CASE>. */
   readonly name: string;
@@ -22,6 +18,7 @@ export interface NumericOptionSchema {
   readonly valueName?: string;
 }
 
+/** A string option: a text matching a pattern. */
 export interface StringOptionSchema {
   readonly name: string;
   readonly type: 'string';
@@ -33,6 +30,7 @@ export interface StringOptionSchema {
   readonly valueName?: string;
 }
 
+/** One option of a policy's schema: its name, type, allowed values, default and one line of docs. */
 export type PolicyOptionSchema = NumericOptionSchema | StringOptionSchema;
 
 /** What a policy may depend on: only injected, deterministic things. */
@@ -40,21 +38,40 @@ export interface PolicyDeps {
   readonly rng: Rng;
 }
 
-export interface PolicyDefinition<Name extends string = string, Reason extends string = string> {
+/**
+ * The values `create` receives for a schema: one property per option, named as in the schema, a number for a
+ * numeric option and a string for a string one. So a misspelt option, or a string used as a number, does not
+ * compile.
+ */
+export type PolicyOptionValues<Options extends readonly PolicyOptionSchema[]> = {
+  readonly [Option in Options[number] as Option['name']]: Option extends StringOptionSchema ? string : number;
+};
+
+/**
+ * What a policy file exports: one `PolicyDefinition`. Everything else about a policy — validation, `serve`
+ * flags and PREFIX_ROUTER_* variables, `name?option=value` spec strings, help texts, the docs' tables and the
+ * cross-policy tests — is derived from these definitions (see policy-registry.ts), so adding a policy is one
+ * new file plus one line in the registry.
+ */
+export interface PolicyDefinition<
+  Name extends string = string,
+  Reason extends string = string,
+  Options extends readonly PolicyOptionSchema[] = readonly PolicyOptionSchema[],
+> {
   readonly name: Name;
   /** One line for help texts and the docs' policy table. */
   readonly description: string;
   /** The closed set of decision reasons this policy reports. */
   readonly reasons: readonly Reason[];
-  readonly options: readonly PolicyOptionSchema[];
+  readonly options: Options;
   /** Builds the policy; `options` holds every option of the schema, defaults filled in, already validated. */
-  create(options: Readonly<Record<string, PolicyOptionValue>>, deps: PolicyDeps): RoutingPolicy;
+  create(options: PolicyOptionValues<Options>, deps: PolicyDeps): RoutingPolicy;
 }
 
-/** Identity with `const` inference, so the registry can derive the name and reason unions. */
-export function definePolicy<const Name extends string, const Reason extends string>(
-  definition: PolicyDefinition<Name, Reason>,
-): PolicyDefinition<Name, Reason> {
+/** Identity with `const` inference, so the registry can derive the name and reason unions and `create` sees typed options. */
+export function definePolicy<const Name extends string, const Reason extends string, const Options extends readonly PolicyOptionSchema[]>(
+  definition: PolicyDefinition<Name, Reason, Options>,
+): PolicyDefinition<Name, Reason, Options> {
   return definition;
 }
 
@@ -70,6 +87,7 @@ export function optionRange(option: PolicyOptionSchema): string {
   return `${option.min}–${option.max}`;
 }
 
+/** True when `value` is allowed for `option`: its type, and its range or pattern. */
 export function optionValueValid(option: PolicyOptionSchema, value: unknown): boolean {
   if (option.type === 'string') return typeof value === 'string' && option.pattern.test(value);
   if (typeof value !== 'number' || !Number.isFinite(value)) return false;

@@ -1,17 +1,8 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import { fmix32, hashBytes, hashString, hashTextPrefix } from './hashing';
 
-/**
- * SageMaker PREFIX_AWARE's routing key: a hash of the first `prefixLength` units of the request, with the
- * tenant key (X-Amzn-SageMaker-Prefix-Aware-Id / prompt_cache_key) mixed in.
- * - keyBasis 'message-text' (OpenAI-compatible path): the first prefixLength *characters* (Unicode code
- *   points) of the routing text;
- * - keyBasis 'body-bytes' (InvokeEndpoint, InvokeEndpointWithResponseStream, /invocations): the first
- *   prefixLength *bytes* of the raw body. A request built without `rawBody` (e.g. by a workload generator)
- *   uses the UTF-8 encoding of its routing text in place of the body.
- * Two requests with equal prefixes and equal tenant keys always get the same key; nothing past the prefix
- * matters.
- */
+// Seeds of the key's hash: one per key basis (a text key and a body key of the same characters differ) and one
+// for the tenant key.
 const TEXT_SEED = 0x5f3759df;
 const BYTES_SEED = 0x2545f491;
 const TENANT_SEED = 0x27d4eb2f;
@@ -24,6 +15,17 @@ function seedFor(base: number, tenantKey: string | undefined): number {
   return fmix32(base ^ hashString(tenantKey, TENANT_SEED));
 }
 
+/**
+ * SageMaker PREFIX_AWARE's routing key: a hash of the first `prefixLength` units of the request, with the
+ * tenant key (X-Amzn-SageMaker-Prefix-Aware-Id / prompt_cache_key) mixed in.
+ * - keyBasis 'message-text' (OpenAI-compatible path): the first prefixLength *characters* (Unicode code
+ *   points) of the routing text;
+ * - keyBasis 'body-bytes' (InvokeEndpoint, InvokeEndpointWithResponseStream, /invocations): the first
+ *   prefixLength *bytes* of the raw body. A request built without `rawBody` (e.g. by a workload generator)
+ *   uses the UTF-8 encoding of its routing text in place of the body.
+ * Two requests with equal prefixes and equal tenant keys always get the same key; nothing past the prefix
+ * matters.
+ */
 export function prefixKey(request: RoutingRequest, prefixLength: number): number {
   if (request.keyBasis === 'message-text') {
     return hashTextPrefix(request.routingText, prefixLength, seedFor(TEXT_SEED, request.tenantKey));

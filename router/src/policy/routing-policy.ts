@@ -1,14 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 
-/**
- * The contract every routing policy implements. A policy is pure: no I/O, no clock, no Math.random.
- * Randomness comes from an injected seeded Rng; time, if a policy ever needs it, comes in the snapshot.
- *
- * One request flows: parse -> key -> decide -> commit -> proxy -> release. `decide` must not mutate policy
- * state other than drawing from its injected Rng; anything a policy remembers about the decision (a round-robin
- * cursor, a prefix index entry) is written in `commit`, once the caller has actually dispatched the request.
- * The live router and the simulator call these methods in the same order, so they make the same decisions.
- */
 export type { DecisionReason, PolicyName } from './policy-registry';
 
 /** What the caller knows about one instance at decision time. */
@@ -77,11 +68,36 @@ export interface ReleaseOutcome {
   readonly promptTokens?: number;
 }
 
+/** A policy's routing blocks (RoutingPolicy.routingBlocks): chained hashes of `blockChars`-character blocks. */
+export interface RoutingBlockHashing {
+  /** Characters per routing block. */
+  readonly blockChars: number;
+  /** The request's full routing blocks' chained hashes (policy/routing-blocks.ts), memoized per request. */
+  hashesOf(request: RoutingRequest): Int32Array;
+}
+
+/**
+ * The contract every routing policy implements. A policy is pure: no I/O, no clock, no Math.random.
+ * Randomness comes from an injected seeded Rng; time, if a policy ever needs it, comes in the snapshot.
+ *
+ * One request flows: parse -> key -> decide -> commit -> proxy -> release. `decide` must not mutate policy
+ * state other than drawing from its injected Rng; anything a policy remembers about the decision (a round-robin
+ * cursor, a prefix index entry) is written in `commit`, once the caller has actually dispatched the request.
+ * The live router and the simulator call these methods through one routing core (core/routing-core.ts), in the
+ * same order, so they make the same decisions.
+ */
 export interface RoutingPolicy {
   /** The policy's registered name (PolicyName). */
   readonly name: string;
   /** True when the policy uses InstanceView.kvCapacityTokens: the router then reads each engine's vllm:cache_config_info. */
   readonly wantsKvCapacity?: boolean;
+  /**
+   * Optional capability: the policy cuts requests into routing blocks (cache-aware). What an instance publishes
+   * about itself is hashed the same way, so the caller reuses the policy's hashes (already computed for its
+   * decision) when the block sizes agree, instead of hashing the prompt twice; a simulator's replicas also read
+   * the block size they observe at from here.
+   */
+  readonly routingBlocks?: RoutingBlockHashing;
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */

@@ -114,5 +114,5 @@ export const sageMakerPrefixAwareDefinition = definePolicy({
     },
   ],
   create: (options) =>
-    new SageMakerPrefixAwarePolicy({ prefixLength: options.prefixLength as number, concurrencyThreshold: options.concurrencyThreshold as number }),
+    new SageMakerPrefixAwarePolicy({ prefixLength: options.prefixLength, concurrencyThreshold: options.concurrencyThreshold }),
 });

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
 import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
-import { InstanceLoad, type LoadTicket } from '../state/instance-load';
+import { InstanceLoad } from '../state/instance-load';
 import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
@@ -114,29 +114,6 @@ class ObservedView implements InstanceView {
     this.kvCapacityTokens = b.kvCapacityTokens;
     this.observedBlocks = observed === undefined ? undefined : b.observation;
     return this;
-  }
-}
-
-/**
- * A counted in-flight request on a backend: `prefillTokens` queued until firstToken(), then one decoding
- * sequence until release(). Both are idempotent, so every exit path may call them.
- */
-export class InFlightLease {
-  private readonly ticket: LoadTicket;
-
-  constructor(
-    readonly backend: Backend,
-    prefillTokens = 0,
-  ) {
-    this.ticket = backend.load.start(prefillTokens);
-  }
-
-  firstToken(): void {
-    this.ticket.firstToken();
-  }
-
-  release(): void {
-    this.ticket.end();
   }
 }
 

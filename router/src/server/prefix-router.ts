@@ -4,8 +4,8 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy } from '../policy';
-import { estimatedPromptTokens } from '../policy/prompt-tokens';
+import { createPolicy, NoHealthyInstanceError, type RoutingPolicy } from '../policy';
+import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest } from '../core/routing-core';
 import {
   dialectForPath,
   isJsonContentType,
@@ -15,9 +15,8 @@ import {
   type ErrorDialect,
   type ParsedRequest,
   type RouteMatch,
-  type RoutingRequest,
 } from '../protocol';
-import { Backend, BackendSet, InFlightLease, type HealthState } from './backend';
+import { Backend, BackendSet, type HealthState } from './backend';
 import { sendError } from './error-response';
 import { answerClientError } from './client-errors';
 import { HealthChecker } from './health-checker';
@@ -37,18 +36,16 @@ import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
-import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
-import { CHARS_PER_TOKEN } from '../state/block-hash';
-import { DEFAULT_KV_CACHE_TOKENS, publishedBlocksOf } from '../policy/cache-aware-policy';
+import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { SessionAffinity } from './session-affinity';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
 import { hostAllowed } from '../protocol/host-allowlist';
 import type { UpstreamAuthorization } from './proxy';
+import type { ReleaseOutcome } from '../policy';
 
-/** What a load-only publisher (publishStateBlocks 'off') records per request. */
-const NO_BLOCKS = new Int32Array(0);
+type ReleaseKind = ReleaseOutcome['kind'];
 
 /** Which listener a request arrived on: the main one, or the admin one (adminPort). */
 type Listener = 'main' | 'admin';
@@ -139,6 +136,8 @@ export async function startRouterWithConfig(config: RouterConfig, runtime: Route
 export class PrefixRouter implements RunningRouter {
   readonly policy: RoutingPolicy;
   readonly log: Logger;
+  /** decide → commit → load ticket → release, the loop the simulator runs too. */
+  private readonly core: RoutingCore<Backend>;
   private readonly set: BackendSet;
   private readonly metrics: RouterMetrics;
   private readonly health: HealthChecker | undefined;
@@ -195,6 +194,27 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
+    this.core = new RoutingCore<Backend>(
+      this.policy,
+      (id) => this.set.get(id),
+      {
+        decided: (decision, backend, decideSeconds) => {
+          this.metrics.decisionSeconds.observe({ policy: this.policy.name }, decideSeconds);
+          backend.decisions++;
+          this.metrics.decisions.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id });
+        },
+        // Predicted vs delivered cache hits per instance.
+        released: ({ decision, target }, outcome, estimatedPrompt) => {
+          if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
+          const prompt = outcome.promptTokens ?? estimatedPrompt;
+          this.metrics.promptTokens.inc({ instance: target.id }, prompt);
+          this.metrics.predictedCachedTokens.inc({ instance: target.id }, Math.min(decision.predictedCachedTokens ?? 0, prompt));
+          this.metrics.deliveredCachedTokens.inc({ instance: target.id }, outcome.cachedTokens);
+        },
+        policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
+      },
+      { publishBlocks: config.publishStateBlocks === 'on' },
+    );
     this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
     this.bodyBudget = new BodyBudget(config.limits.maxBufferedBodyBytes > 0 ? config.limits.maxBufferedBodyBytes : defaultBodyBudgetBytes(config.limits.maxBodyBytes));
@@ -307,8 +327,8 @@ export class PrefixRouter implements RunningRouter {
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.watch();
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
-      const blockChars = this.config.publishStateBlockChars;
-      this.publisher = new InstanceStatePublisher(new InstanceStateLog(blockChars, Math.max(1, Math.floor((kvTokens * CHARS_PER_TOKEN) / blockChars))), this.config.publishStateMs);
+      const blockChars = publishedBlockChars(this.policy, this.config.publishStateBlockChars, this.config.publishStateBlockChars);
+      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens), this.config.publishStateMs);
     }
     if (this.config.observeInstances === 'on') {
       this.set.observeInstances(OBSERVATION_STALE_MS);
@@ -487,26 +507,18 @@ export class PrefixRouter implements RunningRouter {
    * key, or the least loaded one if that is over the threshold).
    */
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
-    const promptTokens = estimatedPromptTokens(parsed.routing);
-    // This router's own count of the request, for routers observing it: once per request, whatever the retries.
-    const blocks = this.config.publishStateBlocks === 'on' ? publishedBlocksOf(this.policy, parsed.routing, this.config.publishStateBlockChars) : NO_BLOCKS;
-    const published = this.publisher?.log.admit(blocks, promptTokens, 'accepted');
+    const routed = this.core.begin(parsed.routing);
+    // This router's own count of the request, for routers observing it: it reaches this instance now, once,
+    // whatever the retries.
+    if (this.publisher !== undefined) routed.reach(this.publisher.log);
     try {
-      await this.routeWithRetry(req, res, route, parsed, body, promptTokens, published);
+      await this.routeWithRetry(req, res, route, parsed, body, routed);
     } finally {
-      published?.end();
+      routed.end();
     }
   }
 
-  private async routeWithRetry(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: RouteMatch,
-    parsed: ParsedRequest,
-    body: Buffer,
-    promptTokens: number,
-    published: AdmittedRequest | undefined,
-  ): Promise<void> {
+  private async routeWithRetry(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer, routed: RoutedRequest<Backend>): Promise<void> {
     const clientGone = new ClientGone();
     res.once('close', () => {
       if (!res.writableFinished) clientGone.abort();
@@ -520,13 +532,12 @@ export class PrefixRouter implements RunningRouter {
     const onResponseHeaders = (id: string) => (inSession ? (headers: Readonly<Record<string, string | string[] | undefined>>) => this.sessions.observe(id, headers, Date.now()) : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
       const pinned = sessionBackend?.healthy === true && refusedBy === undefined ? sessionBackend.id : undefined;
-      const { decision, backend, decisionMicros } = this.decide(parsed.routing, refusedBy, pinned);
-      const predicted = decision.predictedCachedTokens ?? 0;
-      const lease = new InFlightLease(backend, promptTokens - predicted);
+      const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned);
       const usage = new UsageScanner();
       const startedMs = performance.now();
-      let status: OutcomeStatus;
-      let outcome: ReleaseOutcome['kind'] = 'completed';
+      let status: OutcomeStatus = '499';
+      let outcome: ReleaseKind = 'completed';
+      let retry = false;
       try {
         status = await forward({
           req,
@@ -540,11 +551,8 @@ export class PrefixRouter implements RunningRouter {
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
-          onFirstByte: () => {
-            lease.firstToken();
-            published?.firstToken();
-          },
-          onAccepted: () => published?.accepted(),
+          onFirstByte: () => routed.firstToken(),
+          onAccepted: () => routed.accepted(),
           usage,
           upstreamAuthorization: this.upstreamAuthorization,
           routingHeaders: this.config.routingHeaders,
@@ -565,13 +573,9 @@ export class PrefixRouter implements RunningRouter {
           status = '499';
           outcome = 'aborted';
         } else if (attempt === 0 && isConnectionRefused(err)) {
-          lease.release();
-          this.release(parsed.routing, decision, backend.id, { kind: 'failed' }, promptTokens);
           backend.failed++;
-          refusedBy = backend.id;
-          this.metrics.retries.inc({ instance: backend.id });
-          this.log.warn({ backend: backend.id }, 'backend refused the connection; retrying on the next choice');
-          continue;
+          outcome = 'failed';
+          retry = true;
         } else {
           const error = this.upstreamError(err, backend, attempt);
           if (error.code !== 'model_error') {
@@ -585,17 +589,19 @@ export class PrefixRouter implements RunningRouter {
           status = String(error.status);
         }
       } finally {
-        lease.release();
+        // The one release of this attempt, however it ended (a refused connection reports nothing of the engine).
+        routed.release({
+          kind: outcome,
+          ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
+          ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
+        });
       }
-      this.release(
-        parsed.routing,
-        decision,
-        backend.id,
-        { kind: outcome, ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}), ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}) },
-        promptTokens,
-      );
-      // What the engine kept corrects the published index too, as it does the policy's own.
-      if (outcome === 'completed' && usage.cachedTokens !== undefined) published?.engineCached(usage.cachedTokens);
+      if (retry) {
+        refusedBy = backend.id;
+        this.metrics.retries.inc({ instance: backend.id });
+        this.log.warn({ backend: backend.id }, 'backend refused the connection; retrying on the next choice');
+        continue;
+      }
       this.metrics.requests.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id, status });
       if (this.log.isLevelEnabled('debug')) {
         this.log.debug(
@@ -617,26 +623,10 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
-  /** Closes a committed decision: the policy's release hook, and predicted vs delivered cache hits per instance. */
-  private release(routing: RoutingRequest, decision: RoutingDecision, instance: string, outcome: ReleaseOutcome, estimatedPrompt: number): void {
+  /** The core's decision on this router's backends; no healthy backend becomes the client's 503 (or the retry's 502). */
+  private decide(routed: RoutedRequest<Backend>, excluded: string | undefined, only: string | undefined) {
     try {
-      this.policy.release(routing, decision, outcome);
-    } catch (err) {
-      this.log.error({ err, policy: this.policy.name }, 'policy release failed');
-    }
-    if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
-    const prompt = outcome.promptTokens ?? estimatedPrompt;
-    this.metrics.promptTokens.inc({ instance }, prompt);
-    this.metrics.predictedCachedTokens.inc({ instance }, Math.min(decision.predictedCachedTokens ?? 0, prompt));
-    this.metrics.deliveredCachedTokens.inc({ instance }, outcome.cachedTokens);
-  }
-
-  private decide(routing: RoutingRequest, excluded: string | undefined, only?: string): { decision: RoutingDecision; backend: Backend; decisionMicros: number } {
-    const snapshot = this.set.snapshot(Date.now(), excluded, only);
-    const t0 = performance.now();
-    let decision: RoutingDecision;
-    try {
-      decision = this.policy.decide(routing, snapshot);
+      return routed.decide(this.set.snapshot(Date.now(), excluded, only), excluded);
     } catch (err) {
       if (!(err instanceof NoHealthyInstanceError)) throw err;
       if (excluded !== undefined) {
@@ -646,16 +636,6 @@ export class PrefixRouter implements RunningRouter {
       }
       throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
     }
-    this.metrics.decisionSeconds.observe({ policy: this.policy.name }, (performance.now() - t0) / 1000);
-    const backend = this.set.get(decision.instance);
-    if (backend === undefined || backend.id === excluded) {
-      throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable backend`);
-    }
-    this.policy.commit(routing, decision);
-    const decisionMicros = (performance.now() - t0) * 1000;
-    backend.decisions++;
-    this.metrics.decisions.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id });
-    return { decision, backend, decisionMicros };
   }
 
   private upstreamError(err: unknown, backend: Backend, attempt: number): RouterError {

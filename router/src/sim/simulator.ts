@@ -5,15 +5,12 @@ import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
 import { httpErrorCode } from '../benchmark/request-errors';
-import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingDecision, type RoutingPolicy } from '../policy';
+import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
-import { estimatedPromptTokens } from '../policy/prompt-tokens';
-import type { RoutingRequest } from '../protocol/routing-request';
-import { InstanceLoad, type LoadTicket } from '../state/instance-load';
-import { CHARS_PER_TOKEN } from '../state/block-hash';
-import { InstanceStateLog, ObservedInstance, type AdmittedRequest, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
-import { publishedBlocksOf } from '../policy/cache-aware-policy';
+import { InstanceLoad } from '../state/instance-load';
+import { InstanceStateLog, ObservedInstance, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
 import { ROUTER_DEFAULTS } from '../config/router-config';
+import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest, type RoutingTarget } from '../core/routing-core';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from './report/ceilings';
@@ -27,8 +24,9 @@ import type { LoadShape } from './workload/load-shape';
 import type { Workload } from './workload/workload';
 
 /**
- * The virtual-time simulator: the live router's policies in front of N engine models (one per vLLM instance),
- * fed by a workload. Nothing here sleeps or reads a clock for simulated time, so an hour of traffic on seven
+ * The virtual-time simulator: the live router's routing core and policies (core/routing-core.ts: the same decide,
+ * commit, load tickets, published-state admission and release) in front of N engine models (one per vLLM
+ * instance), fed by a workload. Nothing here sleeps or reads a clock for simulated time, so an hour of traffic on seven
  * instances runs in seconds, and the same seed gives the same run.
  *
  * Exactness: events are processed in time order. An engine only executes steps that start before the earliest
@@ -147,20 +145,22 @@ type SimEvent =
 
 interface Dispatched {
   readonly id: string;
-  readonly routing: RoutingRequest;
-  readonly router: RouterReplica;
-  readonly decision: RoutingDecision;
-  readonly ticket: LoadTicket;
-  /** The instance's own record of the request, when instances publish their state. */
-  readonly instanceTicket: AdmittedRequest | undefined;
+  /** The request in the routing core: its decision, load ticket and the instance's published record of it. */
+  readonly routed: RoutedRequest<SimulatedInstance>;
   readonly instance: number;
   readonly sentAtMs: number;
-  readonly decisionMicros: number;
+}
+
+/** An instance as one replica's routing core sees it: that replica's load on it, and its published log. */
+interface SimulatedInstance extends RoutingTarget {
+  readonly index: number;
 }
 
 /** One router: its policy and its own view of the load it put on each instance. */
 interface RouterReplica {
   readonly policy: RoutingPolicy;
+  /** The same routing loop as the live router's, around this replica's policy. */
+  readonly core: RoutingCore<SimulatedInstance>;
   readonly loads: InstanceLoad[];
   /** Own load figures per instance when the instances' state was last observed. */
   readonly loadsAtObservation: InstanceLoadFigures[];
@@ -262,25 +262,35 @@ class Simulation {
     const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.observeMs = config.observeIntervalMs ?? 0;
+    const policies = Array.from({ length: config.routers ?? 1 }, (_, r) => sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }));
     if (this.observeMs > 0) {
-      const blockChars = Number(policyOptionsOf(config.policy).blockChars ?? ROUTER_DEFAULTS.publishStateBlockChars);
-      const capacityBlocks = Math.max(1, Math.floor((kvCapacityTokens * CHARS_PER_TOKEN) / blockChars));
-      this.published = ids.map((id) => ({ log: new InstanceStateLog(blockChars, capacityBlocks, `sim-${id}`), observed: new ObservedInstance() }));
+      // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
+      const blockChars = publishedBlockChars(policies[0], undefined, ROUTER_DEFAULTS.publishStateBlockChars);
+      this.published = ids.map((id) => ({ log: publishedStateLog(blockChars, kvCapacityTokens, `sim-${id}`), observed: new ObservedInstance() }));
     }
-    this.routers = Array.from({ length: config.routers ?? 1 }, (_, r) => ({
-      policy: sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }),
-      loads: sharedLoads ?? ids.map(() => new InstanceLoad()),
-      loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
-      views: ids.map((id, i) => ({
-        id,
-        healthy: true,
-        inFlight: 0,
-        queuedPrefillTokens: 0,
-        decodeSequences: 0,
-        kvCapacityTokens,
-        ...(this.published !== undefined ? { observedBlocks: this.published[i].observed } : {}),
-      })),
-    }));
+    const published = this.published;
+    this.routers = policies.map((policy) => {
+      const loads = sharedLoads ?? ids.map(() => new InstanceLoad());
+      const instances: SimulatedInstance[] = ids.map((_, i) => ({ index: i, load: loads[i], ...(published !== undefined ? { publishedLog: published[i].log } : {}) }));
+      return {
+        policy,
+        core: new RoutingCore<SimulatedInstance>(policy, (id) => {
+          const i = this.indexOfId.get(id);
+          return i === undefined ? undefined : instances[i];
+        }),
+        loads,
+        loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
+        views: ids.map((id, i) => ({
+          id,
+          healthy: true,
+          inFlight: 0,
+          queuedPrefillTokens: 0,
+          decodeSequences: 0,
+          kvCapacityTokens,
+          ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
+        })),
+      };
+    });
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
     this.prompts = config.promptWorker ? startPromptWorker(config.workload, prepare) : inlinePromptSource(config.workload, prepare);
@@ -398,10 +408,7 @@ class Simulation {
       // The router sees the first token when it arrives: prefill done, the request now decodes. A non-streamed
       // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
       const d = this.dispatched.get(event.id);
-      if (d !== undefined && d.routing.stream) {
-        d.ticket.firstToken();
-        d.instanceTicket?.firstToken();
-      }
+      if (d !== undefined && d.routed.request.stream) d.routed.firstToken();
       return;
     }
     if (event.kind === 'rejected') {
@@ -444,22 +451,14 @@ class Simulation {
       view.queuedPrefillTokens = load.queuedPrefillTokens;
       view.decodeSequences = load.decodeSequences;
     }
-    const snapshot = { instances: router.views as readonly InstanceView[], nowMs };
-    const t0 = performance.now();
-    const decision = router.policy.decide(routing, snapshot);
-    router.policy.commit(routing, decision);
-    const decisionMicros = (performance.now() - t0) * 1000;
-    const instance = this.indexOfId.get(decision.instance) ?? -1;
-    if (instance < 0) throw new Error(`policy ${router.policy.name} chose unknown instance ${decision.instance}`);
-    // The live router's estimate, from what it can see (the routing text), not the engine's token count.
-    const estimatedTokens = estimatedPromptTokens(routing);
-    const ticket = router.loads[instance].start(estimatedTokens - (decision.predictedCachedTokens ?? 0));
-    let instanceTicket: AdmittedRequest | undefined;
-    if (this.published !== undefined) {
-      const log = this.published[instance].log;
-      instanceTicket = log.admit(publishedBlocksOf(router.policy, routing, log.blockChars), estimatedTokens);
-    }
-    const dispatched: Dispatched = { id: request.id, routing, router, decision, ticket, instanceTicket, instance, sentAtMs: nowMs, decisionMicros };
+    const routed = router.core.begin(routing);
+    const instance = routed.decide({ instances: router.views as readonly InstanceView[], nowMs }).target.index;
+    const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs };
+    // The simulated instance records a request's blocks as it is sent, before its engine can refuse it (the live
+    // router waits for a 2xx). Kept so that results stay identical: recording on acceptance instead moves the
+    // observing-replica figures of docs/benchmarks.md (the engine refuses the trace's 10 over-long prompts), so it
+    // lands with a rerun of `npm run bench:policies`.
+    routed.accepted();
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
@@ -487,12 +486,11 @@ class Simulation {
 
   private reject(timeMs: number, d: Dispatched, code: string): void {
     this.dispatched.delete(d.id);
-    d.ticket.end();
-    d.instanceTicket?.end();
-    d.router.policy.release(d.routing, d.decision, { kind: 'completed' });
+    d.routed.end({ kind: 'completed' });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
-    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, d.decisionMicros, d.decision.reason, d.decision.predictedCachedTokens, code);
+    const { decision, decisionMicros } = d.routed.attempt!;
+    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, decisionMicros, decision.reason, decision.predictedCachedTokens, code);
     this.afterCompletion(d.id, timeMs);
   }
 
@@ -500,10 +498,8 @@ class Simulation {
     const d = this.dispatched.get(event.id);
     if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
     this.dispatched.delete(event.id);
-    d.ticket.end();
-    d.instanceTicket?.end();
-    d.instanceTicket?.engineCached(event.cachedTokens);
-    d.router.policy.release(d.routing, d.decision, { kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
+    d.routed.end({ kind: 'completed', cachedTokens: event.cachedTokens, promptTokens: event.promptTokens });
+    const { decision, decisionMicros } = d.routed.attempt!;
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     this.records.pushFinished(
@@ -515,9 +511,9 @@ class Simulation {
       event.promptTokens,
       event.cachedTokens,
       event.outputTokens,
-      d.decisionMicros,
-      d.decision.reason,
-      d.decision.predictedCachedTokens,
+      decisionMicros,
+      decision.reason,
+      decision.predictedCachedTokens,
     );
     this.afterCompletion(event.id, timeMs);
   }

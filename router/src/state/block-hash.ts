@@ -1,12 +1,8 @@
-/**
- * The token and block model shared by the emulator, the simulator and cache-aware routing.
- *
- * We never run a tokenizer: 1 token = 4 characters of the (rendered) prompt text. A prompt is cut into blocks
- * of `blockTokens` tokens; each block's hash chains the previous block's hash, so two prompts share a block
- * hash only if they share every character up to the end of that block (vLLM's prefix-cache rule). Only full
- * blocks get a hash.
- */
+// The token and block model shared by the emulator, the simulator and cache-aware routing.
+
+/** We never run a tokenizer: 1 token = 4 characters of the (rendered) prompt text. */
 export const CHARS_PER_TOKEN = 4;
+/** Tokens per block: vLLM's default block size. */
 export const DEFAULT_BLOCK_TOKENS = 16;
 
 /** A block hash: a 53-bit non-negative integer, safe as a Map key and in JSON. */
@@ -55,7 +51,10 @@ function seedPair(seed: string | undefined): [number, number] {
 }
 
 /**
- * Chained hashes of every full block of `text`. Block i's hash depends on blocks 0..i (and the seed).
+ * Chained hashes of every full block of `text`: it is cut into blocks of `blockTokens` tokens, and each block's
+ * hash chains the previous block's, so block i's hash depends on blocks 0..i (and the seed) and two prompts share
+ * a block hash only if they share every character up to the end of that block (vLLM's prefix-cache rule). Only
+ * full blocks get a hash.
  */
 export function blockHashes(text: string, options: BlockHashOptions = {}): BlockHash[] {
   const [a, b] = seedPair(options.seed);

@@ -72,9 +72,10 @@ export class InstanceStateLog {
 
   /**
    * A request the instance was sent: its load ticket starts with the prompt tokens the index does not predict
-   * cached (the whole prompt's match, never the last token). Its blocks are recorded now ('now': the simulator,
-   * whose engines accept everything) or once the engine accepts it ('accepted': AdmittedRequest.accepted, on a
-   * 2xx answer — a request the engine rejects put nothing in its cache and must not be published as if it had).
+   * cached (the whole prompt's match, never the last token). Its blocks are recorded once the caller says the
+   * engine accepted it ('accepted': AdmittedRequest.accepted, what the routing core admits with; the live router
+   * says so on a 2xx answer — a request the engine rejects put nothing in its cache and must not be published as if
+   * it had), or at once ('now': a caller that knows the engine takes it, such as a benchmark filling an index).
    */
   admit(hashes: Int32Array, promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
     const priorRecency = this.index.recenciesOfMatch(hashes);

@@ -207,3 +207,17 @@ export class PrefixIndex {
     return n;
   }
 }
+
+/**
+ * KV capacity per instance, in tokens, when the engine does not report one (no vllm:cache_config_info): about one
+ * TP8 H100 node serving a 70B model. Sizes the cache-aware index and the published instance state alike.
+ */
+export const DEFAULT_KV_CACHE_TOKENS = 1_000_000;
+
+/**
+ * A prefix index's capacity in `blockChars`-character routing blocks for an instance holding `kvCapacityTokens`
+ * of KV cache: what it can hold, so the index forgets about when the engine does. Never below one block.
+ */
+export function capacityBlocksFor(kvCapacityTokens: number, blockChars: number): number {
+  return Math.max(1, Math.floor((kvCapacityTokens * CHARS_PER_TOKEN) / blockChars));
+}

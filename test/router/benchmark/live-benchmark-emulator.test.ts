@@ -87,8 +87,10 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
   it("THEN every record carries the router's decision time, unscaled", () => {
     for (const r of result.records) {
       expect(r.decisionMicros).toBeGreaterThan(0);
-      // decide + commit on a few-hundred-character key is microseconds, nowhere near a scaled millisecond.
-      expect(r.decisionMicros).toBeLessThan(100_000);
+      // Units and order, not a timing bound: the decision is part of the request's time to first token. Record times
+      // are model time (wall × TIME_SCALE, in ms), the decision time wall microseconds; converted to the same unit
+      // and clock, the part must fit inside the whole (a decision time read in the wrong unit would not).
+      expect(r.decisionMicros! / 1000).toBeLessThan(r.ttftMs! / TIME_SCALE);
     }
     expect(result.notes.some((n) => n.includes('x-prefix-router-decision-us'))).toBe(false);
   });

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
@@ -18,7 +20,7 @@ import {
   type PolicyOptionSchema,
   type ReleaseOutcome,
 } from '../../../router/src/policy';
-import { withGeneratedSections } from '../../../router/src/policy/policy-docs';
+import { withGeneratedSections } from '../../../router/bench/policy-docs';
 import { estimatedPromptTokens } from '../../../router/src/policy/prompt-tokens';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
 import { chatRequest } from './policy-test-helpers';
@@ -211,4 +213,32 @@ describe('when the docs list the policies', () => {
     expect(withGeneratedSections(docs)).toBe(docs);
     for (const d of definitions) expect(docs).toContain(`| \`${d.name}\``);
   });
+
+  it("GIVEN the README's table of components THEN the router's row names every registered policy", () => {
+    const readme = readFileSync(join(__dirname, '..', '..', '..', 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `prefix-router serve`'));
+    expect(row).toBeDefined();
+    for (const name of names) expect(row).toContain(`\`${name}\``);
+  });
+
+  it('GIVEN a stale copy of docs/router.md THEN npm run docs:policies rewrites its tables from the sources, with no build', () => {
+    // GIVEN a copy whose policy table is out of date
+    const docs = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'router.md'), 'utf8');
+    const stale = docs.replace(/(<!-- generated:policies -->\n)[^]*?(\n<!-- \/generated:policies -->)/, '$1| stale |$2');
+    expect(stale).not.toBe(docs);
+    const dir = mkdtempSync(join(tmpdir(), 'policy-docs-'));
+    const file = join(dir, 'router.md');
+    writeFileSync(file, stale);
+    try {
+      // WHEN the script the npm script runs is run on it, from the TypeScript sources
+      const script = /"docs:policies": "ts-node --transpile-only ([^ "]+)"/.exec(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8'))?.[1];
+      expect(script).toBe('router/bench/policy-docs.ts');
+      const out = execFileSync(process.execPath, [require.resolve('ts-node/dist/bin.js'), '--transpile-only', script!, file], { cwd: join(__dirname, '..', '..', '..'), encoding: 'utf8' });
+      // THEN it says so, and the copy equals the real docs again
+      expect(out).toContain('updated');
+      expect(readFileSync(file, 'utf8')).toBe(docs);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import { SeededRng } from '../../../router/src/common/seeded-rng';
 import {
   createPolicy,
   NoHealthyInstanceError,
+  POLICY_NAMES,
   rendezvousRanking,
   SageMakerPrefixAwarePolicy,
   type InstanceView,
@@ -193,7 +194,7 @@ describe('when instances are ejected', () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ healthy: fc.boolean(), load: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 12 }),
-        fc.constantFrom('sagemaker-prefix-aware', 'least-outstanding-requests', 'random', 'round-robin' as const),
+        fc.constantFrom(...POLICY_NAMES),
         fc.string({ maxLength: 100 }),
         fc.nat(),
         (specs, name, text, seed) => {
@@ -213,7 +214,7 @@ describe('when instances are ejected', () => {
 
   it('GIVEN no healthy instance THEN every policy throws NoHealthyInstanceError', () => {
     const views = instances(3).map((v) => ({ ...v, healthy: false }));
-    for (const name of ['sagemaker-prefix-aware', 'least-outstanding-requests', 'random', 'round-robin'] as const) {
+    for (const name of POLICY_NAMES) {
       const p = createPolicy({ name }, { rng: new SeededRng(1) });
       expect(() => p.decide(chatRequest('x'), snapshot(views))).toThrow(NoHealthyInstanceError);
     }

@@ -32,9 +32,10 @@ describe('when the router shuts down gracefully', () => {
     const fx = await startFixture({ backends: 1, behavior: { streamChunks: 200, chunkDelayMs: 20 }, router: { shutdownGraceMs: 150 } });
     const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: chatBody('x', { stream: true }), headers: { 'content-type': 'application/json' } });
     const reading = res.body.text();
-    const started = Date.now();
     await fx.router.close();
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Order, not a timing bound: close() resolved while the 4-second stream was still unfinished, so the grace
+    // period ended it, not the stream's own end.
+    expect(fx.router.backends[0].completed).toBe(0);
     await expect(reading).rejects.toThrow();
     await waitFor('upstream abort', () => fx.backends[0].abortedResponses === 1);
     expect(fx.router.backends[0].inFlight).toBe(0);

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../../../router/src/emulator/emulator-server';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
-import type { PolicyConfig } from '../../../router/src/policy';
+import { POLICY_NAMES, type PolicyConfig, type PolicyName } from '../../../router/src/policy';
 import { INSTANCE_HEADER, startRouter } from '../../../router/src/server';
 import { simulate } from '../../../router/src/sim/simulator';
 import { openAiPath, parseWorkloadSpec, toOpenAiBody, type Workload } from '../../../router/src/sim/workload';
@@ -18,12 +18,12 @@ const p5 = builtinProfile('p5-llama-3.1-70b');
 // groups on 3 instances, all landing on one (a degenerate run, refused below) has odds 3 × 3^-12, not 1 in 81 as 5 had.
 const workload: Workload = parseWorkloadSpec('long-context?groups=12&prefixTokens=300&suffixTokens=10..60&outputTokens=3&count=40&seed=11&concurrency=1');
 
-const policies: PolicyConfig[] = [
-  { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 4 },
-  { name: 'random' },
-  { name: 'round-robin' },
-  { name: 'least-outstanding-requests' },
-];
+// Every registered policy, one request at a time; the options that make this workload exercise a policy's rule
+// (the prefix shorter than the shared 300 tokens, a threshold that spills) are set here, the rest are defaults.
+const optionsFor: Partial<Record<PolicyName, Omit<PolicyConfig, 'name'>>> = {
+  'sagemaker-prefix-aware': { prefixLength: 1024, concurrencyThreshold: 4 },
+};
+const policies: PolicyConfig[] = POLICY_NAMES.map((name) => ({ name, ...optionsFor[name] }));
 
 describe('when the same seeded workload runs live and simulated', () => {
   let fleet: RunningEmulatorFleet;
@@ -69,6 +69,8 @@ describe('when the same seeded workload runs live and simulated', () => {
       instances: fleet.urls.length,
       instanceIds: router.backends.map((b) => b.id),
       profile: tiny,
+      // Routing blocks are seeded by the model name (cache-aware): the live requests name the fleet's model.
+      modelName: fleet.instances[0].modelName,
     });
     const simulatedOrder = [...simulated.records].sort((a, b) => a.sentAtMs - b.sentAtMs).map((r) => r.instance);
 

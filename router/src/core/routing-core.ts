@@ -1,0 +1,212 @@
+import { performance } from 'node:perf_hooks';
+import type { ReleaseOutcome, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../policy/routing-policy';
+import { estimatedPromptTokens } from '../policy/prompt-tokens';
+import { routingBlockHashes } from '../policy/routing-blocks';
+import type { RoutingRequest } from '../protocol/routing-request';
+import type { InstanceLoad, LoadTicket } from '../state/instance-load';
+import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
+import { capacityBlocksFor } from '../state/prefix-index';
+
+/**
+ * The routing loop around a policy, shared by the live router (server/prefix-router.ts) and the simulator
+ * (sim/simulator.ts), so that both run the same code around the same policies, not only the same policies:
+ *
+ *   begin → [reach a published log] → decide (policy.decide, check, policy.commit, load ticket)
+ *         → firstToken / accepted → release(outcome) → [decide again on a retry] → end(outcome)
+ *
+ * **One release path.** Everything that marks the end of a request on an instance happens in `release`: the
+ * load ticket ends, the policy's release hook runs (exactly once per committed decision), the engine's cached-
+ * token report corrects the published index, and the caller's `released` hook sees the outcome. `end` releases
+ * the attempt still open, then ends the request's published admission.
+ *
+ * **Published state** (state/instance-state-log.ts) is one rule for both callers: a request is admitted to an
+ * instance's published log once, when it reaches that instance, whatever the retries behind it; its blocks are
+ * recorded when the caller reports the engine took it (`accepted`), and the engine's cached-token report corrects them. The live router
+ * publishes itself, so a request reaches it on arrival, before its own decision among its engines (`reach`);
+ * a simulated instance publishes itself, so a request reaches it when a replica's decision sends it there
+ * (RoutingTarget.publishedLog). The log hashes at the block size its observers match with (publishedBlockChars).
+ */
+export class RoutingCore<Target extends RoutingTarget> {
+  constructor(
+    readonly policy: RoutingPolicy,
+    /** The routable instance with this id, or undefined. */
+    private readonly targetOf: (id: string) => Target | undefined,
+    private readonly hooks: RoutingHooks<Target> = {},
+    private readonly options: RoutingCoreOptions = {},
+  ) {}
+
+  /** A request about to be routed. */
+  begin(request: RoutingRequest): RoutedRequest<Target> {
+    return new RoutedRequest(this, request);
+  }
+
+  /** @internal Admits `request` to `log`, hashed at the log's block size (the policy's own hashes when they fit). */
+  admit(log: InstanceStateLog, request: RoutingRequest, promptTokens: number): AdmittedRequest {
+    const blocks = this.options.publishBlocks !== false ? publishedBlocksOf(this.policy, request, log.blockChars) : NO_BLOCKS;
+    return log.admit(blocks, promptTokens, 'accepted');
+  }
+
+  /** @internal decide → check → commit; `excluded` is an instance the decision must not choose (it refused us). */
+  decide(request: RoutingRequest, snapshot: RoutingSnapshot, excluded: string | undefined): { decision: RoutingDecision; target: Target; decisionMicros: number } {
+    const t0 = performance.now();
+    const decision = this.policy.decide(request, snapshot);
+    const decideSeconds = (performance.now() - t0) / 1000;
+    const target = this.targetOf(decision.instance);
+    if (target === undefined || decision.instance === excluded) {
+      throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable instance`);
+    }
+    this.policy.commit(request, decision);
+    const decisionMicros = (performance.now() - t0) * 1000;
+    this.hooks.decided?.(decision, target, decideSeconds);
+    return { decision, target, decisionMicros };
+  }
+
+  /** @internal The one release path of a committed decision. */
+  release(attempt: RoutingAttempt<Target>, request: RoutingRequest, outcome: ReleaseOutcome, published: AdmittedRequest | undefined, promptTokens: number): void {
+    attempt.ticket.end();
+    try {
+      this.policy.release(request, attempt.decision, outcome);
+    } catch (err) {
+      if (this.hooks.policyReleaseFailed === undefined) throw err;
+      this.hooks.policyReleaseFailed(err);
+    }
+    // What the engine kept corrects the published index too, as it does the policy's own.
+    if (outcome.kind === 'completed' && outcome.cachedTokens !== undefined) published?.engineCached(outcome.cachedTokens);
+    this.hooks.released?.(attempt, outcome, promptTokens);
+  }
+}
+
+export interface RoutingCoreOptions {
+  /** False: published logs get the load only, no routing blocks (serve --publish-state-blocks off). Default true. */
+  readonly publishBlocks?: boolean;
+}
+
+/** What the core needs of an instance a decision may choose. */
+export interface RoutingTarget {
+  /** This router's own count of the work it sent there (the InstanceView's load fields come from it). */
+  readonly load: InstanceLoad;
+  /** The instance's published state, when a request reaches it by this router's decision (the simulator's instances). */
+  readonly publishedLog?: InstanceStateLog;
+}
+
+/** The caller's hooks: what it counts or logs. The routing itself is the core's. */
+export interface RoutingHooks<Target> {
+  /** A decision was committed: `decideSeconds` is the policy's decide() alone. */
+  decided?(decision: RoutingDecision, target: Target, decideSeconds: number): void;
+  /** A committed decision was released, with what the engine reported and the router's prompt estimate. */
+  released?(attempt: RoutingAttempt<Target>, outcome: ReleaseOutcome, estimatedPromptTokens: number): void;
+  /** The policy's release hook threw; without this hook the error propagates. */
+  policyReleaseFailed?(err: unknown): void;
+}
+
+/** One committed decision: where the request went and its load ticket there. */
+export interface RoutingAttempt<Target> {
+  readonly decision: RoutingDecision;
+  readonly target: Target;
+  /** Wall time of decide + commit, in microseconds. */
+  readonly decisionMicros: number;
+  readonly ticket: LoadTicket;
+}
+
+/**
+ * One request through the core: at most one attempt open at a time; each is released exactly once, however
+ * it ended, and the request's published admission ends with the request.
+ */
+export class RoutedRequest<Target extends RoutingTarget> {
+  /** The router's estimate of the prompt's tokens, from what it can see (the routing text), not the engine's count. */
+  readonly promptTokens: number;
+  private published: AdmittedRequest | undefined;
+  private open: RoutingAttempt<Target> | undefined;
+  private last: RoutingAttempt<Target> | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly core: RoutingCore<Target>,
+    readonly request: RoutingRequest,
+  ) {
+    this.promptTokens = estimatedPromptTokens(request);
+  }
+
+  /** The latest attempt's decision (undefined before the first). */
+  get attempt(): RoutingAttempt<Target> | undefined {
+    return this.last;
+  }
+
+  /** The request reached a publishing instance (the live router itself, on arrival): admitted once to its log. */
+  reach(log: InstanceStateLog): void {
+    this.published ??= this.core.admit(log, this.request, this.promptTokens);
+  }
+
+  /**
+   * decide → commit → load ticket on the chosen instance (prompt tokens less those predicted cached). Throws
+   * NoHealthyInstanceError when no instance is healthy (nothing is committed then).
+   */
+  decide(snapshot: RoutingSnapshot, excluded?: string): RoutingAttempt<Target> {
+    if (this.open !== undefined) throw new Error('the previous attempt of this request was not released');
+    const { decision, target, decisionMicros } = this.core.decide(this.request, snapshot, excluded);
+    const ticket = target.load.start(this.promptTokens - (decision.predictedCachedTokens ?? 0));
+    if (target.publishedLog !== undefined) this.reach(target.publishedLog);
+    this.open = this.last = { decision, target, decisionMicros, ticket };
+    return this.open;
+  }
+
+  /** The first token arrived: prefill done, the request now decodes (idempotent). */
+  firstToken(): void {
+    this.open?.ticket.firstToken();
+    this.published?.firstToken();
+  }
+
+  /** The engine accepted the request (a 2xx answer started): its blocks enter the published index (idempotent). */
+  accepted(): void {
+    this.published?.accepted();
+  }
+
+  /** The open attempt ended with `outcome` (a retry may decide again). Nothing happens when none is open. */
+  release(outcome: ReleaseOutcome): void {
+    const attempt = this.open;
+    if (attempt === undefined) return;
+    this.open = undefined;
+    this.core.release(attempt, this.request, outcome, this.published, this.promptTokens);
+  }
+
+  /** The request is over: the open attempt, if any, is released with `outcome`, then its published admission ends. Idempotent. */
+  end(outcome: ReleaseOutcome = { kind: 'failed' }): void {
+    if (this.ended) return;
+    this.ended = true;
+    try {
+      this.release(outcome);
+    } finally {
+      this.published?.end();
+    }
+  }
+}
+
+/** What a load-only publisher (publishStateBlocks 'off') records per request. */
+const NO_BLOCKS = new Int32Array(0);
+
+/**
+ * A request's routing blocks of `blockChars` characters, for an instance's published state: the policy's own
+ * hashes when it hashes blocks of that size (already computed for its decision, memoized), else hashed here.
+ */
+export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number): Int32Array {
+  const own = policy.routingBlocks;
+  return own !== undefined && own.blockChars === blockChars ? own.hashesOf(request) : routingBlockHashes(request, blockChars);
+}
+
+/**
+ * The published log of an instance holding `kvCapacityTokens` of KV cache: an index of `blockChars`-character
+ * blocks sized to what the instance can hold.
+ */
+export function publishedStateLog(blockChars: number, kvCapacityTokens: number, epoch?: string): InstanceStateLog {
+  return new InstanceStateLog(blockChars, capacityBlocksFor(kvCapacityTokens, blockChars), epoch);
+}
+
+/**
+ * The block size a published log hashes at: the one its observers match with. A live router's observers are
+ * other processes, so the operator states it (`configured`: publishStateBlockChars, which must equal their
+ * cache-aware blockChars); a simulator's observers are its own replicas, so it is their policy's block size when
+ * that policy hashes routing blocks, else `fallback`.
+ */
+export function publishedBlockChars(observerPolicy: RoutingPolicy, configured: number | undefined, fallback: number): number {
+  return configured ?? observerPolicy.routingBlocks?.blockChars ?? fallback;
+}
