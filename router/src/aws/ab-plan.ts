@@ -1,3 +1,4 @@
+import { parseDecimalInteger } from '../common/decimal-text';
 import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
 import { finishCommands } from './ab-finish';
 import { routingLabel, type EndpointFacts } from './endpoint-facts';
@@ -74,8 +75,8 @@ export function parseAbStrategies(text: string, current?: ProductionVariantRouti
         continue;
       }
       const limit = PREFIX_AWARE_LIMITS[key as keyof typeof PREFIX_AWARE_LIMITS];
-      const value = Number(raw);
-      if (!/^\d+$/.test(raw) || value < limit.min || value > limit.max) {
+      const value = parseDecimalInteger(raw);
+      if (value === undefined || value < limit.min || value > limit.max) {
         problems.push(`--strategies: PREFIX_AWARE ${key} must be an integer between ${limit.min} and ${limit.max} (got ${JSON.stringify(raw)})`);
         continue;
       }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 import {
   DEFAULT_POLICY_NAME,
   kebabCase,
@@ -251,8 +252,9 @@ function convert(spec: CliOptionSpec, raw: unknown): unknown {
     return items.flatMap((item) => String(item).split(/[\s,]+/)).filter((s) => s.length > 0);
   }
   const text = String(raw).trim();
-  if (spec.kind === 'integer') return /^[+-]?\d+$/.test(text) ? Number(text) : text;
-  if (spec.kind === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+  // Text that is not a decimal number stays text, so the range check reports it with the value received.
+  if (spec.kind === 'integer') return parseDecimalInteger(text) ?? text;
+  if (spec.kind === 'number') return parseDecimalNumber(text) ?? text;
   return text;
 }
 

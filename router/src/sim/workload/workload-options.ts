@@ -1,3 +1,4 @@
+import { parseDecimalInteger, parseDecimalNumber } from '../../common/decimal-text';
 /**
  * Declared options of a workload: their types, allowed ranges and defaults. One schema serves the spec string
  * parser (`long-context?groups=600&rate=6`), programmatic callers and the docs, so every path validates the
@@ -86,21 +87,16 @@ export function formatOptionValue(value: OptionValue): string {
   return String(value);
 }
 
-const INTEGER_TEXT = /^-?\d+$/;
-const NUMBER_TEXT = /^-?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
-
 /** Parse one option's text; returns the value or the problem. */
 function parseText(spec: OptionSpec, text: string): OptionValue | undefined {
   switch (spec.type) {
     case 'int':
-      return INTEGER_TEXT.test(text) ? Number(text) : undefined;
+      return parseDecimalInteger(text);
     case 'number':
-      return NUMBER_TEXT.test(text) ? Number(text) : undefined;
+      return parseDecimalNumber(text);
     case 'range': {
-      const parts = text.split('..');
-      if (parts.length === 1 && INTEGER_TEXT.test(parts[0]!)) return { min: Number(parts[0]), max: Number(parts[0]) };
-      if (parts.length === 2 && INTEGER_TEXT.test(parts[0]!) && INTEGER_TEXT.test(parts[1]!)) return { min: Number(parts[0]), max: Number(parts[1]) };
-      return undefined;
+      const [lo, hi = lo, ...extra] = text.split('..').map((part) => (part === '' ? undefined : parseDecimalInteger(part)));
+      return lo === undefined || hi === undefined || extra.length > 0 ? undefined : { min: lo, max: hi };
     }
     case 'enum':
       return text;
