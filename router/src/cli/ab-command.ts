@@ -11,7 +11,7 @@ import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { liveOptionsOf, parseCommandLine, type RawBenchFlags } from './bench-flags';
+import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
@@ -95,7 +95,7 @@ export function defineAbOptions(command: Command): Command {
     .option('--switch-timeout <min>', 'longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig\'s limit + 30)')
     .option('--restore-timeout <min>', 'longest the restore keeps retrying and waiting, in minutes, 1..2880 (default: twice the switch wait, at least 60)')
     .option('--accept-credential-expiry', 'run even though the credentials expire before the plan ends (when they refresh themselves: SSO, an instance or assumed role)')
-    .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', '180')
+    .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', String(DEFAULT_CLOUDWATCH_DELAY_S))
     .option('--no-cloudwatch', 'do not read CloudWatch')
     .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
     .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
@@ -162,7 +162,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   const pollS = numberFlag('poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
   const switchMin = numberFlag('switch-timeout', flags.switchTimeout, 1, 1440);
   const restoreMin = numberFlag('restore-timeout', flags.restoreTimeout, 1, 2880);
-  const cwDelayS = numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? '180', 0, 3600) ?? 180;
+  const cwDelayS = numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ?? DEFAULT_CLOUDWATCH_DELAY_S;
   if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
     problems.push(`--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`);
   }

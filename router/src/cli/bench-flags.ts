@@ -69,7 +69,12 @@ export interface BenchSettings {
   readonly baseline?: string;
   readonly append?: string;
   readonly quiet: boolean;
+  /** With --cloudwatch: how long after the run CloudWatch gets to publish before it is read. */
+  readonly cloudWatchDelayMs: number;
 }
+
+/** CloudWatch publishes endpoint metrics at one-minute granularity and may take a few minutes more. */
+export const DEFAULT_CLOUDWATCH_DELAY_S = 180;
 
 /** Declares the bench flags on `command` (the CLI's sub-command, or a bare Command for in-process parsing). */
 export function defineBenchOptions(command: Command): Command {
@@ -103,7 +108,7 @@ export function defineBenchOptions(command: Command): Command {
     .option('--api <api>', 'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)', 'invoke')
     .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)')
     .option('--cloudwatch', "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report")
-    .option('--cloudwatch-delay <s>', 'with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default 180)');
+    .option('--cloudwatch-delay <s>', `with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default ${DEFAULT_CLOUDWATCH_DELAY_S})`);
 }
 
 /**
@@ -206,6 +211,7 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   const timeScale = number('time-scale', flags.timeScale ?? '1', r.timeScale) ?? 1;
   const requestTimeoutMs = seconds('timeout', flags.timeout ?? String(DEFAULT_REQUEST_TIMEOUT_MS / 1000), r.requestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const drainTimeoutMs = seconds('drain', flags.drain, r.drainTimeoutMs);
+  const cloudWatchDelayMs = seconds('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), { min: 0, max: 3_600_000 }) ?? DEFAULT_CLOUDWATCH_DELAY_S * 1000;
 
   const nonEmpty = (flag: string, value: string | undefined): string | undefined => {
     if (value !== undefined && value.trim() === '') problems.push(`--${flag} must not be empty`);
@@ -268,6 +274,7 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     baseline,
     append,
     quiet: flags.quiet ?? false,
+    cloudWatchDelayMs,
   };
 }
 

@@ -16,7 +16,6 @@ import { Command } from 'commander';
 import { defineBenchOptions, parseBenchFlags, parseCommandLine, type BenchSettings, type RawBenchFlags } from './bench-flags';
 import { runBenchWithOutcome, type BenchIo } from './bench-run';
 import { ConfigError } from '../common/config-error';
-import { numberFlag } from './flag-values';
 
 /**
  * `prefix-router bench --sagemaker-endpoint NAME`: the live benchmark against a SageMaker endpoint, through the
@@ -149,7 +148,6 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
     if (flags.url !== undefined) throw new ConfigError(['give --url or --sagemaker-endpoint, not both']);
     target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
     const { settings, extra } = sageMakerBenchPlan(flags, target);
-    const delay = cloudWatchDelayMs(flags);
     if (flags.cloudwatch && target.facts === undefined) {
       throw new ConfigError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
     }
@@ -165,7 +163,7 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
         result: outcome.result,
         label: settings.label,
         startedAt,
-        delayMs: delay,
+        delayMs: settings.cloudWatchDelayMs,
         clock,
         directory: dirname(outcome.files.json),
         log: (line) => io.stderr.write(`${line}\n`),
@@ -188,11 +186,6 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
 /** `prefix-router bench` arguments (without the command name) parsed in-process into raw flags; throws ConfigError. */
 export function parseRawBenchArgv(argv: readonly string[]): RawBenchFlags {
   return parseCommandLine<RawBenchFlags>(defineBenchOptions(new Command('bench')), argv);
-}
-
-function cloudWatchDelayMs(flags: RawBenchFlags): number {
-  if (flags.cloudwatchDelay === undefined) return 180_000;
-  return numberFlag('cloudwatch-delay', flags.cloudwatchDelay, 0, 3600) * 1000;
 }
 
 /** CloudWatch's view of one bench run, every variant of the endpoint, written as cloudwatch.md / .json beside the report. */
