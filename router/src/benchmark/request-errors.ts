@@ -22,6 +22,11 @@ export type CancelCode = 'timeout' | 'aborted' | 'drain_timeout';
 
 export const CANCEL_CODES: readonly CancelCode[] = ['timeout', 'aborted', 'drain_timeout'];
 
+/** True when an abort reason is one of ours (the signal's reason names why the request was cancelled). */
+export function isCancelCode(value: unknown): value is CancelCode {
+  return typeof value === 'string' && (CANCEL_CODES as readonly string[]).includes(value);
+}
+
 /** The code of a non-2xx answer, from its status and (a bounded prefix of) its body. */
 export function httpErrorCode(status: number, bodyText: string): string {
   let parsed: unknown;
