@@ -1,3 +1,4 @@
+import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
 import { parseDecimalInteger } from '../common/decimal-text';
 import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
 import { finishCommands } from './ab-finish';
@@ -355,7 +356,7 @@ export function buildAbPlan(input: {
 /** Name of the N-th configuration copy: the original's name (shortened) + `-ab<runId>-<N>`, at most 63 characters. */
 export function copyConfigName(original: string, runId: string, index: number): string {
   const suffix = `-ab${runId}-${index + 1}`;
-  return `${original.slice(0, 63 - suffix.length).replace(/-+$/, '')}${suffix}`;
+  return `${original.slice(0, SAGEMAKER_NAME_MAX_LENGTH - suffix.length).replace(/-+$/, '')}${suffix}`;
 }
 
 const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;

@@ -9,6 +9,7 @@ import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
 import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, gpusPerInstance, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
+import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
 import type { WorkloadRequest } from '../sim/workload/workload-request';
@@ -25,7 +26,6 @@ import { ConfigError } from '../common/config-error';
  */
 export const SAGEMAKER_DEFAULT_DURATION_S = '600';
 export const SAGEMAKER_DEFAULT_MAX_REQUESTS = '10000';
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 const PREFIX_AWARE_ID = /^[\x20-\x7e]{1,64}$/;
 
 export interface SageMakerTargetDeps {
@@ -59,7 +59,7 @@ export async function resolveSageMakerTarget(
   const env = deps.env ?? process.env;
   const clock = deps.clock ?? systemClock;
   const problems: string[] = [];
-  if (!ENDPOINT_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be 1-63 letters, digits or hyphens, starting and ending with a letter or digit (got ${JSON.stringify(input.endpointName)})`);
+  if (!SAGEMAKER_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(input.endpointName)})`);
   const api = input.api ?? 'invoke';
   if (api !== 'invoke' && api !== 'openai') problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { S3Client } from '@aws-sdk/client-s3';
-import { CHARS_PER_TOKEN } from '../policy/prompt-tokens';
+import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec } from '../sim/workload';

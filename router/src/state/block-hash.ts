@@ -6,7 +6,9 @@
  * hash only if they share every character up to the end of that block (vLLM's prefix-cache rule). Only full
  * blocks get a hash.
  */
+/** Characters per token: the project's one token estimate (1 token = 4 characters of prompt text). */
 export const CHARS_PER_TOKEN = 4;
+/** vLLM's default KV-cache block size in tokens (`--block-size 16`). */
 export const DEFAULT_BLOCK_TOKENS = 16;
 
 /** A block hash: a 53-bit non-negative integer, safe as a Map key and in JSON. */
