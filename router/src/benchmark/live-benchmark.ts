@@ -15,12 +15,7 @@ import { discoverModel } from './served-model';
 import type { RequestTransport } from './request-transport';
 import { StreamingClient, type StreamOutcome } from './streaming-client';
 
-/**
- * The live benchmark: drives a workload against an OpenAI-compatible server in wall time, with the same
- * RequestFeed the simulator uses in virtual time, so both send the same requests in the same order (open
- * loop at the workload's arrival times, closed loop at a fixed concurrency, multi-turn dependencies honoured
- * in both). Every request sent ends as exactly one record, success or error.
- */
+/** Why a live run ended: the workload ran out, maxRequests or durationMs was reached, stopSignal fired (stop sending, let in-flight requests finish) or signal fired (cancel them too). */
 export type StopReason = 'completed' | 'max-requests' | 'duration' | 'stopped' | 'aborted';
 
 /** A RequestRecord plus what only a live run knows. Times are model time (wall × timeScale) from the first send. */
@@ -67,7 +62,13 @@ export interface LiveBenchmarkResult {
   readonly notes: readonly string[];
 }
 
-/** Runs one live benchmark. Throws LiveBenchmarkOptionsError on bad options and ModelDiscoveryError when no model is given or found. */
+/**
+ * Runs one live benchmark: drives a workload against an OpenAI-compatible server in wall time, with the same
+ * RequestFeed the simulator uses in virtual time, so both send the same requests in the same order (open
+ * loop at the workload's arrival times, closed loop at a fixed concurrency, multi-turn dependencies honoured
+ * in both). Every request sent ends as exactly one record, success or error.
+ * Throws LiveBenchmarkOptionsError on bad options and ModelDiscoveryError when no model is given or found.
+ */
 export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<LiveBenchmarkResult> {
   const resolved = resolveLiveOptions(options);
   const model = resolved.model ?? (await discoverModel(resolved.target, { headers: resolved.headers }));

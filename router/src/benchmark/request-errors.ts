@@ -1,5 +1,3 @@
-import { openAiErrorOf, sanitizeCode } from './stream-chunk';
-
 /**
  * Error codes of the live benchmark, as they appear in RequestRecord.error and in the report's Errors section.
  * A request that fails is recorded with one of these, never dropped.
@@ -18,6 +16,9 @@ import { openAiErrorOf, sanitizeCode } from './stream-chunk';
  * - `drain_timeout`: still in flight when the drain time after the end of sending ran out.
  * - `client_error:<code>`: anything else the HTTP client raised.
  */
+import { openAiErrorOf, sanitizeCode } from './stream-chunk';
+
+/** The codes of a request cancelled by the benchmark itself (its signal's reason): timeout, Ctrl-C, drain. */
 export type CancelCode = 'timeout' | 'aborted' | 'drain_timeout';
 
 export const CANCEL_CODES: readonly CancelCode[] = ['timeout', 'aborted', 'drain_timeout'];

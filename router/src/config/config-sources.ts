@@ -1,3 +1,9 @@
+/**
+ * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
+ * Precedence: flag > environment variable > config file > default. The file has the shape of RouterOptions
+ * (the programmatic startRouter options; `policy` may be just a name). Error messages name the option the way
+ * the user set it (flag, variable, or file key), with the allowed range and the value received.
+ */
 import { readFileSync } from 'node:fs';
 import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 import {
@@ -16,12 +22,7 @@ import {
 } from '../policy';
 import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
 
-/**
- * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
- * Precedence: flag > environment variable > config file > default. The file has the shape of RouterOptions
- * (the programmatic startRouter options; `policy` may be just a name). Error messages name the option the way
- * the user set it (flag, variable, or file key), with the allowed range and the value received.
- */
+/** One router option as the CLI, the environment and the docs see it: its flag, variable and value kind. */
 export interface CliOptionSpec {
   /** Property path in RouterOptions. */
   readonly path: string;

@@ -2,25 +2,9 @@ import { formatDeltaPct, formatPoints } from './format';
 import type { BenchmarkReport, Comparison, StrategySummary } from './report-model';
 import type { CdfPoint } from './stats';
 
-/**
- * The decision a report's reader wants in five seconds: which strategy is best, by how much against the
- * baseline on the four figures that decide (TTFT P50, TTFT P90, cache hit rate, throughput), one sentence, and
- * which of those differences are within noise. Computed from the report alone, so it renders the same from a
- * report's JSON file.
- *
- * Best: the strategy with the largest mean reduction of TTFT P50 and P90 against the baseline (TTFT is what
- * prefix-aware routing exists to cut; throughput and hit rate are reported beside it, and a throughput loss
- * beyond noise turns the verdict into a trade-off).
- *
- * Noise, from one run without repeats (a difference inside these bounds is not called a gain or a loss):
- * - a TTFT percentile: the distribution-free 95 % confidence interval of a quantile q from n samples spans the
- *   ranks n·q ± 1.96·√(n·q·(1−q)); two strategies' intervals (read off their TTFT CDFs) that overlap are noise;
- * - throughput: completions counted in a window vary like Poisson counts, relative standard error
- *   √(1/n₁ + 1/n₂); within ±1.96 of that, and never less than ±1 %, is noise;
- * - hit rate: under 1 percentage point is noise (token-weighted over thousands of requests, smaller moves are
- *   not worth a decision).
- */
+/** Throughput differences below this many percent are noise, however large the samples. */
 export const MIN_THROUGHPUT_NOISE_PCT = 1;
+/** Hit-rate differences below this many percentage points are noise. */
 export const MIN_HIT_RATE_NOISE_POINTS = 1;
 const Z95 = 1.96;
 
@@ -96,6 +80,7 @@ function summaryOf(report: BenchmarkReport, label: string): StrategySummary {
   return s;
 }
 
+/** Which of a comparison's differences against the baseline are within noise (the bounds on reportHeadline). */
 export function comparisonNoise(report: BenchmarkReport, c: Comparison): ComparisonNoise {
   const s = summaryOf(report, c.label);
   const base = summaryOf(report, c.baseline);
@@ -122,7 +107,26 @@ function score(c: Comparison): number {
   return ((c.ttftP50DeltaPct ?? 0) + (c.ttftP90DeltaPct ?? 0)) / 2;
 }
 
-/** The headline, or null when the report has no baseline to compare against. */
+/**
+ * The decision a report's reader wants in five seconds: which strategy is best, by how much against the
+ * baseline on the four figures that decide (TTFT P50, TTFT P90, cache hit rate, throughput), one sentence, and
+ * which of those differences are within noise. Computed from the report alone, so it renders the same from a
+ * report's JSON file.
+ *
+ * Best: the strategy with the largest mean reduction of TTFT P50 and P90 against the baseline (TTFT is what
+ * prefix-aware routing exists to cut; throughput and hit rate are reported beside it, and a throughput loss
+ * beyond noise turns the verdict into a trade-off).
+ *
+ * Noise, from one run without repeats (a difference inside these bounds is not called a gain or a loss):
+ * - a TTFT percentile: the distribution-free 95 % confidence interval of a quantile q from n samples spans the
+ *   ranks n·q ± 1.96·√(n·q·(1−q)); two strategies' intervals (read off their TTFT CDFs) that overlap are noise;
+ * - throughput: completions counted in a window vary like Poisson counts, relative standard error
+ *   √(1/n₁ + 1/n₂); within ±1.96 of that, and never less than ±1 %, is noise;
+ * - hit rate: under 1 percentage point is noise (token-weighted over thousands of requests, smaller moves are
+ *   not worth a decision).
+ *
+ * Returns null when the report has no baseline to compare against.
+ */
 export function reportHeadline(report: BenchmarkReport): Headline | null {
   if (report.baseline === null || report.comparisons.length === 0) return null;
   const best = report.comparisons.reduce((a, b) => (score(b) < score(a) ? b : a));
