@@ -20,7 +20,7 @@ import { builtinProfile } from '../src/emulator/engine-profile';
 import { parsePolicySpec } from '../src/policy/policy-spec';
 import { compareStrategies } from '../src/sim/compare-strategies';
 import { promptWorkerPays } from '../src/sim/prompt-worker';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseWorkloadSpec } from '../src/workload';
 
 interface Args {
   readonly instances: number[];

@@ -16,7 +16,7 @@ import { once } from 'node:events';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SeededRng } from '../src/common/seeded-rng';
-import { syntheticText } from '../src/sim/workload/synthetic-text';
+import { syntheticText } from '../src/workload/synthetic-text';
 import { captureFileKey, DEFAULT_CAPTURE_START_MS, importTrace } from '../src/trace-import';
 
 export interface ImportSpeedOptions {

@@ -11,7 +11,7 @@
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { requestPreparer } from '../src/sim/prompt-source';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseWorkloadSpec } from '../src/workload';
 import { parseFleetSizes, scaledLongContext } from './fleet-scale';
 
 export interface PromptPrepOptions {

@@ -14,8 +14,8 @@ import { SageMakerRuntimeTransport } from '../src/aws/sagemaker-transport';
 import { runLiveBenchmark, type LiveBenchmarkResult } from '../src/benchmark';
 import { startEmulatorFleet } from '../src/emulator';
 import { startRouter } from '../src/server';
-import { percentileOfSorted, sortedAscending } from '../src/sim/report/stats';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { percentileOfSorted, sortedAscending } from '../src/report/stats';
+import { parseWorkloadSpec } from '../src/workload';
 
 export interface SdkBenchOptions {
   readonly rounds: number;

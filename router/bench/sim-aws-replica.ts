@@ -27,11 +27,11 @@ import { MEASURED_STEP_JITTER_CV } from '../src/emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, type ClientLatency } from '../src/sim/client-latency';
 import type { StrategyComparison } from '../src/sim/compare-strategies';
 import { compareStrategiesInParallel, JOBS_RANGE } from '../src/sim/parallel-runs';
-import { bandChart, seriesColor } from '../src/sim/report/svg-charts';
+import { bandChart, seriesColor } from '../src/report/svg-charts';
 import { withMarkedSection } from './marked-section';
 import { AWS_LONG_CONTEXT, AWS_SHORT_CONTEXT, reproducedBand, thresholdPerInstanceLoad, TOLERANCE_POINTS, verdictOf, withinPublished, type PublishedFigures, type ReplicaFigures } from './aws-experiments';
-import { parseReportJson, writeReport, type BenchmarkReport, type StrategySummary } from '../src/sim/report';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseReportJson, writeReport, type BenchmarkReport, type StrategySummary } from '../src/report';
+import { parseWorkloadSpec } from '../src/workload';
 
 const INSTANCES = 7;
 const PROFILE = builtinProfile('p5-llama-3.1-70b');

@@ -1,13 +1,12 @@
 import { InvokeEndpointWithResponseStreamCommand } from '@aws-sdk/client-sagemaker-runtime';
 import { performance } from 'node:perf_hooks';
 import type { RequestTransport } from '../benchmark/request-transport';
-import { isCancelCode, httpErrorMessage, type CancelCode } from '../benchmark/request-errors';
+import { isCancelCode, httpErrorMessage, sanitizeCode, type CancelCode } from '../common/request-errors';
 import { SseDecoder } from '../benchmark/sse-decoder';
-import { sanitizeCode } from '../benchmark/stream-chunk';
 import { routingHeaderFacts, StreamTally } from '../benchmark/stream-tally';
 import type { SendOptions, StreamOutcome } from '../benchmark/streaming-client';
 import { CUSTOM_ATTRIBUTES_HEADER } from '../protocol/routing-headers';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 import type { PrefixAwareLlmClient } from './runtime-client';
 
 /**

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { isCancelCode, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from './request-errors';
+import { isCancelCode, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from '../common/request-errors';
 import { SseDecoder } from './sse-decoder';
 import type { StreamUsage } from './stream-chunk';
 import { routingHeaderFacts, StreamTally, type RoutingHeaderFacts } from './stream-tally';

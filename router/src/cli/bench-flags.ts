@@ -1,9 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { basename } from 'node:path';
 import { LIVE_RANGES, normalizeMetricsUrl, parseTargetUrl, DEFAULT_INSTANCE_HEADER, DEFAULT_REQUEST_TIMEOUT_MS, type LiveBenchmarkOptions } from '../benchmark';
-import { strategyLabel, type StrategyId } from '../sim/report/report-model';
-import type { Workload } from '../sim/workload/workload';
-import { parseWorkloadSpec } from '../sim/workload/workload-spec';
+import { strategyLabel, type StrategyId } from '../report/report-model';
+import type { Workload } from '../workload/workload';
+import { parseWorkloadSpec } from '../workload/workload-spec';
 import { policyOptionsOf } from '../policy/policy-config';
 import { parsePolicySpec } from '../policy/policy-spec';
 import { DEFAULT_BLOCK_TOKENS } from '../state/block-hash';

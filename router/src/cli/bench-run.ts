@@ -13,10 +13,10 @@ import {
   type LiveBenchmarkResult,
   type ProgressStream,
 } from '../benchmark';
-import { parseReportJson } from '../sim/report/render-json';
-import type { BenchmarkReport } from '../sim/report/report-model';
-import { terminalSummary } from '../sim/report/terminal-summary';
-import { writeReport, type ReportFiles } from '../sim/report/write-report';
+import { parseReportJson } from '../report/render-json';
+import type { BenchmarkReport } from '../report/report-model';
+import { terminalSummary } from '../report/terminal-summary';
+import { writeReport, type ReportFiles } from '../report/write-report';
 import { liveOptionsOf, type BenchSettings } from './bench-flags';
 import { defaultReportDir } from './flag-values';
 

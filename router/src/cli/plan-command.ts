@@ -7,7 +7,7 @@ import { buildPlanReport, renderPlanMarkdown, writePlanReport, type InstancePric
 import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { INSTANCES_RANGE } from '../sim/simulator';
-import { parseWorkloadSpec, type Workload } from '../sim/workload';
+import { parseWorkloadSpec, type Workload } from '../workload';
 import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
 import { ConfigError } from '../common/config-error';
 

@@ -12,7 +12,7 @@ import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 import { Command } from 'commander';
 import { defineBenchOptions, parseBenchFlags, parseCommandLine, type BenchSettings, type RawBenchFlags } from './bench-flags';
 import { runBenchWithOutcome, type BenchIo } from './bench-run';

@@ -3,7 +3,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
 import { INSTANCES_RANGE } from '../sim/simulator';
-import { parseWorkloadSpec } from '../sim/workload';
+import { parseWorkloadSpec } from '../workload';
 import {
   BLOCK_TOKENS_RANGE,
   CAPTURE_FORMATS,

@@ -1,7 +1,7 @@
 import { ConfigError } from '../common/config-error';
+import { describeValue } from '../common/describe-value';
 import {
   DEFAULT_POLICY_NAME,
-  describeValue,
   formatProblem,
   integerInRangeProblem,
   policyConfigProblems,

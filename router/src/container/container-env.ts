@@ -1,6 +1,6 @@
 import { ConfigError } from '../common/config-error';
 import { parseDecimalInteger } from '../common/decimal-text';
-import { describeValue } from '../policy';
+import { describeValue } from '../common/describe-value';
 
 /**
  * The settings of `prefix-router container` that are its own (how engines are laid out, started, restarted and

@@ -1,4 +1,4 @@
-import type { StrategySummary } from '../sim/report/report-model';
+import type { StrategySummary } from '../report/report-model';
 
 /**
  * Service-level objectives `plan` sizes a fleet for. One SLO is one bound on one figure of a run:

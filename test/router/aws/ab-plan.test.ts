@@ -8,7 +8,7 @@ import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { copyConfigName } from '../../../router/src/aws/routing-ab';
 import { splitKey, variantFor } from '../../../router/src/aws/variant-split';
 import { instanceFromCustomAttributes } from '../../../router/src/aws/sagemaker-transport';
-import type { WorkloadRequest } from '../../../router/src/sim/workload/workload-request';
+import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 
 function facts(instances: number[], lastDeploymentConfig?: EndpointFacts['endpoint']['LastDeploymentConfig'], instanceType = 'ml.p5.48xlarge'): EndpointFacts {
   return {

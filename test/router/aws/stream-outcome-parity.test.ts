@@ -3,7 +3,7 @@ import { PrefixAwareLlmClient } from '../../../router/src/aws/runtime-client';
 import { SageMakerRuntimeTransport } from '../../../router/src/aws/sagemaker-transport';
 import { StreamingClient, type StreamOutcome } from '../../../router/src/benchmark/streaming-client';
 import { parseTargetUrl } from '../../../router/src/benchmark/target-url';
-import type { WorkloadRequest } from '../../../router/src/sim/workload/workload-request';
+import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 import { startLocalEndpoint, type LocalEndpoint } from './helpers/local-endpoint';
 
 /**

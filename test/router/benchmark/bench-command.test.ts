@@ -7,7 +7,7 @@ import { ConfigError } from '../../../router/src/common/config-error';
 import { liveOptionsOf, parseBenchArgv } from '../../../router/src/cli/bench-flags';
 import { runBenchWithOutcome, type BenchIo } from '../../../router/src/cli/bench-run';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator';
-import { parseReportJson } from '../../../router/src/sim/report';
+import { parseReportJson } from '../../../router/src/report';
 import { startScriptedServer, type ScriptedServer } from './helpers/scripted-server';
 
 const ROOT = join(__dirname, '..', '..', '..');
