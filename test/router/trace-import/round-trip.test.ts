@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { parseWorkloadSpec } from '../../../router/src/workload';
-import { workloadCeilings } from '../../../router/src/workload/workload-ceilings';
+import { workloadCeilings } from '../../../router/src/report/workload-ceilings';
 import { importTrace, writeCapture } from '../../../router/src/trace-import';
 
 jest.setTimeout(120_000);

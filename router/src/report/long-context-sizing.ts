@@ -1,15 +1,15 @@
 import { SeededRng } from '../common/seeded-rng';
-import { computeCeilings } from '../report/ceilings';
-import { placementHitRate } from '../report/placement-cache-model';
-import { longContextWorkload, type LongContextOptions } from './long-context';
-import type { WorkloadRequest } from './workload-request';
+import { computeCeilings } from './ceilings';
+import { placementHitRate } from './placement-cache-model';
+import { longContextWorkload, type LongContextOptions } from '../workload/long-context';
+import type { WorkloadRequest } from '../workload/workload-request';
 
 /**
  * Why long-context's defaults are what they are: for a range of group counts, the hit rate a cache-only fleet
  * model gives with random placement and with group-affine placement (every request of a group on one
  * instance, as a prefix-keyed router does), next to the ideal and fleet ceilings. Run:
  *
- *   npx ts-node --transpile-only router/src/workload/long-context-sizing.ts [groups …]
+ *   npx ts-node --transpile-only router/src/report/long-context-sizing.ts [groups …]
  *
  * Prints one markdown row per group count. Uses the p5-llama-3.1-70b KV size (84,000 blocks of 16 tokens)
  * and 7 instances, like AWS's experiment.

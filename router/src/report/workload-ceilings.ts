@@ -1,15 +1,15 @@
-import { computeCeilings, type Ceilings } from '../report/ceilings';
+import { computeCeilings, type Ceilings } from './ceilings';
 import { plainRender } from './long-context-sizing';
-import type { Workload } from './workload';
-import type { WorkloadRequest } from './workload-request';
-import { parseWorkloadSpec } from './workload-spec';
+import type { Workload } from '../workload/workload';
+import type { WorkloadRequest } from '../workload/workload-request';
+import { parseWorkloadSpec } from '../workload/workload-spec';
 
 /**
  * The cache-hit ceilings of a workload for a fleet of `instances` engines with `kvBlocksPerInstance` blocks
  * each (default: 7 × p5-llama-3.1-70b's 84,000). `render` defaults to the message contents joined (no chat
  * template); pass the engine model's renderer to match a simulation exactly. Run from a shell:
  *
- *   npx ts-node --transpile-only router/src/workload/workload-ceilings.ts SPEC [INSTANCES] [KV_BLOCKS]
+ *   npx ts-node --transpile-only router/src/report/workload-ceilings.ts SPEC [INSTANCES] [KV_BLOCKS]
  */
 export function workloadCeilings(
   workload: Workload,
