@@ -1,4 +1,4 @@
-import { httpErrorCode, httpErrorMessage, transportErrorCode } from '../../../router/src/benchmark';
+import { httpErrorCode, httpErrorMessage, transportErrorCode } from '../../../router/src/common/request-errors';
 
 describe('when a failure is classified', () => {
   it.each([

@@ -1,4 +1,4 @@
-import { etaMs, formatDuration, ProgressReporter, progressBar, progressText, type LiveProgress } from '../../../router/src/benchmark';
+import { etaMs, formatDuration, ProgressReporter, progressBar, progressText, type LiveProgress } from '../../../router/src/report/progress';
 
 const base: LiveProgress = { phase: 'measuring', wallMs: 10_000, modelMs: 10_000, sent: 60, finished: 50, failed: 2, inFlight: 10, expected: 200, expectedExact: true, fraction: 0.25 };
 
