@@ -1,17 +1,19 @@
+/**
+ * The plan of a routing A/B on a live endpoint: which routing configurations run, how each switch deploys
+ * (rolling where SageMaker allows it, so a switch does not need a second fleet), what it costs, and how long it
+ * should take. Built from DescribeEndpoint/DescribeEndpointConfig alone; printed before anything changes.
+ */
+import { ConfigError } from '../common/config-error';
 import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
 import { parseDecimalInteger } from '../common/decimal-text';
 import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
 import { finishCommands } from './ab-finish';
 import { routingLabel, type EndpointFacts } from './endpoint-facts';
 
-/**
- * The plan of a routing A/B on a live endpoint: which routing configurations run, how each switch deploys
- * (rolling where SageMaker allows it, so a switch does not need a second fleet), what it costs, and how long it
- * should take. Built from DescribeEndpoint/DescribeEndpointConfig alone; printed before anything changes.
- */
-export class AbPlanError extends Error {
+/** An A/B plan that cannot run as given (a bad --strategies list, a fleet it cannot switch): a ConfigError. */
+export class AbPlanError extends ConfigError {
   constructor(message: string) {
-    super(message);
+    super([message]);
     this.name = 'AbPlanError';
   }
 }

@@ -1,3 +1,4 @@
+import { ConfigError } from '../common/config-error';
 import type { LivePhase, LiveProgress } from '../report/progress';
 import type { CeilingOptions } from '../report/ceilings';
 import type { LoadShape } from '../workload/load-shape';
@@ -67,9 +68,10 @@ export interface LiveBenchmarkOptions {
 // The progress shape is shared with the simulator's progress board; it lives with the progress reporter.
 export type { LivePhase, LiveProgress };
 
-export class LiveBenchmarkOptionsError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid live benchmark options:\n  ${problems.join('\n  ')}`);
+/** Invalid runLiveBenchmark options: the common ConfigError, every problem at once, under its own heading. */
+export class LiveBenchmarkOptionsError extends ConfigError {
+  constructor(problems: readonly string[]) {
+    super(problems, 'invalid live benchmark options');
     this.name = 'LiveBenchmarkOptionsError';
   }
 }

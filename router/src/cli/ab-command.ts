@@ -6,7 +6,7 @@ import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBench
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { AbPlanError, buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
+import { buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
@@ -324,7 +324,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     }
     return allFailed.length > 0 || files === undefined ? 2 : 0;
   } catch (err) {
-    if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof AbPlanError || err instanceof ModelDiscoveryError) {
+    if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);
       return 1;
     }
