@@ -18,6 +18,7 @@
  *
  * It writes only the part of docs/benchmarks.md between its markers; other commands' sections stay.
  */
+import { integerFlag } from '../src/cli/flag-values';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -344,8 +345,7 @@ async function main(): Promise<void> {
   const quick = savedMeta?.quick ?? process.argv.includes('--quick');
   const seconds = quick ? 600 : 3600;
   const jobsFlag = process.argv.indexOf('--jobs');
-  const jobs = jobsFlag >= 0 ? Number(process.argv[jobsFlag + 1]) : Math.min(2, availableParallelism());
-  if (!Number.isInteger(jobs) || jobs < JOBS_RANGE.min || jobs > JOBS_RANGE.max) throw new RangeError(`--jobs must be an integer ${JOBS_RANGE.min}..${JOBS_RANGE.max}`);
+  const jobs = jobsFlag >= 0 ? integerFlag('jobs', process.argv[jobsFlag + 1], JOBS_RANGE.min, JOBS_RANGE.max) : Math.min(2, availableParallelism());
   await mkdir(outDir, { recursive: true });
 
   const started = Date.now();
