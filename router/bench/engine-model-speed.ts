@@ -11,6 +11,7 @@
  * process CPU time (CPU time is the robust figure on a shared machine), best of two alternating runs per
  * mode; a last pass generates the same workload without an engine, so the engine's own cost is the difference.
  */
+import { numberFlag } from '../src/cli/flag-values';
 import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../src/common/seeded-rng';
 import { EngineModel } from '../src/emulator/engine-model';
@@ -29,11 +30,8 @@ function parseArgs(argv: readonly string[]): Args {
   const args: Record<string, number> = { seconds: 3600, rate: 4, output: 512, groups: 16, seed: 1 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    const value = Number(argv[i + 1]);
-    if (!(key in args) || !Number.isFinite(value) || value <= 0) {
-      throw new Error(`usage: engine-model-speed [--seconds N>0] [--rate N>0] [--output N>0] [--groups N>0] [--seed N>0]; bad "${argv[i]} ${argv[i + 1]}"`);
-    }
-    args[key] = value;
+    if (!(key in args)) throw new Error(`usage: engine-model-speed [--seconds N>0] [--rate N>0] [--output N>0] [--groups N>0] [--seed N>0]; unknown flag "${argv[i]}"`);
+    args[key] = numberFlag(key, argv[i + 1], 0, Number.MAX_SAFE_INTEGER, true);
   }
   return args as unknown as Args;
 }

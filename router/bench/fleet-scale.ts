@@ -14,13 +14,16 @@
  * …) so that a slow spell of a shared machine hits every size alike, and adds a table of each size's median
  * per-request cost and the ratio of the medians: a few seconds at a small size move by a tenth between runs.
  */
+import { integerFlag, numberFlag } from '../src/cli/flag-values';
+import { ConfigError } from '../src/common/config-error';
+import { parseDecimalInteger } from '../src/common/decimal-text';
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { builtinProfile } from '../src/emulator/engine-profile';
 import { parsePolicySpec } from '../src/policy/policy-spec';
 import { compareStrategies } from '../src/sim/compare-strategies';
 import { promptWorkerPays } from '../src/sim/prompt-worker';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseWorkloadSpec } from '../src/workload';
 
 interface Args {
   readonly instances: number[];
@@ -59,10 +62,10 @@ export function parseArgs(argv: readonly string[]): Args {
     const flag = argv[i];
     const value = argv[i + 1];
     if (flag === '--instances') instances = parseFleetSizes(value);
-    else if (flag === '--seconds') seconds = Number(value);
+    else if (flag === '--seconds') seconds = numberFlag('seconds', value, 0, 86_400, true);
     else if (flag === '--policy') policy = String(value);
     else if (flag === '--cpu-prof') cpuProf = String(value);
-    else if (flag === '--repeat') repeat = Number(value);
+    else if (flag === '--repeat') repeat = integerFlag('repeat', value, 1, 20);
     else if (flag === '--prompt-worker') {
       if (value !== 'auto' && value !== 'on' && value !== 'off') throw new Error(`--prompt-worker must be auto, on or off (got ${String(value)})`);
       promptWorker = value;
@@ -70,17 +73,15 @@ export function parseArgs(argv: readonly string[]): Args {
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
     i++;
   }
-  if (!(seconds > 0 && seconds <= 86_400)) throw new Error(`--seconds must be > 0 and ≤ 86400 (got ${seconds})`);
-  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be an integer between 1 and 20 (got ${String(repeat)})`);
   parsePolicySpec(policy);
   return { instances, seconds, policy, cpuProf, promptWorker, repeat };
 }
 
 /** `--instances N,N,...`: fleet sizes within the simulator's 1–1024. */
 export function parseFleetSizes(value: string | undefined): number[] {
-  const sizes = String(value).split(',').map(Number);
-  if (sizes.some((n) => !Number.isInteger(n) || n < 1 || n > 1024)) throw new Error(`--instances must list integers between 1 and 1024 (got ${sizes.join(',')})`);
-  return sizes;
+  const sizes = String(value).split(',').map((n) => parseDecimalInteger(n));
+  if (sizes.some((n) => n === undefined || n < 1 || n > 1024)) throw new ConfigError([`--instances must list integers between 1 and 1024 (got ${String(value)})`]);
+  return sizes as number[];
 }
 
 /** The workload spec for a fleet of n: AWS's 7-instance shape, scaled. */

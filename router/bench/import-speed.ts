@@ -10,13 +10,14 @@
  *
  *   npm run bench:import [-- --requests 1000000 --per-file 10000 --prefixes 200 --keep DIR]
  */
+import { integerFlag } from '../src/cli/flag-values';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { SeededRng } from '../src/common/seeded-rng';
-import { syntheticText } from '../src/sim/workload/synthetic-text';
+import { syntheticText } from '../src/workload/synthetic-text';
 import { captureFileKey, DEFAULT_CAPTURE_START_MS, importTrace } from '../src/trace-import';
 
 export interface ImportSpeedOptions {
@@ -40,14 +41,11 @@ export function parseArgs(argv: readonly string[]): ImportSpeedOptions {
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i];
     const value = argv[i + 1];
-    if (flag === '--requests') requests = Number(value);
-    else if (flag === '--per-file') perFile = Number(value);
-    else if (flag === '--prefixes') prefixes = Number(value);
+    if (flag === '--requests') requests = integerFlag('requests', value, 1, 100_000_000);
+    else if (flag === '--per-file') perFile = integerFlag('per-file', value, 1, 10_000_000);
+    else if (flag === '--prefixes') prefixes = integerFlag('prefixes', value, 1, 1_000_000);
     else if (flag === '--keep') keep = value;
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
-  }
-  for (const [name, v, max] of [['requests', requests, 100_000_000], ['per-file', perFile, 10_000_000], ['prefixes', prefixes, 1_000_000]] as const) {
-    if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`--${name} must be an integer between 1 and ${max} (got ${String(v)})`);
   }
   return { requests, perFile, prefixes, keep };
 }

@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { builtinProfile } from '../src/emulator/engine-profile';
 import { expandPolicySweep, formatPolicySpec, type PolicyConfig } from '../src/policy';
 import { compareStrategies, type StrategyComparison } from '../src/sim/compare-strategies';
-import { writeReport, type StrategySummary } from '../src/sim/report';
+import { writeReport, type StrategySummary } from '../src/report';
 import type { ReplicaSharing } from '../src/sim/simulator';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseWorkloadSpec } from '../src/workload';
 import { withMarkedSection } from './marked-section';
 
 const INSTANCES = 7;

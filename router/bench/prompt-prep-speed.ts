@@ -9,9 +9,11 @@
  *
  *   npm run bench:prompts [-- --instances 7,112 --from 0.3 --count 20000 --repeat 2]
  */
+import { integerFlag, numberFlag } from '../src/cli/flag-values';
+import { ConfigError } from '../src/common/config-error';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { requestPreparer } from '../src/sim/prompt-source';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseWorkloadSpec } from '../src/workload';
 import { parseFleetSizes, scaledLongContext } from './fleet-scale';
 
 export interface PromptPrepOptions {
@@ -43,14 +45,13 @@ export function parseArgs(argv: readonly string[]): PromptPrepOptions {
     const flag = argv[i];
     const value = argv[i + 1];
     if (flag === '--instances') instances = parseFleetSizes(value);
-    else if (flag === '--from') from = Number(value);
-    else if (flag === '--count') count = Number(value);
-    else if (flag === '--repeat') repeat = Number(value);
+    else if (flag === '--from') from = numberFlag('from', value, 0, 1);
+    else if (flag === '--count') count = integerFlag('count', value, 1, 100_000_000);
+    else if (flag === '--repeat') repeat = integerFlag('repeat', value, 1, 20);
     else throw new Error(`${USAGE}; unknown flag "${flag}"`);
   }
-  if (!(from >= 0 && from < 1)) throw new Error(`--from must be a fraction in [0, 1) (got ${String(from)})`);
-  if (!Number.isInteger(count) || count < 1) throw new Error(`--count must be an integer >= 1 (got ${count})`);
-  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20) throw new Error(`--repeat must be an integer between 1 and 20 (got ${repeat})`);
+  // The hour's last instant has no requests after it to time.
+  if (from >= 1) throw new ConfigError([`--from must be a fraction in [0, 1) (got ${String(from)})`]);
   return { instances, from, count, repeat };
 }
 

@@ -10,6 +10,7 @@
  *  3. decision time: policy.decide() in-process at 2/8/32 instances, plus parsing a 32 KiB chat body.
  * Prints a markdown table and writes it into docs/router.md between the bench:router markers.
  */
+import { numberFlag } from '../src/cli/flag-values';
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -473,9 +474,8 @@ function parseArgs(argv: string[]): { options: Partial<RouterBenchOptions>; writ
     if (a === '--no-write') write = false;
     else if (a.startsWith('--')) {
       const key = a.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-      const value = Number(argv[++i]);
-      if (!(key in DEFAULT_BENCH_OPTIONS) || !Number.isFinite(value) || value <= 0) throw new Error(`bad option ${a} ${argv[i]}`);
-      options[key] = value;
+      if (!(key in DEFAULT_BENCH_OPTIONS)) throw new Error(`unknown option ${a}`);
+      options[key] = numberFlag(a.slice(2), argv[++i], 0, Number.MAX_SAFE_INTEGER, true);
     }
   }
   return { options: options as Partial<RouterBenchOptions>, write };

@@ -8,14 +8,15 @@
  *
  *   npm run bench:sdk [-- --rounds 3 --requests 200 --concurrency 4]
  */
+import { integerFlag } from '../src/cli/flag-values';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { PrefixAwareLlmClient } from '../src/aws/runtime-client';
 import { SageMakerRuntimeTransport } from '../src/aws/sagemaker-transport';
 import { runLiveBenchmark, type LiveBenchmarkResult } from '../src/benchmark';
 import { startEmulatorFleet } from '../src/emulator';
 import { startRouter } from '../src/server';
-import { percentileOfSorted, sortedAscending } from '../src/sim/report/stats';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { percentileOfSorted, sortedAscending } from '../src/report/stats';
+import { parseWorkloadSpec } from '../src/workload';
 
 export interface SdkBenchOptions {
   readonly rounds: number;
@@ -88,9 +89,7 @@ export async function runSdkBench(options: SdkBenchOptions): Promise<{ rounds: R
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isInteger(v) || v < 1 || v > 100_000) throw new RangeError(`--${name} must be an integer between 1 and 100000 (got ${JSON.stringify(process.argv[i + 1])})`);
-  return v;
+  return integerFlag(name, process.argv[i + 1], 1, 100_000);
 }
 
 if (require.main === module) {

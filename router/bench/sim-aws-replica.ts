@@ -18,6 +18,7 @@
  *
  * It writes only the part of docs/benchmarks.md between its markers; other commands' sections stay.
  */
+import { integerFlag } from '../src/cli/flag-values';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
@@ -27,11 +28,11 @@ import { MEASURED_STEP_JITTER_CV } from '../src/emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, type ClientLatency } from '../src/sim/client-latency';
 import type { StrategyComparison } from '../src/sim/compare-strategies';
 import { compareStrategiesInParallel, JOBS_RANGE } from '../src/sim/parallel-runs';
-import { bandChart, seriesColor } from '../src/sim/report/svg-charts';
+import { bandChart, seriesColor } from '../src/report/svg-charts';
 import { withMarkedSection } from './marked-section';
 import { AWS_LONG_CONTEXT, AWS_SHORT_CONTEXT, reproducedBand, thresholdPerInstanceLoad, TOLERANCE_POINTS, verdictOf, withinPublished, type PublishedFigures, type ReplicaFigures } from './aws-experiments';
-import { parseReportJson, writeReport, type BenchmarkReport, type StrategySummary } from '../src/sim/report';
-import { parseWorkloadSpec } from '../src/sim/workload';
+import { parseReportJson, writeReport, type BenchmarkReport, type StrategySummary } from '../src/report';
+import { parseWorkloadSpec } from '../src/workload';
 
 const INSTANCES = 7;
 const PROFILE = builtinProfile('p5-llama-3.1-70b');
@@ -344,8 +345,7 @@ async function main(): Promise<void> {
   const quick = savedMeta?.quick ?? process.argv.includes('--quick');
   const seconds = quick ? 600 : 3600;
   const jobsFlag = process.argv.indexOf('--jobs');
-  const jobs = jobsFlag >= 0 ? Number(process.argv[jobsFlag + 1]) : Math.min(2, availableParallelism());
-  if (!Number.isInteger(jobs) || jobs < JOBS_RANGE.min || jobs > JOBS_RANGE.max) throw new RangeError(`--jobs must be an integer ${JOBS_RANGE.min}..${JOBS_RANGE.max}`);
+  const jobs = jobsFlag >= 0 ? integerFlag('jobs', process.argv[jobsFlag + 1], JOBS_RANGE.min, JOBS_RANGE.max) : Math.min(2, availableParallelism());
   await mkdir(outDir, { recursive: true });
 
   const started = Date.now();

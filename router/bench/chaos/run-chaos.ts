@@ -7,6 +7,7 @@
  *   npm run test:chaos -- --only soak --soak-seconds 60  one scenario (CI runs this 1-minute soak)
  *   --no-write                                           print only
  */
+import { integerFlag } from '../../src/cli/flag-values';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -126,8 +127,7 @@ async function main(): Promise<void> {
     return i === -1 ? undefined : argv[i + 1];
   };
   const only = value('--only')?.split(',');
-  const soakSeconds = Number(value('--soak-seconds') ?? 600);
-  if (!Number.isInteger(soakSeconds) || soakSeconds < 1 || soakSeconds > 86_400) throw new Error(`--soak-seconds must be an integer between 1 and 86400 (got ${value('--soak-seconds')})`);
+  const soakSeconds = integerFlag('soak-seconds', value('--soak-seconds') ?? '600', 1, 86_400);
   for (const name of only ?? []) if (!(name in SCENARIOS)) throw new Error(`--only: unknown scenario ${name} (one of ${Object.keys(SCENARIOS).join(', ')})`);
   const names = only ?? Object.keys(SCENARIOS);
   const reports: ScenarioReport[] = [];

@@ -1,15 +1,19 @@
-import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
-import { finishCommands } from './ab-finish';
-import { routingLabel, type EndpointFacts } from './endpoint-facts';
-
 /**
  * The plan of a routing A/B on a live endpoint: which routing configurations run, how each switch deploys
  * (rolling where SageMaker allows it, so a switch does not need a second fleet), what it costs, and how long it
  * should take. Built from DescribeEndpoint/DescribeEndpointConfig alone; printed before anything changes.
  */
-export class AbPlanError extends Error {
+import { ConfigError } from '../common/config-error';
+import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
+import { parseDecimalInteger } from '../common/decimal-text';
+import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
+import { finishCommands } from './ab-finish';
+import { routingLabel, type EndpointFacts } from './endpoint-facts';
+
+/** An A/B plan that cannot run as given (a bad --strategies list, a fleet it cannot switch): a ConfigError. */
+export class AbPlanError extends ConfigError {
   constructor(message: string) {
-    super(message);
+    super([message]);
     this.name = 'AbPlanError';
   }
 }
@@ -74,8 +78,8 @@ export function parseAbStrategies(text: string, current?: ProductionVariantRouti
         continue;
       }
       const limit = PREFIX_AWARE_LIMITS[key as keyof typeof PREFIX_AWARE_LIMITS];
-      const value = Number(raw);
-      if (!/^\d+$/.test(raw) || value < limit.min || value > limit.max) {
+      const value = parseDecimalInteger(raw);
+      if (value === undefined || value < limit.min || value > limit.max) {
         problems.push(`--strategies: PREFIX_AWARE ${key} must be an integer between ${limit.min} and ${limit.max} (got ${JSON.stringify(raw)})`);
         continue;
       }
@@ -354,7 +358,7 @@ export function buildAbPlan(input: {
 /** Name of the N-th configuration copy: the original's name (shortened) + `-ab<runId>-<N>`, at most 63 characters. */
 export function copyConfigName(original: string, runId: string, index: number): string {
   const suffix = `-ab${runId}-${index + 1}`;
-  return `${original.slice(0, 63 - suffix.length).replace(/-+$/, '')}${suffix}`;
+  return `${original.slice(0, SAGEMAKER_NAME_MAX_LENGTH - suffix.length).replace(/-+$/, '')}${suffix}`;
 }
 
 const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-sagemaker';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 import { finishCommands, TRANSITIONAL_STATES } from './ab-finish';
 import { AbPlanError, copyConfigName, deploymentFor, type AbPlan, type AbStrategy } from './ab-plan';
 import { readCloudWatchView, runWallWindow, type CloudWatchView } from './cloudwatch-view';

@@ -8,7 +8,7 @@ import {
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { SseDecoder } from '../benchmark/sse-decoder';
-import { openAiErrorOf } from '../benchmark/stream-chunk';
+import { openAiErrorOf } from '../common/request-errors';
 import { LlmModelError, LlmStreamError, toLlmError } from './runtime-errors';
 
 /**

@@ -1,11 +1,12 @@
 import { InvokeEndpointWithResponseStreamCommand } from '@aws-sdk/client-sagemaker-runtime';
 import { performance } from 'node:perf_hooks';
 import type { RequestTransport } from '../benchmark/request-transport';
-import { CANCEL_CODES, httpErrorMessage, type CancelCode } from '../benchmark/request-errors';
+import { isCancelCode, httpErrorMessage, sanitizeCode, type CancelCode } from '../common/request-errors';
 import { SseDecoder } from '../benchmark/sse-decoder';
-import { readOrdinaryEvent, readStreamEvent, sanitizeCode, type StreamUsage } from '../benchmark/stream-chunk';
-import { DECISION_TIME_HEADER, type SendOptions, type StreamOutcome } from '../benchmark/streaming-client';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import { routingHeaderFacts, StreamTally } from '../benchmark/stream-tally';
+import type { SendOptions, StreamOutcome } from '../benchmark/streaming-client';
+import { CUSTOM_ATTRIBUTES_HEADER } from '../protocol/routing-headers';
+import type { WorkloadRequest } from '../workload/workload-request';
 import type { PrefixAwareLlmClient } from './runtime-client';
 
 /**
@@ -28,10 +29,6 @@ export interface SageMakerTransportOptions {
   readonly prefixAwareId?: string;
 }
 
-function isCancelCode(value: unknown): value is CancelCode {
-  return typeof value === 'string' && (CANCEL_CODES as readonly string[]).includes(value);
-}
-
 /** Record error code of an SDK failure: `sagemaker:<Name>` (+ the container's status for ModelError). */
 export function sdkErrorCode(err: unknown): string {
   const e = (typeof err === 'object' && err !== null ? err : {}) as { name?: string; OriginalStatusCode?: number; ErrorCode?: string };
@@ -52,7 +49,7 @@ function errorDetailOf(err: unknown): string {
  * endpoint an instance header never reaches the client. A container that names itself in Custom Attributes as
  * `prefix-router-instance=<id>` (among other `key=value` pairs separated by `;` or `,`) is counted per instance.
  */
-export const CUSTOM_ATTRIBUTES_HEADER = 'x-amzn-sagemaker-custom-attributes';
+export { CUSTOM_ATTRIBUTES_HEADER };
 export const CUSTOM_ATTRIBUTE_INSTANCE_KEY = 'prefix-router-instance';
 
 export function instanceFromCustomAttributes(value: string | undefined): string | undefined {
@@ -93,38 +90,8 @@ export class SageMakerRuntimeTransport implements RequestTransport {
 
     const headers: Record<string, string> = {};
     let status: number | null = null;
-    let firstTokenAt: number | null = null;
-    let usage: StreamUsage | undefined;
-    let generatedEvents = 0;
-    let sawDone = false;
-    let error: string | undefined;
-    let errorDetail: string | undefined;
+    const tally = new StreamTally();
     let endedAt = startedAt;
-
-    const onEvent = (type: string, data: string, at: number): void => {
-      if (firstTokenAt !== null) {
-        const ordinary = readOrdinaryEvent(type, data);
-        if (ordinary !== undefined) {
-          if (ordinary.generated) generatedEvents++;
-          return;
-        }
-      }
-      const info = readStreamEvent(type, data);
-      if (info.kind === 'done') sawDone = true;
-      else if (info.kind === 'chunk') {
-        if (info.generated) {
-          generatedEvents++;
-          firstTokenAt ??= at;
-        }
-        if (info.usage !== undefined) usage = info.usage;
-      } else if (info.kind === 'error') {
-        error ??= `stream_error:${info.code}`;
-        errorDetail ??= info.message.slice(0, 300);
-      } else {
-        error ??= 'bad_stream_data';
-        errorDetail ??= info.message;
-      }
-    };
 
     const { client } = this.options;
     const targetVariant = this.options.targetVariantOf?.(request);
@@ -146,29 +113,26 @@ export class SageMakerRuntimeTransport implements RequestTransport {
       if (out.InvokedProductionVariant !== undefined) this.answeredBy.set(request.id, out.InvokedProductionVariant);
       const decoder = new SseDecoder();
       for await (const part of out.Body ?? []) {
-        const at = performance.now();
         const bytes = part.PayloadPart?.Bytes;
-        if (bytes === undefined) continue;
-        for (const event of decoder.push(Buffer.from(bytes))) onEvent(event.type, event.data, at);
+        if (bytes !== undefined) tally.push(decoder, Buffer.from(bytes), performance.now());
       }
-      const at = performance.now();
-      for (const event of decoder.end()) onEvent(event.type, event.data, at);
-      if (error === undefined && !sawDone) error = 'stream_incomplete';
+      tally.end(decoder, performance.now());
       endedAt = performance.now();
     } catch (err) {
       endedAt = performance.now();
       const e = err as { $metadata?: { httpStatusCode?: number } };
       status ??= e.$metadata?.httpStatusCode ?? null;
-      error = cancel ?? sdkErrorCode(err);
-      errorDetail = cancel === undefined ? errorDetailOf(err) : `cancelled: ${cancel}`;
+      tally.error = cancel ?? sdkErrorCode(err);
+      tally.errorDetail = cancel === undefined ? errorDetailOf(err) : `cancelled: ${cancel}`;
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
     const instance = headers[this.options.instanceHeader] ?? instanceFromCustomAttributes(headers[CUSTOM_ATTRIBUTES_HEADER]) ?? null;
-    const decision = headers[DECISION_TIME_HEADER];
-    const decisionMicros = decision !== undefined && decision.trim() !== '' && Number(decision) >= 0 ? Number(decision) : undefined;
-    return { startedAt, firstTokenAt, endedAt, status, instance: instance === '' ? null : instance, decisionMicros, usage, generatedEvents, error, errorDetail };
+    // The same decision headers as over HTTP: a local router behind the runtime API override sends them.
+    const routing = routingHeaderFacts((name) => headers[name]);
+    const { firstTokenAt, usage, generatedEvents, error, errorDetail } = tally;
+    return { startedAt, firstTokenAt, endedAt, status, instance: instance === '' ? null : instance, ...routing, usage, generatedEvents, error, errorDetail };
   }
 
   async close(): Promise<void> {

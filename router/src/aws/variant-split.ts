@@ -1,5 +1,5 @@
 import type { LiveBenchmarkResult, LiveRequestRecord } from '../benchmark/live-benchmark';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 
 /**
  * Splitting one workload between production variants (`--variants`): every request of a conversation, and

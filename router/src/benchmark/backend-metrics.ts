@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
-import type { PrometheusCacheDeltas } from '../sim/report/report-model';
-import { errorMessage } from './request-errors';
-import { parsePrometheusText, sumCounter } from './prometheus-text';
+import type { PrometheusCacheDeltas } from '../report/report-model';
+import { errorMessage } from '../common/request-errors';
+import { parsePrometheusText, sumCounter } from '../common/prometheus-text';
 
 /**
  * Engine-reported prefix-cache counters from each backend's Prometheus endpoint (vLLM's

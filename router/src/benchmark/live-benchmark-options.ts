@@ -1,6 +1,8 @@
-import type { CeilingOptions } from '../sim/report/ceilings';
-import type { LoadShape } from '../sim/workload/load-shape';
-import type { Workload } from '../sim/workload/workload';
+import { ConfigError } from '../common/config-error';
+import type { LivePhase, LiveProgress } from '../report/progress';
+import type { CeilingOptions } from '../report/ceilings';
+import type { LoadShape } from '../workload/load-shape';
+import type { Workload } from '../workload/workload';
 import { normalizeMetricsUrl } from './backend-metrics';
 import type { RequestTransport } from './request-transport';
 import { DEFAULT_INSTANCE_HEADER } from './streaming-client';
@@ -63,28 +65,13 @@ export interface LiveBenchmarkOptions {
   readonly progressIntervalMs?: number;
 }
 
-export type LivePhase = 'warmup' | 'measuring' | 'draining' | 'done';
+// The progress shape is shared with the simulator's progress board; it lives with the progress reporter.
+export type { LivePhase, LiveProgress };
 
-export interface LiveProgress {
-  readonly phase: LivePhase;
-  readonly wallMs: number;
-  /** Model time since the first send (wallMs × timeScale). */
-  readonly modelMs: number;
-  readonly sent: number;
-  readonly finished: number;
-  readonly failed: number;
-  readonly inFlight: number;
-  /** Requests the run is expected to send (workload estimate capped by maxRequests); null when unknown. */
-  readonly expected: number | null;
-  /** False when `expected` is an estimate (Poisson arrivals): the run may send a few more or fewer. */
-  readonly expectedExact: boolean;
-  /** Best estimate of the part done, 0–1 (by requests finished or by duration); null when unknown. */
-  readonly fraction: number | null;
-}
-
-export class LiveBenchmarkOptionsError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid live benchmark options:\n  ${problems.join('\n  ')}`);
+/** Invalid runLiveBenchmark options: the common ConfigError, every problem at once, under its own heading. */
+export class LiveBenchmarkOptionsError extends ConfigError {
+  constructor(problems: readonly string[]) {
+    super(problems, 'invalid live benchmark options');
     this.name = 'LiveBenchmarkOptionsError';
   }
 }

@@ -1,26 +1,21 @@
 import { performance } from 'node:perf_hooks';
-import { CeilingTracker, type Ceilings } from '../sim/report/ceilings';
-import { percentileOfSorted, sortedAscending } from '../sim/report/stats';
-import type { PrometheusCacheDeltas, StrategyId, StrategyRunInput } from '../sim/report/report-model';
-import type { RequestRecord } from '../sim/report/request-record';
-import { RequestFeed } from '../sim/request-feed';
-import { renderedPromptOf } from '../sim/workload-routing';
-import type { LoadShape } from '../sim/workload/load-shape';
-import { openAiPath, toOpenAiBody, type WorkloadRequest } from '../sim/workload/workload-request';
+import { CeilingTracker, type Ceilings } from '../report/ceilings';
+import { percentileOfSorted, sortedAscending } from '../report/stats';
+import type { PrometheusCacheDeltas, StrategyId, StrategyRunInput } from '../report/report-model';
+import type { RequestRecord } from '../report/request-record';
+import { RequestFeed } from '../feed/request-feed';
+import { renderedPromptOf } from '../feed/workload-routing';
+import type { LoadShape } from '../workload/load-shape';
+import { openAiPath, toOpenAiBody, type WorkloadRequest } from '../workload/workload-request';
 import { BackendMetricsScraper, cacheDeltas, type BackendCacheDelta, type CacheScrape } from './backend-metrics';
 import { resolveLiveOptions, type LiveBenchmarkOptions, type LivePhase, type LiveProgress, type ResolvedLiveOptions } from './live-benchmark-options';
-import type { CancelCode } from './request-errors';
+import type { CancelCode } from '../common/request-errors';
 import { plannedRequests } from './planned-requests';
 import { discoverModel } from './served-model';
 import type { RequestTransport } from './request-transport';
 import { StreamingClient, type StreamOutcome } from './streaming-client';
 
-/**
- * The live benchmark: drives a workload against an OpenAI-compatible server in wall time, with the same
- * RequestFeed the simulator uses in virtual time, so both send the same requests in the same order (open
- * loop at the workload's arrival times, closed loop at a fixed concurrency, multi-turn dependencies honoured
- * in both). Every request sent ends as exactly one record, success or error.
- */
+/** Why a live run ended: the workload ran out, maxRequests or durationMs was reached, stopSignal fired (stop sending, let in-flight requests finish) or signal fired (cancel them too). */
 export type StopReason = 'completed' | 'max-requests' | 'duration' | 'stopped' | 'aborted';
 
 /** A RequestRecord plus what only a live run knows. Times are model time (wall × timeScale) from the first send. */
@@ -67,7 +62,13 @@ export interface LiveBenchmarkResult {
   readonly notes: readonly string[];
 }
 
-/** Runs one live benchmark. Throws LiveBenchmarkOptionsError on bad options and ModelDiscoveryError when no model is given or found. */
+/**
+ * Runs one live benchmark: drives a workload against an OpenAI-compatible server in wall time, with the same
+ * RequestFeed the simulator uses in virtual time, so both send the same requests in the same order (open
+ * loop at the workload's arrival times, closed loop at a fixed concurrency, multi-turn dependencies honoured
+ * in both). Every request sent ends as exactly one record, success or error.
+ * Throws LiveBenchmarkOptionsError on bad options and ModelDiscoveryError when no model is given or found.
+ */
 export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<LiveBenchmarkResult> {
   const resolved = resolveLiveOptions(options);
   const model = resolved.model ?? (await discoverModel(resolved.target, { headers: resolved.headers }));

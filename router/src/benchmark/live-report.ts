@@ -1,5 +1,5 @@
-import { buildReport, compare, ReportInputError, strategyLabel, type BenchmarkReport, type ParameterValue, type StrategyId, type StrategySummary } from '../sim/report/report-model';
-import type { Workload } from '../sim/workload/workload';
+import { buildReport, compare, ReportInputError, strategyLabel, type BenchmarkReport, type ParameterValue, type StrategyId, type StrategySummary } from '../report/report-model';
+import type { Workload } from '../workload/workload';
 import { toStrategyRun, type LiveBenchmarkResult } from './live-benchmark';
 
 /**

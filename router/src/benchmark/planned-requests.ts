@@ -1,4 +1,4 @@
-import type { LoadShape } from '../sim/workload/load-shape';
+import type { LoadShape } from '../workload/load-shape';
 
 export interface PlannedRequests {
   /** Requests the run is planned to send; null when unknown. */

@@ -1,4 +1,4 @@
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 import type { SendOptions, StreamOutcome } from './streaming-client';
 
 /**

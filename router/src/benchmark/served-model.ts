@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { errorMessage, transportErrorCode } from './request-errors';
+import { errorMessage, transportErrorCode } from '../common/request-errors';
 import type { TargetUrl } from './target-url';
 
 /**

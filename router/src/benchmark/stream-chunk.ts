@@ -1,3 +1,5 @@
+import { openAiErrorOf } from '../common/request-errors';
+
 /**
  * What one streamed OpenAI-compatible event says, as far as measurement cares: did it carry generated output
  * (the first such event is the first token), usage, a terminal error, or the end marker.
@@ -15,12 +17,6 @@ export type StreamEventInfo =
   | { readonly kind: 'error'; readonly code: string; readonly message: string }
   | { readonly kind: 'invalid'; readonly message: string };
 
-/** Codes taken from a server go into report keys: keep them short and plain. */
-export function sanitizeCode(raw: string): string {
-  const cleaned = raw.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 64);
-  return cleaned === '' ? 'unknown' : cleaned;
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -31,20 +27,6 @@ function nonEmptyString(value: unknown): boolean {
 
 function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
-/**
- * The code of an OpenAI-style error object (`{"error":{"code","type","message"}}`, or vLLM's older top-level
- * `{"object":"error","type","code","message"}`): a string `code`, else the `type`, else undefined. vLLM puts
- * the HTTP status number in `code`, which says nothing the status does not, so its `type` is used then.
- */
-export function openAiErrorOf(value: unknown): { code: string | undefined; message: string } | undefined {
-  if (!isObject(value)) return undefined;
-  const error = isObject(value.error) ? value.error : value.object === 'error' ? value : undefined;
-  if (error === undefined) return undefined;
-  const code = nonEmptyString(error.code) ? (error.code as string) : nonEmptyString(error.type) ? (error.type as string) : undefined;
-  const message = typeof error.message === 'string' ? error.message : '';
-  return { code: code === undefined ? undefined : sanitizeCode(code), message };
 }
 
 /** True when a choice carries generated output: chat content, reasoning, tool calls, or completion text. */

@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { CANCEL_CODES, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from './request-errors';
+import { isCancelCode, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from '../common/request-errors';
 import { SseDecoder } from './sse-decoder';
-import { readOrdinaryEvent, readStreamEvent, type StreamUsage } from './stream-chunk';
+import type { StreamUsage } from './stream-chunk';
+import { routingHeaderFacts, StreamTally, type RoutingHeaderFacts } from './stream-tally';
 import type { TargetUrl } from './target-url';
+import { INSTANCE_HEADER } from '../protocol/routing-headers';
 
 /**
  * The benchmark's HTTP client: one undici Pool to the target, one streamed POST per request, timed on the
@@ -53,15 +55,9 @@ export interface StreamOutcome {
   readonly errorDetail?: string;
 }
 
-export const DEFAULT_INSTANCE_HEADER = 'x-prefix-router-instance';
-export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
-export const DECISION_REASON_HEADER = 'x-prefix-router-decision';
-export const PREDICTED_CACHED_HEADER = 'x-prefix-router-predicted-cached-tokens';
+/** The header the benchmark reads the serving instance from, unless told another: the one prefix-router writes. */
+export const DEFAULT_INSTANCE_HEADER = INSTANCE_HEADER;
 const ERROR_BODY_LIMIT = 64 * 1024;
-
-function isCancelCode(value: unknown): value is CancelCode {
-  return typeof value === 'string' && (CANCEL_CODES as readonly string[]).includes(value);
-}
 
 function headerValue(value: string | string[] | undefined): string | null {
   const v = Array.isArray(value) ? value[0] : value;
@@ -117,47 +113,10 @@ export class StreamingClient {
 
     let status: number | null = null;
     let instance: string | null = null;
-    let decisionMicros: number | undefined;
-    let decisionReason: string | undefined;
-    let predictedCachedTokens: number | undefined;
+    let routing: RoutingHeaderFacts = {};
     let afterHeaders = false;
-    let firstTokenAt: number | null = null;
-    let usage: StreamUsage | undefined;
-    let generatedEvents = 0;
-    let sawDone = false;
-    let error: string | undefined;
-    let errorDetail: string | undefined;
+    const tally = new StreamTally();
     let endedAt = startedAt;
-
-    const onEvent = (type: string, data: string, at: number): void => {
-      if (firstTokenAt !== null) {
-        const ordinary = readOrdinaryEvent(type, data);
-        if (ordinary !== undefined) {
-          if (ordinary.generated) generatedEvents++;
-          return;
-        }
-      }
-      const info = readStreamEvent(type, data);
-      switch (info.kind) {
-        case 'done':
-          sawDone = true;
-          return;
-        case 'chunk':
-          if (info.generated) {
-            generatedEvents++;
-            firstTokenAt ??= at;
-          }
-          if (info.usage !== undefined) usage = info.usage;
-          return;
-        case 'error':
-          error ??= `stream_error:${info.code}`;
-          errorDetail ??= info.message.slice(0, 300);
-          return;
-        case 'invalid':
-          error ??= 'bad_stream_data';
-          errorDetail ??= info.message;
-      }
-    };
 
     try {
       const res = await this.pool.request({
@@ -170,40 +129,32 @@ export class StreamingClient {
       afterHeaders = true;
       status = res.statusCode;
       instance = headerValue(res.headers[this.instanceHeader]);
-      const decisionTime = headerValue(res.headers[DECISION_TIME_HEADER]);
-      if (decisionTime !== null && decisionTime.trim() !== '' && Number(decisionTime) >= 0) decisionMicros = Number(decisionTime);
-      decisionReason = headerValue(res.headers[DECISION_REASON_HEADER]) ?? undefined;
-      const predicted = headerValue(res.headers[PREDICTED_CACHED_HEADER]);
-      if (predicted !== null && /^\d+$/.test(predicted.trim())) predictedCachedTokens = Number(predicted);
+      routing = routingHeaderFacts((name) => headerValue(res.headers[name]) ?? undefined);
       const contentType = headerValue(res.headers['content-type']) ?? '';
       if (status < 200 || status > 299) {
         const text = await readBounded(res.body, ERROR_BODY_LIMIT);
-        error = httpErrorCode(status, text);
-        errorDetail = httpErrorMessage(text);
+        tally.error = httpErrorCode(status, text);
+        tally.errorDetail = httpErrorMessage(text);
       } else if (!contentType.toLowerCase().startsWith('text/event-stream')) {
         await res.body.dump();
-        error = 'not_streamed';
-        errorDetail = `expected text/event-stream, got '${contentType}'`;
+        tally.error = 'not_streamed';
+        tally.errorDetail = `expected text/event-stream, got '${contentType}'`;
       } else {
         const decoder = new SseDecoder();
-        for await (const chunk of res.body) {
-          const at = performance.now();
-          for (const event of decoder.push(chunk as Buffer)) onEvent(event.type, event.data, at);
-        }
-        const at = performance.now();
-        for (const event of decoder.end()) onEvent(event.type, event.data, at);
-        if (error === undefined && !sawDone) error = 'stream_incomplete';
+        for await (const chunk of res.body) tally.push(decoder, chunk as Buffer, performance.now());
+        tally.end(decoder, performance.now());
       }
       endedAt = performance.now();
     } catch (err) {
       endedAt = performance.now();
-      error = cancel ?? transportErrorCode(err, afterHeaders);
-      errorDetail = cancel === undefined ? errorMessage(err) : `cancelled: ${cancel}`;
+      tally.error = cancel ?? transportErrorCode(err, afterHeaders);
+      tally.errorDetail = cancel === undefined ? errorMessage(err) : `cancelled: ${cancel}`;
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
-    return { startedAt, firstTokenAt, endedAt, status, instance, decisionMicros, decisionReason, predictedCachedTokens, usage, generatedEvents, error, errorDetail };
+    const { firstTokenAt, usage, generatedEvents, error, errorDetail } = tally;
+    return { startedAt, firstTokenAt, endedAt, status, instance, ...routing, usage, generatedEvents, error, errorDetail };
   }
 
   async close(): Promise<void> {

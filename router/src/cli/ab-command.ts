@@ -6,13 +6,15 @@ import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBench
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { AbPlanError, buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
+import { buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { BenchFlagError, liveOptionsOf, parseCommandLine, processIo, type BenchIo, type RawBenchFlags } from './bench-command';
-import { defaultReportDir } from './flag-values';
+import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags } from './bench-flags';
+import { processIo, type BenchIo } from './bench-run';
+import { ConfigError } from '../common/config-error';
+import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
 import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S } from './sagemaker-bench';
 
 /**
@@ -93,7 +95,7 @@ export function defineAbOptions(command: Command): Command {
     .option('--switch-timeout <min>', 'longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig\'s limit + 30)')
     .option('--restore-timeout <min>', 'longest the restore keeps retrying and waiting, in minutes, 1..2880 (default: twice the switch wait, at least 60)')
     .option('--accept-credential-expiry', 'run even though the credentials expire before the plan ends (when they refresh themselves: SSO, an instance or assumed role)')
-    .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', '180')
+    .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', String(DEFAULT_CLOUDWATCH_DELAY_S))
     .option('--no-cloudwatch', 'do not read CloudWatch')
     .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
     .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
@@ -145,34 +147,27 @@ async function credentialExpiry(client: SageMakerClient): Promise<Date | undefin
   }
 }
 
-function numberFlag(problems: string[], flag: string, raw: string | undefined, min: number, max: number): number | undefined {
-  if (raw === undefined) return undefined;
-  const v = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(v) || v < min || v > max) {
-    problems.push(`--${flag} must be a number between ${min} and ${max} (got ${JSON.stringify(raw)})`);
-    return undefined;
-  }
-  return v;
-}
-
 export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Promise<number> {
   const { io } = deps;
   const clock = deps.clock ?? systemClock;
-  const problems: string[] = [];
+  const checks = new FlagProblems();
+  const problems = { push: (problem: string) => checks.add(problem) };
+  const numberFlag = (flag: string, raw: string | undefined, min: number, max: number): number | undefined =>
+    checks.check(() => optionalNumberFlag(flag, raw, min, max));
   if (flags.endpointName === undefined) problems.push('--endpoint-name is required');
   if (flags.workload === undefined) problems.push('--workload is required');
   if (flags.variants && flags.strategies !== undefined) problems.push('give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both');
   if (!flags.variants && flags.strategies === undefined) problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
-  const price = numberFlag(problems, 'price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
-  const pollS = numberFlag(problems, 'poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
-  const switchMin = numberFlag(problems, 'switch-timeout', flags.switchTimeout, 1, 1440);
-  const restoreMin = numberFlag(problems, 'restore-timeout', flags.restoreTimeout, 1, 2880);
-  const cwDelayS = numberFlag(problems, 'cloudwatch-delay', flags.cloudwatchDelay ?? '180', 0, 3600) ?? 180;
+  const price = numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
+  const pollS = numberFlag('poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
+  const switchMin = numberFlag('switch-timeout', flags.switchTimeout, 1, 1440);
+  const restoreMin = numberFlag('restore-timeout', flags.restoreTimeout, 1, 2880);
+  const cwDelayS = numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ?? DEFAULT_CLOUDWATCH_DELAY_S;
   if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
     problems.push(`--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`);
   }
-  if (problems.length > 0) {
-    io.stderr.write(`prefix-router ab: ${problems.join('\n  ')}\n`);
+  if (checks.problems.length > 0) {
+    io.stderr.write(`prefix-router ab: ${checks.problems.join('\n  ')}\n`);
     return 1;
   }
   const benchFlags: RawBenchFlags = {
@@ -329,7 +324,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     }
     return allFailed.length > 0 || files === undefined ? 2 : 0;
   } catch (err) {
-    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof AbPlanError || err instanceof ModelDiscoveryError) {
+    if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);
       return 1;
     }

@@ -2,10 +2,11 @@ import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, resolveProfile } from '../emulator/engine-profile';
 import type { PolicyConfig } from '../policy';
 import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
-import { reportHeadline } from '../sim/report/report-verdict';
-import { TERMINAL_COLUMNS, wrap } from '../sim/report/terminal-summary';
+import { reportHeadline } from '../report/report-verdict';
+import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
-import { collect, defaultReportDir, FlagError, integerFlag, numberFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, numberFlag } from './flag-values';
+import { ConfigError } from '../common/config-error';
 
 /** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
 export function register(program: Command): void {
@@ -30,12 +31,12 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
   const policies: PolicyConfig[] = ((flags.policy as string[] | undefined) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
   const specs = policies.map(formatPolicySpec);
-  if (new Set(specs).size !== specs.length) throw new FlagError(`--policy lists the same policy twice (${specs.join(', ')})`);
+  if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   const profile = str('profile') ?? DEMO_DEFAULTS.profile;
   try {
     resolveProfile(profile);
   } catch (err) {
-    throw new FlagError(`--profile: ${(err as Error).message}`);
+    throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   return {
     instances: integerFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), 2, 16),

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import pino from 'pino';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
+import { ConfigError } from '../common/config-error';
+import { integerFlag, numberFlag } from './flag-values';
 
 /**
  * `prefix-router emulate`: N emulated vLLM instances on consecutive ports, each one engine model behind
@@ -35,14 +37,6 @@ export interface EmulateFlags {
   readonly logLevel: string;
 }
 
-function integerFlag(name: string, raw: string | undefined, min: number, max: number): number {
-  const value = Number(raw);
-  if (raw === undefined || raw.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} must be an integer in [${min}, ${max}], got "${raw}"`);
-  }
-  return value;
-}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
 
 /** Validates raw flag strings; every message names the flag and the allowed range. */
@@ -50,19 +44,15 @@ export function parseEmulateFlags(flags: Record<string, string | undefined>): Em
   const instances = integerFlag('instances', flags.instances ?? '1', 1, 256);
   const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
   if (port > 0 && port + instances - 1 > 65535) {
-    throw new Error(`--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`);
+    throw new ConfigError([`--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`]);
   }
-  const timeScaleRaw = flags.timeScale ?? '1';
-  const timeScale = Number(timeScaleRaw);
-  if (timeScaleRaw.trim() === '' || !Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000) {
-    throw new Error(`--time-scale must be a number in (0, 1000000], got "${timeScaleRaw}"`);
-  }
+  const timeScale = numberFlag('time-scale', flags.timeScale ?? '1', 0, 1_000_000, true);
   const logLevel = flags.logLevel ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError([`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`]);
   const model = flags.model;
-  if (model !== undefined && model.trim() === '') throw new Error('--model must not be empty');
+  if (model !== undefined && model.trim() === '') throw new ConfigError(['--model must not be empty']);
   const host = flags.host ?? '127.0.0.1';
-  if (host.trim() === '') throw new Error('--host must not be empty');
+  if (host.trim() === '') throw new ConfigError(['--host must not be empty']);
   return {
     instances,
     port,

@@ -1,29 +1,42 @@
+import { ConfigError } from '../common/config-error';
+import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
+
 /**
- * Validation of raw command-line flag strings. Every message names the flag and the allowed range, so a typo
- * stops the command before it starts anything.
+ * Validation of raw command-line flag strings, shared by every sub-command. Numbers follow the one decimal rule
+ * (common/decimal-text: `0x10` or `1e3` is not an integer); every message names the flag and the allowed range,
+ * so a typo stops the command before it starts anything. Failures are ConfigErrors.
  */
-export class FlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FlagError';
-  }
+
+/** An allowed interval: [min, max], or (min, max] when `minExclusive`. */
+export interface FlagRange {
+  readonly min: number;
+  readonly max: number;
+  readonly minExclusive?: boolean;
 }
 
+function intervalText(range: FlagRange): string {
+  return range.minExclusive ? `greater than ${range.min} and at most ${range.max}` : `between ${range.min} and ${range.max}`;
+}
+
+function inRange(value: number, range: FlagRange): boolean {
+  return (range.minExclusive ? value > range.min : value >= range.min) && value <= range.max;
+}
+
+/** A decimal integer in [min, max]. */
 export function integerFlag(flag: string, raw: string | undefined, min: number, max: number): number {
-  const value = Number(raw);
-  if (raw === undefined || raw.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
-    throw new FlagError(`--${flag} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw ?? '')})`);
+  const value = raw === undefined ? undefined : parseDecimalInteger(raw);
+  if (value === undefined || !inRange(value, { min, max })) {
+    throw new ConfigError([`--${flag} must be an integer ${intervalText({ min, max })} (got ${JSON.stringify(raw ?? '')})`]);
   }
   return value;
 }
 
-/** A number in (min, max] when `minExclusive`, else [min, max]. */
+/** A decimal number in (min, max] when `minExclusive`, else [min, max]. */
 export function numberFlag(flag: string, raw: string | undefined, min: number, max: number, minExclusive = false): number {
-  const value = Number(raw);
-  const low = minExclusive ? value > min : value >= min;
-  if (raw === undefined || raw.trim() === '' || !Number.isFinite(value) || !low || value > max) {
-    const range = minExclusive ? `greater than ${min} and at most ${max}` : `between ${min} and ${max}`;
-    throw new FlagError(`--${flag} must be a number ${range} (got ${JSON.stringify(raw ?? '')})`);
+  const value = raw === undefined ? undefined : parseDecimalNumber(raw);
+  const range = { min, max, minExclusive };
+  if (value === undefined || !inRange(value, range)) {
+    throw new ConfigError([`--${flag} must be a number ${intervalText(range)} (got ${JSON.stringify(raw ?? '')})`]);
   }
   return value;
 }
@@ -34,6 +47,37 @@ export function optionalIntegerFlag(flag: string, raw: string | undefined, min: 
 
 export function optionalNumberFlag(flag: string, raw: string | undefined, min: number, max: number, minExclusive = false): number | undefined {
   return raw === undefined ? undefined : numberFlag(flag, raw, min, max, minExclusive);
+}
+
+/**
+ * Collects every flag problem of a command instead of stopping at the first, so one run of the command lists
+ * all of them: `check(() => integerFlag(…))` returns the value, or undefined after recording the problem.
+ */
+export class FlagProblems {
+  private readonly found: string[] = [];
+
+  get problems(): readonly string[] {
+    return this.found;
+  }
+
+  add(problem: string): void {
+    this.found.push(problem);
+  }
+
+  check<T>(parse: () => T): T | undefined {
+    try {
+      return parse();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.found.push(...err.problems);
+      return undefined;
+    }
+  }
+
+  /** Throws one ConfigError listing every problem, when there is any. */
+  throwIfAny(): void {
+    if (this.found.length > 0) throw new ConfigError(this.found);
+  }
 }
 
 /** Collects a repeatable flag's values (commander `argParser` for variadic repeats). */
@@ -50,10 +94,10 @@ export function defaultReportDir(command: string, now = new Date()): string {
 /** `N` or `MIN..MAX` (numbers within [min, max], MIN ≤ MAX) as a range; a single number is a range of one value. */
 export function numberRangeFlag(flag: string, raw: string, min: number, max: number): { min: number; max: number } {
   const parts = raw.split('..');
-  const bad = () => new FlagError(`--${flag} must be a number or a range MIN..MAX, each between ${min} and ${max}, MIN ≤ MAX (got ${JSON.stringify(raw)})`);
+  const bad = () => new ConfigError([`--${flag} must be a number or a range MIN..MAX, each between ${min} and ${max}, MIN ≤ MAX (got ${JSON.stringify(raw)})`]);
   if (parts.length > 2) throw bad();
-  const values = parts.map((p) => (p.trim() === '' ? NaN : Number(p)));
-  if (values.some((v) => !Number.isFinite(v) || v < min || v > max)) throw bad();
+  const values = parts.map((p) => parseDecimalNumber(p));
+  if (values.some((v) => v === undefined || v < min || v > max)) throw bad();
   const [lo, hi = lo] = values as [number, number?];
   if (lo > hi!) throw bad();
   return { min: lo, max: hi! };

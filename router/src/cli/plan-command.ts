@@ -7,8 +7,9 @@ import { buildPlanReport, renderPlanMarkdown, writePlanReport, type InstancePric
 import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { INSTANCES_RANGE } from '../sim/simulator';
-import { parseWorkloadSpec, type Workload } from '../sim/workload';
-import { collect, defaultReportDir, FlagError, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { parseWorkloadSpec, type Workload } from '../workload';
+import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { ConfigError } from '../common/config-error';
 
 /**
  * Where the built-in instance prices come from: approximate us-east-1 on-demand list prices for SageMaker
@@ -74,7 +75,7 @@ export interface PlanFlags {
 /** `MIN..MAX` of whole instance counts within the simulator's range. */
 export function parseInstanceRange(raw: string): { min: number; max: number } {
   const parts = raw.split('..');
-  const bad = () => new FlagError(`--instances must be MIN..MAX, whole numbers between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} with MIN ≤ MAX (got ${JSON.stringify(raw)})`);
+  const bad = () => new ConfigError([`--instances must be MIN..MAX, whole numbers between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} with MIN ≤ MAX (got ${JSON.stringify(raw)})`]);
   if (parts.length !== 2) throw bad();
   const [min, max] = parts.map((p) => {
     try {
@@ -94,7 +95,7 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   try {
     profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
   } catch (err) {
-    throw new FlagError(`--profile: ${(err as Error).message}`);
+    throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   const instanceType = str('instanceType', 'instance-type') ?? 'ml.p5.48xlarge';
   const rawPrice = str('pricePerInstanceHour', 'price-per-instance-hour');
@@ -104,13 +105,13 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   } else if (LIST_PRICE_USD_PER_HOUR[instanceType] !== undefined) {
     price = { usdPerInstanceHour: LIST_PRICE_USD_PER_HOUR[instanceType], source: BUILT_IN_PRICE_SOURCE };
   } else {
-    throw new FlagError(`--price-per-instance-hour is required for ${instanceType}: the built-in prices cover ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')}`);
+    throw new ConfigError([`--price-per-instance-hour is required for ${instanceType}: the built-in prices cover ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')}`]);
   }
   let strategies: PlanStrategy[];
   try {
     strategies = planStrategies((flags.policy as string[] | undefined) ?? [], (flags.sweep as string[] | undefined) ?? []);
   } catch (err) {
-    throw err instanceof RangeError ? new FlagError(err.message) : err;
+    throw err instanceof RangeError ? new ConfigError([err.message]) : err;
   }
   const duration = str('duration');
   return {

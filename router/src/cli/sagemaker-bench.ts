@@ -9,11 +9,14 @@ import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
 import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, gpusPerInstance, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
+import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
-import type { WorkloadRequest } from '../sim/workload/workload-request';
+import type { WorkloadRequest } from '../workload/workload-request';
 import { Command } from 'commander';
-import { BenchFlagError, defineBenchOptions, parseBenchFlags, parseCommandLine, runBenchWithOutcome, type BenchIo, type BenchSettings, type RawBenchFlags } from './bench-command';
+import { defineBenchOptions, parseBenchFlags, parseCommandLine, type BenchSettings, type RawBenchFlags } from './bench-flags';
+import { runBenchWithOutcome, type BenchIo } from './bench-run';
+import { ConfigError } from '../common/config-error';
 
 /**
  * `prefix-router bench --sagemaker-endpoint NAME`: the live benchmark against a SageMaker endpoint, through the
@@ -23,7 +26,6 @@ import { BenchFlagError, defineBenchOptions, parseBenchFlags, parseCommandLine, 
  */
 export const SAGEMAKER_DEFAULT_DURATION_S = '600';
 export const SAGEMAKER_DEFAULT_MAX_REQUESTS = '10000';
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 const PREFIX_AWARE_ID = /^[\x20-\x7e]{1,64}$/;
 
 export interface SageMakerTargetDeps {
@@ -49,7 +51,7 @@ export interface SageMakerTarget {
   readonly notes: readonly string[];
 }
 
-/** Resolves and checks a SageMaker target; throws AwsSetupError / BenchFlagError saying what is missing. */
+/** Resolves and checks a SageMaker target; throws AwsSetupError / ConfigError saying what is missing. */
 export async function resolveSageMakerTarget(
   input: { endpointName: string; region?: string; api?: string; model?: string; maxSockets?: number },
   deps: SageMakerTargetDeps = {},
@@ -57,10 +59,10 @@ export async function resolveSageMakerTarget(
   const env = deps.env ?? process.env;
   const clock = deps.clock ?? systemClock;
   const problems: string[] = [];
-  if (!ENDPOINT_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be 1-63 letters, digits or hyphens, starting and ending with a letter or digit (got ${JSON.stringify(input.endpointName)})`);
+  if (!SAGEMAKER_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(input.endpointName)})`);
   const api = input.api ?? 'invoke';
   if (api !== 'invoke' && api !== 'openai') problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
-  if (problems.length > 0) throw new BenchFlagError(problems);
+  if (problems.length > 0) throw new ConfigError(problems);
 
   const runtime = deps.runtime ?? createRuntimeClient({ region: input.region, maxSockets: input.maxSockets });
   const region = await checkRegionAndCredentials(runtime.config as never, 'the SageMaker runtime API');
@@ -104,7 +106,7 @@ export function sageMakerBenchPlan(
     problems.push(`--prefix-aware-id must be 1 to 64 printable ASCII characters (got ${flags.prefixAwareId.length} characters)`);
   }
   if (flags.backendMetrics !== undefined && flags.backendMetrics.length > 0) problems.push('--backend-metrics does not apply to a SageMaker endpoint (its engines are not reachable); CloudWatch has the endpoint\'s metrics');
-  if (problems.length > 0) throw new BenchFlagError(problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   const path = target.api === 'openai' ? `/endpoints/${encodeURIComponent(target.endpointName)}/openai` : `/endpoints/${encodeURIComponent(target.endpointName)}`;
   const settings = parseBenchFlags({
     ...flags,
@@ -121,7 +123,7 @@ export function sageMakerBenchPlan(
       openAiProblems.push("--api openai needs a bearer token: --header 'authorization: Bearer TOKEN' (create one with the SageMaker Python SDK's generate_token; it needs sagemaker:CallWithBearerToken)");
     }
     if (targetVariantOf !== undefined) openAiProblems.push('--api openai cannot target a variant; use --api invoke');
-    if (openAiProblems.length > 0) throw new BenchFlagError(openAiProblems);
+    if (openAiProblems.length > 0) throw new ConfigError(openAiProblems);
     return { settings, extra: () => ({}) };
   }
   const instanceHeader = settings.instanceHeader.toLowerCase();
@@ -143,12 +145,11 @@ export function sageMakerBenchPlan(
 export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps: SageMakerTargetDeps = {}): Promise<number> {
   let target: SageMakerTarget | undefined;
   try {
-    if (flags.url !== undefined) throw new BenchFlagError(['give --url or --sagemaker-endpoint, not both']);
+    if (flags.url !== undefined) throw new ConfigError(['give --url or --sagemaker-endpoint, not both']);
     target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
     const { settings, extra } = sageMakerBenchPlan(flags, target);
-    const delay = cloudWatchDelayMs(flags);
     if (flags.cloudwatch && target.facts === undefined) {
-      throw new BenchFlagError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
+      throw new ConfigError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
     }
     for (const note of target.notes) io.stderr.write(`note: ${note}\n`);
     const clock = deps.clock ?? systemClock;
@@ -162,7 +163,7 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
         result: outcome.result,
         label: settings.label,
         startedAt,
-        delayMs: delay,
+        delayMs: settings.cloudWatchDelayMs,
         clock,
         directory: dirname(outcome.files.json),
         log: (line) => io.stderr.write(`${line}\n`),
@@ -171,7 +172,7 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
     }
     return outcome.exitCode;
   } catch (err) {
-    if (err instanceof AwsSetupError || err instanceof BenchFlagError || err instanceof ModelDiscoveryError) {
+    if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router bench: ${err.message}\n`);
       return 1;
     }
@@ -182,18 +183,9 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
   }
 }
 
-/** `prefix-router bench` arguments (without the command name) parsed in-process into raw flags; throws BenchFlagError. */
+/** `prefix-router bench` arguments (without the command name) parsed in-process into raw flags; throws ConfigError. */
 export function parseRawBenchArgv(argv: readonly string[]): RawBenchFlags {
   return parseCommandLine<RawBenchFlags>(defineBenchOptions(new Command('bench')), argv);
-}
-
-function cloudWatchDelayMs(flags: RawBenchFlags): number {
-  if (flags.cloudwatchDelay === undefined) return 180_000;
-  const v = Number(flags.cloudwatchDelay);
-  if (flags.cloudwatchDelay.trim() === '' || !Number.isFinite(v) || v < 0 || v > 3600) {
-    throw new BenchFlagError([`--cloudwatch-delay must be a number between 0 and 3600 (got ${JSON.stringify(flags.cloudwatchDelay)})`]);
-  }
-  return v * 1000;
 }
 
 /** CloudWatch's view of one bench run, every variant of the endpoint, written as cloudwatch.md / .json beside the report. */

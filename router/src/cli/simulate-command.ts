@@ -2,17 +2,18 @@ import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
-import { ProgressReporter } from '../benchmark/progress';
+import { ProgressReporter } from '../report/progress';
 import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
-import { terminalSummary, writeReport, type ReportFiles } from '../sim/report';
+import { terminalSummary, writeReport, type ReportFiles } from '../report';
 import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/simulator';
-import { parseWorkloadSpec, type Workload } from '../sim/workload';
+import { parseWorkloadSpec, type Workload } from '../workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
-import { collect, defaultReportDir, FlagError, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag } from './flag-values';
+import { ConfigError } from '../common/config-error';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -66,19 +67,19 @@ export interface SimulateFlags {
   readonly jobs: number;
 }
 
-/** Validates every flag; throws FlagError (or the workload/policy/profile error) naming the flag. */
+/** Validates every flag; throws ConfigError (or the workload/policy/profile error) naming the flag. */
 export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlags {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
   const sweeps = ((flags.sweep as string[] | undefined) ?? []).flatMap((s) => expandPolicySweep(s));
   const policySpecs = (flags.policy as string[] | undefined) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
   const policies = [...policySpecs.map((s) => parsePolicySpec(s)), ...sweeps];
   const specs = policies.map(formatPolicySpec);
-  if (new Set(specs).size !== specs.length) throw new FlagError(`--policy lists the same policy twice (${specs.join(', ')})`);
+  if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   let profile: EngineProfile;
   try {
     profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
   } catch (err) {
-    throw new FlagError(`--profile: ${(err as Error).message}`);
+    throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   return {
     workload: parseWorkloadSpec(str('workload') ?? 'long-context'),

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { S3Client } from '@aws-sdk/client-s3';
-import { CHARS_PER_TOKEN } from '../policy/prompt-tokens';
+import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
 import { INSTANCES_RANGE } from '../sim/simulator';
-import { parseWorkloadSpec } from '../sim/workload';
+import { parseWorkloadSpec } from '../workload';
 import {
   BLOCK_TOKENS_RANGE,
   CAPTURE_FORMATS,
@@ -18,7 +18,8 @@ import {
   type CaptureFormatOption,
   type ImportReport,
 } from '../trace-import';
-import { FlagError, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { ConfigError } from '../common/config-error';
 
 /**
  * `prefix-router trace`: traces from a team's own traffic.
@@ -72,15 +73,15 @@ export async function runTraceImport(
   print: (text: string) => void = (t) => process.stdout.write(`${t}\n`),
 ): Promise<ImportReport> {
   const format = str(flags, 'format') ?? 'auto';
-  if (!(CAPTURE_FORMATS as readonly string[]).includes(format)) throw new FlagError(`--format must be one of ${CAPTURE_FORMATS.join(', ')} (got ${JSON.stringify(format)})`);
-  if (inputs.length === 0) throw new FlagError('give at least one INPUT: a file, a directory or s3://bucket/prefix');
+  if (!(CAPTURE_FORMATS as readonly string[]).includes(format)) throw new ConfigError([`--format must be one of ${CAPTURE_FORMATS.join(', ')} (got ${JSON.stringify(format)})`]);
+  if (inputs.length === 0) throw new ConfigError(['give at least one INPUT: a file, a directory or s3://bucket/prefix']);
   const out = str(flags, 'out');
-  if (out === undefined || out.trim() === '') throw new FlagError('--out FILE is required');
+  if (out === undefined || out.trim() === '') throw new ConfigError(['--out FILE is required']);
   let profile;
   try {
     profile = resolveProfile(str(flags, 'profile') ?? DEFAULT_PROFILE_NAME);
   } catch (err) {
-    throw new FlagError(`--profile: ${(err as Error).message}`);
+    throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   const instances = integerFlag('instances', str(flags, 'instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max);
   const tokenizerPath = str(flags, 'tokenizer');
@@ -108,9 +109,9 @@ const ENCODINGS: readonly CaptureEncodingChoice[] = ['json', 'base64', 'alternat
 export async function runWriteCapture(flags: Record<string, unknown>, print: (text: string) => void = (t) => process.stdout.write(`${t}\n`)): Promise<void> {
   const captureDir = str(flags, 'captureDir');
   const requestLog = str(flags, 'requestLog');
-  if (captureDir === undefined && requestLog === undefined) throw new FlagError('give --capture-dir DIR, --request-log FILE, or both');
+  if (captureDir === undefined && requestLog === undefined) throw new ConfigError(['give --capture-dir DIR, --request-log FILE, or both']);
   const encoding = str(flags, 'encoding') ?? 'json';
-  if (!(ENCODINGS as readonly string[]).includes(encoding)) throw new FlagError(`--encoding must be one of ${ENCODINGS.join(', ')} (got ${JSON.stringify(encoding)})`);
+  if (!(ENCODINGS as readonly string[]).includes(encoding)) throw new ConfigError([`--encoding must be one of ${ENCODINGS.join(', ')} (got ${JSON.stringify(encoding)})`]);
   const workload = parseWorkloadSpec(str(flags, 'workload') ?? '');
   const result = await writeCapture(workload, {
     captureDir,

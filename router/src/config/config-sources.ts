@@ -1,4 +1,11 @@
+/**
+ * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
+ * Precedence: flag > environment variable > config file > default. The file has the shape of RouterOptions
+ * (the programmatic startRouter options; `policy` may be just a name). Error messages name the option the way
+ * the user set it (flag, variable, or file key), with the allowed range and the value received.
+ */
 import { readFileSync } from 'node:fs';
+import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 import {
   DEFAULT_POLICY_NAME,
   kebabCase,
@@ -15,12 +22,7 @@ import {
 } from '../policy';
 import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
 
-/**
- * Router configuration from the command line, PREFIX_ROUTER_* environment variables and a JSON config file.
- * Precedence: flag > environment variable > config file > default. The file has the shape of RouterOptions
- * (the programmatic startRouter options; `policy` may be just a name). Error messages name the option the way
- * the user set it (flag, variable, or file key), with the allowed range and the value received.
- */
+/** One router option as the CLI, the environment and the docs see it: its flag, variable and value kind. */
 export interface CliOptionSpec {
   /** Property path in RouterOptions. */
   readonly path: string;
@@ -253,8 +255,9 @@ function convert(spec: CliOptionSpec, raw: unknown): unknown {
     return items.flatMap((item) => String(item).split(/[\s,]+/)).filter((s) => s.length > 0);
   }
   const text = String(raw).trim();
-  if (spec.kind === 'integer') return /^[+-]?\d+$/.test(text) ? Number(text) : text;
-  if (spec.kind === 'number') return text !== '' && Number.isFinite(Number(text)) ? Number(text) : text;
+  // Text that is not a decimal number stays text, so the range check reports it with the value received.
+  if (spec.kind === 'integer') return parseDecimalInteger(text) ?? text;
+  if (spec.kind === 'number') return parseDecimalNumber(text) ?? text;
   return text;
 }
 

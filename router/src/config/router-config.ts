@@ -1,6 +1,7 @@
+import { ConfigError } from '../common/config-error';
+import { describeValue } from '../common/describe-value';
 import {
   DEFAULT_POLICY_NAME,
-  describeValue,
   formatProblem,
   integerInRangeProblem,
   policyConfigProblems,
@@ -211,10 +212,14 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   adminPort: { min: 0, max: 65535 },
 };
 
-/** Thrown when a router configuration is invalid: one line per problem, each naming the option. */
-export class RouterConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid router configuration:\n  ${problems.join('\n  ')}`);
+/**
+ * Thrown when a router configuration (startRouter options, serve flags, PREFIX_ROUTER_* variables, config file)
+ * is invalid: the common ConfigError, one line per problem naming the option, under a fixed heading; its own
+ * name so programmatic callers of startRouter can tell it apart.
+ */
+export class RouterConfigError extends ConfigError {
+  constructor(problems: readonly string[]) {
+    super(problems, 'invalid router configuration');
     this.name = 'RouterConfigError';
   }
 }

@@ -1,4 +1,6 @@
-import { describeValue } from '../policy';
+import { ConfigError } from '../common/config-error';
+import { parseDecimalInteger } from '../common/decimal-text';
+import { describeValue } from '../common/describe-value';
 
 /**
  * The settings of `prefix-router container` that are its own (how engines are laid out, started, restarted and
@@ -109,9 +111,10 @@ export const CONTAINER_RANGES = {
 /** SageMaker sends SIGKILL this long after SIGTERM. */
 export const SAGEMAKER_STOP_DEADLINE_MS = 30_000;
 
-export class ContainerConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid container configuration:\n  ${problems.join('\n  ')}`);
+/** The common ConfigError for the container's variables, under its own heading and name. */
+export class ContainerConfigError extends ConfigError {
+  constructor(problems: readonly string[]) {
+    super(problems, 'invalid container configuration');
     this.name = 'ContainerConfigError';
   }
 }
@@ -160,7 +163,7 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
   const basePortRaw = value(env, V.engineBasePort);
   let engineBasePort: number = D.engineBasePort;
   if (basePortRaw !== undefined) {
-    const n = toInteger(basePortRaw);
+    const n = parseDecimalInteger(basePortRaw);
     if (n === 0) engineBasePort = 0;
     else if (n === undefined || n < R.engineBasePort.min || n > R.engineBasePort.max - ((engines ?? 1) - 1)) {
       problems.push(`${V.engineBasePort} must be 0 (free ports) or an integer between 1 and ${R.engineBasePort.max - ((engines ?? 1) - 1)} so ${engines ?? 1} consecutive ports fit (got ${describeValue(basePortRaw)})`);
@@ -200,7 +203,7 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
   }
 
   // The router validates PREFIX_ROUTER_SHUTDOWN_GRACE_MS itself; here only its container default and the deadline.
-  const graceRaw = toInteger(value(env, V.shutdownGraceMs) ?? '');
+  const graceRaw = parseDecimalInteger(value(env, V.shutdownGraceMs) ?? '');
   const shutdownGraceMs = graceRaw ?? D.shutdownGraceMs;
   const engineStopTimeoutMs = integer(env, V.engineStopTimeoutMs, R.engineStopTimeoutMs, problems) ?? D.engineStopTimeoutMs;
   if (shutdownGraceMs + engineStopTimeoutMs >= SAGEMAKER_STOP_DEADLINE_MS) {
@@ -255,14 +258,11 @@ function value(env: Env, name: string): string | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
-function toInteger(raw: string): number | undefined {
-  return /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
-}
 
 function integer(env: Env, name: string, range: { readonly min: number; readonly max: number }, problems: string[]): number | undefined {
   const raw = value(env, name);
   if (raw === undefined) return undefined;
-  const n = toInteger(raw);
+  const n = parseDecimalInteger(raw);
   if (n === undefined || n < range.min || n > range.max) {
     problems.push(`${name} must be an integer between ${range.min} and ${range.max} (got ${describeValue(raw)})`);
     return undefined;

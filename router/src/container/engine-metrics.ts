@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { parsePrometheusText, sumCounter } from '../benchmark/prometheus-text';
+import { parsePrometheusText, sumCounter } from '../common/prometheus-text';
 
 /**
  * The engines' own Prometheus metrics (vLLM's `vllm:*`), scraped from each engine's /metrics. Two uses: the

@@ -4,9 +4,9 @@ import type { PolicyConfig } from '../policy';
 import { policyOptionsOf } from '../policy/policy-config';
 import { formatPolicySpec } from '../policy/policy-spec';
 import { policyLabels } from '../sim/compare-strategies';
-import { buildReport, writeReport, type BenchmarkReport, type ReportFiles, type StrategyRunInput } from '../sim/report';
-import { formatDeltaPct, formatMs, formatNumber, formatPercent } from '../sim/report/format';
-import { parseWorkloadSpec, type Workload } from '../sim/workload';
+import { buildReport, writeReport, type BenchmarkReport, type ReportFiles, type StrategyRunInput } from '../report';
+import { formatDeltaPct, formatMs, formatNumber, formatPercent } from '../report/format';
+import { parseWorkloadSpec, type Workload } from '../workload';
 import { startService, type ServiceHandle } from './service-handle';
 
 /**

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parsePolicySpec } from '../policy/policy-spec';
-import { formatMs, formatNumber, formatPercent } from '../sim/report/format';
-import { REPORT_STYLE } from '../sim/report/render-html';
-import { escapeXml, seriesColor, sizeCurveChart } from '../sim/report/svg-charts';
+import { formatMs, formatNumber, formatPercent } from '../report/format';
+import { REPORT_STYLE } from '../report/render-html';
+import { escapeXml, seriesColor, sizeCurveChart } from '../report/svg-charts';
 import { HOURS_PER_MONTH, recommendedSageMakerStrategy, type AutoscalingPlan, type PlanResult, type SizedRun, type StrategyPlan } from './planner';
 import type { NonMonotonePoint } from './size-search';
 import { formatSloValue, sloFigure, sloValue, type Slo } from './slo';

@@ -3,10 +3,10 @@ import { type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { policyLabels, simulateStrategy, type StrategyOutcome, type StrategyRunSettings } from '../sim/compare-strategies';
 import { simulateInParallel, type RunMessage } from '../sim/parallel-runs';
-import { summarizeStrategy, type StrategySummary } from '../sim/report/report-model';
+import { summarizeStrategy, type StrategySummary } from '../report/report-model';
 import { toStrategyRun } from '../sim/simulator';
-import { contentChars, type Workload } from '../sim/workload';
-import type { ArrivalWindow } from '../sim/workload/arrival-window';
+import { contentChars, type Workload } from '../workload';
+import type { ArrivalWindow } from '../workload/arrival-window';
 import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
 import { sloMargin, type Slo } from './slo';
 

@@ -1,4 +1,5 @@
-import type { StrategySummary } from '../sim/report/report-model';
+import { ConfigError } from '../common/config-error';
+import type { StrategySummary } from '../report/report-model';
 
 /**
  * Service-level objectives `plan` sizes a fleet for. One SLO is one bound on one figure of a run:
@@ -20,9 +21,10 @@ export type Slo =
   | { readonly kind: 'latency'; readonly percentile: LatencyPercentile; readonly metric: LatencyMetric; readonly maxMs: number; readonly text: string }
   | { readonly kind: 'error-rate'; readonly maxFraction: number; readonly text: string };
 
-export class SloError extends Error {
+/** A --slo that does not parse (the message names the part and gives the grammar): a ConfigError. */
+export class SloError extends ConfigError {
   constructor(message: string) {
-    super(message);
+    super([message]);
     this.name = 'SloError';
   }
 }

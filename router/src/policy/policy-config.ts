@@ -1,4 +1,4 @@
-import { redactText } from '../common/redact';
+import { describeValue } from '../common/describe-value';
 import {
   optionRule,
   optionValueValid,
@@ -37,18 +37,8 @@ export function formatProblem(problem: OptionProblem, optionLabel: string = prob
   return `${optionLabel} ${problem.rule} (got ${describeValue(problem.got)})`;
 }
 
-/** A value as an error message shows it, secret-shaped parts redacted (a backend URL with a password, a token flag). */
-export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(redactText(value));
-  if (value === undefined) return 'nothing';
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  try {
-    const json = redactText(JSON.stringify(value));
-    return json.length > 80 ? `${json.slice(0, 77)}...` : json;
-  } catch {
-    return typeof value;
-  }
-}
+// One home for how a bad value is shown in error messages (common/), used by the policy, config and container checks.
+export { describeValue };
 
 /** Thrown by createPolicy: every problem at once, one per line. */
 export class PolicyConfigError extends Error {

@@ -1,3 +1,4 @@
+import { parseDecimalNumber } from '../common/decimal-text';
 import type { Rng } from '../common/seeded-rng';
 import type { RoutingPolicy } from './routing-policy';
 
@@ -100,8 +101,7 @@ export function optionValueFromText(option: PolicyOptionSchema, text: string): u
   const t = text.trim();
   if (option.type === 'string') return t;
   if (t === '') return t;
-  const n = Number(t);
-  return Number.isFinite(n) ? n : t;
+  return parseDecimalNumber(t) ?? t;
 }
 
 /** 'prefixLength' → 'prefix-length'. */

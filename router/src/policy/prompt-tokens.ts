@@ -1,7 +1,8 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import { CHARS_PER_TOKEN } from '../state/block-hash';
 
-/** Characters per token: the project's one token estimate (docs: 1 token = 4 characters of prompt text). */
-export const CHARS_PER_TOKEN = 4;
+// The estimate is defined once, with the token and block model (state/block-hash.ts); policies import it here.
+export { CHARS_PER_TOKEN };
 
 /**
  * The router's estimate of a request's prompt tokens, with no tokenizer: its routing text at 4 characters per

@@ -17,15 +17,8 @@ import { API_KEY_HEADER } from '../common/api-keys';
 
 /** SageMaker reports the production variant that served a request; ours is a single fixed variant. */
 export const PRODUCTION_VARIANT = 'AllTraffic';
-export const INSTANCE_HEADER = 'x-prefix-router-instance';
-export const DECISION_HEADER = 'x-prefix-router-decision';
-/** Microseconds the policy took to decide and commit: lets a benchmark client report routing cost per request. */
-export const DECISION_TIME_HEADER = 'x-prefix-router-decision-us';
-/** Prompt tokens the policy predicted cached on the chosen instance (only from policies that predict). */
-export const PREDICTED_CACHED_HEADER = 'x-prefix-router-predicted-cached-tokens';
-
-/** SageMaker passes it to the container and back as it is (the DLC's route middleware reads `route=/path` in it). */
-export const CUSTOM_ATTRIBUTES_HEADER = 'x-amzn-sagemaker-custom-attributes';
+import { CUSTOM_ATTRIBUTES_HEADER, DECISION_HEADER, DECISION_TIME_HEADER, INSTANCE_HEADER, PREDICTED_CACHED_HEADER } from '../protocol/routing-headers';
+export { CUSTOM_ATTRIBUTES_HEADER, DECISION_HEADER, DECISION_TIME_HEADER, INSTANCE_HEADER, PREDICTED_CACHED_HEADER };
 
 /** Largest backend error body kept for a ModelError's OriginalMessage. */
 const MAX_ORIGINAL_MESSAGE_BYTES = 64 * 1024;

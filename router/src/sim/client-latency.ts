@@ -1,5 +1,5 @@
 import { SeededRng } from '../common/seeded-rng';
-import type { RequestRecord } from './report/request-record';
+import type { RequestRecord } from '../report/request-record';
 
 /** A range of milliseconds, drawn uniformly per request. */
 export interface MsRange {

@@ -1,12 +1,12 @@
 import type { EngineProfile } from '../emulator/engine-profile';
 import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
-import { CeilingTracker, type Ceilings } from './report/ceilings';
-import { buildReport, type BenchmarkReport, type StrategyRunInput } from './report/report-model';
+import { CeilingTracker, type Ceilings } from '../report/ceilings';
+import { buildReport, type BenchmarkReport, type StrategyRunInput } from '../report/report-model';
 import { simulate, toStrategyRun, type ReplicaSharing, type SimulationProgress, type SimulationResult } from './simulator';
-import { workloadWindow, type ArrivalWindow } from './workload/arrival-window';
-import type { LoadShape } from './workload/load-shape';
-import type { Workload } from './workload/workload';
+import { workloadWindow, type ArrivalWindow } from '../workload/arrival-window';
+import type { LoadShape } from '../workload/load-shape';
+import type { Workload } from '../workload/workload';
 
 /**
  * Simulates one workload under several routing policies, each on a fresh fleet with cold caches, and builds

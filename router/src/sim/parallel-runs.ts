@@ -3,7 +3,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import type { PolicyConfig } from '../policy';
 import { assembleComparison, comparisonLabels, simulateStrategy, type StrategyComparison, type StrategyComparisonConfig, type StrategyOutcome, type StrategyRunSettings } from './compare-strategies';
 import type { SimulationProgress } from './simulator';
-import { parseWorkloadSpec } from './workload';
+import { parseWorkloadSpec } from '../workload';
 
 /**
  * Independent simulations — the strategies of one comparison — on worker threads. Each run is a pure function

@@ -1,8 +1,8 @@
 import { chatTemplateHeadChars } from '../emulator/chat-template';
 import { SizeBoundedLru } from '../common/size-bounded-lru';
 import { blockHashesAfter, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
-import { renderedPromptOf } from './workload-routing';
-import type { WorkloadRequest } from './workload/workload-request';
+import { renderedPromptOf } from '../feed/workload-routing';
+import type { WorkloadRequest } from '../workload/workload-request';
 
 /** What the engine model and the ceilings need of a request's prompt. */
 export interface PromptBlocks {

@@ -1,8 +1,8 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import { PromptHasher } from './prompt-hasher';
-import type { Workload } from './workload';
-import { routingRequestOf } from './workload-routing';
-import type { WorkloadRequest } from './workload/workload-request';
+import type { Workload } from '../workload';
+import { routingRequestOf } from '../feed/workload-routing';
+import type { WorkloadRequest } from '../workload/workload-request';
 
 /**
  * A workload request as the simulator needs it: what the router sees (`routing`), what the engine sees (block

@@ -3,7 +3,7 @@ import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData,
 import { requestPreparer, type PrepareSettings, type PreparedRequest, type PromptSource } from './prompt-source';
 import { isLatin1 } from '../common/latin1';
 import type { RoutingRequest } from '../protocol/routing-request';
-import { parseWorkloadSpec, type Workload } from './workload';
+import { parseWorkloadSpec, type Workload } from '../workload';
 
 /**
  * A prompt source whose work — generating the workload's text, parsing it as the router would and hashing

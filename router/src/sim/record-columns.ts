@@ -1,4 +1,4 @@
-import type { RequestRecord } from './report/request-record';
+import type { RequestRecord } from '../report/request-record';
 
 const FINISHED = 0;
 const REJECTED = 1;

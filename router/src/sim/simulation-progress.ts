@@ -1,4 +1,4 @@
-import type { LiveProgress } from '../benchmark/live-benchmark-options';
+import type { LiveProgress } from '../report/progress';
 import type { SimulationProgress } from './simulator';
 
 /**

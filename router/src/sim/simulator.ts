@@ -4,7 +4,7 @@ import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
-import { httpErrorCode } from '../benchmark/request-errors';
+import { httpErrorCode } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { InstanceLoad } from '../state/instance-load';
@@ -13,15 +13,15 @@ import { ROUTER_DEFAULTS } from '../config/router-config';
 import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest, type RoutingTarget } from '../core/routing-core';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
-import type { CeilingTracker } from './report/ceilings';
-import type { StrategyRunInput } from './report/report-model';
-import type { RequestRecord } from './report/request-record';
+import type { CeilingTracker } from '../report/ceilings';
+import type { StrategyRunInput } from '../report/report-model';
+import type { RequestRecord } from '../report/request-record';
 import { inlinePromptSource, type PreparedRequest, type PromptSource } from './prompt-source';
 import { startPromptWorker } from './prompt-worker';
 import { RecordColumns } from './record-columns';
-import { RequestFeed } from './request-feed';
-import type { LoadShape } from './workload/load-shape';
-import type { Workload } from './workload/workload';
+import { RequestFeed } from '../feed/request-feed';
+import type { LoadShape } from '../workload/load-shape';
+import type { Workload } from '../workload/workload';
 
 /**
  * The virtual-time simulator: the live router's routing core and policies (core/routing-core.ts: the same decide,

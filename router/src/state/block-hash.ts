@@ -1,8 +1,14 @@
-// The token and block model shared by the emulator, the simulator and cache-aware routing.
-
-/** We never run a tokenizer: 1 token = 4 characters of the (rendered) prompt text. */
+/**
+ * The token and block model shared by the emulator, the simulator and cache-aware routing.
+ *
+ * We never run a tokenizer: 1 token = 4 characters of the (rendered) prompt text. A prompt is cut into blocks
+ * of `blockTokens` tokens; each block's hash chains the previous block's hash, so two prompts share a block
+ * hash only if they share every character up to the end of that block (vLLM's prefix-cache rule). Only full
+ * blocks get a hash.
+ */
+/** Characters per token: the project's one token estimate (1 token = 4 characters of prompt text). */
 export const CHARS_PER_TOKEN = 4;
-/** Tokens per block: vLLM's default block size. */
+/** vLLM's default KV-cache block size in tokens (`--block-size 16`). */
 export const DEFAULT_BLOCK_TOKENS = 16;
 
 /** A block hash: a 53-bit non-negative integer, safe as a Map key and in JSON. */

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tokenCount } from '../state/block-hash';
-import { toOpenAiBody, type WorkloadRequest } from '../sim/workload/workload-request';
-import type { Workload } from '../sim/workload/workload';
+import { toOpenAiBody, type WorkloadRequest } from '../workload/workload-request';
+import type { Workload } from '../workload/workload';
 
 /**
  * Writes a workload as SageMaker would have captured it (the files `trace import` reads), so the import can be

@@ -167,7 +167,7 @@ export interface SourceLine {
 /**
  * Lines of a chunked UTF-8 stream, with whether each ended in a newline (a truncated last line has none). A
  * trailing "\r" is removed. Lines are found in the bytes and each is decoded on its own (no chunk-sized string
- * is built and sliced), so memory is one chunk plus the longest line. (sim/workload/line-reader.ts reads local
+ * is built and sliced), so memory is one chunk plus the longest line. (workload/line-reader.ts reads local
  * files synchronously for the simulator's loop; S3 bodies are async streams, hence this async twin.)
  */
 export async function* sourceLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceLine, void, undefined> {

@@ -1,3 +1,4 @@
+import { SAGEMAKER_NAME } from '../../../router/src/aws/sagemaker-names';
 import fc from 'fast-check';
 import { batchWithinLimits, buildAbPlan, deploymentFor, parseAbStrategies, planSwitch, rollingBatchSize, stepSeconds } from '../../../router/src/aws/ab-plan';
 import { finishCommands } from '../../../router/src/aws/ab-finish';
@@ -7,7 +8,7 @@ import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { copyConfigName } from '../../../router/src/aws/routing-ab';
 import { splitKey, variantFor } from '../../../router/src/aws/variant-split';
 import { instanceFromCustomAttributes } from '../../../router/src/aws/sagemaker-transport';
-import type { WorkloadRequest } from '../../../router/src/sim/workload/workload-request';
+import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 
 function facts(instances: number[], lastDeploymentConfig?: EndpointFacts['endpoint']['LastDeploymentConfig'], instanceType = 'ml.p5.48xlarge'): EndpointFacts {
   return {
@@ -128,7 +129,7 @@ describe('when names and windows are derived', () => {
       fc.property(fc.stringMatching(/^[a-zA-Z0-9](-?[a-zA-Z0-9]){0,62}$/), fc.integer({ min: 0, max: 20 }), (original, i) => {
         const name = copyConfigName(original, 'r1', i);
         expect(name.length).toBeLessThanOrEqual(63);
-        expect(name).toMatch(/^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/);
+        expect(name).toMatch(SAGEMAKER_NAME);
         expect(name.endsWith(`-abr1-${i + 1}`)).toBe(true);
         expect(copyConfigName(original, 'r1', i + 1)).not.toBe(name);
       }),

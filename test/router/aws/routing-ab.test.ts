@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { cloudWatchSection } from '../../../router/src/aws/ab-report';
 import { isLoopbackUrl, parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
-import type { BenchIo } from '../../../router/src/cli/bench-command';
+import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
 import { startLocalEndpoint, TIME_SCALE, type LocalEndpoint } from './helpers/local-endpoint';
 import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';

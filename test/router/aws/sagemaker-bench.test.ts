@@ -7,9 +7,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
-import { parseBenchArgv, type BenchIo } from '../../../router/src/cli/bench-command';
-import { parseReportJson } from '../../../router/src/sim/report';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseBenchArgv } from '../../../router/src/cli/bench-flags';
+import type { BenchIo } from '../../../router/src/cli/bench-run';
+import { parseReportJson } from '../../../router/src/report';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 import { startLocalEndpoint, TIME_SCALE, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
 
 /**

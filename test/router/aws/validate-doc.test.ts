@@ -10,7 +10,7 @@ import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import { parseEmulateFlags, register as registerEmulate } from '../../../router/src/cli/emulate-command';
 import { register as registerServe } from '../../../router/src/cli/serve-command';
 import { loadRouterConfig } from '../../../router/src/config';
-import type { BenchIo } from '../../../router/src/cli/bench-command';
+import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { runAwsCli } from './helpers/aws-cli';

@@ -49,10 +49,11 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   test('GIVEN the flags docs/benchmarks.md shows THEN they parse; out-of-range ones are refused naming the flag', () => {
     expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof', promptWorker: 'auto', repeat: 1 });
     expect(parseArgs(['--repeat', '3']).repeat).toBe(3);
-    expect(() => parseArgs(['--repeat', '0'])).toThrow('--repeat must be an integer between 1 and 20 (got 0)');
+    expect(() => parseArgs(['--repeat', '0'])).toThrow('--repeat must be an integer between 1 and 20 (got "0")');
     expect(parseArgs(['--prompt-worker', 'off']).promptWorker).toBe('off');
     expect(() => parseArgs(['--prompt-worker', 'maybe'])).toThrow('--prompt-worker must be auto, on or off (got maybe)');
     expect(() => parseArgs(['--instances', '0,7'])).toThrow('--instances must list integers between 1 and 1024 (got 0,7)');
-    expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be > 0 and ≤ 86400 (got 0)');
+    expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be a number greater than 0 and at most 86400 (got "0")');
+    expect(() => parseArgs(['--seconds', '0x10'])).toThrow('--seconds must be a number greater than 0 and at most 86400 (got "0x10")');
   });
 });

@@ -3,9 +3,11 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BenchFlagError, liveOptionsOf, parseBenchArgv, runBenchWithOutcome, type BenchIo } from '../../../router/src/cli/bench-command';
+import { ConfigError } from '../../../router/src/common/config-error';
+import { liveOptionsOf, parseBenchArgv } from '../../../router/src/cli/bench-flags';
+import { runBenchWithOutcome, type BenchIo } from '../../../router/src/cli/bench-run';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator';
-import { parseReportJson } from '../../../router/src/sim/report';
+import { parseReportJson } from '../../../router/src/report';
 import { startScriptedServer, type ScriptedServer } from './helpers/scripted-server';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -20,8 +22,8 @@ function problemOf(args: string[]): string {
   try {
     parseBenchArgv(args);
   } catch (err) {
-    expect(err).toBeInstanceOf(BenchFlagError);
-    return (err as BenchFlagError).message;
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).message;
   }
   throw new Error(`no error for ${args.join(' ')}`);
 }

@@ -1,8 +1,8 @@
 import { runLiveBenchmark, toStrategyRun, type LiveBenchmarkResult } from '../../../router/src/benchmark';
 import { startEmulator, startEmulatorFleet, type RunningEmulator, type RunningEmulatorFleet } from '../../../router/src/emulator';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
-import { buildReport } from '../../../router/src/sim/report';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { buildReport } from '../../../router/src/report';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 /**
  * The live benchmark against real servers on loopback: emulated vLLM instances (tiny profile, 20× faster than

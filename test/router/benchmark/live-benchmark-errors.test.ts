@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:net';
 import { runLiveBenchmark } from '../../../router/src/benchmark';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 import { startFakeBackend, type FakeBackend } from '../../../router/bench/fake-openai-backend';
 import { sseChunk, startScriptedServer, streamAnswer, type ScriptedServer } from './helpers/scripted-server';
 

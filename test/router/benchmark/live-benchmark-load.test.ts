@@ -1,6 +1,6 @@
 import { runLiveBenchmark, toStrategyRun } from '../../../router/src/benchmark';
-import { buildReport } from '../../../router/src/sim/report';
-import { parseWorkloadSpec, type WorkloadRequest } from '../../../router/src/sim/workload';
+import { buildReport } from '../../../router/src/report';
+import { parseWorkloadSpec, type WorkloadRequest } from '../../../router/src/workload';
 import { sleep, startScriptedServer, streamAnswer, type ScriptedServer } from './helpers/scripted-server';
 
 /**

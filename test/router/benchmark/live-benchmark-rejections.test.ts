@@ -1,8 +1,8 @@
 import { buildLiveReport, runLiveBenchmark } from '../../../router/src/benchmark';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator';
-import { renderMarkdown } from '../../../router/src/sim/report';
-import { terminalSummary } from '../../../router/src/sim/report/terminal-summary';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { renderMarkdown } from '../../../router/src/report';
+import { terminalSummary } from '../../../router/src/report/terminal-summary';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 /**
  * Requests the engine refuses as vLLM does (HTTP 400) are counted as errors by code, and the run goes on.

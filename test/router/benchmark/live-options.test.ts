@@ -1,5 +1,5 @@
 import { LiveBenchmarkOptionsError, parseTargetUrl, resolveLiveOptions, type LiveBenchmarkOptions } from '../../../router/src/benchmark';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const workload = parseWorkloadSpec('short-chat?count=4');
 const valid: LiveBenchmarkOptions = { url: 'http://127.0.0.1:8080', workload };

@@ -8,8 +8,8 @@ import {
   type LiveBenchmarkResult,
   type LiveRequestRecord,
 } from '../../../router/src/benchmark';
-import { parseReportJson, renderJson } from '../../../router/src/sim/report';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseReportJson, renderJson } from '../../../router/src/report';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const workload = parseWorkloadSpec('shared-system?groups=2&promptsPerGroup=2&concurrency=2');
 

@@ -1,5 +1,5 @@
 import { Counter, Histogram, Registry } from 'prom-client';
-import { parsePrometheusText } from '../../../router/src/benchmark/prometheus-text';
+import { parsePrometheusText } from '../../../router/src/common/prometheus-text';
 import {
   EmfEmitter,
   emfDocuments,

@@ -15,18 +15,19 @@ describe('prefix-router emulate flags', () => {
   });
 
   test.each([
-    [{ instances: '0' }, /--instances must be an integer in \[1, 256\], got "0"/],
-    [{ instances: '257' }, /--instances must be an integer in \[1, 256\]/],
+    [{ instances: '0' }, /--instances must be an integer between 1 and 256 \(got "0"\)/],
+    [{ instances: '257' }, /--instances must be an integer between 1 and 256/],
     [{ instances: '2.5' }, /--instances must be an integer/],
-    [{ port: '-1' }, /--port must be an integer in \[0, 65535\]/],
-    [{ port: '65536' }, /--port must be an integer in \[0, 65535\]/],
+    [{ port: '-1' }, /--port must be an integer between 0 and 65535/],
+    [{ port: '65536' }, /--port must be an integer between 0 and 65535/],
+    [{ port: '0x10' }, /--port must be an integer between 0 and 65535 \(got "0x10"\)/],
     [{ port: '65535', instances: '2' }, /base port must be <= 65534/],
-    [{ timeScale: '0' }, /--time-scale must be a number in \(0, 1000000\], got "0"/],
-    [{ timeScale: '1000001' }, /--time-scale must be a number in \(0, 1000000\]/],
+    [{ timeScale: '0' }, /--time-scale must be a number greater than 0 and at most 1000000 \(got "0"\)/],
+    [{ timeScale: '1000001' }, /--time-scale must be a number greater than 0 and at most 1000000/],
     [{ timeScale: 'fast' }, /--time-scale must be a number/],
     [{ logLevel: 'loud' }, /--log-level must be one of fatal, error, warn, info, debug/],
     [{ model: ' ' }, /--model must not be empty/],
-    [{ seed: '-3' }, /--seed must be an integer in \[0, /],
+    [{ seed: '-3' }, /--seed must be an integer between 0 and /],
   ])('GIVEN %p THEN it is refused naming the flag and its range', (flags, message) => {
     expect(() => parseEmulateFlags(flags)).toThrow(message);
   });

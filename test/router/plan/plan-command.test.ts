@@ -5,7 +5,7 @@ import * as ts from 'typescript';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lib from '../../../lib';
-import { FlagError } from '../../../router/src/cli/flag-values';
+import { ConfigError } from '../../../router/src/common/config-error';
 import { BUILT_IN_PRICE_SOURCE, parseInstanceRange, parsePlanFlags, runPlanCommand } from '../../../router/src/cli/plan-command';
 import type { PlanReport } from '../../../router/src/plan/plan-report';
 import { SloError } from '../../../router/src/plan/slo';
@@ -14,7 +14,7 @@ const WORKLOAD = 'long-context?duration=60&rate=4';
 
 describe('when plan flags are read', () => {
   test.each(['0..4', '5..2', '3', 'a..b', '1..1025', '1..2..3'])('GIVEN --instances %p THEN it is refused, naming the flag and the range', (raw) => {
-    expect(() => parseInstanceRange(raw)).toThrow(FlagError);
+    expect(() => parseInstanceRange(raw)).toThrow(ConfigError);
     expect(() => parseInstanceRange(raw)).toThrow('--instances must be MIN..MAX, whole numbers between 1 and 1024 with MIN ≤ MAX');
   });
 

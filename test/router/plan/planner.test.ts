@@ -4,9 +4,9 @@ import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
 import { planStrategies, runPlan, type PlanConfig } from '../../../router/src/plan/planner';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
 import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
-import { summarizeStrategy, type StrategySummary } from '../../../router/src/sim/report/report-model';
+import { summarizeStrategy, type StrategySummary } from '../../../router/src/report/report-model';
 import { toStrategyRun } from '../../../router/src/sim/simulator';
-import { parseWorkloadSpec, type Workload } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec, type Workload } from '../../../router/src/workload';
 
 const profile = builtinProfile('p5-llama-3.1-70b');
 

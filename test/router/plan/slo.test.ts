@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { parseSlo, parseSlos, SLO_GRAMMAR, sloMargin, sloRatio, type Slo } from '../../../router/src/plan/slo';
-import type { StrategySummary } from '../../../router/src/sim/report/report-model';
+import type { StrategySummary } from '../../../router/src/report/report-model';
 
 /** A summary with only the figures SLOs read. */
 function summary(ttftP90: number | null, errors = 0, requests = 100): StrategySummary {

@@ -2,7 +2,7 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { expandPolicySweep, type PolicyConfig } from '../../../router/src/policy';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { simulate } from '../../../router/src/sim/simulator';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const p5 = builtinProfile('p5-llama-3.1-70b');
 const tiny = builtinProfile('tiny');

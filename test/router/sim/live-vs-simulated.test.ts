@@ -4,7 +4,7 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { POLICY_NAMES, type PolicyConfig, type PolicyName } from '../../../router/src/policy';
 import { INSTANCE_HEADER, startRouter } from '../../../router/src/server';
 import { simulate } from '../../../router/src/sim/simulator';
-import { openAiPath, parseWorkloadSpec, toOpenAiBody, type Workload } from '../../../router/src/sim/workload';
+import { openAiPath, parseWorkloadSpec, toOpenAiBody, type Workload } from '../../../router/src/workload';
 
 /**
  * The simulator's claim to fame: it drives the same policy objects as the live router, so on the same workload

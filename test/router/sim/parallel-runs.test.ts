@@ -2,7 +2,7 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { compareStrategiesInParallel } from '../../../router/src/sim/parallel-runs';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 // Wall-clock measurements differ between any two runs; everything else must not.
 const WALL_CLOCK_KEYS = new Set(['createdAt', 'simulation wall time (s)', 'decisionMicros']);

@@ -2,9 +2,9 @@ import fc from 'fast-check';
 import { PromptHasher } from '../../../router/src/sim/prompt-hasher';
 import { inlinePromptSource } from '../../../router/src/sim/prompt-source';
 import { startPromptWorker } from '../../../router/src/sim/prompt-worker';
-import { renderedPromptOf } from '../../../router/src/sim/workload-routing';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
-import type { WorkloadRequest } from '../../../router/src/sim/workload/workload-request';
+import { renderedPromptOf } from '../../../router/src/feed/workload-routing';
+import { parseWorkloadSpec } from '../../../router/src/workload';
+import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 import { blockHashes, blockHashesAfter, tokenCount } from '../../../router/src/state/block-hash';
 
 const reference = (request: WorkloadRequest, blockTokens: number) => {

@@ -1,6 +1,6 @@
 import { inlinePromptSource, type PreparedRequest } from '../../../router/src/sim/prompt-source';
 import { latin1RoutingRequest, startPromptWorker } from '../../../router/src/sim/prompt-worker';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 
 const SETTINGS = { blockTokens: 16, model: 'model' };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { RecordColumns } from '../../../router/src/sim/record-columns';
-import type { RequestRecord } from '../../../router/src/sim/report/request-record';
+import type { RequestRecord } from '../../../router/src/report/request-record';
 
 describe('RecordColumns', () => {
   const instanceIds = ['instance-0', 'instance-1', 'instance-2'];

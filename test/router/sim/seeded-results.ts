@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { builtinProfile, type EngineProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 /**
  * Seeded simulations whose full results (every request record except the wall-clock decision time, every

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
-import { CeilingTracker } from '../../../router/src/sim/report/ceilings';
+import { CeilingTracker } from '../../../router/src/report/ceilings';
 import { simulate, toStrategyRun, type SimulationConfig } from '../../../router/src/sim/simulator';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const tiny = builtinProfile('tiny');
 // 6 groups sharing a 300-token (1,200-character) prefix: longer than the minimum PrefixLength of 1,024

@@ -2,8 +2,8 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { parseSimulateFlags } from '../../../router/src/cli/simulate-command';
 import { withClientLatency } from '../../../router/src/sim/client-latency';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
-import type { RequestRecord } from '../../../router/src/sim/report/request-record';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
+import type { RequestRecord } from '../../../router/src/report/request-record';
+import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const small = 'long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=4..40&rate=30&count=80';
 const tiny = builtinProfile('tiny');

@@ -83,7 +83,7 @@ describe('when the import benchmark runs (smoke size)', () => {
   test('GIVEN the documented flags THEN they parse; bad ones are refused naming the flag', () => {
     expect(parseArgs([])).toEqual({ requests: 1_000_000, perFile: 10_000, prefixes: 200, keep: undefined });
     expect(parseArgs(['--requests', '5', '--per-file', '2', '--prefixes', '3', '--keep', '/tmp/x'])).toEqual({ requests: 5, perFile: 2, prefixes: 3, keep: '/tmp/x' });
-    expect(() => parseArgs(['--requests', '0'])).toThrow('--requests must be an integer between 1 and 100000000 (got 0)');
+    expect(() => parseArgs(['--requests', '0'])).toThrow('--requests must be an integer between 1 and 100000000 (got "0")');
     expect(() => parseArgs(['--fast', '1'])).toThrow(/unknown flag "--fast"/);
   });
 });

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
-import { parseWorkloadSpec } from '../../../router/src/sim/workload';
-import { workloadCeilings } from '../../../router/src/sim/workload/workload-ceilings';
+import { parseWorkloadSpec } from '../../../router/src/workload';
+import { workloadCeilings } from '../../../router/src/report/workload-ceilings';
 import { importTrace, writeCapture } from '../../../router/src/trace-import';
 
 jest.setTimeout(120_000);

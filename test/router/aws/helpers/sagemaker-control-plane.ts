@@ -1,3 +1,4 @@
+import { SAGEMAKER_NAME } from '../../../../router/src/aws/sagemaker-names';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CreateEndpointConfigCommandInput, DeploymentConfig, DescribeEndpointConfigCommandOutput } from '@aws-sdk/client-sagemaker';
@@ -42,7 +43,6 @@ export const ENDPOINT_NAME = 'my-llm';
 export const ORIGINAL_CONFIG = 'my-llm-config-abc123';
 const ACCOUNT = '111122223333';
 const REGION = 'us-east-1';
-const NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 const TRANSITIONAL = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack']);
 
 /** The endpoint's original configuration as DescribeEndpointConfig returns it. */
@@ -442,7 +442,7 @@ export class SageMakerControlPlane {
 
   private createConfig(input: CreateEndpointConfigCommandInput): Record<string, unknown> | Fail {
     const name = input.EndpointConfigName ?? '';
-    if (!NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'endpointConfigName' failed to satisfy constraint`);
+    if (!SAGEMAKER_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'endpointConfigName' failed to satisfy constraint`);
     if (this.configs.has(name)) return fail(400, 'ValidationException', `Cannot create already existing endpoint configuration "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint-config/${name}".`);
     for (const v of input.ProductionVariants ?? []) {
       const r = v.RoutingConfig;
