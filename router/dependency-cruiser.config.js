@@ -52,6 +52,14 @@ module.exports = {
       to: { path: '(^|/)router/' },
     },
     {
+      name: 'no-circular',
+      comment:
+        'modules that import each other cannot be read, tested or moved one at a time; policy/ is exempt while its registry and routing-policy.ts still import each other (issue 25 removes that cycle)',
+      severity: 'error',
+      from: { path: '(^|/)router/src/', pathNot: '(^|/)router/src/policy/' },
+      to: { circular: true },
+    },
+    {
       name: 'no-unresolvable',
       comment: 'an import that resolves to nothing hides an edge from every other rule',
       severity: 'error',

@@ -81,14 +81,26 @@ describe('when the router sources are checked against the layer map', () => {
     writeFileSync(join(tree, 'test', 'helper.ts'), 'export const helper = 1;\n');
     writeFileSync(join(tree, 'router', 'src', 'common', 'uses-test.ts'), "import { helper } from '../../../test/helper';\nexport const used = helper;\n");
     writeFileSync(join(tree, 'lib', 'construct.ts'), "import { target } from '../router/src/common/target';\nexport const used = target;\n");
+    // Two modules that import each other: one cycle.
+    writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-a.ts'), "import { b } from './cycle-b';\nexport const a = (): number => b() + 1;\n");
+    writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-b.ts'), "import { a } from './cycle-a';\nexport const b = (): number => (a === undefined ? 0 : 1);\n");
 
     const reported = cruise(tree, ['router', 'lib', 'test'])
-      .map((v) => (v.from.startsWith('lib/') ? 'lib → router' : v.to.startsWith('test/') ? `${folderOf(v.from)} → test` : `${folderOf(v.from)} → ${folderOf(v.to)}`))
+      .map((v) =>
+        v.rule.name === 'no-circular'
+          ? `cycle in ${folderOf(v.from)}`
+          : v.from.startsWith('lib/')
+            ? 'lib → router'
+            : v.to.startsWith('test/')
+              ? `${folderOf(v.from)} → test`
+              : `${folderOf(v.from)} → ${folderOf(v.to)}`,
+      )
       .sort();
     const expected = [
       ...folders.flatMap((from) => folders.filter((to) => to !== from && !LAYERS[from].includes(to)).map((to) => `${from} → ${to}`)),
       'common → test',
       'lib → router',
+      'cycle in common',
     ].sort();
     // Each forbidden pair once (the excepted file's import is allowed, so its folder's pair comes only from uses-*.ts).
     expect(reported).toEqual(expected);

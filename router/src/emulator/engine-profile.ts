@@ -3,6 +3,7 @@
  * hardware, as data. Built-in profiles live in router/profiles/*.json; any JSON file of the same shape can be
  * loaded with `loadProfileFile`.
  */
+import { ConfigError } from '../common/config-error';
 import { readFileSync } from 'node:fs';
 import h200Llama8b from '../../profiles/h200-llama-3.1-8b.json';
 import p5Llama70b from '../../profiles/p5-llama-3.1-70b.json';
@@ -46,10 +47,10 @@ export interface EngineProfile {
   readonly notes?: Readonly<Record<string, string>>;
 }
 
-/** A profile that fails validation; the message names the field and the allowed range. */
-export class ProfileError extends Error {
+/** A profile (--profile name or file) that fails validation, a ConfigError; the message names the field and the allowed range. */
+export class ProfileError extends ConfigError {
   constructor(message: string) {
-    super(message);
+    super([message]);
     this.name = 'ProfileError';
   }
 }

@@ -1,3 +1,4 @@
+import { ConfigError } from '../common/config-error';
 import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 /**
  * Declared options of a workload: their types, allowed ranges and defaults. One schema serves the spec string
@@ -55,12 +56,14 @@ export type OptionSpec = IntOption | NumberOption | RangeOption | EnumOption | B
 export type OptionSchema = Readonly<Record<string, OptionSpec>>;
 export type OptionValue = number | string | boolean | IntRange;
 
-export class WorkloadSpecError extends Error {
-  constructor(
-    readonly subject: string,
-    readonly problems: readonly string[],
-  ) {
-    super(`invalid workload ${subject}: ${problems.join('; ')}`);
+/**
+ * An invalid workload spec or options: a ConfigError (`subject` is the heading, "invalid workload long-context").
+ * Its message is one line, because it is quoted after the flag that named the workload (`--workload: …`).
+ */
+export class WorkloadSpecError extends ConfigError {
+  constructor(workload: string, problems: readonly string[]) {
+    super(problems, `invalid workload ${workload}`);
+    this.message = `invalid workload ${workload}: ${problems.join('; ')}`;
     this.name = 'WorkloadSpecError';
   }
 }

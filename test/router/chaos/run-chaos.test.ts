@@ -25,7 +25,7 @@ describe('when npm run test:chaos is run (docs/reliability.md)', () => {
   it('GIVEN a bad --soak-seconds or an unknown scenario THEN it exits non-zero naming the option, range and value', () => {
     const bad = runChaos(['--only', 'soak', '--soak-seconds', '0', '--no-write']);
     expect(bad.status).not.toBe(0);
-    expect(bad.stderr).toContain('--soak-seconds must be an integer between 1 and 86400 (got 0)');
+    expect(bad.stderr).toContain('--soak-seconds must be an integer between 1 and 86400 (got "0")');
     const unknown = runChaos(['--only', 'nope', '--no-write']);
     expect(unknown.status).not.toBe(0);
     expect(unknown.stderr).toContain('--only: unknown scenario nope');
