@@ -45,6 +45,14 @@ module.exports = {
       to: { path: '(^|/)(bin|test|examples|router/bench)/' },
     },
     {
+      name: 'routing-loops-use-policy-capabilities',
+      comment:
+        'the server and the simulator route through core/routing-core.ts and a policy\'s optional capabilities (routingBlocks), never a particular policy\'s module',
+      severity: 'error',
+      from: { path: '(^|/)router/src/(server|sim)/' },
+      to: { path: '(^|/)router/src/policy/[^/]+-policy\\.ts$', pathNot: '(^|/)router/src/policy/routing-policy\\.ts$' },
+    },
+    {
       name: 'lib-is-standalone',
       comment: 'lib/ (the CDK constructs, a separate jsii package) never imports the router',
       severity: 'error',

@@ -81,6 +81,12 @@ describe('when the router sources are checked against the layer map', () => {
     writeFileSync(join(tree, 'test', 'helper.ts'), 'export const helper = 1;\n');
     writeFileSync(join(tree, 'router', 'src', 'common', 'uses-test.ts'), "import { helper } from '../../../test/helper';\nexport const used = helper;\n");
     writeFileSync(join(tree, 'lib', 'construct.ts'), "import { target } from '../router/src/common/target';\nexport const used = target;\n");
+    // The server and the simulator may import policy/ but not one policy's module (they use its capabilities).
+    writeFileSync(join(tree, 'router', 'src', 'policy', 'cache-aware-policy.ts'), 'export const blocks = 1;\n');
+    writeFileSync(join(tree, 'router', 'src', 'policy', 'routing-policy.ts'), 'export const capability = 1;\n');
+    for (const loop of ['server', 'sim']) {
+      writeFileSync(join(tree, 'router', 'src', loop, 'uses-a-policy.ts'), "import { blocks } from '../policy/cache-aware-policy';\nimport { capability } from '../policy/routing-policy';\nexport const used = blocks + capability;\n");
+    }
     // Two modules that import each other: one cycle.
     writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-a.ts'), "import { b } from './cycle-b';\nexport const a = (): number => b() + 1;\n");
     writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-b.ts'), "import { a } from './cycle-a';\nexport const b = (): number => (a === undefined ? 0 : 1);\n");
@@ -89,6 +95,8 @@ describe('when the router sources are checked against the layer map', () => {
       .map((v) =>
         v.rule.name === 'no-circular'
           ? `cycle in ${folderOf(v.from)}`
+          : v.rule.name === 'routing-loops-use-policy-capabilities'
+            ? `${folderOf(v.from)} → ${v.to.split('/').pop()}`
           : v.from.startsWith('lib/')
             ? 'lib → router'
             : v.to.startsWith('test/')
@@ -101,6 +109,8 @@ describe('when the router sources are checked against the layer map', () => {
       'common → test',
       'lib → router',
       'cycle in common',
+      'server → cache-aware-policy.ts',
+      'sim → cache-aware-policy.ts',
     ].sort();
     // Each forbidden pair once (the excepted file's import is allowed, so its folder's pair comes only from uses-*.ts).
     expect(reported).toEqual(expected);
