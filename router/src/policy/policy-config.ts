@@ -1,3 +1,4 @@
+import { ConfigError } from '../common/config-error';
 import { describeValue } from '../common/describe-value';
 import {
   optionRule,
@@ -41,9 +42,9 @@ export function formatProblem(problem: OptionProblem, optionLabel: string = prob
 export { describeValue };
 
 /** Thrown by createPolicy: every problem at once, one per line. */
-export class PolicyConfigError extends Error {
-  constructor(readonly problems: readonly OptionProblem[]) {
-    super(`invalid routing policy configuration:\n  ${problems.map((p) => formatProblem(p)).join('\n  ')}`);
+export class PolicyConfigError extends ConfigError {
+  constructor(readonly optionProblems: readonly OptionProblem[]) {
+    super(optionProblems.map((p) => formatProblem(p)), 'invalid routing policy configuration');
     this.name = 'PolicyConfigError';
   }
 }
