@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { dlcAccountFor } from '../../../lib/private/dlc-accounts';
 import { VllmImage } from '../../../lib/vllm-image';
-import { ROUTER_SIDECAR_BUILD_EXCLUDES } from '../../../lib/router-sidecar-image';
+import { ROUTER_SIDECAR_BUILD_EXCLUDES } from '../../../lib/private/router-sidecar-context';
 
 /**
  * router/Dockerfile: linted with dockerfile-utils (the Dockerfile validator of the VS Code Docker extension) and
