@@ -50,10 +50,11 @@ export interface RouterSidecarImageOptions {
   readonly inferenceAmiVersion?: string;
 
   /**
-   * Docker build context: a directory with `router/Dockerfile`, i.e. this package's root (a checkout or the
-   * installed package).
+   * Docker build context: a directory with `router/Dockerfile` and `package.json`: a repository checkout's root
+   * (the build stage compiles router/src) or a staged context with the compiled router (as the package carries).
    *
-   * @default - the root of the installed cdk-prefix-aware-llm package
+   * @default - the staged context the installed cdk-prefix-aware-llm package carries (its `sidecar/` folder); the
+   * repository root when run from a checkout
    */
   readonly buildContext?: string;
 }

@@ -17,7 +17,7 @@ import {
 import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { ProblemCollector, show } from './private/validation';
-import { findPackageRoot, ROUTER_SIDECAR_BUILD_EXCLUDES } from './private/router-sidecar-context';
+import { findSidecarBuildContext, ROUTER_SIDECAR_BUILD_EXCLUDES } from './private/router-sidecar-context';
 import { RouterSidecarMode, RouterSidecarImageOptions } from './router-sidecar-image';
 
 /** Same id as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN` (kept here to avoid an import cycle). */
@@ -388,7 +388,7 @@ class RouterSidecarImage extends VllmImage {
     if (o.baseImage !== undefined && Token.isUnresolved(o.baseImage)) {
       problems.add('image.baseImage must be known at synth time: Docker build arguments cannot hold deploy-time values (got a token)');
     }
-    const context = o.buildContext ?? findPackageRoot();
+    const context = o.buildContext ?? findSidecarBuildContext();
     if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
       problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
     }
@@ -396,7 +396,7 @@ class RouterSidecarImage extends VllmImage {
 
   public bind(scope: Construct, grantee: iam.IGrantable, context: VllmImageBindContext = {}): VllmImageConfig {
     const o = this.options;
-    const directory = o.buildContext ?? findPackageRoot();
+    const directory = o.buildContext ?? findSidecarBuildContext();
     if (directory === undefined) throw new Error(`image.buildContext: no directory with router/Dockerfile above ${__dirname}`);
     const fromSources = existsSync(join(directory, 'router', 'src'));
     const asset =

@@ -28,14 +28,27 @@ export const ROUTER_SIDECAR_BUILD_EXCLUDES: readonly string[] = [
   'router/scripts',
 ];
 
-/** The directory above `from` that holds router/Dockerfile (lib/ in a checkout, dist/lib/ in the package). */
-export function findPackageRoot(from: string = __dirname): string | undefined {
+/** The folder the construct package carries the staged build context in (router/scripts/stage-sidecar-context.sh). */
+export const STAGED_CONTEXT_DIR = 'sidecar';
+
+/** A Docker build context for router/Dockerfile: a checkout's root or a staged context. */
+function isBuildContext(dir: string): boolean {
+  return existsSync(join(dir, 'router', 'Dockerfile')) && existsSync(join(dir, 'package.json'));
+}
+
+/**
+ * The default build context of the router sidecar image, searched upwards from `from`: in the installed construct
+ * package (dist/private/ here) the staged context it carries, `<package>/sidecar`; in a repository checkout (lib/ or
+ * lib/dist/ here) the repository root, whose Dockerfile compiles router/src in the build stage.
+ */
+export function findSidecarBuildContext(from: string = __dirname): string | undefined {
   let dir = from;
   for (;;) {
-    if (existsSync(join(dir, 'router', 'Dockerfile')) && existsSync(join(dir, 'package.json'))) return dir;
+    const staged = join(dir, STAGED_CONTEXT_DIR);
+    if (isBuildContext(staged)) return staged;
+    if (isBuildContext(dir)) return dir;
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
   }
 }
-
