@@ -26,6 +26,8 @@ export const ROUTER_SIDECAR_BUILD_EXCLUDES: readonly string[] = [
   'router/bench',
   'router/traces',
   'router/scripts',
+  // The router package's own build (npm run build -w cdk-prefix-aware-llm-router); the image compiles its own.
+  'router/dist',
 ];
 
 /** The folder the construct package carries the staged build context in (router/scripts/stage-sidecar-context.sh). */
