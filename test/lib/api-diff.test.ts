@@ -4,7 +4,7 @@
  * key of the repository's allow-list has a reason. Runs on the committed baseline, so it needs no jsii build.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -15,11 +15,15 @@ const JSII_DIFF = join(ROOT, 'node_modules', 'jsii-diff', 'bin', 'jsii-diff');
 interface Method { name: string; static?: boolean }
 interface Assembly { types: Record<string, { methods?: Method[] }> }
 
+const copies: string[] = [];
+afterAll(() => copies.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 /** A copy of the baseline under node_modules/.cache, so jsii-reflect resolves aws-cdk-lib and constructs. */
 function assemblyCopy(change: (assembly: Assembly) => void): string {
   const cache = join(ROOT, 'node_modules', '.cache');
   mkdirSync(cache, { recursive: true });
   const dir = mkdtempSync(join(cache, 'jsii-diff-test-'));
+  copies.push(dir);
   cpSync(join(BASELINE, 'package.json'), join(dir, 'package.json'));
   const assembly = JSON.parse(readFileSync(join(BASELINE, '.jsii'), 'utf8')) as Assembly;
   change(assembly);
