@@ -11,7 +11,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { writeFileSync } from 'fs';
 import { join } from 'path';
-import { InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib/index';
 
 /** One widget of a CloudWatch dashboard body (the fields the picture uses). */
 interface DashboardWidget {

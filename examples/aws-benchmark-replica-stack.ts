@@ -23,7 +23,7 @@ import {
   PrefixAwareLlmEndpoint,
   PrefixAwareLlmWarnings,
   RoutingStrategy,
-} from '../lib';
+} from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export interface AwsBenchmarkReplicaStackProps extends StackProps {

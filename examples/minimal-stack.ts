@@ -16,7 +16,7 @@
  */
 import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint } from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export class MinimalStack extends Stack {

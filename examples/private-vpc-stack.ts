@@ -18,7 +18,7 @@
  */
 import { Annotations, CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../lib';
+import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export interface PrivateVpcStackProps extends StackProps {

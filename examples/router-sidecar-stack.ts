@@ -21,7 +21,7 @@
  */
 import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, RouterSidecarMode, VllmImage } from '../lib';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, RouterSidecarMode, VllmImage } from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export class RouterSidecarStack extends Stack {

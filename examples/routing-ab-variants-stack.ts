@@ -15,7 +15,7 @@
  */
 import { aws_iam as iam, CfnOutput, Stack, StackProps, Validations } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, RoutingStrategy } from '../lib';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, RoutingStrategy } from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export class RoutingAbVariantsStack extends Stack {

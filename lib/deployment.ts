@@ -175,10 +175,11 @@ export abstract class DeploymentPolicy {
     if (total > DEPLOYMENT_LIMITS.maxRollbackAlarms) {
       problems.add(`deployment alarms must be at most ${DEPLOYMENT_LIMITS.maxRollbackAlarms} in total (got ${total})`);
     }
-    this.validateStyle(fleet, problems);
+    this._validateStyle(fleet, problems);
   }
 
-  protected abstract validateStyle(fleet: FleetSize, problems: ProblemCollector): void;
+  /** @internal */
+  protected abstract _validateStyle(fleet: FleetSize, problems: ProblemCollector): void;
 
   /** @internal */
   public abstract _render(fleet: FleetSize, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty;
@@ -229,7 +230,8 @@ class RollingDeploymentPolicy extends DeploymentPolicy {
     return this.options.waitInterval ?? Duration.seconds(DEFAULT_WAIT_INTERVAL_SECONDS);
   }
 
-  protected validateStyle(fleet: FleetSize, problems: ProblemCollector): void {
+  /** @internal */
+  protected _validateStyle(fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
@@ -284,7 +286,8 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
     return this.options.waitInterval ?? Duration.seconds(DEFAULT_WAIT_INTERVAL_SECONDS);
   }
 
-  protected validateStyle(_fleet: FleetSize, problems: ProblemCollector): void {
+  /** @internal */
+  protected _validateStyle(_fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, blueGreenMaxExecutionSeconds: exec, terminationWaitSeconds: term } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.terminationWait', this.options.terminationWait, term.min, term.max);

@@ -63,7 +63,7 @@ import {
   LOGS_ACTIONS,
 } from './private/iam-actions';
 import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
-import { RoutingStrategy } from './routing-strategy';
+import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
 import { VllmImage } from './vllm-image';
@@ -71,36 +71,38 @@ import { VllmImage } from './vllm-image';
 export { PrefixAwareLlmValidationError } from './private/errors';
 
 /** Ids of the construct's acknowledgeable warnings (`Annotations.of(scope).acknowledgeWarning(id, reason)`). */
-export const PrefixAwareLlmWarnings = {
+export class PrefixAwareLlmWarnings {
   /** `engine.enablePrefixCaching: false` under `PREFIX_AWARE`: routing for a cache that is not there. */
-  PREFIX_CACHING_DISABLED: '@cdk-prefix-aware-llm/prefixCachingDisabled',
+  public static readonly PREFIX_CACHING_DISABLED = '@cdk-prefix-aware-llm/prefixCachingDisabled';
   /** A Hugging Face token is resolved into the model environment at deploy time (readable via DescribeModel). */
-  HF_TOKEN_IN_MODEL_ENVIRONMENT: '@cdk-prefix-aware-llm/hfTokenInModelEnvironment',
+  public static readonly HF_TOKEN_IN_MODEL_ENVIRONMENT = '@cdk-prefix-aware-llm/hfTokenInModelEnvironment';
   /** Tensor × data × pipeline parallel size uses fewer GPUs than the instance has. */
-  UNUSED_GPUS: '@cdk-prefix-aware-llm/unusedGpus',
+  public static readonly UNUSED_GPUS = '@cdk-prefix-aware-llm/unusedGpus';
   /** `routing.prefixLength` is longer than any prompt `engine.maxModelLen` admits, so keys never repeat across turns. */
-  PREFIX_LONGER_THAN_CONTEXT: '@cdk-prefix-aware-llm/prefixLongerThanContext',
+  public static readonly PREFIX_LONGER_THAN_CONTEXT = '@cdk-prefix-aware-llm/prefixLongerThanContext';
   /** `routing.concurrencyThreshold` above `engine.maxNumSeqs`: requests queue in vLLM before SageMaker spills. */
-  THRESHOLD_ABOVE_MAX_NUM_SEQS: '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs',
+  public static readonly THRESHOLD_ABOVE_MAX_NUM_SEQS = '@cdk-prefix-aware-llm/thresholdAboveMaxNumSeqs';
   /** The deployment policy has no alarm to roll back on. */
-  DEPLOYMENT_WITHOUT_ALARMS: '@cdk-prefix-aware-llm/deploymentWithoutAlarms',
+  public static readonly DEPLOYMENT_WITHOUT_ALARMS = '@cdk-prefix-aware-llm/deploymentWithoutAlarms';
   /** Blue/green on a fleet of 2+: every update provisions a second complete fleet (2× instances, quota and cost). */
-  BLUE_GREEN_DOUBLES_FLEET: '@cdk-prefix-aware-llm/blueGreenDoublesFleet',
+  public static readonly BLUE_GREEN_DOUBLES_FLEET = '@cdk-prefix-aware-llm/blueGreenDoublesFleet';
   /** `VllmImage.fromEcrRepository()` without a CUDA version or AMI: SageMaker's default AMI cannot start CUDA 13 images. */
-  HOST_AMI_UNKNOWN: '@cdk-prefix-aware-llm/hostAmiUnknown',
+  public static readonly HOST_AMI_UNKNOWN = '@cdk-prefix-aware-llm/hostAmiUnknown';
   /**
    * `autoScaling` is set: SageMaker refuses an update that changes the instance type of a variant registered with
    * Application Auto Scaling, so a later deploy that changes `instanceType` or `instancePools` fails.
    */
-  AUTOSCALED_INSTANCE_TYPE_FIXED: '@cdk-prefix-aware-llm/autoscaledInstanceTypeFixed',
+  public static readonly AUTOSCALED_INSTANCE_TYPE_FIXED = '@cdk-prefix-aware-llm/autoscaledInstanceTypeFixed';
   /**
    * A rollback alarm needs longer to go into ALARM (datapointsToAlarm × its period) than the deployment bakes
    * (`waitInterval`): a broken last batch, or a whole blue/green fleet, finishes its bake before the alarm can fire.
    */
-  ROLLBACK_ALARM_SLOWER_THAN_BAKE: '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake',
+  public static readonly ROLLBACK_ALARM_SLOWER_THAN_BAKE = '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake';
   /** `dataCapture` stores prompts and answers in S3: expire them. */
-  DATA_CAPTURE_STORES_PROMPTS,
-} as const;
+  public static readonly DATA_CAPTURE_STORES_PROMPTS = DATA_CAPTURE_STORES_PROMPTS;
+
+  private constructor() {}
+}
 
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
 const CHARS_PER_TOKEN = 4;
@@ -488,7 +490,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** Default container start-up and model download timeouts. */
   public static readonly DEFAULT_TIMEOUT = Duration.minutes(30);
   /** Allowed range of both timeouts, in seconds. */
-  public static readonly TIMEOUT_RANGE_SECONDS = { min: 60, max: 3600 } as const;
+  public static readonly TIMEOUT_RANGE_SECONDS: IntegerRange = { min: 60, max: 3600 };
 
   /** An endpoint created elsewhere: grants and metrics only. */
   public static fromEndpointAttributes(scope: Construct, id: string, attrs: PrefixAwareLlmEndpointAttributes): IPrefixAwareLlmEndpoint {
@@ -1023,5 +1025,3 @@ function renderMetricsConfig(config: EndpointMetricsConfig = {}): sagemaker.CfnE
   };
 }
 
-/** One of `PrefixAwareLlmWarnings`. */
-export type PrefixAwareLlmWarningId = (typeof PrefixAwareLlmWarnings)[keyof typeof PrefixAwareLlmWarnings];

@@ -44,6 +44,14 @@ export interface PrefixAwareRoutingOptions {
   readonly concurrencyThreshold?: number;
 }
 
+/** An inclusive range of integers: the values SageMaker documents for a setting. */
+export interface IntegerRange {
+  /** Smallest allowed value. */
+  readonly min: number;
+  /** Largest allowed value. */
+  readonly max: number;
+}
+
 /**
  * How the endpoint spreads requests over its instances. Always rendered as `RoutingConfig.RoutingStrategy`;
  * `PrefixAwareRoutingConfig` is rendered only for `PREFIX_AWARE`.
@@ -54,9 +62,9 @@ export class RoutingStrategy {
   /** Default in-flight threshold before spilling to another instance. */
   public static readonly DEFAULT_CONCURRENCY_THRESHOLD = 32;
   /** SageMaker's allowed range for `PrefixLength`. */
-  public static readonly PREFIX_LENGTH_RANGE = { min: 1024, max: 65536 } as const;
+  public static readonly PREFIX_LENGTH_RANGE: IntegerRange = { min: 1024, max: 65536 };
   /** SageMaker's allowed range for `ConcurrencyThreshold`. */
-  public static readonly CONCURRENCY_THRESHOLD_RANGE = { min: 1, max: 1024 } as const;
+  public static readonly CONCURRENCY_THRESHOLD_RANGE: IntegerRange = { min: 1, max: 1024 };
 
   /** SageMaker prefix-aware routing (the construct's default). */
   public static prefixAware(options: PrefixAwareRoutingOptions = {}): RoutingStrategy {

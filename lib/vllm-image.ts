@@ -1,4 +1,6 @@
-import { Annotations, Aws, aws_ecr as ecr, aws_iam as iam, CfnMapping, Stack, Token } from 'aws-cdk-lib';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Annotations, Aws, aws_ecr as ecr, aws_ecr_assets as ecrAssets, aws_iam as iam, CfnMapping, IgnoreMode, Stack, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { dlcAccountFor, DLC_ACCOUNT_BY_REGION } from './private/dlc-accounts';
 import { grantScoped } from './private/grants';
@@ -15,7 +17,8 @@ import {
 import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { ProblemCollector, show } from './private/validation';
-import { RouterSidecarImage, type RouterSidecarImageOptions } from './router-sidecar-image';
+import { findSidecarBuildContext, ROUTER_SIDECAR_BUILD_EXCLUDES } from './private/router-sidecar-context';
+import { RouterSidecarMode, RouterSidecarImageOptions } from './router-sidecar-image';
 
 /** Same id as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN` (kept here to avoid an import cycle). */
 const HOST_AMI_UNKNOWN_WARNING = '@cdk-prefix-aware-llm/hostAmiUnknown';
@@ -320,4 +323,123 @@ class OwnRepositoryImage extends VllmImage {
       cudaMajorVersion: this.host.cudaMajor,
     };
   }
+}
+
+/** Variables the sidecar props set; routerEnvironment may not set them again. */
+const OWNED_VARIABLES = ['PREFIX_ROUTER_MODE', 'PREFIX_ROUTER_ENGINES', 'PREFIX_ROUTER_POLICY', 'PREFIX_ROUTER_EMF', 'PREFIX_ROUTER_EMF_ENDPOINT_NAME'];
+/** Variables the container itself decides. */
+const CONTAINER_VARIABLES = ['PREFIX_ROUTER_BACKENDS', 'PREFIX_ROUTER_HOST', 'PREFIX_ROUTER_PORT'];
+const MAX_ROUTER_VARIABLES = 40;
+
+/**
+ * router/Dockerfile built as a DockerImageAsset at deploy time (synth needs no Docker engine): the vLLM DLC with
+ * `prefix-router container` as its entrypoint. Engine settings keep the DLC's SM_VLLM_* convention.
+ */
+class RouterSidecarImage extends VllmImage {
+  public readonly convention = EngineEnvConvention.SM_VLLM;
+
+  constructor(
+    private readonly options: RouterSidecarImageOptions,
+    private readonly defaultDlcTag: string,
+  ) {
+    super();
+  }
+
+  public _validate(scope: Construct, problems: ProblemCollector): void {
+    const o = this.options;
+    const mode = o.mode ?? RouterSidecarMode.SAGEMAKER;
+    if (!Object.values(RouterSidecarMode).includes(mode)) {
+      problems.add(`image.mode must be one of ${Object.values(RouterSidecarMode).join(', ')} (got ${show(mode)})`);
+    }
+    if (mode === RouterSidecarMode.MULTI_ENGINE && o.engines === undefined) {
+      problems.add('image.engines must be set in multi-engine mode: an integer between 1 and 64 (got undefined)');
+    }
+    if (mode === RouterSidecarMode.SAGEMAKER && o.engines !== undefined && !Token.isUnresolved(o.engines) && o.engines !== 1) {
+      problems.add(`image.engines must be 1 or left out in sagemaker mode; use RouterSidecarMode.MULTI_ENGINE for several engines (got ${show(o.engines)})`);
+    } else {
+      problems.integerInRange('image.engines', o.engines, 1, 64);
+    }
+    // The endpoint validating this image knows its instance type: engines must share its GPUs evenly.
+    const instanceType = (scope as { readonly instanceType?: { readonly name?: string; readonly gpuCount?: number } }).instanceType;
+    const gpus = instanceType?.gpuCount;
+    if (mode === RouterSidecarMode.MULTI_ENGINE && gpus !== undefined && o.engines !== undefined && !Token.isUnresolved(o.engines)
+      && Number.isInteger(o.engines) && o.engines >= 1 && gpus % o.engines !== 0) {
+      problems.add(`image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`);
+    }
+    if (o.policy !== undefined && !Token.isUnresolved(o.policy) && !/^[a-z][a-z0-9-]{0,63}(\?[A-Za-z0-9=&.,_-]{1,900})?$/.test(o.policy)) {
+      problems.add(`image.policy must be a policy name (lower-case letters, digits and '-', at most 64), optionally with options as in 'cache-aware?blockChars=256' (got ${show(o.policy)})`);
+    }
+    const extra = Object.entries(o.routerEnvironment ?? {});
+    if (extra.length > MAX_ROUTER_VARIABLES) problems.add(`image.routerEnvironment must have at most ${MAX_ROUTER_VARIABLES} variables (got ${extra.length})`);
+    for (const [name, value] of extra) {
+      if (!/^PREFIX_ROUTER_[A-Z0-9_]+$/.test(name)) {
+        problems.add(`image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got ${show(name)})`);
+      } else if (OWNED_VARIABLES.includes(name)) {
+        problems.add(`image.routerEnvironment must not set ${name}: it comes from the mode, engines, policy and emf options (got ${show(value)})`);
+      } else if (CONTAINER_VARIABLES.includes(name)) {
+        problems.add(`image.routerEnvironment must not set ${name}: the container sets it (got ${show(value)})`);
+      } else if (!Token.isUnresolved(value) && value.length > 1024) {
+        problems.add(`image.routerEnvironment['${name}'] must be at most 1024 characters (got ${value.length})`);
+      }
+    }
+    if (o.baseImage !== undefined && !Token.isUnresolved(o.baseImage) && !/^[a-z0-9.-]+(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$/.test(o.baseImage)) {
+      problems.add(`image.baseImage must be a registry image reference with a tag or digest, like 763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:${this.defaultDlcTag} (got ${show(o.baseImage)})`);
+    }
+    if (o.baseImage !== undefined && Token.isUnresolved(o.baseImage)) {
+      problems.add('image.baseImage must be known at synth time: Docker build arguments cannot hold deploy-time values (got a token)');
+    }
+    const context = o.buildContext ?? findSidecarBuildContext();
+    if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
+      problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
+    }
+  }
+
+  public bind(scope: Construct, grantee: iam.IGrantable, context: VllmImageBindContext = {}): VllmImageConfig {
+    const o = this.options;
+    const directory = o.buildContext ?? findSidecarBuildContext();
+    if (directory === undefined) throw new Error(`image.buildContext: no directory with router/Dockerfile above ${__dirname}`);
+    const fromSources = existsSync(join(directory, 'router', 'src'));
+    const asset =
+      (scope.node.tryFindChild('RouterSidecarImage') as ecrAssets.DockerImageAsset | undefined) ??
+      new ecrAssets.DockerImageAsset(scope, 'RouterSidecarImage', {
+        directory,
+        file: 'router/Dockerfile',
+        platform: ecrAssets.Platform.LINUX_AMD64,
+        buildArgs: o.baseImage !== undefined ? { BASE_IMAGE: o.baseImage } : undefined,
+        // A checkout compiles its sources in the build stage; the npm package ships dist/ and no sources.
+        exclude: fromSources ? [...ROUTER_SIDECAR_BUILD_EXCLUDES, 'dist'] : [...ROUTER_SIDECAR_BUILD_EXCLUDES],
+        ignoreMode: IgnoreMode.GLOB,
+      });
+    grantScoped(grantee, { actions: ECR_PULL_ACTIONS, resources: [asset.repository.repositoryArn] });
+    grantScoped(grantee, {
+      actions: ECR_AUTH_ACTIONS,
+      resources: ['*'],
+      wildcardReason: 'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
+    });
+    const environment: Record<string, string> = {
+      PREFIX_ROUTER_MODE: o.mode ?? RouterSidecarMode.SAGEMAKER,
+      PREFIX_ROUTER_EMF: (o.emf ?? true) ? 'on' : 'off',
+      ...(o.engines !== undefined && { PREFIX_ROUTER_ENGINES: String(o.engines) }),
+      ...(o.policy !== undefined && { PREFIX_ROUTER_POLICY: o.policy }),
+      ...(context.endpointName !== undefined && { PREFIX_ROUTER_EMF_ENDPOINT_NAME: context.endpointName }),
+      ...o.routerEnvironment,
+    };
+    // The host AMI follows the base image's CUDA, as for VllmImage.dlc().
+    const cudaMajor = cudaMajorOfDlcTag(dlcTagOf(o.baseImage) ?? this.defaultDlcTag);
+    return {
+      imageUri: asset.imageUri,
+      convention: this.convention,
+      inferenceAmiVersion: o.inferenceAmiVersion ?? amiForCudaMajor(cudaMajor),
+      cudaMajorVersion: cudaMajor,
+      routerSidecarMetrics: o.emf ?? true,
+      environment,
+    };
+  }
+}
+
+/** The tag of a `.../vllm:TAG` image reference, undefined for digests and other repositories. */
+function dlcTagOf(image: string | undefined): string | undefined {
+  if (image === undefined) return undefined;
+  const match = /\/vllm:([A-Za-z0-9_][A-Za-z0-9_.-]*)$/.exec(image);
+  return match?.[1];
 }

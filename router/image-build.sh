@@ -2,7 +2,8 @@
 # The build stage of router/Dockerfile, run in the build context (the package root). A script rather than an inline
 # RUN so that `npm run check:image-contexts` runs exactly these steps without Docker.
 #   - a repository checkout (router/src present): install from package-lock.json, compile the CLI and router only;
-#   - the installed npm package (compiled dist/, no sources, no package-lock.json): use dist/ as shipped.
+#   - the staged context the construct package carries (sidecar/: compiled dist/, the router's package.json with
+#     exact dependency versions, no sources, no package-lock.json): use dist/ as shipped.
 # Then replace node_modules with the runtime dependencies alone.
 set -eu
 if [ -d router/src ]; then
@@ -16,6 +17,8 @@ fi
 rm -rf node_modules
 if [ -f package-lock.json ]; then
   npm ci --omit=dev --omit=peer --ignore-scripts --no-audit --no-fund
+  # npm workspaces link node_modules/<workspace> to its folder (../router), which the runtime stage does not copy.
+  find node_modules -maxdepth 1 -type l -delete
 else
   npm install --omit=dev --omit=peer --ignore-scripts --no-audit --no-fund --no-package-lock
 fi

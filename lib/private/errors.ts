@@ -9,6 +9,11 @@ const NAME = 'PrefixAwareLlmValidationError' as ErrorName;
  * The one error the construct library throws for bad props: every problem found in one construct, listed
  * together, so a user fixes them all in one round instead of one synth per mistake. It is aws-cdk-lib's
  * `ValidationError` (`Errors.isValidationError(e)` is true), attached to the construct that reported it.
+ *
+ * `@internal` like aws-cdk-lib's own `ValidationError`: jsii languages cannot subclass JavaScript's `Error`, so
+ * there they see the message only; TypeScript and JavaScript code still catches it by class and reads `problems`.
+ *
+ * @internal
  */
 export class PrefixAwareLlmValidationError extends ValidationError {
   /** Each problem as one sentence: prop, allowed range, value received. */

@@ -3,7 +3,8 @@
 # on both build contexts the image supports, then starts the result's `prefix-router container` with two emulated
 # engines and checks /ping and one chat completion:
 #   1. a repository checkout: the tracked files minus .dockerignore (what the construct stages);
-#   2. the installed npm package: `npm pack` of this checkout (needs `npm run build` first; this script runs it).
+#   2. the staged context the construct package carries: `npm pack -w lib` (its prepack compiles with jsii and stages
+#      sidecar/), extracted, sidecar/ used as the context.
 # Needs the npm registry (dependencies are installed as in the image). Takes a few minutes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,12 +46,12 @@ mkdir "$work/checkout"
 test ! -e "$work/checkout/node_modules/typescript"
 smoke "$work/checkout"
 
-echo "npm package context"
-(cd "$root" && npm run build --silent && npm pack --silent --ignore-scripts --pack-destination "$work" >/dev/null)
+echo "npm package context (the construct tarball's sidecar/)"
+(cd "$root" && npm pack --silent -w lib --pack-destination "$work" >/dev/null)
 mkdir "$work/package"
-tar -C "$work/package" --strip-components=1 -xzf "$work"/cdk-prefix-aware-llm-*.tgz
-test ! -e "$work/package/package-lock.json"
-(cd "$work/package" && sh router/image-build.sh >/dev/null)
-test ! -e "$work/package/node_modules/aws-cdk-lib"
-smoke "$work/package"
+tar -C "$work/package" --strip-components=1 -xzf "$work"/cdk-prefix-aware-llm-0*.tgz
+test ! -e "$work/package/sidecar/package-lock.json"
+(cd "$work/package/sidecar" && sh router/image-build.sh >/dev/null)
+test ! -e "$work/package/sidecar/node_modules/aws-cdk-lib"
+smoke "$work/package/sidecar"
 echo "both build contexts work"

@@ -7,8 +7,8 @@
 #      `docker import`) for the DLC, and the same with this machine's Node and npm for the Node stage. The host's
 #      certificate authorities (npm's cafile, NODE_EXTRA_CA_CERTS or SSL_CERT_FILE) and npm registry go into the
 #      stand-in Node image only, so its npm trusts what the host's npm trusts; router/Dockerfile is never changed;
-#   4. router/Dockerfile built from this checkout (BuildKit) and from `npm pack` of it, the construct's asset
-#      context for an installed package (the legacy builder, so both builders are covered);
+#   4. router/Dockerfile built from this checkout (BuildKit) and from the sidecar/ context the packed construct
+#      (`npm pack -w lib`) carries, the asset context for an installed package (the legacy builder, so both builders are covered);
 #   5. the containers run on the host network, bound to 127.0.0.1, and checked by router/bench/image-test.ts.
 # Environment: DEBIAN_MIRROR (default: the first URI in apt's sources, else deb.debian.org), DEBIAN_SUITE (bookworm).
 set -euo pipefail
@@ -167,11 +167,11 @@ grep -o 'runs on this base (glibc [0-9.]*)' "$work/build-checkout.log" | head -1
 say "checkout context built (BuildKit) in $checkout_build"
 
 t=$(now)
-(cd "$root" && npm pack --silent --ignore-scripts --pack-destination "$work" >/dev/null)
+(cd "$root" && npm pack --silent -w lib --pack-destination "$work" >/dev/null)
 mkdir "$work/package"
-tar -C "$work/package" --strip-components=1 -xzf "$work"/cdk-prefix-aware-llm-*.tgz
-[ ! -e "$work/package/package-lock.json" ] || fail "the packed package unexpectedly ships package-lock.json"
-build_router prefix-router-test/router:package "$work/package" 0 "$work/build-package.log"
+tar -C "$work/package" --strip-components=1 -xzf "$work"/cdk-prefix-aware-llm-0*.tgz
+[ ! -e "$work/package/sidecar/package-lock.json" ] || fail "the packed construct's sidecar context unexpectedly ships package-lock.json"
+build_router prefix-router-test/router:package "$work/package/sidecar" 0 "$work/build-package.log"
 package_build=$(since "$t")
 say "npm package context built (legacy builder) in $package_build"
 

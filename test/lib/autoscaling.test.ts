@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { PrefixAwareLlmWarnings, RoutingStrategy } from '../../lib';
+import { PrefixAwareLlmWarnings, RoutingStrategy } from '../../lib/index';
 import { build, onlyResource, problemsFor, synth, warningsOf } from './helpers';
 
 describe('when autoscaling is configured', () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { addExampleStacks, EXAMPLE_STACK_NAMES } from '../../examples';
-import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps, RoutingStrategy } from '../../lib';
+import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps, RoutingStrategy } from '../../lib/index';
 import { AWS_RULES, findings, TemplateJson } from './aws-rules';
 import { baseProps } from './helpers';
 

@@ -1,6 +1,6 @@
 import { Annotations as CoreAnnotations, Duration } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { DeploymentPolicy, InstanceType, PrefixAwareLlmWarnings } from '../../lib';
+import { DeploymentPolicy, InstanceType, PrefixAwareLlmWarnings } from '../../lib/index';
 import { build, problemsFor, synth, variantOf, warningsOf } from './helpers';
 
 const RESERVATION = 'arn:aws:sagemaker:us-east-1:111122223333:ml-reservation/p5-block-2026';

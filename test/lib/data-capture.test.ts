@@ -1,7 +1,7 @@
 import { App, Annotations as CoreAnnotations, aws_kms as kms, aws_s3 as s3, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks, type NagPack } from 'cdk-nag';
-import { DataCaptureMode, type DataCaptureOptions, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../../lib';
+import { DataCaptureMode, type DataCaptureOptions, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../../lib/index';
 import { baseProps, newStack, onlyResource, problemsOf, warningsOf } from './helpers';
 
 /**

@@ -1,6 +1,6 @@
 import { Duration, Stack, aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings, RoutingStrategy, TrafficShift } from '../../lib';
+import { DeploymentPolicy, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings, RoutingStrategy, TrafficShift } from '../../lib/index';
 import { actionsOf, baseProps, build, newStack, onlyResource, policyStatements, problemsFor, synth, warningsOf } from './helpers';
 
 /** The construct's rollback alarms: the 5XX error rate and ModelLatency p90. */

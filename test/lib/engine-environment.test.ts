@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EngineEnvConvention } from '../../lib';
+import { EngineEnvConvention } from '../../lib/index';
 import {
   envSuffixForFlag,
   renderEngineEnvironment,

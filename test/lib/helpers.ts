@@ -1,6 +1,6 @@
 import { App, Stack, StackProps } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps } from '../../lib';
+import { ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps } from '../../lib/index';
 
 /**
  * Every test app turns aws-cdk-lib's built-in CloudFormation schema validation into errors

@@ -7,7 +7,7 @@ import {
   PrefixAwareLlmEndpoint,
   S3ModelOptions,
   VllmImage,
-} from '../../lib';
+} from '../../lib/index';
 import { DLC_ACCOUNT_BY_REGION } from '../../lib/private/dlc-accounts';
 import {
   actionsOf,

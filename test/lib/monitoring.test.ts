@@ -1,6 +1,7 @@
 import { aws_cloudwatch as cloudwatch, aws_sns as sns, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ALARM_DEFAULTS, DeploymentPolicy, EndpointMetrics, PrefixAwareLlmEndpoint, RoutingStrategy, VllmImage } from '../../lib';
+import { DeploymentPolicy, EndpointMetrics, PrefixAwareLlmEndpoint, RoutingStrategy, VllmImage } from '../../lib/index';
+import { ALARM_DEFAULTS } from '../../lib/monitoring';
 import { baseProps, build, newStack, onlyResource, problemsFor, synth } from './helpers';
 
 const VARIANT = { EndpointName: 'chat-llm', VariantName: 'AllTraffic' };

@@ -3,7 +3,7 @@ import { AwsSolutionsChecks, HIPAASecurityChecks, NagPack, NIST80053R5Checks } f
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { addExampleStacks } from '../../examples';
-import { InstanceType, PrefixAwareLlmEndpoint } from '../../lib';
+import { InstanceType, PrefixAwareLlmEndpoint } from '../../lib/index';
 import { baseProps } from './helpers';
 
 function cdkJsonContext(): Record<string, unknown> {

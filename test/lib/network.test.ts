@@ -1,6 +1,6 @@
 import { aws_ec2 as ec2, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { ModelSource, PrefixAwareLlmEndpoint } from '../../lib';
+import { ModelSource, PrefixAwareLlmEndpoint } from '../../lib/index';
 import { actionsOf, baseProps, newStack, onlyResource, policyStatements, problemsFor } from './helpers';
 
 function privateVpcEndpoint(overrides: { securityGroups?: (stack: any, vpc: ec2.Vpc) => ec2.ISecurityGroup[]; subnets?: ec2.SubnetSelection } = {}) {

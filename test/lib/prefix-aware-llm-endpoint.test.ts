@@ -7,7 +7,7 @@ import {
   PrefixAwareLlmValidationError,
   PrefixAwareLlmWarnings,
   RoutingStrategy,
-} from '../../lib';
+} from '../../lib/index';
 import {
   actionsOf,
   baseProps,

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { InferenceAmiVersion, InstanceType, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib';
+import { InferenceAmiVersion, InstanceType, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib/index';
 import { baseProps, build, environmentOf, newApp, onlyResource, synth, variantOf } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');

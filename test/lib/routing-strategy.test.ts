@@ -1,4 +1,4 @@
-import { RoutingStrategy, RoutingStrategyKind } from '../../lib';
+import { RoutingStrategy, RoutingStrategyKind } from '../../lib/index';
 import { problemsFor, synth, variantOf } from './helpers';
 
 describe('when routing is not given', () => {

@@ -2,7 +2,7 @@ import { aws_iam as iam, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy } from '../../lib';
+import { DeploymentPolicy, PrefixAwareLlmEndpoint, RoutingStrategy } from '../../lib/index';
 import {
   AB_TESTING_CLOUDWATCH_READ_ACTIONS,
   AB_TESTING_CONFIG_ACTIONS,

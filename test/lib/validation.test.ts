@@ -1,7 +1,7 @@
 import { App, aws_sagemaker as sagemaker, CfnParameter, Errors, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
-import { InstanceType, PrefixAwareLlmEndpoint, PrefixAwareLlmValidationError, RoutingStrategy } from '../../lib';
+import { InstanceType, PrefixAwareLlmEndpoint, PrefixAwareLlmValidationError, RoutingStrategy } from '../../lib/index';
 import { ProblemCollector } from '../../lib/private/validation';
 import { baseProps, newStack, variantOf } from './helpers';
 

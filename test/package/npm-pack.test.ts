@@ -1,61 +1,128 @@
 /**
- * The package as users get it: `npm pack`, installed into an empty project (from the npm cache when it holds
- * everything, `--prefer-offline`), then the documented `npx prefix-router simulate` on the shipped trace by name
- * and a CDK stack synthesized from the installed construct. Needs a compiled dist/ (`npm test` compiles first;
- * alone, this test compiles incrementally).
+ * The two packages as users get them: `npm pack -w lib -w router` (their prepack scripts compile: jsii for the
+ * construct, which also stages the router sidecar's build context; tsc for the router), each installed into an
+ * empty project (from the npm cache when it holds everything, `--prefer-offline`):
+ *   - a CDK app installing the construct tarball gets aws-cdk-lib and constructs as peers and nothing of the router,
+ *     synthesizes the endpoint, and `VllmImage.withRouterSidecar()` stages exactly the sidecar context as its asset;
+ *   - a project installing the router tarball runs the documented `npx prefix-router simulate` on the shipped trace
+ *     by name and loads the `cdk-prefix-aware-llm-router/client` subpath.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; files: string[] };
+const CONSTRUCT = JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as { name: string; peerDependencies: Record<string, string> };
+const ROUTER = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
+
+interface Packed { name: string; filename: string; files: { path: string }[] }
 
 function run(cmd: string, args: string[], cwd: string, timeoutMs: number): string {
   return execFileSync(cmd, args, { cwd, timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
 
-jest.setTimeout(420_000);
+/** Every file under `dir`, relative to it, sorted. */
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d)) {
+      const path = join(d, entry);
+      if (statSync(path).isDirectory()) walk(path);
+      else out.push(relative(dir, path));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
 
-describe('when the package is packed and installed into an empty project', () => {
+function emptyProject(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'empty-project', version: '1.0.0', private: true }));
+  return dir;
+}
+
+jest.setTimeout(600_000);
+
+describe('when the construct and router packages are packed and installed into empty projects', () => {
   const work = mkdtempSync(join(tmpdir(), 'npm-pack-'));
-  let packed: string[] = [];
-  let tarball = '';
+  let construct: Packed;
+  let router: Packed;
 
   beforeAll(() => {
-    run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], ROOT, 300_000);
-    const out = JSON.parse(run(NPM, ['pack', '--json', '--pack-destination', work], ROOT, 120_000)) as { filename: string; files: { path: string }[] }[];
-    packed = out[0].files.map((f) => f.path);
-    tarball = join(work, out[0].filename);
+    const printed = run(NPM, ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work], ROOT, 420_000);
+    // Lifecycle scripts (jsii, tsc) print before npm's JSON.
+    const packed = JSON.parse(printed.slice(printed.search(/^\[/m))) as Packed[];
+    construct = packed.find((p) => p.name === CONSTRUCT.name)!;
+    router = packed.find((p) => p.name === ROUTER.name)!;
   });
 
-  test('GIVEN the files list THEN every entry exists and is packed', () => {
-    for (const entry of pkg.files.filter((f) => !f.startsWith('!'))) {
-      expect({ entry, exists: existsSync(join(ROOT, entry)) }).toEqual({ entry, exists: true });
-      expect({ entry, packed: packed.some((p) => p === entry || p.startsWith(`${entry}/`)) }).toEqual({ entry, packed: true });
-    }
-  });
-
-  test('GIVEN the tarball THEN it holds LICENSE and NOTICE, no source maps, no benchmarks or tests, and each profile once', () => {
-    expect(packed).toEqual(expect.arrayContaining(['LICENSE', 'NOTICE', 'package.json', 'README.md', 'router/traces/mooncake-synthetic.jsonl']));
-    expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toContain('Apache License\n                           Version 2.0, January 2004');
+  test('GIVEN the construct tarball THEN it holds the jsii assembly, the compiled library, the staged sidecar context, LICENSE and NOTICE, and no sources or maps', () => {
+    const paths = construct.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['.jsii', 'dist/index.js', 'dist/index.d.ts', 'LICENSE', 'NOTICE', 'README.md', 'package.json',
+      'sidecar/package.json', 'sidecar/router/Dockerfile', 'sidecar/router/entrypoint.sh', 'sidecar/router/image-build.sh', 'sidecar/dist/bin/prefix-router.js']));
+    expect(paths.filter((p) => p.endsWith('.map') || (p.endsWith('.ts') && !p.endsWith('.d.ts')) || p.startsWith('sidecar/router/src'))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith('sidecar/') && p.endsWith('.d.ts'))).toEqual([]);
     expect(readFileSync(join(ROOT, 'NOTICE'), 'utf8')).toMatch(/kvcache-ai\/Mooncake[\s\S]*Apache License, Version 2\.0/);
-    // Maps point at .ts sources that are not shipped: ship neither.
-    expect(packed.filter((p) => p.endsWith('.map'))).toEqual([]);
-    expect(packed.filter((p) => p.startsWith('dist/router/bench/') || p.startsWith('dist/test/'))).toEqual([]);
-    const profiles = packed.filter((p) => /profiles\/[^/]+\.json$/.test(p)).map((p) => p.slice(p.lastIndexOf('/') + 1));
+  });
+
+  test('GIVEN the router tarball THEN it holds the CLI, the client subpath, the shipped traces and each profile once, and no benchmarks, tests or maps', () => {
+    const paths = router.files.map((f) => f.path);
+    expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'NOTICE', 'package.json', 'README.md', 'client/package.json', 'dist/bin/prefix-router.js',
+      'dist/router/src/aws/client.js', 'dist/router/src/aws/client.d.ts', 'traces/mooncake-synthetic.jsonl']));
+    expect(paths.filter((p) => p.endsWith('.map') || p.startsWith('dist/router/bench/') || p.startsWith('dist/test/') || p.startsWith('dist/lib/'))).toEqual([]);
+    const profiles = paths.filter((p) => /profiles\/[^/]+\.json$/.test(p)).map((p) => p.slice(p.lastIndexOf('/') + 1));
     expect(profiles.length).toBeGreaterThan(0);
     expect(new Set(profiles).size).toBe(profiles.length);
   });
 
-  test('GIVEN an empty project WHEN the tarball is installed THEN npx prefix-router simulates the shipped trace by name and the construct synthesizes', () => {
-    const project = join(work, 'project');
-    run('mkdir', ['-p', project], work, 5_000);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty-project', version: '1.0.0', private: true }));
-    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], project, 300_000);
-    expect(existsSync(join(project, 'node_modules', pkg.name, 'router', 'traces', 'mooncake-synthetic.jsonl'))).toBe(true);
+  test('GIVEN a CDK app WHEN the construct tarball is installed THEN it gets the peers and nothing of the router, synthesizes, and stages exactly the sidecar context', () => {
+    const app = emptyProject(join(work, 'cdk-app'));
+    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)], app, 300_000);
+    for (const peer of Object.keys(CONSTRUCT.peerDependencies)) expect({ peer, installed: existsSync(join(app, 'node_modules', peer)) }).toEqual({ peer, installed: true });
+    for (const dependency of Object.keys(ROUTER.dependencies)) {
+      expect({ dependency, installed: existsSync(join(app, 'node_modules', dependency)) }).toEqual({ dependency, installed: false });
+    }
+    expect(existsSync(join(app, 'node_modules', '.bin', 'prefix-router'))).toBe(false);
+
+    writeFileSync(
+      join(app, 'synth.js'),
+      `const { App, Stack } = require('aws-cdk-lib');
+const { Template } = require('aws-cdk-lib/assertions');
+const { ModelSource, PrefixAwareLlmEndpoint, RouterSidecarMode, VllmImage } = require('${CONSTRUCT.name}');
+const app = new App({ outdir: process.argv[2] });
+const stack = new Stack(app, 'LlmStack', { env: { account: '111111111111', region: 'us-east-1' } });
+new PrefixAwareLlmEndpoint(stack, 'Llm', { model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct') });
+new PrefixAwareLlmEndpoint(stack, 'Sidecar', {
+  model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct'),
+  image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }),
+});
+const configs = Template.fromStack(stack).findResources('AWS::SageMaker::EndpointConfig');
+app.synth();
+process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properties.ProductionVariants[0].RoutingConfig)));
+`,
+    );
+    const out = join(work, 'cdk.out');
+    const routing = JSON.parse(run(process.execPath, ['synth.js', out], app, 120_000)) as unknown[];
+    expect(routing).toEqual([expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' }), expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' })]);
+
+    // The Docker image asset cdk synth staged: the sidecar context the tarball carries, file for file.
+    const assets = JSON.parse(readFileSync(join(out, 'LlmStack.assets.json'), 'utf8')) as { dockerImages: Record<string, { source: { directory: string; dockerFile: string } }> };
+    const images = Object.values(assets.dockerImages);
+    expect(images).toHaveLength(1);
+    expect(images[0].source.dockerFile).toBe('router/Dockerfile');
+    const staged = join(out, images[0].source.directory);
+    const carried = construct.files.map((f) => f.path).filter((p) => p.startsWith('sidecar/')).map((p) => p.slice('sidecar/'.length)).sort();
+    expect(filesUnder(staged)).toEqual(carried);
+    expect(JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8'))).toEqual(expect.objectContaining({ name: ROUTER.name, dependencies: ROUTER.dependencies }));
+    expect(statSync(join(staged, 'router', 'entrypoint.sh')).mode & 0o111).not.toBe(0);
+  });
+
+  test('GIVEN an empty project WHEN the router tarball is installed THEN npx prefix-router simulates the shipped trace by name and the client subpath loads', () => {
+    const project = emptyProject(join(work, 'router-project'));
+    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, router.filename)], project, 300_000);
+    expect(existsSync(join(project, 'node_modules', 'aws-cdk-lib'))).toBe(false);
 
     const out = join(project, 'report');
     const printed = run(
@@ -69,18 +136,7 @@ describe('when the package is packed and installed into an empty project', () =>
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { strategies: { requests: number }[] };
     expect(report.strategies.map((s) => s.requests)).toEqual([40, 40]);
 
-    writeFileSync(
-      join(project, 'synth.js'),
-      `const { App, Stack } = require('aws-cdk-lib');
-const { Template } = require('aws-cdk-lib/assertions');
-const { ModelSource, PrefixAwareLlmEndpoint } = require('${pkg.name}');
-const stack = new Stack(new App(), 'LlmStack', { env: { account: '111111111111', region: 'us-east-1' } });
-new PrefixAwareLlmEndpoint(stack, 'Llm', { model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct') });
-const configs = Template.fromStack(stack).findResources('AWS::SageMaker::EndpointConfig');
-process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properties.ProductionVariants[0].RoutingConfig)));
-`,
-    );
-    const routing = JSON.parse(run(process.execPath, ['synth.js'], project, 120_000)) as unknown[];
-    expect(routing).toEqual([expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' })]);
+    const exported = run(process.execPath, ['-e', `const c = require('${ROUTER.name}/client'); process.stdout.write([typeof c.PrefixAwareLlmClient, typeof c.LlmThrottledError, typeof c.createRuntimeClient].join(','))`], project, 60_000);
+    expect(exported).toBe('function,function,function');
   });
 });

@@ -1,31 +1,36 @@
-import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, symlinkSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as ts from 'typescript';
 
 /**
- * The package's public entry points are its `exports` map (Node) and `typesVersions` (TypeScript's `node10`
- * resolution). Every `cdk-prefix-aware-llm/…` import the docs and README show is resolved here the way a
- * project that installed the package resolves it: through node_modules/cdk-prefix-aware-llm (a link to this
- * checkout), by Node's own resolver and by the TypeScript compiler under both resolution modes.
- * Runs after the build (`npm test` compiles first).
+ * The router package's public entry points are its `exports` map (Node) and `typesVersions` (TypeScript's
+ * `node10` resolution). Every `cdk-prefix-aware-llm-router/…` import the docs and README show is resolved here
+ * the way a project that installed the package resolves it: through node_modules/cdk-prefix-aware-llm-router
+ * (router/package.json, with `dist` linked to this checkout's build, which has the router build's layout), by
+ * Node's own resolver and by the TypeScript compiler under both resolution modes. Runs after the build
+ * (`npm test` compiles first); test/package/npm-pack.test.ts installs the real tarball.
  */
 const ROOT = join(__dirname, '..', '..');
-const PACKAGE = 'cdk-prefix-aware-llm';
+const ROUTER = join(ROOT, 'router');
+const PACKAGE = 'cdk-prefix-aware-llm-router';
 
 function documentedSpecifiers(): string[] {
-  const files = [join(ROOT, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))];
+  const files = [join(ROOT, 'README.md'), join(ROUTER, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))];
   const found = new Set<string>();
   for (const file of files) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/from '(cdk-prefix-aware-llm(?:\/[^']*)?)'/g)) found.add(m[1]);
+    for (const m of readFileSync(file, 'utf8').matchAll(/from '(cdk-prefix-aware-llm-router(?:\/[^']*)?)'/g)) found.add(m[1]);
   }
   return [...found].sort();
 }
 
 const consumer = mkdtempSync(join(tmpdir(), 'package-exports-'));
-mkdirSync(join(consumer, 'node_modules'));
-symlinkSync(ROOT, join(consumer, 'node_modules', PACKAGE), 'dir');
+const installed = join(consumer, 'node_modules', PACKAGE);
+mkdirSync(installed, { recursive: true });
+copyFileSync(join(ROUTER, 'package.json'), join(installed, 'package.json'));
+symlinkSync(join(ROOT, 'dist'), join(installed, 'dist'), 'dir');
+symlinkSync(join(ROUTER, 'client'), join(installed, 'client'), 'dir');
 const consumerFile = join(consumer, 'index.ts');
 /**
  * Node's own resolver (jest replaces require's), run in the consumer project: each specifier's resolved file,
@@ -36,18 +41,18 @@ function nodeResolve(specifiers: readonly string[]): Record<string, string> {
   return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: consumer, encoding: 'utf8' })) as Record<string, string>;
 }
 
-describe('when a project that installed the package imports it', () => {
+describe('when a project that installed the router package imports it', () => {
   const documented = documentedSpecifiers();
 
-  test('GIVEN the docs THEN they import the package through several entry points', () => {
-    expect(documented).toEqual(expect.arrayContaining([PACKAGE, `${PACKAGE}/client`, `${PACKAGE}/benchmark`, `${PACKAGE}/server`]));
+  test('GIVEN the docs THEN they import the router package through several entry points', () => {
+    expect(documented).toEqual(expect.arrayContaining([`${PACKAGE}/benchmark`, `${PACKAGE}/server`, `${PACKAGE}/emulator`]));
   });
 
-  const DEEP = ['dist/router/src/benchmark', 'dist/router/src/emulator', 'dist/router/src/server', 'dist/router/src/sim/report', 'dist/router/src/sim/workload'];
+  const ENTRY_POINTS = [PACKAGE, `${PACKAGE}/client`];
   const INTERNAL = `${PACKAGE}/dist/router/src/server/proxy.js`;
-  const byNode = nodeResolve([...documented, ...DEEP.map((d) => `${PACKAGE}/${d}`), INTERNAL]);
+  const byNode = nodeResolve([...new Set([...documented, ...ENTRY_POINTS]), INTERNAL]);
 
-  test.each(documented)('GIVEN the documented import %s THEN Node resolves it to a built file', (specifier) => {
+  test.each([...new Set([...documented, ...ENTRY_POINTS])])('GIVEN the import %s THEN Node resolves it to a built file', (specifier) => {
     const resolved = byNode[specifier];
     expect(existsSync(resolved)).toBe(true);
     expect(resolved.startsWith(join(ROOT, 'dist'))).toBe(true);
@@ -61,26 +66,19 @@ describe('when a project that installed the package imports it', () => {
     expect(existsSync(resolvedModule!.resolvedFileName)).toBe(true);
   });
 
-  test.each(DEEP)(
-    'GIVEN the deep path %s that earlier docs showed THEN it still resolves',
-    (deep) => {
-      expect(existsSync(byNode[`${PACKAGE}/${deep}`])).toBe(true);
-    },
-  );
-
   test('GIVEN an internal module that is not an entry point THEN Node refuses it', () => {
     expect(byNode[INTERNAL]).toBe('error:ERR_PACKAGE_PATH_NOT_EXPORTED');
   });
 
-  test('GIVEN the client entry point THEN it loads the client classes', () => {
-    const client = require(byNode[`${PACKAGE}/client`]) as Record<string, unknown>;
+  test.each(ENTRY_POINTS)('GIVEN the client entry point %s THEN it loads the client classes', (entry) => {
+    const client = require(byNode[entry]) as Record<string, unknown>;
     expect(typeof client.PrefixAwareLlmClient).toBe('function');
     expect(typeof client.LlmThrottledError).toBe('function');
     expect(typeof client.createRuntimeClient).toBe('function');
   });
 
   test('GIVEN the published files THEN everything the map points at ships', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, string | { default: string }> };
+    const pkg = JSON.parse(readFileSync(join(ROUTER, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, string | { default: string }> };
     // package.json itself always ships.
     const targets = Object.values(pkg.exports).map((t) => (typeof t === 'string' ? t : t.default)).filter((t) => t !== './package.json');
     for (const target of targets) expect(pkg.files.some((f) => target.replace(/^\.\//, '').startsWith(f))).toBe(true);

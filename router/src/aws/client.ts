@@ -1,5 +1,5 @@
 /**
- * Package export `cdk-prefix-aware-llm/client`: the typed SageMaker runtime client for endpoints created by
+ * Package export `cdk-prefix-aware-llm-router/client` (also the package's main entry): the typed SageMaker runtime client for endpoints created by
  * PrefixAwareLlmEndpoint (InvokeEndpoint and InvokeEndpointWithResponseStream with OpenAI chat bodies,
  * PrefixAwareId / SessionId / TargetVariant, typed errors). Depends on @aws-sdk/client-sagemaker-runtime only.
  */

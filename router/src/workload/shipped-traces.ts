@@ -6,7 +6,12 @@ import { isAbsolute, join, resolve } from 'node:path';
  * from any working directory, including a project that installed the package. The folder is found relative to
  * this module: `router/src/workload` when run from sources, `dist/router/src/workload` when compiled.
  */
-const CANDIDATE_DIRS = [resolve(__dirname, '../../traces'), resolve(__dirname, '../../../../router/traces')];
+const CANDIDATE_DIRS = [
+  resolve(__dirname, '../../traces'),
+  resolve(__dirname, '../../../../router/traces'),
+  // The router package: router/dist/router/src/workload, its traces beside dist/.
+  resolve(__dirname, '../../../../traces'),
+];
 
 export function shippedTracesDir(): string | undefined {
   return CANDIDATE_DIRS.find((dir) => existsSync(join(dir, 'mooncake-synthetic.jsonl')));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { dlcAccountFor } from '../../../lib/private/dlc-accounts';
 import { VllmImage } from '../../../lib/vllm-image';
-import { ROUTER_SIDECAR_BUILD_EXCLUDES } from '../../../lib/router-sidecar-image';
+import { ROUTER_SIDECAR_BUILD_EXCLUDES } from '../../../lib/private/router-sidecar-context';
 
 /**
  * router/Dockerfile: linted with dockerfile-utils (the Dockerfile validator of the VS Code Docker extension) and
@@ -15,10 +15,17 @@ import { ROUTER_SIDECAR_BUILD_EXCLUDES } from '../../../lib/router-sidecar-image
  */
 const ROOT = join(__dirname, '..', '..', '..');
 const DOCKERFILE = readFileSync(join(ROOT, 'router', 'Dockerfile'), 'utf8');
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+/** The router package: its exact runtime dependencies are what the image's build stage installs. */
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as {
   files: string[];
   dependencies: Record<string, string>;
   engines: { node: string };
+};
+/** The construct package, which carries the staged build context (router/scripts/stage-sidecar-context.sh). */
+const CONSTRUCT_PACKAGE = JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as {
+  files: string[];
+  scripts: Record<string, string>;
+  dependencies?: Record<string, string>;
 };
 
 interface Instruction {
@@ -156,12 +163,15 @@ describe('when router/Dockerfile is read', () => {
 });
 
 describe('when the build context is the installed npm package', () => {
-  it('GIVEN npm pack THEN the package ships the Dockerfile, its build script, the entrypoint and package.json', () => {
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0].files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(['router/Dockerfile', 'router/entrypoint.sh', 'router/image-build.sh', 'package.json']));
-    expect(files).not.toContain('package-lock.json'); // hence the `npm install --omit=dev` branch
-    for (const entry of PACKAGE.files) expect(entry).not.toMatch(/^router\/src/); // hence the prebuilt dist/ branch
+  it('GIVEN the construct package THEN it carries the staged context (Dockerfile, build script, entrypoint, package.json, compiled dist/) and no router dependency', () => {
+    expect(CONSTRUCT_PACKAGE.files).toContain('sidecar');
+    expect(CONSTRUCT_PACKAGE.scripts.prepack).toContain('../router/scripts/stage-sidecar-context.sh sidecar');
+    expect(CONSTRUCT_PACKAGE.scripts.postpack).toContain('rm -rf sidecar');
+    expect(CONSTRUCT_PACKAGE.dependencies).toBeUndefined();
+    const stage = readFileSync(join(ROOT, 'router', 'scripts', 'stage-sidecar-context.sh'), 'utf8');
+    expect(stage).toContain('cp "$root/router/Dockerfile" "$root/router/entrypoint.sh" "$root/router/image-build.sh" "$dest/router/"');
+    expect(stage).toContain('cp -R "$root/router/dist/bin" "$root/router/dist/router" "$dest/dist/"');
+    expect(stage).not.toMatch(/package-lock|router\/src"/); // hence the `npm install --omit=dev` and prebuilt dist/ branches
   });
 
   it('GIVEN the modules the router imports THEN each is a runtime dependency or built in, so `--omit=dev` gives a working image', () => {

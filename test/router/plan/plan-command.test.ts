@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as ts from 'typescript';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import * as lib from '../../../lib';
+import * as lib from '../../../lib/index';
 import { ConfigError } from '../../../router/src/common/config-error';
 import { BUILT_IN_PRICE_SOURCE, parseInstanceRange, parsePlanFlags, runPlanCommand } from '../../../router/src/cli/plan-command';
 import type { PlanReport } from '../../../router/src/plan/plan-report';
