@@ -5,6 +5,10 @@ import { prefixKey } from '../../../router/src/policy/prefix-key';
 import { routingBlockHashes, shortPromptKey } from '../../../router/src/policy/routing-blocks';
 import { parseChatRequest, parseCompletionRequest, parseInvocationRequest } from '../../../router/src/protocol/parse-request';
 import { DECISION_HEADER, PREDICTED_CACHED_HEADER } from '../../../router/src/protocol/routing-headers';
+import { request } from 'undici';
+import { startFakeBackend } from '../../../router/bench/fake-openai-backend';
+import { createRouterLogger, startRouter } from '../../../router/src/server';
+import { decodeInstanceState } from '../../../router/src/server/instance-state-wire';
 import { chatBody, post, startFixture, type Fixture } from '../server/helpers/router-fixture';
 
 /**
@@ -116,5 +120,32 @@ describe('when two tenants send the same prompt through a cache-aware router', (
       expect(same.headers[DECISION_HEADER]).toBe('cache-match');
       expect(predictedCached(same.headers)).toBeGreaterThan(0);
     });
+  });
+});
+
+describe('when a publishing sidecar is sent the same prompt by two tenants', () => {
+  it('GIVEN different cache_salt values THEN the published index holds two disjoint chains; one salt twice, one chain', async () => {
+    const engine = await startFakeBackend({ name: 'published' });
+    const router = await startRouter(
+      { backends: [engine.url], port: 0, healthCheck: { intervalMs: 0 }, publishStateMs: 1, publishStateBlockChars: 64, policy: { name: 'round-robin' } },
+      { logger: createRouterLogger('silent') },
+    );
+    const published = async () => {
+      const res = await request(`${router.url}/router/v1/instance-state`);
+      return decodeInstanceState(await res.body.json()).snapshot?.hashes.length ?? 0;
+    };
+    try {
+      const url = `${router.url}/v1/chat/completions`;
+      await post(url, chatBody(SHARED_PROMPT, { cache_salt: 'tenant-a' }));
+      const oneChain = await published();
+      expect(oneChain).toBeGreaterThan(0);
+      await post(url, chatBody(SHARED_PROMPT, { cache_salt: 'tenant-a' }));
+      expect(await published()).toBe(oneChain);
+      await post(url, chatBody(SHARED_PROMPT, { cache_salt: 'tenant-b' }));
+      expect(await published()).toBe(2 * oneChain);
+    } finally {
+      await router.close();
+      await engine.close();
+    }
   });
 });
