@@ -20,6 +20,8 @@ export interface CompletionRequest {
   readonly stream: boolean;
   /** stream_options.include_usage: send a last chunk with usage before [DONE]. */
   readonly includeUsage: boolean;
+  /** vLLM's `cache_salt`: the engine shares cached blocks only among requests with the same salt. */
+  readonly cacheSalt?: string;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -67,7 +69,9 @@ function commonFields(body: JsonObject): Omit<CompletionRequest, 'kind' | 'promp
   }
   const n = body.n;
   if (n !== undefined && n !== null && n !== 1) throw badRequest(`the emulator generates one choice per request: n must be 1, got ${JSON.stringify(n)}`, 'n');
-  return { model: typeof model === 'string' ? model : undefined, stream: stream === true, includeUsage };
+  const salt = body.cache_salt;
+  if (salt !== undefined && salt !== null && (typeof salt !== 'string' || salt === '')) throw badRequest('cache_salt must be a non-empty string', 'cache_salt');
+  return { model: typeof model === 'string' ? model : undefined, stream: stream === true, includeUsage, ...(typeof salt === 'string' ? { cacheSalt: salt } : {}) };
 }
 
 function contentText(content: unknown, index: number): string {

@@ -271,7 +271,7 @@ class EmulatorServer {
       }
     };
     try {
-      submitted = this.driver.submit({ id: engineId, promptText: request.promptText, maxTokens: request.maxTokens }, listener);
+      submitted = this.driver.submit({ id: engineId, promptText: request.promptText, maxTokens: request.maxTokens, cacheSalt: request.cacheSalt }, listener);
     } catch (err) {
       if (err instanceof EngineRequestError) throw badRequest(err.message, err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null);
       throw err;

@@ -34,6 +34,11 @@ export interface PromptInput {
    * seed: options.hashSeed })`; computed from `promptText` when absent. Pass them when you already have them.
    */
   readonly blockHashes?: ArrayLike<BlockHash>;
+  /**
+   * vLLM's `cache_salt`: mixed into the block hashes, so cached blocks are shared only among requests with the same
+   * salt (ignored when `blockHashes` are given: the caller hashed them).
+   */
+  readonly cacheSalt?: string;
 }
 
 /** What a client asks the engine to do. */
@@ -236,6 +241,8 @@ class Sequence {
   registered = 0;
   /** Scratch: tokens scheduled for this sequence in the current step. */
   newTokens = 0;
+  /** The seed its block hashes were chained from (the engine's, salted by the request's cache_salt). */
+  hashSeed: string | undefined;
 
   constructor(
     readonly id: string,
@@ -367,6 +374,7 @@ export class EngineModel {
     this.lastSubmitMs = nowMs;
     const eligibleMs = nowMs + this.profile.requestOverheadMs;
     const seq = new Sequence(input.id, promptTokens, input.promptText, hashes, ownsHashes, maxTokens, nowMs, eligibleMs);
+    seq.hashSeed = this.hashSeedOf(input);
     this.live.set(seq.id, seq);
     this.waiting.pushBack(seq);
     this.submittedCount++;
@@ -531,7 +539,12 @@ export class EngineModel {
       return { promptTokens, hashes: Array.isArray(given) || given instanceof Float64Array ? given : Array.from(given), ownsHashes: false };
     }
     if (text === undefined) throw new EngineRequestError('invalid-request', 'promptTokens without promptText needs blockHashes');
-    return { promptTokens, hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeed }), ownsHashes: true };
+    return { promptTokens, hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeedOf(input) }), ownsHashes: true };
+  }
+
+  /** The seed a prompt's blocks are hashed from: the engine's, with the request's cache_salt (vLLM's rule) mixed in. */
+  private hashSeedOf(input: PromptInput): string | undefined {
+    return input.cacheSalt === undefined ? this.hashSeed : `${this.hashSeed ?? ''}\u0000cache_salt:${input.cacheSalt}`;
   }
 
   /** One step: schedule, time it, apply it. */
@@ -901,7 +914,7 @@ export class EngineModel {
     }
     const more = continueBlockHashes(tail, known > 0 ? seq.hashes[known - 1] : undefined, {
       blockTokens: this.blockTokens,
-      seed: this.hashSeed,
+      seed: seq.hashSeed,
       maxBlocks: fullBlocks - known,
     });
     if (more.length === 0) return;

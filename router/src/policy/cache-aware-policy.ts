@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, engineEvictionCutoff, PrefixIndex } from '../state/prefix-index';
+import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
@@ -71,8 +71,8 @@ interface PromptFacts {
 interface Pending {
   readonly instance: string;
   readonly hashes: Int32Array;
-  /** Recency of each matched block before this request touched it (for engine feedback). */
-  readonly priorRecency: Float64Array;
+  /** Recency of each matched block before this request touched it, and the clock then (for engine feedback). */
+  readonly admission: FeedbackAdmission;
 }
 
 /**
@@ -104,7 +104,9 @@ interface Pending {
  *   instance's; the load fields are then the instance's own count plus this router's changes since, the same rule.
  *   So several router replicas decide on the same state.
  * - **Feedback.** When the engine reports `cached_tokens` clearly below the prediction, that instance evicted
- *   the missing blocks, and with LRU everything it used less recently too: those entries are dropped.
+ *   the missing blocks, and with LRU everything it used less recently too: those entries are dropped, unless the
+ *   report contradicts what the engine was seen serving or evicts faster than it admits (EngineFeedback: a
+ *   request that renders a hot prefix differently cannot empty the index).
  */
 export class CacheAwarePolicy implements RoutingPolicy {
   readonly name = 'cache-aware' as const;
@@ -120,6 +122,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
   private knownInstances = '';
   /** Requests this router sent to each instance since the healthy set last changed. */
   private readonly sent = new Map<string, number>();
+  /** Per instance: what its engine's reports proved (EngineFeedback), forgotten with its index. */
+  private readonly feedback = new Map<string, EngineFeedback>();
   /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
 
@@ -321,7 +325,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const hashes = this.blockHashesOf(request);
     const view = this.lastInstances?.find((v) => v.id === decision.instance);
     const index = this.index.forInstance(decision.instance, view === undefined ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 }) : this.capacityBlocksOf(view));
-    this.pending.set(decision, { instance: decision.instance, hashes, priorRecency: index.recenciesOfMatch(hashes) });
+    this.pending.set(decision, { instance: decision.instance, hashes, admission: { priorRecency: index.recenciesOfMatch(hashes), clockAtAdmission: this.index.clock.now } });
     index.record(hashes, this.index.clock);
     this.sent.set(decision.instance, (this.sent.get(decision.instance) ?? 0) + 1);
     if (this.options.sessionHeader !== '') {
@@ -339,12 +343,20 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (p === undefined) return;
     this.pending.delete(decision);
     if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
-    const cutoff = engineEvictionCutoff(p.priorRecency, outcome.cachedTokens, this.options.blockChars);
     const index = this.index.get(p.instance);
-    if (cutoff === undefined || index === undefined) return;
+    if (index === undefined) return;
+    const cutoff = this.feedbackOf(p.instance).correct(index, this.index.clock, p.admission, outcome.cachedTokens, this.options.blockChars);
     // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
-    index.evictNotNewerThan(cutoff);
-    index.record(p.hashes, this.index.clock);
+    if (cutoff !== undefined) index.record(p.hashes, this.index.clock);
+  }
+
+  private feedbackOf(instance: string): EngineFeedback {
+    let feedback = this.feedback.get(instance);
+    if (feedback === undefined) {
+      feedback = new EngineFeedback();
+      this.feedback.set(instance, feedback);
+    }
+    return feedback;
   }
 
   /** This router's index clock when it first committed after `observed` arrived: later entries are its sends since. */
@@ -376,7 +388,9 @@ export class CacheAwarePolicy implements RoutingPolicy {
     this.knownInstances = key;
     this.sent.clear();
     this.observationMarks.clear();
-    this.index.retainOnly(new Set(instances.filter((v) => v.healthy).map((v) => v.id)));
+    const keep = new Set(instances.filter((v) => v.healthy).map((v) => v.id));
+    this.index.retainOnly(keep);
+    for (const id of [...this.feedback.keys()]) if (!keep.has(id)) this.feedback.delete(id);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import { scopedSeed } from './cache-scope';
 import { fmix32, hashBytes, hashString, hashTextPrefix } from './hashing';
 
 // Seeds of the key's hash: one per key basis (a text key and a body key of the same characters differ) and one
@@ -10,14 +11,15 @@ const TENANT_SEED = 0x27d4eb2f;
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(0);
 
-function seedFor(base: number, tenantKey: string | undefined): number {
-  if (tenantKey === undefined || tenantKey.length === 0) return base;
-  return fmix32(base ^ hashString(tenantKey, TENANT_SEED));
+function seedFor(base: number, request: RoutingRequest): number {
+  const tenantKey = request.tenantKey;
+  const seed = tenantKey === undefined || tenantKey.length === 0 ? base : fmix32(base ^ hashString(tenantKey, TENANT_SEED));
+  return scopedSeed(seed, request);
 }
 
 /**
  * SageMaker PREFIX_AWARE's routing key: a hash of the first `prefixLength` units of the request, with the
- * tenant key (X-Amzn-SageMaker-Prefix-Aware-Id / prompt_cache_key) mixed in.
+ * tenant key (X-Amzn-SageMaker-Prefix-Aware-Id / prompt_cache_key) and the cache scope (cache_salt, API key) mixed in.
  * - keyBasis 'message-text' (OpenAI-compatible path): the first prefixLength *characters* (Unicode code
  *   points) of the routing text;
  * - keyBasis 'body-bytes' (InvokeEndpoint, InvokeEndpointWithResponseStream, /invocations): the first
@@ -28,9 +30,9 @@ function seedFor(base: number, tenantKey: string | undefined): number {
  */
 export function prefixKey(request: RoutingRequest, prefixLength: number): number {
   if (request.keyBasis === 'message-text') {
-    return hashTextPrefix(request.routingText, prefixLength, seedFor(TEXT_SEED, request.tenantKey));
+    return hashTextPrefix(request.routingText, prefixLength, seedFor(TEXT_SEED, request));
   }
-  const seed = seedFor(BYTES_SEED, request.tenantKey);
+  const seed = seedFor(BYTES_SEED, request);
   if (request.rawBody !== undefined) return hashBytes(request.rawBody, prefixLength, seed);
   return hashBytes(utf8Prefix(request.routingText, prefixLength), prefixLength, seed);
 }

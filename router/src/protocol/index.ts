@@ -5,6 +5,6 @@ export * from './parse-request';
 export { readChatFields, type ChatFields } from './openai-chat';
 export { readCompletionFields, type CompletionFields } from './openai-completions';
 export { parseJsonObject } from './json-body';
-export { PREFIX_AWARE_ID_HEADER, tenantKeyOf, isValidPrefixAwareId } from './tenant-key';
+export { PREFIX_AWARE_ID_HEADER, tenantKeyOf, isValidPrefixAwareId, cacheScopeOf } from './tenant-key';
 export * as eventStream from './event-stream';
 export * as sse from './sse';

@@ -8,6 +8,8 @@ export interface ChatFields {
   readonly routingText: string;
   readonly stream: boolean;
   readonly promptCacheKey?: string;
+  /** vLLM's `cache_salt`: the engine shares cached blocks only among requests with the same salt. */
+  readonly cacheSalt?: string;
   readonly user?: string;
 }
 
@@ -44,6 +46,7 @@ export function readChatFields(body: JsonObject): ChatFields {
     routingText: texts.length === 1 ? texts[0] : texts.join(''),
     stream: optionalBoolean(body, 'stream') ?? false,
     promptCacheKey: optionalString(body, 'prompt_cache_key'),
+    cacheSalt: optionalString(body, 'cache_salt'),
     user: optionalString(body, 'user'),
   };
 }

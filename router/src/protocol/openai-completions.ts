@@ -6,6 +6,8 @@ export interface CompletionFields {
   readonly routingText: string;
   readonly stream: boolean;
   readonly promptCacheKey?: string;
+  /** vLLM's `cache_salt` (ChatFields.cacheSalt). */
+  readonly cacheSalt?: string;
   readonly user?: string;
 }
 
@@ -24,6 +26,7 @@ export function readCompletionFields(body: JsonObject): CompletionFields {
     routingText: promptText(prompt),
     stream: optionalBoolean(body, 'stream') ?? false,
     promptCacheKey: optionalString(body, 'prompt_cache_key'),
+    cacheSalt: optionalString(body, 'cache_salt'),
     user: optionalString(body, 'user'),
   };
 }

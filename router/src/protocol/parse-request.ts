@@ -3,7 +3,7 @@ import { readChatFields, type ChatFields } from './openai-chat';
 import { readCompletionFields, type CompletionFields } from './openai-completions';
 import type { RouteMatch } from './routes';
 import type { PrefixKeyBasis, RoutingRequest } from './routing-request';
-import { PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
+import { cacheScopeOf, PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
 
 /** The backend path a routed request is forwarded to. */
 export type UpstreamPath = '/v1/chat/completions' | '/v1/completions' | '/invocations';
@@ -17,14 +17,20 @@ export interface ParsedRequest {
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
+/** What the server knows of a request beyond its bytes. */
+export interface RequestContext {
+  /** KeyRing.identity of the API key the request was authenticated by, when the router requires keys. */
+  readonly keyIdentity?: string;
+}
+
 /** An OpenAI chat completion request (POST /v1/chat/completions and the runtime OpenAI path). */
-export function parseChatRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text'): ParsedRequest {
-  return chatFrom(parseJsonObject(body), body, headers, keyBasis);
+export function parseChatRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text', context: RequestContext = {}): ParsedRequest {
+  return chatFrom(parseJsonObject(body), body, headers, keyBasis, context);
 }
 
 /** An OpenAI completions request (POST /v1/completions). */
-export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text'): ParsedRequest {
-  return completionFrom(parseJsonObject(body), body, headers, keyBasis);
+export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text', context: RequestContext = {}): ParsedRequest {
+  return completionFrom(parseJsonObject(body), body, headers, keyBasis, context);
 }
 
 /**
@@ -33,7 +39,7 @@ export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders
  * `prompt` → completions, anything else (including non-JSON payloads) → the backend's own /invocations.
  * A body declared as JSON (Content-Type application/json or +json) that does not parse is a 400.
  */
-export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders): ParsedRequest {
+export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders, context: RequestContext = {}): ParsedRequest {
   const declaredJson = isJsonContentType(headers['content-type']);
   if (declaredJson || looksLikeJsonObject(body)) {
     let json: JsonObject | undefined;
@@ -44,12 +50,12 @@ export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders
     }
     if (json !== undefined) {
       const kind = invocationBodyKind(json);
-      if (kind === 'chat') return chatFrom(json, body, headers, 'body-bytes', 'invocations');
-      if (kind === 'completions') return completionFrom(json, body, headers, 'body-bytes', 'invocations');
-      return passthrough(body, headers, json);
+      if (kind === 'chat') return chatFrom(json, body, headers, 'body-bytes', context, 'invocations');
+      if (kind === 'completions') return completionFrom(json, body, headers, 'body-bytes', context, 'invocations');
+      return passthrough(body, headers, json, context);
     }
   }
-  return passthrough(body, headers, undefined);
+  return passthrough(body, headers, undefined, context);
 }
 
 /**
@@ -63,14 +69,14 @@ export function invocationBodyKind(json: JsonObject): 'chat' | 'completions' | u
 }
 
 /** Dispatches on the matched route. */
-export function parseRoutedRequest(route: RouteMatch, body: Uint8Array, headers: RequestHeaders): ParsedRequest {
+export function parseRoutedRequest(route: RouteMatch, body: Uint8Array, headers: RequestHeaders, context: RequestContext = {}): ParsedRequest {
   switch (route.kind) {
     case 'chat':
-      return parseChatRequest(body, headers, route.keyBasis);
+      return parseChatRequest(body, headers, route.keyBasis, context);
     case 'completions':
-      return parseCompletionRequest(body, headers, route.keyBasis);
+      return parseCompletionRequest(body, headers, route.keyBasis, context);
     default:
-      return parseInvocationRequest(body, headers);
+      return parseInvocationRequest(body, headers, context);
   }
 }
 
@@ -79,9 +85,10 @@ function chatFrom(
   body: Uint8Array,
   headers: RequestHeaders,
   keyBasis: PrefixKeyBasis,
+  context: RequestContext,
   api: 'chat' | 'invocations' = 'chat',
 ): ParsedRequest {
-  return { routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body), upstreamPath: '/v1/chat/completions', jsonBody: true };
+  return { routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body, context), upstreamPath: '/v1/chat/completions', jsonBody: true };
 }
 
 function completionFrom(
@@ -89,9 +96,10 @@ function completionFrom(
   body: Uint8Array,
   headers: RequestHeaders,
   keyBasis: PrefixKeyBasis,
+  context: RequestContext,
   api: 'completions' | 'invocations' = 'completions',
 ): ParsedRequest {
-  return { routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body), upstreamPath: '/v1/completions', jsonBody: true };
+  return { routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body, context), upstreamPath: '/v1/completions', jsonBody: true };
 }
 
 function routingFromFields(
@@ -100,7 +108,9 @@ function routingFromFields(
   keyBasis: PrefixKeyBasis,
   headers: RequestHeaders,
   body: Uint8Array | undefined,
+  context: RequestContext,
 ): RoutingRequest {
+  const cacheScope = cacheScopeOf(fields.cacheSalt, context.keyIdentity);
   return {
     model: fields.model,
     api,
@@ -108,6 +118,7 @@ function routingFromFields(
     routingText: fields.routingText,
     rawBody: keyBasis === 'body-bytes' ? body : undefined,
     tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], fields.promptCacheKey),
+    ...(cacheScope !== undefined ? { cacheScope } : {}),
     sessionKey: fields.user,
     headers,
     stream: fields.stream,
@@ -120,11 +131,12 @@ function routingFromFields(
  */
 export function routingRequestFromOpenAiJson(json: JsonObject, api: 'chat' | 'completions', headers: RequestHeaders = {}): RoutingRequest {
   const fields = api === 'chat' ? readChatFields(json) : readCompletionFields(json);
-  return routingFromFields(fields, api, 'message-text', headers, undefined);
+  return routingFromFields(fields, api, 'message-text', headers, undefined, {});
 }
 
-function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined): ParsedRequest {
+function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined, context: RequestContext): ParsedRequest {
   const promptCacheKey = typeof json?.prompt_cache_key === 'string' ? json.prompt_cache_key : undefined;
+  const cacheScope = cacheScopeOf(typeof json?.cache_salt === 'string' ? json.cache_salt : undefined, context.keyIdentity);
   return {
     routing: {
       model: typeof json?.model === 'string' ? json.model : '',
@@ -133,6 +145,7 @@ function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject
       routingText: '',
       rawBody: body,
       tenantKey: tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], promptCacheKey),
+      ...(cacheScope !== undefined ? { cacheScope } : {}),
       headers,
       stream: json?.stream === true,
     },

@@ -24,6 +24,12 @@ export interface RoutingRequest {
   readonly rawBody?: Uint8Array;
   /** X-Amzn-SageMaker-Prefix-Aware-Id header or OpenAI `prompt_cache_key`: mixed into the routing key. */
   readonly tenantKey?: string;
+  /**
+   * Who may share cached prefixes with whom (cacheScopeOf): set when the request carries vLLM's `cache_salt` or
+   * was authenticated by an API key. Mixed into every routing hash (policy/cache-scope.ts), so requests of
+   * different scopes never appear to share a prefix.
+   */
+  readonly cacheScope?: string;
   /** Optional conversation/session id (e.g. OpenAI `user`), for policies that want session stickiness. */
   readonly sessionKey?: string;
   /** The request's HTTP headers (lower-case names), for policies that read one (e.g. a session header). */

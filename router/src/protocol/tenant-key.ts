@@ -30,3 +30,14 @@ export function isValidPrefixAwareId(value: string): boolean {
   }
   return true;
 }
+
+/**
+ * The cache scope of a request (RoutingRequest.cacheScope): vLLM's `cache_salt` and, when the router requires API
+ * keys, the identity of the key it was authenticated by (KeyRing.identity: a digest, never the key). Undefined when
+ * it has neither, so unscoped requests hash as before. The identity is hex, so the separator cannot be forged by a
+ * salt: no (identity, salt) pair encodes like another.
+ */
+export function cacheScopeOf(cacheSalt: string | undefined, keyIdentity: string | undefined): string | undefined {
+  if (cacheSalt === undefined && keyIdentity === undefined) return undefined;
+  return `${keyIdentity ?? ''}|${cacheSalt ?? ''}`;
+}

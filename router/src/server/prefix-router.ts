@@ -432,7 +432,7 @@ export class PrefixRouter implements RunningRouter {
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
-      const parsed = parseRoutedRequest(route, body, req.headers);
+      const parsed = parseRoutedRequest(route, body, req.headers, { keyIdentity: this.keyIdentityOf(req) });
       await this.routeAndProxy(req, res, route, parsed, body);
     } catch (err) {
       if (err instanceof ClientGoneError) return;
@@ -496,8 +496,17 @@ export class PrefixRouter implements RunningRouter {
 
   /** Who a request counts against: its API key's identity when keys are required, else its address. */
   private clientOf(req: IncomingMessage): string {
+    const identity = this.keyIdentityOf(req);
+    return identity !== undefined ? `key:${identity}` : `addr:${req.socket.remoteAddress ?? ''}`;
+  }
+
+  /**
+   * The identity (KeyRing.identity) of the API key a request presents when the router requires keys: the tenant
+   * its in-flight cap counts against and the cache scope its routing hashes are seeded with.
+   */
+  private keyIdentityOf(req: IncomingMessage): string | undefined {
     const key = this.apiKeys === undefined ? undefined : presentedKey(req.headers);
-    return key !== undefined ? `key:${KeyRing.identity(key)}` : `addr:${req.socket.remoteAddress ?? ''}`;
+    return key === undefined ? undefined : KeyRing.identity(key);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CHARS_PER_TOKEN } from './block-hash';
 import { InstanceLoad, type LoadTicket } from './instance-load';
-import { engineEvictionCutoff, InstancePrefixIndex, RecencyClock } from './prefix-index';
+import { EngineFeedback, InstancePrefixIndex, RecencyClock, type FeedbackAdmission } from './prefix-index';
 
 /** An instance's load as it counts it itself: every request it was sent, by any router. */
 export interface InstanceLoadFigures {
@@ -47,14 +47,17 @@ export interface InstanceStateUpdate {
  * snapshot is no larger, so older events are dropped and a slower observer gets the snapshot.
  *
  * Engine feedback: when the engine reports fewer cached tokens for a request than the index predicted (by at
- * least FEEDBACK_TOLERANCE_BLOCKS, see engineEvictionCutoff), it evicted those blocks and, being LRU, all it used less recently; the index
- * drops them and records the request's blocks again (the engine has just computed them), as cache-aware does with
- * its own index. So the published index follows what the engine kept, not only what it was sent.
+ * least FEEDBACK_TOLERANCE_BLOCKS, see engineEvictionCutoff) and the report is one an LRU engine can give
+ * (EngineFeedback: no shallower than what it was seen serving, no faster than it admits), it evicted those blocks
+ * and all it used less recently; the index drops them and records the request's blocks again (the engine has just
+ * computed them), as cache-aware does with its own index. So the published index follows what the engine kept, not
+ * only what it was sent, and one request that renders a hot prefix differently cannot empty it.
  */
 export class InstanceStateLog {
   readonly load = new InstanceLoad();
   private readonly index: InstancePrefixIndex;
   private readonly clock = new RecencyClock();
+  private readonly feedback = new EngineFeedback();
   private seq = 0;
   /** Events seq − (log.length − logStart) + 1 … seq are log[logStart…]; the dropped head is cut off in bulk. */
   private log: IndexEvent[] = [];
@@ -80,16 +83,15 @@ export class InstanceStateLog {
   admit(hashes: Int32Array, promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
     const priorRecency = this.index.recenciesOfMatch(hashes);
     const cached = Math.min(Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
-    const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, priorRecency);
+    const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, { priorRecency, clockAtAdmission: this.clock.now });
     if (record === 'now') admitted.accepted();
     return admitted;
   }
 
-  /** The engine served `cachedTokens` of a request admitted with `priorRecency` for its matched blocks. */
-  correct(hashes: Int32Array, priorRecency: Float64Array, cachedTokens: number): void {
-    const notNewerThan = engineEvictionCutoff(priorRecency, cachedTokens, this.blockChars);
+  /** The engine served `cachedTokens` of a request admitted as `admission`. */
+  correct(hashes: Int32Array, admission: FeedbackAdmission, cachedTokens: number): void {
+    const notNewerThan = this.feedback.correct(this.index, this.clock, admission, cachedTokens, this.blockChars);
     if (notNewerThan === undefined) return;
-    this.index.evictNotNewerThan(notNewerThan);
     this.append({ evictNotNewerThan: notNewerThan }, 0);
     this.recordBlocks(hashes);
   }
@@ -166,7 +168,7 @@ export class AdmittedRequest {
     private readonly log: InstanceStateLog,
     readonly ticket: LoadTicket,
     private readonly hashes: Int32Array,
-    private readonly priorRecency: Float64Array,
+    private readonly admission: FeedbackAdmission,
   ) {}
 
   /** The engine accepted the request (a 2xx answer started): its blocks are recorded. Idempotent. */
@@ -190,7 +192,7 @@ export class AdmittedRequest {
   engineCached(cachedTokens: number): void {
     if (this.corrected || !this.recorded) return;
     this.corrected = true;
-    this.log.correct(this.hashes, this.priorRecency, cachedTokens);
+    this.log.correct(this.hashes, this.admission, cachedTokens);
   }
 }
 

@@ -92,13 +92,24 @@ export class InstancePrefixIndex {
 
   /** Drops every block not used more recently than `recency` (the instance evidently evicted them). Returns how many. */
   evictNotNewerThan(recency: number): number {
+    return this.evictOldest(recency, Infinity).dropped;
+  }
+
+  /**
+   * Drops the least recently used blocks, oldest first, while they were used no later than `recency`, at most
+   * `maxBlocks` of them. Evicting from the old end keeps every chain prefix-closed (as evictNotNewerThan, which the
+   * result's `cutoff`, the recency of the last block dropped, reproduces exactly on a copy of this index).
+   */
+  evictOldest(recency: number, maxBlocks: number): { readonly dropped: number; readonly cutoff: number | undefined } {
     let dropped = 0;
+    let cutoff: number | undefined;
     for (const [hash, seen] of this.entries) {
-      if (seen > recency) break;
+      if (seen > recency || dropped >= maxBlocks) break;
       this.entries.delete(hash);
+      cutoff = seen;
       dropped++;
     }
-    return dropped;
+    return { dropped, cutoff };
   }
 
   evictToCapacity(): void {
@@ -146,8 +157,75 @@ export const FEEDBACK_TOLERANCE_BLOCKS = 2;
  * (`evictNotNewerThan`). Undefined when the answer agrees with the index.
  */
 export function engineEvictionCutoff(matchedRecencies: Float64Array, cachedTokens: number, blockChars: number): number | undefined {
-  const deliveredBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / blockChars);
+  const deliveredBlocks = deliveredBlocksOf(cachedTokens, blockChars);
   return matchedRecencies.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS ? undefined : matchedRecencies[deliveredBlocks];
+}
+
+/** The routing blocks `cachedTokens` cover. */
+function deliveredBlocksOf(cachedTokens: number, blockChars: number): number {
+  return Math.floor((cachedTokens * CHARS_PER_TOKEN) / blockChars);
+}
+
+/** What an index recorded of a request when it was admitted: what the engine's report on it is checked against. */
+export interface FeedbackAdmission {
+  /** recenciesOfMatch of the request's blocks before it touched them. */
+  readonly priorRecency: Float64Array;
+  /** The index clock when it was admitted (before its blocks were recorded). */
+  readonly clockAtAdmission: number;
+}
+
+/**
+ * Engine feedback for one instance's index that a request cannot abuse (index poisoning): one home for the rule
+ * shared by the cache-aware policy's own index and an instance's published index.
+ *
+ * A request's `cached_tokens` below the index's match says that the engine did not serve *this rendering* of its
+ * blocks. A request whose routing text matches a hot prefix but renders differently (another role structure, an
+ * adapter, a template) reports 0 while the engine still holds the prefix, and the LRU inference of
+ * engineEvictionCutoff (everything used no later than the missed block is gone) would then drop the whole index.
+ * So a report evicts only when two things hold:
+ *
+ * 1. **It agrees with LRU, given the engine's other reports.** An LRU cache never evicts a block while it keeps one
+ *    used less recently. Each report that served blocks proves the engine holds blocks as deep (index ticks since
+ *    their last use, at admission) as its deepest served block; a report that a block was evicted is believed only
+ *    if that block is at least as deep as the deepest the engine was proven to serve within the last
+ *    `capacityBlocks` ticks (one turnover of the index: an older proof says nothing about what the cache holds now,
+ *    and the engine's usable cache shrinks as running requests pin blocks). A hot prefix, re-used all the time, is
+ *    shallower than what the engine proves it serves, so a report against it changes nothing; the request that
+ *    missed has recomputed its blocks anyway, so they are cached now in the rendering it uses.
+ * 2. **It evicts no faster than the engine can.** An LRU engine evicts a block only to make room for one it
+ *    admits, so between two corrections it cannot have lost more blocks than the index recorded since: a
+ *    correction drops at most that many, oldest first (the first one may drop everything: the index may start out
+ *    believing the engine holds more than it can).
+ */
+export class EngineFeedback {
+  private provenDepth = 0;
+  private provenAtClock = -Infinity;
+  private clockAtLastCorrection = 0;
+
+  /**
+   * Applies the engine's `cachedTokens` for a request admitted as `admission` to `index`: returns the recency up to
+   * which it evicted (for observers to replay with evictNotNewerThan), or undefined when it evicted nothing.
+   */
+  correct(index: InstancePrefixIndex, clock: RecencyClock, admission: FeedbackAdmission, cachedTokens: number, blockChars: number): number | undefined {
+    const { priorRecency, clockAtAdmission } = admission;
+    const delivered = Math.min(deliveredBlocksOf(cachedTokens, blockChars), priorRecency.length);
+    const proofIsCurrent = clock.now - this.provenAtClock <= index.capacityBlocks;
+    if (delivered > 0) {
+      const servedDepth = clockAtAdmission - priorRecency[delivered - 1];
+      if (!proofIsCurrent || servedDepth >= this.provenDepth) {
+        this.provenDepth = servedDepth;
+        this.provenAtClock = clock.now;
+      }
+    }
+    const notNewerThan = engineEvictionCutoff(priorRecency, cachedTokens, blockChars);
+    if (notNewerThan === undefined) return undefined;
+    // 1. A block shallower than one the engine was just seen serving cannot have been evicted by an LRU cache.
+    if (proofIsCurrent && clockAtAdmission - notNewerThan < this.provenDepth) return undefined;
+    // 2. No more than the blocks recorded since the last correction.
+    const budget = clock.now - this.clockAtLastCorrection;
+    this.clockAtLastCorrection = clock.now;
+    return index.evictOldest(notNewerThan, budget).cutoff;
+  }
 }
 
 /** Monotonic recency numbers shared by the indexes of one policy. */

@@ -104,6 +104,21 @@ describe('emulator server', () => {
       expect(second.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(200);
     });
 
+    test('GIVEN cache_salt THEN cached blocks are shared only among requests with the same salt (vLLM\'s rule)', async () => {
+      const messages = [
+        { role: 'system' as const, content: textOf('salted system', 200) },
+        { role: 'user' as const, content: 'What now?' },
+      ];
+      // cache_salt is a vLLM extension, not in the openai SDK's types: sent as an extra body field.
+      const send = (salt: string) => client.chat.completions.create({ model: 'tiny-emulated-model', messages, max_tokens: 2, cache_salt: salt } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      expect((await send('tenant-a')).usage?.prompt_tokens_details?.cached_tokens).toBe(0);
+      // WHEN another salt sends the same prompt THEN nothing is cached for it
+      expect((await send('tenant-b')).usage?.prompt_tokens_details?.cached_tokens).toBe(0);
+      // AND the first salt's repeat hits its own blocks
+      expect((await send('tenant-a')).usage?.prompt_tokens_details?.cached_tokens).toBe(expectedHit(chatTemplate(messages)));
+      await expect(client.chat.completions.create({ model: 'tiny-emulated-model', messages, max_tokens: 2, cache_salt: '' } as OpenAI.ChatCompletionCreateParamsNonStreaming)).rejects.toMatchObject({ status: 400 });
+    });
+
     test('GIVEN completions, streaming and not THEN both return the filler text and usage', async () => {
       const prompt = textOf('completion', 64);
       const plain = await client.completions.create({ model: 'tiny-emulated-model', prompt, max_tokens: 3 });

@@ -279,6 +279,63 @@ describe('when the index is bounded and corrected', () => {
     expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(4);
   });
 
+  /** Sends `request` to `instance` and releases it with the engine's report of `cachedBlocks` blocks served from cache. */
+  function served(p: CacheAwarePolicy, request: RoutingRequest, instance: string, cachedBlocks: number): void {
+    const d: RoutingDecision = { instance, reason: 'cache-match' };
+    p.commit(request, d);
+    p.release(request, d, { kind: 'completed', cachedTokens: (cachedBlocks * BLOCK) / 4 });
+  }
+
+  /** Ten 4-block conversations on one instance, then a hot 8-block prefix, and the engine seen serving conversation 7 whole. */
+  function warmInstance() {
+    const p = policy();
+    const [a] = idle(1);
+    const conversations = Array.from({ length: 10 }, (_, i) => chatRequest(blocksOf(`conversation-${i}`, 4)));
+    for (const c of conversations) place(p, c, a.id);
+    const hot = chatRequest(blocksOf('hot system prompt', 8));
+    place(p, hot, a.id);
+    served(p, conversations[7], a.id, 4);
+    served(p, hot, a.id, 8);
+    const matched = (r: RoutingRequest) => p.index.get(a.id)!.match(p.blockHashesOf(r));
+    return { p, a, conversations, hot, matched };
+  }
+
+  it('GIVEN a request that matches a hot prefix but the engine served none of it (another rendering) THEN the index keeps everything', () => {
+    const { p, a, conversations, hot, matched } = warmInstance();
+    // WHEN a request with the hot prefix's routing text reports cached_tokens 0, many times
+    for (let i = 0; i < 5; i++) served(p, hot, a.id, 0);
+    // THEN the hot chain stays routable and nothing older was dropped: the engine was just seen serving deeper blocks
+    expect(matched(hot)).toBe(8);
+    for (const c of conversations) expect(matched(c)).toBe(4);
+    // (the whole prompt less its last token, which the engine recomputes)
+    expect(decide(p, hot, [a]).predictedCachedTokens).toBe((8 * BLOCK) / 4 - 1);
+  });
+
+  it('GIVEN the engine reports an old conversation missing (deeper than anything it served) THEN it and everything older are dropped', () => {
+    const { p, a, conversations, matched } = warmInstance();
+    served(p, conversations[2], a.id, 0);
+    expect(matched(conversations[0])).toBe(0);
+    expect(matched(conversations[1])).toBe(0);
+    // The reporting request's own blocks were just computed: back in. Newer ones stay.
+    expect(matched(conversations[2])).toBe(4);
+    expect(matched(conversations[3])).toBe(4);
+  });
+
+  it('GIVEN repeated eviction reports THEN each drops at most the blocks recorded since the previous correction', () => {
+    const { p, a, conversations, matched } = warmInstance();
+    served(p, conversations[2], a.id, 0); // corrects: conversations 0-2 dropped, 2 recorded again (4 blocks since)
+    // WHEN the engine at once reports conversation 6 missing (older ones 3-5 with it, by LRU)
+    served(p, conversations[6], a.id, 0);
+    // THEN only 4 blocks (one conversation, the oldest) go: an LRU engine cannot have lost more since it admitted only 4
+    expect(matched(conversations[3])).toBe(0);
+    expect(matched(conversations[4])).toBe(4);
+    // AND once more traffic has come in, a repeated report corrects further
+    for (let i = 0; i < 3; i++) place(p, chatRequest(blocksOf(`new-${i}`, 4)), a.id);
+    served(p, conversations[6], a.id, 0);
+    expect(matched(conversations[4])).toBe(0);
+    expect(matched(conversations[5])).toBe(0);
+  });
+
   it('GIVEN a different tenant key or model THEN the same text does not match', () => {
     const p = policy();
     const views = idle(4);

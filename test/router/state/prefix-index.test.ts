@@ -51,6 +51,29 @@ describe('when the per-instance prefix index records prompts', () => {
     expect(index.match(chain(2, 5))).toBe(5);
   });
 
+  it.each([
+    [0, 0],
+    [3, 3],
+    [5, 5],
+    [8, 5],
+  ])('GIVEN evictOldest with at most %i blocks THEN %i of the oldest go, and its cutoff replays the same on a copy', (maxBlocks, dropped) => {
+    const index = new InstancePrefixIndex(100);
+    const clock = new RecencyClock();
+    index.record(chain(1, 5), clock);
+    const boundary = index.recencyOf(chain(1, 5)[0])!;
+    index.record(chain(2, 5), clock);
+    const copy = new InstancePrefixIndex(100);
+    const { hashes, recency } = index.export();
+    copy.restore(hashes, recency);
+    const result = index.evictOldest(boundary, maxBlocks);
+    expect(result.dropped).toBe(dropped);
+    // Oldest first: a chain loses its last blocks, so it stays prefix-closed.
+    expect(index.match(chain(1, 5))).toBe(5 - dropped);
+    expect(index.match(chain(2, 5))).toBe(5);
+    if (result.cutoff !== undefined) copy.evictNotNewerThan(result.cutoff);
+    expect(copy.export()).toEqual(index.export());
+  });
+
   it('GIVEN instances removed THEN their indexes are forgotten; a smaller capacity evicts at once', () => {
     const all = new PrefixIndex();
     all.forInstance('a', 50).record(chain(1, 20), all.clock);
