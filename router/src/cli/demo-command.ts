@@ -5,7 +5,7 @@ import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { reportHeadline } from '../report/report-verdict';
 import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
-import { collect, defaultReportDir, integerFlag, numberFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, numberFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
 
 /** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
@@ -29,7 +29,7 @@ export function register(program: Command): void {
 
 export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
-  const policies: PolicyConfig[] = ((flags.policy as string[] | undefined) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
+  const policies: PolicyConfig[] = (policyFlagSpecs(flags.policy) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   const profile = str('profile') ?? DEMO_DEFAULTS.profile;

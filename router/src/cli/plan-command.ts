@@ -8,7 +8,7 @@ import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
-import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
 
 /**
@@ -109,7 +109,7 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   }
   let strategies: PlanStrategy[];
   try {
-    strategies = planStrategies((flags.policy as string[] | undefined) ?? [], (flags.sweep as string[] | undefined) ?? []);
+    strategies = planStrategies(policyFlagSpecs(flags.policy) ?? [], (flags.sweep as string[] | undefined) ?? []);
   } catch (err) {
     throw err instanceof RangeError ? new ConfigError([err.message]) : err;
   }

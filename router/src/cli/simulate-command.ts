@@ -12,7 +12,7 @@ import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/s
 import { parseWorkloadSpec, type Workload } from '../workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
-import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
@@ -71,7 +71,7 @@ export interface SimulateFlags {
 export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlags {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
   const sweeps = ((flags.sweep as string[] | undefined) ?? []).flatMap((s) => expandPolicySweep(s));
-  const policySpecs = (flags.policy as string[] | undefined) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
+  const policySpecs = policyFlagSpecs(flags.policy) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
   const policies = [...policySpecs.map((s) => parsePolicySpec(s)), ...sweeps];
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
