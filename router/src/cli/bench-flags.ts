@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { basename } from 'node:path';
 import { LIVE_RANGES, normalizeMetricsUrl, parseTargetUrl, DEFAULT_INSTANCE_HEADER, DEFAULT_REQUEST_TIMEOUT_MS, type LiveBenchmarkOptions } from '../benchmark';
-import { strategyLabel, type StrategyId } from '../report/report-model';
+import { baselineProblem, strategyLabel, type StrategyId } from '../report/report-model';
 import type { Workload } from '../workload/workload';
 import { parseWorkloadSpec } from '../workload/workload-spec';
 import { policyOptionsOf } from '../policy/policy-config';
@@ -251,6 +251,9 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   }
 
   const strategyId: StrategyId = strategyIdOf(strategy ?? label ?? 'live', strategy !== undefined, problems);
+  // Without --append the report holds this run alone; with it, bench-run checks against the appended report's runs.
+  const baselineMisses = baseline === undefined || append !== undefined ? undefined : baselineProblem(baseline, [{ label: label ?? strategyLabel(strategyId), strategy: strategyId }]);
+  if (baselineMisses !== undefined) problems.push(`--baseline ${baselineMisses}`);
   const fleetKvTokens = number('fleet-kv-tokens', flags.fleetKvTokens, { min: DEFAULT_BLOCK_TOKENS, max: 1e12 }, true);
   checks.throwIfAny();
   return {

@@ -3,11 +3,11 @@ import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../em
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
-import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
+import { compareStrategies, policyLabels, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
-import { terminalSummary, writeReport, type ReportFiles } from '../report';
+import { baselineProblem, terminalSummary, writeReport, type ReportFiles } from '../report';
 import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
@@ -75,6 +75,10 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
   const policies = [...policySpecs.map((s) => parsePolicySpec(s)), ...sweeps];
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
+  const baseline = str('baseline');
+  const labels = policyLabels(policies);
+  const baselineMisses = baseline === undefined ? undefined : baselineProblem(baseline, policies.map((p, i) => ({ label: labels[i]!, strategy: p })));
+  if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
   let profile: EngineProfile;
   try {
     profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
@@ -94,7 +98,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
     sendUntilMs: str('duration') === undefined ? undefined : numberFlag('duration', str('duration'), 0, 604800, true) * 1000,
     maxRequests: optionalIntegerFlag('max-requests', str('max-requests') ?? str('maxRequests'), 1, 100_000_000),
-    baseline: str('baseline'),
+    baseline,
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
     jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),

@@ -337,6 +337,25 @@ export function compare(s: StrategySummary, base: StrategySummary): Comparison {
   };
 }
 
+/** What a baseline is matched against: a run's label and its strategy's name. */
+export interface BaselineCandidate {
+  readonly label: string;
+  readonly strategy: { readonly name: string };
+}
+
+/** The run a baseline names: the one with that label, else the first of that strategy name. */
+export function findBaselineRun<T extends BaselineCandidate>(key: string, runs: readonly T[]): T | undefined {
+  return runs.find((r) => r.label === key) ?? runs.find((r) => r.strategy.name === key);
+}
+
+/**
+ * Why `baseline` names none of `runs` (e.g. `'x' is not one of the runs (random, cache-aware)`), or undefined when
+ * it names one. The CLIs check it before any run starts, with the same rule buildReport applies after.
+ */
+export function baselineProblem(baseline: string, runs: readonly BaselineCandidate[]): string | undefined {
+  return findBaselineRun(baseline, runs) === undefined ? `'${baseline}' is not one of the runs (${runs.map((r) => r.label).join(', ')})` : undefined;
+}
+
 /** Aggregate every run into one report. Throws ReportInputError on duplicate labels or an unknown named baseline. */
 export function buildReport(input: ReportInput): BenchmarkReport {
   const ceilings = input.ceilings ?? null;
@@ -346,14 +365,12 @@ export function buildReport(input: ReportInput): BenchmarkReport {
     if (labels.has(s.label)) throw new ReportInputError(`two runs share the label '${s.label}'; give each a distinct label`);
     labels.add(s.label);
   }
-  const findBaseline = (key: string): StrategySummary | undefined =>
-    strategies.find((s) => s.label === key) ?? strategies.find((s) => s.strategy.name === key);
   let base: StrategySummary | undefined;
   if (input.baseline !== undefined) {
-    base = findBaseline(input.baseline);
-    if (base === undefined) throw new ReportInputError(`baseline '${input.baseline}' is not one of the runs (${strategies.map((s) => s.label).join(', ')})`);
+    base = findBaselineRun(input.baseline, strategies);
+    if (base === undefined) throw new ReportInputError(`baseline ${baselineProblem(input.baseline, strategies)}`);
   } else {
-    base = findBaseline('random');
+    base = findBaselineRun('random', strategies);
   }
   const comparisons = base === undefined ? [] : strategies.filter((s) => s !== base).map((s) => compare(s, base));
   return {
