@@ -6,6 +6,7 @@ import type { Workload } from '../workload/workload';
 import { parseWorkloadSpec } from '../workload/workload-spec';
 import { policyOptionsOf } from '../policy/policy-config';
 import { parsePolicySpec } from '../policy/policy-spec';
+import { recognizingCaptureFiles } from './workload-flag';
 import { DEFAULT_BLOCK_TOKENS } from '../state/block-hash';
 import { ConfigError } from '../common/config-error';
 import { collect, FlagProblems, integerFlag, numberFlag, type FlagRange } from './flag-values';
@@ -195,7 +196,7 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     }
     if (flags.concurrency === undefined || concurrency !== undefined) {
       try {
-        workload = parseWorkloadSpec(spec);
+        workload = recognizingCaptureFiles(() => parseWorkloadSpec(spec));
       } catch (err) {
         problems.push(`--workload: ${(err as Error).message}`);
       }

@@ -7,6 +7,7 @@ import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
 import { collect, defaultReportDir, integerFlag, numberFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 /** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
 export function register(program: Command): void {
@@ -43,7 +44,7 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
     durationMs: numberFlag('duration', str('duration') ?? String(DEMO_DEFAULTS.durationSeconds), 10, 3600) * 1000,
     timeScale: numberFlag('time-scale', str('timeScale') ?? String(DEMO_DEFAULTS.timeScale), 1, 20),
     profile,
-    workload: parseDemoWorkload(str('workload')),
+    workload: recognizingCaptureFiles(() => parseDemoWorkload(str('workload'))),
     policies,
     seed: integerFlag('seed', str('seed') ?? String(DEMO_DEFAULTS.seed), 0, 4294967295),
     outDir: str('out') ?? defaultReportDir('demo'),

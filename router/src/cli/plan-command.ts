@@ -10,6 +10,7 @@ import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
 import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 /**
  * Where the built-in instance prices come from: approximate us-east-1 on-demand list prices for SageMaker
@@ -115,7 +116,7 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   }
   const duration = str('duration');
   return {
-    workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
+    workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     slos,
     strategies,
     instances: parseInstanceRange(str('instances') ?? PLAN_INSTANCES_DEFAULT),

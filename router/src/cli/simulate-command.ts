@@ -14,6 +14,7 @@ import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
 import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -86,7 +87,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   return {
-    workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
+    workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     policies,
     instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
     routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
