@@ -91,6 +91,11 @@ export interface StrategySummary {
   readonly succeeded: number;
   readonly errors: number;
   readonly errorsByCode: Readonly<Record<string, number>>;
+  /**
+   * The first message recorded for each error code (the engine's or server's words, e.g. vLLM's context-length
+   * refusal), where one was; codes stay the grouping key. Absent in reports written before it was recorded.
+   */
+  readonly errorMessages?: Readonly<Record<string, string>>;
   readonly ttftMs: Distribution;
   readonly e2eMs: Distribution;
   readonly cacheHitRate: {
@@ -252,7 +257,12 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
   });
 
   const errorsByCode: Record<string, number> = {};
-  for (const r of sentInWindow) if (r.error !== undefined) errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+  const errorMessages: Record<string, string> = {};
+  for (const r of sentInWindow) {
+    if (r.error === undefined) continue;
+    errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages)) errorMessages[r.error] = r.errorDetail;
+  }
 
   const decisions = sortedAscending(sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])));
   const engineReported = usageSeen ? ratio(cached, prompt) : null;
@@ -284,6 +294,7 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
     succeeded: ok.length,
     errors: sentInWindow.length - ok.length,
     errorsByCode,
+    errorMessages,
     ttftMs: distribution(ttftSorted),
     e2eMs: distribution(ok.map((r) => r.e2eMs)),
     cacheHitRate: {
