@@ -294,7 +294,8 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
     succeeded: ok.length,
     errors: sentInWindow.length - ok.length,
     errorsByCode,
-    errorMessages,
+    // Only where a message was recorded, so reports of runs without one read as before.
+    ...(Object.keys(errorMessages).length > 0 ? { errorMessages } : {}),
     ttftMs: distribution(ttftSorted),
     e2eMs: distribution(ok.map((r) => r.e2eMs)),
     cacheHitRate: {
