@@ -15,7 +15,7 @@ import { join, relative } from 'node:path';
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const CONSTRUCT = JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as { name: string; peerDependencies: Record<string, string> };
-const ROUTER = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
+const ROUTER = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
 
 interface Packed { name: string; filename: string; files: { path: string }[] }
 
@@ -119,10 +119,11 @@ process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properti
     expect(statSync(join(staged, 'router', 'entrypoint.sh')).mode & 0o111).not.toBe(0);
   });
 
-  test('GIVEN an empty project WHEN the router tarball is installed THEN npx prefix-router simulates the shipped trace by name and the client subpath loads', () => {
+  test('GIVEN an empty project WHEN the router tarball is installed THEN npx prefix-router prints its version, simulates the shipped trace by name and the client subpath loads', () => {
     const project = emptyProject(join(work, 'router-project'));
     run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, router.filename)], project, 300_000);
     expect(existsSync(join(project, 'node_modules', 'aws-cdk-lib'))).toBe(false);
+    expect(run('npx', ['--no-install', 'prefix-router', '--version'], project, 60_000)).toBe(`${ROUTER.version}\n`);
 
     const out = join(project, 'report');
     const printed = run(

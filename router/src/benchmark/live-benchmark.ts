@@ -24,8 +24,6 @@ export interface LiveRequestRecord extends RequestRecord {
   readonly arrivalMs: number;
   /** HTTP status of the answer; null when none arrived. */
   readonly httpStatus: number | null;
-  /** The server's or client's message for `error` (never request content). */
-  readonly errorDetail?: string;
   /** The answer carried usage.prompt_tokens_details.cached_tokens. */
   readonly cachedTokensReported: boolean;
 }

@@ -1,11 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { basename } from 'node:path';
 import { LIVE_RANGES, normalizeMetricsUrl, parseTargetUrl, DEFAULT_INSTANCE_HEADER, DEFAULT_REQUEST_TIMEOUT_MS, type LiveBenchmarkOptions } from '../benchmark';
-import { strategyLabel, type StrategyId } from '../report/report-model';
+import { baselineProblem, strategyLabel, type StrategyId } from '../report/report-model';
 import type { Workload } from '../workload/workload';
 import { parseWorkloadSpec } from '../workload/workload-spec';
 import { policyOptionsOf } from '../policy/policy-config';
 import { parsePolicySpec } from '../policy/policy-spec';
+import { recognizingCaptureFiles } from './workload-flag';
 import { DEFAULT_BLOCK_TOKENS } from '../state/block-hash';
 import { ConfigError } from '../common/config-error';
 import { collect, FlagProblems, integerFlag, numberFlag, type FlagRange } from './flag-values';
@@ -195,7 +196,7 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     }
     if (flags.concurrency === undefined || concurrency !== undefined) {
       try {
-        workload = parseWorkloadSpec(spec);
+        workload = recognizingCaptureFiles(() => parseWorkloadSpec(spec));
       } catch (err) {
         problems.push(`--workload: ${(err as Error).message}`);
       }
@@ -251,6 +252,9 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   }
 
   const strategyId: StrategyId = strategyIdOf(strategy ?? label ?? 'live', strategy !== undefined, problems);
+  // Without --append the report holds this run alone; with it, bench-run checks against the appended report's runs.
+  const baselineMisses = baseline === undefined || append !== undefined ? undefined : baselineProblem(baseline, [{ label: label ?? strategyLabel(strategyId), strategy: strategyId }]);
+  if (baselineMisses !== undefined) problems.push(`--baseline ${baselineMisses}`);
   const fleetKvTokens = number('fleet-kv-tokens', flags.fleetKvTokens, { min: DEFAULT_BLOCK_TOKENS, max: 1e12 }, true);
   checks.throwIfAny();
   return {

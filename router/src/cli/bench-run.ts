@@ -14,7 +14,8 @@ import {
   type ProgressStream,
 } from '../benchmark';
 import { parseReportJson } from '../report/render-json';
-import type { BenchmarkReport } from '../report/report-model';
+import { baselineProblem, type BenchmarkReport } from '../report/report-model';
+import { ConfigError } from '../common/config-error';
 import { terminalSummary } from '../report/terminal-summary';
 import { writeReport, type ReportFiles } from '../report/write-report';
 import { liveOptionsOf, type BenchSettings } from './bench-flags';
@@ -76,6 +77,9 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, 
     } catch (err) {
       throw new Error(`--append ${settings.append}: ${(err as Error).message}`);
     }
+    // Checked before any request is sent: the baseline must name a run of the appended report or this one.
+    const baselineMisses = settings.baseline === undefined ? undefined : baselineProblem(settings.baseline, [...existing.strategies, { label: settings.label, strategy: settings.strategy }]);
+    if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
   }
   const startedAt = new Date();
   const directory = settings.out ?? (settings.append !== undefined ? dirname(settings.append) : defaultReportDir('bench', startedAt));

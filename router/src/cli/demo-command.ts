@@ -5,8 +5,9 @@ import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { reportHeadline } from '../report/report-verdict';
 import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
-import { collect, defaultReportDir, integerFlag, numberFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, numberFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 /** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
 export function register(program: Command): void {
@@ -29,7 +30,7 @@ export function register(program: Command): void {
 
 export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
-  const policies: PolicyConfig[] = ((flags.policy as string[] | undefined) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
+  const policies: PolicyConfig[] = (policyFlagSpecs(flags.policy) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   const profile = str('profile') ?? DEMO_DEFAULTS.profile;
@@ -43,7 +44,7 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
     durationMs: numberFlag('duration', str('duration') ?? String(DEMO_DEFAULTS.durationSeconds), 10, 3600) * 1000,
     timeScale: numberFlag('time-scale', str('timeScale') ?? String(DEMO_DEFAULTS.timeScale), 1, 20),
     profile,
-    workload: parseDemoWorkload(str('workload')),
+    workload: recognizingCaptureFiles(() => parseDemoWorkload(str('workload'))),
     policies,
     seed: integerFlag('seed', str('seed') ?? String(DEMO_DEFAULTS.seed), 0, 4294967295),
     outDir: str('out') ?? defaultReportDir('demo'),

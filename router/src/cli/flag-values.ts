@@ -85,6 +85,25 @@ export function collect(value: string, previous: string[] | undefined): string[]
   return [...(previous ?? []), value];
 }
 
+/**
+ * The specs of a repeatable policy flag (`--policy`), or undefined when it was not given. Each value is one policy:
+ * a comma in a name (`--policy random,cache-aware`) is refused with the form that works, since policy names never
+ * hold one and the per-name error ("must name a policy") would not say what to type instead. Commas after `?` are
+ * option values, left to the policy parser.
+ */
+export function policyFlagSpecs(raw: unknown, flag = 'policy'): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const specs = (Array.isArray(raw) ? raw : [raw]).map(String);
+  const problems = specs
+    .filter((spec) => spec.split('?', 1)[0]!.includes(','))
+    .map((spec) => {
+      const names = spec.split(',').map((name) => name.trim()).filter((name) => name !== '');
+      return `--${flag} takes one policy per flag (got ${JSON.stringify(spec)}): repeat --${flag} for each policy (${names.map((name) => `--${flag} ${name}`).join(' ')})`;
+    });
+  if (problems.length > 0) throw new ConfigError(problems);
+  return specs;
+}
+
 /** `reports/<command>-<UTC timestamp>`: a fresh directory per run that sorts by time. */
 export function defaultReportDir(command: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');

@@ -8,8 +8,9 @@ import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
-import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 /**
  * Where the built-in instance prices come from: approximate us-east-1 on-demand list prices for SageMaker
@@ -109,13 +110,13 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   }
   let strategies: PlanStrategy[];
   try {
-    strategies = planStrategies((flags.policy as string[] | undefined) ?? [], (flags.sweep as string[] | undefined) ?? []);
+    strategies = planStrategies(policyFlagSpecs(flags.policy) ?? [], (flags.sweep as string[] | undefined) ?? []);
   } catch (err) {
     throw err instanceof RangeError ? new ConfigError([err.message]) : err;
   }
   const duration = str('duration');
   return {
-    workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
+    workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     slos,
     strategies,
     instances: parseInstanceRange(str('instances') ?? PLAN_INSTANCES_DEFAULT),

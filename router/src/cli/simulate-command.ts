@@ -3,17 +3,18 @@ import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../em
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
-import { compareStrategies, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
+import { compareStrategies, policyLabels, type StrategyComparison, type StrategyComparisonConfig } from '../sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
-import { terminalSummary, writeReport, type ReportFiles } from '../report';
+import { baselineProblem, terminalSummary, writeReport, type ReportFiles } from '../report';
 import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
-import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag } from './flag-values';
+import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
+import { recognizingCaptureFiles } from './workload-flag';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -71,10 +72,14 @@ export interface SimulateFlags {
 export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlags {
   const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
   const sweeps = ((flags.sweep as string[] | undefined) ?? []).flatMap((s) => expandPolicySweep(s));
-  const policySpecs = (flags.policy as string[] | undefined) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
+  const policySpecs = policyFlagSpecs(flags.policy) ?? (sweeps.length > 0 ? [] : DEFAULT_SIMULATED_POLICIES);
   const policies = [...policySpecs.map((s) => parsePolicySpec(s)), ...sweeps];
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
+  const baseline = str('baseline');
+  const labels = policyLabels(policies);
+  const baselineMisses = baseline === undefined ? undefined : baselineProblem(baseline, policies.map((p, i) => ({ label: labels[i]!, strategy: p })));
+  if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
   let profile: EngineProfile;
   try {
     profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
@@ -82,7 +87,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
   return {
-    workload: parseWorkloadSpec(str('workload') ?? 'long-context'),
+    workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     policies,
     instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
     routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
@@ -94,7 +99,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     warmupMs: numberFlag('warmup', str('warmup') ?? '0', 0, 604800) * 1000,
     sendUntilMs: str('duration') === undefined ? undefined : numberFlag('duration', str('duration'), 0, 604800, true) * 1000,
     maxRequests: optionalIntegerFlag('max-requests', str('max-requests') ?? str('maxRequests'), 1, 100_000_000),
-    baseline: str('baseline'),
+    baseline,
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
     jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),

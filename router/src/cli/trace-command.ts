@@ -19,6 +19,7 @@ import {
   type ImportReport,
 } from '../trace-import';
 import { integerFlag, numberFlag, optionalIntegerFlag } from './flag-values';
+import { recognizingCaptureFiles } from './workload-flag';
 import { ConfigError } from '../common/config-error';
 
 /**
@@ -112,7 +113,7 @@ export async function runWriteCapture(flags: Record<string, unknown>, print: (te
   if (captureDir === undefined && requestLog === undefined) throw new ConfigError(['give --capture-dir DIR, --request-log FILE, or both']);
   const encoding = str(flags, 'encoding') ?? 'json';
   if (!(ENCODINGS as readonly string[]).includes(encoding)) throw new ConfigError([`--encoding must be one of ${ENCODINGS.join(', ')} (got ${JSON.stringify(encoding)})`]);
-  const workload = parseWorkloadSpec(str(flags, 'workload') ?? '');
+  const workload = recognizingCaptureFiles(() => parseWorkloadSpec(str(flags, 'workload') ?? ''));
   const result = await writeCapture(workload, {
     captureDir,
     requestLog,

@@ -45,3 +45,21 @@ export function formatMicros(us: number | null): string {
   if (us === null) return MISSING;
   return us < 1000 ? `${Math.round(us)} µs` : `${(us / 1000).toFixed(2)} ms`;
 }
+
+/** Longest message quoted beside an error count: enough for vLLM's context-length refusal, short of a wall. */
+const ERROR_MESSAGE_CHARS = 200;
+
+/**
+ * A run's errors as one line, every renderer alike: `http_400 × 3 (first: "This model's maximum context length
+ * is …")`: each code with its count, and the first message recorded for it when there is one.
+ */
+export function errorCountsText(summary: { readonly errorsByCode: Readonly<Record<string, number>>; readonly errorMessages?: Readonly<Record<string, string>> }): string {
+  return Object.entries(summary.errorsByCode)
+    .map(([code, n]) => {
+      const message = summary.errorMessages?.[code];
+      if (message === undefined) return `${code} × ${n}`;
+      const shown = message.length > ERROR_MESSAGE_CHARS ? `${message.slice(0, ERROR_MESSAGE_CHARS - 1)}…` : message;
+      return `${code} × ${n} (first: ${JSON.stringify(shown)})`;
+    })
+    .join(', ');
+}

@@ -1,3 +1,4 @@
+import { errorCountsText } from './format';
 import type { BenchmarkReport } from './report-model';
 import { comparisonNoise, reportHeadline, type HeadlineDelta } from './report-verdict';
 import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, decisionTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
@@ -165,7 +166,7 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   const errors = report.strategies.filter((s) => s.errors > 0);
   if (errors.length > 0) {
     body.push('<h2>Errors</h2>', '<ul class="notes">');
-    for (const s of errors) body.push(`<li>${escapeXml(`${s.label}: ${Object.entries(s.errorsByCode).map(([c, n]) => `${c} × ${n}`).join(', ')}`)}</li>`);
+    for (const s of errors) body.push(`<li>${escapeXml(`${s.label}: ${errorCountsText(s)}`)}</li>`);
     body.push('</ul>');
   }
   body.push('<h2>Workload parameters</h2>', keyValues(Object.entries(report.workload.parameters).map(([k, v]) => [k, String(v)] as const)));

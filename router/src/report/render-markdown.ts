@@ -1,3 +1,4 @@
+import { errorCountsText } from './format';
 import type { BenchmarkReport } from './report-model';
 import { reportHeadline } from './report-verdict';
 import { ceilingRows, comparisonTable, decisionTable, instanceTable, summaryTable, type Table } from './report-table';
@@ -60,7 +61,7 @@ export function renderMarkdown(report: BenchmarkReport): string {
   const errors = report.strategies.filter((s) => s.errors > 0);
   if (errors.length > 0) {
     out.push('## Errors', '');
-    for (const s of errors) out.push(`- ${s.label}: ${Object.entries(s.errorsByCode).map(([code, n]) => `${code} × ${n}`).join(', ')}`);
+    for (const s of errors) out.push(`- ${s.label}: ${errorCountsText(s)}`);
     out.push('');
   }
 

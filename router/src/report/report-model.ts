@@ -91,6 +91,11 @@ export interface StrategySummary {
   readonly succeeded: number;
   readonly errors: number;
   readonly errorsByCode: Readonly<Record<string, number>>;
+  /**
+   * The first message recorded for each error code (the engine's or server's words, e.g. vLLM's context-length
+   * refusal), where one was; codes stay the grouping key. Absent in reports written before it was recorded.
+   */
+  readonly errorMessages?: Readonly<Record<string, string>>;
   readonly ttftMs: Distribution;
   readonly e2eMs: Distribution;
   readonly cacheHitRate: {
@@ -252,7 +257,12 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
   });
 
   const errorsByCode: Record<string, number> = {};
-  for (const r of sentInWindow) if (r.error !== undefined) errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+  const errorMessages: Record<string, string> = {};
+  for (const r of sentInWindow) {
+    if (r.error === undefined) continue;
+    errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages)) errorMessages[r.error] = r.errorDetail;
+  }
 
   const decisions = sortedAscending(sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])));
   const engineReported = usageSeen ? ratio(cached, prompt) : null;
@@ -284,6 +294,8 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
     succeeded: ok.length,
     errors: sentInWindow.length - ok.length,
     errorsByCode,
+    // Only where a message was recorded, so reports of runs without one read as before.
+    ...(Object.keys(errorMessages).length > 0 ? { errorMessages } : {}),
     ttftMs: distribution(ttftSorted),
     e2eMs: distribution(ok.map((r) => r.e2eMs)),
     cacheHitRate: {
@@ -337,6 +349,25 @@ export function compare(s: StrategySummary, base: StrategySummary): Comparison {
   };
 }
 
+/** What a baseline is matched against: a run's label and its strategy's name. */
+export interface BaselineCandidate {
+  readonly label: string;
+  readonly strategy: { readonly name: string };
+}
+
+/** The run a baseline names: the one with that label, else the first of that strategy name. */
+export function findBaselineRun<T extends BaselineCandidate>(key: string, runs: readonly T[]): T | undefined {
+  return runs.find((r) => r.label === key) ?? runs.find((r) => r.strategy.name === key);
+}
+
+/**
+ * Why `baseline` names none of `runs` (e.g. `'x' is not one of the runs (random, cache-aware)`), or undefined when
+ * it names one. The CLIs check it before any run starts, with the same rule buildReport applies after.
+ */
+export function baselineProblem(baseline: string, runs: readonly BaselineCandidate[]): string | undefined {
+  return findBaselineRun(baseline, runs) === undefined ? `'${baseline}' is not one of the runs (${runs.map((r) => r.label).join(', ')})` : undefined;
+}
+
 /** Aggregate every run into one report. Throws ReportInputError on duplicate labels or an unknown named baseline. */
 export function buildReport(input: ReportInput): BenchmarkReport {
   const ceilings = input.ceilings ?? null;
@@ -346,14 +377,12 @@ export function buildReport(input: ReportInput): BenchmarkReport {
     if (labels.has(s.label)) throw new ReportInputError(`two runs share the label '${s.label}'; give each a distinct label`);
     labels.add(s.label);
   }
-  const findBaseline = (key: string): StrategySummary | undefined =>
-    strategies.find((s) => s.label === key) ?? strategies.find((s) => s.strategy.name === key);
   let base: StrategySummary | undefined;
   if (input.baseline !== undefined) {
-    base = findBaseline(input.baseline);
-    if (base === undefined) throw new ReportInputError(`baseline '${input.baseline}' is not one of the runs (${strategies.map((s) => s.label).join(', ')})`);
+    base = findBaselineRun(input.baseline, strategies);
+    if (base === undefined) throw new ReportInputError(`baseline ${baselineProblem(input.baseline, strategies)}`);
   } else {
-    base = findBaseline('random');
+    base = findBaselineRun('random', strategies);
   }
   const comparisons = base === undefined ? [] : strategies.filter((s) => s !== base).map((s) => compare(s, base));
   return {

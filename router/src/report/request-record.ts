@@ -27,4 +27,6 @@ export interface RequestRecord {
   readonly predictedCachedTokens?: number;
   /** Error code or short message; present exactly when the request failed. */
   readonly error?: string;
+  /** The server's, client's or simulated engine's message for `error` (never request content), when it gave one. */
+  readonly errorDetail?: string;
 }

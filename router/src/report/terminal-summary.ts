@@ -1,4 +1,4 @@
-import { formatDeltaPct, formatMs, formatNumber, formatPercent } from './format';
+import { errorCountsText, formatDeltaPct, formatMs, formatNumber, formatPercent } from './format';
 import type { BenchmarkReport } from './report-model';
 import { reportHeadline } from './report-verdict';
 
@@ -64,7 +64,7 @@ export function terminalSummary(report: BenchmarkReport, reportPaths: readonly s
   out.push(line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line));
   const errors = report.strategies.filter((s) => s.errors > 0);
   for (const s of errors) {
-    out.push(...wrap(`errors of ${s.label}: ${Object.entries(s.errorsByCode).map(([code, n]) => `${code} × ${n}`).join(', ')}`, TERMINAL_COLUMNS));
+    out.push(...wrap(`errors of ${s.label}: ${errorCountsText(s)}`, TERMINAL_COLUMNS));
   }
   if (reportPaths.length > 0) {
     out.push('');

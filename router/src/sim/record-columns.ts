@@ -21,6 +21,7 @@ export class RecordColumns {
   private instance = new Int32Array(0);
   private reason = new Int32Array(0);
   private error = new Int32Array(0);
+  private errorDetail = new Int32Array(0);
   private sentAtMs = new Float64Array(0);
   private ttftMs = new Float64Array(0);
   private e2eMs = new Float64Array(0);
@@ -70,9 +71,11 @@ export class RecordColumns {
     reason: string | undefined,
     predictedCachedTokens: number | undefined,
     error: string,
+    errorDetail: string,
   ): void {
     const i = this.next(id, REJECTED, instance, sentAtMs, e2eMs, decisionMicros, reason, predictedCachedTokens);
     this.error[i] = this.intern(error);
+    this.errorDetail[i] = this.intern(errorDetail);
   }
 
   /** The records as objects, in push order. */
@@ -108,8 +111,9 @@ export class RecordColumns {
     const id = this.ids[i];
     const instance = this.instanceIds[this.instance[i]];
     const error = this.strings[this.error[i]];
+    const errorDetail = this.strings[this.errorDetail[i]];
     if (Number.isNaN(predicted)) {
-      return { id, instance, sentAtMs: this.sentAtMs[i], ttftMs: null, e2eMs: this.e2eMs[i], decisionMicros: this.decisionMicros[i], reason, error };
+      return { id, instance, sentAtMs: this.sentAtMs[i], ttftMs: null, e2eMs: this.e2eMs[i], decisionMicros: this.decisionMicros[i], reason, error, errorDetail };
     }
     return {
       id,
@@ -121,6 +125,7 @@ export class RecordColumns {
       reason,
       predictedCachedTokens: predicted,
       error,
+      errorDetail,
     };
   }
 
@@ -172,6 +177,7 @@ export class RecordColumns {
     this.instance = grown(this.instance, (n) => new Int32Array(n));
     this.reason = grown(this.reason, (n) => new Int32Array(n));
     this.error = grown(this.error, (n) => new Int32Array(n));
+    this.errorDetail = grown(this.errorDetail, (n) => new Int32Array(n));
     this.sentAtMs = grown(this.sentAtMs, (n) => new Float64Array(n));
     this.ttftMs = grown(this.ttftMs, (n) => new Float64Array(n));
     this.e2eMs = grown(this.e2eMs, (n) => new Float64Array(n));

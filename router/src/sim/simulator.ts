@@ -4,7 +4,7 @@ import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
 import type { EngineProfile } from '../emulator/engine-profile';
-import { httpErrorCode } from '../common/request-errors';
+import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { InstanceLoad } from '../state/instance-load';
@@ -139,7 +139,7 @@ type SimEvent =
   | { readonly kind: 'observe' }
   | { readonly kind: 'first-token'; readonly id: string }
   | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
-  | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string }
+  | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string; readonly detail: string }
   /** The warm-up ends: every engine has run the steps that start before it, none after, in any stepping. */
   | { readonly kind: 'warmup-end' };
 
@@ -412,7 +412,7 @@ class Simulation {
       return;
     }
     if (event.kind === 'rejected') {
-      this.reject(timeMs, event.dispatched, event.code);
+      this.reject(timeMs, event.dispatched, event.code, event.detail);
       return;
     }
     this.finish(timeMs, event.instance, event.event);
@@ -467,9 +467,9 @@ class Simulation {
       this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
     } catch (err) {
       if (!(err instanceof EngineRequestError)) throw err;
-      // vLLM answers 400 at once; the run goes on. The code is the one the live benchmark records for it.
-      const code = httpErrorCode(400, JSON.stringify(badRequest(err.message).body()));
-      this.queue.push(nowMs, { kind: 'rejected', dispatched, code });
+      // vLLM answers 400 at once; the run goes on. The code and message are what the live benchmark records for it.
+      const body = JSON.stringify(badRequest(err.message).body());
+      this.queue.push(nowMs, { kind: 'rejected', dispatched, code: httpErrorCode(400, body), detail: httpErrorMessage(body) });
       return;
     }
     this.schedule.update(instance);
@@ -484,13 +484,13 @@ class Simulation {
     }
   }
 
-  private reject(timeMs: number, d: Dispatched, code: string): void {
+  private reject(timeMs: number, d: Dispatched, code: string, detail: string): void {
     this.dispatched.delete(d.id);
     d.routed.end({ kind: 'completed' });
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     const { decision, decisionMicros } = d.routed.attempt!;
-    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, decisionMicros, decision.reason, decision.predictedCachedTokens, code);
+    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, decisionMicros, decision.reason, decision.predictedCachedTokens, code, detail);
     this.afterCompletion(d.id, timeMs);
   }
 

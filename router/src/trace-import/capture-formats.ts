@@ -48,6 +48,27 @@ export function detectFormat(firstLine: string): CaptureFormat {
   }
 }
 
+/**
+ * The capture format a line is written in, or undefined when it is neither: the line is read as detectFormat says,
+ * and counts as that format when it parses, or fails only on its content (a bad timestamp, base64 or body kind)
+ * rather than its shape. So a Mooncake trace line (no request body) or any other JSON is neither.
+ */
+export function recognizeCaptureLine(text: string): CaptureFormat | undefined {
+  const format = detectFormat(text);
+  try {
+    parseCapturedLine(format, text);
+  } catch (err) {
+    if (!(err instanceof UnusableRequest) || err.kind === 'malformed-line') return undefined;
+  }
+  return format;
+}
+
+/** How each format is called in messages to users, with its article. */
+export const CAPTURE_FORMAT_TITLES: Readonly<Record<CaptureFormat, string>> = {
+  datacapture: 'a SageMaker Data Capture file',
+  openai: 'an OpenAI request log',
+};
+
 export function parseCapturedLine(format: CaptureFormat, text: string): CapturedRequest {
   return format === 'datacapture' ? parseDataCaptureLine(text) : parseRequestLogLine(text);
 }

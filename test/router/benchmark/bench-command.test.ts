@@ -92,6 +92,7 @@ describe('when bench flags are parsed', () => {
     [argv('--warmup', '10', '--duration', '10'), '--warmup (10 s) must be shorter than --duration (10 s)'],
     [argv('--strategy', 'sagemaker-prefix-aware?prefixLength=1'), '--strategy sagemaker-prefix-aware option prefixLength'],
     [argv('--append', 'dir/bad name.json'), '--append must name a .json file'],
+    [argv('--label', 'mine', '--baseline', 'random'), "--baseline 'random' is not one of the runs (mine)"],
     [argv('--bogus'), "unknown option '--bogus'"],
   ])('GIVEN %p THEN the message names the flag: %s', (args, message) => {
     expect(problemOf(args)).toContain(message);
@@ -188,6 +189,17 @@ describe('when bench runs in-process against an emulator', () => {
     try {
       const args = ['--url', server.url, '--workload', `${WORKLOAD}&concurrency=2`, '--time-scale', '20', '--strategy', 'random', '--append', join(dir, 'report.json')];
       await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow("already has a run labelled 'random'");
+      expect(server.calls).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('GIVEN --append with a --baseline naming no run of the report or this one THEN it refuses before sending anything', async () => {
+    const server: ScriptedServer = await startScriptedServer(() => undefined);
+    try {
+      const args = ['--url', server.url, '--workload', `${WORKLOAD}&concurrency=2`, '--time-scale', '20', '--label', 'third', '--baseline', 'fourth', '--append', join(dir, 'report.json')];
+      await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow("--baseline 'fourth' is not one of the runs (random, again, third)");
       expect(server.calls).toHaveLength(0);
     } finally {
       await server.close();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
@@ -43,8 +43,31 @@ describe('prefix-router simulate', () => {
     [{ workload: 'long-context?groups=0' }, /groups/],
     [{ jobs: '0' }, /--jobs must be an integer between 1 and 256 \(got "0"\)/],
     [{ jobs: '257' }, /--jobs must be an integer between 1 and 256 \(got "257"\)/],
+    [{ policy: ['random', 'cache-aware'], baseline: 'least-outstanding-requests' }, /--baseline 'least-outstanding-requests' is not one of the runs \(random, cache-aware\)/],
+    [{ baseline: 'cache-aware' }, /--baseline 'cache-aware' is not one of the runs \(random, least-outstanding-requests, sagemaker-prefix-aware\)/],
   ])('GIVEN %p WHEN parsed THEN it fails naming the flag and the range', (flags, message) => {
     expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
+  });
+
+  test.each([
+    ['a policy name', 'sagemaker-prefix-aware'],
+    ['a label with options', 'sagemaker-prefix-aware (prefixLength=1024)'],
+    ['the default random', 'random'],
+  ])('GIVEN --baseline naming %s THEN it is accepted', (_what, baseline) => {
+    expect(parseSimulateFlags({ workload: small, policy: ['random', 'sagemaker-prefix-aware?prefixLength=1024'], baseline }).baseline).toBe(baseline);
+  });
+
+  test('GIVEN a long simulation and a --baseline naming no strategy WHEN run THEN it fails before simulating anything and writes no report', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'simulate-')), 'report');
+    const lines: string[] = [];
+    const run = runSimulateCommand(
+      { workload: 'long-context?rate=40&count=10000000', policy: ['random', 'cache-aware'], baseline: 'cache-awre', out },
+      (l) => lines.push(l),
+      (l) => lines.push(l),
+    );
+    await expect(run).rejects.toThrow("--baseline 'cache-awre' is not one of the runs (random, cache-aware)");
+    expect(lines).toEqual([]);
+    expect(existsSync(out)).toBe(false);
   });
 
   test('GIVEN --profile h200-llama-3.1-8b WHEN run THEN the simulated instances use that profile', async () => {

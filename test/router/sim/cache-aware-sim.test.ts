@@ -1,5 +1,8 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { expandPolicySweep, type PolicyConfig } from '../../../router/src/policy';
+import { renderHtml } from '../../../router/src/report/render-html';
+import { renderMarkdown } from '../../../router/src/report/render-markdown';
+import { terminalSummary } from '../../../router/src/report/terminal-summary';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { simulate } from '../../../router/src/sim/simulator';
 import { parseWorkloadSpec } from '../../../router/src/workload';
@@ -45,6 +48,24 @@ describe('when the engine rejects requests in a simulation', () => {
     }
     const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }], instances: 2, profile: tiny });
     expect(report.strategies[0].errorsByCode).toEqual({ 'http_400:BadRequestError': failed.length });
+  });
+
+  test("GIVEN prompts longer than the context THEN each error row carries the engine's refusal and every report shows it beside the code", () => {
+    // tiny: maxModelLen 1,024; every prompt of 1,100..1,200 tokens is refused with vLLM's context-length message.
+    const workload = parseWorkloadSpec('long-context?groups=2&prefixTokens=1100&suffixTokens=10..100&outputTokens=4&rate=50&count=6&seed=2');
+    const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 2, profile: tiny });
+    expect(result.records.map((r) => r.error)).toEqual(Array(6).fill('http_400:BadRequestError'));
+    for (const r of result.records) expect(r.errorDetail).toMatch(/^This model's maximum context length is 1024 tokens\. However, your request has \d+ input tokens/);
+    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }], instances: 2, profile: tiny });
+    const summary = report.strategies[0];
+    // Every request in the measured window failed, all with the one code.
+    expect(summary.succeeded).toBe(0);
+    expect(summary.errorsByCode).toEqual({ 'http_400:BadRequestError': summary.errors });
+    expect(summary.errorMessages!['http_400:BadRequestError']).toBe(result.records[0].errorDetail);
+    const shown = new RegExp(`http_400:BadRequestError × ${summary.errors} \\(first: "This model's maximum context length is 1024 tokens\\.`);
+    expect(renderMarkdown(report)).toMatch(shown);
+    expect(terminalSummary(report).replace(/\n\s*/g, ' ')).toMatch(shown);
+    expect(renderHtml(report)).toContain(`http_400:BadRequestError × ${summary.errors} (first: &quot;This model&#39;s maximum context length is 1024 tokens.`);
   });
 });
 

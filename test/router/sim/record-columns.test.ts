@@ -27,9 +27,10 @@ describe('RecordColumns', () => {
     kind: fc.constant('rejected' as const),
     reason: fc.option(fc.constantFrom('cache-match', 'cold-rendezvous'), { nil: undefined }),
     error: fc.constantFrom('http_400_prompt_too_long', 'http_400_invalid'),
+    errorDetail: fc.constantFrom("This model's maximum context length is 8192 tokens.", 'the prompt is empty'),
   });
 
-  test('GIVEN any records pushed WHEN read back THEN they equal, key for key and in order, the objects the simulator used to build', () => {
+  test('GIVEN any records pushed WHEN read back THEN they equal, key for key and in order, the objects the simulator builds', () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(finished, rejected), { maxLength: 3000 }), (pushes) => {
         const columns = new RecordColumns(instanceIds);
@@ -52,7 +53,7 @@ describe('RecordColumns', () => {
               ...predictedField,
             });
           } else {
-            columns.pushRejected(r.id, r.instance, r.sentAtMs, r.e2eMs, r.decisionMicros, r.reason, r.predicted, r.error);
+            columns.pushRejected(r.id, r.instance, r.sentAtMs, r.e2eMs, r.decisionMicros, r.reason, r.predicted, r.error, r.errorDetail);
             expected.push({
               id: r.id,
               instance: instanceIds[r.instance],
@@ -63,6 +64,7 @@ describe('RecordColumns', () => {
               reason: r.reason,
               ...predictedField,
               error: r.error,
+              errorDetail: r.errorDetail,
             });
           }
         }
