@@ -11,7 +11,7 @@ import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags } from './bench-flags';
+import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
@@ -46,18 +46,10 @@ export function register(program: Command): void {
   });
 }
 
-export interface RawAbFlags {
+export interface RawAbFlags extends RawLoadFlags {
   readonly endpointName?: string;
   readonly strategies?: string;
   readonly variants?: boolean;
-  readonly workload?: string;
-  readonly concurrency?: string;
-  readonly rate?: string;
-  readonly duration?: string;
-  readonly maxRequests?: string;
-  readonly warmup?: string;
-  readonly timeout?: string;
-  readonly model?: string;
   readonly region?: string;
   readonly prefixAwareId?: string;
   readonly pricePerInstanceHour?: string;
@@ -68,7 +60,6 @@ export interface RawAbFlags {
   readonly cloudwatchDelay?: string;
   readonly cloudwatch?: boolean;
   readonly emfNamespace?: string;
-  readonly timeScale?: string;
   readonly out?: string;
   readonly yes?: boolean;
   readonly quiet?: boolean;

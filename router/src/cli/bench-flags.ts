@@ -16,8 +16,8 @@ import { collect, FlagProblems, integerFlag, numberFlag, type FlagRange } from '
  * validation into BenchSettings. Flags are validated before anything is sent; every problem is listed at once,
  * each naming the flag and its allowed range. The run itself is in bench-run.ts.
  */
-export interface RawBenchFlags {
-  readonly url?: string;
+/** The load flags `bench` and `ab` share (ab replays the same workload through each strategy), as typed. */
+export interface RawLoadFlags {
   readonly workload?: string;
   readonly concurrency?: string;
   readonly rate?: string;
@@ -26,12 +26,16 @@ export interface RawBenchFlags {
   readonly warmup?: string;
   readonly timeScale?: string;
   readonly model?: string;
+  readonly timeout?: string;
+}
+
+export interface RawBenchFlags extends RawLoadFlags {
+  readonly url?: string;
   readonly label?: string;
   readonly strategy?: string;
   readonly fleetKvTokens?: string;
   readonly backendMetrics?: readonly string[];
   readonly instanceHeader?: string;
-  readonly timeout?: string;
   readonly drain?: string;
   readonly header?: readonly string[];
   readonly ignoreEos?: boolean;
