@@ -39,6 +39,37 @@ export interface AutoScalingOptions {
   readonly scaleInCooldown?: Duration;
 }
 
+/**
+ * Application Auto Scaling of an inference component's copies (scalable dimension
+ * `sagemaker:inference-component:DesiredCopyCount`), tracking SageMaker's high-resolution per-copy concurrency metric
+ * `ConcurrentRequestsPerCopy` (predefined metric `SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution`).
+ * Managed instance scaling on the endpoint then adds instances for copies that do not fit, and removes empty ones.
+ */
+export interface CopyAutoScalingOptions {
+  /**
+   * Fewest copies. 0 lets the component scale to zero: the construct then adds the scale-from-zero policy AWS
+   * documents (a step policy that adds one copy, on an alarm over `NoCapacityInvocationFailures`), and requests fail
+   * until that copy is up (docs/construct.md#inference-components). Allowed: an integer ≥ 0 and ≤ `maxCopies`.
+   */
+  readonly minCopies: number;
+
+  /** Most copies; the fleet must be allowed to grow to hold them (`managedInstanceScaling.maxInstanceCount`). Allowed: ≥ 1. */
+  readonly maxCopies: number;
+
+  /**
+   * Average in-flight requests per copy the policy keeps. Allowed: > 0.
+   *
+   * @default - three quarters of the `PREFIX_AWARE` concurrencyThreshold (24 with the default of 32); 24 for other routing strategies
+   */
+  readonly targetConcurrentRequestsPerCopy?: number;
+
+  /** Wait after a scale-out before the next one. Allowed: 0–3600 s in whole seconds. @default Duration.minutes(5) */
+  readonly scaleOutCooldown?: Duration;
+
+  /** Wait after a scale-in before the next one. Allowed: 0–3600 s in whole seconds. @default Duration.minutes(15) */
+  readonly scaleInCooldown?: Duration;
+}
+
 /** Defaults and ranges used by the construct and the docs. */
 export const AUTOSCALING_DEFAULTS = {
   targetShareOfConcurrencyThreshold: 0.75,
@@ -47,6 +78,15 @@ export const AUTOSCALING_DEFAULTS = {
   scaleInCooldownSeconds: 900,
   maxCooldownSeconds: 3600,
 } as const;
+
+/** The Application Auto Scaling resources of an inference component with `autoScaling`. */
+export interface CopyAutoScaling {
+  readonly scalableTarget: appscaling.CfnScalableTarget;
+  /** Target tracking on `ConcurrentRequestsPerCopy`. */
+  readonly scalingPolicy: appscaling.CfnScalingPolicy;
+  /** With `minCopies: 0`: the step policy that adds the first copy. */
+  readonly scaleFromZeroPolicy?: appscaling.CfnScalingPolicy;
+}
 
 /** The Application Auto Scaling resources of an endpoint with `autoScaling`. */
 export interface VariantAutoScaling {

@@ -57,7 +57,7 @@ import {
   INVOKE_ENDPOINT_ACTIONS,
 } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
-import { isKnownInteger, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
+import { INSTANCE_TYPE_NAME, isKnownInteger, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
@@ -775,7 +775,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }, problems);
     const typeProp = props.instancePools ? 'instancePools' : 'instanceType';
     for (const instanceType of instanceTypes) {
-      if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
+      if (!instanceType.isUnresolved && !INSTANCE_TYPE_NAME.test(instanceType.name)) {
         problems.add(`${typeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
       }
     }

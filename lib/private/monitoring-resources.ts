@@ -16,6 +16,13 @@ export interface MonitoredEndpoint {
   readonly gpuMemoryUtilization?: number;
   /** Whether to show the router sidecar's EMF metrics. */
   readonly routerSidecarMetrics: boolean;
+  /**
+   * What the alarms watch, for their descriptions: an endpoint (whose deployments roll back on them) or an inference
+   * component of one (no rollback: the construct gives components no deployment policy).
+   *
+   * @default 'endpoint'
+   */
+  readonly subject?: 'endpoint' | 'component';
 }
 
 /** The alarms as created (concrete, so their thresholds can be drawn on the dashboard). */
@@ -76,6 +83,8 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   // Each alarm evaluates at a period CloudWatch accepts for its metric: invocation metrics at their publishing interval,
   // Metrics Insights at one minute or more, utilization metrics at the publish frequency.
   const invocationPeriod = metrics.invocationPeriod;
+  const component = endpoint.subject === 'component';
+  const rollback = component ? '' : 'Deployments roll back while it is in ALARM. ';
   const made: Record<string, cloudwatch.Alarm> = {};
   const add = (
     key: keyof EndpointAlarms, id: string, alarmOptions: EndpointAlarmOptions | undefined,
@@ -103,7 +112,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   add('errorRate', 'ErrorRateAlarm', options.errorRateAlarm, ALARM_DEFAULTS.errorRate, {
     metric: metrics.guardedInvocation5xxRate(errorRate.minInvocations, { period: invocationPeriod }),
     threshold: options.errorRateAlarm?.threshold ?? ALARM_DEFAULTS.errorRate.thresholdPercent,
-    description: 'The endpoint answers a share of requests with 5XX (model or container errors). Deployments roll back while it is in ALARM. '
+    description: `The ${component ? 'inference component' : 'endpoint'} answers a share of requests with 5XX (model or container errors). ${rollback}`
       + 'See docs/operations.md#5xx-error-rate.',
   });
 
@@ -112,8 +121,8 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
     metric: metrics.modelLatency({ period: invocationPeriod }),
     // ModelLatency is in microseconds.
     threshold: latencyMs * 1000,
-    description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. Deployments roll back while it `
-      + 'is in ALARM. See docs/operations.md#model-latency.',
+    description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. ${rollback}`
+      + 'See docs/operations.md#model-latency.',
   });
 
   if (endpoint.concurrencyThreshold !== undefined && isKnownInteger(endpoint.concurrencyThreshold)) {

@@ -9,6 +9,9 @@ import { PrefixAwareLlmValidationError } from './errors';
  */
 export const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
 
+/** SageMaker hosting instance type names: `ml.<family>.<size>`. */
+export const INSTANCE_TYPE_NAME = /^ml\.[a-z0-9-]+\.[a-z0-9]+$/;
+
 /** A value we cannot check at synth time: a token, resolved only at deploy time. */
 export function isUnresolved(value: unknown): boolean {
   if (value === undefined || value === null) return false;
