@@ -295,3 +295,53 @@ function millis(microseconds: cloudwatch.Metric, id: string, label: string): clo
     period: microseconds.period ?? Duration.minutes(1),
   });
 }
+
+/**
+ * The dashboard rows of one inference component (or adapter), under a title: requests and error rates, latency
+ * percentiles, in-flight requests per copy against the routing threshold and the copy autoscaling target, and the
+ * copies' GPU use over what they reserve. All read the `InferenceComponentName` dimension.
+ */
+export function componentDashboardRows(
+  m: EndpointMetrics, alarms: CreatedAlarms, settings: { title: string; concurrencyThreshold?: number; scalingTarget?: number },
+): cloudwatch.IWidget[][] {
+  const concurrencyAnnotations: cloudwatch.HorizontalAnnotation[] = [];
+  if (settings.concurrencyThreshold !== undefined) {
+    concurrencyAnnotations.push({ value: settings.concurrencyThreshold, label: `PREFIX_AWARE concurrencyThreshold (${settings.concurrencyThreshold})`, color: '#d62728' });
+  }
+  if (settings.scalingTarget !== undefined) {
+    concurrencyAnnotations.push({ value: settings.scalingTarget, label: `copy autoscaling target (${settings.scalingTarget})`, color: '#2ca02c' });
+  }
+  return [
+    [new cloudwatch.TextWidget({ width: FULL, height: 1, markdown: `### ${settings.title}` })],
+    [
+      new cloudwatch.GraphWidget({
+        title: 'Requests, and 5XX / 4XX (% of requests)', width: THIRD, height: HEIGHT,
+        left: [m.invocations({ label: 'Requests (all copies)' })], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+        right: [m.invocation5xxRate(), m.invocation4xxRate()], rightYAxis: { label: '% of requests', showUnits: false, min: 0 },
+        rightAnnotations: alarms.errorRate ? [{ value: alarms.errorRate.toAnnotation().value, label: '5XX alarm', color: '#d62728' }] : undefined,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Model latency percentiles (ms)', width: THIRD, height: HEIGHT,
+        left: ['p50', 'p90', 'p99'].map((p) => millis(m.modelLatency({ statistic: p }), `model_${p}`, `model ${p}`)),
+        leftYAxis: { label: 'ms', showUnits: false, min: 0 },
+        leftAnnotations: alarms.latency ? [{ value: alarms.latency.toAnnotation().value / 1000, label: 'latency alarm (p90)', color: '#d62728' }] : undefined,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'In-flight requests per copy (max)', width: THIRD, height: HEIGHT,
+        left: [m.concurrentRequestsPerCopy()], leftYAxis: { label: 'requests in flight', showUnits: false, min: 0 },
+        leftAnnotations: concurrencyAnnotations,
+      }),
+    ],
+    [
+      new cloudwatch.GraphWidget({
+        title: 'GPU use of the copies (% of reserved GPUs)', width: HALF, height: HEIGHT,
+        left: [m.gpuUtilizationNormalized({ label: 'GPU utilization' }), m.gpuMemoryUtilizationNormalized({ label: 'GPU memory' })],
+        leftYAxis: { label: '% of reserved GPUs', showUnits: false, min: 0, max: 100 },
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Requests per copy (mean)', width: HALF, height: HEIGHT,
+        left: [m.invocationsPerCopy()], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+      }),
+    ],
+  ];
+}
