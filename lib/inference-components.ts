@@ -25,6 +25,7 @@ import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraE
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { grantEndpointRuntimeBasics } from './private/execution-role';
 import { grantScoped } from './private/grants';
+import { validateBucketEncryption } from './private/s3-encryption';
 import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
 import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, validateMonitoring } from './private/monitoring-resources';
@@ -158,8 +159,16 @@ export abstract class AdapterSource {
 
 /** Options of `AdapterSource.s3()`. */
 export interface AdapterSourceOptions {
-  /** The KMS key the object is encrypted with (SSE-KMS). @default - the bucket's own `encryptionKey`, if any */
+  /**
+   * The KMS key the object is encrypted with (SSE-KMS); the execution role may decrypt with it. An imported bucket
+   * needs this or `s3ManagedEncryption`, as for `ModelSource.s3()`.
+   *
+   * @default - the bucket's own `encryptionKey` (known for a bucket created in this app)
+   */
   readonly encryptionKey?: kms.IKey;
+
+  /** Declares that an imported bucket's objects use SSE-S3 (no grant needed). @default false */
+  readonly s3ManagedEncryption?: boolean;
 }
 
 /** What a bound adapter source gives the adapter component. */
@@ -174,6 +183,7 @@ class S3AdapterSource extends AdapterSource {
   }
 
   public _validate(problems: ProblemCollector): void {
+    validateBucketEncryption('adapter.artifact', 'AdapterSource.s3(bucket, key', this.bucket, this.options, problems);
     if (Token.isUnresolved(this.key)) return;
     // The container untars the adapter archive (aws/model-hosting-container-standards, LoRA adapter management).
     if (this.key.startsWith('/') || !this.key.endsWith('.tar.gz')) {
@@ -414,14 +424,16 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     }
     const gpus = this.instanceType.gpuCount;
     const demands: ComponentDemand[] = this.components.map((c) => c._demand);
-    if (!this.instanceType.isUnresolved && isKnownInteger(this.instanceCount) && demands.every((d) => isKnownInteger(d.copies) && isKnownInteger(d.minCopies))) {
+    if (!this.instanceType.isUnresolved && isKnownInteger(this.instanceCount) && demands.every((d) => isKnownInteger(d.copies) && isKnownInteger(d.minCopies) && isKnownInteger(d.maxCopies))) {
       const min = this.managedScaling?.minInstanceCount;
+      const max = this.managedScaling?.maxInstanceCount;
       problems.push(...componentFitProblems({
         instanceTypeName: this.instanceType.name,
         gpusPerInstance: gpus,
         memoryPerInstanceMiB: this.instanceType.memoryGiB === undefined ? undefined : this.instanceType.memoryGiB * 1024,
         instanceCount: this.instanceCount,
         minInstanceCount: isKnownInteger(min) ? min : undefined,
+        maxInstanceCount: isKnownInteger(max) ? max : undefined,
       }, demands));
     }
     return problems;
@@ -628,6 +640,7 @@ export class LlmInferenceComponent extends ComponentBase {
       label: id,
       copies: this.copyCount,
       minCopies: props.autoScaling?.minCopies ?? this.copyCount,
+      maxCopies: props.autoScaling?.maxCopies ?? this.copyCount,
       acceleratorsPerCopy: this.acceleratorsPerCopy,
       memoryPerCopyMiB: memoryMiB,
     };

@@ -5,7 +5,8 @@
  * copy that fits on no instance cannot be placed. So, for the endpoint's instance type:
  *   - one copy's accelerators and memory must fit on one instance;
  *   - the copies of all components together must fit on the instances: at the initial count (`copyCount` on
- *     `instanceCount`) and, with managed instance scaling, the fewest copies autoscaling keeps on the fewest instances.
+ *     `instanceCount`), the fewest copies autoscaling keeps on the fewest instances managed scaling keeps, and the most
+ *     copies autoscaling may ask for on the most instances the fleet may have.
  * A total within the fleet's GPUs is not enough, since a copy never splits across instances: 3 copies of 3 GPUs ask
  * for 9 of the 10 GPUs of two 5-GPU instances, yet each instance holds one copy (2 GPUs stay free there). The check packs the copies into the instances first fit decreasing (largest first). With copies of different sizes that
  * heuristic can, rarely, refuse a placement that exists; every message names the numbers, so a user can check.
@@ -19,6 +20,8 @@ export interface ComponentDemand {
   readonly copies: number;
   /** Fewest copies autoscaling keeps (copies without autoscaling). */
   readonly minCopies: number;
+  /** Most copies autoscaling may ask for (copies without autoscaling). */
+  readonly maxCopies: number;
   /** Accelerators each copy reserves. */
   readonly acceleratorsPerCopy: number;
   /** Memory each copy reserves, in MiB. */
@@ -33,6 +36,8 @@ export interface FleetShape {
   readonly instanceCount: number;
   /** `managedInstanceScaling.minInstanceCount`, when managed scaling is on. */
   readonly minInstanceCount?: number;
+  /** The most instances: `managedInstanceScaling.maxInstanceCount`, else `instanceCount`. */
+  readonly maxInstanceCount?: number;
 }
 
 /** Places `items` (one size per copy) into `bins` bins of `capacity`, first fit decreasing; true when all fit. */
@@ -84,6 +89,12 @@ export function componentFitProblems(fleet: FleetShape, components: readonly Com
   const min = fleet.minInstanceCount;
   if (min !== undefined && min > 0) {
     check(min, (c) => c.minCopies, 'autoScaling.minCopies (copyCount without autoscaling)', `managedInstanceScaling.minInstanceCount ${min} × ${type}`);
+  }
+  // Copies autoscaling asks for beyond what the largest fleet holds are never placed.
+  const max = fleet.maxInstanceCount ?? fleet.instanceCount;
+  if (components.some((c) => c.maxCopies !== c.copies)) {
+    check(max, (c) => c.maxCopies, 'autoScaling.maxCopies (copyCount without autoscaling)',
+      fleet.maxInstanceCount !== undefined ? `managedInstanceScaling.maxInstanceCount ${max} × ${type}` : `instanceCount ${max} × ${type} (no managedInstanceScaling)`);
   }
   return problems;
 }
