@@ -493,23 +493,25 @@ abstract class ComponentBase extends Construct {
   public abstract readonly inferenceComponentArn: string;
   /** The component's alarms: error rate and latency. */
   public abstract readonly alarms: EndpointAlarms;
-  protected abstract readonly host: ComponentHost;
+  /** @internal */
+  protected abstract readonly _componentHost: ComponentHost;
 
   private metricsCache?: EndpointMetrics;
 
   /** The component's metrics (dimension `InferenceComponentName`). */
   public get metrics(): EndpointMetrics {
     this.metricsCache ??= new EndpointMetrics({
-      endpointName: this.host.endpointName,
-      variantName: this.host.variantName,
-      period: this.metricsConfig.publishFrequency,
-      invocationMetricsAtPublishFrequency: this.metricsConfig.enhancedMetrics ?? true,
+      endpointName: this._componentHost.endpointName,
+      variantName: this._componentHost.variantName,
+      period: this._componentMetricsConfig.publishFrequency,
+      invocationMetricsAtPublishFrequency: this._componentMetricsConfig.enhancedMetrics ?? true,
       inferenceComponentName: this.inferenceComponentName,
     });
     return this.metricsCache;
   }
 
-  protected abstract readonly metricsConfig: EndpointMetricsConfig;
+  /** @internal */
+  protected abstract readonly _componentMetricsConfig: EndpointMetricsConfig;
 
   /**
    * `sagemaker:InvokeEndpoint` for this component. IAM authorizes `InvokeEndpoint` on the endpoint resource, and the
@@ -520,21 +522,24 @@ abstract class ComponentBase extends Construct {
    * from naming another component of the same endpoint; put components that need separate access on separate endpoints.
    */
   public grantInvoke(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this.host.endpointArn, this.inferenceComponentArn] });
+    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this._componentHost.endpointArn, this.inferenceComponentArn] });
   }
 
-  protected validateName(name: string | undefined, problems: ProblemCollector): void {
+  /** @internal */
+  protected _validateName(name: string | undefined, problems: ProblemCollector): void {
     if (name !== undefined && !Token.isUnresolved(name) && !SAGEMAKER_NAME.test(name)) {
       problems.add('inferenceComponentName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
         + `(got ${show(name)})`);
     }
   }
 
-  protected defaultName(): string {
+  /** @internal */
+  protected _defaultName(): string {
     return Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
   }
 
-  protected createAlarmsAndRows(
+  /** @internal */
+  protected _createAlarmsAndRows(
     endpoint: PrefixAwareLlmComponentEndpoint, kind: string, settings: { concurrencyThreshold?: number; scalingTarget?: number },
   ): CreatedAlarms {
     const alarms = createEndpointAlarms(this, { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component' }, endpoint._monitoring);
@@ -573,8 +578,10 @@ export class LlmInferenceComponent extends ComponentBase {
   public readonly _demand: ComponentDemand;
   /** @internal */
   public readonly _inferenceAmiVersion?: string;
-  protected readonly host: ComponentHost;
-  protected readonly metricsConfig: EndpointMetricsConfig;
+  /** @internal */
+  protected readonly _componentHost: ComponentHost;
+  /** @internal */
+  protected readonly _componentMetricsConfig: EndpointMetricsConfig;
   private readonly endpoint: PrefixAwareLlmComponentEndpoint;
   private readonly adapters: LoraAdapterComponent[] = [];
   private readonly convention: EngineEnvConvention;
@@ -583,8 +590,8 @@ export class LlmInferenceComponent extends ComponentBase {
     super(scope, id);
     const endpoint = props.endpoint;
     this.endpoint = endpoint;
-    this.host = endpoint._host;
-    this.metricsConfig = endpoint._metricsConfig;
+    this._componentHost = endpoint._host;
+    this._componentMetricsConfig = endpoint._metricsConfig;
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
     this.convention = image.convention;
@@ -594,9 +601,9 @@ export class LlmInferenceComponent extends ComponentBase {
     this.copyCount = props.copyCount ?? endpoint.instanceCount;
     this.validate(props, image, engine);
 
-    this.inferenceComponentName = props.inferenceComponentName ?? this.defaultName();
-    const role = this.host.role;
-    const imageConfig = image.bind(this, role, { endpointName: this.host.endpointName });
+    this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
+    const role = this._componentHost.role;
+    const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
     this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
     const modelConfig = props.model.bind(this, role);
     const environment = (): Record<string, string> => Object.fromEntries(Object.entries({
@@ -654,7 +661,7 @@ export class LlmInferenceComponent extends ComponentBase {
       // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
       this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
     }
-    this.alarms = this.createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget });
+    this.alarms = this._createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget });
     if (props.autoScaling?.minCopies === 0) {
       Annotations.of(this).addInfo('autoScaling.minCopies is 0: after the component scales to zero, requests fail (NoCapacityInvocationFailures) '
         + 'until the scale-from-zero policy has started a copy, which takes minutes (instance, image, weights). See docs/construct.md#inference-components.');
@@ -690,7 +697,7 @@ export class LlmInferenceComponent extends ComponentBase {
     props.model._validate(problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
-    this.validateName(props.inferenceComponentName, problems);
+    this._validateName(props.inferenceComponentName, problems);
     problems.integerAtLeast('copyCount', props.copyCount, limits.minCopyCount);
     problems.integerAtLeast('acceleratorsPerCopy', props.acceleratorsPerCopy, limits.minAcceleratorsPerCopy);
     const gpus = endpoint.instanceType.gpuCount;
@@ -752,23 +759,25 @@ export class LoraAdapterComponent extends ComponentBase {
   public readonly alarms: EndpointAlarms;
   /** Escape hatch: the adapter's `AWS::SageMaker::InferenceComponent`. */
   public readonly cfnInferenceComponent: sagemaker.CfnInferenceComponent;
-  protected readonly host: ComponentHost;
-  protected readonly metricsConfig: EndpointMetricsConfig;
+  /** @internal */
+  protected readonly _componentHost: ComponentHost;
+  /** @internal */
+  protected readonly _componentMetricsConfig: EndpointMetricsConfig;
 
   constructor(scope: Construct, id: string, props: LoraAdapterComponentProps) {
     super(scope, id);
     const base = props.base;
     const endpoint = base._endpoint;
-    this.host = endpoint._host;
-    this.metricsConfig = endpoint._metricsConfig;
+    this._componentHost = endpoint._host;
+    this._componentMetricsConfig = endpoint._metricsConfig;
     const problems = new ProblemCollector();
-    this.validateName(props.inferenceComponentName, problems);
+    this._validateName(props.inferenceComponentName, problems);
     props.artifact._validate(problems);
     problems.throwIfAny(this);
     base._addAdapter(this);
 
-    this.inferenceComponentName = props.inferenceComponentName ?? this.defaultName();
-    const artifact = props.artifact.bind(this, this.host.role);
+    this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
+    const artifact = props.artifact.bind(this, this._componentHost.role);
     this.cfnInferenceComponent = new sagemaker.CfnInferenceComponent(this, 'InferenceComponent', {
       inferenceComponentName: this.inferenceComponentName,
       endpointName: endpoint.cfnEndpoint.attrEndpointName,
@@ -779,9 +788,9 @@ export class LoraAdapterComponent extends ComponentBase {
     });
     // The base must exist first (CloudFormation gives no name attribute to reference), and SageMaker reads the archive
     // with the execution role when it loads the adapter.
-    this.cfnInferenceComponent.node.addDependency(base.cfnInferenceComponent, this.host.role);
+    this.cfnInferenceComponent.node.addDependency(base.cfnInferenceComponent, this._componentHost.role);
     this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
-    this.alarms = this.createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, {});
-    if (Construct.isConstruct(this.host.role)) flushWildcardAcknowledgements(this.host.role);
+    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, {});
+    if (Construct.isConstruct(this._componentHost.role)) flushWildcardAcknowledgements(this._componentHost.role);
   }
 }
