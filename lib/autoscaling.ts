@@ -1,4 +1,4 @@
-import { aws_applicationautoscaling as appscaling, Duration } from 'aws-cdk-lib';
+import { aws_applicationautoscaling as appscaling, aws_cloudwatch as cloudwatch, Duration } from 'aws-cdk-lib';
 
 /**
  * Application Auto Scaling for the endpoint's variant, tracking SageMaker's high-resolution
@@ -78,6 +78,35 @@ export const AUTOSCALING_DEFAULTS = {
   scaleInCooldownSeconds: 900,
   maxCooldownSeconds: 3600,
 } as const;
+
+/**
+ * How an update of an inference component replaces its copies: a rolling deployment in batches of copies, baking each
+ * batch while SageMaker watches the alarms, rolling back on alarm
+ * (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html).
+ */
+export interface ComponentDeploymentOptions {
+  /**
+   * Copies replaced per step. SageMaker requires 5–50 % of the component's copies, at every count autoscaling allows.
+   *
+   * @default - the smallest count that is at least 5 % of the most copies (1 up to 20 copies)
+   */
+  readonly batchCopies?: number;
+
+  /** Copies restored per step when rolling back. @default - same as `batchCopies` (SageMaker's own default restores all at once) */
+  readonly rollbackBatchCopies?: number;
+
+  /** Baking time per step. Allowed: 0–3600 s. @default Duration.minutes(5) */
+  readonly waitInterval?: Duration;
+
+  /** Limit for the whole update. Allowed: 600–28800 s. @default Duration.hours(8) */
+  readonly maximumExecutionTimeout?: Duration;
+
+  /** Roll back on the component's error-rate and latency alarms. @default true */
+  readonly useDefaultAlarms?: boolean;
+
+  /** Further alarms to roll back on; at most 10 alarms in all. @default - none */
+  readonly alarms?: cloudwatch.IAlarm[];
+}
 
 /** The Application Auto Scaling resources of an inference component with `autoScaling`. */
 export interface CopyAutoScaling {

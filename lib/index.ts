@@ -7,7 +7,7 @@ export { RouterSidecarImageOptions, RouterSidecarMode } from './router-sidecar-i
 export { EngineEnvConvention, VllmEngineOptions } from './vllm-engine-options';
 export { HuggingFaceModelOptions, ModelSource, ModelSourceConfig, ModelSourceKind, S3ModelOptions } from './model-source';
 export { InstanceType, InstanceTypeSpec } from './instance-type';
-export { AutoScalingOptions, CopyAutoScaling, CopyAutoScalingOptions, VariantAutoScaling } from './autoscaling';
+export { AutoScalingOptions, ComponentDeploymentOptions, CopyAutoScaling, CopyAutoScalingOptions, VariantAutoScaling } from './autoscaling';
 export { BlueGreenDeploymentOptions, DeploymentAlarmOptions, DeploymentPolicy, RollingDeploymentOptions, TrafficShift } from './deployment';
 export {
   EndpointAlarmOptions,

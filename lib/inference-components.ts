@@ -14,7 +14,7 @@ import {
   Token,
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { CopyAutoScaling, CopyAutoScalingOptions } from './autoscaling';
+import { ComponentDeploymentOptions, CopyAutoScaling, CopyAutoScalingOptions } from './autoscaling';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
 import { EndpointAlarms, EndpointMetrics, EndpointMetricsConfig, EndpointMonitoringOptions } from './monitoring';
@@ -23,12 +23,13 @@ import { addCopyAutoScaling, defaultScalingTarget, validateCopyAutoScaling } fro
 import { componentFitProblems, ComponentDemand } from './private/component-capacity';
 import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraEnvironment, validateEngineOptions } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
-import { grantEndpointRuntimeBasics } from './private/execution-role';
+import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
+import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import { grantScoped } from './private/grants';
 import { validateBucketEncryption } from './private/s3-encryption';
 import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
-import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, validateMonitoring } from './private/monitoring-resources';
+import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, rollbackAlarmCount, rollbackAlarmsOf, validateMonitoring } from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import { INSTANCE_TYPE_NAME, isKnownInteger, isUnresolved, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
@@ -251,6 +252,15 @@ export interface LlmInferenceComponentOptions {
 
   /** @default - no autoscaling: the component keeps `copyCount` copies */
   readonly autoScaling?: CopyAutoScalingOptions;
+
+  /**
+   * How an update replaces the copies (a new image, model or engine setting): rolling in batches of copies, rolling
+   * back on the component's error-rate and latency alarms. Needs at least 2 copies at every count autoscaling allows.
+   *
+   * @default - rolling with the defaults of `ComponentDeploymentOptions` when the copies allow one (at least 2, and at
+   * most 20 per batch of 1); otherwise none, and SageMaker updates all copies at once
+   */
+  readonly deployment?: ComponentDeploymentOptions;
 }
 
 /** Props of `LlmInferenceComponent`. */
@@ -540,9 +550,9 @@ abstract class ComponentBase extends Construct {
 
   /** @internal */
   protected _createAlarmsAndRows(
-    endpoint: PrefixAwareLlmComponentEndpoint, kind: string, settings: { concurrencyThreshold?: number; scalingTarget?: number },
+    endpoint: PrefixAwareLlmComponentEndpoint, kind: string, settings: { concurrencyThreshold?: number; scalingTarget?: number; rollsBack: boolean },
   ): CreatedAlarms {
-    const alarms = createEndpointAlarms(this, { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component' }, endpoint._monitoring);
+    const alarms = createEndpointAlarms(this, { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component', rollsBack: settings.rollsBack }, endpoint._monitoring);
     endpoint.dashboard?.addWidgets(...componentDashboardRows(this.metrics, alarms, {
       title: `${kind} ${this.inferenceComponentName}`, ...settings,
     }).flat());
@@ -569,6 +579,8 @@ export class LlmInferenceComponent extends ComponentBase {
   public readonly tensorParallelSize: number;
   /** Autoscaling resources, when `autoScaling` is set. */
   public readonly autoScaling?: CopyAutoScaling;
+  /** The alarms updates roll back on (empty without a deployment policy). */
+  public readonly rollbackAlarms: cloudwatch.IAlarm[];
   /** Escape hatch: the `AWS::SageMaker::Model`. */
   public readonly cfnModel: sagemaker.CfnModel;
   /** Escape hatch: the `AWS::SageMaker::InferenceComponent`. */
@@ -661,7 +673,16 @@ export class LlmInferenceComponent extends ComponentBase {
       // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
       this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
     }
-    this.alarms = this._createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget });
+    const range = copyRangeOf(this.copyCount, props.autoScaling);
+    const deployment = props.deployment ?? (range && rollingPossible(range) ? {} : undefined);
+    const useDefaultAlarms = deployment !== undefined && deployment.useDefaultAlarms !== false;
+    const created = this._createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget, rollsBack: useDefaultAlarms });
+    this.alarms = created;
+    this.rollbackAlarms = deployment ? [...(useDefaultAlarms ? rollbackAlarmsOf(created) : []), ...(deployment.alarms ?? [])] : [];
+    if (deployment) {
+      this.cfnInferenceComponent.deploymentConfig = renderComponentDeployment(deployment, range ?? { min: 2, max: 20 }, this.rollbackAlarms);
+      grantDescribeRollbackAlarms(role, this.rollbackAlarms);
+    }
     if (props.autoScaling?.minCopies === 0) {
       Annotations.of(this).addInfo('autoScaling.minCopies is 0: after the component scales to zero, requests fail (NoCapacityInvocationFailures) '
         + 'until the scale-from-zero policy has started a copy, which takes minutes (instance, image, weights). See docs/construct.md#inference-components.');
@@ -728,6 +749,10 @@ export class LlmInferenceComponent extends ComponentBase {
         copyCount: this.copyCount, prefixAware: routing.isPrefixAware, concurrencyThreshold: routing.concurrencyThreshold,
       }, problems);
     }
+    if (props.deployment) {
+      const alarms = (props.deployment.useDefaultAlarms === false ? 0 : rollbackAlarmCount(endpoint._monitoring)) + (props.deployment.alarms?.length ?? 0);
+      validateComponentDeployment(props.deployment, copyRangeOf(this.copyCount, props.autoScaling), alarms, problems);
+    }
     // SageMaker's limit on container environment variables, with LoRA's settings counted as if adapters follow.
     const envCount = Object.keys({
       ...renderEngineEnvironment({
@@ -790,7 +815,14 @@ export class LoraAdapterComponent extends ComponentBase {
     // with the execution role when it loads the adapter.
     this.cfnInferenceComponent.node.addDependency(base.cfnInferenceComponent, this._componentHost.role);
     this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
-    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, {});
+    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, { rollsBack: false });
     if (Construct.isConstruct(this._componentHost.role)) flushWildcardAcknowledgements(this._componentHost.role);
   }
+}
+
+/** The copy counts an update may meet, when known at synth: the copies, or autoscaling's range. */
+function copyRangeOf(copyCount: number, autoScaling: CopyAutoScalingOptions | undefined): CopyRange | undefined {
+  const min = autoScaling?.minCopies ?? copyCount;
+  const max = autoScaling?.maxCopies ?? copyCount;
+  return isKnownInteger(min) && isKnownInteger(max) && min <= max ? { min, max } : undefined;
 }

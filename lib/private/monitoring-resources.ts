@@ -17,12 +17,13 @@ export interface MonitoredEndpoint {
   /** Whether to show the router sidecar's EMF metrics. */
   readonly routerSidecarMetrics: boolean;
   /**
-   * What the alarms watch, for their descriptions: an endpoint (whose deployments roll back on them) or an inference
-   * component of one (no rollback: the construct gives components no deployment policy).
+   * What the alarms watch, for their descriptions: an endpoint or an inference component of one.
    *
    * @default 'endpoint'
    */
   readonly subject?: 'endpoint' | 'component';
+  /** Whether deployments roll back on the error-rate and latency alarms (their descriptions say so). @default true */
+  readonly rollsBack?: boolean;
 }
 
 /** The alarms as created (concrete, so their thresholds can be drawn on the dashboard). */
@@ -84,7 +85,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   // Metrics Insights at one minute or more, utilization metrics at the publish frequency.
   const invocationPeriod = metrics.invocationPeriod;
   const component = endpoint.subject === 'component';
-  const rollback = component ? '' : 'Deployments roll back while it is in ALARM. ';
+  const rollback = endpoint.rollsBack === false ? '' : 'Deployments roll back while it is in ALARM. ';
   const made: Record<string, cloudwatch.Alarm> = {};
   const add = (
     key: keyof EndpointAlarms, id: string, alarmOptions: EndpointAlarmOptions | undefined,

@@ -97,7 +97,8 @@ describe('when an endpoint hosts a base model and two adapters', () => {
   });
 
   test('GIVEN the base WHEN synthesized THEN its component reserves one GPU and 32 GiB per copy, four copies, on the endpoint', () => {
-    expect(componentNamed(template, 'base')).toEqual({
+    const { DeploymentConfig: _deployment, ...rest } = componentNamed(template, 'base');
+    expect(rest).toEqual({
       InferenceComponentName: 'base',
       EndpointName: { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointName'] },
       VariantName: 'AllTraffic',
@@ -148,7 +149,30 @@ describe('when an endpoint hosts a base model and two adapters', () => {
     for (const name of ['base', 'adapter-0', 'adapter-1']) {
       expect(dimensions.filter((d) => d.includes(`{"Name":"InferenceComponentName","Value":"${name}"}`))).toHaveLength(2);
     }
-    expect(alarms.every((a) => !String(a.AlarmDescription).includes('roll back'))).toBe(true);
+    const rollsBack = alarms.filter((a) => String(a.AlarmDescription).includes('Deployments roll back'));
+    expect(rollsBack.map((a) => JSON.stringify(a.Metrics ?? a.Dimensions)).every((m) => m.includes('"Value":"base"'))).toBe(true);
+    expect(rollsBack).toHaveLength(2);
+  });
+
+  test('GIVEN 2–8 copies WHEN synthesized THEN updates roll one copy at a time and roll back on the base\'s alarms, which the role may read', () => {
+    const config = componentNamed(template, 'base').DeploymentConfig;
+    expect(config.RollingUpdatePolicy).toEqual({
+      MaximumBatchSize: { Type: 'COPY_COUNT', Value: 1 },
+      RollbackMaximumBatchSize: { Type: 'COPY_COUNT', Value: 1 },
+      WaitIntervalInSeconds: 300,
+      MaximumExecutionTimeoutInSeconds: 28800,
+    });
+    expect(config.AutoRollbackConfiguration.Alarms).toEqual([
+      { AlarmName: { Ref: expect.stringMatching(/^LlmBaseErrorRateAlarm/) } },
+      { AlarmName: { Ref: expect.stringMatching(/^LlmBaseModelLatencyAlarm/) } },
+    ]);
+    expect(component.rollbackAlarms).toHaveLength(2);
+    const describe = policyStatements(template).find((st) => st.Action === 'cloudwatch:DescribeAlarms');
+    expect(describe?.Resource).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^LlmBaseErrorRateAlarm/), 'Arn'] },
+      { 'Fn::GetAtt': [expect.stringMatching(/^LlmBaseModelLatencyAlarm/), 'Arn'] },
+    ]);
+    expect(componentNamed(template, 'adapter-0').DeploymentConfig).toBeUndefined();
   });
 
   test('GIVEN three components WHEN synthesized THEN the dashboard has a titled row group for each, reading its own metrics', () => {
@@ -350,6 +374,39 @@ describe('when component props are out of range', () => {
     const endpoint = new PrefixAwareLlmComponentEndpoint(newStack(), 'Llm', { instanceType: InstanceType.of('ml.g7e.12xlarge'), endpointName: 'x' });
     expect(problemsOf(() => endpoint.addModel('Base', { model: ModelSource.huggingFace(QWEN), minMemoryPerCopy: Size.gibibytes(8) })))
       .toEqual(['acceleratorsPerCopy is required because the GPU count of ml.g7e.12xlarge is unknown (got no acceleratorsPerCopy)']);
+  });
+});
+
+describe('when a component deployment is chosen', () => {
+  test.each<[string, Partial<LlmInferenceComponentOptions>, boolean]>([
+    ['one copy', { copyCount: 1 }, false],
+    ['two copies', { copyCount: 2 }, true],
+    ['0–4 copies', { copyCount: 1, autoScaling: { minCopies: 0, maxCopies: 4 } }, false],
+    ['2–21 copies (5 % of 21 needs 2, 50 % of 2 allows 1)', { copyCount: 2, autoScaling: { minCopies: 2, maxCopies: 21 } }, false],
+    ['2–20 copies', { copyCount: 2, autoScaling: { minCopies: 2, maxCopies: 20 } }, true],
+  ])('GIVEN %s and no deployment prop WHEN synthesized THEN a rolling policy is rendered only when one exists', (_name, base, rolling) => {
+    const endpointProps = { managedInstanceScaling: { minInstanceCount: 2, maxInstanceCount: 20 } };
+    const { template } = synth(endpointProps, base);
+    expect(componentNamed(template, 'base').DeploymentConfig !== undefined).toBe(rolling);
+  });
+
+  test.each<[string, Partial<LlmInferenceComponentOptions>, string[]]>([
+    ['a rolling deployment on one copy', { copyCount: 1, deployment: {} }, [
+      'deployment: no rolling batch is 5–50 % of 1 copies (5 % needs 1, 50 % allows 0); give the component at least 2 copies (autoScaling.minCopies) '
+      + "or leave deployment unset for SageMaker's default update (got copyCount 1)",
+    ]],
+    ['a batch of 3 of 4 copies', { copyCount: 4, deployment: { batchCopies: 3 } }, ['deployment.batchCopies must be between 1 and 2 (5–50 % of 4 copies) (got 3)']],
+    ['a batch of 2 of 4 copies', { copyCount: 4, deployment: { batchCopies: 2 } }, []],
+    ['a bake of 3601 s', { copyCount: 2, deployment: { waitInterval: Duration.seconds(3601) } }, ['deployment.waitInterval must be between 0 and 3600 seconds (got 3601)']],
+    ['a time limit of 599 s', { copyCount: 2, deployment: { maximumExecutionTimeout: Duration.seconds(599) } }, ['deployment.maximumExecutionTimeout must be between 600 and 28800 seconds (got 599)']],
+  ])('GIVEN %s WHEN built THEN it reports the expected problems', (_name, base, expected) => {
+    expect(problemsOf(() => build({}, base))).toEqual(expected);
+  });
+
+  test('GIVEN useDefaultAlarms false and no alarms WHEN synthesized THEN the rolling policy has no rollback and the alarms do not claim one', () => {
+    const { template } = synth({}, { copyCount: 2, deployment: { useDefaultAlarms: false } });
+    expect(componentNamed(template, 'base').DeploymentConfig.AutoRollbackConfiguration).toBeUndefined();
+    expect(resources(template, 'AWS::CloudWatch::Alarm').some((a) => String(a.AlarmDescription).includes('roll back'))).toBe(false);
   });
 });
 
