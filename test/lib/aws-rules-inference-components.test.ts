@@ -89,10 +89,20 @@ function toZero(r: Record<string, any>, withPolicy: boolean, alarmComponent = 'b
   };
 }
 
+/** Gives the base a rolling update in batches of `batch` copies, rolling back on alarm A (described by the role unless `undescribed`). */
+function rolling(r: Record<string, any>, batch: number, undescribed = false): void {
+  r.A = { Type: 'AWS::CloudWatch::Alarm', Properties: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Statistic: 'Sum', Period: 60, EvaluationPeriods: 1, DatapointsToAlarm: 1, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' } };
+  r.Base.Properties.DeploymentConfig = {
+    RollingUpdatePolicy: { MaximumBatchSize: { Type: 'COPY_COUNT', Value: batch }, WaitIntervalInSeconds: 300, MaximumExecutionTimeoutInSeconds: 28_800 },
+    AutoRollbackConfiguration: { Alarms: [{ AlarmName: { Ref: 'A' } }] },
+  };
+  if (!undescribed) r.P.Properties.PolicyDocument.Statement.push({ Effect: 'Allow', Action: 'cloudwatch:DescribeAlarms', Resource: { 'Fn::GetAtt': ['A', 'Arn'] } });
+}
+
 describe('when the inference component rules are listed', () => {
   test('GIVEN each rule WHEN read THEN it cites an AWS documentation page', () => {
     expect(INFERENCE_COMPONENT_RULES.map((r) => r.id)).toEqual([
-      'SM-IC-ENDPOINT-CONFIG', 'SM-IC-NAME', 'SM-IC-BASE-COMPUTE', 'SM-IC-ADAPTER', 'SM-IC-MANAGED-SCALING', 'SM-IC-COPY-SCALING', 'SM-IC-SCALE-FROM-ZERO',
+      'SM-IC-ENDPOINT-CONFIG', 'SM-IC-NAME', 'SM-IC-BASE-COMPUTE', 'SM-IC-ADAPTER', 'SM-IC-MANAGED-SCALING', 'SM-IC-COPY-SCALING', 'SM-IC-ROLLING-POLICY', 'SM-IC-SCALE-FROM-ZERO',
     ]);
     for (const rule of INFERENCE_COMPONENT_RULES) expect(rule.doc).toMatch(/^https:\/\/docs\.aws\.amazon\.com\//);
   });
@@ -140,6 +150,11 @@ describe('when a hand-made inference component template is checked', () => {
     ['minimum 0 copies without the scale-from-zero policy', (r) => toZero(r, false), ['SM-IC-SCALE-FROM-ZERO']],
     ['minimum 0 copies with the scale-from-zero policy', (r) => toZero(r, true), []],
     ['minimum 0 copies with the alarm on another component', (r) => toZero(r, true, 'sql'), ['SM-IC-SCALE-FROM-ZERO']],
+    ['a rolling batch of 1 of 2–8 copies', (r) => rolling(r, 1), []],
+    ['a rolling batch of 2 of 2–8 copies', (r) => rolling(r, 2), ['SM-IC-ROLLING-POLICY']],
+    ['a rolling bake of 3601 s', (r) => { rolling(r, 1); r.Base.Properties.DeploymentConfig.RollingUpdatePolicy.WaitIntervalInSeconds = 3601; }, ['SM-IC-ROLLING-POLICY']],
+    ['a rolling time limit of 599 s', (r) => { rolling(r, 1); r.Base.Properties.DeploymentConfig.RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds = 599; }, ['SM-IC-ROLLING-POLICY']],
+    ['a rollback alarm the role may not describe', (r) => rolling(r, 1, true), ['IAM-IC-ROLLBACK-DESCRIBE-ALARMS']],
     ['the adapter archive not readable', (r) => { r.P.Properties.PolicyDocument.Statement[2].Resource = 'arn:aws:s3:::bucket/adapters/other.tar.gz'; }, ['IAM-ADAPTER-ARTIFACT']],
   ])('GIVEN %s WHEN checked THEN it finds the expected rules', (_name, change, expected) => {
     expect(ruleIds(componentTemplate(change))).toEqual(expected);

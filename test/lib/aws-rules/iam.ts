@@ -84,6 +84,21 @@ export const IAM_RULES: readonly AwsRule[] = [
       }));
     })),
 
+  rule('IAM-IC-ROLLBACK-DESCRIBE-ALARMS', GUARDRAILS_ALARMS,
+    'An inference component\'s rollback alarms are read with the execution role of its endpoint configuration: cloudwatch:DescribeAlarms on each alarm.',
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::InferenceComponent').flatMap(([id, component]) => {
+      const alarms: Array<{ AlarmName: unknown }> = component.DeploymentConfig?.AutoRollbackConfiguration?.Alarms ?? [];
+      const endpointId = referencedId(component.EndpointName);
+      const endpoint = endpointId ? template.Resources?.[endpointId]?.Properties : undefined;
+      if (alarms.length === 0 || !endpoint) return [];
+      return endpointRoles(template, endpoint, endpointId).flatMap(({ roleId, statements }) => alarms.flatMap((alarm) => {
+        const alarmId = referencedId(alarm.AlarmName);
+        const covers = (pattern: string) => (alarmId !== undefined && pattern === `<${alarmId}.Arn>`)
+          || globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${flatten(alarm.AlarmName)}`);
+        return isAllowed(statements, 'cloudwatch:DescribeAlarms', covers) ? [] : [finding(id, `role ${roleId} may not describe rollback alarm ${flatten(alarm.AlarmName)}`)];
+      }));
+    })),
+
   rule('IAM-ECR-PULL', EXECUTION_ROLE,
     'An ECR image needs ecr:BatchCheckLayerAvailability, ecr:GetDownloadUrlForLayer and ecr:BatchGetImage on its repository, and ecr:GetAuthorizationToken.',
     (template, finding) => modelsWithRoles(template).flatMap(({ modelId, model, roleId, statements }) => {

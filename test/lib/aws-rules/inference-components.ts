@@ -13,6 +13,7 @@ const CREATE_COMPONENT = 'https://docs.aws.amazon.com/sagemaker/latest/APIRefere
 const MANAGED_SCALING = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html';
 const REGISTER_TARGET = 'https://docs.aws.amazon.com/autoscaling/application/APIReference/API_RegisterScalableTarget.html';
 const PREDEFINED_METRIC = 'https://docs.aws.amazon.com/autoscaling/application/APIReference/API_PredefinedMetricSpecification.html';
+const IC_ROLLING = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html';
 const SCALE_TO_ZERO = 'https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html';
 
 /** InferenceComponentName / BaseInferenceComponentName: at most 63 characters, `^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$`. */
@@ -159,6 +160,42 @@ export const INFERENCE_COMPONENT_RULES: readonly AwsRule[] = [
       }
       return out;
     }),
+
+  rule('SM-IC-ROLLING-POLICY', IC_ROLLING,
+    'A component\'s rolling update: WaitIntervalInSeconds 0–3600 (required), MaximumExecutionTimeoutInSeconds 600–28,800, MaximumBatchSize (required) and RollbackMaximumBatchSize of COPY_COUNT between 5 % and 50 % of the copy count (every count its scalable target allows), or of CAPACITY_PERCENT 5–50; rollback alarms are alarms of the template or named ones.',
+    (template, finding) => components(template).flatMap(([id, component]) => {
+      const policy = component.DeploymentConfig?.RollingUpdatePolicy;
+      if (!policy) return [];
+      const out: RuleFinding[] = [];
+      const inRange = (v: unknown, min: number, max: number) => isNumber(v) && Number.isInteger(v) && v >= min && v <= max;
+      if (!inRange(policy.WaitIntervalInSeconds, 0, 3600)) out.push(finding(id, `WaitIntervalInSeconds ${policy.WaitIntervalInSeconds} (0–3600, required)`));
+      if (policy.MaximumExecutionTimeoutInSeconds !== undefined && !inRange(policy.MaximumExecutionTimeoutInSeconds, 600, 28_800)) {
+        out.push(finding(id, `MaximumExecutionTimeoutInSeconds ${policy.MaximumExecutionTimeoutInSeconds} (600–28800)`));
+      }
+      if (!policy.MaximumBatchSize) out.push(finding(id, 'no MaximumBatchSize'));
+      const name = nameOf(id, component);
+      const counts = [component.RuntimeConfig?.CopyCount, ...resourcesOfType(template, 'AWS::ApplicationAutoScaling::ScalableTarget')
+        .filter(([, t]) => flatten(t.ResourceId) === `inference-component/${name}`).flatMap(([, t]) => [t.MinCapacity, t.MaxCapacity])]
+        .filter(isNumber);
+      for (const [field, size] of [['MaximumBatchSize', policy.MaximumBatchSize], ['RollbackMaximumBatchSize', policy.RollbackMaximumBatchSize]] as const) {
+        if (!size) continue;
+        if (size.Type === 'CAPACITY_PERCENT' && !inRange(size.Value, 5, 50)) out.push(finding(id, `${field} ${size.Value} % (5–50)`));
+        if (size.Type === 'COPY_COUNT') {
+          for (const count of counts) {
+            if (!(isNumber(size.Value) && size.Value >= Math.max(1, Math.ceil(count * 0.05)) && size.Value <= Math.floor(count * 0.5))) {
+              out.push(finding(id, `${field} ${size.Value} of ${count} copies (5–50 %)`));
+            }
+          }
+        }
+      }
+      for (const alarm of component.DeploymentConfig?.AutoRollbackConfiguration?.Alarms ?? []) {
+        const target = referencedId(alarm.AlarmName);
+        if (target !== undefined && template.Resources?.[target]?.Type !== 'AWS::CloudWatch::Alarm' && template.Resources?.[target]?.Type !== 'AWS::CloudWatch::CompositeAlarm') {
+          out.push(finding(id, `rollback alarm ${flatten(alarm.AlarmName)} is not an alarm of this template`));
+        }
+      }
+      return out;
+    })),
 
   rule('SM-IC-SCALE-FROM-ZERO', SCALE_TO_ZERO,
     'A component that may scale to zero copies (MinCapacity 0) needs a step scaling policy on its target that a CloudWatch alarm on NoCapacityInvocationFailures of that component triggers; target tracking alone never adds the first copy. Only components scale to zero: a variant target (DesiredInstanceCount) has MinCapacity ≥ 1.',
