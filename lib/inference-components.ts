@@ -395,8 +395,8 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
   }
 
   /**
-   * `sagemaker:InvokeEndpoint` on this endpoint: every component on it. To limit a principal to one component, use
-   * that component's `grantInvoke`.
+   * `sagemaker:InvokeEndpoint` on this endpoint, for every component on it. A component's own `grantInvoke` names the
+   * component too, but IAM cannot hold a caller to one component of an endpoint (see `LlmInferenceComponent.grantInvoke`).
    */
   public grantInvoke(grantee: iam.IGrantable): iam.Grant {
     return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this.endpointArn] });

@@ -36,7 +36,9 @@ export interface InstanceTypeSpec {
 /**
  * A SageMaker hosting instance type with the facts the construct validates against.
  *
- * The catalog covers the GPU types people serve vLLM on; use `InstanceType.of()` for any other type.
+ * The catalog covers the GPU types people serve vLLM on; use `InstanceType.of()` for any other type. GPU counts and
+ * memory are those of the EC2 instance types of the same name (https://aws.amazon.com/ec2/instance-types/, accelerated
+ * computing).
  */
 export class InstanceType {
   /** 8 × NVIDIA H100 80 GB, 8 × 3.84 TB NVMe. The default: Llama 3.1 70B BF16 fits with TP 8 and ~1.3 M tokens of KV cache. */

@@ -1,4 +1,5 @@
 import * as fc from 'fast-check';
+import { InstanceType } from '../../lib/index';
 import { componentFitProblems, packs } from '../../lib/private/component-capacity';
 
 describe('when copies are packed into instances', () => {
@@ -37,5 +38,15 @@ describe('when the fit of components is checked', () => {
     expect(componentFitProblems(fleet, [demand(3, 5)])).toEqual([
       'Base: acceleratorsPerCopy must be at most the 4 GPUs of one ml.g6e.12xlarge, since a copy runs on one instance (got 5)',
     ]);
+  });
+});
+
+describe('when the instance catalog is read for memory', () => {
+  test('GIVEN every catalog type WHEN read THEN its memory is known, a whole number of GiB, and at least 16 GiB per GPU', () => {
+    for (const type of InstanceType.catalogEntries()) {
+      expect({ name: type.name, ok: Number.isInteger(type.memoryGiB) && type.memoryGiB! >= 16 * type.gpuCount! }).toEqual({ name: type.name, ok: true });
+    }
+    expect(InstanceType.ML_P5_48XLARGE.memoryGiB).toBe(2048);
+    expect(InstanceType.of('ml.p5.48xlarge', { gpuCount: 8 }).memoryGiB).toBe(2048);
   });
 });
