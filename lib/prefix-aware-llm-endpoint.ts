@@ -465,7 +465,6 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
   }
 }
 
-
 /**
  * A multi-instance SageMaker real-time endpoint running vLLM with prefix caching, routed with
  * `RoutingStrategy: PREFIX_AWARE` by default.
