@@ -669,7 +669,8 @@ export class LlmInferenceComponent extends ComponentBase {
     const scalingTarget = props.autoScaling ? props.autoScaling.targetConcurrentRequestsPerCopy ?? defaultScalingTarget(threshold) : undefined;
     if (props.autoScaling && scalingTarget !== undefined) {
       this.autoScaling = addCopyAutoScaling(this, this.inferenceComponentName, props.autoScaling, scalingTarget,
-        this.metrics.noCapacityInvocationFailures({ period: Duration.minutes(1) }));
+        // A standard-resolution period that is never shorter than the endpoint publishes at (60 s, or 120–300 s).
+        this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }));
       // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
       this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
     }

@@ -239,6 +239,13 @@ describe('when a component may scale to zero copies', () => {
   });
 });
 
+describe('when the metrics are published at other frequencies', () => {
+  test.each([10, 30, 60, 120, 300])('GIVEN a %i-second publish frequency and a component that scales to zero WHEN the AWS rules check it THEN nothing is violated', (seconds) => {
+    const { template } = synth({ metricsConfig: { publishFrequency: Duration.seconds(seconds) } }, { copyCount: 2, autoScaling: { minCopies: 0, maxCopies: 4 } }, 1);
+    expect(findings(template.toJSON() as TemplateJson)).toEqual([]);
+  });
+});
+
 describe('when the fleet is sized', () => {
   // ml.g6e.12xlarge: 4 GPUs and 384 GiB per instance; 2 instances unless set.
   test.each<[string, Partial<PrefixAwareLlmComponentEndpointProps>, Partial<LlmInferenceComponentOptions>, string[]]>([
