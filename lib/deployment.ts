@@ -191,7 +191,7 @@ export abstract class DeploymentPolicy {
 }
 
 /** Baking time per step when none is given. */
-const DEFAULT_WAIT_INTERVAL_SECONDS = 300;
+export const DEFAULT_WAIT_INTERVAL_SECONDS = 300;
 /** Blue/green time limit when none is given: 4 hours. */
 const BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS = 14_400;
 
@@ -205,8 +205,12 @@ function fleetRange(fleet: FleetSize): { min: number; max: number } | undefined 
   return isKnownInteger(instanceCount) ? { min: instanceCount, max: instanceCount } : undefined;
 }
 
-/** The batches that are 5–50 % of every fleet in the range: from 5 % of the largest to 50 % of the smallest. */
-function batchBounds(range: { min: number; max: number }): { low: number; high: number } {
+/**
+ * The batches that are 5–50 % of every fleet in the range: from 5 % of the largest to 50 % of the smallest. The same
+ * rule holds for an inference component's copies (InferenceComponentRollingUpdatePolicy.MaximumBatchSize, "between 5%
+ * to 50% of the copy count": https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html).
+ */
+export function batchBounds(range: { min: number; max: number }): { low: number; high: number } {
   const { min, max } = DEPLOYMENT_LIMITS.rollingBatchShare;
   return { low: Math.max(1, Math.ceil(range.max * min)), high: Math.floor(range.min * max) };
 }

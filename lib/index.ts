@@ -7,7 +7,7 @@ export { RouterSidecarImageOptions, RouterSidecarMode } from './router-sidecar-i
 export { EngineEnvConvention, VllmEngineOptions } from './vllm-engine-options';
 export { HuggingFaceModelOptions, ModelSource, ModelSourceConfig, ModelSourceKind, S3ModelOptions } from './model-source';
 export { InstanceType, InstanceTypeSpec } from './instance-type';
-export { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
+export { AutoScalingOptions, ComponentDeploymentOptions, CopyAutoScaling, CopyAutoScalingOptions, VariantAutoScaling } from './autoscaling';
 export { BlueGreenDeploymentOptions, DeploymentAlarmOptions, DeploymentPolicy, RollingDeploymentOptions, TrafficShift } from './deployment';
 export {
   EndpointAlarmOptions,
@@ -23,3 +23,17 @@ export {
 export { CapacityReservation } from './capacity';
 export { DataCaptureMode, DataCaptureOptions } from './data-capture';
 export { RoutingVariant } from './routing-variants';
+export {
+  AdapterSource,
+  AdapterSourceConfig,
+  AdapterSourceOptions,
+  LlmInferenceComponent,
+  LlmInferenceComponentOptions,
+  LlmInferenceComponentProps,
+  LoraAdapterComponent,
+  LoraAdapterComponentProps,
+  LoraAdapterOptions,
+  ManagedInstanceScalingOptions,
+  PrefixAwareLlmComponentEndpoint,
+  PrefixAwareLlmComponentEndpointProps,
+} from './inference-components';

@@ -1,6 +1,7 @@
 import { aws_iam as iam, aws_kms as kms, aws_s3 as s3, aws_sagemaker as sagemaker, aws_secretsmanager as secretsmanager, Token } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { grantScoped } from './private/grants';
+import { validateBucketEncryption } from './private/s3-encryption';
 import { S3_LIST_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
 import { ProblemCollector, show } from './private/validation';
 
@@ -207,13 +208,7 @@ class S3ModelSource extends ModelSource {
   }
 
   public _validate(problems: ProblemCollector): void {
-    const { encryptionKey, s3ManagedEncryption } = this.options;
-    if (encryptionKey && s3ManagedEncryption) {
-      problems.add('model: encryptionKey and s3ManagedEncryption exclude each other; pass the key for SSE-KMS, or s3ManagedEncryption: true for SSE-S3 (got both)');
-    } else if (!(this.bucket instanceof s3.Bucket) && !this.encryptionKey && !s3ManagedEncryption) {
-      problems.add(`model: the bucket ${show(this.bucket.node.path)} is imported, so its encryption is unknown and an SSE-KMS bucket would get no decrypt grant; `
-        + 'pass ModelSource.s3(bucket, prefix, { encryptionKey }) for SSE-KMS or { s3ManagedEncryption: true } for SSE-S3 (got neither)');
-    }
+    validateBucketEncryption('model', 'ModelSource.s3(bucket, prefix', this.bucket, this.options, problems);
     if (Token.isUnresolved(this.prefix)) return;
     if (this.prefix.startsWith('/')) {
       problems.add(`model.prefix must not start with '/' (got ${show(this.prefix)})`);

@@ -8,6 +8,13 @@ export const ENDPOINT_INSTANCE_NAMESPACE = '/aws/sagemaker/Endpoints';
 export const ROUTER_NAMESPACE = 'PrefixRouter';
 /** Dimension enhanced metrics add to every invocation and utilization metric. */
 export const INSTANCE_ID_DIMENSION = 'InstanceId';
+/**
+ * Namespace of inference components' per-copy utilization metrics (`GPUUtilizationNormalized`, ...), dimension
+ * `InferenceComponentName` (https://docs.aws.amazon.com/sagemaker/latest/dg/monitoring-cloudwatch.html#cloudwatch-metrics-inference-component).
+ */
+export const INFERENCE_COMPONENT_NAMESPACE = '/aws/sagemaker/InferenceComponents';
+/** The one dimension of inference components' invocation (`AWS/SageMaker`) and utilization metrics. */
+export const INFERENCE_COMPONENT_DIMENSION = 'InferenceComponentName';
 
 /** SageMaker's allowed `MetricPublishFrequencyInSeconds` values. */
 export const METRIC_PUBLISH_FREQUENCIES_SECONDS: readonly number[] = [10, 30, 60, 120, 180, 240, 300];
@@ -40,6 +47,16 @@ export interface EndpointMetricTarget {
    * @default true
    */
   readonly invocationMetricsAtPublishFrequency?: boolean;
+
+  /**
+   * An inference component of the endpoint: its metrics are addressed by the `InferenceComponentName` dimension
+   * alone, as SageMaker publishes them (`AWS/SageMaker` invocation metrics and `/aws/sagemaker/InferenceComponents`
+   * utilization metrics), instead of `EndpointName` and `VariantName`. The per-instance series (SEARCH, Metrics
+   * Insights) and the `/aws/sagemaker/Endpoints` host metrics stay the variant's.
+   *
+   * @default - the variant's metrics
+   */
+  readonly inferenceComponentName?: string;
 }
 
 /** The shortest period of a standard-resolution metric, and of every Metrics Insights query (it aggregates at one minute). */
@@ -89,10 +106,14 @@ export class EndpointMetrics {
   public metric(metricName: string, props: EndpointMetricOptions = {}): cloudwatch.Metric {
     const { namespace, ...options } = props;
     const ns = namespace ?? SAGEMAKER_NAMESPACE;
+    const component = this.target.inferenceComponentName;
+    const byComponent = component !== undefined && (ns === SAGEMAKER_NAMESPACE || ns === INFERENCE_COMPONENT_NAMESPACE);
     return new cloudwatch.Metric({
       namespace: ns,
       metricName,
-      dimensionsMap: { EndpointName: this.target.endpointName, VariantName: this.target.variantName },
+      dimensionsMap: byComponent
+        ? { [INFERENCE_COMPONENT_DIMENSION]: component }
+        : { EndpointName: this.target.endpointName, VariantName: this.target.variantName },
       period: ns === SAGEMAKER_NAMESPACE ? this.invocationPeriod : ns === ROUTER_NAMESPACE ? this.routerPeriod : this.period,
       ...options,
     });
@@ -124,6 +145,37 @@ export class EndpointMetrics {
    */
   public concurrentRequestsPerModel(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metric('ConcurrentRequestsPerModel', { statistic: 'Maximum', period: Duration.seconds(10), ...props });
+  }
+
+  /**
+   * Inference components: in-flight requests per copy of the component (Maximum, 10-second resolution): what copy
+   * autoscaling tracks (predefined metric `SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution`).
+   */
+  public concurrentRequestsPerCopy(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('ConcurrentRequestsPerCopy', { statistic: 'Maximum', period: Duration.seconds(10), ...props });
+  }
+
+  /** Inference components: requests per copy of the component (Sum). */
+  public invocationsPerCopy(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('InvocationsPerCopy', { statistic: 'Sum', label: 'Requests per copy (mean)', ...props });
+  }
+
+  /**
+   * Inference components: requests refused because no copy was running (Sum): what scales a component up from zero
+   * copies (https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html).
+   */
+  public noCapacityInvocationFailures(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('NoCapacityInvocationFailures', { statistic: 'Sum', ...props });
+  }
+
+  /** Inference components: GPU utilization of the copies over the GPUs they reserve, 0–100 % (Average). */
+  public gpuUtilizationNormalized(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('GPUUtilizationNormalized', { namespace: INFERENCE_COMPONENT_NAMESPACE, statistic: 'Average', ...props });
+  }
+
+  /** Inference components: GPU memory utilization of the copies, 0–100 % (Average). */
+  public gpuMemoryUtilizationNormalized(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric('GPUMemoryUtilizationNormalized', { namespace: INFERENCE_COMPONENT_NAMESPACE, statistic: 'Average', ...props });
   }
 
   /** Client errors (Sum). */

@@ -1,6 +1,5 @@
 import {
   Annotations,
-  ArnFormat,
   aws_cloudwatch as cloudwatch,
   aws_ec2 as ec2,
   aws_iam as iam,
@@ -26,9 +25,6 @@ import {
   EndpointMetrics,
   EndpointMetricsConfig,
   EndpointMonitoringOptions,
-  ENDPOINT_INSTANCE_NAMESPACE,
-  DEFAULT_PUBLISH_FREQUENCY,
-  METRIC_PUBLISH_FREQUENCIES_SECONDS,
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
 import { renderCapacity, validateCapacity } from './private/capacity-resources';
@@ -39,6 +35,7 @@ import {
   renderEngineEnvironment,
   validateEngineOptions,
 } from './private/engine-environment';
+import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import { FleetSize } from './private/fleet-size';
 import { grantScoped } from './private/grants';
 import {
@@ -54,15 +51,13 @@ import {
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import {
   CALL_WITH_BEARER_TOKEN_ACTIONS,
-  CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS,
-  CLOUDWATCH_PUT_METRIC_ACTIONS,
   EC2_CREATE_ENI_ACTIONS,
   EC2_MANAGE_ENI_ACTIONS,
   EC2_VPC_UNSCOPED_ACTIONS,
   INVOKE_ENDPOINT_ACTIONS,
-  LOGS_ACTIONS,
 } from './private/iam-actions';
-import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
+import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
+import { INSTANCE_TYPE_NAME, isKnownInteger, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
@@ -470,9 +465,6 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
   }
 }
 
-/** SageMaker endpoint names. */
-const ENDPOINT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
-
 /**
  * A multi-instance SageMaker real-time endpoint running vLLM with prefix caching, routed with
  * `RoutingStrategy: PREFIX_AWARE` by default.
@@ -692,48 +684,14 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     return this.enhancedMetrics;
   }
 
-  /**
-   * SageMaker reads the auto-rollback alarms with the execution role: "Ensure that your IAM execution role has
-   * permission to perform the cloudwatch:DescribeAlarms action on the auto-rollback alarms you specify"
-   * (https://docs.aws.amazon.com/sagemaker/latest/dg/deployment-guardrails-configuration.html). Scoped to those alarms'
-   * ARNs; a composite alarm is only returned to a DescribeAlarms permission scoped to `*`
-   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_DescribeAlarms.html), so one composite alarm
-   * widens the statement to `*`.
-   */
+  /** The execution role may read the rollback alarms (see `grantDescribeRollbackAlarms`). */
   private grantDescribeRollbackAlarms(alarms: cloudwatch.IAlarm[]): void {
-    if (alarms.length === 0) return;
-    if (alarms.some((alarm) => alarm instanceof cloudwatch.CompositeAlarm)) {
-      grantScoped(this.role, {
-        actions: CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS,
-        resources: ['*'],
-        wildcardReason: 'A composite rollback alarm: CloudWatch returns composite alarms only to a cloudwatch:DescribeAlarms permission scoped to *; '
-          + 'read-only, and SageMaker reads the rollback alarms with the execution role during deployments.',
-      });
-      return;
-    }
-    grantScoped(this.role, { actions: CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS, resources: alarms.map((alarm) => alarm.alarmArn) });
+    grantDescribeRollbackAlarms(this.role, alarms);
   }
 
   /** Logs and instance metrics: every endpoint needs them. */
   private grantRuntimeBasics(): void {
-    const stack = Stack.of(this);
-    const logGroup = stack.formatArn({
-      service: 'logs',
-      resource: 'log-group',
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-      resourceName: `/aws/sagemaker/Endpoints/${this.endpointName}`,
-    });
-    grantScoped(this.role, {
-      actions: LOGS_ACTIONS,
-      resources: [logGroup, `${logGroup}:log-stream:*`],
-      wildcardReason: 'Log streams are named per instance and container at run time; the statement is limited to this endpoint\'s log group.',
-    });
-    grantScoped(this.role, {
-      actions: CLOUDWATCH_PUT_METRIC_ACTIONS,
-      resources: ['*'],
-      conditions: { StringEquals: { 'cloudwatch:namespace': ENDPOINT_INSTANCE_NAMESPACE } },
-      wildcardReason: 'cloudwatch:PutMetricData supports no resource ARNs; the statement is limited to the SageMaker endpoint instance-metrics namespace.',
-    });
+    grantEndpointRuntimeBasics(this, this.role, this.endpointName);
   }
 
   private configureVpc(props: PrefixAwareLlmEndpointProps): { subnetIds: string[]; securityGroups: ec2.ISecurityGroup[] } | undefined {
@@ -816,7 +774,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }, problems);
     const typeProp = props.instancePools ? 'instancePools' : 'instanceType';
     for (const instanceType of instanceTypes) {
-      if (!instanceType.isUnresolved && !/^ml\.[a-z0-9-]+\.[a-z0-9]+$/.test(instanceType.name)) {
+      if (!instanceType.isUnresolved && !INSTANCE_TYPE_NAME.test(instanceType.name)) {
         problems.add(`${typeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
       }
     }
@@ -859,7 +817,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
 
-    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !ENDPOINT_NAME.test(props.endpointName)) {
+    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !SAGEMAKER_NAME.test(props.endpointName)) {
       problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
         + `(got ${show(props.endpointName)})`);
     }
@@ -998,30 +956,3 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 function fleetSizeOf(instanceCount: number, autoScaling: AutoScalingOptions | undefined): FleetSize {
   return { instanceCount, minCapacity: autoScaling?.minCapacity, maxCapacity: autoScaling?.maxCapacity };
 }
-
-/** Period of the Metrics Insights alarms, when known at synth (the metrics' own rule; names do not matter here). */
-function insightsPeriodSeconds(config: EndpointMetricsConfig | undefined): number | undefined {
-  const period = new EndpointMetrics({
-    endpointName: '', variantName: '', period: config?.publishFrequency, invocationMetricsAtPublishFrequency: config?.enhancedMetrics ?? true,
-  }).insightsPeriod;
-  return period.isUnresolved() ? undefined : period.toSeconds({ integral: false });
-}
-
-function validateMetricsConfig(config: EndpointMetricsConfig | undefined, problems: ProblemCollector): void {
-  const frequency = config?.publishFrequency;
-  if (!frequency || frequency.isUnresolved()) return;
-  const seconds = frequency.toSeconds({ integral: false });
-  if (!METRIC_PUBLISH_FREQUENCIES_SECONDS.includes(seconds)) {
-    problems.add(`metricsConfig.publishFrequency must be one of ${METRIC_PUBLISH_FREQUENCIES_SECONDS.join(', ')} seconds (got ${seconds})`);
-  }
-}
-
-function renderMetricsConfig(config: EndpointMetricsConfig = {}): sagemaker.CfnEndpointConfig.MetricsConfigProperty {
-  // Enhanced metrics give every metric an InstanceId dimension: the per-instance graphs and alarms read them.
-  return {
-    enableEnhancedMetrics: config.enhancedMetrics ?? true,
-    enableDetailedObservability: config.detailedObservability,
-    metricPublishFrequencyInSeconds: wholeSeconds(config.publishFrequency ?? DEFAULT_PUBLISH_FREQUENCY),
-  };
-}
-

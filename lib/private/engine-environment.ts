@@ -138,3 +138,17 @@ function renderLmi({ model, options, tensorParallelSize }: EngineEnvironmentInpu
   if (model.huggingFaceToken !== undefined) env.HF_TOKEN = model.huggingFaceToken;
   return env;
 }
+
+/**
+ * What a base model needs so SageMaker can load LoRA adapter inference components into it at run time, in the vLLM
+ * DLC's convention (aws/model-hosting-container-standards, docs/sagemaker/05_lora_adapter_management.md):
+ * `SM_VLLM_ENABLE_LORA`, `SM_VLLM_MAX_LORAS` (adapters in one batch; the adapter count unless `extraArgs['max-loras']`
+ * sets it) and `VLLM_ALLOW_RUNTIME_LORA_UPDATING`, without which vLLM refuses adapters loaded after start-up.
+ */
+export function renderLoraEnvironment(options: VllmEngineOptions, adapterCount: number): Record<string, string> {
+  if (adapterCount < 1) return {};
+  const env: Record<string, string> = { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' };
+  if (options.extraArgs?.['enable-lora'] === undefined) env[`SM_VLLM_${envSuffixForFlag('enable-lora')}`] = 'true';
+  if (options.extraArgs?.['max-loras'] === undefined) env[`SM_VLLM_${envSuffixForFlag('max-loras')}`] = String(adapterCount);
+  return env;
+}

@@ -16,6 +16,14 @@ export interface MonitoredEndpoint {
   readonly gpuMemoryUtilization?: number;
   /** Whether to show the router sidecar's EMF metrics. */
   readonly routerSidecarMetrics: boolean;
+  /**
+   * What the alarms watch, for their descriptions: an endpoint or an inference component of one.
+   *
+   * @default 'endpoint'
+   */
+  readonly subject?: 'endpoint' | 'component';
+  /** Whether deployments roll back on the error-rate and latency alarms (their descriptions say so). @default true */
+  readonly rollsBack?: boolean;
 }
 
 /** The alarms as created (concrete, so their thresholds can be drawn on the dashboard). */
@@ -76,6 +84,8 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   // Each alarm evaluates at a period CloudWatch accepts for its metric: invocation metrics at their publishing interval,
   // Metrics Insights at one minute or more, utilization metrics at the publish frequency.
   const invocationPeriod = metrics.invocationPeriod;
+  const component = endpoint.subject === 'component';
+  const rollback = endpoint.rollsBack === false ? '' : 'Deployments roll back while it is in ALARM. ';
   const made: Record<string, cloudwatch.Alarm> = {};
   const add = (
     key: keyof EndpointAlarms, id: string, alarmOptions: EndpointAlarmOptions | undefined,
@@ -103,7 +113,7 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
   add('errorRate', 'ErrorRateAlarm', options.errorRateAlarm, ALARM_DEFAULTS.errorRate, {
     metric: metrics.guardedInvocation5xxRate(errorRate.minInvocations, { period: invocationPeriod }),
     threshold: options.errorRateAlarm?.threshold ?? ALARM_DEFAULTS.errorRate.thresholdPercent,
-    description: 'The endpoint answers a share of requests with 5XX (model or container errors). Deployments roll back while it is in ALARM. '
+    description: `The ${component ? 'inference component' : 'endpoint'} answers a share of requests with 5XX (model or container errors). ${rollback}`
       + 'See docs/operations.md#5xx-error-rate.',
   });
 
@@ -112,8 +122,8 @@ export function createEndpointAlarms(scope: Construct, endpoint: MonitoredEndpoi
     metric: metrics.modelLatency({ period: invocationPeriod }),
     // ModelLatency is in microseconds.
     threshold: latencyMs * 1000,
-    description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. Deployments roll back while it `
-      + 'is in ALARM. See docs/operations.md#model-latency.',
+    description: `ModelLatency p90 is at least ${latencyMs} ms: the engine is queueing or a new image is slower. ${rollback}`
+      + 'See docs/operations.md#model-latency.',
   });
 
   if (endpoint.concurrencyThreshold !== undefined && isKnownInteger(endpoint.concurrencyThreshold)) {
@@ -285,4 +295,54 @@ function millis(microseconds: cloudwatch.Metric, id: string, label: string): clo
     label,
     period: microseconds.period ?? Duration.minutes(1),
   });
+}
+
+/**
+ * The dashboard rows of one inference component (or adapter), under a title: requests and error rates, latency
+ * percentiles, in-flight requests per copy against the routing threshold and the copy autoscaling target, and the
+ * copies' GPU use over what they reserve. All read the `InferenceComponentName` dimension.
+ */
+export function componentDashboardRows(
+  m: EndpointMetrics, alarms: CreatedAlarms, settings: { title: string; concurrencyThreshold?: number; scalingTarget?: number },
+): cloudwatch.IWidget[][] {
+  const concurrencyAnnotations: cloudwatch.HorizontalAnnotation[] = [];
+  if (settings.concurrencyThreshold !== undefined) {
+    concurrencyAnnotations.push({ value: settings.concurrencyThreshold, label: `PREFIX_AWARE concurrencyThreshold (${settings.concurrencyThreshold})`, color: '#d62728' });
+  }
+  if (settings.scalingTarget !== undefined) {
+    concurrencyAnnotations.push({ value: settings.scalingTarget, label: `copy autoscaling target (${settings.scalingTarget})`, color: '#2ca02c' });
+  }
+  return [
+    [new cloudwatch.TextWidget({ width: FULL, height: 1, markdown: `### ${settings.title}` })],
+    [
+      new cloudwatch.GraphWidget({
+        title: 'Requests, and 5XX / 4XX (% of requests)', width: THIRD, height: HEIGHT,
+        left: [m.invocations({ label: 'Requests (all copies)' })], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+        right: [m.invocation5xxRate(), m.invocation4xxRate()], rightYAxis: { label: '% of requests', showUnits: false, min: 0 },
+        rightAnnotations: alarms.errorRate ? [{ value: alarms.errorRate.toAnnotation().value, label: '5XX alarm', color: '#d62728' }] : undefined,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Model latency percentiles (ms)', width: THIRD, height: HEIGHT,
+        left: ['p50', 'p90', 'p99'].map((p) => millis(m.modelLatency({ statistic: p }), `model_${p}`, `model ${p}`)),
+        leftYAxis: { label: 'ms', showUnits: false, min: 0 },
+        leftAnnotations: alarms.latency ? [{ value: alarms.latency.toAnnotation().value / 1000, label: 'latency alarm (p90)', color: '#d62728' }] : undefined,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'In-flight requests per copy (max)', width: THIRD, height: HEIGHT,
+        left: [m.concurrentRequestsPerCopy()], leftYAxis: { label: 'requests in flight', showUnits: false, min: 0 },
+        leftAnnotations: concurrencyAnnotations,
+      }),
+    ],
+    [
+      new cloudwatch.GraphWidget({
+        title: 'GPU use of the copies (% of reserved GPUs)', width: HALF, height: HEIGHT,
+        left: [m.gpuUtilizationNormalized({ label: 'GPU utilization' }), m.gpuMemoryUtilizationNormalized({ label: 'GPU memory' })],
+        leftYAxis: { label: '% of reserved GPUs', showUnits: false, min: 0, max: 100 },
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Requests per copy (mean)', width: HALF, height: HEIGHT,
+        left: [m.invocationsPerCopy()], leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
+      }),
+    ],
+  ];
 }

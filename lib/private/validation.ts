@@ -2,6 +2,16 @@ import { Duration, Token } from 'aws-cdk-lib';
 import { IConstruct } from 'constructs';
 import { PrefixAwareLlmValidationError } from './errors';
 
+/**
+ * SageMaker resource names (endpoints, inference components): 1–63 letters, digits and hyphens, starting and ending
+ * with a letter or digit (API reference, `EndpointName` and `InferenceComponentName`:
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html).
+ */
+export const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+
+/** SageMaker hosting instance type names: `ml.<family>.<size>`. */
+export const INSTANCE_TYPE_NAME = /^ml\.[a-z0-9-]+\.[a-z0-9]+$/;
+
 /** A value we cannot check at synth time: a token, resolved only at deploy time. */
 export function isUnresolved(value: unknown): boolean {
   if (value === undefined || value === null) return false;

@@ -141,9 +141,42 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
   });
 });
 
+describe('when the inference components example is synthesized', () => {
+  const app = new App({ context: { ...cdkJsonContext(), '@aws-cdk/core:strictCfnValidateErrors': true } });
+  const stacks = addExampleStacks(app);
+  const t = Template.fromJSON(app.synth().getStackByName(EXAMPLE_STACK_NAMES.inferenceComponents).template);
+  const components = Object.values(t.findResources('AWS::SageMaker::InferenceComponent')).map((r) => r.Properties);
+
+  test('GIVEN the stack WHEN synthesized THEN one PREFIX_AWARE fleet of 2–4 × ml.g6e.12xlarge hosts one base model and two adapters on it', () => {
+    t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
+      ProductionVariants: [Match.objectLike({
+        InstanceType: 'ml.g6e.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: Match.anyValue() },
+        ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 2, MaxInstanceCount: 4 },
+      })],
+    });
+    expect(components.map((c) => c.InferenceComponentName).sort()).toEqual(['llama-8b-base', 'llama-8b-sql', 'llama-8b-support']);
+    const adapters = components.filter((c) => c.Specification.BaseInferenceComponentName !== undefined);
+    expect(adapters.map((a) => a.Specification.BaseInferenceComponentName)).toEqual(['llama-8b-base', 'llama-8b-base']);
+    expect(adapters.map((a) => a.Specification.Container.ArtifactUrl).sort()).toEqual([
+      's3://my-llm-artifacts/adapters/sql.tar.gz', 's3://my-llm-artifacts/adapters/support.tar.gz',
+    ]);
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { ResourceId: 'inference-component/llama-8b-base', MinCapacity: 2, MaxCapacity: 8 });
+    expect(stacks.inferenceComponents.base.copyCount).toBe(4);
+  });
+
+  test('GIVEN the base model WHEN synthesized THEN vLLM loads LoRA adapters of rank 64, two at a time, next to prefix caching', () => {
+    const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
+    expect(env).toMatchObject({
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_ENABLE_LORA: 'true', SM_VLLM_MAX_LORAS: '2', SM_VLLM_MAX_LORA_RANK: '64',
+      VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True', SM_VLLM_TENSOR_PARALLEL_SIZE: '1', SM_VLLM_MODEL: '/opt/ml/model',
+    });
+  });
+});
+
 describe('when an example file is read', () => {
   test.each([
     ['aws-benchmark-replica-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
+    ['inference-components.ts', '"ml.g6e.12xlarge for endpoint usage"'],
     ['minimal-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
     ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
     ['router-sidecar-stack.ts', '"ml.g5.12xlarge for endpoint usage"'],

@@ -13,6 +13,8 @@ const KMS_S3 = 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingKMSEn
 /** Data capture writes captured requests to DestinationS3Uri as the model's execution role (and encrypts them with KmsKeyId). */
 const DATA_CAPTURE = 'https://docs.aws.amazon.com/sagemaker/latest/dg/model-monitor-data-capture-endpoint.html';
 const DATA_CAPTURE_KMS = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_DataCaptureConfig.html';
+/** An adapter component gives its artefacts as Container.ArtifactUrl; SageMaker loads them for the endpoint. */
+const ADAPTER_SPEC = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentSpecification.html';
 const AUTOSCALING_SLR = 'https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-service-linked-roles.html';
 /** The service-linked role Application Auto Scaling uses for SageMaker variants. */
 const SAGEMAKER_SCALING_ROLE = 'aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint';
@@ -30,12 +32,27 @@ function modelsWithRoles(template: TemplateJson): Array<{ modelId: string; model
   }).filter((m) => m.roleId !== undefined);
 }
 
-/** The execution roles' statements of the models an endpoint serves. */
-function endpointRoles(template: TemplateJson, endpoint: Record<string, any>): Array<{ roleId: string; statements: FlatStatement[] }> {
+/**
+ * The execution roles' statements of the models an endpoint serves: the models on its variants, the models of the
+ * inference components placed on it, and the role its endpoint configuration names (which components run as).
+ */
+function endpointRoles(template: TemplateJson, endpoint: Record<string, any>, endpointId?: string): Array<{ roleId: string; statements: FlatStatement[] }> {
   const configId = referencedId(endpoint.EndpointConfigName);
-  const variants: Array<Record<string, any>> = (configId ? template.Resources?.[configId]?.Properties?.ProductionVariants : undefined) ?? [];
+  const config = configId ? template.Resources?.[configId]?.Properties : undefined;
+  const variants: Array<Record<string, any>> = config?.ProductionVariants ?? [];
   const modelIds = new Set(variants.map((v) => referencedId(v.ModelName)).filter((m): m is string => m !== undefined));
-  return modelsWithRoles(template).filter((m) => modelIds.has(m.modelId)).map((m) => ({ roleId: m.roleId!, statements: m.statements }));
+  if (endpointId !== undefined) {
+    for (const [, component] of resourcesOfType(template, 'AWS::SageMaker::InferenceComponent')) {
+      const model = referencedId(component.Specification?.ModelName);
+      if (referencedId(component.EndpointName) === endpointId && model !== undefined) modelIds.add(model);
+    }
+  }
+  const roles = new Map(modelsWithRoles(template).filter((m) => modelIds.has(m.modelId)).map((m) => [m.roleId!, m.statements]));
+  const configRole = referencedId(config?.ExecutionRoleArn);
+  if (configRole !== undefined && template.Resources?.[configRole]?.Type === 'AWS::IAM::Role' && !roles.has(configRole)) {
+    roles.set(configRole, roleStatements(template, configRole));
+  }
+  return [...roles].map(([roleId, statements]) => ({ roleId, statements }));
 }
 
 /** The repository name and registry account of an ECR image URI (`ACCOUNT.dkr.ecr.REGION.SUFFIX/REPO:TAG`). */
@@ -64,6 +81,21 @@ export const IAM_RULES: readonly AwsRule[] = [
           ? pattern === `<${alarmId}.Arn>` || globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${name}`)
           : globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${name}`));
         return isAllowed(statements, 'cloudwatch:DescribeAlarms', covers) ? [] : [finding(id, `role ${roleId} may not describe rollback alarm ${name}`)];
+      }));
+    })),
+
+  rule('IAM-IC-ROLLBACK-DESCRIBE-ALARMS', GUARDRAILS_ALARMS,
+    'An inference component\'s rollback alarms are read with the execution role of its endpoint configuration: cloudwatch:DescribeAlarms on each alarm.',
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::InferenceComponent').flatMap(([id, component]) => {
+      const alarms: Array<{ AlarmName: unknown }> = component.DeploymentConfig?.AutoRollbackConfiguration?.Alarms ?? [];
+      const endpointId = referencedId(component.EndpointName);
+      const endpoint = endpointId ? template.Resources?.[endpointId]?.Properties : undefined;
+      if (alarms.length === 0 || !endpoint) return [];
+      return endpointRoles(template, endpoint, endpointId).flatMap(({ roleId, statements }) => alarms.flatMap((alarm) => {
+        const alarmId = referencedId(alarm.AlarmName);
+        const covers = (pattern: string) => (alarmId !== undefined && pattern === `<${alarmId}.Arn>`)
+          || globMatches(pattern.replace(/<[^>]+>/g, '*'), `arn:aws:cloudwatch:r:1:alarm:${flatten(alarm.AlarmName)}`);
+        return isAllowed(statements, 'cloudwatch:DescribeAlarms', covers) ? [] : [finding(id, `role ${roleId} may not describe rollback alarm ${flatten(alarm.AlarmName)}`)];
       }));
     })),
 
@@ -108,6 +140,22 @@ export const IAM_RULES: readonly AwsRule[] = [
       return out;
     })),
 
+  rule('IAM-ADAPTER-ARTIFACT', ADAPTER_SPEC,
+    'An adapter inference component\'s Container.ArtifactUrl (s3://BUCKET/KEY) needs s3:GetObject on that object for the execution role of its endpoint configuration, which SageMaker loads the adapter with.',
+    (template, finding) => resourcesOfType(template, 'AWS::SageMaker::InferenceComponent').flatMap(([id, component]) => {
+      const url = flatten(component.Specification?.Container?.ArtifactUrl);
+      const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+      const endpointId = referencedId(component.EndpointName);
+      const endpoint = endpointId ? template.Resources?.[endpointId]?.Properties : undefined;
+      if (!match || !endpoint) return [];
+      const [, bucket, key] = match;
+      const pattern = (p: string) => p.replace(/<AWS::[A-Za-z]+>/g, '*');
+      const bucketArns = [`arn:aws:s3:::${bucket}`, ...(/^<([^.>]+)>$/.test(bucket) ? [`<${bucket.slice(1, -1)}.Arn>`] : [])];
+      return endpointRoles(template, endpoint, endpointId).flatMap(({ roleId, statements }) =>
+        isAllowed(statements, 's3:GetObject', (p) => bucketArns.some((b) => globMatches(pattern(p), `${b}/${key}`)))
+          ? [] : [finding(id, `role ${roleId} may not read ${url}`)]);
+    })),
+
   rule('IAM-DATA-CAPTURE-WRITE', DATA_CAPTURE,
     `An endpoint config with DataCaptureConfig needs s3:PutObject for the execution role under DestinationS3Uri, and kms:Encrypt and kms:GenerateDataKey on its KmsKeyId (${DATA_CAPTURE_KMS}).`,
     (template, finding) => resourcesOfType(template, 'AWS::SageMaker::Endpoint').flatMap(([id, endpoint]) => {
@@ -139,7 +187,7 @@ export const IAM_RULES: readonly AwsRule[] = [
     (template, finding) => resourcesOfType(template, 'AWS::SageMaker::Endpoint').flatMap(([id, endpoint]) => {
       const name = flatten(endpoint.EndpointName);
       const group = `arn:aws:logs:r:1:log-group:/aws/sagemaker/Endpoints/${name}`;
-      return endpointRoles(template, endpoint).flatMap(({ roleId, statements }) => {
+      return endpointRoles(template, endpoint, id).flatMap(({ roleId, statements }) => {
         const out: RuleFinding[] = [];
         const covers = (target: string) => (p: string) => globMatches(p.replace(/<AWS::[A-Za-z]+>/g, '*'), target);
         for (const action of LOGS) {

@@ -1,0 +1,829 @@
+import {
+  Annotations,
+  aws_cloudwatch as cloudwatch,
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_s3 as s3,
+  aws_sagemaker as sagemaker,
+  Duration,
+  Lazy,
+  Names,
+  Resource,
+  Size,
+  SizeRoundingBehavior,
+  Token,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ComponentDeploymentOptions, CopyAutoScaling, CopyAutoScalingOptions } from './autoscaling';
+import { InstanceType } from './instance-type';
+import { ModelSource } from './model-source';
+import { EndpointAlarms, EndpointMetrics, EndpointMetricsConfig, EndpointMonitoringOptions } from './monitoring';
+import { PrefixAwareLlmEndpoint } from './prefix-aware-llm-endpoint';
+import { addCopyAutoScaling, defaultScalingTarget, validateCopyAutoScaling } from './private/autoscaling-resources';
+import { componentFitProblems, ComponentDemand } from './private/component-capacity';
+import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraEnvironment, validateEngineOptions } from './private/engine-environment';
+import { PrefixAwareLlmValidationError } from './private/errors';
+import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
+import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { grantScoped } from './private/grants';
+import { validateBucketEncryption } from './private/s3-encryption';
+import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
+import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
+import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, rollbackAlarmCount, rollbackAlarmsOf, validateMonitoring } from './private/monitoring-resources';
+import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
+import { INSTANCE_TYPE_NAME, isKnownInteger, isUnresolved, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
+import { RoutingStrategy } from './routing-strategy';
+import { VllmEngineOptions, EngineEnvConvention } from './vllm-engine-options';
+import { VllmImage } from './vllm-image';
+
+/**
+ * SageMaker API limits of inference components and their endpoint configuration, each from the page cited:
+ * - `CopyCount` ≥ 0 (InferenceComponentRuntimeConfig,
+ *   https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRuntimeConfig.html);
+ * - `NumberOfAcceleratorDevicesRequired` ≥ 1, `MinMemoryRequiredInMb` ≥ 128 (required), `NumberOfCpuCoresRequired` ≥ 0.25
+ *   (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentComputeResourceRequirements.html);
+ * - `BaseInferenceComponentName` names an existing component; an adapter omits `ComputeResourceRequirements` and gives
+ *   its artefacts as `Container.ArtifactUrl`
+ *   (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentSpecification.html);
+ * - `ManagedInstanceScaling.MinInstanceCount` ≥ 0, `MaxInstanceCount` ≥ 1
+ *   (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariantManagedInstanceScaling.html);
+ * - the endpoint configuration of an endpoint that hosts components carries `ExecutionRoleArn` and no model on its
+ *   variant (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html).
+ */
+export const INFERENCE_COMPONENT_LIMITS = {
+  minCopyCount: 0,
+  minAcceleratorsPerCopy: 1,
+  minMemoryPerCopyMiB: 128,
+  minCpuCoresPerCopy: 0.25,
+  minManagedInstanceCount: 0,
+  minManagedMaxInstanceCount: 1,
+} as const;
+
+/**
+ * Managed instance scaling of an endpoint that hosts inference components: SageMaker adds instances when copies do not
+ * fit and removes instances no copy uses, between these counts.
+ */
+export interface ManagedInstanceScalingOptions {
+  /**
+   * Fewest instances. 0 lets the endpoint release every instance when all its components have scaled to zero copies
+   * (their `autoScaling.minCopies` is 0): nothing is billed then, and the first request afterwards fails while an
+   * instance starts and the model loads (minutes; see docs/construct.md#inference-components). Under `PREFIX_AWARE`, at
+   * least 2 unless `allowPrefixAwareOnSingleInstance` is set. Allowed: an integer ≥ 0 and ≤ `maxInstanceCount`.
+   */
+  readonly minInstanceCount: number;
+
+  /** Most instances; request at least this many in the "<type> for endpoint usage" quota. Allowed: an integer ≥ 1. */
+  readonly maxInstanceCount: number;
+}
+
+/** Props of `PrefixAwareLlmComponentEndpoint`. */
+export interface PrefixAwareLlmComponentEndpointProps {
+  /** Instance type of the fleet the components share. @default InstanceType.ML_P5_48XLARGE */
+  readonly instanceType?: InstanceType;
+
+  /**
+   * Instances at creation. Allowed: an integer ≥ 1; ≥ 2 under `PREFIX_AWARE` unless `allowPrefixAwareOnSingleInstance`
+   * is set; within `managedInstanceScaling` when that is set.
+   *
+   * @default 2
+   */
+  readonly instanceCount?: number;
+
+  /**
+   * Allow `PREFIX_AWARE` with one instance, or a managed-scaling minimum of 0 or 1 (scale to zero): routing then has
+   * nowhere to send anything while one instance runs.
+   *
+   * @default false
+   */
+  readonly allowPrefixAwareOnSingleInstance?: boolean;
+
+  /**
+   * Routing over the fleet. Under `PREFIX_AWARE`, SageMaker keeps requests with a common prefix on the same instance
+   * among those that host a copy of the component they call; for adapters, among the base component's instances.
+   *
+   * @default RoutingStrategy.prefixAware() - prefixLength 8192, concurrencyThreshold 32
+   */
+  readonly routing?: RoutingStrategy;
+
+  /** @default - no managed instance scaling: the fleet stays at `instanceCount` */
+  readonly managedInstanceScaling?: ManagedInstanceScalingOptions;
+
+  /**
+   * Execution role, given once on the endpoint configuration for every component. The construct adds the statements
+   * each component needs (its image, its weights, adapter artefacts).
+   *
+   * @default - a new role trusted by sagemaker.amazonaws.com with only those statements
+   */
+  readonly role?: iam.IRole;
+
+  /**
+   * Physical endpoint name. Allowed: 1–63 letters, digits and hyphens, starting and ending with a letter or digit.
+   *
+   * @default - derived from the construct path, lower case
+   */
+  readonly endpointName?: string;
+
+  /** @default - enhanced metrics on, published every 60 s */
+  readonly metricsConfig?: EndpointMetricsConfig;
+
+  /**
+   * Dashboard, the per-component error-rate and latency alarms (with `errorRateAlarm` and `latencyAlarm` as on
+   * `PrefixAwareLlmEndpoint`), and their notification topic. `concurrencyAlarm`, `gpuMemoryAlarm` and
+   * `loadSpreadAlarm` watch a variant's instances and are refused here.
+   *
+   * @default - a dashboard with one row group per component, and both alarms per component
+   */
+  readonly monitoring?: EndpointMonitoringOptions;
+}
+
+/**
+ * An S3 object with LoRA adapter weights, packaged as `.tar.gz` (the adapter's files at the archive root), for
+ * `LlmInferenceComponent.addAdapter()`.
+ */
+export abstract class AdapterSource {
+  /**
+   * An adapter archive in S3. The execution role may read exactly this object, and decrypt it with `encryptionKey`
+   * (or the bucket's own key).
+   *
+   * @param key object key of the archive, ending in `.tar.gz`
+   */
+  public static s3(bucket: s3.IBucket, key: string, options: AdapterSourceOptions = {}): AdapterSource {
+    return new S3AdapterSource(bucket, key, options);
+  }
+
+  /** @internal */
+  public abstract _validate(problems: ProblemCollector): void;
+
+  /** Grants the role read access and returns the `ArtifactUrl`. */
+  public abstract bind(scope: Construct, grantee: iam.IGrantable): AdapterSourceConfig;
+}
+
+/** Options of `AdapterSource.s3()`. */
+export interface AdapterSourceOptions {
+  /**
+   * The KMS key the object is encrypted with (SSE-KMS); the execution role may decrypt with it. An imported bucket
+   * needs this or `s3ManagedEncryption`, as for `ModelSource.s3()`.
+   *
+   * @default - the bucket's own `encryptionKey` (known for a bucket created in this app)
+   */
+  readonly encryptionKey?: kms.IKey;
+
+  /** Declares that an imported bucket's objects use SSE-S3 (no grant needed). @default false */
+  readonly s3ManagedEncryption?: boolean;
+}
+
+/** What a bound adapter source gives the adapter component. */
+export interface AdapterSourceConfig {
+  /** `s3://bucket/key` of the archive. */
+  readonly artifactUrl: string;
+}
+
+class S3AdapterSource extends AdapterSource {
+  constructor(private readonly bucket: s3.IBucket, private readonly key: string, private readonly options: AdapterSourceOptions) {
+    super();
+  }
+
+  public _validate(problems: ProblemCollector): void {
+    validateBucketEncryption('adapter.artifact', 'AdapterSource.s3(bucket, key', this.bucket, this.options, problems);
+    if (Token.isUnresolved(this.key)) return;
+    // The container untars the adapter archive (aws/model-hosting-container-standards, LoRA adapter management).
+    if (this.key.startsWith('/') || !this.key.endsWith('.tar.gz')) {
+      problems.add(`adapter.artifact key must be an S3 object key of a .tar.gz archive, without a leading '/' (got ${show(this.key)})`);
+    }
+  }
+
+  public bind(_scope: Construct, grantee: iam.IGrantable): AdapterSourceConfig {
+    grantScoped(grantee, { actions: S3_READ_OBJECT_ACTIONS, resources: [this.bucket.arnForObjects(this.key)] });
+    (this.options.encryptionKey ?? this.bucket.encryptionKey)?.grantDecrypt(grantee);
+    return { artifactUrl: `s3://${this.bucket.bucketName}/${this.key}` };
+  }
+}
+
+/** Settings of one model deployed as an inference component, for `PrefixAwareLlmComponentEndpoint.addModel()`. */
+export interface LlmInferenceComponentOptions {
+  /** Where the weights come from. */
+  readonly model: ModelSource;
+
+  /** @default VllmImage.dlc() - the AWS vLLM DLC with prefix caching */
+  readonly image?: VllmImage;
+
+  /** @default - tensor parallel size = acceleratorsPerCopy, prefix caching on */
+  readonly engine?: VllmEngineOptions;
+
+  /**
+   * The component's name: what clients pass as `InferenceComponentName`. Allowed: 1–63 letters, digits and hyphens,
+   * starting and ending with a letter or digit.
+   *
+   * @default - derived from the construct path, lower case
+   */
+  readonly inferenceComponentName?: string;
+
+  /**
+   * Copies at creation. Each copy runs on one instance with its own accelerators. Allowed: an integer ≥ 0; within
+   * `autoScaling` when that is set. A later deploy that changes it sets the copies back to it.
+   *
+   * @default - the endpoint's instanceCount (one copy per instance, so every instance can serve the model)
+   */
+  readonly copyCount?: number;
+
+  /**
+   * Accelerators (GPUs) each copy reserves (`NumberOfAcceleratorDevicesRequired`). Allowed: an integer ≥ 1 and at
+   * most the instance's GPUs; the engine's tensor × data × pipeline parallel size must not exceed it.
+   *
+   * @default - engine.tensorParallelSize, else every GPU of the instance type
+   */
+  readonly acceleratorsPerCopy?: number;
+
+  /**
+   * Host memory each copy reserves (`MinMemoryRequiredInMb`, required by SageMaker). Allowed: at least 128 MiB and at
+   * most the instance's memory; all copies together within the fleet's. No default: SageMaker keeps an undocumented
+   * share of each instance for itself, so no value can be derived that is known to fit.
+   */
+  readonly minMemoryPerCopy: Size;
+
+  /** CPU cores each copy reserves (`NumberOfCpuCoresRequired`). Allowed: ≥ 0.25. @default - no reservation */
+  readonly cpuCoresPerCopy?: number;
+
+  /** Allowed: 60–3600 s, whole seconds. @default Duration.minutes(30) */
+  readonly containerStartupHealthCheckTimeout?: Duration;
+
+  /** Allowed: 60–3600 s, whole seconds. @default Duration.minutes(30) */
+  readonly modelDataDownloadTimeout?: Duration;
+
+  /** @default - no autoscaling: the component keeps `copyCount` copies */
+  readonly autoScaling?: CopyAutoScalingOptions;
+
+  /**
+   * How an update replaces the copies (a new image, model or engine setting): rolling in batches of copies, rolling
+   * back on the component's error-rate and latency alarms. Needs at least 2 copies at every count autoscaling allows.
+   *
+   * @default - rolling with the defaults of `ComponentDeploymentOptions` when the copies allow one (at least 2, and at
+   * most 20 per batch of 1); otherwise none, and SageMaker updates all copies at once
+   */
+  readonly deployment?: ComponentDeploymentOptions;
+}
+
+/** Props of `LlmInferenceComponent`. */
+export interface LlmInferenceComponentProps extends LlmInferenceComponentOptions {
+  /** The endpoint the component runs on. */
+  readonly endpoint: PrefixAwareLlmComponentEndpoint;
+}
+
+/** Settings of a LoRA adapter, for `LlmInferenceComponent.addAdapter()`. */
+export interface LoraAdapterOptions {
+  /** The adapter's weights. */
+  readonly artifact: AdapterSource;
+
+  /**
+   * The adapter component's name: what clients pass as `InferenceComponentName` to use the adapter. Same rules as
+   * the base's.
+   *
+   * @default - derived from the construct path, lower case
+   */
+  readonly inferenceComponentName?: string;
+}
+
+/** Props of `LoraAdapterComponent`. */
+export interface LoraAdapterComponentProps extends LoraAdapterOptions {
+  /** The base component whose copies load the adapter. */
+  readonly base: LlmInferenceComponent;
+}
+
+/** What the components of one endpoint share. */
+interface ComponentHost {
+  readonly endpointName: string;
+  readonly variantName: string;
+  readonly endpointArn: string;
+  readonly role: iam.IRole;
+}
+
+/**
+ * An endpoint whose models run as SageMaker inference components: one fleet (instance type, count, `RoutingConfig`,
+ * managed instance scaling) and no model on its variant; add models with `addModel()` and LoRA adapters on them with
+ * `addAdapter()`. A separate construct from `PrefixAwareLlmEndpoint`, as aws-cdk keeps resource shapes with different
+ * required parts apart: here the variant must not name a model, the role moves to the endpoint configuration, and
+ * models are children added after construction (docs/construct.md#inference-components).
+ *
+ * Children (fixed ids): `ExecutionRole` (unless `role` is given), `EndpointConfig`, `Endpoint`, `Dashboard` (unless
+ * `monitoring.dashboard` is false), and one child per component with its id.
+ */
+export class PrefixAwareLlmComponentEndpoint extends Resource {
+  /** The variant name every component is placed on. */
+  public static readonly VARIANT_NAME = PrefixAwareLlmEndpoint.VARIANT_NAME;
+
+  public readonly endpointName: string;
+  /** Endpoint ARN (SageMaker lower-cases the name in it). */
+  public readonly endpointArn: string;
+  public readonly variantName = PrefixAwareLlmComponentEndpoint.VARIANT_NAME;
+  /** The execution role (created or given). */
+  public readonly role: iam.IRole;
+  public readonly instanceType: InstanceType;
+  public readonly instanceCount: number;
+  public readonly routing: RoutingStrategy;
+  /** The dashboard, unless `monitoring.dashboard` is false. */
+  public readonly dashboard?: cloudwatch.Dashboard;
+  /** Escape hatch: the `AWS::SageMaker::EndpointConfig`. */
+  public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
+  /** Escape hatch: the `AWS::SageMaker::Endpoint`. */
+  public readonly cfnEndpoint: sagemaker.CfnEndpoint;
+
+  /** @internal */
+  public readonly _monitoring: EndpointMonitoringOptions;
+  /** @internal */
+  public readonly _metricsConfig: EndpointMetricsConfig;
+  private readonly managedScaling?: ManagedInstanceScalingOptions;
+  private readonly components: LlmInferenceComponent[] = [];
+
+  constructor(scope: Construct, id: string, props: PrefixAwareLlmComponentEndpointProps = {}) {
+    super(scope, id);
+    this.instanceType = props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    this.instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
+    this.routing = props.routing ?? RoutingStrategy.prefixAware();
+    this.managedScaling = props.managedInstanceScaling;
+    this._monitoring = props.monitoring ?? {};
+    this._metricsConfig = props.metricsConfig ?? {};
+    this.validate(props);
+
+    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
+      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+      description: 'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.',
+    });
+    grantEndpointRuntimeBasics(this, this.role, this.endpointName);
+
+    const managed = this.managedScaling;
+    this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      // Components take the role from the endpoint configuration: their specification has no role of its own.
+      executionRoleArn: this.role.roleArn,
+      productionVariants: [{
+        variantName: this.variantName,
+        instanceType: this.instanceType.name,
+        initialInstanceCount: this.instanceCount,
+        initialVariantWeight: 1,
+        // One host AMI for the fleet, which every component's image must be able to run on (checked at synth).
+        inferenceAmiVersion: Lazy.string({ produce: () => this.hostAmi() }),
+        routingConfig: this.routing._render(),
+        managedInstanceScaling: managed && {
+          status: 'ENABLED',
+          minInstanceCount: managed.minInstanceCount,
+          maxInstanceCount: managed.maxInstanceCount,
+        },
+      }],
+      metricsConfig: renderMetricsConfig(props.metricsConfig),
+    });
+    this.cfnEndpointConfig.node.addDependency(this.role);
+    this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
+      endpointName: this.endpointName,
+      endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
+    });
+    this.endpointArn = this.cfnEndpoint.attrEndpointArn;
+
+    if (props.monitoring?.dashboard ?? true) {
+      this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.monitoring?.dashboardName });
+    }
+    this.node.addValidation({ validate: () => this.validateComponents() });
+    if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
+    acknowledgeComplianceFindings({
+      createdRole: props.role ? undefined : this.role as unknown as Construct,
+      nvmeEndpointConfig: this.instanceType.hasLocalNvme ? this.cfnEndpointConfig : undefined,
+    });
+  }
+
+  /** Deploys one model on the fleet as an inference component. */
+  public addModel(id: string, options: LlmInferenceComponentOptions): LlmInferenceComponent {
+    return new LlmInferenceComponent(this, id, { ...options, endpoint: this });
+  }
+
+  /**
+   * `sagemaker:InvokeEndpoint` on this endpoint, for every component on it. A component's own `grantInvoke` names the
+   * component too, but IAM cannot hold a caller to one component of an endpoint (see `LlmInferenceComponent.grantInvoke`).
+   */
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this.endpointArn] });
+  }
+
+  /** The fewest instances the fleet may have: the managed-scaling minimum, else the instance count. */
+  public get minInstanceCount(): number {
+    return this.managedScaling?.minInstanceCount ?? this.instanceCount;
+  }
+
+  /** @internal */
+  public _addComponent(component: LlmInferenceComponent): void {
+    this.components.push(component);
+  }
+
+  /** @internal */
+  public get _host(): ComponentHost {
+    return { endpointName: this.endpointName, variantName: this.variantName, endpointArn: this.endpointArn, role: this.role };
+  }
+
+  private hostAmi(): string | undefined {
+    const amis = [...new Set(this.components.map((c) => c._inferenceAmiVersion).filter((a): a is string => a !== undefined))];
+    return amis.length === 1 ? amis[0] : undefined;
+  }
+
+  private validateComponents(): string[] {
+    const problems: string[] = [];
+    if (this.components.length === 0) {
+      problems.push('the endpoint must host at least one inference component: add one with addModel() (got none)');
+    }
+    const amis = [...new Set(this.components.map((c) => c._inferenceAmiVersion ?? 'SageMaker\'s default'))];
+    if (amis.length > 1) {
+      problems.push(`every component's image must run on one host AMI, since the instances are shared (got ${amis.join(', ')}); `
+        + 'use images of the same CUDA major version');
+    }
+    const gpus = this.instanceType.gpuCount;
+    const demands: ComponentDemand[] = this.components.map((c) => c._demand);
+    if (!this.instanceType.isUnresolved && isKnownInteger(this.instanceCount) && demands.every((d) => isKnownInteger(d.copies) && isKnownInteger(d.minCopies) && isKnownInteger(d.maxCopies))) {
+      const min = this.managedScaling?.minInstanceCount;
+      const max = this.managedScaling?.maxInstanceCount;
+      problems.push(...componentFitProblems({
+        instanceTypeName: this.instanceType.name,
+        gpusPerInstance: gpus,
+        memoryPerInstanceMiB: this.instanceType.memoryGiB === undefined ? undefined : this.instanceType.memoryGiB * 1024,
+        instanceCount: this.instanceCount,
+        minInstanceCount: isKnownInteger(min) ? min : undefined,
+        maxInstanceCount: isKnownInteger(max) ? max : undefined,
+      }, demands));
+    }
+    return problems;
+  }
+
+  private validate(props: PrefixAwareLlmComponentEndpointProps): void {
+    const problems = new ProblemCollector();
+    const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
+    const type = this.instanceType;
+    if (!type.isUnresolved && !INSTANCE_TYPE_NAME.test(type.name)) {
+      problems.add(`instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(type.name)})`);
+    }
+    this.routing._validate(problems);
+    problems.integerAtLeast('instanceCount', this.instanceCount, 1);
+    const prefixAware = this.routing.isPrefixAware && !allowSingle;
+    if (prefixAware && isKnownInteger(this.instanceCount) && this.instanceCount === 1) {
+      problems.add('instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
+        + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
+    }
+    const managed = props.managedInstanceScaling;
+    if (managed) {
+      const { minManagedInstanceCount, minManagedMaxInstanceCount } = INFERENCE_COMPONENT_LIMITS;
+      problems.integerAtLeast('managedInstanceScaling.minInstanceCount', managed.minInstanceCount, minManagedInstanceCount);
+      problems.integerAtLeast('managedInstanceScaling.maxInstanceCount', managed.maxInstanceCount, minManagedMaxInstanceCount);
+      const { minInstanceCount: min, maxInstanceCount: max } = managed;
+      if (isKnownInteger(min) && isKnownInteger(max) && min > max) {
+        problems.add(`managedInstanceScaling.minInstanceCount must be at most managedInstanceScaling.maxInstanceCount (got ${min} > ${max})`);
+      } else if (isKnownInteger(min) && isKnownInteger(max) && isKnownInteger(this.instanceCount)
+          && (this.instanceCount < Math.max(min, 1) || this.instanceCount > max)) {
+        problems.add(`instanceCount must lie between managedInstanceScaling.minInstanceCount ${Math.max(min, 1)} and maxInstanceCount ${max} (got ${this.instanceCount})`);
+      }
+      if (prefixAware && isKnownInteger(min) && min < 2) {
+        problems.add(`managedInstanceScaling.minInstanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; `
+          + `set allowPrefixAwareOnSingleInstance: true to let the fleet shrink to ${min === 0 ? 'zero (scale to zero)' : 'one instance'} anyway (got ${min})`);
+      }
+    }
+    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !SAGEMAKER_NAME.test(props.endpointName)) {
+      problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
+        + `(got ${show(props.endpointName)})`);
+    }
+    validateMetricsConfig(props.metricsConfig, problems);
+    validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
+    for (const name of ['concurrencyAlarm', 'gpuMemoryAlarm', 'loadSpreadAlarm'] as const) {
+      const alarm = props.monitoring?.[name];
+      if (alarm !== undefined && alarm.enabled !== false) {
+        problems.add(`monitoring.${name} watches a variant's instances and does not apply to inference components; `
+          + `leave it unset or { enabled: false } (got ${JSON.stringify(alarm)})`);
+      }
+    }
+    problems.throwIfAny(this);
+  }
+}
+
+/** Shared by base and adapter components: name, metrics, alarms, dashboard rows and the invoke grant. */
+abstract class ComponentBase extends Construct {
+  public abstract readonly inferenceComponentName: string;
+  public abstract readonly inferenceComponentArn: string;
+  /** The component's alarms: error rate and latency. */
+  public abstract readonly alarms: EndpointAlarms;
+  /** @internal */
+  protected abstract readonly _componentHost: ComponentHost;
+
+  private metricsCache?: EndpointMetrics;
+
+  /** The component's metrics (dimension `InferenceComponentName`). */
+  public get metrics(): EndpointMetrics {
+    this.metricsCache ??= new EndpointMetrics({
+      endpointName: this._componentHost.endpointName,
+      variantName: this._componentHost.variantName,
+      period: this._componentMetricsConfig.publishFrequency,
+      invocationMetricsAtPublishFrequency: this._componentMetricsConfig.enhancedMetrics ?? true,
+      inferenceComponentName: this.inferenceComponentName,
+    });
+    return this.metricsCache;
+  }
+
+  /** @internal */
+  protected abstract readonly _componentMetricsConfig: EndpointMetricsConfig;
+
+  /**
+   * `sagemaker:InvokeEndpoint` for this component. IAM authorizes `InvokeEndpoint` on the endpoint resource, and the
+   * SageMaker service authorization reference documents no condition key for the component name
+   * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonsagemaker.html), so the grant
+   * names the endpoint and this component's ARN: the component ARN keeps the statement valid where SageMaker also
+   * checks the component resource, and the endpoint ARN is what lets the call through. It does not stop the grantee
+   * from naming another component of the same endpoint; put components that need separate access on separate endpoints.
+   */
+  public grantInvoke(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this._componentHost.endpointArn, this.inferenceComponentArn] });
+  }
+
+  /** @internal */
+  protected _validateName(name: string | undefined, problems: ProblemCollector): void {
+    if (name !== undefined && !Token.isUnresolved(name) && !SAGEMAKER_NAME.test(name)) {
+      problems.add('inferenceComponentName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
+        + `(got ${show(name)})`);
+    }
+  }
+
+  /** @internal */
+  protected _defaultName(): string {
+    return Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+  }
+
+  /** @internal */
+  protected _createAlarmsAndRows(
+    endpoint: PrefixAwareLlmComponentEndpoint, kind: string, settings: { concurrencyThreshold?: number; scalingTarget?: number; rollsBack: boolean },
+  ): CreatedAlarms {
+    const alarms = createEndpointAlarms(this, { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component', rollsBack: settings.rollsBack }, endpoint._monitoring);
+    endpoint.dashboard?.addWidgets(...componentDashboardRows(this.metrics, alarms, {
+      title: `${kind} ${this.inferenceComponentName}`, ...settings,
+    }).flat());
+    return alarms;
+  }
+}
+
+/**
+ * One model on a `PrefixAwareLlmComponentEndpoint`: an `AWS::SageMaker::Model` with the vLLM container (rendered as
+ * `PrefixAwareLlmEndpoint` renders it, prefix caching on) and an `AWS::SageMaker::InferenceComponent` with its copies
+ * and the accelerators and memory each copy reserves. Children: `Model`, `InferenceComponent`, the alarms
+ * `ErrorRateAlarm` and `ModelLatencyAlarm`, with `autoScaling` `ScalableTarget`, `ConcurrencyScalingPolicy` (and, with
+ * `minCopies: 0`, `ScaleFromZeroPolicy` and `ScaleFromZeroAlarm`), and one child per adapter.
+ */
+export class LlmInferenceComponent extends ComponentBase {
+  public readonly inferenceComponentName: string;
+  public readonly inferenceComponentArn: string;
+  public readonly alarms: EndpointAlarms;
+  /** Copies at creation. */
+  public readonly copyCount: number;
+  /** Accelerators each copy reserves. */
+  public readonly acceleratorsPerCopy: number;
+  /** Tensor parallel size the engine runs with. */
+  public readonly tensorParallelSize: number;
+  /** Autoscaling resources, when `autoScaling` is set. */
+  public readonly autoScaling?: CopyAutoScaling;
+  /** The alarms updates roll back on (empty without a deployment policy). */
+  public readonly rollbackAlarms: cloudwatch.IAlarm[];
+  /** Escape hatch: the `AWS::SageMaker::Model`. */
+  public readonly cfnModel: sagemaker.CfnModel;
+  /** Escape hatch: the `AWS::SageMaker::InferenceComponent`. */
+  public readonly cfnInferenceComponent: sagemaker.CfnInferenceComponent;
+
+  /** @internal */
+  public readonly _demand: ComponentDemand;
+  /** @internal */
+  public readonly _inferenceAmiVersion?: string;
+  /** @internal */
+  protected readonly _componentHost: ComponentHost;
+  /** @internal */
+  protected readonly _componentMetricsConfig: EndpointMetricsConfig;
+  private readonly endpoint: PrefixAwareLlmComponentEndpoint;
+  private readonly adapters: LoraAdapterComponent[] = [];
+  private readonly convention: EngineEnvConvention;
+
+  constructor(scope: Construct, id: string, props: LlmInferenceComponentProps) {
+    super(scope, id);
+    const endpoint = props.endpoint;
+    this.endpoint = endpoint;
+    this._componentHost = endpoint._host;
+    this._componentMetricsConfig = endpoint._metricsConfig;
+    const image = props.image ?? VllmImage.dlc();
+    const engine = props.engine ?? {};
+    this.convention = image.convention;
+    const gpus = endpoint.instanceType.gpuCount;
+    this.acceleratorsPerCopy = props.acceleratorsPerCopy ?? engine.tensorParallelSize ?? gpus ?? 1;
+    this.tensorParallelSize = engine.tensorParallelSize ?? this.acceleratorsPerCopy;
+    this.copyCount = props.copyCount ?? endpoint.instanceCount;
+    this.validate(props, image, engine);
+
+    this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
+    const role = this._componentHost.role;
+    const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
+    this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
+    const modelConfig = props.model.bind(this, role);
+    const environment = (): Record<string, string> => Object.fromEntries(Object.entries({
+      ...imageConfig.environment,
+      ...renderEngineEnvironment({ convention: imageConfig.convention, model: modelConfig, options: engine, tensorParallelSize: this.tensorParallelSize }),
+      ...renderLoraEnvironment(engine, this.adapters.length),
+    }).sort(([a], [b]) => a.localeCompare(b)));
+    this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
+      executionRoleArn: role.roleArn,
+      primaryContainer: {
+        image: imageConfig.imageUri,
+        mode: 'SingleModel',
+        // Adapters are added after the base: the LoRA settings follow how many there are at synth.
+        environment: Lazy.any({ produce: () => environment() }),
+        modelDataSource: modelConfig.modelDataSource,
+      },
+    });
+    this.cfnModel.node.addDependency(role);
+
+    const memoryMiB = props.minMemoryPerCopy.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
+    this.cfnInferenceComponent = new sagemaker.CfnInferenceComponent(this, 'InferenceComponent', {
+      inferenceComponentName: this.inferenceComponentName,
+      endpointName: endpoint.cfnEndpoint.attrEndpointName,
+      variantName: endpoint.variantName,
+      specification: {
+        modelName: this.cfnModel.attrModelName,
+        computeResourceRequirements: {
+          numberOfAcceleratorDevicesRequired: this.acceleratorsPerCopy,
+          minMemoryRequiredInMb: memoryMiB,
+          numberOfCpuCoresRequired: props.cpuCoresPerCopy,
+        },
+        startupParameters: {
+          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
+          modelDataDownloadTimeoutInSeconds: wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
+        },
+      },
+      runtimeConfig: { copyCount: this.copyCount },
+    });
+    this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
+    this._demand = {
+      label: id,
+      copies: this.copyCount,
+      minCopies: props.autoScaling?.minCopies ?? this.copyCount,
+      maxCopies: props.autoScaling?.maxCopies ?? this.copyCount,
+      acceleratorsPerCopy: this.acceleratorsPerCopy,
+      memoryPerCopyMiB: memoryMiB,
+    };
+
+    const routing = endpoint.routing;
+    const threshold = routing.isPrefixAware ? routing.concurrencyThreshold : undefined;
+    const scalingTarget = props.autoScaling ? props.autoScaling.targetConcurrentRequestsPerCopy ?? defaultScalingTarget(threshold) : undefined;
+    if (props.autoScaling && scalingTarget !== undefined) {
+      this.autoScaling = addCopyAutoScaling(this, this.inferenceComponentName, props.autoScaling, scalingTarget,
+        // A standard-resolution period that is never shorter than the endpoint publishes at (60 s, or 120–300 s).
+        this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }));
+      // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
+      this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
+    }
+    const range = copyRangeOf(this.copyCount, props.autoScaling);
+    const deployment = props.deployment ?? (range && rollingPossible(range) ? {} : undefined);
+    const useDefaultAlarms = deployment !== undefined && deployment.useDefaultAlarms !== false;
+    const created = this._createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget, rollsBack: useDefaultAlarms });
+    this.alarms = created;
+    this.rollbackAlarms = deployment ? [...(useDefaultAlarms ? rollbackAlarmsOf(created) : []), ...(deployment.alarms ?? [])] : [];
+    if (deployment) {
+      this.cfnInferenceComponent.deploymentConfig = renderComponentDeployment(deployment, range ?? { min: 2, max: 20 }, this.rollbackAlarms);
+      grantDescribeRollbackAlarms(role, this.rollbackAlarms);
+    }
+    if (props.autoScaling?.minCopies === 0) {
+      Annotations.of(this).addInfo('autoScaling.minCopies is 0: after the component scales to zero, requests fail (NoCapacityInvocationFailures) '
+        + 'until the scale-from-zero policy has started a copy, which takes minutes (instance, image, weights). See docs/construct.md#inference-components.');
+    }
+    endpoint._addComponent(this);
+    if (Construct.isConstruct(role)) flushWildcardAcknowledgements(role);
+  }
+
+  /** Serves a LoRA adapter from this component's copies, as its own inference component. */
+  public addAdapter(id: string, options: LoraAdapterOptions): LoraAdapterComponent {
+    return new LoraAdapterComponent(this, id, { ...options, base: this });
+  }
+
+  /** @internal */
+  public _addAdapter(adapter: LoraAdapterComponent): void {
+    if (this.convention !== EngineEnvConvention.SM_VLLM) {
+      throw new PrefixAwareLlmValidationError(adapter, [
+        `addAdapter needs a base component on a vLLM DLC image (SM_VLLM_* settings), whose LoRA settings the construct renders (got a ${this.convention} image)`,
+      ]);
+    }
+    this.adapters.push(adapter);
+  }
+
+  /** @internal */
+  public get _endpoint(): PrefixAwareLlmComponentEndpoint {
+    return this.endpoint;
+  }
+
+  private validate(props: LlmInferenceComponentProps, image: VllmImage, engine: VllmEngineOptions): void {
+    const problems = new ProblemCollector();
+    const limits = INFERENCE_COMPONENT_LIMITS;
+    const endpoint = props.endpoint;
+    props.model._validate(problems);
+    image._validate(this, problems);
+    validateEngineOptions(engine, image.convention, problems);
+    this._validateName(props.inferenceComponentName, problems);
+    problems.integerAtLeast('copyCount', props.copyCount, limits.minCopyCount);
+    problems.integerAtLeast('acceleratorsPerCopy', props.acceleratorsPerCopy, limits.minAcceleratorsPerCopy);
+    const gpus = endpoint.instanceType.gpuCount;
+    if (props.acceleratorsPerCopy === undefined && engine.tensorParallelSize === undefined && gpus === undefined) {
+      problems.add(`acceleratorsPerCopy is required because the GPU count of ${endpoint.instanceType.name} is unknown (got no acceleratorsPerCopy)`);
+    }
+    const used = this.tensorParallelSize * extraParallelism(engine);
+    if (isKnownInteger(this.acceleratorsPerCopy) && isKnownInteger(this.tensorParallelSize) && used > this.acceleratorsPerCopy) {
+      problems.add(`engine tensor × data × pipeline parallel size must be at most acceleratorsPerCopy ${this.acceleratorsPerCopy}, the GPUs a copy reserves (got ${used})`);
+    }
+    const memory = props.minMemoryPerCopy;
+    if (!memory.isUnresolved()) {
+      const mib = memory.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
+      if (!Number.isInteger(mib) || mib < limits.minMemoryPerCopyMiB) {
+        problems.add(`minMemoryPerCopy must be a whole number of MiB of at least ${limits.minMemoryPerCopyMiB} (got ${mib} MiB)`);
+      }
+    }
+    const cpus = props.cpuCoresPerCopy;
+    if (cpus !== undefined && !isUnresolved(cpus) && !(cpus >= limits.minCpuCoresPerCopy && Number.isFinite(cpus))) {
+      problems.add(`cpuCoresPerCopy must be at least ${limits.minCpuCoresPerCopy} (got ${cpus})`);
+    }
+    const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
+    problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
+    problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
+    if (props.autoScaling) {
+      const routing = endpoint.routing;
+      validateCopyAutoScaling(props.autoScaling, {
+        copyCount: this.copyCount, prefixAware: routing.isPrefixAware, concurrencyThreshold: routing.concurrencyThreshold,
+      }, problems);
+    }
+    if (props.deployment) {
+      const alarms = (props.deployment.useDefaultAlarms === false ? 0 : rollbackAlarmCount(endpoint._monitoring)) + (props.deployment.alarms?.length ?? 0);
+      validateComponentDeployment(props.deployment, copyRangeOf(this.copyCount, props.autoScaling), alarms, problems);
+    }
+    // SageMaker's limit on container environment variables, with LoRA's settings counted as if adapters follow.
+    const envCount = Object.keys({
+      ...renderEngineEnvironment({
+        convention: image.convention,
+        model: props.model.downloadsAtStartup
+          ? { huggingFaceModelId: 'placeholder', huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined }
+          : {},
+        options: engine,
+        tensorParallelSize: 1,
+      }),
+      ...renderLoraEnvironment(engine, 1),
+    }).length;
+    if (envCount > MAX_ENV_ENTRIES) {
+      problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
+    }
+    problems.throwIfAny(this);
+  }
+}
+
+/**
+ * A LoRA adapter served by the copies of a base `LlmInferenceComponent`: an `AWS::SageMaker::InferenceComponent` with
+ * `BaseInferenceComponentName` and the adapter archive as `Container.ArtifactUrl`, no compute of its own (it uses the
+ * base's copies). Clients call it by its `inferenceComponentName`. Children: `InferenceComponent`, `ErrorRateAlarm`,
+ * `ModelLatencyAlarm`.
+ */
+export class LoraAdapterComponent extends ComponentBase {
+  public readonly inferenceComponentName: string;
+  public readonly inferenceComponentArn: string;
+  public readonly alarms: EndpointAlarms;
+  /** Escape hatch: the adapter's `AWS::SageMaker::InferenceComponent`. */
+  public readonly cfnInferenceComponent: sagemaker.CfnInferenceComponent;
+  /** @internal */
+  protected readonly _componentHost: ComponentHost;
+  /** @internal */
+  protected readonly _componentMetricsConfig: EndpointMetricsConfig;
+
+  constructor(scope: Construct, id: string, props: LoraAdapterComponentProps) {
+    super(scope, id);
+    const base = props.base;
+    const endpoint = base._endpoint;
+    this._componentHost = endpoint._host;
+    this._componentMetricsConfig = endpoint._metricsConfig;
+    const problems = new ProblemCollector();
+    this._validateName(props.inferenceComponentName, problems);
+    props.artifact._validate(problems);
+    problems.throwIfAny(this);
+    base._addAdapter(this);
+
+    this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
+    const artifact = props.artifact.bind(this, this._componentHost.role);
+    this.cfnInferenceComponent = new sagemaker.CfnInferenceComponent(this, 'InferenceComponent', {
+      inferenceComponentName: this.inferenceComponentName,
+      endpointName: endpoint.cfnEndpoint.attrEndpointName,
+      specification: {
+        baseInferenceComponentName: base.inferenceComponentName,
+        container: { artifactUrl: artifact.artifactUrl },
+      },
+    });
+    // The base must exist first (CloudFormation gives no name attribute to reference), and SageMaker reads the archive
+    // with the execution role when it loads the adapter.
+    this.cfnInferenceComponent.node.addDependency(base.cfnInferenceComponent, this._componentHost.role);
+    this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
+    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, { rollsBack: false });
+    if (Construct.isConstruct(this._componentHost.role)) flushWildcardAcknowledgements(this._componentHost.role);
+  }
+}
+
+/** The copy counts an update may meet, when known at synth: the copies, or autoscaling's range. */
+function copyRangeOf(copyCount: number, autoScaling: CopyAutoScalingOptions | undefined): CopyRange | undefined {
+  const min = autoScaling?.minCopies ?? copyCount;
+  const max = autoScaling?.maxCopies ?? copyCount;
+  return isKnownInteger(min) && isKnownInteger(max) && min <= max ? { min, max } : undefined;
+}
