@@ -56,6 +56,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'The `X-Amzn-SageMaker-Prefix-Aware-Id` header is not 1 to 64 printable ASCII characters.',
   },
+  invalid_inference_component: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The `X-Amzn-SageMaker-Inference-Component` header (the SDK\'s `InferenceComponentName`) on a runtime-API path is not 1 to 63 letters, digits and inner hyphens (the API reference\'s constraint).',
+  },
   unauthorized: {
     status: 401,
     type: 'invalid_request_error',
