@@ -2,7 +2,7 @@ import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
 import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
-import type { ModelCard } from './served-models';
+import type { ModelCard } from '../protocol/model-cards';
 import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';

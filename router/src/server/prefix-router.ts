@@ -4,7 +4,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, scopeToModel, UnknownModelError, type RoutingPolicy } from '../policy';
+import { createPolicy, NoHealthyInstanceError, scopeToModel, servesModel, UnknownModelError, type RoutingPolicy } from '../policy';
 import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest } from '../core/routing-core';
 import {
   dialectForPath,
@@ -553,7 +553,8 @@ export class PrefixRouter implements RunningRouter {
     const sessionBackend = inSession ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '') : undefined;
     const onResponseHeaders = (id: string) => (inSession ? (headers: Readonly<Record<string, string | string[] | undefined>>) => this.sessions.observe(id, headers, Date.now()) : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
-      const pinned = sessionBackend?.healthy === true && refusedBy === undefined ? sessionBackend.id : undefined;
+      // A session whose backend does not serve this request's model (another adapter) is not followed.
+      const pinned = sessionBackend?.healthy === true && refusedBy === undefined && servesModel(sessionBackend, parsed.routing.model) ? sessionBackend.id : undefined;
       const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned, route);
       const usage = new UsageScanner();
       const startedMs = performance.now();

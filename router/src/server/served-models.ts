@@ -1,4 +1,7 @@
+import { modelCardsOf } from '../protocol/model-cards';
 import type { Backend } from './backend';
+
+export type { ModelCard } from '../protocol/model-cards';
 
 /**
  * How the router learns which models and adapters each engine serves: from the engine itself, GET /v1/models,
@@ -12,25 +15,10 @@ import type { Backend } from './backend';
  * at most once per MISS_REFRESH_MS; and every REFRESH_MS in the background (an adapter unloaded). An engine whose
  * list cannot be read keeps the last one read, or stays unknown (served as before: it may take any model).
  */
-export interface ModelCard {
-  readonly id: string;
-  readonly [field: string]: unknown;
-}
-
 /** Background re-read period: bounds how long a request can still be sent to an engine that unloaded its adapter. */
 export const REFRESH_MS = 30_000;
 /** Least time between two fleet-wide re-reads caused by requests for unknown models (a flood of them costs one per period). */
 export const MISS_REFRESH_MS = 1_000;
-
-/** The cards of a /v1/models answer (`{"object":"list","data":[{"id":…},…]}`), or undefined when it is not one. */
-export function modelCardsOf(body: unknown): ModelCard[] | undefined {
-  if (typeof body !== 'object' || body === null || !Array.isArray((body as { data?: unknown }).data)) return undefined;
-  const cards: ModelCard[] = [];
-  for (const card of (body as { data: unknown[] }).data) {
-    if (typeof card === 'object' && card !== null && typeof (card as { id?: unknown }).id === 'string') cards.push(card as ModelCard);
-  }
-  return cards;
-}
 
 export class ServedModelsDirectory {
   private readonly reading = new Map<Backend, Promise<void>>();
