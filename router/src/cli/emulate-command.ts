@@ -22,9 +22,10 @@ export function register(program: Command): void {
     .option('--model <name>', "model name to serve (default: the profile's)")
     .option('--lora-modules <name=path...>', "LoRA adapters every instance serves beside the model (vLLM's --lora-modules): requests name one in `model`; each is cached apart")
     .option('--max-loras <n>', "vLLM's --max-loras, reported in vllm:lora_requests_info, 1..1024", '1')
+    .option('--allow-runtime-lora-updating', "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter")
     .option('--seed <n>', 'seed for response ids', '0')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
-    .action(async (flags: Record<string, string | string[] | undefined>) => {
+    .action(async (flags: Record<string, string | string[] | boolean | undefined>) => {
       await emulate(flags);
     });
 }
@@ -38,6 +39,7 @@ export interface EmulateFlags {
   readonly model: string | undefined;
   readonly loraModules: readonly LoraModule[];
   readonly maxLoras: number | undefined;
+  readonly allowRuntimeLoraUpdating: boolean;
   readonly seed: number;
   readonly logLevel: string;
 }
@@ -45,12 +47,12 @@ export interface EmulateFlags {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
 
 /** Validates raw flag strings; every message names the flag and the allowed range. */
-export function parseEmulateFlags(rawFlags: Record<string, string | string[] | undefined>): EmulateFlags {
-  const { loraModules: rawLora, ...rest } = rawFlags;
+export function parseEmulateFlags(rawFlags: Record<string, string | string[] | boolean | undefined>): EmulateFlags {
+  const { loraModules: rawLora, allowRuntimeLoraUpdating, ...rest } = rawFlags;
   const flags = rest as Record<string, string | undefined>;
   let loraModules: LoraModule[] = [];
   try {
-    loraModules = (typeof rawLora === 'string' ? [rawLora] : (rawLora ?? [])).map(parseLoraModule);
+    loraModules = (typeof rawLora === 'string' ? [rawLora] : Array.isArray(rawLora) ? rawLora : []).map(parseLoraModule);
   } catch (err) {
     throw new ConfigError([(err as Error).message]);
   }
@@ -75,14 +77,15 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | u
     timeScale,
     model,
     loraModules,
-    maxLoras: loraModules.length > 0 ? maxLoras : undefined,
+    maxLoras: loraModules.length > 0 || allowRuntimeLoraUpdating === true ? maxLoras : undefined,
+    allowRuntimeLoraUpdating: allowRuntimeLoraUpdating === true,
     seed: integerFlag('seed', flags.seed ?? '0', 0, 2 ** 31 - 1),
     logLevel,
   };
 }
 
 /** Starts the fleet and closes it on SIGTERM/SIGINT. */
-export async function emulate(rawFlags: Record<string, string | string[] | undefined>): Promise<RunningEmulatorFleet> {
+export async function emulate(rawFlags: Record<string, string | string[] | boolean | undefined>): Promise<RunningEmulatorFleet> {
   const flags = parseEmulateFlags(rawFlags);
   const profile = resolveProfile(flags.profile);
   const logger = pino({ level: flags.logLevel, base: { service: 'prefix-router-emulator' }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -94,6 +97,7 @@ export async function emulate(rawFlags: Record<string, string | string[] | undef
     modelName: flags.model,
     loraModules: flags.loraModules,
     ...(flags.maxLoras !== undefined ? { maxLoras: flags.maxLoras } : {}),
+    allowRuntimeLoraUpdating: flags.allowRuntimeLoraUpdating,
     seed: flags.seed,
     logger,
   });

@@ -46,6 +46,11 @@ export interface EmulatorOptions {
   readonly loraModules?: readonly LoraModule[];
   /** vLLM `--max-loras` (reported in `vllm:lora_requests_info`); default 1. */
   readonly maxLoras?: number;
+  /**
+   * vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: POST /v1/load_lora_adapter and /v1/unload_lora_adapter add and remove
+   * adapters while the server runs (https://docs.vllm.ai/en/latest/features/lora/). Default false (the routes are 404).
+   */
+  readonly allowRuntimeLoraUpdating?: boolean;
 }
 
 export interface RunningEmulator {
@@ -54,7 +59,7 @@ export interface RunningEmulator {
   readonly port: number;
   readonly host: string;
   readonly modelName: string;
-  /** Adapters served beside the base model (empty without `loraModules`). */
+  /** Adapters served beside the base model now (empty without `loraModules`; changed by runtime loading). */
   readonly loraModules: readonly LoraModule[];
   readonly profile: EngineProfile;
   readonly timeScale: number;
@@ -84,6 +89,7 @@ interface ResolvedOptions {
   readonly loraModules: readonly LoraModule[];
   /** undefined without adapters (vLLM exports vllm:lora_requests_info only with LoRA enabled). */
   readonly maxLoras: number | undefined;
+  readonly allowRuntimeLoraUpdating: boolean;
 }
 
 /** Validates options; errors name the option and its allowed range. */
@@ -115,7 +121,8 @@ export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedO
     maxBodyBytes,
     logger: options.logger,
     loraModules,
-    maxLoras: loraModules.length > 0 || options.maxLoras !== undefined ? maxLoras : undefined,
+    maxLoras: loraModules.length > 0 || options.maxLoras !== undefined || options.allowRuntimeLoraUpdating === true ? maxLoras : undefined,
+    allowRuntimeLoraUpdating: options.allowRuntimeLoraUpdating === true,
   };
 }
 
@@ -156,6 +163,8 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/tokenize': ['POST'],
   '/detokenize': ['POST'],
   '/v1/models': ['GET'],
+  '/v1/load_lora_adapter': ['POST'],
+  '/v1/unload_lora_adapter': ['POST'],
   '/health': ['GET'],
   '/ping': ['GET', 'POST'],
   '/version': ['GET'],
@@ -174,12 +183,15 @@ class EmulatorServer {
   private readonly open = new Set<ServerResponse>();
   private nextId = 0;
   private closing = false;
+  /** The adapters served now, in the order they were added. */
+  readonly adapters: Map<string, LoraModule>;
 
   constructor(private readonly options: ResolvedOptions) {
     this.engine = new EngineModel(options.profile, { tokenEvents: true, onStep: (step) => this.metrics.observeStep(step) });
     this.metrics = new EmulatorMetrics(this.engine, options.modelName, options.profile, options.maxLoras);
     this.driver = new EngineDriver(this.engine, { timeScale: options.timeScale, onEvent: (e) => this.metrics.observe(e) });
     this.rng = new SeededRng(options.seed);
+    this.adapters = new Map(options.loraModules.map((m) => [m.name, m]));
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -214,9 +226,28 @@ class EmulatorServer {
           object: 'list',
           data: [
             { id: this.options.modelName, object: 'model', created, owned_by: 'vllm', root: this.options.modelName, parent: null, max_model_len: this.options.profile.maxModelLen },
-            ...this.options.loraModules.map((m) => ({ id: m.name, object: 'model', created, owned_by: 'vllm', root: m.path, parent: m.baseModelName ?? this.options.modelName, max_model_len: null })),
+            ...[...this.adapters.values()].map((m) => ({ id: m.name, object: 'model', created, owned_by: 'vllm', root: m.path, parent: m.baseModelName ?? this.options.modelName, max_model_len: null })),
           ],
         });
+        return;
+      }
+      case '/v1/load_lora_adapter':
+      case '/v1/unload_lora_adapter': {
+        if (!this.options.allowRuntimeLoraUpdating) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+        const name = body.lora_name;
+        if (typeof name !== 'string' || name === '') throw badRequest('lora_name must be a non-empty string', 'lora_name');
+        if (path === '/v1/load_lora_adapter') {
+          if (typeof body.lora_path !== 'string' || body.lora_path === '') throw badRequest('lora_path must be a non-empty string', 'lora_path');
+          if (this.adapters.has(name) || name === this.options.modelName) throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
+          this.adapters.set(name, { name, path: body.lora_path });
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`Success: LoRA adapter '${name}' added successfully.`);
+        } else {
+          if (!this.adapters.delete(name)) throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`Success: LoRA adapter '${name}' removed successfully.`);
+        }
         return;
       }
       case '/version':
@@ -374,7 +405,7 @@ class EmulatorServer {
    */
   private adapterOf(model: string): LoraModule | undefined {
     if (model === this.options.modelName) return undefined;
-    const adapter = this.options.loraModules.find((m) => m.name === model);
+    const adapter = this.adapters.get(model);
     if (adapter === undefined) throw new EmulatorHttpError(404, `The model \`${model}\` does not exist.`, 'model');
     return adapter;
   }
@@ -406,7 +437,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     port,
     host: resolved.host,
     modelName: resolved.modelName,
-    loraModules: resolved.loraModules,
+    get loraModules() {
+      return [...emulator.adapters.values()];
+    },
     profile: resolved.profile,
     timeScale: resolved.timeScale,
     engine: emulator.engine,

@@ -11,6 +11,7 @@ describe('prefix-router emulate flags', () => {
       model: undefined,
       loraModules: [],
       maxLoras: undefined,
+      allowRuntimeLoraUpdating: false,
       seed: 0,
       logLevel: 'info',
     });

@@ -18,7 +18,7 @@ describe('when the emulator serves LoRA adapters (vLLM --enable-lora --lora-modu
   beforeAll(async () => {
     emulator = await startEmulator({
       profile: 'tiny',
-      timeScale: 5,
+      timeScale: 1,
       modelName: 'base',
       maxLoras: 2,
       loraModules: [parseLoraModule('sql=/adapters/sql'), parseLoraModule('{"name":"support","path":"/adapters/support","base_model_name":"base"}')],
@@ -58,14 +58,14 @@ describe('when the emulator serves LoRA adapters (vLLM --enable-lora --lora-modu
     expect(idle).toEqual({ max_lora: '2', waiting_lora_adapters: '', running_lora_adapters: '' });
     const controller = new AbortController();
     const streams = ['sql', 'support'].map((model) =>
-      client.completions.create({ model, prompt: `${model} running request `.repeat(8), max_tokens: 200, stream: true }, { signal: controller.signal }),
+      client.completions.create({ model, prompt: `${model} running request `.repeat(8), max_tokens: 600, stream: true }, { signal: controller.signal }),
     );
     const started = await Promise.all(streams);
     for (const s of started) await s[Symbol.asyncIterator]().next();
     const busy = loraInfo(await (await fetch(`${emulator.url}/metrics`)).text());
     expect(busy?.running_lora_adapters.split(',').sort()).toEqual(['sql', 'support']);
     controller.abort();
-    for (let i = 0; i < 200 && loraInfo(await (await fetch(`${emulator.url}/metrics`)).text())?.running_lora_adapters !== ''; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 1000 && loraInfo(await (await fetch(`${emulator.url}/metrics`)).text())?.running_lora_adapters !== ''; i++) await new Promise((r) => setTimeout(r, 10));
     expect(loraInfo(await (await fetch(`${emulator.url}/metrics`)).text())).toMatchObject({ running_lora_adapters: '', waiting_lora_adapters: '' });
   });
 });

@@ -4,6 +4,7 @@ import { startEmulator, type RunningEmulator } from '../../../router/src/emulato
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { INSTANCE_HEADER, PREDICTED_CACHED_HEADER } from '../../../router/src/protocol/routing-headers';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
+import { MISS_REFRESH_MS, ServedModelsDirectory } from '../../../router/src/server/served-models';
 
 /**
  * A fleet whose engines serve different LoRA adapters (vLLM `--enable-lora --lora-modules`), behind the router,
@@ -120,5 +121,61 @@ describe.each(['sagemaker-prefix-aware', 'cache-aware'] as const)('when the %s r
     expect(fromRouter.statusCode).toBe(404);
     expect(await fromRouter.body.json()).toEqual(await fromEngine.body.json());
     expect(engines.map((e) => e.engine.stats().submitted)).toEqual(before);
+  });
+});
+
+describe('when an engine loads an adapter at run time (vLLM /v1/load_lora_adapter)', () => {
+  let engines: RunningEmulator[];
+  let router: RunningRouter;
+
+  beforeAll(async () => {
+    engines = [
+      await startEmulator({ profile: tiny, timeScale: 50, modelName: BASE, allowRuntimeLoraUpdating: true }),
+      await startEmulator({ profile: tiny, timeScale: 50, modelName: BASE, allowRuntimeLoraUpdating: true }),
+    ];
+    router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 }, routingHeaders: 'instance' });
+  }, 60_000);
+  afterAll(async () => {
+    await router.close();
+    await Promise.all(engines.map((e) => e.close()));
+  });
+
+  const chat = (model: string) =>
+    request(`${router.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, max_tokens: 2, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+
+  it('GIVEN the second engine loads adapter fresh after the router started THEN the first request for it re-reads the lists and reaches that engine', async () => {
+    const loaded = await request(`${engines[1].url}/v1/load_lora_adapter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lora_name: 'fresh', lora_path: '/adapters/fresh' }) });
+    expect([loaded.statusCode, await loaded.body.text()]).toEqual([200, "Success: LoRA adapter 'fresh' added successfully."]);
+    for (let i = 0; i < 3; i++) {
+      const res = await chat('fresh');
+      expect(res.statusCode).toBe(200);
+      expect(((await res.body.json()) as { model: string }).model).toBe('fresh');
+      expect(res.headers[INSTANCE_HEADER]).toBe(router.backends[1].name);
+    }
+    expect([...(router.backends.map((b) => b.id))]).toHaveLength(2);
+  });
+
+  it('GIVEN models still unknown after the re-read THEN each gets vLLM\'s 404', async () => {
+    const first = await chat('never-loaded');
+    await first.body.dump();
+    const second = await chat('never-loaded-either');
+    expect([first.statusCode, second.statusCode]).toEqual([404, 404]);
+    expect(await second.body.json()).toEqual({ error: { message: 'The model `never-loaded-either` does not exist.', type: 'NotFoundError', param: 'model', code: 404 } });
+  });
+});
+
+describe('when requests for unknown models cause re-reads of the engines\' lists', () => {
+  it.each([
+    [999, false],
+    [1000, true],
+  ])('GIVEN a re-read at 0 ms THEN another at %d ms re-reads: %s (at most one per MISS_REFRESH_MS)', async (later, expected) => {
+    const directory = new ServedModelsDirectory([], 1000, () => undefined);
+    expect(MISS_REFRESH_MS).toBe(1000);
+    expect(await directory.refreshOnMiss(0)).toBe(true);
+    expect(await directory.refreshOnMiss(later)).toBe(expected);
   });
 });
