@@ -110,3 +110,37 @@ describe('when --lora-modules values are parsed', () => {
     else expect(parse).toThrow(/--max-loras/);
   });
 });
+
+describe('when adapters are loaded and unloaded at run time (vLLM VLLM_ALLOW_RUNTIME_LORA_UPDATING)', () => {
+  const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  it('GIVEN it is not allowed THEN the routes are 404, as in vLLM without the variable', async () => {
+    const plain = await startEmulator({ profile: 'tiny' });
+    try {
+      expect((await post(`${plain.url}/v1/load_lora_adapter`, { lora_name: 'a', lora_path: '/a' })).status).toBe(404);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('GIVEN it is allowed THEN load lists the adapter and serves it, a second load is 400, unload removes it, unloading it again is 404', async () => {
+    const emulator = await startEmulator({ profile: 'tiny', modelName: 'base', allowRuntimeLoraUpdating: true });
+    try {
+      const load = await post(`${emulator.url}/v1/load_lora_adapter`, { lora_name: 'late', lora_path: '/adapters/late' });
+      expect([load.status, await load.text()]).toEqual([200, "Success: LoRA adapter 'late' added successfully."]);
+      expect(emulator.loraModules).toEqual([{ name: 'late', path: '/adapters/late' }]);
+      const models = (await (await fetch(`${emulator.url}/v1/models`)).json()) as { data: Array<{ id: string; parent: string | null }> };
+      expect(models.data.map((m) => [m.id, m.parent])).toEqual([['base', null], ['late', 'base']]);
+      expect((await post(`${emulator.url}/v1/completions`, { model: 'late', prompt: 'x', max_tokens: 1 })).status).toBe(200);
+      const again = await post(`${emulator.url}/v1/load_lora_adapter`, { lora_name: 'late', lora_path: '/adapters/late' });
+      expect([again.status, ((await again.json()) as { error: { message: string } }).error.message]).toEqual([400, "The lora adapter 'late' has already been loaded."]);
+      expect((await post(`${emulator.url}/v1/load_lora_adapter`, { lora_name: 'x' })).status).toBe(400);
+      expect((await post(`${emulator.url}/v1/unload_lora_adapter`, { lora_name: 'late' })).status).toBe(200);
+      expect((await post(`${emulator.url}/v1/completions`, { model: 'late', prompt: 'x', max_tokens: 1 })).status).toBe(404);
+      const gone = await post(`${emulator.url}/v1/unload_lora_adapter`, { lora_name: 'late' });
+      expect([gone.status, ((await gone.json()) as { error: { message: string } }).error.message]).toEqual([404, "The lora adapter 'late' cannot be found."]);
+    } finally {
+      await emulator.close();
+    }
+  });
+});
