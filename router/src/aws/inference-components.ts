@@ -60,7 +60,7 @@ export async function refuseInferenceComponentEndpoint(sagemaker: SageMakerClien
   const listed = names.length === 0 ? 'its configuration names no model on a variant (the inference-component form)' : `it hosts inference components (${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … ${names.length} in all` : ''})`;
   throw new AwsSetupError(
     'unsupported',
-    `ab cannot run on endpoint '${facts.endpointName}': ${listed}. ab switches routing with UpdateEndpoint, which replaces the instance fleet twice (to each strategy and back); the components' copies live on those instances, and SageMaker does not document that a fleet replacement gives every component back with the copies it had, so ab could not guarantee the endpoint ends where it began. Nothing was changed. Compare strategies on two endpoints instead: run \`prefix-router bench --sagemaker-endpoint NAME --inference-component COMPONENT\` against each (docs/live-benchmark.md).`,
+    `ab cannot run on endpoint '${facts.endpointName}': ${listed}. ab switches routing with UpdateEndpoint, which replaces the instance fleet for each strategy and again to restore the original; the components' copies live on those instances, and SageMaker does not document that a fleet replacement gives every component back with the copies it had, so ab could not guarantee the endpoint ends where it began. Nothing was changed. Compare strategies on two endpoints instead: run \`prefix-router bench --sagemaker-endpoint NAME --inference-component COMPONENT\` against each (docs/live-benchmark.md).`,
   );
 }
 
