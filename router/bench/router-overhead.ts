@@ -122,7 +122,7 @@ function generateBodies(stream: boolean): Buffer[] {
     for (let q = 0; q < 8; q++) {
       const question = `Question ${q} about group ${g}?`;
       const shell = (system: string): string =>
-        JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: system }, { role: 'user', content: question }], stream, max_tokens: 16 });
+        JSON.stringify({ model: 'fake-model', messages: [{ role: 'system', content: system }, { role: 'user', content: question }], stream, max_tokens: 16 });
       // ASCII words only, so characters = bytes and the padding is exact.
       const target = BODY_BYTES - Buffer.byteLength(shell(''));
       let system = `System prompt ${g}: `;

@@ -136,7 +136,11 @@ export async function servedModelName(sagemaker: SageMakerClient, modelName: str
   const model = await withThrottlingRetry(`DescribeModel ${modelName}`, () => sagemaker.send(new DescribeModelCommand({ ModelName: modelName })), clock, retry).catch((err: unknown) =>
     mapDescribeError(err, `model '${modelName}'`),
   );
-  const env = model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {};
+  return servedModelFromEnvironment(model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {});
+}
+
+/** The model name a container serves, from its environment (MODEL_ENV in order); undefined when none is set. */
+export function servedModelFromEnvironment(env: Readonly<Record<string, string>>): string | undefined {
   for (const key of MODEL_ENV) if (env[key]) return env[key];
   return undefined;
 }

@@ -44,6 +44,12 @@ export interface PrefixAwareLlmClientOptions {
   readonly region?: string;
   /** Routing hint sent with every call unless a call gives its own (1–64 printable ASCII). */
   readonly prefixAwareId?: string;
+  /**
+   * The inference component every call invokes unless a call names its own (SageMaker `InferenceComponentName`):
+   * required on an endpoint that hosts components, where it picks the model, or the LoRA adapter, and so the
+   * instances holding a copy of it. The body's `model` should name what the component's engine serves.
+   */
+  readonly inferenceComponentName?: string;
   /** SDK attempts per call, throttling and 5xx retries included. Default: the SDK's (3). */
   readonly maxAttempts?: number;
   /** Sockets to the endpoint; the SDK's default (50) caps concurrency. Default 256. */
@@ -61,6 +67,8 @@ export interface CallOptions {
   readonly sessionId?: string;
   /** Send to this production variant (SageMaker `TargetVariant`) instead of by weight. */
   readonly targetVariant?: string;
+  /** Overrides the client's inferenceComponentName for this call. */
+  readonly inferenceComponentName?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -157,6 +165,7 @@ export class PrefixAwareLlmClient {
   /** The InvokeEndpoint fields every call shares. */
   input(body: Uint8Array, options: CallOptions): InvokeEndpointCommandInput {
     const prefixAwareId = options.prefixAwareId ?? this.options.prefixAwareId;
+    const inferenceComponentName = options.inferenceComponentName ?? this.options.inferenceComponentName;
     return {
       EndpointName: this.endpointName,
       ContentType: 'application/json',
@@ -165,6 +174,7 @@ export class PrefixAwareLlmClient {
       ...(prefixAwareId !== undefined ? { PrefixAwareId: prefixAwareId } : {}),
       ...(options.sessionId !== undefined ? { SessionId: options.sessionId } : {}),
       ...(options.targetVariant !== undefined ? { TargetVariant: options.targetVariant } : {}),
+      ...(inferenceComponentName !== undefined ? { InferenceComponentName: inferenceComponentName } : {}),
     };
   }
 

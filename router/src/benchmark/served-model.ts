@@ -1,6 +1,7 @@
 import { Pool } from 'undici';
 import { errorMessage, transportErrorCode } from '../common/request-errors';
 import type { TargetUrl } from './target-url';
+import { modelCardsOf } from '../protocol/model-cards';
 
 /**
  * The model a server serves, from `GET /v1/models` (vLLM, the router and the emulator all answer it): the
@@ -31,9 +32,8 @@ export async function discoverModel(target: TargetUrl, options: { timeoutMs?: nu
     } catch {
       throw new ModelDiscoveryError(`${where} did not answer JSON; pass the model name with --model`);
     }
-    const data = (body as { data?: unknown }).data;
-    const first = Array.isArray(data) ? (data[0] as { id?: unknown } | undefined) : undefined;
-    if (typeof first?.id !== 'string' || first.id === '') throw new ModelDiscoveryError(`${where} listed no model; pass the model name with --model`);
+    const first = modelCardsOf(body)?.[0];
+    if (first === undefined || first.id === '') throw new ModelDiscoveryError(`${where} listed no model; pass the model name with --model`);
     return first.id;
   } catch (err) {
     if (err instanceof ModelDiscoveryError) throw err;

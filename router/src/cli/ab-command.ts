@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
+import { refuseInferenceComponentEndpoint } from '../aws/inference-components';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
@@ -184,6 +185,8 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       throw new AwsSetupError('unsupported', 'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere');
     }
     const facts = target.facts;
+    // Before anything changes: an endpoint hosting inference components is refused (aws/inference-components.ts says why).
+    await refuseInferenceComponentEndpoint(target.sagemaker!, facts, clock);
     const strategies = flags.variants ? [] : parseAbStrategies(flags.strategies!, facts.variants[0]?.routing);
     if (flags.variants) checkVariantsComparable(facts.config);
     const names = facts.variants.map((v) => v.name);

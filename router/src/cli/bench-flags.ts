@@ -47,6 +47,7 @@ export interface RawBenchFlags extends RawLoadFlags {
   readonly region?: string;
   readonly api?: string;
   readonly prefixAwareId?: string;
+  readonly inferenceComponent?: string;
   readonly cloudwatch?: boolean;
   readonly cloudwatchDelay?: string;
 }
@@ -112,6 +113,7 @@ export function defineBenchOptions(command: Command): Command {
     .option('--region <region>', 'AWS region of --sagemaker-endpoint (default: the SDK chain, e.g. AWS_REGION)')
     .option('--api <api>', 'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)', 'invoke')
     .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)')
+    .option('--inference-component <name>', 'with --sagemaker-endpoint: the inference component (model or LoRA adapter) every request invokes (InferenceComponentName); required on an endpoint that hosts components')
     .option('--cloudwatch', "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report")
     .option('--cloudwatch-delay <s>', `with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default ${DEFAULT_CLOUDWATCH_DELAY_S})`);
 }
@@ -167,9 +169,9 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
 
   if (
     flags.sagemakerEndpoint === undefined &&
-    (flags.region !== undefined || flags.prefixAwareId !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
+    (flags.region !== undefined || flags.prefixAwareId !== undefined || flags.inferenceComponent !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
   ) {
-    problems.push('--region, --api, --prefix-aware-id and --cloudwatch apply only with --sagemaker-endpoint');
+    problems.push('--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint');
   }
   if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
   else {

@@ -4,6 +4,7 @@ import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
 import { ConfigError } from '../common/config-error';
 import { integerFlag, numberFlag } from './flag-values';
+import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 
 /**
  * `prefix-router emulate`: N emulated vLLM instances on consecutive ports, each one engine model behind
@@ -19,9 +20,12 @@ export function register(program: Command): void {
     .option('--profile <name|file>', `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEFAULT_PROFILE_NAME)
     .option('--time-scale <x>', 'virtual seconds per wall second, (0, 1000000] (10 = ten times faster)', '1')
     .option('--model <name>', "model name to serve (default: the profile's)")
+    .option('--lora-modules <name=path...>', "LoRA adapters every instance serves beside the model (vLLM's --lora-modules): requests name one in `model`; each is cached apart")
+    .option('--max-loras <n>', "vLLM's --max-loras, reported in vllm:lora_requests_info, 1..1024", '1')
+    .option('--allow-runtime-lora-updating', "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter")
     .option('--seed <n>', 'seed for response ids', '0')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
-    .action(async (flags: Record<string, string | undefined>) => {
+    .action(async (flags: Record<string, string | string[] | boolean | undefined>) => {
       await emulate(flags);
     });
 }
@@ -33,6 +37,9 @@ export interface EmulateFlags {
   readonly profile: string;
   readonly timeScale: number;
   readonly model: string | undefined;
+  readonly loraModules: readonly LoraModule[];
+  readonly maxLoras: number | undefined;
+  readonly allowRuntimeLoraUpdating: boolean;
   readonly seed: number;
   readonly logLevel: string;
 }
@@ -40,7 +47,16 @@ export interface EmulateFlags {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
 
 /** Validates raw flag strings; every message names the flag and the allowed range. */
-export function parseEmulateFlags(flags: Record<string, string | undefined>): EmulateFlags {
+export function parseEmulateFlags(rawFlags: Record<string, string | string[] | boolean | undefined>): EmulateFlags {
+  const { loraModules: rawLora, allowRuntimeLoraUpdating, ...rest } = rawFlags;
+  const flags = rest as Record<string, string | undefined>;
+  let loraModules: LoraModule[] = [];
+  try {
+    loraModules = (typeof rawLora === 'string' ? [rawLora] : Array.isArray(rawLora) ? rawLora : []).map(parseLoraModule);
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
+  }
+  const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
   const instances = integerFlag('instances', flags.instances ?? '1', 1, 256);
   const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
   if (port > 0 && port + instances - 1 > 65535) {
@@ -60,13 +76,16 @@ export function parseEmulateFlags(flags: Record<string, string | undefined>): Em
     profile: flags.profile ?? DEFAULT_PROFILE_NAME,
     timeScale,
     model,
+    loraModules,
+    maxLoras: loraModules.length > 0 || allowRuntimeLoraUpdating === true ? maxLoras : undefined,
+    allowRuntimeLoraUpdating: allowRuntimeLoraUpdating === true,
     seed: integerFlag('seed', flags.seed ?? '0', 0, 2 ** 31 - 1),
     logLevel,
   };
 }
 
 /** Starts the fleet and closes it on SIGTERM/SIGINT. */
-export async function emulate(rawFlags: Record<string, string | undefined>): Promise<RunningEmulatorFleet> {
+export async function emulate(rawFlags: Record<string, string | string[] | boolean | undefined>): Promise<RunningEmulatorFleet> {
   const flags = parseEmulateFlags(rawFlags);
   const profile = resolveProfile(flags.profile);
   const logger = pino({ level: flags.logLevel, base: { service: 'prefix-router-emulator' }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -76,12 +95,15 @@ export async function emulate(rawFlags: Record<string, string | undefined>): Pro
     host: flags.host,
     timeScale: flags.timeScale,
     modelName: flags.model,
+    loraModules: flags.loraModules,
+    ...(flags.maxLoras !== undefined ? { maxLoras: flags.maxLoras } : {}),
+    allowRuntimeLoraUpdating: flags.allowRuntimeLoraUpdating,
     seed: flags.seed,
     logger,
   });
   fleet.instances.forEach((instance, index) => {
     logger.info(
-      { instance: index, url: instance.url, model: instance.modelName, profile: profile.name, timeScale: instance.timeScale },
+      { instance: index, url: instance.url, model: instance.modelName, adapters: instance.loraModules.map((m) => m.name), profile: profile.name, timeScale: instance.timeScale },
       'emulated vLLM instance listening',
     );
   });

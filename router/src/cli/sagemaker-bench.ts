@@ -9,6 +9,8 @@ import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
 import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, gpusPerInstance, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
+import { describeComponentFacts, hostsInferenceComponents } from '../aws/inference-components';
+import { isValidInferenceComponentName } from '../protocol/inference-component';
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
 import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
@@ -49,11 +51,13 @@ export interface SageMakerTarget {
   readonly runtime: SageMakerRuntimeClient;
   readonly sagemaker: SageMakerClient | undefined;
   readonly notes: readonly string[];
+  /** The inference component every request names (InferenceComponentName), when one was given. */
+  readonly inferenceComponent?: string;
 }
 
 /** Resolves and checks a SageMaker target; throws AwsSetupError / ConfigError saying what is missing. */
 export async function resolveSageMakerTarget(
-  input: { endpointName: string; region?: string; api?: string; model?: string; maxSockets?: number },
+  input: { endpointName: string; region?: string; api?: string; model?: string; maxSockets?: number; inferenceComponent?: string },
   deps: SageMakerTargetDeps = {},
 ): Promise<SageMakerTarget> {
   const env = deps.env ?? process.env;
@@ -62,6 +66,11 @@ export async function resolveSageMakerTarget(
   if (!SAGEMAKER_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(input.endpointName)})`);
   const api = input.api ?? 'invoke';
   if (api !== 'invoke' && api !== 'openai') problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
+  const component = input.inferenceComponent;
+  if (component !== undefined) {
+    if (!isValidInferenceComponentName(component)) problems.push(`--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(component)})`);
+    if (api !== 'invoke') problems.push('--inference-component applies with --api invoke (InvokeEndpointWithResponseStream carries InferenceComponentName)');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const runtime = deps.runtime ?? createRuntimeClient({ region: input.region, maxSockets: input.maxSockets });
@@ -78,12 +87,18 @@ export async function resolveSageMakerTarget(
     notes.push(
       `The runtime API is overridden (AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME=${runtimeBase}) and the control plane is not, so DescribeEndpoint was skipped: nothing checked that '${input.endpointName}' exists or is InService.`,
     );
-    model ??= await discoverModel(parseTargetUrl(runtimeBase));
+    // With a component, the body names it (an adapter is served under its own name); else the first model listed.
+    model ??= component ?? (await discoverModel(parseTargetUrl(runtimeBase)));
   } else {
     sagemaker ??= new SageMakerClient({ region });
     facts = await describeEndpointFacts(sagemaker, input.endpointName, clock);
     requireInService(facts);
-    if (model === undefined) {
+    if (component !== undefined) {
+      const described = await describeComponentFacts(sagemaker, input.endpointName, component, clock);
+      model ??= described.servedModel ?? component;
+    } else if (hostsInferenceComponents(facts)) {
+      // Its variant names no model; the caller decides (bench asks for --inference-component, ab refuses the endpoint).
+    } else if (model === undefined) {
       const modelName = facts.variants[0]?.modelName;
       model = modelName === undefined ? undefined : await servedModelName(sagemaker, modelName, clock);
       if (model === undefined) {
@@ -91,7 +106,7 @@ export async function resolveSageMakerTarget(
       }
     }
   }
-  return { endpointName: input.endpointName, region, api: api as 'invoke' | 'openai', runtimeBase, overridden, facts, model, runtime, sagemaker, notes };
+  return { endpointName: input.endpointName, region, api: api as 'invoke' | 'openai', runtimeBase, overridden, facts, model: model ?? '', runtime, sagemaker, notes, ...(component !== undefined ? { inferenceComponent: component } : {}) };
 }
 
 /** The bench settings (all the usual flags validated as for --url) and the transport of a SageMaker target. */
@@ -132,7 +147,7 @@ export function sageMakerBenchPlan(
     // A fresh transport per run: the run closes it (the SDK client it shares is the caller's).
     extra: () => ({
       transport: new SageMakerRuntimeTransport({
-        client: new PrefixAwareLlmClient({ endpointName: target.endpointName, client: target.runtime }),
+        client: new PrefixAwareLlmClient({ endpointName: target.endpointName, client: target.runtime, ...(target.inferenceComponent !== undefined ? { inferenceComponentName: target.inferenceComponent } : {}) }),
         instanceHeader,
         prefixAwareId: flags.prefixAwareId,
         targetVariantOf,
@@ -146,7 +161,14 @@ export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps:
   let target: SageMakerTarget | undefined;
   try {
     if (flags.url !== undefined) throw new ConfigError(['give --url or --sagemaker-endpoint, not both']);
-    target = await resolveSageMakerTarget({ endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model }, deps);
+    target = await resolveSageMakerTarget(
+      { endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model, ...(flags.inferenceComponent !== undefined ? { inferenceComponent: flags.inferenceComponent } : {}) },
+      deps,
+    );
+    if (target.facts !== undefined && target.inferenceComponent === undefined && hostsInferenceComponents(target.facts)) {
+      // SageMaker refuses an invocation without InferenceComponentName on such an endpoint.
+      throw new ConfigError([`endpoint '${target.endpointName}' hosts inference components: pass --inference-component NAME (the model or adapter to invoke)`]);
+    }
     const { settings, extra } = sageMakerBenchPlan(flags, target);
     if (flags.cloudwatch && target.facts === undefined) {
       throw new ConfigError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);

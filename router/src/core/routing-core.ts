@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ReleaseOutcome, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import { routingBlockHashes } from '../policy/routing-blocks';
+import { scopeToModel } from '../policy/served-models';
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { InstanceLoad, LoadTicket } from '../state/instance-load';
 import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
@@ -49,7 +50,8 @@ export class RoutingCore<Target extends RoutingTarget> {
   /** @internal decide → check → commit; `excluded` is an instance the decision must not choose (it refused us). */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot, excluded: string | undefined): { decision: RoutingDecision; target: Target; decisionMicros: number } {
     const t0 = performance.now();
-    const decision = this.policy.decide(request, snapshot);
+    // Only instances serving the request's model (or adapter) are candidates; throws UnknownModelError when none is.
+    const decision = this.policy.decide(request, scopeToModel(snapshot, request.model));
     const decideSeconds = (performance.now() - t0) / 1000;
     const target = this.targetOf(decision.instance);
     if (target === undefined || decision.instance === excluded) {

@@ -54,8 +54,14 @@ export class EmulatorMetrics {
   private readonly labels: { model_name: string; engine: string };
   private readonly histograms: Record<'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration', Histogram<Label>>;
   private readonly times = new Map<string, RequestTimes>();
+  /** Requests running with an adapter: its name and whether the engine is running it now (else it waits). */
+  private readonly adapterRequests = new Map<string, { readonly adapter: string; running: boolean }>();
 
-  constructor(engine: EngineModel, modelName: string, profile: EngineProfile = engine.profile) {
+  /**
+   * `maxLoras`: set when the engine serves LoRA adapters (vLLM `--enable-lora`); only then is
+   * `vllm:lora_requests_info` exported, as vLLM does.
+   */
+  constructor(engine: EngineModel, modelName: string, profile: EngineProfile = engine.profile, maxLoras?: number) {
     this.labels = { model_name: modelName, engine: '0' };
     const labels = this.labels;
     const registers = [this.registry];
@@ -128,6 +134,25 @@ export class EmulatorMetrics {
       info.set({ block_size: String(profile.blockTokens), num_gpu_blocks: String(profile.kvCapacityBlocks), enable_prefix_caching: 'True', engine: '0' }, 1);
     }
 
+    if (maxLoras !== undefined) {
+      // vLLM's per-adapter view (PrometheusStatLogger, LoRA enabled): one series whose labels list the adapters of
+      // running and of waiting requests (comma-separated, each once) and max_lora, valued at the time of the update.
+      const adapterRequests = this.adapterRequests;
+      new Gauge({
+        name: 'vllm:lora_requests_info',
+        help: 'Running stats on lora requests.',
+        labelNames: ['max_lora', 'waiting_lora_adapters', 'running_lora_adapters'],
+        registers,
+        collect() {
+          const running = new Set<string>();
+          const waiting = new Set<string>();
+          for (const r of adapterRequests.values()) (r.running ? running : waiting).add(r.adapter);
+          this.reset();
+          this.set({ max_lora: String(maxLoras), waiting_lora_adapters: [...waiting].join(','), running_lora_adapters: [...running].join(',') }, Date.now() / 1000);
+        },
+      });
+    }
+
     const tokenBuckets = buckets125(profile.maxModelLen);
     const histogram = (name: string, help: string, buckets: number[]): Histogram<Label> => {
       const h = new Histogram({ name, help, labelNames: LABELS, buckets, registers });
@@ -153,8 +178,19 @@ export class EmulatorMetrics {
     if (step.scheduledTokens > 0) this.histograms.iteration.observe(this.labels, step.scheduledTokens);
   }
 
+  /** A request entered the engine (waiting), with the adapter it runs with, if any. */
+  started(id: string, adapter: string | undefined): void {
+    if (adapter !== undefined) this.adapterRequests.set(id, { adapter, running: false });
+  }
+
   observe(event: EngineEvent): void {
     const h = this.histograms;
+    const adapterRequest = this.adapterRequests.get(event.id);
+    if (adapterRequest !== undefined) {
+      if (event.type === 'admitted') adapterRequest.running = true;
+      else if (event.type === 'preempted') adapterRequest.running = false;
+      else if (event.type === 'finished') this.adapterRequests.delete(event.id);
+    }
     switch (event.type) {
       case 'admitted':
         if (!event.resumed) this.times.set(event.id, { scheduledMs: event.timeMs, lastTokenMs: NaN });
@@ -195,6 +231,7 @@ export class EmulatorMetrics {
   /** The request was aborted: drop its timing state (the abort itself is counted from the engine's stats). */
   forget(id: string): void {
     this.times.delete(id);
+    this.adapterRequests.delete(id);
   }
 
   contentType(): string {

@@ -20,6 +20,7 @@ import { EmulatorHttpError, badRequest } from './emulator-errors';
 import { EmulatorMetrics } from './emulator-metrics';
 import { EmulatorTokenizer } from './emulator-tokens';
 import { outputText, outputToken } from './output-text';
+import { checkLoraModules, DEFAULT_MAX_LORAS, type LoraModule } from './lora-modules';
 
 export interface EmulatorOptions {
   /** A profile, or a built-in profile name, or a path to a profile JSON file. Default p5-llama-3.1-70b. */
@@ -38,6 +39,18 @@ export interface EmulatorOptions {
   readonly maxBodyBytes?: number;
   /** Optional pino logger: one line per finished or refused request, never the prompt. */
   readonly logger?: Logger;
+  /**
+   * LoRA adapters served beside the base model (vLLM `--enable-lora --lora-modules`): a request names one in
+   * `model`; each adapter's prompts are cached apart from the base model's and every other adapter's.
+   */
+  readonly loraModules?: readonly LoraModule[];
+  /** vLLM `--max-loras` (reported in `vllm:lora_requests_info`); default 1. */
+  readonly maxLoras?: number;
+  /**
+   * vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: POST /v1/load_lora_adapter and /v1/unload_lora_adapter add and remove
+   * adapters while the server runs (https://docs.vllm.ai/en/latest/features/lora/). Default false (the routes are 404).
+   */
+  readonly allowRuntimeLoraUpdating?: boolean;
 }
 
 export interface RunningEmulator {
@@ -46,6 +59,8 @@ export interface RunningEmulator {
   readonly port: number;
   readonly host: string;
   readonly modelName: string;
+  /** Adapters served beside the base model now (empty without `loraModules`; changed by runtime loading). */
+  readonly loraModules: readonly LoraModule[];
   readonly profile: EngineProfile;
   readonly timeScale: number;
   /** The engine model behind the server (read stats(), never drive it directly while the server runs). */
@@ -71,6 +86,10 @@ interface ResolvedOptions {
   readonly seed: number;
   readonly maxBodyBytes: number;
   readonly logger: Logger | undefined;
+  readonly loraModules: readonly LoraModule[];
+  /** undefined without adapters (vLLM exports vllm:lora_requests_info only with LoRA enabled). */
+  readonly maxLoras: number | undefined;
+  readonly allowRuntimeLoraUpdating: boolean;
 }
 
 /** Validates options; errors name the option and its allowed range. */
@@ -88,7 +107,23 @@ export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedO
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new RangeError(`maxBodyBytes must be an integer >= 1024, got ${String(maxBodyBytes)}`);
   const modelName = options.modelName ?? profile.modelName;
   if (typeof modelName !== 'string' || modelName === '') throw new RangeError('modelName must be a non-empty string');
-  return { profile, port, host: options.host ?? '127.0.0.1', timeScale, modelName, seed, maxBodyBytes, logger: options.logger };
+  const loraModules = options.loraModules ?? [];
+  checkLoraModules(loraModules, modelName);
+  const maxLoras = options.maxLoras ?? DEFAULT_MAX_LORAS;
+  if (!Number.isInteger(maxLoras) || maxLoras < 1) throw new RangeError(`maxLoras must be an integer >= 1, got ${String(maxLoras)}`);
+  return {
+    profile,
+    port,
+    host: options.host ?? '127.0.0.1',
+    timeScale,
+    modelName,
+    seed,
+    maxBodyBytes,
+    logger: options.logger,
+    loraModules,
+    maxLoras: loraModules.length > 0 || options.maxLoras !== undefined || options.allowRuntimeLoraUpdating === true ? maxLoras : undefined,
+    allowRuntimeLoraUpdating: options.allowRuntimeLoraUpdating === true,
+  };
 }
 
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -128,6 +163,8 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/tokenize': ['POST'],
   '/detokenize': ['POST'],
   '/v1/models': ['GET'],
+  '/v1/load_lora_adapter': ['POST'],
+  '/v1/unload_lora_adapter': ['POST'],
   '/health': ['GET'],
   '/ping': ['GET', 'POST'],
   '/version': ['GET'],
@@ -146,12 +183,15 @@ class EmulatorServer {
   private readonly open = new Set<ServerResponse>();
   private nextId = 0;
   private closing = false;
+  /** The adapters served now, in the order they were added. */
+  readonly adapters: Map<string, LoraModule>;
 
   constructor(private readonly options: ResolvedOptions) {
     this.engine = new EngineModel(options.profile, { tokenEvents: true, onStep: (step) => this.metrics.observeStep(step) });
-    this.metrics = new EmulatorMetrics(this.engine, options.modelName, options.profile);
+    this.metrics = new EmulatorMetrics(this.engine, options.modelName, options.profile, options.maxLoras);
     this.driver = new EngineDriver(this.engine, { timeScale: options.timeScale, onEvent: (e) => this.metrics.observe(e) });
     this.rng = new SeededRng(options.seed);
+    this.adapters = new Map(options.loraModules.map((m) => [m.name, m]));
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
@@ -179,31 +219,44 @@ class EmulatorServer {
         res.writeHead(200, { 'content-length': 0 });
         res.end();
         return;
-      case '/v1/models':
+      case '/v1/models': {
+        const created = Math.floor(Date.now() / 1000);
+        // vLLM's list: the base model, then each adapter with its path as root and its base model as parent.
         sendJson(res, 200, {
           object: 'list',
           data: [
-            {
-              id: this.options.modelName,
-              object: 'model',
-              created: Math.floor(Date.now() / 1000),
-              owned_by: 'vllm',
-              root: this.options.modelName,
-              parent: null,
-              max_model_len: this.options.profile.maxModelLen,
-            },
+            { id: this.options.modelName, object: 'model', created, owned_by: 'vllm', root: this.options.modelName, parent: null, max_model_len: this.options.profile.maxModelLen },
+            ...[...this.adapters.values()].map((m) => ({ id: m.name, object: 'model', created, owned_by: 'vllm', root: m.path, parent: m.baseModelName ?? this.options.modelName, max_model_len: null })),
           ],
         });
         return;
+      }
+      case '/v1/load_lora_adapter':
+      case '/v1/unload_lora_adapter': {
+        if (!this.options.allowRuntimeLoraUpdating) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+        const name = body.lora_name;
+        if (typeof name !== 'string' || name === '') throw badRequest('lora_name must be a non-empty string', 'lora_name');
+        if (path === '/v1/load_lora_adapter') {
+          if (typeof body.lora_path !== 'string' || body.lora_path === '') throw badRequest('lora_path must be a non-empty string', 'lora_path');
+          if (this.adapters.has(name) || name === this.options.modelName) throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
+          this.adapters.set(name, { name, path: body.lora_path });
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`Success: LoRA adapter '${name}' added successfully.`);
+        } else {
+          if (!this.adapters.delete(name)) throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end(`Success: LoRA adapter '${name}' removed successfully.`);
+        }
+        return;
+      }
       case '/version':
         sendJson(res, 200, { version: EMULATED_VLLM_VERSION });
         return;
       case '/tokenize':
       case '/detokenize': {
         const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
-        if (body.model !== undefined && body.model !== null && body.model !== this.options.modelName) {
-          throw new EmulatorHttpError(404, `The model \`${String(body.model)}\` does not exist.`, 'model');
-        }
+        if (body.model !== undefined && body.model !== null) this.adapterOf(String(body.model));
         sendJson(res, 200, path === '/tokenize' ? this.tokenize(body) : this.detokenize(body));
         return;
       }
@@ -224,14 +277,13 @@ class EmulatorServer {
 
   private complete(request: CompletionRequest, res: ServerResponse): void {
     if (this.closing) throw new EmulatorHttpError(503, 'the emulator is shutting down');
-    if (request.model !== undefined && request.model !== this.options.modelName) {
-      throw new EmulatorHttpError(404, `The model \`${request.model}\` does not exist.`, 'model');
-    }
+    const adapter = request.model === undefined ? undefined : this.adapterOf(request.model);
     const engineId = String(this.nextId++);
     const meta: ResponseMeta = {
       id: `${request.kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${this.randomHex()}`,
       created: Math.floor(Date.now() / 1000),
-      model: this.options.modelName,
+      // vLLM answers with the name the request used: the adapter's, when it ran with one.
+      model: adapter?.name ?? this.options.modelName,
     };
     let submitted: SubmittedRequest;
     let done = false;
@@ -271,7 +323,11 @@ class EmulatorServer {
       }
     };
     try {
-      submitted = this.driver.submit({ id: engineId, promptText: request.promptText, maxTokens: request.maxTokens, cacheSalt: request.cacheSalt }, listener);
+      submitted = this.driver.submit(
+        { id: engineId, promptText: request.promptText, maxTokens: request.maxTokens, cacheSalt: request.cacheSalt, ...(adapter !== undefined ? { loraName: adapter.name } : {}) },
+        listener,
+      );
+      this.metrics.started(engineId, adapter?.name);
     } catch (err) {
       if (err instanceof EngineRequestError) throw badRequest(err.message, err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null);
       throw err;
@@ -343,6 +399,17 @@ class EmulatorServer {
     return { prompt: this.tokenizer.detokenize(body.tokens) };
   }
 
+  /**
+   * The adapter a request's `model` names: undefined for the base model, else one of loraModules; any other name
+   * is vLLM's 404 (`The model \`x\` does not exist.`, param `model`).
+   */
+  private adapterOf(model: string): LoraModule | undefined {
+    if (model === this.options.modelName) return undefined;
+    const adapter = this.adapters.get(model);
+    if (adapter === undefined) throw new EmulatorHttpError(404, `The model \`${model}\` does not exist.`, 'model');
+    return adapter;
+  }
+
   private randomHex(): string {
     let hex = '';
     for (let i = 0; i < 4; i++) hex += Math.floor(this.rng.next() * 0x100000000).toString(16).padStart(8, '0');
@@ -370,6 +437,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     port,
     host: resolved.host,
     modelName: resolved.modelName,
+    get loraModules() {
+      return [...emulator.adapters.values()];
+    },
     profile: resolved.profile,
     timeScale: resolved.timeScale,
     engine: emulator.engine,

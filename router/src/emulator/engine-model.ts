@@ -39,6 +39,13 @@ export interface PromptInput {
    * salt (ignored when `blockHashes` are given: the caller hashed them).
    */
   readonly cacheSalt?: string;
+  /**
+   * The LoRA adapter the request runs with (vLLM `--lora-modules` name), or undefined for the base model: mixed
+   * into the block hashes like cache_salt, because vLLM keys a block by the adapter too (the LoRA id is one of
+   * a block hash's extra keys: https://docs.vllm.ai/en/latest/design/prefix_caching/), so one prompt under two
+   * adapters never shares cached blocks (ignored when `blockHashes` are given).
+   */
+  readonly loraName?: string;
 }
 
 /** What a client asks the engine to do. */
@@ -544,7 +551,8 @@ export class EngineModel {
 
   /** The seed a prompt's blocks are hashed from: the engine's, with the request's cache_salt (vLLM's rule) mixed in. */
   private hashSeedOf(input: PromptInput): string | undefined {
-    return input.cacheSalt === undefined ? this.hashSeed : `${this.hashSeed ?? ''}\u0000cache_salt:${input.cacheSalt}`;
+    const salted = input.cacheSalt === undefined ? this.hashSeed : `${this.hashSeed ?? ''}\u0000cache_salt:${input.cacheSalt}`;
+    return input.loraName === undefined ? salted : `${salted ?? ''}\u0000lora:${input.loraName}`;
   }
 
   /** One step: schedule, time it, apply it. */

@@ -383,12 +383,13 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const instances = this.lastInstances;
     if (instances === undefined) return;
     let key = '';
-    for (let i = 0; i < instances.length; i++) if (instances[i].healthy) key += `${instances[i].id}\n`;
+    // A held-back instance (healthy, not serving this request's model) keeps its index: its cache is intact.
+    for (let i = 0; i < instances.length; i++) if (instances[i].healthy || instances[i].heldBack === true) key += `${instances[i].id}\n`;
     if (key === this.knownInstances) return;
     this.knownInstances = key;
     this.sent.clear();
     this.observationMarks.clear();
-    const keep = new Set(instances.filter((v) => v.healthy).map((v) => v.id));
+    const keep = new Set(instances.filter((v) => v.healthy || v.heldBack === true).map((v) => v.id));
     this.index.retainOnly(keep);
     for (const id of [...this.feedback.keys()]) if (!keep.has(id)) this.feedback.delete(id);
   }

@@ -28,6 +28,18 @@ export interface InstanceView {
    * changes since.
    */
   readonly observedBlocks?: ObservedBlocks;
+  /**
+   * The models the instance serves (its GET /v1/models: the base model and each LoRA adapter), when known.
+   * Undefined: unknown, so it may serve any (an engine without /v1/models). The routing core shows an instance
+   * that does not serve a request's model as `heldBack` (policy/served-models.ts).
+   */
+  readonly servedModels?: ReadonlySet<string>;
+  /**
+   * True when the instance is healthy but not a candidate for this request (it does not serve the request's
+   * model): it is shown unhealthy, so no policy chooses it, but its cache is intact, so a policy keeps what it
+   * knows of it (an index is not dropped as for an instance that went down).
+   */
+  readonly heldBack?: boolean;
 }
 
 /** An instance's published block index, as an observer holds it. */

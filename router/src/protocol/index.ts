@@ -6,5 +6,6 @@ export { readChatFields, type ChatFields } from './openai-chat';
 export { readCompletionFields, type CompletionFields } from './openai-completions';
 export { parseJsonObject } from './json-body';
 export { PREFIX_AWARE_ID_HEADER, tenantKeyOf, isValidPrefixAwareId, cacheScopeOf } from './tenant-key';
+export { INFERENCE_COMPONENT_HEADER, inferenceComponentOf, isValidInferenceComponentName } from './inference-component';
 export * as eventStream from './event-stream';
 export * as sse from './sse';

@@ -4,6 +4,7 @@ import { readCompletionFields, type CompletionFields } from './openai-completion
 import type { RouteMatch } from './routes';
 import type { PrefixKeyBasis, RoutingRequest } from './routing-request';
 import { cacheScopeOf, PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
+import { INFERENCE_COMPONENT_HEADER, inferenceComponentOf } from './inference-component';
 
 /** The backend path a routed request is forwarded to. */
 export type UpstreamPath = '/v1/chat/completions' | '/v1/completions' | '/invocations';
@@ -70,6 +71,13 @@ export function invocationBodyKind(json: JsonObject): 'chat' | 'completions' | u
 
 /** Dispatches on the matched route. */
 export function parseRoutedRequest(route: RouteMatch, body: Uint8Array, headers: RequestHeaders, context: RequestContext = {}): ParsedRequest {
+  const parsed = parseByKind(route, body, headers, context);
+  // On the runtime API, the inference component a call names decides which engines may take it (inference-component.ts).
+  const component = route.endpointName !== undefined ? inferenceComponentOf(headers[INFERENCE_COMPONENT_HEADER]) : undefined;
+  return component === undefined ? parsed : { ...parsed, routing: { ...parsed.routing, model: component } };
+}
+
+function parseByKind(route: RouteMatch, body: Uint8Array, headers: RequestHeaders, context: RequestContext): ParsedRequest {
   switch (route.kind) {
     case 'chat':
       return parseChatRequest(body, headers, route.keyBasis, context);

@@ -11,11 +11,18 @@ export interface ErrorSpec {
   /** HTTP status (for errors raised after a stream started, the status that would have been used). */
   readonly status: number;
   /** OpenAI-style error type. */
-  readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error';
+  readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error' | 'NotFoundError';
   /** The SageMaker runtime exception the AWS SDK maps this to. */
   readonly awsErrorType: 'ValidationError' | 'AccessDeniedException' | 'ThrottlingException' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
   /** When it happens (rendered into docs/errors.md). */
   readonly when: string;
+  /**
+   * 'vllm': the body is the one vLLM itself answers with, `{"error":{"message","type","param","code":STATUS}}`, so a
+   * client sees the same error whether the router or the engine refused the request.
+   */
+  readonly wire?: 'vllm';
+  /** With wire 'vllm': the request field at fault. */
+  readonly param?: string;
 }
 
 export const ROUTER_ERRORS = {
@@ -49,6 +56,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: 'The `X-Amzn-SageMaker-Prefix-Aware-Id` header is not 1 to 64 printable ASCII characters.',
   },
+  invalid_inference_component: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The `X-Amzn-SageMaker-Inference-Component` header (the SDK\'s `InferenceComponentName`) on a runtime-API path is not 1 to 63 letters, digits and inner hyphens (the API reference\'s constraint).',
+  },
   unauthorized: {
     status: 401,
     type: 'invalid_request_error',
@@ -60,6 +73,14 @@ export const ROUTER_ERRORS = {
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
     when: 'No route for the path, or `GET /router/v1/instance-state` on a router that does not publish its state (`--publish-state-ms`).',
+  },
+  model_not_found: {
+    status: 404,
+    type: 'NotFoundError',
+    awsErrorType: 'ModelError',
+    wire: 'vllm',
+    param: 'model',
+    when: 'The body\'s `model` names a model or LoRA adapter that no backend serves (by each engine\'s `GET /v1/models`, re-read once before answering). The body is vLLM\'s own: `{"error":{"message":"The model `x` does not exist.","type":"NotFoundError","param":"model","code":404}}`. On SageMaker runtime-API paths it is answered as SageMaker relays a container\'s 404: `model_error` (424) with `OriginalStatusCode` 404 and that body as `OriginalMessage`.',
   },
   method_not_allowed: {
     status: 405,
@@ -194,6 +215,8 @@ export class RouterError extends Error {
 }
 
 /** The OpenAI-style body for an error. */
-export function openAiErrorBody(error: RouterError): { error: { message: string; type: string; code: string } } {
+export function openAiErrorBody(error: RouterError): { error: { message: string; type: string; code: string | number; param?: string | null } } {
+  const spec: ErrorSpec = ROUTER_ERRORS[error.code];
+  if (spec.wire === 'vllm') return { error: { message: error.message, type: error.type, param: spec.param ?? null, code: error.status } };
   return { error: { message: error.message, type: error.type, code: error.code } };
 }

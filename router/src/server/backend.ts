@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
 import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
+import type { ModelCard } from '../protocol/model-cards';
 import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
@@ -32,6 +33,10 @@ export class Backend implements InstanceView {
   readonly load = new InstanceLoad();
   /** KV-cache capacity in tokens from the engine's vllm:cache_config_info, once read. */
   kvCapacityTokens: number | undefined;
+  /** Models and adapters the engine lists at GET /v1/models, once read (server/served-models.ts); undefined: unknown. */
+  servedModels: ReadonlySet<string> | undefined;
+  /** The cards of that list, as the engine gave them (the router's own /v1/models merges them). */
+  modelCards: readonly ModelCard[] | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */
@@ -98,6 +103,7 @@ class ObservedView implements InstanceView {
   decodeSequences = 0;
   kvCapacityTokens: number | undefined;
   observedBlocks: ObservedBlocks | undefined;
+  servedModels: ReadonlySet<string> | undefined;
 
   constructor(readonly backend: Backend) {
     this.id = backend.id;
@@ -112,6 +118,7 @@ class ObservedView implements InstanceView {
     this.queuedPrefillTokens = load.queuedPrefillTokens;
     this.decodeSequences = load.decodeSequences;
     this.kvCapacityTokens = b.kvCapacityTokens;
+    this.servedModels = b.servedModels;
     this.observedBlocks = observed === undefined ? undefined : b.observation;
     return this;
   }
@@ -124,8 +131,10 @@ class ExcludedView implements InstanceView {
   readonly inFlight: number;
   readonly queuedPrefillTokens: number;
   readonly decodeSequences: number;
+  readonly servedModels: ReadonlySet<string> | undefined;
   constructor(backend: Backend) {
     this.id = backend.id;
+    this.servedModels = backend.servedModels;
     this.inFlight = backend.inFlight;
     this.queuedPrefillTokens = backend.queuedPrefillTokens;
     this.decodeSequences = backend.decodeSequences;

@@ -26,6 +26,8 @@ export class HealthChecker {
     private readonly options: HealthCheckOptions,
     private readonly log: Logger,
     private readonly timeoutsKeepHealthy = false,
+    /** Called when a backend is admitted (its first passed check, or re-admitted after an ejection). */
+    private readonly onAdmitted?: (backend: Backend) => void,
   ) {
     for (const b of backends) {
       this.clients.set(b, new Client(b.origin, { pipelining: 1, keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000) }));
@@ -106,7 +108,10 @@ export class HealthChecker {
     backend.consecutiveFailures = 0;
     backend.consecutiveSuccesses = 0;
     if (to === 'ejected') this.log.warn({ backend: backend.id, from, to }, 'backend ejected after failed health checks');
-    else this.log.info({ backend: backend.id, from, to }, 'backend admitted');
+    else {
+      this.log.info({ backend: backend.id, from, to }, 'backend admitted');
+      this.onAdmitted?.(backend);
+    }
   }
 }
 

@@ -4,11 +4,12 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, type RoutingPolicy } from '../policy';
+import { createPolicy, NoHealthyInstanceError, scopeToModel, servesModel, UnknownModelError, type RoutingPolicy } from '../policy';
 import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest } from '../core/routing-core';
 import {
   dialectForPath,
   isJsonContentType,
+  openAiErrorBody,
   matchRoute,
   parseRoutedRequest,
   RouterError,
@@ -40,6 +41,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { SessionAffinity } from './session-affinity';
+import { ServedModelsDirectory, type ModelCard } from './served-models';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
 import { hostAllowed } from '../protocol/host-allowlist';
 import type { UpstreamAuthorization } from './proxy';
@@ -167,6 +169,8 @@ export class PrefixRouter implements RunningRouter {
   private readonly inFlightByClient = new Map<string, number>();
   private readonly bodyBudget: BodyBudget;
   private adminAddress: AddressInfo | undefined;
+  /** Which models and adapters each backend serves (its /v1/models), so requests go only where their model is. */
+  private readonly models: ServedModelsDirectory;
 
   constructor(
     readonly config: RouterConfig,
@@ -194,6 +198,7 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
+    const keyFileFailed = (error: KeyFileError): void => this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
     this.core = new RoutingCore<Backend>(
       this.policy,
       (id) => this.set.get(id),
@@ -215,7 +220,11 @@ export class PrefixRouter implements RunningRouter {
       },
       { publishBlocks: config.publishStateBlocks === 'on' },
     );
-    this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
+    this.upstreamKey = config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
+    this.models = new ServedModelsDirectory(this.set.list, config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
+    this.health = checking
+      ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true, (backend) => void this.models.refresh(backend))
+      : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
     this.bodyBudget = new BodyBudget(config.limits.maxBufferedBodyBytes > 0 ? config.limits.maxBufferedBodyBytes : defaultBodyBudgetBytes(config.limits.maxBodyBytes));
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
@@ -231,10 +240,8 @@ export class PrefixRouter implements RunningRouter {
       (req, res) => this.onRequest(req, res),
     );
     this.server.on('clientError', answerClientError);
-    const keyFileFailed = (error: KeyFileError): void => this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
     this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed);
     this.adminKeys = config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
-    this.upstreamKey = config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
     if (config.adminPort !== undefined) {
       this.adminServer = createServer({ headersTimeout: headersTimeoutMs, requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000, keepAliveTimeout: 5_000 }, (req, res) =>
         this.onRequest(req, res, 'admin'),
@@ -305,7 +312,10 @@ export class PrefixRouter implements RunningRouter {
   async start(): Promise<void> {
     await this.health?.start();
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
-    if (this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
+    await Promise.all([
+      this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0 ? Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs))) : undefined,
+      this.models.refreshAll(),
+    ]);
     try {
       await listen(this.server, this.config.port, this.config.host);
       if (this.adminServer !== undefined) {
@@ -324,6 +334,7 @@ export class PrefixRouter implements RunningRouter {
       throw err;
     }
     this.address = this.server.address() as AddressInfo;
+    this.models.start();
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.watch();
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
@@ -375,6 +386,7 @@ export class PrefixRouter implements RunningRouter {
     this.adminServer?.closeAllConnections();
     await Promise.all([closed, adminClosed]);
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.close();
+    this.models.stop();
     await this.observer?.stop();
     await this.health?.stop();
     await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
@@ -423,7 +435,7 @@ export class PrefixRouter implements RunningRouter {
       if (route.kind === 'metrics') return await this.serveMetrics(res);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
-      if (route.kind === 'models') return await this.models(req, res);
+      if (route.kind === 'models') return await this.listModels(req, res);
       if ((route.kind === 'chat' || route.kind === 'completions') && !isJsonContentType(req.headers['content-type'])) {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
@@ -516,6 +528,7 @@ export class PrefixRouter implements RunningRouter {
    * key, or the least loaded one if that is over the threshold).
    */
   private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
+    await this.checkModelServed(parsed.routing.model, route);
     const routed = this.core.begin(parsed.routing);
     // This router's own count of the request, for routers observing it: it reaches this instance now, once,
     // whatever the retries.
@@ -540,8 +553,9 @@ export class PrefixRouter implements RunningRouter {
     const sessionBackend = inSession ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '') : undefined;
     const onResponseHeaders = (id: string) => (inSession ? (headers: Readonly<Record<string, string | string[] | undefined>>) => this.sessions.observe(id, headers, Date.now()) : undefined);
     for (let attempt = 0; attempt < 2; attempt++) {
-      const pinned = sessionBackend?.healthy === true && refusedBy === undefined ? sessionBackend.id : undefined;
-      const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned);
+      // A session whose backend does not serve this request's model (another adapter) is not followed.
+      const pinned = sessionBackend?.healthy === true && refusedBy === undefined && servesModel(sessionBackend, parsed.routing.model) ? sessionBackend.id : undefined;
+      const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned, route);
       const usage = new UsageScanner();
       const startedMs = performance.now();
       let status: OutcomeStatus = '499';
@@ -632,11 +646,31 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
+  /**
+   * Refuses a request whose model no backend serves, before anything is committed: vLLM's own 404 (or, on the
+   * SageMaker runtime API, the ModelError SageMaker makes of a container's 404). Each backend's list is re-read
+   * first (at most once per MISS_REFRESH_MS), so an adapter loaded at run time is found.
+   */
+  private async checkModelServed(model: string, route: RouteMatch): Promise<void> {
+    const served = (): boolean => {
+      try {
+        scopeToModel(this.set.snapshot(Date.now()), model);
+        return true;
+      } catch (err) {
+        if (err instanceof UnknownModelError) return false;
+        throw err;
+      }
+    };
+    if (served() || ((await this.models.refreshOnMiss(Date.now())) && served())) return;
+    throw modelNotFound(new UnknownModelError(model), route);
+  }
+
   /** The core's decision on this router's backends; no healthy backend becomes the client's 503 (or the retry's 502). */
-  private decide(routed: RoutedRequest<Backend>, excluded: string | undefined, only: string | undefined) {
+  private decide(routed: RoutedRequest<Backend>, excluded: string | undefined, only: string | undefined, route?: RouteMatch) {
     try {
       return routed.decide(this.set.snapshot(Date.now(), excluded, only), excluded);
     } catch (err) {
+      if (err instanceof UnknownModelError) throw modelNotFound(err, route);
       if (!(err instanceof NoHealthyInstanceError)) throw err;
       if (excluded !== undefined) {
         throw new RouterError('upstream_connect_failed', `instance ${this.set.get(excluded)?.name ?? 'chosen'} refused the connection and no other healthy instance is available`, {
@@ -681,9 +715,23 @@ export class PrefixRouter implements RunningRouter {
     res.end(text);
   }
 
-  private async models(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const backend = this.set.firstHealthy();
-    if (backend === undefined) throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+  /**
+   * GET /v1/models: when every healthy backend's list is known, their union (each model once, as the first backend
+   * listing it gives its card), so a client sees every model and adapter the fleet serves; otherwise the first
+   * healthy backend's own answer, as before lists were read.
+   */
+  private async listModels(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const healthy = this.set.list.filter((b) => b.healthy);
+    if (healthy.length === 0) throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+    if (healthy.every((b) => b.modelCards !== undefined)) {
+      const cards = new Map<string, ModelCard>();
+      for (const b of healthy) for (const card of b.modelCards ?? []) if (!cards.has(card.id)) cards.set(card.id, card);
+      const text = JSON.stringify({ object: 'list', data: [...cards.values()] });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    const backend = healthy[0];
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort();
@@ -695,6 +743,16 @@ export class PrefixRouter implements RunningRouter {
       throw this.upstreamError(err, backend, 0);
     }
   }
+}
+
+/** An unknown model as the client's dialect expects it: vLLM's 404, or on the runtime API SageMaker's ModelError of it. */
+function modelNotFound(err: UnknownModelError, route: RouteMatch | undefined): RouterError {
+  const error = new RouterError('model_not_found', err.message);
+  if (route?.dialect !== 'sagemaker-runtime') return error;
+  return new RouterError('model_error', 'Received error (404) from the model instance', {
+    originalStatusCode: 404,
+    originalMessage: JSON.stringify(openAiErrorBody(error)),
+  });
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -124,7 +124,7 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
 describe('when SageMaker-only bench flags come without --sagemaker-endpoint', () => {
   it.each([['--region', 'us-east-1'], ['--api', 'openai'], ['--prefix-aware-id', 'app'], ['--cloudwatch-delay', '0']])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
     expect(() => parseBenchArgv(['--url', 'http://127.0.0.1:8080', '--workload', 'short-chat', flag, value])).toThrow(
-      '--region, --api, --prefix-aware-id and --cloudwatch apply only with --sagemaker-endpoint',
+      '--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint',
     );
   });
 

@@ -122,7 +122,7 @@ describe('when the router fronts failing backends', () => {
 
   it('GIVEN a backend answering 500 THEN the error passes through, without routing headers (never on errors)', async () => {
     await start({ behavior: { errorStatus: 500 } });
-    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 3 });
+    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'fake-model', maxRequests: 3 });
     expect(result.records.map((r) => [r.error, r.instance])).toEqual([
       ['http_500:fake', null],
       ['http_500:fake', null],
@@ -132,7 +132,7 @@ describe('when the router fronts failing backends', () => {
 
   it("GIVEN a backend that dies mid-stream THEN the router's terminal event makes it stream_error:upstream_stream_failed", async () => {
     await start({ behavior: { streamChunks: 4, failAfterChunks: 1 } });
-    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 2 });
+    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'fake-model', maxRequests: 2 });
     expect(result.records.map((r) => r.error)).toEqual(['stream_error:upstream_stream_failed', 'stream_error:upstream_stream_failed']);
     expect(result.records.every((r) => r.ttftMs !== null && r.instance === 'backend-1')).toBe(true);
   });

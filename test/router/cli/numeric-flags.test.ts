@@ -22,7 +22,7 @@ import { CLI_OPTIONS, loadRouterConfig, policyOptionSpecs } from '../../../route
 const NUMERIC_VALUE_NAMES = new Set(['n', 'ms', 's', 'seconds', 'min', 'port', 'base', 'chars', 'cv', 'percent', 'r', 'tokens', 'usd', 'x', 'range']);
 const TEXT_VALUE_NAMES = new Set([
   'api', 'dir', 'encoding', 'file', 'format', 'header', 'host', 'hosts', 'id', 'label', 'level', 'list', 'mode', 'name', 'name|file', 'name: value',
-  'ns', 'path', 'region', 'report.json', 'slo', 'spec', 'type', 'url', 'url...',
+  'name=path...', 'ns', 'path', 'region', 'report.json', 'slo', 'spec', 'type', 'url', 'url...',
 ]);
 const HEX = '0x10';
 

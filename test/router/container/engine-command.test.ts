@@ -157,6 +157,22 @@ describe('when engines are planned', () => {
     expect(argv.slice(argv.indexOf('--port'), argv.indexOf('--port') + 2)).toEqual(['--port', '8103']);
   });
 
+  it('GIVEN LoRA adapters in SM_VLLM_* THEN every engine of a multi-engine container serves all of them (the router then routes each adapter among them)', () => {
+    const env = {
+      SM_VLLM_MODEL: 'm',
+      SM_VLLM_ENABLE_LORA: 'true',
+      SM_VLLM_LORA_MODULES: '["sql=/opt/ml/adapters/sql","support=/opt/ml/adapters/support"]',
+      SM_VLLM_MAX_LORAS: '2',
+    };
+    const plan = planEngines(multi(4), gpus(8), [8100, 8101, 8102, 8103], env, NO_DLC_FILES);
+    for (const engine of plan) {
+      const argv = engine.argv;
+      expect(argv).toContain('--enable-lora');
+      expect(argv.slice(argv.indexOf('--lora-modules'), argv.indexOf('--lora-modules') + 3)).toEqual(['--lora-modules', 'sql=/opt/ml/adapters/sql', 'support=/opt/ml/adapters/support']);
+      expect(argv.slice(argv.indexOf('--max-loras'), argv.indexOf('--max-loras') + 2)).toEqual(['--max-loras', '2']);
+    }
+  });
+
   it('GIVEN sagemaker mode THEN one engine uses all GPUs and keeps the construct\'s tensor-parallel size', () => {
     const [engine] = planEngines(parseContainerEnv({}).settings, gpus(8, 'nvidia-smi'), [8100], { SM_VLLM_MODEL: 'm', SM_VLLM_TENSOR_PARALLEL_SIZE: '4' });
     expect(engine.gpuIds).toHaveLength(8);

@@ -9,6 +9,9 @@ describe('prefix-router emulate flags', () => {
       profile: 'p5-llama-3.1-70b',
       timeScale: 1,
       model: undefined,
+      loraModules: [],
+      maxLoras: undefined,
+      allowRuntimeLoraUpdating: false,
       seed: 0,
       logLevel: 'info',
     });

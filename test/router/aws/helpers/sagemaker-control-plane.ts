@@ -35,6 +35,15 @@ import type { CreateEndpointConfigCommandInput, DeploymentConfig, DescribeEndpoi
  *   fails ("fails to scale up or down … rolling back to its previous configuration"), per API_DescribeEndpoint.
  * - Common errors (CommonErrors.html): ThrottlingException (400), InternalFailure / ServiceUnavailable (5xx),
  *   ExpiredTokenException (400) for expired session credentials; ResourceLimitExceeded (API_UpdateEndpoint errors).
+ * - Inference components (API_CreateInferenceComponent.html, API_DescribeInferenceComponent.html,
+ *   API_ListInferenceComponents.html, API_DeleteInferenceComponent.html): a component is created against an
+ *   existing endpoint and one of its production variants, whose configuration names no model (the variant gives
+ *   instances; each component its model, or an adapter on a BaseInferenceComponentName:
+ *   https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-adapt.html); names follow
+ *   `^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$`, at most 63 characters, unique; InferenceComponentStatus is
+ *   Creating → InService (or Failed), Deleting → gone, one step per DescribeInferenceComponent of it; RuntimeConfig
+ *   reports DesiredCopyCount / CurrentCopyCount; ListInferenceComponents filters by EndpointNameEquals,
+ *   VariantNameEquals and StatusEquals and pages with MaxResults (1–100) and NextToken.
  * - Container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI, SDK reference "Container credential provider"):
  *   `GET /credentials` serves AccessKeyId/SecretAccessKey/Token/Expiration; a key the fake expired is refused with
  *   ExpiredTokenException, and the endpoint then serves a fresh key, so only a tool that re-resolves recovers.
@@ -121,7 +130,36 @@ export interface ControlPlaneOptions {
   readonly refusePrefixAware?: boolean;
   /** Expiration the credentials endpoint reports. Default one day ahead. */
   readonly credentialsExpireAt?: Date;
+  /**
+   * The endpoint hosts inference components: its configuration's variants name no model, and these components
+   * exist on it from the start, InService.
+   */
+  readonly inferenceComponents?: readonly FakeComponentInput[];
 }
+
+/** A component as the fake starts with it (or CreateInferenceComponent makes it). */
+export interface FakeComponentInput {
+  readonly name: string;
+  readonly variant?: string;
+  /** The base component, for a LoRA adapter. */
+  readonly base?: string;
+  /** The container environment of a base component (SM_VLLM_SERVED_MODEL_NAME…). */
+  readonly environment?: Readonly<Record<string, string>>;
+  readonly copies?: number;
+}
+
+export interface ComponentState {
+  readonly name: string;
+  readonly endpoint: string;
+  readonly variant: string;
+  readonly base: string | undefined;
+  readonly environment: Readonly<Record<string, string>> | undefined;
+  status: 'Creating' | 'InService' | 'Updating' | 'Failed' | 'Deleting';
+  ticksLeft: number;
+  copies: number;
+}
+
+const COMPONENT_NAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
 
 export interface EndpointState {
   status: string;
@@ -170,10 +208,20 @@ export class SageMakerControlPlane {
   private updatesSeen = 0;
   private readonly faults: Map<number, FaultKind>;
   private calm = false;
+  /** Inference components on the endpoint, by name. */
+  readonly components = new Map<string, ComponentState>();
 
   constructor(readonly options: ControlPlaneOptions = {}) {
     const count = options.instanceCount ?? 2;
-    this.configs.set(ORIGINAL_CONFIG, describedConfig(ORIGINAL_CONFIG, options.variants ?? 1, count));
+    const original = describedConfig(ORIGINAL_CONFIG, options.variants ?? 1, count);
+    if (options.inferenceComponents !== undefined) {
+      // The inference-component form: no model on the variant, instances scaled by ManagedInstanceScaling.
+      original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _model, ...v }) => ({ ...v, ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: count } }));
+      for (const c of options.inferenceComponents) {
+        this.components.set(c.name, { name: c.name, endpoint: ENDPOINT_NAME, variant: c.variant ?? 'AllTraffic', base: c.base, environment: c.environment, status: 'InService', ticksLeft: 0, copies: c.copies ?? 1 });
+      }
+    }
+    this.configs.set(ORIGINAL_CONFIG, original);
     this.state = { status: 'InService', config: ORIGINAL_CONFIG, serving: [ORIGINAL_CONFIG], pending: undefined, instances: count, failureReason: undefined, systemTicksLeft: 0 };
     this.faults = new Map(options.faults ?? []);
   }
@@ -315,6 +363,20 @@ export class SageMakerControlPlane {
       }
       case 'UpdateEndpoint':
         return this.updateEndpoint(input);
+      case 'CreateInferenceComponent':
+        return this.createComponent(input);
+      case 'DescribeInferenceComponent':
+        return this.describeComponent(String(input.InferenceComponentName));
+      case 'ListInferenceComponents':
+        return this.listComponents(input);
+      case 'DeleteInferenceComponent': {
+        const c = this.components.get(String(input.InferenceComponentName));
+        if (c === undefined) return fail(400, 'ValidationException', `Could not find inference component "${String(input.InferenceComponentName)}".`);
+        if (c.status === 'Creating' || c.status === 'Updating') return fail(400, 'ValidationException', `Cannot delete inference component while it is ${c.status}.`);
+        c.status = 'Deleting';
+        c.ticksLeft = 1;
+        return {};
+      }
       case 'DeleteEndpoint':
         if (this.state.status === 'Gone' || input.EndpointName !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
         if (TRANSITIONAL.has(this.state.status)) return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${this.state.status}.`);
@@ -494,6 +556,79 @@ export class SageMakerControlPlane {
     s.failureReason = undefined;
     if (input.RetainAllVariantProperties !== true) s.instances = config.ProductionVariants?.[0]?.InitialInstanceCount ?? s.instances;
     return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${ENDPOINT_NAME}` };
+  }
+
+  private createComponent(input: Record<string, unknown>): Record<string, unknown> | Fail {
+    const name = String(input.InferenceComponentName ?? '');
+    if (name.length > 63 || !COMPONENT_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'inferenceComponentName' failed to satisfy constraint`);
+    if (this.components.has(name)) return fail(400, 'ValidationException', `Cannot create already existing inference component "${name}".`);
+    if (input.EndpointName !== ENDPOINT_NAME || this.state.status === 'Gone') return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
+    if (this.state.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${ENDPOINT_NAME}" is ${this.state.status}; inference components are created on an endpoint that is InService.`);
+    const variantName = String(input.VariantName ?? '');
+    const variant = this.configs.get(this.state.config)?.ProductionVariants?.find((v) => v.VariantName === variantName);
+    if (variant === undefined) return fail(400, 'ValidationException', `Could not find variant "${variantName}" on endpoint "${ENDPOINT_NAME}".`);
+    if (variant.ModelName !== undefined) return fail(400, 'ValidationException', `Variant "${variantName}" hosts model "${variant.ModelName}"; inference components need a variant whose configuration names no model.`);
+    const spec = (input.Specification ?? {}) as { BaseInferenceComponentName?: string; Container?: { Environment?: Record<string, string> } };
+    if (spec.BaseInferenceComponentName !== undefined) {
+      const base = this.components.get(spec.BaseInferenceComponentName);
+      if (base === undefined || base.endpoint !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find base inference component "${spec.BaseInferenceComponentName}".`);
+    }
+    const copies = Number((input.RuntimeConfig as { CopyCount?: number } | undefined)?.CopyCount ?? (spec.BaseInferenceComponentName !== undefined ? 0 : 1));
+    this.components.set(name, { name, endpoint: ENDPOINT_NAME, variant: variantName, base: spec.BaseInferenceComponentName, environment: spec.Container?.Environment, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, copies });
+    return { InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${name}` };
+  }
+
+  private describeComponent(name: string): Record<string, unknown> | Fail {
+    const c = this.components.get(name);
+    if (c === undefined) return fail(400, 'ValidationException', `Could not find inference component "${name}".`);
+    if (c.ticksLeft > 0 && --c.ticksLeft === 0) {
+      if (c.status === 'Deleting') {
+        this.components.delete(name);
+        return fail(400, 'ValidationException', `Could not find inference component "${name}".`);
+      }
+      c.status = 'InService';
+    }
+    return {
+      InferenceComponentName: c.name,
+      InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${c.name}`,
+      EndpointName: c.endpoint,
+      EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${c.endpoint}`,
+      VariantName: c.variant,
+      InferenceComponentStatus: c.status,
+      Specification: {
+        ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}),
+        ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}),
+      },
+      RuntimeConfig: { DesiredCopyCount: c.copies, CurrentCopyCount: c.status === 'InService' ? c.copies : 0 },
+      CreationTime: new Date(0),
+      LastModifiedTime: new Date(0),
+    };
+  }
+
+  private listComponents(input: Record<string, unknown>): Record<string, unknown> | Fail {
+    const max = input.MaxResults === undefined ? 10 : Number(input.MaxResults);
+    if (!inRange(max, 1, 100)) return fail(400, 'ValidationException', 'MaxResults must be between 1 and 100.');
+    const start = input.NextToken === undefined ? 0 : Number(input.NextToken);
+    const all = [...this.components.values()].filter(
+      (c) =>
+        (input.EndpointNameEquals === undefined || c.endpoint === input.EndpointNameEquals) &&
+        (input.VariantNameEquals === undefined || c.variant === input.VariantNameEquals) &&
+        (input.StatusEquals === undefined || c.status === input.StatusEquals),
+    );
+    const page = all.slice(start, start + max);
+    return {
+      InferenceComponents: page.map((c) => ({
+        InferenceComponentName: c.name,
+        InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${c.name}`,
+        EndpointName: c.endpoint,
+        EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${c.endpoint}`,
+        VariantName: c.variant,
+        InferenceComponentStatus: c.status,
+        CreationTime: new Date(0),
+        LastModifiedTime: new Date(0),
+      })),
+      ...(start + max < all.length ? { NextToken: String(start + max) } : {}),
+    };
   }
 
   /** The documented limits of a DeploymentConfig against the fleet as it is now. */
