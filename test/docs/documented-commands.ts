@@ -16,7 +16,8 @@
  *     block's model name and time scale) before it runs;
  *   - server commands (`emulate`, `serve`) run in the background; after each, the block waits until its ports
  *     accept connections; when the block ends, its background processes are stopped;
- *   - `prefix-router` and `npx prefix-router` run dist/bin/prefix-router.js; `npm ci`, `npm test` and
+ *   - `prefix-router`, `npx prefix-router` and `npx -p cdk-prefix-aware-llm-router prefix-router` run
+ *     dist/bin/prefix-router.js (or, for the installed-package test, `Environment.cli`); `npm ci`, `npm test`, `npm install` and
  *     `npm run build` are what the test run itself did (CI runs them), so they are no-ops here; `npm run S`
  *     runs package.json's script S without its leading `npm run build &&`;
  *   - a block that only starts servers runs together with the next block of the same file (router.md starts a
@@ -26,7 +27,9 @@
  *   - blocks run in a scratch directory holding links to dist/, router/, node_modules/, package.json and
  *     tsconfig.json and a copy of docs/ (commands that rewrite docs rewrite the copy), so reports land there.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const BOUND_SECONDS = 6;
@@ -88,6 +91,19 @@ export function documentedBlocks(root: string): ShellBlock[] {
 
 const SERVER = /(?:prefix-router(?:\.js)?|\$PR|\$\{PR\})\s+(emulate|serve)\b/;
 
+/** The router package's name: `npx -p ROUTER_PACKAGE prefix-router …` runs its CLI whether or not it is installed. */
+export const ROUTER_PACKAGE = 'cdk-prefix-aware-llm-router';
+
+/** How a prepared block reaches the CLI. */
+export interface Environment {
+  /** Shell words that run prefix-router (default: the repository's build, `node dist/bin/prefix-router.js`). */
+  readonly cli: string;
+  /** Whether `npx -p ROUTER_PACKAGE prefix-router` runs the real npx (offline, so only an installed package serves). */
+  readonly realNpx: boolean;
+}
+
+const REPOSITORY_BUILD: Environment = { cli: 'node dist/bin/prefix-router.js', realNpx: false };
+
 /** Commands of a script with continuation lines joined (for analysis; the script itself runs as written). */
 function logicalLines(text: string): string[] {
   return text.replace(/\\\n\s*/g, ' ').split('\n');
@@ -96,7 +112,7 @@ function logicalLines(text: string): string[] {
 /** True when every command of the block starts a server (and nothing else runs). */
 export function onlyStartsServers(block: ShellBlock): boolean {
   const commands = logicalLines(block.text).map((l) => l.replace(/(^|\s)#.*$/, '$1').trim()).filter((l) => l !== '' && !/^npm (ci|run build)\b/.test(l));
-  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
+  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx (?:-p \S+ )?prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
   return commands.length > 0 && commands.every((c) => startsServer.test(c));
 }
 
@@ -127,7 +143,8 @@ export interface Prepared {
  * The block as a bounded, self-contained bash script. `freePortBase(span)` returns a base port with `span`
  * consecutive free loopback ports.
  */
-export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => number): Prepared {
+export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => number, environment: Environment = REPOSITORY_BUILD): Prepared {
+  const cli = environment.cli;
   const applied: string[] = [];
   let text = block.text;
 
@@ -239,7 +256,7 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
   const model = /--model (\S+)/.exec(body)?.[1] ?? /"model":\s*"([^"]+)"/.exec(body)?.[1];
   const timeScale = /--time-scale (\S+)/.exec(body)?.[1] ?? '10';
   const prelude = missing.map(
-    (p) => `node dist/bin/prefix-router.js emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
+    (p) => `${cli} emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
   );
   if (missing.length > 0) applied.push(`emulators started for ${missing.join(', ')}${model ? ` serving ${model}` : ''}`);
 
@@ -256,8 +273,10 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     // The script leads its own process group (spawned detached): on exit, ignore TERM here and send it to the
     // whole group, so servers started through shell functions or subshells stop too; keep the exit status.
     "trap '__status=$?; trap \"\" TERM; kill -TERM -- -$$ 2>/dev/null; wait 2>/dev/null; exit $__status' EXIT",
-    'prefix-router() { node dist/bin/prefix-router.js "$@"; }',
-    'npx() { if [ "$1" = prefix-router ]; then shift; node dist/bin/prefix-router.js "$@"; else command npx "$@"; fi; }',
+    `prefix-router() { ${cli} "$@"; }`,
+    environment.realNpx
+      ? `npx() { if [ "$1" = prefix-router ]; then shift; ${cli} "$@"; else npm_config_offline=true command npx "$@"; fi; }`
+      : `npx() { if [ "$1" = prefix-router ]; then shift; ${cli} "$@"; elif [ "$1" = -p ] && [ "$2" = ${ROUTER_PACKAGE} ] && [ "$3" = prefix-router ]; then shift 3; ${cli} "$@"; else command npx "$@"; fi; }`,
     'npm() {',
     '  case "$1" in',
     '    ci|test|install) return 0 ;;',
@@ -273,4 +292,46 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     body,
   ].join('\n');
   return { script, applied };
+}
+
+/** A base port with `span` consecutive free loopback ports (checked by binding each). */
+export async function freeRange(span: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const servers = [];
+    let ok = true;
+    for (let p = base; p < base + span && ok; p++) {
+      const server = createServer();
+      ok = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(p, '127.0.0.1', () => resolve(true));
+      });
+      servers.push(server);
+    }
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+    if (ok) return base;
+  }
+  throw new Error(`no ${span} consecutive free ports`);
+}
+
+/** Runs a prepared block as its own process group (so its servers can be stopped with it), output collected. */
+export function runBlockScript(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, NO_COLOR: '1' }, detached: true });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[timed out after ${timeoutMs} ms]`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }
