@@ -5,7 +5,7 @@
  *
  * Bounds (so every block finishes in seconds):
  *   - a workload's `duration=N` and `--duration N` become at most BOUND_SECONDS (model seconds; `npm run demo`
- *     gets `--duration 10 --time-scale 20`, its minimum), `--warmup N` at most WARMUP_SECONDS;
+ *     and `prefix-router demo` get `--duration 10 --time-scale 20`, its minimum), `--warmup N` at most WARMUP_SECONDS;
  *   - a `trace:` workload without `count=` gets `count=TRACE_COUNT`;
  *   - engine-model-speed.js gets `--seconds 60`; a `bench` without `--duration` gets `--duration BOUND_SECONDS`.
  * Environment:
@@ -45,6 +45,7 @@ export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: 
   { file: 'docs/container.md', contains: 'docker compose -f examples/docker-compose.yml', reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts' },
   { file: 'docs/container.md', contains: 'node dist/bin/prefix-router.js container', reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts' },
   { file: 'docs/container.md', contains: 'docker run --gpus all', reason: 'needs Docker and GPUs' },
+  { file: 'README.md', contains: 'npm install cdk-prefix-aware-llm\nnpx cdk synth', reason: 'what test/installed/installed-app.test.ts does in a fresh cdk init app: installs the packed tarball, makes the snippet below the app\'s bin/ file and runs npx cdk synth' },
   { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmMinimal', reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --region', reason: 'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --api openai', reason: 'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts' },
@@ -182,6 +183,10 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
   text = text.replace(/npm run demo\b/g, () => {
     applied.push('npm run demo → --duration 10 --time-scale 20 (its minimum duration)');
     return 'npm run demo -- --duration 10 --time-scale 20';
+  });
+  text = text.replace(/(prefix-router demo\b)(?![^\n]*--duration)/g, (m: string) => {
+    applied.push('prefix-router demo → --duration 10 --time-scale 20 (its minimum duration)');
+    return `${m} --duration 10 --time-scale 20`;
   });
 
   // Hosts other than loopback become loopback ports above the block's own (mapped below like the others).
