@@ -2,9 +2,9 @@
  * AWS benchmark replica: Llama 3.1 70B Instruct on 7 × ml.p5.48xlarge behind SageMaker PREFIX_AWARE routing —
  * the fleet AWS used to compare PREFIX_AWARE with RANDOM routing (long-context and short-chat workloads).
  *
- * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
- * before deploying):
- *   - 7 × ml.p5.48xlarge real-time inference ≈ 7 × $63/h ≈ $440/h (≈ $10,600/day). Billing runs from the moment
+ * Hourly cost drivers (approximate us-east-1 on-demand list prices recorded 2026-11-30 from
+ * https://aws.amazon.com/sagemaker/pricing/, the prices `prefix-router plan` and `ab` use; check the page before deploying):
+ *   - 7 × ml.p5.48xlarge real-time inference ≈ 7 × $63/h ≈ $441/h (≈ $10,584/day). Billing runs from the moment
  *     the instances are provisioned until the endpoint is deleted, with or without traffic.
  *   - A rolling update adds one more ml.p5.48xlarge while a batch is replaced (≈ $63/h during updates).
  *   - Detailed observability metrics and the dashboard: CloudWatch charges, small next to the instances.

@@ -4,8 +4,8 @@
  * AWS vLLM DLC with prefix caching, rolling deployments that roll back on the 5XX-rate and latency alarms, a dashboard,
  * and alarms that page through an SNS topic.
  *
- * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
- * before deploying):
+ * Hourly cost drivers (approximate us-east-1 on-demand list prices recorded 2026-11-30 from
+ * https://aws.amazon.com/sagemaker/pricing/, the prices `prefix-router plan` and `ab` use; check the page before deploying):
  *   - 2 × ml.g6e.2xlarge real-time inference ≈ 2 × $2.60/h ≈ $5.20/h, billed until the endpoint is deleted.
  *   - With the construct's default instance type, ml.p5.48xlarge, the same stack costs ≈ 2 × $63/h ≈ $126/h.
  *   - Monitoring: one KMS key (≈ $1/month), five alarms, one dashboard and per-instance enhanced metrics: CloudWatch

@@ -3,9 +3,9 @@
  * network isolation, autoscaling on concurrent requests (2–4 × ml.p5.48xlarge) and a rolling deployment that rolls
  * back on alarms. Clients inside the VPC reach the endpoint through a SageMaker Runtime interface endpoint.
  *
- * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
- * before deploying):
- *   - 2–4 × ml.p5.48xlarge real-time inference ≈ $126–$253/h (≈ $63/h per instance), plus one extra instance while a
+ * Hourly cost drivers (approximate us-east-1 on-demand list prices recorded 2026-11-30 from
+ * https://aws.amazon.com/sagemaker/pricing/, the prices `prefix-router plan` and `ab` use; check the page before deploying):
+ *   - 2–4 × ml.p5.48xlarge real-time inference ≈ $126–$252/h (≈ $63/h per instance), plus one extra instance while a
  *     rolling batch is replaced.
  *   - SageMaker Runtime interface endpoint: ≈ $0.01/h per Availability Zone plus data processed; the S3 gateway
  *     endpoint is free. VPC flow logs: CloudWatch Logs ingestion and storage.

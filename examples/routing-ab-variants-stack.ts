@@ -4,8 +4,8 @@
  * workload between them with `TargetVariant`, by conversation and prefix group). Same open 7B model and instance
  * type as the minimal example. A role with `grantAbTesting` holds the least-privilege permissions the tool needs.
  *
- * Hourly cost drivers (us-east-1 on-demand list prices, approximate; check https://aws.amazon.com/sagemaker/pricing/
- * before deploying):
+ * Hourly cost drivers (approximate us-east-1 on-demand list prices recorded 2026-11-30 from
+ * https://aws.amazon.com/sagemaker/pricing/, the prices `prefix-router plan` and `ab` use; check the page before deploying):
  *   - 2 variants × 2 × ml.g6e.2xlarge real-time inference ≈ 4 × $2.60/h ≈ $10.40/h, billed until the endpoint is
  *     deleted: twice the minimal example, because each variant is a full fleet.
  *

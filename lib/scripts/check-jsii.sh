@@ -8,8 +8,8 @@
 #      registries (PyPI, Maven Central, NuGet, the Go proxy) and toolchains are not reachable here, so sources are
 #      generated but not built;
 #   4. the generated Python passes `python3 -m py_compile`;
-#   5. jsii-rosetta in strict mode: lib/README.md (in the assembly) and the TypeScript snippets of README.md and
-#      docs/construct.md compile and translate, and the docs' Python blocks are current.
+#   5. jsii-rosetta in strict mode: lib/README.md (in the assembly) and the construct snippets of README.md and
+#      docs/*.md compile and translate, and the docs' Python blocks are current.
 # Prints each step's wall time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

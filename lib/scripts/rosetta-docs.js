@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Translates the TypeScript snippets of README.md and docs/construct.md with jsii-rosetta in strict mode (a snippet
+// Translates the construct's TypeScript snippets (those importing cdk-prefix-aware-llm) of README.md and docs/*.md with jsii-rosetta in strict mode (a snippet
 // that does not compile against the built construct library fails) and keeps each snippet's Python form in the
 // doc, as a ```python block right after the ```ts block it was generated from.
 //   node lib/scripts/rosetta-docs.js          rewrite the Python blocks
@@ -7,13 +7,15 @@
 // Needs the jsii build of lib/ (npm run build -w cdk-prefix-aware-llm: lib/dist and lib/.jsii). Snippets name
 // free variables with `declare const x: Type;`, which rosetta renders as a comment (aws-cdk's convention).
 'use strict';
-const { readFileSync, writeFileSync } = require('node:fs');
+const { readdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 const { SnippetParameters, TargetLanguage, Translator, typeScriptSnippetFromVisibleSource } = require('jsii-rosetta');
 
 const LIB = join(__dirname, '..');
 const ROOT = join(LIB, '..');
-const DOCS = ['README.md', 'docs/construct.md'];
+const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+/** Snippets of the construct library; the router's (cdk-prefix-aware-llm-router) are TypeScript-only and compiled by test/installed/. */
+const CONSTRUCT_IMPORT = /from 'cdk-prefix-aware-llm'/;
 const MARKER = '<!-- Python: generated from the TypeScript above by jsii-rosetta (node lib/scripts/rosetta-docs.js) -->';
 const check = process.argv.includes('--check');
 
@@ -39,6 +41,7 @@ function withPython(file, text, failures) {
       while (k < lines.length && lines[k].trim() !== '```') k++;
       i = k;
     }
+    if (!CONSTRUCT_IMPORT.test(source)) continue;
     const location = { api: { api: 'file', fileName: file }, field: { field: 'markdown', line: start } };
     const snippet = typeScriptSnippetFromVisibleSource(source, location, true, { [SnippetParameters.$PROJECT_DIRECTORY]: LIB, [SnippetParameters.$COMPILATION_DIRECTORY]: LIB });
     const before = translator.diagnostics.length;
@@ -73,4 +76,4 @@ if (failures.length > 0) {
   process.stderr.write(`${failures.join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`rosetta (strict): ${total} TypeScript snippets in ${DOCS.join(', ')} compile and translate to Python${check ? ', docs up to date' : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+process.stdout.write(`rosetta (strict): ${total} construct snippets in README.md and docs/ compile and translate to Python${check ? ', docs up to date' : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);

@@ -2,57 +2,15 @@
  * Every command in README.md and docs/*.md runs (test/docs/documented-commands.ts says how they are bounded
  * and what is substituted). A documented command can no longer fail unnoticed.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { documentedBlocks, NOT_RUN_HERE, notRunReason, prepareBlock, runnableBlocks, type ShellBlock } from './documented-commands';
+import { documentedBlocks, freeRange, NOT_RUN_HERE, notRunReason, prepareBlock, runBlockScript as run, runnableBlocks, type ShellBlock } from './documented-commands';
 
 const ROOT = join(__dirname, '..', '..');
 
 jest.setTimeout(600_000);
-
-/** A base port with `span` consecutive free loopback ports (checked by binding each). */
-async function freeRange(span: number): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const servers = [];
-    let ok = true;
-    for (let p = base; p < base + span && ok; p++) {
-      const server = createServer();
-      ok = await new Promise<boolean>((resolve) => {
-        server.once('error', () => resolve(false));
-        server.listen(p, '127.0.0.1', () => resolve(true));
-      });
-      servers.push(server);
-    }
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
-    if (ok) return base;
-  }
-  throw new Error(`no ${span} consecutive free ports`);
-}
-
-function run(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, NO_COLOR: '1' }, detached: true });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => {
-      output += `\n[timed out after ${timeoutMs} ms]`;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
 
 const all = runnableBlocks(documentedBlocks(ROOT));
 const blocks = all.filter((b) => notRunReason(b) === undefined);

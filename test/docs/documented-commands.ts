@@ -5,7 +5,7 @@
  *
  * Bounds (so every block finishes in seconds):
  *   - a workload's `duration=N` and `--duration N` become at most BOUND_SECONDS (model seconds; `npm run demo`
- *     gets `--duration 10 --time-scale 20`, its minimum), `--warmup N` at most WARMUP_SECONDS;
+ *     and `prefix-router demo` get `--duration 10 --time-scale 20`, its minimum), `--warmup N` at most WARMUP_SECONDS;
  *   - a `trace:` workload without `count=` gets `count=TRACE_COUNT`;
  *   - engine-model-speed.js gets `--seconds 60`; a `bench` without `--duration` gets `--duration BOUND_SECONDS`.
  * Environment:
@@ -16,7 +16,8 @@
  *     block's model name and time scale) before it runs;
  *   - server commands (`emulate`, `serve`) run in the background; after each, the block waits until its ports
  *     accept connections; when the block ends, its background processes are stopped;
- *   - `prefix-router` and `npx prefix-router` run dist/bin/prefix-router.js; `npm ci`, `npm test` and
+ *   - `prefix-router`, `npx prefix-router` and `npx -p cdk-prefix-aware-llm-router prefix-router` run
+ *     dist/bin/prefix-router.js (or, for the installed-package test, `Environment.cli`); `npm ci`, `npm test`, `npm install` and
  *     `npm run build` are what the test run itself did (CI runs them), so they are no-ops here; `npm run S`
  *     runs package.json's script S without its leading `npm run build &&`;
  *   - a block that only starts servers runs together with the next block of the same file (router.md starts a
@@ -26,7 +27,9 @@
  *   - blocks run in a scratch directory holding links to dist/, router/, node_modules/, package.json and
  *     tsconfig.json and a copy of docs/ (commands that rewrite docs rewrite the copy), so reports land there.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const BOUND_SECONDS = 6;
@@ -42,6 +45,7 @@ export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: 
   { file: 'docs/container.md', contains: 'docker compose -f examples/docker-compose.yml', reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts' },
   { file: 'docs/container.md', contains: 'node dist/bin/prefix-router.js container', reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts' },
   { file: 'docs/container.md', contains: 'docker run --gpus all', reason: 'needs Docker and GPUs' },
+  { file: 'README.md', contains: 'npm install cdk-prefix-aware-llm\nnpx cdk synth', reason: 'what test/installed/installed-app.test.ts does in a fresh cdk init app: installs the packed tarball, makes the snippet below the app\'s bin/ file and runs npx cdk synth' },
   { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmMinimal', reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --region', reason: 'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)' },
   { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --api openai', reason: 'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts' },
@@ -88,6 +92,19 @@ export function documentedBlocks(root: string): ShellBlock[] {
 
 const SERVER = /(?:prefix-router(?:\.js)?|\$PR|\$\{PR\})\s+(emulate|serve)\b/;
 
+/** The router package's name: `npx -p ROUTER_PACKAGE prefix-router …` runs its CLI whether or not it is installed. */
+export const ROUTER_PACKAGE = 'cdk-prefix-aware-llm-router';
+
+/** How a prepared block reaches the CLI. */
+export interface Environment {
+  /** Shell words that run prefix-router (default: the repository's build, `node dist/bin/prefix-router.js`). */
+  readonly cli: string;
+  /** Whether `npx -p ROUTER_PACKAGE prefix-router` runs the real npx (offline, so only an installed package serves). */
+  readonly realNpx: boolean;
+}
+
+const REPOSITORY_BUILD: Environment = { cli: 'node dist/bin/prefix-router.js', realNpx: false };
+
 /** Commands of a script with continuation lines joined (for analysis; the script itself runs as written). */
 function logicalLines(text: string): string[] {
   return text.replace(/\\\n\s*/g, ' ').split('\n');
@@ -96,7 +113,7 @@ function logicalLines(text: string): string[] {
 /** True when every command of the block starts a server (and nothing else runs). */
 export function onlyStartsServers(block: ShellBlock): boolean {
   const commands = logicalLines(block.text).map((l) => l.replace(/(^|\s)#.*$/, '$1').trim()).filter((l) => l !== '' && !/^npm (ci|run build)\b/.test(l));
-  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
+  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx (?:-p \S+ )?prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
   return commands.length > 0 && commands.every((c) => startsServer.test(c));
 }
 
@@ -127,7 +144,8 @@ export interface Prepared {
  * The block as a bounded, self-contained bash script. `freePortBase(span)` returns a base port with `span`
  * consecutive free loopback ports.
  */
-export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => number): Prepared {
+export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => number, environment: Environment = REPOSITORY_BUILD): Prepared {
+  const cli = environment.cli;
   const applied: string[] = [];
   let text = block.text;
 
@@ -165,6 +183,10 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
   text = text.replace(/npm run demo\b/g, () => {
     applied.push('npm run demo → --duration 10 --time-scale 20 (its minimum duration)');
     return 'npm run demo -- --duration 10 --time-scale 20';
+  });
+  text = text.replace(/(prefix-router demo\b)(?![^\n]*--duration)/g, (m: string) => {
+    applied.push('prefix-router demo → --duration 10 --time-scale 20 (its minimum duration)');
+    return `${m} --duration 10 --time-scale 20`;
   });
 
   // Hosts other than loopback become loopback ports above the block's own (mapped below like the others).
@@ -239,7 +261,7 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
   const model = /--model (\S+)/.exec(body)?.[1] ?? /"model":\s*"([^"]+)"/.exec(body)?.[1];
   const timeScale = /--time-scale (\S+)/.exec(body)?.[1] ?? '10';
   const prelude = missing.map(
-    (p) => `node dist/bin/prefix-router.js emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
+    (p) => `${cli} emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
   );
   if (missing.length > 0) applied.push(`emulators started for ${missing.join(', ')}${model ? ` serving ${model}` : ''}`);
 
@@ -256,8 +278,10 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     // The script leads its own process group (spawned detached): on exit, ignore TERM here and send it to the
     // whole group, so servers started through shell functions or subshells stop too; keep the exit status.
     "trap '__status=$?; trap \"\" TERM; kill -TERM -- -$$ 2>/dev/null; wait 2>/dev/null; exit $__status' EXIT",
-    'prefix-router() { node dist/bin/prefix-router.js "$@"; }',
-    'npx() { if [ "$1" = prefix-router ]; then shift; node dist/bin/prefix-router.js "$@"; else command npx "$@"; fi; }',
+    `prefix-router() { ${cli} "$@"; }`,
+    environment.realNpx
+      ? `npx() { if [ "$1" = prefix-router ]; then shift; ${cli} "$@"; else npm_config_offline=true command npx "$@"; fi; }`
+      : `npx() { if [ "$1" = prefix-router ]; then shift; ${cli} "$@"; elif [ "$1" = -p ] && [ "$2" = ${ROUTER_PACKAGE} ] && [ "$3" = prefix-router ]; then shift 3; ${cli} "$@"; else command npx "$@"; fi; }`,
     'npm() {',
     '  case "$1" in',
     '    ci|test|install) return 0 ;;',
@@ -273,4 +297,46 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     body,
   ].join('\n');
   return { script, applied };
+}
+
+/** A base port with `span` consecutive free loopback ports (checked by binding each). */
+export async function freeRange(span: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const servers = [];
+    let ok = true;
+    for (let p = base; p < base + span && ok; p++) {
+      const server = createServer();
+      ok = await new Promise<boolean>((resolve) => {
+        server.once('error', () => resolve(false));
+        server.listen(p, '127.0.0.1', () => resolve(true));
+      });
+      servers.push(server);
+    }
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+    if (ok) return base;
+  }
+  throw new Error(`no ${span} consecutive free ports`);
+}
+
+/** Runs a prepared block as its own process group (so its servers can be stopped with it), output collected. */
+export function runBlockScript(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, NO_COLOR: '1' }, detached: true });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[timed out after ${timeoutMs} ms]`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }

@@ -6,9 +6,11 @@
  *     synthesizes the endpoint, and `VllmImage.withRouterSidecar()` stages exactly the sidecar context as its asset;
  *   - a project installing the router tarball runs the documented `npx prefix-router simulate` on the shipped trace
  *     by name and loads the `cdk-prefix-aware-llm-router/client` subpath.
+ * The newcomer's whole path in a fresh `cdk init` app (every snippet and command of the docs) is
+ * test/installed/installed-app.test.ts, run by `npm run test:installed` (in .ci/run).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -49,6 +51,8 @@ describe('when the construct and router packages are packed and installed into e
   const work = mkdtempSync(join(tmpdir(), 'npm-pack-'));
   let construct: Packed;
   let router: Packed;
+
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   beforeAll(() => {
     const printed = run(NPM, ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work], ROOT, 420_000);

@@ -105,7 +105,7 @@ export function defineBenchOptions(command: Command): Command {
     .option('--drain <s>', 'after the last send, wait at most s seconds of model time for in-flight requests, [0, 86400] (default: --timeout)')
     .option('--header <name: value>', 'extra request header for the server (e.g. "authorization: Bearer …"); repeatable', collect)
     .option('--no-ignore-eos', 'do not send vLLM\'s ignore_eos (for servers that reject unknown fields)')
-    .option('--out <dir>', 'report directory (default: ./reports/bench-<time>, or the --append report\'s directory)')
+    .option('--out <dir>', 'report directory (default: ./prefix-router-reports/bench-<time>, or the --append report\'s directory)')
     .option('--baseline <label>', 'run to compare against: a label or strategy name (default: random, when present)')
     .option('--append <report.json>', 'add this run to an existing report (same workload), rewriting it in place unless --out is given')
     .option('--quiet', 'no progress and no table; print only the report paths')

@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .option('--workload <spec>', 'workload spec (docs/workloads.md)', DEMO_WORKLOAD)
     .option('--policy <spec>', 'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware, cache-aware)', collect)
     .option('--seed <n>', 'seed of the policies\u2019 random choices', String(DEMO_DEFAULTS.seed))
-    .option('--out <dir>', 'report directory (default reports/demo-<time>)')
+    .option('--out <dir>', 'report directory (default ./prefix-router-reports/demo-<time>)')
     .option('--no-progress', 'no progress bar')
     .action(async (flags: Record<string, unknown>) => {
       await runDemoCommand(flags);

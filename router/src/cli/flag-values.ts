@@ -104,10 +104,17 @@ export function policyFlagSpecs(raw: unknown, flag = 'policy'): string[] | undef
   return specs;
 }
 
-/** `reports/<command>-<UTC timestamp>`: a fresh directory per run that sorts by time. */
+/**
+ * Where reports go without `--out`, relative to the current directory. Named for the tool, so that run from a
+ * project's root (a CDK app, say) it reads as generated output, not as the project's own `reports/`, and one
+ * `.gitignore` line keeps it out of the project's history.
+ */
+export const REPORTS_DIRECTORY = 'prefix-router-reports';
+
+/** `prefix-router-reports/<command>-<UTC timestamp>`: a fresh directory per run that sorts by time. */
 export function defaultReportDir(command: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
-  return `reports/${command}-${stamp}`;
+  return `${REPORTS_DIRECTORY}/${command}-${stamp}`;
 }
 
 /** `N` or `MIN..MAX` (numbers within [min, max], MIN ≤ MAX) as a range; a single number is a range of one value. */

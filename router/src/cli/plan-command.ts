@@ -46,7 +46,7 @@ export function register(program: Command): void {
     .option('--exhaustive', 'simulate every size in --instances instead of searching: certain on any curve, one run per size and setting')
     .option('--max-runs <n>', 'most simulations the plan may run', String(MAX_RUNS_DEFAULT))
     .option('--jobs <n>', `simulations at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`)
-    .option('--out <dir>', 'report directory (default reports/plan-<time>)')
+    .option('--out <dir>', 'report directory (default ./prefix-router-reports/plan-<time>)')
     .option('--quiet', 'print only the report paths')
     .action(async (flags: Record<string, unknown>) => {
       await runPlanCommand(flags);

@@ -41,7 +41,7 @@ export function register(program: Command): void {
     .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
     .option('--max-requests <n>', 'stop after this many requests')
     .option('--baseline <label>', 'strategy the others are compared against (default random)')
-    .option('--out <dir>', 'report directory (default reports/simulate-<time>)')
+    .option('--out <dir>', 'report directory (default ./prefix-router-reports/simulate-<time>)')
     .option('--jobs <n>', `strategies simulated at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here); a core left over generates and hashes the prompts ahead of the runs`)
     .option('--quiet', 'print only the report paths')
     .action(async (flags: Record<string, unknown>) => {
