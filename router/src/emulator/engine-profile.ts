@@ -260,13 +260,20 @@ export function prefillTokensPerSecond(profile: EngineProfile): number {
   return (tokens / stepMs) * 1000;
 }
 
+/** A fleet's runs of consecutive instances with one profile, in order. */
+export function fleetGroups(fleet: readonly EngineProfile[]): { readonly profile: EngineProfile; readonly count: number }[] {
+  const groups: { profile: EngineProfile; count: number }[] = [];
+  for (const profile of fleet) {
+    const last = groups[groups.length - 1];
+    if (last !== undefined && last.profile.name === profile.name) last.count++;
+    else groups.push({ profile, count: 1 });
+  }
+  return groups;
+}
+
 /** How a fleet reads in logs and reports: `7 × p5-llama-3.1-70b`, or `5 × p5-llama-3.1-70b + 2 × p4d-llama-3.1-70b`. */
 export function fleetText(fleet: readonly EngineProfile[]): string {
-  const groups: { name: string; count: number }[] = [];
-  for (const p of fleet) {
-    const last = groups[groups.length - 1];
-    if (last !== undefined && last.name === p.name) last.count++;
-    else groups.push({ name: p.name, count: 1 });
-  }
-  return groups.map((g) => `${g.count} × ${g.name}`).join(' + ');
+  return fleetGroups(fleet)
+    .map((g) => `${g.count} × ${g.profile.name}`)
+    .join(' + ');
 }
