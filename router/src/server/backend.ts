@@ -32,6 +32,8 @@ export class Backend implements InstanceView {
   readonly load = new InstanceLoad();
   /** KV-cache capacity in tokens from the engine's vllm:cache_config_info, once read. */
   kvCapacityTokens: number | undefined;
+  /** Prefill speed learned from observed TTFTs (serve --learn-prefill-speeds on; written by the routing core). */
+  prefillTokensPerSecond: number | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */
@@ -97,6 +99,7 @@ class ObservedView implements InstanceView {
   queuedPrefillTokens = 0;
   decodeSequences = 0;
   kvCapacityTokens: number | undefined;
+  prefillTokensPerSecond: number | undefined;
   observedBlocks: ObservedBlocks | undefined;
 
   constructor(readonly backend: Backend) {
@@ -112,6 +115,7 @@ class ObservedView implements InstanceView {
     this.queuedPrefillTokens = load.queuedPrefillTokens;
     this.decodeSequences = load.decodeSequences;
     this.kvCapacityTokens = b.kvCapacityTokens;
+    this.prefillTokensPerSecond = b.prefillTokensPerSecond;
     this.observedBlocks = observed === undefined ? undefined : b.observation;
     return this;
   }

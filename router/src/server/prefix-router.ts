@@ -1,3 +1,4 @@
+import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream, Logger } from 'pino';
@@ -213,7 +214,7 @@ export class PrefixRouter implements RunningRouter {
         },
         policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
       },
-      { publishBlocks: config.publishStateBlocks === 'on' },
+      { publishBlocks: config.publishStateBlocks === 'on', ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}) },
     );
     this.health = checking ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true) : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
@@ -560,7 +561,7 @@ export class PrefixRouter implements RunningRouter {
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
-          onFirstByte: () => routed.firstToken(),
+          onFirstByte: () => routed.firstToken(Date.now()),
           onAccepted: () => routed.accepted(),
           usage,
           upstreamAuthorization: this.upstreamAuthorization,
