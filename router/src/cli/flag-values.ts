@@ -142,13 +142,7 @@ export function fleetFlag(flag: string, raw: string, range: { readonly min: numb
   if (total < range.min || total > range.max) throw new ConfigError([`--${flag} must be ${form} (got ${JSON.stringify(raw)}: ${total} instances)`]);
   const fleet: EngineProfile[] = [];
   for (const g of groups) {
-    let profile: EngineProfile;
-    try {
-      profile = g.profileText === undefined ? defaultProfile() : resolveProfile(g.profileText);
-    } catch (err) {
-      if (!(err instanceof ProfileError)) throw err;
-      throw new ConfigError([`--${flag}: ${err.message}`]);
-    }
+    const profile = g.profileText === undefined ? defaultProfile() : profileFlag(flag, g.profileText);
     for (let i = 0; i < g.count!; i++) fleet.push(profile);
   }
   const blockSizes = [...new Set(fleet.map((p) => p.blockTokens))];
@@ -156,3 +150,13 @@ export function fleetFlag(flag: string, raw: string, range: { readonly min: numb
   return fleet;
 }
 
+
+/** `--profile`: a built-in profile name or a .json file; a bad one is a ConfigError naming the flag. */
+export function profileFlag(flag: string, raw: string): EngineProfile {
+  try {
+    return resolveProfile(raw);
+  } catch (err) {
+    if (!(err instanceof ProfileError)) throw err;
+    throw new ConfigError([`--${flag}: ${err.message}`]);
+  }
+}
