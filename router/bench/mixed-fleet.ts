@@ -31,6 +31,8 @@ const CACHE_AWARE: PolicyConfig = { name: 'cache-aware' };
 
 export interface MixedFleetOptions {
   readonly traceSpec: string;
+  /** The same trace compressed N× (its spec), for how shares follow load. */
+  readonly compressedTrace: (speedup: number) => string;
   readonly longContext: string;
   readonly sweep: string;
   readonly reportDir?: string;
@@ -134,6 +136,26 @@ async function scenario(o: MixedFleetOptions, key: string, title: string, worklo
   return lines;
 }
 
+/** cache-aware's prefill shares on the trace compressed 2× and 4×: how the p4d's share follows the load. */
+async function loadSweep(o: MixedFleetOptions): Promise<string[]> {
+  const fleet = MIXED_FLEET;
+  const slow = fleet.map((p, i) => (p === SLOWEST ? i : -1)).filter((i) => i >= 0);
+  const fast = fleet.map((p, i) => (p === P5 ? i : -1)).filter((i) => i >= 0);
+  const lines = ['### How the shares follow the load (the trace compressed)', ''];
+  for (const speedup of [2, 4]) {
+    for (const speeds of ['profile', 'learned'] as const) {
+      const c = await run(o, `mixed-trace-${speedup}x-${speeds}`, o.compressedTrace(speedup), [CACHE_AWARE], fleet, speeds);
+      const s = c.report.strategies[0];
+      const shares = prefillShareRatios(c, s.label, fleet);
+      lines.push(
+        `- ${speedup}× compression, cache-aware with ${speeds === 'profile' ? 'profile speeds' : 'speeds learned from TTFTs'}: P90 ${ms(s.ttftMs.p90)}; prefill share ÷ capacity share p5 ${range(fast.map((i) => shares[i]))}, p4d ${range(slow.map((i) => shares[i]))} (within ±25 %: ${ok(shares.every((x) => x >= 0.75 && x <= 1.25))}).`,
+      );
+    }
+  }
+  lines.push('');
+  return lines;
+}
+
 /** Both scenarios; the section between the mixed markers. */
 export async function runMixedFleet(o: MixedFleetOptions): Promise<string> {
   const started = Date.now();
@@ -141,6 +163,7 @@ export async function runMixedFleet(o: MixedFleetOptions): Promise<string> {
   const lines = [
     ...(await scenario(o, 'trace-1x', 'Mooncake trace at its own timestamps', o.traceSpec)),
     ...(await scenario(o, 'long-context', 'long-context', o.longContext)),
+    ...(await loadSweep(o)),
   ];
   return [
     MIXED_START,

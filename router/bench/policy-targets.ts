@@ -294,6 +294,7 @@ export function writeSection(path: string, section: string, markers: { readonly 
 async function mixedSection(trace: string, quick: boolean, label: string): Promise<string> {
   const section = await runMixedFleet({
     traceSpec: `trace:${trace}?speedup=1${quick ? '&count=600' : ''}`,
+    compressedTrace: (speedup) => `trace:${trace}?speedup=${speedup}${quick ? '&count=600' : ''}`,
     longContext: quick ? 'long-context?duration=120' : 'long-context?duration=600',
     sweep: SWEEP,
     reportDir: join('reports', 'bench-policies'),

@@ -258,16 +258,13 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const limit = minCostOf(candidates) + Math.min(this.options.balanceSlackTokens, prompt.promptTokens / 4);
     if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, limit, prompt.hashes.length), 'cold-rendezvous', prompt);
     let totalInFlight = 0;
-    let totalWeight = 0;
-    for (const c of candidates) {
-      totalInFlight += c.view.inFlight;
-      totalWeight += c.weight;
-    }
-    // Each instance's bound is its weighted share (Mirrokni et al. with capacities): equal in a fleet of equal speeds.
-    const inFlightBound = (c: Candidate) => (BALANCE_FACTOR * (totalInFlight + 1) * c.weight) / totalWeight;
+    for (const c of candidates) totalInFlight += c.view.inFlight;
+    // Not weighted by speed: an instance given work in proportion to its speed holds its requests for inversely
+    // as long, so by Little's law it has as many in flight as a faster one (the requests-sent bound is weighted).
+    const inFlightBound = (BALANCE_FACTOR * (totalInFlight + 1)) / candidates.length;
     let anyWithin = false;
-    for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound(c)) anyWithin = true;
-    const over = (c: Candidate) => anyWithin && c.view.inFlight + 1 > inFlightBound(c);
+    for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound) anyWithin = true;
+    const over = (c: Candidate) => anyWithin && c.view.inFlight + 1 > inFlightBound;
     let minUncached = Infinity;
     for (const c of candidates) if (c.cost <= limit && !over(c) && c.uncached < minUncached) minUncached = c.uncached;
     let best: Candidate | undefined;
