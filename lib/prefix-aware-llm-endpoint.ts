@@ -31,7 +31,7 @@ import {
   METRIC_PUBLISH_FREQUENCIES_SECONDS,
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
-import { renderCapacity, validateCapacity } from './private/capacity-resources';
+import { MIXED_POOLS_UNDER_PREFIX_AWARE, renderCapacity, validateCapacity, warnAboutMixedPools } from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
 import {
   extraParallelism,
@@ -100,6 +100,8 @@ export class PrefixAwareLlmWarnings {
   public static readonly ROLLBACK_ALARM_SLOWER_THAN_BAKE = '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake';
   /** `dataCapture` stores prompts and answers in S3: expire them. */
   public static readonly DATA_CAPTURE_STORES_PROMPTS = DATA_CAPTURE_STORES_PROMPTS;
+  /** `instancePools` mixes GPUs of different prefill speed under `PREFIX_AWARE`, which hashes prefixes evenly, blind to speed. */
+  public static readonly MIXED_POOLS_UNDER_PREFIX_AWARE = MIXED_POOLS_UNDER_PREFIX_AWARE;
 
   private constructor() {}
 }
@@ -566,6 +568,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment });
     this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
     this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment });
+    warnAboutMixedPools(this, props.instancePools, routing.isPrefixAware);
 
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
 
