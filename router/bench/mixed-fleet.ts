@@ -167,7 +167,7 @@ export async function runMixedFleet(o: MixedFleetOptions): Promise<string> {
   ];
   return [
     MIXED_START,
-    '## 6. Mixed fleets: cache-aware and PREFIX_AWARE on 5 × p5 + 2 × p4d (`npm run bench:policies`)',
+    '## 7. Mixed fleets: cache-aware and PREFIX_AWARE on 5 × p5 + 2 × p4d (`npm run bench:policies`)',
     '',
     `Produced by \`${o.label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the 2-core development machine (cold caches per strategy, seed 1; \`simulate --instances 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b\`). ml.p4d.24xlarge is the slowest of the fallback types the construct offers for Llama 3.1 70B (profiles derived from published figures: [emulator.md](emulator.md#profiles-for-instancepools-fallback-types)); its prefill capacity (full 8,192-token steps of uncached prompt) is ${capacity[5].toFixed(0)} tokens/s against the p5's ${capacity[0].toFixed(0)}, so each p4d is ${((capacity[5] / capacity.reduce((a, b) => a + b, 0)) * 100).toFixed(1)} % of the fleet's prefill capacity and each p5 ${((capacity[0] / capacity.reduce((a, b) => a + b, 0)) * 100).toFixed(1)} %. Prefill share: each instance's engine-reported prompt − cached tokens over the fleet's. The sweep is \`${o.sweep}\`; cache-aware runs with its defaults.`,
     '',
