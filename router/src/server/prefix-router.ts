@@ -77,6 +77,8 @@ export interface BackendStats {
   readonly decodeSequences: number;
   /** KV capacity in tokens read from the engine's vllm:cache_config_info (only for policies that use it). */
   readonly kvCapacityTokens: number | undefined;
+  /** Prefill tokens per second learned from the TTFTs observed here (learnPrefillSpeeds 'on'), once sampled. */
+  readonly prefillTokensPerSecond: number | undefined;
   /** Times the policy chose this backend (a retried request counts on both backends). */
   readonly decisions: number;
   /** Requests this backend answered completely (any HTTP status). */
@@ -285,6 +287,7 @@ export class PrefixRouter implements RunningRouter {
       queuedPrefillTokens: b.queuedPrefillTokens,
       decodeSequences: b.decodeSequences,
       kvCapacityTokens: b.kvCapacityTokens,
+      prefillTokensPerSecond: b.prefillTokensPerSecond,
       decisions: b.decisions,
       completed: b.completed,
       failed: b.failed,
