@@ -127,7 +127,8 @@ export interface PrefixAwareLlmEndpointProps {
    * pools are exhausted, or `variantInstanceProvisionTimeout` passes. Replaces `instanceType`. Allowed: 1–5
    * distinct types. The tensor parallel size must divide every pool's GPU count (set `engine.tensorParallelSize`
    * when the pools differ). One fleet may then mix instance types: `PREFIX_AWARE` routes by prefix and in-flight
-   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type.
+   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type, and
+   * pools whose GPUs differ in compute (e.g. p5 then p4d) warn at synth (`MIXED_POOLS_UNDER_PREFIX_AWARE`).
    *
    * @default - one instance type, `instanceType`
    */
