@@ -88,7 +88,7 @@ export function warnAboutMixedPools(scope: IConstruct, pools: readonly InstanceT
   Annotations.of(scope).addWarningV2(MIXED_POOLS_UNDER_PREFIX_AWARE,
     `instancePools mixes GPUs whose prefill speed differs or is not known to match: ${described}. PREFIX_AWARE gives every instance `
     + 'the same share of prefixes and the same concurrencyThreshold whatever its speed, so a fleet SageMaker fills with a slower fallback '
-    + 'type sends that type more prefill than it can keep up with: in simulation (5 × p5 + 2 × p4d), each p4d did 2.0–2.7× its share '
-    + 'of the fleet\'s prefill, and the best setting\'s P90 TTFT was 1.45–2.6× that of the five p5 without the p4d (docs/benchmarks.md, '
+    + 'type sends that type more prefill than it can keep up with: in simulation (5 × p5 + 2 × p4d), each p4d did 2.0–2.7× the share of the '
+    + 'fleet\'s prefill its capacity gives it, and the best setting\'s P90 TTFT was 1.45–2.6× that of the five p5 without the p4d (docs/benchmarks.md, '
     + '"Mixed fleets"). Prefer fallback types with the same GPU compute (p5 → p5e → p5en), or size the fleet for the slowest type.');
 }
