@@ -27,7 +27,7 @@ import {
   EndpointMonitoringOptions,
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
-import { renderCapacity, validateCapacity } from './private/capacity-resources';
+import { MIXED_POOLS_UNDER_PREFIX_AWARE, renderCapacity, validateCapacity, warnAboutMixedPools } from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
 import {
   extraParallelism,
@@ -95,6 +95,8 @@ export class PrefixAwareLlmWarnings {
   public static readonly ROLLBACK_ALARM_SLOWER_THAN_BAKE = '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake';
   /** `dataCapture` stores prompts and answers in S3: expire them. */
   public static readonly DATA_CAPTURE_STORES_PROMPTS = DATA_CAPTURE_STORES_PROMPTS;
+  /** `instancePools` mixes GPUs of different prefill speed under `PREFIX_AWARE`, which hashes prefixes evenly, blind to speed. */
+  public static readonly MIXED_POOLS_UNDER_PREFIX_AWARE = MIXED_POOLS_UNDER_PREFIX_AWARE;
 
   private constructor() {}
 }
@@ -120,7 +122,8 @@ export interface PrefixAwareLlmEndpointProps {
    * pools are exhausted, or `variantInstanceProvisionTimeout` passes. Replaces `instanceType`. Allowed: 1–5
    * distinct types. The tensor parallel size must divide every pool's GPU count (set `engine.tensorParallelSize`
    * when the pools differ). One fleet may then mix instance types: `PREFIX_AWARE` routes by prefix and in-flight
-   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type.
+   * count with one `concurrencyThreshold` for all of them; AWS does not document any weighting by instance type, and
+   * pools whose GPUs differ in compute (e.g. p5 then p4d) warn at synth (`MIXED_POOLS_UNDER_PREFIX_AWARE`).
    *
    * @default - one instance type, `instanceType`
    */
@@ -558,6 +561,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment });
     this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
     this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment });
+    warnAboutMixedPools(this, props.instancePools, routing.isPrefixAware);
 
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
 

@@ -24,6 +24,7 @@ import { writeReport, type StrategySummary } from '../src/report';
 import type { ReplicaSharing } from '../src/sim/simulator';
 import { parseWorkloadSpec } from '../src/workload';
 import { withMarkedSection } from './marked-section';
+import { MIXED_END, MIXED_START, runMixedFleet } from './mixed-fleet';
 
 const INSTANCES = 7;
 const PROFILE = builtinProfile('p5-llama-3.1-70b');
@@ -284,34 +285,56 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
 }
 
 /** Replaces the bench:policies section of a markdown file (appends it when the file has none). */
-export function writeSection(path: string, section: string): void {
-  const body = section.slice(section.indexOf(START) + START.length, section.lastIndexOf(END));
-  writeFileSync(path, withMarkedSection(readFileSync(path, 'utf8'), { begin: START, end: END }, body, 'append'));
+export function writeSection(path: string, section: string, markers: { readonly begin: string; readonly end: string } = { begin: START, end: END }): void {
+  const body = section.slice(section.indexOf(markers.begin) + markers.begin.length, section.lastIndexOf(markers.end));
+  writeFileSync(path, withMarkedSection(readFileSync(path, 'utf8'), markers, body, 'append'));
+}
+
+/** The mixed-fleet targets of issue 31 (mixed-fleet.ts), with the trace and long-context of the main run. */
+async function mixedSection(trace: string, quick: boolean, label: string): Promise<string> {
+  const section = await runMixedFleet({
+    traceSpec: `trace:${trace}?speedup=1${quick ? '&count=600' : ''}`,
+    compressedTrace: (speedup) => `trace:${trace}?speedup=${speedup}${quick ? '&count=600' : ''}`,
+    longContext: quick ? 'long-context?duration=120' : 'long-context?duration=600',
+    sweep: SWEEP,
+    reportDir: join('reports', 'bench-policies'),
+    label,
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
+  writeSection(join('docs', 'benchmarks.md'), section, { begin: MIXED_START, end: MIXED_END });
+  process.stdout.write(`${section}\n`);
+  return section;
 }
 
 if (require.main === module) {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
+  // --mixed-only: only the mixed-fleet section (issue 31), which takes a fraction of the whole run.
+  const mixedOnly = args.includes('--mixed-only');
   const traceAt = args.indexOf('--trace');
-  runPolicyTargets({
-    trace: traceAt >= 0 ? args[traceAt + 1] : DEFAULT_TRACE,
-    traceCount: quick ? 600 : undefined,
-    sweep: SWEEP,
-    longContext: quick ? 'long-context?duration=120' : 'long-context?duration=600',
-    sharedSystem: 'shared-system',
-    shortChat: quick ? 'short-chat?duration=120' : 'short-chat',
-    decisionTime: true,
-    reportDir: join('reports', 'bench-policies'),
-    label: `npm run bench:policies${quick ? ' -- --quick' : ''}`,
-    log: (l) => process.stderr.write(`${l}\n`),
-  }).then(
-    (section) => {
+  const trace = traceAt >= 0 ? args[traceAt + 1] : DEFAULT_TRACE;
+  const label = `npm run bench:policies --${mixedOnly ? ' --mixed-only' : ''}${quick ? ' --quick' : ''}`.replace(/ --$/, '');
+  const main = async (): Promise<void> => {
+    if (!mixedOnly) {
+      const section = await runPolicyTargets({
+        trace,
+        traceCount: quick ? 600 : undefined,
+        sweep: SWEEP,
+        longContext: quick ? 'long-context?duration=120' : 'long-context?duration=600',
+        sharedSystem: 'shared-system',
+        shortChat: quick ? 'short-chat?duration=120' : 'short-chat',
+        decisionTime: true,
+        reportDir: join('reports', 'bench-policies'),
+        label,
+        log: (l) => process.stderr.write(`${l}\n`),
+      });
       writeSection(join('docs', 'benchmarks.md'), section);
       process.stdout.write(`${section}\n`);
-    },
-    (err: unknown) => {
-      process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
-      process.exit(1);
-    },
-  );
+    }
+    await mixedSection(trace, quick, label);
+  };
+  main().catch((err: unknown) => {
+    process.stderr.write(`${String((err as Error).stack ?? err)}\n`);
+    process.exit(1);
+  });
 }

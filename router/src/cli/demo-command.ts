@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { BUILTIN_PROFILE_NAMES, resolveProfile } from '../emulator/engine-profile';
+import { BUILTIN_PROFILE_NAMES } from '../emulator/engine-profile';
 import type { PolicyConfig } from '../policy';
 import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { reportHeadline } from '../report/report-verdict';
 import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
-import { collect, defaultReportDir, integerFlag, numberFlag, policyFlagSpecs } from './flag-values';
+import { collect, defaultReportDir, fleetFlag, integerFlag, numberFlag, policyFlagSpecs, profileFlag } from './flag-values';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -14,7 +14,7 @@ export function register(program: Command): void {
   program
     .command('demo')
     .description('start emulated p5 vLLM instances and the router on loopback, compare routing strategies live, write a report')
-    .option('--instances <n>', 'emulated instances, 2..16', String(DEMO_DEFAULTS.instances))
+    .option('--instances <fleet>', 'emulated instances, 2..16: N of --profile, or a mixed fleet as COUNT:PROFILE groups, e.g. 3:p5-llama-3.1-70b,1:p4d-llama-3.1-70b', String(DEMO_DEFAULTS.instances))
     .option('--duration <seconds>', 'model-time seconds each strategy sends for, 10..3600', String(DEMO_DEFAULTS.durationSeconds))
     .option('--time-scale <x>', 'emulators run this much faster than the hardware they model, 1..20', String(DEMO_DEFAULTS.timeScale))
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEMO_DEFAULTS.profile)
@@ -34,13 +34,10 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   const profile = str('profile') ?? DEMO_DEFAULTS.profile;
-  try {
-    resolveProfile(profile);
-  } catch (err) {
-    throw new ConfigError([`--profile: ${(err as Error).message}`]);
-  }
+  const fleet = fleetFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), { min: 2, max: 16 }, () => profileFlag('profile', profile));
   return {
-    instances: integerFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), 2, 16),
+    instances: fleet.length,
+    ...(new Set(fleet.map((p) => p.name)).size > 1 ? { profiles: fleet } : {}),
     durationMs: numberFlag('duration', str('duration') ?? String(DEMO_DEFAULTS.durationSeconds), 10, 3600) * 1000,
     timeScale: numberFlag('time-scale', str('timeScale') ?? String(DEMO_DEFAULTS.timeScale), 1, 20),
     profile,

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import pino from 'pino';
-import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, resolveProfile } from '../emulator/engine-profile';
+import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, type EngineProfile } from '../emulator/engine-profile';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
 import { ConfigError } from '../common/config-error';
-import { integerFlag, numberFlag } from './flag-values';
+import { fleetFlag, integerFlag, numberFlag, profileFlag } from './flag-values';
 import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 
 /**
@@ -14,7 +14,7 @@ export function register(program: Command): void {
   program
     .command('emulate')
     .description('run emulated vLLM instances (OpenAI + SageMaker API, prefix cache, vLLM metrics) on consecutive ports')
-    .option('--instances <n>', 'number of instances, 1..256', '1')
+    .option('--instances <fleet>', 'instances, 1..256: N of --profile, or a mixed fleet as COUNT:PROFILE groups on consecutive ports, e.g. 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b', '1')
     .option('--port <base>', 'port of the first instance; the others follow (0 = any free ports)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--profile <name|file>', `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEFAULT_PROFILE_NAME)
@@ -32,6 +32,8 @@ export function register(program: Command): void {
 
 export interface EmulateFlags {
   readonly instances: number;
+  /** One profile per instance, in port order (`--instances` groups; every instance --profile when none names one). */
+  readonly fleet: readonly EngineProfile[];
   readonly port: number;
   readonly host: string;
   readonly profile: string;
@@ -57,7 +59,9 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     throw new ConfigError([(err as Error).message]);
   }
   const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
-  const instances = integerFlag('instances', flags.instances ?? '1', 1, 256);
+  const profile = flags.profile ?? DEFAULT_PROFILE_NAME;
+  const fleet = fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => profileFlag('profile', profile));
+  const instances = fleet.length;
   const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
   if (port > 0 && port + instances - 1 > 65535) {
     throw new ConfigError([`--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`]);
@@ -71,9 +75,10 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
   if (host.trim() === '') throw new ConfigError(['--host must not be empty']);
   return {
     instances,
+    fleet,
     port,
     host,
-    profile: flags.profile ?? DEFAULT_PROFILE_NAME,
+    profile,
     timeScale,
     model,
     loraModules,
@@ -87,10 +92,9 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
 /** Starts the fleet and closes it on SIGTERM/SIGINT. */
 export async function emulate(rawFlags: Record<string, string | string[] | boolean | undefined>): Promise<RunningEmulatorFleet> {
   const flags = parseEmulateFlags(rawFlags);
-  const profile = resolveProfile(flags.profile);
   const logger = pino({ level: flags.logLevel, base: { service: 'prefix-router-emulator' }, timestamp: pino.stdTimeFunctions.isoTime });
   const fleet = await startEmulatorFleet(flags.instances, {
-    profile,
+    profiles: flags.fleet,
     port: flags.port,
     host: flags.host,
     timeScale: flags.timeScale,
@@ -103,7 +107,7 @@ export async function emulate(rawFlags: Record<string, string | string[] | boole
   });
   fleet.instances.forEach((instance, index) => {
     logger.info(
-      { instance: index, url: instance.url, model: instance.modelName, adapters: instance.loraModules.map((m) => m.name), profile: profile.name, timeScale: instance.timeScale },
+      { instance: index, url: instance.url, model: instance.modelName, adapters: instance.loraModules.map((m) => m.name), profile: instance.profile.name, timeScale: instance.timeScale },
       'emulated vLLM instance listening',
     );
   });

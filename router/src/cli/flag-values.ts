@@ -1,5 +1,6 @@
 import { ConfigError } from '../common/config-error';
 import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
+import { ProfileError, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 
 /**
  * Validation of raw command-line flag strings, shared by every sub-command. Numbers follow the one decimal rule
@@ -127,4 +128,42 @@ export function numberRangeFlag(flag: string, raw: string, min: number, max: num
   const [lo, hi = lo] = values as [number, number?];
   if (lo > hi!) throw bad();
   return { min: lo, max: hi! };
+}
+
+/**
+ * `--instances`: a fleet as `N` (N instances of `defaultProfile`) or as groups `COUNT[:PROFILE]` joined by commas,
+ * e.g. `5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b` (a mixed fleet, instances in that order); a group without a profile
+ * takes `defaultProfile` (the command's --profile). PROFILE is a built-in name or a .json file (resolveProfile).
+ * Returns one profile per instance. Every instance must use one KV block size: prompts are hashed once for the fleet.
+ */
+export function fleetFlag(flag: string, raw: string, range: { readonly min: number; readonly max: number }, defaultProfile: () => EngineProfile): EngineProfile[] {
+  const form = `N or COUNT:PROFILE groups joined by commas (e.g. 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b), counts integers, ${range.min}–${range.max} instances in all`;
+  const groups = raw.split(',').map((group) => {
+    const colon = group.indexOf(':');
+    const countText = colon < 0 ? group : group.slice(0, colon);
+    const profileText = colon < 0 ? undefined : group.slice(colon + 1).trim();
+    return { count: parseDecimalInteger(countText.trim()), profileText };
+  });
+  if (groups.some((g) => g.count === undefined || g.count < 1 || g.profileText === '')) throw new ConfigError([`--${flag} must be ${form} (got ${JSON.stringify(raw)})`]);
+  const total = groups.reduce((sum, g) => sum + g.count!, 0);
+  if (total < range.min || total > range.max) throw new ConfigError([`--${flag} must be ${form} (got ${JSON.stringify(raw)}: ${total} instances)`]);
+  const fleet: EngineProfile[] = [];
+  for (const g of groups) {
+    const profile = g.profileText === undefined ? defaultProfile() : profileFlag(flag, g.profileText);
+    for (let i = 0; i < g.count!; i++) fleet.push(profile);
+  }
+  const blockSizes = [...new Set(fleet.map((p) => p.blockTokens))];
+  if (blockSizes.length > 1) throw new ConfigError([`--${flag}: every profile must have the same blockTokens (got ${fleet.map((p) => `${p.name} ${p.blockTokens}`).filter((v, i, a) => a.indexOf(v) === i).join(', ')})`]);
+  return fleet;
+}
+
+
+/** `--profile`: a built-in profile name or a .json file; a bad one is a ConfigError naming the flag. */
+export function profileFlag(flag: string, raw: string): EngineProfile {
+  try {
+    return resolveProfile(raw);
+  } catch (err) {
+    if (!(err instanceof ProfileError)) throw err;
+    throw new ConfigError([`--${flag}: ${err.message}`]);
+  }
 }

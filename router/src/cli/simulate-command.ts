@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
+import { BUILTIN_PROFILE_NAMES, fleetText, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
@@ -12,7 +12,7 @@ import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/s
 import { parseWorkloadSpec, type Workload } from '../workload';
 import { MEASURED_STEP_JITTER_CV, STEP_JITTER_CV_RANGE } from '../emulator/step-jitter';
 import { AWS_ROUTER_OVERHEAD_MS, CLIENT_LATENCY_RANGE_MS, type ClientLatency } from '../sim/client-latency';
-import { collect, defaultReportDir, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag, policyFlagSpecs } from './flag-values';
+import { collect, defaultReportDir, fleetFlag, integerFlag, optionalIntegerFlag, numberFlag, numberRangeFlag, policyFlagSpecs } from './flag-values';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -31,7 +31,7 @@ export function register(program: Command): void {
     .option('--sweep <spec>', 'a grid of one policy\u2019s settings, repeatable: name?option=v1,v2&option=v3,v4 runs every combination (added to --policy)', collect)
     .option('--routers <n>', `router replicas sharing the traffic round-robin with no shared state, ${ROUTERS_RANGE.min}..${ROUTERS_RANGE.max}`, '1')
     .option('--observe-ms <ms>', `with --routers: every this many ms each replica receives every instance's published load and routing blocks (serve --observe-instances in front of serve --publish-state-ms), ${OBSERVE_INTERVAL_RANGE.min}..${OBSERVE_INTERVAL_RANGE.max}; 0 = replicas see only what they sent`, '0')
-    .option('--instances <n>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, '7')
+    .option('--instances <fleet>', `instances, ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}: N of --profile, or a mixed fleet as COUNT:PROFILE groups, e.g. 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b`, '7')
     .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
     .option('--step-jitter <cv>', `step-time jitter: coefficient of variation of every engine step, 0..1 (measured on vLLM: ${MEASURED_STEP_JITTER_CV}; default 0)`)
@@ -53,6 +53,8 @@ export interface SimulateFlags {
   readonly workload: Workload;
   readonly policies: readonly PolicyConfig[];
   readonly instances: number;
+  /** One profile per instance (`--instances` groups; every instance `profile` when none names one). */
+  readonly fleet: readonly EngineProfile[];
   readonly routers: number;
   readonly observeIntervalMs: number;
   readonly profile: EngineProfile;
@@ -86,13 +88,16 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
   } catch (err) {
     throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
+  const fleet = fleetFlag('instances', str('instances') ?? '7', INSTANCES_RANGE, () => profile);
   return {
     workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     policies,
-    instances: integerFlag('instances', str('instances') ?? '7', INSTANCES_RANGE.min, INSTANCES_RANGE.max),
+    instances: fleet.length,
+    fleet,
     routers: integerFlag('routers', str('routers') ?? '1', ROUTERS_RANGE.min, ROUTERS_RANGE.max),
     observeIntervalMs: integerFlag('observe-ms', str('observeMs') ?? str('observe-ms') ?? '0', OBSERVE_INTERVAL_RANGE.min, OBSERVE_INTERVAL_RANGE.max),
-    profile,
+    // Prompts are hashed at the fleet's block size: the first instance's (fleetFlag checks they agree).
+    profile: fleet[0],
     seed: integerFlag('seed', str('seed') ?? '1', 0, 4294967295),
     stepJitterCv: (str('stepJitter') ?? str('step-jitter')) === undefined ? 0 : numberFlag('step-jitter', str('stepJitter') ?? str('step-jitter'), STEP_JITTER_CV_RANGE.min, STEP_JITTER_CV_RANGE.max),
     clientLatency: clientLatencyOf(str('routerOverhead') ?? str('router-overhead'), str('networkRtt') ?? str('network-rtt')),
@@ -140,6 +145,7 @@ export async function runSimulateCommand(
     routers: flags.routers,
     observeIntervalMs: flags.observeIntervalMs,
     profile: flags.profile,
+    ...(new Set(flags.fleet.map((p) => p.name)).size > 1 ? { profiles: flags.fleet } : {}),
     seed: flags.seed,
     stepJitterCv: flags.stepJitterCv,
     clientLatency: flags.clientLatency,
@@ -153,7 +159,7 @@ export async function runSimulateCommand(
       ? undefined
       : (p, i) => {
           reporter.end();
-          progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${flags.instances} × ${flags.profile.name}…`);
+          progress(`[${i + 1}/${flags.policies.length}] simulating ${formatPolicySpec(p)} on ${fleetText(flags.fleet)}…`);
         },
     onProgress: (p, sim) => board.progress(indexOf(p), sim),
     onStrategyDone: (p, r) => {

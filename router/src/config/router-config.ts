@@ -89,6 +89,11 @@ export interface RouterOptions {
   /** 'off': publish load only, no routing blocks (observers balance on it but learn nothing about prompts). @default 'on' */
   readonly publishStateBlocks?: 'on' | 'off';
   /**
+   * 'on': learn each backend's prefill speed from the TTFTs this router observes (policy/prefill-speed.ts) and show
+   * it to the policy, so cache-aware sends a slower backend of a mixed fleet proportionally less prefill. @default 'off'
+   */
+  readonly learnPrefillSpeeds?: 'on' | 'off';
+  /**
    * File of API keys clients must present (`Authorization: Bearer KEY` or `x-prefix-router-api-key: KEY`), one
    * per line, re-read when it changes and on SIGHUP. Unset: no authentication. @default none
    */
@@ -149,6 +154,7 @@ export interface RouterConfig {
   readonly publishStateBlockChars: number;
   readonly observeInstances: 'on' | 'off';
   readonly publishStateBlocks: 'on' | 'off';
+  readonly learnPrefillSpeeds: 'on' | 'off';
   readonly apiKeyFile: string | undefined;
   readonly upstreamApiKeyFile: string | undefined;
   readonly openContainerPaths: 'on' | 'off';
@@ -184,6 +190,7 @@ export const ROUTER_DEFAULTS = {
   observeInstances: 'off' as 'on' | 'off',
   openContainerPaths: 'off' as 'on' | 'off',
   publishStateBlocks: 'on' as 'on' | 'off',
+  learnPrefillSpeeds: 'off' as 'on' | 'off',
   adminHost: '127.0.0.1',
   routingHeaders: 'off' as RoutingHeaderMode,
 } as const;
@@ -243,6 +250,7 @@ const TOP_LEVEL_KEYS = [
   'publishStateBlockChars',
   'observeInstances',
   'publishStateBlocks',
+  'learnPrefillSpeeds',
   'apiKeyFile',
   'upstreamApiKeyFile',
   'openContainerPaths',
@@ -271,7 +279,7 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
-  for (const path of ['observeInstances', 'openContainerPaths', 'publishStateBlocks']) {
+  for (const path of ['observeInstances', 'openContainerPaths', 'publishStateBlocks', 'learnPrefillSpeeds']) {
     if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off') problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
   if (o.routingHeaders !== undefined && !(ROUTING_HEADER_MODES as readonly unknown[]).includes(o.routingHeaders)) {
@@ -410,6 +418,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     publishStateBlockChars: options.publishStateBlockChars ?? d.publishStateBlockChars,
     observeInstances: options.observeInstances ?? d.observeInstances,
     publishStateBlocks: options.publishStateBlocks ?? d.publishStateBlocks,
+    learnPrefillSpeeds: options.learnPrefillSpeeds ?? d.learnPrefillSpeeds,
     apiKeyFile: options.apiKeyFile,
     upstreamApiKeyFile: options.upstreamApiKeyFile,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ReleaseOutcome, RoutingDecision, RoutingPolicy, RoutingSnapshot } from '../policy/routing-policy';
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
+import type { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { routingBlockHashes } from '../policy/routing-blocks';
 import { scopeToModel } from '../policy/served-models';
 import type { RoutingRequest } from '../protocol/routing-request';
@@ -63,6 +64,16 @@ export class RoutingCore<Target extends RoutingTarget> {
     return { decision, target, decisionMicros };
   }
 
+  /**
+   * @internal A first token `ttftMs` after the decision, on an instance that had `queuedAheadTokens` of prefill
+   * queued when it was chosen: one sample of its prefill speed (options.prefillSpeeds), published on the target.
+   */
+  learnPrefillSpeed(instance: string, target: Target, queuedAheadTokens: number, ownTokens: number, ttftMs: number): void {
+    const speeds = this.options.prefillSpeeds;
+    if (speeds === undefined || !speeds.observe(instance, queuedAheadTokens + ownTokens, ttftMs)) return;
+    target.prefillTokensPerSecond = speeds.tokensPerSecond(instance);
+  }
+
   /** @internal The one release path of a committed decision. */
   release(attempt: RoutingAttempt<Target>, request: RoutingRequest, outcome: ReleaseOutcome, published: AdmittedRequest | undefined, promptTokens: number): void {
     attempt.ticket.end();
@@ -81,6 +92,13 @@ export class RoutingCore<Target extends RoutingTarget> {
 export interface RoutingCoreOptions {
   /** False: published logs get the load only, no routing blocks (serve --publish-state-blocks off). Default true. */
   readonly publishBlocks?: boolean;
+  /**
+   * Learns each instance's prefill speed from the TTFTs this router observes (first token time − decision time,
+   * over the prefill queued there at the decision + the request's own): `firstToken(nowMs)` feeds it, and the
+   * estimate is written to RoutingTarget.prefillTokensPerSecond, which the caller's instance views show the policy.
+   * Absent: nothing is learned (the simulator gives its views each profile's speed instead).
+   */
+  readonly prefillSpeeds?: PrefillSpeedEstimator;
 }
 
 /** What the core needs of an instance a decision may choose. */
@@ -89,6 +107,8 @@ export interface RoutingTarget {
   readonly load: InstanceLoad;
   /** The instance's published state, when a request reaches it by this router's decision (the simulator's instances). */
   readonly publishedLog?: InstanceStateLog;
+  /** Learned prefill speed (RoutingCoreOptions.prefillSpeeds), written by the core once the instance was observed. */
+  prefillTokensPerSecond?: number;
 }
 
 /** The caller's hooks: what it counts or logs. The routing itself is the core's. */
@@ -108,6 +128,9 @@ export interface RoutingAttempt<Target> {
   /** Wall time of decide + commit, in microseconds. */
   readonly decisionMicros: number;
   readonly ticket: LoadTicket;
+  /** The snapshot's clock at the decision, and the prefill the router counted queued on the chosen instance then. */
+  readonly decidedAtMs: number;
+  readonly queuedAheadTokens: number;
 }
 
 /**
@@ -121,6 +144,8 @@ export class RoutedRequest<Target extends RoutingTarget> {
   private open: RoutingAttempt<Target> | undefined;
   private last: RoutingAttempt<Target> | undefined;
   private ended = false;
+  /** The open attempt's first token was seen (its TTFT sampled at most once). */
+  private firstTokenSeen = false;
 
   constructor(
     private readonly core: RoutingCore<Target>,
@@ -146,15 +171,25 @@ export class RoutedRequest<Target extends RoutingTarget> {
   decide(snapshot: RoutingSnapshot, excluded?: string): RoutingAttempt<Target> {
     if (this.open !== undefined) throw new Error('the previous attempt of this request was not released');
     const { decision, target, decisionMicros } = this.core.decide(this.request, snapshot, excluded);
+    const queuedAheadTokens = target.load.queuedPrefillTokens;
+    this.firstTokenSeen = false;
     const ticket = target.load.start(this.promptTokens - (decision.predictedCachedTokens ?? 0));
     if (target.publishedLog !== undefined) this.reach(target.publishedLog);
-    this.open = this.last = { decision, target, decisionMicros, ticket };
+    this.open = this.last = { decision, target, decisionMicros, ticket, decidedAtMs: snapshot.nowMs, queuedAheadTokens };
     return this.open;
   }
 
-  /** The first token arrived: prefill done, the request now decodes (idempotent). */
-  firstToken(): void {
-    this.open?.ticket.firstToken();
+  /**
+   * The first token arrived: prefill done, the request now decodes (idempotent). `nowMs` (the snapshot's clock)
+   * makes it a sample of the instance's prefill speed when the core learns speeds.
+   */
+  firstToken(nowMs?: number): void {
+    const open = this.open;
+    if (open !== undefined && nowMs !== undefined && !this.firstTokenSeen) {
+      this.firstTokenSeen = true;
+      this.core.learnPrefillSpeed(open.decision.instance, open.target, open.queuedAheadTokens, open.ticket.prefillTokens, nowMs - open.decidedAtMs);
+    }
+    open?.ticket.firstToken();
     this.published?.firstToken();
   }
 

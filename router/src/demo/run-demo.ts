@@ -1,4 +1,4 @@
-import { resolveProfile } from '../emulator/engine-profile';
+import { fleetGroups, fleetText, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { ProgressReporter, runLiveBenchmark, toStrategyRun, type ProgressMode } from '../benchmark';
 import type { PolicyConfig } from '../policy';
 import { policyOptionsOf } from '../policy/policy-config';
@@ -18,6 +18,8 @@ import { startService, type ServiceHandle } from './service-handle';
 export interface DemoOptions {
   readonly instances: number;
   readonly profile: string;
+  /** A mixed fleet (`--instances 2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b`): one profile per instance; the router then learns their prefill speeds. */
+  readonly profiles?: readonly EngineProfile[];
   /** Emulators run this many times faster than the modelled hardware; measured times are scaled back. */
   readonly timeScale: number;
   /** Model time each strategy sends for (wall time = this ÷ timeScale). */
@@ -57,12 +59,12 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
   let model = '';
   for (const [index, policy] of options.policies.entries()) {
     if (signal?.aborted) break;
-    log(`[${index + 1}/${options.policies.length}] ${formatPolicySpec(policy)}: ${options.instances} emulated ${profile.name} instances (cold caches) + router`);
+    log(`[${index + 1}/${options.policies.length}] ${formatPolicySpec(policy)}: ${options.profiles !== undefined ? `emulated ${fleetText(options.profiles)}` : `${options.instances} emulated ${profile.name} instances`} (cold caches) + router`);
     const services: ServiceHandle[] = [];
     try {
-      const fleet = await startService({ kind: 'emulators', instances: options.instances, profile: options.profile, timeScale: options.timeScale });
+      const fleet = await startService({ kind: 'emulators', instances: options.instances, profile: options.profile, ...(options.profiles !== undefined ? { profiles: options.profiles } : {}), timeScale: options.timeScale });
       services.push(fleet);
-      const router = await startService({ kind: 'router', backends: fleet.urls, policy, seed: options.seed });
+      const router = await startService({ kind: 'router', backends: fleet.urls, policy, seed: options.seed, ...(options.profiles !== undefined ? { learnPrefillSpeeds: true } : {}) });
       services.push(router);
       model = fleet.modelName ?? model;
       const progress = new ProgressReporter({ mode: options.progress, label: `    ${labels[index]}` });
@@ -73,7 +75,7 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
         timeScale: options.timeScale,
         durationMs: options.durationMs,
         backendMetricsUrls: fleet.urls,
-        ceilings: { fleetCapacityBlocks: options.instances * profile.kvCapacityBlocks, blockTokens: profile.blockTokens },
+        ceilings: { fleetCapacityBlocks: (options.profiles ?? Array<EngineProfile>(options.instances).fill(profile)).reduce((sum, p) => sum + p.kvCapacityBlocks, 0), blockTokens: profile.blockTokens },
         signal,
         onProgress: progress.update,
       });
@@ -92,11 +94,18 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
     workload: options.workload,
     environment: {
       instances: options.instances,
-      profile: profile.name,
+      ...(options.profiles !== undefined
+        ? { fleet: fleetText(options.profiles), 'prefill speeds': 'learned by the router from observed TTFTs (--learn-prefill-speeds on)' }
+        : { profile: profile.name }),
       model,
       'time scale': options.timeScale,
       'send window per strategy (model s)': options.durationMs / 1000,
-      'KV capacity per instance (tokens)': profile.kvCapacityBlocks * profile.blockTokens,
+      'KV capacity per instance (tokens)':
+        options.profiles !== undefined
+          ? fleetGroups(options.profiles)
+              .map((g) => `${g.count} × ${g.profile.kvCapacityBlocks * g.profile.blockTokens}`)
+              .join(' + ')
+          : profile.kvCapacityBlocks * profile.blockTokens,
     },
     baseline: labels.includes('random') ? 'random' : undefined,
     ceilings: runs[0].ceilings ?? null,

@@ -5,13 +5,14 @@
  *   parent → child: { type: 'start', service }  then  { type: 'stop' }
  *   child → parent: { type: 'ready', urls, ids, modelName } | { type: 'failed', message } | { type: 'stopped' }
  */
+import type { EngineProfile } from '../emulator/engine-profile';
 import { startEmulatorFleet } from '../emulator/emulator-server';
 import type { PolicyConfig } from '../policy';
 import { startRouter } from '../server';
 
 export type ServiceSpec =
-  | { readonly kind: 'emulators'; readonly instances: number; readonly profile: string; readonly timeScale: number }
-  | { readonly kind: 'router'; readonly backends: readonly string[]; readonly policy: PolicyConfig; readonly seed: number };
+  | { readonly kind: 'emulators'; readonly instances: number; readonly profile: string; readonly profiles?: readonly EngineProfile[]; readonly timeScale: number }
+  | { readonly kind: 'router'; readonly backends: readonly string[]; readonly policy: PolicyConfig; readonly seed: number; readonly learnPrefillSpeeds?: boolean };
 
 export type ParentMessage = { readonly type: 'start'; readonly service: ServiceSpec } | { readonly type: 'stop' };
 
@@ -26,7 +27,7 @@ interface Closable {
 
 async function start(service: ServiceSpec): Promise<{ running: Closable; ready: ChildMessage }> {
   if (service.kind === 'emulators') {
-    const fleet = await startEmulatorFleet(service.instances, { profile: service.profile, timeScale: service.timeScale, port: 0 });
+    const fleet = await startEmulatorFleet(service.instances, { profile: service.profile, ...(service.profiles !== undefined ? { profiles: service.profiles } : {}), timeScale: service.timeScale, port: 0 });
     return { running: fleet, ready: { type: 'ready', urls: fleet.urls, ids: fleet.urls, modelName: fleet.instances[0].modelName } };
   }
   const router = await startRouter({
@@ -35,6 +36,8 @@ async function start(service: ServiceSpec): Promise<{ running: Closable; ready: 
     seed: service.seed,
     port: 0,
     logLevel: 'warn',
+    // A mixed fleet: the router learns each engine's prefill speed from the TTFTs it sees (cache-aware uses it).
+    ...(service.learnPrefillSpeeds === true ? { learnPrefillSpeeds: 'on' as const } : {}),
     // The benchmark reads the serving instance and decision time from these (a local, single-user demo).
     routingHeaders: 'all',
   });

@@ -459,8 +459,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
  * Starts `count` independent instances. With `options.port` > 0 they listen on consecutive ports from it;
  * with 0 (default) each gets a free port. If one fails to start, the others are closed and the error thrown.
  */
-export async function startEmulatorFleet(count: number, options: EmulatorOptions = {}): Promise<RunningEmulatorFleet> {
+/** A fleet's options: one set for every instance, and optionally a profile per instance (a mixed fleet). */
+export interface EmulatorFleetOptions extends EmulatorOptions {
+  /** Instance i runs profiles[i] (`count` entries); default every instance runs `profile`. */
+  readonly profiles?: readonly (EngineProfile | string)[];
+}
+
+export async function startEmulatorFleet(count: number, options: EmulatorFleetOptions = {}): Promise<RunningEmulatorFleet> {
   if (!Number.isInteger(count) || count < 1 || count > 256) throw new RangeError(`instances must be an integer in [1, 256], got ${String(count)}`);
+  if (options.profiles !== undefined && options.profiles.length !== count) throw new RangeError(`profiles must list ${count} profiles, one per instance (got ${options.profiles.length})`);
   const base = options.port ?? 0;
   if (base > 0 && base + count - 1 > 65535) {
     throw new RangeError(`ports ${base}..${base + count - 1} do not fit: the base port must be <= ${65536 - count} for ${count} instances`);
@@ -468,7 +475,8 @@ export async function startEmulatorFleet(count: number, options: EmulatorOptions
   const instances: RunningEmulator[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      instances.push(await startEmulator({ ...options, port: base > 0 ? base + i : 0, seed: (options.seed ?? 0) + i }));
+      const { profiles, ...shared } = options;
+      instances.push(await startEmulator({ ...shared, ...(profiles !== undefined ? { profile: profiles[i] } : {}), port: base > 0 ? base + i : 0, seed: (options.seed ?? 0) + i }));
     }
   } catch (err) {
     await Promise.all(instances.map((instance) => instance.close()));

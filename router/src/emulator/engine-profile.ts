@@ -6,7 +6,10 @@
 import { ConfigError } from '../common/config-error';
 import { readFileSync } from 'node:fs';
 import h200Llama8b from '../../profiles/h200-llama-3.1-8b.json';
+import p4dLlama70b from '../../profiles/p4d-llama-3.1-70b.json';
+import p4deLlama70b from '../../profiles/p4de-llama-3.1-70b.json';
 import p5Llama70b from '../../profiles/p5-llama-3.1-70b.json';
+import p5eLlama70b from '../../profiles/p5e-llama-3.1-70b.json';
 import tiny from '../../profiles/tiny.json';
 
 /** Step time = baseMs + max(memory-bound decode term, compute-bound term); see `StepTimeModel`. */
@@ -45,6 +48,21 @@ export interface EngineProfile {
   readonly stepTime: StepTimeCoefficients;
   /** Where each number comes from (free text, not used by the model). */
   readonly notes?: Readonly<Record<string, string>>;
+  /** The published documents the numbers are derived from (not used by the model). */
+  readonly sources?: readonly ProfileSource[];
+}
+
+/** One published document a profile's numbers come from: what it states, where, and when. */
+export interface ProfileSource {
+  /** Short name the notes refer to. */
+  readonly id: string;
+  /** The document and the figures taken from it. */
+  readonly title: string;
+  readonly url: string;
+  /** When the document (or the product it describes) was published. */
+  readonly published: string;
+  /** When this profile cited it. */
+  readonly cited: string;
 }
 
 /** A profile (--profile name or file) that fails validation, a ConfigError; the message names the field and the allowed range. */
@@ -57,6 +75,10 @@ export class ProfileError extends ConfigError {
 
 const BUILTIN_SOURCES: Readonly<Record<string, unknown>> = {
   'p5-llama-3.1-70b': p5Llama70b,
+  // The fallback types `instancePools` offers for the same model (docs/benchmarks.md, "Mixed fleets").
+  'p5e-llama-3.1-70b': p5eLlama70b,
+  'p4de-llama-3.1-70b': p4deLlama70b,
+  'p4d-llama-3.1-70b': p4dLlama70b,
   'h200-llama-3.1-8b': h200Llama8b,
   tiny,
 };
@@ -153,7 +175,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function validateProfile(value: unknown, where = 'profile'): EngineProfile {
   if (!isRecord(value)) throw new ProfileError(`${where}: must be a JSON object`);
-  const known = new Set([...Object.keys(TOP_LEVEL_NUMBERS), 'name', 'description', 'modelName', 'stepTime', 'notes']);
+  const known = new Set([...Object.keys(TOP_LEVEL_NUMBERS), 'name', 'description', 'modelName', 'stepTime', 'notes', 'sources']);
   for (const key of Object.keys(value)) {
     if (!known.has(key)) throw new ProfileError(`${where}: unknown field "${key}" (allowed: ${[...known].join(', ')})`);
   }
@@ -181,6 +203,8 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
     notes = { ...(value.notes as Record<string, string>) };
   }
 
+  const sources = value.sources === undefined ? undefined : checkSources(where, value.sources);
+
   const capacityTokens = numbers.kvCapacityBlocks * numbers.blockTokens;
   if (numbers.maxModelLen > capacityTokens) {
     // vLLM refuses to start in this case: one maximal request could never fit and would wait forever.
@@ -203,5 +227,53 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
     requestOverheadMs: numbers.requestOverheadMs,
     stepTime: Object.freeze(step as unknown as StepTimeCoefficients),
     ...(notes ? { notes: Object.freeze(notes) } : {}),
+    ...(sources ? { sources } : {}),
   });
+}
+
+const SOURCE_FIELDS = ['id', 'title', 'url', 'published', 'cited'] as const;
+
+function checkSources(where: string, value: unknown): readonly ProfileSource[] {
+  if (!Array.isArray(value)) throw new ProfileError(`${where}: "sources" must be an array of { ${SOURCE_FIELDS.join(', ')} }`);
+  return Object.freeze(
+    value.map((source, i) => {
+      if (!isRecord(source)) throw new ProfileError(`${where}: "sources[${i}]" must be an object with ${SOURCE_FIELDS.join(', ')}`);
+      for (const key of Object.keys(source)) {
+        if (!(SOURCE_FIELDS as readonly string[]).includes(key)) throw new ProfileError(`${where}: unknown field "sources[${i}].${key}" (allowed: ${SOURCE_FIELDS.join(', ')})`);
+      }
+      const checked = Object.fromEntries(SOURCE_FIELDS.map((f) => [f, checkString(where, `sources[${i}].${f}`, source[f])]));
+      return Object.freeze(checked as unknown as ProfileSource);
+    }),
+  );
+}
+
+/**
+ * Prefill tokens per second of an idle engine with this profile computing full steps of uncached prompt
+ * (`maxNumBatchedTokens` new tokens per step, each attending to the step's earlier tokens): the instance's prefill
+ * capacity. The step-time model's own arithmetic (StepTimeModel), so it is exactly what the engine model runs at;
+ * a mixed fleet's capacity shares come from it.
+ */
+export function prefillTokensPerSecond(profile: EngineProfile): number {
+  const tokens = profile.maxNumBatchedTokens;
+  const s = profile.stepTime;
+  const stepMs = s.baseMs + Math.max(s.decodeFloorMs, s.usPerScheduledToken * 1e-3 * tokens + s.attentionNsPerTokenPair * 1e-6 * tokens * (tokens / 2));
+  return (tokens / stepMs) * 1000;
+}
+
+/** A fleet's runs of consecutive instances with one profile, in order. */
+export function fleetGroups(fleet: readonly EngineProfile[]): { readonly profile: EngineProfile; readonly count: number }[] {
+  const groups: { profile: EngineProfile; count: number }[] = [];
+  for (const profile of fleet) {
+    const last = groups[groups.length - 1];
+    if (last !== undefined && last.profile.name === profile.name) last.count++;
+    else groups.push({ profile, count: 1 });
+  }
+  return groups;
+}
+
+/** How a fleet reads in logs and reports: `7 × p5-llama-3.1-70b`, or `5 × p5-llama-3.1-70b + 2 × p4d-llama-3.1-70b`. */
+export function fleetText(fleet: readonly EngineProfile[]): string {
+  return fleetGroups(fleet)
+    .map((g) => `${g.count} × ${g.profile.name}`)
+    .join(' + ');
 }

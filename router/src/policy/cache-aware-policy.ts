@@ -4,6 +4,7 @@ import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { routingBlockHashes, shortPromptKey } from './routing-blocks';
 import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
+import { slowdownOf } from './prefill-speed';
 import {
   NoHealthyInstanceError,
   type InstanceView,
@@ -56,6 +57,11 @@ interface Candidate {
   indexedBlocks: number;
   cost: number;
   score: number;
+  /**
+   * The instance's share weight: its prefill speed over the fastest's (1 in a fleet of equal speeds). Shares
+   * of requests and of index contents are bounded in proportion to it.
+   */
+  weight: number;
 }
 
 /** What the stages of one decision read about its request. */
@@ -185,6 +191,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
     const candidates = this.candidates;
     candidates.length = 0;
     let minUncachedAll = Infinity;
+    let fastest = 0;
+    for (let i = 0; i < instances.length; i++) {
+      const speed = instances[i].prefillTokensPerSecond;
+      if (instances[i].healthy && speed !== undefined && speed > fastest) fastest = speed;
+    }
     for (let i = 0; i < instances.length; i++) {
       const view = instances[i];
       if (!view.healthy) continue;
@@ -204,9 +215,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
       }
       const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
       if (uncached < minUncachedAll) minUncachedAll = uncached;
-      candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)) });
+      const weight = 1 / slowdownOf(view.prefillTokensPerSecond, fastest);
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight });
     }
-    for (const c of candidates) c.cost = this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll);
+    // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
+    for (const c of candidates) c.cost = (this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll)) * slowdownOf(c.view.prefillTokensPerSecond, fastest);
     return candidates;
   }
 
@@ -246,6 +259,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, limit, prompt.hashes.length), 'cold-rendezvous', prompt);
     let totalInFlight = 0;
     for (const c of candidates) totalInFlight += c.view.inFlight;
+    // Not weighted by speed: an instance given work in proportion to its speed holds its requests for inversely
+    // as long, so by Little's law it has as many in flight as a faster one (the requests-sent bound is weighted).
     const inFlightBound = (BALANCE_FACTOR * (totalInFlight + 1)) / candidates.length;
     let anyWithin = false;
     for (const c of candidates) if (c.cost <= limit && c.view.inFlight + 1 <= inFlightBound) anyWithin = true;
@@ -265,11 +280,16 @@ export class CacheAwarePolicy implements RoutingPolicy {
   /** Removes, in place, the candidates over BALANCE_FACTOR × their share of the requests sent, unless all are. */
   private dropOverShare(candidates: Candidate[]): void {
     let total = 0;
-    for (const c of candidates) total += this.sent.get(c.view.id) ?? 0;
-    // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉, never below 1/ε requests: until an instance's share is that many
-    // requests, one request moves it by more than ε, so a young router does not yet pass over what an instance holds.
-    const bound = Math.max(Math.ceil((BALANCE_FACTOR * (total + 1)) / candidates.length), Math.ceil(1 / (BALANCE_FACTOR - 1)));
-    const under = (c: Candidate) => (this.sent.get(c.view.id) ?? 0) + 1 <= bound;
+    let totalWeight = 0;
+    for (const c of candidates) {
+      total += this.sent.get(c.view.id) ?? 0;
+      totalWeight += c.weight;
+    }
+    // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never below
+    // 1/ε requests: until an instance's share is that many requests, one request moves it by more than ε, so a
+    // young router does not yet pass over what an instance holds.
+    const bound = (c: Candidate) => Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), Math.ceil(1 / (BALANCE_FACTOR - 1)));
+    const under = (c: Candidate) => (this.sent.get(c.view.id) ?? 0) + 1 <= bound(c);
     if (!candidates.some(under)) return;
     let n = 0;
     for (const c of candidates) if (under(c)) candidates[n++] = c;
@@ -283,14 +303,19 @@ export class CacheAwarePolicy implements RoutingPolicy {
    */
   private coldPlacement(candidates: readonly Candidate[], costLimit: number, promptBlocks: number): Candidate {
     let total = 0;
-    for (const c of candidates) total += c.indexedBlocks;
-    const bound = (COLD_BALANCE_FACTOR * (total + promptBlocks)) / candidates.length;
+    let totalWeight = 0;
+    for (const c of candidates) {
+      total += c.indexedBlocks;
+      totalWeight += c.weight;
+    }
+    // Weighted like the request bound: a slower instance is filled with new prefixes in proportion to its speed.
+    const bound = (c: Candidate) => (COLD_BALANCE_FACTOR * (total + promptBlocks) * c.weight) / totalWeight;
     let best: Candidate | undefined;
     let fallback: Candidate | undefined;
     for (const c of candidates) {
       if (c.cost > costLimit) continue;
       if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
-      if (c.indexedBlocks + promptBlocks > bound) continue;
+      if (c.indexedBlocks + promptBlocks > bound(c)) continue;
       if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
     }
     return best ?? fallback!;

@@ -22,6 +22,13 @@ export interface InstanceView {
   /** KV-cache capacity of the instance in tokens, when known (the engine's vllm:cache_config_info, or the simulated profile). */
   readonly kvCapacityTokens?: number;
   /**
+   * How fast the instance prefills, in tokens per second, when known: in simulation its profile's figure; in a live
+   * fleet learned from the TTFTs the router observes there (policy/prefill-speed.ts, through the routing core).
+   * A fleet may mix instance types (SageMaker InstancePools): cost-based policies scale an instance's predicted
+   * prefill work by the fastest speed over its own, and its share of the load by its speed. Absent: as fast as the fastest.
+   */
+  readonly prefillTokensPerSecond?: number;
+  /**
    * The routing blocks the instance itself reports holding (its instance-state feed, state/instance-state-log.ts),
    * when the caller observes it: what every router replica sent it, not only this one. When the caller observes
    * the instance, the load fields above are the instance's own count at the last observation plus this router's

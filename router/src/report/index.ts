@@ -13,3 +13,4 @@ export * from './render-html';
 export * from './write-report';
 export * from './report-verdict';
 export * from './terminal-summary';
+export * from './prefill-work';

@@ -37,6 +37,9 @@ export class Backend implements InstanceView {
   servedModels: ReadonlySet<string> | undefined;
   /** The cards of that list, as the engine gave them (the router's own /v1/models merges them). */
   modelCards: readonly ModelCard[] | undefined;
+
+  /** Prefill speed learned from observed TTFTs (serve --learn-prefill-speeds on; written by the routing core). */
+  prefillTokensPerSecond: number | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */
@@ -102,6 +105,7 @@ class ObservedView implements InstanceView {
   queuedPrefillTokens = 0;
   decodeSequences = 0;
   kvCapacityTokens: number | undefined;
+  prefillTokensPerSecond: number | undefined;
   observedBlocks: ObservedBlocks | undefined;
   servedModels: ReadonlySet<string> | undefined;
 
@@ -119,6 +123,8 @@ class ObservedView implements InstanceView {
     this.decodeSequences = load.decodeSequences;
     this.kvCapacityTokens = b.kvCapacityTokens;
     this.servedModels = b.servedModels;
+
+    this.prefillTokensPerSecond = b.prefillTokensPerSecond;
     this.observedBlocks = observed === undefined ? undefined : b.observation;
     return this;
   }

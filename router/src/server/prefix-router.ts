@@ -1,3 +1,4 @@
+import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream, Logger } from 'pino';
@@ -78,6 +79,8 @@ export interface BackendStats {
   readonly decodeSequences: number;
   /** KV capacity in tokens read from the engine's vllm:cache_config_info (only for policies that use it). */
   readonly kvCapacityTokens: number | undefined;
+  /** Prefill tokens per second learned from the TTFTs observed here (learnPrefillSpeeds 'on'), once sampled. */
+  readonly prefillTokensPerSecond: number | undefined;
   /** Times the policy chose this backend (a retried request counts on both backends). */
   readonly decisions: number;
   /** Requests this backend answered completely (any HTTP status). */
@@ -218,7 +221,7 @@ export class PrefixRouter implements RunningRouter {
         },
         policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
       },
-      { publishBlocks: config.publishStateBlocks === 'on' },
+      { publishBlocks: config.publishStateBlocks === 'on', ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}) },
     );
     this.upstreamKey = config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
     this.models = new ServedModelsDirectory(this.set.list, config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
@@ -291,6 +294,7 @@ export class PrefixRouter implements RunningRouter {
       queuedPrefillTokens: b.queuedPrefillTokens,
       decodeSequences: b.decodeSequences,
       kvCapacityTokens: b.kvCapacityTokens,
+      prefillTokensPerSecond: b.prefillTokensPerSecond,
       decisions: b.decisions,
       completed: b.completed,
       failed: b.failed,
@@ -574,7 +578,7 @@ export class PrefixRouter implements RunningRouter {
           clientGone,
           limits: this.config.limits,
           metrics: this.metrics,
-          onFirstByte: () => routed.firstToken(),
+          onFirstByte: () => routed.firstToken(Date.now()),
           onAccepted: () => routed.accepted(),
           usage,
           upstreamAuthorization: this.upstreamAuthorization,

@@ -1,4 +1,4 @@
-import type { EngineProfile } from '../emulator/engine-profile';
+import { fleetGroups, fleetText, type EngineProfile } from '../emulator/engine-profile';
 import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from '../report/ceilings';
@@ -23,6 +23,10 @@ export interface StrategyComparisonConfig {
   /** Replicas fetch every instance's published state this often (ms; default 0 = never; see SimulationConfig.observeIntervalMs). */
   readonly observeIntervalMs?: number;
   readonly profile: EngineProfile;
+  /** One profile per instance for a mixed fleet (see SimulationConfig.profiles); default `instances` × `profile`. */
+  readonly profiles?: readonly EngineProfile[];
+  /** What the routers know of each instance's prefill speed (see SimulationConfig.prefillSpeeds; default 'profile'). */
+  readonly prefillSpeeds?: 'profile' | 'learned' | 'none';
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
   readonly stepJitterCv?: number;
@@ -78,7 +82,7 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'arrivalWindow' | 'promptWorker'
+  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'profiles' | 'prefillSpeeds' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'arrivalWindow' | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -90,7 +94,8 @@ export function simulateStrategy(
 ): StrategyOutcome {
   // Ceilings depend only on the requests sent, in send order; a closed loop sends more under a faster policy,
   // so every run is scored against the ceilings of its own requests. The report shows the first run's.
-  const tracker = new CeilingTracker({ fleetCapacityBlocks: settings.instances * settings.profile.kvCapacityBlocks, blockTokens: settings.profile.blockTokens });
+  const fleetCapacityBlocks = settings.profiles === undefined ? settings.instances * settings.profile.kvCapacityBlocks : settings.profiles.reduce((sum, p) => sum + p.kvCapacityBlocks, 0);
+  const tracker = new CeilingTracker({ fleetCapacityBlocks, blockTokens: settings.profile.blockTokens });
   const result = simulate({
     workload: settings.arrivalWindow === undefined ? workload : workloadWindow(workload, settings.arrivalWindow),
     policy,
@@ -99,6 +104,8 @@ export function simulateStrategy(
     replicaSharing: settings.replicaSharing,
     observeIntervalMs: settings.observeIntervalMs,
     profile: settings.profile,
+    profiles: settings.profiles,
+    prefillSpeeds: settings.prefillSpeeds,
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
     load: settings.load,
@@ -160,8 +167,15 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
       instances: config.instances,
       ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
       ...(config.observeIntervalMs ? { "instances' published state observed every (ms)": config.observeIntervalMs } : {}),
-      profile: config.profile.name,
-      'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
+      ...(config.profiles !== undefined && new Set(config.profiles.map((p) => p.name)).size > 1
+        ? {
+            fleet: fleetText(config.profiles),
+            'KV capacity per instance (tokens)': fleetGroups(config.profiles)
+              .map((g) => `${g.count} × ${g.profile.kvCapacityBlocks * g.profile.blockTokens}`)
+              .join(' + '),
+            "routers' knowledge of prefill speeds": config.prefillSpeeds ?? 'profile',
+          }
+        : { profile: config.profile.name, 'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens }),
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
       'max sequences': config.profile.maxNumSeqs,
       seed: config.seed ?? 1,

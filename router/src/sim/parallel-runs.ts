@@ -56,6 +56,8 @@ export async function compareStrategiesInParallel(config: StrategyComparisonConf
     replicaSharing: config.replicaSharing,
     observeIntervalMs: config.observeIntervalMs,
     profile: config.profile,
+    profiles: config.profiles,
+    prefillSpeeds: config.prefillSpeeds,
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,
     load: config.load,

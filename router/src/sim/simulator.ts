@@ -3,7 +3,8 @@ import { SeededRng } from '../common/seeded-rng';
 import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
 import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
-import type { EngineProfile } from '../emulator/engine-profile';
+import { prefillTokensPerSecond, type EngineProfile } from '../emulator/engine-profile';
+import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
@@ -51,6 +52,17 @@ export interface SimulationConfig {
   /** Number of engine instances (1–1024). */
   readonly instances: number;
   readonly profile: EngineProfile;
+  /**
+   * One profile per instance, for a fleet that mixes instance types (SageMaker InstancePools fills a fleet with
+   * fallback types); `instances` entries, one KV block size. Default: every instance runs `profile`.
+   */
+  readonly profiles?: readonly EngineProfile[];
+  /**
+   * What the routers know of each instance's prefill speed (InstanceView.prefillTokensPerSecond): 'profile'
+   * (default) its profile's full-step figure (prefillTokensPerSecond); 'learned' what each router learns from the
+   * TTFTs it observes, as the live router does (core/routing-core.ts, policy/prefill-speed.ts); 'none' nothing.
+   */
+  readonly prefillSpeeds?: 'profile' | 'learned' | 'none';
   /** Instance ids the policy sees; default `instance-0` … `instance-{n-1}`. Rendezvous hashing depends on them. */
   readonly instanceIds?: readonly string[];
   /** Seed of the policy's random generator (random, least-outstanding tie-breaks). Default 1. */
@@ -162,6 +174,8 @@ interface RouterReplica {
   /** The same routing loop as the live router's, around this replica's policy. */
   readonly core: RoutingCore<SimulatedInstance>;
   readonly loads: InstanceLoad[];
+  /** The core's targets (their learned prefill speeds, with prefillSpeeds 'learned'). */
+  readonly targets: readonly SimulatedInstance[];
   /** Own load figures per instance when the instances' state was last observed. */
   readonly loadsAtObservation: InstanceLoadFigures[];
   readonly views: {
@@ -171,6 +185,7 @@ interface RouterReplica {
     queuedPrefillTokens: number;
     decodeSequences: number;
     kvCapacityTokens: number;
+    prefillTokensPerSecond?: number;
     observedBlocks?: ObservedInstance;
   }[];
 }
@@ -199,6 +214,10 @@ export function simulate(config: SimulationConfig): SimulationResult {
   }
   const ids = config.instanceIds ?? defaultInstanceIds(n);
   if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
+  if (config.profiles !== undefined) {
+    if (config.profiles.length !== n) throw new RangeError(`profiles must list ${n} profiles, one per instance (got ${config.profiles.length})`);
+    if (config.profiles.some((p) => p.blockTokens !== config.profile.blockTokens)) throw new RangeError('every profile must have the blockTokens of `profile`: prompts are hashed once for the fleet');
+  }
   return new Simulation(config, ids).run();
 }
 
@@ -219,6 +238,8 @@ class Simulation {
   private readonly schedule: EngineSchedule;
   private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly lockstep: boolean;
+  /** prefillSpeeds 'learned': the routers' views show what their cores learned. */
+  private readonly learnsSpeeds: boolean;
   private readonly routers: RouterReplica[];
   private nextRouter = 0;
   /** Each instance's published state and the replicas' copy of it (identical for every replica: one copy serves all). */
@@ -249,16 +270,19 @@ class Simulation {
     this.records = new RecordColumns(ids);
     const jitterCv = config.stepJitterCv ?? 0;
     const jitterSeed = new SeededRng(config.seed ?? 1);
+    const profiles = config.profiles ?? ids.map(() => config.profile);
     this.engines = ids.map(
       (_, i) =>
-        new EngineModel(config.profile, {
+        new EngineModel(profiles[i], {
           fastForward: !this.lockstep,
           ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
         }),
     );
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextRunTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
-    const kvCapacityTokens = config.profile.kvCapacityBlocks * config.profile.blockTokens;
+    const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
+    const speedMode = config.prefillSpeeds ?? 'profile';
+    this.learnsSpeeds = speedMode === 'learned';
     const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.observeMs = config.observeIntervalMs ?? 0;
@@ -266,7 +290,7 @@ class Simulation {
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
       const blockChars = publishedBlockChars(policies[0], undefined, ROUTER_DEFAULTS.publishStateBlockChars);
-      this.published = ids.map((id) => ({ log: publishedStateLog(blockChars, kvCapacityTokens, `sim-${id}`), observed: new ObservedInstance() }));
+      this.published = ids.map((id, i) => ({ log: publishedStateLog(blockChars, kvCapacityTokens[i], `sim-${id}`), observed: new ObservedInstance() }));
     }
     const published = this.published;
     this.routers = policies.map((policy) => {
@@ -274,11 +298,17 @@ class Simulation {
       const instances: SimulatedInstance[] = ids.map((_, i) => ({ index: i, load: loads[i], ...(published !== undefined ? { publishedLog: published[i].log } : {}) }));
       return {
         policy,
-        core: new RoutingCore<SimulatedInstance>(policy, (id) => {
-          const i = this.indexOfId.get(id);
-          return i === undefined ? undefined : instances[i];
-        }),
+        core: new RoutingCore<SimulatedInstance>(
+          policy,
+          (id) => {
+            const i = this.indexOfId.get(id);
+            return i === undefined ? undefined : instances[i];
+          },
+          {},
+          this.learnsSpeeds ? { prefillSpeeds: new PrefillSpeedEstimator() } : {},
+        ),
         loads,
+        targets: instances,
         loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
         views: ids.map((id, i) => ({
           id,
@@ -286,7 +316,8 @@ class Simulation {
           inFlight: 0,
           queuedPrefillTokens: 0,
           decodeSequences: 0,
-          kvCapacityTokens,
+          kvCapacityTokens: kvCapacityTokens[i],
+          ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
           ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
         })),
       };
@@ -408,7 +439,7 @@ class Simulation {
       // The router sees the first token when it arrives: prefill done, the request now decodes. A non-streamed
       // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
       const d = this.dispatched.get(event.id);
-      if (d !== undefined && d.routed.request.stream) d.routed.firstToken();
+      if (d !== undefined && d.routed.request.stream) d.routed.firstToken(timeMs);
       return;
     }
     if (event.kind === 'rejected') {
@@ -450,6 +481,7 @@ class Simulation {
       view.inFlight = load.inFlight;
       view.queuedPrefillTokens = load.queuedPrefillTokens;
       view.decodeSequences = load.decodeSequences;
+      if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
     const routed = router.core.begin(routing);
     const instance = routed.decide({ instances: router.views as readonly InstanceView[], nowMs }).target.index;

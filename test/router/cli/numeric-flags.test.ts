@@ -19,7 +19,7 @@ import { CLI_OPTIONS, loadRouterConfig, policyOptionSpecs } from '../../../route
  * The list of flags is not written here: it is read from the registered commands, and a value name this test
  * has not classified fails it, so a new flag cannot escape the check.
  */
-const NUMERIC_VALUE_NAMES = new Set(['n', 'ms', 's', 'seconds', 'min', 'port', 'base', 'chars', 'cv', 'percent', 'r', 'tokens', 'usd', 'x', 'range']);
+const NUMERIC_VALUE_NAMES = new Set(['n', 'fleet', 'ms', 's', 'seconds', 'min', 'port', 'base', 'chars', 'cv', 'percent', 'r', 'tokens', 'usd', 'x', 'range']);
 const TEXT_VALUE_NAMES = new Set([
   'api', 'dir', 'encoding', 'file', 'format', 'header', 'host', 'hosts', 'id', 'label', 'level', 'list', 'mode', 'name', 'name|file', 'name: value',
   'name=path...', 'ns', 'path', 'region', 'report.json', 'slo', 'spec', 'type', 'url', 'url...',

@@ -29,8 +29,8 @@ describe('prefix-router simulate', () => {
   });
 
   test.each([
-    [{ instances: '0' }, /--instances must be an integer between 1 and 1024 \(got "0"\)/],
-    [{ instances: '1025' }, /--instances must be an integer between 1 and 1024/],
+    [{ instances: '0' }, /--instances must be N or COUNT:PROFILE groups .*, 1–1024 instances in all \(got "0"\)/],
+    [{ instances: '1025' }, /--instances must be N or COUNT:PROFILE groups .*, 1–1024 instances in all \(got "1025": 1025 instances\)/],
     [{ seed: '-1' }, /--seed must be an integer between 0 and 4294967295/],
     [{ duration: '0' }, /--duration must be a number greater than 0 and at most 604800/],
     [{ warmup: 'soon' }, /--warmup must be a number between 0 and 604800/],

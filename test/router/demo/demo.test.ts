@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDemoFlags, runDemoCommand } from '../../../router/src/cli/demo-command';
 import { demoSummary } from '../../../router/src/demo/run-demo';
+import { builtinProfile, fleetText } from '../../../router/src/emulator/engine-profile';
+import { writeFileSync } from 'node:fs';
 
 describe('prefix-router demo', () => {
   test('GIVEN a small setup WHEN the demo runs THEN every strategy ran live through the router and one report compares them', async () => {
@@ -43,8 +45,10 @@ describe('prefix-router demo', () => {
   });
 
   test.each([
-    [{ instances: '1' }, /--instances must be an integer between 2 and 16 \(got "1"\)/],
-    [{ instances: '17' }, /--instances must be an integer between 2 and 16/],
+    [{ instances: '1' }, /--instances must be N or COUNT:PROFILE groups .*, 2–16 instances in all \(got "1": 1 instances\)/],
+    [{ instances: '17' }, /--instances must be N or COUNT:PROFILE groups .*, 2–16 instances in all/],
+    [{ instances: '1:p5-llama-3.1-70b' }, /--instances must be N or COUNT:PROFILE groups .*: 1 instances/],
+    [{ instances: '3:p5-llama-3.1-70b,1:p9' }, /--instances: unknown profile "p9"/],
     [{ duration: '9' }, /--duration must be a number between 10 and 3600/],
     [{ duration: '3601' }, /--duration must be a number between 10 and 3600/],
     [{ timeScale: '0.5' }, /--time-scale must be a number between 1 and 20/],
@@ -61,5 +65,36 @@ describe('prefix-router demo', () => {
     expect(options.policies.map((p) => p.name)).toEqual(['random', 'least-outstanding-requests', 'sagemaker-prefix-aware', 'cache-aware']);
     expect(options.workload.kind).toBe('long-context');
     expect(options.timeScale).toBe(2);
+  });
+
+  test('GIVEN --instances 3:p5-llama-3.1-70b,1:p4d-llama-3.1-70b THEN the demo runs that mixed fleet', () => {
+    const options = parseDemoFlags({ instances: '3:p5-llama-3.1-70b,1:p4d-llama-3.1-70b' });
+    expect(options.instances).toBe(4);
+    expect(fleetText(options.profiles!)).toBe('3 × p5-llama-3.1-70b + 1 × p4d-llama-3.1-70b');
+    // A fleet of one type is not "mixed": it runs as before.
+    expect(parseDemoFlags({ instances: '4:p5-llama-3.1-70b' }).profiles).toBeUndefined();
+  });
+
+  test('GIVEN a mixed fleet WHEN the demo runs THEN each emulator runs its own profile behind one router and the report names the fleet', async () => {
+    // tiny and a copy three times slower in every step-time coefficient (the same KV block size).
+    const tiny = builtinProfile('tiny');
+    const dir = mkdtempSync(join(tmpdir(), 'demo-mixed-'));
+    const slow = join(dir, 'tiny-slow.json');
+    writeFileSync(slow, JSON.stringify({ ...tiny, name: 'tiny-slow', stepTime: Object.fromEntries(Object.entries(tiny.stepTime).map(([k, v]) => [k, v * 3])) }));
+    const { report } = await runDemoCommand(
+      {
+        instances: `1:tiny,1:${slow}`,
+        duration: '10',
+        timeScale: '5',
+        workload: 'long-context?groups=4&prefixTokens=300&suffixTokens=10..40&outputTokens=4&count=400&concurrency=4',
+        policy: ['cache-aware'],
+        out: join(dir, 'report'),
+        progress: false,
+      },
+      () => undefined,
+    );
+    expect(report.environment.fleet).toBe('1 × tiny + 1 × tiny-slow');
+    expect(report.strategies[0].requests).toBeGreaterThan(10);
+    expect(report.strategies[0].errors).toBe(0);
   });
 });

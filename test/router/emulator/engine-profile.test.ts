@@ -14,7 +14,7 @@ const p5 = builtinProfile('p5-llama-3.1-70b');
 
 describe('engine profiles', () => {
   test('GIVEN the built-in names THEN every profile loads and p5 carries the DESIGN.md §5 numbers', () => {
-    expect(BUILTIN_PROFILE_NAMES).toEqual(['p5-llama-3.1-70b', 'h200-llama-3.1-8b', 'tiny']);
+    expect(BUILTIN_PROFILE_NAMES).toEqual(['p5-llama-3.1-70b', 'p5e-llama-3.1-70b', 'p4de-llama-3.1-70b', 'p4d-llama-3.1-70b', 'h200-llama-3.1-8b', 'tiny']);
     for (const name of BUILTIN_PROFILE_NAMES) expect(builtinProfile(name).name).toBe(name);
     expect(p5).toMatchObject({
       blockTokens: 16,
@@ -42,7 +42,7 @@ describe('engine profiles', () => {
   });
 
   test('GIVEN an unknown name THEN the error lists the built-in profiles', () => {
-    expect(() => builtinProfile('p4')).toThrow(/unknown profile "p4": expected one of p5-llama-3.1-70b, h200-llama-3.1-8b, tiny/);
+    expect(() => builtinProfile('p4')).toThrow(/unknown profile "p4": expected one of p5-llama-3.1-70b, p5e-llama-3.1-70b, p4de-llama-3.1-70b, p4d-llama-3.1-70b, h200-llama-3.1-8b, tiny/);
   });
 
   describe('when loading from a file', () => {
