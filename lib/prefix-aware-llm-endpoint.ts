@@ -100,6 +100,10 @@ export class PrefixAwareLlmWarnings {
   public static readonly ROLLBACK_ALARM_SLOWER_THAN_BAKE = '@cdk-prefix-aware-llm/rollbackAlarmSlowerThanBake';
   /** `dataCapture` stores prompts and answers in S3: expire them. */
   public static readonly DATA_CAPTURE_STORES_PROMPTS = DATA_CAPTURE_STORES_PROMPTS;
+  /** The router sidecar's settings could not be checked at synth: this installation carries no compiled router. */
+  public static readonly ROUTER_SETTINGS_UNCHECKED = '@cdk-prefix-aware-llm/routerSettingsUnchecked';
+  /** A router sidecar setting the container accepts but warns about at start (e.g. a drain past SageMaker's 30 s stop deadline). */
+  public static readonly ROUTER_SETTING_DOUBTFUL = '@cdk-prefix-aware-llm/routerSettingDoubtful';
 
   private constructor() {}
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTAINER_DEFAULTS, CONTAINER_ENV, ContainerConfigError, parseContainerEnv } from '../../../router/src/container';
-import { loadContainerConfig } from '../../../router/src/container/supervisor';
+import { loadContainerConfig } from '../../../router/src/container/container-config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
