@@ -197,6 +197,17 @@ export abstract class VllmImage {
   /** @internal */
   public abstract _validate(scope: Construct, problems: ProblemCollector): void;
 
+  /**
+   * Engines the container runs on one instance when it splits the GPUs itself, each with tensor parallel size =
+   * its equal share (the router sidecar's multi-engine mode); undefined when one engine runs with the configured
+   * tensor parallel size.
+   *
+   * @internal
+   */
+  public _enginesPerInstance(): number | undefined {
+    return undefined;
+  }
+
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
   public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
@@ -397,6 +408,12 @@ class RouterSidecarImage extends VllmImage {
     if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
       problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
     }
+  }
+
+  public override _enginesPerInstance(): number | undefined {
+    const engines = this.options.engines;
+    if ((this.options.mode ?? RouterSidecarMode.SAGEMAKER) !== RouterSidecarMode.MULTI_ENGINE) return undefined;
+    return engines !== undefined && !Token.isUnresolved(engines) && Number.isInteger(engines) && engines >= 1 ? engines : undefined;
   }
 
   /** The PREFIX_ROUTER_* variables the container gets: from the props, then routerEnvironment. */
