@@ -93,7 +93,7 @@ describe('when the installation carries no compiled router', () => {
 
   it('GIVEN a sidecar image THEN synth warns, with an id a user can acknowledge, that its settings went unchecked', () => {
     jest.isolateModules(() => {
-      jest.doMock('../../lib/private/router-settings', () => ({ loadRouterSettings: () => undefined }));
+      jest.doMock('../../lib/private/router-settings', () => ({ loadRouterSettings: () => undefined, loadInstancePrices: () => undefined }));
       const lib = require('../../lib/index') as typeof import('../../lib/index');
       const { App, Stack } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');
       const stack = new Stack(new App(), 'S');
