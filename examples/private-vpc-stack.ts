@@ -93,7 +93,9 @@ export class PrivateVpcStack extends Stack {
       model: ModelSource.s3(modelBucket, props.modelPrefix ?? 'models/llama-3.1-70b-instruct', modelEncryption),
       instanceType: InstanceType.ML_P5_48XLARGE,
       instanceCount: 2,
-      engine: { maxModelLen: 32768, servedModelName: 'llama-3.1-70b-instruct' },
+      // Llama 3.1 70B has 64 attention heads and 8 key/value heads: tensor parallel 8 shards it over the 8 H100s. Said
+      // explicitly because the construct cannot read the head counts of a model in S3.
+      engine: { tensorParallelSize: 8, maxModelLen: 32768, servedModelName: 'llama-3.1-70b-instruct' },
       vpc,
       enableNetworkIsolation: true,
       autoScaling: { minCapacity: 2, maxCapacity: 4 },

@@ -45,7 +45,7 @@ export class RouterSidecarStack extends Stack {
         // The recommended policy for engines the router manages itself (docs/router.md).
         policy: 'cache-aware',
       }),
-      // One GPU per engine: the container gives each engine tensor-parallel size GPUs ÷ engines = 1.
+      // One GPU per engine: each engine runs with tensor-parallel size GPUs ÷ engines = 1, which the template renders.
       engine: { maxModelLen: 8192 },
     });
 

@@ -127,6 +127,15 @@ export abstract class ModelSource {
   public abstract _validate(problems: ProblemCollector): void;
 
   /**
+   * The Hugging Face model id when the source names one (the construct looks up its attention heads).
+   *
+   * @internal
+   */
+  public _huggingFaceModelId(): string | undefined {
+    return undefined;
+  }
+
+  /**
    * Grants the role what it needs to read the model and returns what goes into the container definition.
    *
    * @param scope the construct that uses the model (the endpoint)
@@ -167,6 +176,10 @@ class HuggingFaceModelSource extends ModelSource {
     if (revision !== undefined && !Token.isUnresolved(revision) && revision.trim() === '') {
       problems.add("model.revision must not be empty (got '')");
     }
+  }
+
+  public override _huggingFaceModelId(): string | undefined {
+    return Token.isUnresolved(this.modelId) ? undefined : this.modelId;
   }
 
   public override get resolvesSecretIntoEnvironment(): boolean {

@@ -36,7 +36,10 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
+import { modelHeads } from './private/model-catalog';
+import { defaultTensorParallelSize, gpusUsed, ParallelismInput, validateModelParallelism } from './private/parallelism';
 import { grantScoped } from './private/grants';
 import {
   CreatedAlarms,
@@ -97,6 +100,30 @@ export class PrefixAwareLlmWarnings {
   public static readonly DATA_CAPTURE_STORES_PROMPTS = DATA_CAPTURE_STORES_PROMPTS;
   /** `instancePools` mixes GPUs of different prefill speed under `PREFIX_AWARE`, which hashes prefixes evenly, blind to speed. */
   public static readonly MIXED_POOLS_UNDER_PREFIX_AWARE = MIXED_POOLS_UNDER_PREFIX_AWARE;
+  /**
+   * `instanceType` (and `instancePools`) left out: the endpoint runs the default ml.p5.48xlarge, the costliest type,
+   * sized for a 70B model. The warning states the fleet's hourly price.
+   */
+  public static readonly DEFAULT_INSTANCE_TYPE = DEFAULT_INSTANCE_TYPE_WARNING;
+  /**
+   * The model is not in the construct's catalogue of attention-head counts and the tensor parallel size was left to
+   * its default above 1: vLLM exits at start when the model's attention heads do not divide it.
+   */
+  public static readonly MODEL_HEADS_UNKNOWN = '@cdk-prefix-aware-llm/modelHeadsUnknown';
+  /** The router sidecar's settings could not be checked at synth: this installation carries no compiled router. */
+  public static readonly ROUTER_SETTINGS_UNCHECKED = '@cdk-prefix-aware-llm/routerSettingsUnchecked';
+  /** A router sidecar setting the container accepts but warns about at start (e.g. a drain past SageMaker's 30 s stop deadline). */
+  public static readonly ROUTER_SETTING_DOUBTFUL = '@cdk-prefix-aware-llm/routerSettingDoubtful';
+
+  private constructor() {}
+}
+
+/** Ids of the construct's info annotations (`Annotations.of(scope).acknowledgeInfo(id, reason)` hides one). */
+export class PrefixAwareLlmInfos {
+  /** The endpoint's hourly price: instances × the list price of the instance type, with the price's source and date. */
+  public static readonly HOURLY_PRICE = HOURLY_PRICE_INFO;
+  /** `endpointName` is derived from the construct path: moving or renaming the construct replaces the endpoint. */
+  public static readonly ENDPOINT_NAME_FROM_PATH = '@cdk-prefix-aware-llm/endpointNameFromPath';
 
   private constructor() {}
 }
@@ -558,10 +585,18 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.routing = routing;
     this.deployment = deployment;
 
-    this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment });
-    this.tensorParallelSize = engine.tensorParallelSize ?? instanceType.gpuCount ?? 1;
-    this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment });
+    const modelId = props.model._huggingFaceModelId();
+    const parallelism: ParallelismInput = { instanceType, engine, enginesPerInstance: image._enginesPerInstance(), modelId, heads: modelHeads(modelId) };
+    this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment, parallelism });
+    this.tensorParallelSize = engine.tensorParallelSize ?? defaultTensorParallelSize(parallelism);
+    this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment, parallelism });
     warnAboutMixedPools(this, props.instancePools, routing.isPrefixAware);
+    annotateFleetPrice(this, {
+      instanceType,
+      instances: { min: props.autoScaling?.minCapacity ?? instanceCount, max: props.autoScaling?.maxCapacity ?? instanceCount },
+      fleets: 1 + (props.routingVariants?.length ?? 0),
+      pooled: (props.instancePools?.length ?? 0) > 1,
+    }, props.instanceType === undefined && props.instancePools === undefined);
 
     this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
 
@@ -746,9 +781,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       image: VllmImage;
       engine: VllmEngineOptions;
       deployment: DeploymentPolicy;
+      parallelism: ParallelismInput;
     },
   ): void {
-    const { instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
+    const { instanceTypes, instanceCount, routing, image, engine, deployment, parallelism } = resolved;
     const problems = new ProblemCollector();
     const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
 
@@ -788,7 +824,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
     }
 
-    for (const instanceType of instanceTypes) this.validateParallelism(instanceType, engine, problems);
+    for (const instanceType of instanceTypes) {
+      this.validateParallelism(instanceType, engine, problems);
+      validateModelParallelism({ ...parallelism, instanceType }, problems);
+    }
     const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
     if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
       problems.add('engine.tensorParallelSize is required because the instancePools have different GPU counts '
@@ -892,9 +931,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
   private warnAboutDoubtfulSettings(
     props: PrefixAwareLlmEndpointProps,
-    resolved: { instanceType: InstanceType; instanceCount: number; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy },
+    resolved: {
+      instanceType: InstanceType; instanceCount: number; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy;
+      parallelism: ParallelismInput;
+    },
   ): void {
-    const { instanceType, instanceCount, routing, engine, deployment } = resolved;
+    const { instanceType, instanceCount, routing, engine, deployment, parallelism } = resolved;
     const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
 
     if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
@@ -910,12 +952,20 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
     const gpus = instanceType.gpuCount;
     if (gpus !== undefined && isKnownInteger(this.tensorParallelSize)) {
-      const used = this.tensorParallelSize * extraParallelism(engine);
+      const used = gpusUsed(this.tensorParallelSize, engine, parallelism.enginesPerInstance);
       if (used < gpus && gpus % this.tensorParallelSize === 0) {
         warn(PrefixAwareLlmWarnings.UNUSED_GPUS,
           `vLLM uses ${used} of the ${gpus} GPUs of ${instanceType.name}; set engine.extraArgs['data-parallel-size'] to `
           + `${gpus / this.tensorParallelSize} to serve ${gpus / this.tensorParallelSize} replicas per instance, or pick a smaller instance type.`);
       }
+    }
+    if (parallelism.heads === undefined && engine.tensorParallelSize === undefined && this.tensorParallelSize > 1) {
+      const model = parallelism.modelId ?? 'the model from S3';
+      warn(PrefixAwareLlmWarnings.MODEL_HEADS_UNKNOWN,
+        `vLLM runs ${model} with tensor parallel size ${this.tensorParallelSize} (the GPUs ${parallelism.enginesPerInstance === undefined ? `of ${instanceType.name}` : 'of each engine'}), `
+        + `which the construct cannot check: ${model} is not in its catalogue of attention-head counts. vLLM exits at start, after the instances `
+        + `are paid for, unless num_attention_heads in the model's config.json divides by ${this.tensorParallelSize}; set engine.tensorParallelSize `
+        + 'to a size it divides (which also silences this warning).');
     }
     const maxModelLen = engine.maxModelLen;
     if (routing.isPrefixAware && isKnownInteger(maxModelLen) && isKnownInteger(routing.prefixLength)
@@ -939,7 +989,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         + 'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.');
     }
     if (props.endpointName === undefined) {
-      Annotations.of(this).addInfo('endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
+      Annotations.of(this).addInfoV2(PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH, 'endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
         + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
     }
     if (props.autoScaling) {

@@ -22,13 +22,20 @@ export interface RouterSidecarImageOptions {
 
   /**
    * The router's policy (`PREFIX_ROUTER_POLICY`), e.g. `cache-aware` or `sagemaker-prefix-aware?prefixLength=4096`.
-   * Its form is checked here, its name and options against the router's registered policies when the container starts.
+   * Checked at synth by the router's own parser: an unknown policy, an unknown option or a value out of range fails
+   * synth naming this prop and the allowed values.
    *
    * @default - `cache-aware` in multi-engine mode; the router's default in sagemaker mode (one engine: nothing to choose)
    */
   readonly policy?: string;
 
-  /** Further `PREFIX_ROUTER_*` settings for the router (any variable `prefix-router serve` accepts). @default - none */
+  /**
+   * Further `PREFIX_ROUTER_*` settings for the router (any variable `prefix-router serve` or `prefix-router
+   * container` reads). Checked at synth by the container's own start-up validation: an unknown variable or a value
+   * it would refuse fails synth; files they name (key files, a config file) are read when the container starts.
+   *
+   * @default - none
+   */
   readonly routerEnvironment?: Record<string, string>;
 
   /** Routing metrics as CloudWatch Embedded Metric Format lines in the container log. @default true */

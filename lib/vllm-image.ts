@@ -18,10 +18,13 @@ import { ECR_AUTH_ACTIONS, ECR_PULL_ACTIONS } from './private/iam-actions';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { ProblemCollector, show } from './private/validation';
 import { findSidecarBuildContext, ROUTER_SIDECAR_BUILD_EXCLUDES } from './private/router-sidecar-context';
+import { loadRouterSettings } from './private/router-settings';
 import { RouterSidecarMode, RouterSidecarImageOptions } from './router-sidecar-image';
 
-/** Same id as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN` (kept here to avoid an import cycle). */
+/** Same ids as `PrefixAwareLlmWarnings.HOST_AMI_UNKNOWN`, `.ROUTER_SETTINGS_UNCHECKED`, `.ROUTER_SETTING_DOUBTFUL` (kept here to avoid an import cycle). */
 const HOST_AMI_UNKNOWN_WARNING = '@cdk-prefix-aware-llm/hostAmiUnknown';
+const ROUTER_SETTINGS_UNCHECKED_WARNING = '@cdk-prefix-aware-llm/routerSettingsUnchecked';
+const ROUTER_SETTING_DOUBTFUL_WARNING = '@cdk-prefix-aware-llm/routerSettingDoubtful';
 import { EngineEnvConvention } from './vllm-engine-options';
 
 /** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
@@ -194,6 +197,17 @@ export abstract class VllmImage {
   /** @internal */
   public abstract _validate(scope: Construct, problems: ProblemCollector): void;
 
+  /**
+   * Engines the container runs on one instance when it splits the GPUs itself, each with tensor parallel size =
+   * its equal share (the router sidecar's multi-engine mode); undefined when one engine runs with the configured
+   * tensor parallel size.
+   *
+   * @internal
+   */
+  public _enginesPerInstance(): number | undefined {
+    return undefined;
+  }
+
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
   public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
@@ -325,6 +339,21 @@ class OwnRepositoryImage extends VllmImage {
   }
 }
 
+/** Which prop sets each variable the props own, for messages. */
+const PROP_OF_VARIABLE: Readonly<Record<string, string>> = {
+  PREFIX_ROUTER_MODE: 'image.mode',
+  PREFIX_ROUTER_ENGINES: 'image.engines',
+  PREFIX_ROUTER_POLICY: 'image.policy',
+  PREFIX_ROUTER_EMF: 'image.emf',
+};
+
+/** A router message that starts with the variable it is about, led by the prop that set it: `image.policy (PREFIX_ROUTER_POLICY) must ...`. */
+function propNamed(message: string): string {
+  const variable = /^PREFIX_ROUTER_[A-Z0-9_]+/.exec(message)?.[0];
+  if (variable === undefined) return `image: ${message}`;
+  return `${PROP_OF_VARIABLE[variable] ?? `image.routerEnvironment['${variable}']`} (${variable})${message.slice(variable.length)}`;
+}
+
 /** Variables the sidecar props set; routerEnvironment may not set them again. */
 const OWNED_VARIABLES = ['PREFIX_ROUTER_MODE', 'PREFIX_ROUTER_ENGINES', 'PREFIX_ROUTER_POLICY', 'PREFIX_ROUTER_EMF', 'PREFIX_ROUTER_EMF_ENDPOINT_NAME'];
 /** Variables the container itself decides. */
@@ -348,26 +377,12 @@ class RouterSidecarImage extends VllmImage {
   public _validate(scope: Construct, problems: ProblemCollector): void {
     const o = this.options;
     const mode = o.mode ?? RouterSidecarMode.SAGEMAKER;
-    if (!Object.values(RouterSidecarMode).includes(mode)) {
-      problems.add(`image.mode must be one of ${Object.values(RouterSidecarMode).join(', ')} (got ${show(mode)})`);
-    }
-    if (mode === RouterSidecarMode.MULTI_ENGINE && o.engines === undefined) {
-      problems.add('image.engines must be set in multi-engine mode: an integer between 1 and 64 (got undefined)');
-    }
-    if (mode === RouterSidecarMode.SAGEMAKER && o.engines !== undefined && !Token.isUnresolved(o.engines) && o.engines !== 1) {
-      problems.add(`image.engines must be 1 or left out in sagemaker mode; use RouterSidecarMode.MULTI_ENGINE for several engines (got ${show(o.engines)})`);
-    } else {
-      problems.integerInRange('image.engines', o.engines, 1, 64);
-    }
     // The endpoint validating this image knows its instance type: engines must share its GPUs evenly.
     const instanceType = (scope as { readonly instanceType?: { readonly name?: string; readonly gpuCount?: number } }).instanceType;
     const gpus = instanceType?.gpuCount;
     if (mode === RouterSidecarMode.MULTI_ENGINE && gpus !== undefined && o.engines !== undefined && !Token.isUnresolved(o.engines)
       && Number.isInteger(o.engines) && o.engines >= 1 && gpus % o.engines !== 0) {
       problems.add(`image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`);
-    }
-    if (o.policy !== undefined && !Token.isUnresolved(o.policy) && !/^[a-z][a-z0-9-]{0,63}(\?[A-Za-z0-9=&.,_-]{1,900})?$/.test(o.policy)) {
-      problems.add(`image.policy must be a policy name (lower-case letters, digits and '-', at most 64), optionally with options as in 'cache-aware?blockChars=256' (got ${show(o.policy)})`);
     }
     const extra = Object.entries(o.routerEnvironment ?? {});
     if (extra.length > MAX_ROUTER_VARIABLES) problems.add(`image.routerEnvironment must have at most ${MAX_ROUTER_VARIABLES} variables (got ${extra.length})`);
@@ -382,6 +397,7 @@ class RouterSidecarImage extends VllmImage {
         problems.add(`image.routerEnvironment['${name}'] must be at most 1024 characters (got ${value.length})`);
       }
     }
+    this.checkWithRouter(scope, problems);
     if (o.baseImage !== undefined && !Token.isUnresolved(o.baseImage) && !/^[a-z0-9.-]+(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$/.test(o.baseImage)) {
       problems.add(`image.baseImage must be a registry image reference with a tag or digest, like 763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:${this.defaultDlcTag} (got ${show(o.baseImage)})`);
     }
@@ -392,6 +408,51 @@ class RouterSidecarImage extends VllmImage {
     if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
       problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
     }
+  }
+
+  public override _enginesPerInstance(): number | undefined {
+    const engines = this.options.engines;
+    if ((this.options.mode ?? RouterSidecarMode.SAGEMAKER) !== RouterSidecarMode.MULTI_ENGINE) return undefined;
+    return engines !== undefined && !Token.isUnresolved(engines) && Number.isInteger(engines) && engines >= 1 ? engines : undefined;
+  }
+
+  /** The PREFIX_ROUTER_* variables the container gets: from the props, then routerEnvironment. */
+  private routerVariables(endpointName?: string): Record<string, string> {
+    const o = this.options;
+    return {
+      PREFIX_ROUTER_MODE: o.mode ?? RouterSidecarMode.SAGEMAKER,
+      PREFIX_ROUTER_EMF: (o.emf ?? true) ? 'on' : 'off',
+      ...(o.engines !== undefined && { PREFIX_ROUTER_ENGINES: String(o.engines) }),
+      ...(o.policy !== undefined && { PREFIX_ROUTER_POLICY: o.policy }),
+      ...(endpointName !== undefined && { PREFIX_ROUTER_EMF_ENDPOINT_NAME: endpointName }),
+      ...o.routerEnvironment,
+    };
+  }
+
+  /**
+   * The container's own start-up validation of these variables (lib/private/router-settings.ts): what would stop
+   * the container on the instance fails synth, named by the prop that set it. Deploy-time values are left out.
+   */
+  private checkWithRouter(scope: Construct, problems: ProblemCollector): void {
+    const router = loadRouterSettings();
+    if (router === undefined) {
+      Annotations.of(scope).addWarningV2(ROUTER_SETTINGS_UNCHECKED_WARNING,
+        'The router sidecar\'s settings were not checked at synth: this installation of cdk-prefix-aware-llm carries no compiled router '
+        + '(sidecar/dist). A bad policy or PREFIX_ROUTER_* value then stops the container only once the instances run.');
+      return;
+    }
+    // A routerEnvironment entry refused above (owned by a prop, or set by the container) is not reported twice.
+    const given = this.options.routerEnvironment ?? {};
+    const refused = [...OWNED_VARIABLES, ...CONTAINER_VARIABLES];
+    const variables = Object.fromEntries(Object.entries(this.routerVariables())
+      .filter(([name, value]) => !(name in given && refused.includes(name)) && !Token.isUnresolved(value)));
+    const check = router.checkContainerEnvironment(variables);
+    for (const problem of check.problems) problems.add(propNamed(problem));
+    const settable = router.CONTAINER_VARIABLES.filter((name) => !OWNED_VARIABLES.includes(name) && !CONTAINER_VARIABLES.includes(name));
+    for (const name of check.unknownVariables) {
+      problems.add(`image.routerEnvironment['${name}'] is not a variable the router or the container reads; allowed: ${settable.join(', ')} (got ${show(name)})`);
+    }
+    for (const warning of check.warnings) Annotations.of(scope).addWarningV2(ROUTER_SETTING_DOUBTFUL_WARNING, propNamed(warning));
   }
 
   public bind(scope: Construct, grantee: iam.IGrantable, context: VllmImageBindContext = {}): VllmImageConfig {
@@ -416,14 +477,7 @@ class RouterSidecarImage extends VllmImage {
       resources: ['*'],
       wildcardReason: 'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
     });
-    const environment: Record<string, string> = {
-      PREFIX_ROUTER_MODE: o.mode ?? RouterSidecarMode.SAGEMAKER,
-      PREFIX_ROUTER_EMF: (o.emf ?? true) ? 'on' : 'off',
-      ...(o.engines !== undefined && { PREFIX_ROUTER_ENGINES: String(o.engines) }),
-      ...(o.policy !== undefined && { PREFIX_ROUTER_POLICY: o.policy }),
-      ...(context.endpointName !== undefined && { PREFIX_ROUTER_EMF_ENDPOINT_NAME: context.endpointName }),
-      ...o.routerEnvironment,
-    };
+    const environment = this.routerVariables(context.endpointName);
     // The host AMI follows the base image's CUDA, as for VllmImage.dlc().
     const cudaMajor = cudaMajorOfDlcTag(dlcTagOf(o.baseImage) ?? this.defaultDlcTag);
     return {

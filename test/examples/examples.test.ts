@@ -114,7 +114,8 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       PREFIX_ROUTER_EMF: 'on',
       PREFIX_ROUTER_EMF_ENDPOINT_NAME: stacks.routerSidecar.endpoint.endpointName,
       SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
-      SM_VLLM_TENSOR_PARALLEL_SIZE: '4',
+      // What each engine runs with: its share of the 4 GPUs (the container passes --tensor-parallel-size 1), not the instance's 4.
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
     });
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
       ProductionVariants: [{ InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],

@@ -1,6 +1,6 @@
 import { App, Stack, StackProps } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps } from '../../lib/index';
+import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointProps } from '../../lib/index';
 
 /**
  * Every test app turns aws-cdk-lib's built-in CloudFormation schema validation into errors
@@ -23,9 +23,12 @@ export function newStack(props: StackProps = {}): Stack {
 
 export const LLAMA_70B = 'meta-llama/Llama-3.1-70B-Instruct';
 
-/** Props with only the required model; tests override what they exercise. */
+/**
+ * Props with the required model and the p5 instance type the construct defaults to, given explicitly (left out, it
+ * warns with the fleet's price: `PrefixAwareLlmWarnings.DEFAULT_INSTANCE_TYPE`); tests override what they exercise.
+ */
 export function baseProps(overrides: Partial<PrefixAwareLlmEndpointProps> = {}): PrefixAwareLlmEndpointProps {
-  return { model: ModelSource.huggingFace(LLAMA_70B), ...overrides };
+  return { model: ModelSource.huggingFace(LLAMA_70B), ...(overrides.instancePools === undefined && { instanceType: InstanceType.ML_P5_48XLARGE }), ...overrides };
 }
 
 /** Builds one endpoint in a fresh stack. */

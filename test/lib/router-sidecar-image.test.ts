@@ -97,12 +97,19 @@ describe('when the sidecar image is synthesized', () => {
 
 describe('when sidecar options are invalid', () => {
   it.each([
-    [{ mode: RouterSidecarMode.MULTI_ENGINE }, 'image.engines must be set in multi-engine mode: an integer between 1 and 64 (got undefined)'],
-    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 0 }, 'image.engines must be between 1 and 64 (got 0)'],
-    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 }, 'image.engines must be between 1 and 64 (got 65)'],
-    [{ engines: 2 }, 'image.engines must be 1 or left out in sagemaker mode'],
-    [{ mode: 'fleet' as RouterSidecarMode }, "image.mode must be one of sagemaker, multi-engine (got 'fleet')"],
-    [{ policy: 'Fast Policy' }, "image.policy must be a policy name (lower-case letters, digits and '-', at most 64), optionally with options as in 'cache-aware?blockChars=256' (got 'Fast Policy')"],
+    // The router's own messages (router/src/container/container-config.ts), led by the prop that set the variable.
+    [{ mode: RouterSidecarMode.MULTI_ENGINE }, 'image.engines (PREFIX_ROUTER_ENGINES) must be set in multi-engine mode: an integer between 1 and 64 (got nothing)'],
+    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 0 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "0")'],
+    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "65")'],
+    [{ engines: 2 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be 1 in sagemaker mode'],
+    [{ mode: 'fleet' as RouterSidecarMode }, 'image.mode (PREFIX_ROUTER_MODE) must be one of sagemaker, multi-engine (got "fleet")'],
+    [{ policy: 'Fast Policy' }, 'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "Fast Policy")'],
+    [{ policy: 'cache-awre' }, 'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "cache-awre")'],
+    [{ policy: 'cache-aware?blokChars=128' }, 'image.policy (PREFIX_ROUTER_POLICY) option blokChars is not an option of policy cache-aware (its options: blockChars,'],
+    [{ policy: 'cache-aware?blockChars=8' }, 'image.policy (PREFIX_ROUTER_POLICY) option blockChars must be an integer between 16 and 65536 (got 8)'],
+    [{ routerEnvironment: { PREFIX_ROUTER_HEALTH_TIMEOUT_MS: 'soon' } }, `image.routerEnvironment['PREFIX_ROUTER_HEALTH_TIMEOUT_MS'] (PREFIX_ROUTER_HEALTH_TIMEOUT_MS) must be an integer between 10 and 600000 (got "soon")`],
+    [{ routerEnvironment: { PREFIX_ROUTER_ROUTING_HEADERS: 'everything' } }, `image.routerEnvironment['PREFIX_ROUTER_ROUTING_HEADERS'] (PREFIX_ROUTER_ROUTING_HEADERS) must be one of off, instance, all`],
+    [{ routerEnvironment: { PREFIX_ROUTER_POLCY: 'random' } }, `image.routerEnvironment['PREFIX_ROUTER_POLCY'] is not a variable the router or the container reads; allowed: `],
     [{ routerEnvironment: { HOME: '/x' } }, "image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got 'HOME')"],
     [{ routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_POLICY'],
     [{ routerEnvironment: { PREFIX_ROUTER_PORT: '1' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it'],

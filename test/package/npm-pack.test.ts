@@ -123,6 +123,34 @@ process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properti
     expect(statSync(join(staged, 'router', 'entrypoint.sh')).mode & 0o111).not.toBe(0);
   });
 
+  test('GIVEN a CDK app with the construct tarball THEN synth checks sidecar settings with the router the tarball carries, and states the hourly price', () => {
+    const app = emptyProject(join(work, 'cdk-app-checks'));
+    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)], app, 300_000);
+    writeFileSync(
+      join(app, 'checks.js'),
+      `const { App, Stack } = require('aws-cdk-lib');
+const { Annotations, Match } = require('aws-cdk-lib/assertions');
+const { InstanceType, ModelSource, PrefixAwareLlmEndpoint, VllmImage } = require('${CONSTRUCT.name}');
+const model = ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct');
+let refused = '';
+try {
+  new PrefixAwareLlmEndpoint(new Stack(new App(), 'Bad'), 'Llm', { model, instanceType: InstanceType.ML_G6E_2XLARGE, image: VllmImage.withRouterSidecar({ policy: 'cache-awre' }) });
+} catch (err) {
+  refused = err.message;
+}
+const stack = new Stack(new App(), 'Priced');
+new PrefixAwareLlmEndpoint(stack, 'Llm', { model, instanceType: InstanceType.ML_G6E_2XLARGE });
+const infos = Annotations.fromStack(stack).findInfo('*', Match.stringLikeRegexp('Endpoint price')).map((i) => i.entry.data);
+process.stdout.write(JSON.stringify({ refused, infos }));
+`,
+    );
+    const { refused, infos } = JSON.parse(run(process.execPath, ['checks.js'], app, 120_000)) as { refused: string; infos: string[] };
+    // The message comes from sidecar/dist/router/src/container/container-config.js: the router's own parser, shipped.
+    expect(refused).toContain('image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware');
+    expect(infos).toEqual([expect.stringContaining('Endpoint price: 2 × ml.g6e.2xlarge at $2.6/instance-hour')]);
+    expect(construct.files.map((f) => f.path)).toEqual(expect.arrayContaining(['sidecar/dist/router/src/container/container-config.js', 'sidecar/dist/router/src/common/instance-prices.js']));
+  });
+
   test('GIVEN an empty project WHEN the router tarball is installed THEN npx prefix-router prints its version, simulates the shipped trace by name and the client subpath loads', () => {
     const project = emptyProject(join(work, 'router-project'));
     run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, router.filename)], project, 300_000);

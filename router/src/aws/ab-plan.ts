@@ -9,6 +9,7 @@ import { parseDecimalInteger } from '../common/decimal-text';
 import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
 import { finishCommands } from './ab-finish';
 import { routingLabel, type EndpointFacts } from './endpoint-facts';
+import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 
 /** An A/B plan that cannot run as given (a bad --strategies list, a fleet it cannot switch): a ConfigError. */
 export class AbPlanError extends ConfigError {
@@ -99,15 +100,8 @@ export function parseAbStrategies(text: string, current?: ProductionVariantRouti
   return strategies;
 }
 
-/**
- * Approximate on-demand list prices (USD per instance-hour, us-east-1) of the instance types the examples use,
- * for the plan's cost line only; other regions, types and savings plans differ. `--price-per-instance-hour`
- * overrides them.
- */
-export const LIST_PRICE_USD_PER_HOUR: Readonly<Record<string, number>> = {
-  'ml.p5.48xlarge': 63,
-  'ml.g6e.2xlarge': 2.6,
-};
+/** The project's price table (common/instance-prices.ts), kept exported here for existing importers. */
+export { LIST_PRICE_USD_PER_HOUR };
 
 export interface SwitchPlan {
   /** How each switch deploys. */
@@ -348,7 +342,7 @@ export function buildAbPlan(input: {
       input.pricePerInstanceHour !== undefined
         ? '--price-per-instance-hour'
         : listed !== undefined
-          ? 'approximate us-east-1 on-demand list price; check https://aws.amazon.com/sagemaker/pricing/'
+          ? LIST_PRICE_SOURCE
           : 'unknown: pass --price-per-instance-hour',
     runSeconds: input.runSeconds,
     instances: facts.variants.reduce((n, v) => n + v.instanceCount, 0),

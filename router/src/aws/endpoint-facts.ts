@@ -16,7 +16,7 @@ import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-
  */
 export class AwsSetupError extends Error {
   constructor(
-    readonly reason: 'region' | 'credentials' | 'not-found' | 'not-in-service' | 'access-denied' | 'unsupported',
+    readonly reason: 'region' | 'credentials' | 'not-found' | 'not-in-service' | 'access-denied' | 'unsupported' | 'network',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -74,7 +74,33 @@ function isNotFound(err: unknown): boolean {
   return e?.name === 'ResourceNotFound' || ((e?.name === 'ValidationException' || e?.name === 'ValidationError') && /could not find|not found|does not exist/i.test(e.message ?? ''));
 }
 
-function mapDescribeError(err: unknown, what: string): never {
+/** Error codes of a request that never got an answer (Node's socket and DNS errors). */
+const NETWORK_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'];
+
+/**
+ * The cause, when `err` is a request that reached no AWS service (refused, reset, unresolvable, timed out), so
+ * the message names the API that was being called instead of a bare `connect ECONNREFUSED`; undefined otherwise.
+ */
+export function networkFailure(err: unknown): string | undefined {
+  const e = err as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  if (e === null || typeof e !== 'object' || e.$metadata?.httpStatusCode !== undefined) return undefined;
+  const code = e.code ?? e.cause?.code;
+  if (code !== undefined && NETWORK_CODES.includes(code)) return String(e.message ?? code).replace(/^AWS SDK error wrapper for (Error: )?/, '');
+  if (e.name === 'TimeoutError' || e.name === 'RequestTimeout') return e.message ?? e.name;
+  const text = NETWORK_CODES.find((c) => (e.message ?? '').includes(c));
+  return text === undefined ? undefined : String(e.message).replace(/^AWS SDK error wrapper for (Error: )?/, '');
+}
+
+/** An AwsSetupError for a request that reached no service, naming the API; rethrows anything else. */
+export function wrapNetworkError(err: unknown, api: string): never {
+  const cause = networkFailure(err);
+  if (cause !== undefined) {
+    throw new AwsSetupError('network', `could not reach AWS calling ${api}: ${cause} (check the network or proxy, --region, and AWS_ENDPOINT_URL_SAGEMAKER if set)`, { cause: err });
+  }
+  throw err;
+}
+
+function mapDescribeError(err: unknown, what: string, api: string): never {
   if (isNotFound(err)) throw new AwsSetupError('not-found', `${what} does not exist in this account and region (check the name and --region)`, { cause: err });
   const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   if (e?.name === 'AccessDeniedException' || e?.$metadata?.httpStatusCode === 403) {
@@ -83,13 +109,13 @@ function mapDescribeError(err: unknown, what: string): never {
   if (e?.name === 'CredentialsProviderError' || e?.name === 'UnrecognizedClientException' || e?.name === 'InvalidClientTokenId') {
     throw new AwsSetupError('credentials', `AWS credentials were refused reading ${what}: ${e.message ?? ''}`, { cause: err });
   }
-  throw err;
+  return wrapNetworkError(err, `${api} (${what})`);
 }
 
 /** DescribeEndpoint + DescribeEndpointConfig (throttling retried); throws AwsSetupError('not-found') for an unknown endpoint. */
 export async function describeEndpointFacts(sagemaker: SageMakerClient, endpointName: string, clock: Clock, retry?: RetryPolicy): Promise<EndpointFacts> {
   const endpoint = await withThrottlingRetry(`DescribeEndpoint ${endpointName}`, () => sagemaker.send(new DescribeEndpointCommand({ EndpointName: endpointName })), clock, retry).catch(
-    (err: unknown) => mapDescribeError(err, `endpoint '${endpointName}'`),
+    (err: unknown) => mapDescribeError(err, `endpoint '${endpointName}'`, 'DescribeEndpoint'),
   );
   const configName = endpoint.EndpointConfigName ?? '';
   const config = await withThrottlingRetry(
@@ -97,7 +123,7 @@ export async function describeEndpointFacts(sagemaker: SageMakerClient, endpoint
     () => sagemaker.send(new DescribeEndpointConfigCommand({ EndpointConfigName: configName })),
     clock,
     retry,
-  ).catch((err: unknown) => mapDescribeError(err, `endpoint configuration '${configName}' of '${endpointName}'`));
+  ).catch((err: unknown) => mapDescribeError(err, `endpoint configuration '${configName}' of '${endpointName}'`, 'DescribeEndpointConfig'));
   const variants: VariantFacts[] = (config.ProductionVariants ?? []).map((v) => {
     const live = endpoint.ProductionVariants?.find((p) => p.VariantName === v.VariantName);
     return {
@@ -134,7 +160,7 @@ const MODEL_ENV = ['SM_VLLM_SERVED_MODEL_NAME', 'SM_VLLM_MODEL', 'OPTION_MODEL_I
 /** The model name vLLM serves, from the variant's SageMaker model environment; undefined when none is set. */
 export async function servedModelName(sagemaker: SageMakerClient, modelName: string, clock: Clock, retry?: RetryPolicy): Promise<string | undefined> {
   const model = await withThrottlingRetry(`DescribeModel ${modelName}`, () => sagemaker.send(new DescribeModelCommand({ ModelName: modelName })), clock, retry).catch((err: unknown) =>
-    mapDescribeError(err, `model '${modelName}'`),
+    mapDescribeError(err, `model '${modelName}'`, 'DescribeModel'),
   );
   return servedModelFromEnvironment(model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {});
 }

@@ -12,11 +12,12 @@ import { AwsSetupError } from '../aws/endpoint-facts';
 import { refuseInferenceComponentEndpoint } from '../aws/inference-components';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
+import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, loadFlagProblems, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
-import { resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S } from './sagemaker-bench';
+import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
+import { prefixAwareIdProblem, resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S, SAGEMAKER_DEFAULT_MAX_REQUESTS } from './sagemaker-bench';
 
 /**
  * `prefix-router ab`: a routing A/B on a live SageMaker endpoint. Prints the plan (fleet, cost, how each switch
@@ -147,7 +148,13 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   const numberFlag = (flag: string, raw: string | undefined, min: number, max: number): number | undefined =>
     checks.check(() => optionalNumberFlag(flag, raw, min, max));
   if (flags.endpointName === undefined) problems.push('--endpoint-name is required');
-  if (flags.workload === undefined) problems.push('--workload is required');
+  else if (!SAGEMAKER_NAME.test(flags.endpointName)) problems.push(`--endpoint-name must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(flags.endpointName)})`);
+  // Every flag is checked before the first AWS call: the load flags as bench checks them (no target needed), the
+  // strategies' syntax and ranges (PREFIX_AWARE's defaults come from the endpoint later), the routing hint.
+  for (const problem of loadFlagProblems({ ...flags, duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S, maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS })) problems.push(problem);
+  if (!flags.variants && flags.strategies !== undefined) checks.check(() => parseAbStrategies(flags.strategies!));
+  const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
+  if (hintProblem !== undefined) problems.push(hintProblem);
   if (flags.variants && flags.strategies !== undefined) problems.push('give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both');
   if (!flags.variants && flags.strategies === undefined) problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
   const price = numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);

@@ -153,10 +153,8 @@ function withOption(spec: string, name: string, value: number): string {
   return `${spec}${spec.includes('?') ? '&' : '?'}${name}=${value}`;
 }
 
-/** Validates raw flag strings; collects every problem, each naming the flag and its allowed range. */
-export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
-  const checks = new FlagProblems();
-  const problems = { push: (problem: string) => checks.add(problem) };
+/** `number` and `seconds` flag readers that collect problems instead of throwing. */
+function flagReaders(checks: FlagProblems) {
   const number = (flag: string, raw: string | undefined, range: FlagRange, integer = false): number | undefined =>
     raw === undefined
       ? undefined
@@ -165,23 +163,28 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     const s = number(flag, raw, { min: range.min / 1000, max: range.max / 1000, minExclusive: range.minExclusive });
     return s === undefined ? undefined : s * 1000;
   };
+  return { number, seconds };
+}
+
+/** The load flags read into settings: what a run sends and for how long, independent of where it goes. */
+export interface LoadSettings {
+  readonly workload: Workload | undefined;
+  readonly durationMs?: number;
+  readonly maxRequests?: number;
+  readonly warmupMs: number;
+  readonly timeScale: number;
+  readonly requestTimeoutMs: number;
+  readonly model?: string;
+}
+
+/**
+ * Reads the load flags `bench` and `ab` share (RawLoadFlags), adding every problem to `checks`. Needs no target:
+ * `ab` checks them before it asks AWS anything, `bench` as part of its own flags.
+ */
+export function readLoadFlags(flags: RawLoadFlags, checks: FlagProblems): LoadSettings {
+  const problems = { push: (problem: string) => checks.add(problem) };
+  const { number, seconds } = flagReaders(checks);
   const r = LIVE_RANGES;
-
-  if (
-    flags.sagemakerEndpoint === undefined &&
-    (flags.region !== undefined || flags.prefixAwareId !== undefined || flags.inferenceComponent !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
-  ) {
-    problems.push('--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint');
-  }
-  if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
-  else {
-    try {
-      parseTargetUrl(flags.url, '--url');
-    } catch (err) {
-      problems.push((err as Error).message);
-    }
-  }
-
   const concurrency = number('concurrency', flags.concurrency, r.concurrency, true);
   const rate = number('rate', flags.rate, { min: 0, max: 100_000, minExclusive: true });
   let workload: Workload | undefined;
@@ -217,6 +220,41 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   }
   const timeScale = number('time-scale', flags.timeScale ?? '1', r.timeScale) ?? 1;
   const requestTimeoutMs = seconds('timeout', flags.timeout ?? String(DEFAULT_REQUEST_TIMEOUT_MS / 1000), r.requestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const model = flags.model !== undefined && flags.model.trim() === '' ? undefined : flags.model;
+  if (flags.model !== undefined && model === undefined) problems.push('--model must not be empty');
+  return { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model };
+}
+
+/** Every problem of the load flags, [] when they are valid (see readLoadFlags). */
+export function loadFlagProblems(flags: RawLoadFlags): readonly string[] {
+  const checks = new FlagProblems();
+  readLoadFlags(flags, checks);
+  return checks.problems;
+}
+
+/** Validates raw flag strings; collects every problem, each naming the flag and its allowed range. */
+export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
+  const checks = new FlagProblems();
+  const problems = { push: (problem: string) => checks.add(problem) };
+  const { number, seconds } = flagReaders(checks);
+  const r = LIVE_RANGES;
+
+  if (
+    flags.sagemakerEndpoint === undefined &&
+    (flags.region !== undefined || flags.prefixAwareId !== undefined || flags.inferenceComponent !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
+  ) {
+    problems.push('--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint');
+  }
+  if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
+  else {
+    try {
+      parseTargetUrl(flags.url, '--url');
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+
+  const { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model } = readLoadFlags(flags, checks);
   const drainTimeoutMs = seconds('drain', flags.drain, r.drainTimeoutMs);
   const cloudWatchDelayMs = seconds('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), { min: 0, max: 3_600_000 }) ?? DEFAULT_CLOUDWATCH_DELAY_S * 1000;
 
@@ -224,7 +262,6 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     if (value !== undefined && value.trim() === '') problems.push(`--${flag} must not be empty`);
     return value?.trim() === '' ? undefined : value;
   };
-  const model = nonEmpty('model', flags.model);
   const label = nonEmpty('label', flags.label);
   const strategy = nonEmpty('strategy', flags.strategy);
   const baseline = nonEmpty('baseline', flags.baseline);

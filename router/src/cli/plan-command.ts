@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { LIST_PRICE_USD_PER_HOUR } from '../aws/ab-plan';
+import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES } from '../policy';
 import { DEFAULT_PLAN_POLICIES, DEFAULT_PLAN_SWEEPS, planStrategies, runPlan, type PlanStrategy } from '../plan/planner';
@@ -12,11 +12,8 @@ import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
-/**
- * Where the built-in instance prices come from: approximate us-east-1 on-demand list prices for SageMaker
- * real-time inference, as this project recorded them on 2026-11-30 (the date `ab`'s price table was written).
- */
-export const BUILT_IN_PRICE_SOURCE = 'approximate us-east-1 on-demand list price recorded 2026-11-30 from https://aws.amazon.com/sagemaker/pricing/; other regions, savings plans and later changes differ: pass --price-per-instance-hour';
+/** Where the built-in instance prices come from (common/instance-prices.ts), and how to use another price. */
+export const BUILT_IN_PRICE_SOURCE = `${LIST_PRICE_SOURCE}: pass --price-per-instance-hour`;
 
 export const PLAN_INSTANCES_DEFAULT = '1..16';
 export const MAX_RUNS_DEFAULT = 400;

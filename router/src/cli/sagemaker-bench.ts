@@ -109,6 +109,12 @@ export async function resolveSageMakerTarget(
   return { endpointName: input.endpointName, region, api: api as 'invoke' | 'openai', runtimeBase, overridden, facts, model: model ?? '', runtime, sagemaker, notes, ...(component !== undefined ? { inferenceComponent: component } : {}) };
 }
 
+/** What is wrong with a --prefix-aware-id (SageMaker's PrefixAwareId: 1-64 printable ASCII), or undefined. */
+export function prefixAwareIdProblem(id: string | undefined): string | undefined {
+  if (id === undefined || PREFIX_AWARE_ID.test(id)) return undefined;
+  return `--prefix-aware-id must be 1 to 64 printable ASCII characters (got ${id.length} characters)`;
+}
+
 /** The bench settings (all the usual flags validated as for --url) and the transport of a SageMaker target. */
 export function sageMakerBenchPlan(
   flags: RawBenchFlags,
@@ -117,9 +123,8 @@ export function sageMakerBenchPlan(
 ): { settings: BenchSettings; extra: () => Partial<LiveBenchmarkOptions> } {
   const problems: string[] = [];
   if (flags.url !== undefined) problems.push('give --url or --sagemaker-endpoint, not both');
-  if (flags.prefixAwareId !== undefined && !PREFIX_AWARE_ID.test(flags.prefixAwareId)) {
-    problems.push(`--prefix-aware-id must be 1 to 64 printable ASCII characters (got ${flags.prefixAwareId.length} characters)`);
-  }
+  const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
+  if (hintProblem !== undefined) problems.push(hintProblem);
   if (flags.backendMetrics !== undefined && flags.backendMetrics.length > 0) problems.push('--backend-metrics does not apply to a SageMaker endpoint (its engines are not reachable); CloudWatch has the endpoint\'s metrics');
   if (problems.length > 0) throw new ConfigError(problems);
   const path = target.api === 'openai' ? `/endpoints/${encodeURIComponent(target.endpointName)}/openai` : `/endpoints/${encodeURIComponent(target.endpointName)}`;

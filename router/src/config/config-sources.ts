@@ -20,7 +20,7 @@ import {
   type PolicyDefinition,
   type PolicyOptionSchema,
 } from '../policy';
-import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions } from './router-config';
+import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions, type RouterValidation } from './router-config';
 
 /** One router option as the CLI, the environment and the docs see it: its flag, variable and value kind. */
 export interface CliOptionSpec {
@@ -134,11 +134,12 @@ export interface LoadedOptions {
   readonly configFile?: string;
 }
 
-export function loadRouterOptions(sources: ConfigSources): LoadedOptions {
+export function loadRouterOptions(sources: ConfigSources, validation: RouterValidation = {}): LoadedOptions {
   const origins = new Map<string, Origin>();
   const specLabels = new Map<string, string>();
   const configFile = stringValue(sources.flags.config) ?? nonEmpty(sources.env[CONFIG_FILE_ENV]);
-  const options: Record<string, unknown> = configFile === undefined ? {} : readConfigFile(configFile, origins);
+  // Without file access (cdk synth) the config file's settings are left to the start of the router.
+  const options: Record<string, unknown> = configFile === undefined || validation.readFiles === false ? {} : readConfigFile(configFile, origins);
   for (const spec of CLI_OPTIONS) {
     const fromFlag = sources.flags[flagKey(spec.flag)];
     const fromEnv = nonEmpty(sources.env[spec.env]);
@@ -201,9 +202,9 @@ function policyOwning(keys: readonly string[]): string | undefined {
 }
 
 /** Loads, merges and validates; throws RouterConfigError whose lines name flags, variables or file keys. */
-export function loadRouterConfig(sources: ConfigSources): RouterConfig {
-  const loaded = loadRouterOptions(sources);
-  return resolveRouterConfig(loaded.options, (problem) => labelFor(problem, loaded));
+export function loadRouterConfig(sources: ConfigSources, validation: RouterValidation = {}): RouterConfig {
+  const loaded = loadRouterOptions(sources, validation);
+  return resolveRouterConfig(loaded.options, (problem) => labelFor(problem, loaded), validation);
 }
 
 function labelFor(problem: OptionProblem, loaded: LoadedOptions): string {

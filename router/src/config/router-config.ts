@@ -261,8 +261,18 @@ const TOP_LEVEL_KEYS = [
   'allowedHosts',
 ];
 
+/** How far validation may look beyond the options themselves. */
+export interface RouterValidation {
+  /**
+   * Read the key files the options name (a missing or empty file is a problem). Off where those paths belong to
+   * another machine, as at `cdk synth` for a container's settings: only their form is checked then.
+   * @default true
+   */
+  readonly readFiles?: boolean;
+}
+
 /** Every problem in `options`, each with the option's property path. */
-export function routerOptionProblems(options: unknown): OptionProblem[] {
+export function routerOptionProblems(options: unknown, validation: RouterValidation = {}): OptionProblem[] {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     return [{ option: 'options', rule: 'must be an object', got: options }];
   }
@@ -292,7 +302,7 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
   if (o.adminApiKeyFile !== undefined && o.adminPort === undefined) {
     problems.push({ option: 'adminApiKeyFile', rule: 'needs adminPort (the admin listener it protects)', got: o.adminApiKeyFile });
   }
-  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path]));
+  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
   }
@@ -318,9 +328,10 @@ function allowedHostsProblems(value: unknown): OptionProblem[] {
 }
 
 /** A key file option must name a readable file holding at least one key; the message never shows its content. */
-function keyFileProblems(path: string, value: unknown): OptionProblem[] {
+function keyFileProblems(path: string, value: unknown, readFiles: boolean): OptionProblem[] {
   if (value === undefined) return [];
   if (typeof value !== 'string' || value.length === 0) return [{ option: path, rule: 'must be the path of a key file', got: value }];
+  if (!readFiles) return [];
   try {
     readKeyFile(value);
     return [];
@@ -399,8 +410,12 @@ export function parseBackendUrl(value: string): BackendTarget | undefined {
  * Applies defaults and validates. Throws RouterConfigError naming each bad option by `label(path)` (property
  * paths by default; the CLI passes flag/env names).
  */
-export function resolveRouterConfig(options: RouterOptions, label: (problem: OptionProblem) => string = (p) => p.option): RouterConfig {
-  const problems = routerOptionProblems(options);
+export function resolveRouterConfig(
+  options: RouterOptions,
+  label: (problem: OptionProblem) => string = (p) => p.option,
+  validation: RouterValidation = {},
+): RouterConfig {
+  const problems = routerOptionProblems(options, validation);
   if (problems.length > 0) throw new RouterConfigError(problems.map((p) => formatProblem(p, label(p))));
   const d = ROUTER_DEFAULTS;
   return {

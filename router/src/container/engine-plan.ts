@@ -58,14 +58,14 @@ export function enginePlanProblems(
 
 /**
  * Legal but doubtful: in multi-engine mode each engine's tensor-parallel size is its share of the GPUs, so an
- * SM_VLLM_TENSOR_PARALLEL_SIZE other than that share or the whole instance's GPU count (what the construct sets by
- * default) is replaced, and said so.
+ * SM_VLLM_TENSOR_PARALLEL_SIZE other than that share is replaced, and said so. The construct renders the share
+ * (lib/private/parallelism.ts), so its templates say what runs.
  */
 export function enginePlanWarnings(settings: ContainerSettings, gpus: GpuInventory, env: Readonly<Record<string, string | undefined>>): string[] {
   const raw = (env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? '').trim();
   if (settings.mode !== 'multi-engine' || raw === '' || gpus.ids.length === 0) return [];
   const share = gpus.ids.length / settings.engines;
-  if (Number(raw) === share || Number(raw) === gpus.ids.length) return [];
+  if (Number(raw) === share) return [];
   return [`SM_VLLM_TENSOR_PARALLEL_SIZE=${raw} is replaced in multi-engine mode: each of the ${settings.engines} engines gets ${share} of the ${gpus.ids.length} GPUs and --tensor-parallel-size ${share}`];
 }
 

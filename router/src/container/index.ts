@@ -9,4 +9,5 @@ export * from './gpu-inventory';
 export * from './line-prefixer';
 export * from './restart-backoff';
 export * from './free-ports';
+export * from './container-config';
 export * from './supervisor';

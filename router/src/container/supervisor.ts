@@ -1,7 +1,8 @@
 import pino, { type Logger } from 'pino';
-import { CONFIG_FILE_ENV, loadRouterConfig, RouterConfigError, type RouterConfig } from '../config';
 import { startRouterWithConfig, type RunningRouter } from '../server';
-import { CONTAINER_DEFAULTS, CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
+import { CONFIG_FILE_ENV } from '../config';
+import { loadContainerConfig } from './container-config';
+import { CONTAINER_ENV, type ContainerSettings } from './container-env';
 import { EmfEmitter } from './emf-emitter';
 import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
 import { enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
@@ -36,59 +37,6 @@ export interface RunningContainer {
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
-const POLICY_ENV = 'PREFIX_ROUTER_POLICY';
-const OPEN_CONTAINER_PATHS_ENV = 'PREFIX_ROUTER_OPEN_CONTAINER_PATHS';
-/** The router policy of multi-engine mode when none is configured. */
-export const MULTI_ENGINE_DEFAULT_POLICY = 'cache-aware';
-
-/** The router's environment: the container's, with the backends, host, port and drain the container decides. */
-export function routerEnvironment(env: NodeJS.ProcessEnv, settings: ContainerSettings, backends: readonly string[]): NodeJS.ProcessEnv {
-  const routerEnv: NodeJS.ProcessEnv = {
-    ...env,
-    [CONTAINER_ENV.backends]: backends.join(','),
-    [CONTAINER_ENV.host]: settings.host,
-    [CONTAINER_ENV.port]: String(settings.port),
-  };
-  // Only a container default: a value the user set goes to the router as it is (and is validated there).
-  if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '') routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
-  // The only engine of sagemaker mode answers /health late when loaded: a longer timeout (and, in startContainer,
-  // timeouts that never eject it).
-  if (settings.mode === 'sagemaker' && (env[CONTAINER_ENV.healthTimeoutMs] ?? '').trim() === '') {
-    routerEnv[CONTAINER_ENV.healthTimeoutMs] = String(CONTAINER_DEFAULTS.sagemakerHealthTimeoutMs);
-  }
-  // Several engines behind one router: cache-aware is the recommended policy for a fleet the router manages itself
-  // (docs/router.md). A policy set by variable or config file wins.
-  const policyGiven = (env[POLICY_ENV] ?? '').trim() !== '' || (env[CONFIG_FILE_ENV] ?? '').trim() !== '';
-  if (settings.mode === 'multi-engine' && !policyGiven) routerEnv[POLICY_ENV] = MULTI_ENGINE_DEFAULT_POLICY;
-  // SageMaker calls POST /invocations with no key (its front end authenticated the caller with SigV4): with
-  // PREFIX_ROUTER_API_KEY_FILE set, the container contract stays open in sagemaker mode unless the user says otherwise.
-  if (settings.mode === 'sagemaker' && (env[OPEN_CONTAINER_PATHS_ENV] ?? '').trim() === '') routerEnv[OPEN_CONTAINER_PATHS_ENV] = 'on';
-  return routerEnv;
-}
-
-/** Validates the container's and the router's settings together, so one start reports every problem. */
-export function loadContainerConfig(env: NodeJS.ProcessEnv): { settings: ContainerSettings; warnings: readonly string[]; routerConfigFor: (backends: readonly string[]) => RouterConfig } {
-  const problems: string[] = [];
-  let parsed: ReturnType<typeof parseContainerEnv> | undefined;
-  try {
-    parsed = parseContainerEnv(env);
-  } catch (err) {
-    if (!(err instanceof ContainerConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  // With placeholder backends: a bad PREFIX_ROUTER_POLICY or limit is reported before any engine starts.
-  const placeholderSettings = parsed?.settings ?? ({ host: '0.0.0.0', port: 8080, shutdownGraceMs: 20_000 } as ContainerSettings);
-  const routerConfigFor = (backends: readonly string[]): RouterConfig => loadRouterConfig({ flags: {}, env: routerEnvironment(env, placeholderSettings, backends) });
-  try {
-    routerConfigFor(['http://127.0.0.1:1']);
-  } catch (err) {
-    if (!(err instanceof RouterConfigError)) throw err;
-    problems.push(...err.problems);
-  }
-  if (problems.length > 0 || parsed === undefined) throw new ContainerConfigError(problems);
-  return { settings: parsed.settings, warnings: parsed.warnings, routerConfigFor };
-}
-
 export async function startContainer(
   env: NodeJS.ProcessEnv,
   io: ContainerIo,

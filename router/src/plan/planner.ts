@@ -9,9 +9,10 @@ import { contentChars, type Workload } from '../workload';
 import type { ArrivalWindow } from '../workload/arrival-window';
 import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
 import { sloMargin, type Slo } from './slo';
+import { HOURS_PER_MONTH } from '../common/instance-prices';
 
-/** Hours in the month `plan` bills: 365 × 24 ÷ 12, the figure AWS's pricing calculator uses. */
-export const HOURS_PER_MONTH = 730;
+/** Hours in the month `plan` bills (common/instance-prices.ts). */
+export { HOURS_PER_MONTH };
 
 /**
  * The SageMaker routing strategy a simulated policy stands for: the policies that reproduce SageMaker's own

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONTAINER_DEFAULTS, CONTAINER_ENV, ContainerConfigError, parseContainerEnv } from '../../../router/src/container';
-import { loadContainerConfig } from '../../../router/src/container/supervisor';
+import { checkContainerEnvironment, CONTAINER_VARIABLES, loadContainerConfig } from '../../../router/src/container/container-config';
+import { CLI_OPTIONS } from '../../../router/src/config';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -164,5 +165,27 @@ describe('when the container chooses the router policy', () => {
     [{}, 'sagemaker-prefix-aware'],
   ])('GIVEN %p THEN the router runs %s', (env, policy) => {
     expect(policyOf(env)).toBe(policy);
+  });
+});
+
+describe('when the container environment is checked without its machine (cdk synth)', () => {
+  it('GIVEN a key file and a config file that exist only in the container THEN the check accepts them while the start reads them', () => {
+    const env = { PREFIX_ROUTER_API_KEY_FILE: '/opt/ml/model/keys.txt', PREFIX_ROUTER_CONFIG: '/opt/ml/model/router.json' };
+    expect(checkContainerEnvironment(env)).toEqual({ problems: [], warnings: [], unknownVariables: [] });
+    expect(() => loadContainerConfig(env)).toThrow(ContainerConfigError);
+  });
+
+  it('GIVEN a misspelt variable THEN it is listed as unknown, and a known one is not', () => {
+    expect(checkContainerEnvironment({ PREFIX_ROUTER_POLCY: 'random', PREFIX_ROUTER_LOG_LEVEL: 'warn' }).unknownVariables).toEqual(['PREFIX_ROUTER_POLCY']);
+  });
+
+  it('GIVEN every router flag and container variable THEN each is a known variable', () => {
+    for (const option of CLI_OPTIONS) expect(CONTAINER_VARIABLES).toContain(option.env);
+    for (const name of Object.values(CONTAINER_ENV).filter((n) => n.startsWith('PREFIX_ROUTER_'))) expect(CONTAINER_VARIABLES).toContain(name);
+  });
+
+  it('GIVEN a bad policy and a doubtful drain THEN the problem and the warning are the start-up ones', () => {
+    expect(checkContainerEnvironment({ PREFIX_ROUTER_POLICY: 'cache-awre' }).problems).toEqual([expect.stringMatching(/^PREFIX_ROUTER_POLICY must be one of sagemaker-prefix-aware, cache-aware/)]);
+    expect(checkContainerEnvironment({ PREFIX_ROUTER_SHUTDOWN_GRACE_MS: '28000' }).warnings).toEqual([expect.stringContaining("reach SageMaker's 30000 ms stop deadline")]);
   });
 });

@@ -195,11 +195,13 @@ describe('when engines are planned', () => {
     ]);
   });
 
-  it('GIVEN a tensor-parallel size that multi-engine mode replaces THEN it warns, unless it is the share or the whole instance', () => {
+  it('GIVEN a tensor-parallel size that multi-engine mode replaces THEN it warns, unless it is the share (what the construct renders)', () => {
     expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual([
       'SM_VLLM_TENSOR_PARALLEL_SIZE=4 is replaced in multi-engine mode: each of the 4 engines gets 2 of the 8 GPUs and --tensor-parallel-size 2',
     ]);
-    expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '8' })).toEqual([]);
+    expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '8' })).toEqual([
+      'SM_VLLM_TENSOR_PARALLEL_SIZE=8 is replaced in multi-engine mode: each of the 4 engines gets 2 of the 8 GPUs and --tensor-parallel-size 2',
+    ]);
     expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '2' })).toEqual([]);
     expect(enginePlanWarnings(parseContainerEnv({}).settings, gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual([]);
   });
