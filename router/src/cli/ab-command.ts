@@ -92,7 +92,7 @@ export function defineAbOptions(command: Command): Command {
     .option('--no-cloudwatch', 'do not read CloudWatch')
     .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
     .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
-    .option('--out <dir>', 'report directory (default ./reports/ab-<time>)')
+    .option('--out <dir>', 'report directory (default ./prefix-router-reports/ab-<time>)')
     .option('--yes', 'make the changes the plan describes (without it the plan is printed and nothing changes)')
     .option('--quiet', 'no progress lines');
 }
