@@ -9,7 +9,7 @@ import {
   type PolicyConfig,
   type RoutingPolicy,
 } from '../policy';
-import { KeyFileError, readKeyFile } from '../common/api-keys';
+import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -96,6 +96,13 @@ export interface RouterOptions {
   /** File whose first key the router sends to its engines as `Authorization: Bearer KEY` on every path (vLLM `--api-key`). @default none */
   readonly upstreamApiKeyFile?: string;
   /**
+   * File holding the secret routing block hashes are keyed with (first key line, at least 32 characters; HMAC-SHA256
+   * truncated to 64 bits), read at start. Every router that publishes or observes instance state must hold the
+   * same one; without it a router draws a random secret, and its published state is refused by every observer.
+   * @default none (a random secret per router)
+   */
+  readonly stateHashKeyFile?: string;
+  /**
    * 'on': the SageMaker container contract paths (`POST /invocations`) answer without a key, because SageMaker's
    * front end authenticates callers (SigV4, IAM) and is the only client of a SageMaker container; the container
    * sets it in sagemaker mode. `/ping` and `/health` never need a key. @default 'off'
@@ -151,6 +158,7 @@ export interface RouterConfig {
   readonly publishStateBlocks: 'on' | 'off';
   readonly apiKeyFile: string | undefined;
   readonly upstreamApiKeyFile: string | undefined;
+  readonly stateHashKeyFile: string | undefined;
   readonly openContainerPaths: 'on' | 'off';
   readonly adminPort: number | undefined;
   readonly adminHost: string;
@@ -245,6 +253,7 @@ const TOP_LEVEL_KEYS = [
   'publishStateBlocks',
   'apiKeyFile',
   'upstreamApiKeyFile',
+  'stateHashKeyFile',
   'openContainerPaths',
   'adminPort',
   'adminHost',
@@ -285,6 +294,7 @@ export function routerOptionProblems(options: unknown): OptionProblem[] {
     problems.push({ option: 'adminApiKeyFile', rule: 'needs adminPort (the admin listener it protects)', got: o.adminApiKeyFile });
   }
   for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path]));
+  problems.push(...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, readStateHashSecret));
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
   }
@@ -310,11 +320,11 @@ function allowedHostsProblems(value: unknown): OptionProblem[] {
 }
 
 /** A key file option must name a readable file holding at least one key; the message never shows its content. */
-function keyFileProblems(path: string, value: unknown): OptionProblem[] {
+function keyFileProblems(path: string, value: unknown, read: (file: string) => unknown = readKeyFile): OptionProblem[] {
   if (value === undefined) return [];
   if (typeof value !== 'string' || value.length === 0) return [{ option: path, rule: 'must be the path of a key file', got: value }];
   try {
-    readKeyFile(value);
+    read(value);
     return [];
   } catch (err) {
     if (!(err instanceof KeyFileError)) throw err;
@@ -412,6 +422,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     publishStateBlocks: options.publishStateBlocks ?? d.publishStateBlocks,
     apiKeyFile: options.apiKeyFile,
     upstreamApiKeyFile: options.upstreamApiKeyFile,
+    stateHashKeyFile: options.stateHashKeyFile,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,

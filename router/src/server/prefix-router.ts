@@ -37,6 +37,7 @@ import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
+import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { SessionAffinity } from './session-affinity';
@@ -167,6 +168,8 @@ export class PrefixRouter implements RunningRouter {
   private readonly inFlightByClient = new Map<string, number>();
   private readonly bodyBudget: BodyBudget;
   private adminAddress: AddressInfo | undefined;
+  /** The secret this router's routing block hashes are keyed with, published and observed (stateHashKeyFile). */
+  readonly stateHashKey: StateHashKey;
 
   constructor(
     readonly config: RouterConfig,
@@ -174,9 +177,10 @@ export class PrefixRouter implements RunningRouter {
   ) {
     this.log = runtime.logger ?? createRouterLogger(config.logLevel, runtime.logDestination);
     this.extraMetrics = runtime.extraMetrics;
+    this.stateHashKey = routerStateHashKey(config);
     this.policy = isRoutingPolicy(config.policy)
       ? config.policy
-      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed) });
+      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed), stateHashKey: this.stateHashKey });
     const checking = config.healthCheck.intervalMs > 0;
     this.set = new BackendSet(
       config.backends.map(
@@ -328,11 +332,11 @@ export class PrefixRouter implements RunningRouter {
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
       const blockChars = publishedBlockChars(this.policy, this.config.publishStateBlockChars, this.config.publishStateBlockChars);
-      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens), this.config.publishStateMs);
+      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens, this.stateHashKey), this.config.publishStateMs);
     }
     if (this.config.observeInstances === 'on') {
       this.set.observeInstances(OBSERVATION_STALE_MS);
-      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
+      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization, this.stateHashKey);
       this.observer.start();
     }
     this.log.info(
@@ -708,3 +712,16 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export type { HealthState, RouterConfig, RouterOptions };
+
+/**
+ * The secret a router keys its routing block hashes with: its stateHashKeyFile's; without one, the given policy's
+ * when it hashes blocks (a caller that built it shares its key), else a random secret of this router's own, so
+ * that a router without the file matches no other (as two processes would not).
+ */
+function routerStateHashKey(config: RouterConfig): StateHashKey {
+  const policyKey = isRoutingPolicy(config.policy) ? config.policy.routingBlocks?.key : undefined;
+  if (config.stateHashKeyFile === undefined) return policyKey ?? StateHashKey.random();
+  const key = StateHashKey.fromFile(config.stateHashKeyFile);
+  if (policyKey !== undefined && policyKey.id !== key.id) throw new Error('config.policy hashes its routing blocks with another secret than stateHashKeyFile holds: build it with the same StateHashKey');
+  return key;
+}
