@@ -44,6 +44,12 @@ export interface LimitOptions {
    * upstream request aborted, so unread streams never hold engine connections. 0 = never.
    */
   readonly clientDrainTimeoutMs: number;
+  /**
+   * Longest a routed request waits for a free connection to its backend (all maxConnectionsPerBackend in use);
+   * then 503 overloaded with Retry-After. 0 = no bound. 10 s: a burst passes, a stuck pool does not hold
+   * requests for the whole upstream headers timeout.
+   */
+  readonly poolWaitTimeoutMs: number;
   /** Routed requests in flight at once; more get 503 overloaded with Retry-After. 0 = no cap. */
   readonly maxInFlight: number;
   /** Routed requests in flight at once per client (its API key, else its address); more get 429. 0 = no cap. */
@@ -180,6 +186,7 @@ export const ROUTER_DEFAULTS = {
     upstreamHeadersTimeoutMs: 600_000,
     upstreamBodyTimeoutMs: 300_000,
     clientDrainTimeoutMs: 300_000,
+    poolWaitTimeoutMs: 10_000,
     maxInFlight: 0,
     maxInFlightPerClient: 0,
     maxBufferedBodyBytes: 0,
@@ -210,6 +217,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.upstreamHeadersTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.clientDrainTimeoutMs': { min: 0, max: 86_400_000 },
+  'limits.poolWaitTimeoutMs': { min: 0, max: 86_400_000 },
   'limits.maxInFlight': { min: 0, max: 1_000_000 },
   'limits.maxInFlightPerClient': { min: 0, max: 1_000_000 },
   'limits.maxBufferedBodyBytes': { min: 0, max: 2 ** 40 },

@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
 import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
+import { ConnectionSlots } from './connection-slots';
 import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
@@ -45,12 +46,16 @@ export class Backend implements InstanceView {
   /** This router's load figures when the observation was taken (its changes since are added to it). */
   private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());
 
+  /** Routed requests' share of the pool, with a bounded wait for a free connection (limits.poolWaitTimeoutMs). */
+  readonly connections: ConnectionSlots;
+
   constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState, name: string = target.id) {
     this.id = target.id;
     this.name = name;
     this.origin = target.origin;
     this.basePath = target.basePath;
     this.health = initialHealth;
+    this.connections = new ConnectionSlots(options.connections, name);
     this.pool = new Pool(target.origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,

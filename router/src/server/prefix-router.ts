@@ -551,7 +551,9 @@ export class PrefixRouter implements RunningRouter {
       let status: OutcomeStatus = '499';
       let outcome: ReleaseKind = 'completed';
       let retry = false;
+      let releaseConnection: (() => void) | undefined;
       try {
+        releaseConnection = await backend.connections.acquire(this.config.limits.poolWaitTimeoutMs);
         status = await forward({
           req,
           res,
@@ -602,6 +604,7 @@ export class PrefixRouter implements RunningRouter {
           status = String(error.status);
         }
       } finally {
+        releaseConnection?.();
         // The one release of this attempt, however it ended (a refused connection reports nothing of the engine).
         routed.release({
           kind: outcome,
