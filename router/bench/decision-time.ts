@@ -95,10 +95,14 @@ function timePublishing(): number {
   return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
 }
 
-let hashSink = 0;
+let keyedBlocks = 0;
+let unkeyedBlocks = 0;
 function timeHashing(keyed: boolean): number {
   const t0 = process.hrtime.bigint();
-  for (const r of probes) hashSink += keyed ? routingBlockHashes(r, BLOCK_CHARS, KEY).length : unkeyedChain(r.routingText, BLOCK_CHARS, 0x3c6ef372).length;
+  for (const r of probes) {
+    if (keyed) keyedBlocks += routingBlockHashes(r, BLOCK_CHARS, KEY).length;
+    else unkeyedBlocks += unkeyedChain(r.routingText, BLOCK_CHARS, 0x3c6ef372).length;
+  }
   return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
 }
 
@@ -140,7 +144,8 @@ process.stdout.write(
     publishMicros: median(publishUs),
     keyedHashMicros: median(keyedUs),
     unkeyedHashMicros: median(unkeyedUs),
-    hashBlocks: hashSink / (probes.length * 10),
+    hashBlocks: keyedBlocks / (probes.length * 10),
+    sameBlockCounts: keyedBlocks === unkeyedBlocks,
     gc: typeof (globalThis as { gc?: unknown }).gc === 'function',
   })}\n`,
 );

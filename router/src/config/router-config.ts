@@ -165,6 +165,11 @@ export interface RouterConfig {
   readonly apiKeyFile: string | undefined;
   readonly upstreamApiKeyFile: string | undefined;
   readonly stateHashKeyFile: string | undefined;
+  /**
+   * True when limits.maxBodyBytes was not configured: the router then derives it from the backends' context
+   * (bodyLimitForContext of their largest max_model_len), keeping limits.maxBodyBytes when none states one.
+   */
+  readonly maxBodyBytesFromContext: boolean;
   readonly openContainerPaths: 'on' | 'off';
   readonly adminPort: number | undefined;
   readonly adminHost: string;
@@ -431,6 +436,7 @@ export function resolveRouterConfig(options: RouterOptions, label: (problem: Opt
     apiKeyFile: options.apiKeyFile,
     upstreamApiKeyFile: options.upstreamApiKeyFile,
     stateHashKeyFile: options.stateHashKeyFile,
+    maxBodyBytesFromContext: options.limits?.maxBodyBytes === undefined,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,

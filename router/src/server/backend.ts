@@ -33,6 +33,8 @@ export class Backend implements InstanceView {
   readonly load = new InstanceLoad();
   /** KV-cache capacity in tokens from the engine's vllm:cache_config_info, once read. */
   kvCapacityTokens: number | undefined;
+  /** The backend's context length in tokens (max_model_len from GET /v1/models), when it states one. */
+  maxModelLen: number | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */

@@ -28,3 +28,35 @@ export async function readKvCapacity(backend: Backend, timeoutMs: number): Promi
     // Not every backend serves /metrics; the policy falls back to its configured capacity.
   }
 }
+
+/**
+ * The context length a vLLM backend serves, in tokens: the largest `max_model_len` of the models its GET /v1/models
+ * lists (vLLM's model card carries it; so does the emulator). Undefined when none states one.
+ */
+export function maxModelLenFromModels(json: unknown): number | undefined {
+  const data = (json as { data?: unknown } | null)?.data;
+  if (!Array.isArray(data)) return undefined;
+  let longest: number | undefined;
+  for (const model of data) {
+    const len = (model as { max_model_len?: unknown } | null)?.max_model_len;
+    if (typeof len === 'number' && Number.isSafeInteger(len) && len > 0) longest = Math.max(longest ?? 0, len);
+  }
+  return longest;
+}
+
+/** Reads a backend's GET /v1/models once and records its context length; any failure leaves it unknown (never throws). */
+export async function readMaxModelLen(backend: Backend, timeoutMs: number, authorization: string | undefined): Promise<void> {
+  try {
+    const res = await backend.pool.request({
+      method: 'GET',
+      path: `${backend.basePath}/v1/models`,
+      ...(authorization !== undefined ? { headers: { authorization } } : {}),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const text = await res.body.text();
+    if (res.statusCode === 200) backend.maxModelLen = maxModelLenFromModels(JSON.parse(text));
+  } catch {
+    // A backend without /v1/models (or not up yet): the fixed default body limit applies.
+  }
+}

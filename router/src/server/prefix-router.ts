@@ -31,11 +31,11 @@ import {
   isUpstreamTimeout,
   type OutcomeStatus,
 } from './proxy';
-import { BodyBudget, defaultBodyBudgetBytes } from './body-budget';
+import { BodyBudget, bodyLimitForContext, defaultBodyBudgetBytes } from './body-budget';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
-import { readKvCapacity } from './cache-config';
+import { readKvCapacity, readMaxModelLen } from './cache-config';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
@@ -170,6 +170,8 @@ export class PrefixRouter implements RunningRouter {
   private adminAddress: AddressInfo | undefined;
   /** The secret this router's routing block hashes are keyed with, published and observed (stateHashKeyFile). */
   readonly stateHashKey: StateHashKey;
+  /** Largest request body read: limits.maxBodyBytes, or derived from the backends' context at start (maxBodyBytesFromContext). */
+  private maxBodyBytes: number;
 
   constructor(
     readonly config: RouterConfig,
@@ -178,6 +180,7 @@ export class PrefixRouter implements RunningRouter {
     this.log = runtime.logger ?? createRouterLogger(config.logLevel, runtime.logDestination);
     this.extraMetrics = runtime.extraMetrics;
     this.stateHashKey = routerStateHashKey(config);
+    this.maxBodyBytes = config.limits.maxBodyBytes;
     this.policy = isRoutingPolicy(config.policy)
       ? config.policy
       : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed), stateHashKey: this.stateHashKey });
@@ -309,7 +312,13 @@ export class PrefixRouter implements RunningRouter {
   async start(): Promise<void> {
     await this.health?.start();
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
-    if (this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0) await Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs)));
+    const timeoutMs = this.config.healthCheck.timeoutMs;
+    await Promise.all([
+      ...(this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0 ? this.set.list.map((b) => readKvCapacity(b, timeoutMs)) : []),
+      ...(this.config.maxBodyBytesFromContext ? this.set.list.map((b) => readMaxModelLen(b, timeoutMs, this.upstreamKey?.authorization)) : []),
+    ]);
+    this.maxBodyBytes = this.bodyLimit();
+    if (this.maxBodyBytes !== this.config.limits.maxBodyBytes) this.log.info({ maxBodyBytes: this.maxBodyBytes }, "body limit derived from the backends' context (max_model_len); set limits.maxBodyBytes to override");
     try {
       await listen(this.server, this.config.port, this.config.host);
       if (this.adminServer !== undefined) {
@@ -432,7 +441,7 @@ export class PrefixRouter implements RunningRouter {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
       this.admitRouted(req, res);
-      const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
+      const body = await readBody(req, this.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
@@ -666,6 +675,22 @@ export class PrefixRouter implements RunningRouter {
     if (isUpstreamTimeout(err)) return new RouterError('upstream_timeout', `instance ${backend.name} did not answer in time (${upstreamErrorCode(err)})`);
     this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend request failed before a response');
     return new RouterError('upstream_error', `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`);
+  }
+
+  /**
+   * The body limit in force: limits.maxBodyBytes when configured or when no backend states its context; else
+   * bodyLimitForContext of the longest context a backend states, within the body budget (a body must fit it).
+   */
+  private bodyLimit(): number {
+    if (!this.config.maxBodyBytesFromContext) return this.config.limits.maxBodyBytes;
+    const contexts = this.set.list.map((b) => b.maxModelLen).filter((n): n is number => n !== undefined);
+    if (contexts.length === 0) return this.config.limits.maxBodyBytes;
+    return Math.min(this.bodyBudget.maxBytes, bodyLimitForContext(Math.max(...contexts)));
+  }
+
+  /** Largest request body this router reads now (limits.maxBodyBytes, or derived from the backends' context). */
+  get bodyLimitBytes(): number {
+    return this.maxBodyBytes;
   }
 
   private ping(res: ServerResponse): void {
