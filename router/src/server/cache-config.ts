@@ -21,7 +21,8 @@ export function kvCapacityFromMetrics(text: string): number | undefined {
 /** Reads a backend's /metrics once and records its KV capacity; any failure leaves it unknown (never throws). */
 export async function readKvCapacity(backend: Backend, timeoutMs: number): Promise<void> {
   try {
-    const res = await backend.pool.request({ method: 'GET', path: `${backend.basePath}/metrics`, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    // The whole read within timeoutMs: a backend that trickles its answer cannot hold up the router's start.
+    const res = await backend.pool.request({ method: 'GET', path: `${backend.basePath}/metrics`, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
     const text = await res.body.text();
     if (res.statusCode === 200) backend.kvCapacityTokens = kvCapacityFromMetrics(text);
   } catch {
@@ -44,7 +45,13 @@ export function maxModelLenFromModels(json: unknown): number | undefined {
   return longest;
 }
 
-/** Reads a backend's GET /v1/models once and records its context length; any failure leaves it unknown (never throws). */
+/** Most bytes of a GET /v1/models answer read (a model list is a few hundred bytes a model). */
+const MAX_MODELS_BYTES = 1024 * 1024;
+
+/**
+ * Reads a backend's GET /v1/models once, within `timeoutMs` and MAX_MODELS_BYTES, and records its context length;
+ * any failure leaves it unknown (never throws).
+ */
 export async function readMaxModelLen(backend: Backend, timeoutMs: number, authorization: string | undefined): Promise<void> {
   try {
     const res = await backend.pool.request({
@@ -53,9 +60,19 @@ export async function readMaxModelLen(backend: Backend, timeoutMs: number, autho
       ...(authorization !== undefined ? { headers: { authorization } } : {}),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.body.text();
-    if (res.statusCode === 200) backend.maxModelLen = maxModelLenFromModels(JSON.parse(text));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_MODELS_BYTES) {
+        res.body.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    }
+    if (res.statusCode === 200) backend.maxModelLen = maxModelLenFromModels(JSON.parse(Buffer.concat(chunks).toString('utf8')));
   } catch {
     // A backend without /v1/models (or not up yet): the fixed default body limit applies.
   }

@@ -81,6 +81,27 @@ describe('when the default body limit comes from the model context', () => {
     });
   });
 
+  it('GIVEN a backend whose /v1/models streams without end THEN the router still starts within its health-check timeout, on the fixed default', async () => {
+    const endless = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const pump = (): void => {
+        while (!res.destroyed && res.write(Buffer.alloc(64 * 1024, 0x20)));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
+    const started = Date.now();
+    const router = await routerFor(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, { healthCheck: { intervalMs: 0, timeoutMs: 500 } });
+    try {
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await router.close();
+      await new Promise<void>((r) => { endless.closeAllConnections(); endless.close(() => r()); });
+    }
+  });
+
   it(`GIVEN a backend that states no context THEN the fixed default (${ROUTER_DEFAULTS.limits.maxBodyBytes} bytes) applies`, async () => {
     const engine = await engineWithContext(undefined);
     const router = await routerFor(engine.url);

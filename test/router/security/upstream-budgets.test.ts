@@ -64,6 +64,10 @@ describe('when an engine streams SSE that never has an event boundary', () => {
     server = createServer((req, res) => {
       req.resume();
       req.on('end', () => {
+        if (req.method === 'GET') {
+          res.writeHead(404).end();
+          return;
+        }
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('data: ');
         let sent = 0;
