@@ -50,6 +50,15 @@ export interface RouterSidecarImageOptions {
   readonly baseImage?: string;
 
   /**
+   * Image the Node.js binary and the build stage come from (`NODE_IMAGE` of router/Dockerfile): an official Node
+   * image, by tag or pinned by digest (`node:24.21.0-bookworm-slim@sha256:…`), from any registry the build machine
+   * reaches (a mirror in ECR, say).
+   *
+   * @default - the Dockerfile's default: node:24.21.0-bookworm-slim
+   */
+  readonly nodeImage?: string;
+
+  /**
    * Host AMI of the instances.
    *
    * @default - derived from the base image's DLC tag as for VllmImage.dlc()

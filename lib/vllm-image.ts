@@ -25,6 +25,12 @@ import { RouterSidecarMode, RouterSidecarImageOptions } from './router-sidecar-i
 const HOST_AMI_UNKNOWN_WARNING = '@cdk-prefix-aware-llm/hostAmiUnknown';
 const ROUTER_SETTINGS_UNCHECKED_WARNING = '@cdk-prefix-aware-llm/routerSettingsUnchecked';
 const ROUTER_SETTING_DOUBTFUL_WARNING = '@cdk-prefix-aware-llm/routerSettingDoubtful';
+
+/**
+ * A Docker image reference: [registry[:port]/]name[:tag][@sha256:digest], lower-case name components
+ * (https://docs.docker.com/reference/cli/docker/image/tag/#description).
+ */
+const IMAGE_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 import { EngineEnvConvention } from './vllm-engine-options';
 
 /** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
@@ -404,6 +410,9 @@ class RouterSidecarImage extends VllmImage {
     if (o.baseImage !== undefined && Token.isUnresolved(o.baseImage)) {
       problems.add('image.baseImage must be known at synth time: Docker build arguments cannot hold deploy-time values (got a token)');
     }
+    if (o.nodeImage !== undefined && (Token.isUnresolved(o.nodeImage) || !IMAGE_REFERENCE.test(o.nodeImage) || !/[:@][^/]*$/.test(o.nodeImage))) {
+      problems.add(`image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got ${show(o.nodeImage)})`);
+    }
     const context = o.buildContext ?? findSidecarBuildContext();
     if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
       problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
@@ -466,7 +475,7 @@ class RouterSidecarImage extends VllmImage {
         directory,
         file: 'router/Dockerfile',
         platform: ecrAssets.Platform.LINUX_AMD64,
-        buildArgs: o.baseImage !== undefined ? { BASE_IMAGE: o.baseImage } : undefined,
+        buildArgs: o.baseImage !== undefined || o.nodeImage !== undefined ? { ...(o.baseImage !== undefined ? { BASE_IMAGE: o.baseImage } : {}), ...(o.nodeImage !== undefined ? { NODE_IMAGE: o.nodeImage } : {}) } : undefined,
         // A checkout compiles its sources in the build stage; the npm package ships dist/ and no sources.
         exclude: fromSources ? [...ROUTER_SIDECAR_BUILD_EXCLUDES, 'dist'] : [...ROUTER_SIDECAR_BUILD_EXCLUDES],
         ignoreMode: IgnoreMode.GLOB,

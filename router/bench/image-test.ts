@@ -482,6 +482,50 @@ async function packageImage(image: string, label: string): Promise<void> {
   }
 }
 
+/** What a process in `image` finds about its user and what it may write, and the runtime dependencies it carries. */
+const SELF_CHECK = `
+const fs = require('fs'), path = require('path');
+const writable = (dir) => { try { const f = path.join(dir, '.write-probe-' + process.pid); fs.writeFileSync(f, 'x'); fs.unlinkSync(f); return true; } catch { return false; } };
+const versions = {};
+const walk = (dir) => { for (const name of fs.readdirSync(dir)) { if (name.startsWith('.')) continue; const full = path.join(dir, name); if (name.startsWith('@')) { walk(full); continue; } const pkg = path.join(full, 'package.json'); if (fs.existsSync(pkg)) versions[path.relative('/opt/prefix-router/node_modules', full)] = require(pkg).version; const nested = path.join(full, 'node_modules'); if (fs.existsSync(nested)) walk(nested); } };
+walk('/opt/prefix-router/node_modules');
+console.log(JSON.stringify({ uid: process.getuid(), gid: process.getgid(), home: process.env.HOME, user: require('os').userInfo().username, homeWritable: writable(process.env.HOME), tmpWritable: writable('/tmp'), codeWritable: writable('/opt/prefix-router'), versions }));
+`;
+
+interface SelfCheck {
+  readonly uid: number;
+  readonly gid: number;
+  readonly home: string;
+  readonly user: string;
+  readonly homeWritable: boolean;
+  readonly tmpWritable: boolean;
+  readonly codeWritable: boolean;
+  readonly versions: Record<string, string>;
+}
+
+/**
+ * Both images run as the unprivileged prefix-router user (uid 10001), can write its home and /tmp (the engines'
+ * caches) but not the router's code, and carry the same runtime dependencies at the same versions: the package
+ * image installs from the shrinkwrap the package ships, the checkout image from package-lock.json.
+ */
+async function nonRootAndPinned(checkoutImage: string, packageImage: string, label: string): Promise<void> {
+  const t = Date.now();
+  const results: SelfCheck[] = [];
+  for (const image of [checkoutImage, packageImage]) {
+    check((await docker('image', 'inspect', '-f', '{{.Config.User}}', image)) === '10001:10001', `${image} declares USER 10001:10001`);
+    const out = await docker('run', '--rm', '--label', label, '--network', 'none', '--entrypoint', '/usr/local/bin/node', image, '-e', SELF_CHECK);
+    const r = JSON.parse(out.split('\n').pop()!) as SelfCheck;
+    check(r.uid === 10001 && r.gid === 10001 && r.user === 'prefix-router', `${image} runs as prefix-router 10001:10001 (got ${r.user} ${r.uid}:${r.gid})`);
+    check(r.home === '/home/prefix-router' && r.homeWritable && r.tmpWritable, `${image}: HOME ${r.home} and /tmp writable`);
+    check(!r.codeWritable, `${image}: /opt/prefix-router is not writable by the router's user`);
+    results.push(r);
+  }
+  const [fromCheckout, fromPackage] = results.map((r) => JSON.stringify(Object.entries(r.versions).sort(([a], [b]) => a.localeCompare(b))));
+  check(Object.keys(results[0].versions).length > 10, 'the checkout image carries its runtime dependencies');
+  check(fromCheckout === fromPackage, `the package image's runtime dependencies equal the checkout image's (${Object.keys(results[1].versions).length} vs ${Object.keys(results[0].versions).length} packages)`);
+  ok(`both images: user prefix-router (10001), HOME and /tmp writable, code read-only; the same ${Object.keys(results[0].versions).length} runtime packages at the same versions`, t);
+}
+
 async function imageSize(image: string): Promise<number> {
   return Number(await docker('image', 'inspect', '-f', '{{.Size}}', image));
 }
@@ -513,6 +557,7 @@ async function main(): Promise<void> {
     console.log(`test:image: ${image}: ${mib(size)}, of which the router adds ${mib(size - base)} to its base (${mib(base)})`);
   }
   for (const [bytes, instruction] of await addedLayers(args.checkoutImage, args.baseImage)) console.log(`  ${mib(bytes).padStart(10)}  ${instruction.slice(0, 90)}`);
+  await nonRootAndPinned(args.checkoutImage, args.packageImage, args.label);
   await sagemakerMode(args.checkoutImage, args.label);
   await multiEngine(args.checkoutImage, args.label);
   await stopDuringStream(args.checkoutImage, args.label);

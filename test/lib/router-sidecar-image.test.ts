@@ -76,6 +76,18 @@ describe('when the sidecar runs several engines with a policy and more router se
     expect(images).toHaveLength(1);
     expect(images[0].source).toMatchObject({ dockerFile: 'router/Dockerfile', dockerBuildArgs: { BASE_IMAGE: base }, platform: 'linux/amd64' });
   });
+
+  it.each([
+    'node:24.21.0-bookworm-slim@sha256:' + 'a'.repeat(64),
+    'public.ecr.aws/docker/library/node:24.21.0-bookworm-slim',
+    '123456789012.dkr.ecr.us-east-1.amazonaws.com/mirror/node@sha256:' + 'b'.repeat(64),
+  ])('GIVEN nodeImage %s (pinned by digest, or a mirror) THEN it is the NODE_IMAGE build argument', (node) => {
+    const { stack } = synth({ image: VllmImage.withRouterSidecar({ nodeImage: node }) });
+    const assembly = (stack.node.root as any).synth();
+    const manifest = JSON.parse(readFileSync(join(assembly.directory, `${stack.artifactId}.assets.json`), 'utf8'));
+    const images = Object.values(manifest.dockerImages) as Array<{ source: Record<string, unknown> }>;
+    expect(images[0].source.dockerBuildArgs).toEqual({ NODE_IMAGE: node });
+  });
 });
 
 describe('when the sidecar image is synthesized', () => {
@@ -114,6 +126,9 @@ describe('when sidecar options are invalid', () => {
     [{ routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_POLICY'],
     [{ routerEnvironment: { PREFIX_ROUTER_PORT: '1' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it'],
     [{ baseImage: 'vllm' }, 'image.baseImage must be a registry image reference with a tag or digest'],
+    [{ nodeImage: 'node' }, "image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got 'node')"],
+    [{ nodeImage: 'Node:24' }, 'image.nodeImage must be an image reference'],
+    [{ nodeImage: 'node:24@sha256:abc' }, 'image.nodeImage must be an image reference'],
     [{ buildContext: '/nonexistent' }, "image.buildContext must be a directory containing router/Dockerfile (got '/nonexistent')"],
   ])('GIVEN %j THEN synth fails naming the prop', (options, message) => {
     expect(() => build({ image: VllmImage.withRouterSidecar(options) })).toThrow(message);

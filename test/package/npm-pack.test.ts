@@ -65,7 +65,7 @@ describe('when the construct and router packages are packed and installed into e
   test('GIVEN the construct tarball THEN it holds the jsii assembly, the compiled library, the staged sidecar context, LICENSE and NOTICE, and no sources or maps', () => {
     const paths = construct.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['.jsii', 'dist/index.js', 'dist/index.d.ts', 'LICENSE', 'NOTICE', 'README.md', 'package.json',
-      'sidecar/package.json', 'sidecar/router/Dockerfile', 'sidecar/router/entrypoint.sh', 'sidecar/router/image-build.sh', 'sidecar/dist/bin/prefix-router.js']));
+      'sidecar/package.json', 'sidecar/npm-shrinkwrap.json', 'sidecar/router/Dockerfile', 'sidecar/router/entrypoint.sh', 'sidecar/router/image-build.sh', 'sidecar/dist/bin/prefix-router.js']));
     expect(paths.filter((p) => p.endsWith('.map') || (p.endsWith('.ts') && !p.endsWith('.d.ts')) || p.startsWith('sidecar/router/src'))).toEqual([]);
     expect(paths.filter((p) => p.startsWith('sidecar/') && p.endsWith('.d.ts'))).toEqual([]);
     expect(readFileSync(join(ROOT, 'NOTICE'), 'utf8')).toMatch(/kvcache-ai\/Mooncake[\s\S]*Apache License, Version 2\.0/);

@@ -179,3 +179,18 @@ export class UpstreamKey extends WatchedKeyFile {
     return `Bearer ${this.key}`;
   }
 }
+
+/** Shortest secret a state-hash key file may hold (64 hex digits from 32 random bytes is the suggested form). */
+export const MIN_STATE_HASH_SECRET_CHARS = 32;
+
+/**
+ * The secret a `--state-hash-key-file` holds: its first key line (blank lines and `#` comments ignored), at least
+ * MIN_STATE_HASH_SECRET_CHARS characters. Throws KeyFileError naming the file, never its content.
+ */
+export function readStateHashSecret(path: string): string {
+  const [secret] = readKeyFile(path);
+  if (secret.length < MIN_STATE_HASH_SECRET_CHARS) {
+    throw new KeyFileError(path, `holds a key of ${secret.length} characters; a state-hash key needs at least ${MIN_STATE_HASH_SECRET_CHARS} (e.g. 64 hex digits)`);
+  }
+  return secret;
+}

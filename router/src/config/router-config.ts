@@ -9,7 +9,7 @@ import {
   type PolicyConfig,
   type RoutingPolicy,
 } from '../policy';
-import { KeyFileError, readKeyFile } from '../common/api-keys';
+import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -44,6 +44,12 @@ export interface LimitOptions {
    * upstream request aborted, so unread streams never hold engine connections. 0 = never.
    */
   readonly clientDrainTimeoutMs: number;
+  /**
+   * Longest a routed request waits for a free connection to its backend (all maxConnectionsPerBackend in use);
+   * then 503 overloaded with Retry-After. 0 = no bound. 10 s: a burst passes, a stuck pool does not hold
+   * requests for the whole upstream headers timeout.
+   */
+  readonly poolWaitTimeoutMs: number;
   /** Routed requests in flight at once; more get 503 overloaded with Retry-After. 0 = no cap. */
   readonly maxInFlight: number;
   /** Routed requests in flight at once per client (its API key, else its address); more get 429. 0 = no cap. */
@@ -101,6 +107,13 @@ export interface RouterOptions {
   /** File whose first key the router sends to its engines as `Authorization: Bearer KEY` on every path (vLLM `--api-key`). @default none */
   readonly upstreamApiKeyFile?: string;
   /**
+   * File holding the secret routing block hashes are keyed with (first key line, at least 32 characters; HMAC-SHA256
+   * truncated to 64 bits), read at start. Every router that publishes or observes instance state must hold the
+   * same one; without it a router draws a random secret, and its published state is refused by every observer.
+   * @default none (a random secret per router)
+   */
+  readonly stateHashKeyFile?: string;
+  /**
    * 'on': the SageMaker container contract paths (`POST /invocations`) answer without a key, because SageMaker's
    * front end authenticates callers (SigV4, IAM) and is the only client of a SageMaker container; the container
    * sets it in sagemaker mode. `/ping` and `/health` never need a key. @default 'off'
@@ -157,6 +170,12 @@ export interface RouterConfig {
   readonly learnPrefillSpeeds: 'on' | 'off';
   readonly apiKeyFile: string | undefined;
   readonly upstreamApiKeyFile: string | undefined;
+  readonly stateHashKeyFile: string | undefined;
+  /**
+   * True when limits.maxBodyBytes was not configured: the router then derives it from the backends' context
+   * (bodyLimitForContext of their largest max_model_len), keeping limits.maxBodyBytes when none states one.
+   */
+  readonly maxBodyBytesFromContext: boolean;
   readonly openContainerPaths: 'on' | 'off';
   readonly adminPort: number | undefined;
   readonly adminHost: string;
@@ -178,6 +197,7 @@ export const ROUTER_DEFAULTS = {
     upstreamHeadersTimeoutMs: 600_000,
     upstreamBodyTimeoutMs: 300_000,
     clientDrainTimeoutMs: 300_000,
+    poolWaitTimeoutMs: 10_000,
     maxInFlight: 0,
     maxInFlightPerClient: 0,
     maxBufferedBodyBytes: 0,
@@ -209,6 +229,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.upstreamHeadersTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.clientDrainTimeoutMs': { min: 0, max: 86_400_000 },
+  'limits.poolWaitTimeoutMs': { min: 0, max: 86_400_000 },
   'limits.maxInFlight': { min: 0, max: 1_000_000 },
   'limits.maxInFlightPerClient': { min: 0, max: 1_000_000 },
   'limits.maxBufferedBodyBytes': { min: 0, max: 2 ** 40 },
@@ -253,6 +274,7 @@ const TOP_LEVEL_KEYS = [
   'learnPrefillSpeeds',
   'apiKeyFile',
   'upstreamApiKeyFile',
+  'stateHashKeyFile',
   'openContainerPaths',
   'adminPort',
   'adminHost',
@@ -303,6 +325,7 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
     problems.push({ option: 'adminApiKeyFile', rule: 'needs adminPort (the admin listener it protects)', got: o.adminApiKeyFile });
   }
   for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
+  problems.push(...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, validation.readFiles ?? true, readStateHashSecret));
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
   }
@@ -328,12 +351,12 @@ function allowedHostsProblems(value: unknown): OptionProblem[] {
 }
 
 /** A key file option must name a readable file holding at least one key; the message never shows its content. */
-function keyFileProblems(path: string, value: unknown, readFiles: boolean): OptionProblem[] {
+function keyFileProblems(path: string, value: unknown, readFiles: boolean, read: (file: string) => unknown = readKeyFile): OptionProblem[] {
   if (value === undefined) return [];
   if (typeof value !== 'string' || value.length === 0) return [{ option: path, rule: 'must be the path of a key file', got: value }];
   if (!readFiles) return [];
   try {
-    readKeyFile(value);
+    read(value);
     return [];
   } catch (err) {
     if (!(err instanceof KeyFileError)) throw err;
@@ -436,6 +459,8 @@ export function resolveRouterConfig(
     learnPrefillSpeeds: options.learnPrefillSpeeds ?? d.learnPrefillSpeeds,
     apiKeyFile: options.apiKeyFile,
     upstreamApiKeyFile: options.upstreamApiKeyFile,
+    stateHashKeyFile: options.stateHashKeyFile,
+    maxBodyBytesFromContext: options.limits?.maxBodyBytes === undefined,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,

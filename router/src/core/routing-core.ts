@@ -8,6 +8,7 @@ import type { RoutingRequest } from '../protocol/routing-request';
 import type { InstanceLoad, LoadTicket } from '../state/instance-load';
 import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
 import { capacityBlocksFor } from '../state/prefix-index';
+import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
 
 /**
  * The routing loop around a policy, shared by the live router (server/prefix-router.ts) and the simulator
@@ -44,7 +45,7 @@ export class RoutingCore<Target extends RoutingTarget> {
 
   /** @internal Admits `request` to `log`, hashed at the log's block size (the policy's own hashes when they fit). */
   admit(log: InstanceStateLog, request: RoutingRequest, promptTokens: number): AdmittedRequest {
-    const blocks = this.options.publishBlocks !== false ? publishedBlocksOf(this.policy, request, log.blockChars) : NO_BLOCKS;
+    const blocks = this.options.publishBlocks !== false ? publishedBlocksOf(this.policy, request, log.blockChars, log.hashKey) : NO_BLOCKS;
     return log.admit(blocks, promptTokens, 'accepted');
   }
 
@@ -219,23 +220,24 @@ export class RoutedRequest<Target extends RoutingTarget> {
 }
 
 /** What a load-only publisher (publishStateBlocks 'off') records per request. */
-const NO_BLOCKS = new Int32Array(0);
+const NO_BLOCKS: readonly RoutingBlockKey[] = [];
 
 /**
- * A request's routing blocks of `blockChars` characters, for an instance's published state: the policy's own
- * hashes when it hashes blocks of that size (already computed for its decision, memoized), else hashed here.
+ * A request's routing blocks of `blockChars` characters keyed with `key`, for an instance's published state: the
+ * policy's own hashes when it hashes blocks of that size with that key (already computed for its decision,
+ * memoized), else hashed here.
  */
-export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number): Int32Array {
+export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number, key: StateHashKey): readonly RoutingBlockKey[] {
   const own = policy.routingBlocks;
-  return own !== undefined && own.blockChars === blockChars ? own.hashesOf(request) : routingBlockHashes(request, blockChars);
+  return own !== undefined && own.blockChars === blockChars && own.key === key ? own.hashesOf(request) : routingBlockHashes(request, blockChars, key);
 }
 
 /**
  * The published log of an instance holding `kvCapacityTokens` of KV cache: an index of `blockChars`-character
- * blocks sized to what the instance can hold.
+ * blocks sized to what the instance can hold, keyed with `key` (the deployment's state-hash secret).
  */
-export function publishedStateLog(blockChars: number, kvCapacityTokens: number, epoch?: string): InstanceStateLog {
-  return new InstanceStateLog(blockChars, capacityBlocksFor(kvCapacityTokens, blockChars), epoch);
+export function publishedStateLog(blockChars: number, kvCapacityTokens: number, key: StateHashKey, epoch?: string): InstanceStateLog {
+  return new InstanceStateLog(blockChars, capacityBlocksFor(kvCapacityTokens, blockChars), epoch, key);
 }
 
 /**

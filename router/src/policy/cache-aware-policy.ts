@@ -2,7 +2,8 @@ import type { RoutingRequest } from '../protocol/routing-request';
 import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
-import { routingBlockHashes, shortPromptKey } from './routing-blocks';
+import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
+import { coldPlacementKey, routingBlockHashes } from './routing-blocks';
 import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
 import { slowdownOf } from './prefill-speed';
 import {
@@ -66,17 +67,17 @@ interface Candidate {
 
 /** What the stages of one decision read about its request. */
 interface PromptFacts {
-  readonly hashes: Int32Array;
+  readonly hashes: readonly RoutingBlockKey[];
   /** The router's estimate of its prompt tokens, at least 1. */
   readonly promptTokens: number;
   readonly tokensPerBlock: number;
-  /** Its first block's hash (or the short prompt's key): what rendezvous order is computed for. */
+  /** Its cold placement key (coldPlacementKey: unkeyed, so replicas agree): what rendezvous order is computed for. */
   readonly coldKey: number;
 }
 
 interface Pending {
   readonly instance: string;
-  readonly hashes: Int32Array;
+  readonly hashes: readonly RoutingBlockKey[];
   /** Recency of each matched block before this request touched it, and the clock then (for engine feedback). */
   readonly admission: FeedbackAdmission;
 }
@@ -123,7 +124,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
   private readonly pending = new WeakMap<RoutingDecision, Pending>();
   private readonly candidates: Candidate[] = [];
   private lastRequest: RoutingRequest | undefined;
-  private lastHashes: Int32Array = new Int32Array(0);
+  private lastHashes: readonly RoutingBlockKey[] = [];
   private lastInstances: readonly InstanceView[] | undefined;
   private knownInstances = '';
   /** Requests this router sent to each instance since the healthy set last changed. */
@@ -135,14 +136,18 @@ export class CacheAwarePolicy implements RoutingPolicy {
 
   readonly routingBlocks: RoutingBlockHashing;
 
-  constructor(readonly options: CacheAwareOptions) {
-    this.routingBlocks = { blockChars: options.blockChars, hashesOf: (request) => this.blockHashesOf(request) };
+  constructor(
+    readonly options: CacheAwareOptions,
+    /** The deployment's secret its block hashes are keyed with (a random one for this process when none is given). */
+    readonly stateHashKey: StateHashKey = processStateHashKey(),
+  ) {
+    this.routingBlocks = { blockChars: options.blockChars, key: stateHashKey, hashesOf: (request) => this.blockHashesOf(request) };
   }
 
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
-  blockHashesOf(request: RoutingRequest): Int32Array {
+  blockHashesOf(request: RoutingRequest): readonly RoutingBlockKey[] {
     if (request === this.lastRequest) return this.lastHashes;
-    this.lastHashes = routingBlockHashes(request, this.options.blockChars);
+    this.lastHashes = routingBlockHashes(request, this.options.blockChars, this.stateHashKey);
     this.lastRequest = request;
     return this.lastHashes;
   }
@@ -177,7 +182,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
       hashes,
       promptTokens: Math.max(1, estimatedPromptTokens(request)),
       tokensPerBlock: this.options.blockChars / CHARS_PER_TOKEN,
-      coldKey: hashes.length > 0 ? hashes[0] : shortPromptKey(request, this.options.blockChars),
+      coldKey: coldPlacementKey(request, this.options.blockChars),
     };
   }
 
@@ -520,13 +525,16 @@ export const cacheAwareDefinition = definePolicy({
       doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
     },
   ],
-  create: (o) =>
-    new CacheAwarePolicy({
-      blockChars: o.blockChars,
-      kvCacheTokens: o.kvCacheTokens,
-      balanceSlackTokens: o.balanceSlackTokens,
-      stepTokens: o.stepTokens,
-      sessionHeader: o.sessionHeader,
-      maxSessions: o.maxSessions,
-    }),
+  create: (o, deps) =>
+    new CacheAwarePolicy(
+      {
+        blockChars: o.blockChars,
+        kvCacheTokens: o.kvCacheTokens,
+        balanceSlackTokens: o.balanceSlackTokens,
+        stepTokens: o.stepTokens,
+        sessionHeader: o.sessionHeader,
+        maxSessions: o.maxSessions,
+      },
+      deps.stateHashKey,
+    ),
 });

@@ -1,5 +1,6 @@
 import { parseDecimalNumber } from '../common/decimal-text';
 import type { Rng } from '../common/seeded-rng';
+import type { StateHashKey } from '../state/state-hash-key';
 import type { RoutingPolicy } from './routing-policy';
 
 /** An option's value: a number for 'integer' and 'number' options, the text for 'string' ones. */
@@ -37,6 +38,8 @@ export type PolicyOptionSchema = NumericOptionSchema | StringOptionSchema;
 /** What a policy may depend on: only injected, deterministic things. */
 export interface PolicyDeps {
   readonly rng: Rng;
+  /** The secret routing block hashes are keyed with (`--state-hash-key-file`); unset: one random key per process. */
+  readonly stateHashKey?: StateHashKey;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
 import { scopedSeed } from './cache-scope';
 import { fmix32, hashString, hashUtf16Range } from './hashing';
 
@@ -6,22 +7,22 @@ const MODEL_SEED = 0x3c6ef372;
 const TENANT_SEED = 0x1b873593;
 
 /**
- * Chained hashes of a request's full `blockChars`-character routing blocks, seeded by the model, the tenant
- * key and the cache scope (cache_salt, API key): block i's hash covers every character up to the end of block i, so two prompts share it only if they share
- * that whole prefix (vLLM's prefix-cache rule, in characters). The cache-aware policy matches these against its
- * index, and an instance publishing what it was sent (state/instance-state-log.ts) hashes the same way, so a
- * router observing that instance can match against its blocks too.
+ * Chained keyed hashes of a request's full `blockChars`-character routing blocks (StateHashKey.blockKeys: 64-bit
+ * HMAC-SHA256 tags under the deployment's secret), seeded by the model, the tenant key and the cache scope
+ * (cache_salt, API key): block i's key covers every character up to the end of block i, so two prompts share it
+ * only if they share that whole prefix (vLLM's prefix-cache rule, in characters). The cache-aware policy matches
+ * these against its index, and an instance publishing what it was sent (state/instance-state-log.ts) hashes the
+ * same way under the same secret, so a router observing that instance can match against its blocks too, and nobody
+ * without the secret can.
  */
-export function routingBlockHashes(request: RoutingRequest, blockChars: number): Int32Array {
-  const text = routedText(request);
-  const count = Math.floor(text.length / blockChars);
-  const hashes = new Int32Array(count);
-  let seed = scopedSeed(fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0)), request);
-  for (let i = 0; i < count; i++) {
-    seed = hashUtf16Range(text, i * blockChars, (i + 1) * blockChars, seed);
-    hashes[i] = seed | 0;
-  }
-  return hashes;
+export function routingBlockHashes(request: RoutingRequest, blockChars: number, key: StateHashKey = processStateHashKey()): RoutingBlockKey[] {
+  return key.blockKeys(routedText(request), blockChars, blockSeedOf(request));
+}
+
+/** The seed text a request's chain starts from: model, tenant key and cache scope, each length-prefixed (unambiguous). */
+function blockSeedOf(request: RoutingRequest): string {
+  const part = (value: string | undefined) => (value === undefined ? '-;' : `${value.length}:${value};`);
+  return part(request.model) + part(request.tenantKey) + part(request.cacheScope);
 }
 
 /**
@@ -35,6 +36,19 @@ export function routedText(request: RoutingRequest): string {
 /** The key a prompt too short for one full block is placed by: the hash of what it has, in its cache scope. */
 export function shortPromptKey(request: RoutingRequest, blockChars: number): number {
   return fmix32(hashString(request.routingText.slice(0, blockChars), scopedSeed(MODEL_SEED, request)));
+}
+
+/**
+ * The key a prompt no instance holds is placed by (rendezvous order): a fast unkeyed 32-bit hash of its first
+ * routing block in its model, tenant and cache scope, or shortPromptKey when it has no full block. Unkeyed on
+ * purpose: it is never published, and router replicas agree on where a cold prompt goes without sharing the
+ * state-hash secret.
+ */
+export function coldPlacementKey(request: RoutingRequest, blockChars: number): number {
+  const text = routedText(request);
+  if (text.length < blockChars) return shortPromptKey(request, blockChars);
+  const seed = scopedSeed(fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0)), request);
+  return hashUtf16Range(text, 0, blockChars, seed) | 0;
 }
 
 function latin1(body: Uint8Array | undefined): string {

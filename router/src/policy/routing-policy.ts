@@ -1,4 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
 
 export type { DecisionReason, PolicyName } from './policy-registry';
 
@@ -58,7 +59,7 @@ export interface ObservedBlocks {
   /** The caller's clock (RoutingSnapshot.nowMs) when this state was received: what this router sent later is not in it. */
   readonly observedAtMs: number;
   /** How many leading blocks of `hashes` the instance holds. */
-  match(hashes: ArrayLike<number>): number;
+  match(hashes: readonly RoutingBlockKey[]): number;
 }
 
 export interface RoutingSnapshot {
@@ -91,8 +92,10 @@ export interface ReleaseOutcome {
 export interface RoutingBlockHashing {
   /** Characters per routing block. */
   readonly blockChars: number;
-  /** The request's full routing blocks' chained hashes (policy/routing-blocks.ts), memoized per request. */
-  hashesOf(request: RoutingRequest): Int32Array;
+  /** The secret the hashes are keyed with: a caller hashing for the same key may reuse them. */
+  readonly key: StateHashKey;
+  /** The request's full routing blocks' chained keyed hashes (policy/routing-blocks.ts), memoized per request. */
+  hashesOf(request: RoutingRequest): readonly RoutingBlockKey[];
 }
 
 /**

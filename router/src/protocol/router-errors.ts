@@ -164,7 +164,7 @@ export const ROUTER_ERRORS = {
     status: 503,
     type: 'server_error',
     awsErrorType: 'ServiceUnavailable',
-    when: 'The router already has `maxInFlight` routed requests in flight. Answered before the body is read, with `Retry-After: 1`.',
+    when: 'The router already has `maxInFlight` routed requests in flight (answered before the body is read), or the chosen backend had no free connection for `poolWaitTimeoutMs`. With `Retry-After: 1`.',
   },
   shutting_down: {
     status: 503,

@@ -19,11 +19,22 @@ export function lastEventBoundary(bytes: Buffer): number {
 export class SseEventAligner {
   private pending: Buffer | undefined;
 
-  /** Returns the bytes that complete one or more events (possibly empty), keeping any unfinished tail. */
+  /** @param maxEventBytes most bytes of one unfinished event held back (MAX_SSE_EVENT_BYTES) */
+  constructor(private readonly maxEventBytes = MAX_SSE_EVENT_BYTES) {}
+
+  /**
+   * Returns the bytes that complete one or more events (possibly empty), keeping any unfinished tail. Throws
+   * SseEventTooLargeError (dropping the tail) once the tail passes maxEventBytes: a backend that never sends an
+   * event boundary is not held whole in memory.
+   */
   push(chunk: Buffer): Buffer {
     const bytes = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
     const end = lastEventBoundary(bytes);
     this.pending = end < bytes.length ? bytes.subarray(end) : undefined;
+    if (this.pending !== undefined && this.pending.length > this.maxEventBytes) {
+      this.pending = undefined;
+      throw new SseEventTooLargeError(this.maxEventBytes);
+    }
     return end === bytes.length ? bytes : bytes.subarray(0, end);
   }
 
@@ -37,6 +48,22 @@ export class SseEventAligner {
     const rest = this.pending;
     this.pending = undefined;
     return rest;
+  }
+}
+
+/**
+ * Most bytes of one server-sent event the router holds back waiting for its end. vLLM's events are a chunk of a
+ * few tokens, well under a kilobyte, or a few kilobytes with logprobs; 1 MiB leaves room for any real event.
+ */
+export const MAX_SSE_EVENT_BYTES = 1024 * 1024;
+
+/** A backend's SSE stream had an event longer than the aligner holds: the stream is ended with an error event. */
+export class SseEventTooLargeError extends Error {
+  readonly code = 'SSE_EVENT_TOO_LARGE';
+
+  constructor(readonly maxEventBytes: number) {
+    super(`the backend sent more than ${maxEventBytes} bytes without an SSE event boundary`);
+    this.name = 'SseEventTooLargeError';
   }
 }
 

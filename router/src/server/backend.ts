@@ -3,6 +3,7 @@ import type { BackendTarget } from '../config';
 import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import type { ModelCard } from '../protocol/model-cards';
+import { ConnectionSlots } from './connection-slots';
 import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
@@ -40,6 +41,8 @@ export class Backend implements InstanceView {
 
   /** Prefill speed learned from observed TTFTs (serve --learn-prefill-speeds on; written by the routing core). */
   prefillTokensPerSecond: number | undefined;
+  /** The backend's context length in tokens (max_model_len from GET /v1/models), when it states one. */
+  maxModelLen: number | undefined;
   /** Times a policy chose this backend (retries included). */
   decisions = 0;
   /** Requests that ended with a complete response from this backend (any status). */
@@ -53,12 +56,16 @@ export class Backend implements InstanceView {
   /** This router's load figures when the observation was taken (its changes since are added to it). */
   private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());
 
+  /** Routed requests' share of the pool, with a bounded wait for a free connection (limits.poolWaitTimeoutMs). */
+  readonly connections: ConnectionSlots;
+
   constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState, name: string = target.id) {
     this.id = target.id;
     this.name = name;
     this.origin = target.origin;
     this.basePath = target.basePath;
     this.health = initialHealth;
+    this.connections = new ConnectionSlots(options.connections, name);
     this.pool = new Pool(target.origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,

@@ -1,3 +1,4 @@
+import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { totalmem } from 'node:os';
 import { RouterError } from '../protocol';
 
@@ -41,3 +42,22 @@ export function defaultBodyBudgetBytes(maxBodyBytes: number): number {
   const available = constrained !== undefined && constrained > 0 && constrained < totalmem() ? constrained : totalmem();
   return Math.max(maxBodyBytes, Math.floor(available / 4));
 }
+
+/**
+ * Request body bytes a prompt filling a `maxModelLen`-token context can take: 4 characters a token (the project's
+ * token estimate, CHARS_PER_TOKEN) at 6 bytes each (the longest JSON form of a character, a `\uXXXX` escape, as
+ * clients that escape non-ASCII text send it), plus 1 MiB for the rest of the request (other messages' framing,
+ * tools, sampling fields). The default body limit when the backends state their context (docs/security.md); a body
+ * above it cannot be a prompt the model could take, so it is refused before it is held. Images sent inline as
+ * base64 can be larger: set limits.maxBodyBytes for them.
+ */
+export function bodyLimitForContext(maxModelLen: number): number {
+  return Math.min(MAX_BODY_LIMIT_BYTES, maxModelLen * BODY_BYTES_PER_CONTEXT_TOKEN + BODY_LIMIT_HEADROOM_BYTES);
+}
+
+/** 4 characters a token × 6 bytes a character (see bodyLimitForContext). */
+export const BODY_BYTES_PER_CONTEXT_TOKEN = CHARS_PER_TOKEN * 6;
+/** What a request holds besides its prompt text (see bodyLimitForContext). */
+export const BODY_LIMIT_HEADROOM_BYTES = 1024 * 1024;
+/** The largest limits.maxBodyBytes the configuration allows. */
+const MAX_BODY_LIMIT_BYTES = 1024 * 1024 * 1024;

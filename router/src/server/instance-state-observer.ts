@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Backend } from './backend';
+import { checkStateHashKey, processStateHashKey, StateHashKeyMismatchError, type StateHashKey } from '../state/state-hash-key';
 import { decodeInstanceState } from './instance-state-wire';
 import { describeUpstreamError } from './proxy';
 
@@ -9,9 +10,9 @@ export const OBSERVE_WAIT_MS = 1_000;
 /** An observation older than this is not used: the instance has missed two heartbeats. */
 export const OBSERVATION_STALE_MS = 3 * OBSERVE_WAIT_MS;
 /**
- * The most an observer reads of one answer. A full snapshot costs about 16 bytes a block (hash and recency as JSON):
- * 0.25 MB for the default 1 M-token cache, about 0.34 MB for the p5 profile's 1.35 M tokens. 32 MiB is about a
- * hundred times that, and a peer that streams without end cannot fill this router's memory.
+ * The most an observer reads of one answer. A full snapshot costs about 21 bytes a block (its 64-bit hash and
+ * recency, base64 in JSON): 0.33 MB for the default 1 M-token cache, about 0.45 MB for the p5 profile's 1.35 M
+ * tokens. 32 MiB is about seventy times that, and a peer that streams without end cannot fill this router's memory.
  */
 export const MAX_INSTANCE_STATE_BYTES = 32 * 1024 * 1024;
 const RETRY_FIRST_MS = 100;
@@ -21,7 +22,9 @@ const RETRY_MAX_MS = 5_000;
  * Follows every backend's GET /router/v1/instance-state (InstanceStatePublisher) with long polls, keeping each
  * Backend's observation current: the load the instance counts from every router replica, and the routing blocks
  * it was sent. A backend that does not publish, fails or answers nonsense is routed on this router's own view
- * (warned once until it recovers) and retried with backoff; nothing here can fail a request.
+ * (warned once until it recovers) and retried with backoff; nothing here can fail a request. A backend whose
+ * blocks are keyed with another secret than this router's (StateHashKey) is refused the same way, logged as an
+ * error: its blocks could never match this router's, and following it would predict no hit anywhere.
  */
 export class InstanceStateObserver {
   private readonly abort = new AbortController();
@@ -33,6 +36,8 @@ export class InstanceStateObserver {
     private readonly timeoutMs: number,
     /** The Authorization header sent to each published state (the upstream key, which the sidecar accepts), if any. */
     private readonly authorization: () => string | undefined = () => undefined,
+    /** The secret this router keys its block hashes with: a published state keyed otherwise is refused. */
+    private readonly hashKey: StateHashKey = processStateHashKey(),
   ) {}
 
   start(): void {
@@ -55,7 +60,10 @@ export class InstanceStateObserver {
       } catch (err) {
         if (signal.aborted) return;
         backend.observation.reset();
-        if (failures === 0) this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, "cannot observe the instance's state; routing on this router's own view of it");
+        if (failures === 0) {
+          const level = err instanceof StateHashKeyMismatchError ? 'error' : 'warn';
+          this.log[level]({ backend: backend.id, error: describeUpstreamError(err) }, "cannot observe the instance's state; routing on this router's own view of it");
+        }
         failures++;
         await sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(failures - 1, 6)), undefined, { signal }).catch(() => undefined);
       }
@@ -83,7 +91,9 @@ export class InstanceStateObserver {
       await res.body.dump();
       throw new Error(`GET /router/v1/instance-state answered HTTP ${res.statusCode}`);
     }
-    backend.applyObservation(decodeInstanceState(await readJsonAtMost(res.body, MAX_INSTANCE_STATE_BYTES)), Date.now());
+    const update = decodeInstanceState(await readJsonAtMost(res.body, MAX_INSTANCE_STATE_BYTES));
+    checkStateHashKey(backend.id, { id: update.hashKeyId, source: update.hashKeySource }, this.hashKey);
+    backend.applyObservation(update, Date.now());
   }
 }
 

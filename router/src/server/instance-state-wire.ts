@@ -1,12 +1,19 @@
 import type { InstanceStateUpdate } from '../state/instance-state-log';
+import { routingBlockKeyBytes, routingBlockKeysOf, type RoutingBlockKey, type StateHashKeySource } from '../state/state-hash-key';
 
 /**
  * The JSON form of an InstanceStateUpdate (GET /router/v1/instance-state). Block hashes travel as base64 of
- * their little-endian 32-bit words and recency numbers as base64 of 64-bit floats: a full index of 15,625 blocks
- * is 250 KB of base64, a typical update a few hundred bytes. An event is a base64 string (a prompt's blocks
- * recorded) or a number (every block used no later than that recency evicted).
+ * their 8 bytes each (64-bit keyed tags, StateHashKey) and recency numbers as base64 of little-endian 64-bit
+ * floats: a full index of 15,625 blocks is 333 KB of base64, a typical update a few hundred bytes. An event is a
+ * base64 string (a prompt's blocks recorded) or a number (every block used no later than that recency evicted).
+ * `hashKey` names the secret the blocks are keyed with by its public id, so an observer holding another refuses
+ * them (StateHashKeyMismatchError) instead of matching nothing.
+ *
+ * v2 (keyed 64-bit block hashes) replaced v1 (unkeyed 32-bit): the formats differ in name, so a router of one
+ * version observing the other refuses it, saying which it got.
  */
-export const INSTANCE_STATE_FORMAT = 'prefix-router/instance-state/v1';
+export const INSTANCE_STATE_FORMAT = 'prefix-router/instance-state/v2';
+const FORMAT_PREFIX = 'prefix-router/instance-state/';
 
 export function encodeInstanceState(update: InstanceStateUpdate): string {
   return JSON.stringify({
@@ -15,45 +22,56 @@ export function encodeInstanceState(update: InstanceStateUpdate): string {
     seq: update.seq,
     version: update.version,
     blockChars: update.blockChars,
+    hashKey: { id: update.hashKeyId, source: update.hashKeySource },
     capacityBlocks: update.capacityBlocks,
     load: update.load,
     ...(update.snapshot !== undefined
-      ? { snapshot: { clock: update.snapshot.clock, hashes: base64Of(update.snapshot.hashes), recency: base64Of(update.snapshot.recency) } }
+      ? { snapshot: { clock: update.snapshot.clock, hashes: keysBase64(update.snapshot.hashes), recency: floatsBase64(update.snapshot.recency) } }
       : {}),
-    ...(update.events !== undefined ? { events: update.events.map((e) => ('record' in e ? base64Of(e.record) : e.evictNotNewerThan)) } : {}),
+    ...(update.events !== undefined ? { events: update.events.map((e) => ('record' in e ? keysBase64(e.record) : e.evictNotNewerThan)) } : {}),
   });
 }
 
 /** Parses and checks an update; throws a RangeError saying what is wrong (the observer then starts over). */
 export function decodeInstanceState(value: unknown): InstanceStateUpdate {
   const o = object(value, 'update');
-  if (o.format !== INSTANCE_STATE_FORMAT) throw new RangeError(`instance state: format must be ${INSTANCE_STATE_FORMAT} (got ${String(o.format)})`);
+  if (o.format !== INSTANCE_STATE_FORMAT) {
+    const older = typeof o.format === 'string' && o.format.startsWith(FORMAT_PREFIX) && o.format < INSTANCE_STATE_FORMAT;
+    throw new RangeError(`instance state: format must be ${INSTANCE_STATE_FORMAT} (got ${String(o.format).slice(0, 64)}${older ? ': a router from before keyed block hashes; upgrade it and give every router the same --state-hash-key-file' : ''})`);
+  }
   if (typeof o.epoch !== 'string' || o.epoch.length === 0 || o.epoch.length > 64) throw new RangeError('instance state: epoch must be a string of 1-64 characters');
   const load = object(o.load, 'load');
+  const hashKey = object(o.hashKey, 'hashKey');
+  if (typeof hashKey.id !== 'string' || !/^[0-9a-f]{16}$/.test(hashKey.id)) throw new RangeError('instance state: hashKey.id must be 16 hex digits');
+  if (hashKey.source !== 'file' && hashKey.source !== 'process') throw new RangeError("instance state: hashKey.source must be 'file' or 'process'");
   const update: InstanceStateUpdate = {
     epoch: o.epoch,
     seq: count(o.seq, 'seq'),
     version: count(o.version, 'version'),
     blockChars: count(o.blockChars, 'blockChars', 1),
+    hashKeyId: hashKey.id,
+    hashKeySource: hashKey.source as StateHashKeySource,
     capacityBlocks: count(o.capacityBlocks, 'capacityBlocks', 1),
     load: { inFlight: count(load.inFlight, 'load.inFlight'), queuedPrefillTokens: count(load.queuedPrefillTokens, 'load.queuedPrefillTokens'), decodeSequences: count(load.decodeSequences, 'load.decodeSequences') },
   };
   if (o.snapshot !== undefined) {
     const s = object(o.snapshot, 'snapshot');
-    const hashes = int32sOf(s.hashes, 'snapshot.hashes');
+    const hashes = keysOf(s.hashes, 'snapshot.hashes');
     const recency = float64sOf(s.recency, 'snapshot.recency');
     if (hashes.length !== recency.length) throw new RangeError('instance state: snapshot.hashes and snapshot.recency differ in length');
     return { ...update, snapshot: { clock: count(s.clock, 'snapshot.clock'), hashes, recency } };
   }
   if (!Array.isArray(o.events)) throw new RangeError('instance state: an update needs a snapshot or events');
-  return { ...update, events: o.events.map((e, i) => (typeof e === 'number' ? { evictNotNewerThan: count(e, `events[${i}]`) } : { record: int32sOf(e, `events[${i}]`) })) };
+  return { ...update, events: o.events.map((e, i) => (typeof e === 'number' ? { evictNotNewerThan: count(e, `events[${i}]`) } : { record: keysOf(e, `events[${i}]`) })) };
 }
 
-function base64Of(values: Int32Array | Float64Array): string {
-  const width = values.BYTES_PER_ELEMENT;
-  const bytes = Buffer.allocUnsafe(values.length * width);
-  if (values instanceof Int32Array) for (let i = 0; i < values.length; i++) bytes.writeInt32LE(values[i], i * 4);
-  else for (let i = 0; i < values.length; i++) bytes.writeDoubleLE(values[i], i * 8);
+function keysBase64(keys: readonly RoutingBlockKey[]): string {
+  return routingBlockKeyBytes(keys).toString('base64');
+}
+
+function floatsBase64(values: Float64Array): string {
+  const bytes = Buffer.allocUnsafe(values.length * 8);
+  for (let i = 0; i < values.length; i++) bytes.writeDoubleLE(values[i], i * 8);
   return bytes.toString('base64');
 }
 
@@ -64,11 +82,8 @@ function bytesOf(value: unknown, name: string, width: number): Buffer {
   return bytes;
 }
 
-function int32sOf(value: unknown, name: string): Int32Array {
-  const bytes = bytesOf(value, name, 4);
-  const out = new Int32Array(bytes.length / 4);
-  for (let i = 0; i < out.length; i++) out[i] = bytes.readInt32LE(i * 4);
-  return out;
+function keysOf(value: unknown, name: string): RoutingBlockKey[] {
+  return routingBlockKeysOf(bytesOf(value, name, 8), `instance state: ${name}`);
 }
 
 function float64sOf(value: unknown, name: string): Float64Array {

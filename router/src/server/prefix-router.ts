@@ -33,12 +33,13 @@ import {
   isUpstreamTimeout,
   type OutcomeStatus,
 } from './proxy';
-import { BodyBudget, defaultBodyBudgetBytes } from './body-budget';
+import { BodyBudget, bodyLimitForContext, defaultBodyBudgetBytes } from './body-budget';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
 import { UsageScanner } from './usage-scanner';
 import { readKvCapacity } from './cache-config';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
+import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { SessionAffinity } from './session-affinity';
@@ -174,6 +175,10 @@ export class PrefixRouter implements RunningRouter {
   private adminAddress: AddressInfo | undefined;
   /** Which models and adapters each backend serves (its /v1/models), so requests go only where their model is. */
   private readonly models: ServedModelsDirectory;
+  /** The secret this router's routing block hashes are keyed with, published and observed (stateHashKeyFile). */
+  readonly stateHashKey: StateHashKey;
+  /** Largest request body read: limits.maxBodyBytes, or derived from the backends' context at start (maxBodyBytesFromContext). */
+  private maxBodyBytes: number;
 
   constructor(
     readonly config: RouterConfig,
@@ -181,9 +186,11 @@ export class PrefixRouter implements RunningRouter {
   ) {
     this.log = runtime.logger ?? createRouterLogger(config.logLevel, runtime.logDestination);
     this.extraMetrics = runtime.extraMetrics;
+    this.stateHashKey = routerStateHashKey(config);
+    this.maxBodyBytes = config.limits.maxBodyBytes;
     this.policy = isRoutingPolicy(config.policy)
       ? config.policy
-      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed) });
+      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed), stateHashKey: this.stateHashKey });
     const checking = config.healthCheck.intervalMs > 0;
     this.set = new BackendSet(
       config.backends.map(
@@ -316,10 +323,14 @@ export class PrefixRouter implements RunningRouter {
   async start(): Promise<void> {
     await this.health?.start();
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
+    const timeoutMs = this.config.healthCheck.timeoutMs;
     await Promise.all([
-      this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0 ? Promise.all(this.set.list.map((b) => readKvCapacity(b, this.config.healthCheck.timeoutMs))) : undefined,
+      ...(this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0 ? this.set.list.map((b) => readKvCapacity(b, timeoutMs)) : []),
+      // Also each backend's context length (max_model_len on its model cards), which the body limit derives from.
       this.models.refreshAll(),
     ]);
+    this.maxBodyBytes = this.bodyLimit();
+    if (this.maxBodyBytes !== this.config.limits.maxBodyBytes) this.log.info({ maxBodyBytes: this.maxBodyBytes }, "body limit derived from the backends' context (max_model_len); set limits.maxBodyBytes to override");
     try {
       await listen(this.server, this.config.port, this.config.host);
       if (this.adminServer !== undefined) {
@@ -343,11 +354,11 @@ export class PrefixRouter implements RunningRouter {
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
       const blockChars = publishedBlockChars(this.policy, this.config.publishStateBlockChars, this.config.publishStateBlockChars);
-      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens), this.config.publishStateMs);
+      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens, this.stateHashKey), this.config.publishStateMs);
     }
     if (this.config.observeInstances === 'on') {
       this.set.observeInstances(OBSERVATION_STALE_MS);
-      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
+      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization, this.stateHashKey);
       this.observer.start();
     }
     this.log.info(
@@ -444,7 +455,7 @@ export class PrefixRouter implements RunningRouter {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
       this.admitRouted(req, res);
-      const body = await readBody(req, this.config.limits.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
+      const body = await readBody(req, this.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
@@ -565,7 +576,9 @@ export class PrefixRouter implements RunningRouter {
       let status: OutcomeStatus = '499';
       let outcome: ReleaseKind = 'completed';
       let retry = false;
+      let releaseConnection: (() => void) | undefined;
       try {
+        releaseConnection = await backend.connections.acquire(this.config.limits.poolWaitTimeoutMs);
         status = await forward({
           req,
           res,
@@ -616,6 +629,7 @@ export class PrefixRouter implements RunningRouter {
           status = String(error.status);
         }
       } finally {
+        releaseConnection?.();
         // The one release of this attempt, however it ended (a refused connection reports nothing of the engine).
         routed.release({
           kind: outcome,
@@ -699,6 +713,22 @@ export class PrefixRouter implements RunningRouter {
     return new RouterError('upstream_error', `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`);
   }
 
+  /**
+   * The body limit in force: limits.maxBodyBytes when configured or when no backend states its context; else
+   * bodyLimitForContext of the longest context a backend states, within the body budget (a body must fit it).
+   */
+  private bodyLimit(): number {
+    if (!this.config.maxBodyBytesFromContext) return this.config.limits.maxBodyBytes;
+    const contexts = this.set.list.map((b) => b.maxModelLen).filter((n): n is number => n !== undefined);
+    if (contexts.length === 0) return this.config.limits.maxBodyBytes;
+    return Math.min(this.bodyBudget.maxBytes, bodyLimitForContext(Math.max(...contexts)));
+  }
+
+  /** Largest request body this router reads now (limits.maxBodyBytes, or derived from the backends' context). */
+  get bodyLimitBytes(): number {
+    return this.maxBodyBytes;
+  }
+
   private ping(res: ServerResponse): void {
     const healthy = this.set.healthyCount();
     const ok = healthy > 0 && !this.draining;
@@ -770,3 +800,16 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export type { HealthState, RouterConfig, RouterOptions };
+
+/**
+ * The secret a router keys its routing block hashes with: its stateHashKeyFile's; without one, the given policy's
+ * when it hashes blocks (a caller that built it shares its key), else a random secret of this router's own, so
+ * that a router without the file matches no other (as two processes would not).
+ */
+function routerStateHashKey(config: RouterConfig): StateHashKey {
+  const policyKey = isRoutingPolicy(config.policy) ? config.policy.routingBlocks?.key : undefined;
+  if (config.stateHashKeyFile === undefined) return policyKey ?? StateHashKey.random();
+  const key = StateHashKey.fromFile(config.stateHashKeyFile);
+  if (policyKey !== undefined && policyKey.id !== key.id) throw new Error('config.policy hashes its routing blocks with another secret than stateHashKeyFile holds: build it with the same StateHashKey');
+  return key;
+}

@@ -229,7 +229,16 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
           f.onFirstByte?.();
         }
         f.usage?.push(chunk);
-        const bytes = aligner === undefined ? chunk : aligner.push(chunk);
+        let bytes = chunk;
+        if (aligner !== undefined) {
+          try {
+            bytes = aligner.push(chunk);
+          } catch (err) {
+            // No event boundary in MAX_SSE_EVENT_BYTES: abort; onResponseError ends the stream with an error event.
+            c.abort(err as Error);
+            return;
+          }
+        }
         if (bytes.length === 0) return;
         if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) pauseForClient(c);
       },

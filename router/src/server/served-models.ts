@@ -1,5 +1,6 @@
 import { modelCardsOf } from '../protocol/model-cards';
 import type { Backend } from './backend';
+import { maxModelLenFromModels } from './cache-config';
 
 export type { ModelCard } from '../protocol/model-cards';
 
@@ -20,6 +21,9 @@ export const REFRESH_MS = 30_000;
 /** Least time between two fleet-wide re-reads caused by requests for unknown models (a flood of them costs one per period). */
 export const MISS_REFRESH_MS = 1_000;
 
+/** Most bytes of a GET /v1/models answer read (a model list is a few hundred bytes a model). */
+const MAX_MODELS_BYTES = 1024 * 1024;
+
 export class ServedModelsDirectory {
   private readonly reading = new Map<Backend, Promise<void>>();
   private lastMissRefreshMs = -Infinity;
@@ -32,7 +36,7 @@ export class ServedModelsDirectory {
     private readonly authorization: () => string | undefined,
   ) {}
 
-  /** Re-reads one backend's list; concurrent calls share one read; never throws. */
+  /** Re-reads one backend's list (and its context length, max_model_len); concurrent calls share one read; never throws. */
   refresh(backend: Backend): Promise<void> {
     let read = this.reading.get(backend);
     if (read === undefined) {
@@ -76,12 +80,23 @@ export class ServedModelsDirectory {
         bodyTimeout: this.timeoutMs,
         signal: AbortSignal.timeout(this.timeoutMs),
       });
-      const text = await res.body.text();
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_MODELS_BYTES) {
+          res.body.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      }
       if (res.statusCode !== 200) return;
-      const cards = modelCardsOf(JSON.parse(text));
+      const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const cards = modelCardsOf(body);
       if (cards === undefined) return;
       backend.modelCards = cards;
       backend.servedModels = new Set(cards.map((c) => c.id));
+      backend.maxModelLen = maxModelLenFromModels(body);
     } catch {
       // Unreachable, slow or not JSON: the last list read (or none) stands.
     }

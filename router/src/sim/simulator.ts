@@ -9,6 +9,7 @@ import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import type { InstanceView } from '../policy/routing-policy';
 import { InstanceLoad } from '../state/instance-load';
+import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStateLog, ObservedInstance, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
 import { ROUTER_DEFAULTS } from '../config/router-config';
 import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest, type RoutingTarget } from '../core/routing-core';
@@ -24,6 +25,13 @@ import { RequestFeed } from '../feed/request-feed';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
 
+
+/**
+ * The state-hash secret of every simulated router and instance: one fixed value, so a run is the same every time
+ * and its replicas match each other's published blocks (a simulation has nothing to keep secret). It hashes with
+ * the same keyed MAC as a live router, so the simulator measures what that hashing costs.
+ */
+const SIMULATOR_STATE_HASH_KEY = StateHashKey.fromSecret('prefix-router simulator: a fixed, public state-hash key');
 /**
  * The virtual-time simulator: the live router's routing core and policies (core/routing-core.ts: the same decide,
  * commit, load tickets, published-state admission and release) in front of N engine models (one per vLLM
@@ -283,14 +291,14 @@ class Simulation {
     const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
     const speedMode = config.prefillSpeeds ?? 'profile';
     this.learnsSpeeds = speedMode === 'learned';
-    const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1) }) : undefined;
+    const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1), stateHashKey: SIMULATOR_STATE_HASH_KEY }) : undefined;
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.observeMs = config.observeIntervalMs ?? 0;
-    const policies = Array.from({ length: config.routers ?? 1 }, (_, r) => sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r) }));
+    const policies = Array.from({ length: config.routers ?? 1 }, (_, r) => sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r), stateHashKey: SIMULATOR_STATE_HASH_KEY }));
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
       const blockChars = publishedBlockChars(policies[0], undefined, ROUTER_DEFAULTS.publishStateBlockChars);
-      this.published = ids.map((id, i) => ({ log: publishedStateLog(blockChars, kvCapacityTokens[i], `sim-${id}`), observed: new ObservedInstance() }));
+      this.published = ids.map((id, i) => ({ log: publishedStateLog(blockChars, kvCapacityTokens[i], SIMULATOR_STATE_HASH_KEY, `sim-${id}`), observed: new ObservedInstance() }));
     }
     const published = this.published;
     this.routers = policies.map((policy) => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CHARS_PER_TOKEN } from './block-hash';
 import { InstanceLoad, type LoadTicket } from './instance-load';
 import { EngineFeedback, InstancePrefixIndex, RecencyClock, type FeedbackAdmission } from './prefix-index';
+import { processStateHashKey, type RoutingBlockKey, type StateHashKey, type StateHashKeySource } from './state-hash-key';
 
 /** An instance's load as it counts it itself: every request it was sent, by any router. */
 export interface InstanceLoadFigures {
@@ -14,7 +15,7 @@ export interface InstanceLoadFigures {
  * One change to a published index, replayed in order by observers: a prompt's blocks recorded, or the engine's
  * evidence that it evicted every block used no later than a recency (InstancePrefixIndex.evictNotNewerThan).
  */
-export type IndexEvent = { readonly record: Int32Array } | { readonly evictNotNewerThan: number };
+export type IndexEvent = { readonly record: readonly RoutingBlockKey[] } | { readonly evictNotNewerThan: number };
 
 /**
  * What an instance publishes about itself (GET /router/v1/instance-state): its load, and the routing blocks it
@@ -30,9 +31,13 @@ export interface InstanceStateUpdate {
   /** InstanceStateLog.version when the update was taken. */
   readonly version: number;
   readonly blockChars: number;
+  /** The public id of the secret the block hashes are keyed with (StateHashKey.id): an observer holding another cannot match them. */
+  readonly hashKeyId: string;
+  /** Where that secret came from: 'process' means the publisher has no key file, so no other router can hold it. */
+  readonly hashKeySource: StateHashKeySource;
   readonly capacityBlocks: number;
   readonly load: InstanceLoadFigures;
-  readonly snapshot?: { readonly clock: number; readonly hashes: Int32Array; readonly recency: Float64Array };
+  readonly snapshot?: { readonly clock: number; readonly hashes: readonly RoutingBlockKey[]; readonly recency: Float64Array };
   readonly events?: readonly IndexEvent[];
 }
 
@@ -68,6 +73,8 @@ export class InstanceStateLog {
     readonly blockChars: number,
     readonly capacityBlocks: number,
     readonly epoch: string = randomBytes(8).toString('hex'),
+    /** The secret the recorded block hashes were keyed with (only its public id is published). */
+    readonly hashKey: StateHashKey = processStateHashKey(),
   ) {
     if (!Number.isInteger(capacityBlocks) || capacityBlocks < 1) throw new RangeError(`capacityBlocks must be a positive integer (got ${capacityBlocks})`);
     this.index = new InstancePrefixIndex(capacityBlocks);
@@ -80,7 +87,7 @@ export class InstanceStateLog {
    * says so on a 2xx answer — a request the engine rejects put nothing in its cache and must not be published as if
    * it had), or at once ('now': a caller that knows the engine takes it, such as a benchmark filling an index).
    */
-  admit(hashes: Int32Array, promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
+  admit(hashes: readonly RoutingBlockKey[], promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
     const priorRecency = this.index.recenciesOfMatch(hashes);
     const cached = Math.min(Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
     const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, { priorRecency, clockAtAdmission: this.clock.now });
@@ -89,7 +96,7 @@ export class InstanceStateLog {
   }
 
   /** The engine served `cachedTokens` of a request admitted as `admission`. */
-  correct(hashes: Int32Array, admission: FeedbackAdmission, cachedTokens: number): void {
+  correct(hashes: readonly RoutingBlockKey[], admission: FeedbackAdmission, cachedTokens: number): void {
     const notNewerThan = this.feedback.correct(this.index, this.clock, admission, cachedTokens, this.blockChars);
     if (notNewerThan === undefined) return;
     this.append({ evictNotNewerThan: notNewerThan }, 0);
@@ -97,7 +104,7 @@ export class InstanceStateLog {
   }
 
   /** Records (and publishes) a request's blocks; nothing for an empty list (load-only publishing). */
-  recordBlocks(hashes: Int32Array): void {
+  recordBlocks(hashes: readonly RoutingBlockKey[]): void {
     if (hashes.length === 0) return;
     this.index.record(hashes, this.clock);
     this.append({ record: hashes }, hashes.length);
@@ -148,6 +155,8 @@ export class InstanceStateLog {
       seq: this.seq,
       version: this.version,
       blockChars: this.blockChars,
+      hashKeyId: this.hashKey.id,
+      hashKeySource: this.hashKey.source,
       capacityBlocks: this.capacityBlocks,
       load: { inFlight: this.load.inFlight, queuedPrefillTokens: this.load.queuedPrefillTokens, decodeSequences: this.load.decodeSequences },
     };
@@ -167,7 +176,7 @@ export class AdmittedRequest {
   constructor(
     private readonly log: InstanceStateLog,
     readonly ticket: LoadTicket,
-    private readonly hashes: Int32Array,
+    private readonly hashes: readonly RoutingBlockKey[],
     private readonly admission: FeedbackAdmission,
   ) {}
 
@@ -212,7 +221,7 @@ export class ObservedInstance {
   observedAtMs = -Infinity;
 
   /** The longest prefix of `hashes` the instance holds, by its own account (0 before the first update). */
-  match(hashes: ArrayLike<number>): number {
+  match(hashes: readonly RoutingBlockKey[]): number {
     return this.index === undefined ? 0 : this.index.match(hashes);
   }
 

@@ -1,4 +1,5 @@
 import { CHARS_PER_TOKEN } from './block-hash';
+import type { RoutingBlockKey } from './state-hash-key';
 
 /**
  * The cache-aware policy's memory of what each instance was recently sent: per instance, the chained block
@@ -6,7 +7,8 @@ import { CHARS_PER_TOKEN } from './block-hash';
  *
  * Each instance's entries live in one Map from block hash to a recency number; a Map iterates in insertion
  * order, so deleting and re-inserting a key on every touch makes its first key the least recently used one
- * (O(1) touch and eviction, no linked list). Hashes are 32-bit integers (small integers in V8: no boxing).
+ * (O(1) touch and eviction, no linked list). Keys are 64-bit keyed block hashes (RoutingBlockKey: 8-character
+ * one-byte strings, hashed once by V8 and compared by content).
  *
  * A prompt's blocks are touched last block first, so within a prompt the first block is the most recent. With
  * chained hashes, block i is present only if the prompt that brought it also brought blocks 0..i-1, touched no
@@ -14,7 +16,7 @@ import { CHARS_PER_TOKEN } from './block-hash';
  * blocks. That makes `match` a binary search: O(log n) lookups, whatever the index holds.
  */
 export class InstancePrefixIndex {
-  private readonly entries = new Map<number, number>();
+  private readonly entries = new Map<RoutingBlockKey, number>();
 
   constructor(public capacityBlocks: number) {}
 
@@ -22,17 +24,17 @@ export class InstancePrefixIndex {
     return this.entries.size;
   }
 
-  has(hash: number): boolean {
+  has(hash: RoutingBlockKey): boolean {
     return this.entries.has(hash);
   }
 
   /** The recency number of a block, or undefined when it is not indexed. */
-  recencyOf(hash: number): number | undefined {
+  recencyOf(hash: RoutingBlockKey): number | undefined {
     return this.entries.get(hash);
   }
 
   /** How many leading blocks of `hashes` the index holds (the longest cached prefix). */
-  match(hashes: ArrayLike<number>): number {
+  match(hashes: readonly RoutingBlockKey[]): number {
     return this.matchNewerThan(hashes, -Infinity);
   }
 
@@ -40,7 +42,7 @@ export class InstancePrefixIndex {
    * The recency of each block of `hashes`' longest indexed prefix, before this request touches them: what the
    * engine's answer is checked against (engineEvictionCutoff).
    */
-  recenciesOfMatch(hashes: ArrayLike<number>): Float64Array {
+  recenciesOfMatch(hashes: readonly RoutingBlockKey[]): Float64Array {
     const matched = new Float64Array(this.match(hashes));
     for (let i = 0; i < matched.length; i++) matched[i] = this.entries.get(hashes[i])!;
     return matched;
@@ -51,9 +53,9 @@ export class InstancePrefixIndex {
    * prefix touched since then. Prefix-closed like `match` (a chain's earlier blocks are never less recent than its
    * later ones), so also a binary search.
    */
-  matchNewerThan(hashes: ArrayLike<number>, recency: number): number {
+  matchNewerThan(hashes: readonly RoutingBlockKey[], recency: number): number {
     const entries = this.entries;
-    const newer = (h: number) => (entries.get(h) ?? -Infinity) > recency;
+    const newer = (h: RoutingBlockKey) => (entries.get(h) ?? -Infinity) > recency;
     if (hashes.length === 0 || !newer(hashes[0])) return 0;
     // Invariant: blocks [0, lo) qualify; block hi (if < length) does not.
     let lo = 1;
@@ -73,7 +75,7 @@ export class InstancePrefixIndex {
    * Map on every hit is what would make a full index slower than an empty one). Once one block is touched, every
    * block before it is too, so a chain's earlier blocks stay more recent than its later ones.
    */
-  record(hashes: ArrayLike<number>, clock: RecencyClock): void {
+  record(hashes: readonly RoutingBlockKey[], clock: RecencyClock): void {
     const entries = this.entries;
     const recent = clock.now - this.capacityBlocks / 4;
     let touching = false;
@@ -116,7 +118,7 @@ export class InstancePrefixIndex {
     const entries = this.entries;
     if (entries.size <= this.capacityBlocks) return;
     const keys = entries.keys();
-    while (entries.size > this.capacityBlocks) entries.delete(keys.next().value as number);
+    while (entries.size > this.capacityBlocks) entries.delete(keys.next().value as RoutingBlockKey);
   }
 
   clear(): void {
@@ -124,8 +126,8 @@ export class InstancePrefixIndex {
   }
 
   /** Every entry, least recently used first: what a copy needs to continue identically (`restore`). */
-  export(): { readonly hashes: Int32Array; readonly recency: Float64Array } {
-    const hashes = new Int32Array(this.entries.size);
+  export(): { readonly hashes: RoutingBlockKey[]; readonly recency: Float64Array } {
+    const hashes = new Array<RoutingBlockKey>(this.entries.size);
     const recency = new Float64Array(this.entries.size);
     let i = 0;
     for (const [hash, seen] of this.entries) {
@@ -136,7 +138,7 @@ export class InstancePrefixIndex {
   }
 
   /** Replaces the contents with an `export`ed list (least recently used first). */
-  restore(hashes: ArrayLike<number>, recency: ArrayLike<number>): void {
+  restore(hashes: readonly RoutingBlockKey[], recency: ArrayLike<number>): void {
     if (hashes.length !== recency.length) throw new RangeError(`restore needs one recency per hash (${hashes.length} hashes, ${recency.length} recencies)`);
     this.entries.clear();
     for (let i = 0; i < hashes.length; i++) this.entries.set(hashes[i], recency[i]);

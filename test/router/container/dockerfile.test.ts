@@ -115,14 +115,19 @@ describe('when router/Dockerfile is read', () => {
     expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual(['sh router/image-build.sh && chmod 755 router/entrypoint.sh && npm cache clean --force']);
     const script = readFileSync(join(ROOT, 'router', 'image-build.sh'), 'utf8');
     expect(script).toContain('npm ci --omit=dev --omit=peer');
-    expect(script).toContain('npm install --omit=dev --omit=peer');
+    // Dependencies only from a lock (the checkout's package-lock.json, the package's npm-shrinkwrap.json): never resolved afresh.
+    expect(script).not.toContain('npm install');
+    expect(script).toContain('[ ! -f package-lock.json ] && [ ! -f npm-shrinkwrap.json ]');
     expect(script).toContain('npx tsc -p router/tsconfig.container.json');
     execFileSync('sh', ['-n', join(ROOT, 'router', 'image-build.sh')]);
     const runtime = STAGES[2].body;
     // The DLC's own vLLM stays untouched: nothing is installed in the runtime stage; its one RUN only runs the copied
     // node (exec form, no shell), so a Node build the base's glibc cannot run fails the build, not the endpoint.
     const runs = runtime.filter((i) => i.keyword === 'RUN');
-    expect(runs).toHaveLength(1);
+    expect(runs).toHaveLength(2);
+    // The other RUN only adds the unprivileged user (passwd and group entries, its home): no package manager.
+    expect(runs[1].args).toMatch(/^echo 'prefix-router:x:10001:10001:[^']*' >> \/etc\/passwd/);
+    expect(runs[1].args).not.toMatch(/\b(dnf|yum|apt-get|apk|pip|npm|useradd)\b/);
     const check = JSON.parse(runs[0].args) as string[];
     expect(check.slice(0, 2)).toEqual(['/usr/local/bin/node', '-p']);
     expect(runtime.indexOf(runs[0])).toBe(runtime.findIndex((i) => i.keyword === 'COPY' && i.args.startsWith('--from=node /usr/local/bin/node ')) + 1);
@@ -142,6 +147,18 @@ describe('when router/Dockerfile is read', () => {
       expect(ins.args).not.toMatch(/--(chmod|chown|link|mount|parents|exclude|keep-git-dir|checksum|network|security)\b/);
       expect(ins.args).not.toMatch(/<<-?\s*["']?[A-Z]+/); // heredocs
     }
+  });
+
+  it('GIVEN its runtime user THEN the container runs as prefix-router (uid 10001), with its own home, set after every COPY and RUN', () => {
+    const runtime = STAGES[2].body;
+    const users = runtime.filter((i) => i.keyword === 'USER');
+    expect(users.map((u) => u.args)).toEqual(['10001:10001']);
+    const at = runtime.indexOf(users[0]);
+    expect(runtime.slice(at).filter((i) => i.keyword === 'RUN' || i.keyword === 'COPY')).toEqual([]);
+    const env = runtime.filter((i) => i.keyword === 'ENV').map((i) => i.args).join(' ');
+    expect(env).toMatch(/HOME=\/home\/prefix-router/);
+    expect(env).toMatch(/USER=prefix-router/);
+    expect(runtime.find((i) => i.keyword === 'RUN' && i.args.includes('/etc/passwd'))?.args).toContain('chown 10001:10001 /home/prefix-router');
   });
 
   it('GIVEN the whole file THEN nothing is piped from the network into a shell', () => {
@@ -171,7 +188,10 @@ describe('when the build context is the installed npm package', () => {
     const stage = readFileSync(join(ROOT, 'router', 'scripts', 'stage-sidecar-context.sh'), 'utf8');
     expect(stage).toContain('cp "$root/router/Dockerfile" "$root/router/entrypoint.sh" "$root/router/image-build.sh" "$dest/router/"');
     expect(stage).toContain('cp -R "$root/router/dist/bin" "$root/router/dist/router" "$dest/dist/"');
-    expect(stage).not.toMatch(/package-lock|router\/src"/); // hence the `npm install --omit=dev` and prebuilt dist/ branches
+    expect(stage).not.toMatch(/router\/src"/); // hence the prebuilt dist/ branch
+    // The shrinkwrap: the repository lock pruned offline, renamed, and checked against the lock entry by entry.
+    expect(stage).toContain('npm install --package-lock-only --ignore-scripts --no-audit --no-fund --offline');
+    expect(stage).toContain('mv "$dest/package-lock.json" "$dest/npm-shrinkwrap.json"');
   });
 
   it('GIVEN the modules the router imports THEN each is a runtime dependency or built in, so `--omit=dev` gives a working image', () => {

@@ -4,6 +4,9 @@ import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type Routing
 import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
+import { StateHashKey } from '../../../router/src/state/state-hash-key';
+
+const TEST_KEY = StateHashKey.fromSecret('routing-core test: a fixed state-hash key');
 import { chatRequest } from '../policy/policy-test-helpers';
 
 const BLOCK = 64;
@@ -143,7 +146,7 @@ describe('when a request reaches a publishing instance', () => {
   test('GIVEN the live router (it publishes itself) THEN the request is admitted once, whatever the retries, and its blocks enter only once accepted', () => {
     const instances = fleet(['a', 'b']);
     let choice = 'a';
-    const log = publishedStateLog(BLOCK, 1_000_000, 'e');
+    const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
     const routed = new RoutingCore(scriptedPolicy(() => choice), (id) => instances.get(id)).begin(prompt);
     routed.reach(log);
     routed.reach(log);
@@ -161,7 +164,7 @@ describe('when a request reaches a publishing instance', () => {
   });
 
   test('GIVEN a simulated instance (a decision sends the request there) THEN it is admitted to that instance\'s log at the decision', () => {
-    const logs = new Map(['a', 'b'].map((id) => [id, publishedStateLog(BLOCK, 1_000_000, id)]));
+    const logs = new Map(['a', 'b'].map((id) => [id, publishedStateLog(BLOCK, 1_000_000, TEST_KEY, id)]));
     const instances = new Map(['a', 'b'].map((id) => [id, { id, load: new InstanceLoad(), publishedLog: logs.get(id)! }]));
     const routed = new RoutingCore(scriptedPolicy(() => 'b'), (id) => instances.get(id)).begin(prompt);
     routed.decide(snapshotOf(instances));
@@ -174,7 +177,7 @@ describe('when a request reaches a publishing instance', () => {
   test('GIVEN an engine that kept less than the published index predicted THEN a completed release corrects it; a failed one does not', () => {
     const instances = fleet(['a']);
     const run = (outcome: ReleaseOutcome): number => {
-      const log = publishedStateLog(BLOCK, 1_000_000, 'e');
+      const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
       const core = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id));
       // GIVEN the prompt published once already
       const first = core.begin(prompt);
@@ -199,7 +202,7 @@ describe('when a request reaches a publishing instance', () => {
 
   test('GIVEN publishing without blocks (load only) THEN nothing enters the published index', () => {
     const instances = fleet(['a']);
-    const log = publishedStateLog(BLOCK, 1_000_000, 'e');
+    const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
     const routed = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id), {}, { publishBlocks: false }).begin(prompt);
     routed.reach(log);
     routed.decide(snapshotOf(instances));
@@ -211,17 +214,17 @@ describe('when a request reaches a publishing instance', () => {
 });
 
 describe('when published blocks are hashed', () => {
-  const cacheAware = createPolicy({ name: 'cache-aware', blockChars: BLOCK }, { rng: new SeededRng(1) });
+  const cacheAware = createPolicy({ name: 'cache-aware', blockChars: BLOCK }, { rng: new SeededRng(1), stateHashKey: TEST_KEY });
   const roundRobin = createPolicy({ name: 'round-robin' }, { rng: new SeededRng(1) });
 
   test('GIVEN a policy hashing blocks of the same size THEN its own (memoized) hashes are reused', () => {
     const own = cacheAware.routingBlocks!.hashesOf(prompt);
-    expect(publishedBlocksOf(cacheAware, prompt, BLOCK)).toBe(own);
+    expect(publishedBlocksOf(cacheAware, prompt, BLOCK, TEST_KEY)).toBe(own);
   });
 
   test('GIVEN another block size, or a policy without the capability THEN the blocks are hashed at the log\'s size', () => {
-    expect([...publishedBlocksOf(cacheAware, prompt, BLOCK * 2)]).toEqual([...routingBlockHashes(prompt, BLOCK * 2)]);
-    expect([...publishedBlocksOf(roundRobin, prompt, BLOCK)]).toEqual([...routingBlockHashes(prompt, BLOCK)]);
+    expect([...publishedBlocksOf(cacheAware, prompt, BLOCK * 2, TEST_KEY)]).toEqual([...routingBlockHashes(prompt, BLOCK * 2, TEST_KEY)]);
+    expect([...publishedBlocksOf(roundRobin, prompt, BLOCK, TEST_KEY)]).toEqual([...routingBlockHashes(prompt, BLOCK, TEST_KEY)]);
   });
 
   test('GIVEN the block size a log publishes at THEN a stated size wins, then the observers\' policy\'s, then the fallback', () => {
@@ -231,7 +234,7 @@ describe('when published blocks are hashed', () => {
   });
 
   test('GIVEN an instance with 1,000 KV tokens THEN its published log holds what they hold, never less than one block', () => {
-    expect(publishedStateLog(BLOCK, 1_000, 'e').capacityBlocks).toBe(Math.floor((1_000 * 4) / BLOCK));
-    expect(publishedStateLog(BLOCK, 1, 'e').capacityBlocks).toBe(1);
+    expect(publishedStateLog(BLOCK, 1_000, TEST_KEY, 'e').capacityBlocks).toBe(Math.floor((1_000 * 4) / BLOCK));
+    expect(publishedStateLog(BLOCK, 1, TEST_KEY, 'e').capacityBlocks).toBe(1);
   });
 });

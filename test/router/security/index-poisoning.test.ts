@@ -4,6 +4,7 @@ import { createRouterLogger, startRouter, type RunningRouter } from '../../../ro
 import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
 import { DECISION_HEADER, PREDICTED_CACHED_HEADER } from '../../../router/src/protocol/routing-headers';
 import { post } from '../server/helpers/router-fixture';
+import { testBlockKey } from '../state/test-block-keys';
 
 /**
  * Index poisoning: a request whose routing text (the messages' text) matches a hot prefix but renders differently
@@ -92,7 +93,7 @@ describe('when a request renders a hot prefix differently and the engine serves 
 
 describe("when an instance's published index gets engine feedback", () => {
   /** Chained-looking distinct hashes: `blocks` of them for `label`. */
-  const chain = (label: number, blocks: number) => Int32Array.from({ length: blocks }, (_, i) => label * 1000 + i + 1);
+  const chain = (label: number, blocks: number) => Array.from({ length: blocks }, (_, i) => testBlockKey(label * 1000 + i + 1));
 
   it('GIVEN a poisoning report on a hot chain THEN observers keep every chain; a deep miss still corrects them', () => {
     const log = new InstanceStateLog(BLOCK, 10_000, 'e');

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { startFakeBackend, type FakeBackend } from '../../../router/bench/fake-openai-backend';
 import { createRouterLogger, INSTANCE_HEADER, startRouter, type RouterOptions, type RunningRouter } from '../../../router/src/server';
 import { PREDICTED_CACHED_HEADER } from '../../../router/src/server/proxy';
-import { get, post, waitFor } from './helpers/router-fixture';
+import { get, post, sharedStateHashKeyFile, waitFor } from './helpers/router-fixture';
 
 const BLOCK_CHARS = 64;
 
@@ -32,6 +32,7 @@ describe('when router replicas observe the instances they share', () => {
         port: 0,
         healthCheck: { intervalMs: 0 },
         routingHeaders: 'all',
+        stateHashKeyFile: sharedStateHashKeyFile(),
         ...options,
       },
       { logger: createRouterLogger(capture ? 'info' : 'silent', destination) },
@@ -45,7 +46,7 @@ describe('when router replicas observe the instances they share', () => {
     sidecars = await Promise.all(
       engines.map((e) =>
         startRouter(
-          { backends: [e.url], policy: { name: 'round-robin' }, publishStateMs: 5, publishStateBlockChars: BLOCK_CHARS, port: 0, healthCheck: { intervalMs: 0 } },
+          { backends: [e.url], policy: { name: 'round-robin' }, publishStateMs: 5, publishStateBlockChars: BLOCK_CHARS, port: 0, healthCheck: { intervalMs: 0 }, stateHashKeyFile: sharedStateHashKeyFile() },
           { logger: createRouterLogger('silent') },
         ),
       ),
@@ -101,7 +102,7 @@ describe('when router replicas observe the instances they share', () => {
     expect(JSON.parse(bad.text).error).toMatchObject({ code: 'invalid_field', message: expect.stringContaining('waitMs') });
     const once = await get(`${sidecars[0].url}/router/v1/instance-state`);
     expect(once.status).toBe(200);
-    expect(JSON.parse(once.text)).toMatchObject({ format: 'prefix-router/instance-state/v1', blockChars: BLOCK_CHARS, snapshot: expect.anything() });
+    expect(JSON.parse(once.text)).toMatchObject({ format: 'prefix-router/instance-state/v2', blockChars: BLOCK_CHARS, snapshot: expect.anything() });
   });
 
   test('GIVEN backends that do not publish THEN the replica warns once per backend and routes on its own view', async () => {
@@ -116,7 +117,7 @@ describe('when router replicas observe the instances they share', () => {
 
   test('GIVEN an instance whose router restarts THEN the replica drops the observation while it is down and resyncs from the new router', async () => {
     const engine = await startFakeBackend({ name: 'engine-restarting' });
-    const publishing = { backends: [engine.url], policy: { name: 'round-robin' as const }, publishStateMs: 5, publishStateBlockChars: BLOCK_CHARS, healthCheck: { intervalMs: 0 } };
+    const publishing = { backends: [engine.url], policy: { name: 'round-robin' as const }, publishStateMs: 5, publishStateBlockChars: BLOCK_CHARS, healthCheck: { intervalMs: 0 }, stateHashKeyFile: sharedStateHashKeyFile() };
     let sidecar = await startRouter({ ...publishing, port: 0 }, { logger: createRouterLogger('silent') });
     const port = sidecar.port;
     const a = await front({ backends: [sidecar.url] }, true);

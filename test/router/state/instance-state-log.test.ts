@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { InstanceStateLog, ObservedInstance, observedLoadOf, type InstanceStateUpdate } from '../../../router/src/state/instance-state-log';
 import { decodeInstanceState, encodeInstanceState } from '../../../router/src/server/instance-state-wire';
+import { testBlockKey } from './test-block-keys';
 
 /** Prompt `p` of a conversation tree: blocks 0..shared-1 common to all prompts, then its own. */
-function chain(prompt: number, blocks: number, shared = 0): Int32Array {
-  return Int32Array.from({ length: blocks }, (_, i) => (i < shared ? -(i + 1) : prompt * 1000 + i));
+function chain(prompt: number, blocks: number, shared = 0): string[] {
+  return Array.from({ length: blocks }, (_, i) => testBlockKey(i < shared ? -(i + 1) : prompt * 1000 + i));
 }
 
 /** Through the wire format, as an observer over HTTP gets it. */
@@ -184,7 +185,10 @@ describe('when an instance publishes its state and routers observe it', () => {
     ['another format', { format: 'x' }, /format must be/],
     ['a negative seq', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), seq: -1 }, /seq must be an integer/],
     ['neither snapshot nor events', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined }, /snapshot or events/],
-    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: ['AAA='] }, /whole number of 4-byte/],
+    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: ['AAAAAAA='] }, /whole number of 8-byte/],
+    ['the unkeyed format of older routers', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), format: 'prefix-router/instance-state/v1' }, /before keyed block hashes/],
+    ['without its hash key id', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), hashKey: undefined }, /hashKey must be an object/],
+    ['a malformed hash key id', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), hashKey: { id: 'x', source: 'file' } }, /hashKey.id must be 16 hex digits/],
     ['a negative eviction', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: [-3] }, /events\[0\] must be an integer/],
   ])('GIVEN an update that is %s THEN decoding names the problem', (_what, value, message) => {
     expect(() => decodeInstanceState(value)).toThrow(message);

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { InstancePrefixIndex, PrefixIndex, RecencyClock } from '../../../router/src/state/prefix-index';
+import { testBlockKey } from './test-block-keys';
 
 /** A chain of distinct block hashes: prompt `p` has blocks p*1000 + 0..n-1 (chained hashes never repeat across prompts). */
-function chain(prompt: number, blocks: number, shared = 0): number[] {
-  return Array.from({ length: blocks }, (_, i) => (i < shared ? -(i + 1) : prompt * 1000 + i));
+function chain(prompt: number, blocks: number, shared = 0): string[] {
+  return Array.from({ length: blocks }, (_, i) => testBlockKey(i < shared ? -(i + 1) : prompt * 1000 + i));
 }
 
 describe('when the per-instance prefix index records prompts', () => {

@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
 import { startFakeBackend, type FakeBackend, type FakeBackendBehavior } from '../../../../router/bench/fake-openai-backend';
@@ -89,4 +93,18 @@ export async function closedPortUrl(): Promise<string> {
   const b = await startFakeBackend();
   await b.close();
   return b.url;
+}
+
+let stateHashKeyPath: string | undefined;
+/**
+ * A state-hash key file shared by the routers of a test (sidecars and the replicas observing them must hold the
+ * same secret, `--state-hash-key-file`); written once per test process, removed with the process's tmp dir.
+ */
+export function sharedStateHashKeyFile(): string {
+  if (stateHashKeyPath === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'state-hash-key-'));
+    stateHashKeyPath = join(dir, 'state-hash.key');
+    writeFileSync(stateHashKeyPath, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  }
+  return stateHashKeyPath;
 }
