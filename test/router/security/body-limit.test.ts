@@ -13,7 +13,7 @@ async function engineWithContext(maxModelLen: number | undefined): Promise<{ url
     req.on('end', () => {
       if (req.url === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'm', object: 'model', ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}) }] }));
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model', object: 'model', ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}) }] }));
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}');
