@@ -1,6 +1,7 @@
 import {
   Annotations,
   aws_cloudwatch as cloudwatch,
+  aws_ec2 as ec2,
   aws_iam as iam,
   aws_kms as kms,
   aws_s3 as s3,
@@ -31,6 +32,7 @@ import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-a
 import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
 import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, rollbackAlarmCount, rollbackAlarmsOf, validateMonitoring } from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
+import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolatedModel, validateNetwork } from './private/network';
 import { INSTANCE_TYPE_NAME, isKnownInteger, isUnresolved, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
 import { VllmEngineOptions, EngineEnvConvention } from './vllm-engine-options';
@@ -115,6 +117,34 @@ export interface PrefixAwareLlmComponentEndpointProps {
    * @default - a new role trusted by sagemaker.amazonaws.com with only those statements
    */
   readonly role?: iam.IRole;
+
+  /**
+   * VPC to attach the fleet to, as on `PrefixAwareLlmEndpoint`: it goes on the endpoint configuration and on every
+   * component's model. SageMaker then downloads model data and adapter artefacts through it (give it an S3 gateway
+   * endpoint), and the containers reach only what the VPC allows.
+   *
+   * @default - no VPC
+   */
+  readonly vpc?: ec2.IVpc;
+
+  /** Subnets for the fleet's network interfaces (1–16); requires `vpc`. @default - the VPC's private subnets */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+
+  /**
+   * Security groups (1–5); requires `vpc`.
+   *
+   * @default - one new group that allows no inbound traffic and outbound HTTPS only
+   */
+  readonly securityGroups?: ec2.ISecurityGroup[];
+
+  /**
+   * Run every component's container without any network access (on the endpoint configuration and on every
+   * component's model). Each model must come from S3: a Hugging Face download cannot work. Adapters are unaffected:
+   * SageMaker fetches their S3 archives for the container.
+   *
+   * @default false
+   */
+  readonly enableNetworkIsolation?: boolean;
 
   /**
    * Physical endpoint name. Allowed: 1–63 letters, digits and hyphens, starting and ending with a letter or digit.
@@ -304,7 +334,8 @@ interface ComponentHost {
  * required parts apart: here the variant must not name a model, the role moves to the endpoint configuration, and
  * models are children added after construction (docs/construct.md#inference-components).
  *
- * Children (fixed ids): `ExecutionRole` (unless `role` is given), `EndpointConfig`, `Endpoint`, `Dashboard` (unless
+ * Children (fixed ids): `ExecutionRole` (unless `role` is given), `SecurityGroup` (with `vpc` and no `securityGroups`),
+ * `EndpointConfig`, `Endpoint`, `Dashboard` (unless
  * `monitoring.dashboard` is false), and one child per component with its id.
  */
 export class PrefixAwareLlmComponentEndpoint extends Resource {
@@ -322,6 +353,8 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
   public readonly routing: RoutingStrategy;
   /** The dashboard, unless `monitoring.dashboard` is false. */
   public readonly dashboard?: cloudwatch.Dashboard;
+  /** Security groups of the fleet's network interfaces (empty without `vpc`). */
+  public readonly securityGroups: ec2.ISecurityGroup[];
   /** Escape hatch: the `AWS::SageMaker::EndpointConfig`. */
   public readonly cfnEndpointConfig: sagemaker.CfnEndpointConfig;
   /** Escape hatch: the `AWS::SageMaker::Endpoint`. */
@@ -331,6 +364,10 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
   public readonly _monitoring: EndpointMonitoringOptions;
   /** @internal */
   public readonly _metricsConfig: EndpointMetricsConfig;
+  /** @internal The VPC attachment every component's model repeats (undefined without `vpc`). */
+  public readonly _network?: EndpointNetwork;
+  /** @internal */
+  public readonly _networkIsolation: boolean;
   private readonly managedScaling?: ManagedInstanceScalingOptions;
   private readonly components: LlmInferenceComponent[] = [];
 
@@ -340,6 +377,7 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     this.instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
     this.routing = props.routing ?? RoutingStrategy.prefixAware();
     this.managedScaling = props.managedInstanceScaling;
+    this._networkIsolation = props.enableNetworkIsolation ?? false;
     this._monitoring = props.monitoring ?? {};
     this._metricsConfig = props.metricsConfig ?? {};
     this.validate(props);
@@ -350,6 +388,8 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
       description: 'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.',
     });
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
+    this._network = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmComponentEndpoint');
+    this.securityGroups = this._network?.securityGroups ?? [];
 
     const managed = this.managedScaling;
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
@@ -370,6 +410,11 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
         },
       }],
       metricsConfig: renderMetricsConfig(props.metricsConfig),
+      // With inference components the endpoint configuration carries the fleet's VpcConfig and EnableNetworkIsolation
+      // ("all model containers deployed to the endpoint"), beside its ExecutionRoleArn
+      // (https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateEndpointConfig.html).
+      vpcConfig: renderVpcConfig(this._network),
+      enableNetworkIsolation: props.enableNetworkIsolation,
     });
     this.cfnEndpointConfig.node.addDependency(this.role);
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
@@ -484,6 +529,7 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
       problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
         + `(got ${show(props.endpointName)})`);
     }
+    validateNetwork(props, problems);
     validateMetricsConfig(props.metricsConfig, problems);
     validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
     for (const name of ['concurrencyAlarm', 'gpuMemoryAlarm', 'loadSpreadAlarm'] as const) {
@@ -632,6 +678,11 @@ export class LlmInferenceComponent extends ComponentBase {
         environment: Lazy.any({ produce: () => environment() }),
         modelDataSource: modelConfig.modelDataSource,
       },
+      // The model a component references repeats the endpoint's network settings (VpcConfig, EnableNetworkIsolation,
+      // https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateModel.html), so the model never
+      // describes a network other than the one its copies run in.
+      enableNetworkIsolation: endpoint._networkIsolation || undefined,
+      vpcConfig: renderVpcConfig(endpoint._network),
     });
     this.cfnModel.node.addDependency(role);
 
@@ -717,6 +768,7 @@ export class LlmInferenceComponent extends ComponentBase {
     const limits = INFERENCE_COMPONENT_LIMITS;
     const endpoint = props.endpoint;
     props.model._validate(problems);
+    validateIsolatedModel(endpoint._networkIsolation, props.model, problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
     this._validateName(props.inferenceComponentName, problems);

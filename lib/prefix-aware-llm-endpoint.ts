@@ -40,7 +40,6 @@ import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } 
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
 import { defaultTensorParallelSize, gpusUsed, ParallelismInput, validateModelParallelism } from './private/parallelism';
-import { grantScoped } from './private/grants';
 import {
   CreatedAlarms,
   createEndpointAlarms,
@@ -52,14 +51,9 @@ import {
   validateMonitoring,
 } from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
-import {
-  CALL_WITH_BEARER_TOKEN_ACTIONS,
-  EC2_CREATE_ENI_ACTIONS,
-  EC2_MANAGE_ENI_ACTIONS,
-  EC2_VPC_UNSCOPED_ACTIONS,
-  INVOKE_ENDPOINT_ACTIONS,
-} from './private/iam-actions';
+import { CALL_WITH_BEARER_TOKEN_ACTIONS, INVOKE_ENDPOINT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
+import { configureEndpointVpc, renderVpcConfig, validateIsolatedModel, validateNetwork } from './private/network';
 import { INSTANCE_TYPE_NAME, isKnownInteger, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
@@ -607,7 +601,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     });
     this.grantRuntimeBasics();
 
-    const vpcConfig = this.configureVpc(props);
+    const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
     this.securityGroups = vpcConfig?.securityGroups ?? [];
 
     const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
@@ -632,10 +626,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         environment,
         modelDataSource: modelConfig.modelDataSource,
       },
-      vpcConfig: vpcConfig && {
-        subnets: vpcConfig.subnetIds,
-        securityGroupIds: vpcConfig.securityGroups.map((sg) => sg.securityGroupId),
-      },
+      vpcConfig: renderVpcConfig(vpcConfig),
     });
     // SageMaker checks the role's access (image, model data) when the model and endpoint are created.
     this.cfnModel.node.addDependency(this.role);
@@ -733,45 +724,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
   }
 
-  private configureVpc(props: PrefixAwareLlmEndpointProps): { subnetIds: string[]; securityGroups: ec2.ISecurityGroup[] } | undefined {
-    const vpc = props.vpc;
-    if (!vpc) return undefined;
-    const subnetIds = vpc.selectSubnets(props.vpcSubnets).subnetIds;
-    let securityGroups = props.securityGroups;
-    if (!securityGroups || securityGroups.length === 0) {
-      const group = new ec2.SecurityGroup(this, 'SecurityGroup', {
-        vpc,
-        allowAllOutbound: false,
-        description: 'PrefixAwareLlmEndpoint network interfaces: no inbound, outbound HTTPS only (S3, ECR, CloudWatch).',
-      });
-      group.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'HTTPS to AWS APIs through VPC endpoints or NAT');
-      securityGroups = [group];
-    }
-
-    const stack = Stack.of(this);
-    grantScoped(this.role, {
-      actions: EC2_VPC_UNSCOPED_ACTIONS,
-      resources: ['*'],
-      wildcardReason: 'EC2 describe calls and DeleteNetworkInterfacePermission support no resource ARNs; SageMaker makes them to attach the endpoint to the VPC.',
-    });
-    const networkInterfaces = stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' });
-    grantScoped(this.role, {
-      actions: EC2_CREATE_ENI_ACTIONS,
-      resources: [
-        networkInterfaces,
-        ...subnetIds.map((id) => stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: id })),
-        ...securityGroups.map((sg) => stack.formatArn({ service: 'ec2', resource: 'security-group', resourceName: sg.securityGroupId })),
-      ],
-      wildcardReason: 'Interface ids do not exist before SageMaker creates them; creation is limited to the endpoint\'s subnets and security groups.',
-    });
-    grantScoped(this.role, {
-      actions: EC2_MANAGE_ENI_ACTIONS,
-      resources: [networkInterfaces],
-      wildcardReason: 'SageMaker manages the interfaces it created for the endpoint; their ids are not known in advance.',
-    });
-    return { subnetIds, securityGroups };
-  }
-
   private validate(
     props: PrefixAwareLlmEndpointProps,
     resolved: {
@@ -839,22 +791,8 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
       }
     }
-    if (props.enableNetworkIsolation && props.model.downloadsAtStartup) {
-      problems.add('model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); '
-        + 'stage the weights in S3 and use ModelSource.s3() (got ModelSource.huggingFace with network isolation)');
-    }
-    if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
-      problems.add(`${props.vpcSubnets ? 'vpcSubnets' : 'securityGroups'} needs vpc (got no vpc)`);
-    }
-    if (props.securityGroups && (props.securityGroups.length < 1 || props.securityGroups.length > 5)) {
-      problems.add(`securityGroups must hold between 1 and 5 groups (got ${props.securityGroups.length})`);
-    }
-    if (props.vpc) {
-      const subnets = props.vpc.selectSubnets(props.vpcSubnets).subnetIds;
-      if (!Token.isUnresolved(subnets) && (subnets.length < 1 || subnets.length > 16)) {
-        problems.add(`vpcSubnets must select between 1 and 16 subnets (got ${subnets.length})`);
-      }
-    }
+    validateIsolatedModel(props.enableNetworkIsolation, props.model, problems);
+    validateNetwork(props, problems);
 
     const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
     problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);

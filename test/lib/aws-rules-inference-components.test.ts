@@ -89,6 +89,24 @@ function toZero(r: Record<string, any>, withPolicy: boolean, alarmComponent = 'b
   };
 }
 
+/** Attaches the endpoint configuration to a VPC with `groups` security groups and `subnets` subnets. */
+function inVpc(r: Record<string, any>, groups: number, subnets: number): void {
+  r.C.Properties.VpcConfig = {
+    SecurityGroupIds: Array.from({ length: groups }, (_, i) => `sg-${i}`),
+    Subnets: Array.from({ length: subnets }, (_, i) => `subnet-${i}`),
+  };
+}
+
+/** Gives the base a model M whose vLLM DLC container loads `model`, on an endpoint with (or without) network isolation. */
+function isolated(r: Record<string, any>, model: string, isolation = true): void {
+  r.M = {
+    Type: 'AWS::SageMaker::Model',
+    Properties: { ExecutionRoleArn: { 'Fn::GetAtt': ['R', 'Arn'] }, PrimaryContainer: { Image: 'image', Environment: { SM_VLLM_MODEL: model } } },
+  };
+  r.Base.Properties.Specification.ModelName = { 'Fn::GetAtt': ['M', 'ModelName'] };
+  if (isolation) r.C.Properties.EnableNetworkIsolation = true;
+}
+
 /** Gives the base a rolling update in batches of `batch` copies, rolling back on alarm A (described by the role unless `undescribed`). */
 function rolling(r: Record<string, any>, batch: number, undescribed = false): void {
   r.A = { Type: 'AWS::CloudWatch::Alarm', Properties: { Namespace: 'AWS/SageMaker', MetricName: 'Invocation5XXErrors', Statistic: 'Sum', Period: 60, EvaluationPeriods: 1, DatapointsToAlarm: 1, Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' } };
@@ -103,6 +121,7 @@ describe('when the inference component rules are listed', () => {
   test('GIVEN each rule WHEN read THEN it cites an AWS documentation page', () => {
     expect(INFERENCE_COMPONENT_RULES.map((r) => r.id)).toEqual([
       'SM-IC-ENDPOINT-CONFIG', 'SM-IC-NAME', 'SM-IC-BASE-COMPUTE', 'SM-IC-ADAPTER', 'SM-IC-MANAGED-SCALING', 'SM-IC-COPY-SCALING', 'SM-IC-ROLLING-POLICY', 'SM-IC-SCALE-FROM-ZERO',
+      'SM-IC-VPC-CONFIG', 'SM-IC-NETWORK-ISOLATION',
     ]);
     for (const rule of INFERENCE_COMPONENT_RULES) expect(rule.doc).toMatch(/^https:\/\/docs\.aws\.amazon\.com\//);
   });
@@ -155,6 +174,14 @@ describe('when a hand-made inference component template is checked', () => {
     ['a rolling bake of 3601 s', (r) => { rolling(r, 1); r.Base.Properties.DeploymentConfig.RollingUpdatePolicy.WaitIntervalInSeconds = 3601; }, ['SM-IC-ROLLING-POLICY']],
     ['a rolling time limit of 599 s', (r) => { rolling(r, 1); r.Base.Properties.DeploymentConfig.RollingUpdatePolicy.MaximumExecutionTimeoutInSeconds = 599; }, ['SM-IC-ROLLING-POLICY']],
     ['a rollback alarm the role may not describe', (r) => rolling(r, 1, true), ['IAM-IC-ROLLBACK-DESCRIBE-ALARMS']],
+    ['a VpcConfig with 5 security groups and 16 subnets (max)', (r) => inVpc(r, 5, 16), []],
+    ['a VpcConfig with 6 security groups (max+1)', (r) => inVpc(r, 6, 2), ['SM-IC-VPC-CONFIG']],
+    ['a VpcConfig with 0 security groups (min−1)', (r) => inVpc(r, 0, 2), ['SM-IC-VPC-CONFIG']],
+    ['a VpcConfig with 17 subnets (max+1)', (r) => inVpc(r, 1, 17), ['SM-IC-VPC-CONFIG']],
+    ['a VpcConfig with 0 subnets (min−1)', (r) => inVpc(r, 1, 0), ['SM-IC-VPC-CONFIG']],
+    ['network isolation with a Hugging Face download at start', (r) => isolated(r, 'Qwen/Qwen2.5-7B-Instruct'), ['SM-IC-NETWORK-ISOLATION']],
+    ['network isolation with weights from S3 (and an adapter from S3)', (r) => isolated(r, '/opt/ml/model'), []],
+    ['a Hugging Face download without network isolation', (r) => isolated(r, 'Qwen/Qwen2.5-7B-Instruct', false), []],
     ['the adapter archive not readable', (r) => { r.P.Properties.PolicyDocument.Statement[2].Resource = 'arn:aws:s3:::bucket/adapters/other.tar.gz'; }, ['IAM-ADAPTER-ARTIFACT']],
   ])('GIVEN %s WHEN checked THEN it finds the expected rules', (_name, change, expected) => {
     expect(ruleIds(componentTemplate(change))).toEqual(expected);

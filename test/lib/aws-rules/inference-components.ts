@@ -15,6 +15,7 @@ const REGISTER_TARGET = 'https://docs.aws.amazon.com/autoscaling/application/API
 const PREDEFINED_METRIC = 'https://docs.aws.amazon.com/autoscaling/application/APIReference/API_PredefinedMetricSpecification.html';
 const IC_ROLLING = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_InferenceComponentRollingUpdatePolicy.html';
 const SCALE_TO_ZERO = 'https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-zero-instances.html';
+const VPC_CONFIG = 'https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_VpcConfig.html';
 
 /** InferenceComponentName / BaseInferenceComponentName: at most 63 characters, `^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$`. */
 const COMPONENT_NAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
@@ -35,6 +36,28 @@ function endpointIdOf(component: Record<string, any>): string | undefined {
 /** Logical ids of endpoints that host components (referenced by a component's EndpointName). */
 function hostingEndpointIds(template: TemplateJson): Set<string> {
   return new Set(components(template).map(([, c]) => endpointIdOf(c)).filter((id): id is string => id !== undefined));
+}
+
+/** The endpoint configuration behind an endpoint that hosts components, with its logical id. */
+function hostingConfigs(template: TemplateJson): Array<[string, Record<string, any>]> {
+  return [...hostingEndpointIds(template)].flatMap((endpointId) => {
+    const configId = referencedId(template.Resources?.[endpointId]?.Properties?.EndpointConfigName);
+    const config = configId ? template.Resources?.[configId]?.Properties : undefined;
+    return config && configId ? [[configId, config] as [string, Record<string, any>]] : [];
+  });
+}
+
+/**
+ * The Hugging Face model id a container downloads at start: `HF_MODEL_ID` or `SM_VLLM_MODEL` naming a hub id rather than
+ * a local path (the construct points both at /opt/ml/model for S3 weights).
+ */
+function hubModelOf(model: Record<string, any> | undefined): string | undefined {
+  const env = model?.PrimaryContainer?.Environment ?? {};
+  for (const key of ['HF_MODEL_ID', 'SM_VLLM_MODEL']) {
+    const value = env[key];
+    if (typeof value === 'string' && !value.startsWith('/')) return value;
+  }
+  return undefined;
 }
 
 function isNumber(value: unknown): value is number {
@@ -211,6 +234,35 @@ export const INFERENCE_COMPONENT_RULES: readonly AwsRule[] = [
           && (alarm.Dimensions ?? []).some((d: { Name: string; Value: unknown }) => d.Name === 'InferenceComponentName' && flatten(d.Value) === component)
           && (alarm.AlarmActions ?? []).some((action: unknown) => referencedId(action) === stepId)));
         return triggered ? [] : [finding(id, `component ${component} may scale to zero copies but no NoCapacityInvocationFailures alarm triggers a step policy on it`)];
+      });
+    }),
+
+  rule('SM-IC-VPC-CONFIG', VPC_CONFIG,
+    'A VpcConfig (on an endpoint configuration that hosts components, or on a model) lists 1–5 SecurityGroupIds and 1–16 Subnets.',
+    (template, finding) => [...hostingConfigs(template), ...resourcesOfType(template, 'AWS::SageMaker::Model')].flatMap(([id, props]) => {
+      const vpc = props.VpcConfig;
+      if (vpc === undefined) return [];
+      const groups = Array.isArray(vpc.SecurityGroupIds) ? vpc.SecurityGroupIds.length : undefined;
+      const subnets = Array.isArray(vpc.Subnets) ? vpc.Subnets.length : undefined;
+      const out: RuleFinding[] = [];
+      if (groups !== undefined && (groups < 1 || groups > 5)) out.push(finding(id, `VpcConfig lists ${groups} security groups (1–5)`));
+      if (subnets !== undefined && (subnets < 1 || subnets > 16)) out.push(finding(id, `VpcConfig lists ${subnets} subnets (1–16)`));
+      return out;
+    })),
+
+  rule('SM-IC-NETWORK-ISOLATION', CREATE_ENDPOINT_CONFIG,
+    'EnableNetworkIsolation on the endpoint configuration isolates all model containers deployed to the endpoint (no inbound or outbound calls), so no component\'s model may download its weights from Hugging Face at start; adapters\' ArtifactUrl archives are fetched by SageMaker and stay allowed.',
+    (template, finding) => {
+      const isolatedEndpoints = new Set([...hostingEndpointIds(template)].filter((endpointId) => {
+        const configId = referencedId(template.Resources?.[endpointId]?.Properties?.EndpointConfigName);
+        return configId !== undefined && template.Resources?.[configId]?.Properties?.EnableNetworkIsolation === true;
+      }));
+      return components(template).flatMap(([id, component]) => {
+        const endpointId = endpointIdOf(component);
+        if (endpointId === undefined || !isolatedEndpoints.has(endpointId)) return [];
+        const modelId = referencedId(component.Specification?.ModelName);
+        const hub = hubModelOf(modelId ? template.Resources?.[modelId]?.Properties : undefined);
+        return hub ? [finding(id, `component ${nameOf(id, component)} downloads ${hub} from Hugging Face at start on a network-isolated endpoint`)] : [];
       });
     }),
 ];
