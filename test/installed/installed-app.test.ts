@@ -215,7 +215,7 @@ describe('when the app is made and installed', () => {
           if (r.Type === 'AWS::SageMaker::EndpointConfig') {
             for (const variant of r.Properties.ProductionVariants as { InstanceType: string; InitialInstanceCount: number }[]) {
               const price = LIST_PRICE_USD_PER_HOUR[variant.InstanceType];
-              if (price === undefined) problems.push(`${where}: ${variant.InstanceType} has no recorded price (router/src/aws/ab-plan.ts): use a priced type or record its price with its source`);
+              if (price === undefined) problems.push(`${where}: ${variant.InstanceType} has no recorded price (router/src/common/instance-prices.ts): use a priced type or record its price with its source`);
               else hourly += price * variant.InitialInstanceCount;
             }
           }
@@ -234,7 +234,7 @@ describe('when the app is made and installed', () => {
     run(process.execPath, [join(build, 'bin', 'examples.js')], app, 120_000, { CDK_OUTDIR: out });
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string }> };
     expect(Object.entries(manifest.artifacts).filter(([, a]) => a.type === 'aws:cloudformation:stack').map(([id]) => id).sort())
-      .toEqual(['PrefixAwareLlmBenchmarkReplica', 'PrefixAwareLlmMinimal', 'PrefixAwareLlmPrivateVpc', 'PrefixAwareLlmRouterSidecar', 'PrefixAwareLlmRoutingAbVariants']);
+      .toEqual(['PrefixAwareLlmBenchmarkReplica', 'PrefixAwareLlmInferenceComponents', 'PrefixAwareLlmMinimal', 'PrefixAwareLlmPrivateVpc', 'PrefixAwareLlmRouterSidecar', 'PrefixAwareLlmRoutingAbVariants']);
   });
 
   test('GIVEN the README\'s app as the app\'s bin/ file WHEN `npx cdk synth` runs it through cdk.json THEN it synthesizes offline', () => {
