@@ -69,8 +69,8 @@ export interface ShellBlock {
   readonly text: string;
 }
 
-/** Fenced sh/bash/shell blocks of a markdown text. */
-export function shellBlocks(markdown: string, file: string): ShellBlock[] {
+/** Fenced blocks of a markdown text whose info string is one of `languages`, with the line of their opening fence. */
+export function fencedBlocks(markdown: string, file: string, languages: readonly string[]): ShellBlock[] {
   const blocks: ShellBlock[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -78,10 +78,15 @@ export function shellBlocks(markdown: string, file: string): ShellBlock[] {
     if (!open) continue;
     const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
     if (end < 0) break;
-    if (['sh', 'bash', 'shell'].includes(open[1]!)) blocks.push({ file, line: i + 1, text: lines.slice(i + 1, end).join('\n') });
+    if (languages.includes(open[1]!)) blocks.push({ file, line: i + 1, text: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return blocks;
+}
+
+/** Fenced sh/bash/shell blocks of a markdown text. */
+export function shellBlocks(markdown: string, file: string): ShellBlock[] {
+  return fencedBlocks(markdown, file, ['sh', 'bash', 'shell']);
 }
 
 /** README.md and every docs/*.md, in that order. */

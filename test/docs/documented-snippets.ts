@@ -13,6 +13,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fencedBlocks } from './documented-commands';
 
 export interface TsSnippet {
   readonly file: string;
@@ -50,20 +51,7 @@ function kindOf(file: string, text: string): TsSnippet['kind'] {
 
 /** Fenced ```ts / ```typescript blocks of a markdown text. */
 export function tsSnippets(markdown: string, file: string): TsSnippet[] {
-  const out: TsSnippet[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
-    if (end < 0) break;
-    if (['ts', 'typescript'].includes(open[1]!)) {
-      const text = lines.slice(i + 1, end).join('\n');
-      out.push({ file, line: i + 1, text, kind: kindOf(file, text) });
-    }
-    i = end;
-  }
-  return out;
+  return fencedBlocks(markdown, file, ['ts', 'typescript']).map((block) => ({ ...block, kind: kindOf(file, block.text) }));
 }
 
 export function documentedSnippets(root: string): TsSnippet[] {

@@ -21,13 +21,14 @@
  * `npm run test:installed` runs this file; .ci/run runs it after `npm test`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { LIST_PRICE_USD_PER_HOUR } from '../../router/src/aws/ab-plan';
 import { BUILT_IN_PRICE_SOURCE } from '../../router/src/cli/plan-command';
 import { documentedBlocks, freeRange, notRunReason, prepareBlock, ROUTER_PACKAGE, runBlockScript, runnableBlocks, type ShellBlock } from '../docs/documented-commands';
 import { CONSTRUCT_PACKAGE, documentedSnippets, SKETCHES, snippetFileName, statedHourlyCost, type TsSnippet } from '../docs/documented-snippets';
+import { filesUnder } from '../package/files-under';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -38,19 +39,6 @@ function run(cmd: string, args: string[], cwd: string, timeoutMs: number, env: R
   return execFileSync(cmd, args, { cwd, timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false', ...env } });
 }
 
-/** Every file under `dir`, relative to it, sorted. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d)) {
-      const path = join(d, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.push(relative(dir, path));
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
 
 jest.setTimeout(600_000);
 

@@ -12,7 +12,8 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { filesUnder } from './files-under';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -25,19 +26,6 @@ function run(cmd: string, args: string[], cwd: string, timeoutMs: number): strin
   return execFileSync(cmd, args, { cwd, timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
 
-/** Every file under `dir`, relative to it, sorted. */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d)) {
-      const path = join(d, entry);
-      if (statSync(path).isDirectory()) walk(path);
-      else out.push(relative(dir, path));
-    }
-  };
-  walk(dir);
-  return out.sort();
-}
 
 function emptyProject(dir: string): string {
   mkdirSync(dir, { recursive: true });

@@ -184,6 +184,20 @@ export interface RequestRecord {
   error?: string;
 }
 
+/** What DescribeInferenceComponent and ListInferenceComponents both answer about a component. */
+function componentSummary(c: ComponentState): Record<string, unknown> {
+  return {
+    InferenceComponentName: c.name,
+    InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${c.name}`,
+    EndpointName: c.endpoint,
+    EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${c.endpoint}`,
+    VariantName: c.variant,
+    InferenceComponentStatus: c.status,
+    CreationTime: new Date(0),
+    LastModifiedTime: new Date(0),
+  };
+}
+
 interface Fail {
   status: number;
   type: string;
@@ -589,19 +603,12 @@ export class SageMakerControlPlane {
       c.status = 'InService';
     }
     return {
-      InferenceComponentName: c.name,
-      InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${c.name}`,
-      EndpointName: c.endpoint,
-      EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${c.endpoint}`,
-      VariantName: c.variant,
-      InferenceComponentStatus: c.status,
+      ...componentSummary(c),
       Specification: {
         ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}),
         ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}),
       },
       RuntimeConfig: { DesiredCopyCount: c.copies, CurrentCopyCount: c.status === 'InService' ? c.copies : 0 },
-      CreationTime: new Date(0),
-      LastModifiedTime: new Date(0),
     };
   }
 
@@ -617,16 +624,7 @@ export class SageMakerControlPlane {
     );
     const page = all.slice(start, start + max);
     return {
-      InferenceComponents: page.map((c) => ({
-        InferenceComponentName: c.name,
-        InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${c.name}`,
-        EndpointName: c.endpoint,
-        EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${c.endpoint}`,
-        VariantName: c.variant,
-        InferenceComponentStatus: c.status,
-        CreationTime: new Date(0),
-        LastModifiedTime: new Date(0),
-      })),
+      InferenceComponents: page.map(componentSummary),
       ...(start + max < all.length ? { NextToken: String(start + max) } : {}),
     };
   }
