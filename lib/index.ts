@@ -1,5 +1,6 @@
 // The public API, named one by one: what jsii publishes to every CDK language is exactly what is listed here.
 // Module-level constants and functions stay internal (jsii cannot carry them to other languages).
+export { PrefixAwareLlmEndpointBaseProps } from './endpoint-base-props';
 export { IPrefixAwareLlmEndpoint, PrefixAwareLlmEndpoint, PrefixAwareLlmEndpointAttributes, PrefixAwareLlmEndpointProps, PrefixAwareLlmInfos, PrefixAwareLlmValidationError, PrefixAwareLlmWarnings } from './prefix-aware-llm-endpoint';
 export { IntegerRange, PrefixAwareRoutingOptions, RoutingStrategy, RoutingStrategyKind } from './routing-strategy';
 export { DlcImageOptions, EcrImageOptions, InferenceAmiVersion, LmiImageOptions, VllmImage, VllmImageBindContext, VllmImageConfig } from './vllm-image';

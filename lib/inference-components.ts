@@ -8,7 +8,6 @@ import {
   aws_sagemaker as sagemaker,
   Duration,
   Lazy,
-  Names,
   Resource,
   Size,
   SizeRoundingBehavior,
@@ -16,6 +15,7 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { ComponentDeploymentOptions, CopyAutoScaling, CopyAutoScalingOptions } from './autoscaling';
+import { PrefixAwareLlmEndpointBaseProps } from './endpoint-base-props';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
 import { EndpointAlarms, EndpointMetrics, EndpointMetricsConfig, EndpointMonitoringOptions } from './monitoring';
@@ -25,15 +25,16 @@ import { componentFitProblems, ComponentDemand } from './private/component-capac
 import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraEnvironment, validateEngineOptions } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
-import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { fleetWithDefaults, validateFleetProps, validateRoutableFleetSize } from './private/fleet-rules';
 import { grantScoped } from './private/grants';
 import { validateBucketEncryption } from './private/s3-encryption';
 import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
-import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
+import { insightsPeriodSeconds, renderMetricsConfig } from './private/metrics-config';
 import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, rollbackAlarmCount, rollbackAlarmsOf, validateMonitoring } from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
-import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolatedModel, validateNetwork } from './private/network';
-import { INSTANCE_TYPE_NAME, isKnownInteger, isUnresolved, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
+import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolatedModel } from './private/network';
+import { isKnownInteger, isUnresolved, nameFromPath, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
 import { VllmEngineOptions, EngineEnvConvention } from './vllm-engine-options';
 import { VllmImage } from './vllm-image';
@@ -78,83 +79,13 @@ export interface ManagedInstanceScalingOptions {
   readonly maxInstanceCount: number;
 }
 
-/** Props of `PrefixAwareLlmComponentEndpoint`. */
-export interface PrefixAwareLlmComponentEndpointProps {
-  /** Instance type of the fleet the components share. @default InstanceType.ML_P5_48XLARGE */
-  readonly instanceType?: InstanceType;
-
-  /**
-   * Instances at creation. Allowed: an integer ≥ 1; ≥ 2 under `PREFIX_AWARE` unless `allowPrefixAwareOnSingleInstance`
-   * is set; within `managedInstanceScaling` when that is set.
-   *
-   * @default 2
-   */
-  readonly instanceCount?: number;
-
-  /**
-   * Allow `PREFIX_AWARE` with one instance, or a managed-scaling minimum of 0 or 1 (scale to zero): routing then has
-   * nowhere to send anything while one instance runs.
-   *
-   * @default false
-   */
-  readonly allowPrefixAwareOnSingleInstance?: boolean;
-
-  /**
-   * Routing over the fleet. Under `PREFIX_AWARE`, SageMaker keeps requests with a common prefix on the same instance
-   * among those that host a copy of the component they call; for adapters, among the base component's instances.
-   *
-   * @default RoutingStrategy.prefixAware() - prefixLength 8192, concurrencyThreshold 32
-   */
-  readonly routing?: RoutingStrategy;
-
+/**
+ * Props of `PrefixAwareLlmComponentEndpoint`: the fleet, role, network, name and `MetricsConfig` props it shares with
+ * `PrefixAwareLlmEndpoint` (`PrefixAwareLlmEndpointBaseProps`), and its own.
+ */
+export interface PrefixAwareLlmComponentEndpointProps extends PrefixAwareLlmEndpointBaseProps {
   /** @default - no managed instance scaling: the fleet stays at `instanceCount` */
   readonly managedInstanceScaling?: ManagedInstanceScalingOptions;
-
-  /**
-   * Execution role, given once on the endpoint configuration for every component. The construct adds the statements
-   * each component needs (its image, its weights, adapter artefacts).
-   *
-   * @default - a new role trusted by sagemaker.amazonaws.com with only those statements
-   */
-  readonly role?: iam.IRole;
-
-  /**
-   * VPC to attach the fleet to, as on `PrefixAwareLlmEndpoint`: it goes on the endpoint configuration and on every
-   * component's model. SageMaker then downloads model data and adapter artefacts through it (give it an S3 gateway
-   * endpoint), and the containers reach only what the VPC allows.
-   *
-   * @default - no VPC
-   */
-  readonly vpc?: ec2.IVpc;
-
-  /** Subnets for the fleet's network interfaces (1–16); requires `vpc`. @default - the VPC's private subnets */
-  readonly vpcSubnets?: ec2.SubnetSelection;
-
-  /**
-   * Security groups (1–5); requires `vpc`.
-   *
-   * @default - one new group that allows no inbound traffic and outbound HTTPS only
-   */
-  readonly securityGroups?: ec2.ISecurityGroup[];
-
-  /**
-   * Run every component's container without any network access (on the endpoint configuration and on every
-   * component's model). Each model must come from S3: a Hugging Face download cannot work. Adapters are unaffected:
-   * SageMaker fetches their S3 archives for the container.
-   *
-   * @default false
-   */
-  readonly enableNetworkIsolation?: boolean;
-
-  /**
-   * Physical endpoint name. Allowed: 1–63 letters, digits and hyphens, starting and ending with a letter or digit.
-   *
-   * @default - derived from the construct path, lower case
-   */
-  readonly endpointName?: string;
-
-  /** @default - enhanced metrics on, published every 60 s */
-  readonly metricsConfig?: EndpointMetricsConfig;
 
   /**
    * Dashboard, the per-component error-rate and latency alarms (with `errorRateAlarm` and `latencyAlarm` as on
@@ -373,20 +304,19 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
 
   constructor(scope: Construct, id: string, props: PrefixAwareLlmComponentEndpointProps = {}) {
     super(scope, id);
-    this.instanceType = props.instanceType ?? InstanceType.ML_P5_48XLARGE;
-    this.instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
-    this.routing = props.routing ?? RoutingStrategy.prefixAware();
+    const fleet = fleetWithDefaults(props);
+    this.instanceType = fleet.instanceType;
+    this.instanceCount = fleet.instanceCount;
+    this.routing = fleet.routing;
     this.managedScaling = props.managedInstanceScaling;
     this._networkIsolation = props.enableNetworkIsolation ?? false;
     this._monitoring = props.monitoring ?? {};
     this._metricsConfig = props.metricsConfig ?? {};
     this.validate(props);
 
-    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
-    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
-      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
-      description: 'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.',
-    });
+    this.endpointName = props.endpointName ?? nameFromPath(this);
+    this.role = props.role ?? createExecutionRole(this,
+      'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.');
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
     this._network = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmComponentEndpoint');
     this.securityGroups = this._network?.securityGroups ?? [];
@@ -496,18 +426,12 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
 
   private validate(props: PrefixAwareLlmComponentEndpointProps): void {
     const problems = new ProblemCollector();
-    const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
-    const type = this.instanceType;
-    if (!type.isUnresolved && !INSTANCE_TYPE_NAME.test(type.name)) {
-      problems.add(`instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(type.name)})`);
-    }
-    this.routing._validate(problems);
-    problems.integerAtLeast('instanceCount', this.instanceCount, 1);
-    const prefixAware = this.routing.isPrefixAware && !allowSingle;
-    if (prefixAware && isKnownInteger(this.instanceCount) && this.instanceCount === 1) {
-      problems.add('instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-        + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
-    }
+    validateFleetProps(props, {
+      instanceTypes: [this.instanceType],
+      instanceTypeProp: 'instanceType',
+      instanceCount: this.instanceCount,
+      routing: this.routing,
+    }, problems);
     const managed = props.managedInstanceScaling;
     if (managed) {
       const { minManagedInstanceCount, minManagedMaxInstanceCount } = INFERENCE_COMPONENT_LIMITS;
@@ -520,17 +444,13 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
           && (this.instanceCount < Math.max(min, 1) || this.instanceCount > max)) {
         problems.add(`instanceCount must lie between managedInstanceScaling.minInstanceCount ${Math.max(min, 1)} and maxInstanceCount ${max} (got ${this.instanceCount})`);
       }
-      if (prefixAware && isKnownInteger(min) && min < 2) {
-        problems.add(`managedInstanceScaling.minInstanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; `
-          + `set allowPrefixAwareOnSingleInstance: true to let the fleet shrink to ${min === 0 ? 'zero (scale to zero)' : 'one instance'} anyway (got ${min})`);
-      }
+      validateRoutableFleetSize('managedInstanceScaling.minInstanceCount', min, {
+        lowestAllowed: minManagedInstanceCount,
+        prefixAware: this.routing.isPrefixAware,
+        allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
+        anyway: `let the fleet shrink to ${min === 0 ? 'zero (scale to zero)' : 'one instance'}`,
+      }, problems);
     }
-    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !SAGEMAKER_NAME.test(props.endpointName)) {
-      problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
-        + `(got ${show(props.endpointName)})`);
-    }
-    validateNetwork(props, problems);
-    validateMetricsConfig(props.metricsConfig, problems);
     validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
     for (const name of ['concurrencyAlarm', 'gpuMemoryAlarm', 'loadSpreadAlarm'] as const) {
       const alarm = props.monitoring?.[name];
@@ -583,15 +503,12 @@ abstract class ComponentBase extends Construct {
 
   /** @internal */
   protected _validateName(name: string | undefined, problems: ProblemCollector): void {
-    if (name !== undefined && !Token.isUnresolved(name) && !SAGEMAKER_NAME.test(name)) {
-      problems.add('inferenceComponentName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
-        + `(got ${show(name)})`);
-    }
+    problems.sageMakerName('inferenceComponentName', name);
   }
 
   /** @internal */
   protected _defaultName(): string {
-    return Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+    return nameFromPath(this);
   }
 
   /** @internal */

@@ -7,7 +7,6 @@ import {
   aws_sagemaker as sagemaker,
   Duration,
   IResource,
-  Names,
   Resource,
   Stack,
   Token,
@@ -17,13 +16,13 @@ import { AutoScalingOptions, VariantAutoScaling } from './autoscaling';
 import { CapacityReservation } from './capacity';
 import { DataCaptureOptions } from './data-capture';
 import { DeploymentPolicy } from './deployment';
+import { PrefixAwareLlmEndpointBaseProps } from './endpoint-base-props';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
 import {
   EndpointAlarms,
   EndpointMetricOptions,
   EndpointMetrics,
-  EndpointMetricsConfig,
   EndpointMonitoringOptions,
 } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
@@ -35,7 +34,8 @@ import {
   renderEngineEnvironment,
   validateEngineOptions,
 } from './private/engine-environment';
-import { grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
+import { DEFAULT_INSTANCE_COUNT, fleetWithDefaults, validateFleetProps } from './private/fleet-rules';
 import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
@@ -52,9 +52,9 @@ import {
 } from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import { CALL_WITH_BEARER_TOKEN_ACTIONS, INVOKE_ENDPOINT_ACTIONS } from './private/iam-actions';
-import { insightsPeriodSeconds, renderMetricsConfig, validateMetricsConfig } from './private/metrics-config';
-import { configureEndpointVpc, renderVpcConfig, validateIsolatedModel, validateNetwork } from './private/network';
-import { INSTANCE_TYPE_NAME, isKnownInteger, ProblemCollector, SAGEMAKER_NAME, show, wholeSeconds } from './private/validation';
+import { insightsPeriodSeconds, renderMetricsConfig } from './private/metrics-config';
+import { configureEndpointVpc, renderVpcConfig, validateIsolatedModel } from './private/network';
+import { isKnownInteger, nameFromPath, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
@@ -125,17 +125,13 @@ export class PrefixAwareLlmInfos {
 /** Characters per token the construct assumes when it relates `prefixLength` (characters) to token limits. */
 const CHARS_PER_TOKEN = 4;
 
-/** Props of `PrefixAwareLlmEndpoint`. */
-export interface PrefixAwareLlmEndpointProps {
+/**
+ * Props of `PrefixAwareLlmEndpoint`: the fleet, role, network, name and `MetricsConfig` props it shares with
+ * `PrefixAwareLlmComponentEndpoint` (`PrefixAwareLlmEndpointBaseProps`), and its own.
+ */
+export interface PrefixAwareLlmEndpointProps extends PrefixAwareLlmEndpointBaseProps {
   /** Where the weights come from: `ModelSource.huggingFace(...)` or `ModelSource.s3(...)`. */
   readonly model: ModelSource;
-
-  /**
-   * Instance type of the variant. Excludes `instancePools`.
-   *
-   * @default InstanceType.ML_P5_48XLARGE (unless `instancePools` is set)
-   */
-  readonly instanceType?: InstanceType;
 
   /**
    * Instance types SageMaker may provision, in order of preference (priority 1 first), e.g. p5 → p5e → p5en: when
@@ -165,62 +161,11 @@ export interface PrefixAwareLlmEndpointProps {
    */
   readonly variantInstanceProvisionTimeout?: Duration;
 
-  /**
-   * Instances behind the endpoint (the initial count when `autoScaling` is set). Allowed: an integer ≥ 1; ≥ 2
-   * under `PREFIX_AWARE` unless `allowPrefixAwareOnSingleInstance` is set.
-   *
-   * @default 2
-   */
-  readonly instanceCount?: number;
-
-  /**
-   * Allow `PREFIX_AWARE` with one instance (or an autoscaling minimum of one). Routing has nowhere to send
-   * anything then; it is meant for staging copies of a production configuration.
-   *
-   * @default false
-   */
-  readonly allowPrefixAwareOnSingleInstance?: boolean;
-
-  /** @default RoutingStrategy.prefixAware() - prefixLength 8192, concurrencyThreshold 32 */
-  readonly routing?: RoutingStrategy;
-
   /** @default VllmImage.dlc() - the AWS vLLM DLC for SageMaker at VllmImage.DLC_DEFAULT_TAG */
   readonly image?: VllmImage;
 
   /** @default - tensor parallel size = GPUs of the instance type, prefix caching on, vLLM defaults otherwise */
   readonly engine?: VllmEngineOptions;
-
-  /**
-   * VPC to attach the endpoint to. SageMaker then downloads model data through it (give it an S3 gateway
-   * endpoint), and the container reaches only what the VPC allows.
-   *
-   * @default - no VPC
-   */
-  readonly vpc?: ec2.IVpc;
-
-  /** Subnets for the endpoint's network interfaces; requires `vpc`. @default - the VPC's private subnets */
-  readonly vpcSubnets?: ec2.SubnetSelection;
-
-  /**
-   * Security groups (1–5); requires `vpc`.
-   *
-   * @default - one new group that allows no inbound traffic and outbound HTTPS only
-   */
-  readonly securityGroups?: ec2.ISecurityGroup[];
-
-  /**
-   * Run the container without any network access. Needs a model from S3: a Hugging Face download cannot work.
-   *
-   * @default false
-   */
-  readonly enableNetworkIsolation?: boolean;
-
-  /**
-   * Execution role SageMaker assumes. The construct adds the statements it needs to it.
-   *
-   * @default - a new role trusted by sagemaker.amazonaws.com with only those statements
-   */
-  readonly role?: iam.IRole;
 
   /**
    * KMS key for the instances' ML storage volume. Refused on instance types with local NVMe storage (every GPU
@@ -264,28 +209,6 @@ export interface PrefixAwareLlmEndpointProps {
    * (or an `autoScaling.minCapacity` of one, since a rolling batch must be at most half the current fleet)
    */
   readonly deployment?: DeploymentPolicy;
-
-  /**
-   * Physical endpoint name: the name clients call. Allowed: 1–63 characters, letters, digits and single or repeated
-   * hyphens inside (`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`). The model and endpoint configuration never get fixed
-   * names, so CloudFormation can replace them on every change.
-   *
-   * Recommended for production: set a stable name. The default follows the construct path, so moving or renaming
-   * the construct (or its stack) renames the endpoint, and CloudFormation replaces it: a complete second fleet is
-   * created before the old one is deleted, at twice the cost and quota, and clients must switch names.
-   *
-   * @default - derived from the construct path, unique in the app, lower case (the rollback alarm and the log
-   * permissions need the name before the endpoint exists)
-   */
-  readonly endpointName?: string;
-
-  /**
-   * `MetricsConfig`: enhanced (per-instance) metrics are on unless turned off; `publishFrequency` is also the period
-   * of the construct's metrics and alarms.
-   *
-   * @default - enhanced metrics on, published every 60 s, detailed observability at SageMaker's default
-   */
-  readonly metricsConfig?: EndpointMetricsConfig;
 
   /**
    * Dashboard, alarms and alarm notifications. Monitoring is on by default: turn parts off with
@@ -502,7 +425,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** The variant name; kept stable so updates never look like a new variant. */
   public static readonly VARIANT_NAME = 'AllTraffic';
   /** Default instance count. */
-  public static readonly DEFAULT_INSTANCE_COUNT = 2;
+  public static readonly DEFAULT_INSTANCE_COUNT = DEFAULT_INSTANCE_COUNT;
   /** Default container start-up and model download timeouts. */
   public static readonly DEFAULT_TIMEOUT = Duration.minutes(30);
   /** Allowed range of both timeouts, in seconds. */
@@ -563,10 +486,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
     super(scope, id);
 
-    const instanceType = props.instancePools?.[0] ?? props.instanceType ?? InstanceType.ML_P5_48XLARGE;
+    const fleet = fleetWithDefaults(props);
+    const instanceType = props.instancePools?.[0] ?? fleet.instanceType;
     const instanceTypes = props.instancePools && props.instancePools.length > 0 ? props.instancePools : [instanceType];
-    const instanceCount = props.instanceCount ?? PrefixAwareLlmEndpoint.DEFAULT_INSTANCE_COUNT;
-    const routing = props.routing ?? RoutingStrategy.prefixAware();
+    const { instanceCount, routing } = fleet;
     const image = props.image ?? VllmImage.dlc();
     const engine = props.engine ?? {};
     // The smallest fleet an update may meet decides the default: rolling batches must be 5–50 % of the current count.
@@ -592,13 +515,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       pooled: (props.instancePools?.length ?? 0) > 1,
     }, props.instanceType === undefined && props.instancePools === undefined);
 
-    this.endpointName = props.endpointName ?? Names.uniqueResourceName(this, { maxLength: 63, separator: '-' }).toLowerCase();
+    this.endpointName = props.endpointName ?? nameFromPath(this);
 
     // Execution role: only what this endpoint needs.
-    this.role = props.role ?? new iam.Role(this, 'ExecutionRole', {
-      assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
-      description: 'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.',
-    });
+    this.role = props.role ?? createExecutionRole(this, 'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.');
     this.grantRuntimeBasics();
 
     const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
@@ -742,7 +662,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     props.model._validate(problems);
     validateDataCapture(props.dataCapture, problems);
-    routing._validate(problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
     // Render once with placeholders to check SageMaker's limit on the number of environment variables.
@@ -764,17 +683,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       capacityReservation: props.capacityReservation,
       provisionTimeout: props.variantInstanceProvisionTimeout,
     }, problems);
-    const typeProp = props.instancePools ? 'instancePools' : 'instanceType';
-    for (const instanceType of instanceTypes) {
-      if (!instanceType.isUnresolved && !INSTANCE_TYPE_NAME.test(instanceType.name)) {
-        problems.add(`${typeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(instanceType.name)})`);
-      }
-    }
-    problems.integerAtLeast('instanceCount', instanceCount, 1);
-    if (routing.isPrefixAware && !allowSingle && isKnownInteger(instanceCount) && instanceCount === 1) {
-      problems.add('instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-        + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)');
-    }
+    validateFleetProps(props, {
+      instanceTypes,
+      instanceTypeProp: props.instancePools ? 'instancePools' : 'instanceType',
+      instanceCount,
+      routing,
+    }, problems);
 
     for (const instanceType of instanceTypes) {
       this.validateParallelism(instanceType, engine, problems);
@@ -792,16 +706,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       }
     }
     validateIsolatedModel(props.enableNetworkIsolation, props.model, problems);
-    validateNetwork(props, problems);
 
     const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
     problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
-
-    if (props.endpointName !== undefined && !Token.isUnresolved(props.endpointName) && !SAGEMAKER_NAME.test(props.endpointName)) {
-      problems.add('endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit '
-        + `(got ${show(props.endpointName)})`);
-    }
 
     if (props.autoScaling) {
       validateAutoScaling(props.autoScaling, {
@@ -818,7 +726,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       deploymentStyle: deployment.style,
       deploymentGiven: props.deployment !== undefined,
     }, problems);
-    validateMetricsConfig(props.metricsConfig, problems);
     validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
 
     problems.throwIfAny(this);

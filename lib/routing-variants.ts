@@ -1,4 +1,4 @@
-import { aws_iam as iam, aws_sagemaker as sagemaker, Stack, Token } from 'aws-cdk-lib';
+import { aws_iam as iam, aws_sagemaker as sagemaker, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { grantScoped } from './private/grants';
 import { flushWildcardAcknowledgements } from './private/nag-acknowledgements';
@@ -30,8 +30,6 @@ export interface RoutingVariant {
   readonly routing: RoutingStrategy;
 }
 
-const VARIANT_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
-
 /** Checks the extra variants; `mainVariantName` is taken. */
 export function validateRoutingVariants(
   variants: readonly RoutingVariant[] | undefined,
@@ -44,9 +42,8 @@ export function validateRoutingVariants(
   const seen = new Set<string>([context.mainVariantName]);
   variants.forEach((v, i) => {
     const name = v.variantName;
-    if (!Token.isUnresolved(name) && !VARIANT_NAME.test(name)) {
-      problems.add(`routingVariants[${i}].variantName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got ${show(name)})`);
-    } else if (seen.has(name)) {
+    const refused = problems.sageMakerName(`routingVariants[${i}].variantName`, name);
+    if (!refused && seen.has(name)) {
       problems.add(`routingVariants[${i}].variantName must differ from the other variant names (${[...seen].join(', ')}) (got ${show(name)})`);
     }
     seen.add(name);

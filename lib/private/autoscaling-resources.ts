@@ -1,6 +1,7 @@
 import { aws_applicationautoscaling as appscaling, aws_cloudwatch as cloudwatch, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { AUTOSCALING_DEFAULTS, AutoScalingOptions, CopyAutoScaling, CopyAutoScalingOptions, VariantAutoScaling } from '../autoscaling';
+import { validateRoutableFleetSize } from './fleet-rules';
 import { isKnownInteger, isUnresolved, ProblemCollector, wholeSeconds } from './validation';
 
 /** The service-linked role Application Auto Scaling uses for SageMaker variants (created on first use). */
@@ -27,10 +28,7 @@ export function validateAutoScaling(
   if (minKnown && maxKnown && min > max) {
     problems.add(`autoScaling.minCapacity must be at most autoScaling.maxCapacity (got minCapacity ${min} > maxCapacity ${max})`);
   }
-  if (context.prefixAware && !context.allowSingleInstance && minKnown && min === 1) {
-    problems.add('autoScaling.minCapacity must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-      + 'set allowPrefixAwareOnSingleInstance: true to scale in to one instance anyway (got 1)');
-  }
+  validateRoutableFleetSize('autoScaling.minCapacity', min, { ...context, lowestAllowed: 1, anyway: 'scale in to one instance' }, problems);
   if (minKnown && maxKnown && min <= max && isKnownInteger(context.instanceCount)
       && (context.instanceCount < min || context.instanceCount > max)) {
     problems.add(`instanceCount must lie between autoScaling.minCapacity ${min} and autoScaling.maxCapacity ${max} (got ${context.instanceCount})`);

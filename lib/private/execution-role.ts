@@ -5,6 +5,14 @@ import { grantScoped } from './grants';
 import { CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS, CLOUDWATCH_PUT_METRIC_ACTIONS, LOGS_ACTIONS } from './iam-actions';
 
 /**
+ * The execution role an endpoint construct creates when `role` is not given (`ExecutionRole` child): trusted by
+ * SageMaker, with no statement until the construct adds the ones it needs.
+ */
+export function createExecutionRole(scope: Construct, description: string): iam.Role {
+  return new iam.Role(scope, 'ExecutionRole', { assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'), description });
+}
+
+/**
  * What every SageMaker execution role of an endpoint needs, whichever way models are hosted (on the variant or as
  * inference components): the endpoint's container logs and the instance metrics.
  */

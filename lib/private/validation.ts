@@ -1,13 +1,19 @@
-import { Duration, Token } from 'aws-cdk-lib';
+import { Duration, Names, Token } from 'aws-cdk-lib';
 import { IConstruct } from 'constructs';
 import { PrefixAwareLlmValidationError } from './errors';
 
 /**
- * SageMaker resource names (endpoints, inference components): 1–63 letters, digits and hyphens, starting and ending
- * with a letter or digit (API reference, `EndpointName` and `InferenceComponentName`:
- * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html).
+ * SageMaker resource names (endpoints, inference components, production variants): 1–63 letters, digits and hyphens,
+ * starting and ending with a letter or digit (API reference, `EndpointName` and `InferenceComponentName`:
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html; `VariantName`:
+ * https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html).
  */
 export const SAGEMAKER_NAME = /^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$/;
+
+/** The default of a SageMaker resource name: the construct path, unique in the app, lower case, within 63 characters. */
+export function nameFromPath(scope: IConstruct): string {
+  return Names.uniqueResourceName(scope, { maxLength: 63, separator: '-' }).toLowerCase();
+}
 
 /** SageMaker hosting instance type names: `ml.<family>.<size>`. */
 export const INSTANCE_TYPE_NAME = /^ml\.[a-z0-9-]+\.[a-z0-9]+$/;
@@ -65,6 +71,16 @@ export class ProblemCollector {
     if (!Number.isInteger(value) || value < min) {
       this.add(`${name} must be an integer of at least ${min} (got ${show(value)})`);
     }
+  }
+
+  /**
+   * A SageMaker resource name (`SAGEMAKER_NAME`), unless unset or a token. Returns whether it was refused, so a
+   * caller can skip checks that need a valid name.
+   */
+  public sageMakerName(name: string, value: string | undefined): boolean {
+    if (value === undefined || Token.isUnresolved(value) || SAGEMAKER_NAME.test(value)) return false;
+    this.add(`${name} must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got ${show(value)})`);
+    return true;
   }
 
   /** A `Duration` in whole seconds between minSeconds and maxSeconds. */
