@@ -25,6 +25,7 @@ import { componentFitProblems, ComponentDemand } from './private/component-capac
 import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraEnvironment, validateEngineOptions } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
+import { annotateFleetPrice } from './private/cost-annotations';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import { fleetWithDefaults, validateFleetProps, validateRoutableFleetSize } from './private/fleet-rules';
 import { grantScoped } from './private/grants';
@@ -313,6 +314,13 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     this._monitoring = props.monitoring ?? {};
     this._metricsConfig = props.metricsConfig ?? {};
     this.validate(props);
+    // Billed per instance like any endpoint: managed instance scaling moves the fleet between its bounds.
+    annotateFleetPrice(this, {
+      instanceType: this.instanceType,
+      instances: { min: props.managedInstanceScaling?.minInstanceCount ?? this.instanceCount, max: props.managedInstanceScaling?.maxInstanceCount ?? this.instanceCount },
+      fleets: 1,
+      pooled: false,
+    }, props.instanceType === undefined);
 
     this.endpointName = props.endpointName ?? nameFromPath(this);
     this.role = props.role ?? createExecutionRole(this,

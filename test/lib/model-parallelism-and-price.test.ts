@@ -2,11 +2,13 @@
  * Settings that pass CloudFormation but fail once the GPU instances run, refused or warned about at synth; and the
  * endpoint's hourly price in synth's output. vLLM's head rules: lib/private/model-catalog.ts.
  */
-import { App, Annotations as CoreAnnotations, Stack } from 'aws-cdk-lib';
+import { App, Annotations as CoreAnnotations, Size, Stack } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import {
   InstanceType,
   ModelSource,
+  PrefixAwareLlmComponentEndpoint,
+  PrefixAwareLlmComponentEndpointProps,
   PrefixAwareLlmEndpoint,
   PrefixAwareLlmInfos,
   PrefixAwareLlmWarnings,
@@ -143,6 +145,33 @@ describe('when synth states what the endpoint costs', () => {
     CoreAnnotations.of(stack).acknowledgeInfo(PrefixAwareLlmInfos.HOURLY_PRICE, 'Budget approved.');
     new PrefixAwareLlmEndpoint(stack, 'Llm', { model: ModelSource.huggingFace('meta-llama/Llama-3.1-70B-Instruct'), instanceType: InstanceType.ML_P5_48XLARGE });
     expect(infosOf(stack).filter((i) => i.text.includes('Endpoint price'))).toEqual([]);
+  });
+});
+
+describe('when synth states what a component endpoint costs', () => {
+  /** One Qwen2.5-7B component (one GPU, 16 GiB a copy): it fits an ml.g6e.2xlarge (1 × L40S, 64 GiB). */
+  function componentEndpoint(props: Partial<PrefixAwareLlmComponentEndpointProps>): Stack {
+    const stack = new Stack(newApp(), 'Components');
+    const endpoint = new PrefixAwareLlmComponentEndpoint(stack, 'Llm', props);
+    endpoint.addModel('Base', { model: ModelSource.huggingFace(QWEN_7B), acceleratorsPerCopy: 1, minMemoryPerCopy: Size.gibibytes(16) });
+    return stack;
+  }
+
+  test('GIVEN 2 × ml.g6e.2xlarge THEN the same info as a model endpoint prices the fleet', () => {
+    const infos = infosOf(componentEndpoint({ instanceType: InstanceType.ML_G6E_2XLARGE })).filter((i) => i.text.includes(`[ack: ${PrefixAwareLlmInfos.HOURLY_PRICE}]`));
+    expect(infos).toHaveLength(1);
+    expect(infos[0].text).toContain(`Endpoint price: 2 × ml.g6e.2xlarge at $2.6/instance-hour = $5.2/hour (~$3,796/month at 730 h); price: ${LIST_PRICE_SOURCE}.`);
+  });
+
+  test('GIVEN managed instance scaling from 0 to 4 THEN the price is the range it may bill, from nothing', () => {
+    const stack = componentEndpoint({ instanceType: InstanceType.ML_G6E_2XLARGE, allowPrefixAwareOnSingleInstance: true, managedInstanceScaling: { minInstanceCount: 0, maxInstanceCount: 4 } });
+    expect(infosOf(stack).map((i) => i.text).join('\n')).toContain('0–4 × ml.g6e.2xlarge at $2.6/instance-hour = $0–$10.4/hour');
+  });
+
+  test('GIVEN no instanceType THEN synth warns that the default p5 fleet runs, with its price', () => {
+    const warnings = withId(warningsOf(componentEndpoint({})), PrefixAwareLlmWarnings.DEFAULT_INSTANCE_TYPE);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('instanceType is not set, so the endpoint runs the default ml.p5.48xlarge (8 × H100 80GB): 2 × ml.p5.48xlarge at $63/instance-hour = $126/hour');
   });
 });
 
