@@ -161,6 +161,12 @@ export interface AbOutcome {
   /** When not finished: the exact commands that finish the job. */
   readonly finishCommands: readonly string[];
   readonly notes: readonly string[];
+  /** Shadow mode (shadow-ab.ts): what the run created and what is left, by kind; the live endpoint was only read. */
+  readonly shadow?: {
+    readonly created: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
+    readonly left: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
+    readonly leftHourlyUsd: number | undefined;
+  };
 }
 
 export { copyConfigName } from './ab-plan';
