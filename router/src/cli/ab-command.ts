@@ -215,7 +215,8 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
       const scale = controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(flags.timeScale ?? '1') || 1 : 1;
       const startedAt = deps.now?.() ?? new Date();
-      const benchSettings = sageMakerBenchPlan(benchFlags, { ...target, inferenceComponent: flags.inferenceComponent ?? 'shadow', model: flags.model ?? 'shadow' }).settings;
+      // Only the run's duration is read here (for the cost); each shadow's own target is checked in runShadowAb.
+      const benchSettings = sageMakerBenchPlan(benchFlags, { ...target, model: flags.model ?? 'any' }).settings;
       const region = target.region;
       return await runShadowAb({
         io,

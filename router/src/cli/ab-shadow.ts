@@ -7,7 +7,7 @@ import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError, gpusPerInstance, servedModelFromEnvironment, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import type { AbOutcome } from '../aws/routing-ab';
 import { buildShadowPlan, readLiveComponents, renderShadowPlan, ShadowAb, shadowPrefix, type ShadowFleet, type ShadowOutcome, type ShadowPlan } from '../aws/shadow-ab';
-import type { Clock, RetryPolicy } from '../aws/throttling-retry';
+import { classifyControlPlaneError, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { liveOptionsOf, type RawBenchFlags } from './bench-flags';
 import type { BenchIo } from './bench-run';
 import { listenForAbSignals, SIGNAL_NUMBERS, type AbSignalSources } from './ab-signals';
@@ -65,7 +65,11 @@ async function modelOn(plan: ShadowPlan, fleet: ShadowFleet, input: ShadowAbInpu
 
 export async function runShadowAb(input: ShadowAbInput): Promise<number> {
   const { io, facts, target } = input;
-  const components = await readLiveComponents(target.sagemaker!, facts.endpointName, input.clock, input.retry);
+  const components = await readLiveComponents(target.sagemaker!, facts.endpointName, input.clock, input.retry).catch((err: unknown) => {
+    if (err instanceof AwsSetupError) throw err;
+    const kind = classifyControlPlaneError(err);
+    throw new AwsSetupError(kind === 'transient' || kind === 'throttling' ? 'network' : 'unsupported', `could not read the inference components of '${facts.endpointName}' (${(err as Error).name}: ${(err as Error).message}); nothing was created`, { cause: err });
+  });
   const plan = buildShadowPlan({ facts, components, strategies: input.strategies, runId: input.runId, target: input.inferenceComponent, pricePerInstanceHour: input.pricePerInstanceHour, runSeconds: input.runSeconds });
   // Every shadow's target: the same flags, its own endpoint, component and model name. Checked before the plan is shown.
   const targets = new Map<string, SageMakerTarget>();
