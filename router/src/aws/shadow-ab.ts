@@ -473,19 +473,23 @@ export class ShadowAb {
 
   /**
    * Deletes every resource the run may have created, in passes until all are gone or the time limit: adapters,
-   * then bases, then endpoints, then configurations. Each pass tries what is left; an error leaves that resource
+   * then bases (once their adapters are gone), then endpoints (once their components are gone), then
+   * configurations (once their endpoint is gone). Each pass tries what is left; an error leaves that resource
    * for the next pass. Not abortable (it is what an abort leads to).
    */
   private async cleanup(created: ShadowResources): Promise<ShadowResources> {
     const deadline = this.deps.clock.now() + (this.options.cleanupTimeoutMs ?? 3_600_000);
     const adapters = new Set(this.options.plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter).map((c) => c.name)));
+    const baseOf = new Map(this.options.plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter).map((c) => [c.name, String(c.input.Specification?.BaseInferenceComponentName)] as const)));
     const left = {
       components: [...created.components.filter((c) => adapters.has(c)), ...created.components.filter((c) => !adapters.has(c))],
       endpoints: [...created.endpoints],
       configs: [...created.configs],
     };
     const lastError = new Map<string, string>();
-    const opts = { deadline };
+    // Each call retries a bounded number of times, so one resource that keeps failing does not hold up the others;
+    // the passes persist until the deadline.
+    const opts: CallOptions = {};
     const attempt = async (name: string, step: () => Promise<boolean>): Promise<boolean> => {
       try {
         return await step();
@@ -500,7 +504,8 @@ export class ShadowAb {
         await this.caller.sleep(this.poll);
       }
       for (const name of [...left.components]) {
-        // An adapter's base waits for the adapter (adapters come first in the list).
+        // A base waits until its adapters are gone: no page documents deleting a base under its adapters.
+        if (left.components.some((c) => baseOf.get(c) === name)) continue;
         const gone = await attempt(name, () => this.deleteComponent(name, opts));
         if (gone) left.components.splice(left.components.indexOf(name), 1);
       }
