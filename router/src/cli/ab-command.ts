@@ -29,7 +29,9 @@ import { prefixAwareIdProblem, resolveSageMakerTarget, sageMakerBenchPlan, SAGEM
  * the client's and CloudWatch's figures side by side. Exit codes: 0 done (or plan only), 1 bad flags or setup
  * (nothing changed), 2 a run failed but the endpoint was restored, 3 the endpoint is NOT where it began (the
  * message names its state and the commands that finish the job), 128 + the signal's number when a signal
- * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored.
+ * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored. An endpoint that hosts
+ * inference components is not switched: without --shadow it is refused, with it ab-shadow.ts compares the
+ * strategies on shadow endpoints and only reads the live one (same exit codes, 3 meaning shadow resources are left).
  */
 export { AB_SIGNALS, type AbSignal } from './ab-signals';
 
@@ -295,8 +297,6 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       first: (name) => `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
       again: (name) => `${name}: still restoring; the endpoint is being put back on its original configuration`,
     });
-    const interrupt = { signal: listener.signal };
-
     const runWorkload = async (run: WorkloadRun): Promise<LiveBenchmarkResult> => {
       const perRun = sageMakerBenchPlan(benchFlags, target!, run.targetVariantOf);
       const progress = new ProgressReporter({ stream: io.stderr, mode: flags.quiet ? 'silent' : 'auto', label: run.label });
@@ -320,7 +320,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
         {
           plan,
           runId,
-          signal: interrupt.signal,
+          signal: listener.signal,
           pollIntervalMs: (pollS * 1000) / scale,
           switchTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
           restoreTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,

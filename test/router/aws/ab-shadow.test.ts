@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
-import { shadowResourceName } from '../../../router/src/aws/shadow-ab';
+import { buildShadowPlan, shadowResourceName } from '../../../router/src/aws/shadow-ab';
+import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { runAwsCli } from './helpers/aws-cli';
@@ -339,4 +340,25 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     },
     300_000,
   );
+});
+
+describe('when shadow resources are named and planned', () => {
+  it.each([
+    ['a short name', 'my-llm', 'abtest1-1-my-llm'],
+    ['a 63-character name', 'x'.repeat(63), `abtest1-1-${'x'.repeat(53)}`],
+    ['a name whose cut ends in a hyphen', `${'y'.repeat(52)}-z`, `abtest1-1-${'y'.repeat(52)}`],
+  ])('GIVEN %s THEN the shadow name carries the run prefix and is at most 63 characters without a trailing hyphen', (_what, live, expected) => {
+    const name = shadowResourceName(RUN_ID, 0, live);
+    expect(name).toBe(expected);
+    expect(name.length).toBeLessThanOrEqual(63);
+  });
+
+  it('GIVEN two live components that agree in their first 53 characters THEN the plan refuses (their shadows would share a name)', () => {
+    const facts: EndpointFacts = { endpointName: ENDPOINT_NAME, status: 'InService', configName: ORIGINAL_CONFIG, endpoint: { $metadata: {}, EndpointName: ENDPOINT_NAME, EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0) }, config: describedConfig(), variants: [{ name: 'AllTraffic', instanceType: 'ml.g6e.2xlarge', instanceCount: 2, routing: undefined, modelName: undefined }], metricPublishSeconds: 60 };
+    const comp = (name: string) => ({ name, variant: 'AllTraffic', specification: {}, copies: 1, base: undefined });
+    const components = [comp(`${'c'.repeat(53)}-one`), comp(`${'c'.repeat(53)}-two`)];
+    expect(() => buildShadowPlan({ facts, components, strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }], runId: RUN_ID, target: components[0].name, runSeconds: 60 })).toThrow(
+      `two shadow resources would both be named 'abtest1-1-${'c'.repeat(53)}'`,
+    );
+  });
 });
