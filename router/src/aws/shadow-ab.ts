@@ -19,6 +19,7 @@ import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 import { deleteResourceCommands, TRANSITIONAL_STATES } from './ab-finish';
 import { AbPlanError, MINUTES_PER_STEP, type AbStrategy } from './ab-plan';
+import { runWallWindow } from './cloudwatch-view';
 import { AwsSetupError, routingLabel, type EndpointFacts } from './endpoint-facts';
 import { listEndpointInferenceComponents } from './inference-components';
 import { AbAbortedError, AbRunError, configCopyInput, ControlPlaneCaller, type CallOptions } from './routing-ab';
@@ -404,7 +405,7 @@ export class ShadowAb {
           label: f.strategy.label,
           fleet: f,
           result: results[i],
-          wallWindow: { startMs: results[i].window.startMs || started, endMs: results[i].window.endMs || this.deps.clock.now() },
+          wallWindow: runWallWindow(started, results[i]),
           instances: (d?.ProductionVariants ?? []).reduce((n, v) => n + (v.CurrentInstanceCount ?? 0), 0) || plan.instances,
         });
       }

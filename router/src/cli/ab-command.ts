@@ -241,6 +241,9 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
         createTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
         cleanupTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
         retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale },
+        credentialsExpireAt: await credentialExpiry(target.sagemaker!),
+        acceptCredentialExpiry: flags.acceptCredentialExpiry === true,
+        timeScale: scale,
         renewSageMaker: deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined),
         signals: deps,
       });

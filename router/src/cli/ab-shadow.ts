@@ -47,6 +47,11 @@ export interface ShadowAbInput {
   readonly retry: RetryPolicy;
   readonly renewSageMaker?: () => SageMakerClient;
   readonly signals: AbSignalSources;
+  /** When the resolved credentials expire (undefined: no expiry given). */
+  readonly credentialsExpireAt?: Date;
+  readonly acceptCredentialExpiry?: boolean;
+  /** A local rehearsal's speed-up of waits (1 against AWS). */
+  readonly timeScale?: number;
 }
 
 const usd = (x: number): string => `$${x.toFixed(2)}`;
@@ -81,9 +86,22 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
   }
   const { settings } = sageMakerBenchPlan(input.benchFlags, targets.get(plan.fleets[0].endpointName)!);
   io.stdout.write(`${renderShadowPlan(plan)}\n`);
+  // As the switch does: credentials that expire before the run ends would leave the cleanup failing.
+  const needMs = (plan.shadowMinutes * 60_000) / (input.timeScale ?? 1);
+  const expiry = input.credentialsExpireAt;
+  const expiresTooSoon = expiry !== undefined && expiry.getTime() - input.clock.now() < needMs;
+  if (expiresTooSoon) {
+    io.stdout.write(
+      `\nWARNING: the AWS credentials expire at ${expiry.toISOString()}, before the run's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, the cleanup's calls fail from then on (it re-resolves the credential chain and retries until --restore-timeout); refresh them first, or pass --accept-credential-expiry when they refresh themselves.\n`,
+    );
+  }
   if (!input.yes) {
     io.stdout.write('\nNothing was changed or created. Rerun with --yes and --max-shadow-cost-usd (at least the estimate above) to run this plan.\n');
     return 0;
+  }
+  if (expiresTooSoon && input.acceptCredentialExpiry !== true) {
+    io.stderr.write('prefix-router ab: the credentials expire before the run ends (see above); nothing was created. Refresh them or pass --accept-credential-expiry.\n');
+    return 1;
   }
   if (plan.estimateUsd === undefined) {
     io.stderr.write(`prefix-router ab: the shadows' price is unknown (${plan.priceSource}); nothing was created\n`);

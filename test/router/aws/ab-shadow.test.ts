@@ -98,11 +98,11 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     clients.push(c);
     return c;
   };
-  const ab = async (args: string[], extra: { interrupt?: AbortSignal } = {}) => {
+  const ab = async (args: string[], extra: { interrupt?: AbortSignal; sagemaker?: SageMakerClient } = {}) => {
     const io = captureIo();
     const code = await runAbCommand(
       parseAbArgv(['--endpoint-name', ENDPOINT_NAME, '--workload', WORKLOAD, '--max-requests', '4', '--warmup', '0', '--time-scale', String(TIME_SCALE), '--out', dir, '--quiet', '--no-cloudwatch', ...args]),
-      { io, sagemaker: smClient(), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, clock: new VirtualClock(), runId: RUN_ID, env: {}, interrupt: extra.interrupt },
+      { io, sagemaker: extra.sagemaker ?? smClient(), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, clock: new VirtualClock(), runId: RUN_ID, env: {}, interrupt: extra.interrupt },
     );
     return { code, out: io.out(), err: io.err() };
   };
@@ -236,6 +236,28 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
       ['PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)', 4, 0],
     ]);
     expect(await readFile(join(dir, 'ab-report.md'), 'utf8')).toContain('Cleaned up: every shadow resource the run created is deleted');
+  });
+
+  it.each([
+    ['without --accept-credential-expiry', [], 1],
+    ['with --accept-credential-expiry', ['--accept-credential-expiry'], 0],
+  ])('GIVEN credentials that expire before the run ends, %s THEN it warns, and refuses unless accepted', async (_what, extra, code) => {
+    await useFake();
+    const start = new VirtualClock().now();
+    const expiring = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      maxAttempts: 1,
+      credentials: async () => ({ accessKeyId: 'ASIAEXAMPLE', secretAccessKey: 'x', sessionToken: 't', expiration: new Date(start + 10 * 60_000) }),
+    });
+    clients.push(expiring);
+    const r = await ab([...RUN, ...extra], { sagemaker: expiring });
+    expect(r.out).toContain("WARNING: the AWS credentials expire at 2026-01-01T12:10:00.000Z, before the run's ≈ 60 min end");
+    expect({ code: r.code, err: r.err.slice(-1500) }).toMatchObject({ code });
+    if (code === 1) {
+      expect(r.err).toContain('the credentials expire before the run ends');
+      expect(fake.mutations()).toEqual([]);
+    }
   });
 
   it('GIVEN the endpoint hosts components and no --shadow THEN the refusal names --shadow and nothing is sent but reads', async () => {
