@@ -55,6 +55,8 @@ export interface LiveComponent {
   readonly name: string;
   readonly variant: string;
   readonly specification: InferenceComponentSpecificationSummary;
+  /** One specification per instance type (an instance-pool fleet), when the component was created with `Specifications`. */
+  readonly specifications?: readonly InferenceComponentSpecificationSummary[];
   /** RuntimeConfig.CurrentCopyCount (DesiredCopyCount when absent). */
   readonly copies: number;
   /** The base component, for a LoRA adapter. */
@@ -71,8 +73,10 @@ export async function readLiveComponents(sagemaker: SageMakerClient, endpointNam
     if (d.InferenceComponentStatus !== 'InService') {
       throw new AwsSetupError('not-in-service', `inference component '${name}' of '${endpointName}' is ${d.InferenceComponentStatus ?? 'unknown'}, not InService: --shadow copies the endpoint as it serves; rerun once it is InService`);
     }
-    const spec = d.Specification ?? {};
-    out.push({ name, variant: d.VariantName ?? '', specification: spec, copies: d.RuntimeConfig?.CurrentCopyCount ?? d.RuntimeConfig?.DesiredCopyCount ?? 0, base: spec.BaseInferenceComponentName });
+    // A component created per instance type has Specifications instead (the first names its model and base as well).
+    const spec = d.Specification ?? d.Specifications?.[0] ?? {};
+    const perType = d.Specifications !== undefined && d.Specifications.length > 0 ? { specifications: d.Specifications } : {};
+    out.push({ name, variant: d.VariantName ?? '', specification: spec, ...perType, copies: d.RuntimeConfig?.CurrentCopyCount ?? d.RuntimeConfig?.DesiredCopyCount ?? 0, base: spec.BaseInferenceComponentName });
   }
   const names = new Set(out.map((c) => c.name));
   const orphan = out.find((c) => c.base !== undefined && !names.has(c.base));
@@ -173,7 +177,11 @@ export function buildShadowPlan(input: {
           InferenceComponentName: name(c.name),
           EndpointName: endpointName,
           VariantName: c.variant,
-          Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)),
+          // As created: one Specification, or one per instance type ("either this parameter or the singular
+          // Specification parameter, but not both", API_CreateInferenceComponent.html).
+          ...(c.specifications !== undefined
+            ? { Specifications: c.specifications.map((x) => creatableSpecification(x, c.base === undefined ? undefined : name(c.base))) }
+            : { Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)) }),
           // An adapter uses its base's compute and copies (API_InferenceComponentSpecification.html); a base gets the
           // copies it serves with now, at least 1 (a scaled-to-zero base could not answer the workload).
           ...(adapter ? {} : { RuntimeConfig: { CopyCount: Math.max(1, c.copies) } }),

@@ -375,6 +375,25 @@ describe('when shadow resources are named and planned', () => {
     expect(name.length).toBeLessThanOrEqual(63);
   });
 
+  const factsOf = (): EndpointFacts => ({ endpointName: ENDPOINT_NAME, status: 'InService', configName: ORIGINAL_CONFIG, endpoint: { $metadata: {}, EndpointName: ENDPOINT_NAME, EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0) }, config: describedConfig(), variants: [{ name: 'AllTraffic', instanceType: 'ml.g6e.2xlarge', instanceCount: 3, routing: undefined, modelName: undefined }], metricPublishSeconds: 60 });
+
+  it('GIVEN a component created per instance type (Specifications) THEN its copy is created the same way, never with both forms', () => {
+    const specifications = [
+      { InstanceType: 'ml.g6e.2xlarge' as const, ModelName: 'llama-g6e', Container: { DeployedImage: { SpecifiedImage: 'vllm:g6e' } }, ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+      { InstanceType: 'ml.g5.2xlarge' as const, ModelName: 'llama-g5', ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+    ];
+    const plan = buildShadowPlan({ facts: factsOf(), components: [{ name: 'llama', variant: 'AllTraffic', specification: specifications[0], specifications, copies: 0, base: undefined }], strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }], runId: RUN_ID, target: undefined, runSeconds: 60 });
+    const input = plan.fleets[0].components[0].input;
+    expect(input.Specification).toBeUndefined();
+    expect(input.Specifications).toEqual([
+      { InstanceType: 'ml.g6e.2xlarge', ModelName: 'llama-g6e', Container: { Image: 'vllm:g6e' }, ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+      { InstanceType: 'ml.g5.2xlarge', ModelName: 'llama-g5', ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+    ]);
+    // A base scaled to zero gets one copy (it must answer the workload); the fleet is the live one's current size.
+    expect(input.RuntimeConfig).toEqual({ CopyCount: 1 });
+    expect(plan.fleets[0].configInput.ProductionVariants![0].InitialInstanceCount).toBe(3);
+  });
+
   it('GIVEN two live components that agree in their first 53 characters THEN the plan refuses (their shadows would share a name)', () => {
     const facts: EndpointFacts = { endpointName: ENDPOINT_NAME, status: 'InService', configName: ORIGINAL_CONFIG, endpoint: { $metadata: {}, EndpointName: ENDPOINT_NAME, EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0) }, config: describedConfig(), variants: [{ name: 'AllTraffic', instanceType: 'ml.g6e.2xlarge', instanceCount: 2, routing: undefined, modelName: undefined }], metricPublishSeconds: 60 };
     const comp = (name: string) => ({ name, variant: 'AllTraffic', specification: {}, copies: 1, base: undefined });
