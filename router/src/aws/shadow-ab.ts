@@ -22,7 +22,7 @@ import { AbPlanError, MINUTES_PER_STEP, type AbStrategy } from './ab-plan';
 import { runWallWindow } from './cloudwatch-view';
 import { AwsSetupError, routingLabel, type EndpointFacts } from './endpoint-facts';
 import { listEndpointInferenceComponents } from './inference-components';
-import { AbAbortedError, AbRunError, configCopyInput, ControlPlaneCaller, type CallOptions } from './routing-ab';
+import { AbAbortedError, AbRunError, configCopyInput, ControlPlaneCaller, RetriesExhaustedError, type CallOptions } from './routing-ab';
 import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
 import { classifyControlPlaneError, withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
 
@@ -386,7 +386,12 @@ export class ShadowAb {
         this.abortCheck(signal, `CreateEndpoint ${f.endpointName}`);
         this.deps.log(`[${f.strategy.label}] CreateEndpoint ${f.endpointName} (${plan.instances} instance(s))`);
         endpoints.push(f.endpointName);
-        await this.create(`CreateEndpoint ${f.endpointName}`, (sm) => sm.send(new CreateEndpointCommand({ EndpointName: f.endpointName, EndpointConfigName: f.configName, Tags: f.configInput.Tags })), signal);
+        await this.create(`CreateEndpoint ${f.endpointName}`, (sm) => sm.send(new CreateEndpointCommand({ EndpointName: f.endpointName, EndpointConfigName: f.configName, Tags: f.configInput.Tags })), signal).catch((err: unknown) => {
+          // The account's endpoint-usage quota for the type (API_CreateEndpoint.html Errors: ResourceLimitExceeded).
+          const last = err instanceof RetriesExhaustedError ? err.lastError : err;
+          if ((last as Error)?.name !== 'ResourceLimitExceeded') throw err;
+          throw new ShadowFailedError(`CreateEndpoint ${f.endpointName} (${f.strategy.label}) was refused: ResourceLimitExceeded (${(last as Error).message}): ${this.capacityNeed()}`);
+        });
       }
       const described = new Map<string, DescribeEndpointCommandOutput>();
       for (const f of plan.fleets) described.set(f.endpointName, await this.waitEndpointInService(f, signal));
@@ -438,6 +443,11 @@ export class ShadowAb {
     };
   }
 
+  private capacityNeed(): string {
+    const { plan } = this.options;
+    return `the shadows need ${plan.instances * plan.fleets.length} × ${plan.instanceType ?? 'unknown'} beside the live fleet (ask for a quota increase, compare fewer strategies, or run when capacity frees up); everything created is deleted`;
+  }
+
   private abortCheck(signal: AbortSignal, what: string): void {
     if (signal.aborted) throw new AbAbortedError(what);
   }
@@ -460,7 +470,7 @@ export class ShadowAb {
       if (!TRANSITIONAL_STATES.has(status)) {
         const capacity = isCapacityFailure(d.FailureReason);
         throw new ShadowFailedError(
-          `shadow endpoint ${f.endpointName} (${f.strategy.label}) is ${status}${d.FailureReason ? ` (${d.FailureReason})` : ''}${capacity ? `: SageMaker could not provision ${this.options.plan.instances} × ${this.options.plan.instanceType ?? 'unknown'} for it; the shadows need that capacity beside the live fleet (ask for a quota increase or run when capacity frees up)` : ''}`,
+          `shadow endpoint ${f.endpointName} (${f.strategy.label}) is ${status}${d.FailureReason ? ` (${d.FailureReason})` : ''}${capacity ? `: SageMaker could not provision ${this.options.plan.instances} × ${this.options.plan.instanceType ?? 'unknown'} for it; ${this.capacityNeed()}` : ''}`,
         );
       }
       if (this.deps.clock.now() >= deadline) throw new ShadowFailedError(`shadow endpoint ${f.endpointName} was still ${status} after ${Math.round(this.createTimeoutMs() / 60_000)} min`);

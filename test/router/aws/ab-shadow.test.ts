@@ -288,8 +288,21 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     const r = await ab(RUN);
     expect(r.code).toBe(2);
     expect(r.err).toContain('shadow endpoint abtest1-2-my-llm (PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)) is Failed (Insufficient capacity');
-    expect(r.err).toContain('the shadows need that capacity beside the live fleet');
+    expect(r.err).toContain('the shadows need 4 × ml.g6e.2xlarge beside the live fleet');
     expect(ok(fake, 'CreateInferenceComponent')).toEqual([]);
+    await expectInvariant(r, contextOf(r));
+  });
+
+  it('GIVEN the account quota refuses a shadow endpoint on every attempt THEN it names the quota and the capacity needed, deletes everything and exits 2', async () => {
+    await useFake();
+    await ab(RUN);
+    const first = fake.requests.find((q) => q.op === 'CreateEndpoint')!.seq;
+    // The forward path tries a call 8 times (DEFAULT_RETRY_POLICY); every one of them is refused.
+    await useFake({ faults: new Map(Array.from({ length: 8 }, (_, i) => [first + i, 'limit-exceeded'] as const)) });
+    const r = await ab(RUN);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('CreateEndpoint abtest1-1-my-llm (RANDOM) was refused: ResourceLimitExceeded (The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances)');
+    expect(r.err).toContain('the shadows need 4 × ml.g6e.2xlarge beside the live fleet');
     await expectInvariant(r, contextOf(r));
   });
 
