@@ -292,7 +292,8 @@ export interface ShadowRunRecord {
   readonly fleet: ShadowFleet;
   readonly result: LiveBenchmarkResult;
   readonly wallWindow: { readonly startMs: number; readonly endMs: number };
-  readonly instances: number;
+  /** Instances per variant of the shadow when it came up (DescribeEndpoint CurrentInstanceCount). */
+  readonly instanceCounts: Readonly<Record<string, number>>;
 }
 
 /** The run's own resources, by kind. */
@@ -419,7 +420,7 @@ export class ShadowAb {
           fleet: f,
           result: results[i],
           wallWindow: runWallWindow(started, results[i]),
-          instances: (d?.ProductionVariants ?? []).reduce((n, v) => n + (v.CurrentInstanceCount ?? 0), 0) || plan.instances,
+          instanceCounts: Object.fromEntries((d?.ProductionVariants ?? []).map((v) => [v.VariantName ?? '?', v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0])),
         });
       }
     } catch (err) {

@@ -184,7 +184,7 @@ function reportOutcome(outcome: ShadowOutcome, plan: ShadowPlan, runId: string):
       configName: r.fleet.configName,
       result: r.result,
       wallWindow: r.wallWindow,
-      instanceCounts: { [r.fleet.endpointName]: r.instances },
+      instanceCounts: r.instanceCounts,
       gpusPerInstance: gpusPerInstance(plan.facts.variants[0]?.instanceType),
     })),
     interrupted: outcome.interrupted,

@@ -235,7 +235,10 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
       ['RANDOM', 4, 0],
       ['PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)', 4, 0],
     ]);
-    expect(await readFile(join(dir, 'ab-report.md'), 'utf8')).toContain('Cleaned up: every shadow resource the run created is deleted');
+    const markdown = await readFile(join(dir, 'ab-report.md'), 'utf8');
+    expect(markdown).toContain('Cleaned up: every shadow resource the run created is deleted');
+    expect(markdown).toContain('Instances when each run started (DescribeEndpoint): RANDOM: AllTraffic 2; PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32): AllTraffic 2.');
+    expect(markdown).not.toContain('The fleets differ between runs');
   });
 
   it.each([
