@@ -49,3 +49,19 @@ export function finishCommands(state: FinishState): string[] {
   for (const c of state.copies) out.push(`aws sagemaker delete-endpoint-config --endpoint-config-name ${c}`);
   return out;
 }
+
+/**
+ * The AWS CLI commands that delete what `ab --shadow` created and could not delete itself, in dependency order:
+ * components (adapters listed before their bases), then each endpoint (waiting until it is gone), then its
+ * configuration, so a configuration is never deleted while an endpoint still uses it.
+ */
+export function deleteResourceCommands(left: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] }): string[] {
+  const out: string[] = [];
+  for (const c of left.components) out.push(`aws sagemaker delete-inference-component --inference-component-name ${c}`);
+  for (const e of left.endpoints) {
+    out.push(`aws sagemaker delete-endpoint --endpoint-name ${e}`);
+    out.push(`aws sagemaker wait endpoint-deleted --endpoint-name ${e}`);
+  }
+  for (const c of left.configs) out.push(`aws sagemaker delete-endpoint-config --endpoint-config-name ${c}`);
+  return out;
+}

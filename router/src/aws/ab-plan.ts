@@ -311,7 +311,8 @@ export function planSwitch(facts: EndpointFacts): SwitchPlan {
 
 export interface AbPlan {
   readonly facts: EndpointFacts;
-  readonly mode: 'switch' | 'variants';
+  /** switch: one strategy after another on the endpoint; variants: its variants side by side; shadow: shadow endpoints side by side (shadow-ab.ts). */
+  readonly mode: 'switch' | 'variants' | 'shadow';
   readonly strategies: readonly AbStrategy[];
   readonly switchPlan: SwitchPlan;
   readonly pricePerInstanceHour: number | undefined;
@@ -323,7 +324,7 @@ export interface AbPlan {
 
 export function buildAbPlan(input: {
   facts: EndpointFacts;
-  mode: 'switch' | 'variants';
+  mode: 'switch' | 'variants' | 'shadow';
   strategies: readonly AbStrategy[];
   pricePerInstanceHour?: number;
   runSeconds: number;

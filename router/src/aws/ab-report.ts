@@ -23,13 +23,25 @@ export interface AbReportFiles {
   readonly json: string;
 }
 
+const MODE_TITLE: Readonly<Record<AbPlan['mode'], string>> = {
+  switch: 'strategies one after another',
+  variants: 'variants side by side',
+  shadow: 'shadow endpoints side by side',
+};
+
+const MODE_LINE: Readonly<Record<AbPlan['mode'], string>> = {
+  switch: 'strategies one after another on the same fleet',
+  variants: 'variants side by side (one workload split by TargetVariant)',
+  shadow: 'one shadow endpoint per strategy (copies of the configuration and of every inference component), all serving the same workload at the same time; the live endpoint was only read',
+};
+
 export function buildAbBenchmarkReport(plan: AbPlan, outcome: AbOutcome, workload: Workload, createdAt: string): BenchmarkReport | undefined {
   // A run stopped during its warm-up (Ctrl-C, a failure) measured nothing; the markdown notes it.
   const runs = outcome.runs.filter(measured);
   if (runs.length === 0) return undefined;
   const baseline = runs.find((r) => r.routing?.RoutingStrategy === 'RANDOM' || r.routing === undefined)?.label ?? runs[0].label;
   return buildReport({
-    title: `Routing A/B on ${plan.facts.endpointName} (${plan.mode === 'variants' ? 'variants side by side' : 'strategies one after another'})`,
+    title: `Routing A/B on ${plan.facts.endpointName} (${MODE_TITLE[plan.mode]})`,
     mode: 'live',
     createdAt,
     workload,
@@ -91,9 +103,24 @@ function clientRow(s: StrategySummary): string[] {
 export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: BenchmarkReport | undefined, runId: string): string {
   const out: string[] = [];
   out.push(`# Routing A/B on ${plan.facts.endpointName}`, '');
-  out.push(`Run ${runId}, ${plan.mode === 'variants' ? 'variants side by side (one workload split by TargetVariant)' : 'strategies one after another on the same fleet'}.`);
+  out.push(`Run ${runId}, ${MODE_LINE[plan.mode]}.`);
   out.push(`Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`, '');
   if (outcome.failure) out.push(`**Stopped early:** ${outcome.failure.message}`, '');
+  if (plan.mode === 'shadow' && outcome.shadow !== undefined) {
+    const { created, left } = outcome.shadow;
+    const all = (r: typeof created): string[] => [...r.components, ...r.endpoints, ...r.configs];
+    if (outcome.finished) out.push(`Cleaned up: every shadow resource the run created is deleted (${all(created).join(', ') || 'none'}).`, '');
+    else {
+      out.push(
+        `**NOT cleaned up**: left ${all(left).join(', ')}${outcome.shadow.leftHourlyUsd !== undefined ? `, still billing ≈ $${outcome.shadow.leftHourlyUsd.toFixed(2)}/h` : ''}. Delete them by hand:`,
+        '',
+        '```bash',
+        ...outcome.finishCommands,
+        '```',
+        '',
+      );
+    }
+  }
   if (plan.mode === 'switch') {
     if (outcome.finished) {
       out.push(`Restored: the endpoint is back on its original configuration \`${plan.facts.configName}\` (InService, no deployment pending); configurations created and deleted: ${outcome.deletedConfigs.join(', ') || 'none'}.`, '');
@@ -171,6 +198,7 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
     interrupted: outcome.interrupted,
     createdConfigs: outcome.createdConfigs,
     deletedConfigs: outcome.deletedConfigs,
+    shadow: outcome.shadow ?? null,
     switch: plan.mode === 'switch' ? { style: plan.switchPlan.style, deploymentConfig: plan.switchPlan.deploymentConfig ?? null, why: plan.switchPlan.why } : null,
     runs: outcome.runs.map((r) => ({
       label: r.label,

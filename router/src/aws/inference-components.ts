@@ -41,15 +41,16 @@ export function hostsInferenceComponents(facts: EndpointFacts): boolean {
 
 /**
  * The A/B switch's refusal for an endpoint that hosts inference components, decided from reads alone, before any
- * CreateEndpointConfig or UpdateEndpoint. Why: `ab` changes routing by deploying a copy of the configuration with
- * UpdateEndpoint, which "deploys the EndpointConfig … to a new fleet of instances … and then deletes the old
+ * CreateEndpointConfig or UpdateEndpoint. Why: the switch changes routing by deploying a copy of the configuration
+ * with UpdateEndpoint, which "deploys the EndpointConfig … to a new fleet of instances … and then deletes the old
  * instances" (API_UpdateEndpoint.html), and restores the original the same way. Its invariant, "the endpoint ends
  * where it began", is checked on the endpoint's configuration, status and instance counts; the components on the
  * endpoint are separate resources whose copies live on those instances (their placement, and copy counts that
  * Application Auto Scaling moves, down to 0 with scale to zero), and the API references do not say that two fleet
- * replacements hand every component back with the copies it had. The tool cannot prove the invariant for them,
- * so it changes nothing; --variants needs a second variant, which components (bound to one VariantName) would not
- * follow either.
+ * replacements hand every component back with the copies it had. The switch cannot prove the invariant for them,
+ * so it changes nothing and names `--shadow`: that mode (shadow-ab.ts) builds one shadow endpoint per strategy
+ * with copies of the components and only reads the live endpoint, so the question never arises. --variants needs
+ * a second variant, which components (bound to one VariantName) would not follow either.
  */
 export async function refuseInferenceComponentEndpoint(sagemaker: SageMakerClient, facts: EndpointFacts, clock: Clock, retry?: RetryPolicy): Promise<void> {
   // Decided from the configuration already read: components exist only on an endpoint whose variant names no model,
@@ -60,7 +61,7 @@ export async function refuseInferenceComponentEndpoint(sagemaker: SageMakerClien
   const listed = names.length === 0 ? 'its configuration names no model on a variant (the inference-component form)' : `it hosts inference components (${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … ${names.length} in all` : ''})`;
   throw new AwsSetupError(
     'unsupported',
-    `ab cannot run on endpoint '${facts.endpointName}': ${listed}. ab switches routing with UpdateEndpoint, which replaces the instance fleet for each strategy and again to restore the original; the components' copies live on those instances, and SageMaker does not document that a fleet replacement gives every component back with the copies it had, so ab could not guarantee the endpoint ends where it began. Nothing was changed. Compare strategies on two endpoints instead: run \`prefix-router bench --sagemaker-endpoint NAME --inference-component COMPONENT\` against each (docs/live-benchmark.md).`,
+    `ab cannot run on endpoint '${facts.endpointName}': ${listed}. ab switches routing with UpdateEndpoint, which replaces the instance fleet for each strategy and again to restore the original; the components' copies live on those instances, and SageMaker does not document that a fleet replacement gives every component back with the copies it had, so ab could not guarantee the endpoint ends where it began. Nothing was changed. Rerun with --shadow: it compares the strategies on shadow endpoints (a copy of the configuration and of every component per strategy, side by side, deleted afterwards) and only reads this endpoint; it costs one more fleet per strategy while it runs, shown before anything is created (docs/validate.md, "Endpoints with inference components: --shadow").`,
   );
 }
 

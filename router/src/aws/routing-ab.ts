@@ -161,6 +161,12 @@ export interface AbOutcome {
   /** When not finished: the exact commands that finish the job. */
   readonly finishCommands: readonly string[];
   readonly notes: readonly string[];
+  /** Shadow mode (shadow-ab.ts): what the run created and what is left, by kind; the live endpoint was only read. */
+  readonly shadow?: {
+    readonly created: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
+    readonly left: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
+    readonly leftHourlyUsd: number | undefined;
+  };
 }
 
 export { copyConfigName } from './ab-plan';
@@ -202,44 +208,34 @@ function isAlreadyExists(err: unknown): boolean {
 /** Most UpdateEndpoint calls the restore sends: a restore SageMaker rolls back repeatedly will not succeed by retrying. */
 export const MAX_RESTORE_DEPLOYMENTS = 3;
 
-interface CallOptions {
+export interface CallOptions {
   /** Forward calls: abort is checked before every attempt and ends the backoff. */
   readonly signal?: AbortSignal;
   /** Restore calls: retry every non-permanent error until this epoch ms instead of a fixed number of attempts. */
   readonly deadline?: number;
 }
 
-export class RoutingAb {
-  private readonly poll: number;
-  private readonly notes: string[] = [];
-  private sagemaker: SageMakerClient;
-  private readonly retry: RetryPolicy;
-  /** The original configuration was found deleted and is not recreated yet. */
-  private originalGone = false;
+/**
+ * The A/B tools' one way to send a control-plane call. Throttling and transient errors are retried with
+ * full-jitter backoff: a fixed number of attempts on the forward path (abort is checked before every attempt and
+ * ends the backoff), until a deadline in a restore or cleanup; expired credentials renew the client first.
+ * In-progress refusals and permanent errors go to the caller, which knows what they mean.
+ */
+export class ControlPlaneCaller {
+  private current: SageMakerClient;
 
   constructor(
-    private readonly deps: AbDeps,
-    private readonly options: AbRunOptions,
+    private readonly deps: { readonly sagemaker: SageMakerClient; readonly renewSageMaker?: () => SageMakerClient; readonly clock: Clock; readonly log: (line: string) => void },
+    readonly retry: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {
-    this.poll = options.pollIntervalMs ?? 30_000;
-    this.sagemaker = deps.sagemaker;
-    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.current = deps.sagemaker;
   }
 
-  private get endpointName(): string {
-    return this.options.plan.facts.endpointName;
-  }
-
-  /**
-   * One control-plane call. Throttling and transient errors are retried with full-jitter backoff: a fixed number
-   * of attempts on the forward path, until the deadline in the restore; expired credentials renew the client
-   * first. In-progress refusals and permanent errors go to the caller, which knows what they mean.
-   */
-  private async call<T>(what: string, send: (sm: SageMakerClient) => Promise<T>, opts: CallOptions = {}): Promise<T> {
+  async call<T>(what: string, send: (sm: SageMakerClient) => Promise<T>, opts: CallOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       if (opts.signal?.aborted) throw new AbAbortedError(what);
       try {
-        return await send(this.sagemaker);
+        return await send(this.current);
       } catch (err) {
         const kind = classifyControlPlaneError(err);
         if (kind === 'permanent' || kind === 'in-progress') throw err;
@@ -260,7 +256,7 @@ export class RoutingAb {
   }
 
   /** Sleeps; an abort ends the sleep early by throwing AbAbortedError. */
-  private async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     try {
       await this.deps.clock.sleep(ms, signal);
     } catch (err) {
@@ -272,9 +268,39 @@ export class RoutingAb {
   private renewCredentials(what: string): void {
     if (this.deps.renewSageMaker === undefined) return;
     this.deps.log(`${what}: the credentials expired; re-resolving the credential chain (refresh them now if they come from a login: aws sso login, new keys)`);
-    const old = this.sagemaker;
-    this.sagemaker = this.deps.renewSageMaker();
+    const old = this.current;
+    this.current = this.deps.renewSageMaker();
     if (old !== this.deps.sagemaker) old.destroy();
+  }
+}
+
+export class RoutingAb {
+  private readonly poll: number;
+  private readonly notes: string[] = [];
+  private readonly retry: RetryPolicy;
+  private readonly caller: ControlPlaneCaller;
+  /** The original configuration was found deleted and is not recreated yet. */
+  private originalGone = false;
+
+  constructor(
+    private readonly deps: AbDeps,
+    private readonly options: AbRunOptions,
+  ) {
+    this.poll = options.pollIntervalMs ?? 30_000;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+    this.caller = new ControlPlaneCaller(deps, this.retry);
+  }
+
+  private get endpointName(): string {
+    return this.options.plan.facts.endpointName;
+  }
+
+  private call<T>(what: string, send: (sm: SageMakerClient) => Promise<T>, opts: CallOptions = {}): Promise<T> {
+    return this.caller.call(what, send, opts);
+  }
+
+  private sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.caller.sleep(ms, signal);
   }
 
   private describe(opts: CallOptions = {}): Promise<DescribeEndpointCommandOutput> {

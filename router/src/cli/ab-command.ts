@@ -9,11 +9,14 @@ import { resolve } from 'node:path';
 import { buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError } from '../aws/endpoint-facts';
-import { refuseInferenceComponentEndpoint } from '../aws/inference-components';
+import { hostsInferenceComponents, refuseInferenceComponentEndpoint } from '../aws/inference-components';
+import { isValidInferenceComponentName } from '../protocol/inference-component';
+import { runShadowAb } from './ab-shadow';
 import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, loadFlagProblems, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
+import { listenForAbSignals, SIGNAL_NUMBERS, AB_SIGNALS, type AbSignal } from './ab-signals';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
@@ -26,11 +29,11 @@ import { prefixAwareIdProblem, resolveSageMakerTarget, sageMakerBenchPlan, SAGEM
  * the client's and CloudWatch's figures side by side. Exit codes: 0 done (or plan only), 1 bad flags or setup
  * (nothing changed), 2 a run failed but the endpoint was restored, 3 the endpoint is NOT where it began (the
  * message names its state and the commands that finish the job), 128 + the signal's number when a signal
- * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored.
+ * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored. An endpoint that hosts
+ * inference components is not switched: without --shadow it is refused, with it ab-shadow.ts compares the
+ * strategies on shadow endpoints and only reads the live one (same exit codes, 3 meaning shadow resources are left).
  */
-export const AB_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-export type AbSignal = (typeof AB_SIGNALS)[number];
-const SIGNAL_NUMBERS: Readonly<Record<AbSignal, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+export { AB_SIGNALS, type AbSignal } from './ab-signals';
 
 export function register(program: Command): void {
   defineAbOptions(program.command('ab')).action(async (flags: RawAbFlags) => {
@@ -65,6 +68,9 @@ export interface RawAbFlags extends RawLoadFlags {
   readonly out?: string;
   readonly yes?: boolean;
   readonly quiet?: boolean;
+  readonly shadow?: boolean;
+  readonly inferenceComponent?: string;
+  readonly maxShadowCostUsd?: string;
 }
 
 export function defineAbOptions(command: Command): Command {
@@ -93,6 +99,9 @@ export function defineAbOptions(command: Command): Command {
     .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
     .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/ab-<time>)')
+    .option('--shadow', 'for an endpoint that hosts inference components: compare the strategies on shadow endpoints (copies of its configuration and components, one per strategy, side by side), deleted afterwards; the live endpoint is only read')
+    .option('--inference-component <name>', 'with --shadow: the live component (base or adapter) the workload invokes, on each shadow its copy (default: the only component)')
+    .option('--max-shadow-cost-usd <usd>', 'with --shadow --yes: the most the shadows may cost by the plan\'s estimate; required, and the run is refused when the estimate is higher')
     .option('--yes', 'make the changes the plan describes (without it the plan is printed and nothing changes)')
     .option('--quiet', 'no progress lines');
 }
@@ -155,6 +164,13 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   if (!flags.variants && flags.strategies !== undefined) checks.check(() => parseAbStrategies(flags.strategies!));
   const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
   if (hintProblem !== undefined) problems.push(hintProblem);
+  if (flags.shadow && flags.variants) problems.push('give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both');
+  if (!flags.shadow && flags.inferenceComponent !== undefined) problems.push('--inference-component applies with --shadow');
+  if (!flags.shadow && flags.maxShadowCostUsd !== undefined) problems.push('--max-shadow-cost-usd applies with --shadow');
+  if (flags.inferenceComponent !== undefined && !isValidInferenceComponentName(flags.inferenceComponent)) {
+    problems.push(`--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(flags.inferenceComponent)})`);
+  }
+  const maxShadowCost = numberFlag('max-shadow-cost-usd', flags.maxShadowCostUsd, 0, 1_000_000);
   if (flags.variants && flags.strategies !== undefined) problems.push('give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both');
   if (!flags.variants && flags.strategies === undefined) problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
   const price = numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
@@ -192,9 +208,48 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       throw new AwsSetupError('unsupported', 'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere');
     }
     const facts = target.facts;
+    const strategies = flags.variants ? [] : parseAbStrategies(flags.strategies!, facts.variants[0]?.routing);
+    if (flags.shadow) {
+      if (!hostsInferenceComponents(facts)) {
+        throw new AwsSetupError('unsupported', `--shadow is for endpoints that host inference components; '${facts.endpointName}' serves a model on its variant, so ab switches it in place and restores it (drop --shadow)`);
+      }
+      const env = deps.env ?? process.env;
+      const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
+      const scale = controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(flags.timeScale ?? '1') || 1 : 1;
+      const startedAt = deps.now?.() ?? new Date();
+      // Only the run's duration is read here (for the cost); each shadow's own target is checked in runShadowAb.
+      const benchSettings = sageMakerBenchPlan(benchFlags, { ...target, model: flags.model ?? 'any' }).settings;
+      const region = target.region;
+      return await runShadowAb({
+        io,
+        clock,
+        target,
+        facts,
+        strategies,
+        benchFlags,
+        inferenceComponent: flags.inferenceComponent,
+        model: flags.model,
+        pricePerInstanceHour: price,
+        maxShadowCostUsd: maxShadowCost,
+        yes: flags.yes === true,
+        quiet: flags.quiet === true,
+        runSeconds: (benchSettings.durationMs ?? Number(SAGEMAKER_DEFAULT_DURATION_S) * 1000) / 1000,
+        runId: deps.runId ?? startedAt.getTime().toString(36).slice(-6),
+        startedAt,
+        directory: flags.out ?? defaultReportDir('ab', startedAt),
+        pollIntervalMs: (pollS * 1000) / scale,
+        createTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
+        cleanupTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
+        retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale },
+        credentialsExpireAt: await credentialExpiry(target.sagemaker!),
+        acceptCredentialExpiry: flags.acceptCredentialExpiry === true,
+        timeScale: scale,
+        renewSageMaker: deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined),
+        signals: deps,
+      });
+    }
     // Before anything changes: an endpoint hosting inference components is refused (aws/inference-components.ts says why).
     await refuseInferenceComponentEndpoint(target.sagemaker!, facts, clock);
-    const strategies = flags.variants ? [] : parseAbStrategies(flags.strategies!, facts.variants[0]?.routing);
     if (flags.variants) checkVariantsComparable(facts.config);
     const names = facts.variants.map((v) => v.name);
     // Validates every bench flag now, before the plan is shown.
@@ -241,19 +296,10 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       return 1;
     }
 
-    const interrupt = new AbortController();
-    let caught: AbSignal | undefined;
-    const onSignal = (name: AbSignal): void => {
-      if (caught === undefined) {
-        caught = name;
-        io.stderr.write(`\n${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)\n`);
-        interrupt.abort();
-      } else io.stderr.write(`\n${name}: still restoring; the endpoint is being put back on its original configuration\n`);
-    };
-    deps.interrupt?.addEventListener('abort', () => onSignal('SIGINT'), { once: true });
-    if (deps.interrupt?.aborted) onSignal('SIGINT');
-    const removeSignal = deps.onSignal?.(onSignal) ?? io.onInterrupt?.(() => onSignal('SIGINT'));
-
+    const listener = listenForAbSignals(deps, io, {
+      first: (name) => `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
+      again: (name) => `${name}: still restoring; the endpoint is being put back on its original configuration`,
+    });
     const runWorkload = async (run: WorkloadRun): Promise<LiveBenchmarkResult> => {
       const perRun = sageMakerBenchPlan(benchFlags, target!, run.targetVariantOf);
       const progress = new ProgressReporter({ stream: io.stderr, mode: flags.quiet ? 'silent' : 'auto', label: run.label });
@@ -277,7 +323,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
         {
           plan,
           runId,
-          signal: interrupt.signal,
+          signal: listener.signal,
           pollIntervalMs: (pollS * 1000) / scale,
           switchTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
           restoreTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
@@ -288,7 +334,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
         },
       ).run();
     } finally {
-      removeSignal?.();
+      listener.remove();
       if (deps.cloudwatch === undefined) cloudwatch?.destroy();
     }
     // Written once the restore's result is known, so the report says where the endpoint is.
@@ -309,7 +355,7 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       );
       return 3;
     }
-    if (outcome.interrupted) return 128 + SIGNAL_NUMBERS[caught ?? 'SIGINT'];
+    if (outcome.interrupted) return 128 + SIGNAL_NUMBERS[listener.caught() ?? 'SIGINT'];
     const allFailed = outcome.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
     for (const r of allFailed) {
       const first = r.result.records.find((x) => x.error !== undefined);

@@ -76,6 +76,29 @@ describe('when prefix-router ab is given a bad flag', () => {
     expect(fake.requests.map((q) => q.op)).toEqual([]);
   });
 
+  it.each([
+    [['--max-shadow-cost-usd', '5'], '--max-shadow-cost-usd applies with --shadow'],
+    [['--inference-component', 'sql'], '--inference-component applies with --shadow'],
+    [['--shadow', '--variants'], 'give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both'],
+    [['--shadow', '--max-shadow-cost-usd', '-0.01'], '--max-shadow-cost-usd'],
+    [['--shadow', '--max-shadow-cost-usd', '1000000.01'], '--max-shadow-cost-usd'],
+    [['--shadow', '--inference-component', 'bad_name'], '--inference-component must be 1 to 63 letters, digits and inner hyphens (got "bad_name")'],
+  ])('GIVEN the shadow flags %j THEN it exits 1 naming the flag, and no request reaches SageMaker', async (extra, message) => {
+    fake.requests.length = 0;
+    const r = await ab([...valid({}), ...extra]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(message);
+    expect(fake.requests.map((q) => q.op)).toEqual([]);
+  });
+
+  it.each(['0', '1000000'])('GIVEN --shadow --max-shadow-cost-usd %s (a bound of its range) THEN the flag is accepted', async (value) => {
+    fake.requests.length = 0;
+    // This fake's endpoint serves a model on its variant, so --shadow is refused after the reads, not for the flag.
+    const r = await ab([...valid({}), '--shadow', '--max-shadow-cost-usd', value]);
+    expect(r.err).not.toContain('--max-shadow-cost-usd');
+    expect(r.err).toContain('--shadow is for endpoints that host inference components');
+  });
+
   it('GIVEN several bad flags THEN one run lists them all, still without a request', async () => {
     fake.requests.length = 0;
     const r = await ab(valid({ '--duration': '0', '--timeout': '0', '--strategies': 'RANDOM,BOGUS' }));

@@ -13,6 +13,9 @@ import { loadRouterConfig } from '../../../router/src/config';
 import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
+import { shadowResourceName } from '../../../router/src/aws/shadow-ab';
+import { startEmulator } from '../../../router/src/emulator/emulator-server';
+import { startRouter } from '../../../router/src/server';
 import { runAwsCli } from './helpers/aws-cli';
 import { fakeCloudWatch } from './helpers/cloudwatch-fake';
 import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
@@ -103,6 +106,7 @@ describe('when the commands of docs/validate.md run with small counts', () => {
 
   it.each(commandsOf('ab').map((args, i) => [i, args.join(' ')]))('GIVEN ab command %i (%s) THEN it runs against the control-plane fake', async (i) => {
     const args = commandsOf('ab')[i as number].map((w) => (w === 'NAME-FROM-THE-STACK-OUTPUT' ? 'my-llm' : w));
+    if (args.includes('--shadow')) return shadowCommand(args, i as number);
     const fake = await new SageMakerControlPlane({ variants: args.includes('--variants') ? 2 : 1, servedModel: 'meta-llama/Llama-3.1-70B-Instruct' }).start();
     const cloud = fakeCloudWatch();
     const sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
@@ -126,6 +130,34 @@ describe('when the commands of docs/validate.md run with small counts', () => {
       await fake.close();
     }
   });
+
+  /**
+   * `ab --shadow` against an endpoint hosting a base component and the adapter the command names; the shadows'
+   * data plane is a router in front of engines serving the shadows' copies of the adapter (run id doc1). It must
+   * end with nothing created left and no mutating call naming the live endpoint's resources.
+   */
+  async function shadowCommand(args: string[], i: number): Promise<void> {
+    const adapter = args[args.indexOf('--inference-component') + 1];
+    const fake = await new SageMakerControlPlane({ instanceCount: 2, inferenceComponents: [{ name: 'llama-base', environment: { SM_VLLM_SERVED_MODEL_NAME: 'base' }, copies: 2 }, { name: adapter, base: 'llama-base' }] }).start();
+    const engines = await Promise.all([0, 1].map(() => startEmulator({ profile: 'p5-llama-3.1-70b', timeScale: TIME_SCALE, modelName: 'base', loraModules: [0, 1].map((n) => ({ name: shadowResourceName('doc1', n, adapter), path: `/adapters/${n}` })) })));
+    const router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 } });
+    const sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    const runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    try {
+      const io = captureIo();
+      const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--out', join(dir, `ab-${i}`)]), { io, sagemaker, runtime, clock: new VirtualClock(), env: {}, runId: 'doc1' });
+      expect({ code, err: io.err().includes('prefix-router ab:') ? io.err() : '' }).toEqual({ code: 0, err: '' });
+      expect(fake.mutations().length).toBeGreaterThan(0);
+      expect(fake.mutationsOfLive()).toEqual([]);
+      expect(fake.extraResources()).toEqual([]);
+    } finally {
+      runtime.destroy();
+      sagemaker.destroy();
+      await router.close();
+      await Promise.all(engines.map((e) => e.close()));
+      await fake.close();
+    }
+  }
 
   /** The doc's `aws sagemaker` blocks, one list of command lines per block, placeholders filled in. */
   const awsBlocks = (): string[][] =>

@@ -44,6 +44,22 @@ import type { CreateEndpointConfigCommandInput, DeploymentConfig, DescribeEndpoi
  *   Creating → InService (or Failed), Deleting → gone, one step per DescribeInferenceComponent of it; RuntimeConfig
  *   reports DesiredCopyCount / CurrentCopyCount; ListInferenceComponents filters by EndpointNameEquals,
  *   VariantNameEquals and StatusEquals and pages with MaxResults (1–100) and NextToken.
+ * - Shadow endpoints (`ab --shadow`, issue 29): any endpoint other than the live one that CreateEndpoint makes
+ *   (API_CreateEndpoint.html: "the endpoint name must be unique within an AWS Region in your AWS account"; the
+ *   configuration must exist; SageMaker "sets the endpoint status to Creating. After it creates the endpoint, it
+ *   sets the status to InService"; ResourceLimitExceeded is one of its errors). An endpoint SageMaker cannot find
+ *   instances for "fails to reach a running state" with an Insufficient Capacity error (AWS ML blog,
+ *   "Capacity-aware inference: automatic instance fallback for SageMaker AI endpoints"): Creating → Failed with a
+ *   FailureReason naming capacity (`insufficientCapacityAt`). DeleteEndpoint → Deleting → gone, one step per
+ *   DescribeEndpoint of it. Every component is created against an existing endpoint and production variant
+ *   (API_CreateInferenceComponent.html: "The name of an existing endpoint", "an existing production variant"), an
+ *   adapter against an existing base component on the same endpoint ("Before you can create an adapter inference
+ *   component, you must have an existing inference component that contains the foundation model",
+ *   API_InferenceComponentSpecification.html); Describe returns the specification in its summary form (Container
+ *   with DeployedImage.SpecifiedImage, API_InferenceComponentContainerSpecificationSummary.html). A component may
+ *   end Failed with a FailureReason (API_DescribeInferenceComponent.html InferenceComponentStatus: InService |
+ *   Creating | Updating | Failed | Deleting; `failingComponents`). Nothing here refuses deleting a base before its
+ *   adapters or an endpoint before its components: no API page states either rule, so the fake does not invent it.
  * - Container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI, SDK reference "Container credential provider"):
  *   `GET /credentials` serves AccessKeyId/SecretAccessKey/Token/Expiration; a key the fake expired is refused with
  *   ExpiredTokenException, and the endpoint then serves a fresh key, so only a tool that re-resolves recovers.
@@ -101,7 +117,9 @@ export type FaultKind =
   | 'reset-after'
   /** The caller's access key expires now; the credentials endpoint serves a fresh one from now on. */
   | 'expire-credentials'
-  | 'limit-exceeded';
+  | 'limit-exceeded'
+  /** A ValidationException (a refusal the tool cannot retry its way past on the forward path). */
+  | 'validation';
 
 export interface ControlPlaneOptions {
   readonly variants?: number;
@@ -135,6 +153,24 @@ export interface ControlPlaneOptions {
    * exist on it from the start, InService.
    */
   readonly inferenceComponents?: readonly FakeComponentInput[];
+  /** The n-th CreateEndpoint of a shadow (1-based) ends Failed for insufficient capacity. */
+  readonly insufficientCapacityAt?: ReadonlySet<number>;
+  /** Components with these names end Failed instead of InService. */
+  readonly failingComponents?: ReadonlySet<string>;
+  /** DeleteInferenceComponent of these names answers InternalFailure until clearFaults (a cleanup that cannot finish). */
+  readonly undeletableComponents?: ReadonlySet<string>;
+}
+
+/** An endpoint other than the live one (a shadow CreateEndpoint made). */
+export interface ShadowEndpointState {
+  readonly name: string;
+  readonly config: string;
+  status: 'Creating' | 'InService' | 'Failed' | 'Deleting';
+  ticksLeft: number;
+  readonly instances: number;
+  failureReason: string | undefined;
+  /** Ends Failed when Creating ends. */
+  readonly fails: boolean;
 }
 
 /** A component as the fake starts with it (or CreateInferenceComponent makes it). */
@@ -146,6 +182,8 @@ export interface FakeComponentInput {
   /** The container environment of a base component (SM_VLLM_SERVED_MODEL_NAME…). */
   readonly environment?: Readonly<Record<string, string>>;
   readonly copies?: number;
+  /** The rest of the specification (ModelName, ComputeResourceRequirements, StartupParameters…), as created. */
+  readonly specification?: Readonly<Record<string, unknown>>;
 }
 
 export interface ComponentState {
@@ -157,6 +195,9 @@ export interface ComponentState {
   status: 'Creating' | 'InService' | 'Updating' | 'Failed' | 'Deleting';
   ticksLeft: number;
   copies: number;
+  /** The specification as CreateInferenceComponent received it (Container with Image). */
+  readonly specification: Readonly<Record<string, unknown>>;
+  failureReason?: string;
 }
 
 const COMPONENT_NAME = /^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/;
@@ -224,6 +265,11 @@ export class SageMakerControlPlane {
   private calm = false;
   /** Inference components on the endpoint, by name. */
   readonly components = new Map<string, ComponentState>();
+  /** Endpoints other than the live one, by name. */
+  readonly shadowEndpoints = new Map<string, ShadowEndpointState>();
+  private shadowCreates = 0;
+  /** Names of the live endpoint's own resources at the start: its endpoint, configuration and components. */
+  readonly liveNames: ReadonlySet<string>;
 
   constructor(readonly options: ControlPlaneOptions = {}) {
     const count = options.instanceCount ?? 2;
@@ -232,12 +278,34 @@ export class SageMakerControlPlane {
       // The inference-component form: no model on the variant, instances scaled by ManagedInstanceScaling.
       original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _model, ...v }) => ({ ...v, ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: count } }));
       for (const c of options.inferenceComponents) {
-        this.components.set(c.name, { name: c.name, endpoint: ENDPOINT_NAME, variant: c.variant ?? 'AllTraffic', base: c.base, environment: c.environment, status: 'InService', ticksLeft: 0, copies: c.copies ?? 1 });
+        const specification = { ...(c.specification ?? {}), ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}), ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}) };
+        this.components.set(c.name, { name: c.name, endpoint: ENDPOINT_NAME, variant: c.variant ?? 'AllTraffic', base: c.base, environment: c.environment, status: 'InService', ticksLeft: 0, copies: c.copies ?? 1, specification });
       }
     }
     this.configs.set(ORIGINAL_CONFIG, original);
     this.state = { status: 'InService', config: ORIGINAL_CONFIG, serving: [ORIGINAL_CONFIG], pending: undefined, instances: count, failureReason: undefined, systemTicksLeft: 0 };
     this.faults = new Map(options.faults ?? []);
+    this.liveNames = new Set([ENDPOINT_NAME, ORIGINAL_CONFIG, ...this.components.keys()]);
+  }
+
+  /** Every mutating request received (answered or not): Create*, Update*, Delete*. */
+  mutations(): RequestRecord[] {
+    return this.requests.filter((r) => /^(Create|Update|Delete)/.test(r.op));
+  }
+
+  /** Mutating requests that name one of the live endpoint's resources (endpoint, configuration, components). */
+  mutationsOfLive(): RequestRecord[] {
+    const named = (r: RequestRecord): unknown[] => [r.input.EndpointName, r.input.EndpointConfigName, r.input.InferenceComponentName, (r.input.Specification as { BaseInferenceComponentName?: string } | undefined)?.BaseInferenceComponentName];
+    return this.mutations().filter((r) => named(r).some((n) => typeof n === 'string' && this.liveNames.has(n)));
+  }
+
+  /** Resources that exist now and are not the live endpoint's own. */
+  extraResources(): string[] {
+    return [
+      ...[...this.components.keys()].filter((n) => !this.liveNames.has(n)),
+      ...[...this.shadowEndpoints.keys()],
+      ...this.copies(),
+    ];
   }
 
   /**
@@ -315,6 +383,10 @@ export class SageMakerControlPlane {
     if (key !== undefined && this.expiredKeys.has(key)) return this.answer(res, record, fail(400, 'ExpiredTokenException', 'The security token included in the request is expired'));
     if (fault === 'throttle') return this.answer(res, record, fail(400, 'ThrottlingException', 'Rate exceeded'));
     if (fault === 'server-error') return this.answer(res, record, fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.'));
+    if (fault === 'validation') return this.answer(res, record, fail(400, 'ValidationException', 'The request was refused (an injected ValidationException).'));
+    if (fault === 'limit-exceeded' && op === 'CreateEndpoint') {
+      return this.answer(res, record, fail(400, 'ResourceLimitExceeded', 'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances'));
+    }
     if (fault === 'limit-exceeded' && op === 'UpdateEndpoint') {
       return this.answer(res, record, fail(400, 'ResourceLimitExceeded', 'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances'));
     }
@@ -355,6 +427,7 @@ export class SageMakerControlPlane {
   private dispatch(op: string, input: Record<string, unknown>): Record<string, unknown> | Fail {
     switch (op) {
       case 'DescribeEndpoint':
+        if (input.EndpointName !== ENDPOINT_NAME) return this.describeShadow(String(input.EndpointName));
         return this.describeEndpoint(String(input.EndpointName));
       case 'DescribeEndpointConfig': {
         const c = this.configs.get(String(input.EndpointConfigName));
@@ -385,6 +458,7 @@ export class SageMakerControlPlane {
         return this.listComponents(input);
       case 'DeleteInferenceComponent': {
         const c = this.components.get(String(input.InferenceComponentName));
+        if (c !== undefined && !this.calm && this.options.undeletableComponents?.has(c.name)) return fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.');
         if (c === undefined) return fail(400, 'ValidationException', `Could not find inference component "${String(input.InferenceComponentName)}".`);
         if (c.status === 'Creating' || c.status === 'Updating') return fail(400, 'ValidationException', `Cannot delete inference component while it is ${c.status}.`);
         c.status = 'Deleting';
@@ -392,12 +466,14 @@ export class SageMakerControlPlane {
         return {};
       }
       case 'DeleteEndpoint':
+        if (input.EndpointName !== ENDPOINT_NAME) return this.deleteShadow(String(input.EndpointName));
         if (this.state.status === 'Gone' || input.EndpointName !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
         if (TRANSITIONAL.has(this.state.status)) return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${this.state.status}.`);
         Object.assign(this.state, { status: 'Deleting', pending: undefined, serving: [], failureReason: undefined, systemTicksLeft: 0 });
         return {};
       case 'CreateEndpoint': {
-        if (input.EndpointName !== ENDPOINT_NAME || this.state.status !== 'Gone') return fail(400, 'ValidationException', `Cannot create already existing endpoint "${String(input.EndpointName)}".`);
+        if (input.EndpointName !== ENDPOINT_NAME) return this.createShadow(input);
+        if (this.state.status !== 'Gone') return fail(400, 'ValidationException', `Cannot create already existing endpoint "${String(input.EndpointName)}".`);
         const config = this.configs.get(String(input.EndpointConfigName));
         if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`);
         Object.assign(this.state, { status: 'Creating', config: input.EndpointConfigName, serving: [], instances: config.ProductionVariants?.[0]?.InitialInstanceCount ?? 1 });
@@ -539,6 +615,7 @@ export class SageMakerControlPlane {
 
   private inUse(name: string): boolean {
     const s = this.state;
+    if ([...this.shadowEndpoints.values()].some((e) => e.config === name)) return true;
     return s.serving.includes(name) || s.config === name || s.pending?.config === name;
   }
 
@@ -572,23 +649,36 @@ export class SageMakerControlPlane {
     return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${ENDPOINT_NAME}` };
   }
 
+  /** The configuration of an endpoint that exists and is InService, or why a component cannot be created on it. */
+  private endpointForComponent(name: string): DescribeEndpointConfigCommandOutput | Fail {
+    const shadow = this.shadowEndpoints.get(name);
+    if (name === ENDPOINT_NAME && this.state.status !== 'Gone') {
+      if (this.state.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${name}" is ${this.state.status}; inference components are created on an endpoint that is InService.`);
+      return this.configs.get(this.state.config) ?? describedConfig(this.state.config);
+    }
+    if (shadow === undefined) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    if (shadow.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${name}" is ${shadow.status}; inference components are created on an endpoint that is InService.`);
+    return this.configs.get(shadow.config) ?? fail(400, 'ValidationException', `Could not find endpoint configuration "${shadow.config}".`);
+  }
+
   private createComponent(input: Record<string, unknown>): Record<string, unknown> | Fail {
     const name = String(input.InferenceComponentName ?? '');
     if (name.length > 63 || !COMPONENT_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'inferenceComponentName' failed to satisfy constraint`);
     if (this.components.has(name)) return fail(400, 'ValidationException', `Cannot create already existing inference component "${name}".`);
-    if (input.EndpointName !== ENDPOINT_NAME || this.state.status === 'Gone') return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
-    if (this.state.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${ENDPOINT_NAME}" is ${this.state.status}; inference components are created on an endpoint that is InService.`);
+    const endpointName = String(input.EndpointName);
+    const config = this.endpointForComponent(endpointName);
+    if (isFail(config)) return config;
     const variantName = String(input.VariantName ?? '');
-    const variant = this.configs.get(this.state.config)?.ProductionVariants?.find((v) => v.VariantName === variantName);
-    if (variant === undefined) return fail(400, 'ValidationException', `Could not find variant "${variantName}" on endpoint "${ENDPOINT_NAME}".`);
+    const variant = config.ProductionVariants?.find((v) => v.VariantName === variantName);
+    if (variant === undefined) return fail(400, 'ValidationException', `Could not find variant "${variantName}" on endpoint "${endpointName}".`);
     if (variant.ModelName !== undefined) return fail(400, 'ValidationException', `Variant "${variantName}" hosts model "${variant.ModelName}"; inference components need a variant whose configuration names no model.`);
     const spec = (input.Specification ?? {}) as { BaseInferenceComponentName?: string; Container?: { Environment?: Record<string, string> } };
     if (spec.BaseInferenceComponentName !== undefined) {
       const base = this.components.get(spec.BaseInferenceComponentName);
-      if (base === undefined || base.endpoint !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find base inference component "${spec.BaseInferenceComponentName}".`);
+      if (base === undefined || base.endpoint !== endpointName) return fail(400, 'ValidationException', `Could not find base inference component "${spec.BaseInferenceComponentName}".`);
     }
     const copies = Number((input.RuntimeConfig as { CopyCount?: number } | undefined)?.CopyCount ?? (spec.BaseInferenceComponentName !== undefined ? 0 : 1));
-    this.components.set(name, { name, endpoint: ENDPOINT_NAME, variant: variantName, base: spec.BaseInferenceComponentName, environment: spec.Container?.Environment, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, copies });
+    this.components.set(name, { name, endpoint: endpointName, variant: variantName, base: spec.BaseInferenceComponentName, environment: spec.Container?.Environment, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, copies, specification: spec });
     return { InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${name}` };
   }
 
@@ -600,16 +690,72 @@ export class SageMakerControlPlane {
         this.components.delete(name);
         return fail(400, 'ValidationException', `Could not find inference component "${name}".`);
       }
-      c.status = 'InService';
+      if (this.options.failingComponents?.has(name) && !this.calm) {
+        c.status = 'Failed';
+        c.failureReason = 'The model container failed its health check.';
+      } else c.status = 'InService';
     }
+    const { Container, ...spec } = c.specification as { Container?: { Image?: string; ArtifactUrl?: string; Environment?: Record<string, string> } };
     return {
       ...componentSummary(c),
+      ...(c.failureReason !== undefined ? { FailureReason: c.failureReason } : {}),
       Specification: {
-        ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}),
-        ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}),
+        ...spec,
+        ...(Container !== undefined
+          ? { Container: { ...(Container.Image !== undefined ? { DeployedImage: { SpecifiedImage: Container.Image, ResolvedImage: `${Container.Image}@sha256:0` } } : {}), ...(Container.ArtifactUrl !== undefined ? { ArtifactUrl: Container.ArtifactUrl } : {}), ...(Container.Environment !== undefined ? { Environment: Container.Environment } : {}) } }
+          : {}),
       },
       RuntimeConfig: { DesiredCopyCount: c.copies, CurrentCopyCount: c.status === 'InService' ? c.copies : 0 },
     };
+  }
+
+  private createShadow(input: Record<string, unknown>): Record<string, unknown> | Fail {
+    const name = String(input.EndpointName ?? '');
+    if (!SAGEMAKER_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'endpointName' failed to satisfy constraint`);
+    if (this.shadowEndpoints.has(name)) return fail(400, 'ValidationException', `Cannot create already existing endpoint "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}".`);
+    const configName = String(input.EndpointConfigName);
+    const config = this.configs.get(configName);
+    if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
+    this.shadowCreates++;
+    const fails = !this.calm && (this.options.insufficientCapacityAt?.has(this.shadowCreates) ?? false);
+    const instances = (config.ProductionVariants ?? []).reduce((n, v) => n + (v.InitialInstanceCount ?? 0), 0);
+    this.shadowEndpoints.set(name, { name, config: configName, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, instances, failureReason: undefined, fails });
+    return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}` };
+  }
+
+  private describeShadow(name: string): Record<string, unknown> | Fail {
+    const e = this.shadowEndpoints.get(name);
+    if (e === undefined) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    if (e.ticksLeft > 0 && --e.ticksLeft === 0) {
+      if (e.status === 'Deleting') {
+        this.shadowEndpoints.delete(name);
+        return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+      }
+      if (e.fails) {
+        e.status = 'Failed';
+        e.failureReason = 'Insufficient capacity to provision ml.g6e.2xlarge instances for the endpoint (InsufficientCapacity).';
+      } else e.status = 'InService';
+    }
+    const config = this.configs.get(e.config);
+    return {
+      EndpointName: name,
+      EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}`,
+      EndpointConfigName: e.config,
+      EndpointStatus: e.status,
+      FailureReason: e.failureReason,
+      CreationTime: new Date(0),
+      LastModifiedTime: new Date(0),
+      ProductionVariants: (config?.ProductionVariants ?? []).map((v) => ({ VariantName: v.VariantName, CurrentInstanceCount: e.status === 'InService' ? v.InitialInstanceCount : 0, DesiredInstanceCount: v.InitialInstanceCount })),
+    };
+  }
+
+  private deleteShadow(name: string): Record<string, unknown> | Fail {
+    const e = this.shadowEndpoints.get(name);
+    if (e === undefined) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    if (e.status === 'Creating') return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${e.status}.`);
+    e.status = 'Deleting';
+    e.ticksLeft = 1;
+    return {};
   }
 
   private listComponents(input: Record<string, unknown>): Record<string, unknown> | Fail {
