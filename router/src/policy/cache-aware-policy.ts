@@ -106,6 +106,10 @@ interface Pending {
  *   first block. So a saving too small to matter (a short shared system prompt) does not pile load on one
  *   instance, and a prompt with no match anywhere goes where rendezvous hashing puts it when the load is even
  *   (several router replicas agree), elsewhere when it is not.
+ * - **Mixed speeds.** Costs are in fastest-instance time (work × fastest speed ÷ the instance's). A cold prompt is
+ *   placed by where it would start (work queued ahead × that ratio, plus its own prefill at the fastest speed) and
+ *   by weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the hits that follow them, spread
+ *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included.
  * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
  *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.
