@@ -505,7 +505,7 @@ function sessionOf(request: RoutingRequest, header: string): string | undefined 
 export const cacheAwareDefinition = definePolicy({
   name: 'cache-aware',
   description:
-    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous; X-Session-Id affinity',
+    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous, weighted by prefill speed on a mixed fleet; X-Session-Id affinity',
   reasons: ['cache-match', 'balanced', 'cold-rendezvous', 'session-affinity'],
   options: [
     {
