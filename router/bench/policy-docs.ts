@@ -61,10 +61,11 @@ export function withGeneratedSections(text: string): string {
 }
 
 /** The repository's root: the nearest folder above this file with a package.json (from the sources or from dist/). */
+/** The nearest directory above `from` holding docs/router.md (router/ has a package.json of its own, so not the nearest package). */
 function repositoryRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+    if (existsSync(join(dir, 'docs', 'router.md'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no docs/router.md above ${from}`);
   }
 }
 

@@ -4,7 +4,7 @@ import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
 import { coldPlacementKey, routingBlockHashes } from './routing-blocks';
-import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
+import { InstanceHashCache, ranksAbove, rendezvousScore, weightedRendezvousScore } from './rendezvous';
 import { slowdownOf } from './prefill-speed';
 import {
   NoHealthyInstanceError,
@@ -57,6 +57,12 @@ interface Candidate {
   /** Blocks the instance's index holds: how much of its cache this router has filled. */
   indexedBlocks: number;
   cost: number;
+  /**
+   * What a cold prompt's placement compares (coldPlacement): the work queued ahead of it in fastest-instance time
+   * (× the slowdown) plus its own prefill at the fastest speed. Equal to `cost` on a fleet of equal speeds.
+   */
+  coldCost: number;
+  /** Weighted rendezvous score for the prompt's cold key (weightedRendezvousScore, by `weight`). */
   score: number;
   /**
    * The instance's share weight: its prefill speed over the fastest's (1 in a fleet of equal speeds). Shares
@@ -100,6 +106,10 @@ interface Pending {
  *   first block. So a saving too small to matter (a short shared system prompt) does not pile load on one
  *   instance, and a prompt with no match anywhere goes where rendezvous hashing puts it when the load is even
  *   (several router replicas agree), elsewhere when it is not.
+ * - **Mixed speeds.** Costs are in fastest-instance time (work × fastest speed ÷ the instance's). A cold prompt is
+ *   placed by where it would start (work queued ahead × that ratio, plus its own prefill at the fastest speed) and
+ *   by weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the hits that follow them, spread
+ *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included.
  * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
  *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.
@@ -221,10 +231,16 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
       if (uncached < minUncachedAll) minUncachedAll = uncached;
       const weight = 1 / slowdownOf(view.prefillTokensPerSecond, fastest);
-      candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, score: rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight });
+      const score = weightedRendezvousScore(rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight);
+      candidates.push({ view, matchedBlocks, uncached, indexedBlocks, cost: 0, coldCost: 0, score, weight });
     }
     // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
-    for (const c of candidates) c.cost = (this.costOf(c.view, c.uncached) + this.recomputeCostOf(c.uncached - minUncachedAll)) * slowdownOf(c.view.prefillTokensPerSecond, fastest);
+    for (const c of candidates) {
+      const slowdown = slowdownOf(c.view.prefillTokensPerSecond, fastest);
+      const ahead = this.workAheadOf(c.view, c.uncached);
+      c.cost = (ahead + c.uncached + this.recomputeCostOf(c.uncached - minUncachedAll)) * slowdown;
+      c.coldCost = ahead * slowdown + c.uncached;
+    }
     return candidates;
   }
 
@@ -260,8 +276,9 @@ export class CacheAwarePolicy implements RoutingPolicy {
    * decides (`better`): a hot prefix stays where it is cached until its queue costs more than recomputing it.
    */
   private pickNearEqual(candidates: readonly Candidate[], all: readonly Candidate[], prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
-    const limit = minCostOf(candidates) + Math.min(this.options.balanceSlackTokens, prompt.promptTokens / 4);
-    if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, limit, prompt.hashes.length), 'cold-rendezvous', prompt);
+    const slack = Math.min(this.options.balanceSlackTokens, prompt.promptTokens / 4);
+    if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, minColdCostOf(candidates) + slack, prompt.hashes.length), 'cold-rendezvous', prompt);
+    const limit = minCostOf(candidates) + slack;
     let totalInFlight = 0;
     for (const c of candidates) totalInFlight += c.view.inFlight;
     // Not weighted by speed: an instance given work in proportion to its speed holds its requests for inversely
@@ -302,9 +319,20 @@ export class CacheAwarePolicy implements RoutingPolicy {
   }
 
   /**
-   * A prompt no instance has seen: the first instance in rendezvous order for its first block whose cost is
-   * within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × the mean (bounded-load
-   * consistent hashing). Replicas with the same view agree, and a few hot first blocks cannot fill one instance.
+   * A prompt no instance has seen: the first instance in weighted rendezvous order for its first block whose cold
+   * cost is within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × its weighted
+   * share of the mean (bounded-load consistent hashing). Replicas with the same view agree, and a few hot first
+   * blocks cannot fill one instance.
+   *
+   * Placed by where the prompt would *start*, not where its own prefill would finish soonest: a cold prompt's
+   * placement decides where its prefix group's later requests hit (they follow the cache, `cost`), so it is what
+   * spreads the fleet's work. Its eligibility (`coldCost`) counts the work queued ahead in fastest-instance time
+   * (× the instance's slowdown) and its own prefill at the fastest speed, so an idle slower instance is as eligible
+   * as an idle fast one, and weighted rendezvous (weights = speed ÷ fastest) gives each instance a share of new
+   * prefix groups proportional to its speed: equal utilisation, and every instance's KV cache in use. Charging
+   * the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new prefix while
+   * any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
+   * and the weights are all 1, so placement is exactly unweighted rendezvous.
    */
   private coldPlacement(candidates: readonly Candidate[], costLimit: number, promptBlocks: number): Candidate {
     let total = 0;
@@ -318,7 +346,7 @@ export class CacheAwarePolicy implements RoutingPolicy {
     let best: Candidate | undefined;
     let fallback: Candidate | undefined;
     for (const c of candidates) {
-      if (c.cost > costLimit) continue;
+      if (c.coldCost > costLimit) continue;
       if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
       if (c.indexedBlocks + promptBlocks > bound(c)) continue;
       if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
@@ -338,11 +366,15 @@ export class CacheAwarePolicy implements RoutingPolicy {
     return Math.max(0, recomputedTokens - this.options.balanceSlackTokens);
   }
 
-  private costOf(view: InstanceView, uncached: number): number {
+  /**
+   * Work ahead of a request's own prefill on `view`, in tokens at the instance's own speed: the prefill queued there,
+   * plus one token per decoding sequence for every engine step the queued and own prefill take (decodes share each
+   * step with prefill chunks). The request's predicted work there is this plus its `uncached` tokens.
+   */
+  private workAheadOf(view: InstanceView, uncached: number): number {
     const queued = view.queuedPrefillTokens ?? 0;
     const decoding = view.decodeSequences ?? 0;
-    const work = queued + uncached;
-    return work + decoding * Math.max(1, Math.ceil(work / this.options.stepTokens));
+    return queued + decoding * Math.max(1, Math.ceil((queued + uncached) / this.options.stepTokens));
   }
 
   private decision(c: Candidate, reason: CacheAwareReason, prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
@@ -431,6 +463,12 @@ function minCostOf(candidates: readonly Candidate[]): number {
   return min;
 }
 
+function minColdCostOf(candidates: readonly Candidate[]): number {
+  let min = Infinity;
+  for (const c of candidates) if (c.coldCost < min) min = c.coldCost;
+  return min;
+}
+
 /** Cached tokens of `matchedBlocks` routing blocks, never the whole prompt (the engine recomputes the last token). */
 function cachedTokens(matchedBlocks: number, tokensPerBlock: number, promptTokens: number): number {
   return Math.min(Math.floor(matchedBlocks * tokensPerBlock), promptTokens - 1);
@@ -467,7 +505,7 @@ function sessionOf(request: RoutingRequest, header: string): string | undefined 
 export const cacheAwareDefinition = definePolicy({
   name: 'cache-aware',
   description:
-    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous; X-Session-Id affinity',
+    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous, weighted by prefill speed on a mixed fleet; X-Session-Id affinity',
   reasons: ['cache-match', 'balanced', 'cold-rendezvous', 'session-affinity'],
   options: [
     {

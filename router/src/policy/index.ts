@@ -8,7 +8,7 @@ export { POLICY_DEFINITIONS, POLICY_NAMES, DEFAULT_POLICY_NAME, policyDefinition
 export { parsePolicySpec, formatPolicySpec, readPolicySpec, expandPolicySweep } from './policy-spec';
 export { prefixKey } from './prefix-key';
 export { scopeToModel, servesModel, UnknownModelError } from './served-models';
-export { rendezvousRanking, rendezvousScore, InstanceHashCache } from './rendezvous';
+export { rendezvousRanking, rendezvousScore, weightedRendezvousScore, InstanceHashCache } from './rendezvous';
 export { SageMakerPrefixAwarePolicy, type SageMakerPrefixAwareOptions } from './sagemaker-prefix-aware-policy';
 export { CacheAwarePolicy, type CacheAwareOptions } from './cache-aware-policy';
 export { LeastOutstandingRequestsPolicy } from './least-outstanding-requests-policy';

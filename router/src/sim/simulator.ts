@@ -494,11 +494,6 @@ class Simulation {
     const routed = router.core.begin(routing);
     const instance = routed.decide({ instances: router.views as readonly InstanceView[], nowMs }).target.index;
     const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs };
-    // The simulated instance records a request's blocks as it is sent, before its engine can refuse it (the live
-    // router waits for a 2xx). Kept so that results stay identical: recording on acceptance instead moves the
-    // observing-replica figures of docs/benchmarks.md (the engine refuses the trace's 10 over-long prompts), so it
-    // lands with a rerun of `npm run bench:policies`.
-    routed.accepted();
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
@@ -512,6 +507,9 @@ class Simulation {
       this.queue.push(nowMs, { kind: 'rejected', dispatched, code: httpErrorCode(400, body), detail: httpErrorMessage(body) });
       return;
     }
+    // The engine took it: its blocks enter the instance's published index now, as the live router records them on
+    // a 2xx answer (a request the engine refuses puts nothing in its cache).
+    routed.accepted();
     this.schedule.update(instance);
     if (this.config.ceilings) {
       // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate. Requests the

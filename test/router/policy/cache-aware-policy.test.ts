@@ -143,6 +143,88 @@ describe('when prompts are cold', () => {
   });
 });
 
+describe('when the fleet mixes instance speeds (5 fast + 2 at 0.3 of their speed)', () => {
+  const FAST = 20_000;
+  const SLOW = 6_000;
+  const WEIGHT = SLOW / FAST;
+  const PROMPTS = 3000;
+
+  function mixed(extra: (i: number) => Partial<InstanceView> = () => ({})): InstanceView[] {
+    return idle(7).map((v, i) => ({ ...v, prefillTokensPerSecond: i < 5 ? FAST : SLOW, ...extra(i) }));
+  }
+
+  /** Decisions (never committed: the fleet stays as given) for `PROMPTS` distinct cold prompts of 4 blocks. */
+  function coldWins(views: readonly InstanceView[]): Map<string, number> {
+    const p = policy();
+    const wins = new Map<string, number>();
+    for (let i = 0; i < PROMPTS; i++) {
+      const d = decide(p, chatRequest(blocksOf(`cold${i}`, 4)), views);
+      expect(d.reason).toBe('cold-rendezvous');
+      wins.set(d.instance, (wins.get(d.instance) ?? 0) + 1);
+    }
+    return wins;
+  }
+
+  /** 4.5 binomial standard deviations of a count over PROMPTS trials of probability `share`, plus one. */
+  function expectNear(count: number, share: number): void {
+    expect(Math.abs(count - PROMPTS * share)).toBeLessThanOrEqual(4.5 * Math.sqrt(PROMPTS * share * (1 - share)) + 1);
+  }
+
+  it('GIVEN an idle fleet THEN each slower instance gets cold prompts in proportion to its speed (weighted rendezvous)', () => {
+    const views = mixed();
+    const wins = coldWins(views);
+    const totalWeight = 5 + 2 * WEIGHT;
+    for (const [i, v] of views.entries()) expectNear(wins.get(v.id) ?? 0, (i < 5 ? 1 : WEIGHT) / totalWeight);
+  });
+
+  it('GIVEN three of the fast instances busy THEN the slower ones get more cold prompts: their share among the idle', () => {
+    // 1,000 queued tokens: more than the slack over an idle instance's cold cost (a 256-token prompt's prefill).
+    const views = mixed((i) => (i < 3 ? { queuedPrefillTokens: 1000, inFlight: 1 } : {}));
+    const wins = coldWins(views);
+    const idleWeight = 2 + 2 * WEIGHT;
+    for (const [i, v] of views.entries()) {
+      if (i < 3) expect(wins.get(v.id) ?? 0).toBe(0);
+      else expectNear(wins.get(v.id) ?? 0, (i < 5 ? 1 : WEIGHT) / idleWeight);
+    }
+  });
+
+  it('GIVEN every fast instance busy THEN cold prompts go to the idle slower ones, though each prefills there 3× slower', () => {
+    const views = mixed((i) => (i < 5 ? { queuedPrefillTokens: 1000, inFlight: 1 } : {}));
+    const wins = coldWins(views);
+    expect((wins.get(views[5].id) ?? 0) + (wins.get(views[6].id) ?? 0)).toBe(PROMPTS);
+    expectNear(wins.get(views[5].id) ?? 0, 0.5);
+  });
+
+  it('GIVEN a slower instance with queued work THEN the queue counts at its slowdown: a queue a fast instance would clear within the slack keeps it out', () => {
+    // 100 queued tokens × 1/0.3 ≈ 333 fastest-instance tokens: beyond the 64-token slack of a 256-token prompt.
+    const views = mixed((i) => (i >= 5 ? { queuedPrefillTokens: 100, inFlight: 1 } : {}));
+    const wins = coldWins(views);
+    expect((wins.get(views[5].id) ?? 0) + (wins.get(views[6].id) ?? 0)).toBe(0);
+  });
+
+  it('GIVEN a slower instance holding a long prefix of the prompt THEN the prompt goes there (a hit costs its uncached part × the slowdown)', () => {
+    const p = policy();
+    const views = mixed();
+    const full = blocksOf('long', 40);
+    place(p, chatRequest(full), views[6].id);
+    const d = decide(p, chatRequest(`${full}${blocksOf('tail', 1)}`), views);
+    expect(d).toMatchObject({ instance: views[6].id, reason: 'cache-match' });
+  });
+
+  it('GIVEN every instance at the same speed THEN every cold placement is the one made without speeds', () => {
+    const withSpeeds = idle(7).map((v) => ({ ...v, prefillTokensPerSecond: SLOW }));
+    const busy = (i: number) => (i % 3 === 0 ? { queuedPrefillTokens: 700 * i, decodeSequences: i, inFlight: 2 } : {});
+    const a = policy();
+    const b = policy();
+    for (let i = 0; i < 400; i++) {
+      const request = chatRequest(blocksOf(`same${i}`, 1 + (i % 5)));
+      const viewsA = withSpeeds.map((v, k) => ({ ...v, ...busy(k) }));
+      const viewsB = idle(7).map((v, k) => ({ ...v, ...busy(k) }));
+      expect(decide(a, request, viewsA)).toEqual(decide(b, request, viewsB));
+    }
+  });
+});
+
 describe('when hot prefixes and sessions are routed', () => {
   /** Sends `count` requests sharing a 2,048-token prefix; `drains`: each finishes its prefill before the next comes. */
   function hotStream(count: number, drains: boolean): { used: Set<string>; misses: number } {

@@ -5,7 +5,7 @@ import { renderMarkdown } from '../../../router/src/report/render-markdown';
 import { terminalSummary } from '../../../router/src/report/terminal-summary';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { simulate } from '../../../router/src/sim/simulator';
-import { parseWorkloadSpec } from '../../../router/src/workload';
+import { parseWorkloadSpec, type Workload, type WorkloadRequest } from '../../../router/src/workload';
 
 const p5 = builtinProfile('p5-llama-3.1-70b');
 const tiny = builtinProfile('tiny');
@@ -128,6 +128,34 @@ describe('when router replicas observe the instances\' published state', () => {
   test('GIVEN one router THEN observing changes nothing it did not already know: the same decisions', () => {
     const decisions = (r: ReturnType<typeof run>) => r.records.map((x) => [x.id, x.instance, x.reason]);
     expect(decisions(run(1, 10))).toEqual(decisions(run(1)));
+  });
+
+  test('GIVEN a prompt the engine refuses THEN the instance does not publish its blocks, as the live router records only on acceptance', () => {
+    // Two completions on tiny engines (maxModelLen 1,024 tokens): a 1,200-token prompt (refused: 400), then, 50 ms
+    // later from the other replica, its first 600 tokens. Published on send, the refused prompt's blocks would show
+    // the second replica a cached prefix the engine never computed.
+    const long = Array.from({ length: 1200 }, (_, i) => `w${i % 97} `).join('').slice(0, 4800);
+    const requests: WorkloadRequest[] = [
+      { kind: 'completion', index: 0, id: 'refused', arrivalMs: 0, maxTokens: 4, prompt: long },
+      { kind: 'completion', index: 1, id: 'follower', arrivalMs: 50, maxTokens: 4, prompt: long.slice(0, 2400) },
+    ];
+    const workload: Workload = {
+      kind: 'trace',
+      spec: 'two-completions',
+      parameters: {},
+      load: { mode: 'open-trace', speedup: 1 },
+      expectedRequests: 2,
+      expectedRequestsExact: true,
+      description: 'a refused prompt and a shorter one with its start',
+      notes: [],
+      *requests() {
+        yield* requests;
+      },
+    };
+    const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers: 2, observeIntervalMs: 1 });
+    const byId = new Map(result.records.map((r) => [r.id, r]));
+    expect(byId.get('refused')!.error).toBeDefined();
+    expect(byId.get('follower')!).toMatchObject({ reason: 'cold-rendezvous', predictedCachedTokens: 0 });
   });
 
   test.each([-1, 60_001, Number.NaN])('GIVEN observeIntervalMs %p THEN simulate refuses with the range', (observeIntervalMs) => {

@@ -43,15 +43,31 @@ describe('when cache-aware routes a mixed fleet in simulation', () => {
     },
   );
 
-  test('GIVEN a light load (a third of the capacity) THEN a p4d gets no more than its capacity share, and TTFT is lower than blind to speed', () => {
-    // Predicted TTFT puts a prompt where it starts first: a p4d only once the p5 queues cost more than its slower prefill.
-    const aware = run(10, { name: 'cache-aware' }, 'profile');
-    const blind = run(10, { name: 'cache-aware' }, 'none');
-    for (const i of SLOW) expect(aware.shares[i]).toBeLessThanOrEqual(1);
-    // Blind to speed, it spreads by tokens and requests as if every instance were a p5: more than their share.
-    for (const i of SLOW) expect(blind.shares[i]).toBeGreaterThan(1.25);
-    expect(aware.p90).toBeLessThan(0.7 * blind.p90);
-  });
+  test.each(['profile', 'learned'] as const)(
+    'GIVEN a light load (a third of the capacity, %s speeds) THEN a p4d still gets new prompts, about its capacity share and less than blind to speed, and P90 is no worse than blind',
+    (speeds) => {
+      // Nearly every prompt is cold: cold placement by where a prompt starts and weighted rendezvous give each
+      // instance new prefix groups in proportion to its speed, not only once the p5 queues are long. About 17 of
+      // the ~300 prompts per p4d at its exact share, so its measured share varies by about ±25 % (binomial): the
+      // bounds are "not starved" and "below what hashing blind to speed gives".
+      const aware = run(10, { name: 'cache-aware' }, speeds);
+      const blind = run(10, { name: 'cache-aware' }, 'none');
+      for (const i of SLOW) {
+        expect(aware.shares[i]).toBeGreaterThanOrEqual(0.75);
+        expect(aware.shares[i]).toBeLessThan(blind.shares[i]);
+      }
+      for (const [i, s] of aware.shares.entries()) {
+        if (SLOW.includes(i)) continue;
+        expect(s).toBeGreaterThanOrEqual(0.75);
+        expect(s).toBeLessThanOrEqual(1.25);
+      }
+      // Blind to speed, it spreads by tokens and requests as if every instance were a p5: more than their share.
+      for (const i of SLOW) expect(blind.shares[i]).toBeGreaterThan(1.25);
+      // The price of using the p4d at light load: its cold prompts take its slower prefill (P90 is a p4d's TTFT),
+      // never more than blind to speed, which sends it more.
+      expect(aware.p90).toBeLessThanOrEqual(blind.p90);
+    },
+  );
 
   test('GIVEN sagemaker-prefix-aware THEN the hash gives a p4d more than its capacity share (blind to speed)', () => {
     const { shares } = run(10, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 32 }, 'profile');
