@@ -16,7 +16,8 @@ import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, ty
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, loadFlagProblems, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
-import { listenForAbSignals, SIGNAL_NUMBERS, AB_SIGNALS, type AbSignal } from './ab-signals';
+import { endedAbStatus } from './ab-exit';
+import { listenForAbSignals, AB_SIGNALS, type AbSignal } from './ab-signals';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
@@ -355,21 +356,13 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       );
       return 3;
     }
-    if (outcome.interrupted) return 128 + SIGNAL_NUMBERS[listener.caught() ?? 'SIGINT'];
-    const allFailed = outcome.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
-    for (const r of allFailed) {
-      const first = r.result.records.find((x) => x.error !== undefined);
-      io.stderr.write(`prefix-router ab: every request of ${r.label} failed (first: ${first?.error}${first?.errorDetail ? `: ${first.errorDetail}` : ''})\n`);
-    }
-    if (outcome.failure) {
-      io.stderr.write(`prefix-router ab: ${outcome.failure.message} (the endpoint was restored)\n`);
-      return 2;
-    }
+    const ended = endedAbStatus(outcome, io, listener.caught(), 'the endpoint was restored');
+    if (ended.status !== undefined) return ended.status;
     if (files !== undefined && files.benchmark === undefined && outcome.runs.length > 0) {
       io.stderr.write('prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n');
       return 2;
     }
-    return allFailed.length > 0 || files === undefined ? 2 : 0;
+    return ended.allFailed > 0 || files === undefined ? 2 : 0;
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);

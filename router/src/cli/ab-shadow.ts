@@ -10,7 +10,8 @@ import { buildShadowPlan, readLiveComponents, renderShadowPlan, ShadowAb, shadow
 import { classifyControlPlaneError, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { liveOptionsOf, type RawBenchFlags } from './bench-flags';
 import type { BenchIo } from './bench-run';
-import { listenForAbSignals, SIGNAL_NUMBERS, type AbSignalSources } from './ab-signals';
+import { endedAbStatus } from './ab-exit';
+import { listenForAbSignals, type AbSignalSources } from './ab-signals';
 import { sageMakerBenchPlan, type SageMakerTarget } from './sagemaker-bench';
 
 /**
@@ -161,17 +162,8 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
     );
     return 3;
   }
-  if (outcome.interrupted) return 128 + SIGNAL_NUMBERS[listener.caught() ?? 'SIGINT'];
-  const allFailed = outcome.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
-  for (const r of allFailed) {
-    const first = r.result.records.find((x) => x.error !== undefined);
-    io.stderr.write(`prefix-router ab: every request of ${r.label} failed (first: ${first?.error}${first?.errorDetail ? `: ${first.errorDetail}` : ''})\n`);
-  }
-  if (outcome.failure) {
-    io.stderr.write(`prefix-router ab: ${outcome.failure.message} (every shadow resource was deleted; the live endpoint was not changed)\n`);
-    return 2;
-  }
-  return allFailed.length > 0 ? 2 : 0;
+  const ended = endedAbStatus(outcome, io, listener.caught(), 'every shadow resource was deleted; the live endpoint was not changed');
+  return ended.status ?? (ended.allFailed > 0 ? 2 : 0);
 }
 
 /** The shadow outcome in the A/B report's shape (one report, one renderer for every mode). */
