@@ -356,7 +356,8 @@ export function copyConfigName(original: string, runId: string, index: number): 
   return `${original.slice(0, SAGEMAKER_NAME_MAX_LENGTH - suffix.length).replace(/-+$/, '')}${suffix}`;
 }
 
-const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;
+/** Dollars as the A/B plans print them: cents below $100, whole dollars with separators above. */
+export const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;
 
 /** Expected minutes of the whole plan: every switch (the restore included) and every run. */
 export function planMinutes(plan: AbPlan): number {

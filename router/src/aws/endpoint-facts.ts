@@ -69,7 +69,8 @@ export async function checkRegionAndCredentials(config: { region: () => Promise<
   return region;
 }
 
-function isNotFound(err: unknown): boolean {
+/** A SageMaker answer that the named resource does not exist (ResourceNotFound, or a ValidationException saying so). */
+export function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; message?: string };
   return e?.name === 'ResourceNotFound' || ((e?.name === 'ValidationException' || e?.name === 'ValidationError') && /could not find|not found|does not exist/i.test(e.message ?? ''));
 }

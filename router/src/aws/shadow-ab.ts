@@ -18,9 +18,9 @@ import {
 import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 import { deleteResourceCommands, TRANSITIONAL_STATES } from './ab-finish';
-import { AbPlanError, MINUTES_PER_STEP, type AbStrategy } from './ab-plan';
+import { AbPlanError, MINUTES_PER_STEP, usd, type AbStrategy } from './ab-plan';
 import { runWallWindow } from './cloudwatch-view';
-import { AwsSetupError, routingLabel, type EndpointFacts } from './endpoint-facts';
+import { AwsSetupError, isNotFound, routingLabel, type EndpointFacts } from './endpoint-facts';
 import { listEndpointInferenceComponents } from './inference-components';
 import { AbAbortedError, AbRunError, configCopyInput, ControlPlaneCaller, RetriesExhaustedError, type CallOptions } from './routing-ab';
 import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
@@ -233,8 +233,6 @@ export function creatableSpecification(spec: InferenceComponentSpecificationSumm
   return { ...(rest as InferenceComponentSpecification), ...(container !== undefined ? { Container: container } : {}), ...(base !== undefined ? { BaseInferenceComponentName: base } : {}) };
 }
 
-const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2)}`;
-
 /** The plan as printed before any change: what is read, what is created, what it costs, what it needs. */
 export function renderShadowPlan(plan: ShadowPlan): string {
   const { facts } = plan;
@@ -326,11 +324,6 @@ export class ShadowFailedError extends AbRunError {
     super(message);
     this.name = 'ShadowFailedError';
   }
-}
-
-function isNotFound(err: unknown): boolean {
-  const e = err as { name?: string; message?: string };
-  return (e?.name === 'ValidationException' || e?.name === 'ResourceNotFound') && /could not find|not found|does not exist/i.test(e.message ?? '');
 }
 
 function isAlreadyExists(err: unknown): boolean {

@@ -2,7 +2,7 @@ import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { mkdir, access } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import { ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
-import { buildAbPlan, type AbStrategy } from '../aws/ab-plan';
+import { buildAbPlan, usd, type AbStrategy } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
 import { AwsSetupError, gpusPerInstance, servedModelFromEnvironment, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
 import type { AbOutcome } from '../aws/routing-ab';
@@ -54,8 +54,6 @@ export interface ShadowAbInput {
   /** A local rehearsal's speed-up of waits (1 against AWS). */
   readonly timeScale?: number;
 }
-
-const usd = (x: number): string => `$${x.toFixed(2)}`;
 
 /** The body's model name on one shadow: an adapter is served under its component's (shadow) name, a base under its served model. */
 async function modelOn(plan: ShadowPlan, fleet: ShadowFleet, input: ShadowAbInput): Promise<string> {
