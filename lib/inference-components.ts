@@ -27,7 +27,7 @@ import { PrefixAwareLlmValidationError } from './private/errors';
 import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
 import { annotateFleetPrice } from './private/cost-annotations';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
-import { fleetWithDefaults, validateFleetProps, validateRoutableFleetSize } from './private/fleet-rules';
+import { endpointNameOf, fleetWithDefaults, validateFleetProps, validateRoutableFleetSize } from './private/fleet-rules';
 import { grantScoped } from './private/grants';
 import { validateBucketEncryption } from './private/s3-encryption';
 import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
@@ -322,7 +322,7 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
       pooled: false,
     }, props.instanceType === undefined);
 
-    this.endpointName = props.endpointName ?? nameFromPath(this);
+    this.endpointName = endpointNameOf(this, props.endpointName);
     this.role = props.role ?? createExecutionRole(this,
       'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.');
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);

@@ -35,7 +35,7 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
-import { DEFAULT_INSTANCE_COUNT, fleetWithDefaults, validateFleetProps } from './private/fleet-rules';
+import { DEFAULT_INSTANCE_COUNT, ENDPOINT_NAME_FROM_PATH_INFO, endpointNameOf, fleetWithDefaults, validateFleetProps } from './private/fleet-rules';
 import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
@@ -54,7 +54,7 @@ import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './
 import { CALL_WITH_BEARER_TOKEN_ACTIONS, INVOKE_ENDPOINT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig } from './private/metrics-config';
 import { configureEndpointVpc, renderVpcConfig, validateIsolatedModel } from './private/network';
-import { isKnownInteger, nameFromPath, ProblemCollector, show, wholeSeconds } from './private/validation';
+import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
@@ -117,7 +117,7 @@ export class PrefixAwareLlmInfos {
   /** The endpoint's hourly price: instances × the list price of the instance type, with the price's source and date. */
   public static readonly HOURLY_PRICE = HOURLY_PRICE_INFO;
   /** `endpointName` is derived from the construct path: moving or renaming the construct replaces the endpoint. */
-  public static readonly ENDPOINT_NAME_FROM_PATH = '@cdk-prefix-aware-llm/endpointNameFromPath';
+  public static readonly ENDPOINT_NAME_FROM_PATH = ENDPOINT_NAME_FROM_PATH_INFO;
 
   private constructor() {}
 }
@@ -515,7 +515,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       pooled: (props.instancePools?.length ?? 0) > 1,
     }, props.instanceType === undefined && props.instancePools === undefined);
 
-    this.endpointName = props.endpointName ?? nameFromPath(this);
+    this.endpointName = endpointNameOf(this, props.endpointName);
 
     // Execution role: only what this endpoint needs.
     this.role = props.role ?? createExecutionRole(this, 'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.');
@@ -832,10 +832,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         `deployment is blue/green on ${instanceCount} × ${instanceType.name}: every update first provisions a second complete fleet `
         + `(${2 * instanceCount} instances at once, so twice the hourly cost while it runs and an instance quota of at least ${2 * instanceCount}), `
         + 'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.');
-    }
-    if (props.endpointName === undefined) {
-      Annotations.of(this).addInfoV2(PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH, 'endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
-        + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
     }
     if (props.autoScaling) {
       warn(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED,

@@ -1,9 +1,11 @@
+import { Annotations } from 'aws-cdk-lib';
+import { IConstruct } from 'constructs';
 import { PrefixAwareLlmEndpointBaseProps } from '../endpoint-base-props';
 import { InstanceType } from '../instance-type';
 import { RoutingStrategy } from '../routing-strategy';
 import { validateMetricsConfig } from './metrics-config';
 import { validateNetwork } from './network';
-import { INSTANCE_TYPE_NAME, isKnownInteger, ProblemCollector, show } from './validation';
+import { INSTANCE_TYPE_NAME, isKnownInteger, nameFromPath, ProblemCollector, show } from './validation';
 
 /**
  * The defaults and rules of `PrefixAwareLlmEndpointBaseProps`, the props both endpoint constructs take: one home, so
@@ -76,4 +78,18 @@ export function validateRoutableFleetSize(
   if (count < context.lowestAllowed || count >= 2) return;
   problems.add(`${prop} must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; `
     + `set allowPrefixAwareOnSingleInstance: true to ${context.anyway} anyway (got ${count})`);
+}
+
+/** Id of the info that `endpointName` was derived from the construct path (`PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH`). */
+export const ENDPOINT_NAME_FROM_PATH_INFO = '@cdk-prefix-aware-llm/endpointNameFromPath';
+
+/**
+ * The endpoint's name: `endpointName`, or one derived from the construct path with an info saying what that costs
+ * (moving or renaming the construct replaces the endpoint).
+ */
+export function endpointNameOf(scope: IConstruct, endpointName: string | undefined): string {
+  if (endpointName !== undefined) return endpointName;
+  Annotations.of(scope).addInfoV2(ENDPOINT_NAME_FROM_PATH_INFO, 'endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
+    + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
+  return nameFromPath(scope);
 }

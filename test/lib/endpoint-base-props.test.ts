@@ -4,13 +4,14 @@
  * an invalid one is refused by both with the same problem, naming the prop.
  */
 import { aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3, Duration, Size, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import {
   InstanceType,
   ModelSource,
   PrefixAwareLlmComponentEndpoint,
   PrefixAwareLlmEndpoint,
   PrefixAwareLlmEndpointBaseProps,
+  PrefixAwareLlmInfos,
   RoutingStrategy,
 } from '../../lib/index';
 import { validateRoutableFleetSize } from '../../lib/private/fleet-rules';
@@ -112,6 +113,15 @@ describe('when both constructs leave the shared props out', () => {
   test('THEN both derive the endpoint name from the construct path, lower case', () => {
     expect(endpoint.endpointName).toMatch(/^teststack-llm-[0-9a-f]{8}$/);
     expect(component.endpointName).toMatch(/^teststack-llm-[0-9a-f]{8}$/);
+  });
+
+  test('THEN both add the ENDPOINT_NAME_FROM_PATH info, and neither does with a name', () => {
+    const infos = (built: PrefixAwareLlmEndpoint | PrefixAwareLlmComponentEndpoint) =>
+      Annotations.fromStack(Stack.of(built)).findInfo('*', Match.stringLikeRegexp(`Set a stable endpointName.*\\[ack: ${PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH}\\]`));
+    expect(infos(endpoint)).toHaveLength(1);
+    expect(infos(componentEndpointIn(newStack(), {}))).toHaveLength(1);
+    expect(infos(endpointIn(newStack(), { endpointName: 'chat-llm' }))).toHaveLength(0);
+    expect(infos(componentEndpointIn(newStack(), { endpointName: 'chat-llm' }))).toHaveLength(0);
   });
 
   test('THEN the component endpoint defaults to the same instance type as the endpoint', () => {
