@@ -7,18 +7,12 @@ import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { createServer, type Server } from 'node:net';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
-import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { loadFlagProblems } from '../../../router/src/cli/bench-flags';
 import { ENDPOINT_NAME, SageMakerControlPlane } from './helpers/sagemaker-control-plane';
+import { captureIo } from './helpers/capture-io';
 
 const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' };
-
-function captureIo(): BenchIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t), isTTY: false }, out: () => out, err: () => err };
-}
 
 describe('when prefix-router ab is given a bad flag', () => {
   let fake: SageMakerControlPlane;

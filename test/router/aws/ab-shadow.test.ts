@@ -10,12 +10,12 @@ import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { buildShadowPlan, shadowResourceName } from '../../../router/src/aws/shadow-ab';
 import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
-import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { runAwsCli } from './helpers/aws-cli';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
 import { TIME_SCALE } from './helpers/local-endpoint';
 import { describedConfig, ENDPOINT_NAME, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions, type FaultKind, type RequestRecord } from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
+import { captureIo } from './helpers/capture-io';
 
 /**
  * `prefix-router ab --shadow` end to end, in process: the control plane is the stateful SageMaker fake (the real SDK
@@ -43,12 +43,6 @@ const LIVE_COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
   },
   { name: ADAPTER, base: BASE, specification: { Container: { ArtifactUrl: 's3://my-bucket/adapters/sql/' } } },
 ];
-
-function captureIo(): BenchIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t), isTTY: false }, out: () => out, err: () => err };
-}
 
 /** JSON round trip: what the fake received is JSON. */
 const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;

@@ -11,13 +11,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
-import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
 import { parseReportJson } from '../../../router/src/report';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
 import { SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
+import { captureIo } from './helpers/capture-io';
 
 /**
  * Endpoints that host inference components, through the real SDK: the control-plane fake's component state
@@ -29,12 +29,6 @@ const COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
   { name: 'llama-base', environment: { SM_VLLM_SERVED_MODEL_NAME: 'base' }, copies: 2 },
   { name: 'sql', base: 'llama-base' },
 ];
-
-function captureIo(): BenchIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t), isTTY: false }, out: () => out, err: () => err };
-}
 
 const MUTATING = /^(Create|Update|Delete)/;
 

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { cloudWatchSection } from '../../../router/src/aws/ab-report';
 import { isLoopbackUrl, parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
-import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
 import { startLocalEndpoint, TIME_SCALE, type LocalEndpoint } from './helpers/local-endpoint';
 import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
+import { captureIo } from './helpers/capture-io';
 
 /**
  * `prefix-router ab` end to end, in process: the control plane is the stateful SageMaker fake (a local HTTP server
@@ -21,12 +21,6 @@ import { VirtualClock } from './helpers/virtual-clock';
  * command under generated faults and real signals is in ab-faults.test.ts.
  */
 const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
-
-function captureIo(): BenchIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t), isTTY: false }, out: () => out, err: () => err };
-}
 
 /** The fake's record of what the tool sent, in the shapes the assertions compare. */
 function sent(fake: SageMakerControlPlane) {

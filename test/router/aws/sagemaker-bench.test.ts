@@ -12,23 +12,13 @@ import type { BenchIo } from '../../../router/src/cli/bench-run';
 import { parseReportJson } from '../../../router/src/report';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 import { startLocalEndpoint, TIME_SCALE, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
+import { captureIo } from './helpers/capture-io';
 
 /**
  * `prefix-router bench --sagemaker-endpoint`: the data plane is the real SDK against the local router and
  * emulators; the control plane (DescribeEndpoint/Config/Model) is aws-sdk-client-mock. No test calls AWS.
  */
 const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=4&systemTokens=300&questionTokens=20&outputTokens=6&order=grouped&concurrency=2';
-
-function captureIo(): BenchIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (t: string) => (out += t) },
-    stderr: { write: (t: string) => (err += t), isTTY: false },
-    out: () => out,
-    err: () => err,
-  };
-}
 
 const DESCRIBED_ENDPOINT = {
   EndpointName: 'my-llm',
