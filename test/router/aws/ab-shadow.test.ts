@@ -4,15 +4,13 @@ import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
-import { startRouter, type RunningRouter } from '../../../router/src/server';
 import { configCopyInput } from '../../../router/src/aws/routing-ab';
 import { buildShadowPlan, shadowResourceName } from '../../../router/src/aws/shadow-ab';
 import type { EndpointFacts } from '../../../router/src/aws/endpoint-facts';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import { runAwsCli } from './helpers/aws-cli';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
-import { TIME_SCALE } from './helpers/local-endpoint';
+import { startLocalAdapterEndpoint, TIME_SCALE, type LocalAdapterEndpoint } from './helpers/local-endpoint';
 import { describedConfig, ENDPOINT_NAME, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions, type FaultKind, type RequestRecord } from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
 import { captureIo } from './helpers/capture-io';
@@ -50,8 +48,7 @@ const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 const ok = (fake: SageMakerControlPlane, op: string): RequestRecord[] => fake.requests.filter((r) => r.op === op && r.error === undefined);
 
 describe('when prefix-router ab --shadow runs on an endpoint that hosts inference components', () => {
-  let engines: RunningEmulator[];
-  let router: RunningRouter;
+  let local: LocalAdapterEndpoint;
   let runtime: SageMakerRuntimeClient;
   let fake: SageMakerControlPlane;
   let cloud: CloudWatchFake;
@@ -60,17 +57,10 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
 
   beforeAll(async () => {
     // Two engines, each serving the base model and both shadows' copies of the adapter (a shadow's instances).
-    engines = await Promise.all(
-      [0, 1].map(() => startEmulator({ profile: 'tiny', timeScale: TIME_SCALE, modelName: 'base', loraModules: SHADOW_ADAPTERS.map((name) => ({ name, path: `/adapters/${name}` })) })),
-    );
-    router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 }, routingHeaders: 'all' });
-    runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+    local = await startLocalAdapterEndpoint([SHADOW_ADAPTERS, SHADOW_ADAPTERS]);
+    runtime = local.runtime;
   }, 60_000);
-  afterAll(async () => {
-    runtime.destroy();
-    await router.close();
-    await Promise.all(engines.map((e) => e.close()));
-  });
+  afterAll(() => local.close());
   beforeEach(async () => {
     cloud = fakeCloudWatch();
     dir = await mkdtemp(join(tmpdir(), 'ab-shadow-'));

@@ -12,12 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import { parseRawBenchArgv, runSageMakerBench } from '../../../router/src/cli/sagemaker-bench';
-import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
 import { parseReportJson } from '../../../router/src/report';
-import { startRouter, type RunningRouter } from '../../../router/src/server';
 import { SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
 import { captureIo } from './helpers/capture-io';
+import { startLocalAdapterEndpoint, type LocalAdapterEndpoint } from './helpers/local-endpoint';
 
 /**
  * Endpoints that host inference components, through the real SDK: the control-plane fake's component state
@@ -86,26 +85,17 @@ describe('when the control-plane fake hosts inference components', () => {
 });
 
 describe('when ab and bench meet an endpoint that hosts inference components', () => {
-  let engines: RunningEmulator[];
-  let router: RunningRouter;
+  let local: LocalAdapterEndpoint;
   let runtime: SageMakerRuntimeClient;
   let fake: SageMakerControlPlane;
   let sm: SageMakerClient;
   let dir: string;
 
   beforeAll(async () => {
-    engines = [
-      await startEmulator({ profile: 'tiny', timeScale: 20, modelName: 'base', loraModules: [{ name: 'sql', path: '/adapters/sql' }] }),
-      await startEmulator({ profile: 'tiny', timeScale: 20, modelName: 'base' }),
-    ];
-    router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 }, routingHeaders: 'all' });
-    runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    local = await startLocalAdapterEndpoint([['sql'], []]);
+    runtime = local.runtime;
   }, 60_000);
-  afterAll(async () => {
-    runtime.destroy();
-    await router.close();
-    await Promise.all(engines.map((e) => e.close()));
-  });
+  afterAll(() => local.close());
   beforeEach(async () => {
     fake = await new SageMakerControlPlane({ inferenceComponents: COMPONENTS }).start();
     sm = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
@@ -152,7 +142,7 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
     const report = parseReportJson(await readFile(join(out, 'report.json'), 'utf8'));
     expect(report.strategies[0].requests).toBe(6);
     expect(report.strategies[0].errors).toBe(0);
-    expect(report.strategies[0].instances.map((i) => i.id)).toEqual([router.backends[0].name]);
+    expect(report.strategies[0].instances.map((i) => i.id)).toEqual([local.router.backends[0].name]);
     expect(fake.requests.map((r) => r.op)).toContain('DescribeInferenceComponent');
   });
 

@@ -1,4 +1,6 @@
+import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../../../../router/src/emulator';
+import { startEmulator, type RunningEmulator } from '../../../../router/src/emulator/emulator-server';
 import { startRouter, type RunningRouter } from '../../../../router/src/server';
 
 /**
@@ -33,6 +35,35 @@ export async function startLocalEndpoint(instances = 2, prefixLength = 1024, pro
     async close() {
       await router.close();
       await fleet.close();
+    },
+  };
+}
+
+/** A local endpoint of inference components: engines serving model `base` and each its own LoRA adapters. */
+export interface LocalAdapterEndpoint {
+  readonly engines: readonly RunningEmulator[];
+  readonly router: RunningRouter;
+  /** The real runtime SDK client, pointed at the router (dummy credentials, no retries). */
+  readonly runtime: SageMakerRuntimeClient;
+  close(): Promise<void>;
+}
+
+/** One engine per entry of `adaptersPerEngine` (the adapter names it serves beside `base`), behind the real router. */
+export async function startLocalAdapterEndpoint(adaptersPerEngine: readonly (readonly string[])[]): Promise<LocalAdapterEndpoint> {
+  const engines = await Promise.all(adaptersPerEngine.map((adapters) => startEmulator({
+    profile: 'tiny', timeScale: TIME_SCALE, modelName: 'base',
+    ...(adapters.length > 0 ? { loraModules: adapters.map((name) => ({ name, path: `/adapters/${name}` })) } : {}),
+  })));
+  const router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 }, routingHeaders: 'all' });
+  const runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+  return {
+    engines,
+    router,
+    runtime,
+    async close() {
+      runtime.destroy();
+      await router.close();
+      await Promise.all(engines.map((e) => e.close()));
     },
   };
 }
