@@ -37,10 +37,10 @@ export function dashboardBodyOf(body: unknown): { widgets: DashboardWidget[] } {
       const [separator, parts] = record['Fn::Join'] as [string, unknown[]];
       return parts.map(flatten).join(separator);
     }
-    if (record.Ref) return `<${String(record.Ref)}>`;
+    if (typeof record.Ref === 'string') return `<${record.Ref}>`;
     throw new Error(`unexpected intrinsic in dashboard body: ${JSON.stringify(node)}`);
   };
-  return JSON.parse(flatten(body));
+  return JSON.parse(flatten(body)) as { widgets: DashboardWidget[] };
 }
 
 const CELL = 40;
@@ -66,8 +66,13 @@ function seriesLabels(widget: DashboardWidget): string[] {
     const o = options as { label?: string; visible?: boolean; expression?: string };
     if (o.visible === false) continue;
     const label = o.label ?? o.expression ?? '';
-    labels.push(label.includes("PROP('Dim.InstanceId')") ? 'one line per instance (InstanceId)'
-      : label.includes("PROP('Dim.Reason')") ? 'one line per decision reason' : label);
+    labels.push(
+      label.includes("PROP('Dim.InstanceId')")
+        ? 'one line per instance (InstanceId)'
+        : label.includes("PROP('Dim.Reason')")
+          ? 'one line per decision reason'
+          : label,
+    );
   }
   return labels;
 }
@@ -89,17 +94,24 @@ export function renderDashboardSvg(body: { widgets: DashboardWidget[] }, caption
     const h = widget.height * ROW - 4;
     out.push(`<g><rect x="${x}" y="${y}" width="${w}" height="${h}" rx="4" fill="#fff" stroke="#bbb"/>`);
     const title = widget.properties.title ?? (widget.properties.markdown ?? '').split('\n')[0].replace(/\*\*/g, '');
-    out.push(`<text x="${x + PAD}" y="${y + PAD + TEXT}" font-size="${TEXT + 1}" font-weight="bold" fill="#222">${escape(clip(title, w))}</text>`);
+    out.push(
+      `<text x="${x + PAD}" y="${y + PAD + TEXT}" font-size="${TEXT + 1}" font-weight="bold" fill="#222">${escape(clip(title, w))}</text>`,
+    );
     let line = 2;
-    const lines = widget.type === 'text' ? ['text: a PromQL query to run in CloudWatch Query Studio'] : seriesLabels(widget);
+    const lines =
+      widget.type === 'text' ? ['text: a PromQL query to run in CloudWatch Query Studio'] : seriesLabels(widget);
     for (const label of lines) {
       if ((line + 1) * (TEXT + 4) > h - PAD) break;
-      out.push(`<text x="${x + PAD}" y="${y + PAD + line * (TEXT + 4)}" font-size="${TEXT - 1}" fill="#1f77b4">• ${escape(clip(label, w - 10))}</text>`);
+      out.push(
+        `<text x="${x + PAD}" y="${y + PAD + line * (TEXT + 4)}" font-size="${TEXT - 1}" fill="#1f77b4">• ${escape(clip(label, w - 10))}</text>`,
+      );
       line += 1;
     }
     for (const annotation of widget.properties.annotations?.horizontal ?? []) {
       if ((line + 1) * (TEXT + 4) > h - PAD) break;
-      out.push(`<text x="${x + PAD}" y="${y + PAD + line * (TEXT + 4)}" font-size="${TEXT - 1}" fill="#d62728">― ${escape(clip(`${annotation.label ?? ''} = ${annotation.value}`, w - 10))}</text>`);
+      out.push(
+        `<text x="${x + PAD}" y="${y + PAD + line * (TEXT + 4)}" font-size="${TEXT - 1}" fill="#d62728">― ${escape(clip(`${annotation.label ?? ''} = ${annotation.value}`, w - 10))}</text>`,
+      );
       line += 1;
     }
     out.push('</g>');
@@ -120,8 +132,11 @@ export function documentedDashboardSvg(): string {
   });
   const dashboards = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Dashboard'));
   const body = dashboardBodyOf((dashboards[0] as { Properties: { DashboardBody: unknown } }).Properties.DashboardBody);
-  return renderDashboardSvg(body, 'PrefixAwareLlmEndpoint dashboard, 7 × ml.p5.48xlarge, PREFIX_AWARE, router sidecar metrics on '
-    + '(drawn from the synthesized DashboardBody by bin/dashboard-svg.ts)');
+  return renderDashboardSvg(
+    body,
+    'PrefixAwareLlmEndpoint dashboard, 7 × ml.p5.48xlarge, PREFIX_AWARE, router sidecar metrics on ' +
+      '(drawn from the synthesized DashboardBody by bin/dashboard-svg.ts)',
+  );
 }
 
 /** Where `npm run docs:dashboard` writes the picture, relative to the repository root. */

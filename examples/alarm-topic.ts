@@ -13,11 +13,13 @@ export function createAlarmTopic(scope: Construct, id: string): { topic: sns.Top
     removalPolicy: RemovalPolicy.RETAIN,
   });
   // CloudWatch alarms publish to the topic, so they need the key to encrypt the message.
-  key.addToResourcePolicy(new iam.PolicyStatement({
-    principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-    actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-    resources: ['*'],
-  }));
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+      resources: ['*'],
+    }),
+  );
   const topic = new sns.Topic(scope, id, { masterKey: key, enforceSSL: true, displayName: 'LLM endpoint alarms' });
   return { topic, key };
 }

@@ -37,7 +37,11 @@ export class AwsBenchmarkReplicaStack extends Stack {
   constructor(scope: Construct, id: string, props: AwsBenchmarkReplicaStackProps = {}) {
     super(scope, id, props);
 
-    const hfToken = secretsmanager.Secret.fromSecretNameV2(this, 'HfToken', props.hfTokenSecretName ?? 'huggingface/token');
+    const hfToken = secretsmanager.Secret.fromSecretNameV2(
+      this,
+      'HfToken',
+      props.hfTokenSecretName ?? 'huggingface/token',
+    );
 
     const { topic } = createAlarmTopic(this, 'Alarms');
 

@@ -21,7 +21,13 @@
  */
 import { CfnOutput, Size, Stack, StackProps, Validations, aws_iam as iam, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { AdapterSource, InstanceType, LlmInferenceComponent, ModelSource, PrefixAwareLlmComponentEndpoint } from '../lib/index';
+import {
+  AdapterSource,
+  InstanceType,
+  LlmInferenceComponent,
+  ModelSource,
+  PrefixAwareLlmComponentEndpoint,
+} from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export interface InferenceComponentsStackProps extends StackProps {
@@ -75,13 +81,16 @@ export class InferenceComponentsStack extends Stack {
     for (const id of ['NIST.800.53.R5-IAMNoInlinePolicy', 'HIPAA.Security-IAMNoInlinePolicy']) {
       Validations.of(supportClient).acknowledge({
         id,
-        reason: 'The policy grants sagemaker:InvokeEndpoint on this one endpoint and adapter component and exists only with this role; a managed '
-          + 'policy would hold the same statement and add a reusable attach point without narrowing anything.',
+        reason:
+          'The policy grants sagemaker:InvokeEndpoint on this one endpoint and adapter component and exists only with this role; a managed ' +
+          'policy would hold the same statement and add a reusable attach point without narrowing anything.',
       });
     }
 
     new CfnOutput(this, 'EndpointName', { value: this.endpoint.endpointName });
-    new CfnOutput(this, 'Components', { value: [this.base, sql, support].map((c) => c.inferenceComponentName).join(',') });
+    new CfnOutput(this, 'Components', {
+      value: [this.base, sql, support].map((c) => c.inferenceComponentName).join(','),
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: topic.topicArn });
   }
 }

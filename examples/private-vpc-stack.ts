@@ -16,9 +16,27 @@
  * Before deploying: copy the model files (config.json, tokenizer files, *.safetensors; no tarball) to
  * s3://<modelBucketName>/<modelPrefix>/ in the stack's region. Network isolation forbids downloading from Hugging Face.
  */
-import { Annotations, CfnOutput, Duration, Stack, StackProps, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_logs as logs, aws_s3 as s3 } from 'aws-cdk-lib';
+import {
+  Annotations,
+  CfnOutput,
+  Duration,
+  Stack,
+  StackProps,
+  Validations,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_logs as logs,
+  aws_s3 as s3,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { DeploymentPolicy, InstanceType, ModelSource, PrefixAwareLlmEndpoint, PrefixAwareLlmWarnings } from '../lib/index';
+import {
+  DeploymentPolicy,
+  InstanceType,
+  ModelSource,
+  PrefixAwareLlmEndpoint,
+  PrefixAwareLlmWarnings,
+} from '../lib/index';
 import { createAlarmTopic } from './alarm-topic';
 
 export interface PrivateVpcStackProps extends StackProps {
@@ -36,17 +54,24 @@ export interface PrivateVpcStackProps extends StackProps {
 export class PrivateVpcStack extends Stack {
   public readonly endpoint: PrefixAwareLlmEndpoint;
 
+  // eslint-disable-next-line max-lines-per-function -- a benchmark or example script read top to bottom as one scenario
   constructor(scope: Construct, id: string, props: PrivateVpcStackProps = {}) {
     super(scope, id, props);
 
     // One customer-managed key for the alarm topic and the flow logs.
     const { topic, key } = createAlarmTopic(this, 'Alarms');
-    key.addToResourcePolicy(new iam.PolicyStatement({
-      principals: [new iam.ServicePrincipal(`logs.${this.region}.amazonaws.com`)],
-      actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
-      resources: ['*'],
-      conditions: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': `arn:${this.partition}:logs:${this.region}:${this.account}:*` } },
-    }));
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal(`logs.${this.region}.amazonaws.com`)],
+        actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+        resources: ['*'],
+        conditions: {
+          ArnLike: {
+            'kms:EncryptionContext:aws:logs:arn': `arn:${this.partition}:logs:${this.region}:${this.account}:*`,
+          },
+        },
+      }),
+    );
 
     // Isolated subnets only: no NAT, no internet gateway. SageMaker copies the model from S3 through the gateway endpoint.
     const vpc = new ec2.Vpc(this, 'Vpc', {
@@ -65,21 +90,29 @@ export class PrivateVpcStack extends Stack {
     });
     Validations.of(vpc.node.findChild('rejected')).acknowledge({
       id: 'NIST.800.53.R5-IAMNoInlinePolicy',
-      reason: 'CDK\'s flow-log role policy allows only writing to the one flow-log group; it exists only with that role.',
+      reason:
+        "CDK's flow-log role policy allows only writing to the one flow-log group; it exists only with that role.",
     });
     Validations.of(vpc.node.findChild('rejected')).acknowledge({
       id: 'HIPAA.Security-IAMNoInlinePolicy',
-      reason: 'CDK\'s flow-log role policy allows only writing to the one flow-log group; it exists only with that role.',
+      reason:
+        "CDK's flow-log role policy allows only writing to the one flow-log group; it exists only with that role.",
     });
     const runtimeEndpoint = vpc.addInterfaceEndpoint('SageMakerRuntime', {
       service: ec2.InterfaceVpcEndpointAwsService.SAGEMAKER_RUNTIME,
       privateDnsEnabled: true,
     });
     // cdk-nag cannot evaluate the CIDR intrinsic of the default rule: it admits HTTPS from this VPC's CIDR only.
-    const vpcCidrOnly = 'The interface endpoint admits TCP 443 from the VPC CIDR block only (Fn::GetAtt Vpc.CidrBlock), not from 0.0.0.0/0; '
-      + 'cdk-nag cannot evaluate the intrinsic and reports it as open.';
-    for (const id of ['AwsSolutions-EC23', 'NIST.800.53.R5-EC2RestrictedCommonPorts', 'NIST.800.53.R5-EC2RestrictedSSH',
-      'HIPAA.Security-EC2RestrictedCommonPorts', 'HIPAA.Security-EC2RestrictedSSH']) {
+    const vpcCidrOnly =
+      'The interface endpoint admits TCP 443 from the VPC CIDR block only (Fn::GetAtt Vpc.CidrBlock), not from 0.0.0.0/0; ' +
+      'cdk-nag cannot evaluate the intrinsic and reports it as open.';
+    for (const id of [
+      'AwsSolutions-EC23',
+      'NIST.800.53.R5-EC2RestrictedCommonPorts',
+      'NIST.800.53.R5-EC2RestrictedSSH',
+      'HIPAA.Security-EC2RestrictedCommonPorts',
+      'HIPAA.Security-EC2RestrictedSSH',
+    ]) {
       Validations.of(runtimeEndpoint).acknowledge({ id, reason: vpcCidrOnly });
     }
 
@@ -125,8 +158,9 @@ export class PrivateVpcStack extends Stack {
     for (const id of ['NIST.800.53.R5-IAMNoInlinePolicy', 'HIPAA.Security-IAMNoInlinePolicy']) {
       Validations.of(clientRole).acknowledge({
         id,
-        reason: 'The policy grants sagemaker:InvokeEndpoint on this one endpoint ARN and exists only with this role; a managed policy would '
-          + 'hold the same statement and add a reusable attach point without narrowing anything.',
+        reason:
+          'The policy grants sagemaker:InvokeEndpoint on this one endpoint ARN and exists only with this role; a managed policy would ' +
+          'hold the same statement and add a reusable attach point without narrowing anything.',
       });
     }
 

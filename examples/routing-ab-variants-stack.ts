@@ -41,14 +41,16 @@ export class RoutingAbVariantsStack extends Stack {
     // Whoever runs `prefix-router ab` assumes this role (any principal of this account that is allowed to).
     this.abTestingRole = new iam.Role(this, 'AbTestingRole', {
       assumedBy: new iam.AccountRootPrincipal(),
-      description: 'Runs prefix-router bench/ab against the example endpoint: invoke, describe/update, config copies, CloudWatch reads.',
+      description:
+        'Runs prefix-router bench/ab against the example endpoint: invoke, describe/update, config copies, CloudWatch reads.',
     });
     this.endpoint.grantAbTesting(this.abTestingRole);
     for (const id of ['NIST.800.53.R5-IAMNoInlinePolicy', 'HIPAA.Security-IAMNoInlinePolicy']) {
       Validations.of(this.abTestingRole).acknowledge({
         id,
-        reason: 'The policy holds exactly what prefix-router ab needs on this one endpoint (invoke, describe/update, endpoint-config copies, '
-          + 'CloudWatch reads) and exists only with this role; a managed policy would hold the same statements and add a reusable attach point.',
+        reason:
+          'The policy holds exactly what prefix-router ab needs on this one endpoint (invoke, describe/update, endpoint-config copies, ' +
+          'CloudWatch reads) and exists only with this role; a managed policy would hold the same statements and add a reusable attach point.',
       });
     }
 

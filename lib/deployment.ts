@@ -182,7 +182,10 @@ export abstract class DeploymentPolicy {
   protected abstract _validateStyle(fleet: FleetSize, problems: ProblemCollector): void;
 
   /** @internal */
-  public abstract _render(fleet: FleetSize, alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.DeploymentConfigProperty;
+  public abstract _render(
+    fleet: FleetSize,
+    alarms: cloudwatch.IAlarm[],
+  ): sagemaker.CfnEndpoint.DeploymentConfigProperty;
 
   protected renderRollback(alarms: cloudwatch.IAlarm[]): sagemaker.CfnEndpoint.AutoRollbackConfigProperty | undefined {
     if (alarms.length === 0) return undefined;
@@ -238,29 +241,47 @@ class RollingDeploymentPolicy extends DeploymentPolicy {
   protected _validateStyle(fleet: FleetSize, problems: ProblemCollector): void {
     const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
-    problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
+    problems.durationInRange(
+      'deployment.maximumExecutionTimeout',
+      this.options.maximumExecutionTimeout,
+      exec.min,
+      exec.max,
+    );
     const range = fleetRange(fleet);
     if (!range) return;
     if (range.min < 2) {
-      const got = fleet.minCapacity !== undefined ? `autoScaling.minCapacity ${range.min}` : `instanceCount ${range.min}`;
-      problems.add(`deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got ${got})`);
+      const got =
+        fleet.minCapacity !== undefined ? `autoScaling.minCapacity ${range.min}` : `instanceCount ${range.min}`;
+      problems.add(
+        `deployment: a rolling deployment needs at least 2 instances, because one batch may replace at most 50 % of them; use DeploymentPolicy.blueGreen() (got ${got})`,
+      );
       return;
     }
     const { low, high } = batchBounds(range);
     if (this.options.batchInstances === undefined && low > high) {
-      problems.add(`deployment: no rolling batch is 5–50 % of every fleet size autoscaling allows (${range.min}–${range.max} instances: 5 % of ${range.max} `
-        + `needs ${low}, 50 % of ${range.min} allows ${high}); raise autoScaling.minCapacity to at least ${2 * low}, lower autoScaling.maxCapacity `
-        + `to at most ${20 * high}, or use DeploymentPolicy.blueGreen() (got minCapacity ${range.min}, maxCapacity ${range.max})`);
+      problems.add(
+        `deployment: no rolling batch is 5–50 % of every fleet size autoscaling allows (${range.min}–${range.max} instances: 5 % of ${range.max} ` +
+          `needs ${low}, 50 % of ${range.min} allows ${high}); raise autoScaling.minCapacity to at least ${2 * low}, lower autoScaling.maxCapacity ` +
+          `to at most ${20 * high}, or use DeploymentPolicy.blueGreen() (got minCapacity ${range.min}, maxCapacity ${range.max})`,
+      );
     }
     this.validateBatch('deployment.batchInstances', this.options.batchInstances, range, problems);
     this.validateBatch('deployment.rollbackBatchInstances', this.options.rollbackBatchInstances, range, problems);
   }
 
-  private validateBatch(name: string, batch: number | undefined, range: { min: number; max: number }, problems: ProblemCollector): void {
+  private validateBatch(
+    name: string,
+    batch: number | undefined,
+    range: { min: number; max: number },
+    problems: ProblemCollector,
+  ): void {
     if (batch === undefined) return;
     const { low, high } = batchBounds(range);
     if (!isKnownInteger(batch) || batch < low || batch > high) {
-      const of = range.min === range.max ? `${range.min} instances` : `every fleet size from ${range.min} to ${range.max} instances`;
+      const of =
+        range.min === range.max
+          ? `${range.min} instances`
+          : `every fleet size from ${range.min} to ${range.max} instances`;
       problems.add(`${name} must be between ${low} and ${high} (5–50 % of ${of}) (got ${show(batch)})`);
     }
   }
@@ -292,28 +313,53 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
 
   /** @internal */
   protected _validateStyle(_fleet: FleetSize, problems: ProblemCollector): void {
-    const { waitIntervalSeconds: wait, blueGreenMaxExecutionSeconds: exec, terminationWaitSeconds: term } = DEPLOYMENT_LIMITS;
+    const {
+      waitIntervalSeconds: wait,
+      blueGreenMaxExecutionSeconds: exec,
+      terminationWaitSeconds: term,
+    } = DEPLOYMENT_LIMITS;
     problems.durationInRange('deployment.waitInterval', this.options.waitInterval, wait.min, wait.max);
     problems.durationInRange('deployment.terminationWait', this.options.terminationWait, term.min, term.max);
-    problems.durationInRange('deployment.maximumExecutionTimeout', this.options.maximumExecutionTimeout, exec.min, exec.max);
+    problems.durationInRange(
+      'deployment.maximumExecutionTimeout',
+      this.options.maximumExecutionTimeout,
+      exec.min,
+      exec.max,
+    );
     this.validateTimeoutAboveWaits(problems);
     const shift = this.options.trafficShift;
     if (shift?.type === 'CANARY') {
-      problems.integerInRange('deployment.trafficShift canary percent', shift.percent, DEPLOYMENT_LIMITS.canaryPercent.min, DEPLOYMENT_LIMITS.canaryPercent.max);
+      problems.integerInRange(
+        'deployment.trafficShift canary percent',
+        shift.percent,
+        DEPLOYMENT_LIMITS.canaryPercent.min,
+        DEPLOYMENT_LIMITS.canaryPercent.max,
+      );
     } else if (shift?.type === 'LINEAR') {
-      problems.integerInRange('deployment.trafficShift linear percent', shift.percent, DEPLOYMENT_LIMITS.linearPercent.min, DEPLOYMENT_LIMITS.linearPercent.max);
+      problems.integerInRange(
+        'deployment.trafficShift linear percent',
+        shift.percent,
+        DEPLOYMENT_LIMITS.linearPercent.min,
+        DEPLOYMENT_LIMITS.linearPercent.max,
+      );
     }
   }
 
   /** "The timeout value should be larger than the total waiting time specified in TerminationWaitInSeconds and WaitIntervalInSeconds." */
   private validateTimeoutAboveWaits(problems: ProblemCollector): void {
-    const seconds = (d: Duration | undefined, fallback: number) => (d === undefined ? fallback : d.isUnresolved() ? undefined : d.toSeconds({ integral: false }));
+    const seconds = (d: Duration | undefined, fallback: number) =>
+      d === undefined ? fallback : d.isUnresolved() ? undefined : d.toSeconds({ integral: false });
     const timeout = seconds(this.options.maximumExecutionTimeout, BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS);
-    const waits = [seconds(this.options.terminationWait, 0), seconds(this.options.waitInterval, DEFAULT_WAIT_INTERVAL_SECONDS)];
+    const waits = [
+      seconds(this.options.terminationWait, 0),
+      seconds(this.options.waitInterval, DEFAULT_WAIT_INTERVAL_SECONDS),
+    ];
     if (timeout === undefined || waits.some((w) => w === undefined)) return;
     const total = (waits as number[]).reduce((a, b) => a + b, 0);
     if (timeout <= total) {
-      problems.add(`deployment.maximumExecutionTimeout must be longer than deployment.terminationWait + deployment.waitInterval (${total} seconds) (got ${timeout})`);
+      problems.add(
+        `deployment.maximumExecutionTimeout must be longer than deployment.terminationWait + deployment.waitInterval (${total} seconds) (got ${timeout})`,
+      );
     }
   }
 
@@ -329,7 +375,8 @@ class BlueGreenDeploymentPolicy extends DeploymentPolicy {
           linearStepSize: shift.type === 'LINEAR' ? step : undefined,
         },
         terminationWaitInSeconds: wholeSeconds(this.options.terminationWait) ?? 0,
-        maximumExecutionTimeoutInSeconds: wholeSeconds(this.options.maximumExecutionTimeout) ?? BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS,
+        maximumExecutionTimeoutInSeconds:
+          wholeSeconds(this.options.maximumExecutionTimeout) ?? BLUE_GREEN_DEFAULT_TIMEOUT_SECONDS,
       },
       autoRollbackConfiguration: this.renderRollback(alarms),
     };

@@ -22,17 +22,40 @@ import { EndpointAlarms, EndpointMetrics, EndpointMetricsConfig, EndpointMonitor
 import { PrefixAwareLlmEndpoint } from './prefix-aware-llm-endpoint';
 import { addCopyAutoScaling, defaultScalingTarget, validateCopyAutoScaling } from './private/autoscaling-resources';
 import { componentFitProblems, ComponentDemand } from './private/component-capacity';
-import { extraParallelism, MAX_ENV_ENTRIES, renderEngineEnvironment, renderLoraEnvironment, validateEngineOptions } from './private/engine-environment';
+import {
+  extraParallelism,
+  MAX_ENV_ENTRIES,
+  renderEngineEnvironment,
+  renderLoraEnvironment,
+  validateEngineOptions,
+} from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
-import { CopyRange, renderComponentDeployment, rollingPossible, validateComponentDeployment } from './private/component-deployment';
+import {
+  CopyRange,
+  renderComponentDeployment,
+  rollingPossible,
+  validateComponentDeployment,
+} from './private/component-deployment';
 import { annotateFleetPrice } from './private/cost-annotations';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
-import { endpointNameOf, fleetWithDefaults, validateFleetProps, validateRoutableFleetSize } from './private/fleet-rules';
+import {
+  endpointNameOf,
+  fleetWithDefaults,
+  validateFleetProps,
+  validateRoutableFleetSize,
+} from './private/fleet-rules';
 import { grantScoped } from './private/grants';
 import { validateBucketEncryption } from './private/s3-encryption';
 import { INVOKE_ENDPOINT_ACTIONS, S3_READ_OBJECT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig } from './private/metrics-config';
-import { componentDashboardRows, CreatedAlarms, createEndpointAlarms, rollbackAlarmCount, rollbackAlarmsOf, validateMonitoring } from './private/monitoring-resources';
+import {
+  componentDashboardRows,
+  CreatedAlarms,
+  createEndpointAlarms,
+  rollbackAlarmCount,
+  rollbackAlarmsOf,
+  validateMonitoring,
+} from './private/monitoring-resources';
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolatedModel } from './private/network';
 import { isKnownInteger, isUnresolved, nameFromPath, ProblemCollector, show, wholeSeconds } from './private/validation';
@@ -141,7 +164,11 @@ export interface AdapterSourceConfig {
 }
 
 class S3AdapterSource extends AdapterSource {
-  constructor(private readonly bucket: s3.IBucket, private readonly key: string, private readonly options: AdapterSourceOptions) {
+  constructor(
+    private readonly bucket: s3.IBucket,
+    private readonly key: string,
+    private readonly options: AdapterSourceOptions,
+  ) {
     super();
   }
 
@@ -150,7 +177,9 @@ class S3AdapterSource extends AdapterSource {
     if (Token.isUnresolved(this.key)) return;
     // The container untars the adapter archive (aws/model-hosting-container-standards, LoRA adapter management).
     if (this.key.startsWith('/') || !this.key.endsWith('.tar.gz')) {
-      problems.add(`adapter.artifact key must be an S3 object key of a .tar.gz archive, without a leading '/' (got ${show(this.key)})`);
+      problems.add(
+        `adapter.artifact key must be an S3 object key of a .tar.gz archive, without a leading '/' (got ${show(this.key)})`,
+      );
     }
   }
 
@@ -315,16 +344,27 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     this._metricsConfig = props.metricsConfig ?? {};
     this.validate(props);
     // Billed per instance like any endpoint: managed instance scaling moves the fleet between its bounds.
-    annotateFleetPrice(this, {
-      instanceType: this.instanceType,
-      instances: { min: props.managedInstanceScaling?.minInstanceCount ?? this.instanceCount, max: props.managedInstanceScaling?.maxInstanceCount ?? this.instanceCount },
-      fleets: 1,
-      pooled: false,
-    }, props.instanceType === undefined);
+    annotateFleetPrice(
+      this,
+      {
+        instanceType: this.instanceType,
+        instances: {
+          min: props.managedInstanceScaling?.minInstanceCount ?? this.instanceCount,
+          max: props.managedInstanceScaling?.maxInstanceCount ?? this.instanceCount,
+        },
+        fleets: 1,
+        pooled: false,
+      },
+      props.instanceType === undefined,
+    );
 
     this.endpointName = endpointNameOf(this, props.endpointName);
-    this.role = props.role ?? createExecutionRole(this,
-      'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.');
+    this.role =
+      props.role ??
+      createExecutionRole(
+        this,
+        'SageMaker execution role of a PrefixAwareLlmComponentEndpoint: pulls its images, reads its models and adapters, writes its logs.',
+      );
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
     this._network = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmComponentEndpoint');
     this.securityGroups = this._network?.securityGroups ?? [];
@@ -333,20 +373,22 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       // Components take the role from the endpoint configuration: their specification has no role of its own.
       executionRoleArn: this.role.roleArn,
-      productionVariants: [{
-        variantName: this.variantName,
-        instanceType: this.instanceType.name,
-        initialInstanceCount: this.instanceCount,
-        initialVariantWeight: 1,
-        // One host AMI for the fleet, which every component's image must be able to run on (checked at synth).
-        inferenceAmiVersion: Lazy.string({ produce: () => this.hostAmi() }),
-        routingConfig: this.routing._render(),
-        managedInstanceScaling: managed && {
-          status: 'ENABLED',
-          minInstanceCount: managed.minInstanceCount,
-          maxInstanceCount: managed.maxInstanceCount,
+      productionVariants: [
+        {
+          variantName: this.variantName,
+          instanceType: this.instanceType.name,
+          initialInstanceCount: this.instanceCount,
+          initialVariantWeight: 1,
+          // One host AMI for the fleet, which every component's image must be able to run on (checked at synth).
+          inferenceAmiVersion: Lazy.string({ produce: () => this.hostAmi() }),
+          routingConfig: this.routing._render(),
+          managedInstanceScaling: managed && {
+            status: 'ENABLED',
+            minInstanceCount: managed.minInstanceCount,
+            maxInstanceCount: managed.maxInstanceCount,
+          },
         },
-      }],
+      ],
       metricsConfig: renderMetricsConfig(props.metricsConfig),
       // With inference components the endpoint configuration carries the fleet's VpcConfig and EnableNetworkIsolation
       // ("all model containers deployed to the endpoint"), beside its ExecutionRoleArn
@@ -367,7 +409,7 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     this.node.addValidation({ validate: () => this.validateComponents() });
     if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
     acknowledgeComplianceFindings({
-      createdRole: props.role ? undefined : this.role as unknown as Construct,
+      createdRole: props.role ? undefined : this.role,
       nvmeEndpointConfig: this.instanceType.hasLocalNvme ? this.cfnEndpointConfig : undefined,
     });
   }
@@ -397,11 +439,18 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
 
   /** @internal */
   public get _host(): ComponentHost {
-    return { endpointName: this.endpointName, variantName: this.variantName, endpointArn: this.endpointArn, role: this.role };
+    return {
+      endpointName: this.endpointName,
+      variantName: this.variantName,
+      endpointArn: this.endpointArn,
+      role: this.role,
+    };
   }
 
   private hostAmi(): string | undefined {
-    const amis = [...new Set(this.components.map((c) => c._inferenceAmiVersion).filter((a): a is string => a !== undefined))];
+    const amis = [
+      ...new Set(this.components.map((c) => c._inferenceAmiVersion).filter((a): a is string => a !== undefined)),
+    ];
     return amis.length === 1 ? amis[0] : undefined;
   }
 
@@ -410,61 +459,104 @@ export class PrefixAwareLlmComponentEndpoint extends Resource {
     if (this.components.length === 0) {
       problems.push('the endpoint must host at least one inference component: add one with addModel() (got none)');
     }
-    const amis = [...new Set(this.components.map((c) => c._inferenceAmiVersion ?? 'SageMaker\'s default'))];
+    const amis = [...new Set(this.components.map((c) => c._inferenceAmiVersion ?? "SageMaker's default"))];
     if (amis.length > 1) {
-      problems.push(`every component's image must run on one host AMI, since the instances are shared (got ${amis.join(', ')}); `
-        + 'use images of the same CUDA major version');
+      problems.push(
+        `every component's image must run on one host AMI, since the instances are shared (got ${amis.join(', ')}); ` +
+          'use images of the same CUDA major version',
+      );
     }
     const gpus = this.instanceType.gpuCount;
     const demands: ComponentDemand[] = this.components.map((c) => c._demand);
-    if (!this.instanceType.isUnresolved && isKnownInteger(this.instanceCount) && demands.every((d) => isKnownInteger(d.copies) && isKnownInteger(d.minCopies) && isKnownInteger(d.maxCopies))) {
+    if (
+      !this.instanceType.isUnresolved &&
+      isKnownInteger(this.instanceCount) &&
+      demands.every((d) => isKnownInteger(d.copies) && isKnownInteger(d.minCopies) && isKnownInteger(d.maxCopies))
+    ) {
       const min = this.managedScaling?.minInstanceCount;
       const max = this.managedScaling?.maxInstanceCount;
-      problems.push(...componentFitProblems({
-        instanceTypeName: this.instanceType.name,
-        gpusPerInstance: gpus,
-        memoryPerInstanceMiB: this.instanceType.memoryGiB === undefined ? undefined : this.instanceType.memoryGiB * 1024,
-        instanceCount: this.instanceCount,
-        minInstanceCount: isKnownInteger(min) ? min : undefined,
-        maxInstanceCount: isKnownInteger(max) ? max : undefined,
-      }, demands));
+      problems.push(
+        ...componentFitProblems(
+          {
+            instanceTypeName: this.instanceType.name,
+            gpusPerInstance: gpus,
+            memoryPerInstanceMiB:
+              this.instanceType.memoryGiB === undefined ? undefined : this.instanceType.memoryGiB * 1024,
+            instanceCount: this.instanceCount,
+            minInstanceCount: isKnownInteger(min) ? min : undefined,
+            maxInstanceCount: isKnownInteger(max) ? max : undefined,
+          },
+          demands,
+        ),
+      );
     }
     return problems;
   }
 
   private validate(props: PrefixAwareLlmComponentEndpointProps): void {
     const problems = new ProblemCollector();
-    validateFleetProps(props, {
-      instanceTypes: [this.instanceType],
-      instanceTypeProp: 'instanceType',
-      instanceCount: this.instanceCount,
-      routing: this.routing,
-    }, problems);
+    validateFleetProps(
+      props,
+      {
+        instanceTypes: [this.instanceType],
+        instanceTypeProp: 'instanceType',
+        instanceCount: this.instanceCount,
+        routing: this.routing,
+      },
+      problems,
+    );
     const managed = props.managedInstanceScaling;
     if (managed) {
       const { minManagedInstanceCount, minManagedMaxInstanceCount } = INFERENCE_COMPONENT_LIMITS;
-      problems.integerAtLeast('managedInstanceScaling.minInstanceCount', managed.minInstanceCount, minManagedInstanceCount);
-      problems.integerAtLeast('managedInstanceScaling.maxInstanceCount', managed.maxInstanceCount, minManagedMaxInstanceCount);
+      problems.integerAtLeast(
+        'managedInstanceScaling.minInstanceCount',
+        managed.minInstanceCount,
+        minManagedInstanceCount,
+      );
+      problems.integerAtLeast(
+        'managedInstanceScaling.maxInstanceCount',
+        managed.maxInstanceCount,
+        minManagedMaxInstanceCount,
+      );
       const { minInstanceCount: min, maxInstanceCount: max } = managed;
       if (isKnownInteger(min) && isKnownInteger(max) && min > max) {
-        problems.add(`managedInstanceScaling.minInstanceCount must be at most managedInstanceScaling.maxInstanceCount (got ${min} > ${max})`);
-      } else if (isKnownInteger(min) && isKnownInteger(max) && isKnownInteger(this.instanceCount)
-          && (this.instanceCount < Math.max(min, 1) || this.instanceCount > max)) {
-        problems.add(`instanceCount must lie between managedInstanceScaling.minInstanceCount ${Math.max(min, 1)} and maxInstanceCount ${max} (got ${this.instanceCount})`);
+        problems.add(
+          `managedInstanceScaling.minInstanceCount must be at most managedInstanceScaling.maxInstanceCount (got ${min} > ${max})`,
+        );
+      } else if (
+        isKnownInteger(min) &&
+        isKnownInteger(max) &&
+        isKnownInteger(this.instanceCount) &&
+        (this.instanceCount < Math.max(min, 1) || this.instanceCount > max)
+      ) {
+        problems.add(
+          `instanceCount must lie between managedInstanceScaling.minInstanceCount ${Math.max(min, 1)} and maxInstanceCount ${max} (got ${this.instanceCount})`,
+        );
       }
-      validateRoutableFleetSize('managedInstanceScaling.minInstanceCount', min, {
-        lowestAllowed: minManagedInstanceCount,
-        prefixAware: this.routing.isPrefixAware,
-        allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
-        anyway: `let the fleet shrink to ${min === 0 ? 'zero (scale to zero)' : 'one instance'}`,
-      }, problems);
+      validateRoutableFleetSize(
+        'managedInstanceScaling.minInstanceCount',
+        min,
+        {
+          lowestAllowed: minManagedInstanceCount,
+          prefixAware: this.routing.isPrefixAware,
+          allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
+          anyway: `let the fleet shrink to ${min === 0 ? 'zero (scale to zero)' : 'one instance'}`,
+        },
+        problems,
+      );
     }
-    validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
+    validateMonitoring(
+      props.monitoring,
+      { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) },
+      problems,
+    );
     for (const name of ['concurrencyAlarm', 'gpuMemoryAlarm', 'loadSpreadAlarm'] as const) {
       const alarm = props.monitoring?.[name];
       if (alarm !== undefined && alarm.enabled !== false) {
-        problems.add(`monitoring.${name} watches a variant's instances and does not apply to inference components; `
-          + `leave it unset or { enabled: false } (got ${JSON.stringify(alarm)})`);
+        problems.add(
+          `monitoring.${name} watches a variant's instances and does not apply to inference components; ` +
+            `leave it unset or { enabled: false } (got ${JSON.stringify(alarm)})`,
+        );
       }
     }
     problems.throwIfAny(this);
@@ -506,7 +598,11 @@ abstract class ComponentBase extends Construct {
    * from naming another component of the same endpoint; put components that need separate access on separate endpoints.
    */
   public grantInvoke(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({ grantee, actions: INVOKE_ENDPOINT_ACTIONS, resourceArns: [this._componentHost.endpointArn, this.inferenceComponentArn] });
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: INVOKE_ENDPOINT_ACTIONS,
+      resourceArns: [this._componentHost.endpointArn, this.inferenceComponentArn],
+    });
   }
 
   /** @internal */
@@ -521,12 +617,21 @@ abstract class ComponentBase extends Construct {
 
   /** @internal */
   protected _createAlarmsAndRows(
-    endpoint: PrefixAwareLlmComponentEndpoint, kind: string, settings: { concurrencyThreshold?: number; scalingTarget?: number; rollsBack: boolean },
+    endpoint: PrefixAwareLlmComponentEndpoint,
+    kind: string,
+    settings: { concurrencyThreshold?: number; scalingTarget?: number; rollsBack: boolean },
   ): CreatedAlarms {
-    const alarms = createEndpointAlarms(this, { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component', rollsBack: settings.rollsBack }, endpoint._monitoring);
-    endpoint.dashboard?.addWidgets(...componentDashboardRows(this.metrics, alarms, {
-      title: `${kind} ${this.inferenceComponentName}`, ...settings,
-    }).flat());
+    const alarms = createEndpointAlarms(
+      this,
+      { metrics: this.metrics, routerSidecarMetrics: false, subject: 'component', rollsBack: settings.rollsBack },
+      endpoint._monitoring,
+    );
+    endpoint.dashboard?.addWidgets(
+      ...componentDashboardRows(this.metrics, alarms, {
+        title: `${kind} ${this.inferenceComponentName}`,
+        ...settings,
+      }).flat(),
+    );
     return alarms;
   }
 }
@@ -569,6 +674,7 @@ export class LlmInferenceComponent extends ComponentBase {
   private readonly adapters: LoraAdapterComponent[] = [];
   private readonly convention: EngineEnvConvention;
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(scope: Construct, id: string, props: LlmInferenceComponentProps) {
     super(scope, id);
     const endpoint = props.endpoint;
@@ -589,11 +695,19 @@ export class LlmInferenceComponent extends ComponentBase {
     const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
     this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
     const modelConfig = props.model.bind(this, role);
-    const environment = (): Record<string, string> => Object.fromEntries(Object.entries({
-      ...imageConfig.environment,
-      ...renderEngineEnvironment({ convention: imageConfig.convention, model: modelConfig, options: engine, tensorParallelSize: this.tensorParallelSize }),
-      ...renderLoraEnvironment(engine, this.adapters.length),
-    }).sort(([a], [b]) => a.localeCompare(b)));
+    const environment = (): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries({
+          ...imageConfig.environment,
+          ...renderEngineEnvironment({
+            convention: imageConfig.convention,
+            model: modelConfig,
+            options: engine,
+            tensorParallelSize: this.tensorParallelSize,
+          }),
+          ...renderLoraEnvironment(engine, this.adapters.length),
+        }).sort(([a], [b]) => a.localeCompare(b)),
+      );
     this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
       executionRoleArn: role.roleArn,
       primaryContainer: {
@@ -624,8 +738,12 @@ export class LlmInferenceComponent extends ComponentBase {
           numberOfCpuCoresRequired: props.cpuCoresPerCopy,
         },
         startupParameters: {
-          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
-          modelDataDownloadTimeoutInSeconds: wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
+          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
+            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          modelDataDownloadTimeoutInSeconds: wholeSeconds(
+            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
         },
       },
       runtimeConfig: { copyCount: this.copyCount },
@@ -642,27 +760,46 @@ export class LlmInferenceComponent extends ComponentBase {
 
     const routing = endpoint.routing;
     const threshold = routing.isPrefixAware ? routing.concurrencyThreshold : undefined;
-    const scalingTarget = props.autoScaling ? props.autoScaling.targetConcurrentRequestsPerCopy ?? defaultScalingTarget(threshold) : undefined;
+    const scalingTarget = props.autoScaling
+      ? (props.autoScaling.targetConcurrentRequestsPerCopy ?? defaultScalingTarget(threshold))
+      : undefined;
     if (props.autoScaling && scalingTarget !== undefined) {
-      this.autoScaling = addCopyAutoScaling(this, this.inferenceComponentName, props.autoScaling, scalingTarget,
+      this.autoScaling = addCopyAutoScaling(
+        this,
+        this.inferenceComponentName,
+        props.autoScaling,
+        scalingTarget,
         // A standard-resolution period that is never shorter than the endpoint publishes at (60 s, or 120–300 s).
-        this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }));
+        this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }),
+      );
       // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
       this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
     }
     const range = copyRangeOf(this.copyCount, props.autoScaling);
     const deployment = props.deployment ?? (range && rollingPossible(range) ? {} : undefined);
     const useDefaultAlarms = deployment !== undefined && deployment.useDefaultAlarms !== false;
-    const created = this._createAlarmsAndRows(endpoint, 'Model', { concurrencyThreshold: threshold, scalingTarget, rollsBack: useDefaultAlarms });
+    const created = this._createAlarmsAndRows(endpoint, 'Model', {
+      concurrencyThreshold: threshold,
+      scalingTarget,
+      rollsBack: useDefaultAlarms,
+    });
     this.alarms = created;
-    this.rollbackAlarms = deployment ? [...(useDefaultAlarms ? rollbackAlarmsOf(created) : []), ...(deployment.alarms ?? [])] : [];
+    this.rollbackAlarms = deployment
+      ? [...(useDefaultAlarms ? rollbackAlarmsOf(created) : []), ...(deployment.alarms ?? [])]
+      : [];
     if (deployment) {
-      this.cfnInferenceComponent.deploymentConfig = renderComponentDeployment(deployment, range ?? { min: 2, max: 20 }, this.rollbackAlarms);
+      this.cfnInferenceComponent.deploymentConfig = renderComponentDeployment(
+        deployment,
+        range ?? { min: 2, max: 20 },
+        this.rollbackAlarms,
+      );
       grantDescribeRollbackAlarms(role, this.rollbackAlarms);
     }
     if (props.autoScaling?.minCopies === 0) {
-      Annotations.of(this).addInfo('autoScaling.minCopies is 0: after the component scales to zero, requests fail (NoCapacityInvocationFailures) '
-        + 'until the scale-from-zero policy has started a copy, which takes minutes (instance, image, weights). See docs/construct.md#inference-components.');
+      Annotations.of(this).addInfo(
+        'autoScaling.minCopies is 0: after the component scales to zero, requests fail (NoCapacityInvocationFailures) ' +
+          'until the scale-from-zero policy has started a copy, which takes minutes (instance, image, weights). See docs/construct.md#inference-components.',
+      );
     }
     endpoint._addComponent(this);
     if (Construct.isConstruct(role)) flushWildcardAcknowledgements(role);
@@ -688,6 +825,7 @@ export class LlmInferenceComponent extends ComponentBase {
     return this.endpoint;
   }
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private validate(props: LlmInferenceComponentProps, image: VllmImage, engine: VllmEngineOptions): void {
     const problems = new ProblemCollector();
     const limits = INFERENCE_COMPONENT_LIMITS;
@@ -701,17 +839,27 @@ export class LlmInferenceComponent extends ComponentBase {
     problems.integerAtLeast('acceleratorsPerCopy', props.acceleratorsPerCopy, limits.minAcceleratorsPerCopy);
     const gpus = endpoint.instanceType.gpuCount;
     if (props.acceleratorsPerCopy === undefined && engine.tensorParallelSize === undefined && gpus === undefined) {
-      problems.add(`acceleratorsPerCopy is required because the GPU count of ${endpoint.instanceType.name} is unknown (got no acceleratorsPerCopy)`);
+      problems.add(
+        `acceleratorsPerCopy is required because the GPU count of ${endpoint.instanceType.name} is unknown (got no acceleratorsPerCopy)`,
+      );
     }
     const used = this.tensorParallelSize * extraParallelism(engine);
-    if (isKnownInteger(this.acceleratorsPerCopy) && isKnownInteger(this.tensorParallelSize) && used > this.acceleratorsPerCopy) {
-      problems.add(`engine tensor × data × pipeline parallel size must be at most acceleratorsPerCopy ${this.acceleratorsPerCopy}, the GPUs a copy reserves (got ${used})`);
+    if (
+      isKnownInteger(this.acceleratorsPerCopy) &&
+      isKnownInteger(this.tensorParallelSize) &&
+      used > this.acceleratorsPerCopy
+    ) {
+      problems.add(
+        `engine tensor × data × pipeline parallel size must be at most acceleratorsPerCopy ${this.acceleratorsPerCopy}, the GPUs a copy reserves (got ${used})`,
+      );
     }
     const memory = props.minMemoryPerCopy;
     if (!memory.isUnresolved()) {
       const mib = memory.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
       if (!Number.isInteger(mib) || mib < limits.minMemoryPerCopyMiB) {
-        problems.add(`minMemoryPerCopy must be a whole number of MiB of at least ${limits.minMemoryPerCopyMiB} (got ${mib} MiB)`);
+        problems.add(
+          `minMemoryPerCopy must be a whole number of MiB of at least ${limits.minMemoryPerCopyMiB} (got ${mib} MiB)`,
+        );
       }
     }
     const cpus = props.cpuCoresPerCopy;
@@ -723,12 +871,20 @@ export class LlmInferenceComponent extends ComponentBase {
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
     if (props.autoScaling) {
       const routing = endpoint.routing;
-      validateCopyAutoScaling(props.autoScaling, {
-        copyCount: this.copyCount, prefixAware: routing.isPrefixAware, concurrencyThreshold: routing.concurrencyThreshold,
-      }, problems);
+      validateCopyAutoScaling(
+        props.autoScaling,
+        {
+          copyCount: this.copyCount,
+          prefixAware: routing.isPrefixAware,
+          concurrencyThreshold: routing.concurrencyThreshold,
+        },
+        problems,
+      );
     }
     if (props.deployment) {
-      const alarms = (props.deployment.useDefaultAlarms === false ? 0 : rollbackAlarmCount(endpoint._monitoring)) + (props.deployment.alarms?.length ?? 0);
+      const alarms =
+        (props.deployment.useDefaultAlarms === false ? 0 : rollbackAlarmCount(endpoint._monitoring)) +
+        (props.deployment.alarms?.length ?? 0);
       validateComponentDeployment(props.deployment, copyRangeOf(this.copyCount, props.autoScaling), alarms, problems);
     }
     // SageMaker's limit on container environment variables, with LoRA's settings counted as if adapters follow.
@@ -736,7 +892,10 @@ export class LlmInferenceComponent extends ComponentBase {
       ...renderEngineEnvironment({
         convention: image.convention,
         model: props.model.downloadsAtStartup
-          ? { huggingFaceModelId: 'placeholder', huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined }
+          ? {
+              huggingFaceModelId: 'placeholder',
+              huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined,
+            }
           : {},
         options: engine,
         tensorParallelSize: 1,
@@ -744,7 +903,9 @@ export class LlmInferenceComponent extends ComponentBase {
       ...renderLoraEnvironment(engine, 1),
     }).length;
     if (envCount > MAX_ENV_ENTRIES) {
-      problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
+      problems.add(
+        `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
+      );
     }
     problems.throwIfAny(this);
   }
@@ -793,7 +954,9 @@ export class LoraAdapterComponent extends ComponentBase {
     // with the execution role when it loads the adapter.
     this.cfnInferenceComponent.node.addDependency(base.cfnInferenceComponent, this._componentHost.role);
     this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
-    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, { rollsBack: false });
+    this.alarms = this._createAlarmsAndRows(endpoint, `Adapter (on ${base.inferenceComponentName})`, {
+      rollsBack: false,
+    });
     if (Construct.isConstruct(this._componentHost.role)) flushWildcardAcknowledgements(this._componentHost.role);
   }
 }

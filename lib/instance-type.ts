@@ -111,7 +111,13 @@ export class InstanceType {
    */
   public static of(name: string, spec: InstanceTypeSpec = {}): InstanceType {
     const known = CATALOG.get(name);
-    if (known && spec.gpuCount === undefined && spec.gpuModel === undefined && spec.hasLocalNvme === undefined && spec.memoryGiB === undefined) {
+    if (
+      known &&
+      spec.gpuCount === undefined &&
+      spec.gpuModel === undefined &&
+      spec.hasLocalNvme === undefined &&
+      spec.memoryGiB === undefined
+    ) {
       return known;
     }
     return new InstanceType(name, {
@@ -142,7 +148,10 @@ export class InstanceType {
   /** Memory of one instance in GiB, or undefined when unknown. */
   public readonly memoryGiB?: number;
 
-  private constructor(public readonly name: string, spec: InstanceTypeSpec) {
+  private constructor(
+    public readonly name: string,
+    spec: InstanceTypeSpec,
+  ) {
     this.gpuCount = spec.gpuCount;
     this.gpuModel = spec.gpuModel;
     this.hasLocalNvme = spec.hasLocalNvme ?? false;

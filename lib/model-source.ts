@@ -1,4 +1,11 @@
-import { aws_iam as iam, aws_kms as kms, aws_s3 as s3, aws_sagemaker as sagemaker, aws_secretsmanager as secretsmanager, Token } from 'aws-cdk-lib';
+import {
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_s3 as s3,
+  aws_sagemaker as sagemaker,
+  aws_secretsmanager as secretsmanager,
+  Token,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { grantScoped } from './private/grants';
 import { validateBucketEncryption } from './private/s3-encryption';
@@ -162,12 +169,16 @@ class HuggingFaceModelSource extends ModelSource {
     if (this.modelId.trim() === '') {
       problems.add("model.modelId must not be empty (got '')");
     } else if (!HF_REPO_ID.test(this.modelId)) {
-      problems.add(`model.modelId must be a Hugging Face repository id like 'organization/model-name' (got ${show(this.modelId)})`);
+      problems.add(
+        `model.modelId must be a Hugging Face repository id like 'organization/model-name' (got ${show(this.modelId)})`,
+      );
     }
     const field = this.options.tokenSecretField;
     if (field !== undefined && !Token.isUnresolved(field)) {
       if (this.options.tokenSecret === undefined) {
-        problems.add(`model.tokenSecretField needs model.tokenSecret (got tokenSecretField ${show(field)} without a secret)`);
+        problems.add(
+          `model.tokenSecretField needs model.tokenSecret (got tokenSecretField ${show(field)} without a secret)`,
+        );
       } else if (field.trim() === '') {
         problems.add("model.tokenSecretField must not be empty (got '')");
       }
@@ -240,7 +251,8 @@ class S3ModelSource extends ModelSource {
     grantScoped(grantee, {
       actions: S3_READ_OBJECT_ACTIONS,
       resources: [this.bucket.arnForObjects(`${prefix}/*`)],
-      wildcardReason: 'SageMaker copies every file under the model prefix (weights are sharded into many files); the role may read only that prefix.',
+      wildcardReason:
+        'SageMaker copies every file under the model prefix (weights are sharded into many files); the role may read only that prefix.',
     });
     grantScoped(grantee, {
       actions: S3_LIST_ACTIONS,

@@ -114,7 +114,8 @@ export class EndpointMetrics {
       dimensionsMap: byComponent
         ? { [INFERENCE_COMPONENT_DIMENSION]: component }
         : { EndpointName: this.target.endpointName, VariantName: this.target.variantName },
-      period: ns === SAGEMAKER_NAMESPACE ? this.invocationPeriod : ns === ROUTER_NAMESPACE ? this.routerPeriod : this.period,
+      period:
+        ns === SAGEMAKER_NAMESPACE ? this.invocationPeriod : ns === ROUTER_NAMESPACE ? this.routerPeriod : this.period,
       ...options,
     });
   }
@@ -170,12 +171,20 @@ export class EndpointMetrics {
 
   /** Inference components: GPU utilization of the copies over the GPUs they reserve, 0–100 % (Average). */
   public gpuUtilizationNormalized(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('GPUUtilizationNormalized', { namespace: INFERENCE_COMPONENT_NAMESPACE, statistic: 'Average', ...props });
+    return this.metric('GPUUtilizationNormalized', {
+      namespace: INFERENCE_COMPONENT_NAMESPACE,
+      statistic: 'Average',
+      ...props,
+    });
   }
 
   /** Inference components: GPU memory utilization of the copies, 0–100 % (Average). */
   public gpuMemoryUtilizationNormalized(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('GPUMemoryUtilizationNormalized', { namespace: INFERENCE_COMPONENT_NAMESPACE, statistic: 'Average', ...props });
+    return this.metric('GPUMemoryUtilizationNormalized', {
+      namespace: INFERENCE_COMPONENT_NAMESPACE,
+      statistic: 'Average',
+      ...props,
+    });
   }
 
   /** Client errors (Sum). */
@@ -195,7 +204,11 @@ export class EndpointMetrics {
 
   /** GPU memory utilization summed over the instance's GPUs, in percent (0–100 × GPUs) (Average). */
   public gpuMemoryUtilization(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return this.metric('GPUMemoryUtilization', { namespace: ENDPOINT_INSTANCE_NAMESPACE, statistic: 'Average', ...props });
+    return this.metric('GPUMemoryUtilization', {
+      namespace: ENDPOINT_INSTANCE_NAMESPACE,
+      statistic: 'Average',
+      ...props,
+    });
   }
 
   /** 5XX responses in percent of requests (metric math; empty without requests). */
@@ -212,7 +225,10 @@ export class EndpointMetrics {
    * 5XX errors in percent of requests, 0 while requests are fewer than `minInvocations` per period (so one stray
    * error on a quiet endpoint is not "100 % errors"). What the error-rate alarm watches.
    */
-  public guardedInvocation5xxRate(minInvocations: number, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  public guardedInvocation5xxRate(
+    minInvocations: number,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     return new cloudwatch.MathExpression({
       expression: `IF(requests >= ${minInvocations}, 100 * FILL(errors, 0) / requests, 0)`,
       usingMetrics: { errors: this.invocation5xxErrors(), requests: this.invocations() },
@@ -223,12 +239,20 @@ export class EndpointMetrics {
   }
 
   /** One series per instance of an invocation metric (SEARCH over the `InstanceId` dimension; dashboards only). */
-  public perInstance(metricName: string, statistic: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  public perInstance(
+    metricName: string,
+    statistic: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     return this.search(SAGEMAKER_NAMESPACE, metricName, statistic, props);
   }
 
   /** One series per instance of a host metric (`/aws/sagemaker/Endpoints`; dashboards only). */
-  public perInstanceHost(metricName: string, statistic: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  public perInstanceHost(
+    metricName: string,
+    statistic: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     return this.search(ENDPOINT_INSTANCE_NAMESPACE, metricName, statistic, props);
   }
 
@@ -238,12 +262,22 @@ export class EndpointMetrics {
    * and no alarm can express it otherwise (docs/operations.md#load-spread).
    */
   public invocationsLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    return this.spread(this.perInstance('Invocations', 'Sum'), 'requests_by_instance', 'Requests: busiest ÷ mean instance', props);
+    return this.spread(
+      this.perInstance('Invocations', 'Sum'),
+      'requests_by_instance',
+      'Requests: busiest ÷ mean instance',
+      props,
+    );
   }
 
   /** Load spread of in-flight requests: busiest instance ÷ mean (Maximum per instance). Dashboards only (SEARCH). */
   public concurrencyLoadSpread(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    return this.spread(this.perInstance('ConcurrentRequestsPerModel', 'Maximum'), 'inflight_by_instance', 'In-flight requests: busiest ÷ mean instance', props);
+    return this.spread(
+      this.perInstance('ConcurrentRequestsPerModel', 'Maximum'),
+      'inflight_by_instance',
+      'In-flight requests: busiest ÷ mean instance',
+      props,
+    );
   }
 
   /**
@@ -295,12 +329,20 @@ export class EndpointMetrics {
    * (`ReportedCachedTokens` ÷ `PromptTokens`, summed over engines).
    */
   public routerReportedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    return this.routerTokenRatio('ReportedCachedTokens', 'Prefix cache hit, engine-reported (% of prompt tokens)', props);
+    return this.routerTokenRatio(
+      'ReportedCachedTokens',
+      'Prefix cache hit, engine-reported (% of prompt tokens)',
+      props,
+    );
   }
 
   /** Router sidecar: prompt tokens the router predicted to be cached, in percent of prompt tokens. */
   public routerPredictedCacheHitRate(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    return this.routerTokenRatio('PredictedCachedTokens', 'Prefix cache hit, router-predicted (% of prompt tokens)', props);
+    return this.routerTokenRatio(
+      'PredictedCachedTokens',
+      'Prefix cache hit, router-predicted (% of prompt tokens)',
+      props,
+    );
   }
 
   /**
@@ -310,11 +352,17 @@ export class EndpointMetrics {
    */
   public vllmPrefixCacheHitRateQuery(): string {
     const selector = `{"aws.sagemaker.endpoint.name"="${this.target.endpointName}"}`;
-    return `100 * sum(rate({__name__="vllm:prefix_cache_hits_total", ${selector.slice(1, -1)}}[5m])) / `
-      + `sum(rate({__name__="vllm:prefix_cache_queries_total", ${selector.slice(1, -1)}}[5m]))`;
+    return (
+      `100 * sum(rate({__name__="vllm:prefix_cache_hits_total", ${selector.slice(1, -1)}}[5m])) / ` +
+      `sum(rate({__name__="vllm:prefix_cache_queries_total", ${selector.slice(1, -1)}}[5m]))`
+    );
   }
 
-  private errorRate(errors: cloudwatch.Metric, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  private errorRate(
+    errors: cloudwatch.Metric,
+    label: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     const id = errors.metricName === 'Invocation5XXErrors' ? 'errors_5xx' : 'errors_4xx';
     return new cloudwatch.MathExpression({
       expression: `100 * FILL(${id}, 0) / requests`,
@@ -325,12 +373,18 @@ export class EndpointMetrics {
     });
   }
 
-  private search(namespace: string, metricName: string, statistic: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  private search(
+    namespace: string,
+    metricName: string,
+    statistic: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     const { endpointName, variantName } = this.target;
     const period = namespace === SAGEMAKER_NAMESPACE ? this.invocationPeriod : this.period;
     return new cloudwatch.MathExpression({
-      expression: `SEARCH('{${namespace},EndpointName,${INSTANCE_ID_DIMENSION},VariantName} EndpointName="${endpointName}" `
-        + `VariantName="${variantName}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
+      expression:
+        `SEARCH('{${namespace},EndpointName,${INSTANCE_ID_DIMENSION},VariantName} EndpointName="${endpointName}" ` +
+        `VariantName="${variantName}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
       usingMetrics: {},
       label: `\${PROP('Dim.${INSTANCE_ID_DIMENSION}')}`,
       period,
@@ -338,7 +392,12 @@ export class EndpointMetrics {
     });
   }
 
-  private spread(perInstance: cloudwatch.MathExpression, id: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  private spread(
+    perInstance: cloudwatch.MathExpression,
+    id: string,
+    label: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     return new cloudwatch.MathExpression({
       expression: `MAX(${id}) / AVG(${id})`,
       usingMetrics: { [id]: perInstance },
@@ -348,11 +407,17 @@ export class EndpointMetrics {
     });
   }
 
-  private insights(fn: 'MAX', metricName: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  private insights(
+    fn: 'MAX',
+    metricName: string,
+    label: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     const { endpointName, variantName } = this.target;
     return new cloudwatch.MathExpression({
-      expression: `SELECT ${fn}(${metricName}) FROM SCHEMA("${SAGEMAKER_NAMESPACE}", EndpointName, ${INSTANCE_ID_DIMENSION}, VariantName) `
-        + `WHERE EndpointName = '${endpointName}' AND VariantName = '${variantName}'`,
+      expression:
+        `SELECT ${fn}(${metricName}) FROM SCHEMA("${SAGEMAKER_NAMESPACE}", EndpointName, ${INSTANCE_ID_DIMENSION}, VariantName) ` +
+        `WHERE EndpointName = '${endpointName}' AND VariantName = '${variantName}'`,
       usingMetrics: {},
       label,
       period: this.insightsPeriod,
@@ -360,12 +425,17 @@ export class EndpointMetrics {
     });
   }
 
-  private routerTokenRatio(cached: string, label: string, props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
-    const series = (metricName: string) => new cloudwatch.MathExpression({
-      expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Engine} EndpointName="${this.target.endpointName}" MetricName="${metricName}"', 'Sum', ${this.routerPeriod.toSeconds()})`,
-      usingMetrics: {},
-      period: this.routerPeriod,
-    });
+  private routerTokenRatio(
+    cached: string,
+    label: string,
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
+    const series = (metricName: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${ROUTER_NAMESPACE},EndpointName,Engine} EndpointName="${this.target.endpointName}" MetricName="${metricName}"', 'Sum', ${this.routerPeriod.toSeconds()})`,
+        usingMetrics: {},
+        period: this.routerPeriod,
+      });
     const id = cached === 'ReportedCachedTokens' ? 'reported' : 'predicted';
     return new cloudwatch.MathExpression({
       expression: `100 * SUM(${id}_cached) / SUM(${id}_prompt)`,
@@ -468,7 +538,13 @@ export const ALARM_DEFAULTS = {
   /** Busiest instance's in-flight requests ≥ 90 % of concurrencyThreshold in 5 of 5 periods. */
   concurrency: { shareOfThreshold: 0.9, evaluationPeriods: 5, datapointsToAlarm: 5 },
   /** Hottest instance's GPU memory ≥ vLLM's gpuMemoryUtilization + 5 points (at most 99 %) in 5 of 5 periods. */
-  gpuMemory: { marginPercent: 5, maxPercent: 99, vllmDefaultUtilization: 0.9, evaluationPeriods: 5, datapointsToAlarm: 5 },
+  gpuMemory: {
+    marginPercent: 5,
+    maxPercent: 99,
+    vllmDefaultUtilization: 0.9,
+    evaluationPeriods: 5,
+    datapointsToAlarm: 5,
+  },
 } as const;
 
 /** Dashboard, alarms and notifications of the endpoint (on by default). */

@@ -19,14 +19,14 @@ import { DeploymentPolicy } from './deployment';
 import { PrefixAwareLlmEndpointBaseProps } from './endpoint-base-props';
 import { InstanceType } from './instance-type';
 import { ModelSource } from './model-source';
-import {
-  EndpointAlarms,
-  EndpointMetricOptions,
-  EndpointMetrics,
-  EndpointMonitoringOptions,
-} from './monitoring';
+import { EndpointAlarms, EndpointMetricOptions, EndpointMetrics, EndpointMonitoringOptions } from './monitoring';
 import { addVariantAutoScaling, defaultScalingTarget, validateAutoScaling } from './private/autoscaling-resources';
-import { MIXED_POOLS_UNDER_PREFIX_AWARE, renderCapacity, validateCapacity, warnAboutMixedPools } from './private/capacity-resources';
+import {
+  MIXED_POOLS_UNDER_PREFIX_AWARE,
+  renderCapacity,
+  validateCapacity,
+  warnAboutMixedPools,
+} from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
 import {
   extraParallelism,
@@ -35,7 +35,13 @@ import {
   validateEngineOptions,
 } from './private/engine-environment';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
-import { DEFAULT_INSTANCE_COUNT, ENDPOINT_NAME_FROM_PATH_INFO, endpointNameOf, fleetWithDefaults, validateFleetProps } from './private/fleet-rules';
+import {
+  DEFAULT_INSTANCE_COUNT,
+  ENDPOINT_NAME_FROM_PATH_INFO,
+  endpointNameOf,
+  fleetWithDefaults,
+  validateFleetProps,
+} from './private/fleet-rules';
 import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
@@ -395,7 +401,9 @@ abstract class PrefixAwareLlmEndpointBase extends Resource implements IPrefixAwa
   public metricInvocationsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
     return this.metrics.perInstance('Invocations', 'Sum', props);
   }
-  public metricConcurrentRequestsPerInstanceSeries(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
+  public metricConcurrentRequestsPerInstanceSeries(
+    props?: cloudwatch.MathExpressionOptions,
+  ): cloudwatch.MathExpression {
     return this.metrics.perInstance('ConcurrentRequestsPerModel', 'Maximum', props);
   }
   public metricRoutingDecisions(props?: cloudwatch.MathExpressionOptions): cloudwatch.MathExpression {
@@ -432,7 +440,11 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   public static readonly TIMEOUT_RANGE_SECONDS: IntegerRange = { min: 60, max: 3600 };
 
   /** An endpoint created elsewhere: grants and metrics only. */
-  public static fromEndpointAttributes(scope: Construct, id: string, attrs: PrefixAwareLlmEndpointAttributes): IPrefixAwareLlmEndpoint {
+  public static fromEndpointAttributes(
+    scope: Construct,
+    id: string,
+    attrs: PrefixAwareLlmEndpointAttributes,
+  ): IPrefixAwareLlmEndpoint {
     class Imported extends PrefixAwareLlmEndpointBase {
       public readonly endpointName = attrs.endpointName;
       public readonly variantName = attrs.variantName ?? PrefixAwareLlmEndpoint.VARIANT_NAME;
@@ -483,6 +495,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** Escape hatch: the `AWS::SageMaker::Endpoint`. */
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
     super(scope, id);
 
@@ -494,8 +507,11 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const engine = props.engine ?? {};
     // The smallest fleet an update may meet decides the default: rolling batches must be 5–50 % of the current count.
     const smallestFleet = props.autoScaling?.minCapacity ?? instanceCount;
-    const deployment = props.deployment
-      ?? (props.routingVariants?.length ? DeploymentPolicy.blueGreen() : DeploymentPolicy.defaultFor(isKnownInteger(smallestFleet) ? smallestFleet : 2));
+    const deployment =
+      props.deployment ??
+      (props.routingVariants?.length
+        ? DeploymentPolicy.blueGreen()
+        : DeploymentPolicy.defaultFor(isKnownInteger(smallestFleet) ? smallestFleet : 2));
     this.instanceType = instanceType;
     this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.enhancedMetrics = props.metricsConfig?.enhancedMetrics ?? true;
@@ -503,22 +519,40 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.deployment = deployment;
 
     const modelId = props.model._huggingFaceModelId();
-    const parallelism: ParallelismInput = { instanceType, engine, enginesPerInstance: image._enginesPerInstance(), modelId, heads: modelHeads(modelId) };
+    const parallelism: ParallelismInput = {
+      instanceType,
+      engine,
+      enginesPerInstance: image._enginesPerInstance(),
+      modelId,
+      heads: modelHeads(modelId),
+    };
     this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment, parallelism });
     this.tensorParallelSize = engine.tensorParallelSize ?? defaultTensorParallelSize(parallelism);
     this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment, parallelism });
     warnAboutMixedPools(this, props.instancePools, routing.isPrefixAware);
-    annotateFleetPrice(this, {
-      instanceType,
-      instances: { min: props.autoScaling?.minCapacity ?? instanceCount, max: props.autoScaling?.maxCapacity ?? instanceCount },
-      fleets: 1 + (props.routingVariants?.length ?? 0),
-      pooled: (props.instancePools?.length ?? 0) > 1,
-    }, props.instanceType === undefined && props.instancePools === undefined);
+    annotateFleetPrice(
+      this,
+      {
+        instanceType,
+        instances: {
+          min: props.autoScaling?.minCapacity ?? instanceCount,
+          max: props.autoScaling?.maxCapacity ?? instanceCount,
+        },
+        fleets: 1 + (props.routingVariants?.length ?? 0),
+        pooled: (props.instancePools?.length ?? 0) > 1,
+      },
+      props.instanceType === undefined && props.instancePools === undefined,
+    );
 
     this.endpointName = endpointNameOf(this, props.endpointName);
 
     // Execution role: only what this endpoint needs.
-    this.role = props.role ?? createExecutionRole(this, 'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.');
+    this.role =
+      props.role ??
+      createExecutionRole(
+        this,
+        'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.',
+      );
     this.grantRuntimeBasics();
 
     const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
@@ -526,12 +560,15 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
     const modelConfig = props.model.bind(this, this.role);
-    const environment: Record<string, string> = { ...imageConfig.environment, ...renderEngineEnvironment({
-      convention: imageConfig.convention,
-      model: modelConfig,
-      options: engine,
-      tensorParallelSize: this.tensorParallelSize,
-    }) };
+    const environment: Record<string, string> = {
+      ...imageConfig.environment,
+      ...renderEngineEnvironment({
+        convention: imageConfig.convention,
+        model: modelConfig,
+        options: engine,
+        tensorParallelSize: this.tensorParallelSize,
+      }),
+    };
     if (imageConfig.routerSidecarMetrics) {
       // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
       environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
@@ -553,31 +590,37 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
       kmsKeyId: props.encryptionKey?.keyArn,
-      productionVariants: withRoutingVariants({
-        variantName: this.variantName,
-        modelName: this.cfnModel.attrModelName,
-        ...renderCapacity({
-          instanceType,
-          instancePools: props.instancePools,
-          capacityReservation: props.capacityReservation,
-          provisionTimeout: props.variantInstanceProvisionTimeout,
-        }),
-        initialInstanceCount: instanceCount,
-        initialVariantWeight: 1,
-        inferenceAmiVersion: imageConfig.inferenceAmiVersion,
-        containerStartupHealthCheckTimeoutInSeconds:
-          wholeSeconds(props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
-        modelDataDownloadTimeoutInSeconds:
-          wholeSeconds(props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT),
-        routingConfig: routing._render(),
-      }, props.routingVariants),
+      productionVariants: withRoutingVariants(
+        {
+          variantName: this.variantName,
+          modelName: this.cfnModel.attrModelName,
+          ...renderCapacity({
+            instanceType,
+            instancePools: props.instancePools,
+            capacityReservation: props.capacityReservation,
+            provisionTimeout: props.variantInstanceProvisionTimeout,
+          }),
+          initialInstanceCount: instanceCount,
+          initialVariantWeight: 1,
+          inferenceAmiVersion: imageConfig.inferenceAmiVersion,
+          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
+            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          modelDataDownloadTimeoutInSeconds: wholeSeconds(
+            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          routingConfig: routing._render(),
+        },
+        props.routingVariants,
+      ),
       metricsConfig: renderMetricsConfig(props.metricsConfig),
       dataCaptureConfig: props.dataCapture && renderDataCapture(this, this.role, props.dataCapture),
     });
 
     const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
     const scalingTarget = props.autoScaling
-      ? props.autoScaling.targetConcurrentRequestsPerInstance ?? defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined)
+      ? (props.autoScaling.targetConcurrentRequestsPerInstance ??
+        defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined))
       : undefined;
     this.monitored = {
       metrics: this.metrics,
@@ -596,7 +639,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
       endpointName: this.endpointName,
       endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
-      deploymentConfig: deployment._render(fleetSizeOf(instanceCount, props.autoScaling), [...this.rollbackAlarms, ...deployment.extraAlarms]),
+      deploymentConfig: deployment._render(fleetSizeOf(instanceCount, props.autoScaling), [
+        ...this.rollbackAlarms,
+        ...deployment.extraAlarms,
+      ]),
       // With autoscaling, keep the instance count the policy reached instead of resetting it on every update.
       retainAllVariantProperties: props.autoScaling ? true : undefined,
     });
@@ -604,7 +650,13 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
 
     if (props.autoScaling && scalingTarget !== undefined) {
       // The resource id needs the endpoint to exist: reference its name attribute, not the plain string.
-      this.autoScaling = addVariantAutoScaling(this, this.cfnEndpoint.attrEndpointName, this.variantName, props.autoScaling, scalingTarget);
+      this.autoScaling = addVariantAutoScaling(
+        this,
+        this.cfnEndpoint.attrEndpointName,
+        this.variantName,
+        props.autoScaling,
+        scalingTarget,
+      );
     }
     if (props.monitoring?.dashboard ?? props.createDashboard ?? true) {
       this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.monitoring?.dashboardName });
@@ -612,7 +664,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
     if (Construct.isConstruct(this.role)) flushWildcardAcknowledgements(this.role);
     acknowledgeComplianceFindings({
-      createdRole: props.role ? undefined : this.role as unknown as Construct,
+      createdRole: props.role ? undefined : this.role,
       nvmeEndpointConfig: instanceTypes.every((t) => t.hasLocalNvme) ? this.cfnEndpointConfig : undefined,
     });
   }
@@ -644,6 +696,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
   }
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private validate(
     props: PrefixAwareLlmEndpointProps,
     resolved: {
@@ -665,30 +718,44 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
     // Render once with placeholders to check SageMaker's limit on the number of environment variables.
-    const envCount = Object.keys(renderEngineEnvironment({
-      convention: image.convention,
-      model: props.model.downloadsAtStartup
-        ? { huggingFaceModelId: 'placeholder', huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined }
-        : {},
-      options: engine,
-      tensorParallelSize: 1,
-    })).length;
+    const envCount = Object.keys(
+      renderEngineEnvironment({
+        convention: image.convention,
+        model: props.model.downloadsAtStartup
+          ? {
+              huggingFaceModelId: 'placeholder',
+              huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined,
+            }
+          : {},
+        options: engine,
+        tensorParallelSize: 1,
+      }),
+    ).length;
     if (envCount > MAX_ENV_ENTRIES) {
-      problems.add(`engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`);
+      problems.add(
+        `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
+      );
     }
 
-    validateCapacity({
-      instanceType: props.instancePools ? props.instanceType : undefined,
-      instancePools: props.instancePools,
-      capacityReservation: props.capacityReservation,
-      provisionTimeout: props.variantInstanceProvisionTimeout,
-    }, problems);
-    validateFleetProps(props, {
-      instanceTypes,
-      instanceTypeProp: props.instancePools ? 'instancePools' : 'instanceType',
-      instanceCount,
-      routing,
-    }, problems);
+    validateCapacity(
+      {
+        instanceType: props.instancePools ? props.instanceType : undefined,
+        instancePools: props.instancePools,
+        capacityReservation: props.capacityReservation,
+        provisionTimeout: props.variantInstanceProvisionTimeout,
+      },
+      problems,
+    );
+    validateFleetProps(
+      props,
+      {
+        instanceTypes,
+        instanceTypeProp: props.instancePools ? 'instancePools' : 'instanceType',
+        instanceCount,
+        routing,
+      },
+      problems,
+    );
 
     for (const instanceType of instanceTypes) {
       this.validateParallelism(instanceType, engine, problems);
@@ -696,13 +763,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
     const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
     if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
-      problems.add('engine.tensorParallelSize is required because the instancePools have different GPU counts '
-        + `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`);
+      problems.add(
+        'engine.tensorParallelSize is required because the instancePools have different GPU counts ' +
+          `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`,
+      );
     }
 
     for (const instanceType of instanceTypes) {
       if (props.encryptionKey && instanceType.hasLocalNvme) {
-        problems.add(`encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`);
+        problems.add(
+          `encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`,
+        );
       }
     }
     validateIsolatedModel(props.enableNetworkIsolation, props.model, problems);
@@ -712,21 +783,33 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
 
     if (props.autoScaling) {
-      validateAutoScaling(props.autoScaling, {
-        instanceCount,
-        prefixAware: routing.isPrefixAware,
-        allowSingleInstance: allowSingle,
-        concurrencyThreshold: routing.concurrencyThreshold,
-      }, problems);
+      validateAutoScaling(
+        props.autoScaling,
+        {
+          instanceCount,
+          prefixAware: routing.isPrefixAware,
+          allowSingleInstance: allowSingle,
+          concurrencyThreshold: routing.concurrencyThreshold,
+        },
+        problems,
+      );
     }
     deployment._validate(fleetSizeOf(instanceCount, props.autoScaling), rollbackAlarmCount(props.monitoring), problems);
-    validateRoutingVariants(props.routingVariants, {
-      mainVariantName: PrefixAwareLlmEndpoint.VARIANT_NAME,
-      hasAutoScaling: props.autoScaling !== undefined,
-      deploymentStyle: deployment.style,
-      deploymentGiven: props.deployment !== undefined,
-    }, problems);
-    validateMonitoring(props.monitoring, { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) }, problems);
+    validateRoutingVariants(
+      props.routingVariants,
+      {
+        mainVariantName: PrefixAwareLlmEndpoint.VARIANT_NAME,
+        hasAutoScaling: props.autoScaling !== undefined,
+        deploymentStyle: deployment.style,
+        deploymentGiven: props.deployment !== undefined,
+      },
+      problems,
+    );
+    validateMonitoring(
+      props.monitoring,
+      { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) },
+      problems,
+    );
 
     problems.throwIfAny(this);
   }
@@ -739,27 +822,35 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const bake = deployment.waitInterval.toSeconds({ integral: false });
     for (const { alarm, seconds, datapoints } of rollbackAlarmDelays(props.monitoring, period.toSeconds())) {
       if (seconds <= bake) continue;
-      warn(PrefixAwareLlmWarnings.ROLLBACK_ALARM_SLOWER_THAN_BAKE,
-        `${alarm} needs ${datapoints} periods of ${period.toSeconds()} s (${seconds} s) to go into ALARM, longer than the deployment's ${bake}-s bake `
-        + '(waitInterval): SageMaker rolls back only on alarms that trip during a bake, so a broken last batch (or a whole blue/green fleet) '
-        + `is kept. Raise deployment waitInterval to at least ${seconds} s, or lower metricsConfig.publishFrequency or the alarm's datapointsToAlarm.`);
+      warn(
+        PrefixAwareLlmWarnings.ROLLBACK_ALARM_SLOWER_THAN_BAKE,
+        `${alarm} needs ${datapoints} periods of ${period.toSeconds()} s (${seconds} s) to go into ALARM, longer than the deployment's ${bake}-s bake ` +
+          '(waitInterval): SageMaker rolls back only on alarms that trip during a bake, so a broken last batch (or a whole blue/green fleet) ' +
+          `is kept. Raise deployment waitInterval to at least ${seconds} s, or lower metricsConfig.publishFrequency or the alarm's datapointsToAlarm.`,
+      );
     }
   }
 
   private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {
     const gpus = instanceType.gpuCount;
     if (gpus !== undefined && !(isKnownInteger(gpus) && gpus >= 1)) {
-      problems.add(`instanceType gpuCount of ${instanceType.name} must be an integer of at least 1 (got ${show(gpus)})`);
+      problems.add(
+        `instanceType gpuCount of ${instanceType.name} must be an integer of at least 1 (got ${show(gpus)})`,
+      );
       return;
     }
     const tp = engine.tensorParallelSize;
     if (tp === undefined) {
       if (gpus === undefined && instanceType.isUnresolved) {
-        problems.add('engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown '
-          + '(got no tensorParallelSize)');
+        problems.add(
+          'engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown ' +
+            '(got no tensorParallelSize)',
+        );
       } else if (gpus === undefined) {
-        problems.add(`engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; `
-          + `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`);
+        problems.add(
+          `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
+            `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`,
+        );
       }
       return;
     }
@@ -770,14 +861,21 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
     const used = tp * extraParallelism(engine);
     if (used > gpus) {
-      problems.add(`engine tensor × data × pipeline parallel size must be at most the ${gpus} GPUs of ${instanceType.name} (got ${used})`);
+      problems.add(
+        `engine tensor × data × pipeline parallel size must be at most the ${gpus} GPUs of ${instanceType.name} (got ${used})`,
+      );
     }
   }
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private warnAboutDoubtfulSettings(
     props: PrefixAwareLlmEndpointProps,
     resolved: {
-      instanceType: InstanceType; instanceCount: number; routing: RoutingStrategy; engine: VllmEngineOptions; deployment: DeploymentPolicy;
+      instanceType: InstanceType;
+      instanceCount: number;
+      routing: RoutingStrategy;
+      engine: VllmEngineOptions;
+      deployment: DeploymentPolicy;
       parallelism: ParallelismInput;
     },
   ): void {
@@ -785,64 +883,90 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
 
     if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
-      warn(PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED,
-        'engine.enablePrefixCaching is false under PREFIX_AWARE routing: requests are kept on the instance that served their prefix, '
-        + 'but no instance keeps a prefix cache, so affinity only costs load balance.');
+      warn(
+        PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED,
+        'engine.enablePrefixCaching is false under PREFIX_AWARE routing: requests are kept on the instance that served their prefix, ' +
+          'but no instance keeps a prefix cache, so affinity only costs load balance.',
+      );
     }
     if (props.model.resolvesSecretIntoEnvironment) {
-      warn(PrefixAwareLlmWarnings.HF_TOKEN_IN_MODEL_ENVIRONMENT,
-        'The Hugging Face token is a CloudFormation dynamic reference: not in the template, but resolved at deploy time into the '
-        + 'SageMaker model environment (HF_TOKEN), readable by anyone allowed sagemaker:DescribeModel. For production, stage the '
-        + 'weights in S3 and use ModelSource.s3().');
+      warn(
+        PrefixAwareLlmWarnings.HF_TOKEN_IN_MODEL_ENVIRONMENT,
+        'The Hugging Face token is a CloudFormation dynamic reference: not in the template, but resolved at deploy time into the ' +
+          'SageMaker model environment (HF_TOKEN), readable by anyone allowed sagemaker:DescribeModel. For production, stage the ' +
+          'weights in S3 and use ModelSource.s3().',
+      );
     }
     const gpus = instanceType.gpuCount;
     if (gpus !== undefined && isKnownInteger(this.tensorParallelSize)) {
       const used = gpusUsed(this.tensorParallelSize, engine, parallelism.enginesPerInstance);
       if (used < gpus && gpus % this.tensorParallelSize === 0) {
-        warn(PrefixAwareLlmWarnings.UNUSED_GPUS,
-          `vLLM uses ${used} of the ${gpus} GPUs of ${instanceType.name}; set engine.extraArgs['data-parallel-size'] to `
-          + `${gpus / this.tensorParallelSize} to serve ${gpus / this.tensorParallelSize} replicas per instance, or pick a smaller instance type.`);
+        warn(
+          PrefixAwareLlmWarnings.UNUSED_GPUS,
+          `vLLM uses ${used} of the ${gpus} GPUs of ${instanceType.name}; set engine.extraArgs['data-parallel-size'] to ` +
+            `${gpus / this.tensorParallelSize} to serve ${gpus / this.tensorParallelSize} replicas per instance, or pick a smaller instance type.`,
+        );
       }
     }
     if (parallelism.heads === undefined && engine.tensorParallelSize === undefined && this.tensorParallelSize > 1) {
       const model = parallelism.modelId ?? 'the model from S3';
-      warn(PrefixAwareLlmWarnings.MODEL_HEADS_UNKNOWN,
-        `vLLM runs ${model} with tensor parallel size ${this.tensorParallelSize} (the GPUs ${parallelism.enginesPerInstance === undefined ? `of ${instanceType.name}` : 'of each engine'}), `
-        + `which the construct cannot check: ${model} is not in its catalogue of attention-head counts. vLLM exits at start, after the instances `
-        + `are paid for, unless num_attention_heads in the model's config.json divides by ${this.tensorParallelSize}; set engine.tensorParallelSize `
-        + 'to a size it divides (which also silences this warning).');
+      warn(
+        PrefixAwareLlmWarnings.MODEL_HEADS_UNKNOWN,
+        `vLLM runs ${model} with tensor parallel size ${this.tensorParallelSize} (the GPUs ${parallelism.enginesPerInstance === undefined ? `of ${instanceType.name}` : 'of each engine'}), ` +
+          `which the construct cannot check: ${model} is not in its catalogue of attention-head counts. vLLM exits at start, after the instances ` +
+          `are paid for, unless num_attention_heads in the model's config.json divides by ${this.tensorParallelSize}; set engine.tensorParallelSize ` +
+          'to a size it divides (which also silences this warning).',
+      );
     }
     const maxModelLen = engine.maxModelLen;
-    if (routing.isPrefixAware && isKnownInteger(maxModelLen) && isKnownInteger(routing.prefixLength)
-        && routing.prefixLength > maxModelLen * CHARS_PER_TOKEN) {
-      warn(PrefixAwareLlmWarnings.PREFIX_LONGER_THAN_CONTEXT,
-        `routing.prefixLength ${routing.prefixLength} (≈ ${Math.ceil(routing.prefixLength / CHARS_PER_TOKEN)} tokens) is longer than `
-        + `engine.maxModelLen ${maxModelLen} tokens: every key is the whole prompt, so a follow-up turn never matches the key of the turn `
-        + 'before it; choose a prefixLength that covers the shared prefix, not the whole prompt.');
+    if (
+      routing.isPrefixAware &&
+      isKnownInteger(maxModelLen) &&
+      isKnownInteger(routing.prefixLength) &&
+      routing.prefixLength > maxModelLen * CHARS_PER_TOKEN
+    ) {
+      warn(
+        PrefixAwareLlmWarnings.PREFIX_LONGER_THAN_CONTEXT,
+        `routing.prefixLength ${routing.prefixLength} (≈ ${Math.ceil(routing.prefixLength / CHARS_PER_TOKEN)} tokens) is longer than ` +
+          `engine.maxModelLen ${maxModelLen} tokens: every key is the whole prompt, so a follow-up turn never matches the key of the turn ` +
+          'before it; choose a prefixLength that covers the shared prefix, not the whole prompt.',
+      );
     }
     const maxNumSeqs = engine.maxNumSeqs;
-    if (routing.isPrefixAware && isKnownInteger(maxNumSeqs) && isKnownInteger(routing.concurrencyThreshold)
-        && routing.concurrencyThreshold > maxNumSeqs) {
-      warn(PrefixAwareLlmWarnings.THRESHOLD_ABOVE_MAX_NUM_SEQS,
-        `routing.concurrencyThreshold ${routing.concurrencyThreshold} is above engine.maxNumSeqs ${maxNumSeqs}: requests queue inside `
-        + 'vLLM before SageMaker spills them to another instance.');
+    if (
+      routing.isPrefixAware &&
+      isKnownInteger(maxNumSeqs) &&
+      isKnownInteger(routing.concurrencyThreshold) &&
+      routing.concurrencyThreshold > maxNumSeqs
+    ) {
+      warn(
+        PrefixAwareLlmWarnings.THRESHOLD_ABOVE_MAX_NUM_SEQS,
+        `routing.concurrencyThreshold ${routing.concurrencyThreshold} is above engine.maxNumSeqs ${maxNumSeqs}: requests queue inside ` +
+          'vLLM before SageMaker spills them to another instance.',
+      );
     }
     if (props.deployment && deployment.style === 'BLUE_GREEN' && isKnownInteger(instanceCount) && instanceCount >= 2) {
-      warn(PrefixAwareLlmWarnings.BLUE_GREEN_DOUBLES_FLEET,
-        `deployment is blue/green on ${instanceCount} × ${instanceType.name}: every update first provisions a second complete fleet `
-        + `(${2 * instanceCount} instances at once, so twice the hourly cost while it runs and an instance quota of at least ${2 * instanceCount}), `
-        + 'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.');
+      warn(
+        PrefixAwareLlmWarnings.BLUE_GREEN_DOUBLES_FLEET,
+        `deployment is blue/green on ${instanceCount} × ${instanceType.name}: every update first provisions a second complete fleet ` +
+          `(${2 * instanceCount} instances at once, so twice the hourly cost while it runs and an instance quota of at least ${2 * instanceCount}), ` +
+          'and fails when that capacity is not available. DeploymentPolicy.rolling() replaces one batch at a time.',
+      );
     }
     if (props.autoScaling) {
-      warn(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED,
-        'autoScaling registers the variant with Application Auto Scaling, and SageMaker then refuses any update that changes its instance type '
-        + '(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html): a later deploy that changes instanceType or '
-        + 'instancePools fails. To change them, deploy once without autoScaling (deregisters the variant), then deploy the new instance type, '
-        + 'then add autoScaling back; model and setting changes deploy as usual. See docs/operations.md#changing-the-instance-type-of-an-autoscaled-endpoint.');
+      warn(
+        PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED,
+        'autoScaling registers the variant with Application Auto Scaling, and SageMaker then refuses any update that changes its instance type ' +
+          '(https://docs.aws.amazon.com/sagemaker/latest/dg/endpoint-scaling-update.html): a later deploy that changes instanceType or ' +
+          'instancePools fails. To change them, deploy once without autoScaling (deregisters the variant), then deploy the new instance type, ' +
+          'then add autoScaling back; model and setting changes deploy as usual. See docs/operations.md#changing-the-instance-type-of-an-autoscaled-endpoint.',
+      );
     }
     if (!deployment.usesDefaultAlarms && deployment.extraAlarms.length === 0) {
-      warn(PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
-        'The deployment policy has no alarms: a broken update is not rolled back automatically.');
+      warn(
+        PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
+        'The deployment policy has no alarms: a broken update is not rolled back automatically.',
+      );
     }
   }
 }

@@ -1,6 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Annotations, Aws, aws_ecr as ecr, aws_ecr_assets as ecrAssets, aws_iam as iam, CfnMapping, IgnoreMode, Stack, Token } from 'aws-cdk-lib';
+import {
+  Annotations,
+  Aws,
+  aws_ecr as ecr,
+  aws_ecr_assets as ecrAssets,
+  aws_iam as iam,
+  CfnMapping,
+  IgnoreMode,
+  Stack,
+  Token,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { dlcAccountFor, DLC_ACCOUNT_BY_REGION } from './private/dlc-accounts';
 import { grantScoped } from './private/grants';
@@ -30,7 +40,8 @@ const ROUTER_SETTING_DOUBTFUL_WARNING = '@cdk-prefix-aware-llm/routerSettingDoub
  * A Docker image reference: [registry[:port]/]name[:tag][@sha256:digest], lower-case name components
  * (https://docs.docker.com/reference/cli/docker/image/tag/#description).
  */
-const IMAGE_REFERENCE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+const IMAGE_REFERENCE =
+  /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 import { EngineEnvConvention } from './vllm-engine-options';
 
 /** SageMaker host AMIs (`ProductionVariant.InferenceAmiVersion`) the images here need. */
@@ -166,15 +177,23 @@ export abstract class VllmImage {
    */
   public static dlc(options: DlcImageOptions = {}): VllmImage {
     const tag = options.tag ?? VllmImage.DLC_DEFAULT_TAG;
-    return new DlcRegistryImage(VllmImage.DLC_REPOSITORY, tag, EngineEnvConvention.SM_VLLM,
-      hostOf(cudaMajorOfDlcTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`));
+    return new DlcRegistryImage(
+      VllmImage.DLC_REPOSITORY,
+      tag,
+      EngineEnvConvention.SM_VLLM,
+      hostOf(cudaMajorOfDlcTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`),
+    );
   }
 
   /** AWS Large Model Inference (djl-inference) with its vLLM engine (`OPTION_*` settings). */
   public static lmi(options: LmiImageOptions = {}): VllmImage {
     const tag = options.tag ?? VllmImage.LMI_DEFAULT_TAG;
-    return new DlcRegistryImage(VllmImage.LMI_REPOSITORY, tag, EngineEnvConvention.LMI,
-      hostOf(cudaMajorOfCuTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`));
+    return new DlcRegistryImage(
+      VllmImage.LMI_REPOSITORY,
+      tag,
+      EngineEnvConvention.LMI,
+      hostOf(cudaMajorOfCuTag(tag), options.inferenceAmiVersion, `tag ${show(tag)}`),
+    );
   }
 
   /**
@@ -185,8 +204,13 @@ export abstract class VllmImage {
   public static fromEcrRepository(repository: ecr.IRepository, tag: string, options: EcrImageOptions = {}): VllmImage {
     const cuda = options.cudaVersion ?? cudaMajorOfDlcTag(tag) ?? cudaMajorOfCuTag(tag);
     const source = options.cudaVersion !== undefined ? `cudaVersion ${options.cudaVersion}` : `tag ${show(tag)}`;
-    return new OwnRepositoryImage(repository, tag, options.convention ?? EngineEnvConvention.SM_VLLM,
-      hostOf(cuda, options.inferenceAmiVersion, source), options.cudaVersion);
+    return new OwnRepositoryImage(
+      repository,
+      tag,
+      options.convention ?? EngineEnvConvention.SM_VLLM,
+      hostOf(cuda, options.inferenceAmiVersion, source),
+      options.cudaVersion,
+    );
   }
 
   /**
@@ -236,8 +260,10 @@ function validateHost(host: HostRequirement, problems: ProblemCollector): void {
   if (host.cudaMajor === undefined || ami === undefined || Token.isUnresolved(ami)) return;
   const amiCuda = cudaMajorOfAmi(ami);
   if (amiCuda !== undefined && amiCuda < host.cudaMajor) {
-    problems.add(`image.inferenceAmiVersion ${show(ami)} has a CUDA ${amiCuda} driver, but the image needs CUDA ${host.cudaMajor} `
-      + `(${host.cudaSource}); use ${show(amiForCudaMajor(host.cudaMajor) ?? InferenceAmiVersion.AL2023_GPU_4_1)} (got ${show(ami)})`);
+    problems.add(
+      `image.inferenceAmiVersion ${show(ami)} has a CUDA ${amiCuda} driver, but the image needs CUDA ${host.cudaMajor} ` +
+        `(${host.cudaSource}); use ${show(amiForCudaMajor(host.cudaMajor) ?? InferenceAmiVersion.AL2023_GPU_4_1)} (got ${show(ami)})`,
+    );
   }
 }
 
@@ -245,7 +271,10 @@ const ECR_TAG = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 function validateTag(tag: string, problems: ProblemCollector): void {
   if (Token.isUnresolved(tag)) return;
-  if (!ECR_TAG.test(tag)) problems.add(`image.tag must be a valid image tag (letters, digits, '_', '.', '-'; at most 128) (got ${show(tag)})`);
+  if (!ECR_TAG.test(tag))
+    problems.add(
+      `image.tag must be a valid image tag (letters, digits, '_', '.', '-'; at most 128) (got ${show(tag)})`,
+    );
 }
 
 function grantPull(grantee: iam.IGrantable, repositoryArn: string): void {
@@ -253,7 +282,8 @@ function grantPull(grantee: iam.IGrantable, repositoryArn: string): void {
   grantScoped(grantee, {
     actions: ECR_AUTH_ACTIONS,
     resources: ['*'],
-    wildcardReason: 'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
+    wildcardReason:
+      'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
   });
 }
 
@@ -265,12 +295,18 @@ function dlcAccount(scope: Construct): string {
   const stack = Stack.of(scope);
   if (!Token.isUnresolved(stack.region)) {
     const account = dlcAccountFor(stack.region);
-    if (!account) throw new PrefixAwareLlmValidationError(scope, [`image: no AWS Deep Learning Containers registry is known for region ${stack.region}`]);
+    if (!account)
+      throw new PrefixAwareLlmValidationError(scope, [
+        `image: no AWS Deep Learning Containers registry is known for region ${stack.region}`,
+      ]);
     return account;
   }
-  const mapping = (stack.node.tryFindChild(DLC_MAPPING_ID) as CfnMapping | undefined)
-    ?? new CfnMapping(stack, DLC_MAPPING_ID, {
-      mapping: Object.fromEntries(Object.entries(DLC_ACCOUNT_BY_REGION).map(([region, account]) => [region, { account }])),
+  const mapping =
+    (stack.node.tryFindChild(DLC_MAPPING_ID) as CfnMapping | undefined) ??
+    new CfnMapping(stack, DLC_MAPPING_ID, {
+      mapping: Object.fromEntries(
+        Object.entries(DLC_ACCOUNT_BY_REGION).map(([region, account]) => [region, { account }]),
+      ),
     });
   return mapping.findInMap(Aws.REGION, 'account');
 }
@@ -290,14 +326,21 @@ class DlcRegistryImage extends VllmImage {
     validateHost(this.host, problems);
     const region = Stack.of(scope).region;
     if (!Token.isUnresolved(region) && dlcAccountFor(region) === undefined) {
-      problems.add(`image: no AWS Deep Learning Containers registry is known for region ${region}; use VllmImage.fromEcrRepository() with a copy of the image (got region ${show(region)})`);
+      problems.add(
+        `image: no AWS Deep Learning Containers registry is known for region ${region}; use VllmImage.fromEcrRepository() with a copy of the image (got region ${show(region)})`,
+      );
     }
   }
 
   public bind(scope: Construct, grantee: iam.IGrantable): VllmImageConfig {
     const stack = Stack.of(scope);
     const account = dlcAccount(scope);
-    const repositoryArn = stack.formatArn({ service: 'ecr', account, resource: 'repository', resourceName: this.repositoryName });
+    const repositoryArn = stack.formatArn({
+      service: 'ecr',
+      account,
+      resource: 'repository',
+      resourceName: this.repositoryName,
+    });
     grantPull(grantee, repositoryArn);
     return {
       imageUri: `${account}.dkr.ecr.${stack.region}.${stack.urlSuffix}/${this.repositoryName}:${this.tag}`,
@@ -328,9 +371,11 @@ class OwnRepositoryImage extends VllmImage {
     }
     validateHost(this.host, problems);
     if (this.host.cudaMajor === undefined && this.host.inferenceAmiVersion === undefined) {
-      Annotations.of(scope).addWarningV2(HOST_AMI_UNKNOWN_WARNING,
-        `The CUDA version of image ${show(this.tag)} is unknown, so it runs on SageMaker's default host AMI, whose driver cannot `
-        + 'start CUDA 13 images (vLLM DLC v2.x, LMI -cu130). Pass VllmImage.fromEcrRepository(repo, tag, { cudaVersion }) or inferenceAmiVersion.');
+      Annotations.of(scope).addWarningV2(
+        HOST_AMI_UNKNOWN_WARNING,
+        `The CUDA version of image ${show(this.tag)} is unknown, so it runs on SageMaker's default host AMI, whose driver cannot ` +
+          'start CUDA 13 images (vLLM DLC v2.x, LMI -cu130). Pass VllmImage.fromEcrRepository(repo, tag, { cudaVersion }) or inferenceAmiVersion.',
+      );
     }
   }
 
@@ -361,7 +406,13 @@ function propNamed(message: string): string {
 }
 
 /** Variables the sidecar props set; routerEnvironment may not set them again. */
-const OWNED_VARIABLES = ['PREFIX_ROUTER_MODE', 'PREFIX_ROUTER_ENGINES', 'PREFIX_ROUTER_POLICY', 'PREFIX_ROUTER_EMF', 'PREFIX_ROUTER_EMF_ENDPOINT_NAME'];
+const OWNED_VARIABLES = [
+  'PREFIX_ROUTER_MODE',
+  'PREFIX_ROUTER_ENGINES',
+  'PREFIX_ROUTER_POLICY',
+  'PREFIX_ROUTER_EMF',
+  'PREFIX_ROUTER_EMF_ENDPOINT_NAME',
+];
 /** Variables the container itself decides. */
 const CONTAINER_VARIABLES = ['PREFIX_ROUTER_BACKENDS', 'PREFIX_ROUTER_HOST', 'PREFIX_ROUTER_PORT'];
 const MAX_ROUTER_VARIABLES = 40;
@@ -384,19 +435,32 @@ class RouterSidecarImage extends VllmImage {
     const o = this.options;
     const mode = o.mode ?? RouterSidecarMode.SAGEMAKER;
     // The endpoint validating this image knows its instance type: engines must share its GPUs evenly.
-    const instanceType = (scope as { readonly instanceType?: { readonly name?: string; readonly gpuCount?: number } }).instanceType;
+    const instanceType = (scope as { readonly instanceType?: { readonly name?: string; readonly gpuCount?: number } })
+      .instanceType;
     const gpus = instanceType?.gpuCount;
-    if (mode === RouterSidecarMode.MULTI_ENGINE && gpus !== undefined && o.engines !== undefined && !Token.isUnresolved(o.engines)
-      && Number.isInteger(o.engines) && o.engines >= 1 && gpus % o.engines !== 0) {
-      problems.add(`image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`);
+    if (
+      mode === RouterSidecarMode.MULTI_ENGINE &&
+      gpus !== undefined &&
+      o.engines !== undefined &&
+      !Token.isUnresolved(o.engines) &&
+      Number.isInteger(o.engines) &&
+      o.engines >= 1 &&
+      gpus % o.engines !== 0
+    ) {
+      problems.add(
+        `image.engines must divide the ${gpus} GPUs of ${instanceType?.name} so every engine gets the same number (got ${o.engines})`,
+      );
     }
     const extra = Object.entries(o.routerEnvironment ?? {});
-    if (extra.length > MAX_ROUTER_VARIABLES) problems.add(`image.routerEnvironment must have at most ${MAX_ROUTER_VARIABLES} variables (got ${extra.length})`);
+    if (extra.length > MAX_ROUTER_VARIABLES)
+      problems.add(`image.routerEnvironment must have at most ${MAX_ROUTER_VARIABLES} variables (got ${extra.length})`);
     for (const [name, value] of extra) {
       if (!/^PREFIX_ROUTER_[A-Z0-9_]+$/.test(name)) {
         problems.add(`image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got ${show(name)})`);
       } else if (OWNED_VARIABLES.includes(name)) {
-        problems.add(`image.routerEnvironment must not set ${name}: it comes from the mode, engines, policy and emf options (got ${show(value)})`);
+        problems.add(
+          `image.routerEnvironment must not set ${name}: it comes from the mode, engines, policy and emf options (got ${show(value)})`,
+        );
       } else if (CONTAINER_VARIABLES.includes(name)) {
         problems.add(`image.routerEnvironment must not set ${name}: the container sets it (got ${show(value)})`);
       } else if (!Token.isUnresolved(value) && value.length > 1024) {
@@ -404,25 +468,42 @@ class RouterSidecarImage extends VllmImage {
       }
     }
     this.checkWithRouter(scope, problems);
-    if (o.baseImage !== undefined && !Token.isUnresolved(o.baseImage) && !/^[a-z0-9.-]+(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$/.test(o.baseImage)) {
-      problems.add(`image.baseImage must be a registry image reference with a tag or digest, like 763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:${this.defaultDlcTag} (got ${show(o.baseImage)})`);
+    if (
+      o.baseImage !== undefined &&
+      !Token.isUnresolved(o.baseImage) &&
+      !/^[a-z0-9.-]+(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$/.test(o.baseImage)
+    ) {
+      problems.add(
+        `image.baseImage must be a registry image reference with a tag or digest, like 763104351884.dkr.ecr.us-east-1.amazonaws.com/vllm:${this.defaultDlcTag} (got ${show(o.baseImage)})`,
+      );
     }
     if (o.baseImage !== undefined && Token.isUnresolved(o.baseImage)) {
-      problems.add('image.baseImage must be known at synth time: Docker build arguments cannot hold deploy-time values (got a token)');
+      problems.add(
+        'image.baseImage must be known at synth time: Docker build arguments cannot hold deploy-time values (got a token)',
+      );
     }
-    if (o.nodeImage !== undefined && (Token.isUnresolved(o.nodeImage) || !IMAGE_REFERENCE.test(o.nodeImage) || !/[:@][^/]*$/.test(o.nodeImage))) {
-      problems.add(`image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got ${show(o.nodeImage)})`);
+    if (
+      o.nodeImage !== undefined &&
+      (Token.isUnresolved(o.nodeImage) || !IMAGE_REFERENCE.test(o.nodeImage) || !/[:@][^/]*$/.test(o.nodeImage))
+    ) {
+      problems.add(
+        `image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got ${show(o.nodeImage)})`,
+      );
     }
     const context = o.buildContext ?? findSidecarBuildContext();
     if (context === undefined || !existsSync(join(context, 'router', 'Dockerfile'))) {
-      problems.add(`image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`);
+      problems.add(
+        `image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`,
+      );
     }
   }
 
   public override _enginesPerInstance(): number | undefined {
     const engines = this.options.engines;
     if ((this.options.mode ?? RouterSidecarMode.SAGEMAKER) !== RouterSidecarMode.MULTI_ENGINE) return undefined;
-    return engines !== undefined && !Token.isUnresolved(engines) && Number.isInteger(engines) && engines >= 1 ? engines : undefined;
+    return engines !== undefined && !Token.isUnresolved(engines) && Number.isInteger(engines) && engines >= 1
+      ? engines
+      : undefined;
   }
 
   /** The PREFIX_ROUTER_* variables the container gets: from the props, then routerEnvironment. */
@@ -445,29 +526,40 @@ class RouterSidecarImage extends VllmImage {
   private checkWithRouter(scope: Construct, problems: ProblemCollector): void {
     const router = loadRouterSettings();
     if (router === undefined) {
-      Annotations.of(scope).addWarningV2(ROUTER_SETTINGS_UNCHECKED_WARNING,
-        'The router sidecar\'s settings were not checked at synth: this installation of cdk-prefix-aware-llm carries no compiled router '
-        + '(sidecar/dist). A bad policy or PREFIX_ROUTER_* value then stops the container only once the instances run.');
+      Annotations.of(scope).addWarningV2(
+        ROUTER_SETTINGS_UNCHECKED_WARNING,
+        "The router sidecar's settings were not checked at synth: this installation of cdk-prefix-aware-llm carries no compiled router " +
+          '(sidecar/dist). A bad policy or PREFIX_ROUTER_* value then stops the container only once the instances run.',
+      );
       return;
     }
     // A routerEnvironment entry refused above (owned by a prop, or set by the container) is not reported twice.
     const given = this.options.routerEnvironment ?? {};
     const refused = [...OWNED_VARIABLES, ...CONTAINER_VARIABLES];
-    const variables = Object.fromEntries(Object.entries(this.routerVariables())
-      .filter(([name, value]) => !(name in given && refused.includes(name)) && !Token.isUnresolved(value)));
+    const variables = Object.fromEntries(
+      Object.entries(this.routerVariables()).filter(
+        ([name, value]) => !(name in given && refused.includes(name)) && !Token.isUnresolved(value),
+      ),
+    );
     const check = router.checkContainerEnvironment(variables);
     for (const problem of check.problems) problems.add(propNamed(problem));
-    const settable = router.CONTAINER_VARIABLES.filter((name) => !OWNED_VARIABLES.includes(name) && !CONTAINER_VARIABLES.includes(name));
+    const settable = router.CONTAINER_VARIABLES.filter(
+      (name) => !OWNED_VARIABLES.includes(name) && !CONTAINER_VARIABLES.includes(name),
+    );
     for (const name of check.unknownVariables) {
-      problems.add(`image.routerEnvironment['${name}'] is not a variable the router or the container reads; allowed: ${settable.join(', ')} (got ${show(name)})`);
+      problems.add(
+        `image.routerEnvironment['${name}'] is not a variable the router or the container reads; allowed: ${settable.join(', ')} (got ${show(name)})`,
+      );
     }
-    for (const warning of check.warnings) Annotations.of(scope).addWarningV2(ROUTER_SETTING_DOUBTFUL_WARNING, propNamed(warning));
+    for (const warning of check.warnings)
+      Annotations.of(scope).addWarningV2(ROUTER_SETTING_DOUBTFUL_WARNING, propNamed(warning));
   }
 
   public bind(scope: Construct, grantee: iam.IGrantable, context: VllmImageBindContext = {}): VllmImageConfig {
     const o = this.options;
     const directory = o.buildContext ?? findSidecarBuildContext();
-    if (directory === undefined) throw new Error(`image.buildContext: no directory with router/Dockerfile above ${__dirname}`);
+    if (directory === undefined)
+      throw new Error(`image.buildContext: no directory with router/Dockerfile above ${__dirname}`);
     const fromSources = existsSync(join(directory, 'router', 'src'));
     const asset =
       (scope.node.tryFindChild('RouterSidecarImage') as ecrAssets.DockerImageAsset | undefined) ??
@@ -475,7 +567,13 @@ class RouterSidecarImage extends VllmImage {
         directory,
         file: 'router/Dockerfile',
         platform: ecrAssets.Platform.LINUX_AMD64,
-        buildArgs: o.baseImage !== undefined || o.nodeImage !== undefined ? { ...(o.baseImage !== undefined ? { BASE_IMAGE: o.baseImage } : {}), ...(o.nodeImage !== undefined ? { NODE_IMAGE: o.nodeImage } : {}) } : undefined,
+        buildArgs:
+          o.baseImage !== undefined || o.nodeImage !== undefined
+            ? {
+                ...(o.baseImage !== undefined ? { BASE_IMAGE: o.baseImage } : {}),
+                ...(o.nodeImage !== undefined ? { NODE_IMAGE: o.nodeImage } : {}),
+              }
+            : undefined,
         // A checkout compiles its sources in the build stage; the npm package ships dist/ and no sources.
         exclude: fromSources ? [...ROUTER_SIDECAR_BUILD_EXCLUDES, 'dist'] : [...ROUTER_SIDECAR_BUILD_EXCLUDES],
         ignoreMode: IgnoreMode.GLOB,
@@ -484,7 +582,8 @@ class RouterSidecarImage extends VllmImage {
     grantScoped(grantee, {
       actions: ECR_AUTH_ACTIONS,
       resources: ['*'],
-      wildcardReason: 'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
+      wildcardReason:
+        'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
     });
     const environment = this.routerVariables(context.endpointName);
     // The host AMI follows the base image's CUDA, as for VllmImage.dlc().

@@ -6,8 +6,8 @@
  */
 const { LAYERS, EXCEPTIONS } = require('./layers');
 
-const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const folder = (name) => `(^|/)router/src/${escape(name)}/`;
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const folder = (name) => `(^|/)router/src/${escapeRegExp(name)}/`;
 
 const layerRules = Object.entries(LAYERS).map(([from, allowed]) => {
   const forbidden = Object.keys(LAYERS).filter((other) => other !== from && !allowed.includes(other));
@@ -16,19 +16,24 @@ const layerRules = Object.entries(LAYERS).map(([from, allowed]) => {
     name: `layer-${from}`,
     comment: `router/src/${from} may import only ${allowed.length === 0 ? 'nothing else in router/src' : allowed.join(', ')} (router/layers.js)`,
     severity: 'error',
-    from: { path: folder(from), ...(exceptions.length > 0 ? { pathNot: exceptions.map((e) => `${escape(e.from)}$`) } : {}) },
+    from: {
+      path: folder(from),
+      ...(exceptions.length > 0 ? { pathNot: exceptions.map((e) => `${escapeRegExp(e.from)}$`) } : {}),
+    },
     to: { path: forbidden.length === 0 ? '^$' : `(^|/)router/src/(${forbidden.map(escape).join('|')})/` },
   };
 });
 
 const exceptionRules = EXCEPTIONS.map((e) => {
   const from = e.from.split('/')[2];
-  const forbidden = Object.keys(LAYERS).filter((other) => other !== from && !LAYERS[from].includes(other) && other !== e.to);
+  const forbidden = Object.keys(LAYERS).filter(
+    (other) => other !== from && !LAYERS[from].includes(other) && other !== e.to,
+  );
   return {
     name: `layer-${from}-exception`,
     comment: `${e.from} may also import ${e.to}: ${e.reason}`,
     severity: 'error',
-    from: { path: `${escape(e.from)}$` },
+    from: { path: `${escapeRegExp(e.from)}$` },
     to: { path: `(^|/)router/src/(${forbidden.map(escape).join('|')})/` },
   };
 });
@@ -47,7 +52,7 @@ module.exports = {
     {
       name: 'routing-loops-use-policy-capabilities',
       comment:
-        'the server and the simulator route through core/routing-core.ts and a policy\'s optional capabilities (routingBlocks), never a particular policy\'s module',
+        "the server and the simulator route through core/routing-core.ts and a policy's optional capabilities (routingBlocks), never a particular policy's module",
       severity: 'error',
       from: { path: '(^|/)router/src/(server|sim)/' },
       to: { path: '(^|/)router/src/policy/[^/]+-policy\\.ts$', pathNot: '(^|/)router/src/policy/routing-policy\\.ts$' },

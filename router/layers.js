@@ -24,7 +24,26 @@ const LAYERS = {
   'trace-import': ['common', 'protocol', 'state', 'policy', 'emulator', 'workload', 'report', 'aws'],
   plan: ['common', 'protocol', 'state', 'policy', 'emulator', 'workload', 'report', 'sim'],
   demo: ['common', 'protocol', 'policy', 'config', 'emulator', 'workload', 'report', 'benchmark', 'server', 'sim'],
-  cli: ['common', 'protocol', 'state', 'policy', 'workload', 'emulator', 'core', 'config', 'report', 'feed', 'server', 'sim', 'benchmark', 'aws', 'container', 'trace-import', 'plan', 'demo'],
+  cli: [
+    'common',
+    'protocol',
+    'state',
+    'policy',
+    'workload',
+    'emulator',
+    'core',
+    'config',
+    'report',
+    'feed',
+    'server',
+    'sim',
+    'benchmark',
+    'aws',
+    'container',
+    'trace-import',
+    'plan',
+    'demo',
+  ],
 };
 
 /** Imports allowed against the map, each with its reason (from: a file, to: a folder). None today. */

@@ -1,6 +1,12 @@
 import { aws_applicationautoscaling as appscaling, aws_cloudwatch as cloudwatch, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { AUTOSCALING_DEFAULTS, AutoScalingOptions, CopyAutoScaling, CopyAutoScalingOptions, VariantAutoScaling } from '../autoscaling';
+import {
+  AUTOSCALING_DEFAULTS,
+  AutoScalingOptions,
+  CopyAutoScaling,
+  CopyAutoScalingOptions,
+  VariantAutoScaling,
+} from '../autoscaling';
 import { validateRoutableFleetSize } from './fleet-rules';
 import { isKnownInteger, isUnresolved, ProblemCollector, wholeSeconds } from './validation';
 
@@ -26,25 +32,50 @@ export function validateAutoScaling(
   const minKnown = isKnownInteger(min);
   const maxKnown = isKnownInteger(max);
   if (minKnown && maxKnown && min > max) {
-    problems.add(`autoScaling.minCapacity must be at most autoScaling.maxCapacity (got minCapacity ${min} > maxCapacity ${max})`);
+    problems.add(
+      `autoScaling.minCapacity must be at most autoScaling.maxCapacity (got minCapacity ${min} > maxCapacity ${max})`,
+    );
   }
-  validateRoutableFleetSize('autoScaling.minCapacity', min, { ...context, lowestAllowed: 1, anyway: 'scale in to one instance' }, problems);
-  if (minKnown && maxKnown && min <= max && isKnownInteger(context.instanceCount)
-      && (context.instanceCount < min || context.instanceCount > max)) {
-    problems.add(`instanceCount must lie between autoScaling.minCapacity ${min} and autoScaling.maxCapacity ${max} (got ${context.instanceCount})`);
+  validateRoutableFleetSize(
+    'autoScaling.minCapacity',
+    min,
+    { ...context, lowestAllowed: 1, anyway: 'scale in to one instance' },
+    problems,
+  );
+  if (
+    minKnown &&
+    maxKnown &&
+    min <= max &&
+    isKnownInteger(context.instanceCount) &&
+    (context.instanceCount < min || context.instanceCount > max)
+  ) {
+    problems.add(
+      `instanceCount must lie between autoScaling.minCapacity ${min} and autoScaling.maxCapacity ${max} (got ${context.instanceCount})`,
+    );
   }
   const target = options.targetConcurrentRequestsPerInstance;
   if (target !== undefined && !isUnresolved(target) && !(target > 0 && Number.isFinite(target))) {
     problems.add(`autoScaling.targetConcurrentRequestsPerInstance must be a number greater than 0 (got ${target})`);
   }
   if (target === undefined && context.prefixAware && isUnresolved(context.concurrencyThreshold)) {
-    problems.add('autoScaling.targetConcurrentRequestsPerInstance is required when routing.concurrencyThreshold is a deploy-time value, '
-      + 'because the default target is derived from it (got no target)');
+    problems.add(
+      'autoScaling.targetConcurrentRequestsPerInstance is required when routing.concurrencyThreshold is a deploy-time value, ' +
+        'because the default target is derived from it (got no target)',
+    );
   }
-  problems.durationInRange('autoScaling.scaleOutCooldown', options.scaleOutCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);
-  problems.durationInRange('autoScaling.scaleInCooldown', options.scaleInCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);
+  problems.durationInRange(
+    'autoScaling.scaleOutCooldown',
+    options.scaleOutCooldown,
+    0,
+    AUTOSCALING_DEFAULTS.maxCooldownSeconds,
+  );
+  problems.durationInRange(
+    'autoScaling.scaleInCooldown',
+    options.scaleInCooldown,
+    0,
+    AUTOSCALING_DEFAULTS.maxCooldownSeconds,
+  );
 }
-
 
 /** The cooldowns and target of a target-tracking policy, from either autoscaling option set. */
 interface TrackingSettings {
@@ -54,12 +85,22 @@ interface TrackingSettings {
 
 /** Application Auto Scaling's service-linked role for SageMaker (variants and inference components alike). */
 function scalingRoleArn(scope: Construct): string {
-  return Stack.of(scope).formatArn({ service: 'iam', region: '', resource: 'role', resourceName: SAGEMAKER_SCALING_SLR });
+  return Stack.of(scope).formatArn({
+    service: 'iam',
+    region: '',
+    resource: 'role',
+    resourceName: SAGEMAKER_SCALING_SLR,
+  });
 }
 
 function targetTrackingPolicy(
-  scope: Construct, id: string, policyName: string, target: appscaling.CfnScalableTarget,
-  metricType: appscaling.PredefinedMetric, targetValue: number, settings: TrackingSettings,
+  scope: Construct,
+  id: string,
+  policyName: string,
+  target: appscaling.CfnScalableTarget,
+  metricType: appscaling.PredefinedMetric,
+  targetValue: number,
+  settings: TrackingSettings,
 ): appscaling.CfnScalingPolicy {
   return new appscaling.CfnScalingPolicy(scope, id, {
     policyName,
@@ -95,8 +136,15 @@ export function addVariantAutoScaling(
     maxCapacity: options.maxCapacity,
     roleArn: scalingRoleArn(scope),
   });
-  const scalingPolicy = targetTrackingPolicy(scope, 'ConcurrencyScalingPolicy', 'concurrent-requests-per-instance', scalableTarget,
-    appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION, targetValue, options);
+  const scalingPolicy = targetTrackingPolicy(
+    scope,
+    'ConcurrencyScalingPolicy',
+    'concurrent-requests-per-instance',
+    scalableTarget,
+    appscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION,
+    targetValue,
+    options,
+  );
   return { scalableTarget, scalingPolicy };
 }
 
@@ -112,22 +160,43 @@ export function validateCopyAutoScaling(
   problems.integerAtLeast('autoScaling.maxCopies', options.maxCopies, 1);
   const { minCopies: min, maxCopies: max } = options;
   if (isKnownInteger(min) && isKnownInteger(max) && min > max) {
-    problems.add(`autoScaling.minCopies must be at most autoScaling.maxCopies (got minCopies ${min} > maxCopies ${max})`);
+    problems.add(
+      `autoScaling.minCopies must be at most autoScaling.maxCopies (got minCopies ${min} > maxCopies ${max})`,
+    );
   }
-  if (isKnownInteger(min) && isKnownInteger(max) && min <= max && isKnownInteger(context.copyCount)
-      && (context.copyCount < min || context.copyCount > max)) {
-    problems.add(`copyCount must lie between autoScaling.minCopies ${min} and autoScaling.maxCopies ${max} (got ${context.copyCount})`);
+  if (
+    isKnownInteger(min) &&
+    isKnownInteger(max) &&
+    min <= max &&
+    isKnownInteger(context.copyCount) &&
+    (context.copyCount < min || context.copyCount > max)
+  ) {
+    problems.add(
+      `copyCount must lie between autoScaling.minCopies ${min} and autoScaling.maxCopies ${max} (got ${context.copyCount})`,
+    );
   }
   const target = options.targetConcurrentRequestsPerCopy;
   if (target !== undefined && !isUnresolved(target) && !(target > 0 && Number.isFinite(target))) {
     problems.add(`autoScaling.targetConcurrentRequestsPerCopy must be a number greater than 0 (got ${target})`);
   }
   if (target === undefined && context.prefixAware && isUnresolved(context.concurrencyThreshold)) {
-    problems.add('autoScaling.targetConcurrentRequestsPerCopy is required when routing.concurrencyThreshold is a deploy-time value, '
-      + 'because the default target is derived from it (got no target)');
+    problems.add(
+      'autoScaling.targetConcurrentRequestsPerCopy is required when routing.concurrencyThreshold is a deploy-time value, ' +
+        'because the default target is derived from it (got no target)',
+    );
   }
-  problems.durationInRange('autoScaling.scaleOutCooldown', options.scaleOutCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);
-  problems.durationInRange('autoScaling.scaleInCooldown', options.scaleInCooldown, 0, AUTOSCALING_DEFAULTS.maxCooldownSeconds);
+  problems.durationInRange(
+    'autoScaling.scaleOutCooldown',
+    options.scaleOutCooldown,
+    0,
+    AUTOSCALING_DEFAULTS.maxCooldownSeconds,
+  );
+  problems.durationInRange(
+    'autoScaling.scaleInCooldown',
+    options.scaleInCooldown,
+    0,
+    AUTOSCALING_DEFAULTS.maxCooldownSeconds,
+  );
 }
 
 /**
@@ -152,8 +221,15 @@ export function addCopyAutoScaling(
     maxCapacity: options.maxCopies,
     roleArn: scalingRoleArn(scope),
   });
-  const scalingPolicy = targetTrackingPolicy(scope, 'ConcurrencyScalingPolicy', 'concurrent-requests-per-copy', scalableTarget,
-    appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_CONCURRENT_REQUESTS_PER_COPY_HIGH_RESOLUTION, targetValue, options);
+  const scalingPolicy = targetTrackingPolicy(
+    scope,
+    'ConcurrencyScalingPolicy',
+    'concurrent-requests-per-copy',
+    scalableTarget,
+    appscaling.PredefinedMetric.SAGEMAKER_INFERENCE_COMPONENT_CONCURRENT_REQUESTS_PER_COPY_HIGH_RESOLUTION,
+    targetValue,
+    options,
+  );
   if (!(isKnownInteger(options.minCopies) && options.minCopies === 0)) return { scalableTarget, scalingPolicy };
 
   const scaleFromZeroPolicy = new appscaling.CfnScalingPolicy(scope, 'ScaleFromZeroPolicy', {
@@ -174,8 +250,9 @@ export function addCopyAutoScaling(
     evaluationPeriods: 1,
     datapointsToAlarm: 1,
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    alarmDescription: 'A request found no copy of this inference component (it had scaled to zero): adds the first copy. '
-      + 'Requests fail until it is up. See docs/construct.md#inference-components.',
+    alarmDescription:
+      'A request found no copy of this inference component (it had scaled to zero): adds the first copy. ' +
+      'Requests fail until it is up. See docs/construct.md#inference-components.',
   });
   alarm.addAlarmAction({ bind: () => ({ alarmActionArn: scaleFromZeroPolicy.attrArn }) });
   return { scalableTarget, scalingPolicy, scaleFromZeroPolicy };

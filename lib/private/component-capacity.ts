@@ -51,11 +51,20 @@ export function packs(items: readonly number[], bins: number, capacity: number):
   return true;
 }
 
-function itemsOf(components: readonly ComponentDemand[], copiesOf: (c: ComponentDemand) => number, sizeOf: (c: ComponentDemand) => number): number[] {
+function itemsOf(
+  components: readonly ComponentDemand[],
+  copiesOf: (c: ComponentDemand) => number,
+  sizeOf: (c: ComponentDemand) => number,
+): number[] {
   return components.flatMap((c) => Array.from({ length: Math.max(0, copiesOf(c)) }, () => sizeOf(c)));
 }
 
-function summary(components: readonly ComponentDemand[], copiesOf: (c: ComponentDemand) => number, sizeOf: (c: ComponentDemand) => number, unit: string): string {
+function summary(
+  components: readonly ComponentDemand[],
+  copiesOf: (c: ComponentDemand) => number,
+  sizeOf: (c: ComponentDemand) => number,
+  unit: string,
+): string {
   const parts = components.filter((c) => copiesOf(c) > 0).map((c) => `${c.label} ${copiesOf(c)} × ${sizeOf(c)}${unit}`);
   const total = components.reduce((sum, c) => sum + copiesOf(c) * sizeOf(c), 0);
   return `${total}${unit}: ${parts.join(', ') || 'no copies'}`;
@@ -67,34 +76,67 @@ export function componentFitProblems(fleet: FleetShape, components: readonly Com
   const { gpusPerInstance: gpus, memoryPerInstanceMiB: memory, instanceTypeName: type } = fleet;
   for (const c of components) {
     if (gpus !== undefined && c.acceleratorsPerCopy > gpus) {
-      problems.push(`${c.label}: acceleratorsPerCopy must be at most the ${gpus} GPUs of one ${type}, since a copy runs on one instance (got ${c.acceleratorsPerCopy})`);
+      problems.push(
+        `${c.label}: acceleratorsPerCopy must be at most the ${gpus} GPUs of one ${type}, since a copy runs on one instance (got ${c.acceleratorsPerCopy})`,
+      );
     }
     if (memory !== undefined && c.memoryPerCopyMiB > memory) {
-      problems.push(`${c.label}: minMemoryPerCopy must be at most the ${memory} MiB of one ${type}, since a copy runs on one instance (got ${c.memoryPerCopyMiB} MiB)`);
+      problems.push(
+        `${c.label}: minMemoryPerCopy must be at most the ${memory} MiB of one ${type}, since a copy runs on one instance (got ${c.memoryPerCopyMiB} MiB)`,
+      );
     }
   }
   if (problems.length > 0) return problems;
 
   const check = (instances: number, copiesOf: (c: ComponentDemand) => number, what: string, where: string) => {
-    if (gpus !== undefined && !packs(itemsOf(components, copiesOf, (c) => c.acceleratorsPerCopy), instances, gpus)) {
-      problems.push(`${what} × acceleratorsPerCopy of the endpoint's inference components must fit in the ${gpus} GPUs of each of the ${where} `
-        + `(${instances * gpus} GPUs, each copy on one instance) (got ${summary(components, copiesOf, (c) => c.acceleratorsPerCopy, ' GPUs')})`);
+    if (
+      gpus !== undefined &&
+      !packs(
+        itemsOf(components, copiesOf, (c) => c.acceleratorsPerCopy),
+        instances,
+        gpus,
+      )
+    ) {
+      problems.push(
+        `${what} × acceleratorsPerCopy of the endpoint's inference components must fit in the ${gpus} GPUs of each of the ${where} ` +
+          `(${instances * gpus} GPUs, each copy on one instance) (got ${summary(components, copiesOf, (c) => c.acceleratorsPerCopy, ' GPUs')})`,
+      );
     }
-    if (memory !== undefined && !packs(itemsOf(components, copiesOf, (c) => c.memoryPerCopyMiB), instances, memory)) {
-      problems.push(`${what} × minMemoryPerCopy of the endpoint's inference components must fit in the ${memory} MiB of each of the ${where} `
-        + `(each copy on one instance) (got ${summary(components, copiesOf, (c) => c.memoryPerCopyMiB, ' MiB')})`);
+    if (
+      memory !== undefined &&
+      !packs(
+        itemsOf(components, copiesOf, (c) => c.memoryPerCopyMiB),
+        instances,
+        memory,
+      )
+    ) {
+      problems.push(
+        `${what} × minMemoryPerCopy of the endpoint's inference components must fit in the ${memory} MiB of each of the ${where} ` +
+          `(each copy on one instance) (got ${summary(components, copiesOf, (c) => c.memoryPerCopyMiB, ' MiB')})`,
+      );
     }
   };
   check(fleet.instanceCount, (c) => c.copies, 'copyCount', `instanceCount ${fleet.instanceCount} × ${type}`);
   const min = fleet.minInstanceCount;
   if (min !== undefined && min > 0) {
-    check(min, (c) => c.minCopies, 'autoScaling.minCopies (copyCount without autoscaling)', `managedInstanceScaling.minInstanceCount ${min} × ${type}`);
+    check(
+      min,
+      (c) => c.minCopies,
+      'autoScaling.minCopies (copyCount without autoscaling)',
+      `managedInstanceScaling.minInstanceCount ${min} × ${type}`,
+    );
   }
   // Copies autoscaling asks for beyond what the largest fleet holds are never placed.
   const max = fleet.maxInstanceCount ?? fleet.instanceCount;
   if (components.some((c) => c.maxCopies !== c.copies)) {
-    check(max, (c) => c.maxCopies, 'autoScaling.maxCopies (copyCount without autoscaling)',
-      fleet.maxInstanceCount !== undefined ? `managedInstanceScaling.maxInstanceCount ${max} × ${type}` : `instanceCount ${max} × ${type} (no managedInstanceScaling)`);
+    check(
+      max,
+      (c) => c.maxCopies,
+      'autoScaling.maxCopies (copyCount without autoscaling)',
+      fleet.maxInstanceCount !== undefined
+        ? `managedInstanceScaling.maxInstanceCount ${max} × ${type}`
+        : `instanceCount ${max} × ${type} (no managedInstanceScaling)`,
+    );
   }
   return problems;
 }

@@ -19,22 +19,33 @@ export function rollingPossible(range: CopyRange): boolean {
 }
 
 /** Problems of explicitly given deployment options (`deployment.*`), naming the option and the range. */
-export function validateComponentDeployment(options: ComponentDeploymentOptions, range: CopyRange | undefined, alarmCount: number, problems: ProblemCollector): void {
+export function validateComponentDeployment(
+  options: ComponentDeploymentOptions,
+  range: CopyRange | undefined,
+  alarmCount: number,
+  problems: ProblemCollector,
+): void {
   const { waitIntervalSeconds: wait, rollingMaxExecutionSeconds: exec, maxRollbackAlarms } = DEPLOYMENT_LIMITS;
   problems.durationInRange('deployment.waitInterval', options.waitInterval, wait.min, wait.max);
   problems.durationInRange('deployment.maximumExecutionTimeout', options.maximumExecutionTimeout, exec.min, exec.max);
-  if (alarmCount > maxRollbackAlarms) problems.add(`deployment.alarms: at most ${maxRollbackAlarms} rollback alarms in all (got ${alarmCount})`);
+  if (alarmCount > maxRollbackAlarms)
+    problems.add(`deployment.alarms: at most ${maxRollbackAlarms} rollback alarms in all (got ${alarmCount})`);
   if (!range) return;
   const of = range.min === range.max ? `${range.min} copies` : `every copy count from ${range.min} to ${range.max}`;
   if (!rollingPossible(range)) {
     const { low, high } = batchBounds(range);
-    problems.add(`deployment: no rolling batch is 5–50 % of ${of} (5 % needs ${low}, 50 % allows ${high}); `
-      + 'give the component at least 2 copies (autoScaling.minCopies) or leave deployment unset for SageMaker\'s default update '
-      + `(got ${range.min === range.max ? `copyCount ${range.min}` : `minCopies ${range.min}, maxCopies ${range.max}`})`);
+    problems.add(
+      `deployment: no rolling batch is 5–50 % of ${of} (5 % needs ${low}, 50 % allows ${high}); ` +
+        "give the component at least 2 copies (autoScaling.minCopies) or leave deployment unset for SageMaker's default update " +
+        `(got ${range.min === range.max ? `copyCount ${range.min}` : `minCopies ${range.min}, maxCopies ${range.max}`})`,
+    );
     return;
   }
   const { low, high } = batchBounds(range);
-  for (const [name, batch] of [['deployment.batchCopies', options.batchCopies], ['deployment.rollbackBatchCopies', options.rollbackBatchCopies]] as const) {
+  for (const [name, batch] of [
+    ['deployment.batchCopies', options.batchCopies],
+    ['deployment.rollbackBatchCopies', options.rollbackBatchCopies],
+  ] as const) {
     if (batch !== undefined && (!isKnownInteger(batch) || batch < low || batch > high)) {
       problems.add(`${name} must be between ${low} and ${high} (5–50 % of ${of}) (got ${show(batch)})`);
     }
@@ -43,7 +54,9 @@ export function validateComponentDeployment(options: ComponentDeploymentOptions,
 
 /** The component's `DeploymentConfig`: rolling in batches of copies, rolling back on the alarms. */
 export function renderComponentDeployment(
-  options: ComponentDeploymentOptions, range: CopyRange, alarms: cloudwatch.IAlarm[],
+  options: ComponentDeploymentOptions,
+  range: CopyRange,
+  alarms: cloudwatch.IAlarm[],
 ): sagemaker.CfnInferenceComponent.InferenceComponentDeploymentConfigProperty {
   const batch = options.batchCopies ?? batchBounds(range).low;
   return {
@@ -51,8 +64,10 @@ export function renderComponentDeployment(
       maximumBatchSize: { type: 'COPY_COUNT', value: batch },
       rollbackMaximumBatchSize: { type: 'COPY_COUNT', value: options.rollbackBatchCopies ?? batch },
       waitIntervalInSeconds: wholeSeconds(options.waitInterval) ?? DEFAULT_WAIT_INTERVAL_SECONDS,
-      maximumExecutionTimeoutInSeconds: wholeSeconds(options.maximumExecutionTimeout) ?? DEPLOYMENT_LIMITS.rollingMaxExecutionSeconds.max,
+      maximumExecutionTimeoutInSeconds:
+        wholeSeconds(options.maximumExecutionTimeout) ?? DEPLOYMENT_LIMITS.rollingMaxExecutionSeconds.max,
     },
-    autoRollbackConfiguration: alarms.length > 0 ? { alarms: alarms.map((alarm) => ({ alarmName: alarm.alarmName })) } : undefined,
+    autoRollbackConfiguration:
+      alarms.length > 0 ? { alarms: alarms.map((alarm) => ({ alarmName: alarm.alarmName })) } : undefined,
   };
 }

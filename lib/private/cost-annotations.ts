@@ -22,15 +22,19 @@ export interface FleetPriceInput {
 /** A price text, `$126/hour (~$91,980/month)`, or a range. */
 function priceText(usdPerHour: number, minInstances: number, maxInstances: number, hoursPerMonth: number): string {
   const usd = (v: number) => `$${v.toLocaleString('en-US', { maximumFractionDigits: v < 100 ? 2 : 0 })}`;
-  if (minInstances === maxInstances) return `${usd(usdPerHour * minInstances)}/hour (~${usd(usdPerHour * minInstances * hoursPerMonth)}/month at ${hoursPerMonth} h)`;
-  return `${usd(usdPerHour * minInstances)}–${usd(usdPerHour * maxInstances)}/hour (~${usd(usdPerHour * minInstances * hoursPerMonth)}–`
-    + `${usd(usdPerHour * maxInstances * hoursPerMonth)}/month at ${hoursPerMonth} h)`;
+  if (minInstances === maxInstances)
+    return `${usd(usdPerHour * minInstances)}/hour (~${usd(usdPerHour * minInstances * hoursPerMonth)}/month at ${hoursPerMonth} h)`;
+  return (
+    `${usd(usdPerHour * minInstances)}–${usd(usdPerHour * maxInstances)}/hour (~${usd(usdPerHour * minInstances * hoursPerMonth)}–` +
+    `${usd(usdPerHour * maxInstances * hoursPerMonth)}/month at ${hoursPerMonth} h)`
+  );
 }
 
 /** The fleet's size and price in one sentence, from the project's price table (router/src/common/instance-prices.ts). */
 export function fleetPriceSentence(input: FleetPriceInput): string | undefined {
   const { instanceType, instances, fleets } = input;
-  if (instanceType.isUnresolved || Token.isUnresolved(instances.min) || Token.isUnresolved(instances.max)) return undefined;
+  if (instanceType.isUnresolved || Token.isUnresolved(instances.min) || Token.isUnresolved(instances.max))
+    return undefined;
   const min = instances.min * fleets;
   const max = instances.max * fleets;
   const count = min === max ? `${min}` : `${min}–${max}`;
@@ -38,7 +42,10 @@ export function fleetPriceSentence(input: FleetPriceInput): string | undefined {
   const prices = loadInstancePrices();
   const price = prices?.LIST_PRICE_USD_PER_HOUR[instanceType.name];
   if (prices === undefined || price === undefined) {
-    const known = prices === undefined ? '' : ` (the built-in prices cover ${Object.keys(prices.LIST_PRICE_USD_PER_HOUR).join(', ')})`;
+    const known =
+      prices === undefined
+        ? ''
+        : ` (the built-in prices cover ${Object.keys(prices.LIST_PRICE_USD_PER_HOUR).join(', ')})`;
     return `${fleet}: no built-in price for ${instanceType.name}${known}; see https://aws.amazon.com/sagemaker/pricing/`;
   }
   return `${fleet} at $${price}/instance-hour = ${priceText(price, min, max, prices.HOURS_PER_MONTH)}; price: ${prices.LIST_PRICE_SOURCE}`;
@@ -53,9 +60,11 @@ export function annotateFleetPrice(scope: IConstruct, input: FleetPriceInput, in
   if (sentence === undefined) return;
   Annotations.of(scope).addInfoV2(HOURLY_PRICE_INFO, `Endpoint price: ${sentence}.`);
   if (instanceTypeDefaulted) {
-    Annotations.of(scope).addWarningV2(DEFAULT_INSTANCE_TYPE_WARNING,
-      `instanceType is not set, so the endpoint runs the default ${input.instanceType.name} (${input.instanceType.gpuCount} × ${input.instanceType.gpuModel}): ${sentence}. `
-      + 'It is sized for a 70B model; set instanceType to the smallest type that holds your model (e.g. InstanceType.ML_G6E_2XLARGE, one 48 GB GPU, '
-      + 'for a 7B model in BF16), or acknowledge this warning to keep the default.');
+    Annotations.of(scope).addWarningV2(
+      DEFAULT_INSTANCE_TYPE_WARNING,
+      `instanceType is not set, so the endpoint runs the default ${input.instanceType.name} (${input.instanceType.gpuCount} × ${input.instanceType.gpuModel}): ${sentence}. ` +
+        'It is sized for a 70B model; set instanceType to the smallest type that holds your model (e.g. InstanceType.ML_G6E_2XLARGE, one 48 GB GPU, ' +
+        'for a 7B model in BF16), or acknowledge this warning to keep the default.',
+    );
   }
 }

@@ -50,5 +50,7 @@ export const DLC_ACCOUNT_BY_REGION: Readonly<Record<string, string>> = Object.fr
 
 /** The registry account for a concrete region, or undefined when we do not know the region. */
 export function dlcAccountFor(region: string): string | undefined {
-  return Object.prototype.hasOwnProperty.call(DLC_ACCOUNT_BY_REGION, region) ? DLC_ACCOUNT_BY_REGION[region] : undefined;
+  return Object.prototype.hasOwnProperty.call(DLC_ACCOUNT_BY_REGION, region)
+    ? DLC_ACCOUNT_BY_REGION[region]
+    : undefined;
 }

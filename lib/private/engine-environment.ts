@@ -5,10 +5,10 @@ import { ProblemCollector, show } from './validation';
 
 /** Flags that have a first-class option and so may not be set through `extraArgs`. */
 const RESERVED_FLAGS: Readonly<Record<string, string>> = {
-  'model': 'model',
-  'port': 'the container contract (port 8080)',
-  'host': 'the container contract',
-  'revision': 'model revision option',
+  model: 'model',
+  port: 'the container contract (port 8080)',
+  host: 'the container contract',
+  revision: 'model revision option',
   'tensor-parallel-size': 'engine.tensorParallelSize',
   'max-model-len': 'engine.maxModelLen',
   'gpu-memory-utilization': 'engine.gpuMemoryUtilization',
@@ -41,7 +41,11 @@ export function extraParallelism(options: VllmEngineOptions): number {
 }
 
 /** Checks engine options that do not depend on the instance or routing. */
-export function validateEngineOptions(options: VllmEngineOptions, convention: EngineEnvConvention, problems: ProblemCollector): void {
+export function validateEngineOptions(
+  options: VllmEngineOptions,
+  convention: EngineEnvConvention,
+  problems: ProblemCollector,
+): void {
   problems.integerAtLeast('engine.tensorParallelSize', options.tensorParallelSize, 1);
   problems.integerAtLeast('engine.maxModelLen', options.maxModelLen, 1);
   problems.integerAtLeast('engine.maxNumSeqs', options.maxNumSeqs, 1);
@@ -56,7 +60,9 @@ export function validateEngineOptions(options: VllmEngineOptions, convention: En
   for (const [flag, value] of Object.entries(options.extraArgs ?? {})) {
     const name = `engine.extraArgs['${flag}']`;
     if (!FLAG_NAME.test(flag)) {
-      problems.add(`${name}: flag names must be lower-case words joined by '-', without leading dashes (got ${show(flag)})`);
+      problems.add(
+        `${name}: flag names must be lower-case words joined by '-', without leading dashes (got ${show(flag)})`,
+      );
       continue;
     }
     const reserved = RESERVED_FLAGS[flag];
@@ -68,7 +74,9 @@ export function validateEngineOptions(options: VllmEngineOptions, convention: En
       problems.add(`${name} must be a finite number (got ${value})`);
     }
     if (value === false && convention === EngineEnvConvention.SM_VLLM) {
-      problems.add(`${name} is false, which the vLLM DLC drops without a trace; use { 'no-${flag}': true } to turn a default-on flag off (got false)`);
+      problems.add(
+        `${name} is false, which the vLLM DLC drops without a trace; use { 'no-${flag}': true } to turn a default-on flag off (got false)`,
+      );
     }
     if (typeof value === 'string' && !Token.isUnresolved(value) && value.length > MAX_ENV_VALUE_LENGTH) {
       problems.add(`${name} must be at most ${MAX_ENV_VALUE_LENGTH} characters (got ${value.length})`);
@@ -149,6 +157,7 @@ export function renderLoraEnvironment(options: VllmEngineOptions, adapterCount: 
   if (adapterCount < 1) return {};
   const env: Record<string, string> = { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' };
   if (options.extraArgs?.['enable-lora'] === undefined) env[`SM_VLLM_${envSuffixForFlag('enable-lora')}`] = 'true';
-  if (options.extraArgs?.['max-loras'] === undefined) env[`SM_VLLM_${envSuffixForFlag('max-loras')}`] = String(adapterCount);
+  if (options.extraArgs?.['max-loras'] === undefined)
+    env[`SM_VLLM_${envSuffixForFlag('max-loras')}`] = String(adapterCount);
   return env;
 }

@@ -9,7 +9,10 @@ import { CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS, CLOUDWATCH_PUT_METRIC_ACTIONS, LOGS
  * SageMaker, with no statement until the construct adds the ones it needs.
  */
 export function createExecutionRole(scope: Construct, description: string): iam.Role {
-  return new iam.Role(scope, 'ExecutionRole', { assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'), description });
+  return new iam.Role(scope, 'ExecutionRole', {
+    assumedBy: new iam.ServicePrincipal('sagemaker.amazonaws.com'),
+    description,
+  });
 }
 
 /**
@@ -27,13 +30,15 @@ export function grantEndpointRuntimeBasics(scope: Construct, role: iam.IRole, en
   grantScoped(role, {
     actions: LOGS_ACTIONS,
     resources: [logGroup, `${logGroup}:log-stream:*`],
-    wildcardReason: 'Log streams are named per instance and container at run time; the statement is limited to this endpoint\'s log group.',
+    wildcardReason:
+      "Log streams are named per instance and container at run time; the statement is limited to this endpoint's log group.",
   });
   grantScoped(role, {
     actions: CLOUDWATCH_PUT_METRIC_ACTIONS,
     resources: ['*'],
     conditions: { StringEquals: { 'cloudwatch:namespace': ENDPOINT_INSTANCE_NAMESPACE } },
-    wildcardReason: 'cloudwatch:PutMetricData supports no resource ARNs; the statement is limited to the SageMaker endpoint instance-metrics namespace.',
+    wildcardReason:
+      'cloudwatch:PutMetricData supports no resource ARNs; the statement is limited to the SageMaker endpoint instance-metrics namespace.',
   });
 }
 
@@ -51,8 +56,9 @@ export function grantDescribeRollbackAlarms(role: iam.IRole, alarms: cloudwatch.
     grantScoped(role, {
       actions: CLOUDWATCH_DESCRIBE_ALARMS_ACTIONS,
       resources: ['*'],
-      wildcardReason: 'A composite rollback alarm: CloudWatch returns composite alarms only to a cloudwatch:DescribeAlarms permission scoped to *; '
-        + 'read-only, and SageMaker reads the rollback alarms with the execution role during deployments.',
+      wildcardReason:
+        'A composite rollback alarm: CloudWatch returns composite alarms only to a cloudwatch:DescribeAlarms permission scoped to *; ' +
+        'read-only, and SageMaker reads the rollback alarms with the execution role during deployments.',
     });
     return;
   }

@@ -44,20 +44,31 @@ export interface FleetToValidate {
  * The rules of the shared props: routing ranges, instance type names, the instance count (≥ 1, and ≥ 2 under
  * PREFIX_AWARE), the network, the endpoint name and `MetricsConfig`, each problem naming the prop.
  */
-export function validateFleetProps(props: PrefixAwareLlmEndpointBaseProps, fleet: FleetToValidate, problems: ProblemCollector): void {
+export function validateFleetProps(
+  props: PrefixAwareLlmEndpointBaseProps,
+  fleet: FleetToValidate,
+  problems: ProblemCollector,
+): void {
   fleet.routing._validate(problems);
   for (const type of fleet.instanceTypes) {
     if (!type.isUnresolved && !INSTANCE_TYPE_NAME.test(type.name)) {
-      problems.add(`${fleet.instanceTypeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(type.name)})`);
+      problems.add(
+        `${fleet.instanceTypeProp} must be a SageMaker instance type like 'ml.p5.48xlarge' (got ${show(type.name)})`,
+      );
     }
   }
   problems.integerAtLeast('instanceCount', fleet.instanceCount, 1);
-  validateRoutableFleetSize('instanceCount', fleet.instanceCount, {
-    lowestAllowed: 1,
-    prefixAware: fleet.routing.isPrefixAware,
-    allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
-    anyway: 'deploy a single instance',
-  }, problems);
+  validateRoutableFleetSize(
+    'instanceCount',
+    fleet.instanceCount,
+    {
+      lowestAllowed: 1,
+      prefixAware: fleet.routing.isPrefixAware,
+      allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
+      anyway: 'deploy a single instance',
+    },
+    problems,
+  );
   validateNetwork(props, problems);
   problems.sageMakerName('endpointName', props.endpointName);
   validateMetricsConfig(props.metricsConfig, problems);
@@ -76,8 +87,10 @@ export function validateRoutableFleetSize(
 ): void {
   if (!context.prefixAware || context.allowSingleInstance || !isKnownInteger(count)) return;
   if (count < context.lowestAllowed || count >= 2) return;
-  problems.add(`${prop} must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; `
-    + `set allowPrefixAwareOnSingleInstance: true to ${context.anyway} anyway (got ${count})`);
+  problems.add(
+    `${prop} must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; ` +
+      `set allowPrefixAwareOnSingleInstance: true to ${context.anyway} anyway (got ${count})`,
+  );
 }
 
 /** Id of the info that `endpointName` was derived from the construct path (`PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH`). */
@@ -89,7 +102,10 @@ export const ENDPOINT_NAME_FROM_PATH_INFO = '@cdk-prefix-aware-llm/endpointNameF
  */
 export function endpointNameOf(scope: IConstruct, endpointName: string | undefined): string {
   if (endpointName !== undefined) return endpointName;
-  Annotations.of(scope).addInfoV2(ENDPOINT_NAME_FROM_PATH_INFO, 'endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint '
-    + '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.');
+  Annotations.of(scope).addInfoV2(
+    ENDPOINT_NAME_FROM_PATH_INFO,
+    'endpointName is derived from the construct path: moving or renaming the construct replaces the endpoint ' +
+      '(a second fleet while both exist, and a new name for clients). Set a stable endpointName for production.',
+  );
   return nameFromPath(scope);
 }

@@ -16,11 +16,13 @@ export interface ScopedGrant {
  * acknowledges the matching cdk-nag findings with `flushWildcardAcknowledgements` once all grants are made.
  */
 export function grantScoped(grantee: iam.IGrantable, grant: ScopedGrant): void {
-  grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({
-    actions: grant.actions,
-    resources: grant.resources,
-    conditions: grant.conditions,
-  }));
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: grant.actions,
+      resources: grant.resources,
+      conditions: grant.conditions,
+    }),
+  );
   const principal = grantee.grantPrincipal;
   if (grant.wildcardReason && Construct.isConstruct(principal)) {
     recordWildcardReason(principal, grant.resources, grant.wildcardReason);

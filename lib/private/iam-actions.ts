@@ -16,7 +16,12 @@ export const S3_READ_OBJECT_ACTIONS = ['s3:GetObject'];
 export const S3_LIST_ACTIONS = ['s3:ListBucket'];
 
 /** Container logs go to `/aws/sagemaker/Endpoints/<endpoint-name>`. */
-export const LOGS_ACTIONS = ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents', 'logs:DescribeLogStreams'];
+export const LOGS_ACTIONS = [
+  'logs:CreateLogGroup',
+  'logs:CreateLogStream',
+  'logs:PutLogEvents',
+  'logs:DescribeLogStreams',
+];
 
 /**
  * SageMaker reads the deployment's auto-rollback alarms with the execution role (resource: the alarms' ARNs; `*` for
@@ -60,7 +65,11 @@ export const CALL_WITH_BEARER_TOKEN_ACTIONS = ['sagemaker:CallWithBearerToken'];
 export const AB_TESTING_ENDPOINT_ACTIONS = ['sagemaker:DescribeEndpoint', 'sagemaker:UpdateEndpoint'];
 
 /** `prefix-router ab`: read the original configuration, create and delete its copies (resource: endpoint configurations). */
-export const AB_TESTING_CONFIG_ACTIONS = ['sagemaker:DescribeEndpointConfig', 'sagemaker:CreateEndpointConfig', 'sagemaker:DeleteEndpointConfig'];
+export const AB_TESTING_CONFIG_ACTIONS = [
+  'sagemaker:DescribeEndpointConfig',
+  'sagemaker:CreateEndpointConfig',
+  'sagemaker:DeleteEndpointConfig',
+];
 
 /** `prefix-router ab` / `bench --sagemaker-endpoint`: the served model name from the model environment. */
 export const AB_TESTING_MODEL_READ_ACTIONS = ['sagemaker:DescribeModel'];

@@ -43,7 +43,10 @@ const HEADS: Readonly<Record<string, ModelHeads>> = {
 
 /** The catalogue's key of a model id: case-insensitive, an `-Instruct` suffix ignored. */
 function catalogKey(modelId: string): string {
-  return modelId.trim().toLowerCase().replace(/-instruct$/, '');
+  return modelId
+    .trim()
+    .toLowerCase()
+    .replace(/-instruct$/, '');
 }
 
 /** The head counts of a catalogued model, or undefined. */
@@ -53,13 +56,17 @@ export function modelHeads(modelId: string | undefined): ModelHeads | undefined 
 
 /** Whether vLLM can shard the model over `tensorParallelSize` GPUs (both rules above). */
 export function headsAllowTensorParallel(heads: ModelHeads, tensorParallelSize: number): boolean {
-  const kvFits = tensorParallelSize <= heads.kvHeads ? heads.kvHeads % tensorParallelSize === 0 : tensorParallelSize % heads.kvHeads === 0;
+  const kvFits =
+    tensorParallelSize <= heads.kvHeads
+      ? heads.kvHeads % tensorParallelSize === 0
+      : tensorParallelSize % heads.kvHeads === 0;
   return heads.attentionHeads % tensorParallelSize === 0 && kvFits;
 }
 
 /** The divisors of `gpus` the model can be sharded over, ascending: the tensor parallel sizes that both fit the instance and start. */
 export function allowedTensorParallelSizes(heads: ModelHeads, gpus: number): number[] {
   const sizes: number[] = [];
-  for (let size = 1; size <= gpus; size++) if (gpus % size === 0 && headsAllowTensorParallel(heads, size)) sizes.push(size);
+  for (let size = 1; size <= gpus; size++)
+    if (gpus % size === 0 && headsAllowTensorParallel(heads, size)) sizes.push(size);
   return sizes;
 }

@@ -74,18 +74,23 @@ export function acknowledgeComplianceFindings(options: {
     for (const id of ['NIST.800.53.R5-IAMNoInlinePolicy', 'HIPAA.Security-IAMNoInlinePolicy']) {
       Validations.of(policy).acknowledge({
         id,
-        reason: 'The execution role\'s policy holds only this endpoint\'s statements (its image repository, model prefix, log group, '
-          + 'metric namespace) and lives and dies with the role; a customer-managed policy would add a reusable attach point without '
-          + 'narrowing any statement.',
+        reason:
+          "The execution role's policy holds only this endpoint's statements (its image repository, model prefix, log group, " +
+          'metric namespace) and lives and dies with the role; a customer-managed policy would add a reusable attach point without ' +
+          'narrowing any statement.',
       });
     }
   }
   if (options.nvmeEndpointConfig) {
-    for (const id of ['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured', 'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured']) {
+    for (const id of [
+      'NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured',
+      'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured',
+    ]) {
       Validations.of(options.nvmeEndpointConfig).acknowledge({
         id,
-        reason: 'Every instance type of this endpoint has local NVMe instance storage, which the instance hardware encrypts; SageMaker '
-          + 'rejects a KmsKeyId in the endpoint configuration for such instance types (the construct refuses encryptionKey there).',
+        reason:
+          'Every instance type of this endpoint has local NVMe instance storage, which the instance hardware encrypts; SageMaker ' +
+          'rejects a KmsKeyId in the endpoint configuration for such instance types (the construct refuses encryptionKey there).',
       });
     }
   }

@@ -35,13 +35,20 @@ export function validateNetwork(props: EndpointNetworkProps, problems: ProblemCo
   if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
     problems.add(`${props.vpcSubnets ? 'vpcSubnets' : 'securityGroups'} needs vpc (got no vpc)`);
   }
-  if (props.securityGroups && (props.securityGroups.length < limits.minSecurityGroups || props.securityGroups.length > limits.maxSecurityGroups)) {
-    problems.add(`securityGroups must hold between ${limits.minSecurityGroups} and ${limits.maxSecurityGroups} groups (got ${props.securityGroups.length})`);
+  if (
+    props.securityGroups &&
+    (props.securityGroups.length < limits.minSecurityGroups || props.securityGroups.length > limits.maxSecurityGroups)
+  ) {
+    problems.add(
+      `securityGroups must hold between ${limits.minSecurityGroups} and ${limits.maxSecurityGroups} groups (got ${props.securityGroups.length})`,
+    );
   }
   if (props.vpc) {
     const subnets = props.vpc.selectSubnets(props.vpcSubnets).subnetIds;
     if (!Token.isUnresolved(subnets) && (subnets.length < limits.minSubnets || subnets.length > limits.maxSubnets)) {
-      problems.add(`vpcSubnets must select between ${limits.minSubnets} and ${limits.maxSubnets} subnets (got ${subnets.length})`);
+      problems.add(
+        `vpcSubnets must select between ${limits.minSubnets} and ${limits.maxSubnets} subnets (got ${subnets.length})`,
+      );
     }
   }
 }
@@ -54,10 +61,16 @@ export function validateNetwork(props: EndpointNetworkProps, problems: ProblemCo
  * downloads its weights from Hugging Face at start cannot work. SageMaker itself still fetches S3 model data and
  * adapter artefacts (ArtifactUrl) for the container.
  */
-export function validateIsolatedModel(isolated: boolean | undefined, model: ModelSource, problems: ProblemCollector): void {
+export function validateIsolatedModel(
+  isolated: boolean | undefined,
+  model: ModelSource,
+  problems: ProblemCollector,
+): void {
   if (isolated && model.downloadsAtStartup) {
-    problems.add('model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); '
-      + 'stage the weights in S3 and use ModelSource.s3() (got ModelSource.huggingFace with network isolation)');
+    problems.add(
+      'model: a Hugging Face model cannot be downloaded with enableNetworkIsolation: true (the container has no network); ' +
+        'stage the weights in S3 and use ModelSource.s3() (got ModelSource.huggingFace with network isolation)',
+    );
   }
 }
 
@@ -67,7 +80,12 @@ export function validateIsolatedModel(isolated: boolean | undefined, model: Mode
  * manage the endpoint's network interfaces
  * (https://docs.aws.amazon.com/sagemaker/latest/dg/sagemaker-roles.html#sagemaker-roles-createmodel-perms).
  */
-export function configureEndpointVpc(scope: Construct, role: iam.IRole, props: EndpointNetworkProps, constructName: string): EndpointNetwork | undefined {
+export function configureEndpointVpc(
+  scope: Construct,
+  role: iam.IRole,
+  props: EndpointNetworkProps,
+  constructName: string,
+): EndpointNetwork | undefined {
   const vpc = props.vpc;
   if (!vpc) return undefined;
   const subnetIds = vpc.selectSubnets(props.vpcSubnets).subnetIds;
@@ -86,7 +104,8 @@ export function configureEndpointVpc(scope: Construct, role: iam.IRole, props: E
   grantScoped(role, {
     actions: EC2_VPC_UNSCOPED_ACTIONS,
     resources: ['*'],
-    wildcardReason: 'EC2 describe calls and DeleteNetworkInterfacePermission support no resource ARNs; SageMaker makes them to attach the endpoint to the VPC.',
+    wildcardReason:
+      'EC2 describe calls and DeleteNetworkInterfacePermission support no resource ARNs; SageMaker makes them to attach the endpoint to the VPC.',
   });
   const networkInterfaces = stack.formatArn({ service: 'ec2', resource: 'network-interface', resourceName: '*' });
   grantScoped(role, {
@@ -94,9 +113,12 @@ export function configureEndpointVpc(scope: Construct, role: iam.IRole, props: E
     resources: [
       networkInterfaces,
       ...subnetIds.map((id) => stack.formatArn({ service: 'ec2', resource: 'subnet', resourceName: id })),
-      ...securityGroups.map((sg) => stack.formatArn({ service: 'ec2', resource: 'security-group', resourceName: sg.securityGroupId })),
+      ...securityGroups.map((sg) =>
+        stack.formatArn({ service: 'ec2', resource: 'security-group', resourceName: sg.securityGroupId }),
+      ),
     ],
-    wildcardReason: 'Interface ids do not exist before SageMaker creates them; creation is limited to the endpoint\'s subnets and security groups.',
+    wildcardReason:
+      "Interface ids do not exist before SageMaker creates them; creation is limited to the endpoint's subnets and security groups.",
   });
   grantScoped(role, {
     actions: EC2_MANAGE_ENI_ACTIONS,
@@ -107,9 +129,13 @@ export function configureEndpointVpc(scope: Construct, role: iam.IRole, props: E
 }
 
 /** `VpcConfig` of a model or an endpoint configuration (same shape in both). */
-export function renderVpcConfig(network: EndpointNetwork | undefined): { subnets: string[]; securityGroupIds: string[] } | undefined {
-  return network && {
-    subnets: network.subnetIds,
-    securityGroupIds: network.securityGroups.map((sg) => sg.securityGroupId),
-  };
+export function renderVpcConfig(
+  network: EndpointNetwork | undefined,
+): { subnets: string[]; securityGroupIds: string[] } | undefined {
+  return (
+    network && {
+      subnets: network.subnetIds,
+      securityGroupIds: network.securityGroups.map((sg) => sg.securityGroupId),
+    }
+  );
 }

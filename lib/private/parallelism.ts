@@ -48,26 +48,36 @@ export function validateModelParallelism(input: ParallelismInput, problems: Prob
     const share = gpusPerEngine(gpus, enginesPerInstance);
     if (share === undefined) return; // image.engines must divide the GPUs: reported by the image
     if (tp !== undefined && isKnownInteger(tp) && tp !== share) {
-      problems.add(`engine.tensorParallelSize must be ${share} in multi-engine mode, or left out: each of the ${enginesPerInstance} engines runs on `
-        + `${share} of the ${gpus} GPUs of ${instanceType.name}, and the container gives it --tensor-parallel-size ${share} (got ${tp})`);
+      problems.add(
+        `engine.tensorParallelSize must be ${share} in multi-engine mode, or left out: each of the ${enginesPerInstance} engines runs on ` +
+          `${share} of the ${gpus} GPUs of ${instanceType.name}, and the container gives it --tensor-parallel-size ${share} (got ${tp})`,
+      );
     }
     if (heads !== undefined && !headsAllowTensorParallel(heads, share)) {
       const allowed = [];
       for (let n = 1; n <= gpus; n++) if (gpus % n === 0 && headsAllowTensorParallel(heads, gpus / n)) allowed.push(n);
-      problems.add(`image.engines must leave each engine a tensor parallel size that ${headsText(heads, modelId)} divide: ${enginesPerInstance} `
-        + `engines on the ${gpus} GPUs of ${instanceType.name} give each ${share}, and vLLM exits at start; allowed: ${allowed.join(', ')} (got ${enginesPerInstance})`);
+      problems.add(
+        `image.engines must leave each engine a tensor parallel size that ${headsText(heads, modelId)} divide: ${enginesPerInstance} ` +
+          `engines on the ${gpus} GPUs of ${instanceType.name} give each ${share}, and vLLM exits at start; allowed: ${allowed.join(', ')} (got ${enginesPerInstance})`,
+      );
     }
     return;
   }
   if (heads === undefined || tp === undefined || !isKnownInteger(tp) || tp < 1 || gpus % tp !== 0) return;
   if (!headsAllowTensorParallel(heads, tp)) {
-    problems.add(`engine.tensorParallelSize must be a size ${headsText(heads, modelId)} divide, or vLLM exits at start; allowed on `
-      + `${instanceType.name}: ${allowedTensorParallelSizes(heads, gpus).join(', ')} (got ${tp})`);
+    problems.add(
+      `engine.tensorParallelSize must be a size ${headsText(heads, modelId)} divide, or vLLM exits at start; allowed on ` +
+        `${instanceType.name}: ${allowedTensorParallelSizes(heads, gpus).join(', ')} (got ${tp})`,
+    );
   }
 }
 
 /** GPUs the engines use on one instance: tensor × data × pipeline parallel, times the engines. */
-export function gpusUsed(tensorParallelSize: number, engine: VllmEngineOptions, enginesPerInstance: number | undefined): number {
+export function gpusUsed(
+  tensorParallelSize: number,
+  engine: VllmEngineOptions,
+  enginesPerInstance: number | undefined,
+): number {
   return tensorParallelSize * extraParallelism(engine) * (enginesPerInstance ?? 1);
 }
 

@@ -79,7 +79,9 @@ export class ProblemCollector {
    */
   public sageMakerName(name: string, value: string | undefined): boolean {
     if (value === undefined || Token.isUnresolved(value) || SAGEMAKER_NAME.test(value)) return false;
-    this.add(`${name} must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got ${show(value)})`);
+    this.add(
+      `${name} must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got ${show(value)})`,
+    );
     return true;
   }
 

@@ -13,10 +13,17 @@ const { SnippetParameters, TargetLanguage, Translator, typeScriptSnippetFromVisi
 
 const LIB = join(__dirname, '..');
 const ROOT = join(LIB, '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 /** Snippets of the construct library; the router's (cdk-prefix-aware-llm-router) are TypeScript-only and compiled by test/installed/. */
 const CONSTRUCT_IMPORT = /from 'cdk-prefix-aware-llm'/;
-const MARKER = '<!-- Python: generated from the TypeScript above by jsii-rosetta (node lib/scripts/rosetta-docs.js) -->';
+const MARKER =
+  '<!-- Python: generated from the TypeScript above by jsii-rosetta (node lib/scripts/rosetta-docs.js) -->';
 const check = process.argv.includes('--check');
 
 /** The doc with every ```ts block followed by its generated Python block (replacing a previous one). */
@@ -43,12 +50,17 @@ function withPython(file, text, failures) {
     }
     if (!CONSTRUCT_IMPORT.test(source)) continue;
     const location = { api: { api: 'file', fileName: file }, field: { field: 'markdown', line: start } };
-    const snippet = typeScriptSnippetFromVisibleSource(source, location, true, { [SnippetParameters.$PROJECT_DIRECTORY]: LIB, [SnippetParameters.$COMPILATION_DIRECTORY]: LIB });
+    const snippet = typeScriptSnippetFromVisibleSource(source, location, true, {
+      [SnippetParameters.$PROJECT_DIRECTORY]: LIB,
+      [SnippetParameters.$COMPILATION_DIRECTORY]: LIB,
+    });
     const before = translator.diagnostics.length;
     const result = translator.translate(snippet, [TargetLanguage.PYTHON]);
     const errors = translator.diagnostics.slice(before).filter((d) => d.isError);
     if (errors.length > 0) {
-      failures.push(`${file}:${start}: the TypeScript snippet does not compile:\n${errors.map((d) => `  ${d.formattedMessage.trim()}`).join('\n')}`);
+      failures.push(
+        `${file}:${start}: the TypeScript snippet does not compile:\n${errors.map((d) => `  ${d.formattedMessage.trim()}`).join('\n')}`,
+      );
       continue;
     }
     const python = result.get(TargetLanguage.PYTHON).source.trimEnd();
@@ -69,11 +81,16 @@ for (const doc of DOCS) {
   const { text: updated, translated } = withPython(doc, text, failures);
   total += translated;
   if (updated === text) continue;
-  if (check) failures.push(`${doc}: its Python blocks are not what rosetta makes of its TypeScript; run node ${relative(process.cwd(), __filename)}`);
+  if (check)
+    failures.push(
+      `${doc}: its Python blocks are not what rosetta makes of its TypeScript; run node ${relative(process.cwd(), __filename)}`,
+    );
   else writeFileSync(path, updated);
 }
 if (failures.length > 0) {
   process.stderr.write(`${failures.join('\n')}\n`);
   process.exit(1);
 }
-process.stdout.write(`rosetta (strict): ${total} construct snippets in README.md and docs/ compile and translate to Python${check ? ', docs up to date' : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+process.stdout.write(
+  `rosetta (strict): ${total} construct snippets in README.md and docs/ compile and translate to Python${check ? ', docs up to date' : ''} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`,
+);

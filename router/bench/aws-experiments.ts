@@ -77,7 +77,9 @@ export interface ReplicaVerdict {
 export function verdictOf(figures: ReplicaFigures, published: PublishedFigures): ReplicaVerdict {
   const ttftP50 = withinPublished(figures.ttftP50DeltaPct, published.ttftP50);
   const ttftP90 = withinPublished(figures.ttftP90DeltaPct, published.ttftP90);
-  const hit = withinPublished(figures.hitRandomPct, published.hitRandom) && withinPublished(figures.hitPrefixAwarePct, published.hitPrefixAware);
+  const hit =
+    withinPublished(figures.hitRandomPct, published.hitRandom) &&
+    withinPublished(figures.hitPrefixAwarePct, published.hitPrefixAware);
   const throughput = withinPublished(figures.throughputDeltaPct, published.throughput);
   return { ttftP50, ttftP90, hit, throughput, count: [ttftP50, ttftP90, hit, throughput].filter(Boolean).length };
 }
@@ -88,12 +90,16 @@ export function verdictOf(figures: ReplicaFigures, published: PublishedFigures):
  * almost never do. The one axis on which settings of different client counts compare.
  */
 export function thresholdPerInstanceLoad(concurrencyThreshold: number, clients: number, instances: number): number {
-  if (!(clients > 0) || !(instances > 0)) throw new RangeError(`clients (${clients}) and instances (${instances}) must be > 0`);
+  if (!(clients > 0) || !(instances > 0))
+    throw new RangeError(`clients (${clients}) and instances (${instances}) must be > 0`);
   return concurrencyThreshold / (clients / instances);
 }
 
 /** The stretch [lo, hi] of x over which `ok` holds at every measured point between, or null if at none. */
-export function reproducedBand<T extends { readonly x: number }>(points: readonly T[], ok: (p: T) => boolean): { lo: number; hi: number } | null {
+export function reproducedBand<T extends { readonly x: number }>(
+  points: readonly T[],
+  ok: (p: T) => boolean,
+): { lo: number; hi: number } | null {
   const hits = points.filter(ok).map((p) => p.x);
   return hits.length === 0 ? null : { lo: Math.min(...hits), hi: Math.max(...hits) };
 }

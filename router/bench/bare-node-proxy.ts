@@ -34,7 +34,9 @@ export async function startBareNodeProxy(backendUrls: readonly string[]): Promis
         onRequestStart() {},
         onResponseStart(_c, status, upstreamHeaders) {
           const out: Record<string, string | string[]> = {};
-          for (const k in upstreamHeaders) if (k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') out[k] = upstreamHeaders[k] as string | string[];
+          for (const k in upstreamHeaders)
+            if (k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding')
+              out[k] = upstreamHeaders[k] as string | string[];
           res.writeHead(status, out);
         },
         onResponseData(c, chunk) {
@@ -51,7 +53,10 @@ export async function startBareNodeProxy(backendUrls: readonly string[]): Promis
           else res.destroy();
         },
       };
-      pool.dispatch({ method: 'POST', path: req.url ?? '/', headers: headers as Record<string, string>, body }, handler);
+      pool.dispatch(
+        { method: 'POST', path: req.url ?? '/', headers: headers as Record<string, string>, body },
+        handler,
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -39,7 +39,13 @@ function unkeyedChain(text: string, blockChars: number, seed: number): Int32Arra
 const INSTANCES = 7;
 const PROMPT_CHARS = 32_768; // 128 routing blocks of 256 characters
 const ids = Array.from({ length: INSTANCES }, (_, i) => `http://10.0.0.${i + 1}:8000`);
-const views: InstanceView[] = ids.map((id) => ({ id, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 }));
+const views: InstanceView[] = ids.map((id) => ({
+  id,
+  healthy: true,
+  inFlight: 0,
+  queuedPrefillTokens: 0,
+  decodeSequences: 0,
+}));
 
 // One random base text; a prompt is a distinct label followed by a window of it, so every prompt's chain differs.
 const rng = new SeededRng(11);
@@ -48,7 +54,13 @@ let base = '';
 for (let i = 0; i < 200_000; i++) base += alphabet[Math.floor(rng.next() * alphabet.length)];
 
 function request(label: string, offset: number, chars = PROMPT_CHARS): RoutingRequest {
-  return { model: 'm', api: 'chat', keyBasis: 'message-text', routingText: `${label}|${base.slice(offset, offset + chars)}`, stream: false };
+  return {
+    model: 'm',
+    api: 'chat',
+    keyBasis: 'message-text',
+    routingText: `${label}|${base.slice(offset, offset + chars)}`,
+    stream: false,
+  };
 }
 
 function route(policy: CacheAwarePolicy, r: RoutingRequest, instances: readonly InstanceView[] = views): void {
@@ -60,8 +72,12 @@ function route(policy: CacheAwarePolicy, r: RoutingRequest, instances: readonly 
 function filled(blocks: number): CacheAwarePolicy {
   const perInstance = Math.ceil(blocks / INSTANCES);
   // Capacity per instance = kvCacheTokens × 4 / 256 blocks: sized so the index holds `blocks` in all.
-  const policy = createPolicy({ name: 'cache-aware', kvCacheTokens: Math.max(1024, Math.ceil((perInstance * 256) / 4)) }, { rng: new SeededRng(1), stateHashKey: KEY }) as CacheAwarePolicy;
-  for (let n = 0; policy.index.totalBlocks < blocks && n < blocks; n++) route(policy, request(`fill-${n}`, n % 100_000));
+  const policy = createPolicy(
+    { name: 'cache-aware', kvCacheTokens: Math.max(1024, Math.ceil((perInstance * 256) / 4)) },
+    { rng: new SeededRng(1), stateHashKey: KEY },
+  ) as CacheAwarePolicy;
+  for (let n = 0; policy.index.totalBlocks < blocks && n < blocks; n++)
+    route(policy, request(`fill-${n}`, n % 100_000));
   return policy;
 }
 
@@ -71,7 +87,9 @@ const large = filled(1_000_000);
 const rssMb = process.memoryUsage().rss / 2 ** 20;
 
 // Probes: prompts that share long prefixes with earlier probes (a realistic mix of hits and misses).
-const probes = Array.from({ length: 400 }, (_, i) => request(`probe-${i % 40}`, 150_000, PROMPT_CHARS + (i % 10) * 1024));
+const probes = Array.from({ length: 400 }, (_, i) =>
+  request(`probe-${i % 40}`, 150_000, PROMPT_CHARS + (i % 10) * 1024),
+);
 function time(policy: CacheAwarePolicy, instances: readonly InstanceView[] = views): number {
   const t0 = process.hrtime.bigint();
   for (const r of probes) route(policy, r, instances);
@@ -81,7 +99,10 @@ function time(policy: CacheAwarePolicy, instances: readonly InstanceView[] = vie
 // Each instance's published index at the default size (1,000,000 tokens = 15,625 blocks), filled with other prompts.
 const BLOCK_CHARS = ROUTER_DEFAULTS.publishStateBlockChars;
 const published = ids.map((id) => publishedStateLog(BLOCK_CHARS, DEFAULT_KV_CACHE_TOKENS, KEY, id));
-for (let n = 0; n < 1_000; n++) published[n % INSTANCES].admit(routingBlockHashes(request(`published-${n}`, n * 97 % 100_000), BLOCK_CHARS, KEY), 8192).end();
+for (let n = 0; n < 1_000; n++)
+  published[n % INSTANCES]
+    .admit(routingBlockHashes(request(`published-${n}`, (n * 97) % 100_000), BLOCK_CHARS, KEY), 8192)
+    .end();
 const observedViews: InstanceView[] = views.map((v, i) => {
   const observed = new ObservedInstance();
   observed.apply(published[i].updateSince(undefined, undefined), 0);
@@ -91,7 +112,8 @@ const observing = filled(1_000);
 const blind = filled(1_000);
 function timePublishing(): number {
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < probes.length; i++) published[i % INSTANCES].admit(routingBlockHashes(probes[i], BLOCK_CHARS, KEY), 8192).end();
+  for (let i = 0; i < probes.length; i++)
+    published[i % INSTANCES].admit(routingBlockHashes(probes[i], BLOCK_CHARS, KEY), 8192).end();
   return Number(process.hrtime.bigint() - t0) / 1000 / probes.length;
 }
 

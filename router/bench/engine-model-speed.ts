@@ -30,7 +30,10 @@ function parseArgs(argv: readonly string[]): Args {
   const args: Record<string, number> = { seconds: 3600, rate: 4, output: 512, groups: 16, seed: 1 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!(key in args)) throw new Error(`usage: engine-model-speed [--seconds N>0] [--rate N>0] [--output N>0] [--groups N>0] [--seed N>0]; unknown flag "${argv[i]}"`);
+    if (!(key in args))
+      throw new Error(
+        `usage: engine-model-speed [--seconds N>0] [--rate N>0] [--output N>0] [--groups N>0] [--seed N>0]; unknown flag "${argv[i]}"`,
+      );
     args[key] = numberFlag(key, argv[i + 1], 0, Number.MAX_SAFE_INTEGER, true);
   }
   return args as unknown as Args;
@@ -65,12 +68,19 @@ function cpuSeconds(): number {
 }
 
 /** Yields every request of the workload: arrival time, prompt text, prompt hashes. */
-function* workload(args: Args, blockTokens: number): Generator<{ t: number; id: string; text: string; hashes: number[] }> {
+function* workload(
+  args: Args,
+  blockTokens: number,
+): Generator<{ t: number; id: string; text: string; hashes: number[] }> {
   const rng = new SeededRng(args.seed);
   const prefixes = Array.from({ length: args.groups }, (_, g) => textOf(`group ${g} shared context`, 6000));
   const prefixHashes = prefixes.map((text) => blockHashes(text, { blockTokens }));
   let n = 0;
-  for (let t = rng.nextExponential(1000 / args.rate); t < args.seconds * 1000; t += rng.nextExponential(1000 / args.rate)) {
+  for (
+    let t = rng.nextExponential(1000 / args.rate);
+    t < args.seconds * 1000;
+    t += rng.nextExponential(1000 / args.rate)
+  ) {
     const group = rng.nextInt(args.groups);
     const own = textOf(`question ${n}`, 2000);
     const shared = prefixHashes[group];

@@ -83,6 +83,7 @@ const MAX_RECORDED = 1000;
 export const HOLD_HEADER = 'x-fake-hold-after-chunks';
 export const CHAOS_ID_HEADER = 'x-chaos-id';
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark or example script read top to bottom as one scenario
 export async function startFakeBackend(options: FakeBackendOptions = {}): Promise<FakeBackend> {
   const name = options.name ?? 'fake';
   const record = options.record ?? true;
@@ -116,8 +117,20 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   const chunk = (model: string, chat: boolean, text: string, finish: string | null): string =>
     `data: ${JSON.stringify(
       chat
-        ? { id: `chatcmpl-${name}`, object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { content: text }, finish_reason: finish }] }
-        : { id: `cmpl-${name}`, object: 'text_completion', created: 1, model, choices: [{ index: 0, text, finish_reason: finish }] },
+        ? {
+            id: `chatcmpl-${name}`,
+            object: 'chat.completion.chunk',
+            created: 1,
+            model,
+            choices: [{ index: 0, delta: { content: text }, finish_reason: finish }],
+          }
+        : {
+            id: `cmpl-${name}`,
+            object: 'text_completion',
+            created: 1,
+            model,
+            choices: [{ index: 0, text, finish_reason: finish }],
+          },
     )}\n\n`;
 
   const server: Server = createServer((req, res) => {
@@ -173,7 +186,10 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     if (res.destroyed) return;
     if (behavior.errorStatus !== undefined) {
       res.writeHead(behavior.errorStatus, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `fake failure from ${name}`, type: 'server_error', code: 'fake' } }), done);
+      res.end(
+        JSON.stringify({ error: { message: `fake failure from ${name}`, type: 'server_error', code: 'fake' } }),
+        done,
+      );
       return;
     }
     let json: Record<string, unknown> = {};
@@ -216,7 +232,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       if (res.destroyed) return;
       const text = chunk(model, chat, i === 0 ? `hello from ${name}` : ` ${i}`, null);
       // Before a planned failure, let the chunk reach the wire: destroy() drops unflushed writes.
-      if (behavior.failAfterChunks !== undefined) await new Promise<void>((resolve) => res.write(text, () => resolve()));
+      if (behavior.failAfterChunks !== undefined)
+        await new Promise<void>((resolve) => res.write(text, () => resolve()));
       else res.write(text);
       if (behavior.chunkDelayMs > 0) await sleep(behavior.chunkDelayMs);
     }

@@ -49,7 +49,8 @@ export interface ChildResult {
   readonly hitRate: number | null;
 }
 
-const USAGE = 'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--prompt-worker auto|on|off] [--repeat N] [--cpu-prof DIR]';
+const USAGE =
+  'usage: fleet-scale [--instances N,N,...] [--seconds S] [--policy SPEC] [--prompt-worker auto|on|off] [--repeat N] [--cpu-prof DIR]';
 
 export function parseArgs(argv: readonly string[]): Args {
   let instances = [7, 112];
@@ -67,10 +68,10 @@ export function parseArgs(argv: readonly string[]): Args {
     else if (flag === '--cpu-prof') cpuProf = String(value);
     else if (flag === '--repeat') repeat = integerFlag('repeat', value, 1, 20);
     else if (flag === '--prompt-worker') {
-      if (value !== 'auto' && value !== 'on' && value !== 'off') throw new Error(`--prompt-worker must be auto, on or off (got ${String(value)})`);
+      if (value !== 'auto' && value !== 'on' && value !== 'off')
+        throw new Error(`--prompt-worker must be auto, on or off (got ${String(value)})`);
       promptWorker = value;
-    }
-    else throw new Error(`${USAGE}; unknown flag "${flag}"`);
+    } else throw new Error(`${USAGE}; unknown flag "${flag}"`);
     i++;
   }
   parsePolicySpec(policy);
@@ -79,8 +80,11 @@ export function parseArgs(argv: readonly string[]): Args {
 
 /** `--instances N,N,...`: fleet sizes within the simulator's 1–1024. */
 export function parseFleetSizes(value: string | undefined): number[] {
-  const sizes = String(value).split(',').map((n) => parseDecimalInteger(n));
-  if (sizes.some((n) => n === undefined || n < 1 || n > 1024)) throw new ConfigError([`--instances must list integers between 1 and 1024 (got ${String(value)})`]);
+  const sizes = String(value)
+    .split(',')
+    .map((n) => parseDecimalInteger(n));
+  if (sizes.some((n) => n === undefined || n < 1 || n > 1024))
+    throw new ConfigError([`--instances must list integers between 1 and 1024 (got ${String(value)})`]);
   return sizes as number[];
 }
 
@@ -92,7 +96,12 @@ export function scaledLongContext(instances: number, seconds: number): string {
 }
 
 /** One simulation of the scaled workload; what a child process measures about itself. */
-export function measureFleet(instances: number, seconds: number, policy: string, promptWorker: PromptWorkerMode = 'auto'): ChildResult {
+export function measureFleet(
+  instances: number,
+  seconds: number,
+  policy: string,
+  promptWorker: PromptWorkerMode = 'auto',
+): ChildResult {
   const profile = builtinProfile('p5-llama-3.1-70b');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -152,16 +161,32 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
         row = measureFleet(n, options.seconds, options.policy, options.promptWorker);
       } else {
         const name = rounds > 1 ? `fleet-${n}-${round}` : `fleet-${n}`;
-        const nodeFlags = options.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-        const line = execFileSync(process.execPath, [...nodeFlags, __filename, '--child', String(n), String(options.seconds), options.policy, options.promptWorker ?? 'auto'], {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'inherit'],
-          maxBuffer: 1 << 20,
-        });
+        const nodeFlags = options.cpuProf
+          ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProf}`, `--cpu-prof-name=${name}.cpuprofile`]
+          : [];
+        const line = execFileSync(
+          process.execPath,
+          [
+            ...nodeFlags,
+            __filename,
+            '--child',
+            String(n),
+            String(options.seconds),
+            options.policy,
+            options.promptWorker ?? 'auto',
+          ],
+          {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'inherit'],
+            maxBuffer: 1 << 20,
+          },
+        );
         row = JSON.parse(line.trim().split('\n').pop()!) as ChildResult;
       }
       rows.push(row);
-      options.log?.(`  ${n} instances${rounds > 1 ? ` (run ${round} of ${rounds})` : ''}: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s`);
+      options.log?.(
+        `  ${n} instances${rounds > 1 ? ` (run ${round} of ${rounds})` : ''}: ${row.requests} requests in ${fmt(row.wallMs / 1000)} s`,
+      );
     }
   }
   const load1 = loadavg();
@@ -185,13 +210,18 @@ export function runFleetScale(options: FleetScaleOptions): { rows: ChildResult[]
 }
 
 /** Each size's median per-request wall and CPU over its runs (min–max beside), and the medians' ratio to the first size's. */
-function medianTable(instances: readonly number[], rows: readonly ChildResult[], perReq: (r: ChildResult) => number, cpuPerReq: (r: ChildResult) => number): string[] {
+function medianTable(
+  instances: readonly number[],
+  rows: readonly ChildResult[],
+  perReq: (r: ChildResult) => number,
+  cpuPerReq: (r: ChildResult) => number,
+): string[] {
   const of = (n: number, f: (r: ChildResult) => number) => rows.filter((r) => r.instances === n).map(f);
   const range = (xs: number[]) => `${fmt(Math.min(...xs), 3)}–${fmt(Math.max(...xs), 3)}`;
   const wall0 = median(of(instances[0], perReq));
   const cpu0 = median(of(instances[0], cpuPerReq));
   return [
-    '| instances | wall / request, median (min–max) (ms) | CPU / request, median (min–max) (ms) | median wall / request ÷ first size\'s | median CPU / request ÷ first size\'s |',
+    "| instances | wall / request, median (min–max) (ms) | CPU / request, median (min–max) (ms) | median wall / request ÷ first size's | median CPU / request ÷ first size's |",
     '| ---: | ---: | ---: | ---: | ---: |',
     ...instances.map((n) => {
       const wall = of(n, perReq);
@@ -212,7 +242,9 @@ export function median(values: readonly number[]): number {
 function main(): void {
   const argv = process.argv.slice(2);
   if (argv[0] === '--child') {
-    process.stdout.write(`${JSON.stringify(measureFleet(Number(argv[1]), Number(argv[2]), argv[3], argv[4] as PromptWorkerMode))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(measureFleet(Number(argv[1]), Number(argv[2]), argv[3], argv[4] as PromptWorkerMode))}\n`,
+    );
     return;
   }
   const args = parseArgs(argv);

@@ -53,7 +53,8 @@ function solve3(a: number[][], b: number[]): number[] {
   for (let col = 0; col < 3; col++) {
     let pivot = col;
     for (let r = col + 1; r < 3; r++) if (Math.abs(m[r][col]) > Math.abs(m[pivot][col])) pivot = r;
-    if (Math.abs(m[pivot][col]) < 1e-12) throw new Error('prefill fit: singular system (need at least 3 distinct prompt lengths)');
+    if (Math.abs(m[pivot][col]) < 1e-12)
+      throw new Error('prefill fit: singular system (need at least 3 distinct prompt lengths)');
     [m[col], m[pivot]] = [m[pivot], m[col]];
     for (let r = col + 1; r < 3; r++) {
       const f = m[r][col] / m[col][col];
@@ -83,7 +84,9 @@ export function fitPrefill(rows: readonly PrefillRow[]): PrefillFit {
   ];
   const atb = [0, 0, 0];
   for (const row of rows) {
-    const x = [1, row.newTokens / 1e3, (row.newTokens * (row.cachedTokens + row.newTokens / 2)) / 1e6].map((v) => v / row.measuredMs);
+    const x = [1, row.newTokens / 1e3, (row.newTokens * (row.cachedTokens + row.newTokens / 2)) / 1e6].map(
+      (v) => v / row.measuredMs,
+    );
     for (let i = 0; i < 3; i++) {
       atb[i] += x[i]; // target measured/measured = 1
       for (let j = 0; j < 3; j++) ata[i][j] += x[i] * x[j];
@@ -96,7 +99,11 @@ export function fitPrefill(rows: readonly PrefillRow[]): PrefillFit {
 /** The fit as a profile stores it: 3 significant digits (the measurements carry no more). */
 export function roundFit(fit: PrefillFit): PrefillFit {
   const r = (v: number) => Number(v.toPrecision(3));
-  return { baseMs: r(fit.baseMs), usPerScheduledToken: r(fit.usPerScheduledToken), attentionNsPerTokenPair: r(fit.attentionNsPerTokenPair) };
+  return {
+    baseMs: r(fit.baseMs),
+    usPerScheduledToken: r(fit.usPerScheduledToken),
+    attentionNsPerTokenPair: r(fit.attentionNsPerTokenPair),
+  };
 }
 
 function fillerText(label: string, tokens: number): string {
@@ -176,7 +183,8 @@ export function runFit(profile: EngineProfile = builtinProfile(H200_PROFILE_NAME
   const rows = [...UNCACHED_ROWS, ...CACHED_ROWS].map((row) => {
     const modelMs = enginePrefill(profile, row.cachedTokens, row.newTokens).ms;
     const pairs = row.newTokens * (row.cachedTokens + row.newTokens / 2);
-    const impliedNsPerPair = ((row.measuredMs - fit.baseMs - fit.usPerScheduledToken * 1e-3 * row.newTokens) / pairs) * 1e6;
+    const impliedNsPerPair =
+      ((row.measuredMs - fit.baseMs - fit.usPerScheduledToken * 1e-3 * row.newTokens) / pairs) * 1e6;
     return { ...row, modelMs, error: modelMs / row.measuredMs - 1, bound: boundFor(row), impliedNsPerPair };
   });
   const modelHeadlineRatio = enginePrefill(profile, 7168, 1024).ms / enginePrefill(profile, 0, 8192).ms;
@@ -211,7 +219,9 @@ export function renderMarkdown(report: FitReport): string {
   ];
   for (const r of report.rows) {
     const bound = r.bound === undefined ? '—' : `±${r.bound * 100} %`;
-    lines.push(`| ${int(r.cachedTokens)} | ${int(r.newTokens)} | ${ms1(r.measuredMs)} | ${ms1(r.modelMs)} | ${pct(r.error)} | ${bound} | ${r.impliedNsPerPair.toFixed(2)} |`);
+    lines.push(
+      `| ${int(r.cachedTokens)} | ${int(r.newTokens)} | ${ms1(r.measuredMs)} | ${ms1(r.modelMs)} | ${pct(r.error)} | ${bound} | ${r.impliedNsPerPair.toFixed(2)} |`,
+    );
   }
   const ratioError = report.modelHeadlineRatio / MEASURED_HEADLINE_RATIO - 1;
   lines.push(
@@ -219,14 +229,16 @@ export function renderMarkdown(report: FitReport): string {
     `"7,168 cached + 1,024 new" ÷ "8,192 uncached": measured ${MEASURED_HEADLINE_RATIO.toFixed(3)}, ` +
       `model ${report.modelHeadlineRatio.toFixed(3)} (${pct(ratioError)}; bound ±${BOUNDS.headlineRatio * 100} %).`,
     '',
-    'Decode, for contrast only (CUDA-graph replay of the lean forward, no scheduler or sampler; the profile\'s decode ' +
+    "Decode, for contrast only (CUDA-graph replay of the lean forward, no scheduler or sampler; the profile's decode " +
       'coefficients are first principles, not fitted to these):',
     '',
     '| batch | context | measured step (ms) | model step (ms) | model vs measured |',
     '| ---: | ---: | ---: | ---: | ---: |',
   );
   for (const d of report.decode) {
-    lines.push(`| ${d.batch} | ${int(d.context)} | ${d.measuredMs.toFixed(2)} | ${d.modelMs.toFixed(2)} | ${pct(d.modelMs / d.measuredMs - 1)} |`);
+    lines.push(
+      `| ${d.batch} | ${int(d.context)} | ${d.measuredMs.toFixed(2)} | ${d.modelMs.toFixed(2)} | ${pct(d.modelMs / d.measuredMs - 1)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -238,7 +250,12 @@ const END = '<!-- bench:h200-fit:end -->';
 export function docsBlock(text: string): string | undefined {
   const start = text.indexOf(BEGIN);
   const end = text.indexOf(END);
-  return start !== -1 && end > start ? text.slice(start + BEGIN.length, end).replace(/^\n/, '').replace(/\n$/, '') : undefined;
+  return start !== -1 && end > start
+    ? text
+        .slice(start + BEGIN.length, end)
+        .replace(/^\n/, '')
+        .replace(/\n$/, '')
+    : undefined;
 }
 
 export function writeIntoDocs(docsPath: string, markdown: string): void {
@@ -250,18 +267,29 @@ export function writeIntoDocs(docsPath: string, markdown: string): void {
 }
 
 /** Prints the fit, whether the profile carries it, and the table; with --write-docs updates docs/emulator.md. */
-export function main(argv: readonly string[], print: (line: string) => void, docsPath = join(process.cwd(), 'docs', 'emulator.md')): FitReport {
+export function main(
+  argv: readonly string[],
+  print: (line: string) => void,
+  docsPath = join(process.cwd(), 'docs', 'emulator.md'),
+): FitReport {
   const unknown = argv.filter((a) => a !== '--write-docs');
   if (unknown.length > 0) throw new Error(`usage: h200-prefill-fit [--write-docs]; unknown argument "${unknown[0]}"`);
   const report = runFit();
   const { fit, rounded, profile } = report;
-  print(`prefill fit on ${UNCACHED_ROWS.length} uncached rows (router/profiles/measurements/h200-llama-3.1-8b-shape-prefill-lean.json):`);
+  print(
+    `prefill fit on ${UNCACHED_ROWS.length} uncached rows (router/profiles/measurements/h200-llama-3.1-8b-shape-prefill-lean.json):`,
+  );
   print(`  baseMs                  ${fit.baseMs.toFixed(4)}  -> ${rounded.baseMs}`);
   print(`  usPerScheduledToken     ${fit.usPerScheduledToken.toFixed(4)}  -> ${rounded.usPerScheduledToken}`);
   print(`  attentionNsPerTokenPair ${fit.attentionNsPerTokenPair.toFixed(4)}  -> ${rounded.attentionNsPerTokenPair}`);
   const s = profile.stepTime;
-  const matches = s.baseMs === rounded.baseMs && s.usPerScheduledToken === rounded.usPerScheduledToken && s.attentionNsPerTokenPair === rounded.attentionNsPerTokenPair;
-  print(`profile ${profile.name} carries the rounded fit: ${matches ? 'yes' : 'NO — update router/profiles/h200-llama-3.1-8b.json'}`);
+  const matches =
+    s.baseMs === rounded.baseMs &&
+    s.usPerScheduledToken === rounded.usPerScheduledToken &&
+    s.attentionNsPerTokenPair === rounded.attentionNsPerTokenPair;
+  print(
+    `profile ${profile.name} carries the rounded fit: ${matches ? 'yes' : 'NO — update router/profiles/h200-llama-3.1-8b.json'}`,
+  );
   print('');
   print(renderMarkdown(report));
   if (argv.includes('--write-docs')) {

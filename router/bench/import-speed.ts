@@ -69,7 +69,9 @@ async function put(stream: WriteStream, text: string): Promise<void> {
  */
 export async function generateCapture(dir: string, options: ImportSpeedOptions): Promise<GeneratedInput> {
   const rng = new SeededRng(26);
-  const systems = Array.from({ length: options.prefixes }, (_, i) => syntheticText(new SeededRng(1000 + i), 1000 + Math.floor(rng.next() * 5000)));
+  const systems = Array.from({ length: options.prefixes }, (_, i) =>
+    syntheticText(new SeededRng(1000 + i), 1000 + Math.floor(rng.next() * 5000)),
+  );
   // Popularity 1/rank: a few system prompts carry most of the traffic.
   const weights = systems.map((_, i) => 1 / (i + 1));
   const total = weights.reduce((a, b) => a + b, 0);
@@ -81,7 +83,7 @@ export async function generateCapture(dir: string, options: ImportSpeedOptions):
     let hi = cumulative.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (cumulative[mid]! < u) lo = mid + 1;
+      if (cumulative[mid] < u) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -98,7 +100,11 @@ export async function generateCapture(dir: string, options: ImportSpeedOptions):
         stream.end();
         await once(stream, 'finish');
       }
-      const file = join(dir, 'datacapture', captureFileKey('bench-llm', 'AllTraffic', ms, `${String(files).padStart(8, '0')}-0000-4000-a000-000000000000`));
+      const file = join(
+        dir,
+        'datacapture',
+        captureFileKey('bench-llm', 'AllTraffic', ms, `${String(files).padStart(8, '0')}-0000-4000-a000-000000000000`),
+      );
       mkdirSync(dirname(file), { recursive: true });
       stream = createWriteStream(file, { highWaterMark: 1 << 20 });
       files++;
@@ -107,12 +113,19 @@ export async function generateCapture(dir: string, options: ImportSpeedOptions):
     let messages: Array<{ role: string; content: string }>;
     if (open.length > 0 && rng.next() < 0.4) {
       const k = Math.floor(rng.next() * open.length);
-      const history = open[k]!;
-      messages = [...history, { role: 'assistant', content: syntheticText(new SeededRng(i * 7 + 5), 200) }, { role: 'user', content: question }];
+      const history = open[k];
+      messages = [
+        ...history,
+        { role: 'assistant', content: syntheticText(new SeededRng(i * 7 + 5), 200) },
+        { role: 'user', content: question },
+      ];
       if (messages.length > 9) open.splice(k, 1);
       else open[k] = messages;
     } else {
-      messages = [{ role: 'system', content: systems[pick()]! }, { role: 'user', content: question }];
+      messages = [
+        { role: 'system', content: systems[pick()] },
+        { role: 'user', content: question },
+      ];
       if (open.length < 5000) open.push(messages);
       else open[Math.floor(rng.next() * open.length)] = messages;
     }
@@ -141,15 +154,33 @@ export interface ImportSpeedResult {
 }
 
 /** Runs the import in a child (this file with --child; through ts-node under jest), returning its wall time, CPU time and peak RSS. */
-export function runImportChild(input: string, out: string): { wallSeconds: number; cpuSeconds: number; maxRssMb: number; summary: string } {
+export function runImportChild(
+  input: string,
+  out: string,
+): { wallSeconds: number; cpuSeconds: number; maxRssMb: number; summary: string } {
   const loader = __filename.endsWith('.ts') ? ['-r', 'ts-node/register/transpile-only'] : [];
-  const child = spawnSync(process.execPath, [...loader, __filename, '--child', input, out], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const child = spawnSync(process.execPath, [...loader, __filename, '--child', input, out], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   if (child.status !== 0) throw new Error(`the import failed (exit ${child.status}): ${child.stderr}`);
-  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { wallSeconds: number; cpuSeconds: number; maxRssKb: number; summary: string };
-  return { wallSeconds: result.wallSeconds, cpuSeconds: result.cpuSeconds, maxRssMb: result.maxRssKb / 1024, summary: result.summary };
+  const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+    wallSeconds: number;
+    cpuSeconds: number;
+    maxRssKb: number;
+    summary: string;
+  };
+  return {
+    wallSeconds: result.wallSeconds,
+    cpuSeconds: result.cpuSeconds,
+    maxRssMb: result.maxRssKb / 1024,
+    summary: result.summary,
+  };
 }
 
-export async function runImportSpeed(options: ImportSpeedOptions): Promise<{ result: ImportSpeedResult; markdown: string }> {
+export async function runImportSpeed(
+  options: ImportSpeedOptions,
+): Promise<{ result: ImportSpeedResult; markdown: string }> {
   const root = options.keep ?? mkdtempSync(join(tmpdir(), 'bench-import-'));
   try {
     const input = await generateCapture(root, options);
@@ -182,7 +213,9 @@ async function child(input: string, out: string): Promise<void> {
   const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const usage = process.resourceUsage();
   const cpuSeconds = (usage.userCPUTime + usage.systemCPUTime) / 1e6;
-  process.stdout.write(`${JSON.stringify({ wallSeconds, cpuSeconds, maxRssKb: usage.maxRSS, summary: formatImportSummary(report) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ wallSeconds, cpuSeconds, maxRssKb: usage.maxRSS, summary: formatImportSummary(report) })}\n`,
+  );
 }
 
 function machine(): string {
@@ -193,7 +226,7 @@ function machine(): string {
 if (require.main === module) {
   const argv = process.argv.slice(2);
   if (argv[0] === '--child') {
-    child(argv[1]!, argv[2]!).catch((err: unknown) => {
+    child(argv[1], argv[2]).catch((err: unknown) => {
       process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
       process.exit(1);
     });
@@ -208,4 +241,3 @@ if (require.main === module) {
       });
   }
 }
-

@@ -108,7 +108,12 @@ export async function openLoop(
 }
 
 /** Closed loop: `concurrency` workers send back to back to one target for `durationMs`. Returns requests/s. */
-export async function closedLoop(target: Target, bodies: readonly Buffer[], concurrency: number, durationMs: number): Promise<{ rps: number; done: number; errors: number }> {
+export async function closedLoop(
+  target: Target,
+  bodies: readonly Buffer[],
+  concurrency: number,
+  durationMs: number,
+): Promise<{ rps: number; done: number; errors: number }> {
   const deadline = performance.now() + durationMs;
   let done = 0;
   let errors = 0;

@@ -11,7 +11,12 @@ export interface SectionMarkers {
  * `doc` with the block between `markers` (markers included) replaced by `body` wrapped in them; when `doc` has no
  * such block, the block is put at the start or the end of `doc`.
  */
-export function withMarkedSection(doc: string, markers: SectionMarkers, body: string, whenMissing: 'prepend' | 'append'): string {
+export function withMarkedSection(
+  doc: string,
+  markers: SectionMarkers,
+  body: string,
+  whenMissing: 'prepend' | 'append',
+): string {
   const block = `${markers.begin}\n${body.trim()}\n${markers.end}`;
   const i = doc.indexOf(markers.begin);
   const j = doc.indexOf(markers.end, i + markers.begin.length);

@@ -57,15 +57,26 @@ function range(values: readonly number[]): string {
 }
 
 /** Per instance: its share of the prefill work ÷ its share of the fleet's prefill capacity. */
-export function prefillShareRatios(comparison: StrategyComparison, label: string, fleet: readonly EngineProfile[]): number[] {
+export function prefillShareRatios(
+  comparison: StrategyComparison,
+  label: string,
+  fleet: readonly EngineProfile[],
+): number[] {
   const index = comparison.report.strategies.findIndex((s) => s.label === label);
   const result = comparison.results[index];
-  return workShareOverCapacityShare(prefillWorkByInstance(result.records, result.instanceIds), fleet.map(prefillTokensPerSecond));
+  return workShareOverCapacityShare(
+    prefillWorkByInstance(result.records, result.instanceIds),
+    fleet.map(prefillTokensPerSecond),
+  );
 }
 
 function bestSageMaker(c: StrategyComparison): StrategySummary {
   const sm = c.report.strategies.filter((s) => s.strategy.name === 'sagemaker-prefix-aware');
-  return sm.sort((a, b) => (a.ttftMs.p90 ?? Infinity) - (b.ttftMs.p90 ?? Infinity) || (a.ttftMs.p50 ?? Infinity) - (b.ttftMs.p50 ?? Infinity))[0];
+  return sm.sort(
+    (a, b) =>
+      (a.ttftMs.p90 ?? Infinity) - (b.ttftMs.p90 ?? Infinity) ||
+      (a.ttftMs.p50 ?? Infinity) - (b.ttftMs.p50 ?? Infinity),
+  )[0];
 }
 
 function configOf(s: StrategySummary): PolicyConfig {
@@ -106,19 +117,40 @@ async function scenario(o: MixedFleetOptions, key: string, title: string, worklo
   const blind = await run(o, `mixed-${key}-blind`, workload, [CACHE_AWARE], fleet, 'none');
   const best = bestSageMaker(withSpeeds);
   const rows: { label: string; s: StrategySummary; shares: number[] }[] = [
-    { label: 'cache-aware, profile speeds', s: withSpeeds.report.strategies[0], shares: prefillShareRatios(withSpeeds, withSpeeds.report.strategies[0].label, fleet) },
-    { label: 'cache-aware, speeds learned from TTFTs', s: learned.report.strategies[0], shares: prefillShareRatios(learned, learned.report.strategies[0].label, fleet) },
-    { label: 'cache-aware, blind to speed', s: blind.report.strategies[0], shares: prefillShareRatios(blind, blind.report.strategies[0].label, fleet) },
-    { label: `best sagemaker-prefix-aware: \`${formatPolicySpec(configOf(best))}\``, s: best, shares: prefillShareRatios(withSpeeds, best.label, fleet) },
+    {
+      label: 'cache-aware, profile speeds',
+      s: withSpeeds.report.strategies[0],
+      shares: prefillShareRatios(withSpeeds, withSpeeds.report.strategies[0].label, fleet),
+    },
+    {
+      label: 'cache-aware, speeds learned from TTFTs',
+      s: learned.report.strategies[0],
+      shares: prefillShareRatios(learned, learned.report.strategies[0].label, fleet),
+    },
+    {
+      label: 'cache-aware, blind to speed',
+      s: blind.report.strategies[0],
+      shares: prefillShareRatios(blind, blind.report.strategies[0].label, fleet),
+    },
+    {
+      label: `best sagemaker-prefix-aware: \`${formatPolicySpec(configOf(best))}\``,
+      s: best,
+      shares: prefillShareRatios(withSpeeds, best.label, fleet),
+    },
   ];
-  const lines: string[] = [`### ${title} (\`${workload.replace(/^trace:[^?]+/, 'trace:TRACE')}\`) on ${fleetText(fleet)}`, ''];
+  const lines: string[] = [
+    `### ${title} (\`${workload.replace(/^trace:[^?]+/, 'trace:TRACE')}\`) on ${fleetText(fleet)}`,
+    '',
+  ];
   lines.push(
     '| strategy | TTFT P50 | TTFT P90 | hit rate | prefill share ÷ capacity share, p5 (min–max) | same, p4d (min–max) | request share of each p4d |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const r of rows) {
     const p4dRequests = r.s.instances.filter((_, i) => slow.includes(i)).map((i) => pct(i.share));
-    lines.push(`| ${r.label} | ${ms(r.s.ttftMs.p50)} | ${ms(r.s.ttftMs.p90)} | ${pct(r.s.cacheHitRate.engineReported)} | ${range(fast.map((i) => r.shares[i]))} | ${range(slow.map((i) => r.shares[i]))} | ${p4dRequests.join(', ')} |`);
+    lines.push(
+      `| ${r.label} | ${ms(r.s.ttftMs.p50)} | ${ms(r.s.ttftMs.p90)} | ${pct(r.s.cacheHitRate.engineReported)} | ${range(fast.map((i) => r.shares[i]))} | ${range(slow.map((i) => r.shares[i]))} | ${p4dRequests.join(', ')} |`,
+    );
   }
   lines.push('');
   for (const r of rows.slice(0, 2)) {
@@ -131,7 +163,8 @@ async function scenario(o: MixedFleetOptions, key: string, title: string, worklo
   // What PREFIX_AWARE does on the mixed fleet, against a fleet of one type: its best setting on each.
   const seven = bestSageMaker(await run(o, `p5x7-${key}`, workload, sweep, [P5, P5, P5, P5, P5, P5, P5]));
   const five = bestSageMaker(await run(o, `p5x5-${key}`, workload, sweep, [P5, P5, P5, P5, P5]));
-  const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? '—' : `${(a / b).toFixed(2)}×`);
+  const ratio = (a: number | null, b: number | null) =>
+    a === null || b === null || b === 0 ? '—' : `${(a / b).toFixed(2)}×`;
   lines.push(
     `- PREFIX_AWARE (the sweep's best setting on each fleet): P90 ${ms(best.ttftMs.p90)} on ${fleetText(fleet)}, ${ms(seven.ttftMs.p90)} on 7 × p5 (\`${formatPolicySpec(configOf(seven))}\`; the mixed fleet is ${ratio(best.ttftMs.p90, seven.ttftMs.p90)}), ${ms(five.ttftMs.p90)} on the 5 × p5 alone (\`${formatPolicySpec(configOf(five))}\`; adding the two p4d makes it ${ratio(best.ttftMs.p90, five.ttftMs.p90)}). Each p4d's prefill share is ${range(slow.map((i) => rows[3].shares[i]))}× its capacity share: the hash spreads prefixes evenly whatever an instance's speed.`,
     '',
@@ -147,7 +180,14 @@ async function loadSweep(o: MixedFleetOptions): Promise<string[]> {
   const lines = ['### How the shares follow the load (the trace compressed)', ''];
   for (const speedup of [2, 4]) {
     for (const speeds of ['profile', 'learned'] as const) {
-      const c = await run(o, `mixed-trace-${speedup}x-${speeds}`, o.compressedTrace(speedup), [CACHE_AWARE], fleet, speeds);
+      const c = await run(
+        o,
+        `mixed-trace-${speedup}x-${speeds}`,
+        o.compressedTrace(speedup),
+        [CACHE_AWARE],
+        fleet,
+        speeds,
+      );
       const s = c.report.strategies[0];
       const shares = prefillShareRatios(c, s.label, fleet);
       lines.push(

@@ -29,9 +29,12 @@ export function findNginx(): string | undefined {
 }
 
 /** Starts nginx in front of `backendUrls` (round-robin upstream); undefined (with why) when it cannot. */
-export async function startNginxReference(backendUrls: readonly string[]): Promise<NginxReference | { readonly missing: string }> {
+export async function startNginxReference(
+  backendUrls: readonly string[],
+): Promise<NginxReference | { readonly missing: string }> {
   const binary = findNginx();
-  if (binary === undefined) return { missing: 'nginx is not installed (apt-get install -y nginx), so there is no reference proxy in this run' };
+  if (binary === undefined)
+    return { missing: 'nginx is not installed (apt-get install -y nginx), so there is no reference proxy in this run' };
   const version = (spawnSync(binary, ['-v'], { encoding: 'utf8' }).stderr ?? '').trim().replace(/^nginx version: /, '');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-nginx-'));
@@ -67,7 +70,9 @@ ${servers}
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  const child: ChildProcess = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGQUIT');
@@ -97,4 +102,3 @@ function freePort(): Promise<number> {
     });
   });
 }
-

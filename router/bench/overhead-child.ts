@@ -47,7 +47,9 @@ async function main(): Promise<void> {
       await Promise.all(backends.map((b) => b.close()));
     };
   } else if (role === 'router') {
-    const router: RunningRouter = await startRouter(JSON.parse(arg) as RouterOptions, { logger: createRouterLogger('silent') });
+    const router: RunningRouter = await startRouter(JSON.parse(arg) as RouterOptions, {
+      logger: createRouterLogger('silent'),
+    });
     urls = [router.url];
     stop = () => router.close();
   } else if (role === 'bare-proxy') {

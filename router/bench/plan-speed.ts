@@ -16,29 +16,44 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const flag = (name: string, fallback: string) => {
     const i = args.indexOf(`--${name}`);
-    return i >= 0 ? args[i + 1]! : fallback;
+    return i >= 0 ? args[i + 1] : fallback;
   };
   const out = mkdtempSync(join(tmpdir(), 'bench-plan-'));
   const cpuBefore = process.cpuUsage();
   const started = Date.now();
   try {
     const { report } = await runPlanCommand(
-      { workload: 'trace:mooncake-synthetic', slo: [flag('slo', 'p90-ttft<=2s')], jobs: flag('jobs', String(availableParallelism())), out, quiet: true },
+      {
+        workload: 'trace:mooncake-synthetic',
+        slo: [flag('slo', 'p90-ttft<=2s')],
+        jobs: flag('jobs', String(availableParallelism())),
+        out,
+        quiet: true,
+      },
       () => undefined,
     );
     const wallSeconds = (Date.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
-    console.log(`bench:plan — default plan of trace:mooncake-synthetic, ${report.slos.join(', ')}, instances ${report.instances.min}..${report.instances.max}, ${availableParallelism()} cores`);
+    console.log(
+      `bench:plan — default plan of trace:mooncake-synthetic, ${report.slos.join(', ')}, instances ${report.instances.min}..${report.instances.max}, ${availableParallelism()} cores`,
+    );
     console.log('');
     console.log('| strategy | fewest instances | setting there | simulations measured |');
     console.log('|---|---:|---|---:|');
     for (const s of report.strategies) {
-      console.log(`| ${s.label} | ${s.minInstances ?? `none up to ${report.instances.max}`} | ${s.atMin?.policy ?? '–'} | ${s.curve.length} sizes |`);
+      console.log(
+        `| ${s.label} | ${s.minInstances ?? `none up to ${report.instances.max}`} | ${s.atMin?.policy ?? '–'} | ${s.curve.length} sizes |`,
+      );
     }
-    if (report.autoscaling) console.log(`\nautoscaling (${report.autoscaling.strategy}): ${report.autoscaling.minCapacity ?? '–'}..${report.autoscaling.maxCapacity ?? '–'}`);
+    if (report.autoscaling)
+      console.log(
+        `\nautoscaling (${report.autoscaling.strategy}): ${report.autoscaling.minCapacity ?? '–'}..${report.autoscaling.maxCapacity ?? '–'}`,
+      );
     console.log('');
     console.log(`simulations: ${report.runs}`);
-    console.log(`wall: ${wallSeconds.toFixed(1)} s (target ≤ ${PLAN_WALL_TARGET_SECONDS} s: ${wallSeconds <= PLAN_WALL_TARGET_SECONDS ? 'met' : 'NOT met'}); CPU of this process and its worker threads: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`);
+    console.log(
+      `wall: ${wallSeconds.toFixed(1)} s (target ≤ ${PLAN_WALL_TARGET_SECONDS} s: ${wallSeconds <= PLAN_WALL_TARGET_SECONDS ? 'met' : 'NOT met'}); CPU of this process and its worker threads: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
+    );
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

@@ -26,9 +26,15 @@ export function policyTable(): string {
 
 export function policyOptionsTable(): string {
   const rows = definitions.flatMap((d) =>
-    d.options.map((o) => `| \`${d.name}\` | \`${o.name}\` | ${o.type} | ${optionRange(o)} | ${o.default} | ${cell(o.doc)} |`),
+    d.options.map(
+      (o) => `| \`${d.name}\` | \`${o.name}\` | ${o.type} | ${optionRange(o)} | ${o.default} | ${cell(o.doc)} |`,
+    ),
   );
-  return ['| policy | option | type | allowed | default | what it does |', '| --- | --- | --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    '| policy | option | type | allowed | default | what it does |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 /** Rows of the configuration table for --policy and every policy option flag. */
@@ -41,7 +47,11 @@ export function policyConfigRows(): string {
       return `| \`${o.flag} <${o.valueName}>\` | \`${o.env}\` | \`${o.path}\` | ${option.default} | ${optionRange(option)} (${policies}) |`;
     }),
   ];
-  return ['| flag | environment variable | file key | default | allowed |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
+  return [
+    '| flag | environment variable | file key | default | allowed |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 export const GENERATED_SECTIONS: Readonly<Record<string, () => string>> = {

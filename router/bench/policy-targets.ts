@@ -61,7 +61,7 @@ const OBSERVE_SWEEP_MS = [1, 10, 20, 50, 100];
 const WHY_REPLICAS =
   "  (Why: each replica's index holds only what it routed itself and its load view only what it sent, so a turn whose conversation another replica placed is cold to it, and it compares queues without the other replicas' work; the diagnostic runs below show neither kind of state explains the gap alone. Observing the instances' published state gives every replica both.)";
 const WHY_SHARE =
-  "  (Why: a new conversation goes where its system prompt is already cached, and a few system prompts over 7 instances do not divide evenly; latency is unaffected at this load.)";
+  '  (Why: a new conversation goes where its system prompt is already cached, and a few system prompts over 7 instances do not divide evenly; latency is unaffected at this load.)';
 
 const DEFAULT_TRACE = join(__dirname, '..', '..', '..', 'router', 'traces', 'mooncake-synthetic.jsonl');
 
@@ -93,7 +93,15 @@ async function run(
   observeIntervalMs = 0,
 ): Promise<StrategyComparison> {
   const t0 = Date.now();
-  const comparison = compareStrategies({ workload: parseWorkloadSpec(workload), policies, instances: INSTANCES, profile: PROFILE, routers, replicaSharing, observeIntervalMs });
+  const comparison = compareStrategies({
+    workload: parseWorkloadSpec(workload),
+    policies,
+    instances: INSTANCES,
+    profile: PROFILE,
+    routers,
+    replicaSharing,
+    observeIntervalMs,
+  });
   if (o.reportDir !== undefined) await writeReport(comparison.report, join(o.reportDir, key));
   o.log?.(`${key}: ${policies.length} strategies in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return comparison;
@@ -106,7 +114,11 @@ function find(c: StrategyComparison, name: string): StrategySummary {
 /** The best sagemaker-prefix-aware setting by P90 TTFT (then P50). */
 function bestSageMaker(c: StrategyComparison): StrategySummary {
   const sm = c.report.strategies.filter((s) => s.strategy.name === 'sagemaker-prefix-aware');
-  return sm.sort((a, b) => (a.ttftMs.p90 ?? Infinity) - (b.ttftMs.p90 ?? Infinity) || (a.ttftMs.p50 ?? Infinity) - (b.ttftMs.p50 ?? Infinity))[0];
+  return sm.sort(
+    (a, b) =>
+      (a.ttftMs.p90 ?? Infinity) - (b.ttftMs.p90 ?? Infinity) ||
+      (a.ttftMs.p50 ?? Infinity) - (b.ttftMs.p50 ?? Infinity),
+  )[0];
 }
 
 /** The policy config a report's strategy was run with. */
@@ -124,15 +136,29 @@ function summaryRows(names: readonly StrategySummary[]): string[] {
     const reasons = Object.entries(s.decisionReasons)
       .map(([r, v]) => `${r} ${(v * 100).toFixed(0)} %`)
       .join(', ');
-    return row([s.label, ms(s.ttftMs.p50), ms(s.ttftMs.p90), pct(s.cacheHitRate.engineReported), pct(s.cacheHitRate.ofFleetCeiling), `${lo.toFixed(2)}–${hi.toFixed(2)}`, String(s.errors), reasons]);
+    return row([
+      s.label,
+      ms(s.ttftMs.p50),
+      ms(s.ttftMs.p90),
+      pct(s.cacheHitRate.engineReported),
+      pct(s.cacheHitRate.ofFleetCeiling),
+      `${lo.toFixed(2)}–${hi.toFixed(2)}`,
+      String(s.errors),
+      reasons,
+    ]);
   });
 }
 
-const HEADER = ['| strategy | TTFT P50 | TTFT P90 | hit rate | of fleet ceiling | instance share ÷ mean (min–max) | errors | decision reasons |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |'];
+const HEADER = [
+  '| strategy | TTFT P50 | TTFT P90 | hit rate | of fleet ceiling | instance share ÷ mean (min–max) | errors | decision reasons |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+];
 
 /** Decision time with 1,000,000 vs 1,000 indexed blocks and the RSS, from decision-time.js in a process of its own. */
 function decisionTime(): string[] {
-  const out = execFileSync(process.execPath, ['--expose-gc', join(__dirname, 'decision-time.js')], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--expose-gc', join(__dirname, 'decision-time.js')], {
+    encoding: 'utf8',
+  });
   const m = JSON.parse(out.trim().split('\n').pop()!) as {
     smallBlocks: number;
     largeBlocks: number;
@@ -161,14 +187,24 @@ function decisionTime(): string[] {
  * Four replicas that share the true load view, or one index and set of counts (the simulator's diagnostic
  * `replicaSharing`, not a deployable mode): what each kind of state the replicas lack is worth.
  */
-async function sharingDiagnostics(o: PolicyTargetOptions, key: string, workload: string, one: StrategySummary): Promise<string> {
+async function sharingDiagnostics(
+  o: PolicyTargetOptions,
+  key: string,
+  workload: string,
+  one: StrategySummary,
+): Promise<string> {
   const parts: string[] = [];
   for (const [what, sharing] of [
     ['the true load view', { load: true }],
     ['one index and its counts', { policy: true }],
   ] as const) {
-    const s = find(await run(o, `${key}-sharing-${Object.keys(sharing)[0]}`, workload, [CACHE_AWARE], 4, sharing), 'cache-aware');
-    parts.push(`sharing ${what} only: P90 ${ms(s.ttftMs.p90)} = ${ratio(s.ttftMs.p90, one.ttftMs.p90)?.toFixed(2)}×, hit ${ratio(s.cacheHitRate.engineReported, one.cacheHitRate.engineReported)?.toFixed(3)}×`);
+    const s = find(
+      await run(o, `${key}-sharing-${Object.keys(sharing)[0]}`, workload, [CACHE_AWARE], 4, sharing),
+      'cache-aware',
+    );
+    parts.push(
+      `sharing ${what} only: P90 ${ms(s.ttftMs.p90)} = ${ratio(s.ttftMs.p90, one.ttftMs.p90)?.toFixed(2)}×, hit ${ratio(s.cacheHitRate.engineReported, one.cacheHitRate.engineReported)?.toFixed(3)}×`,
+    );
   }
   return `Diagnostics (four replicas given state they do not have in deployment; sharing both is one router): ${parts.join('; ')}.`;
 }
@@ -177,14 +213,23 @@ async function sharingDiagnostics(o: PolicyTargetOptions, key: string, workload:
  * Four replicas observing the instances' published state every OBSERVE_MS (the target), the same replicas on their
  * own sends alone, and the diagnostic runs that say what each kind of missing state is worth.
  */
-async function replicaLines(o: PolicyTargetOptions, key: string, workload: string, one: StrategySummary, isTarget: boolean): Promise<{ lines: string[]; observedP90: number | null }> {
+async function replicaLines(
+  o: PolicyTargetOptions,
+  key: string,
+  workload: string,
+  one: StrategySummary,
+  isTarget: boolean,
+): Promise<{ lines: string[]; observedP90: number | null }> {
   const lines: string[] = [];
   const judge = (s: StrategySummary) => {
     const hit = ratio(s.cacheHitRate.engineReported, one.cacheHitRate.engineReported);
     const p90 = ratio(s.ttftMs.p90, one.ttftMs.p90);
     return { hit, p90, met: hit !== null && hit >= 0.95 && p90 !== null && Math.abs(p90 - 1) <= 0.1 };
   };
-  const observing = find(await run(o, `${key}-4-routers-observe-${OBSERVE_MS}`, workload, [CACHE_AWARE], 4, undefined, OBSERVE_MS), 'cache-aware');
+  const observing = find(
+    await run(o, `${key}-4-routers-observe-${OBSERVE_MS}`, workload, [CACHE_AWARE], 4, undefined, OBSERVE_MS),
+    'cache-aware',
+  );
   const seen = judge(observing);
   const target = isTarget ? '' : '; the target is stated for the trace';
   lines.push(
@@ -201,6 +246,7 @@ async function replicaLines(o: PolicyTargetOptions, key: string, workload: strin
 }
 
 /** Runs every scenario and returns the docs section (between the bench:policies markers). */
+// eslint-disable-next-line max-lines-per-function -- a benchmark or example script read top to bottom as one scenario
 export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> {
   const started = Date.now();
   const lines: string[] = [];
@@ -220,22 +266,45 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
   const p50r = ratio(ca1.ttftMs.p50, best1.ttftMs.p50);
   const ceiling = ca1.cacheHitRate.ofFleetCeiling;
   lines.push(`### Mooncake trace at its own timestamps (\`${traceSpec(1).replace(trace, 'TRACE')}\`)`, '');
-  lines.push(`Best sagemaker-prefix-aware setting of the ${sweep.length}-setting sweep (by P90): \`${formatPolicySpec(bestConfig)}\`.`, '');
-  lines.push(...HEADER, ...summaryRows([ca1, ...t1.report.strategies.filter((s) => s !== ca1).sort((a, b) => (a.ttftMs.p90 ?? 0) - (b.ttftMs.p90 ?? 0))]), '');
+  lines.push(
+    `Best sagemaker-prefix-aware setting of the ${sweep.length}-setting sweep (by P90): \`${formatPolicySpec(bestConfig)}\`.`,
+    '',
+  );
+  lines.push(
+    ...HEADER,
+    ...summaryRows([
+      ca1,
+      ...t1.report.strategies.filter((s) => s !== ca1).sort((a, b) => (a.ttftMs.p90 ?? 0) - (b.ttftMs.p90 ?? 0)),
+    ]),
+    '',
+  );
   lines.push(`- P90 TTFT: ${p90r?.toFixed(2)}× the best setting (target ≤ 0.7×: ${ok(p90r !== null && p90r <= 0.7)}).`);
   lines.push(`- P50 TTFT: ${p50r?.toFixed(2)}× (target ≤ 0.9×: ${ok(p50r !== null && p50r <= 0.9)}).`);
-  lines.push(`- Hit rate: ${pct(ceiling)} of the fleet ceiling (target ≥ 95 %: ${ok(ceiling !== null && ceiling >= 0.95)}).`);
+  lines.push(
+    `- Hit rate: ${pct(ceiling)} of the fleet ceiling (target ≥ 95 %: ${ok(ceiling !== null && ceiling >= 0.95)}).`,
+  );
   if (ceiling === null || ceiling < 0.95) lines.push(WHY_HIT);
   const [lo1, hi1] = shareRange(ca1);
-  lines.push(`- Instance share: ${lo1.toFixed(2)}–${hi1.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo1 >= 0.75 && hi1 <= 1.25)}).`);
-  lines.push(`- Requests the engine rejected (prompt over the 131,072-token context): ${ca1.errors}, counted as errors (${Object.entries(ca1.errorsByCode).map(([c, n]) => `${c} × ${n}`).join(', ')}).`, '');
+  lines.push(
+    `- Instance share: ${lo1.toFixed(2)}–${hi1.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo1 >= 0.75 && hi1 <= 1.25)}).`,
+  );
+  lines.push(
+    `- Requests the engine rejected (prompt over the 131,072-token context): ${ca1.errors}, counted as errors (${Object.entries(
+      ca1.errorsByCode,
+    )
+      .map(([c, n]) => `${c} × ${n}`)
+      .join(', ')}).`,
+    '',
+  );
 
   for (const speedup of [2, 4]) {
     const t = await run(o, `trace-${speedup}x`, traceSpec(speedup), [CACHE_AWARE, bestConfig]);
     const ca = find(t, 'cache-aware');
     const sm = find(t, 'sagemaker-prefix-aware');
     const r = ratio(ca.ttftMs.p90, sm.ttftMs.p90);
-    lines.push(`- At ${speedup}× compression: cache-aware P90 ${ms(ca.ttftMs.p90)} (P50 ${ms(ca.ttftMs.p50)}) vs the 1× sweep's best setting ${ms(sm.ttftMs.p90)} (P50 ${ms(sm.ttftMs.p50)}): ${r?.toFixed(2)}× (target: ahead: ${ok(r !== null && r < 1)}).`);
+    lines.push(
+      `- At ${speedup}× compression: cache-aware P90 ${ms(ca.ttftMs.p90)} (P50 ${ms(ca.ttftMs.p50)}) vs the 1× sweep's best setting ${ms(sm.ttftMs.p90)} (P50 ${ms(sm.ttftMs.p50)}): ${r?.toFixed(2)}× (target: ahead: ${ok(r !== null && r < 1)}).`,
+    );
   }
   lines.push('');
 
@@ -246,10 +315,17 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
   for (const interval of OBSERVE_SWEEP_MS) {
     // The default interval was just run.
     const p90 =
-      interval === OBSERVE_MS ? traceReplicas.observedP90 : find(await run(o, `trace-1x-4-routers-observe-${interval}`, traceSpec(1), [CACHE_AWARE], 4, undefined, interval), 'cache-aware').ttftMs.p90;
+      interval === OBSERVE_MS
+        ? traceReplicas.observedP90
+        : find(
+            await run(o, `trace-1x-4-routers-observe-${interval}`, traceSpec(1), [CACHE_AWARE], 4, undefined, interval),
+            'cache-aware',
+          ).ttftMs.p90;
     sweepParts.push(`${interval} ms: ${ratio(p90, ca1.ttftMs.p90)?.toFixed(2)}×`);
   }
-  lines.push(`- Four observing replicas' P90 ÷ one router's, by observation interval (\`simulate --routers 4 --observe-ms N\`): ${sweepParts.join(', ')}.`);
+  lines.push(
+    `- Four observing replicas' P90 ÷ one router's, by observation interval (\`simulate --routers 4 --observe-ms N\`): ${sweepParts.join(', ')}.`,
+  );
   lines.push('');
 
   // 3. Synthetic workloads at their defaults.
@@ -269,8 +345,13 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
     lines.push(
       `- Against the best setting \`${formatPolicySpec(configOf(best))}\`: P50 ${p50?.toFixed(2)}×, P90 ${p90?.toFixed(2)}× (target ≤ 1.05×: ${ok(p50 !== null && p90 !== null && p50 <= 1.05 && p90 <= 1.05)}).`,
     );
-    if (hitTarget !== null) lines.push(`- Hit rate ${pct(ca.cacheHitRate.ofFleetCeiling)} of the fleet ceiling (target ≥ 90 %: ${ok((ca.cacheHitRate.ofFleetCeiling ?? 0) >= hitTarget)}).`);
-    lines.push(`- Instance share ${lo.toFixed(2)}–${hi.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo >= 0.75 && hi <= 1.25)}).`);
+    if (hitTarget !== null)
+      lines.push(
+        `- Hit rate ${pct(ca.cacheHitRate.ofFleetCeiling)} of the fleet ceiling (target ≥ 90 %: ${ok((ca.cacheHitRate.ofFleetCeiling ?? 0) >= hitTarget)}).`,
+      );
+    lines.push(
+      `- Instance share ${lo.toFixed(2)}–${hi.toFixed(2)} × the mean (target within 0.75–1.25: ${ok(lo >= 0.75 && hi <= 1.25)}).`,
+    );
     if (key === 'short-chat' && !(lo >= 0.75 && hi <= 1.25)) lines.push(WHY_SHARE);
     // The replica target is stated for the trace; the same runs here show whether it holds elsewhere.
     lines.push(...(await replicaLines(o, key, workload, ca, false)).lines);
@@ -289,7 +370,11 @@ export async function runPolicyTargets(o: PolicyTargetOptions): Promise<string> 
 }
 
 /** Replaces the bench:policies section of a markdown file (appends it when the file has none). */
-export function writeSection(path: string, section: string, markers: { readonly begin: string; readonly end: string } = { begin: START, end: END }): void {
+export function writeSection(
+  path: string,
+  section: string,
+  markers: { readonly begin: string; readonly end: string } = { begin: START, end: END },
+): void {
   const body = section.slice(section.indexOf(markers.begin) + markers.begin.length, section.lastIndexOf(markers.end));
   writeFileSync(path, withMarkedSection(readFileSync(path, 'utf8'), markers, body, 'append'));
 }
@@ -317,7 +402,10 @@ if (require.main === module) {
   const mixedOnly = args.includes('--mixed-only');
   const traceAt = args.indexOf('--trace');
   const trace = traceAt >= 0 ? args[traceAt + 1] : DEFAULT_TRACE;
-  const label = `npm run bench:policies --${mixedOnly ? ' --mixed-only' : ''}${quick ? ' --quick' : ''}`.replace(/ --$/, '');
+  const label = `npm run bench:policies --${mixedOnly ? ' --mixed-only' : ''}${quick ? ' --quick' : ''}`.replace(
+    / --$/,
+    '',
+  );
   const main = async (): Promise<void> => {
     if (!mixedOnly) {
       const section = await runPolicyTargets({

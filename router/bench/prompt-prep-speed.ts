@@ -56,7 +56,11 @@ export function parseArgs(argv: readonly string[]): PromptPrepOptions {
 }
 
 /** Prepares the scaled hour's requests from `from` × its length on, at most `count` of them, and times them. */
-export async function measurePromptPrep(instances: number, from: number, count: number): Promise<Omit<PromptPrepRow, 'run'>> {
+export async function measurePromptPrep(
+  instances: number,
+  from: number,
+  count: number,
+): Promise<Omit<PromptPrepRow, 'run'>> {
   const workload = parseWorkloadSpec(scaledLongContext(instances, 3600));
   const skip = Math.floor(from * workload.expectedRequests);
   const prepare = requestPreparer({ blockTokens: 16, model: 'bench' });
@@ -78,10 +82,16 @@ export async function measurePromptPrep(instances: number, from: number, count: 
   // GC entries reach the observer in a later turn of the event loop.
   await new Promise((resolve) => setTimeout(resolve, 20));
   observer.disconnect();
-  if (timed === 0) throw new RangeError(`the ${instances}-instance hour has ${index} requests, none after the first ${skip}`);
+  if (timed === 0)
+    throw new RangeError(`the ${instances}-instance hour has ${index} requests, none after the first ${skip}`);
   let gcMs = 0;
   for (const c of collections) if (c.startTime >= started && c.startTime <= ended) gcMs += c.duration;
-  return { instances, requests: timed, microsPerRequest: (1000 * (ended - started)) / timed, gcMicrosPerRequest: (1000 * gcMs) / timed };
+  return {
+    instances,
+    requests: timed,
+    microsPerRequest: (1000 * (ended - started)) / timed,
+    gcMicrosPerRequest: (1000 * gcMs) / timed,
+  };
 }
 
 export async function runPromptPrep(options: PromptPrepOptions): Promise<{ rows: PromptPrepRow[]; markdown: string }> {
@@ -94,7 +104,10 @@ export async function runPromptPrep(options: PromptPrepOptions): Promise<{ rows:
     '',
     '| run | instances | requests timed | µs / request | of which GC (µs) |',
     '| ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.run} | ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${r.microsPerRequest.toFixed(1)} | ${r.gcMicrosPerRequest.toFixed(1)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.run} | ${r.instances} | ${r.requests.toLocaleString('en-US')} | ${r.microsPerRequest.toFixed(1)} | ${r.gcMicrosPerRequest.toFixed(1)} |`,
+    ),
   ];
   return { rows, markdown: lines.join('\n') };
 }

@@ -122,7 +122,15 @@ function generateBodies(stream: boolean): Buffer[] {
     for (let q = 0; q < 8; q++) {
       const question = `Question ${q} about group ${g}?`;
       const shell = (system: string): string =>
-        JSON.stringify({ model: 'fake-model', messages: [{ role: 'system', content: system }, { role: 'user', content: question }], stream, max_tokens: 16 });
+        JSON.stringify({
+          model: 'fake-model',
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: question },
+          ],
+          stream,
+          max_tokens: 16,
+        });
       // ASCII words only, so characters = bytes and the padding is exact.
       const target = BODY_BYTES - Buffer.byteLength(shell(''));
       let system = `System prompt ${g}: `;
@@ -138,18 +146,27 @@ interface Stack {
   readonly routerUrl: string;
   /** The bare Node.js proxy (child-process runs only). */
   readonly bareUrl?: string;
-  bareCpuUs?(): Promise<ChildCpu>;
+  bareCpuUs?: () => Promise<ChildCpu>;
   /** CPU time (µs) the router process has used so far; undefined in-process (it shares this process). */
-  routerCpuUs(): Promise<ChildCpu | undefined>;
+  routerCpuUs: () => Promise<ChildCpu | undefined>;
   stop(): Promise<void>;
 }
 
 async function startStack(options: RouterBenchOptions): Promise<Stack> {
   // Routing headers on, as measured before they became opt-in: the overhead figures include writing them.
-  const routerOptions = (backends: string[]): RouterOptions => ({ backends, port: 0, logLevel: 'silent', routingHeaders: 'all' });
+  const routerOptions = (backends: string[]): RouterOptions => ({
+    backends,
+    port: 0,
+    logLevel: 'silent',
+    routingHeaders: 'all',
+  });
   if (options.isolation === 'in-process') {
-    const backends = await Promise.all(Array.from({ length: options.backends }, (_, i) => startFakeBackend({ name: `bench-${i}`, record: false })));
-    const router = await startRouter(routerOptions(backends.map((b) => b.url)), { logger: createRouterLogger('silent') });
+    const backends = await Promise.all(
+      Array.from({ length: options.backends }, (_, i) => startFakeBackend({ name: `bench-${i}`, record: false })),
+    );
+    const router = await startRouter(routerOptions(backends.map((b) => b.url)), {
+      logger: createRouterLogger('silent'),
+    });
     return {
       backendUrls: backends.map((b) => b.url),
       routerUrl: router.url,
@@ -191,7 +208,10 @@ export interface BenchChild {
 export async function forkChild(args: string[], nodeFlags: string[] = []): Promise<BenchChild> {
   const ts = __filename.endsWith('.ts');
   const script = join(__dirname, ts ? 'overhead-child.ts' : 'overhead-child.js');
-  const child: ChildProcess = fork(script, args, { execArgv: [...(ts ? ['-r', 'ts-node/register/transpile-only'] : []), ...nodeFlags], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(script, args, {
+    execArgv: [...(ts ? ['-r', 'ts-node/register/transpile-only'] : []), ...nodeFlags],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<ChildReady>((resolve, reject) => {
     child.once('message', (m) => resolve(m as ChildReady));
     child.once('exit', (code) => reject(new Error(`benchmark child ${args[0]} exited with ${code}`)));
@@ -217,10 +237,20 @@ export async function forkChild(args: string[], nodeFlags: string[] = []): Promi
   };
 }
 
-function latencyRow(mode: string, direct: PathResult, routed: PathResult, pick: (s: { firstByteUs: number; totalUs: number }) => number): LatencyRow {
+function latencyRow(
+  mode: string,
+  direct: PathResult,
+  routed: PathResult,
+  pick: (s: { firstByteUs: number; totalUs: number }) => number,
+): LatencyRow {
   const stats = (r: PathResult) => {
     const values = sorted(r.samples.map(pick));
-    return { p50: percentile(values, 50) / 1000, p99: percentile(values, 99) / 1000, n: values.length, errors: r.errors };
+    return {
+      p50: percentile(values, 50) / 1000,
+      p99: percentile(values, 99) / 1000,
+      n: values.length,
+      errors: r.errors,
+    };
   };
   return { mode, direct: stats(direct), routed: stats(routed) };
 }
@@ -235,14 +265,23 @@ interface ThroughputPaths {
 }
 
 /** Closed loop on each path in turn, twice; CPU per request of the router and bare proxy during their phases. */
-async function measureThroughput(mode: string, paths: ThroughputPaths, bodies: Buffer[], options: RouterBenchOptions): Promise<ThroughputRow> {
+async function measureThroughput(
+  mode: string,
+  paths: ThroughputPaths,
+  bodies: Buffer[],
+  options: RouterBenchOptions,
+): Promise<ThroughputRow> {
   let directRps = 0;
   let routedRps = 0;
   let nginxRps = 0;
   let bareRps = 0;
   let errors = 0;
   const cpu = { routed: { us: 0, n: 0 }, bare: { us: 0, n: 0 } };
-  const phase = async (target: Target, meter?: () => Promise<ChildCpu | undefined>, into?: { us: number; n: number }): Promise<number> => {
+  const phase = async (
+    target: Target,
+    meter?: () => Promise<ChildCpu | undefined>,
+    into?: { us: number; n: number },
+  ): Promise<number> => {
     const before = await meter?.();
     const r = await closedLoop(target, bodies, options.concurrency, options.throughputPhaseMs);
     const after = await meter?.();
@@ -272,9 +311,15 @@ async function measureThroughput(mode: string, paths: ThroughputPaths, bodies: B
 }
 
 /** Per-call timing of decide() (µs), after a warm-up. */
-function timeDecisions(policy: RoutingPolicy, requests: RoutingRequest[], views: InstanceView[], iterations: number): { p50: number; p99: number } {
+function timeDecisions(
+  policy: RoutingPolicy,
+  requests: RoutingRequest[],
+  views: InstanceView[],
+  iterations: number,
+): { p50: number; p99: number } {
   const snapshot = { instances: views, nowMs: 0 };
-  for (let i = 0; i < Math.min(2000, iterations); i++) policy.commit(requests[i % requests.length], policy.decide(requests[i % requests.length], snapshot));
+  for (let i = 0; i < Math.min(2000, iterations); i++)
+    policy.commit(requests[i % requests.length], policy.decide(requests[i % requests.length], snapshot));
   const times = new Float64Array(iterations);
   for (let i = 0; i < iterations; i++) {
     const request = requests[i % requests.length];
@@ -287,14 +332,29 @@ function timeDecisions(policy: RoutingPolicy, requests: RoutingRequest[], views:
   return { p50: percentile(s, 50), p99: percentile(s, 99) };
 }
 
-export function measureDecisions(iterations: number): { decisions: DecisionRow[]; parse: { p50: number; p99: number } } {
+export function measureDecisions(iterations: number): {
+  decisions: DecisionRow[];
+  parse: { p50: number; p99: number };
+} {
   const bodies = benchBodies(false);
   const chat = bodies.map((b) => parseChatRequest(b, {}).routing);
   const invocations = bodies.map((b) => parseInvocationRequest(b, { 'content-type': 'application/json' }).routing);
   const cases: Array<{ label: string; config: PolicyConfig; requests: RoutingRequest[] }> = [
-    { label: 'sagemaker-prefix-aware, 8,192 characters of message text (default)', config: { name: 'sagemaker-prefix-aware', prefixLength: 8192 }, requests: chat },
-    { label: 'sagemaker-prefix-aware, 32,768 characters of message text', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: chat },
-    { label: 'sagemaker-prefix-aware, 32,768 body bytes (InvokeEndpoint)', config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 }, requests: invocations },
+    {
+      label: 'sagemaker-prefix-aware, 8,192 characters of message text (default)',
+      config: { name: 'sagemaker-prefix-aware', prefixLength: 8192 },
+      requests: chat,
+    },
+    {
+      label: 'sagemaker-prefix-aware, 32,768 characters of message text',
+      config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 },
+      requests: chat,
+    },
+    {
+      label: 'sagemaker-prefix-aware, 32,768 body bytes (InvokeEndpoint)',
+      config: { name: 'sagemaker-prefix-aware', prefixLength: 32768 },
+      requests: invocations,
+    },
     { label: 'least-outstanding-requests', config: { name: 'least-outstanding-requests' }, requests: chat },
     { label: 'random', config: { name: 'random' }, requests: chat },
     { label: 'round-robin', config: { name: 'round-robin' }, requests: chat },
@@ -303,7 +363,11 @@ export function measureDecisions(iterations: number): { decisions: DecisionRow[]
     const byInstances: Record<number, { p50: number; p99: number }> = {};
     for (const n of [2, 8, 32]) {
       const rng = new SeededRng(n);
-      const views = Array.from({ length: n }, (_, i) => ({ id: `http://10.0.${i >> 8}.${i & 255}:8000`, healthy: true, inFlight: Math.floor(rng.next() * 4) }));
+      const views = Array.from({ length: n }, (_, i) => ({
+        id: `http://10.0.${i >> 8}.${i & 255}:8000`,
+        healthy: true,
+        inFlight: Math.floor(rng.next() * 4),
+      }));
       byInstances[n] = timeDecisions(createPolicy(config, { rng: new SeededRng(7) }), requests, views, iterations);
     }
     return { label, byInstances };
@@ -318,7 +382,11 @@ export function measureDecisions(iterations: number): { decisions: DecisionRow[]
   return { decisions, parse: { p50: percentile(parseSorted, 50), p99: percentile(parseSorted, 99) } };
 }
 
-export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions> = {}, log: (line: string) => void = () => undefined): Promise<RouterBenchResult> {
+// eslint-disable-next-line max-lines-per-function -- a benchmark or example script read top to bottom as one scenario
+export async function runRouterOverheadBench(
+  partial: Partial<RouterBenchOptions> = {},
+  log: (line: string) => void = () => undefined,
+): Promise<RouterBenchResult> {
   const options = { ...DEFAULT_BENCH_OPTIONS, ...partial };
   const deadline = Date.now() + options.maxRunMs;
   const remaining = (): number => Math.max(1000, deadline - Date.now());
@@ -328,9 +396,13 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
   const directTarget: Target = { pool: direct, path: '/v1/chat/completions' };
   const routedTarget: Target = { pool: router, path: '/v1/chat/completions' };
   // The reference proxy only where processes are separate (the benchmark), not in the in-process smoke test.
-  const nginx = options.isolation === 'child-process' ? await startNginxReference(stack.backendUrls) : { missing: 'not started in-process' };
+  const nginx =
+    options.isolation === 'child-process'
+      ? await startNginxReference(stack.backendUrls)
+      : { missing: 'not started in-process' };
   const nginxPool = 'url' in nginx ? new Pool(nginx.url, { connections: 256 }) : undefined;
-  const nginxTarget: Target | undefined = nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
+  const nginxTarget: Target | undefined =
+    nginxPool === undefined ? undefined : { pool: nginxPool, path: '/v1/chat/completions' };
   const barePool = stack.bareUrl === undefined ? undefined : new Pool(stack.bareUrl, { connections: 256 });
   const paths = (): ThroughputPaths => ({
     direct: directTarget,
@@ -340,7 +412,8 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     routedCpu: () => stack.routerCpuUs(),
     ...(stack.bareCpuUs !== undefined ? { bareCpu: stack.bareCpuUs } : {}),
   });
-  const reference = 'url' in nginx ? `${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
+  const reference =
+    'url' in nginx ? `${nginx.version} (one worker process, keep-alive upstream, proxy_buffering off)` : nginx.missing;
   log(`reference proxy: ${reference}`);
   try {
     const plain = benchBodies(false);
@@ -353,18 +426,28 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     await openLoop([directTarget, routedTarget], plain, options.rate, warmup, remaining());
     await openLoop([directTarget, routedTarget], streamed, options.rate, warmup, remaining());
 
-    const cpuPerRequest = async (run: () => Promise<PathResult[]>): Promise<{ results: PathResult[]; cpu?: number; system?: number }> => {
+    const cpuPerRequest = async (
+      run: () => Promise<PathResult[]>,
+    ): Promise<{ results: PathResult[]; cpu?: number; system?: number }> => {
       const before = await stack.routerCpuUs();
       const results = await run();
       const after = await stack.routerCpuUs();
       const routed = results[1].samples.length + results[1].errors;
       if (before === undefined || after === undefined) return { results };
-      return { results, cpu: (after.cpuUs - before.cpuUs) / routed, system: (after.systemUs - before.systemUs) / routed };
+      return {
+        results,
+        cpu: (after.cpuUs - before.cpuUs) / routed,
+        system: (after.systemUs - before.systemUs) / routed,
+      };
     };
     log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, non-streamed`);
-    const plainRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], plain, options.rate, options.requests, remaining()));
+    const plainRun = await cpuPerRequest(() =>
+      openLoop([directTarget, routedTarget], plain, options.rate, options.requests, remaining()),
+    );
     log(`latency: ${options.requests} requests per path at ${options.rate} req/s each, streamed`);
-    const streamRun = await cpuPerRequest(() => openLoop([directTarget, routedTarget], streamed, options.rate, options.requests, remaining()));
+    const streamRun = await cpuPerRequest(() =>
+      openLoop([directTarget, routedTarget], streamed, options.rate, options.requests, remaining()),
+    );
     const [dPlain, rPlain] = plainRun.results;
     const [dStream, rStream] = streamRun.results;
     log(`throughput: closed loop, concurrency ${options.concurrency}`);
@@ -375,7 +458,10 @@ export async function runRouterOverheadBench(partial: Partial<RouterBenchOptions
     // The platform's floor at the latency phases' rate: the bare proxy, warmed up the same way, in phases of its
     // own after everything the router is measured in (so the router's figures are taken as before).
     const bareCpu = stack.bareCpuUs;
-    const bareCpuPerRequest = async (bodies: readonly Buffer[], mode: string): Promise<{ bareCpuUsPerRequest?: number }> => {
+    const bareCpuPerRequest = async (
+      bodies: readonly Buffer[],
+      mode: string,
+    ): Promise<{ bareCpuUsPerRequest?: number }> => {
       if (barePool === undefined || bareCpu === undefined) return {};
       const bare: Target = { pool: barePool, path: '/v1/chat/completions' };
       log(`latency: bare Node.js proxy, ${options.requests} requests at ${options.rate} req/s, ${mode}`);
@@ -439,7 +525,8 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
     '| mode | direct req/s | routed req/s | nginx req/s | bare Node.js req/s | routed / nginx | bare / nginx | router CPU per request | bare proxy CPU per request | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...r.throughput.map((t) => {
-      const ratio = (a: number | undefined, b: number | undefined): string => (a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2));
+      const ratio = (a: number | undefined, b: number | undefined): string =>
+        a === undefined || b === undefined ? 'n/a' : (a / b).toFixed(2);
       const rate = (v: number | undefined): string => (v === undefined ? 'n/a' : v.toFixed(0));
       const cpuUs = (v: number | undefined): string => (v === undefined ? 'n/a' : `${v.toFixed(0)} µs`);
       return `| ${t.mode} | ${rate(t.directRps)} | ${rate(t.routedRps)} | ${rate(t.nginxRps)} | ${rate(t.bareRps)} | **${ratio(t.routedRps, t.nginxRps)}** | ${ratio(t.bareRps, t.nginxRps)} | ${cpuUs(t.routedCpuUs)} | ${cpuUs(t.bareCpuUs)} | ${t.errors} |`;
@@ -449,7 +536,10 @@ export function renderMarkdown(r: RouterBenchResult, command: string, date: stri
     '',
     '| policy | 2 instances | 8 instances | 32 instances |',
     '| --- | ---: | ---: | ---: |',
-    ...r.decisions.map((d) => `| ${d.label} | ${[2, 8, 32].map((n) => `${us(d.byInstances[n].p50)} / ${us(d.byInstances[n].p99)}`).join(' | ')} |`),
+    ...r.decisions.map(
+      (d) =>
+        `| ${d.label} | ${[2, 8, 32].map((n) => `${us(d.byInstances[n].p50)} / ${us(d.byInstances[n].p99)}`).join(' | ')} |`,
+    ),
   ];
   return lines.join('\n');
 }
@@ -462,7 +552,10 @@ export function writeIntoDocs(docsPath: string, markdown: string): void {
   const current = existsSync(docsPath) ? readFileSync(docsPath, 'utf8') : '';
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
-  const next = start !== -1 && end > start ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}` : `${current}\n## Router overhead\n\n${block}\n`;
+  const next =
+    start !== -1 && end > start
+      ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}`
+      : `${current}\n## Router overhead\n\n${block}\n`;
   writeFileSync(docsPath, next);
 }
 
@@ -478,7 +571,7 @@ function parseArgs(argv: string[]): { options: Partial<RouterBenchOptions>; writ
       options[key] = numberFlag(a.slice(2), argv[++i], 0, Number.MAX_SAFE_INTEGER, true);
     }
   }
-  return { options: options as Partial<RouterBenchOptions>, write };
+  return { options: options, write };
 }
 
 async function main(): Promise<void> {

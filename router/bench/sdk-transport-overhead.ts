@@ -36,14 +36,27 @@ export interface RoundResult {
 function stats(result: LiveBenchmarkResult): { ttftP50: number; ttftP90: number; e2eP50: number } {
   const ttft = sortedAscending(result.records.filter((r) => r.ttftMs !== null).map((r) => r.ttftMs!));
   const e2e = sortedAscending(result.records.map((r) => r.e2eMs));
-  return { ttftP50: percentileOfSorted(ttft, 50) ?? NaN, ttftP90: percentileOfSorted(ttft, 90) ?? NaN, e2eP50: percentileOfSorted(e2e, 50) ?? NaN };
+  return {
+    ttftP50: percentileOfSorted(ttft, 50) ?? NaN,
+    ttftP90: percentileOfSorted(ttft, 90) ?? NaN,
+    e2eP50: percentileOfSorted(e2e, 50) ?? NaN,
+  };
 }
 
 async function oneRound(transport: 'http' | 'sdk', round: number, options: SdkBenchOptions): Promise<RoundResult> {
   // tiny profile at real time: engine steps of about a millisecond, so client overhead is visible, not drowned.
   const fleet = await startEmulatorFleet(2, { profile: 'tiny', timeScale: 1 });
-  const router = await startRouter({ backends: fleet.urls, port: 0, logLevel: 'silent', routingHeaders: 'all', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 } });
-  const workload = parseWorkloadSpec(`shared-system?groups=4&promptsPerGroup=64&systemTokens=300&questionTokens=20&outputTokens=16&concurrency=${options.concurrency}`);
+  const router = await startRouter({
+    backends: fleet.urls,
+    port: 0,
+    logLevel: 'silent',
+    routingHeaders: 'all',
+    healthCheck: { intervalMs: 0 },
+    policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
+  });
+  const workload = parseWorkloadSpec(
+    `shared-system?groups=4&promptsPerGroup=64&systemTokens=300&questionTokens=20&outputTokens=16&concurrency=${options.concurrency}`,
+  );
   let sdk: SageMakerRuntimeClient | undefined;
   try {
     const base = { workload, maxRequests: options.requests, model: 'tiny-emulated-model' };
@@ -51,11 +64,19 @@ async function oneRound(transport: 'http' | 'sdk', round: number, options: SdkBe
     if (transport === 'http') {
       result = await runLiveBenchmark({ ...base, url: router.url });
     } else {
-      sdk = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+      sdk = new SageMakerRuntimeClient({
+        endpoint: router.url,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+        maxAttempts: 1,
+      });
       result = await runLiveBenchmark({
         ...base,
         url: `${router.url}/endpoints/bench`,
-        transport: new SageMakerRuntimeTransport({ client: new PrefixAwareLlmClient({ endpointName: 'bench', client: sdk }), instanceHeader: 'x-prefix-router-instance' }),
+        transport: new SageMakerRuntimeTransport({
+          client: new PrefixAwareLlmClient({ endpointName: 'bench', client: sdk }),
+          instanceHeader: 'x-prefix-router-instance',
+        }),
       });
     }
     return { transport, round, ...stats(result), failed: result.failed };
@@ -76,13 +97,23 @@ export async function runSdkBench(options: SdkBenchOptions): Promise<{ rounds: R
   const lines = [
     `| round | transport | TTFT P50 | TTFT P90 | E2E P50 | failed |`,
     `| ---: | --- | ---: | ---: | ---: | ---: |`,
-    ...rounds.map((x) => `| ${x.round} | ${x.transport === 'http' ? 'HTTP (bench --url)' : 'AWS SDK (bench --sagemaker-endpoint)'} | ${ms(x.ttftP50)} | ${ms(x.ttftP90)} | ${ms(x.e2eP50)} | ${x.failed} |`),
+    ...rounds.map(
+      (x) =>
+        `| ${x.round} | ${x.transport === 'http' ? 'HTTP (bench --url)' : 'AWS SDK (bench --sagemaker-endpoint)'} | ${ms(x.ttftP50)} | ${ms(x.ttftP90)} | ${ms(x.e2eP50)} | ${x.failed} |`,
+    ),
   ];
   const diffs = (key: 'ttftP50' | 'ttftP90' | 'e2eP50'): number => {
-    const d = sortedAscending(rounds.filter((x) => x.transport === 'sdk').map((x, i) => x[key] - rounds.filter((y) => y.transport === 'http')[i][key]));
+    const d = sortedAscending(
+      rounds
+        .filter((x) => x.transport === 'sdk')
+        .map((x, i) => x[key] - rounds.filter((y) => y.transport === 'http')[i][key]),
+    );
     return percentileOfSorted(d, 50) ?? NaN;
   };
-  lines.push('', `Median SDK − HTTP over ${options.rounds} round(s): TTFT P50 ${ms(diffs('ttftP50'))}, TTFT P90 ${ms(diffs('ttftP90'))}, E2E P50 ${ms(diffs('e2eP50'))} (${options.requests} requests per round, closed loop at ${options.concurrency}).`);
+  lines.push(
+    '',
+    `Median SDK − HTTP over ${options.rounds} round(s): TTFT P50 ${ms(diffs('ttftP50'))}, TTFT P90 ${ms(diffs('ttftP90'))}, E2E P50 ${ms(diffs('e2eP50'))} (${options.requests} requests per round, closed loop at ${options.concurrency}).`,
+  );
   return { rounds, markdown: lines.join('\n') };
 }
 

@@ -7,10 +7,15 @@
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
 
-const candidates = [join(__dirname, '..', 'dist', 'bin', 'prefix-router.js'), join(__dirname, '..', '..', 'dist', 'bin', 'prefix-router.js')];
+const candidates = [
+  join(__dirname, '..', 'dist', 'bin', 'prefix-router.js'),
+  join(__dirname, '..', '..', 'dist', 'bin', 'prefix-router.js'),
+];
 const cli = candidates.find((path) => existsSync(path));
 if (cli === undefined) {
-  process.stderr.write(`prefix-router: not built (none of ${candidates.join(', ')}); run npm run build in the repository\n`);
+  process.stderr.write(
+    `prefix-router: not built (none of ${candidates.join(', ')}); run npm run build in the repository\n`,
+  );
   process.exit(1);
 }
 require(cli);

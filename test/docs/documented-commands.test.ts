@@ -6,7 +6,16 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { documentedBlocks, freeRange, NOT_RUN_HERE, notRunReason, prepareBlock, runBlockScript as run, runnableBlocks, type ShellBlock } from './documented-commands';
+import {
+  documentedBlocks,
+  freeRange,
+  NOT_RUN_HERE,
+  notRunReason,
+  prepareBlock,
+  runBlockScript as run,
+  runnableBlocks,
+  type ShellBlock,
+} from './documented-commands';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -19,9 +28,14 @@ describe('documented commands', () => {
   let scratch: string;
 
   beforeAll(() => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'ignore', timeout: 300_000 });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      timeout: 300_000,
+    });
     scratch = mkdtempSync(join(tmpdir(), 'documented-commands-'));
-    for (const name of ['dist', 'router', 'node_modules', 'package.json', 'tsconfig.json']) symlinkSync(join(ROOT, name), join(scratch, name));
+    for (const name of ['dist', 'router', 'node_modules', 'package.json', 'tsconfig.json'])
+      symlinkSync(join(ROOT, name), join(scratch, name));
     cpSync(join(ROOT, 'docs'), join(scratch, 'docs'), { recursive: true });
   });
 
@@ -31,7 +45,10 @@ describe('documented commands', () => {
 
   test('GIVEN the docs THEN there are commands to run, among them the README live sequence with cold emulators', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(8);
-    const readme = blocks.filter((b) => b.file === 'README.md').map((b) => b.text).join('\n');
+    const readme = blocks
+      .filter((b) => b.file === 'README.md')
+      .map((b) => b.text)
+      .join('\n');
     expect(readme).toMatch(/emulate [^\n]*--log-level warn/);
     expect(readme).toMatch(/serve [^\n]*--log-level warn/);
     expect(readme).toContain('--append');
@@ -41,20 +58,29 @@ describe('documented commands', () => {
 
   test('GIVEN the blocks not run here THEN each has a reason and matches exactly one block', () => {
     for (const e of NOT_RUN_HERE) {
-      expect({ entry: e.contains, matches: all.filter((b) => b.file === e.file && b.text.includes(e.contains)).length }).toEqual({ entry: e.contains, matches: 1 });
+      expect({
+        entry: e.contains,
+        matches: all.filter((b) => b.file === e.file && b.text.includes(e.contains)).length,
+      }).toEqual({ entry: e.contains, matches: 1 });
     }
     expect(all.length - blocks.length).toBe(NOT_RUN_HERE.length);
   });
 
-  test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))('GIVEN the block at %s THEN it runs to exit code 0', async (_where, block) => {
-    const prepared = prepareBlock(block, () => 0);
-    // Ports are chosen just before running, so they are free now.
-    const span = /ports (\d+)–(\d+)/.exec(prepared.applied.join('\n'));
-    const base = span ? await freeRange(Number(span[2]) - Number(span[1]) + 1) : 0;
-    const { script, applied } = prepareBlock(block, () => base);
-    writeFileSync(join(scratch, 'last-block.sh'), script);
-    const { code, output } = await run(script, scratch, 300_000);
-    if (code !== 0) throw new Error(`${block.file}:${block.line} exited ${code}\napplied: ${applied.join('; ')}\n--- script ---\n${script}\n--- output (last 4000 chars) ---\n${output.slice(-4000)}`);
-    expect(code).toBe(0);
-  });
+  test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))(
+    'GIVEN the block at %s THEN it runs to exit code 0',
+    async (_where, block) => {
+      const prepared = prepareBlock(block, () => 0);
+      // Ports are chosen just before running, so they are free now.
+      const span = /ports (\d+)–(\d+)/.exec(prepared.applied.join('\n'));
+      const base = span ? await freeRange(Number(span[2]) - Number(span[1]) + 1) : 0;
+      const { script, applied } = prepareBlock(block, () => base);
+      writeFileSync(join(scratch, 'last-block.sh'), script);
+      const { code, output } = await run(script, scratch, 300_000);
+      if (code !== 0)
+        throw new Error(
+          `${block.file}:${block.line} exited ${code}\napplied: ${applied.join('; ')}\n--- script ---\n${script}\n--- output (last 4000 chars) ---\n${output.slice(-4000)}`,
+        );
+      expect(code).toBe(0);
+    },
+  );
 });

@@ -41,22 +41,94 @@ export const TRACE_COUNT = 200;
  * new documented command cannot slip out of the test by accident.
  */
 export const NOT_RUN_HERE: readonly { readonly file: string; readonly contains: string; readonly reason: string }[] = [
-  { file: 'docs/container.md', contains: 'docker build -f router/Dockerfile', reason: 'needs Docker and an AWS login; the Dockerfile and its build script are checked in test/router/container/dockerfile.test.ts and by npm run check:image-contexts' },
-  { file: 'docs/container.md', contains: 'docker compose -f examples/docker-compose.yml', reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts' },
-  { file: 'docs/container.md', contains: 'node dist/bin/prefix-router.js container', reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts' },
+  {
+    file: 'docs/container.md',
+    contains: 'docker build -f router/Dockerfile',
+    reason:
+      'needs Docker and an AWS login; the Dockerfile and its build script are checked in test/router/container/dockerfile.test.ts and by npm run check:image-contexts',
+  },
+  {
+    file: 'docs/container.md',
+    contains: 'docker compose -f examples/docker-compose.yml',
+    reason: 'needs Docker; the compose file is checked in test/examples/docker-compose.test.ts',
+  },
+  {
+    file: 'docs/container.md',
+    contains: 'node dist/bin/prefix-router.js container',
+    reason: 'run as written (ports freed) by test/router/container/container-docs-command.test.ts',
+  },
   { file: 'docs/container.md', contains: 'docker run --gpus all', reason: 'needs Docker and GPUs' },
-  { file: 'README.md', contains: 'npm install cdk-prefix-aware-llm\nnpx cdk synth', reason: 'what test/installed/installed-app.test.ts does in a fresh cdk init app: installs the packed tarball, makes the snippet below the app\'s bin/ file and runs npx cdk synth' },
-  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmMinimal', reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts' },
-  { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --region', reason: 'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)' },
-  { file: 'docs/validate.md', contains: 'bench --sagemaker-endpoint my-llm --api openai', reason: 'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/validate.md', contains: 'prefix-router ab --endpoint-name my-llm', reason: 'changes a deployed endpoint; run against the stateful SageMaker control-plane fake by test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/reliability.md', contains: 'npm run test:chaos                                   # every scenario at full size', reason: 'every chaos scenario at full size takes about 15 minutes; each scenario runs at a small size in test/router/chaos/, and .ci/run runs this block\'s second line (the 60-second soak) after npm test' },
-  { file: 'docs/validate.md', contains: 'aws sagemaker update-endpoint', reason: 'the AWS CLI against a deployed endpoint (finishing a restore by hand); each line runs, placeholders filled in, against the SageMaker control-plane fake left as a killed run leaves it, in test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/validate.md', contains: 'aws sagemaker create-endpoint-config --cli-input-json', reason: 'the AWS CLI against a Failed endpoint (recreate the configuration and the endpoint); each line runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/validate.md', contains: 'prefix-router ab --shadow --endpoint-name my-llm', reason: 'creates shadow endpoints in an AWS account; run against the stateful SageMaker control-plane fake (an endpoint hosting a base component and the adapter it names) by test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/validate.md', contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab', reason: 'deploys to an AWS account; ab --variants runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts' },
-  { file: 'docs/own-traffic.md', contains: 's3://my-capture-bucket/datacapture/', reason: 'reads an S3 bucket and a model\'s tokenizer.json; the S3 path runs through the real client against aws-sdk-client-mock in test/router/trace-import/s3-source.test.ts and --tokenizer on a generated tokenizer.json in bodies-and-privacy.test.ts' },
-  { file: 'docs/own-traffic.md', contains: "prefix-router bench --sagemaker-endpoint my-llm --region us-east-1 --workload 'trace:my-traffic.jsonl'", reason: 'needs a deployed endpoint; the same bench with the imported trace runs against the local router in the rehearsal block before it, and ab as in docs/validate.md (test/router/aws/validate-doc.test.ts)' },
+  {
+    file: 'README.md',
+    contains: 'npm install cdk-prefix-aware-llm\nnpx cdk synth',
+    reason:
+      "what test/installed/installed-app.test.ts does in a fresh cdk init app: installs the packed tarball, makes the snippet below the app's bin/ file and runs npx cdk synth",
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'npx cdk deploy PrefixAwareLlmMinimal',
+    reason: 'deploys to an AWS account; the stacks are synthesized in test/examples/examples.test.ts',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'bench --sagemaker-endpoint my-llm --region',
+    reason:
+      'needs a deployed endpoint; run against the local router by test/router/aws/validate-doc.test.ts (and rehearsed in validate.md, run here)',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'bench --sagemaker-endpoint my-llm --api openai',
+    reason:
+      'needs a deployed endpoint and a bearer token; run against the local router by test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'prefix-router ab --endpoint-name my-llm',
+    reason:
+      'changes a deployed endpoint; run against the stateful SageMaker control-plane fake by test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/reliability.md',
+    contains: 'npm run test:chaos                                   # every scenario at full size',
+    reason:
+      "every chaos scenario at full size takes about 15 minutes; each scenario runs at a small size in test/router/chaos/, and .ci/run runs this block's second line (the 60-second soak) after npm test",
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'aws sagemaker update-endpoint',
+    reason:
+      'the AWS CLI against a deployed endpoint (finishing a restore by hand); each line runs, placeholders filled in, against the SageMaker control-plane fake left as a killed run leaves it, in test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'aws sagemaker create-endpoint-config --cli-input-json',
+    reason:
+      'the AWS CLI against a Failed endpoint (recreate the configuration and the endpoint); each line runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'prefix-router ab --shadow --endpoint-name my-llm',
+    reason:
+      'creates shadow endpoints in an AWS account; run against the stateful SageMaker control-plane fake (an endpoint hosting a base component and the adapter it names) by test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/validate.md',
+    contains: 'npx cdk deploy PrefixAwareLlmRoutingAbVariants\nprefix-router ab',
+    reason:
+      'deploys to an AWS account; ab --variants runs against the SageMaker control-plane fake in test/router/aws/validate-doc.test.ts',
+  },
+  {
+    file: 'docs/own-traffic.md',
+    contains: 's3://my-capture-bucket/datacapture/',
+    reason:
+      "reads an S3 bucket and a model's tokenizer.json; the S3 path runs through the real client against aws-sdk-client-mock in test/router/trace-import/s3-source.test.ts and --tokenizer on a generated tokenizer.json in bodies-and-privacy.test.ts",
+  },
+  {
+    file: 'docs/own-traffic.md',
+    contains: "prefix-router bench --sagemaker-endpoint my-llm --region us-east-1 --workload 'trace:my-traffic.jsonl'",
+    reason:
+      'needs a deployed endpoint; the same bench with the imported trace runs against the local router in the rehearsal block before it, and ab as in docs/validate.md (test/router/aws/validate-doc.test.ts)',
+  },
 ];
 
 export function notRunReason(block: ShellBlock): string | undefined {
@@ -75,11 +147,11 @@ export function fencedBlocks(markdown: string, file: string, languages: readonly
   const blocks: ShellBlock[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]!);
+    const open = /^```(\w*)\s*$/.exec(lines[i]);
     if (!open) continue;
     const end = lines.findIndex((l, j) => j > i && /^```\s*$/.test(l));
     if (end < 0) break;
-    if (languages.includes(open[1]!)) blocks.push({ file, line: i + 1, text: lines.slice(i + 1, end).join('\n') });
+    if (languages.includes(open[1])) blocks.push({ file, line: i + 1, text: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return blocks;
@@ -92,7 +164,13 @@ export function shellBlocks(markdown: string, file: string): ShellBlock[] {
 
 /** README.md and every docs/*.md, in that order. */
 export function documentedBlocks(root: string): ShellBlock[] {
-  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
   return files.flatMap((f) => shellBlocks(readFileSync(join(root, f), 'utf8'), f));
 }
 
@@ -118,8 +196,11 @@ function logicalLines(text: string): string[] {
 
 /** True when every command of the block starts a server (and nothing else runs). */
 export function onlyStartsServers(block: ShellBlock): boolean {
-  const commands = logicalLines(block.text).map((l) => l.replace(/(^|\s)#.*$/, '$1').trim()).filter((l) => l !== '' && !/^npm (ci|run build)\b/.test(l));
-  const startsServer = /^(?:node dist\/bin\/prefix-router\.js|npx (?:-p \S+ )?prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
+  const commands = logicalLines(block.text)
+    .map((l) => l.replace(/(^|\s)#.*$/, '$1').trim())
+    .filter((l) => l !== '' && !/^npm (ci|run build)\b/.test(l));
+  const startsServer =
+    /^(?:node dist\/bin\/prefix-router\.js|npx (?:-p \S+ )?prefix-router|prefix-router|\$PR|\$\{PR\})\s+(?:emulate|serve)\b/;
   return commands.length > 0 && commands.every((c) => startsServer.test(c));
 }
 
@@ -127,7 +208,7 @@ export function onlyStartsServers(block: ShellBlock): boolean {
 export function runnableBlocks(blocks: readonly ShellBlock[]): ShellBlock[] {
   const out: ShellBlock[] = [];
   for (let i = 0; i < blocks.length; i++) {
-    const b = blocks[i]!;
+    const b = blocks[i];
     const next = blocks[i + 1];
     if (onlyStartsServers(b) && next !== undefined && next.file === b.file) {
       out.push({ file: b.file, line: b.line, text: `${b.text}\n${next.text}` });
@@ -150,7 +231,11 @@ export interface Prepared {
  * The block as a bounded, self-contained bash script. `freePortBase(span)` returns a base port with `span`
  * consecutive free loopback ports.
  */
-export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => number, environment: Environment = REPOSITORY_BUILD): Prepared {
+export function prepareBlock(
+  block: ShellBlock,
+  freePortBase: (span: number) => number,
+  environment: Environment = REPOSITORY_BUILD,
+): Prepared {
   const cli = environment.cli;
   const applied: string[] = [];
   let text = block.text;
@@ -197,27 +282,35 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
 
   // Hosts other than loopback become loopback ports above the block's own (mapped below like the others).
   const localPorts = [...text.matchAll(/(?:(?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g)].map((m) => Number(m[1]));
-  const instanceSpans = [...text.matchAll(/--instances (\d+) --port (\d{4,5})|--port (\d{4,5})[^\n&]*--instances (\d+)/g)].map((m) =>
-    m[1] ? Number(m[2]) + Number(m[1]) - 1 : Number(m[3]) + Number(m[4]) - 1,
-  );
+  const instanceSpans = [
+    ...text.matchAll(/--instances (\d+) --port (\d{4,5})|--port (\d{4,5})[^\n&]*--instances (\d+)/g),
+  ].map((m) => (m[1] ? Number(m[2]) + Number(m[1]) - 1 : Number(m[3]) + Number(m[4]) - 1));
   let top = Math.max(8000, ...localPorts, ...instanceSpans);
   const external = new Map<string, number>();
-  text = text.replace(/(https?):\/\/(?!127\.0\.0\.1|localhost)([a-z][\w.-]*)(?::(\d+))?/g, (_m, _scheme: string, host: string, port: string | undefined) => {
-    const key = `${host}:${port ?? ''}`;
-    if (!external.has(key)) {
-      external.set(key, ++top);
-      applied.push(`${host}${port ? `:${port}` : ''} → a loopback emulator`);
-    }
-    return `http://127.0.0.1:${external.get(key)}`;
-  });
+  text = text.replace(
+    /(https?):\/\/(?!127\.0\.0\.1|localhost)([a-z][\w.-]*)(?::(\d+))?/g,
+    (_m, _scheme: string, host: string, port: string | undefined) => {
+      const key = `${host}:${port ?? ''}`;
+      if (!external.has(key)) {
+        external.set(key, ++top);
+        applied.push(`${host}${port ? `:${port}` : ''} → a loopback emulator`);
+      }
+      return `http://127.0.0.1:${external.get(key)}`;
+    },
+  );
 
   // Ports → free loopback ports, differences kept.
-  const ports = [...new Set([...text.matchAll(/(?:(?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g)].map((m) => Number(m[1])))];
+  const ports = [
+    ...new Set([...text.matchAll(/(?:(?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g)].map((m) => Number(m[1]))),
+  ];
   if (ports.length > 0) {
     const low = Math.min(...ports);
     const base = freePortBase(top - low + 1);
     const map = (p: number) => base + (p - low);
-    text = text.replace(/((?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g, (_m, prefix: string, p: string) => `${prefix}${map(Number(p))}`);
+    text = text.replace(
+      /((?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g,
+      (_m, prefix: string, p: string) => `${prefix}${map(Number(p))}`,
+    );
     applied.push(`ports ${low}–${top} → ${base}–${map(top)}`);
   }
 
@@ -248,7 +341,7 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     command = '';
   }
   if (command) out.push(command);
-  let body = out.join('\n');
+  const body = out.join('\n');
 
   // Backends routed to or benchmarked but not started by the block: emulators.
   const flatBody = body.replace(/\\\n\s*/g, ' ');
@@ -267,13 +360,15 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
   const model = /--model (\S+)/.exec(body)?.[1] ?? /"model":\s*"([^"]+)"/.exec(body)?.[1];
   const timeScale = /--time-scale (\S+)/.exec(body)?.[1] ?? '10';
   const prelude = missing.map(
-    (p) => `${cli} emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
+    (p) =>
+      `${cli} emulate --port ${p} --time-scale ${timeScale}${model ? ` --model ${model}` : ''} --log-level warn &\n__wait_port ${p}`,
   );
-  if (missing.length > 0) applied.push(`emulators started for ${missing.join(', ')}${model ? ` serving ${model}` : ''}`);
+  if (missing.length > 0)
+    applied.push(`emulators started for ${missing.join(', ')}${model ? ` serving ${model}` : ''}`);
 
   // Variables the block reads but does not set (a token, say): a placeholder value, so `set -u` holds.
-  const assigned = new Set([...body.matchAll(/\b([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]!));
-  const read = new Set([...body.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)\}?(?![:\w-])/g)].map((m) => m[1]!));
+  const assigned = new Set([...body.matchAll(/\b([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1]));
+  const read = new Set([...body.matchAll(/\$\{?([A-Z_][A-Z0-9_]*)\}?(?![:\w-])/g)].map((m) => m[1]));
   const placeholders = [...read].filter((v) => !assigned.has(v) && !new RegExp(`\\$\\{${v}:-`).test(body)).sort();
   if (placeholders.length > 0) applied.push(`placeholder values for ${placeholders.join(', ')}`);
 
@@ -283,7 +378,7 @@ export function prepareBlock(block: ShellBlock, freePortBase: (span: number) => 
     // Stop every process the block started, whatever happens.
     // The script leads its own process group (spawned detached): on exit, ignore TERM here and send it to the
     // whole group, so servers started through shell functions or subshells stop too; keep the exit status.
-    "trap '__status=$?; trap \"\" TERM; kill -TERM -- -$$ 2>/dev/null; wait 2>/dev/null; exit $__status' EXIT",
+    'trap \'__status=$?; trap "" TERM; kill -TERM -- -$$ 2>/dev/null; wait 2>/dev/null; exit $__status\' EXIT',
     `prefix-router() { ${cli} "$@"; }`,
     environment.realNpx
       ? `npx() { if [ "$1" = prefix-router ]; then shift; ${cli} "$@"; else npm_config_offline=true command npx "$@"; fi; }`
@@ -319,14 +414,20 @@ export async function freeRange(span: number): Promise<number> {
       });
       servers.push(server);
     }
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+    await Promise.all(
+      servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))),
+    );
     if (ok) return base;
   }
   throw new Error(`no ${span} consecutive free ports`);
 }
 
 /** Runs a prepared block as its own process group (so its servers can be stopped with it), output collected. */
-export function runBlockScript(script: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+export function runBlockScript(
+  script: string,
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], { cwd, env: { ...process.env, NO_COLOR: '1' }, detached: true });
     let output = '';

@@ -31,15 +31,36 @@ export const CONSTRUCT_PACKAGE = 'cdk-prefix-aware-llm';
  * test checks), so a new snippet cannot slip out of compilation by accident.
  */
 export const SKETCHES: readonly { readonly file: string; readonly contains: string; readonly reason: string }[] = [
-  { file: 'docs/emulator.md', contains: 'const engine = new EngineModel(', reason: 'the EngineModel API as signatures (optional fields marked `?`); the engine model is exercised by test/router/emulator/' },
-  { file: 'docs/workloads.md', contains: 'type WorkloadRequest = ChatWorkloadRequest', reason: 'the shape of a workload request, field by field; the type itself is router/src/workload/' },
-  { file: 'docs/workloads.md', contains: 'interface RequestRecord {', reason: 'the shape of a request record, field by field; the type itself is router/src/report/' },
-  { file: 'docs/plan.md', contains: 'From prefix-router plan:', reason: 'what `prefix-router plan` prints, props to paste into a construct; printed by the plan tests (test/router/plan/)' },
+  {
+    file: 'docs/emulator.md',
+    contains: 'const engine = new EngineModel(',
+    reason:
+      'the EngineModel API as signatures (optional fields marked `?`); the engine model is exercised by test/router/emulator/',
+  },
+  {
+    file: 'docs/workloads.md',
+    contains: 'type WorkloadRequest = ChatWorkloadRequest',
+    reason: 'the shape of a workload request, field by field; the type itself is router/src/workload/',
+  },
+  {
+    file: 'docs/workloads.md',
+    contains: 'interface RequestRecord {',
+    reason: 'the shape of a request record, field by field; the type itself is router/src/report/',
+  },
+  {
+    file: 'docs/plan.md',
+    contains: 'From prefix-router plan:',
+    reason:
+      'what `prefix-router plan` prints, props to paste into a construct; printed by the plan tests (test/router/plan/)',
+  },
 ];
 
 export const SNIPPET_DOCS = (root: string): string[] => [
   'README.md',
-  ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`),
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
   'lib/README.md',
   'router/README.md',
 ];
@@ -51,7 +72,10 @@ function kindOf(file: string, text: string): TsSnippet['kind'] {
 
 /** Fenced ```ts / ```typescript blocks of a markdown text. */
 export function tsSnippets(markdown: string, file: string): TsSnippet[] {
-  return fencedBlocks(markdown, file, ['ts', 'typescript']).map((block) => ({ ...block, kind: kindOf(file, block.text) }));
+  return fencedBlocks(markdown, file, ['ts', 'typescript']).map((block) => ({
+    ...block,
+    kind: kindOf(file, block.text),
+  }));
 }
 
 export function documentedSnippets(root: string): TsSnippet[] {
@@ -72,5 +96,5 @@ export const COST_LINE = /\/\/ Cost while deployed: ([^\n]*?) ≈ \$([\d,]+(?:\.
  */
 export function statedHourlyCost(text: string): { fleet: string; usdPerHour: number } | undefined {
   const m = COST_LINE.exec(text);
-  return m ? { fleet: m[1]!, usdPerHour: Number(m[2]!.replace(/,/g, '')) } : undefined;
+  return m ? { fleet: m[1], usdPerHour: Number(m[2].replace(/,/g, '')) } : undefined;
 }

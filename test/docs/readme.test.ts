@@ -14,7 +14,10 @@ const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
 const lines = README.split('\n');
 const firstScreen = lines.slice(0, lines.indexOf('---')).join('\n');
 const commands = (text: string) =>
-  shellBlocks(text, 'README.md').flatMap((b) => b.text.split('\n')).map((l) => l.replace(/(^|\s)#.*$/, '').trim()).filter((l) => l !== '');
+  shellBlocks(text, 'README.md')
+    .flatMap((b) => b.text.split('\n'))
+    .map((l) => l.replace(/(^|\s)#.*$/, '').trim())
+    .filter((l) => l !== '');
 
 describe('when a newcomer reads the README', () => {
   test('GIVEN the first screen THEN it ends within 40 lines, at the first ---', () => {
@@ -33,11 +36,16 @@ describe('when a newcomer reads the README', () => {
     expect(firstScreen).toMatch(/\*\*Evaluate your own traffic, free\*\*[\s\S]*\(docs\/own-traffic\.md\)/);
   });
 
-  test('GIVEN the first screen\'s hourly costs THEN each is its fleet at the project\'s recorded price, with the price\'s date and page', () => {
-    const price = (type: string) => LIST_PRICE_USD_PER_HOUR[type]!;
-    const stated = [...firstScreen.matchAll(/≈ \$([\d.]+)\/h \((\d+) × (ml\.[\w.]+)\)/g)].map((m) => ({ usd: Number(m[1]), fleet: `${m[2]} × ${m[3]}`, expected: Number(m[2]) * price(m[3]!) }));
+  test("GIVEN the first screen's hourly costs THEN each is its fleet at the project's recorded price, with the price's date and page", () => {
+    const price = (type: string) => LIST_PRICE_USD_PER_HOUR[type];
+    const stated = [...firstScreen.matchAll(/≈ \$([\d.]+)\/h \((\d+) × (ml\.[\w.]+)\)/g)].map((m) => ({
+      usd: Number(m[1]),
+      fleet: `${m[2]} × ${m[3]}`,
+      expected: Number(m[2]) * price(m[3]),
+    }));
     expect(stated.map((s) => s.fleet)).toEqual(['2 × ml.g6e.2xlarge', '2 × ml.p5.48xlarge', '7 × ml.p5.48xlarge']);
-    for (const s of stated) expect({ fleet: s.fleet, usd: s.usd }).toEqual({ fleet: s.fleet, usd: Number(s.expected.toFixed(2)) });
+    for (const s of stated)
+      expect({ fleet: s.fleet, usd: s.usd }).toEqual({ fleet: s.fleet, usd: Number(s.expected.toFixed(2)) });
     expect(firstScreen).toContain(/recorded (\d{4}-\d{2}-\d{2})/.exec(BUILT_IN_PRICE_SOURCE)![1]);
     expect(firstScreen).toContain(/https:\/\/\S+\//.exec(BUILT_IN_PRICE_SOURCE)![0]);
   });

@@ -41,7 +41,19 @@ describe('when examples/docker-compose.yml is read', () => {
     expect(warnings).toEqual([]);
     expect(settings).toMatchObject({ mode: 'multi-engine', engines: 3, gpus: 0 });
     const plan = planEngines(settings, { ids: [], source: 'PREFIX_ROUTER_GPUS' }, [8100, 8101, 8102], env);
-    expect(plan[2].argv).toEqual(['/usr/local/bin/node', '/opt/prefix-router/dist/bin/prefix-router.js', 'emulate', '--instances', '1', '--port', '8102', '--profile', 'tiny', '--log-level', 'warn']);
+    expect(plan[2].argv).toEqual([
+      '/usr/local/bin/node',
+      '/opt/prefix-router/dist/bin/prefix-router.js',
+      'emulate',
+      '--instances',
+      '1',
+      '--port',
+      '8102',
+      '--profile',
+      'tiny',
+      '--log-level',
+      'warn',
+    ]);
     // The paths the command uses are where router/Dockerfile puts node and the compiled CLI.
     expect(DOCKERFILE).toContain('COPY --from=node /usr/local/bin/node /usr/local/bin/node');
     expect(DOCKERFILE).toMatch(/WORKDIR \/opt\/prefix-router\n[\s\S]*COPY --from=build \/src\/dist\/bin \.\/dist\/bin/);
@@ -54,7 +66,12 @@ describe('when examples/docker-compose.yml is read', () => {
   it('GIVEN the gpu profile THEN its settings pass the supervisor and split 8 GPUs into four tensor-parallel-2 vLLM engines', () => {
     const env = block('prefix-router-gpu', 'environment');
     const { settings } = loadContainerConfig(env);
-    const plan = planEngines(settings, { ids: ['0', '1', '2', '3', '4', '5', '6', '7'], source: 'nvidia-smi' }, [8100, 8101, 8102, 8103], env);
+    const plan = planEngines(
+      settings,
+      { ids: ['0', '1', '2', '3', '4', '5', '6', '7'], source: 'nvidia-smi' },
+      [8100, 8101, 8102, 8103],
+      env,
+    );
     expect(plan.map((e) => e.env.CUDA_VISIBLE_DEVICES)).toEqual(['0,1', '2,3', '4,5', '6,7']);
     expect(plan[0].argv.slice(0, 3)).toEqual(['python3', '-m', 'vllm.entrypoints.openai.api_server']);
     expect(plan[0].argv.join(' ')).toContain('--model Qwen/Qwen2.5-7B-Instruct');

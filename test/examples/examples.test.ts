@@ -31,7 +31,8 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
 
   test('GIVEN the app WHEN synthesized THEN no stack carries a warning or error annotation', () => {
     for (const stack of assembly.stacks) {
-      const flagged = Object.values(stack.manifest.metadata ?? {}).flat()
+      const flagged = Object.values(stack.manifest.metadata ?? {})
+        .flat()
         .filter((entry) => entry.type === 'aws:cdk:warning' || entry.type === 'aws:cdk:error');
       expect(flagged).toEqual([]);
     }
@@ -46,18 +47,24 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
       const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
       expect(alarms.length).toBeGreaterThanOrEqual(4);
-      for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^Alarms/) }]);
+      for (const alarm of alarms)
+        expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^Alarms/) }]);
     }
   });
 
   test('GIVEN the benchmark replica WHEN synthesized THEN Llama 3.1 70B runs on 7 × ml.p5.48xlarge with PREFIX_AWARE', () => {
     const t = template(EXAMPLE_STACK_NAMES.benchmarkReplica);
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
-      ProductionVariants: [{
-        InstanceType: 'ml.p5.48xlarge',
-        InitialInstanceCount: 7,
-        RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } },
-      }],
+      ProductionVariants: [
+        {
+          InstanceType: 'ml.p5.48xlarge',
+          InitialInstanceCount: 7,
+          RoutingConfig: {
+            RoutingStrategy: 'PREFIX_AWARE',
+            PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+          },
+        },
+      ],
       MetricsConfig: { EnableDetailedObservability: true, MetricPublishFrequencyInSeconds: 10 },
     });
     const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
@@ -71,10 +78,16 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
   test('GIVEN the minimal stack WHEN synthesized THEN two ml.g6e.2xlarge run an open model with the defaults', () => {
     const t = template(EXAMPLE_STACK_NAMES.minimal);
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
-      ProductionVariants: [{ InstanceType: 'ml.g6e.2xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
+      ProductionVariants: [
+        { InstanceType: 'ml.g6e.2xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } },
+      ],
     });
     const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
-    expect(env).toEqual({ SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct', SM_VLLM_TENSOR_PARALLEL_SIZE: '1' });
+    expect(env).toEqual({
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+      SM_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
+    });
   });
 
   test('GIVEN the private VPC stack WHEN synthesized THEN an isolated, network-isolated, autoscaled endpoint reads its model from S3', () => {
@@ -83,7 +96,9 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     expect(model.EnableNetworkIsolation).toBe(true);
     expect(model.VpcConfig.Subnets.length).toBeGreaterThanOrEqual(2);
     expect(model.PrimaryContainer.ModelDataSource.S3DataSource).toEqual({
-      S3Uri: 's3://my-llm-artifacts/models/llama-3.1-70b-instruct/', S3DataType: 'S3Prefix', CompressionType: 'None',
+      S3Uri: 's3://my-llm-artifacts/models/llama-3.1-70b-instruct/',
+      S3DataType: 'S3Prefix',
+      CompressionType: 'None',
     });
     t.resourceCountIs('AWS::EC2::NatGateway', 0);
     t.resourceCountIs('AWS::EC2::InternetGateway', 0);
@@ -118,7 +133,9 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
       SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
     });
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
-      ProductionVariants: [{ InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } }],
+      ProductionVariants: [
+        { InstanceType: 'ml.g5.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' } },
+      ],
     });
   });
 
@@ -128,7 +145,10 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     const [main, random] = config.ProductionVariants;
     expect(main.VariantName).toBe('AllTraffic');
     expect(random.VariantName).toBe('Random');
-    expect(main.RoutingConfig).toEqual({ RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } });
+    expect(main.RoutingConfig).toEqual({
+      RoutingStrategy: 'PREFIX_AWARE',
+      PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+    });
     expect(random.RoutingConfig).toEqual({ RoutingStrategy: 'RANDOM' });
     const strip = ({ VariantName: _n, RoutingConfig: _r, ...rest }: Record<string, unknown>) => rest;
     expect(strip(random)).toEqual(strip(main));
@@ -138,7 +158,14 @@ describe('when every example stack is synthesized the way `cdk synth` does', () 
     const actions = Object.values(t.findResources('AWS::IAM::Policy'))
       .flatMap((p) => p.Properties.PolicyDocument.Statement)
       .flatMap((st: { Action: string | string[] }) => (Array.isArray(st.Action) ? st.Action : [st.Action]));
-    expect(actions).toEqual(expect.arrayContaining(['sagemaker:UpdateEndpoint', 'sagemaker:CreateEndpointConfig', 'cloudwatch:GetMetricData', 'sagemaker:InvokeEndpoint']));
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'sagemaker:UpdateEndpoint',
+        'sagemaker:CreateEndpointConfig',
+        'cloudwatch:GetMetricData',
+        'sagemaker:InvokeEndpoint',
+      ]),
+    );
   });
 });
 
@@ -150,26 +177,44 @@ describe('when the inference components example is synthesized', () => {
 
   test('GIVEN the stack WHEN synthesized THEN one PREFIX_AWARE fleet of 2–4 × ml.g6e.12xlarge hosts one base model and two adapters on it', () => {
     t.hasResourceProperties('AWS::SageMaker::EndpointConfig', {
-      ProductionVariants: [Match.objectLike({
-        InstanceType: 'ml.g6e.12xlarge', InitialInstanceCount: 2, RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: Match.anyValue() },
-        ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 2, MaxInstanceCount: 4 },
-      })],
+      ProductionVariants: [
+        Match.objectLike({
+          InstanceType: 'ml.g6e.12xlarge',
+          InitialInstanceCount: 2,
+          RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: Match.anyValue() },
+          ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 2, MaxInstanceCount: 4 },
+        }),
+      ],
     });
-    expect(components.map((c) => c.InferenceComponentName).sort()).toEqual(['llama-8b-base', 'llama-8b-sql', 'llama-8b-support']);
+    expect(components.map((c) => c.InferenceComponentName).sort()).toEqual([
+      'llama-8b-base',
+      'llama-8b-sql',
+      'llama-8b-support',
+    ]);
     const adapters = components.filter((c) => c.Specification.BaseInferenceComponentName !== undefined);
     expect(adapters.map((a) => a.Specification.BaseInferenceComponentName)).toEqual(['llama-8b-base', 'llama-8b-base']);
     expect(adapters.map((a) => a.Specification.Container.ArtifactUrl).sort()).toEqual([
-      's3://my-llm-artifacts/adapters/sql.tar.gz', 's3://my-llm-artifacts/adapters/support.tar.gz',
+      's3://my-llm-artifacts/adapters/sql.tar.gz',
+      's3://my-llm-artifacts/adapters/support.tar.gz',
     ]);
-    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { ResourceId: 'inference-component/llama-8b-base', MinCapacity: 2, MaxCapacity: 8 });
+    t.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      ResourceId: 'inference-component/llama-8b-base',
+      MinCapacity: 2,
+      MaxCapacity: 8,
+    });
     expect(stacks.inferenceComponents.base.copyCount).toBe(4);
   });
 
   test('GIVEN the base model WHEN synthesized THEN vLLM loads LoRA adapters of rank 64, two at a time, next to prefix caching', () => {
     const env = Object.values(t.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer.Environment;
     expect(env).toMatchObject({
-      SM_VLLM_ENABLE_PREFIX_CACHING: 'true', SM_VLLM_ENABLE_LORA: 'true', SM_VLLM_MAX_LORAS: '2', SM_VLLM_MAX_LORA_RANK: '64',
-      VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True', SM_VLLM_TENSOR_PARALLEL_SIZE: '1', SM_VLLM_MODEL: '/opt/ml/model',
+      SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
+      SM_VLLM_ENABLE_LORA: 'true',
+      SM_VLLM_MAX_LORAS: '2',
+      SM_VLLM_MAX_LORA_RANK: '64',
+      VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '1',
+      SM_VLLM_MODEL: '/opt/ml/model',
     });
   });
 });
@@ -182,12 +227,15 @@ describe('when an example file is read', () => {
     ['private-vpc-stack.ts', '"ml.p5.48xlarge for endpoint usage"'],
     ['router-sidecar-stack.ts', '"ml.g5.12xlarge for endpoint usage"'],
     ['routing-ab-variants-stack.ts', '"ml.g6e.2xlarge for endpoint usage"'],
-  ])('GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s', (file, quota) => {
-    const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
-    expect(header).toContain('Hourly cost drivers');
-    expect(header).toContain('us-east-1');
-    expect(header).toContain('approximate');
-    expect(header).toMatch(/\$\d+(\.\d+)?\/h/);
-    expect(header).toContain(quota);
-  });
+  ])(
+    'GIVEN %s WHEN its header is read THEN it states hourly cost drivers (us-east-1, approximate) and the quota %s',
+    (file, quota) => {
+      const header = readFileSync(join(__dirname, '..', '..', 'examples', file), 'utf8').split('*/')[0];
+      expect(header).toContain('Hourly cost drivers');
+      expect(header).toContain('us-east-1');
+      expect(header).toContain('approximate');
+      expect(header).toMatch(/\$\d+(\.\d+)?\/h/);
+      expect(header).toContain(quota);
+    },
+  );
 });

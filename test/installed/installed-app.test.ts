@@ -26,19 +26,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIST_PRICE_USD_PER_HOUR } from '../../router/src/aws/ab-plan';
 import { BUILT_IN_PRICE_SOURCE } from '../../router/src/cli/plan-command';
-import { documentedBlocks, freeRange, notRunReason, prepareBlock, ROUTER_PACKAGE, runBlockScript, runnableBlocks, type ShellBlock } from '../docs/documented-commands';
-import { CONSTRUCT_PACKAGE, documentedSnippets, SKETCHES, snippetFileName, statedHourlyCost, type TsSnippet } from '../docs/documented-snippets';
+import {
+  documentedBlocks,
+  freeRange,
+  notRunReason,
+  prepareBlock,
+  ROUTER_PACKAGE,
+  runBlockScript,
+  runnableBlocks,
+  type ShellBlock,
+} from '../docs/documented-commands';
+import {
+  CONSTRUCT_PACKAGE,
+  documentedSnippets,
+  SKETCHES,
+  snippetFileName,
+  statedHourlyCost,
+  type TsSnippet,
+} from '../docs/documented-snippets';
 import { filesUnder } from '../package/files-under';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-interface Packed { name: string; filename: string }
-
-function run(cmd: string, args: string[], cwd: string, timeoutMs: number, env: Record<string, string> = {}): string {
-  return execFileSync(cmd, args, { cwd, timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false', ...env } });
+interface Packed {
+  name: string;
+  filename: string;
 }
 
+function run(cmd: string, args: string[], cwd: string, timeoutMs: number, env: Record<string, string> = {}): string {
+  return execFileSync(cmd, args, {
+    cwd,
+    timeout: timeoutMs,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false', ...env },
+  });
+}
 
 jest.setTimeout(600_000);
 
@@ -54,14 +78,18 @@ const ATTENTION_HEADS: Readonly<Record<string, number>> = {
 };
 
 /** A documented command a package user can copy: no checkout, build, Docker, AWS CLI or repository path in it. */
-const CLONE_ONLY = /\bnpm (?:ci|test|run)\b|\bnode (?:dist|router)\/|\$\{?PR\b|\bdocker\b|\bgit\b|\baws [a-z]|(?:^|[\s'"=:(])(?:\.\/)?(?:router|examples|bin|lib|test)\/[\w.-]/m;
-const userBlocks = runnableBlocks(documentedBlocks(ROOT)).filter((b) => notRunReason(b) === undefined && !CLONE_ONLY.test(b.text));
+const CLONE_ONLY =
+  /\bnpm (?:ci|test|run)\b|\bnode (?:dist|router)\/|\$\{?PR\b|\bdocker\b|\bgit\b|\baws [a-z]|(?:^|[\s'"=:(])(?:\.\/)?(?:router|examples|bin|lib|test)\/[\w.-]/m;
+const userBlocks = runnableBlocks(documentedBlocks(ROOT)).filter(
+  (b) => notRunReason(b) === undefined && !CLONE_ONLY.test(b.text),
+);
 const snippets = documentedSnippets(ROOT);
 
 /** Every file under the app's source folders with its content, to show a command wrote nothing there. */
 function sourceTree(app: string): Record<string, string> {
   const tree: Record<string, string> = {};
-  for (const folder of ['bin', 'lib']) for (const f of filesUnder(join(app, folder))) tree[`${folder}/${f}`] = readFileSync(join(app, folder, f), 'utf8');
+  for (const folder of ['bin', 'lib'])
+    for (const f of filesUnder(join(app, folder))) tree[`${folder}/${f}`] = readFileSync(join(app, folder, f), 'utf8');
   return tree;
 }
 
@@ -71,7 +99,12 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
   let router: Packed;
 
   beforeAll(() => {
-    const printed = run(NPM, ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work], ROOT, 420_000);
+    const printed = run(
+      NPM,
+      ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work],
+      ROOT,
+      420_000,
+    );
     // Lifecycle scripts (jsii, tsc) print before npm's JSON.
     const packed = JSON.parse(printed.slice(printed.search(/^\[/m))) as Packed[];
     construct = packed.find((p) => p.name === CONSTRUCT_PACKAGE)!;
@@ -80,187 +113,302 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-describe('when the app is made and installed', () => {
-  const app = join(work, 'my-llm-app');
-  const build = join(app, 'build'); // inside the app, so its node_modules resolve; tsc leaves its outDir out of the inputs
-  let installSeconds = 0;
-  let snippetFiles: Map<string, TsSnippet>;
+  describe('when the app is made and installed', () => {
+    const app = join(work, 'my-llm-app');
+    const build = join(app, 'build'); // inside the app, so its node_modules resolve; tsc leaves its outDir out of the inputs
+    let installSeconds = 0;
+    let snippetFiles: Map<string, TsSnippet>;
 
-  beforeAll(() => {
-    // `cdk init`'s own layout (bin/, lib/, cdk.json, tsconfig.json), without its install step.
-    mkdirSync(app);
-    run(process.execPath, [join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'init', 'app', '--language', 'typescript', '--generate-only'], app, 60_000);
-    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-    const workspace = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-    const pinned = (name: string) => workspace.devDependencies[name]!;
-    // The versions this repository pins (in the npm cache after `npm ci`) instead of the template's ranges, and
-    // ts-node for `cdk.json`'s app (the template's tsx and its test runner are not needed to synthesize).
-    pkg.dependencies = {
-      'aws-cdk-lib': pinned('aws-cdk-lib'),
-      constructs: pinned('constructs'),
-      [CONSTRUCT_PACKAGE]: `file:../${construct.filename}`,
-    };
-    pkg.devDependencies = {
-      [ROUTER_PACKAGE]: `file:../${router.filename}`,
-      '@types/node': pinned('@types/node'),
-      'aws-cdk': pinned('aws-cdk'),
-      openai: pinned('openai'),
-      'ts-node': pinned('ts-node'),
-      typescript: pinned('typescript'),
-    };
-    writeFileSync(join(app, 'package.json'), JSON.stringify(pkg, null, 2));
-    const tsconfig = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')) as { compilerOptions: { types: string[] }; exclude: string[] };
-    tsconfig.compilerOptions.types = ['node'];
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-    rmSync(join(app, 'test'), { recursive: true, force: true });
-    const cdkJson = JSON.parse(readFileSync(join(app, 'cdk.json'), 'utf8')) as { app: string };
-    cdkJson.app = 'npx ts-node --prefer-ts-exts bin/my-llm-app.ts';
-    writeFileSync(join(app, 'cdk.json'), JSON.stringify(cdkJson, null, 2));
+    beforeAll(() => {
+      // `cdk init`'s own layout (bin/, lib/, cdk.json, tsconfig.json), without its install step.
+      mkdirSync(app);
+      run(
+        process.execPath,
+        [
+          join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'),
+          'init',
+          'app',
+          '--language',
+          'typescript',
+          '--generate-only',
+        ],
+        app,
+        60_000,
+      );
+      const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+        devDependencies: Record<string, string>;
+      };
+      const workspace = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      };
+      const pinned = (name: string) => workspace.devDependencies[name];
+      // The versions this repository pins (in the npm cache after `npm ci`) instead of the template's ranges, and
+      // ts-node for `cdk.json`'s app (the template's tsx and its test runner are not needed to synthesize).
+      pkg.dependencies = {
+        'aws-cdk-lib': pinned('aws-cdk-lib'),
+        constructs: pinned('constructs'),
+        [CONSTRUCT_PACKAGE]: `file:../${construct.filename}`,
+      };
+      pkg.devDependencies = {
+        [ROUTER_PACKAGE]: `file:../${router.filename}`,
+        '@types/node': pinned('@types/node'),
+        'aws-cdk': pinned('aws-cdk'),
+        openai: pinned('openai'),
+        'ts-node': pinned('ts-node'),
+        typescript: pinned('typescript'),
+      };
+      writeFileSync(join(app, 'package.json'), JSON.stringify(pkg, null, 2));
+      const tsconfig = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8')) as {
+        compilerOptions: { types: string[] };
+        exclude: string[];
+      };
+      tsconfig.compilerOptions.types = ['node'];
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+      rmSync(join(app, 'test'), { recursive: true, force: true });
+      const cdkJson = JSON.parse(readFileSync(join(app, 'cdk.json'), 'utf8')) as { app: string };
+      cdkJson.app = 'npx ts-node --prefer-ts-exts bin/my-llm-app.ts';
+      writeFileSync(join(app, 'cdk.json'), JSON.stringify(cdkJson, null, 2));
 
-    const started = Date.now();
-    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund'], app, 300_000);
-    installSeconds = (Date.now() - started) / 1000;
+      const started = Date.now();
+      run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund'], app, 300_000);
+      installSeconds = (Date.now() - started) / 1000;
 
-    // Each snippet as its own bin/ file; the README's is the app itself (cdk.json runs it).
-    snippetFiles = new Map();
-    for (const snippet of snippets.filter((s) => s.kind !== 'sketch')) {
-      const name = snippet.file === 'README.md' && snippet.kind === 'cdk-app' && ![...snippetFiles.values()].some((s) => s.file === 'README.md' && s.kind === 'cdk-app')
-        ? 'my-llm-app.ts' : snippetFileName(snippet);
-      snippetFiles.set(name, snippet);
-      writeFileSync(join(app, 'bin', name), `${snippet.text}\n`);
-    }
-    // The example stacks, copied as docs/construct.md#examples says: into lib/, importing the package.
-    mkdirSync(join(app, 'lib', 'examples'));
-    for (const f of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.ts'))) {
-      writeFileSync(join(app, 'lib', 'examples', f), readFileSync(join(ROOT, 'examples', f), 'utf8').replace(/'\.\.\/lib(?:\/index)?'/g, `'${CONSTRUCT_PACKAGE}'`));
-    }
-    writeFileSync(join(app, 'bin', 'examples.ts'), `import { App } from 'aws-cdk-lib';\nimport { addExampleStacks } from '../lib/examples';\n\naddExampleStacks(new App());\n`);
-  });
-
-  test('GIVEN the install THEN it came from the npm cache in bounded time and put the CLI on npx', () => {
-    process.stdout.write(`npm install of both tarballs and the app's dependencies: ${installSeconds.toFixed(1)} s\n`);
-    expect(installSeconds).toBeLessThan(300);
-    expect(existsSync(join(app, 'node_modules', '.bin', 'prefix-router'))).toBe(true);
-  });
-
-  test('GIVEN the docs THEN every TypeScript snippet is a program, a CDK app or a listed sketch, and each sketch matches exactly one block', () => {
-    for (const sketch of SKETCHES) {
-      expect({ sketch: sketch.contains, matches: snippets.filter((s) => s.file === sketch.file && s.text.includes(sketch.contains)).length }).toEqual({ sketch: sketch.contains, matches: 1 });
-    }
-    expect(snippets.filter((s) => s.kind === 'cdk-app').length).toBeGreaterThanOrEqual(5);
-    expect(snippets.some((s) => s.file === 'README.md' && s.kind === 'cdk-app')).toBe(true);
-  });
-
-  test('GIVEN every snippet and example in the app WHEN compiled with the app\'s tsconfig THEN tsc reports nothing', () => {
-    let output = '';
-    try {
-      run(process.execPath, [join(app, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit', 'false', '--outDir', build], app, 300_000);
-    } catch (error) {
-      output = String((error as { stdout?: string }).stdout ?? error);
-    }
-    // Name each error by the doc and line it comes from.
-    const located = output.replace(/^bin\/([\w.-]+\.ts)\((\d+),(\d+)\)/gm, (m, name: string, line: string) => {
-      const snippet = snippetFiles.get(name);
-      return snippet ? `${snippet.file}:${snippet.line + Number(line)}` : m;
+      // Each snippet as its own bin/ file; the README's is the app itself (cdk.json runs it).
+      snippetFiles = new Map();
+      for (const snippet of snippets.filter((s) => s.kind !== 'sketch')) {
+        const name =
+          snippet.file === 'README.md' &&
+          snippet.kind === 'cdk-app' &&
+          ![...snippetFiles.values()].some((s) => s.file === 'README.md' && s.kind === 'cdk-app')
+            ? 'my-llm-app.ts'
+            : snippetFileName(snippet);
+        snippetFiles.set(name, snippet);
+        writeFileSync(join(app, 'bin', name), `${snippet.text}\n`);
+      }
+      // The example stacks, copied as docs/construct.md#examples says: into lib/, importing the package.
+      mkdirSync(join(app, 'lib', 'examples'));
+      for (const f of readdirSync(join(ROOT, 'examples')).filter((f) => f.endsWith('.ts'))) {
+        writeFileSync(
+          join(app, 'lib', 'examples', f),
+          readFileSync(join(ROOT, 'examples', f), 'utf8').replace(/'\.\.\/lib(?:\/index)?'/g, `'${CONSTRUCT_PACKAGE}'`),
+        );
+      }
+      writeFileSync(
+        join(app, 'bin', 'examples.ts'),
+        `import { App } from 'aws-cdk-lib';\nimport { addExampleStacks } from '../lib/examples';\n\naddExampleStacks(new App());\n`,
+      );
     });
-    expect(located).toBe('');
-  });
 
-  test('GIVEN every CDK snippet WHEN synthesized THEN it names an instance type, serves a model whose attention heads its tensor parallelism divides, and states what the fleet costs an hour with the price\'s source and date', () => {
-    const cdkJson = JSON.parse(readFileSync(join(app, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
-    const priceDate = /recorded (\d{4}-\d{2}-\d{2})/.exec(BUILT_IN_PRICE_SOURCE)![1]!;
-    const priceUrl = /https:\/\/\S+\//.exec(BUILT_IN_PRICE_SOURCE)![0];
-    const problems: string[] = [];
-    const { InstanceType } = require(join(app, 'node_modules', CONSTRUCT_PACKAGE)) as { InstanceType: { of(name: string): { gpuCount?: number } } };
-    const gpusOf = (type: string) => InstanceType.of(type).gpuCount ?? Number.NaN;
-    const instanceTypeOf = (resources: Record<string, { Type: string; Properties: Record<string, any> }>) =>
-      Object.values(resources).find((r) => r.Type === 'AWS::SageMaker::EndpointConfig')!.Properties.ProductionVariants[0].InstanceType as string;
-    for (const [name, snippet] of snippetFiles) {
-      if (snippet.kind !== 'cdk-app') continue;
-      const where = `${snippet.file}:${snippet.line}`;
-      if (!/new App\(/.test(snippet.text)) problems.push(`${where}: keeps no App (a complete bin/ file creates one)`);
-      if (!/instanceType:/.test(snippet.text)) problems.push(`${where}: names no instanceType (the default is 2 × ml.p5.48xlarge)`);
-      const out = join(work, 'snippet-out', name);
-      run(process.execPath, [join(build, 'bin', name.replace(/\.ts$/, '.js'))], app, 120_000, { CDK_OUTDIR: out, CDK_CONTEXT_JSON: JSON.stringify(cdkJson.context) });
-      const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string; properties?: { templateFile: string } }> };
-      let hourly = 0;
-      for (const artifact of Object.values(manifest.artifacts).filter((a) => a.type === 'aws:cloudformation:stack')) {
-        const resources = (JSON.parse(readFileSync(join(out, artifact.properties!.templateFile), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, any> }> }).Resources;
-        for (const r of Object.values(resources)) {
-          if (r.Type === 'AWS::SageMaker::Model') {
-            for (const container of [r.Properties.PrimaryContainer, ...(r.Properties.Containers ?? [])].filter(Boolean)) {
-              const env = (container.Environment ?? {}) as Record<string, string>;
-              const model = env.SM_VLLM_MODEL ?? env.HF_MODEL_ID ?? env.OPTION_MODEL_ID;
-              // Multi-engine sidecar: each engine gets GPUs ÷ engines and that tensor parallelism (router/src/container/engine-plan.ts).
-              const engines = env.PREFIX_ROUTER_ENGINES === undefined ? undefined : Number(env.PREFIX_ROUTER_ENGINES);
-              const tp = engines !== undefined ? gpusOf(instanceTypeOf(resources)) / engines : Number(env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? env.OPTION_TENSOR_PARALLEL_DEGREE ?? 1);
-              if (typeof model !== 'string' || model.startsWith('/')) continue; // a model from S3: its config is the user's
-              const heads = ATTENTION_HEADS[model];
-              if (heads === undefined) problems.push(`${where}: serves ${model}, whose attention heads this test does not know; add them to ATTENTION_HEADS`);
-              else if (heads % tp !== 0) problems.push(`${where}: ${model} has ${heads} attention heads, which tensor parallelism ${tp} does not divide: vLLM exits after the instances start`);
+    test('GIVEN the install THEN it came from the npm cache in bounded time and put the CLI on npx', () => {
+      process.stdout.write(`npm install of both tarballs and the app's dependencies: ${installSeconds.toFixed(1)} s\n`);
+      expect(installSeconds).toBeLessThan(300);
+      expect(existsSync(join(app, 'node_modules', '.bin', 'prefix-router'))).toBe(true);
+    });
+
+    test('GIVEN the docs THEN every TypeScript snippet is a program, a CDK app or a listed sketch, and each sketch matches exactly one block', () => {
+      for (const sketch of SKETCHES) {
+        expect({
+          sketch: sketch.contains,
+          matches: snippets.filter((s) => s.file === sketch.file && s.text.includes(sketch.contains)).length,
+        }).toEqual({ sketch: sketch.contains, matches: 1 });
+      }
+      expect(snippets.filter((s) => s.kind === 'cdk-app').length).toBeGreaterThanOrEqual(5);
+      expect(snippets.some((s) => s.file === 'README.md' && s.kind === 'cdk-app')).toBe(true);
+    });
+
+    test("GIVEN every snippet and example in the app WHEN compiled with the app's tsconfig THEN tsc reports nothing", () => {
+      let output = '';
+      try {
+        run(
+          process.execPath,
+          [
+            join(app, 'node_modules', 'typescript', 'bin', 'tsc'),
+            '-p',
+            'tsconfig.json',
+            '--noEmit',
+            'false',
+            '--outDir',
+            build,
+          ],
+          app,
+          300_000,
+        );
+      } catch (error) {
+        output = String((error as { stdout?: string }).stdout ?? error);
+      }
+      // Name each error by the doc and line it comes from.
+      const located = output.replace(/^bin\/([\w.-]+\.ts)\((\d+),(\d+)\)/gm, (m, name: string, line: string) => {
+        const snippet = snippetFiles.get(name);
+        return snippet ? `${snippet.file}:${snippet.line + Number(line)}` : m;
+      });
+      expect(located).toBe('');
+    });
+
+    test("GIVEN every CDK snippet WHEN synthesized THEN it names an instance type, serves a model whose attention heads its tensor parallelism divides, and states what the fleet costs an hour with the price's source and date", () => {
+      const cdkJson = JSON.parse(readFileSync(join(app, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+      const priceDate = /recorded (\d{4}-\d{2}-\d{2})/.exec(BUILT_IN_PRICE_SOURCE)![1];
+      const priceUrl = /https:\/\/\S+\//.exec(BUILT_IN_PRICE_SOURCE)![0];
+      const problems: string[] = [];
+      const { InstanceType } = require(join(app, 'node_modules', CONSTRUCT_PACKAGE)) as {
+        InstanceType: { of(name: string): { gpuCount?: number } };
+      };
+      const gpusOf = (type: string) => InstanceType.of(type).gpuCount ?? Number.NaN;
+      const instanceTypeOf = (resources: Record<string, { Type: string; Properties: Record<string, any> }>) =>
+        Object.values(resources).find((r) => r.Type === 'AWS::SageMaker::EndpointConfig')!.Properties
+          .ProductionVariants[0].InstanceType as string;
+      for (const [name, snippet] of snippetFiles) {
+        if (snippet.kind !== 'cdk-app') continue;
+        const where = `${snippet.file}:${snippet.line}`;
+        if (!/new App\(/.test(snippet.text)) problems.push(`${where}: keeps no App (a complete bin/ file creates one)`);
+        if (!/instanceType:/.test(snippet.text))
+          problems.push(`${where}: names no instanceType (the default is 2 × ml.p5.48xlarge)`);
+        const out = join(work, 'snippet-out', name);
+        run(process.execPath, [join(build, 'bin', name.replace(/\.ts$/, '.js'))], app, 120_000, {
+          CDK_OUTDIR: out,
+          CDK_CONTEXT_JSON: JSON.stringify(cdkJson.context),
+        });
+        const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+          artifacts: Record<string, { type: string; properties?: { templateFile: string } }>;
+        };
+        let hourly = 0;
+        for (const artifact of Object.values(manifest.artifacts).filter((a) => a.type === 'aws:cloudformation:stack')) {
+          const resources = (
+            JSON.parse(readFileSync(join(out, artifact.properties!.templateFile), 'utf8')) as {
+              Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
             }
-          }
-          if (r.Type === 'AWS::SageMaker::EndpointConfig') {
-            for (const variant of r.Properties.ProductionVariants as { InstanceType: string; InitialInstanceCount: number }[]) {
-              const price = LIST_PRICE_USD_PER_HOUR[variant.InstanceType];
-              if (price === undefined) problems.push(`${where}: ${variant.InstanceType} has no recorded price (router/src/common/instance-prices.ts): use a priced type or record its price with its source`);
-              else hourly += price * variant.InitialInstanceCount;
+          ).Resources;
+          for (const r of Object.values(resources)) {
+            if (r.Type === 'AWS::SageMaker::Model') {
+              for (const container of [r.Properties.PrimaryContainer, ...(r.Properties.Containers ?? [])].filter(
+                Boolean,
+              )) {
+                const env = (container.Environment ?? {}) as Record<string, string>;
+                const model = env.SM_VLLM_MODEL ?? env.HF_MODEL_ID ?? env.OPTION_MODEL_ID;
+                // Multi-engine sidecar: each engine gets GPUs ÷ engines and that tensor parallelism (router/src/container/engine-plan.ts).
+                const engines = env.PREFIX_ROUTER_ENGINES === undefined ? undefined : Number(env.PREFIX_ROUTER_ENGINES);
+                const tp =
+                  engines !== undefined
+                    ? gpusOf(instanceTypeOf(resources)) / engines
+                    : Number(env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? env.OPTION_TENSOR_PARALLEL_DEGREE ?? 1);
+                if (typeof model !== 'string' || model.startsWith('/')) continue; // a model from S3: its config is the user's
+                const heads = ATTENTION_HEADS[model];
+                if (heads === undefined)
+                  problems.push(
+                    `${where}: serves ${model}, whose attention heads this test does not know; add them to ATTENTION_HEADS`,
+                  );
+                else if (heads % tp !== 0)
+                  problems.push(
+                    `${where}: ${model} has ${heads} attention heads, which tensor parallelism ${tp} does not divide: vLLM exits after the instances start`,
+                  );
+              }
+            }
+            if (r.Type === 'AWS::SageMaker::EndpointConfig') {
+              for (const variant of r.Properties.ProductionVariants as {
+                InstanceType: string;
+                InitialInstanceCount: number;
+              }[]) {
+                const price = LIST_PRICE_USD_PER_HOUR[variant.InstanceType];
+                if (price === undefined)
+                  problems.push(
+                    `${where}: ${variant.InstanceType} has no recorded price (router/src/common/instance-prices.ts): use a priced type or record its price with its source`,
+                  );
+                else hourly += price * variant.InitialInstanceCount;
+              }
             }
           }
         }
+        const stated = statedHourlyCost(snippet.text);
+        if (stated === undefined)
+          problems.push(
+            `${where}: states no hourly cost ("// Cost while deployed: N × TYPE ≈ $X/h (…)"); synthesized: ≈ $${hourly.toFixed(2)}/h`,
+          );
+        else if (Math.abs(stated.usdPerHour - hourly) > 0.005)
+          problems.push(
+            `${where}: states ≈ $${stated.usdPerHour}/h for ${stated.fleet}; the synthesized fleet costs ≈ $${hourly.toFixed(2)}/h`,
+          );
+        if (!snippet.text.includes(priceDate) || !snippet.text.includes(priceUrl))
+          problems.push(
+            `${where}: the cost names neither the price list's date (${priceDate}) nor its page (${priceUrl})`,
+          );
       }
-      const stated = statedHourlyCost(snippet.text);
-      if (stated === undefined) problems.push(`${where}: states no hourly cost ("// Cost while deployed: N × TYPE ≈ $X/h (…)"); synthesized: ≈ $${hourly.toFixed(2)}/h`);
-      else if (Math.abs(stated.usdPerHour - hourly) > 0.005) problems.push(`${where}: states ≈ $${stated.usdPerHour}/h for ${stated.fleet}; the synthesized fleet costs ≈ $${hourly.toFixed(2)}/h`);
-      if (!snippet.text.includes(priceDate) || !snippet.text.includes(priceUrl)) problems.push(`${where}: the cost names neither the price list's date (${priceDate}) nor its page (${priceUrl})`);
-    }
-    expect(problems).toEqual([]);
-  });
-
-  test('GIVEN the example stacks copied into the app WHEN synthesized THEN each stack of the repository\'s bin/app.ts is there', () => {
-    const out = join(work, 'examples-out');
-    run(process.execPath, [join(build, 'bin', 'examples.js')], app, 120_000, { CDK_OUTDIR: out });
-    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { artifacts: Record<string, { type: string }> };
-    expect(Object.entries(manifest.artifacts).filter(([, a]) => a.type === 'aws:cloudformation:stack').map(([id]) => id).sort())
-      .toEqual(['PrefixAwareLlmBenchmarkReplica', 'PrefixAwareLlmInferenceComponents', 'PrefixAwareLlmMinimal', 'PrefixAwareLlmPrivateVpc', 'PrefixAwareLlmRouterSidecar', 'PrefixAwareLlmRoutingAbVariants']);
-  });
-
-  test('GIVEN the README\'s app as the app\'s bin/ file WHEN `npx cdk synth` runs it through cdk.json THEN it synthesizes offline', () => {
-    // tsc above type-checked the file; ts-node only transpiles here.
-    const printed = run('npx', ['--no-install', 'cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting'], app, 240_000, { CDK_DISABLE_VERSION_CHECK: 'true', TS_NODE_TRANSPILE_ONLY: 'true' });
-    expect(printed).not.toMatch(/error/i);
-    expect(readdirSync(join(app, 'cdk.out')).filter((f) => f.endsWith('.template.json'))).toEqual(['LlmStack.template.json']);
-  });
-
-  describe('when the documented commands run from the app', () => {
-    let before: Record<string, string>;
-    beforeAll(() => {
-      before = sourceTree(app);
+      expect(problems).toEqual([]);
     });
 
-    test('GIVEN the docs THEN the README\'s package commands are among the commands run here', () => {
-      const readme = userBlocks.filter((b) => b.file === 'README.md').map((b) => b.text).join('\n');
-      expect(readme).toContain(`npx -p ${ROUTER_PACKAGE} prefix-router simulate`);
-      expect(readme).toContain(`npx -p ${ROUTER_PACKAGE} prefix-router plan`);
-      expect(userBlocks.length).toBeGreaterThanOrEqual(6);
+    test("GIVEN the example stacks copied into the app WHEN synthesized THEN each stack of the repository's bin/app.ts is there", () => {
+      const out = join(work, 'examples-out');
+      run(process.execPath, [join(build, 'bin', 'examples.js')], app, 120_000, { CDK_OUTDIR: out });
+      const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+        artifacts: Record<string, { type: string }>;
+      };
+      expect(
+        Object.entries(manifest.artifacts)
+          .filter(([, a]) => a.type === 'aws:cloudformation:stack')
+          .map(([id]) => id)
+          .sort(),
+      ).toEqual([
+        'PrefixAwareLlmBenchmarkReplica',
+        'PrefixAwareLlmInferenceComponents',
+        'PrefixAwareLlmMinimal',
+        'PrefixAwareLlmPrivateVpc',
+        'PrefixAwareLlmRouterSidecar',
+        'PrefixAwareLlmRoutingAbVariants',
+      ]);
     });
 
-    test.each(userBlocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))('GIVEN the block at %s THEN it runs from the installed package to exit code 0', async (_where, block) => {
-      const environment = { cli: join(app, 'node_modules', '.bin', 'prefix-router'), realNpx: true };
-      const probe = prepareBlock(block, () => 0, environment);
-      const span = /ports (\d+)–(\d+)/.exec(probe.applied.join('\n'));
-      const base = span ? await freeRange(Number(span[2]) - Number(span[1]) + 1) : 0;
-      const { script, applied } = prepareBlock(block, () => base, environment);
-      const { code, output } = await runBlockScript(script, app, 300_000);
-      if (code !== 0) throw new Error(`${block.file}:${block.line} exited ${code} in ${app}\napplied: ${applied.join('; ')}\n--- output (last 4000 chars) ---\n${output.slice(-4000)}`);
-      expect(code).toBe(0);
+    test("GIVEN the README's app as the app's bin/ file WHEN `npx cdk synth` runs it through cdk.json THEN it synthesizes offline", () => {
+      // tsc above type-checked the file; ts-node only transpiles here.
+      const printed = run(
+        'npx',
+        ['--no-install', 'cdk', 'synth', '--quiet', '--no-notices', '--no-version-reporting'],
+        app,
+        240_000,
+        { CDK_DISABLE_VERSION_CHECK: 'true', TS_NODE_TRANSPILE_ONLY: 'true' },
+      );
+      expect(printed).not.toMatch(/error/i);
+      expect(readdirSync(join(app, 'cdk.out')).filter((f) => f.endsWith('.template.json'))).toEqual([
+        'LlmStack.template.json',
+      ]);
     });
 
-    test('GIVEN the commands ran THEN the app\'s bin/ and lib/ are as they were, and reports went to ./prefix-router-reports/', () => {
-      expect(sourceTree(app)).toEqual(before);
-      expect(existsSync(join(app, 'reports'))).toBe(false);
-      expect(existsSync(join(app, 'prefix-router-reports'))).toBe(true);
+    describe('when the documented commands run from the app', () => {
+      let before: Record<string, string>;
+      beforeAll(() => {
+        before = sourceTree(app);
+      });
+
+      test("GIVEN the docs THEN the README's package commands are among the commands run here", () => {
+        const readme = userBlocks
+          .filter((b) => b.file === 'README.md')
+          .map((b) => b.text)
+          .join('\n');
+        expect(readme).toContain(`npx -p ${ROUTER_PACKAGE} prefix-router simulate`);
+        expect(readme).toContain(`npx -p ${ROUTER_PACKAGE} prefix-router plan`);
+        expect(userBlocks.length).toBeGreaterThanOrEqual(6);
+      });
+
+      test.each(userBlocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))(
+        'GIVEN the block at %s THEN it runs from the installed package to exit code 0',
+        async (_where, block) => {
+          const environment = { cli: join(app, 'node_modules', '.bin', 'prefix-router'), realNpx: true };
+          const probe = prepareBlock(block, () => 0, environment);
+          const span = /ports (\d+)–(\d+)/.exec(probe.applied.join('\n'));
+          const base = span ? await freeRange(Number(span[2]) - Number(span[1]) + 1) : 0;
+          const { script, applied } = prepareBlock(block, () => base, environment);
+          const { code, output } = await runBlockScript(script, app, 300_000);
+          if (code !== 0)
+            throw new Error(
+              `${block.file}:${block.line} exited ${code} in ${app}\napplied: ${applied.join('; ')}\n--- output (last 4000 chars) ---\n${output.slice(-4000)}`,
+            );
+          expect(code).toBe(0);
+        },
+      );
+
+      test("GIVEN the commands ran THEN the app's bin/ and lib/ are as they were, and reports went to ./prefix-router-reports/", () => {
+        expect(sourceTree(app)).toEqual(before);
+        expect(existsSync(join(app, 'reports'))).toBe(false);
+        expect(existsSync(join(app, 'prefix-router-reports'))).toBe(true);
+      });
     });
   });
-});
 });

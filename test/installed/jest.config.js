@@ -4,4 +4,10 @@
  */
 const base = require('../../jest.config.js');
 
-module.exports = { ...base, rootDir: '../..', roots: ['<rootDir>/test/installed'], testPathIgnorePatterns: [], maxWorkers: 1 };
+module.exports = {
+  ...base,
+  rootDir: '../..',
+  roots: ['<rootDir>/test/installed'],
+  testPathIgnorePatterns: [],
+  maxWorkers: 1,
+};

@@ -12,8 +12,13 @@ const BASELINE = join(ROOT, 'lib', 'api-baseline');
 const ALLOW_LIST = join(BASELINE, 'allowed-breaking-changes.txt');
 const JSII_DIFF = join(ROOT, 'node_modules', 'jsii-diff', 'bin', 'jsii-diff');
 
-interface Method { name: string; static?: boolean }
-interface Assembly { types: Record<string, { methods?: Method[] }> }
+interface Method {
+  name: string;
+  static?: boolean;
+}
+interface Assembly {
+  types: Record<string, { methods?: Method[] }>;
+}
 
 const copies: string[] = [];
 afterAll(() => copies.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -32,8 +37,20 @@ function assemblyCopy(change: (assembly: Assembly) => void): string {
 }
 
 function jsiiDiff(updated: string, ignoreFile?: string): { status: number | null; output: string } {
-  const args = [JSII_DIFF, '--keys', '--error-on', 'all', ...(ignoreFile ? ['--ignore-file', ignoreFile] : []), BASELINE, updated];
-  const run = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: 120_000, env: { ...process.env, JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION: '20' } });
+  const args = [
+    JSII_DIFF,
+    '--keys',
+    '--error-on',
+    'all',
+    ...(ignoreFile ? ['--ignore-file', ignoreFile] : []),
+    BASELINE,
+    updated,
+  ];
+  const run = spawnSync(process.execPath, args, {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION: '20' },
+  });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
@@ -47,7 +64,10 @@ describe('when jsii-diff compares an assembly with the baseline', () => {
   });
 
   test('GIVEN the baseline itself THEN there is no change and it passes', () => {
-    const result = jsiiDiff(assemblyCopy(() => undefined), ALLOW_LIST);
+    const result = jsiiDiff(
+      assemblyCopy(() => undefined),
+      ALLOW_LIST,
+    );
     expect(result).toEqual({ status: 0, output: expect.not.stringContaining('removed:') });
   });
 
@@ -64,8 +84,12 @@ describe('when jsii-diff compares an assembly with the baseline', () => {
   });
 
   test('GIVEN the repository allow-list THEN every key follows a # reason line', () => {
-    const lines = readFileSync(ALLOW_LIST, 'utf8').split('\n').map((l) => l.trim());
-    const unexplained = lines.filter((line, i) => line !== '' && !line.startsWith('#') && !(lines[i - 1] ?? '').startsWith('#'));
+    const lines = readFileSync(ALLOW_LIST, 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
+    const unexplained = lines.filter(
+      (line, i) => line !== '' && !line.startsWith('#') && !(lines[i - 1] ?? '').startsWith('#'),
+    );
     expect(unexplained).toEqual([]);
   });
 });

@@ -12,7 +12,16 @@ describe('when autoscaling is configured', () => {
       ScalableDimension: 'sagemaker:variant:DesiredInstanceCount',
       MinCapacity: 2,
       MaxCapacity: 6,
-      ResourceId: { 'Fn::Join': ['', ['endpoint/', { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointName'] }, '/variant/AllTraffic']] },
+      ResourceId: {
+        'Fn::Join': [
+          '',
+          [
+            'endpoint/',
+            { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointName'] },
+            '/variant/AllTraffic',
+          ],
+        ],
+      },
     });
     expect(JSON.stringify(target.RoleARN)).toContain(
       ':role/aws-service-role/sagemaker.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_SageMakerEndpoint',
@@ -24,7 +33,9 @@ describe('when autoscaling is configured', () => {
     expect(policy).toMatchObject({
       PolicyType: 'TargetTrackingScaling',
       TargetTrackingScalingPolicyConfiguration: {
-        PredefinedMetricSpecification: { PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution' },
+        PredefinedMetricSpecification: {
+          PredefinedMetricType: 'SageMakerVariantConcurrentRequestsPerModelHighResolution',
+        },
         TargetValue: 24,
         ScaleOutCooldown: 300,
         ScaleInCooldown: 900,
@@ -55,7 +66,9 @@ describe('when an autoscaled endpoint is synthesized', () => {
 
   test('GIVEN no autoScaling WHEN synthesized THEN no such warning', () => {
     const { stack } = build({ endpointName: 'x' });
-    expect(warningsOf(stack).filter((w) => w.includes(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED))).toEqual([]);
+    expect(warningsOf(stack).filter((w) => w.includes(PrefixAwareLlmWarnings.AUTOSCALED_INSTANCE_TYPE_FIXED))).toEqual(
+      [],
+    );
   });
 });
 
@@ -65,59 +78,86 @@ describe('when autoscaling options are set', () => {
       routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 100 }),
       autoScaling: { minCapacity: 2, maxCapacity: 4 },
     });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration.TargetValue).toBe(75);
+    expect(
+      onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration
+        .TargetValue,
+    ).toBe(75);
   });
 
   test('GIVEN RANDOM routing WHEN synthesized THEN the default target is 24', () => {
     const { template } = synth({ routing: RoutingStrategy.random(), autoScaling: { minCapacity: 1, maxCapacity: 4 } });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration.TargetValue).toBe(24);
+    expect(
+      onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration
+        .TargetValue,
+    ).toBe(24);
   });
 
   test('GIVEN explicit target and cooldowns WHEN synthesized THEN they render', () => {
     const { template } = synth({
-      autoScaling: { minCapacity: 2, maxCapacity: 4, targetConcurrentRequestsPerInstance: 12.5, scaleOutCooldown: Duration.minutes(2), scaleInCooldown: Duration.minutes(30) },
+      autoScaling: {
+        minCapacity: 2,
+        maxCapacity: 4,
+        targetConcurrentRequestsPerInstance: 12.5,
+        scaleOutCooldown: Duration.minutes(2),
+        scaleInCooldown: Duration.minutes(30),
+      },
     });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration)
-      .toMatchObject({ TargetValue: 12.5, ScaleOutCooldown: 120, ScaleInCooldown: 1800 });
+    expect(
+      onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration,
+    ).toMatchObject({ TargetValue: 12.5, ScaleOutCooldown: 120, ScaleInCooldown: 1800 });
   });
 });
 
 describe('when capacities are at or around their limits', () => {
   test('GIVEN minCapacity 0 (min−1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ routing: RoutingStrategy.random(), instanceCount: 1, autoScaling: { minCapacity: 0, maxCapacity: 2 } }))
-      .toContain('autoScaling.minCapacity must be an integer of at least 1 (got 0)');
+    expect(
+      problemsFor({
+        routing: RoutingStrategy.random(),
+        instanceCount: 1,
+        autoScaling: { minCapacity: 0, maxCapacity: 2 },
+      }),
+    ).toContain('autoScaling.minCapacity must be an integer of at least 1 (got 0)');
   });
 
   test('GIVEN minCapacity 1 under PREFIX_AWARE WHEN built THEN it is refused with the opt-out named', () => {
     expect(problemsFor({ autoScaling: { minCapacity: 1, maxCapacity: 4 } })).toEqual([
-      'autoScaling.minCapacity must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-        + 'set allowPrefixAwareOnSingleInstance: true to scale in to one instance anyway (got 1)',
+      'autoScaling.minCapacity must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; ' +
+        'set allowPrefixAwareOnSingleInstance: true to scale in to one instance anyway (got 1)',
     ]);
   });
 
   test('GIVEN minCapacity 1 with the opt-out (min) WHEN synthesized THEN it renders', () => {
-    const { template } = synth({ allowPrefixAwareOnSingleInstance: true, autoScaling: { minCapacity: 1, maxCapacity: 4 } });
+    const { template } = synth({
+      allowPrefixAwareOnSingleInstance: true,
+      autoScaling: { minCapacity: 1, maxCapacity: 4 },
+    });
     expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalableTarget').MinCapacity).toBe(1);
   });
 
   test('GIVEN minCapacity equal to maxCapacity (boundary) WHEN synthesized THEN it renders', () => {
     const { template } = synth({ autoScaling: { minCapacity: 2, maxCapacity: 2 } });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalableTarget')).toMatchObject({ MinCapacity: 2, MaxCapacity: 2 });
+    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalableTarget')).toMatchObject({
+      MinCapacity: 2,
+      MaxCapacity: 2,
+    });
   });
 
   test('GIVEN minCapacity above maxCapacity (max+1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ instanceCount: 3, autoScaling: { minCapacity: 3, maxCapacity: 2 } }))
-      .toContain('autoScaling.minCapacity must be at most autoScaling.maxCapacity (got minCapacity 3 > maxCapacity 2)');
+    expect(problemsFor({ instanceCount: 3, autoScaling: { minCapacity: 3, maxCapacity: 2 } })).toContain(
+      'autoScaling.minCapacity must be at most autoScaling.maxCapacity (got minCapacity 3 > maxCapacity 2)',
+    );
   });
 
   test('GIVEN instanceCount outside min–max WHEN built THEN it is refused', () => {
-    expect(problemsFor({ instanceCount: 7, autoScaling: { minCapacity: 2, maxCapacity: 4 } }))
-      .toEqual(['instanceCount must lie between autoScaling.minCapacity 2 and autoScaling.maxCapacity 4 (got 7)']);
+    expect(problemsFor({ instanceCount: 7, autoScaling: { minCapacity: 2, maxCapacity: 4 } })).toEqual([
+      'instanceCount must lie between autoScaling.minCapacity 2 and autoScaling.maxCapacity 4 (got 7)',
+    ]);
   });
 
   test('GIVEN a target of 0 WHEN built THEN it is refused', () => {
-    expect(problemsFor({ autoScaling: { minCapacity: 2, maxCapacity: 4, targetConcurrentRequestsPerInstance: 0 } }))
-      .toEqual(['autoScaling.targetConcurrentRequestsPerInstance must be a number greater than 0 (got 0)']);
+    expect(
+      problemsFor({ autoScaling: { minCapacity: 2, maxCapacity: 4, targetConcurrentRequestsPerInstance: 0 } }),
+    ).toEqual(['autoScaling.targetConcurrentRequestsPerInstance must be a number greater than 0 (got 0)']);
   });
 });
 
@@ -126,21 +166,29 @@ describe('when cooldowns are at or around their limits (0–3600 s)', () => {
 
   test('GIVEN 0 s (min) WHEN synthesized THEN it renders', () => {
     const { template } = synth({ autoScaling: { ...base, scaleOutCooldown: Duration.seconds(0) } });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration.ScaleOutCooldown).toBe(0);
+    expect(
+      onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration
+        .ScaleOutCooldown,
+    ).toBe(0);
   });
 
   test('GIVEN 3600 s (max) WHEN synthesized THEN it renders', () => {
     const { template } = synth({ autoScaling: { ...base, scaleInCooldown: Duration.hours(1) } });
-    expect(onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration.ScaleInCooldown).toBe(3600);
+    expect(
+      onlyResource(template, 'AWS::ApplicationAutoScaling::ScalingPolicy').TargetTrackingScalingPolicyConfiguration
+        .ScaleInCooldown,
+    ).toBe(3600);
   });
 
   test('GIVEN 3601 s (max+1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ autoScaling: { ...base, scaleInCooldown: Duration.seconds(3601) } }))
-      .toEqual(['autoScaling.scaleInCooldown must be between 0 and 3600 seconds (got 3601)']);
+    expect(problemsFor({ autoScaling: { ...base, scaleInCooldown: Duration.seconds(3601) } })).toEqual([
+      'autoScaling.scaleInCooldown must be between 0 and 3600 seconds (got 3601)',
+    ]);
   });
 
   test('GIVEN a fractional second WHEN built THEN it is refused', () => {
-    expect(problemsFor({ autoScaling: { ...base, scaleOutCooldown: Duration.millis(1500) } }))
-      .toEqual(['autoScaling.scaleOutCooldown must be a whole number of seconds between 0 and 3600 (got 1.5 s)']);
+    expect(problemsFor({ autoScaling: { ...base, scaleOutCooldown: Duration.millis(1500) } })).toEqual([
+      'autoScaling.scaleOutCooldown must be a whole number of seconds between 0 and 3600 (got 1.5 s)',
+    ]);
   });
 });

@@ -4,30 +4,63 @@ import { componentFitProblems, packs } from '../../lib/private/component-capacit
 
 describe('when copies are packed into instances', () => {
   test('GIVEN copies of one size WHEN packed THEN they fit exactly when each instance holds floor(capacity / size) of them', () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 8 }),
-      (size, count, bins, capacity) => {
-        expect(packs(Array.from({ length: count }, () => size), bins, capacity)).toBe(count <= bins * Math.floor(capacity / size));
-      }), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 8 }),
+        (size, count, bins, capacity) => {
+          expect(
+            packs(
+              Array.from({ length: count }, () => size),
+              bins,
+              capacity,
+            ),
+          ).toBe(count <= bins * Math.floor(capacity / size));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   test('GIVEN any copies WHEN they pack THEN their total fits the fleet and no copy is larger than an instance', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 1, max: 8 }), { maxLength: 20 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 8 }),
-      (items, bins, capacity) => {
-        if (!packs(items, bins, capacity)) return;
-        expect(items.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(bins * capacity);
-        expect(items.every((i) => i <= capacity)).toBe(true);
-      }), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 8 }), { maxLength: 20 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 8 }),
+        (items, bins, capacity) => {
+          if (!packs(items, bins, capacity)) return;
+          expect(items.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(bins * capacity);
+          expect(items.every((i) => i <= capacity)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
 describe('when the fit of components is checked', () => {
-  const fleet = { instanceTypeName: 'ml.g6e.12xlarge', gpusPerInstance: 4, memoryPerInstanceMiB: 393_216, instanceCount: 2 };
+  const fleet = {
+    instanceTypeName: 'ml.g6e.12xlarge',
+    gpusPerInstance: 4,
+    memoryPerInstanceMiB: 393_216,
+    instanceCount: 2,
+  };
   const demand = (copies: number, acceleratorsPerCopy: number, memoryPerCopyMiB = 1024) => ({
-    label: 'Base', copies, minCopies: copies, maxCopies: copies, acceleratorsPerCopy, memoryPerCopyMiB,
+    label: 'Base',
+    copies,
+    minCopies: copies,
+    maxCopies: copies,
+    acceleratorsPerCopy,
+    memoryPerCopyMiB,
   });
 
   test('GIVEN an unknown GPU count and memory WHEN checked THEN nothing is refused', () => {
-    expect(componentFitProblems({ instanceTypeName: 'ml.x.y', instanceCount: 1 }, [demand(100, 8, 10_000_000)])).toEqual([]);
+    expect(
+      componentFitProblems({ instanceTypeName: 'ml.x.y', instanceCount: 1 }, [demand(100, 8, 10_000_000)]),
+    ).toEqual([]);
   });
 
   test('GIVEN a managed minimum of 0 WHEN checked THEN the minimum fleet is not checked (nothing runs then)', () => {
@@ -44,7 +77,10 @@ describe('when the fit of components is checked', () => {
 describe('when the instance catalog is read for memory', () => {
   test('GIVEN every catalog type WHEN read THEN its memory is known, a whole number of GiB, and at least 16 GiB per GPU', () => {
     for (const type of InstanceType.catalogEntries()) {
-      expect({ name: type.name, ok: Number.isInteger(type.memoryGiB) && type.memoryGiB! >= 16 * type.gpuCount! }).toEqual({ name: type.name, ok: true });
+      expect({
+        name: type.name,
+        ok: Number.isInteger(type.memoryGiB) && type.memoryGiB! >= 16 * type.gpuCount!,
+      }).toEqual({ name: type.name, ok: true });
     }
     expect(InstanceType.ML_P5_48XLARGE.memoryGiB).toBe(2048);
     expect(InstanceType.of('ml.p5.48xlarge', { gpuCount: 8 }).memoryGiB).toBe(2048);

@@ -47,10 +47,14 @@ China (Ningxia) | cn-northwest-1 | 727897471807
 `;
 
 function documentedAccounts(): Record<string, string> {
-  return Object.fromEntries(DLC_DOCS_TABLE.trim().split('\n').map((row) => {
-    const [, code, account] = row.split('|').map((cell) => cell.trim());
-    return [code, account];
-  }));
+  return Object.fromEntries(
+    DLC_DOCS_TABLE.trim()
+      .split('\n')
+      .map((row) => {
+        const [, code, account] = row.split('|').map((cell) => cell.trim());
+        return [code, account];
+      }),
+  );
 }
 
 describe('when the DLC registry map is compared with the AWS documentation', () => {
@@ -79,6 +83,8 @@ describe('when a stack is in me-west-1', () => {
   });
 
   test('GIVEN a region without a DLC registry WHEN built THEN synth fails naming the region', () => {
-    expect(problemsFor({}, { env: { region: 'xx-nowhere-1', account: '111122223333' } }).join('\n')).toContain('region xx-nowhere-1');
+    expect(problemsFor({}, { env: { region: 'xx-nowhere-1', account: '111122223333' } }).join('\n')).toContain(
+      'region xx-nowhere-1',
+    );
   });
 });

@@ -44,7 +44,11 @@ describe('when one PrefixAwareLlmEndpointBaseProps value configures both constru
   // GIVEN every shared prop set, in a VPC with network isolation and a role of the user's
   const stacks = { endpoint: newStack(), component: newStack() };
   const shared = (stack: Stack): PrefixAwareLlmEndpointBaseProps => {
-    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] });
+    const vpc = new ec2.Vpc(stack, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }],
+    });
     return {
       instanceType: InstanceType.ML_G6E_12XLARGE,
       instanceCount: 3,
@@ -70,7 +74,10 @@ describe('when one PrefixAwareLlmEndpointBaseProps value configures both constru
     expect(fleet(templates.endpoint)).toEqual({
       type: 'ml.g6e.12xlarge',
       count: 3,
-      routing: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 } },
+      routing: {
+        RoutingStrategy: 'PREFIX_AWARE',
+        PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 },
+      },
     });
     expect(fleet(templates.component)).toEqual(fleet(templates.endpoint));
   });
@@ -80,11 +87,14 @@ describe('when one PrefixAwareLlmEndpointBaseProps value configures both constru
       expect(onlyResource(t, 'AWS::SageMaker::Endpoint').EndpointName).toBe('shared-llm');
     }
     const metricsConfig = (t: Template) => onlyResource(t, 'AWS::SageMaker::EndpointConfig').MetricsConfig;
-    expect(metricsConfig(templates.endpoint)).toEqual({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 30 });
+    expect(metricsConfig(templates.endpoint)).toEqual({
+      EnableEnhancedMetrics: true,
+      MetricPublishFrequencyInSeconds: 30,
+    });
     expect(metricsConfig(templates.component)).toEqual(metricsConfig(templates.endpoint));
   });
 
-  test('THEN the role, VPC and isolation go where each construct documents: the model, or the endpoint configuration and every component\'s model', () => {
+  test("THEN the role, VPC and isolation go where each construct documents: the model, or the endpoint configuration and every component's model", () => {
     const model = (t: Template) => onlyResource(t, 'AWS::SageMaker::Model');
     const config = onlyResource(templates.component, 'AWS::SageMaker::EndpointConfig');
     for (const where of [model(templates.endpoint), model(templates.component), config]) {
@@ -117,7 +127,10 @@ describe('when both constructs leave the shared props out', () => {
 
   test('THEN both add the ENDPOINT_NAME_FROM_PATH info, and neither does with a name', () => {
     const infos = (built: PrefixAwareLlmEndpoint | PrefixAwareLlmComponentEndpoint) =>
-      Annotations.fromStack(Stack.of(built)).findInfo('*', Match.stringLikeRegexp(`Set a stable endpointName.*\\[ack: ${PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH}\\]`));
+      Annotations.fromStack(Stack.of(built)).findInfo(
+        '*',
+        Match.stringLikeRegexp(`Set a stable endpointName.*\\[ack: ${PrefixAwareLlmInfos.ENDPOINT_NAME_FROM_PATH}\\]`),
+      );
     expect(infos(endpoint)).toHaveLength(1);
     expect(infos(componentEndpointIn(newStack(), {}))).toHaveLength(1);
     expect(infos(endpointIn(newStack(), { endpointName: 'chat-llm' }))).toHaveLength(0);
@@ -131,27 +144,48 @@ describe('when both constructs leave the shared props out', () => {
 
 describe('when a shared prop is invalid', () => {
   const cases: Array<[string, PrefixAwareLlmEndpointBaseProps, string]> = [
-    ['an instance type name outside ml.<family>.<size>', { instanceType: InstanceType.of('p5.48xlarge', { gpuCount: 8 }) },
-      'instanceType must be a SageMaker instance type like \'ml.p5.48xlarge\' (got \'p5.48xlarge\')'],
+    [
+      'an instance type name outside ml.<family>.<size>',
+      { instanceType: InstanceType.of('p5.48xlarge', { gpuCount: 8 }) },
+      "instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got 'p5.48xlarge')",
+    ],
     ['instanceCount 0', { instanceCount: 0 }, 'instanceCount must be an integer of at least 1 (got 0)'],
     ['instanceCount 1.5', { instanceCount: 1.5 }, 'instanceCount must be an integer of at least 1 (got 1.5)'],
-    ['instanceCount 1 under PREFIX_AWARE', { instanceCount: 1 },
-      'instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-      + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)'],
-    ['an endpoint name with an underscore', { endpointName: 'my_llm' },
-      'endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got \'my_llm\')'],
-    ['an endpoint name of 64 characters', { endpointName: 'a'.repeat(64) },
-      `endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got '${'a'.repeat(64)}')`],
-    ['a prefix length below 1024', { routing: RoutingStrategy.prefixAware({ prefixLength: 1023 }) },
-      'routing.prefixLength must be between 1024 and 65536 (got 1023)'],
-    ['a publish frequency SageMaker does not offer', { metricsConfig: { publishFrequency: Duration.seconds(45) } },
-      'metricsConfig.publishFrequency must be one of 10, 30, 60, 120, 180, 240, 300 seconds (got 45)'],
+    [
+      'instanceCount 1 under PREFIX_AWARE',
+      { instanceCount: 1 },
+      'instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; ' +
+        'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)',
+    ],
+    [
+      'an endpoint name with an underscore',
+      { endpointName: 'my_llm' },
+      "endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got 'my_llm')",
+    ],
+    [
+      'an endpoint name of 64 characters',
+      { endpointName: 'a'.repeat(64) },
+      `endpointName must be 1–63 letters, digits or hyphens, starting and ending with a letter or digit (got '${'a'.repeat(64)}')`,
+    ],
+    [
+      'a prefix length below 1024',
+      { routing: RoutingStrategy.prefixAware({ prefixLength: 1023 }) },
+      'routing.prefixLength must be between 1024 and 65536 (got 1023)',
+    ],
+    [
+      'a publish frequency SageMaker does not offer',
+      { metricsConfig: { publishFrequency: Duration.seconds(45) } },
+      'metricsConfig.publishFrequency must be one of 10, 30, 60, 120, 180, 240, 300 seconds (got 45)',
+    ],
   ];
 
-  test.each(cases)('GIVEN %s WHEN either construct is created THEN both refuse it with the same problem', (_name, shared, problem) => {
-    expect(problemsOf(() => endpointIn(newStack(), shared))).toContain(problem);
-    expect(problemsOf(() => componentEndpointIn(newStack(), shared))).toContain(problem);
-  });
+  test.each(cases)(
+    'GIVEN %s WHEN either construct is created THEN both refuse it with the same problem',
+    (_name, shared, problem) => {
+      expect(problemsOf(() => endpointIn(newStack(), shared))).toContain(problem);
+      expect(problemsOf(() => componentEndpointIn(newStack(), shared))).toContain(problem);
+    },
+  );
 
   test('GIVEN security groups without a VPC WHEN either construct is created THEN both refuse it naming securityGroups', () => {
     const problem = 'securityGroups needs vpc (got no vpc)';
@@ -181,27 +215,40 @@ describe('when a shared prop is invalid', () => {
 
 describe('when a scaling minimum leaves PREFIX_AWARE one instance or none', () => {
   const refusal = (prop: string, anyway: string, got: number) =>
-    `${prop} must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; `
-    + `set allowPrefixAwareOnSingleInstance: true to ${anyway} anyway (got ${got})`;
-  const managed = (minInstanceCount: number) => problemsOf(() => new PrefixAwareLlmComponentEndpoint(newStack(), 'Llm', {
-    instanceType: FLEET_TYPE,
-    managedInstanceScaling: { minInstanceCount, maxInstanceCount: 4 },
-  }));
+    `${prop} must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; ` +
+    `set allowPrefixAwareOnSingleInstance: true to ${anyway} anyway (got ${got})`;
+  const managed = (minInstanceCount: number) =>
+    problemsOf(
+      () =>
+        new PrefixAwareLlmComponentEndpoint(newStack(), 'Llm', {
+          instanceType: FLEET_TYPE,
+          managedInstanceScaling: { minInstanceCount, maxInstanceCount: 4 },
+        }),
+    );
 
   test('GIVEN autoScaling.minCapacity 1 THEN the endpoint refuses it in the shared wording', () => {
-    expect(problemsOf(() => new PrefixAwareLlmEndpoint(newStack(), 'Llm', {
-      model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct'),
-      instanceType: FLEET_TYPE,
-      autoScaling: { minCapacity: 1, maxCapacity: 4 },
-    }))).toContain(refusal('autoScaling.minCapacity', 'scale in to one instance', 1));
+    expect(
+      problemsOf(
+        () =>
+          new PrefixAwareLlmEndpoint(newStack(), 'Llm', {
+            model: ModelSource.huggingFace('Qwen/Qwen2.5-7B-Instruct'),
+            instanceType: FLEET_TYPE,
+            autoScaling: { minCapacity: 1, maxCapacity: 4 },
+          }),
+      ),
+    ).toContain(refusal('autoScaling.minCapacity', 'scale in to one instance', 1));
   });
 
   test('GIVEN managedInstanceScaling.minInstanceCount 0 THEN the component endpoint refuses it as scale to zero', () => {
-    expect(managed(0)).toEqual([refusal('managedInstanceScaling.minInstanceCount', 'let the fleet shrink to zero (scale to zero)', 0)]);
+    expect(managed(0)).toEqual([
+      refusal('managedInstanceScaling.minInstanceCount', 'let the fleet shrink to zero (scale to zero)', 0),
+    ]);
   });
 
   test('GIVEN managedInstanceScaling.minInstanceCount 1 THEN the component endpoint refuses it as one instance', () => {
-    expect(managed(1)).toEqual([refusal('managedInstanceScaling.minInstanceCount', 'let the fleet shrink to one instance', 1)]);
+    expect(managed(1)).toEqual([
+      refusal('managedInstanceScaling.minInstanceCount', 'let the fleet shrink to one instance', 1),
+    ]);
   });
 
   test('GIVEN managedInstanceScaling.minInstanceCount -1 THEN only its range is reported, not PREFIX_AWARE as well', () => {
@@ -216,14 +263,23 @@ describe('when a scaling minimum leaves PREFIX_AWARE one instance or none', () =
 describe('when validateRoutableFleetSize checks a count', () => {
   const check = (count: number | undefined, context: Partial<Parameters<typeof validateRoutableFleetSize>[2]> = {}) => {
     const problems = new ProblemCollector();
-    validateRoutableFleetSize('count', count, { lowestAllowed: 1, prefixAware: true, allowSingleInstance: false, anyway: 'run one', ...context }, problems);
+    validateRoutableFleetSize(
+      'count',
+      count,
+      { lowestAllowed: 1, prefixAware: true, allowSingleInstance: false, anyway: 'run one', ...context },
+      problems,
+    );
     return problems.list();
   };
-  const refused = (got: number) => [`count must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; set allowPrefixAwareOnSingleInstance: true to run one anyway (got ${got})`];
+  const refused = (got: number) => [
+    `count must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; set allowPrefixAwareOnSingleInstance: true to run one anyway (got ${got})`,
+  ];
 
-  test('GIVEN the lowest allowed count minus one THEN it is left to the range check', () => expect(check(0)).toEqual([]));
+  test('GIVEN the lowest allowed count minus one THEN it is left to the range check', () =>
+    expect(check(0)).toEqual([]));
   test('GIVEN the lowest allowed count 1 THEN it is refused', () => expect(check(1)).toEqual(refused(1)));
-  test('GIVEN 0 with lowest allowed 0 THEN it is refused', () => expect(check(0, { lowestAllowed: 0 })).toEqual(refused(0)));
+  test('GIVEN 0 with lowest allowed 0 THEN it is refused', () =>
+    expect(check(0, { lowestAllowed: 0 })).toEqual(refused(0)));
   test('GIVEN 2 THEN it passes', () => expect(check(2)).toEqual([]));
   test('GIVEN 1 with the opt-out THEN it passes', () => expect(check(1, { allowSingleInstance: true })).toEqual([]));
   test('GIVEN 1 without PREFIX_AWARE THEN it passes', () => expect(check(1, { prefixAware: false })).toEqual([]));

@@ -1,15 +1,14 @@
 import fc from 'fast-check';
 import { EngineEnvConvention } from '../../lib/index';
-import {
-  envSuffixForFlag,
-  renderEngineEnvironment,
-  validateEngineOptions,
-} from '../../lib/private/engine-environment';
+import { envSuffixForFlag, renderEngineEnvironment, validateEngineOptions } from '../../lib/private/engine-environment';
 import { ProblemCollector } from '../../lib/private/validation';
 
 const HF = { huggingFaceModelId: 'meta-llama/Llama-3.1-70B-Instruct' };
 
-function problems(options: Parameters<typeof validateEngineOptions>[0], convention = EngineEnvConvention.SM_VLLM): readonly string[] {
+function problems(
+  options: Parameters<typeof validateEngineOptions>[0],
+  convention = EngineEnvConvention.SM_VLLM,
+): readonly string[] {
   const collector = new ProblemCollector();
   validateEngineOptions(options, convention, collector);
   return collector.list();
@@ -17,7 +16,14 @@ function problems(options: Parameters<typeof validateEngineOptions>[0], conventi
 
 describe('when rendering for the vLLM DLC (SM_VLLM_*)', () => {
   test('GIVEN a Hugging Face model and defaults WHEN rendered THEN model, TP and prefix caching are set, nothing else', () => {
-    expect(renderEngineEnvironment({ convention: EngineEnvConvention.SM_VLLM, model: HF, options: {}, tensorParallelSize: 8 })).toEqual({
+    expect(
+      renderEngineEnvironment({
+        convention: EngineEnvConvention.SM_VLLM,
+        model: HF,
+        options: {},
+        tensorParallelSize: 8,
+      }),
+    ).toEqual({
       SM_VLLM_ENABLE_PREFIX_CACHING: 'true',
       SM_VLLM_MODEL: 'meta-llama/Llama-3.1-70B-Instruct',
       SM_VLLM_TENSOR_PARALLEL_SIZE: '8',
@@ -55,14 +61,22 @@ describe('when rendering for the vLLM DLC (SM_VLLM_*)', () => {
 
   test('GIVEN prefix caching off WHEN rendered THEN the negative flag is set, because the DLC drops false and vLLM defaults to on', () => {
     const env = renderEngineEnvironment({
-      convention: EngineEnvConvention.SM_VLLM, model: HF, options: { enablePrefixCaching: false }, tensorParallelSize: 8,
+      convention: EngineEnvConvention.SM_VLLM,
+      model: HF,
+      options: { enablePrefixCaching: false },
+      tensorParallelSize: 8,
     });
     expect(env.SM_VLLM_NO_ENABLE_PREFIX_CACHING).toBe('true');
     expect(env.SM_VLLM_ENABLE_PREFIX_CACHING).toBeUndefined();
   });
 
   test('GIVEN an S3 model WHEN rendered THEN the model is the mount path', () => {
-    const env = renderEngineEnvironment({ convention: EngineEnvConvention.SM_VLLM, model: {}, options: {}, tensorParallelSize: 8 });
+    const env = renderEngineEnvironment({
+      convention: EngineEnvConvention.SM_VLLM,
+      model: {},
+      options: {},
+      tensorParallelSize: 8,
+    });
     expect(env.SM_VLLM_MODEL).toBe('/opt/ml/model');
   });
 });
@@ -70,7 +84,9 @@ describe('when rendering for the vLLM DLC (SM_VLLM_*)', () => {
 describe('when rendering for LMI (OPTION_*)', () => {
   test('GIVEN a Hugging Face model and defaults WHEN rendered THEN model, TP and prefix caching are set, and no pre-LMI-17 async recipe', () => {
     // LMI 17+ runs vLLM in async mode by default; OPTION_ASYNC_MODE / OPTION_ROLLING_BATCH / OPTION_ENTRYPOINT are not needed.
-    expect(renderEngineEnvironment({ convention: EngineEnvConvention.LMI, model: HF, options: {}, tensorParallelSize: 8 })).toEqual({
+    expect(
+      renderEngineEnvironment({ convention: EngineEnvConvention.LMI, model: HF, options: {}, tensorParallelSize: 8 }),
+    ).toEqual({
       HF_MODEL_ID: 'meta-llama/Llama-3.1-70B-Instruct',
       OPTION_ENABLE_PREFIX_CACHING: 'true',
       OPTION_TENSOR_PARALLEL_DEGREE: '8',
@@ -82,7 +98,14 @@ describe('when rendering for LMI (OPTION_*)', () => {
     const env = renderEngineEnvironment({
       convention: EngineEnvConvention.LMI,
       model: { huggingFaceRevision: 'v1' },
-      options: { maxModelLen: 8192, gpuMemoryUtilization: 0.9, maxNumSeqs: 64, enablePrefixCaching: false, servedModelName: 'm', extraArgs: { 'enforce-eager': false } },
+      options: {
+        maxModelLen: 8192,
+        gpuMemoryUtilization: 0.9,
+        maxNumSeqs: 64,
+        enablePrefixCaching: false,
+        servedModelName: 'm',
+        extraArgs: { 'enforce-eager': false },
+      },
       tensorParallelSize: 2,
     });
     expect(env).toMatchObject({
@@ -100,16 +123,15 @@ describe('when rendering for LMI (OPTION_*)', () => {
 });
 
 describe('when flag names are turned into variable suffixes', () => {
-  test('GIVEN any kebab-case flag WHEN converted THEN lower-casing and dashes reproduce the flag (the DLC\'s own inverse)', () => {
-    fc.assert(fc.property(
-      fc.array(fc.stringMatching(/^[a-z0-9]{1,8}$/), { minLength: 1, maxLength: 5 }),
-      (words) => {
+  test("GIVEN any kebab-case flag WHEN converted THEN lower-casing and dashes reproduce the flag (the DLC's own inverse)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[a-z0-9]{1,8}$/), { minLength: 1, maxLength: 5 }), (words) => {
         const flag = words.join('-');
         const suffix = envSuffixForFlag(flag);
         expect(suffix).toMatch(/^[A-Z0-9_]+$/);
         expect(suffix.toLowerCase().replace(/_/g, '-')).toBe(flag);
-      },
-    ));
+      }),
+    );
   });
 });
 
@@ -119,7 +141,9 @@ describe('when engine options are validated', () => {
   });
 
   test('GIVEN tensorParallelSize 0 (min−1) WHEN validated THEN it is refused', () => {
-    expect(problems({ tensorParallelSize: 0 })).toEqual(['engine.tensorParallelSize must be an integer of at least 1 (got 0)']);
+    expect(problems({ tensorParallelSize: 0 })).toEqual([
+      'engine.tensorParallelSize must be an integer of at least 1 (got 0)',
+    ]);
   });
 
   test('GIVEN maxModelLen 0 (min−1) WHEN validated THEN it is refused', () => {
@@ -131,11 +155,15 @@ describe('when engine options are validated', () => {
   });
 
   test('GIVEN gpuMemoryUtilization 0 (just below the range) WHEN validated THEN it is refused', () => {
-    expect(problems({ gpuMemoryUtilization: 0 })).toEqual(['engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got 0)']);
+    expect(problems({ gpuMemoryUtilization: 0 })).toEqual([
+      'engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got 0)',
+    ]);
   });
 
   test('GIVEN gpuMemoryUtilization 1.01 (max+) WHEN validated THEN it is refused', () => {
-    expect(problems({ gpuMemoryUtilization: 1.01 })).toEqual(['engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got 1.01)']);
+    expect(problems({ gpuMemoryUtilization: 1.01 })).toEqual([
+      'engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got 1.01)',
+    ]);
   });
 
   test('GIVEN an empty servedModelName WHEN validated THEN it is refused', () => {

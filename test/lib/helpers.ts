@@ -28,7 +28,11 @@ export const LLAMA_70B = 'meta-llama/Llama-3.1-70B-Instruct';
  * warns with the fleet's price: `PrefixAwareLlmWarnings.DEFAULT_INSTANCE_TYPE`); tests override what they exercise.
  */
 export function baseProps(overrides: Partial<PrefixAwareLlmEndpointProps> = {}): PrefixAwareLlmEndpointProps {
-  return { model: ModelSource.huggingFace(LLAMA_70B), ...(overrides.instancePools === undefined && { instanceType: InstanceType.ML_P5_48XLARGE }), ...overrides };
+  return {
+    model: ModelSource.huggingFace(LLAMA_70B),
+    ...(overrides.instancePools === undefined && { instanceType: InstanceType.ML_P5_48XLARGE }),
+    ...overrides,
+  };
 }
 
 /** Builds one endpoint in a fresh stack. */
@@ -63,7 +67,9 @@ export function environmentOf(template: Template): Record<string, any> {
 
 /** Warning messages on a construct path (synthesizes). */
 export function warningsOf(stack: Stack): string[] {
-  return Annotations.fromStack(stack).findWarning('*', Match.anyValue()).map((w) => String(w.entry.data));
+  return Annotations.fromStack(stack)
+    .findWarning('*', Match.anyValue())
+    .map((w) => String(w.entry.data));
 }
 
 /** The construct problems a failing constructor reports, or [] when it succeeds. */
@@ -79,14 +85,18 @@ export function problemsOf(fn: () => unknown): readonly string[] {
 }
 
 /** Builds an endpoint in a fresh stack and returns the reported problems. */
-export function problemsFor(overrides: Partial<PrefixAwareLlmEndpointProps> = {}, stackProps: StackProps = {}): readonly string[] {
+export function problemsFor(
+  overrides: Partial<PrefixAwareLlmEndpointProps> = {},
+  stackProps: StackProps = {},
+): readonly string[] {
   return problemsOf(() => build(overrides, stackProps));
 }
 
 /** Every statement of every IAM policy in the template, flattened. */
 export function policyStatements(template: Template): Array<Record<string, any>> {
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .flatMap((policy) => (policy as any).Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+  return Object.values(template.findResources('AWS::IAM::Policy')).flatMap(
+    (policy) => (policy as any).Properties.PolicyDocument.Statement as Array<Record<string, any>>,
+  );
 }
 
 /** Actions of a statement as an array. */

@@ -11,19 +11,23 @@ function cdkJsonContext(): Record<string, unknown> {
 }
 
 function nagErrors(app: App, pack: NagPack = new AwsSolutionsChecks()): string[] {
-  return pack.validateScope(app).violations
-    .filter((v) => v.severity === 'error')
+  return pack
+    .validateScope(app)
+    .violations.filter((v) => v.severity === 'error')
     .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
 }
 
 /** Every finding of a pack, errors and warnings. */
 function nagFindings(app: App, pack: NagPack): string[] {
-  return pack.validateScope(app).violations.flatMap((v) => v.violatingResources.map((r) => `${v.severity} ${v.ruleName} at ${r.constructPath}`));
+  return pack
+    .validateScope(app)
+    .violations.flatMap((v) => v.violatingResources.map((r) => `${v.severity} ${v.ruleName} at ${r.constructPath}`));
 }
 
 /** Acknowledged rule ids (and reasons) anywhere in the app. */
 function acknowledgements(app: App): Array<[string, string]> {
-  return app.node.findAll()
+  return app.node
+    .findAll()
     .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
     .flatMap((m) => Object.entries(m.data as Record<string, string>));
 }
@@ -37,9 +41,12 @@ describe('when cdk-nag reviews the examples with AwsSolutions, NIST 800-53 R5 an
     ['AwsSolutions', () => new AwsSolutionsChecks()],
     ['NIST 800-53 R5', () => new NIST80053R5Checks()],
     ['HIPAA Security', () => new HIPAASecurityChecks()],
-  ])('GIVEN every example stack WHEN %s checks it THEN nothing is left unacknowledged (errors or warnings)', (_name, pack) => {
-    expect(nagFindings(app, pack())).toEqual([]);
-  });
+  ])(
+    'GIVEN every example stack WHEN %s checks it THEN nothing is left unacknowledged (errors or warnings)',
+    (_name, pack) => {
+      expect(nagFindings(app, pack())).toEqual([]);
+    },
+  );
 
   test('GIVEN the acknowledgements WHEN read THEN each gives a specific reason', () => {
     const acks = acknowledgements(app);
@@ -48,7 +55,10 @@ describe('when cdk-nag reviews the examples with AwsSolutions, NIST 800-53 R5 an
       expect({ id, long: reason.length > 60 }).toEqual({ id, long: true });
     }
     const ids = new Set(acks.map(([id]) => id.replace(/^annotation::/i, '')));
-    for (const id of ['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured', 'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured']) {
+    for (const id of [
+      'NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured',
+      'HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured',
+    ]) {
       expect(ids).toContain(id);
     }
   });
@@ -58,11 +68,17 @@ describe('when the construct is checked on an instance type without local NVMe',
   test('GIVEN ml.g4dn-like type without NVMe and no key WHEN NIST checks it THEN the missing KMS key is reported, not acknowledged', () => {
     const app = new App();
     const stack = new Stack(app, 'Nag');
-    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
-      instanceType: InstanceType.of('ml.g7.2xlarge', { gpuCount: 1, hasLocalNvme: false }), endpointName: 'x',
-    }));
-    expect(nagErrors(app, new NIST80053R5Checks()).filter((e) => e.includes('KMSKeyConfigured')))
-      .toEqual(['NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured at Nag/Llm/EndpointConfig']);
+    new PrefixAwareLlmEndpoint(
+      stack,
+      'Llm',
+      baseProps({
+        instanceType: InstanceType.of('ml.g7.2xlarge', { gpuCount: 1, hasLocalNvme: false }),
+        endpointName: 'x',
+      }),
+    );
+    expect(nagErrors(app, new NIST80053R5Checks()).filter((e) => e.includes('KMSKeyConfigured'))).toEqual([
+      'NIST.800.53.R5-SageMakerEndpointConfigurationKMSKeyConfigured at Nag/Llm/EndpointConfig',
+    ]);
   });
 });
 
@@ -86,7 +102,11 @@ describe('when cdk-nag reviews the construct on its own', () => {
     const app = new App();
     const stack = new Stack(app, 'Nag');
     const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps());
-    endpoint.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::other-bucket/*'] }));
-    expect(nagErrors(app)).toEqual(['AwsSolutions-IAM5[Resource::arn:aws:s3:::other-bucket/*] at Nag/Llm/ExecutionRole/DefaultPolicy/Resource']);
+    endpoint.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: ['arn:aws:s3:::other-bucket/*'] }),
+    );
+    expect(nagErrors(app)).toEqual([
+      'AwsSolutions-IAM5[Resource::arn:aws:s3:::other-bucket/*] at Nag/Llm/ExecutionRole/DefaultPolicy/Resource',
+    ]);
   });
 });

@@ -3,7 +3,12 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { ModelSource, PrefixAwareLlmEndpoint } from '../../lib/index';
 import { actionsOf, baseProps, newStack, onlyResource, policyStatements, problemsFor } from './helpers';
 
-function privateVpcEndpoint(overrides: { securityGroups?: (stack: any, vpc: ec2.Vpc) => ec2.ISecurityGroup[]; subnets?: ec2.SubnetSelection } = {}) {
+function privateVpcEndpoint(
+  overrides: {
+    securityGroups?: (stack: any, vpc: ec2.Vpc) => ec2.ISecurityGroup[];
+    subnets?: ec2.SubnetSelection;
+  } = {},
+) {
   const stack = newStack();
   const vpc = new ec2.Vpc(stack, 'Vpc', {
     maxAzs: 2,
@@ -11,13 +16,17 @@ function privateVpcEndpoint(overrides: { securityGroups?: (stack: any, vpc: ec2.
     subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }],
   });
   const bucket = s3.Bucket.fromBucketName(stack, 'Models', 'my-models');
-  const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
-    model: ModelSource.s3(bucket, 'models/llama', { s3ManagedEncryption: true }),
-    enableNetworkIsolation: true,
-    vpc,
-    vpcSubnets: overrides.subnets,
-    securityGroups: overrides.securityGroups?.(stack, vpc),
-  }));
+  const endpoint = new PrefixAwareLlmEndpoint(
+    stack,
+    'Llm',
+    baseProps({
+      model: ModelSource.s3(bucket, 'models/llama', { s3ManagedEncryption: true }),
+      enableNetworkIsolation: true,
+      vpc,
+      vpcSubnets: overrides.subnets,
+      securityGroups: overrides.securityGroups?.(stack, vpc),
+    }),
+  );
   return { stack, endpoint, template: Template.fromStack(stack) };
 }
 
@@ -27,7 +36,9 @@ describe('when the endpoint joins a VPC without security groups', () => {
   test('GIVEN a VPC WHEN synthesized THEN the model gets the isolated subnets and one new security group', () => {
     const model = onlyResource(template, 'AWS::SageMaker::Model');
     expect(model.VpcConfig.Subnets).toHaveLength(2);
-    expect(model.VpcConfig.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^LlmSecurityGroup/), 'GroupId'] }]);
+    expect(model.VpcConfig.SecurityGroupIds).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^LlmSecurityGroup/), 'GroupId'] },
+    ]);
     expect(endpoint.securityGroups).toHaveLength(1);
   });
 
@@ -35,11 +46,17 @@ describe('when the endpoint joins a VPC without security groups', () => {
     const group = onlyResource(template, 'AWS::EC2::SecurityGroup');
     expect(group.SecurityGroupIngress).toBeUndefined();
     expect(group.SecurityGroupEgress).toEqual([
-      { CidrIp: '0.0.0.0/0', Description: 'HTTPS to AWS APIs through VPC endpoints or NAT', FromPort: 443, IpProtocol: 'tcp', ToPort: 443 },
+      {
+        CidrIp: '0.0.0.0/0',
+        Description: 'HTTPS to AWS APIs through VPC endpoints or NAT',
+        FromPort: 443,
+        IpProtocol: 'tcp',
+        ToPort: 443,
+      },
     ]);
   });
 
-  test('GIVEN a VPC WHEN synthesized THEN interfaces may be created only in the endpoint\'s subnets and security group', () => {
+  test("GIVEN a VPC WHEN synthesized THEN interfaces may be created only in the endpoint's subnets and security group", () => {
     const create = policyStatements(template).find((s) => actionsOf(s).includes('ec2:CreateNetworkInterface'))!;
     const resources = JSON.stringify(create.Resource);
     expect(actionsOf(create)).toEqual(['ec2:CreateNetworkInterface']);
@@ -52,8 +69,12 @@ describe('when the endpoint joins a VPC without security groups', () => {
     const unscoped = policyStatements(template).find((s) => actionsOf(s).includes('ec2:DescribeSubnets'))!;
     expect(unscoped.Resource).toBe('*');
     expect(actionsOf(unscoped)).toEqual([
-      'ec2:DescribeVpcs', 'ec2:DescribeDhcpOptions', 'ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups',
-      'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterfacePermission',
+      'ec2:DescribeVpcs',
+      'ec2:DescribeDhcpOptions',
+      'ec2:DescribeSubnets',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeNetworkInterfaces',
+      'ec2:DeleteNetworkInterfacePermission',
     ]);
     const manage = policyStatements(template).find((s) => actionsOf(s).includes('ec2:DeleteNetworkInterface'))!;
     expect(JSON.stringify(manage.Resource)).toContain(':network-interface/*');
@@ -62,15 +83,19 @@ describe('when the endpoint joins a VPC without security groups', () => {
 
 describe('when the endpoint joins a VPC with its own security groups', () => {
   test('GIVEN one security group WHEN synthesized THEN no group is created and the given one is used', () => {
-    const { template } = privateVpcEndpoint({ securityGroups: (stack, vpc) => [new ec2.SecurityGroup(stack, 'Mine', { vpc })] });
+    const { template } = privateVpcEndpoint({
+      securityGroups: (stack, vpc) => [new ec2.SecurityGroup(stack, 'Mine', { vpc })],
+    });
     template.resourceCountIs('AWS::EC2::SecurityGroup', 1);
-    expect(onlyResource(template, 'AWS::SageMaker::Model').VpcConfig.SecurityGroupIds)
-      .toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^Mine/), 'GroupId'] }]);
+    expect(onlyResource(template, 'AWS::SageMaker::Model').VpcConfig.SecurityGroupIds).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/^Mine/), 'GroupId'] },
+    ]);
   });
 
   test('GIVEN 5 security groups (max) WHEN synthesized THEN all are used', () => {
     const { template } = privateVpcEndpoint({
-      securityGroups: (stack, vpc) => Array.from({ length: 5 }, (_, i) => new ec2.SecurityGroup(stack, `Sg${i}`, { vpc })),
+      securityGroups: (stack, vpc) =>
+        Array.from({ length: 5 }, (_, i) => new ec2.SecurityGroup(stack, `Sg${i}`, { vpc })),
     });
     expect(onlyResource(template, 'AWS::SageMaker::Model').VpcConfig.SecurityGroupIds).toHaveLength(5);
   });
@@ -79,19 +104,25 @@ describe('when the endpoint joins a VPC with its own security groups', () => {
     const stack = newStack();
     const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0, maxAzs: 2 });
     const groups = Array.from({ length: 6 }, (_, i) => new ec2.SecurityGroup(stack, `Sg${i}`, { vpc }));
-    expect(problemsFor({ vpc, securityGroups: groups })).toEqual(['securityGroups must hold between 1 and 5 groups (got 6)']);
+    expect(problemsFor({ vpc, securityGroups: groups })).toEqual([
+      'securityGroups must hold between 1 and 5 groups (got 6)',
+    ]);
   });
 
   test('GIVEN an empty list (min−1) WHEN built THEN it is refused', () => {
     const stack = newStack();
     const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0, maxAzs: 2 });
-    expect(problemsFor({ vpc, securityGroups: [] })).toEqual(['securityGroups must hold between 1 and 5 groups (got 0)']);
+    expect(problemsFor({ vpc, securityGroups: [] })).toEqual([
+      'securityGroups must hold between 1 and 5 groups (got 0)',
+    ]);
   });
 });
 
 describe('when network settings come without a VPC', () => {
   test('GIVEN vpcSubnets without vpc WHEN built THEN it is refused', () => {
-    expect(problemsFor({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toEqual(['vpcSubnets needs vpc (got no vpc)']);
+    expect(problemsFor({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED } })).toEqual([
+      'vpcSubnets needs vpc (got no vpc)',
+    ]);
   });
 
   test('GIVEN securityGroups without vpc WHEN built THEN it is refused', () => {
@@ -116,6 +147,8 @@ describe('when the subnet selection is at or around its limits (1–16)', () => 
   });
 
   test('GIVEN 17 subnets (max+1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ vpc: vpcWithSubnets(17) })).toEqual(['vpcSubnets must select between 1 and 16 subnets (got 17)']);
+    expect(problemsFor({ vpc: vpcWithSubnets(17) })).toEqual([
+      'vpcSubnets must select between 1 and 16 subnets (got 17)',
+    ]);
   });
 });

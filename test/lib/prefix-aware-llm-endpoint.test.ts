@@ -48,7 +48,10 @@ describe('when only the model is given', () => {
       InferenceAmiVersion: 'al2023-ami-sagemaker-inference-gpu-4-1',
       ContainerStartupHealthCheckTimeoutInSeconds: 1800,
       ModelDataDownloadTimeoutInSeconds: 1800,
-      RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } },
+      RoutingConfig: {
+        RoutingStrategy: 'PREFIX_AWARE',
+        PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+      },
     });
   });
 
@@ -73,12 +76,14 @@ describe('when only the model is given', () => {
 
   test('GIVEN defaults WHEN synthesized THEN no KMS key or autoscaling; enhanced metrics every 60 s and a dashboard are on', () => {
     expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').KmsKeyId).toBeUndefined();
-    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toEqual({ EnableEnhancedMetrics: true, MetricPublishFrequencyInSeconds: 60 });
+    expect(onlyResource(template, 'AWS::SageMaker::EndpointConfig').MetricsConfig).toEqual({
+      EnableEnhancedMetrics: true,
+      MetricPublishFrequencyInSeconds: 60,
+    });
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     template.resourceCountIs('AWS::ApplicationAutoScaling::ScalableTarget', 0);
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').RetainAllVariantProperties).toBeUndefined();
   });
-
 
   test('GIVEN defaults WHEN synthesized THEN the execution role trusts SageMaker only and has no managed policy', () => {
     const role = onlyResource(template, 'AWS::IAM::Role');
@@ -94,7 +99,7 @@ describe('when only the model is given', () => {
     }
   });
 
-  test('GIVEN defaults WHEN synthesized THEN logs are limited to this endpoint\'s log group', () => {
+  test("GIVEN defaults WHEN synthesized THEN logs are limited to this endpoint's log group", () => {
     const logs = policyStatements(template).find((s) => actionsOf(s).includes('logs:PutLogEvents'))!;
     const rendered = JSON.stringify(logs.Resource);
     expect(rendered).toContain(`:log-group:/aws/sagemaker/Endpoints/${endpoint.endpointName}"`);
@@ -125,8 +130,17 @@ describe('when the children are listed', () => {
   test('GIVEN defaults WHEN built THEN the child ids are fixed', () => {
     const { endpoint } = build();
     expect(endpoint.node.children.map((c) => c.node.id).sort()).toEqual(
-      ['ConcurrencySaturationAlarm', 'Dashboard', 'Endpoint', 'EndpointConfig', 'ErrorRateAlarm', 'ExecutionRole', 'GpuMemoryAlarm',
-        'Model', 'ModelLatencyAlarm'].sort(),
+      [
+        'ConcurrencySaturationAlarm',
+        'Dashboard',
+        'Endpoint',
+        'EndpointConfig',
+        'ErrorRateAlarm',
+        'ExecutionRole',
+        'GpuMemoryAlarm',
+        'Model',
+        'ModelLatencyAlarm',
+      ].sort(),
     );
   });
 });
@@ -141,14 +155,15 @@ describe('when an escape hatch overrides a property', () => {
 
 describe('when instanceCount is at or around its limits (≥ 1; ≥ 2 under PREFIX_AWARE)', () => {
   test('GIVEN 0 (min−1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ instanceCount: 0, allowPrefixAwareOnSingleInstance: true }))
-      .toContain('instanceCount must be an integer of at least 1 (got 0)');
+    expect(problemsFor({ instanceCount: 0, allowPrefixAwareOnSingleInstance: true })).toContain(
+      'instanceCount must be an integer of at least 1 (got 0)',
+    );
   });
 
   test('GIVEN 1 under PREFIX_AWARE without opt-out WHEN built THEN the error explains why and names the opt-out', () => {
     expect(problemsFor({ instanceCount: 1 })).toEqual([
-      'instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; '
-        + 'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)',
+      'instanceCount must be at least 2 under PREFIX_AWARE routing, because one instance cannot route anywhere; ' +
+        'set allowPrefixAwareOnSingleInstance: true to deploy a single instance anyway (got 1)',
     ]);
   });
 
@@ -181,36 +196,44 @@ describe('when the instance type changes', () => {
   });
 
   test('GIVEN a type outside the catalog with a GPU count WHEN synthesized THEN that count is the tensor parallel size', () => {
-    const { template } = synth({ instanceType: InstanceType.of('ml.g7e.12xlarge', { gpuCount: 2, hasLocalNvme: true }) });
+    const { template } = synth({
+      instanceType: InstanceType.of('ml.g7e.12xlarge', { gpuCount: 2, hasLocalNvme: true }),
+    });
     expect(environmentOf(template).SM_VLLM_TENSOR_PARALLEL_SIZE).toBe('2');
   });
 
   test('GIVEN a GPU count of 0 WHEN built THEN it is refused', () => {
-    expect(problemsFor({ instanceType: InstanceType.of('ml.c7i.xlarge', { gpuCount: 0 }) }))
-      .toEqual(['instanceType gpuCount of ml.c7i.xlarge must be an integer of at least 1 (got 0)']);
+    expect(problemsFor({ instanceType: InstanceType.of('ml.c7i.xlarge', { gpuCount: 0 }) })).toEqual([
+      'instanceType gpuCount of ml.c7i.xlarge must be an integer of at least 1 (got 0)',
+    ]);
   });
 
   test('GIVEN a malformed name WHEN built THEN it is refused', () => {
-    expect(problemsFor({ instanceType: InstanceType.of('p5.48xlarge', { gpuCount: 8 }) }))
-      .toEqual(["instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got 'p5.48xlarge')"]);
+    expect(problemsFor({ instanceType: InstanceType.of('p5.48xlarge', { gpuCount: 8 }) })).toEqual([
+      "instanceType must be a SageMaker instance type like 'ml.p5.48xlarge' (got 'p5.48xlarge')",
+    ]);
   });
 });
 
 describe('when the tensor parallel size is set', () => {
   test('GIVEN 3 on 8 GPUs WHEN built THEN it must divide the GPUs', () => {
-    expect(problemsFor({ engine: { tensorParallelSize: 3 } }))
-      .toEqual(['engine.tensorParallelSize must divide the 8 GPUs of ml.p5.48xlarge (got 3)']);
+    expect(problemsFor({ engine: { tensorParallelSize: 3 } })).toEqual([
+      'engine.tensorParallelSize must divide the 8 GPUs of ml.p5.48xlarge (got 3)',
+    ]);
   });
 
   test('GIVEN 16 on 8 GPUs WHEN built THEN it must divide the GPUs', () => {
-    expect(problemsFor({ engine: { tensorParallelSize: 16 } }))
-      .toEqual(['engine.tensorParallelSize must divide the 8 GPUs of ml.p5.48xlarge (got 16)']);
+    expect(problemsFor({ engine: { tensorParallelSize: 16 } })).toEqual([
+      'engine.tensorParallelSize must divide the 8 GPUs of ml.p5.48xlarge (got 16)',
+    ]);
   });
 
   test('GIVEN 4 on 8 GPUs WHEN synthesized THEN it renders and warns that 4 GPUs idle', () => {
     const { stack, template } = synth({ engine: { tensorParallelSize: 4 } });
     expect(environmentOf(template).SM_VLLM_TENSOR_PARALLEL_SIZE).toBe('4');
-    expect(warningsOf(stack).join('\n')).toContain("vLLM uses 4 of the 8 GPUs of ml.p5.48xlarge; set engine.extraArgs['data-parallel-size'] to 2");
+    expect(warningsOf(stack).join('\n')).toContain(
+      "vLLM uses 4 of the 8 GPUs of ml.p5.48xlarge; set engine.extraArgs['data-parallel-size'] to 2",
+    );
   });
 
   test('GIVEN 4 with data-parallel-size 2 WHEN synthesized THEN every GPU is used and nothing is warned', () => {
@@ -220,8 +243,9 @@ describe('when the tensor parallel size is set', () => {
   });
 
   test('GIVEN 8 with data-parallel-size 2 WHEN built THEN more GPUs than the instance has are refused', () => {
-    expect(problemsFor({ engine: { extraArgs: { 'data-parallel-size': 2 }, tensorParallelSize: 8 } }))
-      .toEqual(['engine tensor × data × pipeline parallel size must be at most the 8 GPUs of ml.p5.48xlarge (got 16)']);
+    expect(problemsFor({ engine: { extraArgs: { 'data-parallel-size': 2 }, tensorParallelSize: 8 } })).toEqual([
+      'engine tensor × data × pipeline parallel size must be at most the 8 GPUs of ml.p5.48xlarge (got 16)',
+    ]);
   });
 });
 
@@ -234,13 +258,19 @@ describe('when prefix caching is turned off under PREFIX_AWARE', () => {
 
   test('GIVEN the warning acknowledged on the endpoint WHEN synthesized THEN it is gone', () => {
     const { stack, endpoint } = build({ engine: { enablePrefixCaching: false } });
-    CoreAnnotations.of(endpoint).acknowledgeWarning(PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED, 'A/B test of the cache itself');
+    CoreAnnotations.of(endpoint).acknowledgeWarning(
+      PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED,
+      'A/B test of the cache itself',
+    );
     expect(warningsOf(stack)).toEqual([]);
   });
 
   test('GIVEN the warning acknowledged on the stack before the endpoint exists WHEN synthesized THEN it is gone', () => {
     const stack = newStack();
-    CoreAnnotations.of(stack).acknowledgeWarning(PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED, 'A/B test of the cache itself');
+    CoreAnnotations.of(stack).acknowledgeWarning(
+      PrefixAwareLlmWarnings.PREFIX_CACHING_DISABLED,
+      'A/B test of the cache itself',
+    );
     new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({ engine: { enablePrefixCaching: false } }));
     expect(warningsOf(stack)).toEqual([]);
   });
@@ -253,28 +283,43 @@ describe('when prefix caching is turned off under PREFIX_AWARE', () => {
 
 describe('when routing and engine limits disagree', () => {
   test('GIVEN prefixLength 65536 and maxModelLen 8192 WHEN synthesized THEN a warning says keys never repeat across turns', () => {
-    const { stack } = synth({ routing: RoutingStrategy.prefixAware({ prefixLength: 65536 }), engine: { maxModelLen: 8192 } });
-    expect(warningsOf(stack).join('\n')).toContain('routing.prefixLength 65536 (≈ 16384 tokens) is longer than engine.maxModelLen 8192 tokens');
+    const { stack } = synth({
+      routing: RoutingStrategy.prefixAware({ prefixLength: 65536 }),
+      engine: { maxModelLen: 8192 },
+    });
+    expect(warningsOf(stack).join('\n')).toContain(
+      'routing.prefixLength 65536 (≈ 16384 tokens) is longer than engine.maxModelLen 8192 tokens',
+    );
   });
 
   test('GIVEN prefixLength exactly 4 × maxModelLen WHEN synthesized THEN nothing is warned', () => {
-    const { stack } = synth({ routing: RoutingStrategy.prefixAware({ prefixLength: 32768 }), engine: { maxModelLen: 8192 } });
+    const { stack } = synth({
+      routing: RoutingStrategy.prefixAware({ prefixLength: 32768 }),
+      engine: { maxModelLen: 8192 },
+    });
     expect(warningsOf(stack)).toEqual([]);
   });
 
   test('GIVEN concurrencyThreshold 64 above maxNumSeqs 32 WHEN synthesized THEN a warning says requests queue in vLLM', () => {
-    const { stack } = synth({ routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 64 }), engine: { maxNumSeqs: 32 } });
+    const { stack } = synth({
+      routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 64 }),
+      engine: { maxNumSeqs: 32 },
+    });
     expect(warningsOf(stack).join('\n')).toContain('routing.concurrencyThreshold 64 is above engine.maxNumSeqs 32');
   });
 });
 
 describe('when the timeouts are at or around their limits (60–3600 s)', () => {
   for (const prop of ['containerStartupHealthCheckTimeout', 'modelDataDownloadTimeout'] as const) {
-    const cfn = prop === 'containerStartupHealthCheckTimeout'
-      ? 'ContainerStartupHealthCheckTimeoutInSeconds' : 'ModelDataDownloadTimeoutInSeconds';
+    const cfn =
+      prop === 'containerStartupHealthCheckTimeout'
+        ? 'ContainerStartupHealthCheckTimeoutInSeconds'
+        : 'ModelDataDownloadTimeoutInSeconds';
 
     test(`GIVEN ${prop} 59 s (min−1) WHEN built THEN it is refused`, () => {
-      expect(problemsFor({ [prop]: Duration.seconds(59) })).toEqual([`${prop} must be between 60 and 3600 seconds (got 59)`]);
+      expect(problemsFor({ [prop]: Duration.seconds(59) })).toEqual([
+        `${prop} must be between 60 and 3600 seconds (got 59)`,
+      ]);
     });
 
     test(`GIVEN ${prop} 60 s (min) WHEN synthesized THEN it renders`, () => {
@@ -286,13 +331,16 @@ describe('when the timeouts are at or around their limits (60–3600 s)', () => 
     });
 
     test(`GIVEN ${prop} 3601 s (max+1) WHEN built THEN it is refused`, () => {
-      expect(problemsFor({ [prop]: Duration.seconds(3601) })).toEqual([`${prop} must be between 60 and 3600 seconds (got 3601)`]);
+      expect(problemsFor({ [prop]: Duration.seconds(3601) })).toEqual([
+        `${prop} must be between 60 and 3600 seconds (got 3601)`,
+      ]);
     });
   }
 
   test('GIVEN a timeout of 90.5 s WHEN built THEN fractional seconds are refused', () => {
-    expect(problemsFor({ modelDataDownloadTimeout: Duration.millis(90500) }))
-      .toEqual(['modelDataDownloadTimeout must be a whole number of seconds between 60 and 3600 (got 90.5 s)']);
+    expect(problemsFor({ modelDataDownloadTimeout: Duration.millis(90500) })).toEqual([
+      'modelDataDownloadTimeout must be a whole number of seconds between 60 and 3600 (got 90.5 s)',
+    ]);
   });
 });
 
@@ -300,7 +348,9 @@ describe('when endpointName is given', () => {
   test('GIVEN a valid name WHEN synthesized THEN the endpoint, alarm and log permissions use it', () => {
     const { template, endpoint } = synth({ endpointName: 'chat-llm' });
     expect(onlyResource(template, 'AWS::SageMaker::Endpoint').EndpointName).toBe('chat-llm');
-    const latencyAlarm = Object.entries(template.findResources('AWS::CloudWatch::Alarm')).find(([id]) => id.startsWith('LlmModelLatencyAlarm'))![1];
+    const latencyAlarm = Object.entries(template.findResources('AWS::CloudWatch::Alarm')).find(([id]) =>
+      id.startsWith('LlmModelLatencyAlarm'),
+    )![1];
     expect((latencyAlarm as any).Properties.Dimensions).toContainEqual({ Name: 'EndpointName', Value: 'chat-llm' });
     expect(endpoint.endpointName).toBe('chat-llm');
   });
@@ -337,11 +387,15 @@ describe('when the encryption key meets the instance storage', () => {
   test('GIVEN a key on an EBS-backed type WHEN synthesized THEN KmsKeyId renders', () => {
     const stack = newStack();
     const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
-    new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps({
-      encryptionKey: key,
-      instanceType: InstanceType.of('ml.p3.2xlarge', { gpuCount: 1 }),
-      model: ModelSource.huggingFace('Qwen/Qwen2.5-0.5B-Instruct'),
-    }));
+    new PrefixAwareLlmEndpoint(
+      stack,
+      'Llm',
+      baseProps({
+        encryptionKey: key,
+        instanceType: InstanceType.of('ml.p3.2xlarge', { gpuCount: 1 }),
+        model: ModelSource.huggingFace('Qwen/Qwen2.5-0.5B-Instruct'),
+      }),
+    );
     const config = onlyResource(Template.fromStack(stack), 'AWS::SageMaker::EndpointConfig');
     expect(config.KmsKeyId).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Key/), 'Arn'] });
   });
@@ -355,7 +409,9 @@ describe('when a role is given', () => {
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::IAM::Role', 1);
     expect(endpoint.role).toBe(role);
-    expect(onlyResource(template, 'AWS::SageMaker::Model').ExecutionRoleArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^MyRole/), 'Arn'] });
+    expect(onlyResource(template, 'AWS::SageMaker::Model').ExecutionRoleArn).toEqual({
+      'Fn::GetAtt': [expect.stringMatching(/^MyRole/), 'Arn'],
+    });
     expect(policyStatements(template).some((s) => actionsOf(s).includes('ecr:BatchGetImage'))).toBe(true);
   });
 });
@@ -370,11 +426,13 @@ describe('when clients are granted access', () => {
       Properties: { Roles: [{ Ref: Match.stringLikeRegexp('^Client') }] },
     });
     const statements = (Object.values(policies)[0] as any).Properties.PolicyDocument.Statement;
-    expect(statements).toEqual([{
-      Action: 'sagemaker:InvokeEndpoint',
-      Effect: 'Allow',
-      Resource: { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointArn'] },
-    }]);
+    expect(statements).toEqual([
+      {
+        Action: 'sagemaker:InvokeEndpoint',
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^LlmEndpoint/), 'EndpointArn'] },
+      },
+    ]);
   });
 
   test('GIVEN grantInvokeOpenAiCompatible WHEN synthesized THEN CallWithBearerToken is added on *, the only resource it accepts', () => {
@@ -382,7 +440,9 @@ describe('when clients are granted access', () => {
     const endpoint = new PrefixAwareLlmEndpoint(stack, 'Llm', baseProps());
     const client = new iam.Role(stack, 'Client', { assumedBy: new iam.AccountRootPrincipal() });
     endpoint.grantInvokeOpenAiCompatible(client);
-    const statements = policyStatements(Template.fromStack(stack)).filter((s) => actionsOf(s).some((a) => a.startsWith('sagemaker:')));
+    const statements = policyStatements(Template.fromStack(stack)).filter((s) =>
+      actionsOf(s).some((a) => a.startsWith('sagemaker:')),
+    );
     expect(statements.map((s) => actionsOf(s))).toEqual([
       ['sagemaker:InvokeEndpoint'],
       ['sagemaker:CallWithBearerToken'],
@@ -399,7 +459,10 @@ describe('when an endpoint is imported', () => {
       'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':sagemaker:us-east-1:111122223333:endpoint/chat-llm']],
     });
     expect(imported.variantName).toBe('AllTraffic');
-    expect(stack.resolve(imported.metricInvocations().dimensions)).toEqual({ EndpointName: 'Chat-LLM', VariantName: 'AllTraffic' });
+    expect(stack.resolve(imported.metricInvocations().dimensions)).toEqual({
+      EndpointName: 'Chat-LLM',
+      VariantName: 'AllTraffic',
+    });
   });
 });
 

@@ -2,7 +2,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { InferenceAmiVersion, InstanceType, PrefixAwareLlmEndpoint, RouterSidecarMode, RoutingStrategy, VllmImage } from '../../lib/index';
+import {
+  InferenceAmiVersion,
+  InstanceType,
+  PrefixAwareLlmEndpoint,
+  RouterSidecarMode,
+  RoutingStrategy,
+  VllmImage,
+} from '../../lib/index';
 import { baseProps, build, environmentOf, newApp, onlyResource, synth, variantOf } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -10,7 +17,7 @@ const ROOT = join(__dirname, '..', '..');
 describe('when the image is the router sidecar in sagemaker mode', () => {
   const { stack, endpoint, template } = synth({ image: VllmImage.withRouterSidecar(), endpointName: 'llm-sidecar' });
 
-  it('THEN the model runs the image asset built from router/Dockerfile, from the stack\'s asset repository', () => {
+  it("THEN the model runs the image asset built from router/Dockerfile, from the stack's asset repository", () => {
     const image = onlyResource(template, 'AWS::SageMaker::Model').PrimaryContainer.Image;
     expect(JSON.stringify(image)).toContain('cdk-hnb659fds-container-assets');
     const assets = stack.node.findAll().filter((c) => c.node.id === 'RouterSidecarImage');
@@ -72,9 +79,13 @@ describe('when the sidecar runs several engines with a policy and more router se
     expect(variantOf(template).InferenceAmiVersion).toBe(InferenceAmiVersion.AL2_GPU_3_1);
     const assembly = (stack.node.root as any).synth();
     const manifest = JSON.parse(readFileSync(join(assembly.directory, `${stack.artifactId}.assets.json`), 'utf8'));
-    const images = Object.values(manifest.dockerImages) as Array<{ source: Record<string, unknown> }>;
+    const images = Object.values<{ source: Record<string, unknown> }>(manifest.dockerImages);
     expect(images).toHaveLength(1);
-    expect(images[0].source).toMatchObject({ dockerFile: 'router/Dockerfile', dockerBuildArgs: { BASE_IMAGE: base }, platform: 'linux/amd64' });
+    expect(images[0].source).toMatchObject({
+      dockerFile: 'router/Dockerfile',
+      dockerBuildArgs: { BASE_IMAGE: base },
+      platform: 'linux/amd64',
+    });
   });
 
   it.each([
@@ -85,7 +96,7 @@ describe('when the sidecar runs several engines with a policy and more router se
     const { stack } = synth({ image: VllmImage.withRouterSidecar({ nodeImage: node }) });
     const assembly = (stack.node.root as any).synth();
     const manifest = JSON.parse(readFileSync(join(assembly.directory, `${stack.artifactId}.assets.json`), 'utf8'));
-    const images = Object.values(manifest.dockerImages) as Array<{ source: Record<string, unknown> }>;
+    const images = Object.values<{ source: Record<string, unknown> }>(manifest.dockerImages);
     expect(images[0].source.dockerBuildArgs).toEqual({ NODE_IMAGE: node });
   });
 });
@@ -99,10 +110,30 @@ describe('when the sidecar image is synthesized', () => {
     const staged = readdirSync(assembly.directory).filter((d) => d.startsWith('asset.'));
     expect(staged).toHaveLength(1);
     const dir = join(assembly.directory, staged[0]);
-    for (const present of ['router/Dockerfile', 'router/entrypoint.sh', 'router/tsconfig.container.json', 'router/src/container/supervisor.ts', 'bin/prefix-router.ts', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+    for (const present of [
+      'router/Dockerfile',
+      'router/entrypoint.sh',
+      'router/tsconfig.container.json',
+      'router/src/container/supervisor.ts',
+      'bin/prefix-router.ts',
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+    ]) {
       expect(existsSync(join(dir, present))).toBe(true);
     }
-    for (const absent of ['node_modules', 'cdk.out', 'dist', 'test', 'lib', '.git', 'README.md', 'bin/app.ts', 'router/bench']) expect(existsSync(join(dir, absent))).toBe(false);
+    for (const absent of [
+      'node_modules',
+      'cdk.out',
+      'dist',
+      'test',
+      'lib',
+      '.git',
+      'README.md',
+      'bin/app.ts',
+      'router/bench',
+    ])
+      expect(existsSync(join(dir, absent))).toBe(false);
     expect(existsSync(join(ROOT, 'node_modules'))).toBe(true); // the exclusion was tested against a real node_modules
   });
 });
@@ -110,39 +141,99 @@ describe('when the sidecar image is synthesized', () => {
 describe('when sidecar options are invalid', () => {
   it.each([
     // The router's own messages (router/src/container/container-config.ts), led by the prop that set the variable.
-    [{ mode: RouterSidecarMode.MULTI_ENGINE }, 'image.engines (PREFIX_ROUTER_ENGINES) must be set in multi-engine mode: an integer between 1 and 64 (got nothing)'],
-    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 0 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "0")'],
-    [{ mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "65")'],
+    [
+      { mode: RouterSidecarMode.MULTI_ENGINE },
+      'image.engines (PREFIX_ROUTER_ENGINES) must be set in multi-engine mode: an integer between 1 and 64 (got nothing)',
+    ],
+    [
+      { mode: RouterSidecarMode.MULTI_ENGINE, engines: 0 },
+      'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "0")',
+    ],
+    [
+      { mode: RouterSidecarMode.MULTI_ENGINE, engines: 65 },
+      'image.engines (PREFIX_ROUTER_ENGINES) must be an integer between 1 and 64 (got "65")',
+    ],
     [{ engines: 2 }, 'image.engines (PREFIX_ROUTER_ENGINES) must be 1 in sagemaker mode'],
-    [{ mode: 'fleet' as RouterSidecarMode }, 'image.mode (PREFIX_ROUTER_MODE) must be one of sagemaker, multi-engine (got "fleet")'],
-    [{ policy: 'Fast Policy' }, 'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "Fast Policy")'],
-    [{ policy: 'cache-awre' }, 'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "cache-awre")'],
-    [{ policy: 'cache-aware?blokChars=128' }, 'image.policy (PREFIX_ROUTER_POLICY) option blokChars is not an option of policy cache-aware (its options: blockChars,'],
-    [{ policy: 'cache-aware?blockChars=8' }, 'image.policy (PREFIX_ROUTER_POLICY) option blockChars must be an integer between 16 and 65536 (got 8)'],
-    [{ routerEnvironment: { PREFIX_ROUTER_HEALTH_TIMEOUT_MS: 'soon' } }, `image.routerEnvironment['PREFIX_ROUTER_HEALTH_TIMEOUT_MS'] (PREFIX_ROUTER_HEALTH_TIMEOUT_MS) must be an integer between 10 and 600000 (got "soon")`],
-    [{ routerEnvironment: { PREFIX_ROUTER_ROUTING_HEADERS: 'everything' } }, `image.routerEnvironment['PREFIX_ROUTER_ROUTING_HEADERS'] (PREFIX_ROUTER_ROUTING_HEADERS) must be one of off, instance, all`],
-    [{ routerEnvironment: { PREFIX_ROUTER_POLCY: 'random' } }, `image.routerEnvironment['PREFIX_ROUTER_POLCY'] is not a variable the router or the container reads; allowed: `],
-    [{ routerEnvironment: { HOME: '/x' } }, "image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got 'HOME')"],
-    [{ routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_POLICY'],
-    [{ routerEnvironment: { PREFIX_ROUTER_PORT: '1' } }, 'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it'],
+    [
+      { mode: 'fleet' as RouterSidecarMode },
+      'image.mode (PREFIX_ROUTER_MODE) must be one of sagemaker, multi-engine (got "fleet")',
+    ],
+    [
+      { policy: 'Fast Policy' },
+      'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "Fast Policy")',
+    ],
+    [
+      { policy: 'cache-awre' },
+      'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "cache-awre")',
+    ],
+    [
+      { policy: 'cache-aware?blokChars=128' },
+      'image.policy (PREFIX_ROUTER_POLICY) option blokChars is not an option of policy cache-aware (its options: blockChars,',
+    ],
+    [
+      { policy: 'cache-aware?blockChars=8' },
+      'image.policy (PREFIX_ROUTER_POLICY) option blockChars must be an integer between 16 and 65536 (got 8)',
+    ],
+    [
+      { routerEnvironment: { PREFIX_ROUTER_HEALTH_TIMEOUT_MS: 'soon' } },
+      `image.routerEnvironment['PREFIX_ROUTER_HEALTH_TIMEOUT_MS'] (PREFIX_ROUTER_HEALTH_TIMEOUT_MS) must be an integer between 10 and 600000 (got "soon")`,
+    ],
+    [
+      { routerEnvironment: { PREFIX_ROUTER_ROUTING_HEADERS: 'everything' } },
+      `image.routerEnvironment['PREFIX_ROUTER_ROUTING_HEADERS'] (PREFIX_ROUTER_ROUTING_HEADERS) must be one of off, instance, all`,
+    ],
+    [
+      { routerEnvironment: { PREFIX_ROUTER_POLCY: 'random' } },
+      `image.routerEnvironment['PREFIX_ROUTER_POLCY'] is not a variable the router or the container reads; allowed: `,
+    ],
+    [
+      { routerEnvironment: { HOME: '/x' } },
+      "image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got 'HOME')",
+    ],
+    [
+      { routerEnvironment: { PREFIX_ROUTER_POLICY: 'random' } },
+      'image.routerEnvironment must not set PREFIX_ROUTER_POLICY',
+    ],
+    [
+      { routerEnvironment: { PREFIX_ROUTER_PORT: '1' } },
+      'image.routerEnvironment must not set PREFIX_ROUTER_PORT: the container sets it',
+    ],
     [{ baseImage: 'vllm' }, 'image.baseImage must be a registry image reference with a tag or digest'],
-    [{ nodeImage: 'node' }, "image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got 'node')"],
+    [
+      { nodeImage: 'node' },
+      "image.nodeImage must be an image reference known at synth time with a tag, a digest or both, like node:24.21.0-bookworm-slim@sha256:<64 hex digits> (got 'node')",
+    ],
     [{ nodeImage: 'Node:24' }, 'image.nodeImage must be an image reference'],
     [{ nodeImage: 'node:24@sha256:abc' }, 'image.nodeImage must be an image reference'],
-    [{ buildContext: '/nonexistent' }, "image.buildContext must be a directory containing router/Dockerfile (got '/nonexistent')"],
+    [
+      { buildContext: '/nonexistent' },
+      "image.buildContext must be a directory containing router/Dockerfile (got '/nonexistent')",
+    ],
   ])('GIVEN %j THEN synth fails naming the prop', (options, message) => {
     expect(() => build({ image: VllmImage.withRouterSidecar(options) })).toThrow(message);
   });
 
-  it('GIVEN engines that do not divide the instance type\'s GPUs THEN synth fails naming the prop', () => {
-    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 3 }) })).toThrow(
-      'image.engines must divide the 4 GPUs of ml.g5.12xlarge so every engine gets the same number (got 3)',
-    );
-    expect(() => build({ instanceType: InstanceType.ML_G5_12XLARGE, image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 2 }) })).not.toThrow();
+  it("GIVEN engines that do not divide the instance type's GPUs THEN synth fails naming the prop", () => {
+    expect(() =>
+      build({
+        instanceType: InstanceType.ML_G5_12XLARGE,
+        image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 3 }),
+      }),
+    ).toThrow('image.engines must divide the 4 GPUs of ml.g5.12xlarge so every engine gets the same number (got 3)');
+    expect(() =>
+      build({
+        instanceType: InstanceType.ML_G5_12XLARGE,
+        image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 2 }),
+      }),
+    ).not.toThrow();
   });
 
   it('GIVEN one engine, or as many as the GPUs, in multi-engine mode THEN it is accepted', () => {
-    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 1 }) })).not.toThrow();
-    expect(() => build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }) })).not.toThrow();
+    expect(() =>
+      build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 1 }) }),
+    ).not.toThrow();
+    expect(() =>
+      build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }) }),
+    ).not.toThrow();
   });
 });

@@ -29,8 +29,9 @@ describe('when a non-prefix-aware strategy is chosen', () => {
 
 describe('when prefixLength is at or around its limits (1024–65536)', () => {
   test('GIVEN 1023 (min−1) WHEN built THEN it names the prop, the range and the value', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 1023 }) }))
-      .toEqual(['routing.prefixLength must be between 1024 and 65536 (got 1023)']);
+    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 1023 }) })).toEqual([
+      'routing.prefixLength must be between 1024 and 65536 (got 1023)',
+    ]);
   });
 
   test('GIVEN 1024 (min) WHEN synthesized THEN it renders unchanged', () => {
@@ -44,20 +45,23 @@ describe('when prefixLength is at or around its limits (1024–65536)', () => {
   });
 
   test('GIVEN 65537 (max+1) WHEN built THEN it is refused, not clamped', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 65537 }) }))
-      .toEqual(['routing.prefixLength must be between 1024 and 65536 (got 65537)']);
+    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 65537 }) })).toEqual([
+      'routing.prefixLength must be between 1024 and 65536 (got 65537)',
+    ]);
   });
 
   test('GIVEN 2048.5 WHEN built THEN a fractional length is refused', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 2048.5 }) }))
-      .toEqual(['routing.prefixLength must be an integer between 1024 and 65536 (got 2048.5)']);
+    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 2048.5 }) })).toEqual([
+      'routing.prefixLength must be an integer between 1024 and 65536 (got 2048.5)',
+    ]);
   });
 });
 
 describe('when concurrencyThreshold is at or around its limits (1–1024)', () => {
   test('GIVEN 0 (min−1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 0 }) }))
-      .toEqual(['routing.concurrencyThreshold must be between 1 and 1024 (got 0)']);
+    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 0 }) })).toEqual([
+      'routing.concurrencyThreshold must be between 1 and 1024 (got 0)',
+    ]);
   });
 
   test('GIVEN 1 (min) WHEN synthesized THEN it renders unchanged', () => {
@@ -71,14 +75,17 @@ describe('when concurrencyThreshold is at or around its limits (1–1024)', () =
   });
 
   test('GIVEN 1025 (max+1) WHEN built THEN it is refused', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 1025 }) }))
-      .toEqual(['routing.concurrencyThreshold must be between 1 and 1024 (got 1025)']);
+    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ concurrencyThreshold: 1025 }) })).toEqual([
+      'routing.concurrencyThreshold must be between 1 and 1024 (got 1025)',
+    ]);
   });
 });
 
 describe('when both routing values are wrong', () => {
   test('GIVEN prefixLength 512 and concurrencyThreshold 2000 WHEN built THEN both problems are reported in one error', () => {
-    expect(problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 512, concurrencyThreshold: 2000 }) })).toEqual([
+    expect(
+      problemsFor({ routing: RoutingStrategy.prefixAware({ prefixLength: 512, concurrencyThreshold: 2000 }) }),
+    ).toEqual([
       'routing.prefixLength must be between 1024 and 65536 (got 512)',
       'routing.concurrencyThreshold must be between 1 and 1024 (got 2000)',
     ]);
@@ -88,7 +95,10 @@ describe('when both routing values are wrong', () => {
 describe('when the factories are inspected', () => {
   test('GIVEN each factory WHEN read THEN kind and values are exposed', () => {
     expect(RoutingStrategy.prefixAware()).toMatchObject({
-      kind: RoutingStrategyKind.PREFIX_AWARE, prefixLength: 8192, concurrencyThreshold: 32, isPrefixAware: true,
+      kind: RoutingStrategyKind.PREFIX_AWARE,
+      prefixLength: 8192,
+      concurrencyThreshold: 32,
+      isPrefixAware: true,
     });
     expect(RoutingStrategy.random()).toMatchObject({ kind: RoutingStrategyKind.RANDOM, isPrefixAware: false });
     expect(RoutingStrategy.leastOutstandingRequests().prefixLength).toBeUndefined();

@@ -10,22 +10,47 @@
  * test/installed/installed-app.test.ts, run by `npm run test:installed` (in .ci/run).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filesUnder } from './files-under';
 
 const ROOT = join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const CONSTRUCT = JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as { name: string; peerDependencies: Record<string, string> };
-const ROUTER = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string> };
+const CONSTRUCT = JSON.parse(readFileSync(join(ROOT, 'lib', 'package.json'), 'utf8')) as {
+  name: string;
+  peerDependencies: Record<string, string>;
+};
+const ROUTER = JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  dependencies: Record<string, string>;
+};
 
-interface Packed { name: string; filename: string; files: { path: string }[] }
-
-function run(cmd: string, args: string[], cwd: string, timeoutMs: number): string {
-  return execFileSync(cmd, args, { cwd, timeout: timeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+interface Packed {
+  name: string;
+  filename: string;
+  files: { path: string }[];
 }
 
+function run(cmd: string, args: string[], cwd: string, timeoutMs: number): string {
+  return execFileSync(cmd, args, {
+    cwd,
+    timeout: timeoutMs,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+}
 
 function emptyProject(dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -43,7 +68,12 @@ describe('when the construct and router packages are packed and installed into e
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   beforeAll(() => {
-    const printed = run(NPM, ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work], ROOT, 420_000);
+    const printed = run(
+      NPM,
+      ['pack', '--json', '-w', 'lib', '-w', 'router', '--pack-destination', work],
+      ROOT,
+      420_000,
+    );
     // Lifecycle scripts (jsii, tsc) print before npm's JSON.
     const packed = JSON.parse(printed.slice(printed.search(/^\[/m))) as Packed[];
     construct = packed.find((p) => p.name === CONSTRUCT.name)!;
@@ -52,18 +82,58 @@ describe('when the construct and router packages are packed and installed into e
 
   test('GIVEN the construct tarball THEN it holds the jsii assembly, the compiled library, the staged sidecar context, LICENSE and NOTICE, and no sources or maps', () => {
     const paths = construct.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['.jsii', 'dist/index.js', 'dist/index.d.ts', 'LICENSE', 'NOTICE', 'README.md', 'package.json',
-      'sidecar/package.json', 'sidecar/npm-shrinkwrap.json', 'sidecar/router/Dockerfile', 'sidecar/router/entrypoint.sh', 'sidecar/router/image-build.sh', 'sidecar/dist/bin/prefix-router.js']));
-    expect(paths.filter((p) => p.endsWith('.map') || (p.endsWith('.ts') && !p.endsWith('.d.ts')) || p.startsWith('sidecar/router/src'))).toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '.jsii',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'LICENSE',
+        'NOTICE',
+        'README.md',
+        'package.json',
+        'sidecar/package.json',
+        'sidecar/npm-shrinkwrap.json',
+        'sidecar/router/Dockerfile',
+        'sidecar/router/entrypoint.sh',
+        'sidecar/router/image-build.sh',
+        'sidecar/dist/bin/prefix-router.js',
+      ]),
+    );
+    expect(
+      paths.filter(
+        (p) => p.endsWith('.map') || (p.endsWith('.ts') && !p.endsWith('.d.ts')) || p.startsWith('sidecar/router/src'),
+      ),
+    ).toEqual([]);
     expect(paths.filter((p) => p.startsWith('sidecar/') && p.endsWith('.d.ts'))).toEqual([]);
-    expect(readFileSync(join(ROOT, 'NOTICE'), 'utf8')).toMatch(/kvcache-ai\/Mooncake[\s\S]*Apache License, Version 2\.0/);
+    expect(readFileSync(join(ROOT, 'NOTICE'), 'utf8')).toMatch(
+      /kvcache-ai\/Mooncake[\s\S]*Apache License, Version 2\.0/,
+    );
   });
 
   test('GIVEN the router tarball THEN it holds the CLI, the client subpath, the shipped traces and each profile once, and no benchmarks, tests or maps', () => {
     const paths = router.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['LICENSE', 'NOTICE', 'package.json', 'README.md', 'client/package.json', 'dist/bin/prefix-router.js',
-      'dist/router/src/aws/client.js', 'dist/router/src/aws/client.d.ts', 'traces/mooncake-synthetic.jsonl']));
-    expect(paths.filter((p) => p.endsWith('.map') || p.startsWith('dist/router/bench/') || p.startsWith('dist/test/') || p.startsWith('dist/lib/'))).toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'NOTICE',
+        'package.json',
+        'README.md',
+        'client/package.json',
+        'dist/bin/prefix-router.js',
+        'dist/router/src/aws/client.js',
+        'dist/router/src/aws/client.d.ts',
+        'traces/mooncake-synthetic.jsonl',
+      ]),
+    );
+    expect(
+      paths.filter(
+        (p) =>
+          p.endsWith('.map') ||
+          p.startsWith('dist/router/bench/') ||
+          p.startsWith('dist/test/') ||
+          p.startsWith('dist/lib/'),
+      ),
+    ).toEqual([]);
     const profiles = paths.filter((p) => /profiles\/[^/]+\.json$/.test(p)).map((p) => p.slice(p.lastIndexOf('/') + 1));
     expect(profiles.length).toBeGreaterThan(0);
     expect(new Set(profiles).size).toBe(profiles.length);
@@ -72,9 +142,13 @@ describe('when the construct and router packages are packed and installed into e
   test('GIVEN a CDK app WHEN the construct tarball is installed THEN it gets the peers and nothing of the router, synthesizes, and stages exactly the sidecar context', () => {
     const app = emptyProject(join(work, 'cdk-app'));
     run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)], app, 300_000);
-    for (const peer of Object.keys(CONSTRUCT.peerDependencies)) expect({ peer, installed: existsSync(join(app, 'node_modules', peer)) }).toEqual({ peer, installed: true });
+    for (const peer of Object.keys(CONSTRUCT.peerDependencies))
+      expect({ peer, installed: existsSync(join(app, 'node_modules', peer)) }).toEqual({ peer, installed: true });
     for (const dependency of Object.keys(ROUTER.dependencies)) {
-      expect({ dependency, installed: existsSync(join(app, 'node_modules', dependency)) }).toEqual({ dependency, installed: false });
+      expect({ dependency, installed: existsSync(join(app, 'node_modules', dependency)) }).toEqual({
+        dependency,
+        installed: false,
+      });
     }
     expect(existsSync(join(app, 'node_modules', '.bin', 'prefix-router'))).toBe(false);
 
@@ -97,17 +171,28 @@ process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properti
     );
     const out = join(work, 'cdk.out');
     const routing = JSON.parse(run(process.execPath, ['synth.js', out], app, 120_000)) as unknown[];
-    expect(routing).toEqual([expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' }), expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' })]);
+    expect(routing).toEqual([
+      expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' }),
+      expect.objectContaining({ RoutingStrategy: 'PREFIX_AWARE' }),
+    ]);
 
     // The Docker image asset cdk synth staged: the sidecar context the tarball carries, file for file.
-    const assets = JSON.parse(readFileSync(join(out, 'LlmStack.assets.json'), 'utf8')) as { dockerImages: Record<string, { source: { directory: string; dockerFile: string } }> };
+    const assets = JSON.parse(readFileSync(join(out, 'LlmStack.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string; dockerFile: string } }>;
+    };
     const images = Object.values(assets.dockerImages);
     expect(images).toHaveLength(1);
     expect(images[0].source.dockerFile).toBe('router/Dockerfile');
     const staged = join(out, images[0].source.directory);
-    const carried = construct.files.map((f) => f.path).filter((p) => p.startsWith('sidecar/')).map((p) => p.slice('sidecar/'.length)).sort();
+    const carried = construct.files
+      .map((f) => f.path)
+      .filter((p) => p.startsWith('sidecar/'))
+      .map((p) => p.slice('sidecar/'.length))
+      .sort();
     expect(filesUnder(staged)).toEqual(carried);
-    expect(JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8'))).toEqual(expect.objectContaining({ name: ROUTER.name, dependencies: ROUTER.dependencies }));
+    expect(JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8'))).toEqual(
+      expect.objectContaining({ name: ROUTER.name, dependencies: ROUTER.dependencies }),
+    );
     expect(statSync(join(staged, 'router', 'entrypoint.sh')).mode & 0o111).not.toBe(0);
   });
 
@@ -132,11 +217,19 @@ const infos = Annotations.fromStack(stack).findInfo('*', Match.stringLikeRegexp(
 process.stdout.write(JSON.stringify({ refused, infos }));
 `,
     );
-    const { refused, infos } = JSON.parse(run(process.execPath, ['checks.js'], app, 120_000)) as { refused: string; infos: string[] };
+    const { refused, infos } = JSON.parse(run(process.execPath, ['checks.js'], app, 120_000)) as {
+      refused: string;
+      infos: string[];
+    };
     // The message comes from sidecar/dist/router/src/container/container-config.js: the router's own parser, shipped.
     expect(refused).toContain('image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware');
     expect(infos).toEqual([expect.stringContaining('Endpoint price: 2 × ml.g6e.2xlarge at $2.6/instance-hour')]);
-    expect(construct.files.map((f) => f.path)).toEqual(expect.arrayContaining(['sidecar/dist/router/src/container/container-config.js', 'sidecar/dist/router/src/common/instance-prices.js']));
+    expect(construct.files.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        'sidecar/dist/router/src/container/container-config.js',
+        'sidecar/dist/router/src/common/instance-prices.js',
+      ]),
+    );
   });
 
   test('GIVEN an empty project WHEN the router tarball is installed THEN npx prefix-router prints its version, simulates the shipped trace by name and the client subpath loads', () => {
@@ -148,7 +241,22 @@ process.stdout.write(JSON.stringify({ refused, infos }));
     const out = join(project, 'report');
     const printed = run(
       'npx',
-      ['--no-install', 'prefix-router', 'simulate', '--workload', 'trace:mooncake-synthetic?count=40', '--instances', '2', '--policy', 'random', '--policy', 'sagemaker-prefix-aware', '--out', out, '--quiet'],
+      [
+        '--no-install',
+        'prefix-router',
+        'simulate',
+        '--workload',
+        'trace:mooncake-synthetic?count=40',
+        '--instances',
+        '2',
+        '--policy',
+        'random',
+        '--policy',
+        'sagemaker-prefix-aware',
+        '--out',
+        out,
+        '--quiet',
+      ],
       project,
       120_000,
     );
@@ -157,7 +265,15 @@ process.stdout.write(JSON.stringify({ refused, infos }));
     const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as { strategies: { requests: number }[] };
     expect(report.strategies.map((s) => s.requests)).toEqual([40, 40]);
 
-    const exported = run(process.execPath, ['-e', `const c = require('${ROUTER.name}/client'); process.stdout.write([typeof c.PrefixAwareLlmClient, typeof c.LlmThrottledError, typeof c.createRuntimeClient].join(','))`], project, 60_000);
+    const exported = run(
+      process.execPath,
+      [
+        '-e',
+        `const c = require('${ROUTER.name}/client'); process.stdout.write([typeof c.PrefixAwareLlmClient, typeof c.LlmThrottledError, typeof c.createRuntimeClient].join(','))`,
+      ],
+      project,
+      60_000,
+    );
     expect(exported).toBe('function,function,function');
   });
 });

@@ -23,7 +23,7 @@ describe.each(['lib', 'router'])('when the %s package is published', (folder) =>
     expect(pkg.repository).toEqual({ type: 'git', url: `https://github.com/${repo}.git`, directory: folder });
   });
 
-  it('THEN homepage is the package folder\'s readme and bugs the same repository\'s issues', () => {
+  it("THEN homepage is the package folder's readme and bugs the same repository's issues", () => {
     expect(pkg.homepage).toBe(`https://github.com/${repo}/tree/main/${folder}#readme`);
     expect(pkg.bugs).toEqual({ url: `https://github.com/${repo}/issues` });
   });

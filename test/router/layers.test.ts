@@ -26,7 +26,11 @@ interface Violation {
 function cruise(cwd: string, paths: readonly string[]): Violation[] {
   let out: string;
   try {
-    out = execFileSync(process.execPath, [DEPCRUISE, '--config', CONFIG, '--output-type', 'json', ...paths], { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    out = execFileSync(process.execPath, [DEPCRUISE, '--config', CONFIG, '--output-type', 'json', ...paths], {
+      cwd,
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
   } catch (err) {
     // depcruise exits non-zero when it finds errors; its JSON report is still on stdout.
     out = (err as { stdout?: string }).stdout ?? '';
@@ -39,7 +43,9 @@ const folderOf = (path: string): string => /router\/src\/([^/]+)\//.exec(path)![
 
 describe('when the router sources are checked against the layer map', () => {
   test('GIVEN router/src THEN every folder has a place in the map', () => {
-    const folders = readdirSync(join(ROOT, 'router', 'src')).filter((f) => statSync(join(ROOT, 'router', 'src', f)).isDirectory());
+    const folders = readdirSync(join(ROOT, 'router', 'src')).filter((f) =>
+      statSync(join(ROOT, 'router', 'src', f)).isDirectory(),
+    );
     expect(folders.filter((f) => !(f in LAYERS))).toEqual([]);
   });
 
@@ -51,7 +57,8 @@ describe('when the router sources are checked against the layer map', () => {
     expect(below('core', ['server', 'sim', 'cli'])).toEqual([]);
     expect(below('server', ['sim', 'cli'])).toEqual([]);
     expect(below('sim', ['server', 'cli'])).toEqual([]);
-    for (const shared of ['common', 'workload', 'report', 'feed']) expect(below(shared, ['server', 'sim', 'benchmark', 'aws', 'cli'])).toEqual([]);
+    for (const shared of ['common', 'workload', 'report', 'feed'])
+      expect(below(shared, ['server', 'sim', 'benchmark', 'aws', 'cli'])).toEqual([]);
     expect(LAYERS.common).toEqual([]);
     expect(Object.keys(LAYERS).filter((f) => f !== 'cli' && LAYERS[f].includes('cli'))).toEqual([]);
   });
@@ -70,26 +77,45 @@ describe('when the router sources are checked against the layer map', () => {
     }
     for (const from of folders) {
       for (const to of folders.filter((f) => f !== from)) {
-        writeFileSync(join(tree, 'router', 'src', from, `uses-${to}.ts`), `import { target } from '../${to}/target';\nexport const used = target;\n`);
+        writeFileSync(
+          join(tree, 'router', 'src', from, `uses-${to}.ts`),
+          `import { target } from '../${to}/target';\nexport const used = target;\n`,
+        );
       }
     }
     // The excepted file may import its one extra folder, and nothing else beyond the map.
-    for (const e of EXCEPTIONS) writeFileSync(join(tree, e.from), `import { target } from '../${e.to}/target';\nexport const used = target;\n`);
+    for (const e of EXCEPTIONS)
+      writeFileSync(join(tree, e.from), `import { target } from '../${e.to}/target';\nexport const used = target;\n`);
     // The library's own boundaries: router/src never imports tests, lib never imports the router.
     mkdirSync(join(tree, 'test'), { recursive: true });
     mkdirSync(join(tree, 'lib'), { recursive: true });
     writeFileSync(join(tree, 'test', 'helper.ts'), 'export const helper = 1;\n');
-    writeFileSync(join(tree, 'router', 'src', 'common', 'uses-test.ts'), "import { helper } from '../../../test/helper';\nexport const used = helper;\n");
-    writeFileSync(join(tree, 'lib', 'construct.ts'), "import { target } from '../router/src/common/target';\nexport const used = target;\n");
+    writeFileSync(
+      join(tree, 'router', 'src', 'common', 'uses-test.ts'),
+      "import { helper } from '../../../test/helper';\nexport const used = helper;\n",
+    );
+    writeFileSync(
+      join(tree, 'lib', 'construct.ts'),
+      "import { target } from '../router/src/common/target';\nexport const used = target;\n",
+    );
     // The server and the simulator may import policy/ but not one policy's module (they use its capabilities).
     writeFileSync(join(tree, 'router', 'src', 'policy', 'cache-aware-policy.ts'), 'export const blocks = 1;\n');
     writeFileSync(join(tree, 'router', 'src', 'policy', 'routing-policy.ts'), 'export const capability = 1;\n');
     for (const loop of ['server', 'sim']) {
-      writeFileSync(join(tree, 'router', 'src', loop, 'uses-a-policy.ts'), "import { blocks } from '../policy/cache-aware-policy';\nimport { capability } from '../policy/routing-policy';\nexport const used = blocks + capability;\n");
+      writeFileSync(
+        join(tree, 'router', 'src', loop, 'uses-a-policy.ts'),
+        "import { blocks } from '../policy/cache-aware-policy';\nimport { capability } from '../policy/routing-policy';\nexport const used = blocks + capability;\n",
+      );
     }
     // Two modules that import each other: one cycle.
-    writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-a.ts'), "import { b } from './cycle-b';\nexport const a = (): number => b() + 1;\n");
-    writeFileSync(join(tree, 'router', 'src', 'common', 'cycle-b.ts'), "import { a } from './cycle-a';\nexport const b = (): number => (a === undefined ? 0 : 1);\n");
+    writeFileSync(
+      join(tree, 'router', 'src', 'common', 'cycle-a.ts'),
+      "import { b } from './cycle-b';\nexport const a = (): number => b() + 1;\n",
+    );
+    writeFileSync(
+      join(tree, 'router', 'src', 'common', 'cycle-b.ts'),
+      "import { a } from './cycle-a';\nexport const b = (): number => (a === undefined ? 0 : 1);\n",
+    );
 
     const reported = cruise(tree, ['router', 'lib', 'test'])
       .map((v) =>
@@ -97,15 +123,17 @@ describe('when the router sources are checked against the layer map', () => {
           ? `cycle in ${folderOf(v.from)}`
           : v.rule.name === 'routing-loops-use-policy-capabilities'
             ? `${folderOf(v.from)} → ${v.to.split('/').pop()}`
-          : v.from.startsWith('lib/')
-            ? 'lib → router'
-            : v.to.startsWith('test/')
-              ? `${folderOf(v.from)} → test`
-              : `${folderOf(v.from)} → ${folderOf(v.to)}`,
+            : v.from.startsWith('lib/')
+              ? 'lib → router'
+              : v.to.startsWith('test/')
+                ? `${folderOf(v.from)} → test`
+                : `${folderOf(v.from)} → ${folderOf(v.to)}`,
       )
       .sort();
     const expected = [
-      ...folders.flatMap((from) => folders.filter((to) => to !== from && !LAYERS[from].includes(to)).map((to) => `${from} → ${to}`)),
+      ...folders.flatMap((from) =>
+        folders.filter((to) => to !== from && !LAYERS[from].includes(to)).map((to) => `${from} → ${to}`),
+      ),
       'common → test',
       'lib → router',
       'cycle in common',

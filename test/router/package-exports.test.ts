@@ -17,10 +17,17 @@ const ROUTER = join(ROOT, 'router');
 const PACKAGE = 'cdk-prefix-aware-llm-router';
 
 function documentedSpecifiers(): string[] {
-  const files = [join(ROOT, 'README.md'), join(ROUTER, 'README.md'), ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f))];
+  const files = [
+    join(ROOT, 'README.md'),
+    join(ROUTER, 'README.md'),
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => join(ROOT, 'docs', f)),
+  ];
   const found = new Set<string>();
   for (const file of files) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/from '(cdk-prefix-aware-llm-router(?:\/[^']*)?)'/g)) found.add(m[1]);
+    for (const m of readFileSync(file, 'utf8').matchAll(/from '(cdk-prefix-aware-llm-router(?:\/[^']*)?)'/g))
+      found.add(m[1]);
   }
   return [...found].sort();
 }
@@ -38,29 +45,47 @@ const consumerFile = join(consumer, 'index.ts');
  */
 function nodeResolve(specifiers: readonly string[]): Record<string, string> {
   const script = `const out = {}; for (const s of ${JSON.stringify(specifiers)}) { try { out[s] = require.resolve(s); } catch (e) { out[s] = 'error:' + e.code; } } process.stdout.write(JSON.stringify(out));`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: consumer, encoding: 'utf8' })) as Record<string, string>;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: consumer, encoding: 'utf8' })) as Record<
+    string,
+    string
+  >;
 }
 
 describe('when a project that installed the router package imports it', () => {
   const documented = documentedSpecifiers();
 
   test('GIVEN the docs THEN they import the router package through several entry points', () => {
-    expect(documented).toEqual(expect.arrayContaining([`${PACKAGE}/benchmark`, `${PACKAGE}/server`, `${PACKAGE}/emulator`]));
+    expect(documented).toEqual(
+      expect.arrayContaining([`${PACKAGE}/benchmark`, `${PACKAGE}/server`, `${PACKAGE}/emulator`]),
+    );
   });
 
   const ENTRY_POINTS = [PACKAGE, `${PACKAGE}/client`];
   const INTERNAL = `${PACKAGE}/dist/router/src/server/proxy.js`;
   const byNode = nodeResolve([...new Set([...documented, ...ENTRY_POINTS]), INTERNAL]);
 
-  test.each([...new Set([...documented, ...ENTRY_POINTS])])('GIVEN the import %s THEN Node resolves it to a built file', (specifier) => {
-    const resolved = byNode[specifier];
-    expect(existsSync(resolved)).toBe(true);
-    expect(resolved.startsWith(join(ROOT, 'dist'))).toBe(true);
-  });
+  test.each([...new Set([...documented, ...ENTRY_POINTS])])(
+    'GIVEN the import %s THEN Node resolves it to a built file',
+    (specifier) => {
+      const resolved = byNode[specifier];
+      expect(existsSync(resolved)).toBe(true);
+      expect(resolved.startsWith(join(ROOT, 'dist'))).toBe(true);
+    },
+  );
 
-  test.each(documented.flatMap((s) => [[s, 'node10'], [s, 'node16']] as const))('GIVEN %s THEN TypeScript (%s resolution) finds its declarations', (specifier, mode) => {
+  test.each(
+    documented.flatMap(
+      (s) =>
+        [
+          [s, 'node10'],
+          [s, 'node16'],
+        ] as const,
+    ),
+  )('GIVEN %s THEN TypeScript (%s resolution) finds its declarations', (specifier, mode) => {
     const options: ts.CompilerOptions =
-      mode === 'node10' ? { moduleResolution: ts.ModuleResolutionKind.Node10 } : { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 };
+      mode === 'node10'
+        ? { moduleResolution: ts.ModuleResolutionKind.Node10 }
+        : { module: ts.ModuleKind.Node16, moduleResolution: ts.ModuleResolutionKind.Node16 };
     const { resolvedModule } = ts.resolveModuleName(specifier, consumerFile, options, ts.sys);
     expect(resolvedModule?.resolvedFileName).toMatch(/\.d\.ts$/);
     expect(existsSync(resolvedModule!.resolvedFileName)).toBe(true);
@@ -78,9 +103,14 @@ describe('when a project that installed the router package imports it', () => {
   });
 
   test('GIVEN the published files THEN everything the map points at ships', () => {
-    const pkg = JSON.parse(readFileSync(join(ROUTER, 'package.json'), 'utf8')) as { files: string[]; exports: Record<string, string | { default: string }> };
+    const pkg = JSON.parse(readFileSync(join(ROUTER, 'package.json'), 'utf8')) as {
+      files: string[];
+      exports: Record<string, string | { default: string }>;
+    };
     // package.json itself always ships.
-    const targets = Object.values(pkg.exports).map((t) => (typeof t === 'string' ? t : t.default)).filter((t) => t !== './package.json');
+    const targets = Object.values(pkg.exports)
+      .map((t) => (typeof t === 'string' ? t : t.default))
+      .filter((t) => t !== './package.json');
     for (const target of targets) expect(pkg.files.some((f) => target.replace(/^\.\//, '').startsWith(f))).toBe(true);
   });
 });

@@ -52,7 +52,17 @@ export function chaosAgent(maxSockets: number): Agent {
 
 export function chaosBody(key: string, stream: boolean, padBytes = 0): Buffer {
   const system = `chaos system prompt ${key} ${'x'.repeat(padBytes)}`;
-  return Buffer.from(JSON.stringify({ model: 'fake-model', messages: [{ role: 'system', content: system }, { role: 'user', content: 'q' }], stream, max_tokens: 8 }));
+  return Buffer.from(
+    JSON.stringify({
+      model: 'fake-model',
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: 'q' },
+      ],
+      stream,
+      max_tokens: 8,
+    }),
+  );
 }
 
 export function sendChaosRequest(r: ChaosRequest): Promise<Outcome> {
@@ -76,7 +86,11 @@ export function sendChaosRequest(r: ChaosRequest): Promise<Outcome> {
       req.destroy();
     };
     req.on('error', (err: Error & { code?: string }) =>
-      finish(r.abort !== undefined ? { kind: 'aborted' } : { kind: 'cut', ...(err.code !== undefined ? { errorCode: err.code } : {}) }),
+      finish(
+        r.abort !== undefined
+          ? { kind: 'aborted' }
+          : { kind: 'cut', ...(err.code !== undefined ? { errorCode: err.code } : {}) },
+      ),
     );
     req.on('response', (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
@@ -104,7 +118,9 @@ function classify(res: IncomingMessage, text: string, stream: boolean): Omit<Out
   const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
   if (status < 200 || status >= 300) {
     const code = errorCode(text);
-    return code === undefined ? { kind: 'cut', status } : { kind: 'http_error', status, code, ...(retryAfter !== undefined ? { retryAfter } : {}) };
+    return code === undefined
+      ? { kind: 'cut', status }
+      : { kind: 'http_error', status, code, ...(retryAfter !== undefined ? { retryAfter } : {}) };
   }
   if (!stream) {
     try {
@@ -116,7 +132,8 @@ function classify(res: IncomingMessage, text: string, stream: boolean): Omit<Out
   }
   if (!text.endsWith('data: [DONE]\n\n')) return { kind: 'cut', status };
   const errorLine = text.split('\n\n').find((event) => event.startsWith('data: {"error"'));
-  if (errorLine !== undefined) return { kind: 'stream_error', status, code: errorCode(errorLine.slice('data: '.length)) ?? 'unknown' };
+  if (errorLine !== undefined)
+    return { kind: 'stream_error', status, code: errorCode(errorLine.slice('data: '.length)) ?? 'unknown' };
   return { kind: 'ok', status };
 }
 
@@ -147,7 +164,11 @@ export function percentileMs(values: readonly number[], p: number): number {
 }
 
 /** Open loop at `rate` req/s for `durationMs` (bounded: never more than rate × duration requests). */
-export async function openLoopFor(rate: number, durationMs: number, send: (i: number) => Promise<void>): Promise<number> {
+export async function openLoopFor(
+  rate: number,
+  durationMs: number,
+  send: (i: number) => Promise<void>,
+): Promise<number> {
   const total = Math.floor((rate * durationMs) / 1000);
   const pending = new Set<Promise<void>>();
   const started = performance.now();

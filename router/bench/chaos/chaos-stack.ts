@@ -15,8 +15,16 @@ export interface ChaosStack {
   close(): Promise<void>;
 }
 
-export async function startChaosStack(backends: number, behavior: Partial<FakeBackendBehavior>, router: Partial<RouterOptions> = {}): Promise<ChaosStack> {
-  const fakes = await Promise.all(Array.from({ length: backends }, (_, i) => startFakeBackend({ name: `chaos-${i}`, record: false, behavior: { ...behavior } })));
+export async function startChaosStack(
+  backends: number,
+  behavior: Partial<FakeBackendBehavior>,
+  router: Partial<RouterOptions> = {},
+): Promise<ChaosStack> {
+  const fakes = await Promise.all(
+    Array.from({ length: backends }, (_, i) =>
+      startFakeBackend({ name: `chaos-${i}`, record: false, behavior: { ...behavior } }),
+    ),
+  );
   let started: RunningRouter;
   try {
     started = await startRouter(
@@ -52,7 +60,7 @@ export async function loadCounters(router: RunningRouter): Promise<Record<string
   const out: Record<string, number> = {};
   for (const b of router.backends) {
     const stats = b as unknown as Record<string, unknown>;
-    for (const field of LOAD_FIELDS) if (typeof stats[field] === 'number') out[`${b.id} ${field}`] = stats[field] as number;
+    for (const field of LOAD_FIELDS) if (typeof stats[field] === 'number') out[`${b.id} ${field}`] = stats[field];
   }
   for (const metric of await router.metricsRegistry.getMetricsAsJSON()) {
     if (String(metric.type) !== 'gauge' || metric.name === 'prefix_router_backend_healthy') continue;
@@ -68,7 +76,9 @@ export function nonZero(counters: Record<string, number>): Record<string, number
 /** Sum of prefix_router_requests_total by status label. */
 export async function requestsByStatus(router: RunningRouter): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  const metric = (await router.metricsRegistry.getMetricsAsJSON()).find((m) => m.name === 'prefix_router_requests_total');
+  const metric = (await router.metricsRegistry.getMetricsAsJSON()).find(
+    (m) => m.name === 'prefix_router_requests_total',
+  );
   for (const v of metric?.values ?? []) {
     const status = String(v.labels.status);
     out[status] = (out[status] ?? 0) + v.value;

@@ -50,7 +50,12 @@ export async function runClientAborts(o: ClientAbortOptions): Promise<ClientAbor
       while (next < o.requests) {
         const i = next++;
         const stream = rng.next() < 0.5;
-        const abort = rng.next() < 1 / 3 ? (stream ? PLANS[Math.floor(rng.next() * 3)] : PLANS[Math.floor(rng.next() * 2)]) : undefined;
+        const abort =
+          rng.next() < 1 / 3
+            ? stream
+              ? PLANS[Math.floor(rng.next() * 3)]
+              : PLANS[Math.floor(rng.next() * 2)]
+            : undefined;
         const id = `r${i}`;
         const headers: Record<string, string> = { [CHAOS_ID_HEADER]: id };
         if (abort !== undefined) {
@@ -67,12 +72,16 @@ export async function runClientAborts(o: ClientAbortOptions): Promise<ClientAbor
           ...(abort !== undefined ? { abort, abortDelayMs: Math.floor(rng.next() * 5) } : {}),
         });
         outcomes.push(outcome);
-        if (abort === undefined && outcome.kind !== 'ok') violations.push(`request ${id} (not aborted) ended ${outcome.kind}${outcome.code ? `:${outcome.code}` : ''}`);
+        if (abort === undefined && outcome.kind !== 'ok')
+          violations.push(`request ${id} (not aborted) ended ${outcome.kind}${outcome.code ? `:${outcome.code}` : ''}`);
       }
     };
     await Promise.all(Array.from({ length: o.concurrency }, worker));
     // Aborts propagate asynchronously (client socket → router → upstream socket → backend): wait, bounded.
-    await until(() => stack.router.backends.every((b) => b.inFlight === 0) && stack.backends.every((b) => b.openResponses === 0), 10_000);
+    await until(
+      () => stack.router.backends.every((b) => b.inFlight === 0) && stack.backends.every((b) => b.openResponses === 0),
+      10_000,
+    );
     const countersAfter = await loadCounters(stack.router);
     const left = nonZero(countersAfter);
     if (Object.keys(left).length > 0) violations.push(`load counters not 0 after the run: ${JSON.stringify(left)}`);
@@ -92,9 +101,19 @@ export async function runClientAborts(o: ClientAbortOptions): Promise<ClientAbor
     }
     const byStatus = await requestsByStatus(stack.router);
     const counted499 = byStatus['499'] ?? 0;
-    if (counted499 > abortedIds.size) violations.push(`${counted499} requests counted 499, more than the ${abortedIds.size} aborts`);
+    if (counted499 > abortedIds.size)
+      violations.push(`${counted499} requests counted 499, more than the ${abortedIds.size} aborts`);
     if (counted499 < seen) violations.push(`${seen} aborts reached a backend but only ${counted499} were counted 499`);
-    return { requests: o.requests, aborted, abortsSeenByBackends: seen, closedAtBackends: closed, outcomes: tally(outcomes), counted499, countersAfter, violations };
+    return {
+      requests: o.requests,
+      aborted,
+      abortsSeenByBackends: seen,
+      closedAtBackends: closed,
+      outcomes: tally(outcomes),
+      counted499,
+      countersAfter,
+      violations,
+    };
   } finally {
     await stack.close();
   }

@@ -50,7 +50,10 @@ const ROUTES = [
 
 /** Error codes documented in docs/errors.md (the table's first column). */
 export function documentedErrorCodes(): Set<string> {
-  const docs = readFileSync(join(__dirname, '..', '..', '..', ...(__filename.endsWith('.ts') ? [] : ['..']), 'docs', 'errors.md'), 'utf8');
+  const docs = readFileSync(
+    join(__dirname, '..', '..', '..', ...(__filename.endsWith('.ts') ? [] : ['..']), 'docs', 'errors.md'),
+    'utf8',
+  );
   return new Set([...docs.matchAll(/^\| `([a-z_]+)` \| \d{3} \|/gm)].map((m) => m[1]));
 }
 
@@ -69,7 +72,13 @@ const jsonValue = fc.oneof(
 
 const messagesValue = fc.oneof(
   jsonValue,
-  fc.array(fc.record({ role: jsonValue, content: fc.oneof(jsonValue, fc.array(fc.record({ type: jsonValue, text: jsonValue }), { maxLength: 3 })) }), { maxLength: 3 }),
+  fc.array(
+    fc.record({
+      role: jsonValue,
+      content: fc.oneof(jsonValue, fc.array(fc.record({ type: jsonValue, text: jsonValue }), { maxLength: 3 })),
+    }),
+    { maxLength: 3 },
+  ),
 );
 
 /** A JSON body: plausible request fields with wrong types and absurd values mixed in. */
@@ -90,18 +99,43 @@ const wrongTypedBody = fc
 const brokenJson = fc.oneof(
   fc.string({ maxLength: 200 }).map((s) => Buffer.from(s)),
   wrongTypedBody.chain((b) => fc.nat({ max: Math.max(0, b.length - 1) }).map((cut) => b.subarray(0, cut))),
-  fc.constantFrom('{', '}', '[]', '""', 'null', '{"messages":', '{"messages":[{"role":"user","content":"\\ud800"}]}', '\u0000').map((s) => Buffer.from(s)),
+  fc
+    .constantFrom(
+      '{',
+      '}',
+      '[]',
+      '""',
+      'null',
+      '{"messages":',
+      '{"messages":[{"role":"user","content":"\\ud800"}]}',
+      '\u0000',
+    )
+    .map((s) => Buffer.from(s)),
 );
 
 const deeplyNested = fc
   .tuple(fc.integer({ min: 100, max: 20_000 }), fc.boolean())
-  .map(([depth, inMessages]) => Buffer.from(inMessages ? `{"messages":${'['.repeat(depth)}${']'.repeat(depth)}}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
+  .map(([depth, inMessages]) =>
+    Buffer.from(
+      inMessages
+        ? `{"messages":${'['.repeat(depth)}${']'.repeat(depth)}}`
+        : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+    ),
+  );
 
 const invalidUtf8 = fc
   .uint8Array({ minLength: 1, maxLength: 8 })
-  .map((bad) => Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe, ...bad]), Buffer.from('"}]}')]));
+  .map((bad) =>
+    Buffer.concat([
+      Buffer.from('{"messages":[{"role":"user","content":"'),
+      Buffer.from([0xff, 0xfe, ...bad]),
+      Buffer.from('"}]}'),
+    ]),
+  );
 
-const oversized = fc.integer({ min: FUZZ_LIMITS.maxBodyBytes + 1, max: FUZZ_LIMITS.maxBodyBytes * 2 }).map((n) => Buffer.alloc(n, 0x61));
+const oversized = fc
+  .integer({ min: FUZZ_LIMITS.maxBodyBytes + 1, max: FUZZ_LIMITS.maxBodyBytes * 2 })
+  .map((n) => Buffer.alloc(n, 0x61));
 
 const body = fc.oneof(
   { weight: 4, arbitrary: wrongTypedBody },
@@ -118,11 +152,40 @@ const extraHeaders = fc.oneof(
   // Most requests declare JSON, so their bodies reach the parser (the OpenAI routes answer 415 to anything else).
   { weight: 5, arbitrary: fc.constant(['content-type: application/json']) },
   { weight: 1, arbitrary: fc.constant([] as string[]) },
-  { weight: 4, arbitrary: fc.array(fc.tuple(fc.constantFrom('content-type', 'x-amzn-sagemaker-prefix-aware-id', 'x-amzn-sagemaker-accept', 'accept', 'x-custom'), headerValue).map(([k, v]) => `${k}: ${v}`), { maxLength: 4 }) },
+  {
+    weight: 4,
+    arbitrary: fc.array(
+      fc
+        .tuple(
+          fc.constantFrom(
+            'content-type',
+            'x-amzn-sagemaker-prefix-aware-id',
+            'x-amzn-sagemaker-accept',
+            'accept',
+            'x-custom',
+          ),
+          headerValue,
+        )
+        .map(([k, v]) => `${k}: ${v}`),
+      { maxLength: 4 },
+    ),
+  },
   // header floods: many headers, or one huge one (over Node's 16 KiB limit)
-  { weight: 1, arbitrary: fc.integer({ min: 50, max: 3000 }).map((n) => Array.from({ length: n }, (_, i) => `x-flood-${i}: ${'v'.repeat(8)}`)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 50, max: 3000 })
+      .map((n) => Array.from({ length: n }, (_, i) => `x-flood-${i}: ${'v'.repeat(8)}`)),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 8_000, max: 40_000 }).map((n) => [`x-huge: ${'h'.repeat(n)}`]) },
-  { weight: 1, arbitrary: fc.constantFrom(['x-amzn-sagemaker-prefix-aware-id: ' + 'a'.repeat(65)], ['x-amzn-sagemaker-prefix-aware-id: é'], ['content-type: text/plain']) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      ['x-amzn-sagemaker-prefix-aware-id: ' + 'a'.repeat(65)],
+      ['x-amzn-sagemaker-prefix-aware-id: é'],
+      ['content-type: text/plain'],
+    ),
+  },
 );
 
 type Framing = 'content-length' | 'chunked' | 'length-too-small' | 'length-too-large' | 'both' | 'bad-length';
@@ -136,10 +199,24 @@ const framing = fc.oneof(
 const path = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...ROUTES) },
   { weight: 1, arbitrary: fc.webPath().map((p) => (p.startsWith('/') ? p : `/${p}`)) },
-  { weight: 1, arbitrary: fc.constantFrom('/endpoints/bad_name!/invocations', '/v1/chat/completions?x=%zz', `/${'a'.repeat(9000)}`, '*', '/v1/../ping', '/endpoints//invocations') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '/endpoints/bad_name!/invocations',
+      '/v1/chat/completions?x=%zz',
+      `/${'a'.repeat(9000)}`,
+      '*',
+      '/v1/../ping',
+      '/endpoints//invocations',
+    ),
+  },
 );
 
-const method = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 3, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS') }, { weight: 1, arbitrary: fc.constantFrom('FOO', 'P0ST', 'GET ') });
+const method = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('POST') },
+  { weight: 3, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS') },
+  { weight: 1, arbitrary: fc.constantFrom('FOO', 'P0ST', 'GET ') },
+);
 
 function httpRequest(m: string, p: string, b: Buffer, headers: readonly string[], f: Framing): Buffer {
   const lines = [`${m} ${p} HTTP/1.1`, 'Host: fuzz', 'Connection: close', ...headers];
@@ -157,8 +234,19 @@ function httpRequest(m: string, p: string, b: Buffer, headers: readonly string[]
 }
 
 export const fuzzCase: fc.Arbitrary<FuzzCase> = fc.oneof(
-  { weight: 19, arbitrary: fc.tuple(method, path, body, extraHeaders, framing).map(([m, p, b, h, f]) => ({ label: `${m} ${p.slice(0, 60)} ${f} body ${b.length} B, ${h.length} extra headers`, bytes: httpRequest(m, p, b, h, f) })) },
-  { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 300 }).map((u) => ({ label: `raw garbage ${u.length} B`, bytes: Buffer.from(u) })) },
+  {
+    weight: 19,
+    arbitrary: fc.tuple(method, path, body, extraHeaders, framing).map(([m, p, b, h, f]) => ({
+      label: `${m} ${p.slice(0, 60)} ${f} body ${b.length} B, ${h.length} extra headers`,
+      bytes: httpRequest(m, p, b, h, f),
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .uint8Array({ minLength: 1, maxLength: 300 })
+      .map((u) => ({ label: `raw garbage ${u.length} B`, bytes: Buffer.from(u) })),
+  },
 );
 
 interface RawAnswer {
@@ -233,8 +321,10 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzResult> {
             violate(c, `${answer.status} with a body that is not JSON: ${JSON.stringify(answer.body?.slice(0, 100))}`);
             continue;
           }
-          if (!answer.contentType?.startsWith('application/json')) violate(c, `${answer.status} with content-type ${answer.contentType}`);
-          if (typeof code !== 'string' || !codes.has(code)) violate(c, `${answer.status} with undocumented code ${String(code)}`);
+          if (!answer.contentType?.startsWith('application/json'))
+            violate(c, `${answer.status} with content-type ${answer.contentType}`);
+          if (typeof code !== 'string' || !codes.has(code))
+            violate(c, `${answer.status} with undocumented code ${String(code)}`);
           else byCode[code] = (byCode[code] ?? 0) + 1;
         }
       }),

@@ -57,25 +57,45 @@ export async function runKillBackend(o: KillBackendOptions): Promise<KillBackend
       inFlightOnVictimAtKill = Math.max(stack.router.backends[victimIndex].inFlight, victim.openResponses);
       const killed = performance.now();
       await victim.close();
-      if (await until(() => !health(), Math.max(o.downMs, o.maxEjectMs), 5)) ejectedAfterMs = performance.now() - killed;
+      if (await until(() => !health(), Math.max(o.downMs, o.maxEjectMs), 5))
+        ejectedAfterMs = performance.now() - killed;
       const remaining = o.downMs - (performance.now() - killed);
       if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
-      revived = await startFakeBackend({ name: `${victim.name}-revived`, port: victim.port, record: false, behavior: { streamChunks: 10, chunkDelayMs: 20 } });
+      revived = await startFakeBackend({
+        name: `${victim.name}-revived`,
+        port: victim.port,
+        record: false,
+        behavior: { streamChunks: 10, chunkDelayMs: 20 },
+      });
       const back = performance.now();
       if (await until(health, Math.max(o.maxReadmitMs * 3, 5000), 5)) readmittedAfterMs = performance.now() - back;
     })();
     const requests = await openLoopFor(o.rate, o.durationMs, async (i) => {
       const stream = i % 2 === 0;
-      outcomes.push(await sendChaosRequest({ url: stack.router.url, body: chaosBody(`k${Math.floor(rng.next() * 64)}`, stream), stream, agent: stack.agent }));
+      outcomes.push(
+        await sendChaosRequest({
+          url: stack.router.url,
+          body: chaosBody(`k${Math.floor(rng.next() * 64)}`, stream),
+          stream,
+          agent: stack.agent,
+        }),
+      );
     });
     await chaos;
     const failures = outcomes.filter((x) => x.kind !== 'ok');
     for (const f of failures) {
       if (f.kind === 'cut') violations.push(`a request ended without a final outcome (status ${f.status ?? 'none'})`);
     }
-    if (failures.length > inFlightOnVictimAtKill) violations.push(`${failures.length} client-visible failures, more than the ${inFlightOnVictimAtKill} requests in flight on the victim`);
-    if (ejectedAfterMs === undefined || ejectedAfterMs > o.maxEjectMs) violations.push(`victim ejected after ${ejectedAfterMs?.toFixed(0) ?? 'never'} ms (limit ${o.maxEjectMs})`);
-    if (readmittedAfterMs === undefined || readmittedAfterMs > o.maxReadmitMs) violations.push(`victim re-admitted after ${readmittedAfterMs?.toFixed(0) ?? 'never'} ms (limit ${o.maxReadmitMs})`);
+    if (failures.length > inFlightOnVictimAtKill)
+      violations.push(
+        `${failures.length} client-visible failures, more than the ${inFlightOnVictimAtKill} requests in flight on the victim`,
+      );
+    if (ejectedAfterMs === undefined || ejectedAfterMs > o.maxEjectMs)
+      violations.push(`victim ejected after ${ejectedAfterMs?.toFixed(0) ?? 'never'} ms (limit ${o.maxEjectMs})`);
+    if (readmittedAfterMs === undefined || readmittedAfterMs > o.maxReadmitMs)
+      violations.push(
+        `victim re-admitted after ${readmittedAfterMs?.toFixed(0) ?? 'never'} ms (limit ${o.maxReadmitMs})`,
+      );
     await until(() => stack.router.backends.every((b) => b.inFlight === 0), 5000);
     const left = nonZero(await loadCounters(stack.router));
     if (Object.keys(left).length > 0) violations.push(`load counters not 0 after the run: ${JSON.stringify(left)}`);

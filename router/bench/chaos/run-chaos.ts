@@ -33,7 +33,14 @@ const json = (v: unknown): string => `\`${JSON.stringify(v)}\``;
 
 export const SCENARIOS: Record<string, Scenario> = {
   'kill-backend': async () => {
-    const r = await runKillBackend({ rate: 200, durationMs: 60_000, downMs: 5000, seed: Date.now() % 1000, maxEjectMs: 2000, maxReadmitMs: 5000 });
+    const r = await runKillBackend({
+      rate: 200,
+      durationMs: 60_000,
+      downMs: 5000,
+      seed: Date.now() % 1000,
+      maxEjectMs: 2000,
+      maxReadmitMs: 5000,
+    });
     return {
       name: 'One of four backends killed under 200 req/s for 60 s (half streamed)',
       figures: `${r.requests} requests; outcomes ${json(r.outcomes)}; in flight on the victim when killed ${r.inFlightOnVictimAtKill}, client-visible failures ${r.clientVisibleFailures}; ejected after ${r.ejectedAfterMs?.toFixed(0)} ms, re-admitted ${r.readmittedAfterMs?.toFixed(0)} ms after it came back (health checks ${json(r.healthCheck)})`,
@@ -42,15 +49,27 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
   'never-answers': async () => {
     const r = await runNeverAnswers({ requests: 100, upstreamHeadersTimeoutMs: 1000 });
-    return { name: 'Backend that accepts and never answers (upstreamHeadersTimeoutMs 1000)', figures: json(r.figures), violations: r.violations };
+    return {
+      name: 'Backend that accepts and never answers (upstreamHeadersTimeoutMs 1000)',
+      figures: json(r.figures),
+      violations: r.violations,
+    };
   },
   'gray-failure': async () => {
     const r = await runGrayFailure({ durationMs: 10_000, concurrency: 10, slowMs: 300, concurrencyThreshold: 4 });
-    return { name: 'Gray failure: one of three backends 300 ms slow, passing health checks, 10 concurrent clients for 10 s (concurrencyThreshold 4)', figures: json(r.figures), violations: r.violations };
+    return {
+      name: 'Gray failure: one of three backends 300 ms slow, passing health checks, 10 concurrent clients for 10 s (concurrencyThreshold 4)',
+      figures: json(r.figures),
+      violations: r.violations,
+    };
   },
   'error-statuses': async () => {
     const r = await runErrorStatuses({ requestsPerStatus: 500 });
-    return { name: 'Backends answering 429 / 500 / 503 (500 requests each)', figures: json(r.figures), violations: r.violations };
+    return {
+      name: 'Backends answering 429 / 500 / 503 (500 requests each)',
+      figures: json(r.figures),
+      violations: r.violations,
+    };
   },
   'client-aborts': async () => {
     const r = await runClientAborts({ requests: 10_000, concurrency: 64, seed: Date.now() % 1000 });
@@ -61,8 +80,16 @@ export const SCENARIOS: Record<string, Scenario> = {
     };
   },
   'slow-clients': async () => {
-    const r = await runSlowClients({ slowClients: 500, rate: 100, phaseMs: 5000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000, slackMs: 5000 });
-    const f = (s: { n: number; p50: number; p99: number }): string => `n ${s.n}, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`;
+    const r = await runSlowClients({
+      slowClients: 500,
+      rate: 100,
+      phaseMs: 5000,
+      headersTimeoutMs: 2000,
+      bodyTimeoutMs: 2000,
+      slackMs: 5000,
+    });
+    const f = (s: { n: number; p50: number; p99: number }): string =>
+      `n ${s.n}, p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`;
     return {
       name: '500 slow clients trickling headers or bodies (timeouts 2000 ms) beside 100 req/s of normal traffic',
       figures: `cut off ${json(r.cutOff)}, worst ${json(r.worstCutMs)} ms after connecting; normal requests without slow clients: ${f(r.normal.without)}; with: ${f(r.normal.with)}; outcomes ${json(r.normalOutcomes)}`,
@@ -70,7 +97,14 @@ export const SCENARIOS: Record<string, Scenario> = {
     };
   },
   soak: async (soakSeconds) => {
-    const r = await runSoak({ rate: 100, durationMs: soakSeconds * 1000, warmupMs: 10_000, settleMs: 6000, maxGrowthBytes: 32 * 1024 * 1024, maxExtraSockets: 16 });
+    const r = await runSoak({
+      rate: 100,
+      durationMs: soakSeconds * 1000,
+      warmupMs: 10_000,
+      settleMs: 6000,
+      maxGrowthBytes: 32 * 1024 * 1024,
+      maxExtraSockets: 16,
+    });
     const s = (x: typeof r.start): string =>
       `RSS ${mib(x.rssBytes)} MiB, heap ${mib(x.heapUsedBytes)} MiB, TCP handles ${x.tcpHandles}, event-loop delay p99 ${x.eventLoopDelayP99Ms.toFixed(1)} ms`;
     return {
@@ -89,7 +123,11 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
   fuzz: async () => {
     const r = await runFuzz({ cases: 10_000, seed: Date.now() % 100_000, concurrency: 32 });
-    return { name: `Fuzzer: ${r.cases.toLocaleString('en-US')} malformed requests to every route`, figures: `statuses ${json(r.byStatus)}; codes ${json(r.byCode)}`, violations: r.violations };
+    return {
+      name: `Fuzzer: ${r.cases.toLocaleString('en-US')} malformed requests to every route`,
+      figures: `statuses ${json(r.byStatus)}; codes ${json(r.byCode)}`,
+      violations: r.violations,
+    };
   },
 };
 
@@ -105,18 +143,33 @@ export function mergeRows(currentBlock: string, rows: ReadonlyMap<string, string
     if (key !== undefined && key in SCENARIOS) kept.set(key, line);
   }
   for (const [key, row] of rows) kept.set(key, row);
-  const ordered = Object.keys(SCENARIOS).filter((k) => kept.has(k)).map((k) => kept.get(k) as string);
+  const ordered = Object.keys(SCENARIOS)
+    .filter((k) => kept.has(k))
+    .map((k) => kept.get(k) as string);
   return [...HEADER, ...ordered].join('\n');
 }
 
 function writeIntoDocs(rows: ReadonlyMap<string, string>): string {
-  const docs = join(__dirname, '..', '..', '..', ...(__filename.endsWith('.ts') ? [] : ['..']), 'docs', 'reliability.md');
+  const docs = join(
+    __dirname,
+    '..',
+    '..',
+    '..',
+    ...(__filename.endsWith('.ts') ? [] : ['..']),
+    'docs',
+    'reliability.md',
+  );
   const current = existsSync(docs) ? readFileSync(docs, 'utf8') : '';
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
   const inside = start !== -1 && end > start ? current.slice(start + BEGIN.length, end) : '';
   const block = `${BEGIN}\n${mergeRows(inside, rows)}\n${END}`;
-  writeFileSync(docs, start !== -1 && end > start ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}` : `${current}\n${block}\n`);
+  writeFileSync(
+    docs,
+    start !== -1 && end > start
+      ? `${current.slice(0, start)}${block}${current.slice(end + END.length)}`
+      : `${current}\n${block}\n`,
+  );
   return docs;
 }
 
@@ -128,7 +181,9 @@ async function main(): Promise<void> {
   };
   const only = value('--only')?.split(',');
   const soakSeconds = integerFlag('soak-seconds', value('--soak-seconds') ?? '600', 1, 86_400);
-  for (const name of only ?? []) if (!(name in SCENARIOS)) throw new Error(`--only: unknown scenario ${name} (one of ${Object.keys(SCENARIOS).join(', ')})`);
+  for (const name of only ?? [])
+    if (!(name in SCENARIOS))
+      throw new Error(`--only: unknown scenario ${name} (one of ${Object.keys(SCENARIOS).join(', ')})`);
   const names = only ?? Object.keys(SCENARIOS);
   const reports: ScenarioReport[] = [];
   const loadStart = loadavg()[0];
@@ -137,7 +192,9 @@ async function main(): Promise<void> {
     const r = await SCENARIOS[name](soakSeconds);
     r.key = name;
     reports.push(r);
-    process.stderr.write(`test:chaos: ${name}: ${r.violations.length === 0 ? 'passed' : `FAILED: ${r.violations.join('; ')}`}\n`);
+    process.stderr.write(
+      `test:chaos: ${name}: ${r.violations.length === 0 ? 'passed' : `FAILED: ${r.violations.join('; ')}`}\n`,
+    );
   }
   const cpu = cpus();
   const command = `npm run test:chaos${argv.length > 0 ? ` -- ${argv.filter((a) => a !== '--no-write').join(' ')}` : ''}`;

@@ -35,12 +35,29 @@ function cliCommand(): { command: string; args: string[] } {
   return { command: process.execPath, args: ts ? ['-r', 'ts-node/register/transpile-only', bin] : [bin] };
 }
 
+// eslint-disable-next-line max-lines-per-function -- a benchmark or example script read top to bottom as one scenario
 export async function runSigterm(o: SigtermOptions): Promise<SigtermResult> {
-  const backends = await Promise.all([0, 1].map((i) => startFakeBackend({ name: `term-${i}`, record: false, behavior: { streamChunks: 20, chunkDelayMs: 25 } })));
+  const backends = await Promise.all(
+    [0, 1].map((i) =>
+      startFakeBackend({ name: `term-${i}`, record: false, behavior: { streamChunks: 20, chunkDelayMs: 25 } }),
+    ),
+  );
   const { command, args } = cliCommand();
   const child = spawn(
     command,
-    [...args, 'serve', ...backends.flatMap((b) => ['--backend', b.url]), '--port', '0', '--health-interval-ms', '1000', '--shutdown-grace-ms', String(o.shutdownGraceMs), '--log-level', 'info'],
+    [
+      ...args,
+      'serve',
+      ...backends.flatMap((b) => ['--backend', b.url]),
+      '--port',
+      '0',
+      '--health-interval-ms',
+      '1000',
+      '--shutdown-grace-ms',
+      String(o.shutdownGraceMs),
+      '--log-level',
+      'info',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -54,7 +71,10 @@ export async function runSigterm(o: SigtermOptions): Promise<SigtermResult> {
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         if (drainingSeenAt === Infinity && out.includes('"msg":"router draining"')) drainingSeenAt = performance.now();
-        const m = /"url":"(http:\/\/[^"]+)".*"msg":"router listening"|"msg":"router listening".*"url":"(http:\/\/[^"]+)"/.exec(out);
+        const m =
+          /"url":"(http:\/\/[^"]+)".*"msg":"router listening"|"msg":"router listening".*"url":"(http:\/\/[^"]+)"/.exec(
+            out,
+          );
         if (m !== null) resolve(m[1] ?? m[2]);
       });
       child.stderr.resume();
@@ -93,9 +113,12 @@ export async function runSigterm(o: SigtermOptions): Promise<SigtermResult> {
       const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 1000))]);
       exitAfterMs = performance.now() - signalAt;
       const results = await Promise.all(probes);
-      probeTally = tally(results.map((p) => (p.kind === 'cut' && p.errorCode !== undefined ? { ...p, code: p.errorCode } : p)));
+      probeTally = tally(
+        results.map((p) => (p.kind === 'cut' && p.errorCode !== undefined ? { ...p, code: p.errorCode } : p)),
+      );
       results.forEach((p, i) => {
-        const drained503 = p.kind === 'http_error' && p.status === 503 && p.code === 'shutting_down' && p.retryAfter !== undefined;
+        const drained503 =
+          p.kind === 'http_error' && p.status === 503 && p.code === 'shutting_down' && p.retryAfter !== undefined;
         const refused = p.kind === 'cut' && p.errorCode === 'ECONNREFUSED';
         // A connection still in the accept queue when the drained router closes its listener is reset by the
         // kernel: possible only once the last in-flight request has finished.
@@ -103,19 +126,32 @@ export async function runSigterm(o: SigtermOptions): Promise<SigtermResult> {
         // The signal reaches the router's handler a moment after kill(): until it logs "router draining", a
         // request may still be served normally.
         const beforeDrainStarted = p.kind === 'ok' && sentAt[i] < drainingSeenAt;
-        if (!drained503 && !refused && !resetAtClose && !beforeDrainStarted) violations.push(`a request after SIGTERM ended ${p.kind} ${p.status ?? ''} ${p.code ?? p.errorCode ?? ''}`);
+        if (!drained503 && !refused && !resetAtClose && !beforeDrainStarted)
+          violations.push(`a request after SIGTERM ended ${p.kind} ${p.status ?? ''} ${p.code ?? p.errorCode ?? ''}`);
       });
-      if (!results.some((p) => p.status === 503)) violations.push('no request saw 503 shutting_down while the router drained');
+      if (!results.some((p) => p.status === 503))
+        violations.push('no request saw 503 shutting_down while the router drained');
       return code;
     })();
     await load;
     for (const b of before) {
       const ok = b.kind === 'ok' || (b.kind === 'http_error' && b.status === 503 && b.code === 'shutting_down');
-      if (!ok) violations.push(`a request sent before SIGTERM ended ${b.kind} ${b.status ?? ''} ${b.code ?? b.errorCode ?? ''}`);
+      if (!ok)
+        violations.push(
+          `a request sent before SIGTERM ended ${b.kind} ${b.status ?? ''} ${b.code ?? b.errorCode ?? ''}`,
+        );
     }
     if (exitCode !== 0) violations.push(`exit code ${exitCode}`);
-    if (exitAfterMs > o.shutdownGraceMs + o.slackMs) violations.push(`exited ${exitAfterMs.toFixed(0)} ms after SIGTERM`);
-    return { beforeSignal: tally(before), inFlightAtSignal, probesAfterSignal: probeTally, exitCode, exitAfterMs: Math.round(exitAfterMs), violations: violations.slice(0, 20) };
+    if (exitAfterMs > o.shutdownGraceMs + o.slackMs)
+      violations.push(`exited ${exitAfterMs.toFixed(0)} ms after SIGTERM`);
+    return {
+      beforeSignal: tally(before),
+      inFlightAtSignal,
+      probesAfterSignal: probeTally,
+      exitCode,
+      exitAfterMs: Math.round(exitAfterMs),
+      violations: violations.slice(0, 20),
+    };
   } finally {
     agent.destroy();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

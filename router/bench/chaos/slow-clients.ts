@@ -72,19 +72,32 @@ function slowClient(port: number, kind: 'headers' | 'body', maxMs: number): Prom
 }
 
 export async function runSlowClients(o: SlowClientOptions): Promise<SlowClientResult> {
-  const stack = await startChaosStack(2, {}, { limits: { headersTimeoutMs: o.headersTimeoutMs, bodyTimeoutMs: o.bodyTimeoutMs } });
+  const stack = await startChaosStack(
+    2,
+    {},
+    { limits: { headersTimeoutMs: o.headersTimeoutMs, bodyTimeoutMs: o.bodyTimeoutMs } },
+  );
   const violations: string[] = [];
   const normal = async (into: Outcome[]): Promise<void> => {
     await openLoopFor(o.rate, o.phaseMs, async (i) => {
       const stream = i % 2 === 0;
-      into.push(await sendChaosRequest({ url: stack.router.url, body: chaosBody(`n${i % 16}`, stream, 1024), stream, agent: stack.agent }));
+      into.push(
+        await sendChaosRequest({
+          url: stack.router.url,
+          body: chaosBody(`n${i % 16}`, stream, 1024),
+          stream,
+          agent: stack.agent,
+        }),
+      );
     });
   };
   try {
     const without: Outcome[] = [];
     await normal(without);
     const maxMs = Math.max(o.headersTimeoutMs, o.bodyTimeoutMs) + o.slackMs + 5000;
-    const slow = Array.from({ length: o.slowClients }, (_, i) => slowClient(stack.router.port, i % 2 === 0 ? 'headers' : 'body', maxMs));
+    const slow = Array.from({ length: o.slowClients }, (_, i) =>
+      slowClient(stack.router.port, i % 2 === 0 ? 'headers' : 'body', maxMs),
+    );
     const withSlow: Outcome[] = [];
     await normal(withSlow);
     const ends = await Promise.all(slow);
@@ -95,12 +108,23 @@ export async function runSlowClients(o: SlowClientOptions): Promise<SlowClientRe
       worst[e.kind] = Math.max(worst[e.kind], e.ms);
       const limit = (e.kind === 'headers' ? o.headersTimeoutMs : o.bodyTimeoutMs) + o.slackMs;
       if (e.status !== '408 request_timeout') violations.push(`a slow ${e.kind} client ended with ${e.status}`);
-      else if (e.ms > limit) violations.push(`a slow ${e.kind} client was cut after ${e.ms.toFixed(0)} ms (limit ${limit})`);
+      else if (e.ms > limit)
+        violations.push(`a slow ${e.kind} client was cut after ${e.ms.toFixed(0)} ms (limit ${limit})`);
     }
     const all = [...without, ...withSlow];
     const failed = all.filter((x) => x.kind !== 'ok');
     if (failed.length > 0) violations.push(`${failed.length} normal requests failed: ${JSON.stringify(tally(failed))}`);
-    const stats = (xs: Outcome[]) => ({ n: xs.length, p50: percentileMs(xs.map((x) => x.ms), 50), p99: percentileMs(xs.map((x) => x.ms), 99) });
+    const stats = (xs: Outcome[]) => ({
+      n: xs.length,
+      p50: percentileMs(
+        xs.map((x) => x.ms),
+        50,
+      ),
+      p99: percentileMs(
+        xs.map((x) => x.ms),
+        99,
+      ),
+    });
     const left = nonZero(await loadCounters(stack.router));
     if (Object.keys(left).length > 0) violations.push(`load counters not 0: ${JSON.stringify(left)}`);
     return {

@@ -10,7 +10,15 @@
 import { startFakeBackend } from '../fake-openai-backend';
 import { forkChild } from '../router-overhead';
 import type { ChildStats } from '../overhead-child';
-import { chaosAgent, chaosBody, openLoopFor, percentileMs, sendChaosRequest, tally, type Outcome } from './chaos-client';
+import {
+  chaosAgent,
+  chaosBody,
+  openLoopFor,
+  percentileMs,
+  sendChaosRequest,
+  tally,
+  type Outcome,
+} from './chaos-client';
 
 export interface SoakOptions {
   readonly rate: number;
@@ -33,8 +41,23 @@ export interface SoakResult {
 }
 
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
-  const backends = await Promise.all([0, 1].map((i) => startFakeBackend({ name: `soak-${i}`, record: false, behavior: { streamChunks: 5, chunkDelayMs: 5 } })));
-  const router = await forkChild(['router', JSON.stringify({ backends: backends.map((b) => b.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 1000 } })], ['--expose-gc']);
+  const backends = await Promise.all(
+    [0, 1].map((i) =>
+      startFakeBackend({ name: `soak-${i}`, record: false, behavior: { streamChunks: 5, chunkDelayMs: 5 } }),
+    ),
+  );
+  const router = await forkChild(
+    [
+      'router',
+      JSON.stringify({
+        backends: backends.map((b) => b.url),
+        port: 0,
+        logLevel: 'silent',
+        healthCheck: { intervalMs: 1000 },
+      }),
+    ],
+    ['--expose-gc'],
+  );
   const agent = chaosAgent(64);
   const url = router.ready.urls[0];
   const violations: string[] = [];
@@ -55,12 +78,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     const end = await router.stats();
     const failed = outcomes.filter((x) => x.kind !== 'ok');
     if (failed.length > 0) {
-      const details = failed.map((x) => [x.errorCode, x.status].filter((v) => v !== undefined).join(' ')).filter((d) => d !== '');
-      violations.push(`${failed.length} requests failed: ${JSON.stringify(tally(failed))}${details.length > 0 ? ` (${[...new Set(details)].join(', ')})` : ''}`);
+      const details = failed
+        .map((x) => [x.errorCode, x.status].filter((v) => v !== undefined).join(' '))
+        .filter((d) => d !== '');
+      violations.push(
+        `${failed.length} requests failed: ${JSON.stringify(tally(failed))}${details.length > 0 ? ` (${[...new Set(details)].join(', ')})` : ''}`,
+      );
     }
-    if (end.rssBytes - start.rssBytes > o.maxGrowthBytes) violations.push(`RSS grew by ${mib(end.rssBytes - start.rssBytes)} MiB (bound ${mib(o.maxGrowthBytes)})`);
-    if (end.heapUsedBytes - start.heapUsedBytes > o.maxGrowthBytes) violations.push(`heap grew by ${mib(end.heapUsedBytes - start.heapUsedBytes)} MiB (bound ${mib(o.maxGrowthBytes)})`);
-    if (end.tcpHandles > start.tcpHandles + o.maxExtraSockets) violations.push(`${end.tcpHandles} TCP handles at the end, ${start.tcpHandles} at the start`);
+    if (end.rssBytes - start.rssBytes > o.maxGrowthBytes)
+      violations.push(`RSS grew by ${mib(end.rssBytes - start.rssBytes)} MiB (bound ${mib(o.maxGrowthBytes)})`);
+    if (end.heapUsedBytes - start.heapUsedBytes > o.maxGrowthBytes)
+      violations.push(
+        `heap grew by ${mib(end.heapUsedBytes - start.heapUsedBytes)} MiB (bound ${mib(o.maxGrowthBytes)})`,
+      );
+    if (end.tcpHandles > start.tcpHandles + o.maxExtraSockets)
+      violations.push(`${end.tcpHandles} TCP handles at the end, ${start.tcpHandles} at the start`);
     const ms = outcomes.map((x) => x.ms);
     return {
       requests,

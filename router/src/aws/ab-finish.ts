@@ -24,7 +24,12 @@ export interface FinishState {
 }
 
 /** States in which SageMaker is still changing the endpoint and refuses UpdateEndpoint. */
-export const TRANSITIONAL_STATES: ReadonlySet<string> = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack']);
+export const TRANSITIONAL_STATES: ReadonlySet<string> = new Set([
+  'Creating',
+  'Updating',
+  'SystemUpdating',
+  'RollingBack',
+]);
 
 /** Single-quoted for a POSIX shell. */
 export function shellQuote(text: string): string {
@@ -34,18 +39,29 @@ export function shellQuote(text: string): string {
 export function finishCommands(state: FinishState): string[] {
   const e = state.endpointName;
   const out: string[] = [];
-  if (state.recreateFrom !== undefined) out.push(`aws sagemaker create-endpoint-config --cli-input-json ${shellQuote(`file://${state.recreateFrom}`)}`);
+  if (state.recreateFrom !== undefined)
+    out.push(`aws sagemaker create-endpoint-config --cli-input-json ${shellQuote(`file://${state.recreateFrom}`)}`);
   if (state.status === 'Failed') {
     out.push(`aws sagemaker delete-endpoint --endpoint-name ${e}`);
     out.push(`aws sagemaker wait endpoint-deleted --endpoint-name ${e}`);
     out.push(`aws sagemaker create-endpoint --endpoint-name ${e} --endpoint-config-name ${state.originalConfig}`);
   } else {
-    if (state.status === 'unknown' || TRANSITIONAL_STATES.has(state.status)) out.push(`aws sagemaker wait endpoint-in-service --endpoint-name ${e}   # let a deployment in progress end first`);
-    const dc = state.deploymentConfig === undefined ? '' : ` --deployment-config ${shellQuote(JSON.stringify(state.deploymentConfig))}`;
-    out.push(`aws sagemaker update-endpoint --endpoint-name ${e} --endpoint-config-name ${state.originalConfig} --retain-all-variant-properties${dc}`);
+    if (state.status === 'unknown' || TRANSITIONAL_STATES.has(state.status))
+      out.push(
+        `aws sagemaker wait endpoint-in-service --endpoint-name ${e}   # let a deployment in progress end first`,
+      );
+    const dc =
+      state.deploymentConfig === undefined
+        ? ''
+        : ` --deployment-config ${shellQuote(JSON.stringify(state.deploymentConfig))}`;
+    out.push(
+      `aws sagemaker update-endpoint --endpoint-name ${e} --endpoint-config-name ${state.originalConfig} --retain-all-variant-properties${dc}`,
+    );
   }
   out.push(`aws sagemaker wait endpoint-in-service --endpoint-name ${e}`);
-  out.push(`aws sagemaker describe-endpoint --endpoint-name ${e} --query '[EndpointStatus,EndpointConfigName,PendingDeploymentSummary]'   # expect InService, ${state.originalConfig}, null`);
+  out.push(
+    `aws sagemaker describe-endpoint --endpoint-name ${e} --query '[EndpointStatus,EndpointConfigName,PendingDeploymentSummary]'   # expect InService, ${state.originalConfig}, null`,
+  );
   for (const c of state.copies) out.push(`aws sagemaker delete-endpoint-config --endpoint-config-name ${c}`);
   return out;
 }
@@ -55,7 +71,11 @@ export function finishCommands(state: FinishState): string[] {
  * components (adapters listed before their bases), then each endpoint (waiting until it is gone), then its
  * configuration, so a configuration is never deleted while an endpoint still uses it.
  */
-export function deleteResourceCommands(left: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] }): string[] {
+export function deleteResourceCommands(left: {
+  readonly components: readonly string[];
+  readonly endpoints: readonly string[];
+  readonly configs: readonly string[];
+}): string[] {
   const out: string[] = [];
   for (const c of left.components) out.push(`aws sagemaker delete-inference-component --inference-component-name ${c}`);
   for (const e of left.endpoints) {

@@ -6,7 +6,13 @@
 import { ConfigError } from '../common/config-error';
 import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
 import { parseDecimalInteger } from '../common/decimal-text';
-import type { CapacitySize, DeploymentConfig, DescribeEndpointCommandOutput, DescribeEndpointConfigCommandOutput, ProductionVariantRoutingConfig } from '@aws-sdk/client-sagemaker';
+import type {
+  CapacitySize,
+  DeploymentConfig,
+  DescribeEndpointCommandOutput,
+  DescribeEndpointConfigCommandOutput,
+  ProductionVariantRoutingConfig,
+} from '@aws-sdk/client-sagemaker';
 import { finishCommands } from './ab-finish';
 import { routingLabel, type EndpointFacts } from './endpoint-facts';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
@@ -24,7 +30,10 @@ export interface AbStrategy {
   readonly routing: ProductionVariantRoutingConfig;
 }
 
-export const PREFIX_AWARE_LIMITS = { prefixLength: { min: 1024, max: 65536 }, concurrencyThreshold: { min: 1, max: 1024 } } as const;
+export const PREFIX_AWARE_LIMITS = {
+  prefixLength: { min: 1024, max: 65536 },
+  concurrencyThreshold: { min: 1, max: 1024 },
+} as const;
 /** The construct's defaults (RoutingStrategy.prefixAware()), used when --strategies names PREFIX_AWARE without options and the endpoint has none. */
 export const DEFAULT_PREFIX_AWARE = { prefixLength: 8192, concurrencyThreshold: 32 } as const;
 
@@ -37,13 +46,18 @@ const STRATEGIES = ['RANDOM', 'LEAST_OUTSTANDING_REQUESTS', 'PREFIX_AWARE'] as c
  */
 export function parseAbStrategies(text: string, current?: ProductionVariantRoutingConfig): AbStrategy[] {
   const problems: string[] = [];
-  const items = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const items = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   const parsed: { name: string; options: Record<string, string> }[] = [];
   for (const item of items) {
     if (item.includes('=') && !item.includes(':')) {
       const last = parsed[parsed.length - 1];
       if (last === undefined || last.name !== 'PREFIX_AWARE') {
-        problems.push(`--strategies: option '${item}' must follow PREFIX_AWARE: (got it after ${last?.name ?? 'nothing'})`);
+        problems.push(
+          `--strategies: option '${item}' must follow PREFIX_AWARE: (got it after ${last?.name ?? 'nothing'})`,
+        );
         continue;
       }
       const [k, v] = item.split('=');
@@ -58,13 +72,15 @@ export function parseAbStrategies(text: string, current?: ProductionVariantRouti
       if (v === undefined) problems.push(`--strategies: '${item}' must be NAME:option=value`);
       else options[k.trim()] = v.trim();
     }
-    if (!(STRATEGIES as readonly string[]).includes(name)) problems.push(`--strategies: '${name}' is not one of ${STRATEGIES.join(', ')}`);
+    if (!(STRATEGIES as readonly string[]).includes(name))
+      problems.push(`--strategies: '${name}' is not one of ${STRATEGIES.join(', ')}`);
     parsed.push({ name, options });
   }
   const strategies: AbStrategy[] = [];
   for (const { name, options } of parsed) {
     if (name !== 'PREFIX_AWARE') {
-      if (Object.keys(options).length > 0) problems.push(`--strategies: ${name} takes no options (got ${Object.keys(options).join(', ')})`);
+      if (Object.keys(options).length > 0)
+        problems.push(`--strategies: ${name} takes no options (got ${Object.keys(options).join(', ')})`);
       strategies.push({ label: name, routing: { RoutingStrategy: name as 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' } });
       continue;
     }
@@ -81,18 +97,24 @@ export function parseAbStrategies(text: string, current?: ProductionVariantRouti
       const limit = PREFIX_AWARE_LIMITS[key as keyof typeof PREFIX_AWARE_LIMITS];
       const value = parseDecimalInteger(raw);
       if (value === undefined || value < limit.min || value > limit.max) {
-        problems.push(`--strategies: PREFIX_AWARE ${key} must be an integer between ${limit.min} and ${limit.max} (got ${JSON.stringify(raw)})`);
+        problems.push(
+          `--strategies: PREFIX_AWARE ${key} must be an integer between ${limit.min} and ${limit.max} (got ${JSON.stringify(raw)})`,
+        );
         continue;
       }
       values[key] = value;
     }
     const routing: ProductionVariantRoutingConfig = {
       RoutingStrategy: 'PREFIX_AWARE',
-      PrefixAwareRoutingConfig: { PrefixLength: values.prefixLength, ConcurrencyThreshold: values.concurrencyThreshold },
+      PrefixAwareRoutingConfig: {
+        PrefixLength: values.prefixLength,
+        ConcurrencyThreshold: values.concurrencyThreshold,
+      },
     };
     strategies.push({ label: routingLabel(routing), routing });
   }
-  if (strategies.length === 0 && problems.length === 0) problems.push('--strategies must name at least one of RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE');
+  if (strategies.length === 0 && problems.length === 0)
+    problems.push('--strategies must name at least one of RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE');
   const labels = strategies.map((s) => s.label);
   const dup = labels.find((l, i) => labels.indexOf(l) !== i);
   if (dup !== undefined) problems.push(`--strategies names ${dup} twice`);
@@ -172,14 +194,18 @@ export function stepSeconds(config: DescribeEndpointConfigCommandOutput): number
   for (const v of config.ProductionVariants ?? []) {
     const download = v.ModelDataDownloadTimeoutInSeconds;
     const startup = v.ContainerStartupHealthCheckTimeoutInSeconds;
-    const own = download === undefined && startup === undefined ? MINUTES_PER_STEP * 60 : (download ?? 0) + (startup ?? 0);
+    const own =
+      download === undefined && startup === undefined ? MINUTES_PER_STEP * 60 : (download ?? 0) + (startup ?? 0);
     worst = Math.max(worst, own);
   }
   return (worst || MINUTES_PER_STEP * 60) + PROVISIONING_SECONDS;
 }
 
 const clampTimeout = (seconds: number): number =>
-  Math.min(ROLLING_LIMITS.executionTimeoutSeconds.max, Math.max(ROLLING_LIMITS.executionTimeoutSeconds.min, Math.ceil(seconds)));
+  Math.min(
+    ROLLING_LIMITS.executionTimeoutSeconds.max,
+    Math.max(ROLLING_LIMITS.executionTimeoutSeconds.min, Math.ceil(seconds)),
+  );
 
 /** Instances of a single-variant endpoint now (DescribeEndpoint's CurrentInstanceCount, else desired). */
 export function currentInstances(endpoint: DescribeEndpointCommandOutput, fallback: number): number {
@@ -208,6 +234,7 @@ export interface SwitchDeployment {
  * batch that no longer fits is resized (its alarms and bake time kept); where no batch fits, the switch is
  * blue/green. Time limits are sized from the configuration's own timeouts.
  */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function deploymentFor(
   endpoint: DescribeEndpointCommandOutput,
   config: DescribeEndpointConfigCommandOutput,
@@ -233,19 +260,32 @@ export function deploymentFor(
     };
   };
   if (multiVariant) {
-    return blueGreen('SageMaker does not roll endpoints with more than one production variant, so each switch is blue/green: a full second fleet while it runs (use --variants to compare variants without any switch)');
+    return blueGreen(
+      'SageMaker does not roll endpoints with more than one production variant, so each switch is blue/green: a full second fleet while it runs (use --variants to compare variants without any switch)',
+    );
   }
   const rolling = own?.RollingUpdatePolicy;
   const fit = rollingBatchSize(instances);
   if (rolling !== undefined) {
     const wait = rolling.WaitIntervalInSeconds ?? 0;
     const sizeOf = (size: CapacitySize | undefined): number =>
-      size?.Type === 'CAPACITY_PERCENT' ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100)) : Math.max(1, size?.Value ?? 1);
+      size?.Type === 'CAPACITY_PERCENT'
+        ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100))
+        : Math.max(1, size?.Value ?? 1);
     if (batchWithinLimits(rolling.MaximumBatchSize, instances)) {
       const batch = sizeOf(rolling.MaximumBatchSize);
       const steps = Math.ceil(instances / batch);
       const limit = rolling.MaximumExecutionTimeoutInSeconds;
-      return { style: 'rolling', deploymentConfig: own, source: 'endpoint', batch, steps, instances, waitMs: ((limit ?? steps * (step + wait)) + 1800) * 1000, why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)" };
+      return {
+        style: 'rolling',
+        deploymentConfig: own,
+        source: 'endpoint',
+        batch,
+        steps,
+        instances,
+        waitMs: ((limit ?? steps * (step + wait)) + 1800) * 1000,
+        why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)",
+      };
     }
     if (fit !== undefined) {
       const steps = Math.ceil(instances / fit);
@@ -254,8 +294,14 @@ export function deploymentFor(
         RollingUpdatePolicy: {
           ...rolling,
           MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
-          ...(rolling.RollbackMaximumBatchSize !== undefined && !batchWithinLimits(rolling.RollbackMaximumBatchSize, instances) ? { RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit } } : {}),
-          MaximumExecutionTimeoutInSeconds: Math.max(rolling.MaximumExecutionTimeoutInSeconds ?? 0, clampTimeout(steps * (step + wait))),
+          ...(rolling.RollbackMaximumBatchSize !== undefined &&
+          !batchWithinLimits(rolling.RollbackMaximumBatchSize, instances)
+            ? { RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit } }
+            : {}),
+          MaximumExecutionTimeoutInSeconds: Math.max(
+            rolling.MaximumExecutionTimeoutInSeconds ?? 0,
+            clampTimeout(steps * (step + wait)),
+          ),
         },
       };
       const limit = resized.RollingUpdatePolicy!.MaximumExecutionTimeoutInSeconds!;
@@ -271,7 +317,10 @@ export function deploymentFor(
       };
     }
   }
-  if (fit === undefined) return blueGreen(`${instances} instance(s) cannot roll (a batch must be 5–50 % of the fleet), so the switch is blue/green: a second fleet while it runs`);
+  if (fit === undefined)
+    return blueGreen(
+      `${instances} instance(s) cannot roll (a batch must be 5–50 % of the fleet), so the switch is blue/green: a second fleet while it runs`,
+    );
   const steps = Math.ceil(instances / fit);
   const timeout = clampTimeout(steps * step);
   return {
@@ -362,7 +411,9 @@ export const usd = (x: number): string => `$${x >= 100 ? Math.round(x).toLocaleS
 /** Expected minutes of the whole plan: every switch (the restore included) and every run. */
 export function planMinutes(plan: AbPlan): number {
   if (plan.mode === 'variants') return plan.runSeconds / 60;
-  return (plan.strategies.length + 1) * plan.switchPlan.expectedMinutes + (plan.strategies.length * plan.runSeconds) / 60;
+  return (
+    (plan.strategies.length + 1) * plan.switchPlan.expectedMinutes + (plan.strategies.length * plan.runSeconds) / 60
+  );
 }
 
 /** The plan as the text the command prints before asking for --yes. */
@@ -370,33 +421,53 @@ export function renderAbPlan(plan: AbPlan, runId: string): string {
   const { facts, switchPlan: sw } = plan;
   const lines: string[] = [];
   lines.push(`Endpoint ${facts.endpointName} (${facts.status}), configuration ${facts.configName}`);
-  for (const v of facts.variants) lines.push(`  variant ${v.name}: ${v.instanceCount} × ${v.instanceType ?? 'unknown'}, routing ${routingLabel(v.routing)}`);
+  for (const v of facts.variants)
+    lines.push(
+      `  variant ${v.name}: ${v.instanceCount} × ${v.instanceType ?? 'unknown'}, routing ${routingLabel(v.routing)}`,
+    );
   const hourly = plan.pricePerInstanceHour === undefined ? undefined : plan.pricePerInstanceHour * plan.instances;
   lines.push(
     `Fleet cost: ${hourly === undefined ? 'unknown' : `${usd(hourly)}/h`} (${plan.instances} instance(s)${plan.pricePerInstanceHour !== undefined ? ` × ${usd(plan.pricePerInstanceHour)}/h` : ''}; ${plan.priceSource}). The fleet bills whether or not the A/B runs; the A/B adds only the switch capacity below.`,
   );
   const runMinutes = plan.runSeconds / 60;
   if (plan.mode === 'variants') {
-    lines.push(`Mode: --variants: no deployment; one workload is split between ${facts.variants.map((v) => v.name).join(' and ')} by conversation / prefix group (TargetVariant).`);
+    lines.push(
+      `Mode: --variants: no deployment; one workload is split between ${facts.variants.map((v) => v.name).join(' and ')} by conversation / prefix group (TargetVariant).`,
+    );
     lines.push(`Run: about ${runMinutes.toFixed(1)} min of traffic, then CloudWatch is read for the run window.`);
     return lines.join('\n');
   }
-  lines.push(`Strategies, in order: ${plan.strategies.map((s) => s.label).join(' → ')}; then the original configuration ${facts.configName} is restored.`);
-  lines.push(`First every copy is created (CreateEndpointConfig, differing only in RoutingConfig), so a refused one costs no deployment. Each switch: UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig, recomputed from the instance count before each switch: ${sw.why}.`);
-  const extraCost = plan.pricePerInstanceHour === undefined ? '' : ` (≈ ${usd(sw.extraInstances * plan.pricePerInstanceHour)}/h while it runs)`;
-  lines.push(`  capacity: ${sw.extraInstances} extra instance(s) of quota during each switch${extraCost}; ${sw.steps} step(s); expected ≈ ${sw.expectedMinutes} min per switch (≈ ${MINUTES_PER_STEP} min per step to provision and load the model).`);
+  lines.push(
+    `Strategies, in order: ${plan.strategies.map((s) => s.label).join(' → ')}; then the original configuration ${facts.configName} is restored.`,
+  );
+  lines.push(
+    `First every copy is created (CreateEndpointConfig, differing only in RoutingConfig), so a refused one costs no deployment. Each switch: UpdateEndpoint with RetainAllVariantProperties=true (an autoscaled instance count survives) and ${sw.style === 'rolling' ? 'a rolling' : 'a blue/green'} DeploymentConfig, recomputed from the instance count before each switch: ${sw.why}.`,
+  );
+  const extraCost =
+    plan.pricePerInstanceHour === undefined
+      ? ''
+      : ` (≈ ${usd(sw.extraInstances * plan.pricePerInstanceHour)}/h while it runs)`;
+  lines.push(
+    `  capacity: ${sw.extraInstances} extra instance(s) of quota during each switch${extraCost}; ${sw.steps} step(s); expected ≈ ${sw.expectedMinutes} min per switch (≈ ${MINUTES_PER_STEP} min per step to provision and load the model).`,
+  );
   const switches = plan.strategies.length + 1;
   const totalMinutes = planMinutes(plan);
-  lines.push(`Total: ${switches} switches (the restore included) + ${plan.strategies.length} × ${runMinutes.toFixed(1)} min of traffic ≈ ${Math.round(totalMinutes)} min${hourly === undefined ? '' : ` ≈ ${usd((hourly * totalMinutes) / 60)} of fleet time`}.`);
-  lines.push(`Configurations created: ${plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)).join(', ')}; deleted at the end.`);
   lines.push(
-    `If this process is killed (SIGKILL, or a CI runner's kill after its grace period) before it restores, finish by hand:\n${finishCommands({
-      endpointName: facts.endpointName,
-      originalConfig: facts.configName,
-      copies: plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)),
-      status: 'unknown',
-      deploymentConfig: sw.deploymentConfig,
-    })
+    `Total: ${switches} switches (the restore included) + ${plan.strategies.length} × ${runMinutes.toFixed(1)} min of traffic ≈ ${Math.round(totalMinutes)} min${hourly === undefined ? '' : ` ≈ ${usd((hourly * totalMinutes) / 60)} of fleet time`}.`,
+  );
+  lines.push(
+    `Configurations created: ${plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)).join(', ')}; deleted at the end.`,
+  );
+  lines.push(
+    `If this process is killed (SIGKILL, or a CI runner's kill after its grace period) before it restores, finish by hand:\n${finishCommands(
+      {
+        endpointName: facts.endpointName,
+        originalConfig: facts.configName,
+        copies: plan.strategies.map((_, i) => copyConfigName(facts.configName, runId, i)),
+        status: 'unknown',
+        deploymentConfig: sw.deploymentConfig,
+      },
+    )
       .map((c) => `  ${c}`)
       .join('\n')}`,
   );

@@ -32,22 +32,36 @@ const MODE_TITLE: Readonly<Record<AbPlan['mode'], string>> = {
 const MODE_LINE: Readonly<Record<AbPlan['mode'], string>> = {
   switch: 'strategies one after another on the same fleet',
   variants: 'variants side by side (one workload split by TargetVariant)',
-  shadow: 'one shadow endpoint per strategy (copies of the configuration and of every inference component), all serving the same workload at the same time; the live endpoint was only read',
+  shadow:
+    'one shadow endpoint per strategy (copies of the configuration and of every inference component), all serving the same workload at the same time; the live endpoint was only read',
 };
 
-export function buildAbBenchmarkReport(plan: AbPlan, outcome: AbOutcome, workload: Workload, createdAt: string): BenchmarkReport | undefined {
+export function buildAbBenchmarkReport(
+  plan: AbPlan,
+  outcome: AbOutcome,
+  workload: Workload,
+  createdAt: string,
+): BenchmarkReport | undefined {
   // A run stopped during its warm-up (Ctrl-C, a failure) measured nothing; the markdown notes it.
   const runs = outcome.runs.filter(measured);
   if (runs.length === 0) return undefined;
-  const baseline = runs.find((r) => r.routing?.RoutingStrategy === 'RANDOM' || r.routing === undefined)?.label ?? runs[0].label;
+  const baseline =
+    runs.find((r) => r.routing?.RoutingStrategy === 'RANDOM' || r.routing === undefined)?.label ?? runs[0].label;
   return buildReport({
     title: `Routing A/B on ${plan.facts.endpointName} (${MODE_TITLE[plan.mode]})`,
     mode: 'live',
     createdAt,
     workload,
-    environment: { ...liveEnvironment(runs[0].result), endpoint: plan.facts.endpointName, 'instance type': plan.facts.variants[0]?.instanceType ?? 'unknown', instances: plan.instances },
+    environment: {
+      ...liveEnvironment(runs[0].result),
+      endpoint: plan.facts.endpointName,
+      'instance type': plan.facts.variants[0]?.instanceType ?? 'unknown',
+      instances: plan.instances,
+    },
     baseline,
-    runs: runs.map((r) => toStrategyRun(r.result, { name: r.routing?.RoutingStrategy?.toLowerCase() ?? 'random' }, [], r.label)),
+    runs: runs.map((r) =>
+      toStrategyRun(r.result, { name: r.routing?.RoutingStrategy?.toLowerCase() ?? 'random' }, [], r.label),
+    ),
     notes: runs.flatMap((r) => r.result.notes.map((n) => `${r.label}: ${n}`)),
   });
 }
@@ -56,7 +70,8 @@ function measured(r: AbOutcome['runs'][number]): boolean {
   return r.result.records.length > 0 && r.result.window.endMs > r.result.window.startMs;
 }
 
-const num = (x: number | null | undefined, digits = 0): string => (x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: digits }));
+const num = (x: number | null | undefined, digits = 0): string =>
+  x === null || x === undefined ? '—' : x.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 /**
  * GPUUtilization / GPUMemoryUtilization of an instance are summed over its GPUs (0–100 × GPUs); divided by the GPU
@@ -100,16 +115,29 @@ function clientRow(s: StrategySummary): string[] {
   ];
 }
 
-export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: BenchmarkReport | undefined, runId: string): string {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+export function renderAbMarkdown(
+  plan: AbPlan,
+  outcome: AbOutcome,
+  report: BenchmarkReport | undefined,
+  runId: string,
+): string {
   const out: string[] = [];
   out.push(`# Routing A/B on ${plan.facts.endpointName}`, '');
   out.push(`Run ${runId}, ${MODE_LINE[plan.mode]}.`);
-  out.push(`Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`, '');
+  out.push(
+    `Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`,
+    '',
+  );
   if (outcome.failure) out.push(`**Stopped early:** ${outcome.failure.message}`, '');
   if (plan.mode === 'shadow' && outcome.shadow !== undefined) {
     const { created, left } = outcome.shadow;
     const all = (r: typeof created): string[] => [...r.components, ...r.endpoints, ...r.configs];
-    if (outcome.finished) out.push(`Cleaned up: every shadow resource the run created is deleted (${all(created).join(', ') || 'none'}).`, '');
+    if (outcome.finished)
+      out.push(
+        `Cleaned up: every shadow resource the run created is deleted (${all(created).join(', ') || 'none'}).`,
+        '',
+      );
     else {
       out.push(
         `**NOT cleaned up**: left ${all(left).join(', ')}${outcome.shadow.leftHourlyUsd !== undefined ? `, still billing ≈ $${outcome.shadow.leftHourlyUsd.toFixed(2)}/h` : ''}. Delete them by hand:`,
@@ -123,7 +151,10 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
   }
   if (plan.mode === 'switch') {
     if (outcome.finished) {
-      out.push(`Restored: the endpoint is back on its original configuration \`${plan.facts.configName}\` (InService, no deployment pending); configurations created and deleted: ${outcome.deletedConfigs.join(', ') || 'none'}.`, '');
+      out.push(
+        `Restored: the endpoint is back on its original configuration \`${plan.facts.configName}\` (InService, no deployment pending); configurations created and deleted: ${outcome.deletedConfigs.join(', ') || 'none'}.`,
+        '',
+      );
     } else {
       const s = outcome.finalState;
       out.push(
@@ -141,14 +172,30 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
     }
   }
   out.push('## Client-side (measured by prefix-router on the machine that sent the requests)', '');
-  out.push('TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine\'s answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).', '');
+  out.push(
+    "TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine's answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).",
+    '',
+  );
   for (const r of outcome.runs.filter((x) => !measured(x))) {
-    out.push(`- ${r.label}: nothing was measured (${r.result.sent} requests sent; the run ended before its warm-up did, or sent nothing).`);
+    out.push(
+      `- ${r.label}: nothing was measured (${r.result.sent} requests sent; the run ended before its warm-up did, or sent nothing).`,
+    );
   }
   if (report !== undefined) {
     out.push(
       markdownTable({
-        header: ['run', 'requests', 'errors', 'TTFT P50', 'TTFT P90', 'E2E P50', 'hit rate (usage)', 'req/s', 'output tok/s', 'requests max/mean'],
+        header: [
+          'run',
+          'requests',
+          'errors',
+          'TTFT P50',
+          'TTFT P90',
+          'E2E P50',
+          'hit rate (usage)',
+          'req/s',
+          'output tok/s',
+          'requests max/mean',
+        ],
         numeric: [false, true, true, true, true, true, true, true, true, true],
         rows: report.strategies.map(clientRow),
       }),
@@ -157,12 +204,35 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
   } else out.push('No run sent a request.', '');
   const counted = outcome.runs.filter((r) => r.instanceCounts !== undefined);
   if (counted.length > 0) {
-    const text = counted.map((r) => `${r.label}: ${Object.entries(r.instanceCounts!).map(([v, n]) => `${v} ${n}`).join(', ')}`).join('; ');
+    const text = counted
+      .map(
+        (r) =>
+          `${r.label}: ${Object.entries(r.instanceCounts!)
+            .map(([v, n]) => `${v} ${n}`)
+            .join(', ')}`,
+      )
+      .join('; ');
     const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
-    out.push(`Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`, '');
+    out.push(
+      `Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`,
+      '',
+    );
   }
-  out.push(...cloudWatchSection(outcome.runs.map((r) => ({ label: r.label, sent: r.result.sent, gpusPerInstance: r.gpusPerInstance, cloudwatch: r.cloudwatch, cloudwatchError: r.cloudwatchError }))));
-  const notes = [...outcome.notes, ...new Set(outcome.runs.flatMap((r) => Object.values(r.cloudwatch ?? {}).flatMap((v) => v.notes)))];
+  out.push(
+    ...cloudWatchSection(
+      outcome.runs.map((r) => ({
+        label: r.label,
+        sent: r.result.sent,
+        gpusPerInstance: r.gpusPerInstance,
+        cloudwatch: r.cloudwatch,
+        cloudwatchError: r.cloudwatchError,
+      })),
+    ),
+  );
+  const notes = [
+    ...outcome.notes,
+    ...new Set(outcome.runs.flatMap((r) => Object.values(r.cloudwatch ?? {}).flatMap((v) => v.notes))),
+  ];
   if (notes.length > 0) {
     out.push('## Notes', '');
     for (const n of notes) out.push(`- ${n}`);
@@ -171,7 +241,14 @@ export function renderAbMarkdown(plan: AbPlan, outcome: AbOutcome, report: Bench
   return out.join('\n');
 }
 
-export async function writeAbReport(directory: string, plan: AbPlan, outcome: AbOutcome, workload: Workload, runId: string, createdAt: string): Promise<AbReportFiles> {
+export async function writeAbReport(
+  directory: string,
+  plan: AbPlan,
+  outcome: AbOutcome,
+  workload: Workload,
+  runId: string,
+  createdAt: string,
+): Promise<AbReportFiles> {
   const report = buildAbBenchmarkReport(plan, outcome, workload, createdAt);
   const benchmark = report === undefined ? undefined : await writeReport(report, directory, { baseName: 'report' });
   const markdown = join(directory, 'ab-report.md');
@@ -199,14 +276,24 @@ export async function writeAbReport(directory: string, plan: AbPlan, outcome: Ab
     createdConfigs: outcome.createdConfigs,
     deletedConfigs: outcome.deletedConfigs,
     shadow: outcome.shadow ?? null,
-    switch: plan.mode === 'switch' ? { style: plan.switchPlan.style, deploymentConfig: plan.switchPlan.deploymentConfig ?? null, why: plan.switchPlan.why } : null,
+    switch:
+      plan.mode === 'switch'
+        ? {
+            style: plan.switchPlan.style,
+            deploymentConfig: plan.switchPlan.deploymentConfig ?? null,
+            why: plan.switchPlan.why,
+          }
+        : null,
     runs: outcome.runs.map((r) => ({
       label: r.label,
       variant: r.variant ?? null,
       routing: r.routing ?? null,
       configName: r.configName ?? null,
       instanceCounts: r.instanceCounts ?? null,
-      wallWindow: { start: new Date(r.wallWindow.startMs).toISOString(), end: new Date(r.wallWindow.endMs).toISOString() },
+      wallWindow: {
+        start: new Date(r.wallWindow.startMs).toISOString(),
+        end: new Date(r.wallWindow.endMs).toISOString(),
+      },
       client: report?.strategies.find((s) => s.label === r.label) ?? null,
       cloudwatch: r.cloudwatch ?? null,
       cloudwatchError: r.cloudwatchError ?? null,
@@ -228,6 +315,7 @@ export interface CloudWatchRun {
 }
 
 /** CloudWatch's figures of each run (per variant, per instance, sidecar), labelled as CloudWatch's, as markdown lines. */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   const out: string[] = [];
   out.push("## CloudWatch's view (AWS/SageMaker and /aws/sagemaker/Endpoints)", '');
@@ -241,12 +329,25 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   const cwRows: string[][] = [];
   for (const r of runs) {
     if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
-    for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) cwRows.push(cwRow(r.label, variant, view, r.gpusPerInstance));
+    for (const [variant, view] of Object.entries(r.cloudwatch ?? {}))
+      cwRows.push(cwRow(r.label, variant, view, r.gpusPerInstance));
   }
   if (cwRows.length > 0) {
     out.push(
       markdownTable({
-        header: ['run', 'variant', 'Invocations', 'ModelLatency P50', 'ModelLatency P90', 'OverheadLatency P90', 'ConcurrentRequestsPerModel max', '4XX', '5XX', 'GPU util avg (per GPU)', 'GPU mem avg (per GPU)'],
+        header: [
+          'run',
+          'variant',
+          'Invocations',
+          'ModelLatency P50',
+          'ModelLatency P90',
+          'OverheadLatency P90',
+          'ConcurrentRequestsPerModel max',
+          '4XX',
+          '5XX',
+          'GPU util avg (per GPU)',
+          'GPU mem avg (per GPU)',
+        ],
         numeric: [false, false, true, true, true, true, true, true, true, true, true],
         rows: cwRows,
       }),
@@ -255,7 +356,10 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
     for (const r of runs) {
       const client = r.sent;
       const cw = Object.values(r.cloudwatch ?? {}).reduce((n, v) => n + (v.variant.invocations ?? 0), 0);
-      if (r.cloudwatch) out.push(`- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window (both counts include the warm-up; the window is rounded out to whole minutes, so neighbouring traffic can add to CloudWatch's).`);
+      if (r.cloudwatch)
+        out.push(
+          `- ${r.label}: the client sent ${client} requests; CloudWatch counted ${cw} invocations in the window (both counts include the warm-up; the window is rounded out to whole minutes, so neighbouring traffic can add to CloudWatch's).`,
+        );
     }
     out.push(
       '',
@@ -267,13 +371,28 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   for (const r of runs) {
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
       for (const s of view.perInstance) {
-        instanceRows.push([r.label, variant, Object.entries(s.dimensions).map(([k, v]) => `${k}=${v}`).join(' '), `${s.metric} ${s.stat}`, num(s.value, 1)]);
+        instanceRows.push([
+          r.label,
+          variant,
+          Object.entries(s.dimensions)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' '),
+          `${s.metric} ${s.stat}`,
+          num(s.value, 1),
+        ]);
       }
     }
   }
   if (instanceRows.length > 0) {
     out.push('### Per instance (CloudWatch enhanced metrics)', '');
-    out.push(markdownTable({ header: ['run', 'variant', 'instance', 'metric', 'value'], numeric: [false, false, false, false, true], rows: instanceRows }), '');
+    out.push(
+      markdownTable({
+        header: ['run', 'variant', 'instance', 'metric', 'value'],
+        numeric: [false, false, false, false, true],
+        rows: instanceRows,
+      }),
+      '',
+    );
   }
   const sidecarRows: string[][] = [];
   let endpointWide = false;
@@ -299,7 +418,9 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
         formatPercent(s.hitRate),
         formatMs(s.ttftMs.p50),
         formatMs(s.ttftMs.p90),
-        Object.entries(s.routingDecisions).map(([k, v]) => `${k} ${v}`).join(', ') || '—',
+        Object.entries(s.routingDecisions)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || '—',
       ];
       if (s.scope === 'endpoint') endpointRowOfWindow.set(`${view.startTime}/${view.endTime}`, row);
       sidecarRows.push(row);
@@ -308,9 +429,19 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   if (sidecarRows.length > 0) {
     out.push('### Router sidecar (EMF metrics, namespace PrefixRouter)', '');
     if (endpointWide) {
-      out.push("The sidecar's metrics carry no VariantName dimension, so these figures are the whole endpoint's (every variant together), not any one variant's.", '');
+      out.push(
+        "The sidecar's metrics carry no VariantName dimension, so these figures are the whole endpoint's (every variant together), not any one variant's.",
+        '',
+      );
     }
-    out.push(markdownTable({ header: ['run', 'variant', 'hit rate (ReportedCached/Prompt)', 'TTFT P50', 'TTFT P90', 'decisions by reason'], numeric: [false, false, true, true, true, false], rows: sidecarRows }), '');
+    out.push(
+      markdownTable({
+        header: ['run', 'variant', 'hit rate (ReportedCached/Prompt)', 'TTFT P50', 'TTFT P90', 'decisions by reason'],
+        numeric: [false, false, true, true, true, false],
+        rows: sidecarRows,
+      }),
+      '',
+    );
   }
   return out;
 }

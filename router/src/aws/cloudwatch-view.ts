@@ -1,4 +1,10 @@
-import { GetMetricDataCommand, ListMetricsCommand, type CloudWatchClient, type Dimension, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import {
+  GetMetricDataCommand,
+  ListMetricsCommand,
+  type CloudWatchClient,
+  type Dimension,
+  type MetricDataQuery,
+} from '@aws-sdk/client-cloudwatch';
 import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
 
@@ -22,7 +28,11 @@ export interface VariantMetrics {
   readonly invocations: number | null;
   readonly invocationsPerInstance: number | null;
   /** ModelLatency (SageMaker publishes microseconds), in ms. */
-  readonly modelLatencyMs: { readonly average: number | null; readonly p50: number | null; readonly p90: number | null };
+  readonly modelLatencyMs: {
+    readonly average: number | null;
+    readonly p50: number | null;
+    readonly p90: number | null;
+  };
   readonly overheadLatencyMs: { readonly p50: number | null; readonly p90: number | null };
   readonly concurrentRequestsPerModelMax: number | null;
   readonly invocation4xx: number | null;
@@ -130,6 +140,7 @@ export interface ReadCloudWatchOptions {
   readonly sidecarNamespace?: string;
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function readCloudWatchView(options: ReadCloudWatchOptions): Promise<CloudWatchView> {
   const { cloudwatch, target, clock, retry } = options;
   const { start, end, periodSeconds } = alignedWindow(options.window.startMs, options.window.endMs);
@@ -137,7 +148,13 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
     { Name: 'EndpointName', Value: target.endpointName },
     { Name: 'VariantName', Value: target.variantName },
   ];
-  const queries: Query[] = VARIANT_QUERIES.map((q) => ({ id: `v_${q.key}`, namespace: q.namespace, metric: q.metric, dimensions: variantDims, stat: q.stat }));
+  const queries: Query[] = VARIANT_QUERIES.map((q) => ({
+    id: `v_${q.key}`,
+    namespace: q.namespace,
+    metric: q.metric,
+    dimensions: variantDims,
+    stat: q.stat,
+  }));
 
   // Per-instance and sidecar series: discovered, since their extra dimensions are only known once published.
   const list = async (namespace: string): Promise<{ metric: string; dimensions: Dimension[] }[]> => {
@@ -146,11 +163,19 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
     do {
       const page = await withThrottlingRetry(
         `ListMetrics ${namespace}`,
-        () => cloudwatch.send(new ListMetricsCommand({ Namespace: namespace, Dimensions: [{ Name: 'EndpointName', Value: target.endpointName }], NextToken: token })),
+        () =>
+          cloudwatch.send(
+            new ListMetricsCommand({
+              Namespace: namespace,
+              Dimensions: [{ Name: 'EndpointName', Value: target.endpointName }],
+              NextToken: token,
+            }),
+          ),
         clock,
         retry,
       );
-      for (const m of page.Metrics ?? []) if (m.MetricName) found.push({ metric: m.MetricName, dimensions: m.Dimensions ?? [] });
+      for (const m of page.Metrics ?? [])
+        if (m.MetricName) found.push({ metric: m.MetricName, dimensions: m.Dimensions ?? [] });
       token = page.NextToken;
     } while (token !== undefined && found.length < MAX_DISCOVERED_SERIES);
     return found;
@@ -164,21 +189,40 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
       const variant = m.dimensions.find((d) => d.Name === 'VariantName')?.Value;
       if (variant !== undefined && variant !== target.variantName) continue;
       const extra: Record<string, string> = {};
-      for (const d of m.dimensions) if (d.Name !== 'EndpointName' && d.Name !== 'VariantName' && d.Name && d.Value) extra[d.Name] = d.Value;
+      for (const d of m.dimensions)
+        if (d.Name !== 'EndpointName' && d.Name !== 'VariantName' && d.Name && d.Value) extra[d.Name] = d.Value;
       if (Object.keys(extra).length === 0) continue;
-      instanceSeries.push({ q: { id: `i_${instanceSeries.length}`, namespace, metric: m.metric, dimensions: m.dimensions, stat }, extra });
+      instanceSeries.push({
+        q: { id: `i_${instanceSeries.length}`, namespace, metric: m.metric, dimensions: m.dimensions, stat },
+        extra,
+      });
     }
   }
   const sidecarNamespace = options.sidecarNamespace ?? SIDECAR_NAMESPACE;
   const sidecarSeries: { q: Query; dims: Record<string, string> }[] = [];
   const sidecarListed = await list(sidecarNamespace);
-  const sidecarScope: 'variant' | 'endpoint' = sidecarListed.some((m) => m.dimensions.some((d) => d.Name === 'VariantName')) ? 'variant' : 'endpoint';
+  const sidecarScope: 'variant' | 'endpoint' = sidecarListed.some((m) =>
+    m.dimensions.some((d) => d.Name === 'VariantName'),
+  )
+    ? 'variant'
+    : 'endpoint';
   for (const m of sidecarListed) {
-    if (sidecarScope === 'variant' && m.dimensions.find((d) => d.Name === 'VariantName')?.Value !== target.variantName) continue;
+    if (sidecarScope === 'variant' && m.dimensions.find((d) => d.Name === 'VariantName')?.Value !== target.variantName)
+      continue;
     const dims: Record<string, string> = {};
     for (const d of m.dimensions) if (d.Name && d.Value) dims[d.Name] = d.Value;
     const stats = m.metric === 'TimeToFirstToken' ? ['p50', 'p90'] : ['Sum'];
-    for (const stat of stats) sidecarSeries.push({ q: { id: `s_${sidecarSeries.length}`, namespace: sidecarNamespace, metric: m.metric, dimensions: m.dimensions, stat }, dims });
+    for (const stat of stats)
+      sidecarSeries.push({
+        q: {
+          id: `s_${sidecarSeries.length}`,
+          namespace: sidecarNamespace,
+          metric: m.metric,
+          dimensions: m.dimensions,
+          stat,
+        },
+        dims,
+      });
   }
 
   const all = [...queries, ...instanceSeries.map((s) => s.q), ...sidecarSeries.map((s) => s.q)];
@@ -187,14 +231,27 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
     const batch = all.slice(i, i + 500);
     const request: MetricDataQuery[] = batch.map((q) => ({
       Id: q.id,
-      MetricStat: { Metric: { Namespace: q.namespace, MetricName: q.metric, Dimensions: q.dimensions }, Period: periodSeconds, Stat: q.stat },
+      MetricStat: {
+        Metric: { Namespace: q.namespace, MetricName: q.metric, Dimensions: q.dimensions },
+        Period: periodSeconds,
+        Stat: q.stat,
+      },
       ReturnData: true,
     }));
     let token: string | undefined;
     do {
       const page = await withThrottlingRetry(
         'GetMetricData',
-        () => cloudwatch.send(new GetMetricDataCommand({ MetricDataQueries: request, StartTime: start, EndTime: end, NextToken: token, ScanBy: 'TimestampAscending' })),
+        () =>
+          cloudwatch.send(
+            new GetMetricDataCommand({
+              MetricDataQueries: request,
+              StartTime: start,
+              EndTime: end,
+              NextToken: token,
+              ScanBy: 'TimestampAscending',
+            }),
+          ),
         clock,
         retry,
       );
@@ -211,7 +268,11 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
   const variant: VariantMetrics = {
     invocations: v('invocations'),
     invocationsPerInstance: v('invocationsPerInstance'),
-    modelLatencyMs: { average: micros(v('modelLatencyAvg')), p50: micros(v('modelLatencyP50')), p90: micros(v('modelLatencyP90')) },
+    modelLatencyMs: {
+      average: micros(v('modelLatencyAvg')),
+      p50: micros(v('modelLatencyP50')),
+      p90: micros(v('modelLatencyP90')),
+    },
     overheadLatencyMs: { p50: micros(v('overheadLatencyP50')), p90: micros(v('overheadLatencyP90')) },
     concurrentRequestsPerModelMax: v('concurrentMax'),
     invocation4xx: v('invocation4xx'),
@@ -227,11 +288,22 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
   }
   // ListMetrics lists every instance of the last two weeks (each switch replaces the fleet): keep the series with
   // data in this window, which are the fleet that served the run.
-  const allInstances: InstanceSeries[] = instanceSeries.map((s) => ({ namespace: s.q.namespace, metric: s.q.metric, dimensions: s.extra, stat: s.q.stat, value: values.get(s.q.id) ?? null }));
+  const allInstances: InstanceSeries[] = instanceSeries.map((s) => ({
+    namespace: s.q.namespace,
+    metric: s.q.metric,
+    dimensions: s.extra,
+    stat: s.q.stat,
+    value: values.get(s.q.id) ?? null,
+  }));
   const perInstance = allInstances.filter((s) => s.value !== null);
-  if (allInstances.length === 0) notes.push('No per-instance series: the endpoint does not publish enhanced (per-instance) metrics (MetricsConfig EnableEnhancedMetrics).');
+  if (allInstances.length === 0)
+    notes.push(
+      'No per-instance series: the endpoint does not publish enhanced (per-instance) metrics (MetricsConfig EnableEnhancedMetrics).',
+    );
   else if (perInstance.length < allInstances.length) {
-    notes.push(`${allInstances.length - perInstance.length} per-instance series without data in the run window (instances of an earlier fleet, replaced by a switch) are left out.`);
+    notes.push(
+      `${allInstances.length - perInstance.length} per-instance series without data in the run window (instances of an earlier fleet, replaced by a switch) are left out.`,
+    );
   }
 
   let sidecar: SidecarMetrics | null = null;
@@ -263,9 +335,28 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
           break;
       }
     }
-    sidecar = { routingDecisions, ttftMs: ttft, promptTokens, reportedCachedTokens, predictedCachedTokens, hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null, scope: sidecarScope };
+    sidecar = {
+      routingDecisions,
+      ttftMs: ttft,
+      promptTokens,
+      reportedCachedTokens,
+      predictedCachedTokens,
+      hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null,
+      scope: sidecarScope,
+    };
   } else {
-    notes.push(`No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`);
+    notes.push(
+      `No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`,
+    );
   }
-  return { startTime: start.toISOString(), endTime: end.toISOString(), periodSeconds, publishSeconds: options.publishSeconds, variant, perInstance, sidecar, notes };
+  return {
+    startTime: start.toISOString(),
+    endTime: end.toISOString(),
+    periodSeconds,
+    publishSeconds: options.publishSeconds,
+    variant,
+    perInstance,
+    sidecar,
+    notes,
+  };
 }

@@ -16,7 +16,8 @@ import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-
  */
 export class AwsSetupError extends Error {
   constructor(
-    readonly reason: 'region' | 'credentials' | 'not-found' | 'not-in-service' | 'access-denied' | 'unsupported' | 'network',
+    readonly reason:
+      'region' | 'credentials' | 'not-found' | 'not-in-service' | 'access-denied' | 'unsupported' | 'network',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -48,14 +49,25 @@ export interface EndpointFacts {
 export const DEFAULT_METRIC_PUBLISH_SECONDS = 60;
 
 /** Resolves the SDK's region and credentials now, naming what is missing (the SDK's own errors do not say which flag to set). */
-export async function checkRegionAndCredentials(config: { region: () => Promise<string>; credentials?: unknown }, service: string): Promise<string> {
+export async function checkRegionAndCredentials(
+  config: { region: () => Promise<string>; credentials?: unknown },
+  service: string,
+): Promise<string> {
   let region: string;
   try {
     region = await config.region();
   } catch (err) {
-    throw new AwsSetupError('region', `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`, { cause: err });
+    throw new AwsSetupError(
+      'region',
+      `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`,
+      { cause: err },
+    );
   }
-  if (!region) throw new AwsSetupError('region', `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`);
+  if (!region)
+    throw new AwsSetupError(
+      'region',
+      `no AWS region for ${service}: pass --region or set AWS_REGION (or a region in your AWS profile)`,
+    );
   try {
     const provider = config.credentials as (() => Promise<unknown>) | undefined;
     if (typeof provider === 'function') await provider();
@@ -72,21 +84,41 @@ export async function checkRegionAndCredentials(config: { region: () => Promise<
 /** A SageMaker answer that the named resource does not exist (ResourceNotFound, or a ValidationException saying so). */
 export function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; message?: string };
-  return e?.name === 'ResourceNotFound' || ((e?.name === 'ValidationException' || e?.name === 'ValidationError') && /could not find|not found|does not exist/i.test(e.message ?? ''));
+  return (
+    e?.name === 'ResourceNotFound' ||
+    ((e?.name === 'ValidationException' || e?.name === 'ValidationError') &&
+      /could not find|not found|does not exist/i.test(e.message ?? ''))
+  );
 }
 
 /** Error codes of a request that never got an answer (Node's socket and DNS errors). */
-const NETWORK_CODES = ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'];
+const NETWORK_CODES = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+];
 
 /**
  * The cause, when `err` is a request that reached no AWS service (refused, reset, unresolvable, timed out), so
  * the message names the API that was being called instead of a bare `connect ECONNREFUSED`; undefined otherwise.
  */
 export function networkFailure(err: unknown): string | undefined {
-  const e = err as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+    cause?: { code?: string };
+  };
   if (e === null || typeof e !== 'object' || e.$metadata?.httpStatusCode !== undefined) return undefined;
   const code = e.code ?? e.cause?.code;
-  if (code !== undefined && NETWORK_CODES.includes(code)) return String(e.message ?? code).replace(/^AWS SDK error wrapper for (Error: )?/, '');
+  if (code !== undefined && NETWORK_CODES.includes(code))
+    return String(e.message ?? code).replace(/^AWS SDK error wrapper for (Error: )?/, '');
   if (e.name === 'TimeoutError' || e.name === 'RequestTimeout') return e.message ?? e.name;
   const text = NETWORK_CODES.find((c) => (e.message ?? '').includes(c));
   return text === undefined ? undefined : String(e.message).replace(/^AWS SDK error wrapper for (Error: )?/, '');
@@ -96,35 +128,64 @@ export function networkFailure(err: unknown): string | undefined {
 export function wrapNetworkError(err: unknown, api: string): never {
   const cause = networkFailure(err);
   if (cause !== undefined) {
-    throw new AwsSetupError('network', `could not reach AWS calling ${api}: ${cause} (check the network or proxy, --region, and AWS_ENDPOINT_URL_SAGEMAKER if set)`, { cause: err });
+    throw new AwsSetupError(
+      'network',
+      `could not reach AWS calling ${api}: ${cause} (check the network or proxy, --region, and AWS_ENDPOINT_URL_SAGEMAKER if set)`,
+      { cause: err },
+    );
   }
   throw err;
 }
 
 function mapDescribeError(err: unknown, what: string, api: string): never {
-  if (isNotFound(err)) throw new AwsSetupError('not-found', `${what} does not exist in this account and region (check the name and --region)`, { cause: err });
+  if (isNotFound(err))
+    throw new AwsSetupError(
+      'not-found',
+      `${what} does not exist in this account and region (check the name and --region)`,
+      { cause: err },
+    );
   const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   if (e?.name === 'AccessDeniedException' || e?.$metadata?.httpStatusCode === 403) {
-    throw new AwsSetupError('access-denied', `not allowed to read ${what}: ${e.message ?? ''} (attach the policy in docs/validate.md)`, { cause: err });
+    throw new AwsSetupError(
+      'access-denied',
+      `not allowed to read ${what}: ${e.message ?? ''} (attach the policy in docs/validate.md)`,
+      { cause: err },
+    );
   }
-  if (e?.name === 'CredentialsProviderError' || e?.name === 'UnrecognizedClientException' || e?.name === 'InvalidClientTokenId') {
-    throw new AwsSetupError('credentials', `AWS credentials were refused reading ${what}: ${e.message ?? ''}`, { cause: err });
+  if (
+    e?.name === 'CredentialsProviderError' ||
+    e?.name === 'UnrecognizedClientException' ||
+    e?.name === 'InvalidClientTokenId'
+  ) {
+    throw new AwsSetupError('credentials', `AWS credentials were refused reading ${what}: ${e.message ?? ''}`, {
+      cause: err,
+    });
   }
   return wrapNetworkError(err, `${api} (${what})`);
 }
 
 /** DescribeEndpoint + DescribeEndpointConfig (throttling retried); throws AwsSetupError('not-found') for an unknown endpoint. */
-export async function describeEndpointFacts(sagemaker: SageMakerClient, endpointName: string, clock: Clock, retry?: RetryPolicy): Promise<EndpointFacts> {
-  const endpoint = await withThrottlingRetry(`DescribeEndpoint ${endpointName}`, () => sagemaker.send(new DescribeEndpointCommand({ EndpointName: endpointName })), clock, retry).catch(
-    (err: unknown) => mapDescribeError(err, `endpoint '${endpointName}'`, 'DescribeEndpoint'),
-  );
+export async function describeEndpointFacts(
+  sagemaker: SageMakerClient,
+  endpointName: string,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<EndpointFacts> {
+  const endpoint = await withThrottlingRetry(
+    `DescribeEndpoint ${endpointName}`,
+    () => sagemaker.send(new DescribeEndpointCommand({ EndpointName: endpointName })),
+    clock,
+    retry,
+  ).catch((err: unknown) => mapDescribeError(err, `endpoint '${endpointName}'`, 'DescribeEndpoint'));
   const configName = endpoint.EndpointConfigName ?? '';
   const config = await withThrottlingRetry(
     `DescribeEndpointConfig ${configName}`,
     () => sagemaker.send(new DescribeEndpointConfigCommand({ EndpointConfigName: configName })),
     clock,
     retry,
-  ).catch((err: unknown) => mapDescribeError(err, `endpoint configuration '${configName}' of '${endpointName}'`, 'DescribeEndpointConfig'));
+  ).catch((err: unknown) =>
+    mapDescribeError(err, `endpoint configuration '${configName}' of '${endpointName}'`, 'DescribeEndpointConfig'),
+  );
   const variants: VariantFacts[] = (config.ProductionVariants ?? []).map((v) => {
     const live = endpoint.ProductionVariants?.find((p) => p.VariantName === v.VariantName);
     return {
@@ -159,10 +220,18 @@ export function requireInService(facts: EndpointFacts): void {
 const MODEL_ENV = ['SM_VLLM_SERVED_MODEL_NAME', 'SM_VLLM_MODEL', 'OPTION_MODEL_ID', 'HF_MODEL_ID'];
 
 /** The model name vLLM serves, from the variant's SageMaker model environment; undefined when none is set. */
-export async function servedModelName(sagemaker: SageMakerClient, modelName: string, clock: Clock, retry?: RetryPolicy): Promise<string | undefined> {
-  const model = await withThrottlingRetry(`DescribeModel ${modelName}`, () => sagemaker.send(new DescribeModelCommand({ ModelName: modelName })), clock, retry).catch((err: unknown) =>
-    mapDescribeError(err, `model '${modelName}'`, 'DescribeModel'),
-  );
+export async function servedModelName(
+  sagemaker: SageMakerClient,
+  modelName: string,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<string | undefined> {
+  const model = await withThrottlingRetry(
+    `DescribeModel ${modelName}`,
+    () => sagemaker.send(new DescribeModelCommand({ ModelName: modelName })),
+    clock,
+    retry,
+  ).catch((err: unknown) => mapDescribeError(err, `model '${modelName}'`, 'DescribeModel'));
   return servedModelFromEnvironment(model.PrimaryContainer?.Environment ?? model.Containers?.[0]?.Environment ?? {});
 }
 
@@ -189,10 +258,35 @@ export function routingLabel(routing: ProductionVariantRoutingConfig | undefined
  * GPUs (SageMaker's "Monitor with CloudWatch" metrics page), so a report divides by this to show a percentage.
  */
 const GPUS_BY_INSTANCE_TYPE: Readonly<Record<string, number>> = {
-  'ml.g5.xlarge': 1, 'ml.g5.2xlarge': 1, 'ml.g5.4xlarge': 1, 'ml.g5.8xlarge': 1, 'ml.g5.16xlarge': 1, 'ml.g5.12xlarge': 4, 'ml.g5.24xlarge': 4, 'ml.g5.48xlarge': 8,
-  'ml.g6.xlarge': 1, 'ml.g6.2xlarge': 1, 'ml.g6.4xlarge': 1, 'ml.g6.8xlarge': 1, 'ml.g6.16xlarge': 1, 'ml.g6.12xlarge': 4, 'ml.g6.24xlarge': 4, 'ml.g6.48xlarge': 8,
-  'ml.g6e.xlarge': 1, 'ml.g6e.2xlarge': 1, 'ml.g6e.4xlarge': 1, 'ml.g6e.8xlarge': 1, 'ml.g6e.16xlarge': 1, 'ml.g6e.12xlarge': 4, 'ml.g6e.24xlarge': 4, 'ml.g6e.48xlarge': 8,
-  'ml.p4d.24xlarge': 8, 'ml.p4de.24xlarge': 8, 'ml.p5.48xlarge': 8, 'ml.p5e.48xlarge': 8, 'ml.p5en.48xlarge': 8,
+  'ml.g5.xlarge': 1,
+  'ml.g5.2xlarge': 1,
+  'ml.g5.4xlarge': 1,
+  'ml.g5.8xlarge': 1,
+  'ml.g5.16xlarge': 1,
+  'ml.g5.12xlarge': 4,
+  'ml.g5.24xlarge': 4,
+  'ml.g5.48xlarge': 8,
+  'ml.g6.xlarge': 1,
+  'ml.g6.2xlarge': 1,
+  'ml.g6.4xlarge': 1,
+  'ml.g6.8xlarge': 1,
+  'ml.g6.16xlarge': 1,
+  'ml.g6.12xlarge': 4,
+  'ml.g6.24xlarge': 4,
+  'ml.g6.48xlarge': 8,
+  'ml.g6e.xlarge': 1,
+  'ml.g6e.2xlarge': 1,
+  'ml.g6e.4xlarge': 1,
+  'ml.g6e.8xlarge': 1,
+  'ml.g6e.16xlarge': 1,
+  'ml.g6e.12xlarge': 4,
+  'ml.g6e.24xlarge': 4,
+  'ml.g6e.48xlarge': 8,
+  'ml.p4d.24xlarge': 8,
+  'ml.p4de.24xlarge': 8,
+  'ml.p5.48xlarge': 8,
+  'ml.p5e.48xlarge': 8,
+  'ml.p5en.48xlarge': 8,
 };
 
 export function gpusPerInstance(instanceType: string | undefined): number | undefined {

@@ -16,14 +16,26 @@ import { withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-
  * the endpoint and one production variant (API_CreateInferenceComponent.html: EndpointName, VariantName), with its
  * copies placed on that variant's instances and scaled by Application Auto Scaling on DesiredCopyCount.
  */
-export async function listEndpointInferenceComponents(sagemaker: SageMakerClient, endpointName: string, clock: Clock, retry?: RetryPolicy): Promise<InferenceComponentSummary[]> {
+export async function listEndpointInferenceComponents(
+  sagemaker: SageMakerClient,
+  endpointName: string,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<InferenceComponentSummary[]> {
   const out: InferenceComponentSummary[] = [];
   let nextToken: string | undefined;
   // Bounded: 100 pages of 100 is far beyond what one endpoint holds.
   for (let page = 0; page < 100; page++) {
     const answer = await withThrottlingRetry(
       `ListInferenceComponents ${endpointName}`,
-      () => sagemaker.send(new ListInferenceComponentsCommand({ EndpointNameEquals: endpointName, MaxResults: 100, ...(nextToken !== undefined ? { NextToken: nextToken } : {}) })),
+      () =>
+        sagemaker.send(
+          new ListInferenceComponentsCommand({
+            EndpointNameEquals: endpointName,
+            MaxResults: 100,
+            ...(nextToken !== undefined ? { NextToken: nextToken } : {}),
+          }),
+        ),
       clock,
       retry,
     );
@@ -52,13 +64,21 @@ export function hostsInferenceComponents(facts: EndpointFacts): boolean {
  * with copies of the components and only reads the live endpoint, so the question never arises. --variants needs
  * a second variant, which components (bound to one VariantName) would not follow either.
  */
-export async function refuseInferenceComponentEndpoint(sagemaker: SageMakerClient, facts: EndpointFacts, clock: Clock, retry?: RetryPolicy): Promise<void> {
+export async function refuseInferenceComponentEndpoint(
+  sagemaker: SageMakerClient,
+  facts: EndpointFacts,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<void> {
   // Decided from the configuration already read: components exist only on an endpoint whose variant names no model,
   // so a model endpoint costs no extra call. The list only names them in the message; if it fails, the refusal stands.
   if (!hostsInferenceComponents(facts)) return;
   const components = await listEndpointInferenceComponents(sagemaker, facts.endpointName, clock, retry).catch(() => []);
   const names = components.map((c) => c.InferenceComponentName ?? '?');
-  const listed = names.length === 0 ? 'its configuration names no model on a variant (the inference-component form)' : `it hosts inference components (${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … ${names.length} in all` : ''})`;
+  const listed =
+    names.length === 0
+      ? 'its configuration names no model on a variant (the inference-component form)'
+      : `it hosts inference components (${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … ${names.length} in all` : ''})`;
   throw new AwsSetupError(
     'unsupported',
     `ab cannot run on endpoint '${facts.endpointName}': ${listed}. ab switches routing with UpdateEndpoint, which replaces the instance fleet for each strategy and again to restore the original; the components' copies live on those instances, and SageMaker does not document that a fleet replacement gives every component back with the copies it had, so ab could not guarantee the endpoint ends where it began. Nothing was changed. Rerun with --shadow: it compares the strategies on shadow endpoints (a copy of the configuration and of every component per strategy, side by side, deleted afterwards) and only reads this endpoint; it costs one more fleet per strategy while it runs, shown before anything is created (docs/validate.md, "Endpoints with inference components: --shadow").`,
@@ -76,23 +96,44 @@ export interface ComponentFacts {
 }
 
 /** DescribeInferenceComponent, checked against the endpoint; AwsSetupError naming what is wrong. */
-export async function describeComponentFacts(sagemaker: SageMakerClient, endpointName: string, componentName: string, clock: Clock, retry?: RetryPolicy): Promise<ComponentFacts> {
+export async function describeComponentFacts(
+  sagemaker: SageMakerClient,
+  endpointName: string,
+  componentName: string,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<ComponentFacts> {
   let described: DescribeInferenceComponentCommandOutput;
   try {
-    described = await withThrottlingRetry(`DescribeInferenceComponent ${componentName}`, () => sagemaker.send(new DescribeInferenceComponentCommand({ InferenceComponentName: componentName })), clock, retry);
+    described = await withThrottlingRetry(
+      `DescribeInferenceComponent ${componentName}`,
+      () => sagemaker.send(new DescribeInferenceComponentCommand({ InferenceComponentName: componentName })),
+      clock,
+      retry,
+    );
   } catch (err) {
     const e = err as { name?: string; message?: string };
     if (/could not find|not found|does not exist/i.test(e.message ?? '') || e.name === 'ResourceNotFound') {
-      throw new AwsSetupError('not-found', `inference component '${componentName}' does not exist in this account and region (check --inference-component and --region)`, { cause: err });
+      throw new AwsSetupError(
+        'not-found',
+        `inference component '${componentName}' does not exist in this account and region (check --inference-component and --region)`,
+        { cause: err },
+      );
     }
     throw err;
   }
   if (described.EndpointName !== endpointName) {
-    throw new AwsSetupError('not-found', `inference component '${componentName}' is on endpoint '${described.EndpointName ?? '?'}', not '${endpointName}'`);
+    throw new AwsSetupError(
+      'not-found',
+      `inference component '${componentName}' is on endpoint '${described.EndpointName ?? '?'}', not '${endpointName}'`,
+    );
   }
   const status = described.InferenceComponentStatus ?? 'unknown';
   if (status !== 'InService') {
-    throw new AwsSetupError('not-in-service', `inference component '${componentName}' is ${status}, not InService${described.FailureReason ? ` (${described.FailureReason})` : ''}`);
+    throw new AwsSetupError(
+      'not-in-service',
+      `inference component '${componentName}' is ${status}, not InService${described.FailureReason ? ` (${described.FailureReason})` : ''}`,
+    );
   }
   const spec = described.Specification;
   const baseComponent = spec?.BaseInferenceComponentName;
@@ -100,7 +141,8 @@ export async function describeComponentFacts(sagemaker: SageMakerClient, endpoin
   if (baseComponent !== undefined) servedModel = componentName;
   else {
     servedModel = servedModelFromEnvironment(spec?.Container?.Environment ?? {});
-    if (servedModel === undefined && spec?.ModelName !== undefined) servedModel = await servedModelName(sagemaker, spec.ModelName, clock, retry);
+    if (servedModel === undefined && spec?.ModelName !== undefined)
+      servedModel = await servedModelName(sagemaker, spec.ModelName, clock, retry);
   }
   return { name: componentName, status, baseComponent, servedModel };
 }

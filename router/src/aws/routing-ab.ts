@@ -19,7 +19,14 @@ import { finishCommands, TRANSITIONAL_STATES } from './ab-finish';
 import { AbPlanError, copyConfigName, deploymentFor, type AbPlan, type AbStrategy } from './ab-plan';
 import { readCloudWatchView, runWallWindow, type CloudWatchView } from './cloudwatch-view';
 import { gpusPerInstance, routingLabel } from './endpoint-facts';
-import { backoffDelayMs, classifyControlPlaneError, DEFAULT_RETRY_POLICY, ThrottlingExhaustedError, type Clock, type RetryPolicy } from './throttling-retry';
+import {
+  backoffDelayMs,
+  classifyControlPlaneError,
+  DEFAULT_RETRY_POLICY,
+  ThrottlingExhaustedError,
+  type Clock,
+  type RetryPolicy,
+} from './throttling-retry';
 import { partitionByVariant, variantFor } from './variant-split';
 
 /**
@@ -49,8 +56,15 @@ export class AbRunError extends Error {
 }
 
 export class WaiterTimeoutError extends AbRunError {
-  constructor(readonly endpointName: string, readonly expectedConfig: string, readonly waitedMs: number, readonly lastStatus: string) {
-    super(`endpoint '${endpointName}' was still ${lastStatus} after ${Math.round(waitedMs / 60000)} min waiting for configuration '${expectedConfig}'`);
+  constructor(
+    readonly endpointName: string,
+    readonly expectedConfig: string,
+    readonly waitedMs: number,
+    readonly lastStatus: string,
+  ) {
+    super(
+      `endpoint '${endpointName}' was still ${lastStatus} after ${Math.round(waitedMs / 60000)} min waiting for configuration '${expectedConfig}'`,
+    );
     this.name = 'WaiterTimeoutError';
   }
 }
@@ -64,8 +78,16 @@ export class UpdateFailedError extends AbRunError {
 
 /** A call that kept failing with errors worth retrying until its attempts or its deadline ran out. */
 export class RetriesExhaustedError extends AbRunError {
-  constructor(readonly what: string, readonly attempts: number, readonly lastError: unknown, why: string) {
-    super(`${what} failed ${attempts} time(s) (${why}); last error: ${(lastError as Error)?.name ?? 'Error'}: ${(lastError as Error)?.message ?? String(lastError)}`, { cause: lastError });
+  constructor(
+    readonly what: string,
+    readonly attempts: number,
+    readonly lastError: unknown,
+    why: string,
+  ) {
+    super(
+      `${what} failed ${attempts} time(s) (${why}); last error: ${(lastError as Error)?.name ?? 'Error'}: ${(lastError as Error)?.message ?? String(lastError)}`,
+      { cause: lastError },
+    );
     this.name = 'RetriesExhaustedError';
   }
 }
@@ -163,8 +185,16 @@ export interface AbOutcome {
   readonly notes: readonly string[];
   /** Shadow mode (shadow-ab.ts): what the run created and what is left, by kind; the live endpoint was only read. */
   readonly shadow?: {
-    readonly created: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
-    readonly left: { readonly components: readonly string[]; readonly endpoints: readonly string[]; readonly configs: readonly string[] };
+    readonly created: {
+      readonly components: readonly string[];
+      readonly endpoints: readonly string[];
+      readonly configs: readonly string[];
+    };
+    readonly left: {
+      readonly components: readonly string[];
+      readonly endpoints: readonly string[];
+      readonly configs: readonly string[];
+    };
     readonly leftHourlyUsd: number | undefined;
   };
 }
@@ -172,19 +202,33 @@ export interface AbOutcome {
 export { copyConfigName } from './ab-plan';
 
 /** CreateEndpointConfig input equal to the described configuration except each variant's RoutingConfig (undefined: unchanged). */
-export function configCopyInput(config: DescribeEndpointConfigCommandOutput, name: string, routing?: ProductionVariantRoutingConfig): CreateEndpointConfigCommandInput {
+export function configCopyInput(
+  config: DescribeEndpointConfigCommandOutput,
+  name: string,
+  routing?: ProductionVariantRoutingConfig,
+): CreateEndpointConfigCommandInput {
   // Output-only fields are left out; everything CreateEndpointConfig accepts is copied as described.
-  const { EndpointConfigName: _name, EndpointConfigArn: _arn, CreationTime: _created, $metadata: _meta, ...rest } = config;
+  const {
+    EndpointConfigName: _name,
+    EndpointConfigArn: _arn,
+    CreationTime: _created,
+    $metadata: _meta,
+    ...rest
+  } = config;
   return {
     ...rest,
     EndpointConfigName: name,
-    ProductionVariants: (config.ProductionVariants ?? []).map((v) => (routing === undefined ? { ...v } : { ...v, RoutingConfig: routing })),
+    ProductionVariants: (config.ProductionVariants ?? []).map((v) =>
+      routing === undefined ? { ...v } : { ...v, RoutingConfig: routing },
+    ),
   };
 }
 
 /** "Restored" in full: InService on `config` and no deployment pending. Nothing less counts. */
 export function isRestoredOn(d: DescribeEndpointCommandOutput, config: string): boolean {
-  return d.EndpointStatus === 'InService' && d.EndpointConfigName === config && d.PendingDeploymentSummary === undefined;
+  return (
+    d.EndpointStatus === 'InService' && d.EndpointConfigName === config && d.PendingDeploymentSummary === undefined
+  );
 }
 
 /** Configurations the endpoint uses now: current and pending deployment. */
@@ -197,7 +241,10 @@ export function configsInUse(d: DescribeEndpointCommandOutput): Set<string> {
 
 function isConfigNotFound(err: unknown): boolean {
   const e = err as { name?: string; message?: string };
-  return (e?.name === 'ValidationException' || e?.name === 'ResourceNotFound') && /could not find|not found|does not exist/i.test(e.message ?? '');
+  return (
+    (e?.name === 'ValidationException' || e?.name === 'ResourceNotFound') &&
+    /could not find|not found|does not exist/i.test(e.message ?? '')
+  );
 }
 
 function isAlreadyExists(err: unknown): boolean {
@@ -225,7 +272,12 @@ export class ControlPlaneCaller {
   private current: SageMakerClient;
 
   constructor(
-    private readonly deps: { readonly sagemaker: SageMakerClient; readonly renewSageMaker?: () => SageMakerClient; readonly clock: Clock; readonly log: (line: string) => void },
+    private readonly deps: {
+      readonly sagemaker: SageMakerClient;
+      readonly renewSageMaker?: () => SageMakerClient;
+      readonly clock: Clock;
+      readonly log: (line: string) => void;
+    },
     readonly retry: RetryPolicy = DEFAULT_RETRY_POLICY,
   ) {
     this.current = deps.sagemaker;
@@ -249,7 +301,9 @@ export class ControlPlaneCaller {
         } else if (this.deps.clock.now() + delay >= opts.deadline) {
           throw new RetriesExhaustedError(what, attempt, err, `${kind} errors until the restore's time limit`);
         }
-        this.deps.log(`${what}: ${kind === 'throttling' ? 'throttled' : `${(err as Error).name ?? 'error'}: ${(err as Error).message}`} (attempt ${attempt}); retrying in ${(delay / 1000).toFixed(1)} s`);
+        this.deps.log(
+          `${what}: ${kind === 'throttling' ? 'throttled' : `${(err as Error).name ?? 'error'}: ${(err as Error).message}`} (attempt ${attempt}); retrying in ${(delay / 1000).toFixed(1)} s`,
+        );
         await this.sleep(delay, opts.signal);
       }
     }
@@ -267,7 +321,9 @@ export class ControlPlaneCaller {
 
   private renewCredentials(what: string): void {
     if (this.deps.renewSageMaker === undefined) return;
-    this.deps.log(`${what}: the credentials expired; re-resolving the credential chain (refresh them now if they come from a login: aws sso login, new keys)`);
+    this.deps.log(
+      `${what}: the credentials expired; re-resolving the credential chain (refresh them now if they come from a login: aws sso login, new keys)`,
+    );
     const old = this.current;
     this.current = this.deps.renewSageMaker();
     if (old !== this.deps.sagemaker) old.destroy();
@@ -304,7 +360,11 @@ export class RoutingAb {
   }
 
   private describe(opts: CallOptions = {}): Promise<DescribeEndpointCommandOutput> {
-    return this.call(`DescribeEndpoint ${this.endpointName}`, (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })), opts);
+    return this.call(
+      `DescribeEndpoint ${this.endpointName}`,
+      (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: this.endpointName })),
+      opts,
+    );
   }
 
   /**
@@ -312,7 +372,11 @@ export class RoutingAb {
    * another configuration after a transition means SageMaker rolled the update back; UpdateRollbackFailed,
    * OutOfService, Failed and Deleting end the wait at once; the deadline ends it too.
    */
-  async waitForConfig(expected: string, timeoutMs: number, signal?: AbortSignal): Promise<DescribeEndpointCommandOutput> {
+  async waitForConfig(
+    expected: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<DescribeEndpointCommandOutput> {
     const started = this.deps.clock.now();
     const deadline = started + (this.options.switchTimeoutMs ?? timeoutMs);
     let sawTransition = false;
@@ -325,13 +389,19 @@ export class RoutingAb {
       if (isRestoredOn(d, expected)) return d;
       if (status === 'InService' && d.PendingDeploymentSummary === undefined) {
         // Right after UpdateEndpoint a describe may still show the old state; a rollback always passes through a transition.
-        if (sawTransition || polls >= 3) throw new UpdateFailedError(`the update to '${expected}' did not take: '${this.endpointName}' is InService on '${d.EndpointConfigName}'${reason}; SageMaker rolled it back`);
+        if (sawTransition || polls >= 3)
+          throw new UpdateFailedError(
+            `the update to '${expected}' did not take: '${this.endpointName}' is InService on '${d.EndpointConfigName}'${reason}; SageMaker rolled it back`,
+          );
       } else if (status === 'UpdateRollbackFailed') {
-        throw new UpdateFailedError(`the update to '${expected}' failed and so did its rollback: '${this.endpointName}' is UpdateRollbackFailed (serving a mix of configurations)${reason}`);
+        throw new UpdateFailedError(
+          `the update to '${expected}' failed and so did its rollback: '${this.endpointName}' is UpdateRollbackFailed (serving a mix of configurations)${reason}`,
+        );
       } else if (status === 'OutOfService' || status === 'Failed' || status === 'Deleting') {
         throw new UpdateFailedError(`endpoint '${this.endpointName}' is ${status}${reason}`);
       } else if (TRANSITIONAL_STATES.has(status) || d.PendingDeploymentSummary !== undefined) sawTransition = true;
-      if (this.deps.clock.now() >= deadline) throw new WaiterTimeoutError(this.endpointName, expected, this.deps.clock.now() - started, status);
+      if (this.deps.clock.now() >= deadline)
+        throw new WaiterTimeoutError(this.endpointName, expected, this.deps.clock.now() - started, status);
       await this.sleep(this.poll, signal);
     }
   }
@@ -342,20 +412,43 @@ export class RoutingAb {
     for (;;) {
       const d = await this.describe({ signal });
       if (!TRANSITIONAL_STATES.has(d.EndpointStatus ?? '') && d.PendingDeploymentSummary === undefined) return d;
-      if (this.deps.clock.now() - started >= timeoutMs) throw new WaiterTimeoutError(this.endpointName, d.EndpointConfigName ?? '', this.deps.clock.now() - started, d.EndpointStatus ?? 'unknown');
+      if (this.deps.clock.now() - started >= timeoutMs)
+        throw new WaiterTimeoutError(
+          this.endpointName,
+          d.EndpointConfigName ?? '',
+          this.deps.clock.now() - started,
+          d.EndpointStatus ?? 'unknown',
+        );
       this.deps.log(`endpoint is ${d.EndpointStatus}; waiting before the next switch`);
       await this.sleep(this.poll, signal);
     }
   }
 
-  private async switchTo(name: string, copy: DescribeEndpointConfigCommandOutput, signal: AbortSignal): Promise<DescribeEndpointCommandOutput> {
+  private async switchTo(
+    name: string,
+    copy: DescribeEndpointConfigCommandOutput,
+    signal: AbortSignal,
+  ): Promise<DescribeEndpointCommandOutput> {
     const { plan } = this.options;
     const initial = plan.facts.variants.reduce((n, v) => n + v.instanceCount, 0);
     const before = await this.settled(signal, deploymentFor(plan.facts.endpoint, copy, initial).waitMs);
-    if (before.EndpointStatus !== 'InService') throw new UpdateFailedError(`endpoint '${this.endpointName}' is ${before.EndpointStatus}, not InService; no switch is sent`);
-    const deployment = deploymentFor({ ...before, LastDeploymentConfig: plan.facts.endpoint.LastDeploymentConfig }, copy, initial);
-    this.deps.log(`UpdateEndpoint ${this.endpointName} → ${name} (${deployment.style}, ${deployment.batch} of ${deployment.instances} instance(s) per step); waiting for InService`);
-    await this.call(`UpdateEndpoint ${this.endpointName} → ${name}`, (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(name, deployment.deploymentConfig))), { signal }).catch(async (err: unknown) => {
+    if (before.EndpointStatus !== 'InService')
+      throw new UpdateFailedError(
+        `endpoint '${this.endpointName}' is ${before.EndpointStatus}, not InService; no switch is sent`,
+      );
+    const deployment = deploymentFor(
+      { ...before, LastDeploymentConfig: plan.facts.endpoint.LastDeploymentConfig },
+      copy,
+      initial,
+    );
+    this.deps.log(
+      `UpdateEndpoint ${this.endpointName} → ${name} (${deployment.style}, ${deployment.batch} of ${deployment.instances} instance(s) per step); waiting for InService`,
+    );
+    await this.call(
+      `UpdateEndpoint ${this.endpointName} → ${name}`,
+      (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(name, deployment.deploymentConfig))),
+      { signal },
+    ).catch(async (err: unknown) => {
       // A retried UpdateEndpoint whose first attempt took effect is refused as in progress: that deployment is ours.
       if (classifyControlPlaneError(err) !== 'in-progress') throw err;
       const d = await this.describe({ signal });
@@ -376,7 +469,9 @@ export class RoutingAb {
 
   private async createCopy(name: string, input: CreateEndpointConfigCommandInput, signal: AbortSignal): Promise<void> {
     try {
-      await this.call(`CreateEndpointConfig ${name}`, (sm) => sm.send(new CreateEndpointConfigCommand(input)), { signal });
+      await this.call(`CreateEndpointConfig ${name}`, (sm) => sm.send(new CreateEndpointConfigCommand(input)), {
+        signal,
+      });
     } catch (err) {
       // A retry after a lost answer finds the copy the first attempt made (the name carries this run's id).
       if (!isAlreadyExists(err)) throw err;
@@ -396,7 +491,18 @@ export class RoutingAb {
         failure = err as Error;
       }
       await this.readCloudWatch(runs, signal);
-      return { runs, interrupted: signal.aborted, failure, restored: true, finished: true, createdConfigs: [], deletedConfigs: [], leftConfigs: [], finishCommands: [], notes: this.notes };
+      return {
+        runs,
+        interrupted: signal.aborted,
+        failure,
+        restored: true,
+        finished: true,
+        createdConfigs: [],
+        deletedConfigs: [],
+        leftConfigs: [],
+        finishCommands: [],
+        notes: this.notes,
+      };
     }
     // Names whose CreateEndpointConfig was sent: each may exist, so the restore deletes each.
     const attempted: string[] = [];
@@ -409,7 +515,7 @@ export class RoutingAb {
         attempted.push(name);
         const input = configCopyInput(plan.facts.config, name, strategy.routing);
         await this.createCopy(name, input, signal);
-        copies.set(name, { ...plan.facts.config, ...input } as DescribeEndpointConfigCommandOutput);
+        copies.set(name, { ...plan.facts.config, ...input });
       }
       for (const [index, strategy] of plan.strategies.entries()) {
         const name = attempted[index];
@@ -417,7 +523,11 @@ export class RoutingAb {
         this.deps.log(`[${strategy.label}] switching to ${name}`);
         const live = await this.switchTo(name, copies.get(name)!, signal);
         this.deps.log(`[${strategy.label}] InService; running the workload`);
-        runs.push({ ...(await this.runOne(strategy, name, signal)), instanceCounts: instanceCountsOf(live), gpusPerInstance: gpusPerInstance(plan.facts.variants[0]?.instanceType) });
+        runs.push({
+          ...(await this.runOne(strategy, name, signal)),
+          instanceCounts: instanceCountsOf(live),
+          gpusPerInstance: gpusPerInstance(plan.facts.variants[0]?.instanceType),
+        });
       }
     } catch (err) {
       if (!(err instanceof AbAbortedError) || !signal.aborted) failure = err as Error;
@@ -454,7 +564,13 @@ export class RoutingAb {
   private async runOne(strategy: AbStrategy, configName: string, signal: AbortSignal): Promise<AbRunRecord> {
     const before = this.deps.clock.now();
     const result = await this.deps.runWorkload({ label: strategy.label, signal });
-    return { label: strategy.label, routing: strategy.routing, configName, result, wallWindow: runWallWindow(before, result) };
+    return {
+      label: strategy.label,
+      routing: strategy.routing,
+      configName,
+      result,
+      wallWindow: runWallWindow(before, result),
+    };
   }
 
   private async runVariants(signal: AbortSignal): Promise<AbRunRecord[]> {
@@ -486,16 +602,28 @@ export class RoutingAb {
   private async ensureOriginal(deadline: number): Promise<boolean> {
     const original = this.options.plan.facts.configName;
     try {
-      await this.call(`DescribeEndpointConfig ${original}`, (sm) => sm.send(new DescribeEndpointConfigCommand({ EndpointConfigName: original })), { deadline });
+      await this.call(
+        `DescribeEndpointConfig ${original}`,
+        (sm) => sm.send(new DescribeEndpointConfigCommand({ EndpointConfigName: original })),
+        { deadline },
+      );
       return false;
     } catch (err) {
       if (!isConfigNotFound(err)) throw err;
     }
     this.originalGone = true;
-    this.deps.log(`restore: the original configuration ${original} was deleted meanwhile; recreating it from the description read before the run`);
-    this.notes.push(`The original configuration ${original} had been deleted during the run; it was recreated from the description read before the run (same name and settings).`);
+    this.deps.log(
+      `restore: the original configuration ${original} was deleted meanwhile; recreating it from the description read before the run`,
+    );
+    this.notes.push(
+      `The original configuration ${original} had been deleted during the run; it was recreated from the description read before the run (same name and settings).`,
+    );
     try {
-      await this.call(`CreateEndpointConfig ${original}`, (sm) => sm.send(new CreateEndpointConfigCommand(configCopyInput(this.options.plan.facts.config, original))), { deadline });
+      await this.call(
+        `CreateEndpointConfig ${original}`,
+        (sm) => sm.send(new CreateEndpointConfigCommand(configCopyInput(this.options.plan.facts.config, original))),
+        { deadline },
+      );
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
@@ -506,7 +634,11 @@ export class RoutingAb {
   private restoreTimeoutMs(): number {
     if (this.options.restoreTimeoutMs !== undefined) return this.options.restoreTimeoutMs;
     const { facts } = this.options.plan;
-    const wait = deploymentFor(facts.endpoint, facts.config, facts.variants.reduce((n, v) => n + v.instanceCount, 0)).waitMs;
+    const wait = deploymentFor(
+      facts.endpoint,
+      facts.config,
+      facts.variants.reduce((n, v) => n + v.instanceCount, 0),
+    ).waitMs;
     return Math.max(3_600_000, 2 * (this.options.switchTimeoutMs ?? wait));
   }
 
@@ -515,6 +647,7 @@ export class RoutingAb {
    * deleted) until the endpoint is InService on it with nothing pending, then delete every copy the endpoint does
    * not use. Not abortable (it is what an abort leads to); bounded by the restore's time limit.
    */
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private async restore(attempted: readonly string[]): Promise<{
     error?: Error;
     deleted: string[];
@@ -531,37 +664,70 @@ export class RoutingAb {
     let deploymentConfig = deploymentFor(facts.endpoint, facts.config, initial).deploymentConfig;
     let sent = 0;
     const snapshot = (): EndpointSnapshot | undefined =>
-      last === undefined ? undefined : { status: last.EndpointStatus ?? 'unknown', configName: last.EndpointConfigName, pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName, failureReason: last.FailureReason };
+      last === undefined
+        ? undefined
+        : {
+            status: last.EndpointStatus ?? 'unknown',
+            configName: last.EndpointConfigName,
+            pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName,
+            failureReason: last.FailureReason,
+          };
     const unrestored = (error: Error, deleted: string[] = []) => {
       this.deps.log(`restore FAILED: ${error.message}`);
       // The copies stay: any of them may be what the endpoint runs now.
-      return { error, deleted, left: attempted.filter((n) => !deleted.includes(n)), snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
+      return {
+        error,
+        deleted,
+        left: attempted.filter((n) => !deleted.includes(n)),
+        snapshot: snapshot(),
+        deploymentConfig,
+        originalMissing: this.originalGone,
+      };
     };
     try {
       for (;;) {
         last = await this.describe({ deadline });
         const status = last.EndpointStatus ?? 'unknown';
         if (isRestoredOn(last, original)) break;
-        if (this.deps.clock.now() >= deadline) throw new AbRunError(`the restore's time limit ran out with '${this.endpointName}' ${status} on '${last.EndpointConfigName}'`);
+        if (this.deps.clock.now() >= deadline)
+          throw new AbRunError(
+            `the restore's time limit ran out with '${this.endpointName}' ${status} on '${last.EndpointConfigName}'`,
+          );
         if (TRANSITIONAL_STATES.has(status) || last.PendingDeploymentSummary !== undefined) {
-          this.deps.log(`restore: endpoint is ${status}${last.PendingDeploymentSummary ? ` (deploying ${last.PendingDeploymentSummary.EndpointConfigName})` : ''}; waiting before switching back`);
+          this.deps.log(
+            `restore: endpoint is ${status}${last.PendingDeploymentSummary ? ` (deploying ${last.PendingDeploymentSummary.EndpointConfigName})` : ''}; waiting before switching back`,
+          );
           await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
           continue;
         }
         if (status === 'Failed' || status === 'Deleting') {
-          throw new AbRunError(`endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`);
+          throw new AbRunError(
+            `endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`,
+          );
         }
         if (sent >= MAX_RESTORE_DEPLOYMENTS) {
-          throw new AbRunError(`${sent} restore deployments did not bring '${this.endpointName}' back: it is ${status} on '${last.EndpointConfigName}'${last.FailureReason ? ` (${last.FailureReason})` : ''}`);
+          throw new AbRunError(
+            `${sent} restore deployments did not bring '${this.endpointName}' back: it is ${status} on '${last.EndpointConfigName}'${last.FailureReason ? ` (${last.FailureReason})` : ''}`,
+          );
         }
         // InService on a copy, UpdateRollbackFailed (a mixed fleet, whatever name it shows) or OutOfService: switch back.
         await this.ensureOriginal(deadline);
         // LastDeploymentConfig is now the tool's own last one: the endpoint's own is the one read before the run.
-        const deployment = deploymentFor({ ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig }, facts.config, initial);
+        const deployment = deploymentFor(
+          { ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig },
+          facts.config,
+          initial,
+        );
         deploymentConfig = deployment.deploymentConfig;
-        this.deps.log(`restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`);
+        this.deps.log(
+          `restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`,
+        );
         try {
-          await this.call(`UpdateEndpoint ${this.endpointName} → ${original}`, (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(original, deployment.deploymentConfig))), { deadline });
+          await this.call(
+            `UpdateEndpoint ${this.endpointName} → ${original}`,
+            (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(original, deployment.deploymentConfig))),
+            { deadline },
+          );
           sent++;
         } catch (err) {
           // Refused because a deployment (maybe this very update, sent before an answer was lost) runs: wait it out.
@@ -575,7 +741,9 @@ export class RoutingAb {
     } catch (err) {
       // Whatever went wrong, the finishing commands switch to the original configuration: make sure it exists
       // (one more try, past the deadline if need be); if it cannot be, they recreate it from the saved file.
-      await this.ensureOriginal(this.deps.clock.now() + backoffDelayMs(1, this.deps.clock, this.retry) + 1).catch(() => undefined);
+      await this.ensureOriginal(this.deps.clock.now() + backoffDelayMs(1, this.deps.clock, this.retry) + 1).catch(
+        () => undefined,
+      );
       return unrestored(err as Error);
     }
     const deleted: string[] = [];
@@ -588,10 +756,16 @@ export class RoutingAb {
         // A mixed fleet (UpdateRollbackFailed) may run a configuration DescribeEndpoint does not name: delete nothing then.
         if (configsInUse(d).has(name) || d.EndpointStatus === 'UpdateRollbackFailed') {
           left.push(name);
-          this.notes.push(`Configuration ${name} was not deleted: the endpoint uses it (${d.EndpointStatus} on ${d.EndpointConfigName}).`);
+          this.notes.push(
+            `Configuration ${name} was not deleted: the endpoint uses it (${d.EndpointStatus} on ${d.EndpointConfigName}).`,
+          );
           continue;
         }
-        await this.call(`DeleteEndpointConfig ${name}`, (sm) => sm.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })), { deadline });
+        await this.call(
+          `DeleteEndpointConfig ${name}`,
+          (sm) => sm.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })),
+          { deadline },
+        );
         deleted.push(name);
       } catch (err) {
         if (isConfigNotFound(err)) {
@@ -599,7 +773,9 @@ export class RoutingAb {
           continue;
         }
         left.push(name);
-        this.notes.push(`Could not delete endpoint configuration ${name} (${(err as Error).message}); delete it by hand: aws sagemaker delete-endpoint-config --endpoint-config-name ${name}`);
+        this.notes.push(
+          `Could not delete endpoint configuration ${name} (${(err as Error).message}); delete it by hand: aws sagemaker delete-endpoint-config --endpoint-config-name ${name}`,
+        );
       }
     }
     try {
@@ -619,7 +795,9 @@ export class RoutingAb {
     const lastEnd = Math.max(...runs.map((r) => r.wallWindow.endMs));
     const wait = lastEnd + delay - this.deps.clock.now();
     if (wait > 0) {
-      this.deps.log(`waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the last run's metrics${signal.aborted ? '' : ' (a signal skips the wait and reads what is there)'}`);
+      this.deps.log(
+        `waiting ${Math.ceil(wait / 1000)} s for CloudWatch to publish the last run's metrics${signal.aborted ? '' : ' (a signal skips the wait and reads what is there)'}`,
+      );
       try {
         if (!signal.aborted) await this.deps.clock.sleep(wait, signal);
       } catch {
@@ -649,12 +827,13 @@ export class RoutingAb {
   }
 }
 
-
 /** Variants mode needs ≥ 2 variants that differ only in name, RoutingConfig and weight; returns what else differs. */
 export function checkVariantsComparable(config: DescribeEndpointConfigCommandOutput): void {
   const variants = config.ProductionVariants ?? [];
   if (variants.length < 2) {
-    throw new AbPlanError(`--variants needs an endpoint with at least two production variants (got ${variants.length}); deploy the two-variant example (examples/routing-ab-variants-stack.ts)`);
+    throw new AbPlanError(
+      `--variants needs an endpoint with at least two production variants (got ${variants.length}); deploy the two-variant example (examples/routing-ab-variants-stack.ts)`,
+    );
   }
   const strip = (v: (typeof variants)[number]): string => {
     const { VariantName: _n, RoutingConfig: _r, InitialVariantWeight: _w, ...rest } = v;
@@ -673,7 +852,9 @@ export function checkVariantsComparable(config: DescribeEndpointConfigCommandOut
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -681,6 +862,7 @@ function canonicalJson(value: unknown): string {
 
 function instanceCountsOf(d: DescribeEndpointCommandOutput): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const v of d.ProductionVariants ?? []) if (v.VariantName !== undefined) counts[v.VariantName] = v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0;
+  for (const v of d.ProductionVariants ?? [])
+    if (v.VariantName !== undefined) counts[v.VariantName] = v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0;
   return counts;
 }

@@ -92,8 +92,7 @@ export interface ChatAnswer {
 }
 
 export type ChatStreamEvent =
-  | { readonly type: 'delta'; readonly text: string }
-  | { readonly type: 'usage'; readonly usage: ChatUsage };
+  { readonly type: 'delta'; readonly text: string } | { readonly type: 'usage'; readonly usage: ChatUsage };
 
 /** The answer to `stream()`: iterate it for deltas (then the usage, when the engine sends it). */
 export interface ChatStream extends AsyncIterable<ChatStreamEvent> {
@@ -104,7 +103,9 @@ export interface ChatStream extends AsyncIterable<ChatStreamEvent> {
 export const DEFAULT_MAX_SOCKETS = 256;
 
 /** Builds an SDK runtime client with enough sockets for concurrent streams (the SDK's default is 50). */
-export function createRuntimeClient(options: Pick<PrefixAwareLlmClientOptions, 'region' | 'maxAttempts' | 'maxSockets' | 'sdkConfig'> = {}): SageMakerRuntimeClient {
+export function createRuntimeClient(
+  options: Pick<PrefixAwareLlmClientOptions, 'region' | 'maxAttempts' | 'maxSockets' | 'sdkConfig'> = {},
+): SageMakerRuntimeClient {
   const maxSockets = options.maxSockets ?? DEFAULT_MAX_SOCKETS;
   return new SageMakerRuntimeClient({
     ...(options.region !== undefined ? { region: options.region } : {}),
@@ -121,7 +122,11 @@ export function createRuntimeClient(options: Pick<PrefixAwareLlmClientOptions, '
 type HeaderSink = { headers: Record<string, string> };
 
 /** Adds a middleware to one command that copies the raw response headers out (the SDK models only a few). */
-function captureHeaders<C extends { middlewareStack: { add: (...args: never[]) => unknown } }>(command: C, sink: HeaderSink): C {
+function captureHeaders<C extends { middlewareStack: { add: (...args: never[]) => unknown } }>(
+  command: C,
+  sink: HeaderSink,
+): C {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it: C's add takes never[]
   (command.middlewareStack as unknown as { add(mw: unknown, opts: unknown): void }).add(
     (next: (args: unknown) => Promise<{ response: unknown }>) => async (args: unknown) => {
       const out = await next(args);
@@ -148,7 +153,11 @@ function num(v: unknown): number | undefined {
 export function usageOf(value: unknown): ChatUsage | undefined {
   if (!isObject(value)) return undefined;
   const details = isObject(value.prompt_tokens_details) ? value.prompt_tokens_details : undefined;
-  return { promptTokens: num(value.prompt_tokens), completionTokens: num(value.completion_tokens), cachedTokens: details ? num(details.cached_tokens) : undefined };
+  return {
+    promptTokens: num(value.prompt_tokens),
+    completionTokens: num(value.completion_tokens),
+    cachedTokens: details ? num(details.cached_tokens) : undefined,
+  };
 }
 
 export class PrefixAwareLlmClient {
@@ -184,7 +193,9 @@ export class PrefixAwareLlmClient {
     const payload = encoder.encode(JSON.stringify({ ...body, stream: false }));
     let out;
     try {
-      out = await this.sdk.send(captureHeaders(new InvokeEndpointCommand(this.input(payload, options)), sink), { abortSignal: options.signal });
+      out = await this.sdk.send(captureHeaders(new InvokeEndpointCommand(this.input(payload, options)), sink), {
+        abortSignal: options.signal,
+      });
     } catch (err) {
       throw toLlmError(err, this.endpointName);
     }
@@ -195,10 +206,18 @@ export class PrefixAwareLlmClient {
     } catch {
       // not JSON: returned as text
     }
-    const choice = isObject(parsed) && Array.isArray(parsed.choices) && isObject(parsed.choices[0]) ? parsed.choices[0] : undefined;
+    const choice =
+      isObject(parsed) && Array.isArray(parsed.choices) && isObject(parsed.choices[0]) ? parsed.choices[0] : undefined;
     const message = choice && isObject(choice.message) ? choice.message : undefined;
     return {
-      text: typeof message?.content === 'string' ? message.content : typeof choice?.text === 'string' ? choice.text : typeof parsed === 'string' ? parsed : '',
+      text:
+        typeof message?.content === 'string'
+          ? message.content
+          : typeof choice?.text === 'string'
+            ? choice.text
+            : typeof parsed === 'string'
+              ? parsed
+              : '',
       usage: isObject(parsed) ? usageOf(parsed.usage) : undefined,
       finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined,
       variant: out.InvokedProductionVariant,
@@ -216,9 +235,12 @@ export class PrefixAwareLlmClient {
     const payload = encoder.encode(JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }));
     let out;
     try {
-      out = await this.sdk.send(captureHeaders(new InvokeEndpointWithResponseStreamCommand(this.input(payload, options)), sink), {
-        abortSignal: options.signal,
-      });
+      out = await this.sdk.send(
+        captureHeaders(new InvokeEndpointWithResponseStreamCommand(this.input(payload, options)), sink),
+        {
+          abortSignal: options.signal,
+        },
+      );
     } catch (err) {
       throw toLlmError(err, this.endpointName);
     }
@@ -254,17 +276,31 @@ function* readEvent(type: string, data: string, endpointName: string): Generator
   try {
     value = JSON.parse(trimmed);
   } catch {
-    throw new LlmStreamError(`the response stream of ${endpointName} carried an event that is not JSON`, undefined, undefined, undefined);
+    throw new LlmStreamError(
+      `the response stream of ${endpointName} carried an event that is not JSON`,
+      undefined,
+      undefined,
+      undefined,
+    );
   }
   const error = openAiErrorOf(value);
   if (error !== undefined || type === 'error') {
-    throw new LlmModelError(`the model container of ${endpointName} failed mid-stream: ${error?.message ?? trimmed.slice(0, 200)}`, undefined, error?.message, undefined, undefined, error?.code, undefined);
+    throw new LlmModelError(
+      `the model container of ${endpointName} failed mid-stream: ${error?.message ?? trimmed.slice(0, 200)}`,
+      undefined,
+      error?.message,
+      undefined,
+      undefined,
+      error?.code,
+      undefined,
+    );
   }
   if (!isObject(value)) return;
   for (const choice of Array.isArray(value.choices) ? value.choices : []) {
     if (!isObject(choice)) continue;
     const delta = isObject(choice.delta) ? choice.delta : undefined;
-    const text = typeof delta?.content === 'string' ? delta.content : typeof choice.text === 'string' ? choice.text : '';
+    const text =
+      typeof delta?.content === 'string' ? delta.content : typeof choice.text === 'string' ? choice.text : '';
     if (text !== '') yield { type: 'delta', text };
   }
   const usage = usageOf(value.usage);

@@ -3,7 +3,16 @@
  * can branch on the class (retry later, fix the request, read the container's log) instead of parsing the
  * SDK's exception names.
  */
-export type LlmErrorKind = 'throttled' | 'model' | 'validation' | 'unavailable' | 'credentials' | 'access-denied' | 'aborted' | 'stream' | 'unknown';
+export type LlmErrorKind =
+  | 'throttled'
+  | 'model'
+  | 'validation'
+  | 'unavailable'
+  | 'credentials'
+  | 'access-denied'
+  | 'aborted'
+  | 'stream'
+  | 'unknown';
 
 export class LlmEndpointError extends Error {
   constructor(
@@ -25,7 +34,14 @@ export class LlmEndpointError extends Error {
 /** The endpoint (or the account's quota) refused the rate: the SDK retried and gave up. */
 export class LlmThrottledError extends LlmEndpointError {
   constructor(message: string, statusCode: number | undefined, awsErrorName: string | undefined, cause: unknown) {
-    super('throttled', message, 'slow down, raise maxAttempts, or ask for a higher invocation quota', statusCode, awsErrorName, { cause });
+    super(
+      'throttled',
+      message,
+      'slow down, raise maxAttempts, or ask for a higher invocation quota',
+      statusCode,
+      awsErrorName,
+      { cause },
+    );
     this.name = 'LlmThrottledError';
   }
 }
@@ -47,7 +63,9 @@ export class LlmModelError extends LlmEndpointError {
     super(
       'model',
       message,
-      logStreamArn ? `read the container log ${logStreamArn}` : 'read the container log in /aws/sagemaker/Endpoints/<endpoint-name>',
+      logStreamArn
+        ? `read the container log ${logStreamArn}`
+        : 'read the container log in /aws/sagemaker/Endpoints/<endpoint-name>',
       statusCode,
       awsErrorName,
       { cause },
@@ -59,7 +77,14 @@ export class LlmModelError extends LlmEndpointError {
 /** SageMaker rejected the request before the container saw it: bad body, bad PrefixAwareId, unknown endpoint or variant. */
 export class LlmValidationError extends LlmEndpointError {
   constructor(message: string, statusCode: number | undefined, awsErrorName: string | undefined, cause: unknown) {
-    super('validation', message, 'fix the request (endpoint name, variant, body, PrefixAwareId of 1–64 printable ASCII characters)', statusCode, awsErrorName, { cause });
+    super(
+      'validation',
+      message,
+      'fix the request (endpoint name, variant, body, PrefixAwareId of 1–64 printable ASCII characters)',
+      statusCode,
+      awsErrorName,
+      { cause },
+    );
     this.name = 'LlmValidationError';
   }
 }
@@ -67,23 +92,48 @@ export class LlmValidationError extends LlmEndpointError {
 /** No instance could take the request (endpoint updating, instances unhealthy, internal failure). */
 export class LlmUnavailableError extends LlmEndpointError {
   constructor(message: string, statusCode: number | undefined, awsErrorName: string | undefined, cause: unknown) {
-    super('unavailable', message, 'retry later; check the endpoint is InService and its instances healthy', statusCode, awsErrorName, { cause });
+    super(
+      'unavailable',
+      message,
+      'retry later; check the endpoint is InService and its instances healthy',
+      statusCode,
+      awsErrorName,
+      { cause },
+    );
     this.name = 'LlmUnavailableError';
   }
 }
 
 /** The stream broke after it started (ModelStreamError, InternalStreamFailure, a cut connection). */
 export class LlmStreamError extends LlmEndpointError {
-  constructor(message: string, readonly errorCode: string | undefined, awsErrorName: string | undefined, cause: unknown) {
-    super('stream', message, 'retry the request; the text received so far is incomplete', undefined, awsErrorName, { cause });
+  constructor(
+    message: string,
+    readonly errorCode: string | undefined,
+    awsErrorName: string | undefined,
+    cause: unknown,
+  ) {
+    super('stream', message, 'retry the request; the text received so far is incomplete', undefined, awsErrorName, {
+      cause,
+    });
     this.name = 'LlmStreamError';
   }
 }
 
 const THROTTLING = new Set(['ThrottlingException', 'TooManyRequestsException', 'Throttling', 'RequestLimitExceeded']);
-const UNAVAILABLE = new Set(['ServiceUnavailable', 'ModelNotReadyException', 'InternalFailure', 'InternalDependencyException']);
+const UNAVAILABLE = new Set([
+  'ServiceUnavailable',
+  'ModelNotReadyException',
+  'InternalFailure',
+  'InternalDependencyException',
+]);
 const STREAM = new Set(['ModelStreamError', 'InternalStreamFailure']);
-const CREDENTIALS = new Set(['CredentialsProviderError', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'IncompleteSignature']);
+const CREDENTIALS = new Set([
+  'CredentialsProviderError',
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+  'IncompleteSignature',
+]);
 
 interface SdkErrorShape {
   name?: string;
@@ -103,11 +153,20 @@ export function toLlmError(err: unknown, endpointName: string): LlmEndpointError
   const status = e.$metadata?.httpStatusCode;
   const message = (e.message ?? String(err)).slice(0, 500);
   if (name === 'AbortError') {
-    return new LlmEndpointError('aborted', `request to ${endpointName} was aborted`, 'nothing to do: the caller cancelled it', status, name, { cause: err });
+    return new LlmEndpointError(
+      'aborted',
+      `request to ${endpointName} was aborted`,
+      'nothing to do: the caller cancelled it',
+      status,
+      name,
+      { cause: err },
+    );
   }
   // Names first: ModelNotReadyException also answers 429 but means "not loaded yet", not "too fast".
-  if (name !== undefined && UNAVAILABLE.has(name)) return new LlmUnavailableError(`${endpointName} could not serve the request: ${message}`, status, name, err);
-  if ((name !== undefined && THROTTLING.has(name)) || status === 429) return new LlmThrottledError(`${endpointName} throttled the request: ${message}`, status, name, err);
+  if (name !== undefined && UNAVAILABLE.has(name))
+    return new LlmUnavailableError(`${endpointName} could not serve the request: ${message}`, status, name, err);
+  if ((name !== undefined && THROTTLING.has(name)) || status === 429)
+    return new LlmThrottledError(`${endpointName} throttled the request: ${message}`, status, name, err);
   if (name === 'ModelError') {
     return new LlmModelError(
       `the model container of ${endpointName} answered ${e.OriginalStatusCode ?? 'an error'}: ${e.OriginalMessage ?? message}`,
@@ -119,13 +178,36 @@ export function toLlmError(err: unknown, endpointName: string): LlmEndpointError
       err,
     );
   }
-  if (name === 'ValidationError' || name === 'ValidationException') return new LlmValidationError(`${endpointName} rejected the request: ${message}`, status, name, err);
-  if (name !== undefined && STREAM.has(name)) return new LlmStreamError(`the response stream of ${endpointName} failed: ${message}`, e.ErrorCode, name, err);
+  if (name === 'ValidationError' || name === 'ValidationException')
+    return new LlmValidationError(`${endpointName} rejected the request: ${message}`, status, name, err);
+  if (name !== undefined && STREAM.has(name))
+    return new LlmStreamError(`the response stream of ${endpointName} failed: ${message}`, e.ErrorCode, name, err);
   if (name !== undefined && CREDENTIALS.has(name)) {
-    return new LlmEndpointError('credentials', `no valid AWS credentials for ${endpointName}: ${message}`, 'configure credentials (AWS_PROFILE, environment, SSO or an instance role)', status, name, { cause: err });
+    return new LlmEndpointError(
+      'credentials',
+      `no valid AWS credentials for ${endpointName}: ${message}`,
+      'configure credentials (AWS_PROFILE, environment, SSO or an instance role)',
+      status,
+      name,
+      { cause: err },
+    );
   }
   if (name === 'AccessDeniedException' || status === 403) {
-    return new LlmEndpointError('access-denied', `not allowed to invoke ${endpointName}: ${message}`, 'grant sagemaker:InvokeEndpoint on the endpoint (PrefixAwareLlmEndpoint.grantInvoke); it also authorizes InvokeEndpointWithResponseStream', status, name, { cause: err });
+    return new LlmEndpointError(
+      'access-denied',
+      `not allowed to invoke ${endpointName}: ${message}`,
+      'grant sagemaker:InvokeEndpoint on the endpoint (PrefixAwareLlmEndpoint.grantInvoke); it also authorizes InvokeEndpointWithResponseStream',
+      status,
+      name,
+      { cause: err },
+    );
   }
-  return new LlmEndpointError('unknown', `invoking ${endpointName} failed: ${message}`, 'retry; if it persists, check the endpoint and network', status, name, { cause: err });
+  return new LlmEndpointError(
+    'unknown',
+    `invoking ${endpointName} failed: ${message}`,
+    'retry; if it persists, check the endpoint and network',
+    status,
+    name,
+    { cause: err },
+  );
 }

@@ -22,7 +22,14 @@ import { AbPlanError, MINUTES_PER_STEP, usd, type AbStrategy } from './ab-plan';
 import { runWallWindow } from './cloudwatch-view';
 import { AwsSetupError, isNotFound, routingLabel, type EndpointFacts } from './endpoint-facts';
 import { listEndpointInferenceComponents } from './inference-components';
-import { AbAbortedError, AbRunError, configCopyInput, ControlPlaneCaller, RetriesExhaustedError, type CallOptions } from './routing-ab';
+import {
+  AbAbortedError,
+  AbRunError,
+  configCopyInput,
+  ControlPlaneCaller,
+  RetriesExhaustedError,
+  type CallOptions,
+} from './routing-ab';
 import { SAGEMAKER_NAME_MAX_LENGTH } from './sagemaker-names';
 import { classifyControlPlaneError, withThrottlingRetry, type Clock, type RetryPolicy } from './throttling-retry';
 
@@ -64,24 +71,53 @@ export interface LiveComponent {
 }
 
 /** Every component of the live endpoint (List + Describe, read-only), bases before adapters. */
-export async function readLiveComponents(sagemaker: SageMakerClient, endpointName: string, clock: Clock, retry?: RetryPolicy): Promise<LiveComponent[]> {
+export async function readLiveComponents(
+  sagemaker: SageMakerClient,
+  endpointName: string,
+  clock: Clock,
+  retry?: RetryPolicy,
+): Promise<LiveComponent[]> {
   const summaries = await listEndpointInferenceComponents(sagemaker, endpointName, clock, retry);
   const out: LiveComponent[] = [];
   for (const summary of summaries) {
     const name = summary.InferenceComponentName ?? '';
-    const d = await withThrottlingRetry(`DescribeInferenceComponent ${name}`, () => sagemaker.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })), clock, retry);
+    const d = await withThrottlingRetry(
+      `DescribeInferenceComponent ${name}`,
+      () => sagemaker.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })),
+      clock,
+      retry,
+    );
     if (d.InferenceComponentStatus !== 'InService') {
-      throw new AwsSetupError('not-in-service', `inference component '${name}' of '${endpointName}' is ${d.InferenceComponentStatus ?? 'unknown'}, not InService: --shadow copies the endpoint as it serves; rerun once it is InService`);
+      throw new AwsSetupError(
+        'not-in-service',
+        `inference component '${name}' of '${endpointName}' is ${d.InferenceComponentStatus ?? 'unknown'}, not InService: --shadow copies the endpoint as it serves; rerun once it is InService`,
+      );
     }
     // A component created per instance type has Specifications instead (the first names its model and base as well).
     const spec = d.Specification ?? d.Specifications?.[0] ?? {};
-    const perType = d.Specifications !== undefined && d.Specifications.length > 0 ? { specifications: d.Specifications } : {};
-    out.push({ name, variant: d.VariantName ?? '', specification: spec, ...perType, copies: d.RuntimeConfig?.CurrentCopyCount ?? d.RuntimeConfig?.DesiredCopyCount ?? 0, base: spec.BaseInferenceComponentName });
+    const perType =
+      d.Specifications !== undefined && d.Specifications.length > 0 ? { specifications: d.Specifications } : {};
+    out.push({
+      name,
+      variant: d.VariantName ?? '',
+      specification: spec,
+      ...perType,
+      copies: d.RuntimeConfig?.CurrentCopyCount ?? d.RuntimeConfig?.DesiredCopyCount ?? 0,
+      base: spec.BaseInferenceComponentName,
+    });
   }
   const names = new Set(out.map((c) => c.name));
   const orphan = out.find((c) => c.base !== undefined && !names.has(c.base));
-  if (orphan !== undefined) throw new AwsSetupError('unsupported', `adapter '${orphan.name}' names base component '${orphan.base}', which is not on '${endpointName}'`);
-  if (out.length === 0) throw new AwsSetupError('unsupported', `endpoint '${endpointName}' hosts no inference component: nothing to copy onto a shadow`);
+  if (orphan !== undefined)
+    throw new AwsSetupError(
+      'unsupported',
+      `adapter '${orphan.name}' names base component '${orphan.base}', which is not on '${endpointName}'`,
+    );
+  if (out.length === 0)
+    throw new AwsSetupError(
+      'unsupported',
+      `endpoint '${endpointName}' hosts no inference component: nothing to copy onto a shadow`,
+    );
   return [...out.filter((c) => c.base === undefined), ...out.filter((c) => c.base !== undefined)];
 }
 
@@ -140,6 +176,7 @@ export const SHADOW_DELETE_MINUTES = 10;
 /** Tag on every resource a shadow run creates, so a leftover can be found by its run. */
 export const SHADOW_RUN_TAG = 'prefix-router:ab-run';
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function buildShadowPlan(input: {
   facts: EndpointFacts;
   components: readonly LiveComponent[];
@@ -150,7 +187,12 @@ export function buildShadowPlan(input: {
   runSeconds: number;
 }): ShadowPlan {
   const { facts, components, runId } = input;
-  const target = input.target === undefined ? (components.length === 1 ? components[0] : undefined) : components.find((c) => c.name === input.target);
+  const target =
+    input.target === undefined
+      ? components.length === 1
+        ? components[0]
+        : undefined
+      : components.find((c) => c.name === input.target);
   if (target === undefined) {
     throw new AbPlanError(
       input.target === undefined
@@ -159,14 +201,22 @@ export function buildShadowPlan(input: {
     );
   }
   const tags: Tag[] = [{ Key: SHADOW_RUN_TAG, Value: runId }];
-  const countOf = (variant: string | undefined): number => Math.max(1, facts.variants.find((v) => v.name === variant)?.instanceCount ?? 1);
+  const countOf = (variant: string | undefined): number =>
+    Math.max(1, facts.variants.find((v) => v.name === variant)?.instanceCount ?? 1);
   const fleets = input.strategies.map((strategy, index): ShadowFleet => {
     const name = (live: string): string => shadowResourceName(runId, index, live);
     const endpointName = name(facts.endpointName);
     const configName = name(facts.configName);
     const copy = configCopyInput(facts.config, configName, strategy.routing);
     // The live fleet as it is now (autoscaling moved it from the configuration's initial count); scaling settings kept.
-    const configInput: CreateEndpointConfigCommandInput = { ...copy, ProductionVariants: (copy.ProductionVariants ?? []).map((v) => ({ ...v, InitialInstanceCount: countOf(v.VariantName) })), Tags: tags };
+    const configInput: CreateEndpointConfigCommandInput = {
+      ...copy,
+      ProductionVariants: (copy.ProductionVariants ?? []).map((v) => ({
+        ...v,
+        InitialInstanceCount: countOf(v.VariantName),
+      })),
+      Tags: tags,
+    };
     const shadowComponents = components.map((c): ShadowComponent => {
       const adapter = c.base !== undefined;
       return {
@@ -180,8 +230,14 @@ export function buildShadowPlan(input: {
           // As created: one Specification, or one per instance type ("either this parameter or the singular
           // Specification parameter, but not both", API_CreateInferenceComponent.html).
           ...(c.specifications !== undefined
-            ? { Specifications: c.specifications.map((x) => creatableSpecification(x, c.base === undefined ? undefined : name(c.base))) }
-            : { Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)) }),
+            ? {
+                Specifications: c.specifications.map((x) =>
+                  creatableSpecification(x, c.base === undefined ? undefined : name(c.base)),
+                ),
+              }
+            : {
+                Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)),
+              }),
           // An adapter uses its base's compute and copies (API_InferenceComponentSpecification.html); a base gets the
           // copies it serves with now, at least 1 (a scaled-to-zero base could not answer the workload).
           ...(adapter ? {} : { RuntimeConfig: { CopyCount: Math.max(1, c.copies) } }),
@@ -193,9 +249,16 @@ export function buildShadowPlan(input: {
   });
   // Endpoints, configurations and components are separate name spaces; within each, two live names that agree in
   // their first characters would be cut to one shadow name.
-  for (const names of [fleets.map((f) => f.endpointName), fleets.map((f) => f.configName), fleets.flatMap((f) => f.components.map((c) => c.name))]) {
+  for (const names of [
+    fleets.map((f) => f.endpointName),
+    fleets.map((f) => f.configName),
+    fleets.flatMap((f) => f.components.map((c) => c.name)),
+  ]) {
     const clash = names.find((n, i) => names.indexOf(n) !== i);
-    if (clash !== undefined) throw new AbPlanError(`two shadow resources would both be named '${clash}' (live names that agree in their first ${SAGEMAKER_NAME_MAX_LENGTH - shadowPrefix(runId, fleets.length).length} characters); rename one of them`);
+    if (clash !== undefined)
+      throw new AbPlanError(
+        `two shadow resources would both be named '${clash}' (live names that agree in their first ${SAGEMAKER_NAME_MAX_LENGTH - shadowPrefix(runId, fleets.length).length} characters); rename one of them`,
+      );
   }
   const types = [...new Set(facts.variants.map((v) => v.instanceType ?? 'unknown'))];
   const listed = types.length === 1 ? LIST_PRICE_USD_PER_HOUR[types[0]] : undefined;
@@ -211,7 +274,12 @@ export function buildShadowPlan(input: {
     instances,
     instanceType: types.length === 1 ? types[0] : types.join('+'),
     pricePerInstanceHour: price,
-    priceSource: input.pricePerInstanceHour !== undefined ? '--price-per-instance-hour' : listed !== undefined ? LIST_PRICE_SOURCE : `unknown for ${types.join(', ')}: pass --price-per-instance-hour`,
+    priceSource:
+      input.pricePerInstanceHour !== undefined
+        ? '--price-per-instance-hour'
+        : listed !== undefined
+          ? LIST_PRICE_SOURCE
+          : `unknown for ${types.join(', ')}: pass --price-per-instance-hour`,
     runSeconds: input.runSeconds,
     shadowMinutes,
     hourlyUsd,
@@ -220,41 +288,67 @@ export function buildShadowPlan(input: {
 }
 
 /** A described specification as CreateInferenceComponent takes it (Container's DeployedImage → Image), base renamed. */
-export function creatableSpecification(spec: InferenceComponentSpecificationSummary, base: string | undefined): InferenceComponentSpecification {
+export function creatableSpecification(
+  spec: InferenceComponentSpecificationSummary,
+  base: string | undefined,
+): InferenceComponentSpecification {
   const { Container, BaseInferenceComponentName: _base, ...rest } = spec;
   const container =
     Container === undefined
       ? undefined
       : {
-          ...(Container.DeployedImage?.SpecifiedImage !== undefined ? { Image: Container.DeployedImage.SpecifiedImage } : {}),
+          ...(Container.DeployedImage?.SpecifiedImage !== undefined
+            ? { Image: Container.DeployedImage.SpecifiedImage }
+            : {}),
           ...(Container.ArtifactUrl !== undefined ? { ArtifactUrl: Container.ArtifactUrl } : {}),
           ...(Container.Environment !== undefined ? { Environment: Container.Environment } : {}),
         };
-  return { ...(rest as InferenceComponentSpecification), ...(container !== undefined ? { Container: container } : {}), ...(base !== undefined ? { BaseInferenceComponentName: base } : {}) };
+  return {
+    ...(rest as InferenceComponentSpecification),
+    ...(container !== undefined ? { Container: container } : {}),
+    ...(base !== undefined ? { BaseInferenceComponentName: base } : {}),
+  };
 }
 
 /** The plan as printed before any change: what is read, what is created, what it costs, what it needs. */
 export function renderShadowPlan(plan: ShadowPlan): string {
   const { facts } = plan;
   const lines: string[] = [];
-  lines.push(`Endpoint ${facts.endpointName} (${facts.status}), configuration ${facts.configName}: inference components, read only (nothing on it is changed)`);
-  for (const v of facts.variants) lines.push(`  variant ${v.name}: ${v.instanceCount} × ${v.instanceType ?? 'unknown'}, routing ${routingLabel(v.routing)}`);
-  for (const c of plan.components) lines.push(`  component ${c.name}${c.base !== undefined ? ` (adapter on ${c.base})` : `: ${c.copies} cop${c.copies === 1 ? 'y' : 'ies'}`}`);
-  lines.push(`Mode: --shadow: one shadow endpoint per strategy, all serving the same workload at the same time (invoking ${plan.target.name}'s copy), then deleted.`);
+  lines.push(
+    `Endpoint ${facts.endpointName} (${facts.status}), configuration ${facts.configName}: inference components, read only (nothing on it is changed)`,
+  );
+  for (const v of facts.variants)
+    lines.push(
+      `  variant ${v.name}: ${v.instanceCount} × ${v.instanceType ?? 'unknown'}, routing ${routingLabel(v.routing)}`,
+    );
+  for (const c of plan.components)
+    lines.push(
+      `  component ${c.name}${c.base !== undefined ? ` (adapter on ${c.base})` : `: ${c.copies} cop${c.copies === 1 ? 'y' : 'ies'}`}`,
+    );
+  lines.push(
+    `Mode: --shadow: one shadow endpoint per strategy, all serving the same workload at the same time (invoking ${plan.target.name}'s copy), then deleted.`,
+  );
   for (const f of plan.fleets) {
-    lines.push(`  ${f.strategy.label}: endpoint ${f.endpointName} on configuration ${f.configName}, components ${f.components.map((c) => c.name).join(', ')}`);
+    lines.push(
+      `  ${f.strategy.label}: endpoint ${f.endpointName} on configuration ${f.configName}, components ${f.components.map((c) => c.name).join(', ')}`,
+    );
   }
   const perShadow = plan.pricePerInstanceHour === undefined ? undefined : plan.pricePerInstanceHour * plan.instances;
   lines.push(
     `Cost: each shadow is ${plan.instances} × ${plan.instanceType ?? 'unknown'}${perShadow === undefined ? '' : ` = ${usd(perShadow)}/h`}; ${plan.fleets.length} shadows ≈ ${Math.round(plan.shadowMinutes)} min each (≈ ${2 * MINUTES_PER_STEP} min to provision instances and load the model, ${(plan.runSeconds / 60).toFixed(1)} min of traffic, ≈ ${SHADOW_DELETE_MINUTES} min to delete)` +
-      (plan.estimateUsd === undefined ? `: price unknown (${plan.priceSource}).` : ` ≈ ${usd(plan.estimateUsd)} in all (${usd(plan.hourlyUsd!)}/h while they run; ${plan.priceSource}).`),
+      (plan.estimateUsd === undefined
+        ? `: price unknown (${plan.priceSource}).`
+        : ` ≈ ${usd(plan.estimateUsd)} in all (${usd(plan.hourlyUsd!)}/h while they run; ${plan.priceSource}).`),
   );
   lines.push(
     `Capacity: ${plan.instances * plan.fleets.length} more ${plan.instanceType ?? 'unknown'} instance(s) at once, beside the live fleet (account quota for endpoint usage, and regional capacity). If SageMaker cannot provision them (ResourceLimitExceeded, or an endpoint Failed for capacity), the run deletes what it created and says so.`,
   );
   lines.push(
     `If this process is killed before it cleans up, delete what it created:\n${deleteResourceCommands({
-      components: [...plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter)), ...plan.fleets.flatMap((f) => f.components.filter((c) => !c.adapter))].map((c) => c.name),
+      components: [
+        ...plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter)),
+        ...plan.fleets.flatMap((f) => f.components.filter((c) => !c.adapter)),
+      ].map((c) => c.name),
       endpoints: plan.fleets.map((f) => f.endpointName),
       configs: plan.fleets.map((f) => f.configName),
     })
@@ -360,6 +454,7 @@ export class ShadowAb {
   }
 
   /** Runs the plan. Never throws after the first create: the outcome carries the failure and the cleanup's result. */
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   async run(): Promise<ShadowOutcome> {
     const { plan } = this.options;
     const signal = this.options.signal ?? new AbortController().signal;
@@ -368,23 +463,44 @@ export class ShadowAb {
     const components: string[] = [];
     const runs: ShadowRunRecord[] = [];
     let failure: Error | undefined;
-    const created = (): ShadowResources => ({ components: [...components], endpoints: [...endpoints], configs: [...configs] });
+    const created = (): ShadowResources => ({
+      components: [...components],
+      endpoints: [...endpoints],
+      configs: [...configs],
+    });
     try {
       for (const f of plan.fleets) {
         this.abortCheck(signal, `CreateEndpointConfig ${f.configName}`);
         this.deps.log(`[${f.strategy.label}] CreateEndpointConfig ${f.configName}`);
         configs.push(f.configName);
-        await this.create(`CreateEndpointConfig ${f.configName}`, (sm) => sm.send(new CreateEndpointConfigCommand(f.configInput)), signal);
+        await this.create(
+          `CreateEndpointConfig ${f.configName}`,
+          (sm) => sm.send(new CreateEndpointConfigCommand(f.configInput)),
+          signal,
+        );
       }
       for (const f of plan.fleets) {
         this.abortCheck(signal, `CreateEndpoint ${f.endpointName}`);
         this.deps.log(`[${f.strategy.label}] CreateEndpoint ${f.endpointName} (${plan.instances} instance(s))`);
         endpoints.push(f.endpointName);
-        await this.create(`CreateEndpoint ${f.endpointName}`, (sm) => sm.send(new CreateEndpointCommand({ EndpointName: f.endpointName, EndpointConfigName: f.configName, Tags: f.configInput.Tags })), signal).catch((err: unknown) => {
+        await this.create(
+          `CreateEndpoint ${f.endpointName}`,
+          (sm) =>
+            sm.send(
+              new CreateEndpointCommand({
+                EndpointName: f.endpointName,
+                EndpointConfigName: f.configName,
+                Tags: f.configInput.Tags,
+              }),
+            ),
+          signal,
+        ).catch((err: unknown) => {
           // The account's endpoint-usage quota for the type (API_CreateEndpoint.html Errors: ResourceLimitExceeded).
           const last = err instanceof RetriesExhaustedError ? err.lastError : err;
           if ((last as Error)?.name !== 'ResourceLimitExceeded') throw err;
-          throw new ShadowFailedError(`CreateEndpoint ${f.endpointName} (${f.strategy.label}) was refused: ResourceLimitExceeded (${(last as Error).message}): ${this.capacityNeed()}`);
+          throw new ShadowFailedError(
+            `CreateEndpoint ${f.endpointName} (${f.strategy.label}) was refused: ResourceLimitExceeded (${(last as Error).message}): ${this.capacityNeed()}`,
+          );
         });
       }
       const described = new Map<string, DescribeEndpointCommandOutput>();
@@ -395,15 +511,25 @@ export class ShadowAb {
         for (const f of plan.fleets) {
           for (const c of f.components.filter((x) => x.adapter === adapters)) {
             this.abortCheck(signal, `CreateInferenceComponent ${c.name}`);
-            this.deps.log(`[${f.strategy.label}] CreateInferenceComponent ${c.name}${c.adapter ? ` (adapter on ${String(c.input.Specification?.BaseInferenceComponentName)})` : ''}`);
+            this.deps.log(
+              `[${f.strategy.label}] CreateInferenceComponent ${c.name}${c.adapter ? ` (adapter on ${String(c.input.Specification?.BaseInferenceComponentName)})` : ''}`,
+            );
             components.push(c.name);
-            await this.create(`CreateInferenceComponent ${c.name}`, (sm) => sm.send(new CreateInferenceComponentCommand(c.input)), signal);
+            await this.create(
+              `CreateInferenceComponent ${c.name}`,
+              (sm) => sm.send(new CreateInferenceComponentCommand(c.input)),
+              signal,
+            );
           }
         }
-        for (const f of plan.fleets) for (const c of f.components.filter((x) => x.adapter === adapters)) await this.waitComponentInService(c.name, signal);
+        for (const f of plan.fleets)
+          for (const c of f.components.filter((x) => x.adapter === adapters))
+            await this.waitComponentInService(c.name, signal);
       }
       this.abortCheck(signal, 'the workload');
-      this.deps.log(`every shadow is InService; running the workload against ${plan.fleets.length} shadows at the same time`);
+      this.deps.log(
+        `every shadow is InService; running the workload against ${plan.fleets.length} shadows at the same time`,
+      );
       const started = this.deps.clock.now();
       const results = await Promise.all(plan.fleets.map((f) => this.deps.runWorkload(f, signal)));
       for (const [i, f] of plan.fleets.entries()) {
@@ -413,7 +539,12 @@ export class ShadowAb {
           fleet: f,
           result: results[i],
           wallWindow: runWallWindow(started, results[i]),
-          instanceCounts: Object.fromEntries((d?.ProductionVariants ?? []).map((v) => [v.VariantName ?? '?', v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0])),
+          instanceCounts: Object.fromEntries(
+            (d?.ProductionVariants ?? []).map((v) => [
+              v.VariantName ?? '?',
+              v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0,
+            ]),
+          ),
         });
       }
     } catch (err) {
@@ -447,7 +578,11 @@ export class ShadowAb {
   }
 
   /** A create call; a retry after a lost answer finds what the first attempt made (the name carries the run's id). */
-  private async create(what: string, send: (sm: SageMakerClient) => Promise<unknown>, signal: AbortSignal): Promise<void> {
+  private async create(
+    what: string,
+    send: (sm: SageMakerClient) => Promise<unknown>,
+    signal: AbortSignal,
+  ): Promise<void> {
     try {
       await this.call(what, send, { signal });
     } catch (err) {
@@ -458,7 +593,11 @@ export class ShadowAb {
   private async waitEndpointInService(f: ShadowFleet, signal: AbortSignal): Promise<DescribeEndpointCommandOutput> {
     const deadline = this.deps.clock.now() + this.createTimeoutMs();
     for (;;) {
-      const d = await this.call(`DescribeEndpoint ${f.endpointName}`, (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: f.endpointName })), { signal });
+      const d = await this.call(
+        `DescribeEndpoint ${f.endpointName}`,
+        (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: f.endpointName })),
+        { signal },
+      );
       const status = d.EndpointStatus ?? 'unknown';
       if (status === 'InService') return d;
       if (!TRANSITIONAL_STATES.has(status)) {
@@ -467,7 +606,10 @@ export class ShadowAb {
           `shadow endpoint ${f.endpointName} (${f.strategy.label}) is ${status}${d.FailureReason ? ` (${d.FailureReason})` : ''}${capacity ? `: SageMaker could not provision ${this.options.plan.instances} × ${this.options.plan.instanceType ?? 'unknown'} for it; ${this.capacityNeed()}` : ''}`,
         );
       }
-      if (this.deps.clock.now() >= deadline) throw new ShadowFailedError(`shadow endpoint ${f.endpointName} was still ${status} after ${Math.round(this.createTimeoutMs() / 60_000)} min`);
+      if (this.deps.clock.now() >= deadline)
+        throw new ShadowFailedError(
+          `shadow endpoint ${f.endpointName} was still ${status} after ${Math.round(this.createTimeoutMs() / 60_000)} min`,
+        );
       await this.caller.sleep(this.poll, signal);
     }
   }
@@ -475,11 +617,21 @@ export class ShadowAb {
   private async waitComponentInService(name: string, signal: AbortSignal): Promise<void> {
     const deadline = this.deps.clock.now() + this.createTimeoutMs();
     for (;;) {
-      const d = await this.call(`DescribeInferenceComponent ${name}`, (sm) => sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })), { signal });
+      const d = await this.call(
+        `DescribeInferenceComponent ${name}`,
+        (sm) => sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })),
+        { signal },
+      );
       const status = d.InferenceComponentStatus ?? 'unknown';
       if (status === 'InService') return;
-      if (!COMPONENT_SETTLING.has(status)) throw new ShadowFailedError(`shadow component ${name} is ${status}${d.FailureReason ? ` (${d.FailureReason})` : ''}`);
-      if (this.deps.clock.now() >= deadline) throw new ShadowFailedError(`shadow component ${name} was still ${status} after ${Math.round(this.createTimeoutMs() / 60_000)} min`);
+      if (!COMPONENT_SETTLING.has(status))
+        throw new ShadowFailedError(
+          `shadow component ${name} is ${status}${d.FailureReason ? ` (${d.FailureReason})` : ''}`,
+        );
+      if (this.deps.clock.now() >= deadline)
+        throw new ShadowFailedError(
+          `shadow component ${name} was still ${status} after ${Math.round(this.createTimeoutMs() / 60_000)} min`,
+        );
       await this.caller.sleep(this.poll, signal);
     }
   }
@@ -492,10 +644,21 @@ export class ShadowAb {
    */
   private async cleanup(created: ShadowResources): Promise<ShadowResources> {
     const deadline = this.deps.clock.now() + (this.options.cleanupTimeoutMs ?? 3_600_000);
-    const adapters = new Set(this.options.plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter).map((c) => c.name)));
-    const baseOf = new Map(this.options.plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter).map((c) => [c.name, String(c.input.Specification?.BaseInferenceComponentName)] as const)));
+    const adapters = new Set(
+      this.options.plan.fleets.flatMap((f) => f.components.filter((c) => c.adapter).map((c) => c.name)),
+    );
+    const baseOf = new Map(
+      this.options.plan.fleets.flatMap((f) =>
+        f.components
+          .filter((c) => c.adapter)
+          .map((c) => [c.name, String(c.input.Specification?.BaseInferenceComponentName)] as const),
+      ),
+    );
     const left = {
-      components: [...created.components.filter((c) => adapters.has(c)), ...created.components.filter((c) => !adapters.has(c))],
+      components: [
+        ...created.components.filter((c) => adapters.has(c)),
+        ...created.components.filter((c) => !adapters.has(c)),
+      ],
       endpoints: [...created.endpoints],
       configs: [...created.configs],
     };
@@ -522,7 +685,11 @@ export class ShadowAb {
         const gone = await attempt(name, () => this.deleteComponent(name, opts));
         if (gone) left.components.splice(left.components.indexOf(name), 1);
       }
-      const onEndpoint = new Set(left.components.map((c) => this.options.plan.fleets.find((f) => f.components.some((x) => x.name === c))?.endpointName));
+      const onEndpoint = new Set(
+        left.components.map(
+          (c) => this.options.plan.fleets.find((f) => f.components.some((x) => x.name === c))?.endpointName,
+        ),
+      );
       for (const name of [...left.endpoints]) {
         if (onEndpoint.has(name)) continue; // its components first
         const gone = await attempt(name, () => this.deleteEndpoint(name, opts));
@@ -533,7 +700,11 @@ export class ShadowAb {
         if (fleet !== undefined && left.endpoints.includes(fleet.endpointName)) continue; // never delete a configuration an endpoint may use
         const gone = await attempt(name, async () => {
           try {
-            await this.call(`DeleteEndpointConfig ${name}`, (sm) => sm.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })), opts);
+            await this.call(
+              `DeleteEndpointConfig ${name}`,
+              (sm) => sm.send(new DeleteEndpointConfigCommand({ EndpointConfigName: name })),
+              opts,
+            );
           } catch (err) {
             if (!isNotFound(err)) throw err;
           }
@@ -543,9 +714,12 @@ export class ShadowAb {
       }
     }
     for (const name of [...left.components, ...left.endpoints, ...left.configs]) {
-      this.notes.push(`${name} was not deleted before the cleanup's time limit${lastError.has(name) ? ` (last error: ${lastError.get(name)})` : ''}.`);
+      this.notes.push(
+        `${name} was not deleted before the cleanup's time limit${lastError.has(name) ? ` (last error: ${lastError.get(name)})` : ''}.`,
+      );
     }
-    if (left.components.length + left.endpoints.length + left.configs.length === 0) this.deps.log('cleanup: every shadow resource is deleted');
+    if (left.components.length + left.endpoints.length + left.configs.length === 0)
+      this.deps.log('cleanup: every shadow resource is deleted');
     else this.deps.log(`cleanup FAILED: left ${[...left.components, ...left.endpoints, ...left.configs].join(', ')}`);
     return left;
   }
@@ -554,7 +728,11 @@ export class ShadowAb {
   private async deleteComponent(name: string, opts: CallOptions): Promise<boolean> {
     let status: string;
     try {
-      const d = await this.call(`DescribeInferenceComponent ${name}`, (sm) => sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })), opts);
+      const d = await this.call(
+        `DescribeInferenceComponent ${name}`,
+        (sm) => sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: name })),
+        opts,
+      );
       status = d.InferenceComponentStatus ?? 'unknown';
     } catch (err) {
       if (isNotFound(err)) return true;
@@ -563,7 +741,11 @@ export class ShadowAb {
     // Creating or Updating: let it settle; Deleting: on its way.
     if (COMPONENT_SETTLING.has(status) || status === 'Deleting') return false;
     try {
-      await this.call(`DeleteInferenceComponent ${name}`, (sm) => sm.send(new DeleteInferenceComponentCommand({ InferenceComponentName: name })), opts);
+      await this.call(
+        `DeleteInferenceComponent ${name}`,
+        (sm) => sm.send(new DeleteInferenceComponentCommand({ InferenceComponentName: name })),
+        opts,
+      );
     } catch (err) {
       if (isNotFound(err)) return true;
       throw err;
@@ -575,7 +757,11 @@ export class ShadowAb {
   private async deleteEndpoint(name: string, opts: CallOptions): Promise<boolean> {
     let status: string;
     try {
-      const d = await this.call(`DescribeEndpoint ${name}`, (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: name })), opts);
+      const d = await this.call(
+        `DescribeEndpoint ${name}`,
+        (sm) => sm.send(new DescribeEndpointCommand({ EndpointName: name })),
+        opts,
+      );
       status = d.EndpointStatus ?? 'unknown';
     } catch (err) {
       if (isNotFound(err)) return true;
@@ -583,7 +769,11 @@ export class ShadowAb {
     }
     if (TRANSITIONAL_STATES.has(status) || status === 'Deleting') return false;
     try {
-      await this.call(`DeleteEndpoint ${name}`, (sm) => sm.send(new DeleteEndpointCommand({ EndpointName: name })), opts);
+      await this.call(
+        `DeleteEndpoint ${name}`,
+        (sm) => sm.send(new DeleteEndpointCommand({ EndpointName: name })),
+        opts,
+      );
     } catch (err) {
       if (isNotFound(err)) return true;
       if (classifyControlPlaneError(err) === 'in-progress') return false;

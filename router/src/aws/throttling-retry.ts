@@ -19,6 +19,7 @@ export const systemClock: Clock = {
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort rejects with the signal's own reason, as node:timers/promises does
         reject(signal.reason);
         return;
       }
@@ -28,6 +29,7 @@ export const systemClock: Clock = {
       }, ms);
       const onAbort = (): void => {
         clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- an abort rejects with the signal's own reason, as node:timers/promises does
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -46,17 +48,35 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 8, baseDelayMs: 1000, maxDelayMs: 60_000 };
 
 /** `SlowDown` is S3's (HTTP 503): the trace importer reads Data Capture objects through the same retry. */
-const THROTTLING_NAMES = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded', 'ThrottledException', 'SlowDown']);
+const THROTTLING_NAMES = new Set([
+  'ThrottlingException',
+  'Throttling',
+  'TooManyRequestsException',
+  'RequestLimitExceeded',
+  'ThrottledException',
+  'SlowDown',
+]);
 
 export function isThrottling(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { name?: string; $retryable?: { throttling?: boolean }; $metadata?: { httpStatusCode?: number } };
-  return (e.name !== undefined && THROTTLING_NAMES.has(e.name)) || e.$retryable?.throttling === true || e.$metadata?.httpStatusCode === 429;
+  return (
+    (e.name !== undefined && THROTTLING_NAMES.has(e.name)) ||
+    e.$retryable?.throttling === true ||
+    e.$metadata?.httpStatusCode === 429
+  );
 }
 
 export class ThrottlingExhaustedError extends Error {
-  constructor(readonly what: string, readonly attempts: number, cause: unknown) {
-    super(`${what} was throttled ${attempts} times in a row; giving up (raise the account's API rate limits or run fewer clients at once)`, { cause });
+  constructor(
+    readonly what: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      `${what} was throttled ${attempts} times in a row; giving up (raise the account's API rate limits or run fewer clients at once)`,
+      { cause },
+    );
     this.name = 'ThrottlingExhaustedError';
   }
 }
@@ -105,19 +125,62 @@ export async function withThrottlingRetry<T>(
  */
 export type ControlPlaneErrorKind = 'throttling' | 'transient' | 'in-progress' | 'credentials' | 'permanent';
 
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
-const TRANSIENT_NAMES = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'ResourceLimitExceeded']);
-const CREDENTIAL_NAMES = new Set(['ExpiredTokenException', 'ExpiredToken', 'RequestExpired', 'TokenRefreshRequired', 'CredentialsProviderError']);
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const TRANSIENT_NAMES = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalFailure',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'ResourceLimitExceeded',
+]);
+const CREDENTIAL_NAMES = new Set([
+  'ExpiredTokenException',
+  'ExpiredToken',
+  'RequestExpired',
+  'TokenRefreshRequired',
+  'CredentialsProviderError',
+]);
 
 export function classifyControlPlaneError(err: unknown): ControlPlaneErrorKind {
   if (isThrottling(err)) return 'throttling';
   if (typeof err !== 'object' || err === null) return 'permanent';
-  const e = err as { name?: string; code?: string; message?: string; $fault?: string; $metadata?: { httpStatusCode?: number } };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    $fault?: string;
+    $metadata?: { httpStatusCode?: number };
+  };
   const name = e.name ?? '';
   const message = e.message ?? '';
-  if (CREDENTIAL_NAMES.has(name) || /security token included in the request is expired/i.test(message)) return 'credentials';
-  if ((name === 'ValidationException' || name === 'ValidationError') && /in-progress endpoint|in progress|undergoing (system )?maintenance|SystemUpdating/i.test(message)) return 'in-progress';
-  if (TRANSIENT_NAMES.has(name) || (e.code !== undefined && NETWORK_CODES.has(e.code)) || /socket hang up|ECONNRESET/i.test(message)) return 'transient';
+  if (CREDENTIAL_NAMES.has(name) || /security token included in the request is expired/i.test(message))
+    return 'credentials';
+  if (
+    (name === 'ValidationException' || name === 'ValidationError') &&
+    /in-progress endpoint|in progress|undergoing (system )?maintenance|SystemUpdating/i.test(message)
+  )
+    return 'in-progress';
+  if (
+    TRANSIENT_NAMES.has(name) ||
+    (e.code !== undefined && NETWORK_CODES.has(e.code)) ||
+    /socket hang up|ECONNRESET/i.test(message)
+  )
+    return 'transient';
   const status = e.$metadata?.httpStatusCode;
   if ((status !== undefined && status >= 500) || e.$fault === 'server') return 'transient';
   return 'permanent';

@@ -29,7 +29,11 @@ export function variantFor(request: WorkloadRequest, variants: readonly string[]
 }
 
 /** Records of one run, split into one result per variant by the assignment made at send time. */
-export function partitionByVariant(result: LiveBenchmarkResult, assigned: ReadonlyMap<string, string>, variants: readonly string[]): Map<string, LiveBenchmarkResult> {
+export function partitionByVariant(
+  result: LiveBenchmarkResult,
+  assigned: ReadonlyMap<string, string>,
+  variants: readonly string[],
+): Map<string, LiveBenchmarkResult> {
   const out = new Map<string, LiveBenchmarkResult>();
   for (const variant of variants) {
     const records: LiveRequestRecord[] = result.records.filter((r) => assigned.get(r.id) === variant);

@@ -41,7 +41,8 @@ export function normalizeMetricsUrl(raw: string, name = 'backend metrics URL'): 
   } catch {
     throw new RangeError(`${name} must be an http:// or https:// URL (got '${raw}')`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError(`${name} must be an http:// or https:// URL (got '${raw}')`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new RangeError(`${name} must be an http:// or https:// URL (got '${raw}')`);
   if (url.pathname === '' || url.pathname === '/') url.pathname = '/metrics';
   return url.toString();
 }
@@ -53,7 +54,11 @@ export function cacheCountersOf(url: string, text: string): CacheScrape {
     const queries = sumCounter(samples, PREFIX_CACHE_QUERIES);
     const hits = sumCounter(samples, PREFIX_CACHE_HITS);
     if (queries === undefined || hits === undefined) {
-      return { url, ok: false, problem: `no ${PREFIX_CACHE_QUERIES}/${PREFIX_CACHE_HITS} counters (a vLLM older than V1, or not vLLM)` };
+      return {
+        url,
+        ok: false,
+        problem: `no ${PREFIX_CACHE_QUERIES}/${PREFIX_CACHE_HITS} counters (a vLLM older than V1, or not vLLM)`,
+      };
     }
     return { url, ok: true, queries, hits };
   } catch (err) {
@@ -72,16 +77,24 @@ export function cacheDeltas(before: readonly CacheScrape[], after: readonly Cach
   const perBackend: BackendCacheDelta[] = before.map((b, i) => {
     const a = after[i];
     if (!b.ok || a === undefined || !a.ok) {
-      const problem = !b.ok ? `first scrape: ${b.problem}` : a === undefined || a.ok ? 'no final scrape' : `final scrape: ${a.problem}`;
+      const problem = !b.ok
+        ? `first scrape: ${b.problem}`
+        : a === undefined || a.ok
+          ? 'no final scrape'
+          : `final scrape: ${a.problem}`;
       notes.push(`Prometheus counters of ${b.url} are unknown (${problem}); the Prometheus hit rate is left out.`);
       return { url: b.url, queries: null, hits: null, problem };
     }
-    if (a.queries < b.queries || a.hits < b.hits) notes.push(`Prefix-cache counters of ${b.url} went down during the run (restart?); counted from zero.`);
+    if (a.queries < b.queries || a.hits < b.hits)
+      notes.push(`Prefix-cache counters of ${b.url} went down during the run (restart?); counted from zero.`);
     return { url: b.url, queries: delta(b.queries, a.queries), hits: delta(b.hits, a.hits) };
   });
   const complete = perBackend.length > 0 && perBackend.every((d) => d.queries !== null && d.hits !== null);
   const total = complete
-    ? { prefixCacheQueries: perBackend.reduce((s, d) => s + d.queries!, 0), prefixCacheHits: perBackend.reduce((s, d) => s + d.hits!, 0) }
+    ? {
+        prefixCacheQueries: perBackend.reduce((s, d) => s + d.queries!, 0),
+        prefixCacheHits: perBackend.reduce((s, d) => s + d.hits!, 0),
+      }
     : undefined;
   return { perBackend, total, notes };
 }
@@ -130,7 +143,9 @@ export function kvCacheTokensOf(text: string): number | undefined {
   const info = parsePrometheusText(text).find((s) => s.name === 'vllm:cache_config_info');
   const blocks = Number(info?.labels.num_gpu_blocks);
   const blockSize = Number(info?.labels.block_size);
-  return Number.isFinite(blocks) && blocks > 0 && Number.isFinite(blockSize) && blockSize > 0 ? blocks * blockSize : undefined;
+  return Number.isFinite(blocks) && blocks > 0 && Number.isFinite(blockSize) && blockSize > 0
+    ? blocks * blockSize
+    : undefined;
 }
 
 /** Σ KV-cache tokens over every backend, or undefined when any backend does not say (the sum would undercount). */
@@ -142,7 +157,12 @@ export async function fleetKvTokensOf(urls: readonly string[], timeoutMs = 10_00
       urls.map(async (url) => {
         try {
           const parsed = new URL(url);
-          const res = await agent.request({ origin: parsed.origin, path: parsed.pathname + parsed.search, method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+          const res = await agent.request({
+            origin: parsed.origin,
+            path: parsed.pathname + parsed.search,
+            method: 'GET',
+            signal: AbortSignal.timeout(timeoutMs),
+          });
           const text = await res.body.text();
           return res.statusCode === 200 ? kvCacheTokensOf(text) : undefined;
         } catch {
@@ -150,7 +170,7 @@ export async function fleetKvTokensOf(urls: readonly string[], timeoutMs = 10_00
         }
       }),
     );
-    return each.every((t) => t !== undefined) ? each.reduce((a, t) => a + t!, 0) : undefined;
+    return each.every((t) => t !== undefined) ? each.reduce((a, t) => a + t, 0) : undefined;
   } finally {
     await agent.close();
   }

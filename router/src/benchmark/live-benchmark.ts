@@ -8,7 +8,13 @@ import { renderedPromptOf } from '../feed/workload-routing';
 import type { LoadShape } from '../workload/load-shape';
 import { openAiPath, toOpenAiBody, type WorkloadRequest } from '../workload/workload-request';
 import { BackendMetricsScraper, cacheDeltas, type BackendCacheDelta, type CacheScrape } from './backend-metrics';
-import { resolveLiveOptions, type LiveBenchmarkOptions, type LivePhase, type LiveProgress, type ResolvedLiveOptions } from './live-benchmark-options';
+import {
+  resolveLiveOptions,
+  type LiveBenchmarkOptions,
+  type LivePhase,
+  type LiveProgress,
+  type ResolvedLiveOptions,
+} from './live-benchmark-options';
 import type { CancelCode } from '../common/request-errors';
 import { plannedRequests } from './planned-requests';
 import { discoverModel } from './served-model';
@@ -74,18 +80,27 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<L
 }
 
 /** The result as one strategy run of a report (see buildReport). `instances`: every configured instance id, so idle ones show. */
-export function toStrategyRun(result: LiveBenchmarkResult, strategy: StrategyId | string, instances: readonly string[] = [], label?: string): StrategyRunInput {
+export function toStrategyRun(
+  result: LiveBenchmarkResult,
+  strategy: StrategyId | string,
+  instances: readonly string[] = [],
+  label?: string,
+): StrategyRunInput {
   const id: StrategyId = typeof strategy === 'string' ? { name: strategy } : strategy;
   const all = [...instances];
   for (const seen of result.instancesSeen) if (!all.includes(seen)) all.push(seen);
   const { startMs, endMs } = result.window;
   if (result.records.length > 0 && !(endMs > startMs)) {
-    throw new RangeError(`nothing was measured: the run ended at ${Math.round(endMs)} ms of model time, before the warm-up ended; shorten the warm-up`);
+    throw new RangeError(
+      `nothing was measured: the run ended at ${Math.round(endMs)} ms of model time, before the warm-up ended; shorten the warm-up`,
+    );
   }
   // A server that never reports cached_tokens (vLLM without --enable-prompt-tokens-details) would read as a
   // 0 % hit rate; leaving prompt tokens out makes the report show "unknown" instead.
   const cachedReported = result.records.some((r) => r.cachedTokensReported);
-  const records: RequestRecord[] = cachedReported ? [...result.records] : result.records.map(({ promptTokens: _p, cachedPromptTokens: _c, ...rest }) => rest);
+  const records: RequestRecord[] = cachedReported
+    ? [...result.records]
+    : result.records.map(({ promptTokens: _p, cachedPromptTokens: _c, ...rest }) => rest);
   return {
     strategy: id,
     label,
@@ -99,7 +114,10 @@ export function toStrategyRun(result: LiveBenchmarkResult, strategy: StrategyId 
 
 /** The default transport: the streaming HTTP client, to the request's OpenAI path under the target URL. */
 function httpTransport(client: StreamingClient): RequestTransport {
-  return { send: (request, body, options) => client.send(openAiPath(request), body, options), close: () => client.close() };
+  return {
+    send: (request, body, options) => client.send(openAiPath(request), body, options),
+    close: () => client.close(),
+  };
 }
 
 interface InFlight {
@@ -147,14 +165,21 @@ class LiveRun {
   ) {
     this.timeScale = options.timeScale;
     this.feed = new RequestFeed(options.workload.requests(), options.load, options.maxRequests);
-    this.client = callbacks.transport ?? httpTransport(new StreamingClient({
-      target: options.target,
-      connections: options.maxConnections,
-      instanceHeader: options.instanceHeader,
-      headers: options.headers,
-    }));
+    this.client =
+      callbacks.transport ??
+      httpTransport(
+        new StreamingClient({
+          target: options.target,
+          connections: options.maxConnections,
+          instanceHeader: options.instanceHeader,
+          headers: options.headers,
+        }),
+      );
     this.ceilings = options.ceilings === undefined ? undefined : new CeilingTracker(options.ceilings);
-    this.scraper = options.backendMetricsUrls.length > 0 ? new BackendMetricsScraper(options.backendMetricsUrls, options.scrapeTimeoutMs) : undefined;
+    this.scraper =
+      options.backendMetricsUrls.length > 0
+        ? new BackendMetricsScraper(options.backendMetricsUrls, options.scrapeTimeoutMs)
+        : undefined;
   }
 
   async run(): Promise<LiveBenchmarkResult> {
@@ -181,7 +206,9 @@ class LiveRun {
       const wallMs = performance.now() - this.t0;
       this.phase = 'done';
       this.clearTimers();
-      const deltas = this.scraper ? cacheDeltas((await this.windowScrape) ?? [], await this.scraper.scrapeAll()) : undefined;
+      const deltas = this.scraper
+        ? cacheDeltas((await this.windowScrape) ?? [], await this.scraper.scrapeAll())
+        : undefined;
       this.callbacks.onProgress?.(this.progress());
       return this.result(wallMs, deltas);
     } finally {
@@ -287,14 +314,20 @@ class LiveRun {
   }
 
   private send(request: WorkloadRequest): void {
-    const body = JSON.stringify(toOpenAiBody(request, { model: this.model, stream: true, includeUsage: true, ignoreEos: this.options.ignoreEos }));
+    const body = JSON.stringify(
+      toOpenAiBody(request, { model: this.model, stream: true, includeUsage: true, ignoreEos: this.options.ignoreEos }),
+    );
     const controller = new AbortController();
     this.inFlight.set(request.id, { controller });
     this.sent++;
     this.peakInFlight = Math.max(this.peakInFlight, this.inFlight.size);
     const startedAt = performance.now();
     const p = this.client
-      .send(request, body, { timeoutMs: this.wallDelay(this.options.requestTimeoutMs), signal: controller.signal, startedAt })
+      .send(request, body, {
+        timeoutMs: this.wallDelay(this.options.requestTimeoutMs),
+        signal: controller.signal,
+        startedAt,
+      })
       .then((outcome) => this.finish(request, outcome));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));
@@ -330,7 +363,8 @@ class LiveRun {
   private recordOf(request: WorkloadRequest, o: StreamOutcome): LiveRequestRecord {
     const n = this.timeScale;
     const usage = o.usage;
-    const outputTokens = usage?.completionTokens ?? (o.generatedEvents > 0 || o.error === undefined ? o.generatedEvents : undefined);
+    const outputTokens =
+      usage?.completionTokens ?? (o.generatedEvents > 0 || o.error === undefined ? o.generatedEvents : undefined);
     return {
       id: request.id,
       instance: o.instance,
@@ -369,7 +403,10 @@ class LiveRun {
     if (this.draining) return;
     this.draining = true;
     if (this.phase !== 'warmup') this.phase = 'draining';
-    this.drainTimer = setTimeout(() => this.cancelInFlight('drain_timeout'), this.wallDelay(this.options.drainTimeoutMs));
+    this.drainTimer = setTimeout(
+      () => this.cancelInFlight('drain_timeout'),
+      this.wallDelay(this.options.drainTimeoutMs),
+    );
   }
 
   private abort(): void {
@@ -424,7 +461,8 @@ class LiveRun {
   private result(wallMs: number, deltas: ReturnType<typeof cacheDeltas> | undefined): LiveBenchmarkResult {
     const records = [...this.records].sort((a, b) => a.sentAtMs - b.sentAtMs);
     const endMs = this.lastEndMs();
-    const stopReason: StopReason = this.stopReason ?? (this.feed.issuedCount >= this.options.maxRequests ? 'max-requests' : 'completed');
+    const stopReason: StopReason =
+      this.stopReason ?? (this.feed.issuedCount >= this.options.maxRequests ? 'max-requests' : 'completed');
     return {
       records,
       window: { startMs: Math.min(this.options.warmupMs, endMs), endMs },
@@ -453,7 +491,11 @@ class LiveRun {
     return tracker.result();
   }
 
-  private notes(records: readonly LiveRequestRecord[], stopReason: StopReason, metricNotes: readonly string[]): string[] {
+  private notes(
+    records: readonly LiveRequestRecord[],
+    stopReason: StopReason,
+    metricNotes: readonly string[],
+  ): string[] {
     const o = this.options;
     const notes: string[] = [];
     const seconds = (ms: number): string => `${+(ms / 1000).toFixed(3)} s`;
@@ -463,22 +505,30 @@ class LiveRun {
           `and every measured duration multiplied by ${this.timeScale}; times are model time. Network and client overhead is scaled too, so it is overstated ${this.timeScale}×.`,
       );
     }
-    if (o.warmupMs > 0) notes.push(`Warm-up: requests sent in the first ${seconds(o.warmupMs)} ran but are left out of latency and hit rate.`);
+    if (o.warmupMs > 0)
+      notes.push(
+        `Warm-up: requests sent in the first ${seconds(o.warmupMs)} ran but are left out of latency and hit rate.`,
+      );
     const stops: Record<StopReason, string> = {
       completed: 'every request of the workload was sent',
       'max-requests': `the request limit (${o.maxRequests}) was reached`,
       duration: `sending stopped at the duration limit (${seconds(o.durationMs)})`,
       stopped: 'sending was stopped early on request; in-flight requests were allowed to finish',
-      aborted: 'the run was aborted: in-flight requests were cancelled (recorded as `aborted`); the results are partial',
+      aborted:
+        'the run was aborted: in-flight requests were cancelled (recorded as `aborted`); the results are partial',
     };
-    notes.push(`Live run against ${o.target.display}: ${this.sent} requests sent, ${this.failed} failed; ${stops[stopReason]}.`);
+    notes.push(
+      `Live run against ${o.target.display}: ${this.sent} requests sent, ${this.failed} failed; ${stops[stopReason]}.`,
+    );
     if (records.length > 0 && !records.some((r) => r.cachedTokensReported)) {
       notes.push(
         'The server reported no usage.prompt_tokens_details.cached_tokens (vLLM: start it with --enable-prompt-tokens-details), so the engine-reported hit rate is unknown.',
       );
     }
     if (records.length > 0 && this.instances.size === 0) {
-      notes.push(`No answer carried the ${o.instanceHeader} header, so per-instance load is unknown (expected when benchmarking one server directly).`);
+      notes.push(
+        `No answer carried the ${o.instanceHeader} header, so per-instance load is unknown (expected when benchmarking one server directly).`,
+      );
     }
     if (this.peakInFlight > o.maxConnections) {
       notes.push(
@@ -494,11 +544,13 @@ class LiveRun {
     }
     if (this.ceilings !== undefined) {
       notes.push(
-        'Ceilings: computed from the requests this run sent in the measured window (warm-up requests fill the ceilings\' caches first, as they fill the engines\'), with the emulator\'s chat template and 4 characters per token; a real server\'s tokenizer and template shift them slightly.',
+        "Ceilings: computed from the requests this run sent in the measured window (warm-up requests fill the ceilings' caches first, as they fill the engines'), with the emulator's chat template and 4 characters per token; a real server's tokenizer and template shift them slightly.",
       );
     }
     if (!records.some((r) => r.decisionMicros !== undefined)) {
-      notes.push('No answer carried x-prefix-router-decision-us (the target is not prefix-router), so the decision-time columns are empty.');
+      notes.push(
+        'No answer carried x-prefix-router-decision-us (the target is not prefix-router), so the decision-time columns are empty.',
+      );
     }
     notes.push(...metricNotes);
     return notes;

@@ -1,4 +1,13 @@
-import { buildReport, compare, ReportInputError, strategyLabel, type BenchmarkReport, type ParameterValue, type StrategyId, type StrategySummary } from '../report/report-model';
+import {
+  buildReport,
+  compare,
+  ReportInputError,
+  strategyLabel,
+  type BenchmarkReport,
+  type ParameterValue,
+  type StrategyId,
+  type StrategySummary,
+} from '../report/report-model';
 import type { Workload } from '../workload/workload';
 import { toStrategyRun, type LiveBenchmarkResult } from './live-benchmark';
 
@@ -69,9 +78,15 @@ export class ReportAppendError extends Error {
  */
 export function checkAppendable(
   existing: BenchmarkReport,
-  addition: { mode: BenchmarkReport['mode']; workloadSpec: string; environment?: Readonly<Record<string, ParameterValue>>; labels: readonly string[] },
+  addition: {
+    mode: BenchmarkReport['mode'];
+    workloadSpec: string;
+    environment?: Readonly<Record<string, ParameterValue>>;
+    labels: readonly string[];
+  },
 ): void {
-  if (existing.mode !== addition.mode) throw new ReportAppendError(`the report holds ${existing.mode} runs; a ${addition.mode} run cannot join it`);
+  if (existing.mode !== addition.mode)
+    throw new ReportAppendError(`the report holds ${existing.mode} runs; a ${addition.mode} run cannot join it`);
   if (existing.workload.spec !== addition.workloadSpec) {
     throw new ReportAppendError(
       `the report's workload is '${existing.workload.spec}' but this run's is '${addition.workloadSpec}'; strategies compare only on the same workload`,
@@ -86,7 +101,9 @@ export function checkAppendable(
     const before = existing.environment[key];
     const after = addition.environment?.[key];
     if (before !== undefined && after !== undefined && before !== after) {
-      throw new ReportAppendError(`the report's ${key} is '${before}' but this run's is '${after}'; runs in one report must share it`);
+      throw new ReportAppendError(
+        `the report's ${key} is '${before}' but this run's is '${after}'; runs in one report must share it`,
+      );
     }
   }
 }
@@ -99,7 +116,11 @@ function findBaseline(strategies: readonly StrategySummary[], key: string): Stra
  * `existing` plus every run of `addition`, with comparisons recomputed against `baseline` (a label or policy
  * name; default: the existing report's baseline, else a run named `random`, else none).
  */
-export function appendToReport(existing: BenchmarkReport, addition: BenchmarkReport, baseline?: string): BenchmarkReport {
+export function appendToReport(
+  existing: BenchmarkReport,
+  addition: BenchmarkReport,
+  baseline?: string,
+): BenchmarkReport {
   checkAppendable(existing, {
     mode: addition.mode,
     workloadSpec: addition.workload.spec,
@@ -110,9 +131,14 @@ export function appendToReport(existing: BenchmarkReport, addition: BenchmarkRep
   let base: StrategySummary | undefined;
   if (baseline !== undefined) {
     base = findBaseline(strategies, baseline);
-    if (base === undefined) throw new ReportInputError(`baseline '${baseline}' is not one of the runs (${strategies.map((s) => s.label).join(', ')})`);
+    if (base === undefined)
+      throw new ReportInputError(
+        `baseline '${baseline}' is not one of the runs (${strategies.map((s) => s.label).join(', ')})`,
+      );
   } else {
-    base = (existing.baseline === null ? undefined : findBaseline(strategies, existing.baseline)) ?? findBaseline(strategies, 'random');
+    base =
+      (existing.baseline === null ? undefined : findBaseline(strategies, existing.baseline)) ??
+      findBaseline(strategies, 'random');
   }
   const environment: Record<string, ParameterValue> = { ...existing.environment };
   for (const [key, value] of Object.entries(addition.environment)) environment[key] ??= value;

@@ -23,7 +23,8 @@ export function plannedRequests(
   if (Number.isFinite(limits.durationMs)) {
     let byDuration: number | null = null;
     if (workload.load.mode === 'open-poisson') byDuration = (workload.load.ratePerSecond * limits.durationMs) / 1000;
-    else if (sofar.sent > 0 && sofar.modelMs > 0) byDuration = Math.max(sofar.sent, (sofar.sent * limits.durationMs) / Math.min(sofar.modelMs, limits.durationMs));
+    else if (sofar.sent > 0 && sofar.modelMs > 0)
+      byDuration = Math.max(sofar.sent, (sofar.sent * limits.durationMs) / Math.min(sofar.modelMs, limits.durationMs));
     if (byDuration !== null && byDuration < expected) {
       expected = Math.max(sofar.sent, Math.round(byDuration));
       exact = false;

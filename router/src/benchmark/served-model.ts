@@ -14,7 +14,10 @@ export class ModelDiscoveryError extends Error {
   }
 }
 
-export async function discoverModel(target: TargetUrl, options: { timeoutMs?: number; headers?: Readonly<Record<string, string>> } = {}): Promise<string> {
+export async function discoverModel(
+  target: TargetUrl,
+  options: { timeoutMs?: number; headers?: Readonly<Record<string, string>> } = {},
+): Promise<string> {
   const pool = new Pool(target.origin, { connections: 1 });
   const where = `GET ${target.display}/v1/models`;
   try {
@@ -25,7 +28,8 @@ export async function discoverModel(target: TargetUrl, options: { timeoutMs?: nu
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
     const text = await res.body.text();
-    if (res.statusCode !== 200) throw new ModelDiscoveryError(`${where} answered HTTP ${res.statusCode}; pass the model name with --model`);
+    if (res.statusCode !== 200)
+      throw new ModelDiscoveryError(`${where} answered HTTP ${res.statusCode}; pass the model name with --model`);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -33,7 +37,8 @@ export async function discoverModel(target: TargetUrl, options: { timeoutMs?: nu
       throw new ModelDiscoveryError(`${where} did not answer JSON; pass the model name with --model`);
     }
     const first = modelCardsOf(body)?.[0];
-    if (first === undefined || first.id === '') throw new ModelDiscoveryError(`${where} listed no model; pass the model name with --model`);
+    if (first === undefined || first.id === '')
+      throw new ModelDiscoveryError(`${where} listed no model; pass the model name with --model`);
     return first.id;
   } catch (err) {
     if (err instanceof ModelDiscoveryError) throw err;

@@ -48,7 +48,8 @@ export class SseDecoder {
 
   private line(line: string, events: SseEvent[]): void {
     if (line === '') {
-      if (this.dataLines.length > 0) events.push({ type: this.eventType || 'message', data: this.dataLines.join('\n') });
+      if (this.dataLines.length > 0)
+        events.push({ type: this.eventType || 'message', data: this.dataLines.join('\n') });
       this.dataLines = [];
       this.eventType = '';
       return;

@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { isCancelCode, errorMessage, httpErrorCode, httpErrorMessage, transportErrorCode, type CancelCode } from '../common/request-errors';
+import {
+  isCancelCode,
+  errorMessage,
+  httpErrorCode,
+  httpErrorMessage,
+  transportErrorCode,
+  type CancelCode,
+} from '../common/request-errors';
 import { SseDecoder } from './sse-decoder';
 import type { StreamUsage } from './stream-chunk';
 import { routingHeaderFacts, StreamTally, type RoutingHeaderFacts } from './stream-tally';
@@ -97,7 +104,15 @@ export class StreamingClient {
     const startedAt = options.startedAt ?? performance.now();
     const signal = options.signal;
     if (signal?.aborted) {
-      return { startedAt, firstTokenAt: null, endedAt: startedAt, status: null, instance: null, generatedEvents: 0, error: isCancelCode(signal.reason) ? signal.reason : 'aborted' };
+      return {
+        startedAt,
+        firstTokenAt: null,
+        endedAt: startedAt,
+        status: null,
+        instance: null,
+        generatedEvents: 0,
+        error: isCancelCode(signal.reason) ? signal.reason : 'aborted',
+      };
     }
     const controller = new AbortController();
     let cancel: CancelCode | undefined;
@@ -154,7 +169,18 @@ export class StreamingClient {
       signal?.removeEventListener('abort', onAbort);
     }
     const { firstTokenAt, usage, generatedEvents, error, errorDetail } = tally;
-    return { startedAt, firstTokenAt, endedAt, status, instance, ...routing, usage, generatedEvents, error, errorDetail };
+    return {
+      startedAt,
+      firstTokenAt,
+      endedAt,
+      status,
+      instance,
+      ...routing,
+      usage,
+      generatedEvents,
+      error,
+      errorDetail,
+    };
   }
 
   async close(): Promise<void> {

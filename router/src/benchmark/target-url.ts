@@ -26,8 +26,10 @@ export function parseTargetUrl(raw: string, name = 'url'): TargetUrl {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new RangeError(`${name} must be an http:// or https:// URL (got '${raw}')`);
   }
-  if (url.username !== '' || url.password !== '') throw new RangeError(`${name} must not carry credentials; pass them as a header`);
-  if (url.search !== '' || url.hash !== '') throw new RangeError(`${name} must not have a query or fragment (got '${raw}')`);
+  if (url.username !== '' || url.password !== '')
+    throw new RangeError(`${name} must not carry credentials; pass them as a header`);
+  if (url.search !== '' || url.hash !== '')
+    throw new RangeError(`${name} must not have a query or fragment (got '${raw}')`);
   let basePath = url.pathname.replace(/\/+$/, '');
   if (basePath.endsWith('/v1')) basePath = basePath.slice(0, -3);
   return { origin: url.origin, basePath, display: `${url.origin}${basePath}` };

@@ -12,16 +12,35 @@ import { AwsSetupError } from '../aws/endpoint-facts';
 import { hostsInferenceComponents, refuseInferenceComponentEndpoint } from '../aws/inference-components';
 import { isValidInferenceComponentName } from '../protocol/inference-component';
 import { runShadowAb } from './ab-shadow';
-import { checkVariantsComparable, configCopyInput, RoutingAb, type AbOutcome, type WorkloadRun } from '../aws/routing-ab';
+import {
+  checkVariantsComparable,
+  configCopyInput,
+  RoutingAb,
+  type AbOutcome,
+  type WorkloadRun,
+} from '../aws/routing-ab';
 import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { DEFAULT_CLOUDWATCH_DELAY_S, liveOptionsOf, loadFlagProblems, parseCommandLine, type RawBenchFlags, type RawLoadFlags } from './bench-flags';
+import {
+  DEFAULT_CLOUDWATCH_DELAY_S,
+  liveOptionsOf,
+  loadFlagProblems,
+  parseCommandLine,
+  type RawBenchFlags,
+  type RawLoadFlags,
+} from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
 import { endedAbStatus } from './ab-exit';
 import { listenForAbSignals, AB_SIGNALS, type AbSignal } from './ab-signals';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
-import { prefixAwareIdProblem, resolveSageMakerTarget, sageMakerBenchPlan, SAGEMAKER_DEFAULT_DURATION_S, SAGEMAKER_DEFAULT_MAX_REQUESTS } from './sagemaker-bench';
+import {
+  prefixAwareIdProblem,
+  resolveSageMakerTarget,
+  sageMakerBenchPlan,
+  SAGEMAKER_DEFAULT_DURATION_S,
+  SAGEMAKER_DEFAULT_MAX_REQUESTS,
+} from './sagemaker-bench';
 
 /**
  * `prefix-router ab`: a routing A/B on a live SageMaker endpoint. Prints the plan (fleet, cost, how each switch
@@ -76,33 +95,78 @@ export interface RawAbFlags extends RawLoadFlags {
 
 export function defineAbOptions(command: Command): Command {
   return command
-    .description('routing A/B on a live SageMaker endpoint: one run per routing strategy (or per variant with --variants), restored afterwards; see docs/validate.md')
+    .description(
+      'routing A/B on a live SageMaker endpoint: one run per routing strategy (or per variant with --variants), restored afterwards; see docs/validate.md',
+    )
     .option('--endpoint-name <name>', 'the SageMaker endpoint (its current configuration is restored at the end)')
-    .option('--strategies <list>', 'RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE[:prefixLength=N,concurrencyThreshold=N], comma-separated, in run order')
-    .option('--variants', 'compare the endpoint\'s production variants (differing only in RoutingConfig) at the same time, splitting one workload with TargetVariant; no deployment')
+    .option(
+      '--strategies <list>',
+      'RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE[:prefixLength=N,concurrencyThreshold=N], comma-separated, in run order',
+    )
+    .option(
+      '--variants',
+      "compare the endpoint's production variants (differing only in RoutingConfig) at the same time, splitting one workload with TargetVariant; no deployment",
+    )
     .option('--workload <spec>', "workload spec, e.g. 'long-context?groups=100' (see docs/workloads.md)")
     .option('--concurrency <n>', 'closed loop: keep n requests in flight')
     .option('--rate <r>', 'open loop: Poisson arrivals at r requests/s')
     .option('--duration <s>', `stop sending after s seconds per run (default ${SAGEMAKER_DEFAULT_DURATION_S})`)
     .option('--max-requests <n>', 'send at most n requests per run (default 10000)')
-    .option('--warmup <s>', 'leave requests sent in the first s seconds of each run out of the figures (they still warm the caches)', '0')
+    .option(
+      '--warmup <s>',
+      'leave requests sent in the first s seconds of each run out of the figures (they still warm the caches)',
+      '0',
+    )
     .option('--timeout <s>', 'per-request timeout in seconds', '600')
-    .option('--model <name>', 'model name in request bodies (default: from the endpoint\'s model environment)')
+    .option('--model <name>', "model name in request bodies (default: from the endpoint's model environment)")
     .option('--region <region>', 'AWS region (default: the SDK chain, e.g. AWS_REGION)')
     .option('--prefix-aware-id <id>', 'PrefixAwareId routing hint sent with every request')
-    .option('--price-per-instance-hour <usd>', 'instance price for the plan\'s cost lines (default: a built-in list price for a few types)')
+    .option(
+      '--price-per-instance-hour <usd>',
+      "instance price for the plan's cost lines (default: a built-in list price for a few types)",
+    )
     .option('--poll-interval <s>', 'seconds between DescribeEndpoint polls while a switch deploys, 1..600', '30')
-    .option('--switch-timeout <min>', 'longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig\'s limit + 30)')
-    .option('--restore-timeout <min>', 'longest the restore keeps retrying and waiting, in minutes, 1..2880 (default: twice the switch wait, at least 60)')
-    .option('--accept-credential-expiry', 'run even though the credentials expire before the plan ends (when they refresh themselves: SSO, an instance or assumed role)')
-    .option('--cloudwatch-delay <s>', 'seconds to wait after the last run before reading CloudWatch, 0..3600', String(DEFAULT_CLOUDWATCH_DELAY_S))
+    .option(
+      '--switch-timeout <min>',
+      "longest wait for one switch in minutes, 1..1440 (default: the DeploymentConfig's limit + 30)",
+    )
+    .option(
+      '--restore-timeout <min>',
+      'longest the restore keeps retrying and waiting, in minutes, 1..2880 (default: twice the switch wait, at least 60)',
+    )
+    .option(
+      '--accept-credential-expiry',
+      'run even though the credentials expire before the plan ends (when they refresh themselves: SSO, an instance or assumed role)',
+    )
+    .option(
+      '--cloudwatch-delay <s>',
+      'seconds to wait after the last run before reading CloudWatch, 0..3600',
+      String(DEFAULT_CLOUDWATCH_DELAY_S),
+    )
     .option('--no-cloudwatch', 'do not read CloudWatch')
-    .option('--emf-namespace <ns>', 'CloudWatch namespace of the router sidecar\'s EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)', 'PrefixRouter')
-    .option('--time-scale <x>', 'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster', '1')
+    .option(
+      '--emf-namespace <ns>',
+      "CloudWatch namespace of the router sidecar's EMF metrics (its PREFIX_ROUTER_EMF_NAMESPACE)",
+      'PrefixRouter',
+    )
+    .option(
+      '--time-scale <x>',
+      'only for local rehearsals against emulators (and a control plane on 127.0.0.1): they run x times faster',
+      '1',
+    )
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/ab-<time>)')
-    .option('--shadow', 'for an endpoint that hosts inference components: compare the strategies on shadow endpoints (copies of its configuration and components, one per strategy, side by side), deleted afterwards; the live endpoint is only read')
-    .option('--inference-component <name>', 'with --shadow: the live component (base or adapter) the workload invokes, on each shadow its copy (default: the only component)')
-    .option('--max-shadow-cost-usd <usd>', 'with --shadow --yes: the most the shadows may cost by the plan\'s estimate; required, and the run is refused when the estimate is higher')
+    .option(
+      '--shadow',
+      'for an endpoint that hosts inference components: compare the strategies on shadow endpoints (copies of its configuration and components, one per strategy, side by side), deleted afterwards; the live endpoint is only read',
+    )
+    .option(
+      '--inference-component <name>',
+      'with --shadow: the live component (base or adapter) the workload invokes, on each shadow its copy (default: the only component)',
+    )
+    .option(
+      '--max-shadow-cost-usd <usd>',
+      "with --shadow --yes: the most the shadows may cost by the plan's estimate; required, and the run is refused when the estimate is higher",
+    )
     .option('--yes', 'make the changes the plan describes (without it the plan is printed and nothing changes)')
     .option('--quiet', 'no progress lines');
 }
@@ -150,6 +214,7 @@ async function credentialExpiry(client: SageMakerClient): Promise<Date | undefin
   }
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Promise<number> {
   const { io } = deps;
   const clock = deps.clock ?? systemClock;
@@ -158,29 +223,48 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
   const numberFlag = (flag: string, raw: string | undefined, min: number, max: number): number | undefined =>
     checks.check(() => optionalNumberFlag(flag, raw, min, max));
   if (flags.endpointName === undefined) problems.push('--endpoint-name is required');
-  else if (!SAGEMAKER_NAME.test(flags.endpointName)) problems.push(`--endpoint-name must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(flags.endpointName)})`);
+  else if (!SAGEMAKER_NAME.test(flags.endpointName))
+    problems.push(`--endpoint-name must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(flags.endpointName)})`);
   // Every flag is checked before the first AWS call: the load flags as bench checks them (no target needed), the
   // strategies' syntax and ranges (PREFIX_AWARE's defaults come from the endpoint later), the routing hint.
-  for (const problem of loadFlagProblems({ ...flags, duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S, maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS })) problems.push(problem);
+  for (const problem of loadFlagProblems({
+    ...flags,
+    duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S,
+    maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS,
+  }))
+    problems.push(problem);
   if (!flags.variants && flags.strategies !== undefined) checks.check(() => parseAbStrategies(flags.strategies!));
   const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
   if (hintProblem !== undefined) problems.push(hintProblem);
-  if (flags.shadow && flags.variants) problems.push('give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both');
-  if (!flags.shadow && flags.inferenceComponent !== undefined) problems.push('--inference-component applies with --shadow');
-  if (!flags.shadow && flags.maxShadowCostUsd !== undefined) problems.push('--max-shadow-cost-usd applies with --shadow');
+  if (flags.shadow && flags.variants)
+    problems.push('give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both');
+  if (!flags.shadow && flags.inferenceComponent !== undefined)
+    problems.push('--inference-component applies with --shadow');
+  if (!flags.shadow && flags.maxShadowCostUsd !== undefined)
+    problems.push('--max-shadow-cost-usd applies with --shadow');
   if (flags.inferenceComponent !== undefined && !isValidInferenceComponentName(flags.inferenceComponent)) {
-    problems.push(`--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(flags.inferenceComponent)})`);
+    problems.push(
+      `--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(flags.inferenceComponent)})`,
+    );
   }
   const maxShadowCost = numberFlag('max-shadow-cost-usd', flags.maxShadowCostUsd, 0, 1_000_000);
-  if (flags.variants && flags.strategies !== undefined) problems.push('give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both');
-  if (!flags.variants && flags.strategies === undefined) problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
+  if (flags.variants && flags.strategies !== undefined)
+    problems.push(
+      'give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both',
+    );
+  if (!flags.variants && flags.strategies === undefined)
+    problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
   const price = numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
   const pollS = numberFlag('poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
   const switchMin = numberFlag('switch-timeout', flags.switchTimeout, 1, 1440);
   const restoreMin = numberFlag('restore-timeout', flags.restoreTimeout, 1, 2880);
-  const cwDelayS = numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ?? DEFAULT_CLOUDWATCH_DELAY_S;
+  const cwDelayS =
+    numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ??
+    DEFAULT_CLOUDWATCH_DELAY_S;
   if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
-    problems.push(`--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`);
+    problems.push(
+      `--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`,
+    );
   }
   if (checks.problems.length > 0) {
     io.stderr.write(`prefix-router ab: ${checks.problems.join('\n  ')}\n`);
@@ -199,20 +283,26 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     prefixAwareId: flags.prefixAwareId,
     quiet: flags.quiet,
   };
-  let target;
+  let target: Awaited<ReturnType<typeof resolveSageMakerTarget>> | undefined;
   try {
     target = await resolveSageMakerTarget(
       { endpointName: flags.endpointName!, region: flags.region, model: flags.model },
       { sagemaker: deps.sagemaker, runtime: deps.runtime, env: deps.env, clock },
     );
     if (target.facts === undefined) {
-      throw new AwsSetupError('unsupported', 'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere');
+      throw new AwsSetupError(
+        'unsupported',
+        'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere',
+      );
     }
     const facts = target.facts;
     const strategies = flags.variants ? [] : parseAbStrategies(flags.strategies!, facts.variants[0]?.routing);
     if (flags.shadow) {
       if (!hostsInferenceComponents(facts)) {
-        throw new AwsSetupError('unsupported', `--shadow is for endpoints that host inference components; '${facts.endpointName}' serves a model on its variant, so ab switches it in place and restores it (drop --shadow)`);
+        throw new AwsSetupError(
+          'unsupported',
+          `--shadow is for endpoints that host inference components; '${facts.endpointName}' serves a model on its variant, so ab switches it in place and restores it (drop --shadow)`,
+        );
       }
       const env = deps.env ?? process.env;
       const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
@@ -241,11 +331,19 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
         pollIntervalMs: (pollS * 1000) / scale,
         createTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
         cleanupTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
-        retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale },
+        retry: {
+          ...DEFAULT_RETRY_POLICY,
+          baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale,
+          maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale,
+        },
         credentialsExpireAt: await credentialExpiry(target.sagemaker!),
         acceptCredentialExpiry: flags.acceptCredentialExpiry === true,
         timeScale: scale,
-        renewSageMaker: deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined),
+        renewSageMaker:
+          deps.renewSageMaker ??
+          (deps.sagemaker === undefined
+            ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig)
+            : undefined),
         signals: deps,
       });
     }
@@ -257,7 +355,13 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     const { settings } = sageMakerBenchPlan(benchFlags, target, flags.variants ? () => names[0] : undefined);
     // The duration bound (default 600 s) is the most a run sends for; a shorter workload ends sooner.
     const runSeconds = (settings.durationMs ?? Number(SAGEMAKER_DEFAULT_DURATION_S) * 1000) / 1000;
-    const plan = buildAbPlan({ facts, mode: flags.variants ? 'variants' : 'switch', strategies, pricePerInstanceHour: price, runSeconds });
+    const plan = buildAbPlan({
+      facts,
+      mode: flags.variants ? 'variants' : 'switch',
+      strategies,
+      pricePerInstanceHour: price,
+      runSeconds,
+    });
     const startedAt = deps.now?.() ?? new Date();
     const runId = deps.runId ?? startedAt.getTime().toString(36).slice(-6);
     io.stdout.write(`${renderAbPlan(plan, runId)}\n`);
@@ -281,7 +385,9 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       return 0;
     }
     if (expiresTooSoon && !flags.acceptCredentialExpiry) {
-      io.stderr.write('prefix-router ab: the credentials expire before the plan ends (see above); nothing was changed. Refresh them or pass --accept-credential-expiry.\n');
+      io.stderr.write(
+        'prefix-router ab: the credentials expire before the plan ends (see above); nothing was changed. Refresh them or pass --accept-credential-expiry.\n',
+      );
       return 1;
     }
     // Hours of work must not end in an unwritable report: the directory is created and written before any change,
@@ -291,36 +397,68 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     try {
       await mkdir(directory, { recursive: true });
       await access(directory, fsConstants.W_OK);
-      if (plan.mode === 'switch') await writeFile(originalConfigFile, `${JSON.stringify(configCopyInput(facts.config, facts.configName), null, 2)}\n`);
+      if (plan.mode === 'switch')
+        await writeFile(
+          originalConfigFile,
+          `${JSON.stringify(configCopyInput(facts.config, facts.configName), null, 2)}\n`,
+        );
     } catch (err) {
-      io.stderr.write(`prefix-router ab: --out ${directory} is not writable (${(err as Error).message}); nothing was changed\n`);
+      io.stderr.write(
+        `prefix-router ab: --out ${directory} is not writable (${(err as Error).message}); nothing was changed\n`,
+      );
       return 1;
     }
 
     const listener = listenForAbSignals(deps, io, {
-      first: (name) => `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
+      first: (name) =>
+        `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
       again: (name) => `${name}: still restoring; the endpoint is being put back on its original configuration`,
     });
+    const liveTarget = target;
     const runWorkload = async (run: WorkloadRun): Promise<LiveBenchmarkResult> => {
-      const perRun = sageMakerBenchPlan(benchFlags, target!, run.targetVariantOf);
-      const progress = new ProgressReporter({ stream: io.stderr, mode: flags.quiet ? 'silent' : 'auto', label: run.label });
+      const perRun = sageMakerBenchPlan(benchFlags, liveTarget, run.targetVariantOf);
+      const progress = new ProgressReporter({
+        stream: io.stderr,
+        mode: flags.quiet ? 'silent' : 'auto',
+        label: run.label,
+      });
       try {
-        return await runLiveBenchmark({ ...liveOptionsOf(perRun.settings), ...perRun.extra(), signal: run.signal, onProgress: progress.update });
+        return await runLiveBenchmark({
+          ...liveOptionsOf(perRun.settings),
+          ...perRun.extra(),
+          signal: run.signal,
+          onProgress: progress.update,
+        });
       } finally {
         progress.end();
       }
     };
-    const cloudwatch = flags.cloudwatch === false ? undefined : (deps.cloudwatch ?? new CloudWatchClient({ region: target.region }));
+    const cloudwatch =
+      flags.cloudwatch === false ? undefined : (deps.cloudwatch ?? new CloudWatchClient({ region: target.region }));
     const region = target.region;
     // A new client resolves the credential chain again; ignoreCache (passed through to the chain's shared-file
     // providers) re-reads ~/.aws/credentials and config, which the SDK otherwise caches for the process's life.
     const renewSageMaker =
-      deps.renewSageMaker ?? (deps.sagemaker === undefined ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig) : undefined);
-    const retry: RetryPolicy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale, maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale };
+      deps.renewSageMaker ??
+      (deps.sagemaker === undefined
+        ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig)
+        : undefined);
+    const retry: RetryPolicy = {
+      ...DEFAULT_RETRY_POLICY,
+      baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale,
+      maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale,
+    };
     let outcome: AbOutcome;
     try {
       outcome = await new RoutingAb(
-        { sagemaker: target.sagemaker!, renewSageMaker, cloudwatch, clock, log: (line) => io.stderr.write(`${line}\n`), runWorkload },
+        {
+          sagemaker: target.sagemaker!,
+          renewSageMaker,
+          cloudwatch,
+          clock,
+          log: (line) => io.stderr.write(`${line}\n`),
+          runWorkload,
+        },
         {
           plan,
           runId,
@@ -342,13 +480,18 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     let files: Awaited<ReturnType<typeof writeAbReport>> | undefined;
     try {
       files = await writeAbReport(directory, plan, outcome, settings.workload, runId, startedAt.toISOString());
-      io.stdout.write(`\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`);
+      io.stdout.write(
+        `\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`,
+      );
     } catch (err) {
       io.stderr.write(`prefix-router ab: could not write the report to ${directory}: ${(err as Error).message}\n`);
     }
     if (!outcome.finished) {
       const st = outcome.finalState;
-      const state = st === undefined ? 'unknown (DescribeEndpoint did not answer)' : `${st.status} on ${st.configName}${st.pendingConfig ? `, deploying ${st.pendingConfig}` : ''}${st.failureReason ? ` (${st.failureReason})` : ''}`;
+      const state =
+        st === undefined
+          ? 'unknown (DescribeEndpoint did not answer)'
+          : `${st.status} on ${st.configName}${st.pendingConfig ? `, deploying ${st.pendingConfig}` : ''}${st.failureReason ? ` (${st.failureReason})` : ''}`;
       io.stderr.write(
         `prefix-router ab: the endpoint is NOT where it began: ${outcome.restored ? `it is InService on ${facts.configName}, but configuration(s) ${outcome.leftConfigs.join(', ')} are left` : outcome.restoreError?.message}\n` +
           `State: ${facts.endpointName} is ${state}\n` +
@@ -359,7 +502,9 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     const ended = endedAbStatus(outcome, io, listener.caught(), 'the endpoint was restored');
     if (ended.status !== undefined) return ended.status;
     if (files !== undefined && files.benchmark === undefined && outcome.runs.length > 0) {
-      io.stderr.write('prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n');
+      io.stderr.write(
+        'prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n',
+      );
       return 2;
     }
     return ended.allFailed > 0 || files === undefined ? 2 : 0;

@@ -16,12 +16,19 @@ export interface EndedAbRuns {
  * gives 2 (its message followed by `aftermath`: what became of the endpoint). `status` is undefined when the runs
  * ended without a failure: the caller decides between 0 and 2 from `allFailed` and what else it checks.
  */
-export function endedAbStatus(ended: EndedAbRuns, io: BenchIo, caught: AbSignal | undefined, aftermath: string): { readonly status?: number; readonly allFailed: number } {
+export function endedAbStatus(
+  ended: EndedAbRuns,
+  io: BenchIo,
+  caught: AbSignal | undefined,
+  aftermath: string,
+): { readonly status?: number; readonly allFailed: number } {
   if (ended.interrupted) return { status: 128 + SIGNAL_NUMBERS[caught ?? 'SIGINT'], allFailed: 0 };
   const allFailed = ended.runs.filter((r) => r.result.sent > 0 && r.result.failed === r.result.sent);
   for (const r of allFailed) {
     const first = r.result.records.find((x) => x.error !== undefined);
-    io.stderr.write(`prefix-router ab: every request of ${r.label} failed (first: ${first?.error}${first?.errorDetail ? `: ${first.errorDetail}` : ''})\n`);
+    io.stderr.write(
+      `prefix-router ab: every request of ${r.label} failed (first: ${first?.error}${first?.errorDetail ? `: ${first.errorDetail}` : ''})\n`,
+    );
   }
   if (ended.failure) {
     io.stderr.write(`prefix-router ab: ${ended.failure.message} (${aftermath})\n`);

@@ -4,9 +4,24 @@ import { constants as fsConstants } from 'node:fs';
 import { ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
 import { buildAbPlan, usd, type AbStrategy } from '../aws/ab-plan';
 import { writeAbReport } from '../aws/ab-report';
-import { AwsSetupError, gpusPerInstance, servedModelFromEnvironment, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
+import {
+  AwsSetupError,
+  gpusPerInstance,
+  servedModelFromEnvironment,
+  servedModelName,
+  type EndpointFacts,
+} from '../aws/endpoint-facts';
 import type { AbOutcome } from '../aws/routing-ab';
-import { buildShadowPlan, readLiveComponents, renderShadowPlan, ShadowAb, shadowPrefix, type ShadowFleet, type ShadowOutcome, type ShadowPlan } from '../aws/shadow-ab';
+import {
+  buildShadowPlan,
+  readLiveComponents,
+  renderShadowPlan,
+  ShadowAb,
+  shadowPrefix,
+  type ShadowFleet,
+  type ShadowOutcome,
+  type ShadowPlan,
+} from '../aws/shadow-ab';
 import { classifyControlPlaneError, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import { liveOptionsOf, type RawBenchFlags } from './bench-flags';
 import type { BenchIo } from './bench-run';
@@ -62,24 +77,50 @@ async function modelOn(plan: ShadowPlan, fleet: ShadowFleet, input: ShadowAbInpu
   if (target.base !== undefined) return fleet.components.find((c) => c.live === target.name)!.name;
   const fromEnv = servedModelFromEnvironment(target.specification.Container?.Environment ?? {});
   if (fromEnv !== undefined) return fromEnv;
-  const fromModel = target.specification.ModelName === undefined ? undefined : await servedModelName(input.target.sagemaker!, target.specification.ModelName, input.clock);
+  const fromModel =
+    target.specification.ModelName === undefined
+      ? undefined
+      : await servedModelName(input.target.sagemaker!, target.specification.ModelName, input.clock);
   if (fromModel !== undefined) return fromModel;
-  throw new AwsSetupError('unsupported', `cannot tell which model component '${target.name}' serves (no SM_VLLM_MODEL / SM_VLLM_SERVED_MODEL_NAME / HF_MODEL_ID in its environment or its model's); pass --model`);
+  throw new AwsSetupError(
+    'unsupported',
+    `cannot tell which model component '${target.name}' serves (no SM_VLLM_MODEL / SM_VLLM_SERVED_MODEL_NAME / HF_MODEL_ID in its environment or its model's); pass --model`,
+  );
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function runShadowAb(input: ShadowAbInput): Promise<number> {
   const { io, facts, target } = input;
-  const components = await readLiveComponents(target.sagemaker!, facts.endpointName, input.clock, input.retry).catch((err: unknown) => {
-    if (err instanceof AwsSetupError) throw err;
-    const kind = classifyControlPlaneError(err);
-    throw new AwsSetupError(kind === 'transient' || kind === 'throttling' ? 'network' : 'unsupported', `could not read the inference components of '${facts.endpointName}' (${(err as Error).name}: ${(err as Error).message}); nothing was created`, { cause: err });
+  const components = await readLiveComponents(target.sagemaker!, facts.endpointName, input.clock, input.retry).catch(
+    (err: unknown) => {
+      if (err instanceof AwsSetupError) throw err;
+      const kind = classifyControlPlaneError(err);
+      throw new AwsSetupError(
+        kind === 'transient' || kind === 'throttling' ? 'network' : 'unsupported',
+        `could not read the inference components of '${facts.endpointName}' (${(err as Error).name}: ${(err as Error).message}); nothing was created`,
+        { cause: err },
+      );
+    },
+  );
+  const plan = buildShadowPlan({
+    facts,
+    components,
+    strategies: input.strategies,
+    runId: input.runId,
+    target: input.inferenceComponent,
+    pricePerInstanceHour: input.pricePerInstanceHour,
+    runSeconds: input.runSeconds,
   });
-  const plan = buildShadowPlan({ facts, components, strategies: input.strategies, runId: input.runId, target: input.inferenceComponent, pricePerInstanceHour: input.pricePerInstanceHour, runSeconds: input.runSeconds });
   // Every shadow's target: the same flags, its own endpoint, component and model name. Checked before the plan is shown.
   const targets = new Map<string, SageMakerTarget>();
   for (const fleet of plan.fleets) {
     const component = fleet.components.find((c) => c.live === plan.target.name)!.name;
-    const shadowTarget: SageMakerTarget = { ...target, endpointName: fleet.endpointName, inferenceComponent: component, model: await modelOn(plan, fleet, input) };
+    const shadowTarget: SageMakerTarget = {
+      ...target,
+      endpointName: fleet.endpointName,
+      inferenceComponent: component,
+      model: await modelOn(plan, fleet, input),
+    };
     sageMakerBenchPlan(input.benchFlags, shadowTarget);
     targets.set(fleet.endpointName, shadowTarget);
   }
@@ -95,11 +136,15 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
     );
   }
   if (!input.yes) {
-    io.stdout.write('\nNothing was changed or created. Rerun with --yes and --max-shadow-cost-usd (at least the estimate above) to run this plan.\n');
+    io.stdout.write(
+      '\nNothing was changed or created. Rerun with --yes and --max-shadow-cost-usd (at least the estimate above) to run this plan.\n',
+    );
     return 0;
   }
   if (expiresTooSoon && input.acceptCredentialExpiry !== true) {
-    io.stderr.write('prefix-router ab: the credentials expire before the run ends (see above); nothing was created. Refresh them or pass --accept-credential-expiry.\n');
+    io.stderr.write(
+      'prefix-router ab: the credentials expire before the run ends (see above); nothing was created. Refresh them or pass --accept-credential-expiry.\n',
+    );
     return 1;
   }
   if (plan.estimateUsd === undefined) {
@@ -107,29 +152,45 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
     return 1;
   }
   if (input.maxShadowCostUsd === undefined) {
-    io.stderr.write(`prefix-router ab: --shadow creates ${plan.fleets.length} more fleet(s) of ${plan.instances} × ${plan.instanceType ?? 'unknown'} (≈ ${usd(plan.estimateUsd)}); acknowledge it with --max-shadow-cost-usd N (N ≥ ${Math.ceil(plan.estimateUsd)}); nothing was created\n`);
+    io.stderr.write(
+      `prefix-router ab: --shadow creates ${plan.fleets.length} more fleet(s) of ${plan.instances} × ${plan.instanceType ?? 'unknown'} (≈ ${usd(plan.estimateUsd)}); acknowledge it with --max-shadow-cost-usd N (N ≥ ${Math.ceil(plan.estimateUsd)}); nothing was created\n`,
+    );
     return 1;
   }
   if (plan.estimateUsd > input.maxShadowCostUsd) {
-    io.stderr.write(`prefix-router ab: the shadows' estimate ${usd(plan.estimateUsd)} exceeds --max-shadow-cost-usd ${input.maxShadowCostUsd} (shorten --duration, compare fewer strategies, or raise the limit); nothing was created\n`);
+    io.stderr.write(
+      `prefix-router ab: the shadows' estimate ${usd(plan.estimateUsd)} exceeds --max-shadow-cost-usd ${input.maxShadowCostUsd} (shorten --duration, compare fewer strategies, or raise the limit); nothing was created\n`,
+    );
     return 1;
   }
   try {
     await mkdir(input.directory, { recursive: true });
     await access(input.directory, fsConstants.W_OK);
   } catch (err) {
-    io.stderr.write(`prefix-router ab: --out ${input.directory} is not writable (${(err as Error).message}); nothing was created\n`);
+    io.stderr.write(
+      `prefix-router ab: --out ${input.directory} is not writable (${(err as Error).message}); nothing was created\n`,
+    );
     return 1;
   }
   const listener = listenForAbSignals(input.signals, io, {
-    first: (name) => `${name}: stopping the run and deleting every shadow resource it created (nothing else is sent; killing the process now leaves them billing: see docs/validate.md)`,
+    first: (name) =>
+      `${name}: stopping the run and deleting every shadow resource it created (nothing else is sent; killing the process now leaves them billing: see docs/validate.md)`,
     again: (name) => `${name}: still deleting the shadow resources`,
   });
   const runWorkload = async (fleet: ShadowFleet, signal: AbortSignal): Promise<LiveBenchmarkResult> => {
     const perRun = sageMakerBenchPlan(input.benchFlags, targets.get(fleet.endpointName)!);
-    const progress = new ProgressReporter({ stream: io.stderr, mode: input.quiet ? 'silent' : 'auto', label: fleet.strategy.label });
+    const progress = new ProgressReporter({
+      stream: io.stderr,
+      mode: input.quiet ? 'silent' : 'auto',
+      label: fleet.strategy.label,
+    });
     try {
-      return await runLiveBenchmark({ ...liveOptionsOf(perRun.settings), ...perRun.extra(), signal, onProgress: progress.update });
+      return await runLiveBenchmark({
+        ...liveOptionsOf(perRun.settings),
+        ...perRun.extra(),
+        signal,
+        onProgress: progress.update,
+      });
     } finally {
       progress.end();
     }
@@ -137,17 +198,48 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
   let outcome: ShadowOutcome;
   try {
     outcome = await new ShadowAb(
-      { sagemaker: target.sagemaker!, renewSageMaker: input.renewSageMaker, clock: input.clock, log: (line) => io.stderr.write(`${line}\n`), runWorkload },
-      { plan, signal: listener.signal, pollIntervalMs: input.pollIntervalMs, createTimeoutMs: input.createTimeoutMs, cleanupTimeoutMs: input.cleanupTimeoutMs, retry: input.retry },
+      {
+        sagemaker: target.sagemaker!,
+        renewSageMaker: input.renewSageMaker,
+        clock: input.clock,
+        log: (line) => io.stderr.write(`${line}\n`),
+        runWorkload,
+      },
+      {
+        plan,
+        signal: listener.signal,
+        pollIntervalMs: input.pollIntervalMs,
+        createTimeoutMs: input.createTimeoutMs,
+        cleanupTimeoutMs: input.cleanupTimeoutMs,
+        retry: input.retry,
+      },
     ).run();
   } finally {
     listener.remove();
   }
-  const abPlan = { ...buildAbPlan({ facts, mode: 'shadow', strategies: input.strategies, pricePerInstanceHour: plan.pricePerInstanceHour, runSeconds: input.runSeconds }), instances: plan.instances };
+  const abPlan = {
+    ...buildAbPlan({
+      facts,
+      mode: 'shadow',
+      strategies: input.strategies,
+      pricePerInstanceHour: plan.pricePerInstanceHour,
+      runSeconds: input.runSeconds,
+    }),
+    instances: plan.instances,
+  };
   const abOutcome = reportOutcome(outcome, plan, input.runId);
   try {
-    const files = await writeAbReport(input.directory, abPlan, abOutcome, settings.workload, input.runId, input.startedAt.toISOString());
-    io.stdout.write(`\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`);
+    const files = await writeAbReport(
+      input.directory,
+      abPlan,
+      abOutcome,
+      settings.workload,
+      input.runId,
+      input.startedAt.toISOString(),
+    );
+    io.stdout.write(
+      `\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`,
+    );
   } catch (err) {
     io.stderr.write(`prefix-router ab: could not write the report to ${input.directory}: ${(err as Error).message}\n`);
   }
@@ -160,7 +252,12 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
     );
     return 3;
   }
-  const ended = endedAbStatus(outcome, io, listener.caught(), 'every shadow resource was deleted; the live endpoint was not changed');
+  const ended = endedAbStatus(
+    outcome,
+    io,
+    listener.caught(),
+    'every shadow resource was deleted; the live endpoint was not changed',
+  );
   return ended.status ?? (ended.allFailed > 0 ? 2 : 0);
 }
 
@@ -185,7 +282,10 @@ function reportOutcome(outcome: ShadowOutcome, plan: ShadowPlan, runId: string):
     deletedConfigs: deleted,
     leftConfigs: outcome.left.configs,
     finishCommands: outcome.finishCommands,
-    notes: [`The live endpoint ${plan.facts.endpointName} was only read: every resource the run created is named ${plan.fleets.map((_, i) => `${shadowPrefix(runId, i)}…`).join(' or ')}.`, ...outcome.notes],
+    notes: [
+      `The live endpoint ${plan.facts.endpointName} was only read: every resource the run created is named ${plan.fleets.map((_, i) => `${shadowPrefix(runId, i)}…`).join(' or ')}.`,
+      ...outcome.notes,
+    ],
     shadow: { created: outcome.created, left: outcome.left, leftHourlyUsd: outcome.leftHourlyUsd },
   };
 }

@@ -21,7 +21,11 @@ export interface AbSignalListener {
 }
 
 /** Listens for the run's signals: the first aborts `signal` and prints `first`, each later one prints `again`. */
-export function listenForAbSignals(sources: AbSignalSources, io: BenchIo, messages: { first: (name: AbSignal) => string; again: (name: AbSignal) => string }): AbSignalListener {
+export function listenForAbSignals(
+  sources: AbSignalSources,
+  io: BenchIo,
+  messages: { first: (name: AbSignal) => string; again: (name: AbSignal) => string },
+): AbSignalListener {
   const interrupt = new AbortController();
   let caught: AbSignal | undefined;
   const onSignal = (name: AbSignal): void => {

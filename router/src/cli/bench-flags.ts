@@ -1,6 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { basename } from 'node:path';
-import { LIVE_RANGES, normalizeMetricsUrl, parseTargetUrl, DEFAULT_INSTANCE_HEADER, DEFAULT_REQUEST_TIMEOUT_MS, type LiveBenchmarkOptions } from '../benchmark';
+import {
+  LIVE_RANGES,
+  normalizeMetricsUrl,
+  parseTargetUrl,
+  DEFAULT_INSTANCE_HEADER,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type LiveBenchmarkOptions,
+} from '../benchmark';
 import { baselineProblem, strategyLabel, type StrategyId } from '../report/report-model';
 import type { Workload } from '../workload/workload';
 import { parseWorkloadSpec } from '../workload/workload-spec';
@@ -83,11 +90,17 @@ export interface BenchSettings {
 export const DEFAULT_CLOUDWATCH_DELAY_S = 180;
 
 /** Declares the bench flags on `command` (the CLI's sub-command, or a bare Command for in-process parsing). */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function defineBenchOptions(command: Command): Command {
   const r = LIVE_RANGES;
   return command
-    .description('benchmark a router (or any OpenAI-compatible URL) with a workload; writes a JSON, markdown and HTML report')
-    .option('--url <url>', 'base URL of the server, http(s) (requests go to URL/v1/chat/completions or URL/v1/completions)')
+    .description(
+      'benchmark a router (or any OpenAI-compatible URL) with a workload; writes a JSON, markdown and HTML report',
+    )
+    .option(
+      '--url <url>',
+      'base URL of the server, http(s) (requests go to URL/v1/chat/completions or URL/v1/completions)',
+    )
     .option('--workload <spec>', "workload spec, e.g. 'long-context?groups=550' (see docs/workloads.md)")
     .option('--concurrency <n>', `closed loop: keep n requests in flight, ${r.concurrency.min}..${r.concurrency.max}`)
     .option('--rate <r>', 'open loop: Poisson arrivals at r requests/s, (0, 100000]')
@@ -97,25 +110,70 @@ export function defineBenchOptions(command: Command): Command {
     .option('--time-scale <x>', 'the servers run x times faster than real time (emulators), (0, 1000000]', '1')
     .option('--model <name>', 'model name in requests (default: the first model GET URL/v1/models lists)')
     .option('--label <name>', 'name of this run in the report (default: the strategy)')
-    .option('--strategy <name>', 'routing strategy the server runs, as the report names it; a policy spec like sagemaker-prefix-aware?prefixLength=2048 records its options (default: the label, else "live")')
-    .option('--fleet-kv-tokens <n>', `KV-cache tokens of all instances together (vLLM logs "GPU KV cache size: N tokens" per instance): adds the hit-rate ceilings, ${DEFAULT_BLOCK_TOKENS}..1e12`)
-    .option('--backend-metrics <url...>', 'Prometheus endpoint of each backend (a server root gets /metrics); repeat or list several')
+    .option(
+      '--strategy <name>',
+      'routing strategy the server runs, as the report names it; a policy spec like sagemaker-prefix-aware?prefixLength=2048 records its options (default: the label, else "live")',
+    )
+    .option(
+      '--fleet-kv-tokens <n>',
+      `KV-cache tokens of all instances together (vLLM logs "GPU KV cache size: N tokens" per instance): adds the hit-rate ceilings, ${DEFAULT_BLOCK_TOKENS}..1e12`,
+    )
+    .option(
+      '--backend-metrics <url...>',
+      'Prometheus endpoint of each backend (a server root gets /metrics); repeat or list several',
+    )
     .option('--instance-header <name>', 'response header naming the serving instance', DEFAULT_INSTANCE_HEADER)
-    .option('--timeout <s>', 'per-request timeout in seconds of model time, (0, 86400]', String(DEFAULT_REQUEST_TIMEOUT_MS / 1000))
-    .option('--drain <s>', 'after the last send, wait at most s seconds of model time for in-flight requests, [0, 86400] (default: --timeout)')
-    .option('--header <name: value>', 'extra request header for the server (e.g. "authorization: Bearer …"); repeatable', collect)
-    .option('--no-ignore-eos', 'do not send vLLM\'s ignore_eos (for servers that reject unknown fields)')
-    .option('--out <dir>', 'report directory (default: ./prefix-router-reports/bench-<time>, or the --append report\'s directory)')
+    .option(
+      '--timeout <s>',
+      'per-request timeout in seconds of model time, (0, 86400]',
+      String(DEFAULT_REQUEST_TIMEOUT_MS / 1000),
+    )
+    .option(
+      '--drain <s>',
+      'after the last send, wait at most s seconds of model time for in-flight requests, [0, 86400] (default: --timeout)',
+    )
+    .option(
+      '--header <name: value>',
+      'extra request header for the server (e.g. "authorization: Bearer …"); repeatable',
+      collect,
+    )
+    .option('--no-ignore-eos', "do not send vLLM's ignore_eos (for servers that reject unknown fields)")
+    .option(
+      '--out <dir>',
+      "report directory (default: ./prefix-router-reports/bench-<time>, or the --append report's directory)",
+    )
     .option('--baseline <label>', 'run to compare against: a label or strategy name (default: random, when present)')
-    .option('--append <report.json>', 'add this run to an existing report (same workload), rewriting it in place unless --out is given')
+    .option(
+      '--append <report.json>',
+      'add this run to an existing report (same workload), rewriting it in place unless --out is given',
+    )
     .option('--quiet', 'no progress and no table; print only the report paths')
-    .option('--sagemaker-endpoint <name>', 'benchmark a SageMaker endpoint through the AWS SDK instead of --url (credentials and region from the default chain; AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME honoured); see docs/validate.md')
+    .option(
+      '--sagemaker-endpoint <name>',
+      'benchmark a SageMaker endpoint through the AWS SDK instead of --url (credentials and region from the default chain; AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME honoured); see docs/validate.md',
+    )
     .option('--region <region>', 'AWS region of --sagemaker-endpoint (default: the SDK chain, e.g. AWS_REGION)')
-    .option('--api <api>', 'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)', 'invoke')
-    .option('--prefix-aware-id <id>', 'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)')
-    .option('--inference-component <name>', 'with --sagemaker-endpoint: the inference component (model or LoRA adapter) every request invokes (InferenceComponentName); required on an endpoint that hosts components')
-    .option('--cloudwatch', "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report")
-    .option('--cloudwatch-delay <s>', `with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default ${DEFAULT_CLOUDWATCH_DELAY_S})`);
+    .option(
+      '--api <api>',
+      'with --sagemaker-endpoint: invoke (InvokeEndpointWithResponseStream) or openai (the /openai/v1 path with a bearer token in --header)',
+      'invoke',
+    )
+    .option(
+      '--prefix-aware-id <id>',
+      'with --sagemaker-endpoint: PrefixAwareId routing hint sent with every request (1-64 printable ASCII)',
+    )
+    .option(
+      '--inference-component <name>',
+      'with --sagemaker-endpoint: the inference component (model or LoRA adapter) every request invokes (InferenceComponentName); required on an endpoint that hosts components',
+    )
+    .option(
+      '--cloudwatch',
+      "with --sagemaker-endpoint: after the run, read CloudWatch's metrics for its window into cloudwatch.md beside the report",
+    )
+    .option(
+      '--cloudwatch-delay <s>',
+      `with --cloudwatch: seconds to wait after the run for CloudWatch to publish, 0..3600 (default ${DEFAULT_CLOUDWATCH_DELAY_S})`,
+    );
 }
 
 /**
@@ -158,7 +216,11 @@ function flagReaders(checks: FlagProblems) {
   const number = (flag: string, raw: string | undefined, range: FlagRange, integer = false): number | undefined =>
     raw === undefined
       ? undefined
-      : checks.check(() => (integer ? integerFlag(flag, raw, range.min, range.max) : numberFlag(flag, raw, range.min, range.max, range.minExclusive)));
+      : checks.check(() =>
+          integer
+            ? integerFlag(flag, raw, range.min, range.max)
+            : numberFlag(flag, raw, range.min, range.max, range.minExclusive),
+        );
   const seconds = (flag: string, raw: string | undefined, range: FlagRange): number | undefined => {
     const s = number(flag, raw, { min: range.min / 1000, max: range.max / 1000, minExclusive: range.minExclusive });
     return s === undefined ? undefined : s * 1000;
@@ -188,19 +250,26 @@ export function readLoadFlags(flags: RawLoadFlags, checks: FlagProblems): LoadSe
   const concurrency = number('concurrency', flags.concurrency, r.concurrency, true);
   const rate = number('rate', flags.rate, { min: 0, max: 100_000, minExclusive: true });
   let workload: Workload | undefined;
-  if (flags.workload === undefined) problems.push("--workload is required: a workload spec such as 'long-context' or 'short-chat?count=100'");
+  if (flags.workload === undefined)
+    problems.push("--workload is required: a workload spec such as 'long-context' or 'short-chat?count=100'");
   else {
     let spec = flags.workload.trim();
     const given = specOptionNames(spec);
     const trace = spec.startsWith('trace:');
-    if (flags.concurrency !== undefined && flags.rate !== undefined) problems.push('give --concurrency (closed loop) or --rate (open loop), not both');
+    if (flags.concurrency !== undefined && flags.rate !== undefined)
+      problems.push('give --concurrency (closed loop) or --rate (open loop), not both');
     else if (rate !== undefined) {
-      if (trace) problems.push('--rate does not apply to trace workloads: their arrivals are the trace timestamps (use speedup= in --workload)');
+      if (trace)
+        problems.push(
+          '--rate does not apply to trace workloads: their arrivals are the trace timestamps (use speedup= in --workload)',
+        );
       else if (given.includes('rate')) problems.push('--rate conflicts with rate= in --workload; give one of them');
-      else if (given.includes('concurrency')) problems.push('--rate conflicts with concurrency= in --workload (a closed loop); give one of them');
+      else if (given.includes('concurrency'))
+        problems.push('--rate conflicts with concurrency= in --workload (a closed loop); give one of them');
       else spec = withOption(spec, 'rate', rate);
     } else if (concurrency !== undefined) {
-      if (given.includes('concurrency')) problems.push('--concurrency conflicts with concurrency= in --workload; give one of them');
+      if (given.includes('concurrency'))
+        problems.push('--concurrency conflicts with concurrency= in --workload; give one of them');
       else spec = withOption(spec, 'concurrency', concurrency);
     }
     if (flags.concurrency === undefined || concurrency !== undefined) {
@@ -219,7 +288,9 @@ export function readLoadFlags(flags: RawLoadFlags, checks: FlagProblems): LoadSe
     problems.push(`--warmup (${warmupMs / 1000} s) must be shorter than --duration (${durationMs / 1000} s)`);
   }
   const timeScale = number('time-scale', flags.timeScale ?? '1', r.timeScale) ?? 1;
-  const requestTimeoutMs = seconds('timeout', flags.timeout ?? String(DEFAULT_REQUEST_TIMEOUT_MS / 1000), r.requestTimeoutMs) ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const requestTimeoutMs =
+    seconds('timeout', flags.timeout ?? String(DEFAULT_REQUEST_TIMEOUT_MS / 1000), r.requestTimeoutMs) ??
+    DEFAULT_REQUEST_TIMEOUT_MS;
   const model = flags.model !== undefined && flags.model.trim() === '' ? undefined : flags.model;
   if (flags.model !== undefined && model === undefined) problems.push('--model must not be empty');
   return { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model };
@@ -233,6 +304,7 @@ export function loadFlagProblems(flags: RawLoadFlags): readonly string[] {
 }
 
 /** Validates raw flag strings; collects every problem, each naming the flag and its allowed range. */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   const checks = new FlagProblems();
   const problems = { push: (problem: string) => checks.add(problem) };
@@ -241,11 +313,19 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
 
   if (
     flags.sagemakerEndpoint === undefined &&
-    (flags.region !== undefined || flags.prefixAwareId !== undefined || flags.inferenceComponent !== undefined || (flags.api !== undefined && flags.api !== 'invoke') || flags.cloudwatch || flags.cloudwatchDelay !== undefined)
+    (flags.region !== undefined ||
+      flags.prefixAwareId !== undefined ||
+      flags.inferenceComponent !== undefined ||
+      (flags.api !== undefined && flags.api !== 'invoke') ||
+      flags.cloudwatch ||
+      flags.cloudwatchDelay !== undefined)
   ) {
-    problems.push('--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint');
+    problems.push(
+      '--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint',
+    );
   }
-  if (flags.url === undefined) problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
+  if (flags.url === undefined)
+    problems.push('--url is required: the base URL of the server, e.g. http://127.0.0.1:8080');
   else {
     try {
       parseTargetUrl(flags.url, '--url');
@@ -254,9 +334,16 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     }
   }
 
-  const { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model } = readLoadFlags(flags, checks);
+  const { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model } = readLoadFlags(
+    flags,
+    checks,
+  );
   const drainTimeoutMs = seconds('drain', flags.drain, r.drainTimeoutMs);
-  const cloudWatchDelayMs = seconds('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), { min: 0, max: 3_600_000 }) ?? DEFAULT_CLOUDWATCH_DELAY_S * 1000;
+  const cloudWatchDelayMs =
+    seconds('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), {
+      min: 0,
+      max: 3_600_000,
+    }) ?? DEFAULT_CLOUDWATCH_DELAY_S * 1000;
 
   const nonEmpty = (flag: string, value: string | undefined): string | undefined => {
     if (value !== undefined && value.trim() === '') problems.push(`--${flag} must not be empty`);
@@ -268,11 +355,14 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
   const out = nonEmpty('out', flags.out);
   const append = nonEmpty('append', flags.append);
   if (append !== undefined && out === undefined && !/^[A-Za-z0-9._-]+\.json$/.test(basename(append))) {
-    problems.push(`--append must name a .json file whose name is letters, digits, '.', '_' or '-' (got "${append}"), or give --out`);
+    problems.push(
+      `--append must name a .json file whose name is letters, digits, '.', '_' or '-' (got "${append}"), or give --out`,
+    );
   }
 
   const instanceHeader = flags.instanceHeader ?? DEFAULT_INSTANCE_HEADER;
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(instanceHeader)) problems.push(`--instance-header must be an HTTP header name (got "${instanceHeader}")`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(instanceHeader))
+    problems.push(`--instance-header must be an HTTP header name (got "${instanceHeader}")`);
 
   const backendMetricsUrls: string[] = [];
   for (const url of flags.backendMetrics ?? []) {
@@ -288,7 +378,9 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     const colon = raw.indexOf(':');
     const name = colon < 0 ? '' : raw.slice(0, colon).trim();
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      problems.push(`--header must be "name: value" with an HTTP header name (got "${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}")`);
+      problems.push(
+        `--header must be "name: value" with an HTTP header name (got "${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}")`,
+      );
       continue;
     }
     headers[name.toLowerCase()] = raw.slice(colon + 1).trim();
@@ -296,7 +388,10 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
 
   const strategyId: StrategyId = strategyIdOf(strategy ?? label ?? 'live', strategy !== undefined, problems);
   // Without --append the report holds this run alone; with it, bench-run checks against the appended report's runs.
-  const baselineMisses = baseline === undefined || append !== undefined ? undefined : baselineProblem(baseline, [{ label: label ?? strategyLabel(strategyId), strategy: strategyId }]);
+  const baselineMisses =
+    baseline === undefined || append !== undefined
+      ? undefined
+      : baselineProblem(baseline, [{ label: label ?? strategyLabel(strategyId), strategy: strategyId }]);
   if (baselineMisses !== undefined) problems.push(`--baseline ${baselineMisses}`);
   const fleetKvTokens = number('fleet-kv-tokens', flags.fleetKvTokens, { min: DEFAULT_BLOCK_TOKENS, max: 1e12 }, true);
   checks.throwIfAny();
@@ -356,7 +451,12 @@ export function liveOptionsOf(settings: BenchSettings): LiveBenchmarkOptions {
     backendMetricsUrls: settings.backendMetricsUrls,
     headers: settings.headers,
     ignoreEos: settings.ignoreEos,
-    ceilings: settings.fleetKvTokens === undefined ? undefined : { fleetCapacityBlocks: Math.floor(settings.fleetKvTokens / DEFAULT_BLOCK_TOKENS), blockTokens: DEFAULT_BLOCK_TOKENS },
+    ceilings:
+      settings.fleetKvTokens === undefined
+        ? undefined
+        : {
+            fleetCapacityBlocks: Math.floor(settings.fleetKvTokens / DEFAULT_BLOCK_TOKENS),
+            blockTokens: DEFAULT_BLOCK_TOKENS,
+          },
   };
 }
-

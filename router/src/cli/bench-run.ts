@@ -57,7 +57,12 @@ export interface BenchOutcome {
  * lets in-flight requests finish; twice cancels them; either way the partial report is written. Exit code: 0,
  * 130 after an abort, 2 when no request succeeded.
  */
-export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, extra: Partial<LiveBenchmarkOptions> = {}): Promise<BenchOutcome> {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+export async function runBenchWithOutcome(
+  settings: BenchSettings,
+  io: BenchIo,
+  extra: Partial<LiveBenchmarkOptions> = {},
+): Promise<BenchOutcome> {
   let existing: BenchmarkReport | undefined;
   if (settings.append !== undefined) {
     let text: string;
@@ -71,19 +76,30 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, 
       checkAppendable(existing, {
         mode: 'live',
         workloadSpec: settings.workload.spec,
-        environment: { 'time scale': settings.timeScale, ...(settings.model !== undefined ? { model: settings.model } : {}) },
+        environment: {
+          'time scale': settings.timeScale,
+          ...(settings.model !== undefined ? { model: settings.model } : {}),
+        },
         labels: [settings.label],
       });
     } catch (err) {
       throw new Error(`--append ${settings.append}: ${(err as Error).message}`);
     }
     // Checked before any request is sent: the baseline must name a run of the appended report or this one.
-    const baselineMisses = settings.baseline === undefined ? undefined : baselineProblem(settings.baseline, [...existing.strategies, { label: settings.label, strategy: settings.strategy }]);
+    const baselineMisses =
+      settings.baseline === undefined
+        ? undefined
+        : baselineProblem(settings.baseline, [
+            ...existing.strategies,
+            { label: settings.label, strategy: settings.strategy },
+          ]);
     if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
   }
   const startedAt = new Date();
-  const directory = settings.out ?? (settings.append !== undefined ? dirname(settings.append) : defaultReportDir('bench', startedAt));
-  const baseName = settings.append !== undefined && settings.out === undefined ? basename(settings.append, '.json') : 'report';
+  const directory =
+    settings.out ?? (settings.append !== undefined ? dirname(settings.append) : defaultReportDir('bench', startedAt));
+  const baseName =
+    settings.append !== undefined && settings.out === undefined ? basename(settings.append, '.json') : 'report';
 
   const stop = new AbortController();
   const abort = new AbortController();
@@ -102,13 +118,26 @@ export async function runBenchWithOutcome(settings: BenchSettings, io: BenchIo, 
     const discovered = await fleetKvTokensOf(settings.backendMetricsUrls);
     if (discovered !== undefined) {
       settings = { ...settings, fleetKvTokens: discovered };
-      if (!settings.quiet) io.stderr.write(`fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`);
+      if (!settings.quiet)
+        io.stderr.write(
+          `fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`,
+        );
     }
   }
-  const progress = new ProgressReporter({ stream: io.stderr, mode: settings.quiet ? 'silent' : 'auto', label: settings.label });
+  const progress = new ProgressReporter({
+    stream: io.stderr,
+    mode: settings.quiet ? 'silent' : 'auto',
+    label: settings.label,
+  });
   let result: LiveBenchmarkResult;
   try {
-    result = await runLiveBenchmark({ ...liveOptionsOf(settings), ...extra, signal: abort.signal, stopSignal: stop.signal, onProgress: progress.update });
+    result = await runLiveBenchmark({
+      ...liveOptionsOf(settings),
+      ...extra,
+      signal: abort.signal,
+      stopSignal: stop.signal,
+      onProgress: progress.update,
+    });
   } finally {
     progress.end();
     removeInterrupt?.();

@@ -15,4 +15,14 @@ import { register as registerTrace } from './trace-command';
  */
 export type RegisterCommand = (program: Command) => void;
 
-export const COMMANDS: readonly RegisterCommand[] = [registerServe, registerEmulate, registerSimulate, registerBench, registerDemo, registerContainer, registerAb, registerTrace, registerPlan];
+export const COMMANDS: readonly RegisterCommand[] = [
+  registerServe,
+  registerEmulate,
+  registerSimulate,
+  registerBench,
+  registerDemo,
+  registerContainer,
+  registerAb,
+  registerTrace,
+  registerPlan,
+];

@@ -4,8 +4,25 @@ import type { PolicyConfig } from '../policy';
 import { formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { reportHeadline } from '../report/report-verdict';
 import { TERMINAL_COLUMNS, wrap } from '../report/terminal-summary';
-import { DEMO_DEFAULTS, DEMO_WORKLOAD, demoSummary, parseDemoWorkload, runDemo, type DemoOptions, type DemoResult } from '../demo/run-demo';
-import { collect, defaultReportDir, fleetFlag, integerFlag, numberFlag, policyFlagSpecs, profileFlag } from './flag-values';
+import {
+  DEMO_DEFAULTS,
+  DEMO_WORKLOAD,
+  demoSummary,
+  parseDemoWorkload,
+  runDemo,
+  type DemoOptions,
+  type DemoResult,
+} from '../demo/run-demo';
+import {
+  collect,
+  defaultReportDir,
+  fleetFlag,
+  integerFlag,
+  numberFlag,
+  policyFlagSpecs,
+  profileFlag,
+  textFlag,
+} from './flag-values';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -13,13 +30,35 @@ import { recognizingCaptureFiles } from './workload-flag';
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('start emulated p5 vLLM instances and the router on loopback, compare routing strategies live, write a report')
-    .option('--instances <fleet>', 'emulated instances, 2..16: N of --profile, or a mixed fleet as COUNT:PROFILE groups, e.g. 3:p5-llama-3.1-70b,1:p4d-llama-3.1-70b', String(DEMO_DEFAULTS.instances))
-    .option('--duration <seconds>', 'model-time seconds each strategy sends for, 10..3600', String(DEMO_DEFAULTS.durationSeconds))
-    .option('--time-scale <x>', 'emulators run this much faster than the hardware they model, 1..20', String(DEMO_DEFAULTS.timeScale))
-    .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEMO_DEFAULTS.profile)
+    .description(
+      'start emulated p5 vLLM instances and the router on loopback, compare routing strategies live, write a report',
+    )
+    .option(
+      '--instances <fleet>',
+      'emulated instances, 2..16: N of --profile, or a mixed fleet as COUNT:PROFILE groups, e.g. 3:p5-llama-3.1-70b,1:p4d-llama-3.1-70b',
+      String(DEMO_DEFAULTS.instances),
+    )
+    .option(
+      '--duration <seconds>',
+      'model-time seconds each strategy sends for, 10..3600',
+      String(DEMO_DEFAULTS.durationSeconds),
+    )
+    .option(
+      '--time-scale <x>',
+      'emulators run this much faster than the hardware they model, 1..20',
+      String(DEMO_DEFAULTS.timeScale),
+    )
+    .option(
+      '--profile <name|file>',
+      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
+      DEMO_DEFAULTS.profile,
+    )
     .option('--workload <spec>', 'workload spec (docs/workloads.md)', DEMO_WORKLOAD)
-    .option('--policy <spec>', 'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware, cache-aware)', collect)
+    .option(
+      '--policy <spec>',
+      'a strategy to compare, repeatable (default: random, least-outstanding-requests, sagemaker-prefix-aware, cache-aware)',
+      collect,
+    )
     .option('--seed <n>', 'seed of the policies\u2019 random choices', String(DEMO_DEFAULTS.seed))
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/demo-<time>)')
     .option('--no-progress', 'no progress bar')
@@ -29,12 +68,17 @@ export function register(program: Command): void {
 }
 
 export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
-  const str = (k: string) => (flags[k] === undefined ? undefined : String(flags[k]));
-  const policies: PolicyConfig[] = (policyFlagSpecs(flags.policy) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map((s) => parsePolicySpec(s));
+  const str = (k: string) => textFlag(flags, k);
+  const policies: PolicyConfig[] = (policyFlagSpecs(flags.policy) ?? DEMO_DEFAULTS.policies.map(formatPolicySpec)).map(
+    (s) => parsePolicySpec(s),
+  );
   const specs = policies.map(formatPolicySpec);
-  if (new Set(specs).size !== specs.length) throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
+  if (new Set(specs).size !== specs.length)
+    throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
   const profile = str('profile') ?? DEMO_DEFAULTS.profile;
-  const fleet = fleetFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), { min: 2, max: 16 }, () => profileFlag('profile', profile));
+  const fleet = fleetFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), { min: 2, max: 16 }, () =>
+    profileFlag('profile', profile),
+  );
   return {
     instances: fleet.length,
     ...(new Set(fleet.map((p) => p.name)).size > 1 ? { profiles: fleet } : {}),
@@ -49,7 +93,10 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   };
 }
 
-export async function runDemoCommand(flags: Record<string, unknown>, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<DemoResult> {
+export async function runDemoCommand(
+  flags: Record<string, unknown>,
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<DemoResult> {
   const options = parseDemoFlags(flags);
   const wallSeconds = (options.policies.length * options.durationMs) / options.timeScale / 1000;
   out(
@@ -65,7 +112,13 @@ export async function runDemoCommand(flags: Record<string, unknown>, out: (line:
   try {
     const result = await runDemo(options, (l) => out(l), abort.signal);
     const headline = reportHeadline(result.report);
-    const verdict = headline === null ? [] : [...wrap(headline.verdict, TERMINAL_COLUMNS), ...headline.warnings.flatMap((w) => wrap(`⚠ ${w}`, TERMINAL_COLUMNS, '  '))];
+    const verdict =
+      headline === null
+        ? []
+        : [
+            ...wrap(headline.verdict, TERMINAL_COLUMNS),
+            ...headline.warnings.flatMap((w) => wrap(`⚠ ${w}`, TERMINAL_COLUMNS, '  ')),
+          ];
     out(`\n${[...verdict, ...(verdict.length > 0 ? [''] : []), demoSummary(result.report)].join('\n')}\n`);
     out(`report: ${result.files.html}\n        ${result.files.markdown}\n        ${result.files.json}`);
     return result;

@@ -13,16 +13,32 @@ import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 export function register(program: Command): void {
   program
     .command('emulate')
-    .description('run emulated vLLM instances (OpenAI + SageMaker API, prefix cache, vLLM metrics) on consecutive ports')
-    .option('--instances <fleet>', 'instances, 1..256: N of --profile, or a mixed fleet as COUNT:PROFILE groups on consecutive ports, e.g. 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b', '1')
+    .description(
+      'run emulated vLLM instances (OpenAI + SageMaker API, prefix cache, vLLM metrics) on consecutive ports',
+    )
+    .option(
+      '--instances <fleet>',
+      'instances, 1..256: N of --profile, or a mixed fleet as COUNT:PROFILE groups on consecutive ports, e.g. 5:p5-llama-3.1-70b,2:p4d-llama-3.1-70b',
+      '1',
+    )
     .option('--port <base>', 'port of the first instance; the others follow (0 = any free ports)', '8000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
-    .option('--profile <name|file>', `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, DEFAULT_PROFILE_NAME)
+    .option(
+      '--profile <name|file>',
+      `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
+      DEFAULT_PROFILE_NAME,
+    )
     .option('--time-scale <x>', 'virtual seconds per wall second, (0, 1000000] (10 = ten times faster)', '1')
     .option('--model <name>', "model name to serve (default: the profile's)")
-    .option('--lora-modules <name=path...>', "LoRA adapters every instance serves beside the model (vLLM's --lora-modules): requests name one in `model`; each is cached apart")
+    .option(
+      '--lora-modules <name=path...>',
+      "LoRA adapters every instance serves beside the model (vLLM's --lora-modules): requests name one in `model`; each is cached apart",
+    )
     .option('--max-loras <n>', "vLLM's --max-loras, reported in vllm:lora_requests_info, 1..1024", '1')
-    .option('--allow-runtime-lora-updating', "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter")
+    .option(
+      '--allow-runtime-lora-updating',
+      "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter",
+    )
     .option('--seed <n>', 'seed for response ids', '0')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .action(async (flags: Record<string, string | string[] | boolean | undefined>) => {
@@ -54,21 +70,28 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
   const flags = rest as Record<string, string | undefined>;
   let loraModules: LoraModule[] = [];
   try {
-    loraModules = (typeof rawLora === 'string' ? [rawLora] : Array.isArray(rawLora) ? rawLora : []).map(parseLoraModule);
+    loraModules = (typeof rawLora === 'string' ? [rawLora] : Array.isArray(rawLora) ? rawLora : []).map(
+      parseLoraModule,
+    );
   } catch (err) {
     throw new ConfigError([(err as Error).message]);
   }
   const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
   const profile = flags.profile ?? DEFAULT_PROFILE_NAME;
-  const fleet = fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => profileFlag('profile', profile));
+  const fleet = fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () =>
+    profileFlag('profile', profile),
+  );
   const instances = fleet.length;
   const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
   if (port > 0 && port + instances - 1 > 65535) {
-    throw new ConfigError([`--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`]);
+    throw new ConfigError([
+      `--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`,
+    ]);
   }
   const timeScale = numberFlag('time-scale', flags.timeScale ?? '1', 0, 1_000_000, true);
   const logLevel = flags.logLevel ?? 'info';
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError([`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`]);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError([`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`]);
   const model = flags.model;
   if (model !== undefined && model.trim() === '') throw new ConfigError(['--model must not be empty']);
   const host = flags.host ?? '127.0.0.1';
@@ -90,9 +113,15 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
 }
 
 /** Starts the fleet and closes it on SIGTERM/SIGINT. */
-export async function emulate(rawFlags: Record<string, string | string[] | boolean | undefined>): Promise<RunningEmulatorFleet> {
+export async function emulate(
+  rawFlags: Record<string, string | string[] | boolean | undefined>,
+): Promise<RunningEmulatorFleet> {
   const flags = parseEmulateFlags(rawFlags);
-  const logger = pino({ level: flags.logLevel, base: { service: 'prefix-router-emulator' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const logger = pino({
+    level: flags.logLevel,
+    base: { service: 'prefix-router-emulator' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
   const fleet = await startEmulatorFleet(flags.instances, {
     profiles: flags.fleet,
     port: flags.port,
@@ -107,7 +136,14 @@ export async function emulate(rawFlags: Record<string, string | string[] | boole
   });
   fleet.instances.forEach((instance, index) => {
     logger.info(
-      { instance: index, url: instance.url, model: instance.modelName, adapters: instance.loraModules.map((m) => m.name), profile: instance.profile.name, timeScale: instance.timeScale },
+      {
+        instance: index,
+        url: instance.url,
+        model: instance.modelName,
+        adapters: instance.loraModules.map((m) => m.name),
+        profile: instance.profile.name,
+        timeScale: instance.timeScale,
+      },
       'emulated vLLM instance listening',
     );
   });

@@ -11,7 +11,11 @@ export const ROUTER_PACKAGE_NAME = 'cdk-prefix-aware-llm-router';
  * its package.json beside dist/). The same layouts shipped-traces.ts finds the traces in.
  */
 function candidatePackageFiles(fromDir: string): string[] {
-  return [resolve(fromDir, '../../package.json'), resolve(fromDir, '../../../../router/package.json'), resolve(fromDir, '../../../../package.json')];
+  return [
+    resolve(fromDir, '../../package.json'),
+    resolve(fromDir, '../../../../router/package.json'),
+    resolve(fromDir, '../../../../package.json'),
+  ];
 }
 
 /**

@@ -2,13 +2,33 @@ import type { Command } from 'commander';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES } from '../policy';
-import { DEFAULT_PLAN_POLICIES, DEFAULT_PLAN_SWEEPS, planStrategies, runPlan, type PlanStrategy } from '../plan/planner';
-import { buildPlanReport, renderPlanMarkdown, writePlanReport, type InstancePrice, type PlanReport, type PlanReportFiles } from '../plan/plan-report';
+import {
+  DEFAULT_PLAN_POLICIES,
+  DEFAULT_PLAN_SWEEPS,
+  planStrategies,
+  runPlan,
+  type PlanStrategy,
+} from '../plan/planner';
+import {
+  buildPlanReport,
+  renderPlanMarkdown,
+  writePlanReport,
+  type InstancePrice,
+  type PlanReport,
+  type PlanReportFiles,
+} from '../plan/plan-report';
 import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
-import { collect, defaultReportDir, integerFlag, numberFlag, optionalIntegerFlag, policyFlagSpecs } from './flag-values';
+import {
+  collect,
+  defaultReportDir,
+  integerFlag,
+  numberFlag,
+  optionalIntegerFlag,
+  policyFlagSpecs,
+} from './flag-values';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -26,23 +46,62 @@ export const WINDOW_SECONDS_DEFAULT = 300;
 export function register(program: Command): void {
   program
     .command('plan')
-    .description('fewest instances per routing strategy that meet latency SLOs on a workload, the monthly bill, and construct props')
-    .option('--workload <spec>', 'long-context, short-chat, shared-system or trace:FILE, with ?options (docs/workloads.md)', 'long-context')
+    .description(
+      'fewest instances per routing strategy that meet latency SLOs on a workload, the monthly bill, and construct props',
+    )
+    .option(
+      '--workload <spec>',
+      'long-context, short-chat, shared-system or trace:FILE, with ?options (docs/workloads.md)',
+      'long-context',
+    )
     .option('--slo <slo>', `a bound to meet, repeatable: ${SLO_GRAMMAR}`, collect)
-    .option('--instances <range>', `instance counts to search, MIN..MAX within ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`, PLAN_INSTANCES_DEFAULT)
-    .option('--policy <spec>', `a strategy, repeatable: ${POLICY_NAMES.join(', ')} with ?options (default ${DEFAULT_PLAN_POLICIES.join(', ')} and the --sweep below)`, collect)
-    .option('--sweep <spec>', `settings of one policy compared as one strategy (its best setting at each size), repeatable (default ${DEFAULT_PLAN_SWEEPS.join(' ')})`, collect)
-    .option('--profile <name|file>', `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`, 'p5-llama-3.1-70b')
-    .option('--instance-type <type>', 'the SageMaker instance type one simulated instance stands for (for the bill)', 'ml.p5.48xlarge')
-    .option('--price-per-instance-hour <usd>', `price of one instance-hour in USD (default: the built-in list price of ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')})`)
-    .option('--window <seconds>', 'length of the busiest and quietest windows the autoscaling bounds are sized on; 0 skips them', String(WINDOW_SECONDS_DEFAULT))
+    .option(
+      '--instances <range>',
+      `instance counts to search, MIN..MAX within ${INSTANCES_RANGE.min}..${INSTANCES_RANGE.max}`,
+      PLAN_INSTANCES_DEFAULT,
+    )
+    .option(
+      '--policy <spec>',
+      `a strategy, repeatable: ${POLICY_NAMES.join(', ')} with ?options (default ${DEFAULT_PLAN_POLICIES.join(', ')} and the --sweep below)`,
+      collect,
+    )
+    .option(
+      '--sweep <spec>',
+      `settings of one policy compared as one strategy (its best setting at each size), repeatable (default ${DEFAULT_PLAN_SWEEPS.join(' ')})`,
+      collect,
+    )
+    .option(
+      '--profile <name|file>',
+      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
+      'p5-llama-3.1-70b',
+    )
+    .option(
+      '--instance-type <type>',
+      'the SageMaker instance type one simulated instance stands for (for the bill)',
+      'ml.p5.48xlarge',
+    )
+    .option(
+      '--price-per-instance-hour <usd>',
+      `price of one instance-hour in USD (default: the built-in list price of ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')})`,
+    )
+    .option(
+      '--window <seconds>',
+      'length of the busiest and quietest windows the autoscaling bounds are sized on; 0 skips them',
+      String(WINDOW_SECONDS_DEFAULT),
+    )
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
     .option('--warmup <seconds>', 'exclude requests sent in the first seconds from the measured window', '0')
     .option('--duration <seconds>', 'stop sending after this many simulated seconds (default: when the workload ends)')
     .option('--max-requests <n>', 'stop each simulation after this many requests')
-    .option('--exhaustive', 'simulate every size in --instances instead of searching: certain on any curve, one run per size and setting')
+    .option(
+      '--exhaustive',
+      'simulate every size in --instances instead of searching: certain on any curve, one run per size and setting',
+    )
     .option('--max-runs <n>', 'most simulations the plan may run', String(MAX_RUNS_DEFAULT))
-    .option('--jobs <n>', `simulations at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`)
+    .option(
+      '--jobs <n>',
+      `simulations at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`,
+    )
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/plan-<time>)')
     .option('--quiet', 'print only the report paths')
     .action(async (flags: Record<string, unknown>) => {
@@ -73,7 +132,10 @@ export interface PlanFlags {
 /** `MIN..MAX` of whole instance counts within the simulator's range. */
 export function parseInstanceRange(raw: string): { min: number; max: number } {
   const parts = raw.split('..');
-  const bad = () => new ConfigError([`--instances must be MIN..MAX, whole numbers between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} with MIN ≤ MAX (got ${JSON.stringify(raw)})`]);
+  const bad = () =>
+    new ConfigError([
+      `--instances must be MIN..MAX, whole numbers between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} with MIN ≤ MAX (got ${JSON.stringify(raw)})`,
+    ]);
   if (parts.length !== 2) throw bad();
   const [min, max] = parts.map((p) => {
     try {
@@ -99,11 +161,16 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   const rawPrice = str('pricePerInstanceHour', 'price-per-instance-hour');
   let price: InstancePrice;
   if (rawPrice !== undefined) {
-    price = { usdPerInstanceHour: numberFlag('price-per-instance-hour', rawPrice, 0, 10_000, true), source: 'given with --price-per-instance-hour' };
+    price = {
+      usdPerInstanceHour: numberFlag('price-per-instance-hour', rawPrice, 0, 10_000, true),
+      source: 'given with --price-per-instance-hour',
+    };
   } else if (LIST_PRICE_USD_PER_HOUR[instanceType] !== undefined) {
     price = { usdPerInstanceHour: LIST_PRICE_USD_PER_HOUR[instanceType], source: BUILT_IN_PRICE_SOURCE };
   } else {
-    throw new ConfigError([`--price-per-instance-hour is required for ${instanceType}: the built-in prices cover ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')}`]);
+    throw new ConfigError([
+      `--price-per-instance-hour is required for ${instanceType}: the built-in prices cover ${Object.keys(LIST_PRICE_USD_PER_HOUR).join(', ')}`,
+    ]);
   }
   let strategies: PlanStrategy[];
   try {
@@ -127,14 +194,21 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
     maxRequests: optionalIntegerFlag('max-requests', str('maxRequests', 'max-requests'), 1, 100_000_000),
     maxRuns: integerFlag('max-runs', str('maxRuns', 'max-runs') ?? String(MAX_RUNS_DEFAULT), 1, 100_000),
     exhaustive: flags.exhaustive === true,
-    jobs: integerFlag('jobs', str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)), JOBS_RANGE.min, JOBS_RANGE.max),
+    jobs: integerFlag(
+      'jobs',
+      str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)),
+      JOBS_RANGE.min,
+      JOBS_RANGE.max,
+    ),
     out: str('out') ?? defaultReportDir('plan'),
     quiet: flags.quiet === true,
   };
 }
 
 /** Simulations a plan is expected to need: a bisection and its neighbours per setting (or every size), capped by the budget. */
-export function expectedPlanRuns(flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs' | 'exhaustive'>): number {
+export function expectedPlanRuns(
+  flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs' | 'exhaustive'>,
+): number {
   const sizes = flags.instances.max - flags.instances.min + 1;
   const probes = flags.exhaustive ? sizes : Math.ceil(Math.log2(sizes)) + 3;
   const search = flags.strategies.reduce((n, s) => n + s.configs.length * probes, 0);

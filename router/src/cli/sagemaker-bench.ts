@@ -7,7 +7,15 @@ import { cloudWatchSection } from '../aws/ab-report';
 import { readCloudWatchView, runWallWindow, type CloudWatchView } from '../aws/cloudwatch-view';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { discoverModel, ModelDiscoveryError, parseTargetUrl, type LiveBenchmarkOptions } from '../benchmark';
-import { AwsSetupError, checkRegionAndCredentials, describeEndpointFacts, gpusPerInstance, requireInService, servedModelName, type EndpointFacts } from '../aws/endpoint-facts';
+import {
+  AwsSetupError,
+  checkRegionAndCredentials,
+  describeEndpointFacts,
+  gpusPerInstance,
+  requireInService,
+  servedModelName,
+  type EndpointFacts,
+} from '../aws/endpoint-facts';
 import { createRuntimeClient, PrefixAwareLlmClient } from '../aws/runtime-client';
 import { describeComponentFacts, hostsInferenceComponents } from '../aws/inference-components';
 import { isValidInferenceComponentName } from '../protocol/inference-component';
@@ -16,7 +24,13 @@ import { SageMakerRuntimeTransport } from '../aws/sagemaker-transport';
 import { systemClock, type Clock } from '../aws/throttling-retry';
 import type { WorkloadRequest } from '../workload/workload-request';
 import { Command } from 'commander';
-import { defineBenchOptions, parseBenchFlags, parseCommandLine, type BenchSettings, type RawBenchFlags } from './bench-flags';
+import {
+  defineBenchOptions,
+  parseBenchFlags,
+  parseCommandLine,
+  type BenchSettings,
+  type RawBenchFlags,
+} from './bench-flags';
 import { runBenchWithOutcome, type BenchIo } from './bench-run';
 import { ConfigError } from '../common/config-error';
 
@@ -57,24 +71,39 @@ export interface SageMakerTarget {
 
 /** Resolves and checks a SageMaker target; throws AwsSetupError / ConfigError saying what is missing. */
 export async function resolveSageMakerTarget(
-  input: { endpointName: string; region?: string; api?: string; model?: string; maxSockets?: number; inferenceComponent?: string },
+  input: {
+    endpointName: string;
+    region?: string;
+    api?: string;
+    model?: string;
+    maxSockets?: number;
+    inferenceComponent?: string;
+  },
   deps: SageMakerTargetDeps = {},
 ): Promise<SageMakerTarget> {
   const env = deps.env ?? process.env;
   const clock = deps.clock ?? systemClock;
   const problems: string[] = [];
-  if (!SAGEMAKER_NAME.test(input.endpointName)) problems.push(`--sagemaker-endpoint must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(input.endpointName)})`);
+  if (!SAGEMAKER_NAME.test(input.endpointName))
+    problems.push(`--sagemaker-endpoint must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(input.endpointName)})`);
   const api = input.api ?? 'invoke';
-  if (api !== 'invoke' && api !== 'openai') problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
+  if (api !== 'invoke' && api !== 'openai')
+    problems.push(`--api must be invoke or openai (got ${JSON.stringify(api)})`);
   const component = input.inferenceComponent;
   if (component !== undefined) {
-    if (!isValidInferenceComponentName(component)) problems.push(`--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(component)})`);
-    if (api !== 'invoke') problems.push('--inference-component applies with --api invoke (InvokeEndpointWithResponseStream carries InferenceComponentName)');
+    if (!isValidInferenceComponentName(component))
+      problems.push(
+        `--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(component)})`,
+      );
+    if (api !== 'invoke')
+      problems.push(
+        '--inference-component applies with --api invoke (InvokeEndpointWithResponseStream carries InferenceComponentName)',
+      );
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const runtime = deps.runtime ?? createRuntimeClient({ region: input.region, maxSockets: input.maxSockets });
-  const region = await checkRegionAndCredentials(runtime.config as never, 'the SageMaker runtime API');
+  const region = await checkRegionAndCredentials(runtime.config, 'the SageMaker runtime API');
   const runtimeOverride = env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME ?? env.AWS_ENDPOINT_URL;
   const controlOverride = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
   const runtimeBase = (runtimeOverride ?? `https://runtime.sagemaker.${region}.amazonaws.com`).replace(/\/+$/, '');
@@ -102,11 +131,26 @@ export async function resolveSageMakerTarget(
       const modelName = facts.variants[0]?.modelName;
       model = modelName === undefined ? undefined : await servedModelName(sagemaker, modelName, clock);
       if (model === undefined) {
-        throw new AwsSetupError('unsupported', `cannot tell which model '${input.endpointName}' serves (no SM_VLLM_MODEL / SM_VLLM_SERVED_MODEL_NAME / HF_MODEL_ID in its model environment); pass --model`);
+        throw new AwsSetupError(
+          'unsupported',
+          `cannot tell which model '${input.endpointName}' serves (no SM_VLLM_MODEL / SM_VLLM_SERVED_MODEL_NAME / HF_MODEL_ID in its model environment); pass --model`,
+        );
       }
     }
   }
-  return { endpointName: input.endpointName, region, api: api as 'invoke' | 'openai', runtimeBase, overridden, facts, model: model ?? '', runtime, sagemaker, notes, ...(component !== undefined ? { inferenceComponent: component } : {}) };
+  return {
+    endpointName: input.endpointName,
+    region,
+    api: api as 'invoke' | 'openai',
+    runtimeBase,
+    overridden,
+    facts,
+    model: model ?? '',
+    runtime,
+    sagemaker,
+    notes,
+    ...(component !== undefined ? { inferenceComponent: component } : {}),
+  };
 }
 
 /** What is wrong with a --prefix-aware-id (SageMaker's PrefixAwareId: 1-64 printable ASCII), or undefined. */
@@ -125,9 +169,15 @@ export function sageMakerBenchPlan(
   if (flags.url !== undefined) problems.push('give --url or --sagemaker-endpoint, not both');
   const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
   if (hintProblem !== undefined) problems.push(hintProblem);
-  if (flags.backendMetrics !== undefined && flags.backendMetrics.length > 0) problems.push('--backend-metrics does not apply to a SageMaker endpoint (its engines are not reachable); CloudWatch has the endpoint\'s metrics');
+  if (flags.backendMetrics !== undefined && flags.backendMetrics.length > 0)
+    problems.push(
+      "--backend-metrics does not apply to a SageMaker endpoint (its engines are not reachable); CloudWatch has the endpoint's metrics",
+    );
   if (problems.length > 0) throw new ConfigError(problems);
-  const path = target.api === 'openai' ? `/endpoints/${encodeURIComponent(target.endpointName)}/openai` : `/endpoints/${encodeURIComponent(target.endpointName)}`;
+  const path =
+    target.api === 'openai'
+      ? `/endpoints/${encodeURIComponent(target.endpointName)}/openai`
+      : `/endpoints/${encodeURIComponent(target.endpointName)}`;
   const settings = parseBenchFlags({
     ...flags,
     url: `${target.runtimeBase}${path}`,
@@ -138,9 +188,12 @@ export function sageMakerBenchPlan(
   if (target.api === 'openai') {
     const first = settings.workload.requests().next().value as WorkloadRequest | undefined;
     const openAiProblems: string[] = [];
-    if (first !== undefined && first.kind !== 'chat') openAiProblems.push('--api openai serves chat completions only; use a chat workload (api=chat) or --api invoke');
+    if (first !== undefined && first.kind !== 'chat')
+      openAiProblems.push('--api openai serves chat completions only; use a chat workload (api=chat) or --api invoke');
     if (settings.headers.authorization === undefined && !target.overridden) {
-      openAiProblems.push("--api openai needs a bearer token: --header 'authorization: Bearer TOKEN' (create one with the SageMaker Python SDK's generate_token; it needs sagemaker:CallWithBearerToken)");
+      openAiProblems.push(
+        "--api openai needs a bearer token: --header 'authorization: Bearer TOKEN' (create one with the SageMaker Python SDK's generate_token; it needs sagemaker:CallWithBearerToken)",
+      );
     }
     if (targetVariantOf !== undefined) openAiProblems.push('--api openai cannot target a variant; use --api invoke');
     if (openAiProblems.length > 0) throw new ConfigError(openAiProblems);
@@ -152,7 +205,11 @@ export function sageMakerBenchPlan(
     // A fresh transport per run: the run closes it (the SDK client it shares is the caller's).
     extra: () => ({
       transport: new SageMakerRuntimeTransport({
-        client: new PrefixAwareLlmClient({ endpointName: target.endpointName, client: target.runtime, ...(target.inferenceComponent !== undefined ? { inferenceComponentName: target.inferenceComponent } : {}) }),
+        client: new PrefixAwareLlmClient({
+          endpointName: target.endpointName,
+          client: target.runtime,
+          ...(target.inferenceComponent !== undefined ? { inferenceComponentName: target.inferenceComponent } : {}),
+        }),
         instanceHeader,
         prefixAwareId: flags.prefixAwareId,
         targetVariantOf,
@@ -162,21 +219,39 @@ export function sageMakerBenchPlan(
 }
 
 /** The CLI path: resolve, check, run, report. Exit codes as `bench` (1 for a setup error). */
-export async function runSageMakerBench(flags: RawBenchFlags, io: BenchIo, deps: SageMakerTargetDeps = {}): Promise<number> {
+export async function runSageMakerBench(
+  flags: RawBenchFlags,
+  io: BenchIo,
+  deps: SageMakerTargetDeps = {},
+): Promise<number> {
   let target: SageMakerTarget | undefined;
   try {
     if (flags.url !== undefined) throw new ConfigError(['give --url or --sagemaker-endpoint, not both']);
     target = await resolveSageMakerTarget(
-      { endpointName: flags.sagemakerEndpoint ?? '', region: flags.region, api: flags.api, model: flags.model, ...(flags.inferenceComponent !== undefined ? { inferenceComponent: flags.inferenceComponent } : {}) },
+      {
+        endpointName: flags.sagemakerEndpoint ?? '',
+        region: flags.region,
+        api: flags.api,
+        model: flags.model,
+        ...(flags.inferenceComponent !== undefined ? { inferenceComponent: flags.inferenceComponent } : {}),
+      },
       deps,
     );
-    if (target.facts !== undefined && target.inferenceComponent === undefined && hostsInferenceComponents(target.facts)) {
+    if (
+      target.facts !== undefined &&
+      target.inferenceComponent === undefined &&
+      hostsInferenceComponents(target.facts)
+    ) {
       // SageMaker refuses an invocation without InferenceComponentName on such an endpoint.
-      throw new ConfigError([`endpoint '${target.endpointName}' hosts inference components: pass --inference-component NAME (the model or adapter to invoke)`]);
+      throw new ConfigError([
+        `endpoint '${target.endpointName}' hosts inference components: pass --inference-component NAME (the model or adapter to invoke)`,
+      ]);
     }
     const { settings, extra } = sageMakerBenchPlan(flags, target);
     if (flags.cloudwatch && target.facts === undefined) {
-      throw new ConfigError(['--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere']);
+      throw new ConfigError([
+        '--cloudwatch needs the SageMaker control plane to know the variants: AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere',
+      ]);
     }
     for (const note of target.notes) io.stderr.write(`note: ${note}\n`);
     const clock = deps.clock ?? systemClock;
@@ -258,12 +333,23 @@ async function writeBenchCloudWatch(input: {
     '',
     "The client-side figures are in report.md (measured by prefix-router on the machine that sent the requests); these are CloudWatch's.",
     '',
-    ...cloudWatchSection([{ label: input.label, sent: result.sent, gpusPerInstance: gpusPerInstance(input.facts.variants[0]?.instanceType), cloudwatch: error === undefined ? views : undefined, cloudwatchError: error }]),
+    ...cloudWatchSection([
+      {
+        label: input.label,
+        sent: result.sent,
+        gpusPerInstance: gpusPerInstance(input.facts.variants[0]?.instanceType),
+        cloudwatch: error === undefined ? views : undefined,
+        cloudwatchError: error,
+      },
+    ]),
   ];
   const notes = [...new Set(Object.values(views).flatMap((v) => v.notes))];
   if (notes.length > 0) lines.push('## Notes', '', ...notes.map((n) => `- ${n}`), '');
   const file = join(input.directory, 'cloudwatch.md');
   await writeFile(file, lines.join('\n'));
-  await writeFile(join(input.directory, 'cloudwatch.json'), `${JSON.stringify({ endpointName: input.facts.endpointName, label: input.label, window: { start: new Date(window.startMs).toISOString(), end: new Date(window.endMs).toISOString() }, views, error: error ?? null }, null, 2)}\n`);
+  await writeFile(
+    join(input.directory, 'cloudwatch.json'),
+    `${JSON.stringify({ endpointName: input.facts.endpointName, label: input.label, window: { start: new Date(window.startMs).toISOString(), end: new Date(window.endMs).toISOString() }, views, error: error ?? null }, null, 2)}\n`,
+  );
   return file;
 }

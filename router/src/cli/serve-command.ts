@@ -10,12 +10,15 @@ import { startRouterWithConfig, type RunningRouter } from '../server';
 export function register(program: Command): void {
   const command = program
     .command('serve')
-    .description('route OpenAI / SageMaker requests to vLLM-compatible backends with SageMaker-style prefix-aware routing')
+    .description(
+      'route OpenAI / SageMaker requests to vLLM-compatible backends with SageMaker-style prefix-aware routing',
+    )
     .option(`${CONFIG_FILE_FLAG} <file>`, `JSON config file with the startRouter options [env ${CONFIG_FILE_ENV}]`);
   for (const spec of CLI_OPTIONS) {
     const flags = `${spec.flag} <${spec.valueName}>`;
     const description = `${spec.description} [env ${spec.env}]`;
-    if (spec.kind === 'list') command.option(flags, description, (value: string, previous: string[]) => [...previous, value], [] as string[]);
+    if (spec.kind === 'list')
+      command.option(flags, description, (value: string, previous: string[]) => [...previous, value], [] as string[]);
     else command.option(flags, description);
   }
   command.action(async (flags: Record<string, unknown>) => {

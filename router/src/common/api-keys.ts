@@ -45,7 +45,8 @@ export function readKeyFile(path: string): string[] {
     throw new KeyFileError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const keys = parseKeyFile(text);
-  if (keys.length === 0) throw new KeyFileError(path, 'holds no key (one key per line; blank lines and # comments are ignored)');
+  if (keys.length === 0)
+    throw new KeyFileError(path, 'holds no key (one key per line; blank lines and # comments are ignored)');
   return keys;
 }
 
@@ -80,7 +81,8 @@ abstract class WatchedKeyFile {
     private readonly onError: (error: KeyFileError) => void,
   ) {
     this.onStat = (current, previous) => {
-      if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) this.reload();
+      if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino)
+        this.reload();
     };
   }
 
@@ -155,7 +157,6 @@ export class KeyRing extends WatchedKeyFile {
   static identity(key: string): string {
     return digest(key).subarray(0, 8).toString('hex');
   }
-
 }
 
 /**
@@ -190,7 +191,10 @@ export const MIN_STATE_HASH_SECRET_CHARS = 32;
 export function readStateHashSecret(path: string): string {
   const [secret] = readKeyFile(path);
   if (secret.length < MIN_STATE_HASH_SECRET_CHARS) {
-    throw new KeyFileError(path, `holds a key of ${secret.length} characters; a state-hash key needs at least ${MIN_STATE_HASH_SECRET_CHARS} (e.g. 64 hex digits)`);
+    throw new KeyFileError(
+      path,
+      `holds a key of ${secret.length} characters; a state-hash key needs at least ${MIN_STATE_HASH_SECRET_CHARS} (e.g. 64 hex digits)`,
+    );
   }
   return secret;
 }

@@ -10,7 +10,11 @@ export class ConfigError extends Error {
     readonly problems: readonly string[],
     readonly subject?: string,
   ) {
-    super(subject === undefined && problems.length === 1 ? problems[0] : `${subject ?? 'invalid flags'}:\n  ${problems.join('\n  ')}`);
+    super(
+      subject === undefined && problems.length === 1
+        ? problems[0]
+        : `${subject ?? 'invalid flags'}:\n  ${problems.join('\n  ')}`,
+    );
     this.name = 'ConfigError';
   }
 }

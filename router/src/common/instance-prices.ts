@@ -15,8 +15,7 @@ export const LIST_PRICE_USD_PER_HOUR: Readonly<Record<string, number>> = {
 export const LIST_PRICE_RECORDED = '2026-11-30';
 
 /** Where the prices come from, for every report and message that shows one. */
-export const LIST_PRICE_SOURCE =
-  `approximate us-east-1 on-demand list price recorded ${LIST_PRICE_RECORDED} from https://aws.amazon.com/sagemaker/pricing/; other regions, savings plans and later changes differ`;
+export const LIST_PRICE_SOURCE = `approximate us-east-1 on-demand list price recorded ${LIST_PRICE_RECORDED} from https://aws.amazon.com/sagemaker/pricing/; other regions, savings plans and later changes differ`;
 
 /** Hours in a billed month: 365 × 24 ÷ 12, the figure AWS's pricing calculator uses. */
 export const HOURS_PER_MONTH = 730;

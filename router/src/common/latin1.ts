@@ -1,4 +1,5 @@
 /** A code unit outside Latin-1. */
+// eslint-disable-next-line no-control-regex -- the range starts at U+0000 on purpose: every Latin-1 code unit
 const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
 
 /**

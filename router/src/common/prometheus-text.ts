@@ -28,7 +28,8 @@ function parseValue(raw: string, lineNumber: number): number {
       return NaN;
   }
   const value = Number(raw);
-  if (raw === '' || Number.isNaN(value)) throw new PrometheusTextError(`line ${lineNumber}: sample value '${raw}' is not a number`);
+  if (raw === '' || Number.isNaN(value))
+    throw new PrometheusTextError(`line ${lineNumber}: sample value '${raw}' is not a number`);
   return value;
 }
 
@@ -58,7 +59,7 @@ function parseLabels(text: string, start: number, lineNumber: number): { labels:
       if (c === '"') break;
       if (c === '\\') {
         const next = text[i + 1];
-        value += next === 'n' ? '\n' : next ?? '';
+        value += next === 'n' ? '\n' : (next ?? '');
         i += 2;
         continue;
       }

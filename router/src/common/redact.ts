@@ -22,7 +22,10 @@ const RULES: ReadonlyArray<readonly [RegExp, string]> = [
   // scheme://host/path?query → scheme://host/path?*** (signed URLs, tokens in query strings)
   [/([a-z][a-z0-9+.-]*:\/\/[^\s?#'"]*)\?[^\s#'"]+/gi, `$1?${REDACTED}`],
   // --api-key x, --api-key=x, inside a longer text such as an `sh -c '…'` script
-  [new RegExp(`(^|[\\s'"])(--?(?:[a-z0-9]+-)*${SECRET_WORD}(?:-[a-z0-9]+)*)(=|\\s+)(?!-)${VALUE}`, 'gi'), `$1$2$3${REDACTED}`],
+  [
+    new RegExp(`(^|[\\s'"])(--?(?:[a-z0-9]+-)*${SECRET_WORD}(?:-[a-z0-9]+)*)(=|\\s+)(?!-)${VALUE}`, 'gi'),
+    `$1$2$3${REDACTED}`,
+  ],
   // HF_TOKEN=x, AWS_SECRET_ACCESS_KEY=x, api_key=x (environment assignments, .env lines)
   [new RegExp(`(^|[\\s'";&|])((?:[a-z0-9]+_)*${SECRET_WORD}(?:_[a-z0-9]+)*)=${VALUE}`, 'gi'), `$1$2=${REDACTED}`],
 ];

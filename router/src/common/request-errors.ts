@@ -112,7 +112,11 @@ export function openAiErrorOf(value: unknown): { code: string | undefined; messa
   if (!isObject(value)) return undefined;
   const error = isObject(value.error) ? value.error : value.object === 'error' ? value : undefined;
   if (error === undefined) return undefined;
-  const code = nonEmptyString(error.code) ? (error.code as string) : nonEmptyString(error.type) ? (error.type as string) : undefined;
+  const code = nonEmptyString(error.code)
+    ? (error.code as string)
+    : nonEmptyString(error.type)
+      ? (error.type as string)
+      : undefined;
   const message = typeof error.message === 'string' ? error.message : '';
   return { code: code === undefined ? undefined : sanitizeCode(code), message };
 }

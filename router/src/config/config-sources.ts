@@ -20,7 +20,14 @@ import {
   type PolicyDefinition,
   type PolicyOptionSchema,
 } from '../policy';
-import { resolveRouterConfig, ROUTER_DEFAULTS, RouterConfigError, type RouterConfig, type RouterOptions, type RouterValidation } from './router-config';
+import {
+  resolveRouterConfig,
+  ROUTER_DEFAULTS,
+  RouterConfigError,
+  type RouterConfig,
+  type RouterOptions,
+  type RouterValidation,
+} from './router-config';
 
 /** One router option as the CLI, the environment and the docs see it: its flag, variable and value kind. */
 export interface CliOptionSpec {
@@ -37,7 +44,14 @@ export const CONFIG_FILE_FLAG = '--config';
 export const CONFIG_FILE_ENV = 'PREFIX_ROUTER_CONFIG';
 
 export const CLI_OPTIONS: readonly CliOptionSpec[] = [
-  { path: 'backends', flag: '--backend', valueName: 'url', env: 'PREFIX_ROUTER_BACKENDS', kind: 'list', description: 'backend base URL, repeatable (env: comma-separated)' },
+  {
+    path: 'backends',
+    flag: '--backend',
+    valueName: 'url',
+    env: 'PREFIX_ROUTER_BACKENDS',
+    kind: 'list',
+    description: 'backend base URL, repeatable (env: comma-separated)',
+  },
   {
     path: 'policy.name',
     flag: '--policy',
@@ -47,48 +61,302 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
     description: `routing policy: ${POLICY_NAMES.join(', ')} (default ${DEFAULT_POLICY_NAME}), optionally with options as name?option=value&option=value`,
   },
   ...policyOptionSpecs(),
-  { path: 'seed', flag: '--seed', valueName: 'n', env: 'PREFIX_ROUTER_SEED', kind: 'integer', description: 'seed of the random number generator of random/least-outstanding-requests (default 1)' },
-  { path: 'host', flag: '--host', valueName: 'host', env: 'PREFIX_ROUTER_HOST', kind: 'string', description: 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)' },
-  { path: 'port', flag: '--port', valueName: 'port', env: 'PREFIX_ROUTER_PORT', kind: 'integer', description: 'port to listen on, 0 = any free port (default 8080)' },
-  { path: 'healthCheck.intervalMs', flag: '--health-interval-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEALTH_INTERVAL_MS', kind: 'integer', description: 'health check period per backend, 0 = off (default 2000)' },
-  { path: 'healthCheck.timeoutMs', flag: '--health-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEALTH_TIMEOUT_MS', kind: 'integer', description: 'health check timeout (default 1000)' },
-  { path: 'healthCheck.failureThreshold', flag: '--health-failure-threshold', valueName: 'n', env: 'PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD', kind: 'integer', description: 'consecutive failures that eject a backend (default 3)' },
-  { path: 'healthCheck.recoveryThreshold', flag: '--health-recovery-threshold', valueName: 'n', env: 'PREFIX_ROUTER_HEALTH_RECOVERY_THRESHOLD', kind: 'integer', description: 'consecutive successes that re-admit it (default 2)' },
-  { path: 'healthCheck.path', flag: '--health-path', valueName: 'path', env: 'PREFIX_ROUTER_HEALTH_PATH', kind: 'string', description: 'backend health path (default /health)' },
-  { path: 'limits.maxBodyBytes', flag: '--max-body-bytes', valueName: 'n', env: 'PREFIX_ROUTER_MAX_BODY_BYTES', kind: 'integer', description: 'largest accepted request body (default: 24 bytes a token of the backends\' max_model_len from GET /v1/models plus 1 MiB, else 16777216)' },
-  { path: 'limits.headersTimeoutMs', flag: '--headers-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_HEADERS_TIMEOUT_MS', kind: 'integer', description: 'time a client has to send request headers (default 10000)' },
-  { path: 'limits.bodyTimeoutMs', flag: '--body-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_BODY_TIMEOUT_MS', kind: 'integer', description: 'time a client has to send the body (default 30000)' },
-  { path: 'limits.upstreamHeadersTimeoutMs', flag: '--upstream-headers-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_UPSTREAM_HEADERS_TIMEOUT_MS', kind: 'integer', description: 'time a backend has to start its response (default 600000)' },
-  { path: 'limits.upstreamBodyTimeoutMs', flag: '--upstream-body-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_UPSTREAM_BODY_TIMEOUT_MS', kind: 'integer', description: 'longest silence inside a backend response (default 300000)' },
-  { path: 'limits.clientDrainTimeoutMs', flag: '--client-drain-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_CLIENT_DRAIN_TIMEOUT_MS', kind: 'integer', description: 'a client that reads nothing of its answer for this long is cut and its upstream request aborted, 0 = never (default 300000)' },
-  { path: 'limits.maxInFlight', flag: '--max-in-flight', valueName: 'n', env: 'PREFIX_ROUTER_MAX_IN_FLIGHT', kind: 'integer', description: 'routed requests in flight at once, more get 503 with Retry-After, 0 = no cap (default 0)' },
-  { path: 'limits.maxBufferedBodyBytes', flag: '--max-buffered-body-bytes', valueName: 'n', env: 'PREFIX_ROUTER_MAX_BUFFERED_BODY_BYTES', kind: 'integer', description: 'request body bytes held at once across requests, more get 503 with Retry-After; 0 = a quarter of the memory the process may use (default 0)' },
-  { path: 'limits.maxInFlightPerClient', flag: '--max-in-flight-per-client', valueName: 'n', env: 'PREFIX_ROUTER_MAX_IN_FLIGHT_PER_CLIENT', kind: 'integer', description: 'routed requests in flight at once per client (API key, else address), more get 429 with Retry-After, 0 = no cap (default 0)' },
-  { path: 'limits.poolWaitTimeoutMs', flag: '--pool-wait-timeout-ms', valueName: 'ms', env: 'PREFIX_ROUTER_POOL_WAIT_TIMEOUT_MS', kind: 'integer', description: 'longest a routed request waits for a free connection to its backend (all --max-connections-per-backend in use), then 503 with Retry-After, 0 = no bound (default 10000)' },
-  { path: 'maxConnectionsPerBackend', flag: '--max-connections-per-backend', valueName: 'n', env: 'PREFIX_ROUTER_MAX_CONNECTIONS_PER_BACKEND', kind: 'integer', description: 'connection pool size per backend (default 1024)' },
-  { path: 'shutdownGraceMs', flag: '--shutdown-grace-ms', valueName: 'ms', env: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS', kind: 'integer', description: 'on SIGTERM/SIGINT, time in-flight requests get to finish (default 25000)' },
+  {
+    path: 'seed',
+    flag: '--seed',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_SEED',
+    kind: 'integer',
+    description: 'seed of the random number generator of random/least-outstanding-requests (default 1)',
+  },
+  {
+    path: 'host',
+    flag: '--host',
+    valueName: 'host',
+    env: 'PREFIX_ROUTER_HOST',
+    kind: 'string',
+    description: 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)',
+  },
+  {
+    path: 'port',
+    flag: '--port',
+    valueName: 'port',
+    env: 'PREFIX_ROUTER_PORT',
+    kind: 'integer',
+    description: 'port to listen on, 0 = any free port (default 8080)',
+  },
+  {
+    path: 'healthCheck.intervalMs',
+    flag: '--health-interval-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_HEALTH_INTERVAL_MS',
+    kind: 'integer',
+    description: 'health check period per backend, 0 = off (default 2000)',
+  },
+  {
+    path: 'healthCheck.timeoutMs',
+    flag: '--health-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_HEALTH_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'health check timeout (default 1000)',
+  },
+  {
+    path: 'healthCheck.failureThreshold',
+    flag: '--health-failure-threshold',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD',
+    kind: 'integer',
+    description: 'consecutive failures that eject a backend (default 3)',
+  },
+  {
+    path: 'healthCheck.recoveryThreshold',
+    flag: '--health-recovery-threshold',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_HEALTH_RECOVERY_THRESHOLD',
+    kind: 'integer',
+    description: 'consecutive successes that re-admit it (default 2)',
+  },
+  {
+    path: 'healthCheck.path',
+    flag: '--health-path',
+    valueName: 'path',
+    env: 'PREFIX_ROUTER_HEALTH_PATH',
+    kind: 'string',
+    description: 'backend health path (default /health)',
+  },
+  {
+    path: 'limits.maxBodyBytes',
+    flag: '--max-body-bytes',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_MAX_BODY_BYTES',
+    kind: 'integer',
+    description:
+      "largest accepted request body (default: 24 bytes a token of the backends' max_model_len from GET /v1/models plus 1 MiB, else 16777216)",
+  },
+  {
+    path: 'limits.headersTimeoutMs',
+    flag: '--headers-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_HEADERS_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'time a client has to send request headers (default 10000)',
+  },
+  {
+    path: 'limits.bodyTimeoutMs',
+    flag: '--body-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_BODY_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'time a client has to send the body (default 30000)',
+  },
+  {
+    path: 'limits.upstreamHeadersTimeoutMs',
+    flag: '--upstream-headers-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_UPSTREAM_HEADERS_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'time a backend has to start its response (default 600000)',
+  },
+  {
+    path: 'limits.upstreamBodyTimeoutMs',
+    flag: '--upstream-body-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_UPSTREAM_BODY_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'longest silence inside a backend response (default 300000)',
+  },
+  {
+    path: 'limits.clientDrainTimeoutMs',
+    flag: '--client-drain-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_CLIENT_DRAIN_TIMEOUT_MS',
+    kind: 'integer',
+    description:
+      'a client that reads nothing of its answer for this long is cut and its upstream request aborted, 0 = never (default 300000)',
+  },
+  {
+    path: 'limits.maxInFlight',
+    flag: '--max-in-flight',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_MAX_IN_FLIGHT',
+    kind: 'integer',
+    description: 'routed requests in flight at once, more get 503 with Retry-After, 0 = no cap (default 0)',
+  },
+  {
+    path: 'limits.maxBufferedBodyBytes',
+    flag: '--max-buffered-body-bytes',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_MAX_BUFFERED_BODY_BYTES',
+    kind: 'integer',
+    description:
+      'request body bytes held at once across requests, more get 503 with Retry-After; 0 = a quarter of the memory the process may use (default 0)',
+  },
+  {
+    path: 'limits.maxInFlightPerClient',
+    flag: '--max-in-flight-per-client',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_MAX_IN_FLIGHT_PER_CLIENT',
+    kind: 'integer',
+    description:
+      'routed requests in flight at once per client (API key, else address), more get 429 with Retry-After, 0 = no cap (default 0)',
+  },
+  {
+    path: 'limits.poolWaitTimeoutMs',
+    flag: '--pool-wait-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_POOL_WAIT_TIMEOUT_MS',
+    kind: 'integer',
+    description:
+      'longest a routed request waits for a free connection to its backend (all --max-connections-per-backend in use), then 503 with Retry-After, 0 = no bound (default 10000)',
+  },
+  {
+    path: 'maxConnectionsPerBackend',
+    flag: '--max-connections-per-backend',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_MAX_CONNECTIONS_PER_BACKEND',
+    kind: 'integer',
+    description: 'connection pool size per backend (default 1024)',
+  },
+  {
+    path: 'shutdownGraceMs',
+    flag: '--shutdown-grace-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS',
+    kind: 'integer',
+    description: 'on SIGTERM/SIGINT, time in-flight requests get to finish (default 25000)',
+  },
   {
     path: 'publishStateMs',
     flag: '--publish-state-ms',
     valueName: 'ms',
     env: 'PREFIX_ROUTER_PUBLISH_STATE_MS',
     kind: 'integer',
-    description: 'publish this router\'s load and the routing blocks it was sent at GET /router/v1/instance-state, batching changes for this many ms, for routers in front of it (--observe-instances); 0 = off (default 0)',
+    description:
+      "publish this router's load and the routing blocks it was sent at GET /router/v1/instance-state, batching changes for this many ms, for routers in front of it (--observe-instances); 0 = off (default 0)",
   },
-  { path: 'publishStateBlockChars', flag: '--publish-state-block-chars', valueName: 'chars', env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCK_CHARS', kind: 'integer', description: 'characters per routing block in the published state; must equal the observers\' cache-aware blockChars (default 256)' },
-  { path: 'publishStateBlocks', flag: '--publish-state-blocks', valueName: 'mode', env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCKS', kind: 'string', description: 'off: publish load only, no routing blocks (default on)' },
-  { path: 'learnPrefillSpeeds', flag: '--learn-prefill-speeds', valueName: 'mode', env: 'PREFIX_ROUTER_LEARN_PREFILL_SPEEDS', kind: 'string', description: 'on: learn each backend\'s prefill speed from the TTFTs observed (per-instance EWMA of ms per prefill token) so cache-aware gives slower backends of a mixed fleet proportionally less prefill (default off)' },
-  { path: 'observeInstances', flag: '--observe-instances', valueName: 'mode', env: 'PREFIX_ROUTER_OBSERVE_INSTANCES', kind: 'string', description: 'on: follow every backend\'s published state (backends run with --publish-state-ms), so router replicas see the whole load and cache of each instance (default off)' },
-  { path: 'apiKeyFile', flag: '--api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_API_KEY_FILE', kind: 'string', description: 'file of API keys clients must send (Authorization: Bearer KEY or x-prefix-router-api-key), one per line for rotation, re-read on change and SIGHUP; /ping and /health stay open (default: no authentication)' },
-  { path: 'upstreamApiKeyFile', flag: '--upstream-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_UPSTREAM_API_KEY_FILE', kind: 'string', description: 'file whose first key is sent to every backend as Authorization: Bearer KEY on every path (vLLM --api-key) (default: none)' },
-  { path: 'stateHashKeyFile', flag: '--state-hash-key-file', valueName: 'file', env: 'PREFIX_ROUTER_STATE_HASH_KEY_FILE', kind: 'string', description: 'file holding the secret (first line, at least 32 characters) that routing block hashes are keyed with (HMAC-SHA256, 64 bits), read at start; every router that publishes or observes instance state must hold the same one (default: a random secret per process)' },
-  { path: 'openContainerPaths', flag: '--open-container-paths', valueName: 'mode', env: 'PREFIX_ROUTER_OPEN_CONTAINER_PATHS', kind: 'string', description: 'on: POST /invocations needs no key, for a SageMaker container whose only client is SageMaker (the container sets it in sagemaker mode) (default off)' },
-  { path: 'adminPort', flag: '--admin-port', valueName: 'port', env: 'PREFIX_ROUTER_ADMIN_PORT', kind: 'integer', description: 'serve /metrics and /router/v1/instance-state only on this port (0 = any free port), not on the main one (default: on the main port)' },
-  { path: 'adminHost', flag: '--admin-host', valueName: 'host', env: 'PREFIX_ROUTER_ADMIN_HOST', kind: 'string', description: 'address of the admin listener (default 127.0.0.1)' },
-  { path: 'adminApiKeyFile', flag: '--admin-api-key-file', valueName: 'file', env: 'PREFIX_ROUTER_ADMIN_API_KEY_FILE', kind: 'string', description: 'keys the admin listener requires, same format as --api-key-file (default: none)' },
-  { path: 'routingHeaders', flag: '--routing-headers', valueName: 'mode', env: 'PREFIX_ROUTER_ROUTING_HEADERS', kind: 'string', description: 'x-prefix-router-* headers on 2xx answers: off, instance (the backend\'s opaque name) or all (also decision, decision time, predicted cached tokens; benchmarks read them) (default off)' },
-  { path: 'allowedHosts', flag: '--allowed-hosts', valueName: 'hosts', env: 'PREFIX_ROUTER_ALLOWED_HOSTS', kind: 'list', description: 'answer only requests whose Host header names one of these (comma-separated; .example.com matches every name below it; any port), others get 421; /ping and /health exempt; against DNS rebinding (default: any Host)' },
-  { path: 'logLevel', flag: '--log-level', valueName: 'level', env: 'PREFIX_ROUTER_LOG_LEVEL', kind: 'string', description: 'fatal, error, warn, info, debug, trace or silent (default info)' },
+  {
+    path: 'publishStateBlockChars',
+    flag: '--publish-state-block-chars',
+    valueName: 'chars',
+    env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCK_CHARS',
+    kind: 'integer',
+    description:
+      "characters per routing block in the published state; must equal the observers' cache-aware blockChars (default 256)",
+  },
+  {
+    path: 'publishStateBlocks',
+    flag: '--publish-state-blocks',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_PUBLISH_STATE_BLOCKS',
+    kind: 'string',
+    description: 'off: publish load only, no routing blocks (default on)',
+  },
+  {
+    path: 'learnPrefillSpeeds',
+    flag: '--learn-prefill-speeds',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_LEARN_PREFILL_SPEEDS',
+    kind: 'string',
+    description:
+      "on: learn each backend's prefill speed from the TTFTs observed (per-instance EWMA of ms per prefill token) so cache-aware gives slower backends of a mixed fleet proportionally less prefill (default off)",
+  },
+  {
+    path: 'observeInstances',
+    flag: '--observe-instances',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_OBSERVE_INSTANCES',
+    kind: 'string',
+    description:
+      "on: follow every backend's published state (backends run with --publish-state-ms), so router replicas see the whole load and cache of each instance (default off)",
+  },
+  {
+    path: 'apiKeyFile',
+    flag: '--api-key-file',
+    valueName: 'file',
+    env: 'PREFIX_ROUTER_API_KEY_FILE',
+    kind: 'string',
+    description:
+      'file of API keys clients must send (Authorization: Bearer KEY or x-prefix-router-api-key), one per line for rotation, re-read on change and SIGHUP; /ping and /health stay open (default: no authentication)',
+  },
+  {
+    path: 'upstreamApiKeyFile',
+    flag: '--upstream-api-key-file',
+    valueName: 'file',
+    env: 'PREFIX_ROUTER_UPSTREAM_API_KEY_FILE',
+    kind: 'string',
+    description:
+      'file whose first key is sent to every backend as Authorization: Bearer KEY on every path (vLLM --api-key) (default: none)',
+  },
+  {
+    path: 'stateHashKeyFile',
+    flag: '--state-hash-key-file',
+    valueName: 'file',
+    env: 'PREFIX_ROUTER_STATE_HASH_KEY_FILE',
+    kind: 'string',
+    description:
+      'file holding the secret (first line, at least 32 characters) that routing block hashes are keyed with (HMAC-SHA256, 64 bits), read at start; every router that publishes or observes instance state must hold the same one (default: a random secret per process)',
+  },
+  {
+    path: 'openContainerPaths',
+    flag: '--open-container-paths',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_OPEN_CONTAINER_PATHS',
+    kind: 'string',
+    description:
+      'on: POST /invocations needs no key, for a SageMaker container whose only client is SageMaker (the container sets it in sagemaker mode) (default off)',
+  },
+  {
+    path: 'adminPort',
+    flag: '--admin-port',
+    valueName: 'port',
+    env: 'PREFIX_ROUTER_ADMIN_PORT',
+    kind: 'integer',
+    description:
+      'serve /metrics and /router/v1/instance-state only on this port (0 = any free port), not on the main one (default: on the main port)',
+  },
+  {
+    path: 'adminHost',
+    flag: '--admin-host',
+    valueName: 'host',
+    env: 'PREFIX_ROUTER_ADMIN_HOST',
+    kind: 'string',
+    description: 'address of the admin listener (default 127.0.0.1)',
+  },
+  {
+    path: 'adminApiKeyFile',
+    flag: '--admin-api-key-file',
+    valueName: 'file',
+    env: 'PREFIX_ROUTER_ADMIN_API_KEY_FILE',
+    kind: 'string',
+    description: 'keys the admin listener requires, same format as --api-key-file (default: none)',
+  },
+  {
+    path: 'routingHeaders',
+    flag: '--routing-headers',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_ROUTING_HEADERS',
+    kind: 'string',
+    description:
+      "x-prefix-router-* headers on 2xx answers: off, instance (the backend's opaque name) or all (also decision, decision time, predicted cached tokens; benchmarks read them) (default off)",
+  },
+  {
+    path: 'allowedHosts',
+    flag: '--allowed-hosts',
+    valueName: 'hosts',
+    env: 'PREFIX_ROUTER_ALLOWED_HOSTS',
+    kind: 'list',
+    description:
+      'answer only requests whose Host header names one of these (comma-separated; .example.com matches every name below it; any port), others get 421; /ping and /health exempt; against DNS rebinding (default: any Host)',
+  },
+  {
+    path: 'logLevel',
+    flag: '--log-level',
+    valueName: 'level',
+    env: 'PREFIX_ROUTER_LOG_LEVEL',
+    kind: 'string',
+    description: 'fatal, error, warn, info, debug, trace or silent (default info)',
+  },
 ];
 
 /**
@@ -141,7 +409,8 @@ export function loadRouterOptions(sources: ConfigSources, validation: RouterVali
   const specLabels = new Map<string, string>();
   const configFile = stringValue(sources.flags.config) ?? nonEmpty(sources.env[CONFIG_FILE_ENV]);
   // Without file access (cdk synth) the config file's settings are left to the start of the router.
-  const options: Record<string, unknown> = configFile === undefined || validation.readFiles === false ? {} : readConfigFile(configFile, origins);
+  const options: Record<string, unknown> =
+    configFile === undefined || validation.readFiles === false ? {} : readConfigFile(configFile, origins);
   for (const spec of CLI_OPTIONS) {
     const fromFlag = sources.flags[flagKey(spec.flag)];
     const fromEnv = nonEmpty(sources.env[spec.env]);
@@ -198,7 +467,9 @@ function applyPolicySpec(
 
 /** The one policy that has every one of these options, when exactly one has (so `--block-chars 128` alone means cache-aware). */
 function policyOwning(keys: readonly string[]): string | undefined {
-  const owners = (POLICY_DEFINITIONS as readonly PolicyDefinition[]).filter((d) => keys.every((k) => d.options.some((o) => o.name === k)));
+  const owners = (POLICY_DEFINITIONS as readonly PolicyDefinition[]).filter((d) =>
+    keys.every((k) => d.options.some((o) => o.name === k)),
+  );
   if (owners.some((d) => d.name === ROUTER_DEFAULTS.policy.name)) return ROUTER_DEFAULTS.policy.name;
   return owners.length === 1 ? owners[0].name : undefined;
 }
@@ -227,7 +498,9 @@ function readConfigFile(path: string, origins: Map<string, Origin>): Record<stri
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new RouterConfigError([`${CONFIG_FILE_FLAG} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`]);
+    throw new RouterConfigError([
+      `${CONFIG_FILE_FLAG} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    ]);
   }
   let value: unknown;
   try {
@@ -249,7 +522,8 @@ function recordOrigins(value: Record<string, unknown>, prefix: string, origins: 
   for (const [key, v] of Object.entries(value)) {
     const path = `${prefix}${key}`;
     origins.set(path, 'file');
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) recordOrigins(v as Record<string, unknown>, `${path}.`, origins);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v))
+      recordOrigins(v as Record<string, unknown>, `${path}.`, origins);
   }
 }
 

@@ -189,7 +189,13 @@ export const ROUTER_DEFAULTS = {
   seed: 1,
   host: '127.0.0.1',
   port: 8080,
-  healthCheck: { intervalMs: 2000, timeoutMs: 1000, failureThreshold: 3, recoveryThreshold: 2, path: '/health' } as HealthCheckOptions,
+  healthCheck: {
+    intervalMs: 2000,
+    timeoutMs: 1000,
+    failureThreshold: 3,
+    recoveryThreshold: 2,
+    path: '/health',
+  } as HealthCheckOptions,
   limits: {
     maxBodyBytes: 16 * 1024 * 1024,
     headersTimeoutMs: 10_000,
@@ -301,31 +307,52 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
   const o = options as Record<string, unknown>;
   const problems: OptionProblem[] = [];
   for (const key of Object.keys(o)) {
-    if (!TOP_LEVEL_KEYS.includes(key) && o[key] !== undefined) problems.push({ option: key, rule: 'is not a router option', got: o[key] });
+    if (!TOP_LEVEL_KEYS.includes(key) && o[key] !== undefined)
+      problems.push({ option: key, rule: 'is not a router option', got: o[key] });
   }
   problems.push(...backendProblems(o.backends));
   if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...policyConfigProblems(o.policy, 'policy.'));
-  for (const path of ['seed', 'port', 'maxConnectionsPerBackend', 'shutdownGraceMs', 'publishStateMs', 'publishStateBlockChars', 'adminPort']) {
+  for (const path of [
+    'seed',
+    'port',
+    'maxConnectionsPerBackend',
+    'shutdownGraceMs',
+    'publishStateMs',
+    'publishStateBlockChars',
+    'adminPort',
+  ]) {
     checkInteger(problems, path, o[path]);
   }
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
   for (const path of ['observeInstances', 'openContainerPaths', 'publishStateBlocks', 'learnPrefillSpeeds']) {
-    if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off') problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
+    if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off')
+      problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
   if (o.routingHeaders !== undefined && !(ROUTING_HEADER_MODES as readonly unknown[]).includes(o.routingHeaders)) {
-    problems.push({ option: 'routingHeaders', rule: `must be one of ${ROUTING_HEADER_MODES.join(', ')}`, got: o.routingHeaders });
+    problems.push({
+      option: 'routingHeaders',
+      rule: `must be one of ${ROUTING_HEADER_MODES.join(', ')}`,
+      got: o.routingHeaders,
+    });
   }
   problems.push(...allowedHostsProblems(o.allowedHosts));
   if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
     problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
   }
   if (o.adminApiKeyFile !== undefined && o.adminPort === undefined) {
-    problems.push({ option: 'adminApiKeyFile', rule: 'needs adminPort (the admin listener it protects)', got: o.adminApiKeyFile });
+    problems.push({
+      option: 'adminApiKeyFile',
+      rule: 'needs adminPort (the admin listener it protects)',
+      got: o.adminApiKeyFile,
+    });
   }
-  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile']) problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
-  problems.push(...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, validation.readFiles ?? true, readStateHashSecret));
+  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile'])
+    problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
+  problems.push(
+    ...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, validation.readFiles ?? true, readStateHashSecret),
+  );
   if (o.logLevel !== undefined && !(LOG_LEVELS as readonly unknown[]).includes(o.logLevel)) {
     problems.push({ option: 'logLevel', rule: `must be one of ${LOG_LEVELS.join(', ')}`, got: o.logLevel });
   }
@@ -333,8 +360,16 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
   problems.push(...groupProblems(o, 'limits', Object.keys(ROUTER_DEFAULTS.limits)));
   const limits = (typeof o.limits === 'object' && o.limits !== null ? o.limits : {}) as Record<string, unknown>;
   const maxBody = typeof limits.maxBodyBytes === 'number' ? limits.maxBodyBytes : ROUTER_DEFAULTS.limits.maxBodyBytes;
-  if (typeof limits.maxBufferedBodyBytes === 'number' && limits.maxBufferedBodyBytes > 0 && limits.maxBufferedBodyBytes < maxBody) {
-    problems.push({ option: 'limits.maxBufferedBodyBytes', rule: `must be 0 (automatic) or at least limits.maxBodyBytes (${maxBody}), or no largest body could ever be read`, got: limits.maxBufferedBodyBytes });
+  if (
+    typeof limits.maxBufferedBodyBytes === 'number' &&
+    limits.maxBufferedBodyBytes > 0 &&
+    limits.maxBufferedBodyBytes < maxBody
+  ) {
+    problems.push({
+      option: 'limits.maxBufferedBodyBytes',
+      rule: `must be 0 (automatic) or at least limits.maxBodyBytes (${maxBody}), or no largest body could ever be read`,
+      got: limits.maxBufferedBodyBytes,
+    });
   }
   return problems;
 }
@@ -346,14 +381,22 @@ function allowedHostsProblems(value: unknown): OptionProblem[] {
   }
   return value.flatMap((entry: string) => {
     const problem = allowedHostProblem(entry);
-    return problem === undefined ? [] : [{ option: 'allowedHosts', rule: `must list host names or IP addresses: ${problem}`, got: value }];
+    return problem === undefined
+      ? []
+      : [{ option: 'allowedHosts', rule: `must list host names or IP addresses: ${problem}`, got: value }];
   });
 }
 
 /** A key file option must name a readable file holding at least one key; the message never shows its content. */
-function keyFileProblems(path: string, value: unknown, readFiles: boolean, read: (file: string) => unknown = readKeyFile): OptionProblem[] {
+function keyFileProblems(
+  path: string,
+  value: unknown,
+  readFiles: boolean,
+  read: (file: string) => unknown = readKeyFile,
+): OptionProblem[] {
   if (value === undefined) return [];
-  if (typeof value !== 'string' || value.length === 0) return [{ option: path, rule: 'must be the path of a key file', got: value }];
+  if (typeof value !== 'string' || value.length === 0)
+    return [{ option: path, rule: 'must be the path of a key file', got: value }];
   if (!readFiles) return [];
   try {
     read(value);
@@ -367,11 +410,13 @@ function keyFileProblems(path: string, value: unknown, readFiles: boolean, read:
 function groupProblems(o: Record<string, unknown>, group: string, keys: readonly string[]): OptionProblem[] {
   const value = o[group];
   if (value === undefined) return [];
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ option: group, rule: 'must be an object', got: value }];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return [{ option: group, rule: 'must be an object', got: value }];
   const g = value as Record<string, unknown>;
   const problems: OptionProblem[] = [];
   for (const key of Object.keys(g)) {
-    if (!keys.includes(key) && g[key] !== undefined) problems.push({ option: `${group}.${key}`, rule: `is not a ${group} option`, got: g[key] });
+    if (!keys.includes(key) && g[key] !== undefined)
+      problems.push({ option: `${group}.${key}`, rule: `is not a ${group} option`, got: g[key] });
   }
   for (const key of keys) {
     const path = `${group}.${key}`;
@@ -407,7 +452,11 @@ function backendProblems(backends: unknown): OptionProblem[] {
   backends.forEach((b, i) => {
     const target = typeof b === 'string' ? parseBackendUrl(b) : undefined;
     if (target === undefined) {
-      problems.push({ option: `backends[${i}]`, rule: 'must be an http:// or https:// URL without query or fragment', got: b });
+      problems.push({
+        option: `backends[${i}]`,
+        rule: 'must be an http:// or https:// URL without query or fragment',
+        got: b,
+      });
     } else if (seen.has(target.id)) {
       problems.push({ option: `backends[${i}]`, rule: 'is listed twice', got: b });
     } else {
@@ -424,7 +473,8 @@ export function parseBackendUrl(value: string): BackendTarget | undefined {
   } catch {
     return undefined;
   }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) return undefined;
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password)
+    return undefined;
   const basePath = url.pathname.replace(/\/+$/, '');
   return { id: `${url.origin}${basePath}`, origin: url.origin, basePath };
 }

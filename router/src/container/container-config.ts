@@ -1,5 +1,18 @@
-import { CLI_OPTIONS, CONFIG_FILE_ENV, loadRouterConfig, RouterConfigError, type RouterConfig, type RouterValidation } from '../config';
-import { CONTAINER_DEFAULTS, CONTAINER_ENV, ContainerConfigError, parseContainerEnv, type ContainerSettings } from './container-env';
+import {
+  CLI_OPTIONS,
+  CONFIG_FILE_ENV,
+  loadRouterConfig,
+  RouterConfigError,
+  type RouterConfig,
+  type RouterValidation,
+} from '../config';
+import {
+  CONTAINER_DEFAULTS,
+  CONTAINER_ENV,
+  ContainerConfigError,
+  parseContainerEnv,
+  type ContainerSettings,
+} from './container-env';
 
 /**
  * The settings of `prefix-router container` read as one: its own variables (container-env.ts) and its router's
@@ -17,7 +30,11 @@ export const MULTI_ENGINE_DEFAULT_POLICY = 'cache-aware';
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The router's environment: the container's, with the backends, host, port and drain the container decides. */
-export function routerEnvironment(env: Env, settings: ContainerSettings, backends: readonly string[]): NodeJS.ProcessEnv {
+export function routerEnvironment(
+  env: Env,
+  settings: ContainerSettings,
+  backends: readonly string[],
+): NodeJS.ProcessEnv {
   const routerEnv: NodeJS.ProcessEnv = {
     ...env,
     [CONTAINER_ENV.backends]: backends.join(','),
@@ -25,7 +42,8 @@ export function routerEnvironment(env: Env, settings: ContainerSettings, backend
     [CONTAINER_ENV.port]: String(settings.port),
   };
   // Only a container default: a value the user set goes to the router as it is (and is validated there).
-  if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '') routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
+  if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '')
+    routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
   // The only engine of sagemaker mode answers /health late when loaded: a longer timeout (and, in startContainer,
   // timeouts that never eject it).
   if (settings.mode === 'sagemaker' && (env[CONTAINER_ENV.healthTimeoutMs] ?? '').trim() === '') {
@@ -37,7 +55,8 @@ export function routerEnvironment(env: Env, settings: ContainerSettings, backend
   if (settings.mode === 'multi-engine' && !policyGiven) routerEnv[POLICY_ENV] = MULTI_ENGINE_DEFAULT_POLICY;
   // SageMaker calls POST /invocations with no key (its front end authenticated the caller with SigV4): with
   // PREFIX_ROUTER_API_KEY_FILE set, the container contract stays open in sagemaker mode unless the user says otherwise.
-  if (settings.mode === 'sagemaker' && (env[OPEN_CONTAINER_PATHS_ENV] ?? '').trim() === '') routerEnv[OPEN_CONTAINER_PATHS_ENV] = 'on';
+  if (settings.mode === 'sagemaker' && (env[OPEN_CONTAINER_PATHS_ENV] ?? '').trim() === '')
+    routerEnv[OPEN_CONTAINER_PATHS_ENV] = 'on';
   return routerEnv;
 }
 
@@ -45,7 +64,11 @@ export function routerEnvironment(env: Env, settings: ContainerSettings, backend
 export function loadContainerConfig(
   env: Env,
   validation: RouterValidation = {},
-): { settings: ContainerSettings; warnings: readonly string[]; routerConfigFor: (backends: readonly string[]) => RouterConfig } {
+): {
+  settings: ContainerSettings;
+  warnings: readonly string[];
+  routerConfigFor: (backends: readonly string[]) => RouterConfig;
+} {
   const problems: string[] = [];
   let parsed: ReturnType<typeof parseContainerEnv> | undefined;
   try {
@@ -55,7 +78,8 @@ export function loadContainerConfig(
     problems.push(...err.problems);
   }
   // With placeholder backends: a bad PREFIX_ROUTER_POLICY or limit is reported before any engine starts.
-  const placeholderSettings = parsed?.settings ?? ({ host: '0.0.0.0', port: 8080, shutdownGraceMs: 20_000 } as ContainerSettings);
+  const placeholderSettings =
+    parsed?.settings ?? ({ host: '0.0.0.0', port: 8080, shutdownGraceMs: 20_000 } as ContainerSettings);
   const routerConfigFor = (backends: readonly string[]): RouterConfig =>
     loadRouterConfig({ flags: {}, env: routerEnvironment(env, placeholderSettings, backends) }, validation);
   try {
@@ -71,7 +95,9 @@ export function loadContainerConfig(
 /** Every PREFIX_ROUTER_* variable the container or its router reads, sorted. */
 export const CONTAINER_VARIABLES: readonly string[] = [
   ...new Set([...Object.values(CONTAINER_ENV), ...CLI_OPTIONS.map((option) => option.env), CONFIG_FILE_ENV]),
-].filter((name) => name.startsWith('PREFIX_ROUTER_')).sort();
+]
+  .filter((name) => name.startsWith('PREFIX_ROUTER_'))
+  .sort();
 
 /** What `checkContainerEnvironment` found. */
 export interface ContainerEnvironmentCheck {
@@ -89,7 +115,9 @@ export interface ContainerEnvironmentCheck {
  * construct library calls it at synth (lib/private/router-settings.ts).
  */
 export function checkContainerEnvironment(env: Env): ContainerEnvironmentCheck {
-  const unknownVariables = Object.keys(env).filter((name) => name.startsWith('PREFIX_ROUTER_') && !CONTAINER_VARIABLES.includes(name)).sort();
+  const unknownVariables = Object.keys(env)
+    .filter((name) => name.startsWith('PREFIX_ROUTER_') && !CONTAINER_VARIABLES.includes(name))
+    .sort();
   try {
     const { warnings } = loadContainerConfig(env, { readFiles: false });
     return { problems: [], warnings, unknownVariables };

@@ -38,7 +38,11 @@ export interface EmfEmitterOptions {
 
 interface MetricJson {
   readonly name: string;
-  readonly values: ReadonlyArray<{ readonly value: number; readonly labels: Readonly<Record<string, string | number>>; readonly metricName?: string }>;
+  readonly values: ReadonlyArray<{
+    readonly value: number;
+    readonly labels: Readonly<Record<string, string | number>>;
+    readonly metricName?: string;
+  }>;
 }
 
 export class EmfEmitter {
@@ -85,7 +89,8 @@ export class EmfEmitter {
       requestsByReason.set(reason, (requestsByReason.get(reason) ?? 0) + v.value);
     }
     const decisionsByReason = new Map<string, number>();
-    for (const [reason, total] of requestsByReason) decisionsByReason.set(reason, this.delta(`requests/${reason}`, total));
+    for (const [reason, total] of requestsByReason)
+      decisionsByReason.set(reason, this.delta(`requests/${reason}`, total));
 
     const ttftMs = this.ttftDeltas(byName.get(TTFT_HISTOGRAM));
 

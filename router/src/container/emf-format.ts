@@ -38,7 +38,11 @@ export interface EmfInterval {
 
 type Unit = 'Count' | 'Milliseconds';
 
-function document(interval: EmfInterval, dimensions: Record<string, string>, metrics: Record<string, { unit: Unit; value: number | number[] }>): Record<string, unknown> {
+function document(
+  interval: EmfInterval,
+  dimensions: Record<string, string>,
+  metrics: Record<string, { unit: Unit; value: number | number[] }>,
+): Record<string, unknown> {
   return {
     _aws: {
       Timestamp: interval.timestampMs,
@@ -61,7 +65,13 @@ export function emfDocuments(interval: EmfInterval): Record<string, unknown>[] {
   const endpoint = { [EMF_DIMENSION.endpointName]: interval.endpointName };
   for (const [reason, count] of [...interval.decisionsByReason].sort(([a], [b]) => a.localeCompare(b))) {
     if (count <= 0) continue;
-    docs.push(document(interval, { ...endpoint, [EMF_DIMENSION.reason]: reason }, { [EMF_METRIC.routingDecisions]: { unit: 'Count', value: count } }));
+    docs.push(
+      document(
+        interval,
+        { ...endpoint, [EMF_DIMENSION.reason]: reason },
+        { [EMF_METRIC.routingDecisions]: { unit: 'Count', value: count } },
+      ),
+    );
   }
   for (const chunk of valueChunks(interval.ttftMs)) {
     docs.push(document(interval, endpoint, { [EMF_METRIC.timeToFirstToken]: { unit: 'Milliseconds', value: chunk } }));

@@ -78,14 +78,18 @@ export function engineCommandProblems(template: string, variable: string): strin
   if (words.length === 0) problems.push(`${variable} must name a program (got ${JSON.stringify(template)})`);
   const unknown = unknownPlaceholders(template);
   if (unknown.length > 0) {
-    problems.push(`${variable} may use only the placeholders ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')} (got ${unknown.map((p) => `{${p}}`).join(', ')})`);
+    problems.push(
+      `${variable} may use only the placeholders ${PLACEHOLDERS.map((p) => `{${p}}`).join(', ')} (got ${unknown.map((p) => `{${p}}`).join(', ')})`,
+    );
   }
   return problems;
 }
 
 /** The template's argv with placeholders replaced. */
 export function renderCommandTemplate(template: string, values: PlaceholderValues): string[] {
-  return splitCommandLine(template).map((word) => word.replace(/\{(port|gpus|index|tp)\}/g, (_, name: Placeholder) => values[name]));
+  return splitCommandLine(template).map((word) =>
+    word.replace(/\{(port|gpus|index|tp)\}/g, (_, name: Placeholder) => values[name]),
+  );
 }
 
 /** `SM_VLLM_MAX_MODEL_LEN` → `max-model-len`. */
@@ -103,6 +107,7 @@ const SINGLE_WORD_FLAGS = new Set(['allowed-origins', 'allowed-methods', 'allowe
 function jsonElementWord(element: unknown): string {
   if (element === null) return '';
   if (typeof element === 'object') return JSON.stringify(element);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects and null are handled above: a primitive
   return String(element);
 }
 
@@ -178,9 +183,14 @@ export function smVllmValueWords(flag: string, value: string): string[] | undefi
  * vLLM flags from the SM_VLLM_* variables, in name order (deterministic argv, the DLC sorts too), without the ones
  * the container owns. `overrides` replace or add flags (e.g. tensor-parallel-size in multi-engine mode).
  */
-export function smVllmArgs(env: Readonly<Record<string, string | undefined>>, overrides: Readonly<Record<string, string>> = {}): string[] {
+export function smVllmArgs(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: Readonly<Record<string, string>> = {},
+): string[] {
   const flags = new Map<string, string>();
-  for (const name of Object.keys(env).filter((n) => n.startsWith('SM_VLLM_') && n.length > 'SM_VLLM_'.length).sort()) {
+  for (const name of Object.keys(env)
+    .filter((n) => n.startsWith('SM_VLLM_') && n.length > 'SM_VLLM_'.length)
+    .sort()) {
     const flag = flagForSmVllmVariable(name);
     if (CONTAINER_OWNED_FLAGS.has(flag)) continue;
     flags.set(flag, env[name] ?? '');
@@ -226,7 +236,10 @@ export type ModelSource = 'SM_VLLM_MODEL' | 'model-dir' | 'HF_MODEL_ID';
  * The model the default engine serves, in the DLC's order: SM_VLLM_MODEL, else a non-empty /opt/ml/model, else
  * HF_MODEL_ID; undefined when none is given (the DLC then starts vLLM on vLLM's own default model; we refuse).
  */
-export function resolveModel(env: Readonly<Record<string, string | undefined>>, files: DlcFiles): { model: string; source: ModelSource } | undefined {
+export function resolveModel(
+  env: Readonly<Record<string, string | undefined>>,
+  files: DlcFiles,
+): { model: string; source: ModelSource } | undefined {
   const explicit = env.SM_VLLM_MODEL ?? '';
   if (explicit !== '') return { model: explicit, source: 'SM_VLLM_MODEL' };
   if (files.modelDirHasFiles) return { model: SAGEMAKER_MODEL_DIR, source: 'model-dir' };
@@ -247,7 +260,16 @@ export function defaultEngineArgv(
   const model = resolveModel(env, files);
   const modelArgs = model !== undefined && model.source !== 'SM_VLLM_MODEL' ? ['--model', model.model] : [];
   const middleware = files.routeMiddleware ? ['--middleware', DLC_ROUTE_MIDDLEWARE] : [];
-  return [...DEFAULT_ENGINE_PROGRAM, '--host', '127.0.0.1', '--port', String(port), ...modelArgs, ...smVllmArgs(env, overrides), ...middleware];
+  return [
+    ...DEFAULT_ENGINE_PROGRAM,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    ...modelArgs,
+    ...smVllmArgs(env, overrides),
+    ...middleware,
+  ];
 }
 
 /** The argv for logs (one home: common/redact.ts). */

@@ -26,7 +26,12 @@ export interface EngineCounters {
 
 export async function scrapeEngine(engine: string, baseUrl: string, timeoutMs: number): Promise<EngineScrape> {
   try {
-    const response = await request(`${baseUrl}/metrics`, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+    const response = await request(`${baseUrl}/metrics`, {
+      method: 'GET',
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await response.body.text();
     return { engine, text: response.statusCode === 200 ? text : undefined };
   } catch {
@@ -38,7 +43,10 @@ export function engineCounters(text: string | undefined): EngineCounters {
   if (text === undefined) return { promptTokens: undefined, cachedTokens: undefined };
   try {
     const samples = parsePrometheusText(text);
-    return { promptTokens: sumCounter(samples, PROMPT_TOKENS_COUNTER), cachedTokens: sumCounter(samples, CACHE_HITS_COUNTER) };
+    return {
+      promptTokens: sumCounter(samples, PROMPT_TOKENS_COUNTER),
+      cachedTokens: sumCounter(samples, CACHE_HITS_COUNTER),
+    };
   } catch {
     return { promptTokens: undefined, cachedTokens: undefined };
   }
@@ -87,7 +95,11 @@ export function mergeEngineMetrics(scrapes: readonly EngineScrape[], skip: Reado
       const match = SAMPLE_NAME.exec(line);
       if (match === null) continue;
       const name = match[0];
-      const base = declared.has(name) ? name : SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : '')).find((b) => b !== '' && declared.has(b)) ?? name;
+      const base = declared.has(name)
+        ? name
+        : (SUFFIXES.map((s) => (name.endsWith(s) ? name.slice(0, -s.length) : '')).find(
+            (b) => b !== '' && declared.has(b),
+          ) ?? name);
       familyOf(base).samples.push(withEngineLabel(line, name, scrape.engine));
     }
   }

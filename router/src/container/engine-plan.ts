@@ -1,5 +1,13 @@
 import { CONTAINER_ENV, ContainerConfigError, type ContainerSettings } from './container-env';
-import { defaultEngineArgv, engineCommandProblems, readDlcFiles, renderCommandTemplate, resolveModel, SAGEMAKER_MODEL_DIR, type DlcFiles } from './engine-command';
+import {
+  defaultEngineArgv,
+  engineCommandProblems,
+  readDlcFiles,
+  renderCommandTemplate,
+  resolveModel,
+  SAGEMAKER_MODEL_DIR,
+  type DlcFiles,
+} from './engine-command';
 import type { GpuInventory } from './gpu-inventory';
 
 /**
@@ -43,7 +51,9 @@ export function enginePlanProblems(
       );
     }
     if (resolveModel(env, files) === undefined) {
-      problems.push(`the default engine (vLLM) needs a model: set SM_VLLM_MODEL or HF_MODEL_ID, or put the model in ${SAGEMAKER_MODEL_DIR} (got none of them)`);
+      problems.push(
+        `the default engine (vLLM) needs a model: set SM_VLLM_MODEL or HF_MODEL_ID, or put the model in ${SAGEMAKER_MODEL_DIR} (got none of them)`,
+      );
     }
   }
   if (settings.mode === 'multi-engine' && count > 0) {
@@ -61,12 +71,18 @@ export function enginePlanProblems(
  * SM_VLLM_TENSOR_PARALLEL_SIZE other than that share is replaced, and said so. The construct renders the share
  * (lib/private/parallelism.ts), so its templates say what runs.
  */
-export function enginePlanWarnings(settings: ContainerSettings, gpus: GpuInventory, env: Readonly<Record<string, string | undefined>>): string[] {
+export function enginePlanWarnings(
+  settings: ContainerSettings,
+  gpus: GpuInventory,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
   const raw = (env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? '').trim();
   if (settings.mode !== 'multi-engine' || raw === '' || gpus.ids.length === 0) return [];
   const share = gpus.ids.length / settings.engines;
   if (Number(raw) === share) return [];
-  return [`SM_VLLM_TENSOR_PARALLEL_SIZE=${raw} is replaced in multi-engine mode: each of the ${settings.engines} engines gets ${share} of the ${gpus.ids.length} GPUs and --tensor-parallel-size ${share}`];
+  return [
+    `SM_VLLM_TENSOR_PARALLEL_SIZE=${raw} is replaced in multi-engine mode: each of the ${settings.engines} engines gets ${share} of the ${gpus.ids.length} GPUs and --tensor-parallel-size ${share}`,
+  ];
 }
 
 /** Builds every engine's spec; throws ContainerConfigError when enginePlanProblems finds any. */
@@ -85,10 +101,17 @@ export function planEngines(
     const gpuIds = gpus.ids.slice(index * perEngine, (index + 1) * perEngine);
     // sagemaker mode keeps the construct's SM_VLLM_TENSOR_PARALLEL_SIZE; multi-engine splits the GPUs.
     const tensorParallelSize =
-      settings.mode === 'sagemaker' && Number.isInteger(configuredTp) && configuredTp > 0 ? configuredTp : Math.max(1, gpuIds.length);
+      settings.mode === 'sagemaker' && Number.isInteger(configuredTp) && configuredTp > 0
+        ? configuredTp
+        : Math.max(1, gpuIds.length);
     const argv =
       settings.engineCommand !== undefined
-        ? renderCommandTemplate(settings.engineCommand, { port: String(port), gpus: gpuIds.join(','), index: String(index), tp: String(tensorParallelSize) })
+        ? renderCommandTemplate(settings.engineCommand, {
+            port: String(port),
+            gpus: gpuIds.join(','),
+            index: String(index),
+            tp: String(tensorParallelSize),
+          })
         : defaultEngineArgv(env, port, settings.mode === 'multi-engine' ? tensorParallelSize : undefined, files);
     return {
       index,
@@ -97,7 +120,7 @@ export function planEngines(
       gpuIds,
       tensorParallelSize,
       argv,
-      env: gpuIds.length > 0 ? { CUDA_VISIBLE_DEVICES: gpuIds.join(',') } : ({} as Record<string, string>),
+      env: gpuIds.length > 0 ? { CUDA_VISIBLE_DEVICES: gpuIds.join(',') } : {},
       url: `http://127.0.0.1:${port}`,
     };
   });

@@ -22,7 +22,10 @@ export function countNvidiaSmiGpus(output: string): number {
 /** Ids from CUDA_VISIBLE_DEVICES ('0,1', 'GPU-uuid,...'); undefined when unset or empty. */
 export function parseCudaVisibleDevices(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const ids = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const ids = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
   return ids.length === 0 ? undefined : ids;
 }
 
@@ -30,11 +33,15 @@ export function sequentialIds(count: number): string[] {
   return Array.from({ length: count }, (_, i) => String(i));
 }
 
-export async function detectGpus(configured: number | undefined, env: Readonly<Record<string, string | undefined>>): Promise<GpuInventory> {
+export async function detectGpus(
+  configured: number | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<GpuInventory> {
   const visible = parseCudaVisibleDevices(env.CUDA_VISIBLE_DEVICES);
   if (configured !== undefined) {
     // A count with visible ids: the first `configured` of them; else 0..count-1.
-    const ids = visible !== undefined && visible.length >= configured ? visible.slice(0, configured) : sequentialIds(configured);
+    const ids =
+      visible !== undefined && visible.length >= configured ? visible.slice(0, configured) : sequentialIds(configured);
     return { ids, source: 'PREFIX_ROUTER_GPUS' };
   }
   if (visible !== undefined) return { ids: visible, source: 'CUDA_VISIBLE_DEVICES' };
@@ -46,7 +53,8 @@ export async function detectGpus(configured: number | undefined, env: Readonly<R
 function runNvidiaSmi(): Promise<{ ok: true; output: string } | { ok: false; problem: string }> {
   return new Promise((resolve) => {
     execFile('nvidia-smi', ['-L'], { timeout: 10_000 }, (err, stdout) => {
-      if (err) resolve({ ok: false, problem: `nvidia-smi -L failed: ${(err as NodeJS.ErrnoException).code ?? err.message}` });
+      if (err)
+        resolve({ ok: false, problem: `nvidia-smi -L failed: ${(err as NodeJS.ErrnoException).code ?? err.message}` });
       else resolve({ ok: true, output: stdout });
     });
   });

@@ -37,6 +37,7 @@ export interface RunningContainer {
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function startContainer(
   env: NodeJS.ProcessEnv,
   io: ContainerIo,
@@ -45,19 +46,30 @@ export async function startContainer(
 ): Promise<RunningContainer> {
   const { settings, warnings, routerConfigFor } = loadContainerConfig(env);
   const logLevel = routerConfigFor(['http://127.0.0.1:1']).logLevel;
-  const log: Logger = pino({ level: logLevel, base: { service: 'prefix-router-container' }, timestamp: pino.stdTimeFunctions.isoTime });
+  const log: Logger = pino({
+    level: logLevel,
+    base: { service: 'prefix-router-container' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
   for (const warning of warnings) log.warn(warning);
 
   const gpus = await detectGpus(settings.gpus, env);
   const ports =
-    settings.engineBasePort === 0 ? await freePorts(settings.engines) : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
+    settings.engineBasePort === 0
+      ? await freePorts(settings.engines)
+      : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
   const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
   for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
   const routerConfig = routerConfigFor(specs.map((s) => s.url));
   log.info(
     {
       mode: settings.mode,
-      engines: specs.map((s) => ({ engine: s.name, port: s.port, gpus: s.gpuIds.join(','), tensorParallelSize: s.tensorParallelSize })),
+      engines: specs.map((s) => ({
+        engine: s.name,
+        port: s.port,
+        gpus: s.gpuIds.join(','),
+        tensorParallelSize: s.tensorParallelSize,
+      })),
       gpuSource: gpus.source,
       configFile: env[CONFIG_FILE_ENV],
       emf: settings.emf.enabled,
@@ -103,7 +115,8 @@ export async function startContainer(
   const killEngines = (): void => {
     for (const engine of engines) engine.killNow();
   };
-  const scrapeEngines = (): Promise<EngineScrape[]> => Promise.all(specs.map((s) => scrapeEngine(s.name, s.url, ENGINE_SCRAPE_TIMEOUT_MS)));
+  const scrapeEngines = (): Promise<EngineScrape[]> =>
+    Promise.all(specs.map((s) => scrapeEngine(s.name, s.url, ENGINE_SCRAPE_TIMEOUT_MS)));
 
   // The router first: /ping answers 503 from the start, until an engine passes its health check.
   const routerStarted = await startRouterWithConfig(routerConfig, {
@@ -161,7 +174,9 @@ export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<Runni
   };
   process.on('exit', killEngines);
   const crash = (err: unknown): void => {
-    process.stderr.write(`prefix-router container: fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `prefix-router container: fatal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     killEngines();
     process.exit(1);
   };

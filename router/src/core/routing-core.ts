@@ -45,12 +45,19 @@ export class RoutingCore<Target extends RoutingTarget> {
 
   /** @internal Admits `request` to `log`, hashed at the log's block size (the policy's own hashes when they fit). */
   admit(log: InstanceStateLog, request: RoutingRequest, promptTokens: number): AdmittedRequest {
-    const blocks = this.options.publishBlocks !== false ? publishedBlocksOf(this.policy, request, log.blockChars, log.hashKey) : NO_BLOCKS;
+    const blocks =
+      this.options.publishBlocks !== false
+        ? publishedBlocksOf(this.policy, request, log.blockChars, log.hashKey)
+        : NO_BLOCKS;
     return log.admit(blocks, promptTokens, 'accepted');
   }
 
   /** @internal decide → check → commit; `excluded` is an instance the decision must not choose (it refused us). */
-  decide(request: RoutingRequest, snapshot: RoutingSnapshot, excluded: string | undefined): { decision: RoutingDecision; target: Target; decisionMicros: number } {
+  decide(
+    request: RoutingRequest,
+    snapshot: RoutingSnapshot,
+    excluded: string | undefined,
+  ): { decision: RoutingDecision; target: Target; decisionMicros: number } {
     const t0 = performance.now();
     // Only instances serving the request's model (or adapter) are candidates; throws UnknownModelError when none is.
     const decision = this.policy.decide(request, scopeToModel(snapshot, request.model));
@@ -69,14 +76,26 @@ export class RoutingCore<Target extends RoutingTarget> {
    * @internal A first token `ttftMs` after the decision, on an instance that had `queuedAheadTokens` of prefill
    * queued when it was chosen: one sample of its prefill speed (options.prefillSpeeds), published on the target.
    */
-  learnPrefillSpeed(instance: string, target: Target, queuedAheadTokens: number, ownTokens: number, ttftMs: number): void {
+  learnPrefillSpeed(
+    instance: string,
+    target: Target,
+    queuedAheadTokens: number,
+    ownTokens: number,
+    ttftMs: number,
+  ): void {
     const speeds = this.options.prefillSpeeds;
     if (speeds === undefined || !speeds.observe(instance, queuedAheadTokens + ownTokens, ttftMs)) return;
     target.prefillTokensPerSecond = speeds.tokensPerSecond(instance);
   }
 
   /** @internal The one release path of a committed decision. */
-  release(attempt: RoutingAttempt<Target>, request: RoutingRequest, outcome: ReleaseOutcome, published: AdmittedRequest | undefined, promptTokens: number): void {
+  release(
+    attempt: RoutingAttempt<Target>,
+    request: RoutingRequest,
+    outcome: ReleaseOutcome,
+    published: AdmittedRequest | undefined,
+    promptTokens: number,
+  ): void {
     attempt.ticket.end();
     try {
       this.policy.release(request, attempt.decision, outcome);
@@ -85,7 +104,8 @@ export class RoutingCore<Target extends RoutingTarget> {
       this.hooks.policyReleaseFailed(err);
     }
     // What the engine kept corrects the published index too, as it does the policy's own.
-    if (outcome.kind === 'completed' && outcome.cachedTokens !== undefined) published?.engineCached(outcome.cachedTokens);
+    if (outcome.kind === 'completed' && outcome.cachedTokens !== undefined)
+      published?.engineCached(outcome.cachedTokens);
     this.hooks.released?.(attempt, outcome, promptTokens);
   }
 }
@@ -176,7 +196,14 @@ export class RoutedRequest<Target extends RoutingTarget> {
     this.firstTokenSeen = false;
     const ticket = target.load.start(this.promptTokens - (decision.predictedCachedTokens ?? 0));
     if (target.publishedLog !== undefined) this.reach(target.publishedLog);
-    this.open = this.last = { decision, target, decisionMicros, ticket, decidedAtMs: snapshot.nowMs, queuedAheadTokens };
+    this.open = this.last = {
+      decision,
+      target,
+      decisionMicros,
+      ticket,
+      decidedAtMs: snapshot.nowMs,
+      queuedAheadTokens,
+    };
     return this.open;
   }
 
@@ -188,7 +215,13 @@ export class RoutedRequest<Target extends RoutingTarget> {
     const open = this.open;
     if (open !== undefined && nowMs !== undefined && !this.firstTokenSeen) {
       this.firstTokenSeen = true;
-      this.core.learnPrefillSpeed(open.decision.instance, open.target, open.queuedAheadTokens, open.ticket.prefillTokens, nowMs - open.decidedAtMs);
+      this.core.learnPrefillSpeed(
+        open.decision.instance,
+        open.target,
+        open.queuedAheadTokens,
+        open.ticket.prefillTokens,
+        nowMs - open.decidedAtMs,
+      );
     }
     open?.ticket.firstToken();
     this.published?.firstToken();
@@ -227,16 +260,28 @@ const NO_BLOCKS: readonly RoutingBlockKey[] = [];
  * policy's own hashes when it hashes blocks of that size with that key (already computed for its decision,
  * memoized), else hashed here.
  */
-export function publishedBlocksOf(policy: RoutingPolicy, request: RoutingRequest, blockChars: number, key: StateHashKey): readonly RoutingBlockKey[] {
+export function publishedBlocksOf(
+  policy: RoutingPolicy,
+  request: RoutingRequest,
+  blockChars: number,
+  key: StateHashKey,
+): readonly RoutingBlockKey[] {
   const own = policy.routingBlocks;
-  return own !== undefined && own.blockChars === blockChars && own.key === key ? own.hashesOf(request) : routingBlockHashes(request, blockChars, key);
+  return own !== undefined && own.blockChars === blockChars && own.key === key
+    ? own.hashesOf(request)
+    : routingBlockHashes(request, blockChars, key);
 }
 
 /**
  * The published log of an instance holding `kvCapacityTokens` of KV cache: an index of `blockChars`-character
  * blocks sized to what the instance can hold, keyed with `key` (the deployment's state-hash secret).
  */
-export function publishedStateLog(blockChars: number, kvCapacityTokens: number, key: StateHashKey, epoch?: string): InstanceStateLog {
+export function publishedStateLog(
+  blockChars: number,
+  kvCapacityTokens: number,
+  key: StateHashKey,
+  epoch?: string,
+): InstanceStateLog {
   return new InstanceStateLog(blockChars, capacityBlocksFor(kvCapacityTokens, blockChars), epoch, key);
 }
 
@@ -246,6 +291,10 @@ export function publishedStateLog(blockChars: number, kvCapacityTokens: number, 
  * cache-aware blockChars); a simulator's observers are its own replicas, so it is their policy's block size when
  * that policy hashes routing blocks, else `fallback`.
  */
-export function publishedBlockChars(observerPolicy: RoutingPolicy, configured: number | undefined, fallback: number): number {
+export function publishedBlockChars(
+  observerPolicy: RoutingPolicy,
+  configured: number | undefined,
+  fallback: number,
+): number {
   return configured ?? observerPolicy.routingBlocks?.blockChars ?? fallback;
 }

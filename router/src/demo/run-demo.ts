@@ -36,14 +36,20 @@ export interface DemoOptions {
  * 7,000-token prefixes are more than one p5 instance's KV cache holds (≈190), but a quarter of them fits, so
  * RANDOM keeps evicting what PREFIX_AWARE keeps. 32 output tokens keep the token stream light for a 2-core laptop.
  */
-export const DEMO_WORKLOAD = 'long-context?groups=300&prefixTokens=7000&suffixTokens=900..1100&outputTokens=32&duration=3600&concurrency=16';
+export const DEMO_WORKLOAD =
+  'long-context?groups=300&prefixTokens=7000&suffixTokens=900..1100&outputTokens=32&duration=3600&concurrency=16';
 
 export const DEMO_DEFAULTS = {
   instances: 4,
   profile: 'p5-llama-3.1-70b',
   timeScale: 2,
   durationSeconds: 120,
-  policies: [{ name: 'random' }, { name: 'least-outstanding-requests' }, { name: 'sagemaker-prefix-aware' }, { name: 'cache-aware' }] as readonly PolicyConfig[],
+  policies: [
+    { name: 'random' },
+    { name: 'least-outstanding-requests' },
+    { name: 'sagemaker-prefix-aware' },
+    { name: 'cache-aware' },
+  ] as readonly PolicyConfig[],
   seed: 1,
 } as const;
 
@@ -52,19 +58,38 @@ export interface DemoResult {
   readonly files: ReportFiles;
 }
 
-export async function runDemo(options: DemoOptions, log: (line: string) => void, signal?: AbortSignal): Promise<DemoResult> {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+export async function runDemo(
+  options: DemoOptions,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<DemoResult> {
   const profile = resolveProfile(options.profile);
   const labels = policyLabels(options.policies);
   const runs: StrategyRunInput[] = [];
   let model = '';
   for (const [index, policy] of options.policies.entries()) {
     if (signal?.aborted) break;
-    log(`[${index + 1}/${options.policies.length}] ${formatPolicySpec(policy)}: ${options.profiles !== undefined ? `emulated ${fleetText(options.profiles)}` : `${options.instances} emulated ${profile.name} instances`} (cold caches) + router`);
+    log(
+      `[${index + 1}/${options.policies.length}] ${formatPolicySpec(policy)}: ${options.profiles !== undefined ? `emulated ${fleetText(options.profiles)}` : `${options.instances} emulated ${profile.name} instances`} (cold caches) + router`,
+    );
     const services: ServiceHandle[] = [];
     try {
-      const fleet = await startService({ kind: 'emulators', instances: options.instances, profile: options.profile, ...(options.profiles !== undefined ? { profiles: options.profiles } : {}), timeScale: options.timeScale });
+      const fleet = await startService({
+        kind: 'emulators',
+        instances: options.instances,
+        profile: options.profile,
+        ...(options.profiles !== undefined ? { profiles: options.profiles } : {}),
+        timeScale: options.timeScale,
+      });
       services.push(fleet);
-      const router = await startService({ kind: 'router', backends: fleet.urls, policy, seed: options.seed, ...(options.profiles !== undefined ? { learnPrefillSpeeds: true } : {}) });
+      const router = await startService({
+        kind: 'router',
+        backends: fleet.urls,
+        policy,
+        seed: options.seed,
+        ...(options.profiles !== undefined ? { learnPrefillSpeeds: true } : {}),
+      });
       services.push(router);
       model = fleet.modelName ?? model;
       const progress = new ProgressReporter({ mode: options.progress, label: `    ${labels[index]}` });
@@ -75,14 +100,27 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
         timeScale: options.timeScale,
         durationMs: options.durationMs,
         backendMetricsUrls: fleet.urls,
-        ceilings: { fleetCapacityBlocks: (options.profiles ?? Array<EngineProfile>(options.instances).fill(profile)).reduce((sum, p) => sum + p.kvCapacityBlocks, 0), blockTokens: profile.blockTokens },
+        ceilings: {
+          fleetCapacityBlocks: (options.profiles ?? Array<EngineProfile>(options.instances).fill(profile)).reduce(
+            (sum, p) => sum + p.kvCapacityBlocks,
+            0,
+          ),
+          blockTokens: profile.blockTokens,
+        },
         signal,
         onProgress: progress.update,
       });
       progress.end();
-      const run = toStrategyRun(result, { name: policy.name, options: policyOptionsOf(policy) }, router.ids, labels[index]);
+      const run = toStrategyRun(
+        result,
+        { name: policy.name, options: policyOptionsOf(policy) },
+        router.ids,
+        labels[index],
+      );
       runs.push({ ...withPositionalInstances(run, router.ids), ceilings: result.ceilings });
-      log(`    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`);
+      log(
+        `    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`,
+      );
     } finally {
       await Promise.all(services.reverse().map((s) => s.stop()));
     }
@@ -95,7 +133,10 @@ export async function runDemo(options: DemoOptions, log: (line: string) => void,
     environment: {
       instances: options.instances,
       ...(options.profiles !== undefined
-        ? { fleet: fleetText(options.profiles), 'prefill speeds': 'learned by the router from observed TTFTs (--learn-prefill-speeds on)' }
+        ? {
+            fleet: fleetText(options.profiles),
+            'prefill speeds': 'learned by the router from observed TTFTs (--learn-prefill-speeds on)',
+          }
         : { profile: profile.name }),
       model,
       'time scale': options.timeScale,
@@ -137,7 +178,16 @@ function withPositionalInstances(run: StrategyRunInput, ids: readonly string[]):
 
 /** A compact table for the terminal: the columns that decide whether prefix-aware routing pays off. */
 export function demoSummary(report: BenchmarkReport): string {
-  const header = ['strategy', 'requests', 'TTFT P50', 'TTFT P90', 'hit rate', 'of ceiling', 'output tok/s', 'vs ' + (report.baseline ?? 'baseline')];
+  const header = [
+    'strategy',
+    'requests',
+    'TTFT P50',
+    'TTFT P90',
+    'hit rate',
+    'of ceiling',
+    'output tok/s',
+    'vs ' + (report.baseline ?? 'baseline'),
+  ];
   const rows = report.strategies.map((s) => {
     const c = report.comparisons.find((x) => x.label === s.label);
     const versus = c ? `P50 ${formatDeltaPct(c.ttftP50DeltaPct)}, P90 ${formatDeltaPct(c.ttftP90DeltaPct)}` : '—';
@@ -153,7 +203,8 @@ export function demoSummary(report: BenchmarkReport): string {
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 

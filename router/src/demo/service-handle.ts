@@ -28,7 +28,10 @@ export async function startService(service: ServiceSpec): Promise<ServiceHandle>
   const { path, execArgv } = childModule();
   const child = fork(path, [], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const ready = await new Promise<Extract<ChildMessage, { type: 'ready' }>>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${service.kind} did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`${service.kind} did not start within ${START_TIMEOUT_MS / 1000} s`)),
+      START_TIMEOUT_MS,
+    );
     const fail = (err: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');

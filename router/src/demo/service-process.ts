@@ -11,13 +11,30 @@ import type { PolicyConfig } from '../policy';
 import { startRouter } from '../server';
 
 export type ServiceSpec =
-  | { readonly kind: 'emulators'; readonly instances: number; readonly profile: string; readonly profiles?: readonly EngineProfile[]; readonly timeScale: number }
-  | { readonly kind: 'router'; readonly backends: readonly string[]; readonly policy: PolicyConfig; readonly seed: number; readonly learnPrefillSpeeds?: boolean };
+  | {
+      readonly kind: 'emulators';
+      readonly instances: number;
+      readonly profile: string;
+      readonly profiles?: readonly EngineProfile[];
+      readonly timeScale: number;
+    }
+  | {
+      readonly kind: 'router';
+      readonly backends: readonly string[];
+      readonly policy: PolicyConfig;
+      readonly seed: number;
+      readonly learnPrefillSpeeds?: boolean;
+    };
 
 export type ParentMessage = { readonly type: 'start'; readonly service: ServiceSpec } | { readonly type: 'stop' };
 
 export type ChildMessage =
-  | { readonly type: 'ready'; readonly urls: readonly string[]; readonly ids: readonly string[]; readonly modelName?: string }
+  | {
+      readonly type: 'ready';
+      readonly urls: readonly string[];
+      readonly ids: readonly string[];
+      readonly modelName?: string;
+    }
   | { readonly type: 'failed'; readonly message: string }
   | { readonly type: 'stopped' };
 
@@ -27,8 +44,16 @@ interface Closable {
 
 async function start(service: ServiceSpec): Promise<{ running: Closable; ready: ChildMessage }> {
   if (service.kind === 'emulators') {
-    const fleet = await startEmulatorFleet(service.instances, { profile: service.profile, ...(service.profiles !== undefined ? { profiles: service.profiles } : {}), timeScale: service.timeScale, port: 0 });
-    return { running: fleet, ready: { type: 'ready', urls: fleet.urls, ids: fleet.urls, modelName: fleet.instances[0].modelName } };
+    const fleet = await startEmulatorFleet(service.instances, {
+      profile: service.profile,
+      ...(service.profiles !== undefined ? { profiles: service.profiles } : {}),
+      timeScale: service.timeScale,
+      port: 0,
+    });
+    return {
+      running: fleet,
+      ready: { type: 'ready', urls: fleet.urls, ids: fleet.urls, modelName: fleet.instances[0].modelName },
+    };
   }
   const router = await startRouter({
     backends: service.backends,
@@ -61,7 +86,7 @@ process.on('message', (message: ParentMessage) => {
     );
   } else if (message.type === 'stop') {
     const closing = running ? running.close() : Promise.resolve();
-    closing.finally(() => {
+    void closing.finally(() => {
       send({ type: 'stopped' });
       process.disconnect?.();
       process.exit(0);

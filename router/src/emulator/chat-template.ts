@@ -39,7 +39,8 @@ export function chatTemplate(messages: readonly ChatMessage[], options: ChatTemp
  */
 export function chatTemplateHeadChars(messages: readonly ChatMessage[], count: number): number {
   let chars = BEGIN_OF_TEXT.length;
-  for (let i = 0; i < count; i++) chars += header(messages[i].role).length + messages[i].content.length + END_OF_TURN.length;
+  for (let i = 0; i < count; i++)
+    chars += header(messages[i].role).length + messages[i].content.length + END_OF_TURN.length;
   return chars;
 }
 

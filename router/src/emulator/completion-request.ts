@@ -53,9 +53,11 @@ function optionalInteger(body: JsonObject, field: string): number | undefined {
 
 function commonFields(body: JsonObject): Omit<CompletionRequest, 'kind' | 'promptText' | 'maxTokens'> {
   const model = body.model;
-  if (model !== undefined && model !== null && typeof model !== 'string') throw badRequest('model must be a string', 'model');
+  if (model !== undefined && model !== null && typeof model !== 'string')
+    throw badRequest('model must be a string', 'model');
   const stream = body.stream;
-  if (stream !== undefined && stream !== null && typeof stream !== 'boolean') throw badRequest('stream must be a boolean', 'stream');
+  if (stream !== undefined && stream !== null && typeof stream !== 'boolean')
+    throw badRequest('stream must be a boolean', 'stream');
   const options = body.stream_options;
   let includeUsage = false;
   if (options !== undefined && options !== null) {
@@ -68,21 +70,36 @@ function commonFields(body: JsonObject): Omit<CompletionRequest, 'kind' | 'promp
     includeUsage = flag === true;
   }
   const n = body.n;
-  if (n !== undefined && n !== null && n !== 1) throw badRequest(`the emulator generates one choice per request: n must be 1, got ${JSON.stringify(n)}`, 'n');
+  if (n !== undefined && n !== null && n !== 1)
+    throw badRequest(`the emulator generates one choice per request: n must be 1, got ${JSON.stringify(n)}`, 'n');
   const salt = body.cache_salt;
-  if (salt !== undefined && salt !== null && (typeof salt !== 'string' || salt === '')) throw badRequest('cache_salt must be a non-empty string', 'cache_salt');
-  return { model: typeof model === 'string' ? model : undefined, stream: stream === true, includeUsage, ...(typeof salt === 'string' ? { cacheSalt: salt } : {}) };
+  if (salt !== undefined && salt !== null && (typeof salt !== 'string' || salt === ''))
+    throw badRequest('cache_salt must be a non-empty string', 'cache_salt');
+  return {
+    model: typeof model === 'string' ? model : undefined,
+    stream: stream === true,
+    includeUsage,
+    ...(typeof salt === 'string' ? { cacheSalt: salt } : {}),
+  };
 }
 
 function contentText(content: unknown, index: number): string {
   if (content === undefined || content === null) return '';
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) throw badRequest(`messages[${index}].content must be a string, an array of content parts, or null`, `messages[${index}].content`);
+  if (!Array.isArray(content))
+    throw badRequest(
+      `messages[${index}].content must be a string, an array of content parts, or null`,
+      `messages[${index}].content`,
+    );
   let text = '';
   content.forEach((part: unknown, j) => {
     const where = `messages[${index}].content[${j}]`;
     if (!isObject(part)) throw badRequest(`${where} must be an object`, where);
-    if (part.type !== 'text') throw badRequest(`${where}.type ${JSON.stringify(part.type)} is not supported by the emulator: only "text" parts`, `${where}.type`);
+    if (part.type !== 'text')
+      throw badRequest(
+        `${where}.type ${JSON.stringify(part.type)} is not supported by the emulator: only "text" parts`,
+        `${where}.type`,
+      );
     if (typeof part.text !== 'string') throw badRequest(`${where}.text must be a string`, `${where}.text`);
     text += part.text;
   });
@@ -92,10 +109,12 @@ function contentText(content: unknown, index: number): string {
 /** The `messages` of a chat body, validated. */
 export function chatMessagesOf(body: JsonObject): ChatMessage[] {
   const messages = body.messages;
-  if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty array', 'messages');
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw badRequest('messages must be a non-empty array', 'messages');
   return messages.map((message: unknown, i) => {
     if (!isObject(message)) throw badRequest(`messages[${i}] must be an object`, `messages[${i}]`);
-    if (typeof message.role !== 'string' || message.role === '') throw badRequest(`messages[${i}].role must be a non-empty string`, `messages[${i}].role`);
+    if (typeof message.role !== 'string' || message.role === '')
+      throw badRequest(`messages[${i}].role must be a non-empty string`, `messages[${i}].role`);
     return { role: message.role, content: contentText(message.content, i) };
   });
 }
@@ -114,10 +133,12 @@ export function parseCompletionRequest(body: JsonObject): CompletionRequest {
   const common = commonFields(body);
   let prompt = body.prompt;
   if (Array.isArray(prompt)) {
-    if (prompt.length !== 1) throw badRequest(`the emulator takes one prompt per request; got an array of ${prompt.length}`, 'prompt');
+    if (prompt.length !== 1)
+      throw badRequest(`the emulator takes one prompt per request; got an array of ${prompt.length}`, 'prompt');
     prompt = prompt[0];
   }
-  if (typeof prompt !== 'string') throw badRequest('prompt must be a string (token-id prompts are not supported by the emulator)', 'prompt');
+  if (typeof prompt !== 'string')
+    throw badRequest('prompt must be a string (token-id prompts are not supported by the emulator)', 'prompt');
   return { kind: 'completion', ...common, promptText: prompt, maxTokens: optionalInteger(body, 'max_tokens') };
 }
 
@@ -125,5 +146,7 @@ export function parseCompletionRequest(body: JsonObject): CompletionRequest {
 export function parseInvocationRequest(body: JsonObject): CompletionRequest {
   if (body.messages !== undefined) return parseChatRequest(body);
   if (body.prompt !== undefined) return parseCompletionRequest(body);
-  throw badRequest('cannot tell the request type: an /invocations body needs "messages" (chat completion) or "prompt" (completion)');
+  throw badRequest(
+    'cannot tell the request type: an /invocations body needs "messages" (chat completion) or "prompt" (completion)',
+  );
 }

@@ -60,7 +60,10 @@ export function chunkEvent(
     kind === 'chat'
       ? {
           index: 0,
-          delta: { ...(delta.role ? { role: delta.role } : {}), ...(delta.text !== undefined ? { content: delta.text } : {}) },
+          delta: {
+            ...(delta.role ? { role: delta.role } : {}),
+            ...(delta.text !== undefined ? { content: delta.text } : {}),
+          },
           logprobs: null,
           finish_reason: finish,
         }

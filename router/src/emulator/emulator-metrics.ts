@@ -20,11 +20,19 @@ const LABELS = ['model_name', 'engine'] as const;
 type Label = (typeof LABELS)[number];
 
 /** vLLM's TTFT buckets (seconds). */
-export const VLLM_TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
+export const VLLM_TTFT_BUCKETS = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+  640.0, 2560.0,
+];
 /** vLLM's inter-token latency buckets (seconds). */
-export const VLLM_ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+export const VLLM_ITL_BUCKETS = [
+  0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+];
 /** vLLM's request latency buckets (seconds): e2e, queue, prefill, decode, inference. */
-export const VLLM_REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
+export const VLLM_REQUEST_LATENCY_BUCKETS = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
+  7680.0,
+];
 /** vLLM's tokens-per-engine-step buckets. */
 export const VLLM_ITERATION_TOKENS_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 /** vLLM's finish reasons (FinishReason): every one has a series from the start. */
@@ -41,7 +49,14 @@ export function buckets125(max: number): number[] {
   }
 }
 
-type CounterField = 'prefixCacheQueryTokens' | 'prefixCacheHitTokens' | 'promptTokens' | 'generationTokens' | 'preemptions' | 'finished' | 'aborted';
+type CounterField =
+  | 'prefixCacheQueryTokens'
+  | 'prefixCacheHitTokens'
+  | 'promptTokens'
+  | 'generationTokens'
+  | 'preemptions'
+  | 'finished'
+  | 'aborted';
 
 /** Per-request times (virtual ms) between its events. */
 interface RequestTimes {
@@ -52,7 +67,10 @@ interface RequestTimes {
 export class EmulatorMetrics {
   readonly registry = new Registry();
   private readonly labels: { model_name: string; engine: string };
-  private readonly histograms: Record<'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration', Histogram<Label>>;
+  private readonly histograms: Record<
+    'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration',
+    Histogram<Label>
+  >;
   private readonly times = new Map<string, RequestTimes>();
   /** Requests running with an adapter: its name and whether the engine is running it now (else it waits). */
   private readonly adapterRequests = new Map<string, { readonly adapter: string; running: boolean }>();
@@ -61,6 +79,7 @@ export class EmulatorMetrics {
    * `maxLoras`: set when the engine serves LoRA adapters (vLLM `--enable-lora`); only then is
    * `vllm:lora_requests_info` exported, as vLLM does.
    */
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(engine: EngineModel, modelName: string, profile: EngineProfile = engine.profile, maxLoras?: number) {
     this.labels = { model_name: modelName, engine: '0' };
     const labels = this.labels;
@@ -80,9 +99,18 @@ export class EmulatorMetrics {
     };
     gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', (s) => s.running);
     gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', (s) => s.waiting);
-    gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage (cached but unreferenced blocks count as free).', (s) => s.kvUsage);
+    gauge(
+      'vllm:kv_cache_usage_perc',
+      'KV-cache usage. 1 means 100 percent usage (cached but unreferenced blocks count as free).',
+      (s) => s.kvUsage,
+    );
 
-    const counter = (name: string, help: string, field: CounterField, extraLabels: Record<string, string> = {}): void => {
+    const counter = (
+      name: string,
+      help: string,
+      field: CounterField,
+      extraLabels: Record<string, string> = {},
+    ): void => {
       let seen = 0;
       const all = { ...labels, ...extraLabels };
       new Counter({
@@ -98,8 +126,16 @@ export class EmulatorMetrics {
         },
       });
     };
-    counter('vllm:prefix_cache_queries_total', 'Prefix cache queries, in terms of number of queried tokens (re-admissions after preemption excluded).', 'prefixCacheQueryTokens');
-    counter('vllm:prefix_cache_hits_total', 'Prefix cache hits, in terms of number of cached tokens (re-admissions after preemption excluded).', 'prefixCacheHitTokens');
+    counter(
+      'vllm:prefix_cache_queries_total',
+      'Prefix cache queries, in terms of number of queried tokens (re-admissions after preemption excluded).',
+      'prefixCacheQueryTokens',
+    );
+    counter(
+      'vllm:prefix_cache_hits_total',
+      'Prefix cache hits, in terms of number of cached tokens (re-admissions after preemption excluded).',
+      'prefixCacheHitTokens',
+    );
     counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.', 'promptTokens');
     counter('vllm:generation_tokens_total', 'Number of generation tokens processed.', 'generationTokens');
     counter('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.', 'preemptions');
@@ -131,7 +167,15 @@ export class EmulatorMetrics {
         labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching', 'engine'],
         registers,
       });
-      info.set({ block_size: String(profile.blockTokens), num_gpu_blocks: String(profile.kvCapacityBlocks), enable_prefix_caching: 'True', engine: '0' }, 1);
+      info.set(
+        {
+          block_size: String(profile.blockTokens),
+          num_gpu_blocks: String(profile.kvCapacityBlocks),
+          enable_prefix_caching: 'True',
+          engine: '0',
+        },
+        1,
+      );
     }
 
     if (maxLoras !== undefined) {
@@ -148,7 +192,14 @@ export class EmulatorMetrics {
           const waiting = new Set<string>();
           for (const r of adapterRequests.values()) (r.running ? running : waiting).add(r.adapter);
           this.reset();
-          this.set({ max_lora: String(maxLoras), waiting_lora_adapters: [...waiting].join(','), running_lora_adapters: [...running].join(',') }, Date.now() / 1000);
+          this.set(
+            {
+              max_lora: String(maxLoras),
+              waiting_lora_adapters: [...waiting].join(','),
+              running_lora_adapters: [...running].join(','),
+            },
+            Date.now() / 1000,
+          );
         },
       });
     }
@@ -160,16 +211,48 @@ export class EmulatorMetrics {
       return h;
     };
     this.histograms = {
-      ttft: histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', VLLM_TTFT_BUCKETS),
-      itl: histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', VLLM_ITL_BUCKETS),
-      e2e: histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', VLLM_REQUEST_LATENCY_BUCKETS),
-      queue: histogram('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', VLLM_REQUEST_LATENCY_BUCKETS),
-      prefill: histogram('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', VLLM_REQUEST_LATENCY_BUCKETS),
-      decode: histogram('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', VLLM_REQUEST_LATENCY_BUCKETS),
-      inference: histogram('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', VLLM_REQUEST_LATENCY_BUCKETS),
+      ttft: histogram(
+        'vllm:time_to_first_token_seconds',
+        'Histogram of time to first token in seconds.',
+        VLLM_TTFT_BUCKETS,
+      ),
+      itl: histogram(
+        'vllm:inter_token_latency_seconds',
+        'Histogram of inter-token latency in seconds.',
+        VLLM_ITL_BUCKETS,
+      ),
+      e2e: histogram(
+        'vllm:e2e_request_latency_seconds',
+        'Histogram of e2e request latency in seconds.',
+        VLLM_REQUEST_LATENCY_BUCKETS,
+      ),
+      queue: histogram(
+        'vllm:request_queue_time_seconds',
+        'Histogram of time spent in WAITING phase for request.',
+        VLLM_REQUEST_LATENCY_BUCKETS,
+      ),
+      prefill: histogram(
+        'vllm:request_prefill_time_seconds',
+        'Histogram of time spent in PREFILL phase for request.',
+        VLLM_REQUEST_LATENCY_BUCKETS,
+      ),
+      decode: histogram(
+        'vllm:request_decode_time_seconds',
+        'Histogram of time spent in DECODE phase for request.',
+        VLLM_REQUEST_LATENCY_BUCKETS,
+      ),
+      inference: histogram(
+        'vllm:request_inference_time_seconds',
+        'Histogram of time spent in RUNNING phase for request.',
+        VLLM_REQUEST_LATENCY_BUCKETS,
+      ),
       prompt: histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets),
       generation: histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets),
-      iteration: histogram('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', VLLM_ITERATION_TOKENS_BUCKETS),
+      iteration: histogram(
+        'vllm:iteration_tokens_total',
+        'Histogram of number of tokens per engine_step.',
+        VLLM_ITERATION_TOKENS_BUCKETS,
+      ),
     };
   }
 
@@ -203,7 +286,8 @@ export class EmulatorMetrics {
       case 'token': {
         const t = this.times.get(event.id);
         if (t === undefined) return;
-        if (event.outputTokens > 1 && t.lastTokenMs === t.lastTokenMs) h.itl.observe(this.labels, (event.timeMs - t.lastTokenMs) / 1000);
+        if (event.outputTokens > 1 && t.lastTokenMs === t.lastTokenMs)
+          h.itl.observe(this.labels, (event.timeMs - t.lastTokenMs) / 1000);
         t.lastTokenMs = event.timeMs;
         return;
       }

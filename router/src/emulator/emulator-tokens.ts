@@ -26,19 +26,22 @@ export class EmulatorTokenizer {
   detokenize(ids: readonly unknown[]): string {
     let text = '';
     ids.forEach((id, i) => {
-      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) throw badRequest(`tokens[${i}] must be a non-negative integer, got ${JSON.stringify(id)}`, 'tokens');
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0)
+        throw badRequest(`tokens[${i}] must be a non-negative integer, got ${JSON.stringify(id)}`, 'tokens');
       if (id < ASCII_LIMIT) {
         for (let k = 0; k < CHARS_PER_TOKEN; k++) text += String.fromCharCode((id >> (7 * k)) & 0x7f);
         return;
       }
       const chunk = this.chunks[id - ASCII_LIMIT];
-      if (chunk === undefined) throw badRequest(`tokens[${i}]: token id ${id} is not in this emulator's vocabulary`, 'tokens');
+      if (chunk === undefined)
+        throw badRequest(`tokens[${i}]: token id ${id} is not in this emulator's vocabulary`, 'tokens');
       text += chunk;
     });
     return text;
   }
 
   private idOf(chunk: string): number {
+    // eslint-disable-next-line no-control-regex -- token ids are packed 7 bits a character, control characters included
     if (chunk.length === CHARS_PER_TOKEN && /^[\x01-\x7f]{4}$/.test(chunk)) {
       let id = 0;
       for (let k = 0; k < CHARS_PER_TOKEN; k++) id |= chunk.charCodeAt(k) << (7 * k);
@@ -46,7 +49,8 @@ export class EmulatorTokenizer {
     }
     const known = this.idsOfChunk.get(chunk);
     if (known !== undefined) return known;
-    if (this.chunks.length >= VOCABULARY_LIMIT) throw badRequest(`the emulator's vocabulary for non-ASCII text is full (${VOCABULARY_LIMIT} entries)`);
+    if (this.chunks.length >= VOCABULARY_LIMIT)
+      throw badRequest(`the emulator's vocabulary for non-ASCII text is full (${VOCABULARY_LIMIT} entries)`);
     const id = ASCII_LIMIT + this.chunks.length;
     this.chunks.push(chunk);
     this.idsOfChunk.set(chunk, id);

@@ -34,7 +34,8 @@ export class EngineDriver {
   private closed = false;
 
   constructor(engine: EngineModel, options: EngineDriverOptions) {
-    if (!(options.timeScale > 0) || !Number.isFinite(options.timeScale)) throw new RangeError(`timeScale must be a finite number > 0, got ${options.timeScale}`);
+    if (!(options.timeScale > 0) || !Number.isFinite(options.timeScale))
+      throw new RangeError(`timeScale must be a finite number > 0, got ${options.timeScale}`);
     this.engine = engine;
     this.timeScale = options.timeScale;
     this.now = options.now ?? (() => performance.now());

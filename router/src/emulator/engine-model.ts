@@ -347,12 +347,16 @@ export class EngineModel {
    */
   submit(input: EngineRequestInput, nowMs: number): SubmittedRequest {
     if (!Number.isFinite(nowMs)) throw new RangeError(`submit time must be finite, got ${nowMs}`);
-    if (nowMs < this.lastSubmitMs) throw new RangeError(`submit times must not decrease: ${nowMs} after ${this.lastSubmitMs}`);
-    if (typeof input.id !== 'string' || input.id === '') throw new EngineRequestError('invalid-request', 'request id must be a non-empty string');
-    if (this.live.has(input.id)) throw new EngineRequestError('duplicate-id', `request id "${input.id}" is already in the engine`);
+    if (nowMs < this.lastSubmitMs)
+      throw new RangeError(`submit times must not decrease: ${nowMs} after ${this.lastSubmitMs}`);
+    if (typeof input.id !== 'string' || input.id === '')
+      throw new EngineRequestError('invalid-request', 'request id must be a non-empty string');
+    if (this.live.has(input.id))
+      throw new EngineRequestError('duplicate-id', `request id "${input.id}" is already in the engine`);
 
     const { promptTokens, hashes, ownsHashes } = this.promptOf(input);
-    if (promptTokens < 1) throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
+    if (promptTokens < 1)
+      throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
     const { maxModelLen } = this.profile;
     if (promptTokens >= maxModelLen) {
       // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
@@ -364,7 +368,10 @@ export class EngineModel {
     }
     const requested = input.maxTokens ?? this.profile.defaultMaxTokens;
     if (!Number.isInteger(requested) || requested < 1) {
-      throw new EngineRequestError('invalid-max-tokens', `max_tokens must be an integer >= 1, got ${String(requested)}`);
+      throw new EngineRequestError(
+        'invalid-max-tokens',
+        `max_tokens must be an integer >= 1, got ${String(requested)}`,
+      );
     }
     if (input.maxTokens !== undefined && promptTokens + input.maxTokens > maxModelLen) {
       // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
@@ -380,7 +387,16 @@ export class EngineModel {
     this.settleAhead(nowMs);
     this.lastSubmitMs = nowMs;
     const eligibleMs = nowMs + this.profile.requestOverheadMs;
-    const seq = new Sequence(input.id, promptTokens, input.promptText, hashes, ownsHashes, maxTokens, nowMs, eligibleMs);
+    const seq = new Sequence(
+      input.id,
+      promptTokens,
+      input.promptText,
+      hashes,
+      ownsHashes,
+      maxTokens,
+      nowMs,
+      eligibleMs,
+    );
     seq.hashSeed = this.hashSeedOf(input);
     this.live.set(seq.id, seq);
     this.waiting.pushBack(seq);
@@ -462,7 +478,8 @@ export class EngineModel {
   abort(id: string): boolean {
     const seq = this.live.get(id);
     if (seq === undefined) return false;
-    if (this.aheadNext < this.aheadCount) throw new Error('engine model: abort while a decode stretch is planned ahead (RunOptions.lookahead)');
+    if (this.aheadNext < this.aheadCount)
+      throw new Error('engine model: abort while a decode stretch is planned ahead (RunOptions.lookahead)');
     if (seq.state === WAITING) this.waiting.remove(seq);
     else this.running.splice(this.running.indexOf(seq), 1);
     this.releaseBlocks(seq);
@@ -515,22 +532,35 @@ export class EngineModel {
       }
       for (const id of seq.blocks) refs[id]++;
     }
-    for (const seq of this.waiting) if (seq.blocks.length !== 0) throw new Error(`waiting request ${seq.id} holds blocks`);
+    for (const seq of this.waiting)
+      if (seq.blocks.length !== 0) throw new Error(`waiting request ${seq.id} holds blocks`);
     this.pool.checkInvariants(refs);
     if (this.running.length > this.profile.maxNumSeqs) throw new Error(`${this.running.length} running > maxNumSeqs`);
   }
 
-  private promptOf(input: PromptInput): { promptTokens: number; hashes: BlockHash[] | Float64Array; ownsHashes: boolean } {
+  private promptOf(input: PromptInput): {
+    promptTokens: number;
+    hashes: BlockHash[] | Float64Array;
+    ownsHashes: boolean;
+  } {
     const text = input.promptText;
-    if (text !== undefined && typeof text !== 'string') throw new EngineRequestError('invalid-request', 'promptText must be a string');
+    if (text !== undefined && typeof text !== 'string')
+      throw new EngineRequestError('invalid-request', 'promptText must be a string');
     let promptTokens = input.promptTokens;
     if (promptTokens === undefined) {
-      if (text === undefined) throw new EngineRequestError('invalid-request', 'give promptText, or promptTokens with blockHashes');
+      if (text === undefined)
+        throw new EngineRequestError('invalid-request', 'give promptText, or promptTokens with blockHashes');
       promptTokens = tokenCount(text);
     } else if (!Number.isInteger(promptTokens) || promptTokens < 0) {
-      throw new EngineRequestError('invalid-request', `promptTokens must be a non-negative integer, got ${String(promptTokens)}`);
+      throw new EngineRequestError(
+        'invalid-request',
+        `promptTokens must be a non-negative integer, got ${String(promptTokens)}`,
+      );
     } else if (text !== undefined && promptTokens !== tokenCount(text)) {
-      throw new EngineRequestError('invalid-request', `promptTokens (${promptTokens}) != tokenCount(promptText) (${tokenCount(text)})`);
+      throw new EngineRequestError(
+        'invalid-request',
+        `promptTokens (${promptTokens}) != tokenCount(promptText) (${tokenCount(text)})`,
+      );
     }
     if (input.blockHashes !== undefined) {
       const maxBlocks = Math.floor(promptTokens / this.blockTokens);
@@ -543,19 +573,30 @@ export class EngineModel {
       }
       // Shared with the caller until generated-block hashes are appended (copy on write, never mutated).
       const given = input.blockHashes;
-      return { promptTokens, hashes: Array.isArray(given) || given instanceof Float64Array ? given : Array.from(given), ownsHashes: false };
+      return {
+        promptTokens,
+        hashes: Array.isArray(given) || given instanceof Float64Array ? given : Array.from(given),
+        ownsHashes: false,
+      };
     }
-    if (text === undefined) throw new EngineRequestError('invalid-request', 'promptTokens without promptText needs blockHashes');
-    return { promptTokens, hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeedOf(input) }), ownsHashes: true };
+    if (text === undefined)
+      throw new EngineRequestError('invalid-request', 'promptTokens without promptText needs blockHashes');
+    return {
+      promptTokens,
+      hashes: blockHashes(text, { blockTokens: this.blockTokens, seed: this.hashSeedOf(input) }),
+      ownsHashes: true,
+    };
   }
 
   /** The seed a prompt's blocks are hashed from: the engine's, with the request's cache_salt (vLLM's rule) mixed in. */
   private hashSeedOf(input: PromptInput): string | undefined {
-    const salted = input.cacheSalt === undefined ? this.hashSeed : `${this.hashSeed ?? ''}\u0000cache_salt:${input.cacheSalt}`;
+    const salted =
+      input.cacheSalt === undefined ? this.hashSeed : `${this.hashSeed ?? ''}\u0000cache_salt:${input.cacheSalt}`;
     return input.loraName === undefined ? salted : `${salted ?? ''}\u0000lora:${input.loraName}`;
   }
 
   /** One step: schedule, time it, apply it. */
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private executeStep(start: number, events: EngineEvent[]): void {
     const bt = this.blockTokens;
     const scheduled = this.scheduled;
@@ -621,7 +662,14 @@ export class EngineModel {
           this.hitTokens += hit;
         }
         if (seq.cachedTokens < 0) seq.cachedTokens = hit;
-        events.push({ type: 'admitted', id: seq.id, timeMs: start, promptTokens: seq.promptTokens, cachedTokens: hit, resumed: seq.admissions > 1 });
+        events.push({
+          type: 'admitted',
+          id: seq.id,
+          timeMs: start,
+          promptTokens: seq.promptTokens,
+          cachedTokens: hit,
+          resumed: seq.admissions > 1,
+        });
         this.running.push(seq);
         seq.newTokens = n;
         scheduled.push(seq);
@@ -722,7 +770,11 @@ export class EngineModel {
     if (head !== undefined) {
       if (head.eligibleMs > start) {
         if (head.eligibleMs < horizon) horizon = head.eligibleMs;
-      } else if (!(batch >= this.profile.maxNumSeqs || batch >= this.profile.maxNumBatchedTokens || head === this.blockedHead)) {
+      } else if (!(
+        batch >= this.profile.maxNumSeqs ||
+        batch >= this.profile.maxNumBatchedTokens ||
+        head === this.blockedHead
+      )) {
         return false;
       }
     }
@@ -828,7 +880,8 @@ export class EngineModel {
     let count = 0;
     let clock = this.clock;
     // The same float sums as applyAhead, so a step's start is the one it gets there.
-    while (this.aheadNext + count < this.aheadCount && clock < tMs) clock += this.aheadDurations[this.aheadNext + count++];
+    while (this.aheadNext + count < this.aheadCount && clock < tMs)
+      clock += this.aheadDurations[this.aheadNext + count++];
     if (count > 0) this.applyAhead(count);
   }
 
@@ -930,14 +983,15 @@ export class EngineModel {
       seq.hashes = Array.from(seq.hashes);
       seq.ownsHashes = true;
     }
-    const hashes = seq.hashes as BlockHash[];
+    const hashes = seq.hashes;
     for (const h of more) hashes.push(h);
   }
 
   /** Registers the hashes of blocks completed since the last call (prefix blocks other requests may reuse). */
   private registerFullBlocks(seq: Sequence): void {
     const upTo = Math.min(Math.floor(seq.computed / this.blockTokens), seq.hashes.length);
-    if (upTo - seq.registered >= READ_AHEAD_MIN_BLOCKS) this.pool.readAheadRegistrations(seq.hashes, seq.registered, upTo);
+    if (upTo - seq.registered >= READ_AHEAD_MIN_BLOCKS)
+      this.pool.readAheadRegistrations(seq.hashes, seq.registered, upTo);
     for (let b = seq.registered; b < upTo; b++) {
       // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
       if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;

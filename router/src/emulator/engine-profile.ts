@@ -92,7 +92,9 @@ export const DEFAULT_PROFILE_NAME = 'p5-llama-3.1-70b';
 export function builtinProfile(name: string): EngineProfile {
   const source = BUILTIN_SOURCES[name];
   if (source === undefined) {
-    throw new ProfileError(`unknown profile "${name}": expected one of ${BUILTIN_PROFILE_NAMES.join(', ')} or a path to a .json file`);
+    throw new ProfileError(
+      `unknown profile "${name}": expected one of ${BUILTIN_PROFILE_NAMES.join(', ')} or a path to a .json file`,
+    );
   }
   return validateProfile(source, `built-in profile ${name}`);
 }
@@ -116,7 +118,8 @@ export function loadProfileFile(path: string): EngineProfile {
 
 /** `name` of a built-in profile, or a path to a JSON file (anything ending in .json or containing a slash). */
 export function resolveProfile(nameOrPath: string): EngineProfile {
-  if (nameOrPath.endsWith('.json') || nameOrPath.includes('/') || nameOrPath.includes('\\')) return loadProfileFile(nameOrPath);
+  if (nameOrPath.endsWith('.json') || nameOrPath.includes('/') || nameOrPath.includes('\\'))
+    return loadProfileFile(nameOrPath);
   return builtinProfile(nameOrPath);
 }
 
@@ -150,7 +153,9 @@ const STEP_TIME_NUMBERS: Readonly<Record<keyof StepTimeCoefficients, NumberRule>
 function checkNumber(where: string, field: string, value: unknown, rule: NumberRule): number {
   const kind = rule.integer ? 'an integer' : 'a number';
   if (typeof value !== 'number' || !Number.isFinite(value) || (rule.integer && !Number.isInteger(value))) {
-    throw new ProfileError(`${where}: "${field}" must be ${kind} in [${rule.min}, ${rule.max}], got ${JSON.stringify(value)}`);
+    throw new ProfileError(
+      `${where}: "${field}" must be ${kind} in [${rule.min}, ${rule.max}], got ${JSON.stringify(value)}`,
+    );
   }
   if (value < rule.min || value > rule.max) {
     throw new ProfileError(`${where}: "${field}" must be ${kind} in [${rule.min}, ${rule.max}], got ${value}`);
@@ -175,24 +180,39 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function validateProfile(value: unknown, where = 'profile'): EngineProfile {
   if (!isRecord(value)) throw new ProfileError(`${where}: must be a JSON object`);
-  const known = new Set([...Object.keys(TOP_LEVEL_NUMBERS), 'name', 'description', 'modelName', 'stepTime', 'notes', 'sources']);
+  const known = new Set([
+    ...Object.keys(TOP_LEVEL_NUMBERS),
+    'name',
+    'description',
+    'modelName',
+    'stepTime',
+    'notes',
+    'sources',
+  ]);
   for (const key of Object.keys(value)) {
     if (!known.has(key)) throw new ProfileError(`${where}: unknown field "${key}" (allowed: ${[...known].join(', ')})`);
   }
   const numbers: Record<string, number> = {};
-  for (const [field, rule] of Object.entries(TOP_LEVEL_NUMBERS)) numbers[field] = checkNumber(where, field, value[field], rule);
+  for (const [field, rule] of Object.entries(TOP_LEVEL_NUMBERS))
+    numbers[field] = checkNumber(where, field, value[field], rule);
 
   const rawStep = value.stepTime;
-  if (!isRecord(rawStep)) throw new ProfileError(`${where}: "stepTime" must be an object with ${Object.keys(STEP_TIME_NUMBERS).join(', ')}`);
+  if (!isRecord(rawStep))
+    throw new ProfileError(`${where}: "stepTime" must be an object with ${Object.keys(STEP_TIME_NUMBERS).join(', ')}`);
   for (const key of Object.keys(rawStep)) {
     if (!(key in STEP_TIME_NUMBERS)) {
-      throw new ProfileError(`${where}: unknown field "stepTime.${key}" (allowed: ${Object.keys(STEP_TIME_NUMBERS).join(', ')})`);
+      throw new ProfileError(
+        `${where}: unknown field "stepTime.${key}" (allowed: ${Object.keys(STEP_TIME_NUMBERS).join(', ')})`,
+      );
     }
   }
   const step: Record<string, number> = {};
-  for (const [field, rule] of Object.entries(STEP_TIME_NUMBERS)) step[field] = checkNumber(where, `stepTime.${field}`, rawStep[field], rule);
+  for (const [field, rule] of Object.entries(STEP_TIME_NUMBERS))
+    step[field] = checkNumber(where, `stepTime.${field}`, rawStep[field], rule);
   if (step.baseMs + step.decodeFloorMs <= 0) {
-    throw new ProfileError(`${where}: "stepTime.baseMs" + "stepTime.decodeFloorMs" must be > 0 so every step takes time`);
+    throw new ProfileError(
+      `${where}: "stepTime.baseMs" + "stepTime.decodeFloorMs" must be > 0 so every step takes time`,
+    );
   }
 
   let notes: Record<string, string> | undefined;
@@ -234,14 +254,21 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
 const SOURCE_FIELDS = ['id', 'title', 'url', 'published', 'cited'] as const;
 
 function checkSources(where: string, value: unknown): readonly ProfileSource[] {
-  if (!Array.isArray(value)) throw new ProfileError(`${where}: "sources" must be an array of { ${SOURCE_FIELDS.join(', ')} }`);
+  if (!Array.isArray(value))
+    throw new ProfileError(`${where}: "sources" must be an array of { ${SOURCE_FIELDS.join(', ')} }`);
   return Object.freeze(
     value.map((source, i) => {
-      if (!isRecord(source)) throw new ProfileError(`${where}: "sources[${i}]" must be an object with ${SOURCE_FIELDS.join(', ')}`);
+      if (!isRecord(source))
+        throw new ProfileError(`${where}: "sources[${i}]" must be an object with ${SOURCE_FIELDS.join(', ')}`);
       for (const key of Object.keys(source)) {
-        if (!(SOURCE_FIELDS as readonly string[]).includes(key)) throw new ProfileError(`${where}: unknown field "sources[${i}].${key}" (allowed: ${SOURCE_FIELDS.join(', ')})`);
+        if (!(SOURCE_FIELDS as readonly string[]).includes(key))
+          throw new ProfileError(
+            `${where}: unknown field "sources[${i}].${key}" (allowed: ${SOURCE_FIELDS.join(', ')})`,
+          );
       }
-      const checked = Object.fromEntries(SOURCE_FIELDS.map((f) => [f, checkString(where, `sources[${i}].${f}`, source[f])]));
+      const checked = Object.fromEntries(
+        SOURCE_FIELDS.map((f) => [f, checkString(where, `sources[${i}].${f}`, source[f])]),
+      );
       return Object.freeze(checked as unknown as ProfileSource);
     }),
   );
@@ -256,12 +283,19 @@ function checkSources(where: string, value: unknown): readonly ProfileSource[] {
 export function prefillTokensPerSecond(profile: EngineProfile): number {
   const tokens = profile.maxNumBatchedTokens;
   const s = profile.stepTime;
-  const stepMs = s.baseMs + Math.max(s.decodeFloorMs, s.usPerScheduledToken * 1e-3 * tokens + s.attentionNsPerTokenPair * 1e-6 * tokens * (tokens / 2));
+  const stepMs =
+    s.baseMs +
+    Math.max(
+      s.decodeFloorMs,
+      s.usPerScheduledToken * 1e-3 * tokens + s.attentionNsPerTokenPair * 1e-6 * tokens * (tokens / 2),
+    );
   return (tokens / stepMs) * 1000;
 }
 
 /** A fleet's runs of consecutive instances with one profile, in order. */
-export function fleetGroups(fleet: readonly EngineProfile[]): { readonly profile: EngineProfile; readonly count: number }[] {
+export function fleetGroups(
+  fleet: readonly EngineProfile[],
+): { readonly profile: EngineProfile; readonly count: number }[] {
   const groups: { profile: EngineProfile; count: number }[] = [];
   for (const profile of fleet) {
     const last = groups[groups.length - 1];

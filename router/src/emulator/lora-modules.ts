@@ -27,9 +27,15 @@ export function parseLoraModule(text: string): LoraModule {
       throw new RangeError(`--lora-modules: ${JSON.stringify(text)} is not valid JSON`);
     }
     const o = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-    if (typeof o.name !== 'string' || typeof o.path !== 'string') throw new RangeError(`--lora-modules: a JSON module needs string "name" and "path", got ${JSON.stringify(text)}`);
-    if (o.base_model_name !== undefined && typeof o.base_model_name !== 'string') throw new RangeError('--lora-modules: "base_model_name" must be a string');
-    return checked({ name: o.name, path: o.path, ...(typeof o.base_model_name === 'string' ? { baseModelName: o.base_model_name } : {}) });
+    if (typeof o.name !== 'string' || typeof o.path !== 'string')
+      throw new RangeError(`--lora-modules: a JSON module needs string "name" and "path", got ${JSON.stringify(text)}`);
+    if (o.base_model_name !== undefined && typeof o.base_model_name !== 'string')
+      throw new RangeError('--lora-modules: "base_model_name" must be a string');
+    return checked({
+      name: o.name,
+      path: o.path,
+      ...(typeof o.base_model_name === 'string' ? { baseModelName: o.base_model_name } : {}),
+    });
   }
   const eq = trimmed.indexOf('=');
   if (eq <= 0) throw new RangeError(`--lora-modules takes name=path (or a JSON object), got ${JSON.stringify(text)}`);
@@ -37,7 +43,10 @@ export function parseLoraModule(text: string): LoraModule {
 }
 
 function checked(module: LoraModule): LoraModule {
-  if (module.name.trim() === '' || module.name !== module.name.trim()) throw new RangeError(`--lora-modules: adapter name ${JSON.stringify(module.name)} must be non-empty, without surrounding spaces`);
+  if (module.name.trim() === '' || module.name !== module.name.trim())
+    throw new RangeError(
+      `--lora-modules: adapter name ${JSON.stringify(module.name)} must be non-empty, without surrounding spaces`,
+    );
   if (module.path.trim() === '') throw new RangeError(`--lora-modules: adapter ${module.name} has an empty path`);
   return module;
 }

@@ -5,8 +5,22 @@
  * cached for it, as a real engine would.
  */
 const WORDS: readonly string[] = [
-  'the ', 'and ', 'for ', 'you ', 'can ', 'see ', 'all ', 'new ',
-  'way ', 'our ', 'now ', 'one ', 'use ', 'any ', 'how ', 'its ',
+  'the ',
+  'and ',
+  'for ',
+  'you ',
+  'can ',
+  'see ',
+  'all ',
+  'new ',
+  'way ',
+  'our ',
+  'now ',
+  'one ',
+  'use ',
+  'any ',
+  'how ',
+  'its ',
 ];
 
 /** The word generated as token number `index` (0-based). */

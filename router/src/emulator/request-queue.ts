@@ -3,7 +3,7 @@
  * takes new requests at the back and preempted ones at the front, and can hold thousands under overload.
  */
 export class RequestQueue<T> {
-  private items: (T | undefined)[] = new Array(16);
+  private items: (T | undefined)[] = new Array<T | undefined>(16);
   private head = 0;
   private count = 0;
 
@@ -42,7 +42,8 @@ export class RequestQueue<T> {
     const size = this.items.length;
     for (let i = 0; i < this.count; i++) {
       if (this.items[(this.head + i) % size] !== item) continue;
-      for (let j = i; j < this.count - 1; j++) this.items[(this.head + j) % size] = this.items[(this.head + j + 1) % size];
+      for (let j = i; j < this.count - 1; j++)
+        this.items[(this.head + j) % size] = this.items[(this.head + j + 1) % size];
       this.items[(this.head + this.count - 1) % size] = undefined;
       this.count--;
       return true;

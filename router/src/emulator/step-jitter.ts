@@ -28,7 +28,9 @@ export class StepJitter {
     private readonly rng: Rng,
   ) {
     if (!(cv >= STEP_JITTER_CV_RANGE.min && cv <= STEP_JITTER_CV_RANGE.max)) {
-      throw new RangeError(`step jitter cv must be between ${STEP_JITTER_CV_RANGE.min} and ${STEP_JITTER_CV_RANGE.max} (got ${cv})`);
+      throw new RangeError(
+        `step jitter cv must be between ${STEP_JITTER_CV_RANGE.min} and ${STEP_JITTER_CV_RANGE.max} (got ${cv})`,
+      );
     }
     this.sigma = Math.sqrt(Math.log(1 + cv * cv));
   }
@@ -52,7 +54,8 @@ export class StepJitter {
     const drawn = this.journaled;
     this.journaled = undefined;
     if (count === 0 || this.sigma === 0) return;
-    if (drawn === undefined || !(count <= drawn.length)) throw new RangeError(`cannot unread ${count} draws: ${drawn?.length ?? 0} journaled`);
+    if (drawn === undefined || !(count <= drawn.length))
+      throw new RangeError(`cannot unread ${count} draws: ${drawn?.length ?? 0} journaled`);
     for (let i = drawn.length - 1; i >= drawn.length - count; i--) this.replay.push(drawn[i]);
   }
 

@@ -4,7 +4,14 @@ import { parsePolicySpec } from '../policy/policy-spec';
 import { formatMs, formatNumber, formatPercent } from '../report/format';
 import { REPORT_STYLE } from '../report/render-html';
 import { escapeXml, seriesColor, sizeCurveChart } from '../report/svg-charts';
-import { HOURS_PER_MONTH, recommendedSageMakerStrategy, type AutoscalingPlan, type PlanResult, type SizedRun, type StrategyPlan } from './planner';
+import {
+  HOURS_PER_MONTH,
+  recommendedSageMakerStrategy,
+  type AutoscalingPlan,
+  type PlanResult,
+  type SizedRun,
+  type StrategyPlan,
+} from './planner';
 import type { NonMonotonePoint } from './size-search';
 import { formatSloValue, sloFigure, sloValue, type Slo } from './slo';
 
@@ -113,7 +120,12 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     if (other === undefined || other === s || s.minInstances === null || other.outOfBudget) return null;
     const atLeast = other.minInstances === null;
     const theirs = other.minInstances ?? input.instances.max + 1;
-    return { against: other.label, instances: theirs - s.minInstances, monthlyUsd: monthly(theirs - s.minInstances), atLeast };
+    return {
+      against: other.label,
+      instances: theirs - s.minInstances,
+      monthlyUsd: monthly(theirs - s.minInstances),
+      atLeast,
+    };
   };
   const strategies = result.strategies.map((s): StrategyPlanReport => ({
     label: s.label,
@@ -121,8 +133,10 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     sagemakerRouting: s.sagemakerRouting,
     minInstances: s.minInstances,
     unreachableReason:
-      s.minInstances !== null ? null
-        : s.outOfBudget ? 'the run budget (--max-runs) ran out before the search finished'
+      s.minInstances !== null
+        ? null
+        : s.outOfBudget
+          ? 'the run budget (--max-runs) ran out before the search finished'
           : `no size from ${s.searchedFrom} to ${input.instances.max} instances meets every SLO`,
     atMin: s.atMin === null ? null : figuresOf(s.atMin, slos),
     bestAtLargest: s.minInstances === null && s.bestAtLargest !== null ? figuresOf(s.bestAtLargest, slos) : null,
@@ -132,11 +146,17 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     nonMonotone: s.nonMonotone,
   }));
   const notes: string[] = [];
-  for (const s of strategies) if (s.sweep !== null) notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
+  for (const s of strategies)
+    if (s.sweep !== null)
+      notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
   for (const s of strategies) {
-    for (const p of s.nonMonotone) notes.push(`${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`);
+    for (const p of s.nonMonotone)
+      notes.push(
+        `${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`,
+      );
   }
-  if (!slos.some((slo) => slo.kind === 'error-rate')) notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  if (!slos.some((slo) => slo.kind === 'error-rate'))
+    notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
   return {
     schema: PLAN_REPORT_SCHEMA,
     schemaVersion: 1,
@@ -183,25 +203,40 @@ function figuresOf(run: SizedRun, slos: readonly Slo[]): PlanFigures {
 function constructSuggestion(result: PlanResult, instanceType: string): ConstructSuggestion | null {
   const chosen = recommendedSageMakerStrategy(result.strategies);
   if (chosen === undefined) return null;
-  const policy = parsePolicySpec(chosen.atMin!.policy) as { name: string; prefixLength?: number; concurrencyThreshold?: number };
+  const policy = parsePolicySpec(chosen.atMin!.policy) as {
+    name: string;
+    prefixLength?: number;
+    concurrencyThreshold?: number;
+  };
   const routing =
     chosen.sagemakerRouting === 'PREFIX_AWARE'
       ? { kind: 'PREFIX_AWARE', prefixLength: policy.prefixLength!, concurrencyThreshold: policy.concurrencyThreshold! }
       : { kind: chosen.sagemakerRouting! };
   const a = result.autoscaling;
-  const autoScaling = a !== null && a.minCapacity !== null && a.maxCapacity !== null ? { minCapacity: a.minCapacity, maxCapacity: a.maxCapacity } : undefined;
+  const autoScaling =
+    a !== null && a.minCapacity !== null && a.maxCapacity !== null
+      ? { minCapacity: a.minCapacity, maxCapacity: a.maxCapacity }
+      : undefined;
   const instanceCount = chosen.minInstances!;
   const routingCode =
     routing.kind === 'PREFIX_AWARE'
       ? `RoutingStrategy.prefixAware({ prefixLength: ${routing.prefixLength}, concurrencyThreshold: ${routing.concurrencyThreshold} })`
-      : routing.kind === 'RANDOM' ? 'RoutingStrategy.random()' : 'RoutingStrategy.leastOutstandingRequests()';
+      : routing.kind === 'RANDOM'
+        ? 'RoutingStrategy.random()'
+        : 'RoutingStrategy.leastOutstandingRequests()';
   const lines = [
     `// From prefix-router plan: ${chosen.label} meets every SLO with ${instanceCount} × ${instanceType}.`,
     `instanceCount: ${instanceCount},`,
     `routing: ${routingCode},`,
-    ...(autoScaling ? [`autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`] : []),
+    ...(autoScaling
+      ? [`autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`]
+      : []),
   ];
-  return { strategy: chosen.label, props: { instanceCount, routing, ...(autoScaling ? { autoScaling } : {}) }, snippet: lines.join('\n') };
+  return {
+    strategy: chosen.label,
+    props: { instanceCount, routing, ...(autoScaling ? { autoScaling } : {}) },
+    snippet: lines.join('\n'),
+  };
 }
 
 const usd = (v: number): string => `$${Math.round(v).toLocaleString('en-US')}`;
@@ -217,39 +252,74 @@ function savingText(s: Saving): string {
 export function renderPlanMarkdown(report: PlanReport): string {
   const out: string[] = [];
   out.push(`# Plan: ${report.slos.join(', ')} on ${report.workload.spec}`, '');
-  out.push(`${report.workload.description}. Profile \`${report.profile}\` (one ${report.instanceType} per instance), ${report.instances.min}–${report.instances.max} instances searched, ${report.runs} simulations in ${report.wallSeconds} s.`, '');
-  out.push(`Price: $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}); a month is ${report.hoursPerMonth} h.`, '');
-  out.push('| strategy | fewest instances | monthly cost | saving | TTFT P50 / P90 / P99 | E2E P90 | hit rate (of fleet ceiling) | req/s | busiest instance share |');
+  out.push(
+    `${report.workload.description}. Profile \`${report.profile}\` (one ${report.instanceType} per instance), ${report.instances.min}–${report.instances.max} instances searched, ${report.runs} simulations in ${report.wallSeconds} s.`,
+    '',
+  );
+  out.push(
+    `Price: $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}); a month is ${report.hoursPerMonth} h.`,
+    '',
+  );
+  out.push(
+    '| strategy | fewest instances | monthly cost | saving | TTFT P50 / P90 / P99 | E2E P90 | hit rate (of fleet ceiling) | req/s | busiest instance share |',
+  );
   out.push('|---|---:|---:|---|---|---:|---|---:|---:|');
   for (const s of report.strategies) {
     const f = s.atMin ?? s.bestAtLargest;
     const size = s.minInstances === null ? `unreachable (${s.unreachableReason})` : String(s.minInstances);
-    const figures = f === null ? ['–', '–', '–', '–', '–'] : [
-      `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}${s.minInstances === null ? ` (at ${f.instances})` : ''}`,
-      formatMs(f.e2eMs.p90),
-      `${formatPercent(f.hitRate)} (${formatPercent(f.hitRateOfFleetCeiling)})`,
-      formatNumber(f.requestsPerSecond, 2),
-      formatPercent(f.maxInstanceShare),
-    ];
-    out.push(`| ${s.label}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`);
+    const figures =
+      f === null
+        ? ['–', '–', '–', '–', '–']
+        : [
+            `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}${s.minInstances === null ? ` (at ${f.instances})` : ''}`,
+            formatMs(f.e2eMs.p90),
+            `${formatPercent(f.hitRate)} (${formatPercent(f.hitRateOfFleetCeiling)})`,
+            formatNumber(f.requestsPerSecond, 2),
+            formatPercent(f.maxInstanceShare),
+          ];
+    out.push(
+      `| ${s.label}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`,
+    );
   }
   out.push('');
   if (report.construct !== null) {
     out.push(`## Construct props (${report.construct.strategy})`, '', '```ts', report.construct.snippet, '```', '');
   } else {
-    out.push('## Construct props', '', 'No SageMaker routing strategy meets every SLO in the range searched: raise `--instances` or relax an SLO.', '');
+    out.push(
+      '## Construct props',
+      '',
+      'No SageMaker routing strategy meets every SLO in the range searched: raise `--instances` or relax an SLO.',
+      '',
+    );
   }
   if (report.autoscaling !== null) {
     const a = report.autoscaling;
     out.push(`## Autoscaling bounds (${a.strategy}, ${a.windowSeconds}-s windows)`, '');
     for (const w of a.windows) {
-      out.push(`- ${w.which} window ${w.fromMs / 1000}–${w.untilMs / 1000} s: ${w.requests} requests, ${formatNumber(w.promptChars / 1e6, 1)} M prompt characters → ${w.minInstances === null ? 'no size in range meets the SLOs' : `${w.minInstances} instances`}`);
+      out.push(
+        `- ${w.which} window ${w.fromMs / 1000}–${w.untilMs / 1000} s: ${w.requests} requests, ${formatNumber(w.promptChars / 1e6, 1)} M prompt characters → ${w.minInstances === null ? 'no size in range meets the SLOs' : `${w.minInstances} instances`}`,
+      );
     }
-    out.push('', a.minCapacity === null ? a.note : `Suggested: minCapacity ${a.minCapacity}, maxCapacity ${a.maxCapacity}. ${a.note}`, '');
+    out.push(
+      '',
+      a.minCapacity === null
+        ? a.note
+        : `Suggested: minCapacity ${a.minCapacity}, maxCapacity ${a.maxCapacity}. ${a.note}`,
+      '',
+    );
   }
   out.push('## Measured sizes', '');
   for (const s of report.strategies) {
-    out.push(`- ${s.label}: ${s.curve.map((f) => `${f.instances} → ${Object.entries(f.slo).map(([k, v]) => `${k} ${v === null ? 'n/a' : k === 'error-rate' ? formatPercent(v, 2) : formatMs(v)}`).join(', ')}${f.sloMargin <= 1 ? ' ✓' : ' ✗'}`).join('; ')}`);
+    out.push(
+      `- ${s.label}: ${s.curve
+        .map(
+          (f) =>
+            `${f.instances} → ${Object.entries(f.slo)
+              .map(([k, v]) => `${k} ${v === null ? 'n/a' : k === 'error-rate' ? formatPercent(v, 2) : formatMs(v)}`)
+              .join(', ')}${f.sloMargin <= 1 ? ' ✓' : ' ✗'}`,
+        )
+        .join('; ')}`,
+    );
   }
   if (report.notes.length > 0) out.push('', '## Notes', '', ...report.notes.map((n) => `- ${n}`));
   out.push('');
@@ -260,7 +330,11 @@ export function renderPlanMarkdown(report: PlanReport): string {
 export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string {
   const charts = slos.map((slo) =>
     sizeCurveChart(
-      report.strategies.map((s, i) => ({ label: s.label, color: seriesColor(i), points: s.curve.map((f) => ({ instances: f.instances, value: f.slo[sloFigure(slo)] ?? null })) })),
+      report.strategies.map((s, i) => ({
+        label: s.label,
+        color: seriesColor(i),
+        points: s.curve.map((f) => ({ instances: f.instances, value: f.slo[sloFigure(slo)] ?? null })),
+      })),
       {
         title: `${sloFigure(slo)} against instance count (best setting at each measured size)`,
         yLabel: sloFigure(slo),
@@ -281,12 +355,31 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
     `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
     `<div class="table-wrap"><table class="plan"><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table></div>`,
     ...(report.construct ? [`<h2>Construct props</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
-    ...(report.autoscaling ? [`<h2>Autoscaling</h2><p>${escapeXml(report.autoscaling.minCapacity === null ? report.autoscaling.note : `minCapacity ${report.autoscaling.minCapacity}, maxCapacity ${report.autoscaling.maxCapacity}. ${report.autoscaling.note}`)}</p>`] : []),
+    ...(report.autoscaling
+      ? [
+          `<h2>Autoscaling</h2><p>${escapeXml(report.autoscaling.minCapacity === null ? report.autoscaling.note : `minCapacity ${report.autoscaling.minCapacity}, maxCapacity ${report.autoscaling.maxCapacity}. ${report.autoscaling.note}`)}</p>`,
+        ]
+      : []),
     '<h2>SLO figures against instance count</h2>',
     ...charts.map((c) => `<figure>${c}</figure>`),
-    ...(report.notes.length > 0 ? [`<h2>Notes</h2><ul class="notes">${report.notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`] : []),
+    ...(report.notes.length > 0
+      ? [`<h2>Notes</h2><ul class="notes">${report.notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`]
+      : []),
   ];
-  return ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</title>`, `<style>${REPORT_STYLE}\n/* The plan's saving and reason cells are sentences: let them wrap. */\ntable.plan td { white-space: normal; }</style>`, '</head>', '<body><main>', body.join('\n'), '</main></body>', '</html>', ''].join('\n');
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<title>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</title>`,
+    `<style>${REPORT_STYLE}\n/* The plan's saving and reason cells are sentences: let them wrap. */\ntable.plan td { white-space: normal; }</style>`,
+    '</head>',
+    '<body><main>',
+    body.join('\n'),
+    '</main></body>',
+    '</html>',
+    '',
+  ].join('\n');
 }
 
 export interface PlanReportFiles {
@@ -295,7 +388,11 @@ export interface PlanReportFiles {
   readonly html: string;
 }
 
-export async function writePlanReport(report: PlanReport, slos: readonly Slo[], directory: string): Promise<PlanReportFiles> {
+export async function writePlanReport(
+  report: PlanReport,
+  slos: readonly Slo[],
+  directory: string,
+): Promise<PlanReportFiles> {
   const dir = resolve(directory);
   await mkdir(dir, { recursive: true });
   const files = { json: join(dir, 'report.json'), markdown: join(dir, 'report.md'), html: join(dir, 'report.html') };

@@ -1,7 +1,12 @@
 import type { EngineProfile } from '../emulator/engine-profile';
 import { type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
-import { policyLabels, simulateStrategy, type StrategyOutcome, type StrategyRunSettings } from '../sim/compare-strategies';
+import {
+  policyLabels,
+  simulateStrategy,
+  type StrategyOutcome,
+  type StrategyRunSettings,
+} from '../sim/compare-strategies';
 import { simulateInParallel, type RunMessage } from '../sim/parallel-runs';
 import { summarizeStrategy, type StrategySummary } from '../report/report-model';
 import { toStrategyRun } from '../sim/simulator';
@@ -18,11 +23,12 @@ export { HOURS_PER_MONTH };
  * The SageMaker routing strategy a simulated policy stands for: the policies that reproduce SageMaker's own
  * strategies can go straight into the construct's `routing`; the others (cache-aware) need the router sidecar.
  */
-export const SAGEMAKER_ROUTING_OF: Readonly<Record<string, 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE'>> = {
-  random: 'RANDOM',
-  'least-outstanding-requests': 'LEAST_OUTSTANDING_REQUESTS',
-  'sagemaker-prefix-aware': 'PREFIX_AWARE',
-};
+export const SAGEMAKER_ROUTING_OF: Readonly<Record<string, 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE'>> =
+  {
+    random: 'RANDOM',
+    'least-outstanding-requests': 'LEAST_OUTSTANDING_REQUESTS',
+    'sagemaker-prefix-aware': 'PREFIX_AWARE',
+  };
 
 /**
  * PREFIX_AWARE routes a request among instances, so it needs two (the construct refuses one unless told
@@ -35,7 +41,8 @@ export const PREFIX_AWARE_MIN_INSTANCES = 2;
  * factor of four either side, all within the API's ranges (1024–65536, 1–1024). AWS's sample notebook's
  * threshold of 10 lies inside the band.
  */
-export const DEFAULT_PREFIX_AWARE_SWEEP = 'sagemaker-prefix-aware?prefixLength=2048,8192,32768&concurrencyThreshold=8,32,128';
+export const DEFAULT_PREFIX_AWARE_SWEEP =
+  'sagemaker-prefix-aware?prefixLength=2048,8192,32768&concurrencyThreshold=8,32,128';
 
 /** Strategies a plan compares when given none: SageMaker's three (PREFIX_AWARE over its sweep) and ours. */
 export const DEFAULT_PLAN_POLICIES: readonly string[] = ['random', 'least-outstanding-requests', 'cache-aware'];
@@ -151,18 +158,28 @@ export async function runPlan(config: PlanConfig): Promise<PlanResult> {
   const cache = new RunCache(config);
   const tasks: SearchTask<number>[] = config.strategies.map((strategy, i) => {
     const lo = searchFloor(strategy, config.instances.min);
-    return { key: i, search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max, config.exhaustive), runsPerSize: strategy.configs.length };
+    return {
+      key: i,
+      search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max, config.exhaustive),
+      runsPerSize: strategy.configs.length,
+    };
   });
   const outcomes = await runSearches(tasks, (probes) => measureSizes(config, cache, probes), config.maxRuns);
   // A size that met the SLOs may have been settled by one setting: the answer's size gets every setting, so
   // the plan names the best one there.
   await cache.measure(
-    outcomes.flatMap((o, i) => (o.result?.minInstances == null ? [] : config.strategies[i].configs.map((policy) => ({ policy, instances: o.result!.minInstances! })))),
+    outcomes.flatMap((o, i) =>
+      o.result?.minInstances == null
+        ? []
+        : config.strategies[i].configs.map((policy) => ({ policy, instances: o.result!.minInstances! })),
+    ),
   );
   const strategies = outcomes.map((outcome, i): StrategyPlan => {
     const strategy = config.strategies[i];
     const measured = outcome.result?.measured ?? cache.sizesOf(strategy.configs);
-    const curve = measured.map((n) => bestOf(strategy.configs.map((c) => cache.get(c, n)).filter((r): r is SizedRun => r !== undefined)));
+    const curve = measured.map((n) =>
+      bestOf(strategy.configs.map((c) => cache.get(c, n)).filter((r): r is SizedRun => r !== undefined)),
+    );
     const min = outcome.result?.minInstances ?? null;
     const largest = curve.length > 0 ? curve[curve.length - 1] : null;
     return {
@@ -199,14 +216,28 @@ function searchFloor(strategy: PlanStrategy, min: number): number {
  * other settings run. The verdict is the same as running every setting; the saving is most of a sweep's runs
  * at the sizes above the answer.
  */
-async function measureSizes(config: PlanConfig, cache: RunCache, probes: readonly { readonly key: number; readonly instances: number }[]): Promise<SizeVerdict[]> {
+async function measureSizes(
+  config: PlanConfig,
+  cache: RunCache,
+  probes: readonly { readonly key: number; readonly instances: number }[],
+): Promise<SizeVerdict[]> {
   const configsOf = (key: number) => config.strategies[key].configs;
   const first = probes.map((p) => ({ policy: cache.promising(configsOf(p.key), p.instances), instances: p.instances }));
   const firstRuns = await cache.measure(first);
-  const rest = probes.flatMap((p, i) => (firstRuns[i].margin <= 1 ? [] : configsOf(p.key).filter((c) => c !== first[i].policy).map((policy) => ({ policy, instances: p.instances }))));
+  const rest = probes.flatMap((p, i) =>
+    firstRuns[i].margin <= 1
+      ? []
+      : configsOf(p.key)
+          .filter((c) => c !== first[i].policy)
+          .map((policy) => ({ policy, instances: p.instances })),
+  );
   await cache.measure(rest);
   return probes.map((p) => {
-    const best = bestOf(configsOf(p.key).map((c) => cache.get(c, p.instances)).filter((r): r is SizedRun => r !== undefined));
+    const best = bestOf(
+      configsOf(p.key)
+        .map((c) => cache.get(c, p.instances))
+        .filter((r): r is SizedRun => r !== undefined),
+    );
     return { meets: best.margin <= 1, margin: best.margin };
   });
 }
@@ -236,7 +267,8 @@ class RunCache {
       for (const run of this.runsByKey.values()) {
         if (run.policy !== spec || run.window) continue;
         const distance = Math.abs(run.instances - instances);
-        if (best === undefined || distance < best.distance || (distance === best.distance && run.margin < best.margin)) best = { config, distance, margin: run.margin };
+        if (best === undefined || distance < best.distance || (distance === best.distance && run.margin < best.margin))
+          best = { config, distance, margin: run.margin };
       }
     }
     return best?.config ?? configs[0];
@@ -244,19 +276,38 @@ class RunCache {
 
   sizesOf(configs: readonly PolicyConfig[]): number[] {
     const sizes = new Set<number>();
-    for (const run of this.runsByKey.values()) if (!run.window && configs.some((c) => formatPolicySpec(c) === run.policy)) sizes.add(run.instances);
+    for (const run of this.runsByKey.values())
+      if (!run.window && configs.some((c) => formatPolicySpec(c) === run.policy)) sizes.add(run.instances);
     return [...sizes].sort((a, b) => a - b);
   }
 
   async measure(
-    requests: readonly { readonly policy: PolicyConfig; readonly instances: number; readonly window?: ArrivalWindow; readonly warmupMs?: number }[],
+    requests: readonly {
+      readonly policy: PolicyConfig;
+      readonly instances: number;
+      readonly window?: ArrivalWindow;
+      readonly warmupMs?: number;
+    }[],
   ): Promise<SizedRun[]> {
-    const missing = requests.filter((r, i) => this.get(r.policy, r.instances, r.window, r.warmupMs) === undefined
-      && requests.findIndex((q) => this.key(q.policy, q.instances, q.window, q.warmupMs) === this.key(r.policy, r.instances, r.window, r.warmupMs)) === i);
-    const tasks: RunMessage[] = missing.map((r) => ({ workloadSpec: this.config.workload.spec, policy: r.policy, settings: this.settings(r.instances, r.window, r.warmupMs) }));
+    const missing = requests.filter(
+      (r, i) =>
+        this.get(r.policy, r.instances, r.window, r.warmupMs) === undefined &&
+        requests.findIndex(
+          (q) =>
+            this.key(q.policy, q.instances, q.window, q.warmupMs) ===
+            this.key(r.policy, r.instances, r.window, r.warmupMs),
+        ) === i,
+    );
+    const tasks: RunMessage[] = missing.map((r) => ({
+      workloadSpec: this.config.workload.spec,
+      policy: r.policy,
+      settings: this.settings(r.instances, r.window, r.warmupMs),
+    }));
     const outcomes: StrategyOutcome[] =
       this.config.jobs > 1 && tasks.length > 1
-        ? await simulateInParallel(tasks, this.config.jobs, { done: (i) => this.ran(formatPolicySpec(tasks[i].policy)) })
+        ? await simulateInParallel(tasks, this.config.jobs, {
+            done: (i) => this.ran(formatPolicySpec(tasks[i].policy)),
+          })
         : tasks.map((t) => {
             const outcome = simulateStrategy(this.config.workload, t.policy, t.settings);
             this.ran(formatPolicySpec(t.policy));
@@ -264,7 +315,11 @@ class RunCache {
           });
     missing.forEach((r, i) => {
       const outcome = outcomes[i];
-      const summary = summarizeStrategy({ ...toStrategyRun(outcome.result), ceilings: outcome.ceilings }, outcome.ceilings, 2);
+      const summary = summarizeStrategy(
+        { ...toStrategyRun(outcome.result), ceilings: outcome.ceilings },
+        outcome.ceilings,
+        2,
+      );
       this.runsByKey.set(this.key(r.policy, r.instances, r.window, r.warmupMs), {
         instances: r.instances,
         policy: formatPolicySpec(r.policy),
@@ -281,7 +336,11 @@ class RunCache {
     this.config.onRun?.(this.runs, policy);
   }
 
-  private settings(instances: number, window: ArrivalWindow | undefined, warmupMs: number | undefined): StrategyRunSettings {
+  private settings(
+    instances: number,
+    window: ArrivalWindow | undefined,
+    warmupMs: number | undefined,
+  ): StrategyRunSettings {
     const c = this.config;
     return {
       instances,
@@ -294,7 +353,12 @@ class RunCache {
     };
   }
 
-  private key(policy: PolicyConfig, instances: number, window: ArrivalWindow | undefined, warmupMs: number | undefined): string {
+  private key(
+    policy: PolicyConfig,
+    instances: number,
+    window: ArrivalWindow | undefined,
+    warmupMs: number | undefined,
+  ): string {
     return `${formatPolicySpec(policy)}|${instances}|${window === undefined ? '' : `${window.fromMs}-${window.untilMs}-${warmupMs ?? 0}`}`;
   }
 }
@@ -312,7 +376,13 @@ export function windowLoads(workload: Workload, windowMs: number, sendUntilMs = 
   for (const request of workload.requests()) {
     if (request.arrivalMs >= sendUntilMs) break;
     const at = Math.floor(request.arrivalMs / windowMs);
-    while (windows.length <= at) windows.push({ fromMs: windows.length * windowMs, untilMs: (windows.length + 1) * windowMs, requests: 0, promptChars: 0 });
+    while (windows.length <= at)
+      windows.push({
+        fromMs: windows.length * windowMs,
+        untilMs: (windows.length + 1) * windowMs,
+        requests: 0,
+        promptChars: 0,
+      });
     const w = windows[at];
     windows[at] = { ...w, requests: w.requests + 1, promptChars: w.promptChars + contentChars(request) };
   }
@@ -324,20 +394,37 @@ export function windowLoads(workload: Workload, windowMs: number, sendUntilMs = 
  * and measured on the second pass (see ArrivalWindow.warmUpWithItself): the size a window needs in steady
  * state, with its own prefixes cached, is what autoscaling should settle at while that load lasts.
  */
-async function planAutoscaling(config: PlanConfig, strategies: readonly StrategyPlan[], cache: RunCache): Promise<AutoscalingPlan | null> {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+async function planAutoscaling(
+  config: PlanConfig,
+  strategies: readonly StrategyPlan[],
+  cache: RunCache,
+): Promise<AutoscalingPlan | null> {
   const chosen = recommendedSageMakerStrategy(strategies);
   const windowSeconds = config.windowMs / 1000;
   if (chosen === undefined) return null;
   const policy = parsePolicySpec(chosen.atMin!.policy);
   const base = { strategy: chosen.label, policy: chosen.atMin!.policy, windowSeconds };
   if (config.workload.load.mode === 'closed') {
-    return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: 'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.' };
+    return {
+      ...base,
+      windows: [],
+      minCapacity: null,
+      maxCapacity: null,
+      note: 'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.',
+    };
   }
   const loads = windowLoads(config.workload, config.windowMs, config.sendUntilMs);
   // The last window is usually cut short by the end of the workload: it is not a candidate.
   const full = loads.slice(0, -1);
   if (full.length < 2) {
-    return { ...base, windows: [], minCapacity: null, maxCapacity: null, note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).` };
+    return {
+      ...base,
+      windows: [],
+      minCapacity: null,
+      maxCapacity: null,
+      note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).`,
+    };
   }
   const busiest = full.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
   const quietest = full.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
@@ -346,11 +433,16 @@ async function planAutoscaling(config: PlanConfig, strategies: readonly Strategy
     { which: 'quietest' as const, load: quietest },
   ];
   const lo = Math.min(searchFloor({ label: '', configs: [policy] }, config.instances.min), config.instances.max);
-  const windowOf = (load: WindowLoad) => ({ window: { fromMs: load.fromMs, untilMs: load.untilMs, warmUpWithItself: true }, warmupMs: config.windowMs });
+  const windowOf = (load: WindowLoad) => ({
+    window: { fromMs: load.fromMs, untilMs: load.untilMs, warmUpWithItself: true },
+    warmupMs: config.windowMs,
+  });
   const outcomes = await runSearches(
     picked.map((_, i) => ({ key: i, search: sizeSearch(lo, config.instances.max, config.exhaustive), runsPerSize: 1 })),
     async (probes) => {
-      const runs = await cache.measure(probes.map((p) => ({ policy, instances: p.instances, ...windowOf(picked[p.key].load) })));
+      const runs = await cache.measure(
+        probes.map((p) => ({ policy, instances: p.instances, ...windowOf(picked[p.key].load) })),
+      );
       return runs.map((r) => ({ meets: r.margin <= 1, margin: r.margin }));
     },
     Math.max(0, config.maxRuns - cache.runs),
@@ -366,7 +458,15 @@ async function planAutoscaling(config: PlanConfig, strategies: readonly Strategy
   }));
   const [busy, quiet] = windows;
   if (busy.minInstances === null) {
-    return { ...base, windows, minCapacity: null, maxCapacity: null, note: outcomes[0].outOfBudget ? 'The run budget (--max-runs) ran out before the busiest window was sized.' : `No size up to ${config.instances.max} meets the SLOs in the busiest window: raise --instances.` };
+    return {
+      ...base,
+      windows,
+      minCapacity: null,
+      maxCapacity: null,
+      note: outcomes[0].outOfBudget
+        ? 'The run budget (--max-runs) ran out before the busiest window was sized.'
+        : `No size up to ${config.instances.max} meets the SLOs in the busiest window: raise --instances.`,
+    };
   }
   const maxCapacity = Math.max(busy.minInstances, chosen.minInstances!);
   // A quiet window that no size meets (or that outran the budget) gives no reason to scale below the maximum.

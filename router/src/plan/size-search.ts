@@ -40,7 +40,8 @@ export interface SizeSearchResult {
 export type SizeSearch = Generator<number, SizeSearchResult, SizeVerdict>;
 
 export function* sizeSearch(lo: number, hi: number, exhaustive = false): SizeSearch {
-  if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < 1 || hi < lo) throw new RangeError(`a size search needs integers 1 ≤ lo ≤ hi (got ${lo}..${hi})`);
+  if (!Number.isInteger(lo) || !Number.isInteger(hi) || lo < 1 || hi < lo)
+    throw new RangeError(`a size search needs integers 1 ≤ lo ≤ hi (got ${lo}..${hi})`);
   const verdicts = new Map<number, SizeVerdict>();
   function* measure(n: number): Generator<number, SizeVerdict, SizeVerdict> {
     const known = verdicts.get(n);

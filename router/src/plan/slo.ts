@@ -12,13 +12,20 @@ import type { StrategySummary } from '../report/report-model';
  * Latencies are percentiles over the requests sent in the measured window that succeeded (the report's TTFT
  * and E2E); the error rate is failed ÷ sent in that window.
  */
-export const SLO_GRAMMAR = "p50|p90|p99 '-' ttft|e2e '<=' NUMBER ms|s, or error-rate '<=' NUMBER[%] (e.g. p90-ttft<=1.5s, p99-e2e<=20s, error-rate<=1%)";
+export const SLO_GRAMMAR =
+  "p50|p90|p99 '-' ttft|e2e '<=' NUMBER ms|s, or error-rate '<=' NUMBER[%] (e.g. p90-ttft<=1.5s, p99-e2e<=20s, error-rate<=1%)";
 
 export type LatencyPercentile = 'p50' | 'p90' | 'p99';
 export type LatencyMetric = 'ttft' | 'e2e';
 
 export type Slo =
-  | { readonly kind: 'latency'; readonly percentile: LatencyPercentile; readonly metric: LatencyMetric; readonly maxMs: number; readonly text: string }
+  | {
+      readonly kind: 'latency';
+      readonly percentile: LatencyPercentile;
+      readonly metric: LatencyMetric;
+      readonly maxMs: number;
+      readonly text: string;
+    }
   | { readonly kind: 'error-rate'; readonly maxFraction: number; readonly text: string };
 
 /** A --slo that does not parse (the message names the part and gives the grammar): a ConfigError. */
@@ -40,28 +47,49 @@ export function parseSlo(raw: string): Slo {
     throw new SloError(`--slo ${JSON.stringify(raw)}: ${what}; the grammar is ${SLO_GRAMMAR}`);
   };
   const at = text.indexOf('<=');
-  if (at < 0) fail(text.includes('<') || text.includes('=') ? "the comparison must be '<=' (an SLO is an upper bound)" : "no '<=' between the figure and its bound");
+  if (at < 0)
+    fail(
+      text.includes('<') || text.includes('=')
+        ? "the comparison must be '<=' (an SLO is an upper bound)"
+        : "no '<=' between the figure and its bound",
+    );
   const figure = text.slice(0, at).trim().toLowerCase();
-  const bound = text.slice(at + 2).trim().toLowerCase();
+  const bound = text
+    .slice(at + 2)
+    .trim()
+    .toLowerCase();
   if (figure === 'error-rate') {
     const percent = bound.endsWith('%');
     const number = percent ? bound.slice(0, -1).trim() : bound;
     if (!NUMBER.test(number)) fail(`the error-rate bound ${JSON.stringify(bound)} is not a number or a percentage`);
     const fraction = percent ? Number(number) / 100 : Number(number);
-    if (fraction > 1) fail(`the error-rate bound ${JSON.stringify(bound)} is above ${percent ? '100 %' : '1 (write a percentage with %)'}`);
+    if (fraction > 1)
+      fail(
+        `the error-rate bound ${JSON.stringify(bound)} is above ${percent ? '100 %' : '1 (write a percentage with %)'}`,
+      );
     return { kind: 'error-rate', maxFraction: fraction, text: `error-rate<=${formatFraction(fraction)}` };
   }
   const [percentile, metric, ...extra] = figure.split('-');
-  if (extra.length > 0 || metric === undefined) fail(`the figure ${JSON.stringify(figure)} is not PERCENTILE-METRIC or error-rate`);
-  if (!PERCENTILES.includes(percentile as LatencyPercentile)) fail(`the percentile ${JSON.stringify(percentile)} is not one of ${PERCENTILES.join(', ')}`);
-  if (!METRICS.includes(metric as LatencyMetric)) fail(`the metric ${JSON.stringify(metric)} is not one of ${METRICS.join(', ')}`);
+  if (extra.length > 0 || metric === undefined)
+    fail(`the figure ${JSON.stringify(figure)} is not PERCENTILE-METRIC or error-rate`);
+  if (!PERCENTILES.includes(percentile as LatencyPercentile))
+    fail(`the percentile ${JSON.stringify(percentile)} is not one of ${PERCENTILES.join(', ')}`);
+  if (!METRICS.includes(metric as LatencyMetric))
+    fail(`the metric ${JSON.stringify(metric)} is not one of ${METRICS.join(', ')}`);
   const unit = bound.endsWith('ms') ? 'ms' : bound.endsWith('s') ? 's' : undefined;
   if (unit === undefined) fail(`the bound ${JSON.stringify(bound)} has no unit (ms or s)`);
   const number = bound.slice(0, -unit!.length).trim();
-  if (!NUMBER.test(number) || Number(number) <= 0) fail(`the bound ${JSON.stringify(bound)} is not a positive number of ${unit}`);
+  if (!NUMBER.test(number) || Number(number) <= 0)
+    fail(`the bound ${JSON.stringify(bound)} is not a positive number of ${unit}`);
   // Rounded to a microsecond: 1.1 s is 1100 ms, not 1100.0000000000002.
   const maxMs = Math.round((unit === 'ms' ? Number(number) : Number(number) * 1000) * 1000) / 1000;
-  return { kind: 'latency', percentile: percentile as LatencyPercentile, metric: metric as LatencyMetric, maxMs, text: `${percentile}-${metric}<=${formatMs(maxMs)}` };
+  return {
+    kind: 'latency',
+    percentile: percentile as LatencyPercentile,
+    metric: metric as LatencyMetric,
+    maxMs,
+    text: `${percentile}-${metric}<=${formatMs(maxMs)}`,
+  };
 }
 
 /** The SLOs as given, with repeats of the same figure refused (two bounds on one figure is a typo). */

@@ -1,5 +1,11 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { capacityBlocksFor, DEFAULT_KV_CACHE_TOKENS, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../state/prefix-index';
+import {
+  capacityBlocksFor,
+  DEFAULT_KV_CACHE_TOKENS,
+  EngineFeedback,
+  PrefixIndex,
+  type FeedbackAdmission,
+} from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
@@ -151,7 +157,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
     /** The deployment's secret its block hashes are keyed with (a random one for this process when none is given). */
     readonly stateHashKey: StateHashKey = processStateHashKey(),
   ) {
-    this.routingBlocks = { blockChars: options.blockChars, key: stateHashKey, hashesOf: (request) => this.blockHashesOf(request) };
+    this.routingBlocks = {
+      blockChars: options.blockChars,
+      key: stateHashKey,
+      hashesOf: (request) => this.blockHashesOf(request),
+    };
   }
 
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
@@ -221,7 +231,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (observed !== undefined) {
         // The instance's own index (every replica's sends, corrected by its engine) as of the observation, plus
         // what this router sent it since: the same rule as the load.
-        const sentSince = index === undefined ? 0 : index.matchNewerThan(hashes, this.clockAtObservation(view.id, observed));
+        const sentSince =
+          index === undefined ? 0 : index.matchNewerThan(hashes, this.clockAtObservation(view.id, observed));
         matchedBlocks = Math.max(observed.match(hashes), sentSince);
         indexedBlocks = observed.size;
       } else {
@@ -248,7 +259,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
    * Pick (sessions): the instance a request's session lives on, unless it is overloaded: following the session
    * costs more than recomputing the whole prompt on the cheapest instance.
    */
-  private pickSession(request: RoutingRequest, candidates: readonly Candidate[], prompt: PromptFacts): Candidate | undefined {
+  private pickSession(
+    request: RoutingRequest,
+    candidates: readonly Candidate[],
+    prompt: PromptFacts,
+  ): Candidate | undefined {
     if (this.options.sessionHeader === '') return undefined;
     const session = sessionOf(request, this.options.sessionHeader);
     const pinned = session === undefined ? undefined : this.sessions.get(session);
@@ -275,9 +290,18 @@ export class CacheAwarePolicy implements RoutingPolicy {
    * requests in flight (while any is not), those adding the least prefill work to the fleet compete, and load
    * decides (`better`): a hot prefix stays where it is cached until its queue costs more than recomputing it.
    */
-  private pickNearEqual(candidates: readonly Candidate[], all: readonly Candidate[], prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
+  private pickNearEqual(
+    candidates: readonly Candidate[],
+    all: readonly Candidate[],
+    prompt: PromptFacts,
+  ): RoutingDecision<CacheAwareReason> {
     const slack = Math.min(this.options.balanceSlackTokens, prompt.promptTokens / 4);
-    if (!candidates.some((c) => c.matchedBlocks > 0)) return this.decision(this.coldPlacement(candidates, minColdCostOf(candidates) + slack, prompt.hashes.length), 'cold-rendezvous', prompt);
+    if (!candidates.some((c) => c.matchedBlocks > 0))
+      return this.decision(
+        this.coldPlacement(candidates, minColdCostOf(candidates) + slack, prompt.hashes.length),
+        'cold-rendezvous',
+        prompt,
+      );
     const limit = minCostOf(candidates) + slack;
     let totalInFlight = 0;
     for (const c of candidates) totalInFlight += c.view.inFlight;
@@ -310,7 +334,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
     // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never below
     // 1/ε requests: until an instance's share is that many requests, one request moves it by more than ε, so a
     // young router does not yet pass over what an instance holds.
-    const bound = (c: Candidate) => Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), Math.ceil(1 / (BALANCE_FACTOR - 1)));
+    const bound = (c: Candidate) =>
+      Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), Math.ceil(1 / (BALANCE_FACTOR - 1)));
     const under = (c: Candidate) => (this.sent.get(c.view.id) ?? 0) + 1 <= bound(c);
     if (!candidates.some(under)) return;
     let n = 0;
@@ -378,7 +403,11 @@ export class CacheAwarePolicy implements RoutingPolicy {
   }
 
   private decision(c: Candidate, reason: CacheAwareReason, prompt: PromptFacts): RoutingDecision<CacheAwareReason> {
-    return { instance: c.view.id, reason, predictedCachedTokens: cachedTokens(c.matchedBlocks, prompt.tokensPerBlock, prompt.promptTokens) };
+    return {
+      instance: c.view.id,
+      reason,
+      predictedCachedTokens: cachedTokens(c.matchedBlocks, prompt.tokensPerBlock, prompt.promptTokens),
+    };
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
@@ -386,8 +415,17 @@ export class CacheAwarePolicy implements RoutingPolicy {
     this.markObservations();
     const hashes = this.blockHashesOf(request);
     const view = this.lastInstances?.find((v) => v.id === decision.instance);
-    const index = this.index.forInstance(decision.instance, view === undefined ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 }) : this.capacityBlocksOf(view));
-    this.pending.set(decision, { instance: decision.instance, hashes, admission: { priorRecency: index.recenciesOfMatch(hashes), clockAtAdmission: this.index.clock.now } });
+    const index = this.index.forInstance(
+      decision.instance,
+      view === undefined
+        ? this.capacityBlocksOf({ id: decision.instance, healthy: true, inFlight: 0 })
+        : this.capacityBlocksOf(view),
+    );
+    this.pending.set(decision, {
+      instance: decision.instance,
+      hashes,
+      admission: { priorRecency: index.recenciesOfMatch(hashes), clockAtAdmission: this.index.clock.now },
+    });
     index.record(hashes, this.index.clock);
     this.sent.set(decision.instance, (this.sent.get(decision.instance) ?? 0) + 1);
     if (this.options.sessionHeader !== '') {
@@ -395,7 +433,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
       if (session !== undefined) {
         this.sessions.delete(session);
         this.sessions.set(session, decision.instance);
-        if (this.sessions.size > this.options.maxSessions) this.sessions.delete(this.sessions.keys().next().value as string);
+        if (this.sessions.size > this.options.maxSessions)
+          this.sessions.delete(this.sessions.keys().next().value as string);
       }
     }
   }
@@ -407,7 +446,13 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
     const index = this.index.get(p.instance);
     if (index === undefined) return;
-    const cutoff = this.feedbackOf(p.instance).correct(index, this.index.clock, p.admission, outcome.cachedTokens, this.options.blockChars);
+    const cutoff = this.feedbackOf(p.instance).correct(
+      index,
+      this.index.clock,
+      p.admission,
+      outcome.cachedTokens,
+      this.options.blockChars,
+    );
     // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
     if (cutoff !== undefined) index.record(p.hashes, this.index.clock);
   }
@@ -436,7 +481,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
       const observed = usableObservation(view, this.options.blockChars);
       if (observed === undefined) continue;
       const mark = this.observationMarks.get(view.id);
-      if (mark === undefined || mark.atMs !== observed.observedAtMs) this.observationMarks.set(view.id, { atMs: observed.observedAtMs, clock: this.index.clock.now });
+      if (mark === undefined || mark.atMs !== observed.observedAtMs)
+        this.observationMarks.set(view.id, { atMs: observed.observedAtMs, clock: this.index.clock.now });
     }
   }
 
@@ -446,7 +492,8 @@ export class CacheAwarePolicy implements RoutingPolicy {
     if (instances === undefined) return;
     let key = '';
     // A held-back instance (healthy, not serving this request's model) keeps its index: its cache is intact.
-    for (let i = 0; i < instances.length; i++) if (instances[i].healthy || instances[i].heldBack === true) key += `${instances[i].id}\n`;
+    for (let i = 0; i < instances.length; i++)
+      if (instances[i].healthy || instances[i].heldBack === true) key += `${instances[i].id}\n`;
     if (key === this.knownInstances) return;
     this.knownInstances = key;
     this.sent.clear();
@@ -533,7 +580,7 @@ export const cacheAwareDefinition = definePolicy({
       max: 1_000_000,
       default: 512,
       valueName: 'tokens',
-      doc: 'predicted prefill differences up to this are treated as equal and load decides (512 ≈ a request\'s fixed overhead: HTTP, tokenization and one engine step)',
+      doc: "predicted prefill differences up to this are treated as equal and load decides (512 ≈ a request's fixed overhead: HTTP, tokenization and one engine step)",
     },
     {
       name: 'stepTokens',

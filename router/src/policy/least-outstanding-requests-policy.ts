@@ -54,7 +54,8 @@ export class LeastOutstandingRequestsPolicy implements RoutingPolicy {
 
 export const leastOutstandingRequestsDefinition = definePolicy({
   name: 'least-outstanding-requests',
-  description: "SageMaker's LEAST_OUTSTANDING_REQUESTS: fewest in-flight requests; ties broken uniformly by the seeded RNG",
+  description:
+    "SageMaker's LEAST_OUTSTANDING_REQUESTS: fewest in-flight requests; ties broken uniformly by the seeded RNG",
   reasons: ['least-outstanding'],
   options: [],
   create: (_options, deps) => new LeastOutstandingRequestsPolicy(deps.rng),

@@ -1,11 +1,6 @@
 import { ConfigError } from '../common/config-error';
 import { describeValue } from '../common/describe-value';
-import {
-  optionRule,
-  optionValueValid,
-  type PolicyDeps,
-  type PolicyOptionValue,
-} from './policy-definition';
+import { optionRule, optionValueValid, type PolicyDeps, type PolicyOptionValue } from './policy-definition';
 import { POLICY_NAMES, policyDefinition, type PolicyName } from './policy-registry';
 
 export type { PolicyDeps } from './policy-definition';
@@ -44,7 +39,10 @@ export { describeValue };
 /** Thrown by createPolicy: every problem at once, one per line. */
 export class PolicyConfigError extends ConfigError {
   constructor(readonly optionProblems: readonly OptionProblem[]) {
-    super(optionProblems.map((p) => formatProblem(p)), 'invalid routing policy configuration');
+    super(
+      optionProblems.map((p) => formatProblem(p)),
+      'invalid routing policy configuration',
+    );
     this.name = 'PolicyConfigError';
   }
 }
@@ -67,7 +65,9 @@ export function isPolicyName(value: unknown): value is PolicyName {
 /** Every problem in a policy configuration, checked against the policy's schema; `prefix` is prepended to option names (e.g. 'policy.'). */
 export function policyConfigProblems(config: unknown, prefix = ''): OptionProblem[] {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    return [{ option: prefix ? prefix.replace(/\.$/, '') : 'policy', rule: 'must be an object with a name', got: config }];
+    return [
+      { option: prefix ? prefix.replace(/\.$/, '') : 'policy', rule: 'must be an object with a name', got: config },
+    ];
   }
   const record = config as Record<string, unknown>;
   const definition = typeof record.name === 'string' ? policyDefinition(record.name) : undefined;
@@ -81,7 +81,11 @@ export function policyConfigProblems(config: unknown, prefix = ''): OptionProble
     if (option === undefined) {
       const known = definition.options.map((o) => o.name);
       const hint = known.length === 0 ? '' : ` (its options: ${known.join(', ')})`;
-      problems.push({ option: `${prefix}${key}`, rule: `is not an option of policy ${definition.name}${hint}`, got: record[key] });
+      problems.push({
+        option: `${prefix}${key}`,
+        rule: `is not an option of policy ${definition.name}${hint}`,
+        got: record[key],
+      });
     } else if (!optionValueValid(option, record[key])) {
       problems.push({ option: `${prefix}${key}`, rule: optionRule(option), got: record[key] });
     }

@@ -73,9 +73,11 @@ export interface PolicyDefinition<
 }
 
 /** Identity with `const` inference, so the registry can derive the name and reason unions and `create` sees typed options. */
-export function definePolicy<const Name extends string, const Reason extends string, const Options extends readonly PolicyOptionSchema[]>(
-  definition: PolicyDefinition<Name, Reason, Options>,
-): PolicyDefinition<Name, Reason, Options> {
+export function definePolicy<
+  const Name extends string,
+  const Reason extends string,
+  const Options extends readonly PolicyOptionSchema[],
+>(definition: PolicyDefinition<Name, Reason, Options>): PolicyDefinition<Name, Reason, Options> {
   return definition;
 }
 

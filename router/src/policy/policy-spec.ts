@@ -67,7 +67,8 @@ export function expandPolicySweep(spec: string, label = '--sweep'): PolicyConfig
   const configs: PolicyConfig[] = [];
   for (const s of specs) {
     const read = readPolicySpec(s, label);
-    if (read.problems.length > 0) problems.push(...read.problems.filter((p) => !problems.some((q) => q.option === p.option && q.got === p.got)));
+    if (read.problems.length > 0)
+      problems.push(...read.problems.filter((p) => !problems.some((q) => q.option === p.option && q.got === p.got)));
     else configs.push(read.config);
   }
   if (problems.length > 0) throw new PolicyConfigError(problems);

@@ -54,8 +54,10 @@ export class PrefillSpeedEstimator {
 
   constructor(readonly options: PrefillSpeedOptions = PREFILL_SPEED_DEFAULTS) {
     const { priorTokensPerSecond, priorSamples, smoothing, minSampleTokens } = options;
-    if (!(priorTokensPerSecond > 0 && Number.isFinite(priorTokensPerSecond))) throw new RangeError(`priorTokensPerSecond must be a positive number (got ${priorTokensPerSecond})`);
-    if (!(priorSamples >= 0 && Number.isFinite(priorSamples))) throw new RangeError(`priorSamples must be a number ≥ 0 (got ${priorSamples})`);
+    if (!(priorTokensPerSecond > 0 && Number.isFinite(priorTokensPerSecond)))
+      throw new RangeError(`priorTokensPerSecond must be a positive number (got ${priorTokensPerSecond})`);
+    if (!(priorSamples >= 0 && Number.isFinite(priorSamples)))
+      throw new RangeError(`priorSamples must be a number ≥ 0 (got ${priorSamples})`);
     if (!(smoothing > 0 && smoothing <= 1)) throw new RangeError(`smoothing must be in (0, 1] (got ${smoothing})`);
     if (!(minSampleTokens >= 1)) throw new RangeError(`minSampleTokens must be ≥ 1 (got ${minSampleTokens})`);
     this.priorMsPerToken = 1000 / priorTokensPerSecond;

@@ -13,7 +13,8 @@ let scratch = new Uint8Array(0);
 
 function seedFor(base: number, request: RoutingRequest): number {
   const tenantKey = request.tenantKey;
-  const seed = tenantKey === undefined || tenantKey.length === 0 ? base : fmix32(base ^ hashString(tenantKey, TENANT_SEED));
+  const seed =
+    tenantKey === undefined || tenantKey.length === 0 ? base : fmix32(base ^ hashString(tenantKey, TENANT_SEED));
   return scopedSeed(seed, request);
 }
 

@@ -46,7 +46,7 @@ export class RoundRobinPolicy implements RoutingPolicy {
 
 export const roundRobinDefinition = definePolicy({
   name: 'round-robin',
-  description: "next healthy instance after the last one used, in configuration order",
+  description: 'next healthy instance after the last one used, in configuration order',
   reasons: ['round-robin'],
   options: [],
   create: () => new RoundRobinPolicy(),

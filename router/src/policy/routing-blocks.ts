@@ -15,7 +15,11 @@ const TENANT_SEED = 0x1b873593;
  * same way under the same secret, so a router observing that instance can match against its blocks too, and nobody
  * without the secret can.
  */
-export function routingBlockHashes(request: RoutingRequest, blockChars: number, key: StateHashKey = processStateHashKey()): RoutingBlockKey[] {
+export function routingBlockHashes(
+  request: RoutingRequest,
+  blockChars: number,
+  key: StateHashKey = processStateHashKey(),
+): RoutingBlockKey[] {
   return key.blockKeys(routedText(request), blockChars, blockSeedOf(request));
 }
 
@@ -47,7 +51,12 @@ export function shortPromptKey(request: RoutingRequest, blockChars: number): num
 export function coldPlacementKey(request: RoutingRequest, blockChars: number): number {
   const text = routedText(request);
   if (text.length < blockChars) return shortPromptKey(request, blockChars);
-  const seed = scopedSeed(fmix32(hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0)), request);
+  const seed = scopedSeed(
+    fmix32(
+      hashString(request.model, MODEL_SEED) ^ (request.tenantKey ? hashString(request.tenantKey, TENANT_SEED) : 0),
+    ),
+    request,
+  );
   return hashUtf16Range(text, 0, blockChars, seed) | 0;
 }
 

@@ -93,7 +93,8 @@ export class SageMakerPrefixAwarePolicy implements RoutingPolicy {
 
 export const sageMakerPrefixAwareDefinition = definePolicy({
   name: 'sagemaker-prefix-aware',
-  description: "SageMaker's PREFIX_AWARE: rendezvous hash of the first prefixLength characters/bytes (+ tenant key); spill to the fewest in flight at concurrencyThreshold",
+  description:
+    "SageMaker's PREFIX_AWARE: rendezvous hash of the first prefixLength characters/bytes (+ tenant key); spill to the fewest in flight at concurrencyThreshold",
   reasons: ['prefix-affinity', 'threshold-spill', 'all-saturated'],
   options: [
     {
@@ -102,7 +103,7 @@ export const sageMakerPrefixAwareDefinition = definePolicy({
       ...PREFIX_LENGTH_RANGE,
       default: DEFAULT_PREFIX_LENGTH,
       valueName: 'n',
-      doc: 'characters (OpenAI paths) or body bytes (InvokeEndpoint) keyed on; SageMaker\'s range; default = the construct\'s',
+      doc: "characters (OpenAI paths) or body bytes (InvokeEndpoint) keyed on; SageMaker's range; default = the construct's",
     },
     {
       name: 'concurrencyThreshold',
@@ -110,9 +111,12 @@ export const sageMakerPrefixAwareDefinition = definePolicy({
       ...CONCURRENCY_THRESHOLD_RANGE,
       default: DEFAULT_CONCURRENCY_THRESHOLD,
       valueName: 'n',
-      doc: 'in-flight requests on the affinity instance at which a request spills; SageMaker\'s range; default = the construct\'s',
+      doc: "in-flight requests on the affinity instance at which a request spills; SageMaker's range; default = the construct's",
     },
   ],
   create: (options) =>
-    new SageMakerPrefixAwarePolicy({ prefixLength: options.prefixLength, concurrencyThreshold: options.concurrencyThreshold }),
+    new SageMakerPrefixAwarePolicy({
+      prefixLength: options.prefixLength,
+      concurrencyThreshold: options.concurrencyThreshold,
+    }),
 });

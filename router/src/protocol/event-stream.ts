@@ -87,7 +87,8 @@ export function decodeMessages(bytes: Buffer): DecodedMessage[] {
     if (total < PRELUDE_BYTES + 4 + headersLength || offset + total > bytes.length) {
       throw new Error('invalid event-stream message length');
     }
-    if (bytes.readUInt32BE(offset + 8) !== crc32(bytes.subarray(offset, offset + 8))) throw new Error('prelude CRC mismatch');
+    if (bytes.readUInt32BE(offset + 8) !== crc32(bytes.subarray(offset, offset + 8)))
+      throw new Error('prelude CRC mismatch');
     if (bytes.readUInt32BE(offset + total - 4) !== crc32(bytes.subarray(offset, offset + total - 4))) {
       throw new Error('message CRC mismatch');
     }

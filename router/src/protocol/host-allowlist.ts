@@ -12,8 +12,10 @@ export type AllowedHost = string;
 /** Why an entry cannot be matched against a Host header, or undefined when it is valid. */
 export function allowedHostProblem(entry: string): string | undefined {
   if (entry.length === 0) return 'an entry is empty';
-  if (entry.includes('/') || entry.includes('@') || entry.includes('*')) return `"${entry}" is not a host name or IP address (no scheme, path, userinfo or wildcard; ".example.com" matches every name below it)`;
-  if (/:\d+$/.test(entry) && !entry.startsWith('[')) return `"${entry}" carries a port: list host names only (any port matches)`;
+  if (entry.includes('/') || entry.includes('@') || entry.includes('*'))
+    return `"${entry}" is not a host name or IP address (no scheme, path, userinfo or wildcard; ".example.com" matches every name below it)`;
+  if (/:\d+$/.test(entry) && !entry.startsWith('['))
+    return `"${entry}" carries a port: list host names only (any port matches)`;
   if (entry.startsWith('[') && !/^\[[0-9a-fA-F:.]+\]$/.test(entry)) return `"${entry}" is not a bracketed IPv6 address`;
   return undefined;
 }

@@ -9,7 +9,8 @@ export function modelCardsOf(body: unknown): ModelCard[] | undefined {
   if (typeof body !== 'object' || body === null || !Array.isArray((body as { data?: unknown }).data)) return undefined;
   const cards: ModelCard[] = [];
   for (const card of (body as { data: unknown[] }).data) {
-    if (typeof card === 'object' && card !== null && typeof (card as { id?: unknown }).id === 'string') cards.push(card as ModelCard);
+    if (typeof card === 'object' && card !== null && typeof (card as { id?: unknown }).id === 'string')
+      cards.push(card as ModelCard);
   }
   return cards;
 }

@@ -38,7 +38,10 @@ export function readChatFields(body: JsonObject): ChatFields {
     } else if (Array.isArray(content)) {
       textOfParts(content, i, texts);
     } else if (content !== undefined && content !== null) {
-      throw new RouterError('invalid_field', `messages[${i}].content must be a string, an array of content parts, or null`);
+      throw new RouterError(
+        'invalid_field',
+        `messages[${i}].content must be a string, an array of content parts, or null`,
+      );
     }
   }
   return {

@@ -11,7 +11,8 @@ export interface CompletionFields {
   readonly user?: string;
 }
 
-const PROMPT_SHAPE = 'prompt must be a string, an array of strings, an array of token ids, or an array of token id arrays';
+const PROMPT_SHAPE =
+  'prompt must be a string, an array of strings, an array of token ids, or an array of token id arrays';
 
 /**
  * Validates and reads an OpenAI completions body. The routing text is the prompt; a batch of prompts is

@@ -25,12 +25,22 @@ export interface RequestContext {
 }
 
 /** An OpenAI chat completion request (POST /v1/chat/completions and the runtime OpenAI path). */
-export function parseChatRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text', context: RequestContext = {}): ParsedRequest {
+export function parseChatRequest(
+  body: Uint8Array,
+  headers: RequestHeaders,
+  keyBasis: PrefixKeyBasis = 'message-text',
+  context: RequestContext = {},
+): ParsedRequest {
   return chatFrom(parseJsonObject(body), body, headers, keyBasis, context);
 }
 
 /** An OpenAI completions request (POST /v1/completions). */
-export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders, keyBasis: PrefixKeyBasis = 'message-text', context: RequestContext = {}): ParsedRequest {
+export function parseCompletionRequest(
+  body: Uint8Array,
+  headers: RequestHeaders,
+  keyBasis: PrefixKeyBasis = 'message-text',
+  context: RequestContext = {},
+): ParsedRequest {
   return completionFrom(parseJsonObject(body), body, headers, keyBasis, context);
 }
 
@@ -40,7 +50,11 @@ export function parseCompletionRequest(body: Uint8Array, headers: RequestHeaders
  * `prompt` → completions, anything else (including non-JSON payloads) → the backend's own /invocations.
  * A body declared as JSON (Content-Type application/json or +json) that does not parse is a 400.
  */
-export function parseInvocationRequest(body: Uint8Array, headers: RequestHeaders, context: RequestContext = {}): ParsedRequest {
+export function parseInvocationRequest(
+  body: Uint8Array,
+  headers: RequestHeaders,
+  context: RequestContext = {},
+): ParsedRequest {
   const declaredJson = isJsonContentType(headers['content-type']);
   if (declaredJson || looksLikeJsonObject(body)) {
     let json: JsonObject | undefined;
@@ -70,14 +84,25 @@ export function invocationBodyKind(json: JsonObject): 'chat' | 'completions' | u
 }
 
 /** Dispatches on the matched route. */
-export function parseRoutedRequest(route: RouteMatch, body: Uint8Array, headers: RequestHeaders, context: RequestContext = {}): ParsedRequest {
+export function parseRoutedRequest(
+  route: RouteMatch,
+  body: Uint8Array,
+  headers: RequestHeaders,
+  context: RequestContext = {},
+): ParsedRequest {
   const parsed = parseByKind(route, body, headers, context);
   // On the runtime API, the inference component a call names decides which engines may take it (inference-component.ts).
-  const component = route.endpointName !== undefined ? inferenceComponentOf(headers[INFERENCE_COMPONENT_HEADER]) : undefined;
+  const component =
+    route.endpointName !== undefined ? inferenceComponentOf(headers[INFERENCE_COMPONENT_HEADER]) : undefined;
   return component === undefined ? parsed : { ...parsed, routing: { ...parsed.routing, model: component } };
 }
 
-function parseByKind(route: RouteMatch, body: Uint8Array, headers: RequestHeaders, context: RequestContext): ParsedRequest {
+function parseByKind(
+  route: RouteMatch,
+  body: Uint8Array,
+  headers: RequestHeaders,
+  context: RequestContext,
+): ParsedRequest {
   switch (route.kind) {
     case 'chat':
       return parseChatRequest(body, headers, route.keyBasis, context);
@@ -96,7 +121,11 @@ function chatFrom(
   context: RequestContext,
   api: 'chat' | 'invocations' = 'chat',
 ): ParsedRequest {
-  return { routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body, context), upstreamPath: '/v1/chat/completions', jsonBody: true };
+  return {
+    routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body, context),
+    upstreamPath: '/v1/chat/completions',
+    jsonBody: true,
+  };
 }
 
 function completionFrom(
@@ -107,7 +136,11 @@ function completionFrom(
   context: RequestContext,
   api: 'completions' | 'invocations' = 'completions',
 ): ParsedRequest {
-  return { routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body, context), upstreamPath: '/v1/completions', jsonBody: true };
+  return {
+    routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body, context),
+    upstreamPath: '/v1/completions',
+    jsonBody: true,
+  };
 }
 
 function routingFromFields(
@@ -137,14 +170,26 @@ function routingFromFields(
  * The RoutingRequest of an already-parsed OpenAI body sent to the OpenAI-compatible path, exactly as the HTTP
  * path would build it. The simulator uses it, so simulated and live requests key alike.
  */
-export function routingRequestFromOpenAiJson(json: JsonObject, api: 'chat' | 'completions', headers: RequestHeaders = {}): RoutingRequest {
+export function routingRequestFromOpenAiJson(
+  json: JsonObject,
+  api: 'chat' | 'completions',
+  headers: RequestHeaders = {},
+): RoutingRequest {
   const fields = api === 'chat' ? readChatFields(json) : readCompletionFields(json);
   return routingFromFields(fields, api, 'message-text', headers, undefined, {});
 }
 
-function passthrough(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined, context: RequestContext): ParsedRequest {
+function passthrough(
+  body: Uint8Array,
+  headers: RequestHeaders,
+  json: JsonObject | undefined,
+  context: RequestContext,
+): ParsedRequest {
   const promptCacheKey = typeof json?.prompt_cache_key === 'string' ? json.prompt_cache_key : undefined;
-  const cacheScope = cacheScopeOf(typeof json?.cache_salt === 'string' ? json.cache_salt : undefined, context.keyIdentity);
+  const cacheScope = cacheScopeOf(
+    typeof json?.cache_salt === 'string' ? json.cache_salt : undefined,
+    context.keyIdentity,
+  );
   return {
     routing: {
       model: typeof json?.model === 'string' ? json.model : '',

@@ -13,7 +13,14 @@ export interface ErrorSpec {
   /** OpenAI-style error type. */
   readonly type: 'invalid_request_error' | 'server_error' | 'upstream_error' | 'NotFoundError';
   /** The SageMaker runtime exception the AWS SDK maps this to. */
-  readonly awsErrorType: 'ValidationError' | 'AccessDeniedException' | 'ThrottlingException' | 'ServiceUnavailable' | 'ModelError' | 'InternalFailure' | 'ModelStreamError';
+  readonly awsErrorType:
+    | 'ValidationError'
+    | 'AccessDeniedException'
+    | 'ThrottlingException'
+    | 'ServiceUnavailable'
+    | 'ModelError'
+    | 'InternalFailure'
+    | 'ModelStreamError';
   /** When it happens (rendered into docs/errors.md). */
   readonly when: string;
   /**
@@ -48,7 +55,7 @@ export const ROUTER_ERRORS = {
     status: 400,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The request is not parseable HTTP/1.1 (bad request line, header syntax, framing or encoding). Answered by the HTTP parser\'s error hook; the connection is closed.',
+    when: "The request is not parseable HTTP/1.1 (bad request line, header syntax, framing or encoding). Answered by the HTTP parser's error hook; the connection is closed.",
   },
   invalid_prefix_aware_id: {
     status: 400,
@@ -60,7 +67,7 @@ export const ROUTER_ERRORS = {
     status: 400,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The `X-Amzn-SageMaker-Inference-Component` header (the SDK\'s `InferenceComponentName`) on a runtime-API path is not 1 to 63 letters, digits and inner hyphens (the API reference\'s constraint).',
+    when: "The `X-Amzn-SageMaker-Inference-Component` header (the SDK's `InferenceComponentName`) on a runtime-API path is not 1 to 63 letters, digits and inner hyphens (the API reference's constraint).",
   },
   unauthorized: {
     status: 401,
@@ -110,13 +117,13 @@ export const ROUTER_ERRORS = {
     status: 421,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The router runs with `--allowed-hosts` and the request\'s `Host` header names none of them (RFC 9110 §15.5.20): a DNS-rebinding page reaching the router from a browser is refused. Checked before authentication and before the body is read; `/ping` and `/health` are exempt.',
+    when: "The router runs with `--allowed-hosts` and the request's `Host` header names none of them (RFC 9110 §15.5.20): a DNS-rebinding page reaching the router from a browser is refused. Checked before authentication and before the body is read; `/ping` and `/health` are exempt.",
   },
   headers_too_large: {
     status: 431,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The request headers are larger than Node\'s limit (16 KiB by default, `--max-http-header-size`) or too many; the connection is closed.',
+    when: "The request headers are larger than Node's limit (16 KiB by default, `--max-http-header-size`) or too many; the connection is closed.",
   },
   too_many_requests: {
     status: 429,
@@ -215,8 +222,11 @@ export class RouterError extends Error {
 }
 
 /** The OpenAI-style body for an error. */
-export function openAiErrorBody(error: RouterError): { error: { message: string; type: string; code: string | number; param?: string | null } } {
+export function openAiErrorBody(error: RouterError): {
+  error: { message: string; type: string; code: string | number; param?: string | null };
+} {
   const spec: ErrorSpec = ROUTER_ERRORS[error.code];
-  if (spec.wire === 'vllm') return { error: { message: error.message, type: error.type, param: spec.param ?? null, code: error.status } };
+  if (spec.wire === 'vllm')
+    return { error: { message: error.message, type: error.type, param: spec.param ?? null, code: error.status } };
   return { error: { message: error.message, type: error.type, code: error.code } };
 }

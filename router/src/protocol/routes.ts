@@ -52,17 +52,35 @@ const STATIC_ROUTES: ReadonlyMap<string, RouteSpec> = new Map([
   ['/health', openAi('ping', 'GET')],
   ['/metrics', openAi('metrics', 'GET')],
   ['/router/v1/instance-state', openAi('instance-state', 'GET')],
-  ['/invocations', { method: 'POST', kind: 'invocations', keyBasis: 'body-bytes', framing: 'passthrough', dialect: 'openai' }],
+  [
+    '/invocations',
+    { method: 'POST', kind: 'invocations', keyBasis: 'body-bytes', framing: 'passthrough', dialect: 'openai' },
+  ],
 ]);
 
 /** SageMaker endpoint names: 1-63 alphanumerics and hyphens, starting and ending alphanumeric. */
 const ENDPOINT_NAME = /^[a-zA-Z0-9](?:-*[a-zA-Z0-9]){0,62}$/;
 
 const ENDPOINT_ROUTES: ReadonlyMap<string, RouteSpec> = new Map([
-  ['invocations', { method: 'POST', kind: 'invocations', keyBasis: 'body-bytes', framing: 'sagemaker-invoke', dialect: 'sagemaker-runtime' }],
+  [
+    'invocations',
+    {
+      method: 'POST',
+      kind: 'invocations',
+      keyBasis: 'body-bytes',
+      framing: 'sagemaker-invoke',
+      dialect: 'sagemaker-runtime',
+    },
+  ],
   [
     'invocations-response-stream',
-    { method: 'POST', kind: 'invocations', keyBasis: 'body-bytes', framing: 'sagemaker-eventstream', dialect: 'sagemaker-runtime' },
+    {
+      method: 'POST',
+      kind: 'invocations',
+      keyBasis: 'body-bytes',
+      framing: 'sagemaker-eventstream',
+      dialect: 'sagemaker-runtime',
+    },
   ],
   ['openai/v1/chat/completions', openAi('chat')],
 ]);
@@ -86,9 +104,13 @@ export function matchRoute(method: string, pathname: string): RouteMatch {
   if (spec === undefined) throw new RouterError('not_found', `no route for ${method} ${truncatePath(pathname)}`);
   const allowed = spec.method === 'GET' ? ['GET', 'HEAD'] : [spec.method];
   if (!allowed.includes(method)) {
-    throw new RouterError('method_not_allowed', `${method} is not allowed on ${truncatePath(pathname)}; use ${allowed.join(' or ')}`, {
-      allow: allowed,
-    });
+    throw new RouterError(
+      'method_not_allowed',
+      `${method} is not allowed on ${truncatePath(pathname)}; use ${allowed.join(' or ')}`,
+      {
+        allow: allowed,
+      },
+    );
   }
   return { kind: spec.kind, keyBasis: spec.keyBasis, framing: spec.framing, dialect: spec.dialect, endpointName };
 }

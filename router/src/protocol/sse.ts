@@ -68,7 +68,12 @@ export class SseEventTooLargeError extends Error {
 }
 
 /** The terminal event sent when the backend fails mid-stream: an OpenAI-style error, then [DONE] (as vLLM). */
-export function sseErrorEvent(error: { message: string; type: string; code: string | number; param?: string | null }): Buffer {
+export function sseErrorEvent(error: {
+  message: string;
+  type: string;
+  code: string | number;
+  param?: string | null;
+}): Buffer {
   return Buffer.from(`data: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`, 'utf8');
 }
 

@@ -10,7 +10,10 @@ const MAX_PREFIX_AWARE_ID = 64;
  * (1 to 64 printable ASCII characters, else 400), otherwise the body's `prompt_cache_key`.
  * The header value is never echoed back: it may be an identifier the caller keeps private.
  */
-export function tenantKeyOf(headerValue: string | string[] | undefined, promptCacheKey: string | undefined): string | undefined {
+export function tenantKeyOf(
+  headerValue: string | string[] | undefined,
+  promptCacheKey: string | undefined,
+): string | undefined {
   if (headerValue === undefined) return promptCacheKey;
   const value = Array.isArray(headerValue) ? headerValue.join(',') : headerValue;
   if (!isValidPrefixAwareId(value)) {

@@ -41,7 +41,8 @@ export class BlockLru {
     readonly capacity: number,
     rememberEvicted = false,
   ) {
-    if (!Number.isInteger(capacity) || capacity < 0) throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
+    if (!Number.isInteger(capacity) || capacity < 0)
+      throw new RangeError(`capacity must be a non-negative integer (got ${capacity})`);
     const records = new ArrayBuffer(RECORD_BYTES * capacity);
     this.hashes = new Float64Array(records);
     this.links = new Int32Array(records);
@@ -96,7 +97,7 @@ export class BlockLru {
     let hint = -1;
     let readAhead = false;
     for (let i = 0; i < hashes.length; i++) {
-      const h = hashes[i]!;
+      const h = hashes[i];
       let slot = -1;
       if (this.capacity > 0 && !neverTouched) slot = hint !== -1 && keys[2 * hint] === h ? hint : this.slotOf.get(h);
       if (slot === -1 && !readAhead && this.capacity > 0) {
@@ -129,14 +130,14 @@ export class BlockLru {
   private readAheadNewBlocks(hashes: ArrayLike<BlockHash>, from: number): void {
     const index = this.slotOf;
     const evicted = this.evicted;
-    evicted?.readAhead(hashes[from]!);
-    for (let i = from; i < hashes.length; i++) index.readAhead(hashes[i]!);
+    evicted?.readAhead(hashes[from]);
+    for (let i = from; i < hashes.length; i++) index.readAhead(hashes[i]);
     // The blocks these will evict: from the least recently used on.
     const evictions = Math.min(hashes.length - from - (this.capacity - this.used), this.used);
     const links = this.links;
     for (let k = 0, s = this.tail; k < evictions && s !== -1; k++, s = links[4 * s + 2]!) {
-      index.readAhead(this.hashes[2 * s]!);
-      evicted?.readAhead(this.hashes[2 * s]!);
+      index.readAhead(this.hashes[2 * s]);
+      evicted?.readAhead(this.hashes[2 * s]);
     }
   }
 
@@ -160,8 +161,8 @@ export class BlockLru {
     } else {
       free = this.tail;
       this.unlink(free);
-      this.slotOf.delete(this.hashes[2 * free]!);
-      this.evicted?.add(this.hashes[2 * free]!);
+      this.slotOf.delete(this.hashes[2 * free]);
+      this.evicted?.add(this.hashes[2 * free]);
     }
     if (this.evicted !== undefined && (neverTouched || !this.evicted.has(hash))) this.everHeld++;
     this.hashes[2 * free] = hash;
@@ -172,13 +173,13 @@ export class BlockLru {
 
   /** Hashes from most to least recently used (for tests). */
   *recency(): Generator<BlockHash> {
-    for (let s = this.head; s !== -1; s = this.links[4 * s + 3]!) yield this.hashes[2 * s]!;
+    for (let s = this.head; s !== -1; s = this.links[4 * s + 3]!) yield this.hashes[2 * s];
   }
 
   private unlink(slot: number): void {
     const links = this.links;
-    const p = links[4 * slot + 2]!;
-    const n = links[4 * slot + 3]!;
+    const p = links[4 * slot + 2];
+    const n = links[4 * slot + 3];
     if (p === -1) this.head = n;
     else links[4 * p + 3] = n;
     if (n === -1) this.tail = p;

@@ -54,13 +54,17 @@ export class CeilingTracker {
 
   constructor(private readonly options: CeilingOptions) {
     this.blockTokens = options.blockTokens ?? DEFAULT_BLOCK_TOKENS;
-    if (!Number.isInteger(this.blockTokens) || this.blockTokens < 1) throw new RangeError(`blockTokens must be a positive integer (got ${this.blockTokens})`);
+    if (!Number.isInteger(this.blockTokens) || this.blockTokens < 1)
+      throw new RangeError(`blockTokens must be a positive integer (got ${this.blockTokens})`);
     this.fleet = new BlockLru(options.fleetCapacityBlocks, true);
   }
 
   /** Account one request, given its prompt exactly as the engine sees it (chat template applied). */
   observe(renderedPrompt: string): RequestCeiling {
-    return this.observeBlocks(blockHashes(renderedPrompt, { blockTokens: this.blockTokens }), tokenCount(renderedPrompt));
+    return this.observeBlocks(
+      blockHashes(renderedPrompt, { blockTokens: this.blockTokens }),
+      tokenCount(renderedPrompt),
+    );
   }
 
   /**
@@ -117,7 +121,11 @@ export class CeilingTracker {
  * Ceilings of a whole workload in one streaming pass. `render` turns a request into the prompt text the
  * engine sees (the chat template lives with the engine model); requests are consumed lazily and not kept.
  */
-export function computeCeilings<T>(requests: Iterable<T>, render: (request: T) => string, options: CeilingOptions): Ceilings {
+export function computeCeilings<T>(
+  requests: Iterable<T>,
+  render: (request: T) => string,
+  options: CeilingOptions,
+): Ceilings {
   const tracker = new CeilingTracker(options);
   for (const request of requests) tracker.observe(render(request));
   return tracker.result();

@@ -53,7 +53,10 @@ const ERROR_MESSAGE_CHARS = 200;
  * A run's errors as one line, every renderer alike: `http_400 × 3 (first: "This model's maximum context length
  * is …")`: each code with its count, and the first message recorded for it when there is one.
  */
-export function errorCountsText(summary: { readonly errorsByCode: Readonly<Record<string, number>>; readonly errorMessages?: Readonly<Record<string, string>> }): string {
+export function errorCountsText(summary: {
+  readonly errorsByCode: Readonly<Record<string, number>>;
+  readonly errorMessages?: Readonly<Record<string, string>>;
+}): string {
   return Object.entries(summary.errorsByCode)
     .map(([code, n]) => {
       const message = summary.errorMessages?.[code];

@@ -43,7 +43,7 @@ export function inFlightLoad(intervals: Iterable<Interval>, windowStartMs: numbe
   let highest = 0;
   let j = 0;
   for (const s of starts) {
-    while (j < ends.length && ends[j]! <= s) {
+    while (j < ends.length && ends[j] <= s) {
       current--;
       j++;
     }

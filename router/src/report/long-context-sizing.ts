@@ -35,10 +35,18 @@ export function sizeLongContext(
 ): SizingRow {
   const workload = longContextWorkload({ ...options, groups });
   const randomRng = new SeededRng(12345);
-  const random = placementHitRate(workload.requests(), plainRender, { ...fleet, place: () => randomRng.nextInt(fleet.instances) });
+  const random = placementHitRate(workload.requests(), plainRender, {
+    ...fleet,
+    place: () => randomRng.nextInt(fleet.instances),
+  });
   // Groups are drawn i.i.d., so "group mod instances" is as even as any consistent hash of the prefix.
-  const affine = placementHitRate(workload.requests(), plainRender, { ...fleet, place: (r) => (r.group ?? 0) % fleet.instances });
-  const ceilings = computeCeilings(workload.requests(), plainRender, { fleetCapacityBlocks: fleet.instances * fleet.capacityBlocksPerInstance });
+  const affine = placementHitRate(workload.requests(), plainRender, {
+    ...fleet,
+    place: (r) => (r.group ?? 0) % fleet.instances,
+  });
+  const ceilings = computeCeilings(workload.requests(), plainRender, {
+    fleetCapacityBlocks: fleet.instances * fleet.capacityBlocksPerInstance,
+  });
   return {
     groups,
     requests: random.requests,
@@ -56,6 +64,8 @@ if (require.main === module) {
   console.log('| ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const groups of groupCounts.length > 0 ? groupCounts : [200, 400, 500, 550, 600, 650, 700, 900, 1400]) {
     const row = sizeLongContext(groups);
-    console.log(`| ${groups} | ${row.requests} | ${pct(row.randomHitRate)} | ${pct(row.affineHitRate)} | ${pct(row.fleetHitRate)} | ${pct(row.idealHitRate)} |`);
+    console.log(
+      `| ${groups} | ${row.requests} | ${pct(row.randomHitRate)} | ${pct(row.affineHitRate)} | ${pct(row.fleetHitRate)} | ${pct(row.idealHitRate)} |`,
+    );
   }
 }

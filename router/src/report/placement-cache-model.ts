@@ -24,7 +24,11 @@ export interface PlacementHitRate {
   readonly requestsPerInstance: readonly number[];
 }
 
-export function placementHitRate<T>(requests: Iterable<T>, render: (request: T) => string, options: PlacementModelOptions<T>): PlacementHitRate {
+export function placementHitRate<T>(
+  requests: Iterable<T>,
+  render: (request: T) => string,
+  options: PlacementModelOptions<T>,
+): PlacementHitRate {
   const blockTokens = options.blockTokens ?? DEFAULT_BLOCK_TOKENS;
   const caches = Array.from({ length: options.instances }, () => new BlockLru(options.capacityBlocksPerInstance));
   const perInstance = new Array<number>(options.instances).fill(0);
@@ -34,17 +38,24 @@ export function placementHitRate<T>(requests: Iterable<T>, render: (request: T) 
   for (const request of requests) {
     const instance = options.place(request, index);
     const cache = caches[instance];
-    if (cache === undefined) throw new RangeError(`place() returned instance ${instance}, outside 0..${options.instances - 1}`);
+    if (cache === undefined)
+      throw new RangeError(`place() returned instance ${instance}, outside 0..${options.instances - 1}`);
     const text = render(request);
     const hashes = blockHashes(text, { blockTokens });
     const tokens = tokenCount(text);
     let matched = 0;
-    while (matched < hashes.length && cache.has(hashes[matched]!)) matched++;
+    while (matched < hashes.length && cache.has(hashes[matched])) matched++;
     for (const h of hashes) cache.touch(h);
     promptTokens += tokens;
     hitTokens += cacheableHitTokens(matched, tokens, blockTokens);
-    perInstance[instance]!++;
+    perInstance[instance]++;
     index++;
   }
-  return { requests: index, promptTokens, hitTokens, hitRate: promptTokens > 0 ? hitTokens / promptTokens : null, requestsPerInstance: perInstance };
+  return {
+    requests: index,
+    promptTokens,
+    hitTokens,
+    hitRate: promptTokens > 0 ? hitTokens / promptTokens : null,
+    requestsPerInstance: perInstance,
+  };
 }

@@ -22,7 +22,8 @@ export function prefillWorkByInstance(records: readonly RequestRecord[], instanc
  * capacity at all.
  */
 export function workShareOverCapacityShare(work: readonly number[], capacity: readonly number[]): number[] {
-  if (work.length !== capacity.length) throw new RangeError(`work and capacity must list the same instances (got ${work.length} and ${capacity.length})`);
+  if (work.length !== capacity.length)
+    throw new RangeError(`work and capacity must list the same instances (got ${work.length} and ${capacity.length})`);
   const totalWork = work.reduce((a, b) => a + b, 0);
   const totalCapacity = capacity.reduce((a, b) => a + b, 0);
   return work.map((w, i) => w / totalWork / (capacity[i] / totalCapacity));

@@ -1,4 +1,3 @@
-
 /** Where a run is: warm-up (not measured), measuring, draining in-flight requests after the last send, done. */
 export type LivePhase = 'warmup' | 'measuring' | 'draining' | 'done';
 

@@ -1,7 +1,17 @@
 import { errorCountsText } from './format';
 import type { BenchmarkReport } from './report-model';
 import { comparisonNoise, reportHeadline, type HeadlineDelta } from './report-verdict';
-import { CACHE_LOAD_COLUMNS, ceilingRows, comparisonTable, decisionTable, instanceTable, LATENCY_COLUMNS, selectColumns, summaryTable, type Table } from './report-table';
+import {
+  CACHE_LOAD_COLUMNS,
+  ceilingRows,
+  comparisonTable,
+  decisionTable,
+  instanceTable,
+  LATENCY_COLUMNS,
+  selectColumns,
+  summaryTable,
+  type Table,
+} from './report-table';
 import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
 
 export interface HtmlOptions {
@@ -61,13 +71,24 @@ function deltaClass(column: string, text: string, noise = false): string {
   return negative === lowerIsBetter ? 'better' : 'worse';
 }
 
-function htmlTable(table: Table, options: { swatches?: readonly string[]; deltas?: boolean; noise?: readonly (readonly boolean[])[] } = {}): string {
+function htmlTable(
+  table: Table,
+  options: { swatches?: readonly string[]; deltas?: boolean; noise?: readonly (readonly boolean[])[] } = {},
+): string {
   const head = table.header.map((h, i) => `<th${table.numeric[i] ? ' class="num"' : ''}>${escapeXml(h)}</th>`).join('');
   const rows = table.rows
     .map((row, r) => {
       const cells = row.map((c, i) => {
-        const classes = [table.numeric[i] ? 'num' : '', options.deltas && i > 0 ? deltaClass(table.header[i]!, c, options.noise?.[r]?.[i] ?? false) : ''].filter(Boolean).join(' ');
-        const swatch = i === 0 && options.swatches?.[r] ? `<span class="swatch" style="background:${options.swatches[r]}"></span>` : '';
+        const classes = [
+          table.numeric[i] ? 'num' : '',
+          options.deltas && i > 0 ? deltaClass(table.header[i], c, options.noise?.[r]?.[i] ?? false) : '',
+        ]
+          .filter(Boolean)
+          .join(' ');
+        const swatch =
+          i === 0 && options.swatches?.[r]
+            ? `<span class="swatch" style="background:${options.swatches[r]}"></span>`
+            : '';
         return `<td${classes ? ` class="${classes}"` : ''}>${swatch}${escapeXml(c)}</td>`;
       });
       return `<tr>${cells.join('')}</tr>`;
@@ -81,11 +102,13 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
 }
 
 /** A self-contained HTML page (inline CSS and SVG, no script, no external resource) for one report. */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): string {
   const colors = report.strategies.map((_, i) => seriesColor(i));
-  const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]!]));
-  const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i]!, points: s.ttftCdf }));
-  const scales: ('linear' | 'log')[] = options.ttftScale === 'linear' ? ['linear'] : options.ttftScale === 'log' ? ['log'] : ['linear', 'log'];
+  const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]]));
+  const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i], points: s.ttftCdf }));
+  const scales: ('linear' | 'log')[] =
+    options.ttftScale === 'linear' ? ['linear'] : options.ttftScale === 'log' ? ['log'] : ['linear', 'log'];
   const body: string[] = [];
   body.push(`<h1>${escapeXml(report.title)}</h1>`);
   body.push(
@@ -100,7 +123,9 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
       '<section class="verdict" id="verdict">',
       `<p>${escapeXml(headline.verdict)}</p>`,
       `<ul class="figures">${figure('TTFT P50', headline.ttftP50)}${figure('TTFT P90', headline.ttftP90)}${figure('hit rate', headline.hitRate)}${figure('throughput', headline.throughput)}</ul>`,
-      headline.warnings.length > 0 ? `<ul class="warnings">${headline.warnings.map((w) => `<li>⚠ ${escapeXml(w)}</li>`).join('')}</ul>` : '',
+      headline.warnings.length > 0
+        ? `<ul class="warnings">${headline.warnings.map((w) => `<li>⚠ ${escapeXml(w)}</li>`).join('')}</ul>`
+        : '',
       '</section>',
     );
   }
@@ -125,7 +150,16 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
         noise: report.comparisons.map((c) => {
           const n = comparisonNoise(report, c);
           // Columns of comparisonTable: strategy, TTFT P50, P90, P99, E2E P50, hit rate, output tok/s, req/s.
-          return [false, n.ttftP50, n.ttftP90, n.ttftP99, n.e2eP50, n.hitRate, n.outputTokensPerSecond, n.requestsPerSecond];
+          return [
+            false,
+            n.ttftP50,
+            n.ttftP90,
+            n.ttftP99,
+            n.e2eP50,
+            n.hitRate,
+            n.outputTokensPerSecond,
+            n.requestsPerSecond,
+          ];
         }),
       }),
       '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points. Grey: within noise.</p>',
@@ -134,7 +168,9 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
 
   body.push('<h2>Time to first token</h2>', '<div class="charts">');
   for (const scale of scales) {
-    body.push(`<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`);
+    body.push(
+      `<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`,
+    );
   }
   body.push('</div>');
 
@@ -145,14 +181,23 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
     inFlight: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.maxInFlight))),
   };
   report.strategies.forEach((s, i) => {
-    body.push(`<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i]!, width: 540, scale })}</div>`);
+    body.push(
+      `<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i], width: 540, scale })}</div>`,
+    );
   });
   body.push('</div>');
-  body.push('<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>', htmlTable(instanceTable(report)));
+  body.push(
+    '<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>',
+    htmlTable(instanceTable(report)),
+  );
 
   const decisions = decisionTable(report);
   if (decisions !== undefined) {
-    body.push('<h2>Decisions</h2>', '<p class="meta">Share of requests per decision reason; predicted vs delivered prefix-cache hit where the policy predicts.</p>', htmlTable(decisions));
+    body.push(
+      '<h2>Decisions</h2>',
+      '<p class="meta">Share of requests per decision reason; predicted vs delivered prefix-cache hit where the policy predicts.</p>',
+      htmlTable(decisions),
+    );
   }
 
   const ceilings = ceilingRows(report);
@@ -169,11 +214,16 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
     for (const s of errors) body.push(`<li>${escapeXml(`${s.label}: ${errorCountsText(s)}`)}</li>`);
     body.push('</ul>');
   }
-  body.push('<h2>Workload parameters</h2>', keyValues(Object.entries(report.workload.parameters).map(([k, v]) => [k, String(v)] as const)));
+  body.push(
+    '<h2>Workload parameters</h2>',
+    keyValues(Object.entries(report.workload.parameters).map(([k, v]) => [k, String(v)] as const)),
+  );
   const environment = Object.entries(report.environment);
-  if (environment.length > 0) body.push('<h2>Environment</h2>', keyValues(environment.map(([k, v]) => [k, String(v)] as const)));
+  if (environment.length > 0)
+    body.push('<h2>Environment</h2>', keyValues(environment.map(([k, v]) => [k, String(v)] as const)));
   const notes = [...report.workload.notes, ...report.notes];
-  if (notes.length > 0) body.push('<h2>Notes</h2>', `<ul class="notes">${notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`);
+  if (notes.length > 0)
+    body.push('<h2>Notes</h2>', `<ul class="notes">${notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`);
 
   return [
     '<!DOCTYPE html>',

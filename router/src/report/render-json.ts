@@ -25,15 +25,19 @@ export function parseReportJson(text: string): BenchmarkReport {
   }
   if (typeof value !== 'object' || value === null) throw new ReportSchemaError('report must be a JSON object');
   const o = value as Record<string, unknown>;
-  if (o.schema !== REPORT_SCHEMA) throw new ReportSchemaError(`report schema must be '${REPORT_SCHEMA}' (got ${JSON.stringify(o.schema)})`);
+  if (o.schema !== REPORT_SCHEMA)
+    throw new ReportSchemaError(`report schema must be '${REPORT_SCHEMA}' (got ${JSON.stringify(o.schema)})`);
   if (o.schemaVersion !== REPORT_SCHEMA_VERSION) {
-    throw new ReportSchemaError(`report schemaVersion must be ${REPORT_SCHEMA_VERSION} (got ${JSON.stringify(o.schemaVersion)})`);
+    throw new ReportSchemaError(
+      `report schemaVersion must be ${REPORT_SCHEMA_VERSION} (got ${JSON.stringify(o.schemaVersion)})`,
+    );
   }
   for (const key of ['strategies', 'comparisons', 'notes'] as const) {
     if (!Array.isArray(o[key])) throw new ReportSchemaError(`report field '${key}' must be an array`);
   }
   for (const key of ['workload', 'environment'] as const) {
-    if (typeof o[key] !== 'object' || o[key] === null) throw new ReportSchemaError(`report field '${key}' must be an object`);
+    if (typeof o[key] !== 'object' || o[key] === null)
+      throw new ReportSchemaError(`report field '${key}' must be an object`);
   }
   return value as BenchmarkReport;
 }

@@ -8,7 +8,10 @@ function cell(text: string): string {
 }
 
 export function markdownTable(table: Table): string {
-  const lines = [`| ${table.header.map(cell).join(' | ')} |`, `| ${table.numeric.map((n) => (n ? '---:' : '---')).join(' | ')} |`];
+  const lines = [
+    `| ${table.header.map(cell).join(' | ')} |`,
+    `| ${table.numeric.map((n) => (n ? '---:' : '---')).join(' | ')} |`,
+  ];
   for (const row of table.rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
   return lines.join('\n');
 }
@@ -17,7 +20,10 @@ export function markdownTable(table: Table): string {
 export function renderMarkdown(report: BenchmarkReport): string {
   const out: string[] = [];
   out.push(`# ${report.title}`, '');
-  out.push(`${report.mode === 'simulated' ? 'Simulated' : 'Live'} run, ${report.createdAt}. Workload \`${report.workload.spec}\`: ${report.workload.description}; ${report.workload.load}.`, '');
+  out.push(
+    `${report.mode === 'simulated' ? 'Simulated' : 'Live'} run, ${report.createdAt}. Workload \`${report.workload.spec}\`: ${report.workload.description}; ${report.workload.load}.`,
+    '',
+  );
   const environment = Object.entries(report.environment);
   if (environment.length > 0) out.push(environment.map(([k, v]) => `${k}: ${v}`).join(' · '), '');
 
@@ -38,7 +44,10 @@ export function renderMarkdown(report: BenchmarkReport): string {
 
   if (report.baseline !== null && report.comparisons.length > 0) {
     out.push(`## Against ${report.baseline}`, '', markdownTable(comparisonTable(report)), '');
-    out.push('Latency and throughput: change relative to the baseline (negative latency is better). Hit rate: difference in percentage points.', '');
+    out.push(
+      'Latency and throughput: change relative to the baseline (negative latency is better). Hit rate: difference in percentage points.',
+      '',
+    );
   }
 
   const ceilings = ceilingRows(report);
@@ -56,7 +65,14 @@ export function renderMarkdown(report: BenchmarkReport): string {
     );
   }
 
-  out.push('## Per-instance load', '', 'Request share · time-weighted mean in-flight / max in-flight.', '', markdownTable(instanceTable(report)), '');
+  out.push(
+    '## Per-instance load',
+    '',
+    'Request share · time-weighted mean in-flight / max in-flight.',
+    '',
+    markdownTable(instanceTable(report)),
+    '',
+  );
 
   const errors = report.strategies.filter((s) => s.errors > 0);
   if (errors.length > 0) {
@@ -67,7 +83,16 @@ export function renderMarkdown(report: BenchmarkReport): string {
 
   const parameters = Object.entries(report.workload.parameters);
   if (parameters.length > 0) {
-    out.push('## Workload parameters', '', markdownTable({ header: ['parameter', 'value'], rows: parameters.map(([k, v]) => [k, String(v)]), numeric: [false, false] }), '');
+    out.push(
+      '## Workload parameters',
+      '',
+      markdownTable({
+        header: ['parameter', 'value'],
+        rows: parameters.map(([k, v]) => [k, String(v)]),
+        numeric: [false, false],
+      }),
+      '',
+    );
   }
   const notes = [...report.workload.notes, ...report.notes];
   if (notes.length > 0) {

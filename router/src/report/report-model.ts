@@ -3,7 +3,15 @@ import type { WorkloadKind } from '../workload/workload';
 import { scoreAgainstCeiling, type Ceilings } from './ceilings';
 import { inFlightLoad, type Interval } from './in-flight-load';
 import type { RequestRecord } from './request-record';
-import { cdfPointsOfSorted, distribution, maxOverMean, percentileOfSorted, sortedAscending, type CdfPoint, type Distribution } from './stats';
+import {
+  cdfPointsOfSorted,
+  distribution,
+  maxOverMean,
+  percentileOfSorted,
+  sortedAscending,
+  type CdfPoint,
+  type Distribution,
+} from './stats';
 
 /**
  * One report format for live and simulated runs. `buildReport` turns per-request records of each strategy
@@ -187,7 +195,12 @@ function ratio(numerator: number, denominator: number): number | null {
   return denominator > 0 ? numerator / denominator : null;
 }
 
-export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | null, cdfPointCount: number): StrategySummary {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+export function summarizeStrategy(
+  run: StrategyRunInput,
+  ceilings: Ceilings | null,
+  cdfPointCount: number,
+): StrategySummary {
   if (run.ceilings) ceilings = run.ceilings;
   const records = Array.from(run.records);
   const label = run.label ?? strategyLabel(run.strategy);
@@ -198,7 +211,10 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
     windowEnd = Math.max(windowEnd, r.sentAtMs + r.e2eMs);
   }
   if (run.window) {
-    if (!(run.window.endMs > run.window.startMs)) throw new ReportInputError(`${label}: window end ${run.window.endMs} must be after its start ${run.window.startMs}`);
+    if (!(run.window.endMs > run.window.startMs))
+      throw new ReportInputError(
+        `${label}: window end ${run.window.endMs} must be after its start ${run.window.startMs}`,
+      );
     windowStart = run.window.startMs;
     windowEnd = run.window.endMs;
   }
@@ -253,7 +269,13 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
   const routed = Array.from(byInstance.values()).reduce((s, e) => s + e.requests, 0);
   const instances: InstanceSummary[] = Array.from(byInstance.entries()).map(([id, e]) => {
     const load = hasWindow ? inFlightLoad(e.intervals, windowStart, windowEnd) : { meanInFlight: 0, maxInFlight: 0 };
-    return { id, requests: e.requests, share: routed > 0 ? e.requests / routed : 0, meanInFlight: load.meanInFlight, maxInFlight: load.maxInFlight };
+    return {
+      id,
+      requests: e.requests,
+      share: routed > 0 ? e.requests / routed : 0,
+      meanInFlight: load.meanInFlight,
+      maxInFlight: load.maxInFlight,
+    };
   });
 
   const errorsByCode: Record<string, number> = {};
@@ -261,10 +283,13 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
   for (const r of sentInWindow) {
     if (r.error === undefined) continue;
     errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
-    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages)) errorMessages[r.error] = r.errorDetail;
+    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages))
+      errorMessages[r.error] = r.errorDetail;
   }
 
-  const decisions = sortedAscending(sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])));
+  const decisions = sortedAscending(
+    sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])),
+  );
   const engineReported = usageSeen ? ratio(cached, prompt) : null;
   const prometheus = run.prometheus ? ratio(run.prometheus.prefixCacheHits, run.prometheus.prefixCacheQueries) : null;
 
@@ -316,9 +341,16 @@ export function summarizeStrategy(run: StrategyRunInput, ceilings: Ceilings | nu
       inFlightMaxOverMean: maxOverMean(instances.map((i) => i.meanInFlight)),
       peakInFlight: instances.reduce((m, i) => Math.max(m, i.maxInFlight), 0),
     },
-    decisionMicros: { count: decisions.length, p50: percentileOfSorted(decisions, 50), p99: percentileOfSorted(decisions, 99) },
+    decisionMicros: {
+      count: decisions.length,
+      p50: percentileOfSorted(decisions, 50),
+      p99: percentileOfSorted(decisions, 99),
+    },
     decisionReasons,
-    predictedHit: predictedPrompt > 0 ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt } : null,
+    predictedHit:
+      predictedPrompt > 0
+        ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt }
+        : null,
     ttftCdf: cdfPointsOfSorted(ttftSorted, cdfPointCount),
   };
 }
@@ -365,7 +397,9 @@ export function findBaselineRun<T extends BaselineCandidate>(key: string, runs: 
  * it names one. The CLIs check it before any run starts, with the same rule buildReport applies after.
  */
 export function baselineProblem(baseline: string, runs: readonly BaselineCandidate[]): string | undefined {
-  return findBaselineRun(baseline, runs) === undefined ? `'${baseline}' is not one of the runs (${runs.map((r) => r.label).join(', ')})` : undefined;
+  return findBaselineRun(baseline, runs) === undefined
+    ? `'${baseline}' is not one of the runs (${runs.map((r) => r.label).join(', ')})`
+    : undefined;
 }
 
 /** Aggregate every run into one report. Throws ReportInputError on duplicate labels or an unknown named baseline. */
@@ -374,7 +408,8 @@ export function buildReport(input: ReportInput): BenchmarkReport {
   const strategies = input.runs.map((run) => summarizeStrategy(run, ceilings, input.cdfPoints ?? 200));
   const labels = new Set<string>();
   for (const s of strategies) {
-    if (labels.has(s.label)) throw new ReportInputError(`two runs share the label '${s.label}'; give each a distinct label`);
+    if (labels.has(s.label))
+      throw new ReportInputError(`two runs share the label '${s.label}'; give each a distinct label`);
     labels.add(s.label);
   }
   let base: StrategySummary | undefined;

@@ -1,4 +1,12 @@
-import { formatDeltaPct, formatMicros, formatMs, formatNumber, formatPercent, formatPoints, formatRatio } from './format';
+import {
+  formatDeltaPct,
+  formatMicros,
+  formatMs,
+  formatNumber,
+  formatPercent,
+  formatPoints,
+  formatRatio,
+} from './format';
 import type { BenchmarkReport, Comparison, StrategySummary } from './report-model';
 
 /**
@@ -71,9 +79,9 @@ export function summaryTable(report: BenchmarkReport): Table {
 /** A table keeping only some columns (by index), e.g. to split the wide summary for a page. */
 export function selectColumns(table: Table, columns: readonly number[]): Table {
   return {
-    header: columns.map((c) => table.header[c]!),
-    rows: table.rows.map((row) => columns.map((c) => row[c]!)),
-    numeric: columns.map((c) => table.numeric[c]!),
+    header: columns.map((c) => table.header[c]),
+    rows: table.rows.map((row) => columns.map((c) => row[c])),
+    numeric: columns.map((c) => table.numeric[c]),
   };
 }
 
@@ -81,7 +89,16 @@ export function selectColumns(table: Table, columns: readonly number[]): Table {
 export const LATENCY_COLUMNS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] as const;
 export const CACHE_LOAD_COLUMNS = [0, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19] as const;
 
-export const COMPARISON_COLUMNS = ['strategy', 'TTFT P50', 'TTFT P90', 'TTFT P99', 'E2E P50', 'hit rate', 'output tok/s', 'req/s'] as const;
+export const COMPARISON_COLUMNS = [
+  'strategy',
+  'TTFT P50',
+  'TTFT P90',
+  'TTFT P99',
+  'E2E P50',
+  'hit rate',
+  'output tok/s',
+  'req/s',
+] as const;
 
 function comparisonRow(c: Comparison): string[] {
   return [
@@ -97,7 +114,11 @@ function comparisonRow(c: Comparison): string[] {
 }
 
 export function comparisonTable(report: BenchmarkReport): Table {
-  return { header: COMPARISON_COLUMNS, rows: report.comparisons.map(comparisonRow), numeric: COMPARISON_COLUMNS.map((_, i) => i > 0) };
+  return {
+    header: COMPARISON_COLUMNS,
+    rows: report.comparisons.map(comparisonRow),
+    numeric: COMPARISON_COLUMNS.map((_, i) => i > 0),
+  };
 }
 
 /** Instances as rows (numbered #1… as the charts label them), strategies as columns: request share and mean/max in-flight. */
@@ -121,7 +142,10 @@ export function ceilingRows(report: BenchmarkReport): [string, string][] {
   if (c === null) return [];
   return [
     ['ideal (unbounded cache, arrival order)', formatPercent(c.idealHitRate)],
-    [`fleet (one LRU of ${formatNumber(c.fleetCapacityBlocks)} blocks = ${formatNumber(c.fleetCapacityBlocks * c.blockTokens)} tokens)`, formatPercent(c.fleetHitRate)],
+    [
+      `fleet (one LRU of ${formatNumber(c.fleetCapacityBlocks)} blocks = ${formatNumber(c.fleetCapacityBlocks * c.blockTokens)} tokens)`,
+      formatPercent(c.fleetHitRate),
+    ],
     ['requests / prompt tokens', `${formatNumber(c.requests)} / ${formatNumber(c.promptTokens)}`],
     ['distinct blocks', formatNumber(c.distinctBlocks)],
   ];
@@ -129,7 +153,9 @@ export function ceilingRows(report: BenchmarkReport): [string, string][] {
 
 /** Strategies as rows: the share of decisions per reason, and predicted vs delivered cache hit where the policy predicts. */
 export function decisionTable(report: BenchmarkReport): Table | undefined {
-  const withReasons = report.strategies.filter((s) => Object.keys(s.decisionReasons ?? {}).length > 0 || s.predictedHit);
+  const withReasons = report.strategies.filter(
+    (s) => Object.keys(s.decisionReasons ?? {}).length > 0 || s.predictedHit,
+  );
   if (withReasons.length === 0) return undefined;
   const header = ['strategy', 'decision reasons (share of requests)', 'predicted hit', 'delivered hit'];
   const rows = withReasons.map((s) => [

@@ -45,7 +45,7 @@ export interface ComparisonNoise {
 /** Value of the empirical CDF's inverse at fraction f (the first point at or above f). */
 function valueAtFraction(cdf: readonly CdfPoint[], f: number): number {
   for (const p of cdf) if (p.fraction >= f) return p.value;
-  return cdf[cdf.length - 1]!.value;
+  return cdf[cdf.length - 1].value;
 }
 
 /** 95 % confidence interval of the q-quantile of a sample of n, read off its CDF points; null when unknown. */
@@ -138,7 +138,12 @@ export function reportHeadline(report: BenchmarkReport): Headline | null {
     ttftP50: delta(best.ttftP50DeltaPct, formatDeltaPct(best.ttftP50DeltaPct), noise.ttftP50, true),
     ttftP90: delta(best.ttftP90DeltaPct, formatDeltaPct(best.ttftP90DeltaPct), noise.ttftP90, true),
     hitRate: delta(best.hitRateDeltaPoints, formatPoints(best.hitRateDeltaPoints), noise.hitRate, false),
-    throughput: delta(best.outputTokensPerSecondDeltaPct, formatDeltaPct(best.outputTokensPerSecondDeltaPct), noise.outputTokensPerSecond, false),
+    throughput: delta(
+      best.outputTokensPerSecondDeltaPct,
+      formatDeltaPct(best.outputTokensPerSecondDeltaPct),
+      noise.outputTokensPerSecond,
+      false,
+    ),
   };
   const figures = `TTFT P50 ${h.ttftP50.text}, P90 ${h.ttftP90.text}, hit rate ${h.hitRate.text}, throughput ${h.throughput.text}`;
   const latencyGain = h.ttftP50.better === true || h.ttftP90.better === true;
@@ -156,11 +161,16 @@ export function reportHeadline(report: BenchmarkReport): Headline | null {
     verdict = `No strategy differs from ${best.baseline} beyond noise on this workload (closest: ${best.label}, ${figures}).`;
   }
   const warnings: string[] = [];
-  if (h.ttftP50.noise) warnings.push(`TTFT P50 ${h.ttftP50.text} is within noise (the 95 % intervals of the two medians overlap).`);
-  if (h.ttftP90.noise) warnings.push(`TTFT P90 ${h.ttftP90.text} is within noise (the 95 % intervals of the two P90s overlap).`);
-  if (h.hitRate.noise) warnings.push(`hit rate ${h.hitRate.text} is within noise (under ${MIN_HIT_RATE_NOISE_POINTS} point).`);
+  if (h.ttftP50.noise)
+    warnings.push(`TTFT P50 ${h.ttftP50.text} is within noise (the 95 % intervals of the two medians overlap).`);
+  if (h.ttftP90.noise)
+    warnings.push(`TTFT P90 ${h.ttftP90.text} is within noise (the 95 % intervals of the two P90s overlap).`);
+  if (h.hitRate.noise)
+    warnings.push(`hit rate ${h.hitRate.text} is within noise (under ${MIN_HIT_RATE_NOISE_POINTS} point).`);
   if (h.throughput.noise) {
-    warnings.push(`throughput ${h.throughput.text} is within noise (±${Number.isFinite(tputBound) ? tputBound.toFixed(1) : '∞'} % for the completions counted).`);
+    warnings.push(
+      `throughput ${h.throughput.text} is within noise (±${Number.isFinite(tputBound) ? tputBound.toFixed(1) : '∞'} % for the completions counted).`,
+    );
   }
   return { best: best.label, baseline: best.baseline, ...h, verdict, warnings };
 }

@@ -22,7 +22,7 @@ export function percentileOfSorted(sorted: ArrayLike<number>, p: number): number
   const h = ((n - 1) * p) / 100;
   const lo = Math.floor(h);
   const hi = Math.min(lo + 1, n - 1);
-  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!);
+  return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
 }
 
 export function percentile(values: Iterable<number>, p: number): number | null {
@@ -52,15 +52,15 @@ export interface Distribution {
 export function distribution(values: Iterable<number>): Distribution {
   const sorted = sortedAscending(values);
   let sum = 0;
-  for (let i = 0; i < sorted.length; i++) sum += sorted[i]!;
+  for (let i = 0; i < sorted.length; i++) sum += sorted[i];
   return {
     count: sorted.length,
     mean: sorted.length === 0 ? null : sum / sorted.length,
-    min: sorted.length === 0 ? null : sorted[0]!,
+    min: sorted.length === 0 ? null : sorted[0],
     p50: percentileOfSorted(sorted, 50),
     p90: percentileOfSorted(sorted, 90),
     p99: percentileOfSorted(sorted, 99),
-    max: sorted.length === 0 ? null : sorted[sorted.length - 1]!,
+    max: sorted.length === 0 ? null : sorted[sorted.length - 1],
   };
 }
 
@@ -86,7 +86,7 @@ export function cdfPointsOfSorted(sorted: ArrayLike<number>, maxPoints = 200): C
     const rank = steps === 1 ? n - 1 : Math.round((i * (n - 1)) / (steps - 1));
     if (rank === lastRank) continue;
     lastRank = rank;
-    points.push({ value: sorted[rank]!, fraction: (rank + 1) / n });
+    points.push({ value: sorted[rank], fraction: (rank + 1) / n });
   }
   return points;
 }

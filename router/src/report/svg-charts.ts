@@ -5,14 +5,28 @@ import type { CdfPoint } from './stats';
  * Inline SVG charts for the HTML report, generated as strings: no script, no font, no network. Colours are
  * the Okabe–Ito palette (distinguishable with the common colour-vision deficiencies).
  */
-export const SERIES_COLORS = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#999999'] as const;
+export const SERIES_COLORS = [
+  '#0072B2',
+  '#D55E00',
+  '#009E73',
+  '#CC79A7',
+  '#E69F00',
+  '#56B4E9',
+  '#000000',
+  '#999999',
+] as const;
 
 export function seriesColor(index: number): string {
-  return SERIES_COLORS[index % SERIES_COLORS.length]!;
+  return SERIES_COLORS[index % SERIES_COLORS.length];
 }
 
 export function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /** Round coordinates so the markup stays small and stable. */
@@ -64,7 +78,13 @@ export function textWidth(text: string, fontPx: number): number {
  * log axis, then the rest from left to right) and kept only when their box, plus a gap, is clear of every kept
  * one. Grid lines stay for every tick; only the text is thinned.
  */
-export function visibleTickLabels(ticks: readonly number[], xOf: (t: number) => number, label: (t: number) => string, fontPx = 11, gapPx = 6): Set<number> {
+export function visibleTickLabels(
+  ticks: readonly number[],
+  xOf: (t: number) => number,
+  label: (t: number) => string,
+  fontPx = 11,
+  gapPx = 6,
+): Set<number> {
   const isPowerOfTen = (t: number) => Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9;
   const order = [...ticks].sort((a, b) => Number(isPowerOfTen(b)) - Number(isPowerOfTen(a)) || a - b);
   const kept: { lo: number; hi: number }[] = [];
@@ -109,8 +129,17 @@ export function wrapText(text: string, maxChars: number): string[] {
 }
 
 /** A multi-line <text>: one <tspan> per line, `lineHeight` apart, starting at baseline y. */
-function multilineText(lines: readonly string[], x: number, y: number, lineHeight: number, cls: string, tooltip?: string): string {
-  const spans = lines.map((l, i) => `<tspan x="${r(x)}" dy="${i === 0 ? 0 : lineHeight}">${escapeXml(l)}</tspan>`).join('');
+function multilineText(
+  lines: readonly string[],
+  x: number,
+  y: number,
+  lineHeight: number,
+  cls: string,
+  tooltip?: string,
+): string {
+  const spans = lines
+    .map((l, i) => `<tspan x="${r(x)}" dy="${i === 0 ? 0 : lineHeight}">${escapeXml(l)}</tspan>`)
+    .join('');
   return `<text x="${r(x)}" y="${r(y)}" class="${cls}">${spans}${tooltip ? `<title>${escapeXml(tooltip)}</title>` : ''}</text>`;
 }
 
@@ -140,7 +169,13 @@ export interface CdfChartOptions {
  * The frame of a chart with a wrapped title above and a legend below the axis label, one entry per line (so it
  * never covers a curve, whatever their shapes): its size, margins, title lines and the legend's markup.
  */
-function legendedChartFrame(title: string, series: readonly { readonly label: string; readonly color: string }[], width: number, left: number, plotHeight: number) {
+function legendedChartFrame(
+  title: string,
+  series: readonly { readonly label: string; readonly color: string }[],
+  width: number,
+  left: number,
+  plotHeight: number,
+) {
   const titleLines = wrapText(title, (width - left - 8) / (TITLE_PX * 0.6));
   const legendLines = series.map((s) => wrapText(s.label, (width - left - 30 - 8) / (LEGEND_PX * 0.6)));
   const legendH = 8 + 18 * legendLines.reduce((n, l) => n + l.length, 0);
@@ -152,17 +187,26 @@ function legendedChartFrame(title: string, series: readonly { readonly label: st
     let line = 0;
     series.forEach((s, i) => {
       const yy = height - legendH + 14 + 18 * line;
-      parts.push(`<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`);
-      parts.push(multilineText(legendLines[i]!, m.left + 30, yy, 18, 'legend-text'));
-      line += legendLines[i]!.length;
+      parts.push(
+        `<line x1="${m.left}" x2="${m.left + 22}" y1="${r(yy - 4)}" y2="${r(yy - 4)}" stroke="${s.color}" stroke-width="3"/>`,
+      );
+      parts.push(multilineText(legendLines[i], m.left + 30, yy, 18, 'legend-text'));
+      line += legendLines[i].length;
     });
     return parts.join('');
   };
   return { width, height, m, titleLines, legend };
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
-  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 56, options.height ?? 380);
+  const { width, height, m, titleLines, legend } = legendedChartFrame(
+    options.title,
+    series,
+    options.width ?? 760,
+    56,
+    options.height ?? 380,
+  );
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const values = series.flatMap((s) => s.points.map((p) => p.value));
@@ -183,12 +227,14 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     if (!(hi > 0)) hi = 1;
     ticks = linearTicks(0, hi);
     // End the axis on a tick: one step past the last tick when the data goes beyond it.
-    const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : hi;
-    if (ticks[ticks.length - 1]! < hi) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
+    const step = ticks.length > 1 ? ticks[1] - ticks[0] : hi;
+    if (ticks[ticks.length - 1] < hi) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
     hi = ticks[ticks.length - 1]!;
   }
   const x = (v: number): number =>
-    m.left + (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) * plotW;
+    m.left +
+    (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) *
+      plotW;
   const y = (f: number): number => m.top + (1 - f) * plotH;
 
   const parts: string[] = [];
@@ -200,7 +246,9 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
   for (const f of [0, 0.25, 0.5, 0.75, 0.9, 1]) {
     const cls = f === 0.5 || f === 0.9 ? 'guide' : 'grid';
     parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(f))}" y2="${r(y(f))}" class="${cls}"/>`);
-    parts.push(`<text x="${m.left - 6}" y="${r(y(f) + 4)}" text-anchor="end" class="tick">${f === 0.9 ? 'P90' : f === 0.5 ? 'P50' : f.toFixed(2).replace(/\.?0+$/, '') || '0'}</text>`);
+    parts.push(
+      `<text x="${m.left - 6}" y="${r(y(f) + 4)}" text-anchor="end" class="tick">${f === 0.9 ? 'P90' : f === 0.5 ? 'P50' : f.toFixed(2).replace(/\.?0+$/, '') || '0'}</text>`,
+    );
   }
   const inside = ticks.filter((t) => x(t) >= m.left - 0.5 && x(t) <= m.left + plotW + 0.5);
   const labelled = visibleTickLabels(inside, x, formatTickMs);
@@ -208,25 +256,32 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     const tx = x(t);
     parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top}" y2="${m.top + plotH}" class="grid"/>`);
     parts.push(`<line x1="${r(tx)}" x2="${r(tx)}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
-    if (labelled.has(t)) parts.push(`<text x="${r(tx)}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(formatTickMs(t))}</text>`);
+    if (labelled.has(t))
+      parts.push(
+        `<text x="${r(tx)}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(formatTickMs(t))}</text>`,
+      );
   }
   parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(
     `<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}${log ? ' (log scale)' : ''}</text>`,
   );
-  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">fraction of requests</text>`);
+  parts.push(
+    `<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">fraction of requests</text>`,
+  );
 
   for (const s of series) {
     if (s.points.length === 0) continue;
-    const first = s.points[0]!;
+    const first = s.points[0];
     let d = `M${r(x(first.value))} ${r(y(0))}`;
     let prevFraction = 0;
     for (const p of s.points) {
       d += `V${r(y(prevFraction))}H${r(x(p.value))}V${r(y(p.fraction))}`;
       prevFraction = p.fraction;
     }
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`,
+    );
   }
 
   parts.push(legend());
@@ -253,6 +308,7 @@ export interface InstanceBarsOptions {
  * Two bar panels for one strategy: each instance's share of requests (dashed line = an even share), and its
  * time-weighted mean in-flight with a tick at its maximum.
  */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function instanceBars(instances: readonly InstanceSummary[], options: InstanceBarsOptions): string {
   const width = options.width ?? 760;
   const titleLines = wrapText(options.title, (width - 48 - 8) / (TITLE_PX * 0.6));
@@ -279,14 +335,16 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
     reference?: number,
   ): void => {
     const ticks = linearTicks(0, maxValue > 0 ? maxValue : 1, 4);
-    const step = ticks.length > 1 ? ticks[1]! - ticks[0]! : maxValue;
-    if (ticks[ticks.length - 1]! < maxValue) ticks.push(Number((ticks[ticks.length - 1]! + step).toPrecision(12)));
-    const top = Math.max(ticks[ticks.length - 1]!, 1e-9);
+    const step = ticks.length > 1 ? ticks[1] - ticks[0] : maxValue;
+    if (ticks[ticks.length - 1] < maxValue) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
+    const top = Math.max(ticks[ticks.length - 1], 1e-9);
     const y = (v: number): number => m.top + (1 - v / top) * plotH;
     parts.push(`<text x="${r(left)}" y="${m.top - 8}" class="panel-title">${escapeXml(caption)}</text>`);
     for (const t of ticks) {
       parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
-      parts.push(`<text x="${r(left - 5)}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(format(t))}</text>`);
+      parts.push(
+        `<text x="${r(left - 5)}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(format(t))}</text>`,
+      );
     }
     const slot = panelW / n;
     const barW = Math.max(2, Math.min(48, slot * 0.7));
@@ -305,20 +363,36 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
       );
       if (marker) {
         const mv = marker(inst);
-        parts.push(`<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`);
+        parts.push(
+          `<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`,
+        );
       }
       if (labelEvery > 0 && i % labelEvery === 0) {
-        parts.push(`<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(labels[i]!)}</text>`);
+        parts.push(
+          `<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(labels[i])}</text>`,
+        );
       }
     });
     if (reference !== undefined) {
-      parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(reference))}" y2="${r(y(reference))}" class="reference"/>`);
+      parts.push(
+        `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(reference))}" y2="${r(y(reference))}" class="reference"/>`,
+      );
     }
-    parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
+    parts.push(
+      `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`,
+    );
   };
 
   const maxShare = Math.max(...instances.map((i) => i.share), 1 / n, options.scale?.share ?? 0);
-  panel(m.left, 'request share (dashed: even)', maxShare, (v) => `${Math.round(v * 1000) / 10}%`, (i) => i.share, undefined, 1 / n);
+  panel(
+    m.left,
+    'request share (dashed: even)',
+    maxShare,
+    (v) => `${Math.round(v * 1000) / 10}%`,
+    (i) => i.share,
+    undefined,
+    1 / n,
+  );
   const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1, options.scale?.inFlight ?? 0);
   panel(
     m.left + panelW + gap + 36,
@@ -328,7 +402,9 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
     (i) => i.meanInFlight,
     (i) => i.maxInFlight,
   );
-  parts.push(`<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance (numbered as in the table)</text>`);
+  parts.push(
+    `<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance (numbered as in the table)</text>`,
+  );
   parts.push('</svg>');
   return parts.join('');
 }
@@ -370,49 +446,76 @@ export interface SizeCurveChartOptions {
  * the strategy needs. The y axis is capped at 4 × the bound so one overloaded size does not flatten the rest.
  */
 export function sizeCurveChart(series: readonly SizeCurveSeries[], options: SizeCurveChartOptions): string {
-  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 64, options.height ?? 360);
+  const { width, height, m, titleLines, legend } = legendedChartFrame(
+    options.title,
+    series,
+    options.width ?? 760,
+    64,
+    options.height ?? 360,
+  );
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
   const sizes = series.flatMap((s) => s.points.map((p) => p.instances));
   const xMin = Math.min(...sizes, 1);
   const xMax = Math.max(...sizes, xMin + 1);
   const cap = options.bound * 4;
-  const values = series.flatMap((s) => s.points.map((p) => p.value)).filter((v): v is number => v !== null && Number.isFinite(v));
+  const values = series
+    .flatMap((s) => s.points.map((p) => p.value))
+    .filter((v): v is number => v !== null && Number.isFinite(v));
   let yMax = Math.min(cap, Math.max(options.bound * 1.25, ...values));
   const yTicks = linearTicks(0, yMax);
-  const step = yTicks.length > 1 ? yTicks[1]! - yTicks[0]! : yMax;
-  if (yTicks[yTicks.length - 1]! < yMax) yTicks.push(Number((yTicks[yTicks.length - 1]! + step).toPrecision(12)));
+  const step = yTicks.length > 1 ? yTicks[1] - yTicks[0] : yMax;
+  if (yTicks[yTicks.length - 1] < yMax) yTicks.push(Number((yTicks[yTicks.length - 1] + step).toPrecision(12)));
   yMax = yTicks[yTicks.length - 1]!;
   const x = (n: number): number => m.left + ((n - xMin) / (xMax - xMin)) * plotW;
   const y = (v: number): number => m.top + (1 - Math.min(v, yMax) / yMax) * plotH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
+  );
   parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
   for (const t of yTicks) {
     parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
-    parts.push(`<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`);
+    parts.push(
+      `<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`,
+    );
   }
   const xTicks = linearTicks(xMin, xMax, Math.min(12, xMax - xMin)).filter((t) => Number.isInteger(t));
   const labelled = visibleTickLabels(xTicks, x, String);
   for (const t of xTicks) {
     parts.push(`<line x1="${r(x(t))}" x2="${r(x(t))}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
-    if (labelled.has(t)) parts.push(`<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${t}</text>`);
+    if (labelled.has(t))
+      parts.push(`<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${t}</text>`);
   }
   parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
-  parts.push(`<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">instances</text>`);
-  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`);
+  parts.push(
+    `<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">instances</text>`,
+  );
+  parts.push(
+    `<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`,
+  );
   const by = y(options.bound);
-  parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(by)}" y2="${r(by)}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`);
-  parts.push(`<text x="${m.left + plotW - 4}" y="${r(by - 6)}" text-anchor="end" class="tick" fill="#d62728">${escapeXml(options.boundLabel)}</text>`);
+  parts.push(
+    `<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(by)}" y2="${r(by)}" stroke="#d62728" stroke-width="1.5" stroke-dasharray="6 4"/>`,
+  );
+  parts.push(
+    `<text x="${m.left + plotW - 4}" y="${r(by - 6)}" text-anchor="end" class="tick" fill="#d62728">${escapeXml(options.boundLabel)}</text>`,
+  );
   for (const s of series) {
-    const points = s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).sort((a, b) => a.instances - b.instances);
+    const points = s.points
+      .filter((p) => p.value !== null && Number.isFinite(p.value))
+      .sort((a, b) => a.instances - b.instances);
     if (points.length === 0) continue;
     const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${r(x(p.instances))} ${r(y(p.value!))}`).join('');
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`,
+    );
     for (const p of points) {
       const over = p.value! > yMax;
-      parts.push(`<circle cx="${r(x(p.instances))}" cy="${r(y(p.value!))}" r="3.5" fill="${over ? '#ffffff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${escapeXml(`${s.label}: ${p.instances} instances, ${options.formatValue(p.value!)}`)}</title></circle>`);
+      parts.push(
+        `<circle cx="${r(x(p.instances))}" cy="${r(y(p.value!))}" r="3.5" fill="${over ? '#ffffff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${escapeXml(`${s.label}: ${p.instances} instances, ${options.formatValue(p.value!)}`)}</title></circle>`,
+      );
     }
   }
   parts.push(legend());
@@ -464,26 +567,40 @@ const STANDALONE_STYLE = [
  * published range it is compared with as a band of the same colour: where a line runs inside its band, that
  * setting reproduces the figure. Points are drawn where they were measured; nothing is interpolated beyond them.
  */
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function bandChart(series: readonly BandSeries[], options: BandChartOptions): string {
-  const { width, height, m, titleLines, legend } = legendedChartFrame(options.title, series, options.width ?? 760, 56, options.height ?? 380);
+  const { width, height, m, titleLines, legend } = legendedChartFrame(
+    options.title,
+    series,
+    options.width ?? 760,
+    56,
+    options.height ?? 380,
+  );
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
-  const xs = series.flatMap((s) => s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).map((p) => p.x));
-  const values = series.flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null]).filter((v): v is number => v !== null && Number.isFinite(v));
+  const xs = series.flatMap((s) =>
+    s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).map((p) => p.x),
+  );
+  const values = series
+    .flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null])
+    .filter((v): v is number => v !== null && Number.isFinite(v));
   const xMin = Math.min(...xs, options.guide?.x ?? Infinity);
   const xMax = Math.max(...xs, options.guide?.x ?? -Infinity, xMin + 1e-9);
   const lo = options.yMin ?? Math.min(0, ...values);
   const yTicks = linearTicks(lo, options.yMax ?? Math.max(...values, 1));
   // The ticks start at a round value at or above `lo`; one step more keeps the lowest point on the chart.
-  const yStep = yTicks.length > 1 ? yTicks[1]! - yTicks[0]! : 1;
-  if (yTicks[0]! > lo) yTicks.unshift(Number((yTicks[0]! - yStep).toPrecision(12)));
-  const yLo = yTicks[0]!;
-  const yHi = yTicks[yTicks.length - 1]!;
+  const yStep = yTicks.length > 1 ? yTicks[1] - yTicks[0] : 1;
+  if (yTicks[0] > lo) yTicks.unshift(Number((yTicks[0] - yStep).toPrecision(12)));
+  const yLo = yTicks[0];
+  const yHi = yTicks[yTicks.length - 1];
   const x = (v: number): number => m.left + ((v - xMin) / (xMax - xMin)) * plotW;
   const y = (v: number): number => m.top + (1 - (Math.max(yLo, Math.min(yHi, v)) - yLo) / (yHi - yLo)) * plotH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`);
-  if (options.standalone) parts.push(`<style>${STANDALONE_STYLE}</style><rect width="${width}" height="${height}" fill="#ffffff"/>`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeXml(options.title)}">`,
+  );
+  if (options.standalone)
+    parts.push(`<style>${STANDALONE_STYLE}</style><rect width="${width}" height="${height}" fill="#ffffff"/>`);
   parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
   for (const s of series) {
     if (!s.band) continue;
@@ -491,34 +608,51 @@ export function bandChart(series: readonly BandSeries[], options: BandChartOptio
     const bottom = y(Math.min(s.band.min, s.band.max));
     // A point-like range (≈82 %) still shows as a thin band.
     const h = Math.max(bottom - top, 3);
-    parts.push(`<rect x="${m.left}" y="${r(top - (h - (bottom - top)) / 2)}" width="${r(plotW)}" height="${r(h)}" fill="${s.color}" fill-opacity="0.15"><title>${escapeXml(`${s.label}: published ${options.formatValue(s.band.min)} … ${options.formatValue(s.band.max)}`)}</title></rect>`);
+    parts.push(
+      `<rect x="${m.left}" y="${r(top - (h - (bottom - top)) / 2)}" width="${r(plotW)}" height="${r(h)}" fill="${s.color}" fill-opacity="0.15"><title>${escapeXml(`${s.label}: published ${options.formatValue(s.band.min)} … ${options.formatValue(s.band.max)}`)}</title></rect>`,
+    );
   }
   for (const t of yTicks) {
     parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
-    parts.push(`<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`);
+    parts.push(
+      `<text x="${m.left - 6}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(options.formatValue(t))}</text>`,
+    );
   }
   const xTicks = linearTicks(xMin, xMax, 8);
   const labelled = visibleTickLabels(xTicks, x, options.formatX);
   for (const t of xTicks) {
     parts.push(`<line x1="${r(x(t))}" x2="${r(x(t))}" y1="${m.top + plotH}" y2="${m.top + plotH + 5}" class="axis"/>`);
-    if (labelled.has(t)) parts.push(`<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(options.formatX(t))}</text>`);
+    if (labelled.has(t))
+      parts.push(
+        `<text x="${r(x(t))}" y="${m.top + plotH + 18}" text-anchor="middle" class="tick">${escapeXml(options.formatX(t))}</text>`,
+      );
   }
   parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`);
   parts.push(`<line x1="${m.left}" x2="${m.left}" y1="${m.top}" y2="${m.top + plotH}" class="axis"/>`);
-  parts.push(`<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}</text>`);
-  parts.push(`<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`);
+  parts.push(
+    `<text x="${m.left + plotW / 2}" y="${m.top + plotH + 38}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}</text>`,
+  );
+  parts.push(
+    `<text transform="translate(14 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle" class="axis-label">${escapeXml(options.yLabel)}</text>`,
+  );
   if (options.guide) {
     const gx = x(options.guide.x);
     parts.push(`<line x1="${r(gx)}" x2="${r(gx)}" y1="${m.top}" y2="${m.top + plotH}" class="guide"/>`);
     parts.push(`<text x="${r(gx + 4)}" y="${m.top + 12}" class="tick">${escapeXml(options.guide.label)}</text>`);
   }
   for (const s of series) {
-    const points = s.points.filter((p): p is { x: number; value: number } => p.value !== null && Number.isFinite(p.value)).sort((a, b) => a.x - b.x);
+    const points = s.points
+      .filter((p): p is { x: number; value: number } => p.value !== null && Number.isFinite(p.value))
+      .sort((a, b) => a.x - b.x);
     if (points.length === 0) continue;
     const d = points.map((p, i) => `${i === 0 ? 'M' : 'L'}${r(x(p.x))} ${r(y(p.value))}`).join('');
-    parts.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`);
+    parts.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2" stroke-linejoin="round"><title>${escapeXml(s.label)}</title></path>`,
+    );
     for (const p of points) {
-      parts.push(`<circle cx="${r(x(p.x))}" cy="${r(y(p.value))}" r="3.5" fill="${s.color}"><title>${escapeXml(`${s.label}: ${options.formatX(p.x)}, ${options.formatValue(p.value)}`)}</title></circle>`);
+      parts.push(
+        `<circle cx="${r(x(p.x))}" cy="${r(y(p.value))}" r="3.5" fill="${s.color}"><title>${escapeXml(`${s.label}: ${options.formatX(p.x)}, ${options.formatValue(p.value)}`)}</title></circle>`,
+      );
     }
   }
   parts.push(legend());

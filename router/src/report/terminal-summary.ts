@@ -36,10 +36,12 @@ export function terminalSummary(report: BenchmarkReport, reportPaths: readonly s
   const headline = reportHeadline(report);
   if (headline !== null) {
     out.push(...wrap(headline.verdict, TERMINAL_COLUMNS));
-    for (const w of headline.warnings) out.push(...wrap(`⚠ ${w}`, TERMINAL_COLUMNS, '  ').map((l, i) => (i === 0 ? l : `  ${l.trimStart()}`)));
+    for (const w of headline.warnings)
+      out.push(...wrap(`⚠ ${w}`, TERMINAL_COLUMNS, '  ').map((l, i) => (i === 0 ? l : `  ${l.trimStart()}`)));
     out.push('');
   }
-  if (report.baseline !== null && report.comparisons.length > 0) out.push(`Δ: change against ${report.baseline} (negative TTFT is faster).`);
+  if (report.baseline !== null && report.comparisons.length > 0)
+    out.push(`Δ: change against ${report.baseline} (negative TTFT is faster).`);
   const header = ['strategy', 'TTFT P50', 'TTFT P90', 'hit rate', 'of ceil.', 'tok/s', 'Δ P50', 'Δ P90', 'Δ tok/s'];
   const rows = report.strategies.map((s) => {
     const c = report.comparisons.find((x) => x.label === s.label);
@@ -55,12 +57,15 @@ export function terminalSummary(report: BenchmarkReport, reportPaths: readonly s
       c ? formatDeltaPct(c.outputTokensPerSecondDeltaPct) : '—',
     ];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   // The strategy column gives way (labels are ellipsized) so every line fits.
   const others = widths.slice(1).reduce((a, w) => a + w + 2, 0);
-  widths[0] = Math.max(12, Math.min(widths[0]!, TERMINAL_COLUMNS - others));
+  widths[0] = Math.max(12, Math.min(widths[0], TERMINAL_COLUMNS - others));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? ellipsize(c, widths[0]!).padEnd(widths[0]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i === 0 ? ellipsize(c, widths[0]).padEnd(widths[0]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   out.push(line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line));
   const errors = report.strategies.filter((s) => s.errors > 0);
   for (const s of errors) {

@@ -27,7 +27,10 @@ if (require.main === module) {
     console.error('usage: workload-ceilings.ts SPEC [INSTANCES=7] [KV_BLOCKS_PER_INSTANCE=84000]');
     process.exit(2);
   }
-  const fleet = { instances: instances === undefined ? 7 : Number(instances), kvBlocksPerInstance: kvBlocks === undefined ? 84_000 : Number(kvBlocks) };
+  const fleet = {
+    instances: instances === undefined ? 7 : Number(instances),
+    kvBlocksPerInstance: kvBlocks === undefined ? 84_000 : Number(kvBlocks),
+  };
   const started = Date.now();
   const c = workloadCeilings(parseWorkloadSpec(spec), fleet);
   const pct = (x: number | null): string => (x === null ? '—' : `${(x * 100).toFixed(1)} %`);

@@ -17,9 +17,14 @@ export interface WriteReportOptions extends HtmlOptions {
 }
 
 /** Write the report as JSON, markdown and HTML into `directory` (created if missing); returns absolute paths. */
-export async function writeReport(report: BenchmarkReport, directory: string, options: WriteReportOptions = {}): Promise<ReportFiles> {
+export async function writeReport(
+  report: BenchmarkReport,
+  directory: string,
+  options: WriteReportOptions = {},
+): Promise<ReportFiles> {
   const baseName = options.baseName ?? 'report';
-  if (!/^[A-Za-z0-9._-]+$/.test(baseName)) throw new RangeError(`baseName must be letters, digits, '.', '_' or '-' (got '${baseName}')`);
+  if (!/^[A-Za-z0-9._-]+$/.test(baseName))
+    throw new RangeError(`baseName must be letters, digits, '.', '_' or '-' (got '${baseName}')`);
   const dir = resolve(directory);
   await mkdir(dir, { recursive: true });
   const files: ReportFiles = {

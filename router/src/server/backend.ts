@@ -4,7 +4,13 @@ import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import type { ModelCard } from '../protocol/model-cards';
 import { ConnectionSlots } from './connection-slots';
-import { loadFiguresOf, observedLoadOf, ObservedInstance, type InstanceLoadFigures, type InstanceStateUpdate } from '../state/instance-state-log';
+import {
+  loadFiguresOf,
+  observedLoadOf,
+  ObservedInstance,
+  type InstanceLoadFigures,
+  type InstanceStateUpdate,
+} from '../state/instance-state-log';
 
 export type HealthState = 'pending' | 'healthy' | 'ejected';
 
@@ -59,7 +65,12 @@ export class Backend implements InstanceView {
   /** Routed requests' share of the pool, with a bounded wait for a free connection (limits.poolWaitTimeoutMs). */
   readonly connections: ConnectionSlots;
 
-  constructor(target: BackendTarget, options: BackendPoolOptions, initialHealth: HealthState, name: string = target.id) {
+  constructor(
+    target: BackendTarget,
+    options: BackendPoolOptions,
+    initialHealth: HealthState,
+    name: string = target.id,
+  ) {
     this.id = target.id;
     this.name = name;
     this.origin = target.origin;

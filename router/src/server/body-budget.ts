@@ -21,7 +21,11 @@ export class BodyBudget {
   /** Takes `bytes` from the budget, or throws 503 overloaded when they do not fit (nothing is taken then). */
   take(bytes: number): void {
     if (this.held + bytes > this.maxBytes) {
-      throw new RouterError('overloaded', `the router holds ${this.held} bytes of request bodies, and ${bytes} more would pass its ${this.maxBytes}-byte budget`, { retryAfterSeconds: 1 });
+      throw new RouterError(
+        'overloaded',
+        `the router holds ${this.held} bytes of request bodies, and ${bytes} more would pass its ${this.maxBytes}-byte budget`,
+        { retryAfterSeconds: 1 },
+      );
     }
     this.held += bytes;
   }

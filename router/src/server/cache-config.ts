@@ -22,7 +22,13 @@ export function kvCapacityFromMetrics(text: string): number | undefined {
 export async function readKvCapacity(backend: Backend, timeoutMs: number): Promise<void> {
   try {
     // The whole read within timeoutMs: a backend that trickles its answer cannot hold up the router's start.
-    const res = await backend.pool.request({ method: 'GET', path: `${backend.basePath}/metrics`, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await backend.pool.request({
+      method: 'GET',
+      path: `${backend.basePath}/metrics`,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await res.body.text();
     if (res.statusCode === 200) backend.kvCapacityTokens = kvCapacityFromMetrics(text);
   } catch {

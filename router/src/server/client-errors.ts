@@ -7,7 +7,8 @@ import { openAiErrorBody, RouterError } from '../protocol';
  * closes the connection. A socket that is already gone, or mid-response, is just destroyed.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  const inResponse = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const inResponse =
+    (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (err.code === 'ECONNRESET' || !socket.writable || inResponse) {
     socket.destroy();
     return;
@@ -20,10 +21,16 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
   socket.destroySoon();
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 export function clientErrorFor(code: string | undefined): RouterError {
-  if (code === 'HPE_HEADER_OVERFLOW') return new RouterError('headers_too_large', 'request headers are larger than the limit');
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new RouterError('request_timeout', 'request headers not received in time');
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new RouterError('headers_too_large', 'request headers are larger than the limit');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new RouterError('request_timeout', 'request headers not received in time');
   return new RouterError('malformed_request', `malformed HTTP request${code !== undefined ? ` (${code})` : ''}`);
 }

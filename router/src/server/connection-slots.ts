@@ -49,7 +49,13 @@ export class ConnectionSlots {
         waiter.timer = setTimeout(() => {
           const at = this.waiters.indexOf(waiter);
           if (at >= 0) this.waiters.splice(at, 1);
-          reject(new RouterError('overloaded', `instance ${this.backendName} had no free connection for ${timeoutMs} ms (all ${this.size} in use)`, { retryAfterSeconds: 1 }));
+          reject(
+            new RouterError(
+              'overloaded',
+              `instance ${this.backendName} had no free connection for ${timeoutMs} ms (all ${this.size} in use)`,
+              { retryAfterSeconds: 1 },
+            ),
+          );
         }, timeoutMs);
         waiter.timer.unref();
       }

@@ -30,7 +30,10 @@ export class HealthChecker {
     private readonly onAdmitted?: (backend: Backend) => void,
   ) {
     for (const b of backends) {
-      this.clients.set(b, new Client(b.origin, { pipelining: 1, keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000) }));
+      this.clients.set(
+        b,
+        new Client(b.origin, { pipelining: 1, keepAliveTimeout: Math.max(options.intervalMs * 2, 4_000) }),
+      );
     }
   }
 
@@ -92,13 +95,17 @@ export class HealthChecker {
     if (passed) {
       backend.consecutiveFailures = 0;
       backend.consecutiveSuccesses++;
-      if (from === 'pending' || (from === 'ejected' && backend.consecutiveSuccesses >= this.options.recoveryThreshold)) {
+      if (
+        from === 'pending' ||
+        (from === 'ejected' && backend.consecutiveSuccesses >= this.options.recoveryThreshold)
+      ) {
         this.transition(backend, 'healthy');
       }
     } else {
       backend.consecutiveSuccesses = 0;
       backend.consecutiveFailures++;
-      if (from === 'healthy' && backend.consecutiveFailures >= this.options.failureThreshold) this.transition(backend, 'ejected');
+      if (from === 'healthy' && backend.consecutiveFailures >= this.options.failureThreshold)
+        this.transition(backend, 'ejected');
     }
   }
 
@@ -107,7 +114,8 @@ export class HealthChecker {
     backend.health = to;
     backend.consecutiveFailures = 0;
     backend.consecutiveSuccesses = 0;
-    if (to === 'ejected') this.log.warn({ backend: backend.id, from, to }, 'backend ejected after failed health checks');
+    if (to === 'ejected')
+      this.log.warn({ backend: backend.id, from, to }, 'backend ejected after failed health checks');
     else {
       this.log.info({ backend: backend.id, from, to }, 'backend admitted');
       this.onAdmitted?.(backend);

@@ -1,7 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Backend } from './backend';
-import { checkStateHashKey, processStateHashKey, StateHashKeyMismatchError, type StateHashKey } from '../state/state-hash-key';
+import {
+  checkStateHashKey,
+  processStateHashKey,
+  StateHashKeyMismatchError,
+  type StateHashKey,
+} from '../state/state-hash-key';
 import { decodeInstanceState } from './instance-state-wire';
 import { describeUpstreamError } from './proxy';
 
@@ -62,10 +67,15 @@ export class InstanceStateObserver {
         backend.observation.reset();
         if (failures === 0) {
           const level = err instanceof StateHashKeyMismatchError ? 'error' : 'warn';
-          this.log[level]({ backend: backend.id, error: describeUpstreamError(err) }, "cannot observe the instance's state; routing on this router's own view of it");
+          this.log[level](
+            { backend: backend.id, error: describeUpstreamError(err) },
+            "cannot observe the instance's state; routing on this router's own view of it",
+          );
         }
         failures++;
-        await sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(failures - 1, 6)), undefined, { signal }).catch(() => undefined);
+        await sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(failures - 1, 6)), undefined, {
+          signal,
+        }).catch(() => undefined);
       }
     }
   }
@@ -98,7 +108,10 @@ export class InstanceStateObserver {
 }
 
 /** Parses a body as JSON, failing (and closing the body) as soon as it passes `maxBytes`. */
-async function readJsonAtMost(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, maxBytes: number): Promise<unknown> {
+async function readJsonAtMost(
+  body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown },
+  maxBytes: number,
+): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -62,7 +62,11 @@ export class InstanceStatePublisher {
     const peer = res.req.socket.remoteAddress ?? '';
     const waiting = this.waitingByPeer.get(peer) ?? 0;
     if (waiting >= MAX_WAITING_POLLS_PER_PEER) {
-      throw new RouterError('too_many_requests', `this address already holds ${MAX_WAITING_POLLS_PER_PEER} instance-state polls waiting, the limit`, { retryAfterSeconds: 1 });
+      throw new RouterError(
+        'too_many_requests',
+        `this address already holds ${MAX_WAITING_POLLS_PER_PEER} instance-state polls waiting, the limit`,
+        { retryAfterSeconds: 1 },
+      );
     }
     this.waitingByPeer.set(peer, waiting + 1);
     this.waiters.push(waiter);
@@ -102,7 +106,11 @@ export class InstanceStatePublisher {
   private answer(w: Waiter): void {
     if (w.res.destroyed) return;
     const body = this.encodedSince(w.epoch, w.since);
-    w.res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+    w.res.writeHead(200, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      'content-length': Buffer.byteLength(body),
+    });
     w.res.end(body);
   }
 
@@ -125,6 +133,10 @@ function optionalInteger(query: URLSearchParams, name: string, min: number, max:
   const raw = query.get(name);
   if (raw === null) return undefined;
   const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-  if (!(value >= min && value <= max)) throw new RouterError('invalid_field', `query parameter ${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`);
+  if (!(value >= min && value <= max))
+    throw new RouterError(
+      'invalid_field',
+      `query parameter ${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(raw.slice(0, 40))})`,
+    );
   return value;
 }

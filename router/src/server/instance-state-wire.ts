@@ -1,5 +1,5 @@
 import type { InstanceStateUpdate } from '../state/instance-state-log';
-import { routingBlockKeyBytes, routingBlockKeysOf, type RoutingBlockKey, type StateHashKeySource } from '../state/state-hash-key';
+import { routingBlockKeyBytes, routingBlockKeysOf, type RoutingBlockKey } from '../state/state-hash-key';
 
 /**
  * The JSON form of an InstanceStateUpdate (GET /router/v1/instance-state). Block hashes travel as base64 of
@@ -26,9 +26,17 @@ export function encodeInstanceState(update: InstanceStateUpdate): string {
     capacityBlocks: update.capacityBlocks,
     load: update.load,
     ...(update.snapshot !== undefined
-      ? { snapshot: { clock: update.snapshot.clock, hashes: keysBase64(update.snapshot.hashes), recency: floatsBase64(update.snapshot.recency) } }
+      ? {
+          snapshot: {
+            clock: update.snapshot.clock,
+            hashes: keysBase64(update.snapshot.hashes),
+            recency: floatsBase64(update.snapshot.recency),
+          },
+        }
       : {}),
-    ...(update.events !== undefined ? { events: update.events.map((e) => ('record' in e ? keysBase64(e.record) : e.evictNotNewerThan)) } : {}),
+    ...(update.events !== undefined
+      ? { events: update.events.map((e) => ('record' in e ? keysBase64(e.record) : e.evictNotNewerThan)) }
+      : {}),
   });
 }
 
@@ -36,33 +44,49 @@ export function encodeInstanceState(update: InstanceStateUpdate): string {
 export function decodeInstanceState(value: unknown): InstanceStateUpdate {
   const o = object(value, 'update');
   if (o.format !== INSTANCE_STATE_FORMAT) {
-    const older = typeof o.format === 'string' && o.format.startsWith(FORMAT_PREFIX) && o.format < INSTANCE_STATE_FORMAT;
-    throw new RangeError(`instance state: format must be ${INSTANCE_STATE_FORMAT} (got ${String(o.format).slice(0, 64)}${older ? ': a router from before keyed block hashes; upgrade it and give every router the same --state-hash-key-file' : ''})`);
+    const older =
+      typeof o.format === 'string' && o.format.startsWith(FORMAT_PREFIX) && o.format < INSTANCE_STATE_FORMAT;
+    throw new RangeError(
+      `instance state: format must be ${INSTANCE_STATE_FORMAT} (got ${String(o.format).slice(0, 64)}${older ? ': a router from before keyed block hashes; upgrade it and give every router the same --state-hash-key-file' : ''})`,
+    );
   }
-  if (typeof o.epoch !== 'string' || o.epoch.length === 0 || o.epoch.length > 64) throw new RangeError('instance state: epoch must be a string of 1-64 characters');
+  if (typeof o.epoch !== 'string' || o.epoch.length === 0 || o.epoch.length > 64)
+    throw new RangeError('instance state: epoch must be a string of 1-64 characters');
   const load = object(o.load, 'load');
   const hashKey = object(o.hashKey, 'hashKey');
-  if (typeof hashKey.id !== 'string' || !/^[0-9a-f]{16}$/.test(hashKey.id)) throw new RangeError('instance state: hashKey.id must be 16 hex digits');
-  if (hashKey.source !== 'file' && hashKey.source !== 'process') throw new RangeError("instance state: hashKey.source must be 'file' or 'process'");
+  if (typeof hashKey.id !== 'string' || !/^[0-9a-f]{16}$/.test(hashKey.id))
+    throw new RangeError('instance state: hashKey.id must be 16 hex digits');
+  if (hashKey.source !== 'file' && hashKey.source !== 'process')
+    throw new RangeError("instance state: hashKey.source must be 'file' or 'process'");
   const update: InstanceStateUpdate = {
     epoch: o.epoch,
     seq: count(o.seq, 'seq'),
     version: count(o.version, 'version'),
     blockChars: count(o.blockChars, 'blockChars', 1),
     hashKeyId: hashKey.id,
-    hashKeySource: hashKey.source as StateHashKeySource,
+    hashKeySource: hashKey.source,
     capacityBlocks: count(o.capacityBlocks, 'capacityBlocks', 1),
-    load: { inFlight: count(load.inFlight, 'load.inFlight'), queuedPrefillTokens: count(load.queuedPrefillTokens, 'load.queuedPrefillTokens'), decodeSequences: count(load.decodeSequences, 'load.decodeSequences') },
+    load: {
+      inFlight: count(load.inFlight, 'load.inFlight'),
+      queuedPrefillTokens: count(load.queuedPrefillTokens, 'load.queuedPrefillTokens'),
+      decodeSequences: count(load.decodeSequences, 'load.decodeSequences'),
+    },
   };
   if (o.snapshot !== undefined) {
     const s = object(o.snapshot, 'snapshot');
     const hashes = keysOf(s.hashes, 'snapshot.hashes');
     const recency = float64sOf(s.recency, 'snapshot.recency');
-    if (hashes.length !== recency.length) throw new RangeError('instance state: snapshot.hashes and snapshot.recency differ in length');
+    if (hashes.length !== recency.length)
+      throw new RangeError('instance state: snapshot.hashes and snapshot.recency differ in length');
     return { ...update, snapshot: { clock: count(s.clock, 'snapshot.clock'), hashes, recency } };
   }
   if (!Array.isArray(o.events)) throw new RangeError('instance state: an update needs a snapshot or events');
-  return { ...update, events: o.events.map((e, i) => (typeof e === 'number' ? { evictNotNewerThan: count(e, `events[${i}]`) } : { record: keysOf(e, `events[${i}]`) })) };
+  return {
+    ...update,
+    events: o.events.map((e, i) =>
+      typeof e === 'number' ? { evictNotNewerThan: count(e, `events[${i}]`) } : { record: keysOf(e, `events[${i}]`) },
+    ),
+  };
 }
 
 function keysBase64(keys: readonly RoutingBlockKey[]): string {
@@ -78,7 +102,8 @@ function floatsBase64(values: Float64Array): string {
 function bytesOf(value: unknown, name: string, width: number): Buffer {
   if (typeof value !== 'string') throw new RangeError(`instance state: ${name} must be a base64 string`);
   const bytes = Buffer.from(value, 'base64');
-  if (bytes.length % width !== 0) throw new RangeError(`instance state: ${name} is not a whole number of ${width}-byte values`);
+  if (bytes.length % width !== 0)
+    throw new RangeError(`instance state: ${name} is not a whole number of ${width}-byte values`);
   return bytes;
 }
 
@@ -94,11 +119,13 @@ function float64sOf(value: unknown, name: string): Float64Array {
 }
 
 function object(value: unknown, name: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RangeError(`instance state: ${name} must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new RangeError(`instance state: ${name} must be an object`);
   return value as Record<string, unknown>;
 }
 
 function count(value: unknown, name: string, min = 0): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) throw new RangeError(`instance state: ${name} must be an integer ≥ ${min} (got ${String(value)})`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw new RangeError(`instance state: ${name} must be an integer ≥ ${min} (got ${String(value)})`);
   return value;
 }

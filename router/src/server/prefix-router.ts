@@ -5,7 +5,14 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
 import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
-import { createPolicy, NoHealthyInstanceError, scopeToModel, servesModel, UnknownModelError, type RoutingPolicy } from '../policy';
+import {
+  createPolicy,
+  NoHealthyInstanceError,
+  scopeToModel,
+  servesModel,
+  UnknownModelError,
+  type RoutingPolicy,
+} from '../policy';
 import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest } from '../core/routing-core';
 import {
   dialectForPath,
@@ -180,6 +187,7 @@ export class PrefixRouter implements RunningRouter {
   /** Largest request body read: limits.maxBodyBytes, or derived from the backends' context at start (maxBodyBytesFromContext). */
   private maxBodyBytes: number;
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(
     readonly config: RouterConfig,
     runtime: RouterRuntime = {},
@@ -190,7 +198,10 @@ export class PrefixRouter implements RunningRouter {
     this.maxBodyBytes = config.limits.maxBodyBytes;
     this.policy = isRoutingPolicy(config.policy)
       ? config.policy
-      : createPolicy(config.policy, { rng: runtime.rng ?? new SeededRng(config.seed), stateHashKey: this.stateHashKey });
+      : createPolicy(config.policy, {
+          rng: runtime.rng ?? new SeededRng(config.seed),
+          stateHashKey: this.stateHashKey,
+        });
     const checking = config.healthCheck.intervalMs > 0;
     this.set = new BackendSet(
       config.backends.map(
@@ -208,7 +219,8 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
-    const keyFileFailed = (error: KeyFileError): void => this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
+    const keyFileFailed = (error: KeyFileError): void =>
+      this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
     this.core = new RoutingCore<Backend>(
       this.policy,
       (id) => this.set.get(id),
@@ -223,20 +235,41 @@ export class PrefixRouter implements RunningRouter {
           if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
           const prompt = outcome.promptTokens ?? estimatedPrompt;
           this.metrics.promptTokens.inc({ instance: target.id }, prompt);
-          this.metrics.predictedCachedTokens.inc({ instance: target.id }, Math.min(decision.predictedCachedTokens ?? 0, prompt));
+          this.metrics.predictedCachedTokens.inc(
+            { instance: target.id },
+            Math.min(decision.predictedCachedTokens ?? 0, prompt),
+          );
           this.metrics.deliveredCachedTokens.inc({ instance: target.id }, outcome.cachedTokens);
         },
         policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
       },
-      { publishBlocks: config.publishStateBlocks === 'on', ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}) },
+      {
+        publishBlocks: config.publishStateBlocks === 'on',
+        ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}),
+      },
     );
-    this.upstreamKey = config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
-    this.models = new ServedModelsDirectory(this.set.list, config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization);
+    this.upstreamKey =
+      config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
+    this.models = new ServedModelsDirectory(
+      this.set.list,
+      config.healthCheck.timeoutMs,
+      () => this.upstreamKey?.authorization,
+    );
     this.health = checking
-      ? new HealthChecker(this.set.list, config.healthCheck, this.log, runtime.healthTimeoutsKeepHealthy === true, (backend) => void this.models.refresh(backend))
+      ? new HealthChecker(
+          this.set.list,
+          config.healthCheck,
+          this.log,
+          runtime.healthTimeoutsKeepHealthy === true,
+          (backend) => void this.models.refresh(backend),
+        )
       : undefined;
     this.retryAfterSeconds = Math.max(1, Math.ceil((checking ? config.healthCheck.intervalMs : 1000) / 1000));
-    this.bodyBudget = new BodyBudget(config.limits.maxBufferedBodyBytes > 0 ? config.limits.maxBufferedBodyBytes : defaultBodyBudgetBytes(config.limits.maxBodyBytes));
+    this.bodyBudget = new BodyBudget(
+      config.limits.maxBufferedBodyBytes > 0
+        ? config.limits.maxBufferedBodyBytes
+        : defaultBodyBudgetBytes(config.limits.maxBodyBytes),
+    );
     const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
     this.server = createServer(
       {
@@ -251,10 +284,16 @@ export class PrefixRouter implements RunningRouter {
     );
     this.server.on('clientError', answerClientError);
     this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed);
-    this.adminKeys = config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
+    this.adminKeys =
+      config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
     if (config.adminPort !== undefined) {
-      this.adminServer = createServer({ headersTimeout: headersTimeoutMs, requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000, keepAliveTimeout: 5_000 }, (req, res) =>
-        this.onRequest(req, res, 'admin'),
+      this.adminServer = createServer(
+        {
+          headersTimeout: headersTimeoutMs,
+          requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
+          keepAliveTimeout: 5_000,
+        },
+        (req, res) => this.onRequest(req, res, 'admin'),
       );
       this.adminServer.on('clientError', answerClientError);
     }
@@ -325,12 +364,18 @@ export class PrefixRouter implements RunningRouter {
     // KV capacities for cache-aware policies: read once, best-effort, bounded by the health-check timeout.
     const timeoutMs = this.config.healthCheck.timeoutMs;
     await Promise.all([
-      ...(this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0 ? this.set.list.map((b) => readKvCapacity(b, timeoutMs)) : []),
+      ...(this.policy.wantsKvCapacity === true || this.config.publishStateMs > 0
+        ? this.set.list.map((b) => readKvCapacity(b, timeoutMs))
+        : []),
       // Also each backend's context length (max_model_len on its model cards), which the body limit derives from.
       this.models.refreshAll(),
     ]);
     this.maxBodyBytes = this.bodyLimit();
-    if (this.maxBodyBytes !== this.config.limits.maxBodyBytes) this.log.info({ maxBodyBytes: this.maxBodyBytes }, "body limit derived from the backends' context (max_model_len); set limits.maxBodyBytes to override");
+    if (this.maxBodyBytes !== this.config.limits.maxBodyBytes)
+      this.log.info(
+        { maxBodyBytes: this.maxBodyBytes },
+        "body limit derived from the backends' context (max_model_len); set limits.maxBodyBytes to override",
+      );
     try {
       await listen(this.server, this.config.port, this.config.host);
       if (this.adminServer !== undefined) {
@@ -353,12 +398,25 @@ export class PrefixRouter implements RunningRouter {
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.watch();
     if (this.config.publishStateMs > 0) {
       const kvTokens = this.set.list.reduce((sum, b) => sum + (b.kvCapacityTokens ?? DEFAULT_KV_CACHE_TOKENS), 0);
-      const blockChars = publishedBlockChars(this.policy, this.config.publishStateBlockChars, this.config.publishStateBlockChars);
-      this.publisher = new InstanceStatePublisher(publishedStateLog(blockChars, kvTokens, this.stateHashKey), this.config.publishStateMs);
+      const blockChars = publishedBlockChars(
+        this.policy,
+        this.config.publishStateBlockChars,
+        this.config.publishStateBlockChars,
+      );
+      this.publisher = new InstanceStatePublisher(
+        publishedStateLog(blockChars, kvTokens, this.stateHashKey),
+        this.config.publishStateMs,
+      );
     }
     if (this.config.observeInstances === 'on') {
       this.set.observeInstances(OBSERVATION_STALE_MS);
-      this.observer = new InstanceStateObserver(this.set.list, this.log, this.config.healthCheck.timeoutMs, () => this.upstreamKey?.authorization, this.stateHashKey);
+      this.observer = new InstanceStateObserver(
+        this.set.list,
+        this.log,
+        this.config.healthCheck.timeoutMs,
+        () => this.upstreamKey?.authorization,
+        this.stateHashKey,
+      );
       this.observer.start();
     }
     this.log.info(
@@ -397,7 +455,10 @@ export class PrefixRouter implements RunningRouter {
     if (!finished) this.log.warn({ cut: this.active }, 'grace period over: cutting remaining requests');
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
-    const adminClosed = this.adminServer === undefined ? Promise.resolve() : new Promise<void>((resolve) => this.adminServer?.close(() => resolve()));
+    const adminClosed =
+      this.adminServer === undefined
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => this.adminServer?.close(() => resolve()));
     this.adminServer?.closeAllConnections();
     await Promise.all([closed, adminClosed]);
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.close();
@@ -444,12 +505,18 @@ export class PrefixRouter implements RunningRouter {
       dialect = route.dialect;
       if (route.kind === 'ping') return this.ping(res);
       if (this.config.allowedHosts !== undefined && !hostAllowed(req.headers.host, this.config.allowedHosts)) {
-        throw new RouterError('misdirected_request', 'this router does not answer for the host named in the Host header');
+        throw new RouterError(
+          'misdirected_request',
+          'this router does not answer for the host named in the Host header',
+        );
       }
       this.authorize(req, route, listener);
       if (route.kind === 'metrics') return await this.serveMetrics(res);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
-      if (this.draining) throw new RouterError('shutting_down', 'the router is shutting down', { retryAfterSeconds: this.retryAfterSeconds });
+      if (this.draining)
+        throw new RouterError('shutting_down', 'the router is shutting down', {
+          retryAfterSeconds: this.retryAfterSeconds,
+        });
       if (route.kind === 'models') return await this.listModels(req, res);
       if ((route.kind === 'chat' || route.kind === 'completions') && !isJsonContentType(req.headers['content-type'])) {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
@@ -471,7 +538,11 @@ export class PrefixRouter implements RunningRouter {
         error = new RouterError('internal_error', 'internal router error');
       }
       this.metrics.rejected.inc({ code: error.code });
-      if (this.log.isLevelEnabled('debug')) this.log.debug({ method: req.method, path: pathname, code: error.code, status: error.status }, 'request rejected');
+      if (this.log.isLevelEnabled('debug'))
+        this.log.debug(
+          { method: req.method, path: pathname, code: error.code, status: error.status },
+          'request rejected',
+        );
       sendError(req, res, error, dialect);
     }
   }
@@ -485,14 +556,24 @@ export class PrefixRouter implements RunningRouter {
   private authorize(req: IncomingMessage, route: RouteMatch, listener: Listener): void {
     const adminRoute = route.kind === 'metrics' || route.kind === 'instance-state';
     if (this.adminServer !== undefined && adminRoute !== (listener === 'admin')) {
-      throw new RouterError('not_found', adminRoute ? 'this path is served on the admin listener' : 'the admin listener serves only /metrics, /router/v1/instance-state and /ping');
+      throw new RouterError(
+        'not_found',
+        adminRoute
+          ? 'this path is served on the admin listener'
+          : 'the admin listener serves only /metrics, /router/v1/instance-state and /ping',
+      );
     }
     const keys = listener === 'admin' ? this.adminKeys : this.apiKeys;
     if (keys === undefined) return;
     // The SageMaker container contract: SageMaker's front end has authenticated the caller and sends no key.
-    if (this.config.openContainerPaths === 'on' && route.kind === 'invocations' && route.endpointName === undefined) return;
+    if (this.config.openContainerPaths === 'on' && route.kind === 'invocations' && route.endpointName === undefined)
+      return;
     if (keys.match(presentedKey(req.headers)) < 0) {
-      throw new RouterError('unauthorized', 'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)', { authenticate: 'Bearer' });
+      throw new RouterError(
+        'unauthorized',
+        'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)',
+        { authenticate: 'Bearer' },
+      );
     }
   }
 
@@ -504,12 +585,18 @@ export class PrefixRouter implements RunningRouter {
     const { maxInFlight, maxInFlightPerClient } = this.config.limits;
     if (maxInFlight === 0 && maxInFlightPerClient === 0) return;
     if (maxInFlight > 0 && this.routedInFlight >= maxInFlight) {
-      throw new RouterError('overloaded', `the router has ${maxInFlight} requests in flight, its limit`, { retryAfterSeconds: 1 });
+      throw new RouterError('overloaded', `the router has ${maxInFlight} requests in flight, its limit`, {
+        retryAfterSeconds: 1,
+      });
     }
     const client = this.clientOf(req);
     const mine = this.inFlightByClient.get(client) ?? 0;
     if (maxInFlightPerClient > 0 && mine >= maxInFlightPerClient) {
-      throw new RouterError('too_many_requests', `this client has ${maxInFlightPerClient} requests in flight, its limit`, { retryAfterSeconds: 1 });
+      throw new RouterError(
+        'too_many_requests',
+        `this client has ${maxInFlightPerClient} requests in flight, its limit`,
+        { retryAfterSeconds: 1 },
+      );
     }
     this.routedInFlight++;
     this.inFlightByClient.set(client, mine + 1);
@@ -542,7 +629,13 @@ export class PrefixRouter implements RunningRouter {
    * the policy picks among the rest (for sagemaker-prefix-aware: the next instance in rendezvous order for the
    * key, or the least loaded one if that is over the threshold).
    */
-  private async routeAndProxy(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer): Promise<void> {
+  private async routeAndProxy(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: RouteMatch,
+    parsed: ParsedRequest,
+    body: Buffer,
+  ): Promise<void> {
     await this.checkModelServed(parsed.routing.model, route);
     const routed = this.core.begin(parsed.routing);
     // This router's own count of the request, for routers observing it: it reaches this instance now, once,
@@ -555,7 +648,15 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
-  private async routeWithRetry(req: IncomingMessage, res: ServerResponse, route: RouteMatch, parsed: ParsedRequest, body: Buffer, routed: RoutedRequest<Backend>): Promise<void> {
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+  private async routeWithRetry(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: RouteMatch,
+    parsed: ParsedRequest,
+    body: Buffer,
+    routed: RoutedRequest<Backend>,
+  ): Promise<void> {
     const clientGone = new ClientGone();
     res.once('close', () => {
       if (!res.writableFinished) clientGone.abort();
@@ -565,11 +666,20 @@ export class PrefixRouter implements RunningRouter {
     // policy still decides (its only choice), so its accounting sees the request. Gone or unhealthy: the policy
     // chooses freely and that backend answers as a model does for a session it does not know.
     const inSession = SessionAffinity.involves(req.headers);
-    const sessionBackend = inSession ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '') : undefined;
-    const onResponseHeaders = (id: string) => (inSession ? (headers: Readonly<Record<string, string | string[] | undefined>>) => this.sessions.observe(id, headers, Date.now()) : undefined);
+    const sessionBackend = inSession
+      ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '')
+      : undefined;
+    const onResponseHeaders = (id: string) =>
+      inSession
+        ? (headers: Readonly<Record<string, string | string[] | undefined>>) =>
+            this.sessions.observe(id, headers, Date.now())
+        : undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
       // A session whose backend does not serve this request's model (another adapter) is not followed.
-      const pinned = sessionBackend?.healthy === true && refusedBy === undefined && servesModel(sessionBackend, parsed.routing.model) ? sessionBackend.id : undefined;
+      const pinned =
+        sessionBackend?.healthy === true && refusedBy === undefined && servesModel(sessionBackend, parsed.routing.model)
+          ? sessionBackend.id
+          : undefined;
       const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned, route);
       const usage = new UsageScanner();
       const startedMs = performance.now();
@@ -598,7 +708,10 @@ export class PrefixRouter implements RunningRouter {
           routingHeaders: this.config.routingHeaders,
           onResponseHeaders: onResponseHeaders(backend.id),
           onStreamFailure: (err) =>
-            this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend failed mid-response; terminal error sent'),
+            this.log.warn(
+              { backend: backend.id, error: describeUpstreamError(err) },
+              'backend failed mid-response; terminal error sent',
+            ),
         });
         if (status === 'stream_error') {
           backend.failed++;
@@ -684,18 +797,29 @@ export class PrefixRouter implements RunningRouter {
   }
 
   /** The core's decision on this router's backends; no healthy backend becomes the client's 503 (or the retry's 502). */
-  private decide(routed: RoutedRequest<Backend>, excluded: string | undefined, only: string | undefined, route?: RouteMatch) {
+  private decide(
+    routed: RoutedRequest<Backend>,
+    excluded: string | undefined,
+    only: string | undefined,
+    route?: RouteMatch,
+  ) {
     try {
       return routed.decide(this.set.snapshot(Date.now(), excluded, only), excluded);
     } catch (err) {
       if (err instanceof UnknownModelError) throw modelNotFound(err, route);
       if (!(err instanceof NoHealthyInstanceError)) throw err;
       if (excluded !== undefined) {
-        throw new RouterError('upstream_connect_failed', `instance ${this.set.get(excluded)?.name ?? 'chosen'} refused the connection and no other healthy instance is available`, {
-          retryAfterSeconds: this.retryAfterSeconds,
-        });
+        throw new RouterError(
+          'upstream_connect_failed',
+          `instance ${this.set.get(excluded)?.name ?? 'chosen'} refused the connection and no other healthy instance is available`,
+          {
+            retryAfterSeconds: this.retryAfterSeconds,
+          },
+        );
       }
-      throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+      throw new RouterError('no_healthy_backend', 'no healthy backend is available', {
+        retryAfterSeconds: this.retryAfterSeconds,
+      });
     }
   }
 
@@ -704,13 +828,25 @@ export class PrefixRouter implements RunningRouter {
     if (isConnectionRefused(err)) {
       return new RouterError(
         'upstream_connect_failed',
-        attempt > 0 ? `instance ${backend.name} refused the connection (after a retry)` : `instance ${backend.name} refused the connection`,
+        attempt > 0
+          ? `instance ${backend.name} refused the connection (after a retry)`
+          : `instance ${backend.name} refused the connection`,
         { retryAfterSeconds: this.retryAfterSeconds },
       );
     }
-    if (isUpstreamTimeout(err)) return new RouterError('upstream_timeout', `instance ${backend.name} did not answer in time (${upstreamErrorCode(err)})`);
-    this.log.warn({ backend: backend.id, error: describeUpstreamError(err) }, 'backend request failed before a response');
-    return new RouterError('upstream_error', `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`);
+    if (isUpstreamTimeout(err))
+      return new RouterError(
+        'upstream_timeout',
+        `instance ${backend.name} did not answer in time (${upstreamErrorCode(err)})`,
+      );
+    this.log.warn(
+      { backend: backend.id, error: describeUpstreamError(err) },
+      'backend request failed before a response',
+    );
+    return new RouterError(
+      'upstream_error',
+      `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`,
+    );
   }
 
   /**
@@ -732,20 +868,32 @@ export class PrefixRouter implements RunningRouter {
   private ping(res: ServerResponse): void {
     const healthy = this.set.healthyCount();
     const ok = healthy > 0 && !this.draining;
-    const body = JSON.stringify({ status: ok ? 'healthy' : 'unhealthy', healthyBackends: healthy, backends: this.set.list.length, draining: this.draining });
+    const body = JSON.stringify({
+      status: ok ? 'healthy' : 'unhealthy',
+      healthyBackends: healthy,
+      backends: this.set.list.length,
+      draining: this.draining,
+    });
     res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   }
 
   private serveInstanceState(query: string, res: ServerResponse): void {
-    if (this.publisher === undefined) throw new RouterError('not_found', 'this router does not publish its instance state (start it with --publish-state-ms)');
+    if (this.publisher === undefined)
+      throw new RouterError(
+        'not_found',
+        'this router does not publish its instance state (start it with --publish-state-ms)',
+      );
     this.publisher.serve(new URLSearchParams(query), res);
   }
 
   private async serveMetrics(res: ServerResponse): Promise<void> {
     let text = await this.metrics.registry.metrics();
     if (this.extraMetrics !== undefined) text += await this.extraMetrics().catch(() => '');
-    res.writeHead(200, { 'content-type': this.metrics.registry.contentType, 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, {
+      'content-type': this.metrics.registry.contentType,
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   }
 
@@ -756,7 +904,10 @@ export class PrefixRouter implements RunningRouter {
    */
   private async listModels(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const healthy = this.set.list.filter((b) => b.healthy);
-    if (healthy.length === 0) throw new RouterError('no_healthy_backend', 'no healthy backend is available', { retryAfterSeconds: this.retryAfterSeconds });
+    if (healthy.length === 0)
+      throw new RouterError('no_healthy_backend', 'no healthy backend is available', {
+        retryAfterSeconds: this.retryAfterSeconds,
+      });
     if (healthy.every((b) => b.modelCards !== undefined)) {
       const cards = new Map<string, ModelCard>();
       for (const b of healthy) for (const card of b.modelCards ?? []) if (!cards.has(card.id)) cards.set(card.id, card);
@@ -771,7 +922,16 @@ export class PrefixRouter implements RunningRouter {
       if (!res.writableFinished) abort.abort();
     });
     try {
-      await forwardGet(res, backend, '/v1/models', req.headers, abort.signal, this.config.limits, this.upstreamAuthorization, this.config.routingHeaders);
+      await forwardGet(
+        res,
+        backend,
+        '/v1/models',
+        req.headers,
+        abort.signal,
+        this.config.limits,
+        this.upstreamAuthorization,
+        this.config.routingHeaders,
+      );
     } catch (err) {
       if (abort.signal.aborted) throw new ClientGoneError();
       throw this.upstreamError(err, backend, 0);
@@ -810,6 +970,9 @@ function routerStateHashKey(config: RouterConfig): StateHashKey {
   const policyKey = isRoutingPolicy(config.policy) ? config.policy.routingBlocks?.key : undefined;
   if (config.stateHashKeyFile === undefined) return policyKey ?? StateHashKey.random();
   const key = StateHashKey.fromFile(config.stateHashKeyFile);
-  if (policyKey !== undefined && policyKey.id !== key.id) throw new Error('config.policy hashes its routing blocks with another secret than stateHashKeyFile holds: build it with the same StateHashKey');
+  if (policyKey !== undefined && policyKey.id !== key.id)
+    throw new Error(
+      'config.policy hashes its routing blocks with another secret than stateHashKeyFile holds: build it with the same StateHashKey',
+    );
   return key;
 }

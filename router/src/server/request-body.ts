@@ -17,7 +17,12 @@ export class ClientGoneError extends Error {
  * checked first); on success the caller owns them and gives them back when the request ends, on failure they are
  * given back here.
  */
-export function readBody(req: IncomingMessage, maxBytes: number, timeoutMs: number, budget?: BodyBudget): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  timeoutMs: number,
+  budget?: BodyBudget,
+): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) {
     return Promise.reject(tooLarge(maxBytes));
@@ -30,7 +35,7 @@ export function readBody(req: IncomingMessage, maxBytes: number, timeoutMs: numb
       taken = Number(declared);
     }
   } catch (err) {
-    return Promise.reject(err as Error);
+    return Promise.reject(err);
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -55,7 +60,7 @@ export function readBody(req: IncomingMessage, maxBytes: number, timeoutMs: numb
           try {
             budget.take(size);
           } catch (err) {
-            reject(err as Error);
+            reject(err);
             return;
           }
         }

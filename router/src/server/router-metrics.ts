@@ -113,7 +113,8 @@ export class RouterMetrics {
         this.reset();
         if (!backends.observing) return;
         const now = Date.now();
-        for (const b of backends.list) if (b.observation.observed) this.set({ instance: b.id }, (now - b.observation.observedAtMs) / 1000);
+        for (const b of backends.list)
+          if (b.observation.observed) this.set({ instance: b.id }, (now - b.observation.observedAtMs) / 1000);
       },
     });
     new Gauge({

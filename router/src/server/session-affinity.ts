@@ -40,7 +40,10 @@ export function parseNewSessionHeader(value: string): { id: string; expiresAtMs:
 }
 
 export class SessionAffinity {
-  private readonly sessions = new Map<string, { readonly instance: string; readonly expiresAtMs: number | undefined }>();
+  private readonly sessions = new Map<
+    string,
+    { readonly instance: string; readonly expiresAtMs: number | undefined }
+  >();
 
   constructor(private readonly maxSessions = MAX_SESSIONS) {}
 

@@ -25,7 +25,9 @@ export const CLIENT_LATENCY_RANGE_MS = { min: 0, max: 60_000 } as const;
 export function checkMsRange(name: string, range: MsRange): void {
   const { min, max } = CLIENT_LATENCY_RANGE_MS;
   if (!(range.min >= min && range.max <= max && range.min <= range.max)) {
-    throw new RangeError(`${name} must be a range of milliseconds within ${min}..${max} with min ≤ max (got ${range.min}..${range.max})`);
+    throw new RangeError(
+      `${name} must be a range of milliseconds within ${min}..${max} with min ≤ max (got ${range.min}..${range.max})`,
+    );
   }
 }
 
@@ -40,8 +42,13 @@ function draw(rng: SeededRng, range: MsRange | undefined): number {
  * loop's next send is not delayed by it: at the millisecond scale of these sources against requests of
  * hundreds of milliseconds and more, the effect on the engines' load is below what the report resolves.
  */
-export function withClientLatency(records: readonly RequestRecord[], latency: ClientLatency | undefined, seed: number): readonly RequestRecord[] {
-  if (latency === undefined || (latency.routerOverheadMs === undefined && latency.networkRttMs === undefined)) return records;
+export function withClientLatency(
+  records: readonly RequestRecord[],
+  latency: ClientLatency | undefined,
+  seed: number,
+): readonly RequestRecord[] {
+  if (latency === undefined || (latency.routerOverheadMs === undefined && latency.networkRttMs === undefined))
+    return records;
   if (latency.routerOverheadMs) checkMsRange('routerOverheadMs', latency.routerOverheadMs);
   if (latency.networkRttMs) checkMsRange('networkRttMs', latency.networkRttMs);
   const rng = new SeededRng(seed).fork('client-latency');

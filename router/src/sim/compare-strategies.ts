@@ -3,7 +3,13 @@ import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from '../report/ceilings';
 import { buildReport, type BenchmarkReport, type StrategyRunInput } from '../report/report-model';
-import { simulate, toStrategyRun, type ReplicaSharing, type SimulationProgress, type SimulationResult } from './simulator';
+import {
+  simulate,
+  toStrategyRun,
+  type ReplicaSharing,
+  type SimulationProgress,
+  type SimulationResult,
+} from './simulator';
 import { workloadWindow, type ArrivalWindow } from '../workload/arrival-window';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
@@ -63,11 +69,16 @@ export function policyLabels(policies: readonly PolicyConfig[]): string[] {
   // An option at its default is still shown when another strategy of the same name sets it otherwise (a sweep),
   // so the compared dimension reads the same on every row.
   const varies = (name: string, key: string): boolean =>
-    new Set(policies.filter((p) => p.name === name).map((p) => (p as unknown as Record<string, unknown>)[key])).size > 1;
+    new Set(policies.filter((p) => p.name === name).map((p) => (p as unknown as Record<string, unknown>)[key])).size >
+    1;
   return policies.map((policy) => {
     const { name, ...options } = policy;
     const parts = Object.entries(options)
-      .filter(([k, v]) => v !== undefined && (policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v || varies(name, k)))
+      .filter(
+        ([k, v]) =>
+          v !== undefined &&
+          (policyDefinition(name)?.options.find((o) => o.name === k)?.default !== v || varies(name, k)),
+      )
       .map(([k, v]) => `${k}=${String(v)}`);
     return parts.length === 0 ? name : `${name} (${parts.join(', ')})`;
   });
@@ -82,7 +93,21 @@ export interface StrategyOutcome {
 /** The settings of one strategy's run: all a worker thread needs (plain data; the workload travels as its spec). */
 export type StrategyRunSettings = Pick<
   StrategyComparisonConfig,
-  'instances' | 'routers' | 'replicaSharing' | 'observeIntervalMs' | 'profile' | 'profiles' | 'prefillSpeeds' | 'seed' | 'stepJitterCv' | 'load' | 'maxRequests' | 'warmupMs' | 'sendUntilMs' | 'arrivalWindow' | 'promptWorker'
+  | 'instances'
+  | 'routers'
+  | 'replicaSharing'
+  | 'observeIntervalMs'
+  | 'profile'
+  | 'profiles'
+  | 'prefillSpeeds'
+  | 'seed'
+  | 'stepJitterCv'
+  | 'load'
+  | 'maxRequests'
+  | 'warmupMs'
+  | 'sendUntilMs'
+  | 'arrivalWindow'
+  | 'promptWorker'
 >;
 
 /** Simulates one strategy on a fresh fleet with cold caches (what compareStrategies does for each policy). */
@@ -94,7 +119,10 @@ export function simulateStrategy(
 ): StrategyOutcome {
   // Ceilings depend only on the requests sent, in send order; a closed loop sends more under a faster policy,
   // so every run is scored against the ceilings of its own requests. The report shows the first run's.
-  const fleetCapacityBlocks = settings.profiles === undefined ? settings.instances * settings.profile.kvCapacityBlocks : settings.profiles.reduce((sum, p) => sum + p.kvCapacityBlocks, 0);
+  const fleetCapacityBlocks =
+    settings.profiles === undefined
+      ? settings.instances * settings.profile.kvCapacityBlocks
+      : settings.profiles.reduce((sum, p) => sum + p.kvCapacityBlocks, 0);
   const tracker = new CeilingTracker({ fleetCapacityBlocks, blockTokens: settings.profile.blockTokens });
   const result = simulate({
     workload: settings.arrivalWindow === undefined ? workload : workloadWindow(workload, settings.arrivalWindow),
@@ -133,7 +161,12 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
   comparisonLabels(config.policies);
   const outcomes = config.policies.map((policy, index) => {
     config.onStrategyStart?.(policy, index);
-    const outcome = simulateStrategy(config.workload, policy, config, config.onProgress ? (p) => config.onProgress!(policy, p) : undefined);
+    const outcome = simulateStrategy(
+      config.workload,
+      policy,
+      config,
+      config.onProgress ? (p) => config.onProgress!(policy, p) : undefined,
+    );
     config.onStrategyDone?.(policy, outcome.result);
     return outcome;
   });
@@ -141,7 +174,10 @@ export function compareStrategies(config: StrategyComparisonConfig): StrategyCom
 }
 
 /** The report of strategies simulated one by one or in parallel: the same outcomes give the same report. */
-export function assembleComparison(config: StrategyComparisonConfig, outcomes: readonly StrategyOutcome[]): StrategyComparison {
+export function assembleComparison(
+  config: StrategyComparisonConfig,
+  outcomes: readonly StrategyOutcome[],
+): StrategyComparison {
   const labels = comparisonLabels(config.policies);
   const results = outcomes.map((o) => o.result);
   const runs: StrategyRunInput[] = outcomes.map((o, index) => ({
@@ -165,8 +201,12 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
     workload: config.load ? { ...config.workload, load: config.load } : config.workload,
     environment: {
       instances: config.instances,
-      ...(config.routers !== undefined && config.routers > 1 ? { 'router replicas (round-robin, no shared state)': config.routers } : {}),
-      ...(config.observeIntervalMs ? { "instances' published state observed every (ms)": config.observeIntervalMs } : {}),
+      ...(config.routers !== undefined && config.routers > 1
+        ? { 'router replicas (round-robin, no shared state)': config.routers }
+        : {}),
+      ...(config.observeIntervalMs
+        ? { "instances' published state observed every (ms)": config.observeIntervalMs }
+        : {}),
       ...(config.profiles !== undefined && new Set(config.profiles.map((p) => p.name)).size > 1
         ? {
             fleet: fleetText(config.profiles),
@@ -175,13 +215,24 @@ export function assembleComparison(config: StrategyComparisonConfig, outcomes: r
               .join(' + '),
             "routers' knowledge of prefill speeds": config.prefillSpeeds ?? 'profile',
           }
-        : { profile: config.profile.name, 'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens }),
+        : {
+            profile: config.profile.name,
+            'KV capacity per instance (tokens)': config.profile.kvCapacityBlocks * config.profile.blockTokens,
+          }),
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
       'max sequences': config.profile.maxNumSeqs,
       seed: config.seed ?? 1,
       ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
-      ...(config.clientLatency?.routerOverheadMs ? { 'router overhead (ms)': `${config.clientLatency.routerOverheadMs.min}–${config.clientLatency.routerOverheadMs.max}` } : {}),
-      ...(config.clientLatency?.networkRttMs ? { 'network round trip (ms)': `${config.clientLatency.networkRttMs.min}–${config.clientLatency.networkRttMs.max}` } : {}),
+      ...(config.clientLatency?.routerOverheadMs
+        ? {
+            'router overhead (ms)': `${config.clientLatency.routerOverheadMs.min}–${config.clientLatency.routerOverheadMs.max}`,
+          }
+        : {}),
+      ...(config.clientLatency?.networkRttMs
+        ? {
+            'network round trip (ms)': `${config.clientLatency.networkRttMs.min}–${config.clientLatency.networkRttMs.max}`,
+          }
+        : {}),
       'warm-up (s)': (config.warmupMs ?? 0) / 1000,
       ...(config.sendUntilMs !== undefined ? { 'send window (s)': config.sendUntilMs / 1000 } : {}),
       'simulation wall time (s)': Math.round(wallSeconds * 10) / 10,

@@ -1,7 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { PolicyConfig } from '../policy';
-import { assembleComparison, comparisonLabels, simulateStrategy, type StrategyComparison, type StrategyComparisonConfig, type StrategyOutcome, type StrategyRunSettings } from './compare-strategies';
+import {
+  assembleComparison,
+  comparisonLabels,
+  simulateStrategy,
+  type StrategyComparison,
+  type StrategyComparisonConfig,
+  type StrategyOutcome,
+  type StrategyRunSettings,
+} from './compare-strategies';
 import type { SimulationProgress } from './simulator';
 import { parseWorkloadSpec } from '../workload';
 
@@ -44,7 +52,10 @@ export interface ParallelComparisonOptions {
  * (`onStrategyStart`, `onProgress`, `onStrategyDone`) fire as runs start, progress and end, in whatever order
  * that happens.
  */
-export async function compareStrategiesInParallel(config: StrategyComparisonConfig, options: ParallelComparisonOptions): Promise<StrategyComparison> {
+export async function compareStrategiesInParallel(
+  config: StrategyComparisonConfig,
+  options: ParallelComparisonOptions,
+): Promise<StrategyComparison> {
   const { jobs } = options;
   if (!Number.isInteger(jobs) || jobs < JOBS_RANGE.min || jobs > JOBS_RANGE.max) {
     throw new RangeError(`jobs must be an integer between ${JOBS_RANGE.min} and ${JOBS_RANGE.max} (got ${jobs})`);
@@ -89,7 +100,11 @@ export interface PoolCallbacks {
  * Independent simulations, each with its own policy and settings, on `jobs` worker threads (`plan` runs
  * strategies at different instance counts at once); outcomes by task index.
  */
-export function simulateInParallel(tasks: readonly RunMessage[], jobs: number, callbacks: Partial<PoolCallbacks> = {}): Promise<StrategyOutcome[]> {
+export function simulateInParallel(
+  tasks: readonly RunMessage[],
+  jobs: number,
+  callbacks: Partial<PoolCallbacks> = {},
+): Promise<StrategyOutcome[]> {
   if (!Number.isInteger(jobs) || jobs < JOBS_RANGE.min || jobs > JOBS_RANGE.max) {
     throw new RangeError(`jobs must be an integer between ${JOBS_RANGE.min} and ${JOBS_RANGE.max} (got ${jobs})`);
   }
@@ -106,7 +121,7 @@ export function simulateInParallel(tasks: readonly RunMessage[], jobs: number, c
  * not per task); outcomes by task index. Fails with the first failure.
  */
 function runPool(tasks: readonly RunMessage[], width: number, callbacks: PoolCallbacks): Promise<StrategyOutcome[]> {
-  const outcomes: StrategyOutcome[] = new Array(tasks.length);
+  const outcomes = new Array<StrategyOutcome>(tasks.length);
   let next = 0;
   let finished = 0;
   const workers = new Set<Worker>();
@@ -145,7 +160,8 @@ function runPool(tasks: readonly RunMessage[], width: number, callbacks: PoolCal
       });
       worker.on('error', fail);
       worker.on('exit', (code) => {
-        if (current >= 0 && !failed) fail(new Error(`simulation worker for task ${current} exited with code ${code} before finishing`));
+        if (current >= 0 && !failed)
+          fail(new Error(`simulation worker for task ${current} exited with code ${code} before finishing`));
       });
       assign();
     };

@@ -31,7 +31,8 @@ export class PromptHasher {
     private readonly blockTokens: number,
     maxMemoBlocks = DEFAULT_MEMO_BLOCKS,
   ) {
-    if (!Number.isInteger(blockTokens) || blockTokens < 1) throw new RangeError(`blockTokens must be a positive integer (got ${blockTokens})`);
+    if (!Number.isInteger(blockTokens) || blockTokens < 1)
+      throw new RangeError(`blockTokens must be a positive integer (got ${blockTokens})`);
     this.blockChars = blockTokens * CHARS_PER_TOKEN;
     this.memo = new SizeBoundedLru(maxMemoBlocks, (hashes) => hashes.length);
   }
@@ -45,7 +46,9 @@ export class PromptHasher {
     if (head === undefined || known !== undefined) return { hashes, promptTokens };
     const limit = request.kind === 'chat' ? request.messages.length : request.prompt.length;
     if (!Number.isInteger(head.length) || head.length < 0 || head.length > limit) {
-      throw new RangeError(`request ${request.id}: sharedHead.length must be an integer between 0 and ${limit} (got ${head.length})`);
+      throw new RangeError(
+        `request ${request.id}: sharedHead.length must be an integer between 0 and ${limit} (got ${head.length})`,
+      );
     }
     const headChars = request.kind === 'chat' ? chatTemplateHeadChars(request.messages, head.length) : head.length;
     const headBlocks = Math.floor(headChars / this.blockChars);

@@ -1,5 +1,12 @@
 import { availableParallelism } from 'node:os';
-import { isMainThread, MessageChannel, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import {
+  isMainThread,
+  MessageChannel,
+  receiveMessageOnPort,
+  Worker,
+  workerData,
+  type MessagePort,
+} from 'node:worker_threads';
 import { requestPreparer, type PrepareSettings, type PreparedRequest, type PromptSource } from './prompt-source';
 import { isLatin1 } from '../common/latin1';
 import type { RoutingRequest } from '../protocol/routing-request';
@@ -72,10 +79,15 @@ const MIN_REQUESTS_FOR_WORKER = 2_000;
  * Whether runs should prepare prompts on a worker: only when a core would otherwise sit idle (fewer
  * simulations at once than cores) and the workload is long enough to gain from it.
  */
-export function promptWorkerPays(concurrentRuns: number, expectedRequests: number, cores = availableParallelism()): boolean {
+export function promptWorkerPays(
+  concurrentRuns: number,
+  expectedRequests: number,
+  cores = availableParallelism(),
+): boolean {
   return concurrentRuns < cores && expectedRequests >= MIN_REQUESTS_FOR_WORKER;
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function startPromptWorker(workload: Workload, settings: PrepareSettings): PromptSource {
   const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
   const ctl = new Int32Array(control);
@@ -83,7 +95,14 @@ export function startPromptWorker(workload: Workload, settings: PrepareSettings)
   // Under ts-node or ts-jest this module is TypeScript: the worker then loads it through ts-node.
   const typescript = __filename.endsWith('.ts');
   const worker = new Worker(__filename, {
-    workerData: { role: ROLE, spec: workload.spec, blockTokens: settings.blockTokens, model: settings.model, control, port: port2 } satisfies WorkerSettings,
+    workerData: {
+      role: ROLE,
+      spec: workload.spec,
+      blockTokens: settings.blockTokens,
+      model: settings.model,
+      control,
+      port: port2,
+    } satisfies WorkerSettings,
     transferList: [port2],
     resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
     execArgv: typescript ? ['--require', 'ts-node/register/transpile-only'] : [],
@@ -134,7 +153,10 @@ export function startPromptWorker(workload: Workload, settings: PrepareSettings)
         for (const item of message.items) {
           const chars = item.latin1Chars;
           if (chars !== undefined) {
-            item.request = { ...item.request, routing: latin1RoutingRequest(item.request.routing, latin1!.subarray(at, at + chars)) };
+            item.request = {
+              ...item.request,
+              routing: latin1RoutingRequest(item.request.routing, latin1!.subarray(at, at + chars)),
+            };
             at += chars;
           }
           yield item.request;
@@ -179,7 +201,7 @@ function workerMain(settings: WorkerSettings): void {
       const bytes = Buffer.allocUnsafeSlow(latin1Texts.reduce((sum, text) => sum + text.length, 0));
       let at = 0;
       for (const text of latin1Texts) at += bytes.write(text, at, 'latin1');
-      latin1 = bytes.buffer as ArrayBuffer;
+      latin1 = bytes.buffer;
       transfer.push(latin1);
     }
     post({ kind: 'batch', items, latin1 }, transfer);
@@ -197,7 +219,10 @@ function workerMain(settings: WorkerSettings): void {
       chars += text.length;
       if (!isLatin1(text)) items.push({ request: prepared });
       else {
-        items.push({ request: { ...prepared, routing: { ...prepared.routing, routingText: '' } }, latin1Chars: text.length });
+        items.push({
+          request: { ...prepared, routing: { ...prepared.routing, routingText: '' } },
+          latin1Chars: text.length,
+        });
         latin1Texts.push(text);
       }
       if (items.length < BATCH_REQUESTS && chars < BATCH_CHARS) continue;
@@ -237,4 +262,5 @@ export function latin1RoutingRequest(base: RoutingRequest, bytes: Buffer): Routi
   return Object.defineProperty({ ...base }, 'routingText', { get: read, enumerable: true });
 }
 
-if (!isMainThread && (workerData as { role?: string } | undefined)?.role === ROLE) workerMain(workerData as WorkerSettings);
+if (!isMainThread && (workerData as { role?: string } | undefined)?.role === ROLE)
+  workerMain(workerData as WorkerSettings);

@@ -80,8 +80,9 @@ export class RecordColumns {
 
   /** The records as objects, in push order. */
   toRecords(): RequestRecord[] {
-    const records: RequestRecord[] = new Array(this.count);
-    for (let i = 0; i < this.count; i++) records[i] = this.kind[i] === REJECTED ? this.rejectedRecord(i) : this.finishedRecord(i);
+    const records = new Array<RequestRecord>(this.count);
+    for (let i = 0; i < this.count; i++)
+      records[i] = this.kind[i] === REJECTED ? this.rejectedRecord(i) : this.finishedRecord(i);
     return records;
   }
 
@@ -113,7 +114,17 @@ export class RecordColumns {
     const error = this.strings[this.error[i]];
     const errorDetail = this.strings[this.errorDetail[i]];
     if (Number.isNaN(predicted)) {
-      return { id, instance, sentAtMs: this.sentAtMs[i], ttftMs: null, e2eMs: this.e2eMs[i], decisionMicros: this.decisionMicros[i], reason, error, errorDetail };
+      return {
+        id,
+        instance,
+        sentAtMs: this.sentAtMs[i],
+        ttftMs: null,
+        e2eMs: this.e2eMs[i],
+        decisionMicros: this.decisionMicros[i],
+        reason,
+        error,
+        errorDetail,
+      };
     }
     return {
       id,

@@ -31,8 +31,8 @@ export class SimulationProgressBoard {
   private reported = false;
 
   constructor(private readonly options: SimulationProgressBoardOptions) {
-    this.latest = new Array(options.strategies).fill(undefined);
-    this.done = new Array(options.strategies).fill(false);
+    this.latest = new Array<SimulationProgress | undefined>(options.strategies).fill(undefined);
+    this.done = new Array<boolean>(options.strategies).fill(false);
     this.now = options.now ?? (() => performance.now());
     this.startedAt = this.now();
   }
@@ -46,7 +46,12 @@ export class SimulationProgressBoard {
   /** A strategy finished after sending `sent` requests. */
   strategyDone(index: number, sent: number): void {
     const last = this.latest[index];
-    this.latest[index] = { simulatedMs: last?.simulatedMs ?? 0, sent, finished: sent, expected: last?.expected ?? sent };
+    this.latest[index] = {
+      simulatedMs: last?.simulatedMs ?? 0,
+      sent,
+      finished: sent,
+      expected: last?.expected ?? sent,
+    };
     this.done[index] = true;
     this.emit(this.done.every((d) => d));
   }
@@ -56,7 +61,8 @@ export class SimulationProgressBoard {
     const p = this.latest[index];
     if (p === undefined) return 0;
     const { sendUntilMs, expectedPerStrategy } = this.options;
-    if (sendUntilMs !== undefined && sendUntilMs > 0 && Number.isFinite(sendUntilMs)) return Math.min(1, p.simulatedMs / sendUntilMs);
+    if (sendUntilMs !== undefined && sendUntilMs > 0 && Number.isFinite(sendUntilMs))
+      return Math.min(1, p.simulatedMs / sendUntilMs);
     return expectedPerStrategy > 0 ? Math.min(1, p.finished / expectedPerStrategy) : 0;
   }
 
@@ -72,7 +78,9 @@ export class SimulationProgressBoard {
       finished += this.latest[i]?.finished ?? 0;
       fraction += this.fractionOf(i);
     }
-    const expected = Number.isFinite(this.options.expectedPerStrategy) ? this.options.expectedPerStrategy * this.options.strategies : null;
+    const expected = Number.isFinite(this.options.expectedPerStrategy)
+      ? this.options.expectedPerStrategy * this.options.strategies
+      : null;
     this.options.report({
       phase: allDone ? 'done' : 'measuring',
       wallMs,

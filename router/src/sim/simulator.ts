@@ -7,12 +7,23 @@ import { prefillTokensPerSecond, type EngineProfile } from '../emulator/engine-p
 import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
-import type { InstanceView } from '../policy/routing-policy';
 import { InstanceLoad } from '../state/instance-load';
 import { StateHashKey } from '../state/state-hash-key';
-import { InstanceStateLog, ObservedInstance, loadFiguresOf, observedLoadOf, type InstanceLoadFigures } from '../state/instance-state-log';
+import {
+  InstanceStateLog,
+  ObservedInstance,
+  loadFiguresOf,
+  observedLoadOf,
+  type InstanceLoadFigures,
+} from '../state/instance-state-log';
 import { ROUTER_DEFAULTS } from '../config/router-config';
-import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest, type RoutingTarget } from '../core/routing-core';
+import {
+  publishedBlockChars,
+  publishedStateLog,
+  RoutingCore,
+  type RoutedRequest,
+  type RoutingTarget,
+} from '../core/routing-core';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
 import type { CeilingTracker } from '../report/ceilings';
@@ -24,7 +35,6 @@ import { RecordColumns } from './record-columns';
 import { RequestFeed } from '../feed/request-feed';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
-
 
 /**
  * The state-hash secret of every simulated router and instance: one fixed value, so a run is the same every time
@@ -202,7 +212,6 @@ export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
 export const ROUTERS_RANGE = { min: 1, max: 64 } as const;
 export const OBSERVE_INTERVAL_RANGE = { min: 0, max: 60_000 } as const;
 
-
 export function defaultInstanceIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `instance-${i}`);
 }
@@ -210,11 +219,15 @@ export function defaultInstanceIds(n: number): string[] {
 export function simulate(config: SimulationConfig): SimulationResult {
   const n = config.instances;
   if (!Number.isInteger(n) || n < INSTANCES_RANGE.min || n > INSTANCES_RANGE.max) {
-    throw new RangeError(`instances must be an integer between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} (got ${n})`);
+    throw new RangeError(
+      `instances must be an integer between ${INSTANCES_RANGE.min} and ${INSTANCES_RANGE.max} (got ${n})`,
+    );
   }
   const routers = config.routers ?? 1;
   if (!Number.isInteger(routers) || routers < ROUTERS_RANGE.min || routers > ROUTERS_RANGE.max) {
-    throw new RangeError(`routers must be an integer between ${ROUTERS_RANGE.min} and ${ROUTERS_RANGE.max} (got ${routers})`);
+    throw new RangeError(
+      `routers must be an integer between ${ROUTERS_RANGE.min} and ${ROUTERS_RANGE.max} (got ${routers})`,
+    );
   }
   const observeMs = config.observeIntervalMs ?? 0;
   if (!(observeMs >= 0 && observeMs <= OBSERVE_INTERVAL_RANGE.max)) {
@@ -223,8 +236,12 @@ export function simulate(config: SimulationConfig): SimulationResult {
   const ids = config.instanceIds ?? defaultInstanceIds(n);
   if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
   if (config.profiles !== undefined) {
-    if (config.profiles.length !== n) throw new RangeError(`profiles must list ${n} profiles, one per instance (got ${config.profiles.length})`);
-    if (config.profiles.some((p) => p.blockTokens !== config.profile.blockTokens)) throw new RangeError('every profile must have the blockTokens of `profile`: prompts are hashed once for the fleet');
+    if (config.profiles.length !== n)
+      throw new RangeError(`profiles must list ${n} profiles, one per instance (got ${config.profiles.length})`);
+    if (config.profiles.some((p) => p.blockTokens !== config.profile.blockTokens))
+      throw new RangeError(
+        'every profile must have the blockTokens of `profile`: prompts are hashed once for the fleet',
+      );
   }
   return new Simulation(config, ids).run();
 }
@@ -270,6 +287,7 @@ class Simulation {
   private lastFinishMs = 0;
   private nextProgressMs: number;
 
+  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(
     private readonly config: SimulationConfig,
     private readonly ids: readonly string[],
@@ -291,19 +309,37 @@ class Simulation {
     const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
     const speedMode = config.prefillSpeeds ?? 'profile';
     this.learnsSpeeds = speedMode === 'learned';
-    const sharedPolicy = config.replicaSharing?.policy === true ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1), stateHashKey: SIMULATOR_STATE_HASH_KEY }) : undefined;
+    const sharedPolicy =
+      config.replicaSharing?.policy === true
+        ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1), stateHashKey: SIMULATOR_STATE_HASH_KEY })
+        : undefined;
     const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
     this.observeMs = config.observeIntervalMs ?? 0;
-    const policies = Array.from({ length: config.routers ?? 1 }, (_, r) => sharedPolicy ?? createPolicy(config.policy, { rng: new SeededRng((config.seed ?? 1) + r), stateHashKey: SIMULATOR_STATE_HASH_KEY }));
+    const policies = Array.from(
+      { length: config.routers ?? 1 },
+      (_, r) =>
+        sharedPolicy ??
+        createPolicy(config.policy, {
+          rng: new SeededRng((config.seed ?? 1) + r),
+          stateHashKey: SIMULATOR_STATE_HASH_KEY,
+        }),
+    );
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
       const blockChars = publishedBlockChars(policies[0], undefined, ROUTER_DEFAULTS.publishStateBlockChars);
-      this.published = ids.map((id, i) => ({ log: publishedStateLog(blockChars, kvCapacityTokens[i], SIMULATOR_STATE_HASH_KEY, `sim-${id}`), observed: new ObservedInstance() }));
+      this.published = ids.map((id, i) => ({
+        log: publishedStateLog(blockChars, kvCapacityTokens[i], SIMULATOR_STATE_HASH_KEY, `sim-${id}`),
+        observed: new ObservedInstance(),
+      }));
     }
     const published = this.published;
     this.routers = policies.map((policy) => {
       const loads = sharedLoads ?? ids.map(() => new InstanceLoad());
-      const instances: SimulatedInstance[] = ids.map((_, i) => ({ index: i, load: loads[i], ...(published !== undefined ? { publishedLog: published[i].log } : {}) }));
+      const instances: SimulatedInstance[] = ids.map((_, i) => ({
+        index: i,
+        load: loads[i],
+        ...(published !== undefined ? { publishedLog: published[i].log } : {}),
+      }));
       return {
         policy,
         core: new RoutingCore<SimulatedInstance>(
@@ -332,8 +368,14 @@ class Simulation {
     });
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
-    this.prompts = config.promptWorker ? startPromptWorker(config.workload, prepare) : inlinePromptSource(config.workload, prepare);
-    this.feed = new RequestFeed(this.prompts.requests, config.load ?? config.workload.load, config.maxRequests ?? Infinity);
+    this.prompts = config.promptWorker
+      ? startPromptWorker(config.workload, prepare)
+      : inlinePromptSource(config.workload, prepare);
+    this.feed = new RequestFeed(
+      this.prompts.requests,
+      config.load ?? config.workload.load,
+      config.maxRequests ?? Infinity,
+    );
     this.warmupMs = config.warmupMs ?? 0;
     this.sendUntilMs = config.sendUntilMs ?? Infinity;
     if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
@@ -368,7 +410,11 @@ class Simulation {
       const inLockstepWithFleet = !this.feed.isOpenLoop || this.feed.hasParked || this.warmupStats === undefined;
       // Otherwise only an arrival can reach an engine: handling other events (first tokens, finishes) changes
       // the routers, never an engine, so an engine runs through them up to the next arrival in one call.
-      let horizon = this.lockstep ? firstStart : inLockstepWithFleet ? Math.min(eventTime, schedule.secondTime()) : this.nextArrivalMs;
+      let horizon = this.lockstep
+        ? firstStart
+        : inLockstepWithFleet
+          ? Math.min(eventTime, schedule.secondTime())
+          : this.nextArrivalMs;
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       // Once the warm-up snapshot is taken nothing reads an engine between sends to it, so decode stretches may
@@ -466,14 +512,21 @@ class Simulation {
       for (const router of this.routers) router.loadsAtObservation[i] = loadFiguresOf(router.loads[i]);
     }
     // Keep observing while anything can still happen; the run ends when nothing else is queued.
-    if (this.queue.size > 0 || this.dispatched.size > 0 || this.nextArrivalMs !== Infinity) this.queue.push(timeMs + this.observeMs, { kind: 'observe' });
+    if (this.queue.size > 0 || this.dispatched.size > 0 || this.nextArrivalMs !== Infinity)
+      this.queue.push(timeMs + this.observeMs, { kind: 'observe' });
   }
 
   private observeClock(timeMs: number): void {
-    if (this.warmupStats === undefined && timeMs >= this.warmupMs) this.warmupStats = this.engines.map((e) => e.stats());
+    if (this.warmupStats === undefined && timeMs >= this.warmupMs)
+      this.warmupStats = this.engines.map((e) => e.stats());
     if (this.config.onProgress && timeMs >= this.nextProgressMs) {
       this.nextProgressMs = timeMs + (this.config.progressEveryMs ?? 60_000);
-      this.config.onProgress({ simulatedMs: timeMs, sent: this.sent, finished: this.finished, expected: this.config.workload.expectedRequests });
+      this.config.onProgress({
+        simulatedMs: timeMs,
+        sent: this.sent,
+        finished: this.finished,
+        expected: this.config.workload.expectedRequests,
+      });
     }
   }
 
@@ -485,26 +538,37 @@ class Simulation {
     for (let i = 0; i < router.views.length; i++) {
       const view = router.views[i];
       const own = router.loads[i];
-      const load = published !== undefined && published[i].observed.observed ? observedLoadOf(published[i].observed.load, own, router.loadsAtObservation[i]) : own;
+      const load =
+        published !== undefined && published[i].observed.observed
+          ? observedLoadOf(published[i].observed.load, own, router.loadsAtObservation[i])
+          : own;
       view.inFlight = load.inFlight;
       view.queuedPrefillTokens = load.queuedPrefillTokens;
       view.decodeSequences = load.decodeSequences;
       if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
     const routed = router.core.begin(routing);
-    const instance = routed.decide({ instances: router.views as readonly InstanceView[], nowMs }).target.index;
+    const instance = routed.decide({ instances: router.views, nowMs }).target.index;
     const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs };
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
     const { hashes, promptTokens } = request;
     try {
-      this.engines[instance].submit({ id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens }, nowMs);
+      this.engines[instance].submit(
+        { id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens },
+        nowMs,
+      );
     } catch (err) {
       if (!(err instanceof EngineRequestError)) throw err;
       // vLLM answers 400 at once; the run goes on. The code and message are what the live benchmark records for it.
       const body = JSON.stringify(badRequest(err.message).body());
-      this.queue.push(nowMs, { kind: 'rejected', dispatched, code: httpErrorCode(400, body), detail: httpErrorMessage(body) });
+      this.queue.push(nowMs, {
+        kind: 'rejected',
+        dispatched,
+        code: httpErrorCode(400, body),
+        detail: httpErrorMessage(body),
+      });
       return;
     }
     // The engine took it: its blocks enter the instance's published index now, as the live router records them on
@@ -528,7 +592,17 @@ class Simulation {
     this.finished++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     const { decision, decisionMicros } = d.routed.attempt!;
-    this.records.pushRejected(d.id, d.instance, d.sentAtMs, timeMs - d.sentAtMs, decisionMicros, decision.reason, decision.predictedCachedTokens, code, detail);
+    this.records.pushRejected(
+      d.id,
+      d.instance,
+      d.sentAtMs,
+      timeMs - d.sentAtMs,
+      decisionMicros,
+      decision.reason,
+      decision.predictedCachedTokens,
+      code,
+      detail,
+    );
     this.afterCompletion(d.id, timeMs);
   }
 

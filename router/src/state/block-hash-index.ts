@@ -43,8 +43,10 @@ export class BlockHashIndex {
     maxEntries: number,
     private readonly keyStride = 1,
   ) {
-    if (!Number.isInteger(keyStride) || keyStride < 1) throw new RangeError(`keyStride must be an integer >= 1, got ${keyStride}`);
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError(`maxEntries must be an integer >= 1, got ${maxEntries}`);
+    if (!Number.isInteger(keyStride) || keyStride < 1)
+      throw new RangeError(`keyStride must be an integer >= 1, got ${keyStride}`);
+    if (!Number.isInteger(maxEntries) || maxEntries < 1)
+      throw new RangeError(`maxEntries must be an integer >= 1, got ${maxEntries}`);
     if (maxEntries > 0x7ffffffe) throw new RangeError(`maxEntries must be at most ${0x7ffffffe}, got ${maxEntries}`);
     this.maxEntries = maxEntries;
     const slots = slotCountFor(maxEntries);
@@ -161,7 +163,8 @@ export class BlockHashSet {
   readAheadSum = 0;
 
   constructor(initialEntries = 1 << 16) {
-    if (!Number.isInteger(initialEntries) || initialEntries < 1) throw new RangeError(`initialEntries must be an integer >= 1, got ${initialEntries}`);
+    if (!Number.isInteger(initialEntries) || initialEntries < 1)
+      throw new RangeError(`initialEntries must be an integer >= 1, got ${initialEntries}`);
     const slots = Math.max(8, Math.ceil(initialEntries / SET_SHARDS / SET_MAX_LOAD));
     for (let k = 0; k < SET_SHARDS; k++) {
       this.shards.push(new Float64Array(slots));
@@ -175,7 +178,7 @@ export class BlockHashSet {
 
   has(hash: BlockHash): boolean {
     const stored = hash + 1;
-    const slots = this.shards[shardOf(hash)]!;
+    const slots = this.shards[shardOf(hash)];
     const n = slots.length;
     for (let i = homeOf(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const s = slots[i];
@@ -186,16 +189,17 @@ export class BlockHashSet {
 
   /** Reads `hash`'s home slot, nothing else (see BlockHashIndex.readAhead). */
   readAhead(hash: BlockHash): void {
-    const slots = this.shards[shardOf(hash)]!;
+    const slots = this.shards[shardOf(hash)];
     this.readAheadSum += slots[homeOf(hash, slots.length)];
   }
 
   /** Adds `hash`; returns whether it was absent. */
   add(hash: BlockHash): boolean {
-    if (!(hash >= 0 && hash <= Number.MAX_SAFE_INTEGER)) throw new RangeError(`block hashes must be integers in [0, 2^53 - 1], got ${hash}`);
+    if (!(hash >= 0 && hash <= Number.MAX_SAFE_INTEGER))
+      throw new RangeError(`block hashes must be integers in [0, 2^53 - 1], got ${hash}`);
     const stored = hash + 1;
     const shard = shardOf(hash);
-    const slots = this.shards[shard]!;
+    const slots = this.shards[shard];
     const n = slots.length;
     for (let i = homeOf(hash, n); ; i = i + 1 === n ? 0 : i + 1) {
       const s = slots[i];
@@ -203,14 +207,14 @@ export class BlockHashSet {
       if (s === 0) {
         slots[i] = stored;
         this.count++;
-        if (--this.limits[shard]! < 0) this.grow(shard);
+        if (--this.limits[shard] < 0) this.grow(shard);
         return true;
       }
     }
   }
 
   private grow(shard: number): void {
-    const old = this.shards[shard]!;
+    const old = this.shards[shard];
     const n = Math.ceil(old.length * SET_GROWTH);
     if (n > 2 ** 31) throw new RangeError(`block hash set shard cannot grow beyond ${old.length} slots`);
     const slots = new Float64Array(n);

@@ -53,7 +53,7 @@ function hashRange(text: string, start: number, end: number, a: number, b: numbe
 function seedPair(seed: string | undefined): [number, number] {
   if (!seed) return [FNV_OFFSET_A, FNV_OFFSET_B];
   const h = hashRange(seed, 0, seed.length, FNV_OFFSET_A, FNV_OFFSET_B);
-  return [h % 0x100000000 >>> 0, Math.floor(h / 0x100000000) >>> 0];
+  return [(h % 0x100000000) >>> 0, Math.floor(h / 0x100000000) >>> 0];
 }
 
 /**
@@ -72,7 +72,15 @@ function chainState(h: BlockHash): [number, number] {
   return [(h % 0x100000000) >>> 0, (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0];
 }
 
-function chainHashes<T extends BlockHash[] | Float64Array = BlockHash[]>(text: string, a: number, b: number, options: BlockHashOptions, startChar = 0, into?: T, at = 0): T {
+function chainHashes<T extends BlockHash[] | Float64Array = BlockHash[]>(
+  text: string,
+  a: number,
+  b: number,
+  options: BlockHashOptions,
+  startChar = 0,
+  into?: T,
+  at = 0,
+): T {
   const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
   const fullBlocks = Math.floor((text.length - startChar) / blockChars);
   const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
@@ -92,7 +100,11 @@ function chainHashes<T extends BlockHash[] | Float64Array = BlockHash[]>(text: s
  * Tokens of a `promptTokens`-token prompt that a prefix cache can serve when its first `matchedBlocks` blocks
  * are cached: whole blocks only, and never the last prompt token (vLLM always recomputes it to get logits).
  */
-export function cacheableHitTokens(matchedBlocks: number, promptTokens: number, blockTokens = DEFAULT_BLOCK_TOKENS): number {
+export function cacheableHitTokens(
+  matchedBlocks: number,
+  promptTokens: number,
+  blockTokens = DEFAULT_BLOCK_TOKENS,
+): number {
   if (promptTokens <= 0) return 0;
   const limit = Math.floor((promptTokens - 1) / blockTokens);
   return Math.min(matchedBlocks, limit) * blockTokens;
@@ -105,7 +117,11 @@ export function cacheableHitTokens(matchedBlocks: number, promptTokens: number, 
  * `continueBlockHashes(b, last(blockHashes(a)))` equals `blockHashes(t).slice(blockHashes(a).length)`.
  * The engine model uses it to hash the blocks a request generated without rehashing its whole prompt.
  */
-export function continueBlockHashes(text: string, previousHash: BlockHash | undefined, options: BlockHashOptions = {}): BlockHash[] {
+export function continueBlockHashes(
+  text: string,
+  previousHash: BlockHash | undefined,
+  options: BlockHashOptions = {},
+): BlockHash[] {
   if (previousHash === undefined) return blockHashes(text, options);
   const [a, b] = chainState(previousHash);
   return chainHashes(text, a, b, options);
@@ -115,7 +131,11 @@ export function continueBlockHashes(text: string, previousHash: BlockHash | unde
  * `blockHashes(text)` as a Float64Array, given the hashes of its first `known.length` blocks (exactly those):
  * only the rest is hashed. The simulator uses it for prompts that start with a text many others start with.
  */
-export function blockHashesAfter(text: string, known: ArrayLike<BlockHash>, options: BlockHashOptions = {}): Float64Array {
+export function blockHashesAfter(
+  text: string,
+  known: ArrayLike<BlockHash>,
+  options: BlockHashOptions = {},
+): Float64Array {
   if (options.maxBlocks !== undefined) throw new RangeError('blockHashesAfter does not take maxBlocks');
   const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
   const knownCount = known.length;

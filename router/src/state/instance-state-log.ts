@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { CHARS_PER_TOKEN } from './block-hash';
 import { InstanceLoad, type LoadTicket } from './instance-load';
 import { EngineFeedback, InstancePrefixIndex, RecencyClock, type FeedbackAdmission } from './prefix-index';
-import { processStateHashKey, type RoutingBlockKey, type StateHashKey, type StateHashKeySource } from './state-hash-key';
+import {
+  processStateHashKey,
+  type RoutingBlockKey,
+  type StateHashKey,
+  type StateHashKeySource,
+} from './state-hash-key';
 
 /** An instance's load as it counts it itself: every request it was sent, by any router. */
 export interface InstanceLoadFigures {
@@ -37,7 +42,11 @@ export interface InstanceStateUpdate {
   readonly hashKeySource: StateHashKeySource;
   readonly capacityBlocks: number;
   readonly load: InstanceLoadFigures;
-  readonly snapshot?: { readonly clock: number; readonly hashes: readonly RoutingBlockKey[]; readonly recency: Float64Array };
+  readonly snapshot?: {
+    readonly clock: number;
+    readonly hashes: readonly RoutingBlockKey[];
+    readonly recency: Float64Array;
+  };
   readonly events?: readonly IndexEvent[];
 }
 
@@ -76,7 +85,8 @@ export class InstanceStateLog {
     /** The secret the recorded block hashes were keyed with (only its public id is published). */
     readonly hashKey: StateHashKey = processStateHashKey(),
   ) {
-    if (!Number.isInteger(capacityBlocks) || capacityBlocks < 1) throw new RangeError(`capacityBlocks must be a positive integer (got ${capacityBlocks})`);
+    if (!Number.isInteger(capacityBlocks) || capacityBlocks < 1)
+      throw new RangeError(`capacityBlocks must be a positive integer (got ${capacityBlocks})`);
     this.index = new InstancePrefixIndex(capacityBlocks);
   }
 
@@ -89,8 +99,14 @@ export class InstanceStateLog {
    */
   admit(hashes: readonly RoutingBlockKey[], promptTokens: number, record: 'now' | 'accepted' = 'now'): AdmittedRequest {
     const priorRecency = this.index.recenciesOfMatch(hashes);
-    const cached = Math.min(Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN), Math.max(0, promptTokens - 1));
-    const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, { priorRecency, clockAtAdmission: this.clock.now });
+    const cached = Math.min(
+      Math.floor((priorRecency.length * this.blockChars) / CHARS_PER_TOKEN),
+      Math.max(0, promptTokens - 1),
+    );
+    const admitted = new AdmittedRequest(this, this.load.start(promptTokens - cached), hashes, {
+      priorRecency,
+      clockAtAdmission: this.clock.now,
+    });
     if (record === 'now') admitted.accepted();
     return admitted;
   }
@@ -146,7 +162,9 @@ export class InstanceStateLog {
 
   private eventsAvailableSince(epoch: string | undefined, since: number | undefined): since is number {
     const oldest = this.seq - (this.log.length - this.logStart);
-    return epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq;
+    return (
+      epoch === this.epoch && since !== undefined && Number.isInteger(since) && since >= oldest && since <= this.seq
+    );
   }
 
   updateSince(epoch: string | undefined, since: number | undefined): InstanceStateUpdate {
@@ -158,7 +176,11 @@ export class InstanceStateLog {
       hashKeyId: this.hashKey.id,
       hashKeySource: this.hashKey.source,
       capacityBlocks: this.capacityBlocks,
-      load: { inFlight: this.load.inFlight, queuedPrefillTokens: this.load.queuedPrefillTokens, decodeSequences: this.load.decodeSequences },
+      load: {
+        inFlight: this.load.inFlight,
+        queuedPrefillTokens: this.load.queuedPrefillTokens,
+        decodeSequences: this.load.decodeSequences,
+      },
     };
     if (this.eventsAvailableSince(epoch, since)) {
       return { ...base, events: this.log.slice(this.log.length - (this.seq - since)) };
@@ -243,7 +265,9 @@ export class ObservedInstance {
     } else {
       const events = update.events ?? [];
       if (this.index === undefined || update.epoch !== this.epoch || update.seq - events.length !== this.seq) {
-        throw new RangeError(`instance-state update (epoch ${update.epoch}, seq ${update.seq}, ${events.length} events) does not follow on from epoch ${this.epoch}, seq ${this.seq}`);
+        throw new RangeError(
+          `instance-state update (epoch ${update.epoch}, seq ${update.seq}, ${events.length} events) does not follow on from epoch ${this.epoch}, seq ${this.seq}`,
+        );
       }
       for (const event of events) {
         if ('record' in event) this.index.record(event.record, this.clock);
@@ -272,15 +296,29 @@ export class ObservedInstance {
  * A router's view of the load on an instance it observes: the instance's own count at the last observation
  * (every replica's requests) plus what this router changed since (its own sends and ends are known at once).
  */
-export function observedLoadOf(observed: InstanceLoadFigures, ownNow: InstanceLoadFigures, ownAtObservation: InstanceLoadFigures): InstanceLoadFigures {
+export function observedLoadOf(
+  observed: InstanceLoadFigures,
+  ownNow: InstanceLoadFigures,
+  ownAtObservation: InstanceLoadFigures,
+): InstanceLoadFigures {
   return {
     inFlight: Math.max(ownNow.inFlight, observed.inFlight + ownNow.inFlight - ownAtObservation.inFlight),
-    queuedPrefillTokens: Math.max(ownNow.queuedPrefillTokens, observed.queuedPrefillTokens + ownNow.queuedPrefillTokens - ownAtObservation.queuedPrefillTokens),
-    decodeSequences: Math.max(ownNow.decodeSequences, observed.decodeSequences + ownNow.decodeSequences - ownAtObservation.decodeSequences),
+    queuedPrefillTokens: Math.max(
+      ownNow.queuedPrefillTokens,
+      observed.queuedPrefillTokens + ownNow.queuedPrefillTokens - ownAtObservation.queuedPrefillTokens,
+    ),
+    decodeSequences: Math.max(
+      ownNow.decodeSequences,
+      observed.decodeSequences + ownNow.decodeSequences - ownAtObservation.decodeSequences,
+    ),
   };
 }
 
 /** A copy of a load's figures at one instant. */
 export function loadFiguresOf(load: InstanceLoadFigures): InstanceLoadFigures {
-  return { inFlight: load.inFlight, queuedPrefillTokens: load.queuedPrefillTokens, decodeSequences: load.decodeSequences };
+  return {
+    inFlight: load.inFlight,
+    queuedPrefillTokens: load.queuedPrefillTokens,
+    decodeSequences: load.decodeSequences,
+  };
 }

@@ -38,7 +38,8 @@ export class KvBlockPool {
   private evictionCount = 0;
 
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`KV pool capacity must be an integer >= 1, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`KV pool capacity must be an integer >= 1, got ${capacity}`);
     this.capacity = capacity;
     this.refCounts = new Int32Array(capacity);
     this.hashes = new Float64Array(capacity).fill(NONE);
@@ -198,7 +199,8 @@ export class KvBlockPool {
     let free = 0;
     let last = NONE;
     for (let id = this.head; id !== NONE; id = this.next[id]) {
-      if (this.refCounts[id] !== 0) throw new Error(`block ${id} is in the free queue with ${this.refCounts[id]} references`);
+      if (this.refCounts[id] !== 0)
+        throw new Error(`block ${id} is in the free queue with ${this.refCounts[id]} references`);
       if (this.prev[id] !== last) throw new Error(`free queue link broken at block ${id}`);
       last = id;
       if (++free > this.capacity) throw new Error('free queue has a cycle');
@@ -216,7 +218,8 @@ export class KvBlockPool {
       if (hash !== NONE && this.byHash.get(hash) !== id) throw new Error(`block ${id} hash is not mapped back to it`);
     }
     if (referenced + free !== this.capacity) throw new Error('referenced + free blocks != capacity');
-    for (const [hash, id] of this.byHash.entries()) if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
+    for (const [hash, id] of this.byHash.entries())
+      if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
   }
 
   private pushTail(id: number): void {

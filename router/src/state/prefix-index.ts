@@ -139,7 +139,8 @@ export class InstancePrefixIndex {
 
   /** Replaces the contents with an `export`ed list (least recently used first). */
   restore(hashes: readonly RoutingBlockKey[], recency: ArrayLike<number>): void {
-    if (hashes.length !== recency.length) throw new RangeError(`restore needs one recency per hash (${hashes.length} hashes, ${recency.length} recencies)`);
+    if (hashes.length !== recency.length)
+      throw new RangeError(`restore needs one recency per hash (${hashes.length} hashes, ${recency.length} recencies)`);
     this.entries.clear();
     for (let i = 0; i < hashes.length; i++) this.entries.set(hashes[i], recency[i]);
     this.evictToCapacity();
@@ -158,9 +159,15 @@ export const FEEDBACK_TOLERANCE_BLOCKS = 2;
  * block it did not serve was evicted and, being LRU, everything it used no later: the recency to evict up to
  * (`evictNotNewerThan`). Undefined when the answer agrees with the index.
  */
-export function engineEvictionCutoff(matchedRecencies: Float64Array, cachedTokens: number, blockChars: number): number | undefined {
+export function engineEvictionCutoff(
+  matchedRecencies: Float64Array,
+  cachedTokens: number,
+  blockChars: number,
+): number | undefined {
   const deliveredBlocks = deliveredBlocksOf(cachedTokens, blockChars);
-  return matchedRecencies.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS ? undefined : matchedRecencies[deliveredBlocks];
+  return matchedRecencies.length - deliveredBlocks < FEEDBACK_TOLERANCE_BLOCKS
+    ? undefined
+    : matchedRecencies[deliveredBlocks];
 }
 
 /** The routing blocks `cachedTokens` cover. */
@@ -208,7 +215,13 @@ export class EngineFeedback {
    * Applies the engine's `cachedTokens` for a request admitted as `admission` to `index`: returns the recency up to
    * which it evicted (for observers to replay with evictNotNewerThan), or undefined when it evicted nothing.
    */
-  correct(index: InstancePrefixIndex, clock: RecencyClock, admission: FeedbackAdmission, cachedTokens: number, blockChars: number): number | undefined {
+  correct(
+    index: InstancePrefixIndex,
+    clock: RecencyClock,
+    admission: FeedbackAdmission,
+    cachedTokens: number,
+    blockChars: number,
+  ): number | undefined {
     const { priorRecency, clockAtAdmission } = admission;
     const delivered = Math.min(deliveredBlocksOf(cachedTokens, blockChars), priorRecency.length);
     const proofIsCurrent = clock.now - this.provenAtClock <= index.capacityBlocks;

@@ -102,10 +102,12 @@ export function routingBlockKeyBytes(keys: readonly RoutingBlockKey[]): Buffer {
 
 /** Block keys from their wire bytes; throws a RangeError when the length is not a whole number of keys. */
 export function routingBlockKeysOf(bytes: Buffer, name: string): RoutingBlockKey[] {
-  if (bytes.length % ROUTING_BLOCK_KEY_BYTES !== 0) throw new RangeError(`${name} is not a whole number of ${ROUTING_BLOCK_KEY_BYTES}-byte block keys`);
+  if (bytes.length % ROUTING_BLOCK_KEY_BYTES !== 0)
+    throw new RangeError(`${name} is not a whole number of ${ROUTING_BLOCK_KEY_BYTES}-byte block keys`);
   const text = bytes.toString('latin1');
   const keys = new Array<RoutingBlockKey>(bytes.length / ROUTING_BLOCK_KEY_BYTES);
-  for (let i = 0; i < keys.length; i++) keys[i] = text.slice(i * ROUTING_BLOCK_KEY_BYTES, (i + 1) * ROUTING_BLOCK_KEY_BYTES);
+  for (let i = 0; i < keys.length; i++)
+    keys[i] = text.slice(i * ROUTING_BLOCK_KEY_BYTES, (i + 1) * ROUTING_BLOCK_KEY_BYTES);
   return keys;
 }
 
@@ -127,6 +129,10 @@ export class StateHashKeyMismatchError extends Error {
 }
 
 /** Throws StateHashKeyMismatchError unless a peer's published state is keyed with `own`'s secret. */
-export function checkStateHashKey(peer: string, peerKey: { readonly id: string; readonly source: StateHashKeySource }, own: StateHashKey): void {
+export function checkStateHashKey(
+  peer: string,
+  peerKey: { readonly id: string; readonly source: StateHashKeySource },
+  own: StateHashKey,
+): void {
   if (peerKey.id !== own.id) throw new StateHashKeyMismatchError(peer, peerKey, own);
 }

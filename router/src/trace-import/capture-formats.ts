@@ -34,7 +34,8 @@ function parseLine(text: string): JsonObject {
     // The parser's message quotes the line: never shown (it may be prompt text).
     throw new UnusableRequest('not valid JSON', 'malformed-line');
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UnusableRequest('not a JSON object', 'malformed-line');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UnusableRequest('not a JSON object', 'malformed-line');
   return value as JsonObject;
 }
 
@@ -77,15 +78,20 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function decodeData(side: JsonObject, which: string): Uint8Array {
   const data = side.data;
-  if (typeof data !== 'string') throw new UnusableRequest(`captureData.${which}.data is not a string`, 'malformed-line');
+  if (typeof data !== 'string')
+    throw new UnusableRequest(`captureData.${which}.data is not a string`, 'malformed-line');
   const encoding = side.encoding;
   if (encoding === 'JSON' || encoding === 'CSV') return Buffer.from(data, 'utf8');
   if (encoding === 'BASE64') {
     // Buffer's decoder skips what is not base64; a capture that does not decode exactly is damaged.
-    if (data.length % 4 !== 0 || !BASE64.test(data)) throw new UnusableRequest(`captureData.${which}.data is not valid base64`, 'bad-base64');
+    if (data.length % 4 !== 0 || !BASE64.test(data))
+      throw new UnusableRequest(`captureData.${which}.data is not valid base64`, 'bad-base64');
     return Buffer.from(data, 'base64');
   }
-  throw new UnusableRequest(`captureData.${which}.encoding must be one of ${CAPTURE_ENCODINGS.join(', ')} (got ${JSON.stringify(String(encoding).slice(0, 20))})`, 'malformed-line');
+  throw new UnusableRequest(
+    `captureData.${which}.encoding must be one of ${CAPTURE_ENCODINGS.join(', ')} (got ${JSON.stringify(String(encoding).slice(0, 20))})`,
+    'malformed-line',
+  );
 }
 
 function isoTime(value: unknown, field: string): number {
@@ -97,10 +103,14 @@ function isoTime(value: unknown, field: string): number {
 export function parseDataCaptureLine(text: string): CapturedRequest {
   const line = parseLine(text);
   const capture = line.captureData as JsonObject | undefined;
-  if (typeof capture !== 'object' || capture === null) throw new UnusableRequest('no captureData object', 'malformed-line');
+  if (typeof capture !== 'object' || capture === null)
+    throw new UnusableRequest('no captureData object', 'malformed-line');
   const input = capture.endpointInput as JsonObject | undefined;
   if (typeof input !== 'object' || input === null) {
-    throw new UnusableRequest('no captureData.endpointInput (was the endpoint capturing Output only?)', 'malformed-line');
+    throw new UnusableRequest(
+      'no captureData.endpointInput (was the endpoint capturing Output only?)',
+      'malformed-line',
+    );
   }
   const metadata = line.eventMetadata as JsonObject | undefined;
   const timestampMs = isoTime(metadata?.inferenceTime, 'eventMetadata.inferenceTime');
@@ -132,10 +142,12 @@ const EPOCH_MS_THRESHOLD = 1e11;
 
 function logTime(line: JsonObject): number {
   const value = line.timestamp ?? line.time ?? line.created_at ?? line.created;
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value < EPOCH_MS_THRESHOLD ? value * 1000 : value;
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0)
+    return value < EPOCH_MS_THRESHOLD ? value * 1000 : value;
   if (typeof value === 'string') {
     const asNumber = Number(value);
-    if (value.trim() !== '' && Number.isFinite(asNumber)) return asNumber < EPOCH_MS_THRESHOLD ? asNumber * 1000 : asNumber;
+    if (value.trim() !== '' && Number.isFinite(asNumber))
+      return asNumber < EPOCH_MS_THRESHOLD ? asNumber * 1000 : asNumber;
     return isoTime(value, 'timestamp');
   }
   throw new UnusableRequest('no timestamp, time, created_at or created field', 'bad-timestamp');
@@ -143,7 +155,7 @@ function logTime(line: JsonObject): number {
 
 function routeOf(url: unknown, body: JsonObject): CapturedRequest['route'] {
   if (typeof url === 'string') {
-    const path = url.split('?')[0]!;
+    const path = url.split('?')[0];
     if (path.endsWith('/chat/completions')) return 'chat';
     if (path.endsWith('/completions')) return 'completions';
     if (path.endsWith('/invocations') || path.endsWith('/invocations-response-stream')) return 'invocations';
@@ -163,7 +175,8 @@ function lowerCaseHeaders(value: unknown): Record<string, string> | undefined {
 export function parseRequestLogLine(text: string): CapturedRequest {
   const line = parseLine(text);
   const body = (line.body ?? line.request) as JsonObject | undefined;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new UnusableRequest('no request body object (body or request)', 'malformed-line');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new UnusableRequest('no request body object (body or request)', 'malformed-line');
   const timestampMs = logTime(line);
   const headers = lowerCaseHeaders(line.headers) ?? {};
   if (typeof line.prefix_aware_id === 'string') headers['x-amzn-sagemaker-prefix-aware-id'] = line.prefix_aware_id;

@@ -65,16 +65,32 @@ export function captureFileKey(endpointName: string, variantName: string, ms: nu
 }
 
 function responseBody(request: WorkloadRequest, id: string): Record<string, unknown> {
-  const promptTokens = tokenCount(request.kind === 'chat' ? request.messages.map((m) => m.content).join('') : request.prompt);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: request.maxTokens, total_tokens: promptTokens + request.maxTokens };
+  const promptTokens = tokenCount(
+    request.kind === 'chat' ? request.messages.map((m) => m.content).join('') : request.prompt,
+  );
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: request.maxTokens,
+    total_tokens: promptTokens + request.maxTokens,
+  };
   return request.kind === 'chat'
-    ? { id, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'length' }], usage }
+    ? {
+        id,
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'length' }],
+        usage,
+      }
     : { id, object: 'text_completion', choices: [{ index: 0, text: '', finish_reason: 'length' }], usage };
 }
 
 function side(mode: 'INPUT' | 'OUTPUT', json: string, base64: boolean): Record<string, string> {
   return base64
-    ? { observedContentType: 'application/json', mode, data: Buffer.from(json, 'utf8').toString('base64'), encoding: 'BASE64' }
+    ? {
+        observedContentType: 'application/json',
+        mode,
+        data: Buffer.from(json, 'utf8').toString('base64'),
+        encoding: 'BASE64',
+      }
     : { observedContentType: 'application/json', mode, data: json, encoding: 'JSON' };
 }
 
@@ -123,12 +139,19 @@ export async function writeCapture(workload: Workload, options: CaptureWriteOpti
         const base64 = options.encoding === 'base64' || (options.encoding === 'alternate' && request.index % 2 === 1);
         const captureData: Record<string, unknown> = { endpointInput: side('INPUT', body, base64) };
         if (options.captureOutput ?? true) captureData.endpointOutput = side('OUTPUT', response, base64);
-        const line = { captureData, eventMetadata: { eventId: id, inferenceTime: new Date(ms).toISOString() }, eventVersion: '0' };
+        const line = {
+          captureData,
+          eventMetadata: { eventId: id, inferenceTime: new Date(ms).toISOString() },
+          eventVersion: '0',
+        };
         await put(capture, `${JSON.stringify(line)}\n`);
       }
       if (log !== undefined) {
         const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions';
-        await put(log, `{"timestamp":${JSON.stringify(new Date(ms).toISOString())},"url":"${path}","body":${body},"response":${response}}\n`);
+        await put(
+          log,
+          `{"timestamp":${JSON.stringify(new Date(ms).toISOString())},"url":"${path}","body":${body},"response":${response}}\n`,
+        );
       }
       count++;
     }

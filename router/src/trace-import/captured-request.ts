@@ -103,12 +103,19 @@ function parseBody(body: Uint8Array | JsonObject): JsonObject {
  * generation request and is refused.
  */
 export function requestShape(request: CapturedRequest): RequestShape {
-  const headers: RequestHeaders = { ...(request.headers ?? {}), ...(request.contentType !== undefined ? { 'content-type': request.contentType } : {}) };
+  const headers: RequestHeaders = {
+    ...(request.headers ?? {}),
+    ...(request.contentType !== undefined ? { 'content-type': request.contentType } : {}),
+  };
   const mime = mimeOf(request.contentType);
   const isObject = !(request.body instanceof Uint8Array);
   if (!isObject && mime !== undefined && !isJsonMime(mime)) {
-    if (!TEXT_CONTENT_TYPES.has(mime)) throw new UnusableRequest(`unknown content type ${JSON.stringify(mime.slice(0, 80))} (expected application/json, text/plain or text/csv)`, 'unknown-content-type');
-    return opaque(request.body as Uint8Array, headers, undefined, 'text');
+    if (!TEXT_CONTENT_TYPES.has(mime))
+      throw new UnusableRequest(
+        `unknown content type ${JSON.stringify(mime.slice(0, 80))} (expected application/json, text/plain or text/csv)`,
+        'unknown-content-type',
+      );
+    return opaque(request.body, headers, undefined, 'text');
   }
   const json = parseBody(request.body);
   try {
@@ -122,16 +129,31 @@ export function requestShape(request: CapturedRequest): RequestShape {
       return opaque(bytes, headers, json, 'native');
     }
   } catch (error) {
-    if (error instanceof RouterError) throw new UnusableRequest(`not a usable ${request.route === 'invocations' ? 'invocation' : request.route} body: ${error.message}`, 'not-a-generation-body');
+    if (error instanceof RouterError)
+      throw new UnusableRequest(
+        `not a usable ${request.route === 'invocations' ? 'invocation' : request.route} body: ${error.message}`,
+        'not-a-generation-body',
+      );
     throw error;
   }
-  throw new UnusableRequest('the body is neither a chat, a completion nor a text-generation (inputs) request', 'not-a-generation-body');
+  throw new UnusableRequest(
+    'the body is neither a chat, a completion nor a text-generation (inputs) request',
+    'not-a-generation-body',
+  );
 }
 
-function opaque(body: Uint8Array, headers: RequestHeaders, json: JsonObject | undefined, kind: 'native' | 'text'): RequestShape {
+function opaque(
+  body: Uint8Array,
+  headers: RequestHeaders,
+  json: JsonObject | undefined,
+  kind: 'native' | 'text',
+): RequestShape {
   let tenantKey: string | undefined;
   try {
-    tenantKey = tenantKeyOf(headers[PREFIX_AWARE_ID_HEADER], typeof json?.prompt_cache_key === 'string' ? json.prompt_cache_key : undefined);
+    tenantKey = tenantKeyOf(
+      headers[PREFIX_AWARE_ID_HEADER],
+      typeof json?.prompt_cache_key === 'string' ? json.prompt_cache_key : undefined,
+    );
   } catch (error) {
     throw new UnusableRequest((error as Error).message, 'not-a-generation-body');
   }
@@ -156,7 +178,9 @@ export type OutputSource = 'usage' | 'generated-text' | 'max-tokens' | 'default'
  * carries usage), `details.generated_tokens` (TGI/LMI); else the generated text, returned for the caller to
  * count. Undefined when the response says nothing usable.
  */
-export function responseOutput(response: CapturedResponse | undefined): { tokens: number } | { text: string } | undefined {
+export function responseOutput(
+  response: CapturedResponse | undefined,
+): { tokens: number } | { text: string } | undefined {
   if (response === undefined) return undefined;
   const mime = mimeOf(response.contentType);
   if (response.body instanceof Uint8Array) {
@@ -174,14 +198,15 @@ export function responseOutput(response: CapturedResponse | undefined): { tokens
 }
 
 function jsonOutput(json: unknown): { tokens: number } | { text: string } | undefined {
-  const first = Array.isArray(json) ? json[0] : json;
+  const first: unknown = Array.isArray(json) ? (json as unknown[])[0] : json;
   if (typeof first !== 'object' || first === null) return undefined;
   const o = first as JsonObject;
   const usage = o.usage as JsonObject | undefined;
   const fromUsage = typeof usage === 'object' && usage !== null ? positiveInteger(usage.completion_tokens) : undefined;
   if (fromUsage !== undefined) return { tokens: fromUsage };
   const details = o.details as JsonObject | undefined;
-  const generated = typeof details === 'object' && details !== null ? positiveInteger(details.generated_tokens) : undefined;
+  const generated =
+    typeof details === 'object' && details !== null ? positiveInteger(details.generated_tokens) : undefined;
   if (generated !== undefined) return { tokens: generated };
   if (typeof o.generated_text === 'string' && o.generated_text.length > 0) return { text: o.generated_text };
   const choices = o.choices;
@@ -189,7 +214,11 @@ function jsonOutput(json: unknown): { tokens: number } | { text: string } | unde
     const texts = choices.map((c: unknown) => {
       const choice = c as JsonObject;
       const message = choice?.message as JsonObject | undefined;
-      return typeof message?.content === 'string' ? message.content : typeof choice?.text === 'string' ? choice.text : '';
+      return typeof message?.content === 'string'
+        ? message.content
+        : typeof choice?.text === 'string'
+          ? choice.text
+          : '';
     });
     const text = texts.join('');
     if (text.length > 0) return { text };

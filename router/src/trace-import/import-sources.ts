@@ -139,7 +139,10 @@ async function* bodyOf(response: Promise<{ Body?: unknown }>): AsyncGenerator<Ui
 }
 
 /** The sources of every INPUT, in the order given, each directory and prefix expanded in path order. */
-export async function* importSources(inputs: readonly string[], options: SourceOptions = {}): AsyncGenerator<ImportSource, void, undefined> {
+export async function* importSources(
+  inputs: readonly string[],
+  options: SourceOptions = {},
+): AsyncGenerator<ImportSource, void, undefined> {
   for (const input of inputs) {
     if (input.startsWith('s3://')) {
       yield* s3Sources(input, options);

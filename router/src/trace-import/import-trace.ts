@@ -87,8 +87,19 @@ export interface ImportReport {
   readonly formats: Readonly<Record<CaptureFormat, number>>;
   readonly tokenSource: string;
   readonly blockTokens: number;
-  readonly promptTokens: { readonly total: number; readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
-  readonly outputTokens: { readonly total: number; readonly mean: number; readonly sources: Readonly<Record<OutputSource, number>> };
+  readonly promptTokens: {
+    readonly total: number;
+    readonly mean: number;
+    readonly p50: number;
+    readonly p90: number;
+    readonly p99: number;
+    readonly max: number;
+  };
+  readonly outputTokens: {
+    readonly total: number;
+    readonly mean: number;
+    readonly sources: Readonly<Record<OutputSource, number>>;
+  };
   readonly kinds: Readonly<Record<'chat' | 'completions' | 'native' | 'text', number>>;
   readonly tenants: number;
   readonly distinctFirstBlocks: number;
@@ -142,10 +153,10 @@ class PendingHeap {
   push(entry: PendingEntry): void {
     const a = this.items;
     a.push(entry);
-    for (let i = a.length - 1; i > 0; ) {
+    for (let i = a.length - 1; i > 0;) {
       const p = (i - 1) >> 1;
-      if (!before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
+      if (!before(a[i], a[p])) break;
+      [a[i], a[p]] = [a[p], a[i]];
       i = p;
     }
   }
@@ -156,14 +167,14 @@ class PendingHeap {
     const last = a.pop();
     if (a.length > 0 && last !== undefined) {
       a[0] = last;
-      for (let i = 0; ; ) {
+      for (let i = 0; ;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < a.length && before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && before(a[r]!, a[m]!)) m = r;
+        if (l < a.length && before(a[l], a[m])) m = l;
+        if (r < a.length && before(a[r], a[m])) m = r;
         if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
+        [a[i], a[m]] = [a[m], a[i]];
         i = m;
       }
     }
@@ -208,9 +219,10 @@ function isBlank(text: string): boolean {
 
 function percentile(sorted: Int32Array, p: number): number {
   if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function importTrace(options: ImportOptions): Promise<ImportReport> {
   const blockTokens = options.blockTokens ?? DEFAULT_TRACE_BLOCK_TOKENS;
   const blockChars = blockTokens * CHARS_PER_TOKEN;
@@ -239,7 +251,8 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
   let problemTotal = 0;
   const problem = (source: string, lineNumber: number, kind: ProblemKind, message: string): void => {
     const p = { source, lineNumber, kind, message };
-    if (strict) throw new ImportFailed(`${source}:${lineNumber}: ${message} (--strict stops at the first bad line)`, [p]);
+    if (strict)
+      throw new ImportFailed(`${source}:${lineNumber}: ${message} (--strict stops at the first bad line)`, [p]);
     problemCounts[kind] = (problemCounts[kind] ?? 0) + 1;
     problemTotal++;
     if (problems.length < LISTED_PROBLEMS) problems.push(p);
@@ -277,7 +290,12 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
   const write = async (entry: PendingEntry): Promise<void> => {
     let timestamp = entry.timestampMs;
     if (timestamp < lastWritten) {
-      problem(entry.source, entry.lineNumber, 'out-of-order', `arrived ${((lastWritten - timestamp) / 1000).toFixed(1)} s before a request already written (more than the ${window / 1000} s reorder window); kept at that request's time`);
+      problem(
+        entry.source,
+        entry.lineNumber,
+        'out-of-order',
+        `arrived ${((lastWritten - timestamp) / 1000).toFixed(1)} s before a request already written (more than the ${window / 1000} s reorder window); kept at that request's time`,
+      );
       timestamp = lastWritten;
     }
     if (Number.isNaN(firstTimestamp)) firstTimestamp = timestamp;
@@ -302,10 +320,10 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
       blockParent.ensure(id + 1);
       blockDepth.ensure(id + 1);
       blockParent.data[id] = parent;
-      blockDepth.data[id] = parent < 0 ? 1 : blockDepth.data[parent]! + 1;
+      blockDepth.data[id] = parent < 0 ? 1 : blockDepth.data[parent] + 1;
       if (parent < 0) distinctFirstBlocks++;
     }
-    blockRequests.data[id] = blockRequests.data[id]! + 1;
+    blockRequests.data[id] = blockRequests.data[id] + 1;
   };
 
   try {
@@ -319,7 +337,8 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
     };
     for await (const source of importSources(options.inputs, { firstLineTime, ...options.sources })) {
       sources++;
-      let format: CaptureFormat | undefined = options.format === 'auto' || options.format === undefined ? undefined : options.format;
+      let format: CaptureFormat | undefined =
+        options.format === 'auto' || options.format === undefined ? undefined : options.format;
       let lastLine = 0;
       try {
         for await (const { lineNumber, text, terminated } of sourceLines(source.open())) {
@@ -349,7 +368,10 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
               outputTokens = output.tokens;
               outputSources.usage++;
             } else if (output !== undefined) {
-              outputTokens = Math.max(1, tokenizer ? tokenizer.encode(output.text).length : Math.ceil(output.text.length / CHARS_PER_TOKEN));
+              outputTokens = Math.max(
+                1,
+                tokenizer ? tokenizer.encode(output.text).length : Math.ceil(output.text.length / CHARS_PER_TOKEN),
+              );
               outputSources['generated-text']++;
             } else if (shape.maxTokens !== undefined) {
               outputTokens = shape.maxTokens;
@@ -364,11 +386,24 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
             promptTotal += inputTokens;
             outputTotal += outputTokens;
             promptLengths.push(inputTokens);
-            entry = { timestampMs: captured.timestampMs, seq: seq++, inputTokens, outputTokens, ids: blockIds, source: source.name, lineNumber };
+            entry = {
+              timestampMs: captured.timestampMs,
+              seq: seq++,
+              inputTokens,
+              outputTokens,
+              ids: blockIds,
+              source: source.name,
+              lineNumber,
+            };
           } catch (error) {
             if (!(error instanceof UnusableRequest)) throw error;
             const truncated = !terminated && error.kind === 'malformed-line';
-            problem(source.name, lineNumber, truncated ? 'truncated-last-line' : error.kind, truncated ? `the last line is cut off (${error.message}, no newline after it)` : error.message);
+            problem(
+              source.name,
+              lineNumber,
+              truncated ? 'truncated-last-line' : error.kind,
+              truncated ? `the last line is cut off (${error.message}, no newline after it)` : error.message,
+            );
             continue;
           }
           latestSeen = Math.max(latestSeen, entry.timestampMs);
@@ -421,7 +456,7 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
       p50: percentile(sortedLengths, 0.5),
       p90: percentile(sortedLengths, 0.9),
       p99: percentile(sortedLengths, 0.99),
-      max: sortedLengths[sortedLengths.length - 1]!,
+      max: sortedLengths[sortedLengths.length - 1],
     },
     outputTokens: { total: outputTotal, mean: outputTotal / requests, sources: outputSources },
     kinds,
@@ -444,35 +479,57 @@ export async function importTrace(options: ImportOptions): Promise<ImportReport>
  * fewer (a maximal prefix for that many requests), ranked by the tokens a cache could serve from it,
  * (requests − 1) × its length.
  */
-function topSharedPrefixes(requests: IntColumn, parent: IntColumn, depth: IntColumn, distinct: number, blockTokens: number, limit: number): SharedPrefix[] {
+function topSharedPrefixes(
+  requests: IntColumn,
+  parent: IntColumn,
+  depth: IntColumn,
+  distinct: number,
+  blockTokens: number,
+  limit: number,
+): SharedPrefix[] {
   const extended = new Uint8Array(distinct);
   for (let id = 0; id < distinct; id++) {
-    const p = parent.data[id]!;
+    const p = parent.data[id];
     if (p >= 0 && requests.data[id] === requests.data[p]) extended[p] = 1;
   }
   const best: { id: number; score: number }[] = [];
   for (let id = 0; id < distinct; id++) {
-    const n = requests.data[id]!;
+    const n = requests.data[id];
     if (n < 2 || extended[id]) continue;
-    const score = (n - 1) * depth.data[id]!;
-    if (best.length < limit || score > best[best.length - 1]!.score) {
+    const score = (n - 1) * depth.data[id];
+    if (best.length < limit || score > best[best.length - 1].score) {
       best.push({ id, score });
       best.sort((a, b) => b.score - a.score || a.id - b.id);
       if (best.length > limit) best.pop();
     }
   }
-  return best.map(({ id }) => ({ requests: requests.data[id]!, blocks: depth.data[id]!, tokens: depth.data[id]! * blockTokens }));
+  return best.map(({ id }) => ({
+    requests: requests.data[id],
+    blocks: depth.data[id],
+    tokens: depth.data[id] * blockTokens,
+  }));
 }
 
 function importNotes(report: Omit<ImportReport, 'notes'>): string[] {
   const notes: string[] = [];
   if (report.tokenSource.startsWith('router estimate')) {
-    notes.push(`Token counts are the router's estimate (${CHARS_PER_TOKEN} characters per token), not the model's tokenizer: pass --tokenizer tokenizer.json for exact lengths.`);
+    notes.push(
+      `Token counts are the router's estimate (${CHARS_PER_TOKEN} characters per token), not the model's tokenizer: pass --tokenizer tokenizer.json for exact lengths.`,
+    );
   }
   const { 'max-tokens': fromMax, default: fromDefault, 'generated-text': fromText } = report.outputTokens.sources;
-  if (fromMax > 0) notes.push(`${fromMax} request(s) have no captured usage: their output length is the request's max_tokens, an upper bound.`);
-  if (fromDefault > 0) notes.push(`${fromDefault} request(s) give neither usage nor max_tokens: their output length is the default (--default-output-tokens).`);
-  if (fromText > 0) notes.push(`${fromText} request(s) have a response without usage: their output length is counted from the generated text.`);
+  if (fromMax > 0)
+    notes.push(
+      `${fromMax} request(s) have no captured usage: their output length is the request's max_tokens, an upper bound.`,
+    );
+  if (fromDefault > 0)
+    notes.push(
+      `${fromDefault} request(s) give neither usage nor max_tokens: their output length is the default (--default-output-tokens).`,
+    );
+  if (fromText > 0)
+    notes.push(
+      `${fromText} request(s) have a response without usage: their output length is counted from the generated text.`,
+    );
   if (report.samplingPercent < 100) {
     const speedup = 100 / report.samplingPercent;
     notes.push(
@@ -480,7 +537,10 @@ function importNotes(report: Omit<ImportReport, 'notes'>): string[] {
         `replay with trace:FILE?speedup=${Number(speedup.toFixed(3))} to restore the full arrival rate.`,
     );
   }
-  if (report.problemTotal > 0) notes.push(`${report.problemTotal} line(s) could not be used (listed below by file and line); the trace holds the other ${report.requests}.`);
+  if (report.problemTotal > 0)
+    notes.push(
+      `${report.problemTotal} line(s) could not be used (listed below by file and line); the trace holds the other ${report.requests}.`,
+    );
   return notes;
 }
 
@@ -505,14 +565,19 @@ export function formatImportSummary(report: ImportReport, listedProblems = 20): 
   if (report.sharedPrefixes.length > 0) {
     lines.push('  shared prefixes (most cacheable first):');
     for (const p of report.sharedPrefixes) {
-      lines.push(`    ${int(p.tokens)} tokens (${p.blocks} block${p.blocks === 1 ? '' : 's'}) shared by ${int(p.requests)} requests: ${int((p.requests - 1) * p.tokens)} tokens a cache can serve`);
+      lines.push(
+        `    ${int(p.tokens)} tokens (${p.blocks} block${p.blocks === 1 ? '' : 's'}) shared by ${int(p.requests)} requests: ${int((p.requests - 1) * p.tokens)} tokens a cache can serve`,
+      );
     }
   }
   for (const note of report.notes) lines.push(`  note: ${note}`);
   if (report.problemTotal > 0) {
-    const byKind = Object.entries(report.problemCounts).map(([k, n]) => `${k} ${int(n!)}`).join(', ');
+    const byKind = Object.entries(report.problemCounts)
+      .map(([k, n]) => `${k} ${int(n)}`)
+      .join(', ');
     lines.push(`  bad lines       ${int(report.problemTotal)} (${byKind})`);
-    for (const p of report.problems.slice(0, listedProblems)) lines.push(`    ${p.source}:${p.lineNumber}: ${p.message}`);
+    for (const p of report.problems.slice(0, listedProblems))
+      lines.push(`    ${p.source}:${p.lineNumber}: ${p.message}`);
     if (report.problemTotal > listedProblems) lines.push(`    … and ${int(report.problemTotal - listedProblems)} more`);
   }
   return lines.join('\n');

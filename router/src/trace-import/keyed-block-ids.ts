@@ -28,7 +28,12 @@ export class KeyedBlockIds {
    * (model and tenant key: requests of different models or tenants never share a block). `isNew` receives,
    * per block, whether its id is new.
    */
-  idsOfText(text: string, blockChars: number, namespace: string, onBlock?: (id: number, parent: number, isNew: boolean) => void): number[] {
+  idsOfText(
+    text: string,
+    blockChars: number,
+    namespace: string,
+    onBlock?: (id: number, parent: number, isNew: boolean) => void,
+  ): number[] {
     const count = Math.ceil(text.length / blockChars);
     const ids = new Array<number>(count);
     let previous: Buffer | undefined;
@@ -41,7 +46,12 @@ export class KeyedBlockIds {
   }
 
   /** Ids of token ids cut into `blockTokens`-token blocks, chained from `namespace` (as idsOfText). */
-  idsOfTokens(tokens: ArrayLike<number>, blockTokens: number, namespace: string, onBlock?: (id: number, parent: number, isNew: boolean) => void): number[] {
+  idsOfTokens(
+    tokens: ArrayLike<number>,
+    blockTokens: number,
+    namespace: string,
+    onBlock?: (id: number, parent: number, isNew: boolean) => void,
+  ): number[] {
     const count = Math.ceil(tokens.length / blockTokens);
     const ids = new Array<number>(count);
     let previous: Buffer | undefined;
@@ -66,7 +76,11 @@ export class KeyedBlockIds {
   }
 
   /** The small id of a link, telling `onBlock` its parent and whether the id is new. */
-  private idOf(digest: Buffer, parent: number, onBlock: ((id: number, parent: number, isNew: boolean) => void) | undefined): number {
+  private idOf(
+    digest: Buffer,
+    parent: number,
+    onBlock: ((id: number, parent: number, isNew: boolean) => void) | undefined,
+  ): number {
     const before = this.table.size;
     const id = this.table.idOf(digest);
     onBlock?.(id, parent, this.table.size > before);
@@ -94,8 +108,8 @@ export class DigestTable {
   }
 
   idOf(digest: Uint8Array): number {
-    const hi = (digest[0]! << 24) | (digest[1]! << 16) | (digest[2]! << 8) | digest[3]!;
-    const lo = (digest[4]! << 24) | (digest[5]! << 16) | (digest[6]! << 8) | digest[7]!;
+    const hi = (digest[0] << 24) | (digest[1] << 16) | (digest[2] << 8) | digest[3];
+    const lo = (digest[4] << 24) | (digest[5] << 16) | (digest[6] << 8) | digest[7];
     if ((this.count + 1) * 2 > this.values.length) this.grow();
     return this.find(hi, lo, true);
   }
@@ -103,7 +117,7 @@ export class DigestTable {
   private find(hi: number, lo: number, insert: boolean, value = this.count): number {
     const mask = this.values.length - 1;
     for (let slot = (Math.imul(lo ^ hi, 0x9e3779b1) >>> 0) & mask; ; slot = (slot + 1) & mask) {
-      const stored = this.values[slot]!;
+      const stored = this.values[slot];
       if (stored === 0) {
         if (!insert) return -1;
         this.keys[2 * slot] = hi;
@@ -124,7 +138,7 @@ export class DigestTable {
     const entries = this.count;
     this.count = 0;
     for (let s = 0; s < oldValues.length; s++) {
-      if (oldValues[s] !== 0) this.find(oldKeys[2 * s]!, oldKeys[2 * s + 1]!, true, oldValues[s]! - 1);
+      if (oldValues[s] !== 0) this.find(oldKeys[2 * s], oldKeys[2 * s + 1], true, oldValues[s] - 1);
     }
     this.count = entries;
   }

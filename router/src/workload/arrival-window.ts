@@ -20,25 +20,44 @@ export interface ArrivalWindow {
 
 export function workloadWindow(workload: Workload, window: ArrivalWindow): Workload {
   const { fromMs, untilMs } = window;
-  if (!(fromMs >= 0 && untilMs > fromMs)) throw new RangeError(`an arrival window needs 0 ≤ fromMs < untilMs (got ${fromMs}..${untilMs})`);
-  if (workload.load.mode === 'closed') throw new RangeError('an arrival window needs an open-loop workload: a closed loop has no arrival times');
+  if (!(fromMs >= 0 && untilMs > fromMs))
+    throw new RangeError(`an arrival window needs 0 ≤ fromMs < untilMs (got ${fromMs}..${untilMs})`);
+  if (workload.load.mode === 'closed')
+    throw new RangeError('an arrival window needs an open-loop workload: a closed loop has no arrival times');
   return {
     ...workload,
     expectedRequests: workload.expectedRequests,
     expectedRequestsExact: false,
-    notes: [...workload.notes, `Only arrivals from ${fromMs / 1000} s to ${untilMs / 1000} s of the workload, replayed from 0 s${window.warmUpWithItself ? ' after a first pass of the same arrivals as warm-up' : ''}.`],
+    notes: [
+      ...workload.notes,
+      `Only arrivals from ${fromMs / 1000} s to ${untilMs / 1000} s of the workload, replayed from 0 s${window.warmUpWithItself ? ' after a first pass of the same arrivals as warm-up' : ''}.`,
+    ],
     *requests(): Generator<WorkloadRequest, void, undefined> {
       let index = 0;
-      const passes = window.warmUpWithItself ? [{ suffix: '~warm-up', offsetMs: 0 }, { suffix: '', offsetMs: untilMs - fromMs }] : [{ suffix: '', offsetMs: 0 }];
+      const passes = window.warmUpWithItself
+        ? [
+            { suffix: '~warm-up', offsetMs: 0 },
+            { suffix: '', offsetMs: untilMs - fromMs },
+          ]
+        : [{ suffix: '', offsetMs: 0 }];
       for (const { suffix, offsetMs } of passes) {
         const kept = new Set<string>();
         for (const request of workload.requests()) {
           if (request.arrivalMs < fromMs) continue;
           if (request.arrivalMs >= untilMs) break;
           kept.add(request.id);
-          const dependsOnId = request.dependsOnId !== undefined && kept.has(request.dependsOnId) ? `${request.dependsOnId}${suffix}` : undefined;
+          const dependsOnId =
+            request.dependsOnId !== undefined && kept.has(request.dependsOnId)
+              ? `${request.dependsOnId}${suffix}`
+              : undefined;
           const { dependsOnId: _dropped, ...rest } = request;
-          yield { ...rest, id: `${request.id}${suffix}`, index: index++, arrivalMs: request.arrivalMs - fromMs + offsetMs, ...(dependsOnId !== undefined ? { dependsOnId } : {}) } as WorkloadRequest;
+          yield {
+            ...rest,
+            id: `${request.id}${suffix}`,
+            index: index++,
+            arrivalMs: request.arrivalMs - fromMs + offsetMs,
+            ...(dependsOnId !== undefined ? { dependsOnId } : {}),
+          };
         }
       }
     },

@@ -16,7 +16,8 @@ export class GroupPicker {
     popularity: Popularity,
     exponent = 1,
   ) {
-    if (!Number.isInteger(groups) || groups < 1) throw new RangeError(`groups must be a positive integer (got ${groups})`);
+    if (!Number.isInteger(groups) || groups < 1)
+      throw new RangeError(`groups must be a positive integer (got ${groups})`);
     if (popularity === 'zipf') {
       const cumulative = new Float64Array(groups);
       let total = 0;
@@ -31,13 +32,13 @@ export class GroupPicker {
   pick(rng: Rng): number {
     const cumulative = this.cumulative;
     if (cumulative === undefined) return floor(rng.next() * this.groups);
-    const target = rng.next() * cumulative[this.groups - 1]!;
+    const target = rng.next() * cumulative[this.groups - 1];
     // First index whose cumulative weight exceeds the target.
     let lo = 0;
     let hi = this.groups - 1;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (cumulative[mid]! > target) hi = mid;
+      if (cumulative[mid] > target) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -47,6 +48,6 @@ export class GroupPicker {
   probability(i: number): number {
     const cumulative = this.cumulative;
     if (cumulative === undefined) return 1 / this.groups;
-    return (cumulative[i]! - (i === 0 ? 0 : cumulative[i - 1]!)) / cumulative[this.groups - 1]!;
+    return (cumulative[i] - (i === 0 ? 0 : cumulative[i - 1])) / cumulative[this.groups - 1];
   }
 }

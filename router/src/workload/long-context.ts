@@ -28,13 +28,54 @@ import type { WorkloadApi, WorkloadRequest } from './workload-request';
  */
 export const LONG_CONTEXT_OPTIONS = {
   groups: { type: 'int', min: 1, max: 1000000, default: 550, description: 'distinct shared prefixes' },
-  prefixTokens: { type: 'int', min: 0, max: 1000000, default: 7000, description: 'tokens of the shared prefix of every group' },
-  suffixTokens: { type: 'range', min: 1, max: 1000000, default: { min: 900, max: 1100 }, description: 'tokens of the unique suffix, drawn uniformly per request' },
-  outputTokens: { type: 'range', min: 1, max: 100000, default: { min: 256, max: 256 }, description: 'tokens to generate, drawn uniformly per request' },
-  popularity: { type: 'enum', values: ['uniform', 'zipf'], default: 'uniform', description: 'how often each group is drawn' },
-  zipfExponent: { type: 'number', min: 0, minExclusive: true, max: 5, default: 1, description: 'Zipf exponent s (group i has weight 1/(i+1)^s); only with popularity=zipf' },
-  tenants: { type: 'int', min: 0, max: 1000000, default: 0, description: 'when > 0, group g is sent with tenant key tenant-(g mod tenants) as prompt_cache_key' },
-  api: { type: 'enum', values: ['chat', 'completion'], default: 'chat', description: 'chat: system = shared prefix, user = suffix; completion: prompt = prefix + suffix' },
+  prefixTokens: {
+    type: 'int',
+    min: 0,
+    max: 1000000,
+    default: 7000,
+    description: 'tokens of the shared prefix of every group',
+  },
+  suffixTokens: {
+    type: 'range',
+    min: 1,
+    max: 1000000,
+    default: { min: 900, max: 1100 },
+    description: 'tokens of the unique suffix, drawn uniformly per request',
+  },
+  outputTokens: {
+    type: 'range',
+    min: 1,
+    max: 100000,
+    default: { min: 256, max: 256 },
+    description: 'tokens to generate, drawn uniformly per request',
+  },
+  popularity: {
+    type: 'enum',
+    values: ['uniform', 'zipf'],
+    default: 'uniform',
+    description: 'how often each group is drawn',
+  },
+  zipfExponent: {
+    type: 'number',
+    min: 0,
+    minExclusive: true,
+    max: 5,
+    default: 1,
+    description: 'Zipf exponent s (group i has weight 1/(i+1)^s); only with popularity=zipf',
+  },
+  tenants: {
+    type: 'int',
+    min: 0,
+    max: 1000000,
+    default: 0,
+    description: 'when > 0, group g is sent with tenant key tenant-(g mod tenants) as prompt_cache_key',
+  },
+  api: {
+    type: 'enum',
+    values: ['chat', 'completion'],
+    default: 'chat',
+    description: 'chat: system = shared prefix, user = suffix; completion: prompt = prefix + suffix',
+  },
   ...COMMON_OPTIONS,
 } as const satisfies OptionSchema;
 
@@ -58,7 +99,10 @@ export interface LongContextOptions {
 const PREFIX_CACHE_CHARS = 32_000_000;
 
 /** Build the workload. `given` may be partial (defaults fill the rest) or option texts from a spec (`fromText`). */
-export function longContextWorkload(given: Partial<LongContextOptions> | Record<string, string> = {}, fromText = false): Workload {
+export function longContextWorkload(
+  given: Partial<LongContextOptions> | Record<string, string> = {},
+  fromText = false,
+): Workload {
   const resolved = resolveOptions('long-context', LONG_CONTEXT_OPTIONS, given, fromText);
   const options = resolved as unknown as LongContextOptions;
   const expected = expectedPoissonCount(resolved);
@@ -80,15 +124,29 @@ export function longContextWorkload(given: Partial<LongContextOptions> | Record<
       const prefix = prefixes.get(`long-context/prefix/${group}`, options.prefixTokens * CHARS_PER_TOKEN);
       const suffix = labelledText(options.seed, `long-context/suffix/${index}`, suffixTokens * CHARS_PER_TOKEN);
       const tenantKey = options.tenants > 0 ? `tenant-${group % options.tenants}` : undefined;
-      const base = { index, id: requestId('lc', index), arrivalMs, maxTokens, group, ...(tenantKey ? { tenantKey } : {}) };
+      const base = {
+        index,
+        id: requestId('lc', index),
+        arrivalMs,
+        maxTokens,
+        group,
+        ...(tenantKey ? { tenantKey } : {}),
+      };
       // The group's prefix (and, for chat, the system message holding it) is the same in every request of the group.
-      const sharedHead = options.prefixTokens > 0 ? { key: `long-context/${group}`, length: options.api === 'completion' ? prefix.length : 1 } : undefined;
+      const sharedHead =
+        options.prefixTokens > 0
+          ? { key: `long-context/${group}`, length: options.api === 'completion' ? prefix.length : 1 }
+          : undefined;
       if (options.api === 'completion') {
         yield { ...base, kind: 'completion', prompt: prefix + suffix, ...(sharedHead ? { sharedHead } : {}) };
       } else {
-        const messages = options.prefixTokens > 0
-          ? [{ role: 'system' as const, content: prefix }, { role: 'user' as const, content: suffix }]
-          : [{ role: 'user' as const, content: suffix }];
+        const messages =
+          options.prefixTokens > 0
+            ? [
+                { role: 'system' as const, content: prefix },
+                { role: 'user' as const, content: suffix },
+              ]
+            : [{ role: 'user' as const, content: suffix }];
         yield { ...base, kind: 'chat', messages, ...(sharedHead ? { sharedHead } : {}) };
       }
     }

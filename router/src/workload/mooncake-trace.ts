@@ -17,13 +17,42 @@ import type { WorkloadApi, WorkloadRequest } from './workload-request';
  * before a run starts, listing every bad line) and once per `requests()` pass to build prompts lazily.
  */
 export const TRACE_OPTIONS = {
-  speedup: { type: 'number', min: 0, minExclusive: true, max: 100000, default: 1, description: 'divide every timestamp by this (2 = replay twice as fast)' },
-  blockTokens: { type: 'int', min: 16, max: 1000000, default: 512, description: 'tokens per hash id (Mooncake traces use 512)' },
-  api: { type: 'enum', values: ['chat', 'completion'], default: 'chat', description: 'chat: one user message holding the prompt; completion: the prompt' },
-  skipBadLines: { type: 'bool', default: false, description: 'true: skip bad lines and list them in the report notes; false: fail listing them' },
+  speedup: {
+    type: 'number',
+    min: 0,
+    minExclusive: true,
+    max: 100000,
+    default: 1,
+    description: 'divide every timestamp by this (2 = replay twice as fast)',
+  },
+  blockTokens: {
+    type: 'int',
+    min: 16,
+    max: 1000000,
+    default: 512,
+    description: 'tokens per hash id (Mooncake traces use 512)',
+  },
+  api: {
+    type: 'enum',
+    values: ['chat', 'completion'],
+    default: 'chat',
+    description: 'chat: one user message holding the prompt; completion: the prompt',
+  },
+  skipBadLines: {
+    type: 'bool',
+    default: false,
+    description: 'true: skip bad lines and list them in the report notes; false: fail listing them',
+  },
   count: { ...COMMON_OPTIONS.count, description: 'replay only the first this many requests' },
-  duration: { ...COMMON_OPTIONS.duration, default: undefined, description: 'replay only requests arriving within this many seconds (after speedup)' },
-  concurrency: { ...COMMON_OPTIONS.concurrency, description: 'closed loop: keep this many in flight, in trace order, ignoring timestamps' },
+  duration: {
+    ...COMMON_OPTIONS.duration,
+    default: undefined,
+    description: 'replay only requests arriving within this many seconds (after speedup)',
+  },
+  concurrency: {
+    ...COMMON_OPTIONS.concurrency,
+    description: 'closed loop: keep this many in flight, in trace order, ignoring timestamps',
+  },
 } as const satisfies OptionSchema;
 
 export interface TraceOptions {
@@ -63,7 +92,9 @@ export class TraceFormatError extends Error {
     readonly path: string,
     readonly problems: readonly TraceProblem[],
   ) {
-    super(`trace ${path} has ${problems.length} bad line${problems.length === 1 ? '' : 's'} (pass skipBadLines=true to skip them): ${listProblems(problems)}`);
+    super(
+      `trace ${path} has ${problems.length} bad line${problems.length === 1 ? '' : 's'} (pass skipBadLines=true to skip them): ${listProblems(problems)}`,
+    );
     this.name = 'TraceFormatError';
   }
 }
@@ -76,31 +107,51 @@ function isNonNegativeInteger(value: unknown): value is number {
  * Parse and check one line. `previousTimestampMs` is the last good line's timestamp: traces must be in
  * arrival order. Returns the entry, or a problem naming the field.
  */
-export function parseTraceLine(text: string, lineNumber: number, blockTokens: number, previousTimestampMs: number): TraceEntry | TraceProblem {
+export function parseTraceLine(
+  text: string,
+  lineNumber: number,
+  blockTokens: number,
+  previousTimestampMs: number,
+): TraceEntry | TraceProblem {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return { lineNumber, message: `not valid JSON (${(error as Error).message})` };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { lineNumber, message: 'not a JSON object' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { lineNumber, message: 'not a JSON object' };
   const o = value as Record<string, unknown>;
   const problems: string[] = [];
   const { timestamp, input_length: input, output_length: output, hash_ids: ids } = o;
-  if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0) problems.push(`timestamp must be a number ≥ 0 (got ${JSON.stringify(timestamp)})`);
-  else if (timestamp < previousTimestampMs) problems.push(`timestamp ${timestamp} is before the previous line's ${previousTimestampMs} (lines must be in arrival order)`);
-  if (!isNonNegativeInteger(input) || input < 1) problems.push(`input_length must be an integer ≥ 1 (got ${JSON.stringify(input)})`);
-  if (!isNonNegativeInteger(output) || output < 1) problems.push(`output_length must be an integer ≥ 1 (got ${JSON.stringify(output)})`);
+  if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0)
+    problems.push(`timestamp must be a number ≥ 0 (got ${JSON.stringify(timestamp)})`);
+  else if (timestamp < previousTimestampMs)
+    problems.push(
+      `timestamp ${timestamp} is before the previous line's ${previousTimestampMs} (lines must be in arrival order)`,
+    );
+  if (!isNonNegativeInteger(input) || input < 1)
+    problems.push(`input_length must be an integer ≥ 1 (got ${JSON.stringify(input)})`);
+  if (!isNonNegativeInteger(output) || output < 1)
+    problems.push(`output_length must be an integer ≥ 1 (got ${JSON.stringify(output)})`);
   if (!Array.isArray(ids) || !ids.every(isNonNegativeInteger)) {
     problems.push('hash_ids must be an array of non-negative integers');
   } else if (isNonNegativeInteger(input) && input >= 1) {
     const needed = Math.ceil(input / blockTokens);
     if (ids.length !== needed) {
-      problems.push(`hash_ids has ${ids.length} ids but input_length ${input} needs ${needed} blocks of ${blockTokens} tokens`);
+      problems.push(
+        `hash_ids has ${ids.length} ids but input_length ${input} needs ${needed} blocks of ${blockTokens} tokens`,
+      );
     }
   }
   if (problems.length > 0) return { lineNumber, message: problems.join(', ') };
-  return { lineNumber, timestampMs: timestamp as number, inputTokens: input as number, outputTokens: output as number, hashIds: ids as number[] };
+  return {
+    lineNumber,
+    timestampMs: timestamp as number,
+    inputTokens: input as number,
+    outputTokens: output as number,
+    hashIds: ids as number[],
+  };
 }
 
 function isProblem(parsed: TraceEntry | TraceProblem): parsed is TraceProblem {
@@ -158,18 +209,25 @@ export function scanTrace(path: string, blockTokens: number, skipBadLines: boole
 
 /** The prompt text of a trace entry: its blocks' texts, cut to `inputTokens` tokens. */
 export function tracePromptText(entry: TraceEntry, blockTokens: number, cache?: TextCache): string {
-  const parts = entry.hashIds.map((id) => (cache ? cache.get(id, () => traceBlockText(id, blockTokens)) : traceBlockText(id, blockTokens)));
+  const parts = entry.hashIds.map((id) =>
+    cache ? cache.get(id, () => traceBlockText(id, blockTokens)) : traceBlockText(id, blockTokens),
+  );
   return parts.join('').slice(0, entry.inputTokens * CHARS_PER_TOKEN);
 }
 
-export function traceWorkload(path: string, given: Partial<TraceOptions> | Record<string, string> = {}, fromText = false): Workload {
+export function traceWorkload(
+  path: string,
+  given: Partial<TraceOptions> | Record<string, string> = {},
+  fromText = false,
+): Workload {
   const resolved = resolveOptions(`trace:${path}`, TRACE_OPTIONS, given, fromText);
   const options = resolved as unknown as TraceOptions;
   // A path as given, or the bare name of a shipped trace; a missing file names the workload and the path.
   const file = resolveTracePath(path);
   const summary = scanTrace(file, options.blockTokens, options.skipBadLines);
   const durationMs = options.duration === undefined ? Infinity : options.duration * 1000;
-  const arrivalOf = (entry: TraceEntry): number => compressTraceTime(entry.timestampMs - summary.firstTimestampMs, options.speedup);
+  const arrivalOf = (entry: TraceEntry): number =>
+    compressTraceTime(entry.timestampMs - summary.firstTimestampMs, options.speedup);
 
   function* requests(): Generator<WorkloadRequest, void, undefined> {
     const blocks = new TextCache(32_000_000);
@@ -189,7 +247,10 @@ export function traceWorkload(path: string, given: Partial<TraceOptions> | Recor
   let expected = summary.requests;
   if (options.count !== undefined) expected = Math.min(expected, options.count);
   const exact = options.duration === undefined;
-  const notes = summary.badLines.length > 0 ? [`skipped ${summary.badLines.length} bad trace line(s): ${listProblems(summary.badLines)}`] : [];
+  const notes =
+    summary.badLines.length > 0
+      ? [`skipped ${summary.badLines.length} bad trace line(s): ${listProblems(summary.badLines)}`]
+      : [];
   const spanS = (summary.lastTimestampMs - summary.firstTimestampMs) / 1000;
   return {
     kind: 'trace',
@@ -202,7 +263,10 @@ export function traceWorkload(path: string, given: Partial<TraceOptions> | Recor
       meanInputTokens: Math.round(summary.inputTokens / summary.requests),
       meanOutputTokens: Math.round(summary.outputTokens / summary.requests),
     },
-    load: options.concurrency !== undefined ? { mode: 'closed', concurrency: options.concurrency } : { mode: 'open-trace', speedup: options.speedup },
+    load:
+      options.concurrency !== undefined
+        ? { mode: 'closed', concurrency: options.concurrency }
+        : { mode: 'open-trace', speedup: options.speedup },
     expectedRequests: expected,
     expectedRequestsExact: exact,
     description: `Mooncake trace ${path}: ${summary.requests} requests over ${spanS.toFixed(0)} s, mean input ${Math.round(summary.inputTokens / summary.requests)} tokens`,

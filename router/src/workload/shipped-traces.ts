@@ -54,7 +54,10 @@ export class TraceNotFoundError extends Error {
     readonly absolutePath: string,
     readonly shippedNames: readonly string[],
   ) {
-    const shipped = shippedNames.length > 0 ? `; shipped traces, usable by name: ${shippedNames.map((n) => `trace:${n}`).join(', ')}` : '';
+    const shipped =
+      shippedNames.length > 0
+        ? `; shipped traces, usable by name: ${shippedNames.map((n) => `trace:${n}`).join(', ')}`
+        : '';
     super(`workload trace:${path}: no trace file at ${absolutePath}${shipped}`);
     this.name = 'TraceNotFoundError';
   }

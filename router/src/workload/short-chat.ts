@@ -2,7 +2,15 @@ import { SeededRng } from '../common/seeded-rng';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
 import { poissonArrivalsMs } from './load-shape';
 import { labelledText, seedFromLabel, TextCache } from './synthetic-text';
-import { canonicalSpec, COMMON_OPTIONS, drawInRange, loadFromOptions, parametersOf, requestId, type Workload } from './workload';
+import {
+  canonicalSpec,
+  COMMON_OPTIONS,
+  drawInRange,
+  loadFromOptions,
+  parametersOf,
+  requestId,
+  type Workload,
+} from './workload';
 import { resolveOptions, WorkloadSpecError, type IntRange, type OptionSchema } from './workload-options';
 import type { ChatMessage, WorkloadRequest } from './workload-request';
 
@@ -14,16 +22,66 @@ import type { ChatMessage, WorkloadRequest } from './workload-request';
  * is planned an exponential think time after turn k's planned arrival.
  */
 export const SHORT_CHAT_OPTIONS = {
-  systemPrompts: { type: 'int', min: 1, max: 100000, default: 8, description: 'distinct system prompts conversations draw from' },
-  systemTokens: { type: 'range', min: 1, max: 1000000, default: { min: 200, max: 600 }, description: 'tokens of each system prompt (drawn once per prompt)' },
-  turns: { type: 'range', min: 1, max: 1000, default: { min: 2, max: 6 }, description: 'turns per conversation, drawn uniformly' },
-  userTokens: { type: 'range', min: 1, max: 1000000, default: { min: 20, max: 200 }, description: 'tokens of each user message' },
-  outputTokens: { type: 'range', min: 1, max: 100000, default: { min: 50, max: 300 }, description: 'tokens of each reply (max_tokens)' },
-  thinkSeconds: { type: 'number', min: 0, max: 86400, default: 10, description: 'mean (exponential) gap between planned arrivals of consecutive turns' },
-  maxContextTokens: { type: 'int', min: 2, max: 10000000, default: 8192, description: 'a conversation ends before a turn whose prompt + reply would exceed this' },
+  systemPrompts: {
+    type: 'int',
+    min: 1,
+    max: 100000,
+    default: 8,
+    description: 'distinct system prompts conversations draw from',
+  },
+  systemTokens: {
+    type: 'range',
+    min: 1,
+    max: 1000000,
+    default: { min: 200, max: 600 },
+    description: 'tokens of each system prompt (drawn once per prompt)',
+  },
+  turns: {
+    type: 'range',
+    min: 1,
+    max: 1000,
+    default: { min: 2, max: 6 },
+    description: 'turns per conversation, drawn uniformly',
+  },
+  userTokens: {
+    type: 'range',
+    min: 1,
+    max: 1000000,
+    default: { min: 20, max: 200 },
+    description: 'tokens of each user message',
+  },
+  outputTokens: {
+    type: 'range',
+    min: 1,
+    max: 100000,
+    default: { min: 50, max: 300 },
+    description: 'tokens of each reply (max_tokens)',
+  },
+  thinkSeconds: {
+    type: 'number',
+    min: 0,
+    max: 86400,
+    default: 10,
+    description: 'mean (exponential) gap between planned arrivals of consecutive turns',
+  },
+  maxContextTokens: {
+    type: 'int',
+    min: 2,
+    max: 10000000,
+    default: 8192,
+    description: 'a conversation ends before a turn whose prompt + reply would exceed this',
+  },
   seed: COMMON_OPTIONS.seed,
-  rate: { ...COMMON_OPTIONS.rate, default: 4, description: 'mean request rate (conversations start at rate ÷ mean turns)' },
-  duration: { ...COMMON_OPTIONS.duration, default: 600, description: 'conversations start within this many seconds; started conversations run all their turns' },
+  rate: {
+    ...COMMON_OPTIONS.rate,
+    default: 4,
+    description: 'mean request rate (conversations start at rate ÷ mean turns)',
+  },
+  duration: {
+    ...COMMON_OPTIONS.duration,
+    default: 600,
+    description: 'conversations start within this many seconds; started conversations run all their turns',
+  },
   count: COMMON_OPTIONS.count,
   concurrency: COMMON_OPTIONS.concurrency,
 } as const satisfies OptionSchema;
@@ -72,8 +130,8 @@ class ConversationQueue {
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      if (!before(heap[i], heap[parent])) break;
+      [heap[i], heap[parent]] = [heap[parent], heap[i]];
       i = parent;
     }
   }
@@ -89,10 +147,10 @@ class ConversationQueue {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < heap.length && before(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && before(heap[r]!, heap[m]!)) m = r;
+        if (l < heap.length && before(heap[l], heap[m])) m = l;
+        if (r < heap.length && before(heap[r], heap[m])) m = r;
         if (m === i) break;
-        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        [heap[i], heap[m]] = [heap[m], heap[i]];
         i = m;
       }
     }
@@ -104,7 +162,11 @@ function before(a: Conversation, b: Conversation): boolean {
   return a.nextArrivalMs < b.nextArrivalMs || (a.nextArrivalMs === b.nextArrivalMs && a.number < b.number);
 }
 
-export function shortChatWorkload(given: Partial<ShortChatOptions> | Record<string, string> = {}, fromText = false): Workload {
+// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+export function shortChatWorkload(
+  given: Partial<ShortChatOptions> | Record<string, string> = {},
+  fromText = false,
+): Workload {
   const resolved = resolveOptions('short-chat', SHORT_CHAT_OPTIONS, given, fromText);
   const options = resolved as unknown as ShortChatOptions;
   const firstTurnMax = options.systemTokens.max + options.userTokens.max + options.outputTokens.max;
@@ -122,7 +184,10 @@ export function shortChatWorkload(given: Partial<ShortChatOptions> | Record<stri
     const systems = new TextCache(16_000_000);
     const systemText = (i: number): string =>
       systems.get(i, () => {
-        const tokens = drawInRange(() => new SeededRng(seedFromLabel(options.seed, `short-chat/system-length/${i}`)).next(), options.systemTokens);
+        const tokens = drawInRange(
+          () => new SeededRng(seedFromLabel(options.seed, `short-chat/system-length/${i}`)).next(),
+          options.systemTokens,
+        );
         return labelledText(options.seed, `short-chat/system/${i}`, tokens * CHARS_PER_TOKEN);
       });
     const queue = new ConversationQueue();
@@ -159,7 +224,10 @@ export function shortChatWorkload(given: Partial<ShortChatOptions> | Record<stri
       const userTokens = drawInRange(() => rng.next(), options.userTokens);
       const maxTokens = drawInRange(() => rng.next(), options.outputTokens);
       if (conversation.historyTokens + userTokens + maxTokens > options.maxContextTokens) continue; // ends here
-      const user: ChatMessage = { role: 'user', content: labelledText(options.seed, `short-chat/${number}/user/${turn}`, userTokens * CHARS_PER_TOKEN) };
+      const user: ChatMessage = {
+        role: 'user',
+        content: labelledText(options.seed, `short-chat/${number}/user/${turn}`, userTokens * CHARS_PER_TOKEN),
+      };
       const messages = [...conversation.history, user];
       const id = requestId('sc', index);
       const conversationId = `conv-${String(number).padStart(6, '0')}`;
@@ -176,7 +244,10 @@ export function shortChatWorkload(given: Partial<ShortChatOptions> | Record<stri
       };
       index++;
       if (turn + 1 >= conversation.turns) continue;
-      const reply: ChatMessage = { role: 'assistant', content: labelledText(options.seed, `short-chat/${number}/assistant/${turn}`, maxTokens * CHARS_PER_TOKEN) };
+      const reply: ChatMessage = {
+        role: 'assistant',
+        content: labelledText(options.seed, `short-chat/${number}/assistant/${turn}`, maxTokens * CHARS_PER_TOKEN),
+      };
       conversation.history = [...messages, reply];
       conversation.historyTokens += userTokens + maxTokens;
       conversation.turn = turn + 1;

@@ -74,7 +74,9 @@ export function describeAllowed(spec: OptionSpec): string {
     case 'int':
       return `an integer between ${spec.min} and ${spec.max}`;
     case 'number':
-      return spec.minExclusive ? `a number greater than ${spec.min} and at most ${spec.max}` : `a number between ${spec.min} and ${spec.max}`;
+      return spec.minExclusive
+        ? `a number greater than ${spec.min} and at most ${spec.max}`
+        : `a number between ${spec.min} and ${spec.max}`;
     case 'range':
       return `an integer or range min..max within ${spec.min}..${spec.max}`;
     case 'enum':
@@ -98,7 +100,9 @@ function parseText(spec: OptionSpec, text: string): OptionValue | undefined {
     case 'number':
       return parseDecimalNumber(text);
     case 'range': {
-      const [lo, hi = lo, ...extra] = text.split('..').map((part) => (part === '' ? undefined : parseDecimalInteger(part)));
+      const [lo, hi = lo, ...extra] = text
+        .split('..')
+        .map((part) => (part === '' ? undefined : parseDecimalInteger(part)));
       return lo === undefined || hi === undefined || extra.length > 0 ? undefined : { min: lo, max: hi };
     }
     case 'enum':
@@ -134,7 +138,8 @@ function isAllowed(spec: OptionSpec, value: unknown): boolean {
 
 function show(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
-  if (typeof value === 'object' && value !== null && 'min' in value && 'max' in value) return formatOptionValue(value as IntRange);
+  if (typeof value === 'object' && value !== null && 'min' in value && 'max' in value)
+    return formatOptionValue(value as IntRange);
   return String(value);
 }
 
@@ -151,7 +156,8 @@ export function resolveOptions(
   const problems: string[] = [];
   const resolved: Record<string, OptionValue | undefined> = {};
   for (const name of Object.keys(given)) {
-    if (!Object.hasOwn(schema, name)) problems.push(`unknown option '${name}' (allowed: ${Object.keys(schema).join(', ')})`);
+    if (!Object.hasOwn(schema, name))
+      problems.push(`unknown option '${name}' (allowed: ${Object.keys(schema).join(', ')})`);
   }
   for (const [name, spec] of Object.entries(schema)) {
     const raw = Object.hasOwn(given, name) ? given[name] : undefined;

@@ -3,7 +3,13 @@ import { TRACE_OPTIONS, traceWorkload } from './mooncake-trace';
 import { SHARED_SYSTEM_OPTIONS, sharedSystemWorkload } from './shared-system';
 import { SHORT_CHAT_OPTIONS, shortChatWorkload } from './short-chat';
 import type { Workload, WorkloadKind } from './workload';
-import { describeAllowed, formatOptionValue, parseQuery, WorkloadSpecError, type OptionSchema } from './workload-options';
+import {
+  describeAllowed,
+  formatOptionValue,
+  parseQuery,
+  WorkloadSpecError,
+  type OptionSchema,
+} from './workload-options';
 
 /** Every workload's options, for CLI help and docs. */
 export const WORKLOAD_OPTION_SCHEMAS: Readonly<Record<WorkloadKind, OptionSchema>> = {
@@ -13,7 +19,8 @@ export const WORKLOAD_OPTION_SCHEMAS: Readonly<Record<WorkloadKind, OptionSchema
   trace: TRACE_OPTIONS,
 };
 
-const SPEC_HELP = "expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH' (or trace:NAME of a shipped trace, e.g. trace:mooncake-synthetic), optionally followed by ?name=value&name=value";
+const SPEC_HELP =
+  "expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH' (or trace:NAME of a shipped trace, e.g. trace:mooncake-synthetic), optionally followed by ?name=value&name=value";
 
 /**
  * Build a workload from a spec string:

@@ -30,15 +30,41 @@ export interface Workload {
 
 /** Options every synthetic workload takes. */
 export const COMMON_OPTIONS = {
-  seed: { type: 'int', min: 0, max: 4294967295, default: 1, description: 'seed of every random choice (text, groups, arrivals)' },
-  rate: { type: 'number', min: 0, minExclusive: true, max: 100000, default: 6, description: 'mean arrival rate, requests per second (Poisson)' },
-  duration: { type: 'number', min: 0, minExclusive: true, max: 604800, default: 3600, description: 'arrivals stop after this many seconds' },
-  count: { type: 'int', min: 1, max: 100000000, description: 'stop after this many requests (default: no limit but duration)' },
+  seed: {
+    type: 'int',
+    min: 0,
+    max: 4294967295,
+    default: 1,
+    description: 'seed of every random choice (text, groups, arrivals)',
+  },
+  rate: {
+    type: 'number',
+    min: 0,
+    minExclusive: true,
+    max: 100000,
+    default: 6,
+    description: 'mean arrival rate, requests per second (Poisson)',
+  },
+  duration: {
+    type: 'number',
+    min: 0,
+    minExclusive: true,
+    max: 604800,
+    default: 3600,
+    description: 'arrivals stop after this many seconds',
+  },
+  count: {
+    type: 'int',
+    min: 1,
+    max: 100000000,
+    description: 'stop after this many requests (default: no limit but duration)',
+  },
   concurrency: {
     type: 'int',
     min: 1,
     max: 100000,
-    description: 'closed loop: keep this many requests in flight (default: open loop at rate); rate × duration then only sizes and orders the workload',
+    description:
+      'closed loop: keep this many requests in flight (default: open loop at rate); rate × duration then only sizes and orders the workload',
   },
 } as const satisfies OptionSchema;
 
@@ -50,7 +76,11 @@ export function loadFromOptions(options: Record<string, OptionValue | undefined>
 }
 
 /** `kind?name=value&…` with every resolved option, in schema order; unset options are left out. */
-export function canonicalSpec(head: string, schema: OptionSchema, options: Record<string, OptionValue | undefined>): string {
+export function canonicalSpec(
+  head: string,
+  schema: OptionSchema,
+  options: Record<string, OptionValue | undefined>,
+): string {
   const pairs: string[] = [];
   for (const name of Object.keys(schema)) {
     const value = options[name];
@@ -60,7 +90,9 @@ export function canonicalSpec(head: string, schema: OptionSchema, options: Recor
 }
 
 /** Resolved options as report parameters (ranges as `min..max`, unset options left out). */
-export function parametersOf(options: Record<string, OptionValue | undefined>): Record<string, string | number | boolean> {
+export function parametersOf(
+  options: Record<string, OptionValue | undefined>,
+): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
@@ -75,14 +107,21 @@ export function drawInRange(next: () => number, range: IntRange): number {
 }
 
 /** Stop rule shared by open-loop synthetic workloads: the count, or the first arrival at or past the duration. */
-export function withinLimits(index: number, arrivalMs: number, options: Record<string, OptionValue | undefined>): boolean {
+export function withinLimits(
+  index: number,
+  arrivalMs: number,
+  options: Record<string, OptionValue | undefined>,
+): boolean {
   const count = options.count as number | undefined;
   if (count !== undefined && index >= count) return false;
   return arrivalMs < (options.duration as number) * 1000;
 }
 
 /** Requests a Poisson workload is expected to yield. */
-export function expectedPoissonCount(options: Record<string, OptionValue | undefined>): { count: number; exact: boolean } {
+export function expectedPoissonCount(options: Record<string, OptionValue | undefined>): {
+  count: number;
+  exact: boolean;
+} {
   const estimate = Math.round((options.rate as number) * (options.duration as number));
   const count = options.count as number | undefined;
   return { count: count === undefined ? estimate : Math.min(count, estimate), exact: false };

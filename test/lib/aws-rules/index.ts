@@ -14,7 +14,12 @@ export { TemplateJson } from './template';
 export { CLOUDWATCH_RULES, IAM_RULES, INFERENCE_COMPONENT_RULES, SAGEMAKER_RULES };
 
 /** Every rule. */
-export const AWS_RULES: readonly AwsRule[] = [...CLOUDWATCH_RULES, ...SAGEMAKER_RULES, ...INFERENCE_COMPONENT_RULES, ...IAM_RULES];
+export const AWS_RULES: readonly AwsRule[] = [
+  ...CLOUDWATCH_RULES,
+  ...SAGEMAKER_RULES,
+  ...INFERENCE_COMPONENT_RULES,
+  ...IAM_RULES,
+];
 
 /** Every violation of every rule in one template. */
 export function findings(template: TemplateJson, rules: readonly AwsRule[] = AWS_RULES): string[] {

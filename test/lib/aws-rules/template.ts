@@ -52,7 +52,13 @@ export function flatten(node: unknown): string {
 
 /** Glob match of IAM-style patterns: `*` any run, `?` one character; everything else literal. */
 export function globMatches(pattern: string, value: string): boolean {
-  const regex = new RegExp(`^${pattern.split('').map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&'))).join('')}$`, 's');
+  const regex = new RegExp(
+    `^${pattern
+      .split('')
+      .map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\]/g, '\\$&')))
+      .join('')}$`,
+    's',
+  );
   return regex.test(value);
 }
 
@@ -85,7 +91,7 @@ function flatStatements(document: any): FlatStatement[] {
 export function roleStatements(template: TemplateJson, roleLogicalId: string): FlatStatement[] {
   const role = template.Resources?.[roleLogicalId];
   const statements: FlatStatement[] = [];
-  for (const policy of asArray(role?.Properties?.Policies)) statements.push(...flatStatements((policy as any).PolicyDocument));
+  for (const policy of asArray(role?.Properties?.Policies)) statements.push(...flatStatements(policy.PolicyDocument));
   const ref = `<${roleLogicalId}>`;
   for (const [, props] of resourcesOfType(template, 'AWS::IAM::Policy')) {
     if (asArray(props.Roles).map(flatten).includes(ref)) statements.push(...flatStatements(props.PolicyDocument));
@@ -100,10 +106,17 @@ export function roleStatements(template: TemplateJson, roleLogicalId: string): F
  * Whether some Allow statement grants `action` on a resource the matcher accepts. `resourceCovers(pattern)` is given
  * each statement resource pattern (flattened); a bare `*` always covers.
  */
-export function isAllowed(statements: FlatStatement[], action: string, resourceCovers: (pattern: string) => boolean = () => true): boolean {
-  return statements.some((s) => s.effect === 'Allow'
-    && s.actions.some((a) => globMatches(a, action))
-    && s.resources.some((r) => r === '*' || resourceCovers(r)));
+export function isAllowed(
+  statements: FlatStatement[],
+  action: string,
+  resourceCovers: (pattern: string) => boolean = () => true,
+): boolean {
+  return statements.some(
+    (s) =>
+      s.effect === 'Allow' &&
+      s.actions.some((a) => globMatches(a, action)) &&
+      s.resources.some((r) => r === '*' || resourceCovers(r)),
+  );
 }
 
 /** The logical id behind `{Ref: X}` or `{Fn::GetAtt: [X, ...]}`, if the value is one. */

@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { runAwsCli } from './helpers/aws-cli';
 import { startLocalEndpoint, TIME_SCALE, type LocalEndpoint } from './helpers/local-endpoint';
-import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions, type DeploymentOutcome, type FaultKind } from './helpers/sagemaker-control-plane';
+import {
+  describedConfig,
+  ORIGINAL_CONFIG,
+  SageMakerControlPlane,
+  type ControlPlaneOptions,
+  type DeploymentOutcome,
+  type FaultKind,
+} from './helpers/sagemaker-control-plane';
 
 /**
  * The A/B's invariant under faults and signals, for the real `prefix-router ab --yes` (the built CLI as a child
@@ -48,10 +55,21 @@ const outcome = fc.oneof(
   { weight: 1, arbitrary: fc.constant<DeploymentOutcome>('out-of-service') },
   { weight: 1, arbitrary: fc.constant<DeploymentOutcome>('failed') },
 );
-const fault = fc.constantFrom<FaultKind>('throttle', 'server-error', 'reset', 'reset-after', 'expire-credentials', 'limit-exceeded');
+const fault = fc.constantFrom<FaultKind>(
+  'throttle',
+  'server-error',
+  'reset',
+  'reset-after',
+  'expire-credentials',
+  'limit-exceeded',
+);
 
 const schedule: fc.Arbitrary<Schedule> = fc.record({
-  strategies: fc.constantFrom('RANDOM', 'RANDOM,PREFIX_AWARE', 'PREFIX_AWARE:prefixLength=2048,LEAST_OUTSTANDING_REQUESTS'),
+  strategies: fc.constantFrom(
+    'RANDOM',
+    'RANDOM,PREFIX_AWARE',
+    'PREFIX_AWARE:prefixLength=2048,LEAST_OUTSTANDING_REQUESTS',
+  ),
   instances: fc.integer({ min: 2, max: 4 }),
   outcomes: fc.array(outcome, { minLength: 5, maxLength: 5 }),
   faults: fc.uniqueArray(fc.tuple(fc.integer({ min: 4, max: 40 }), fault), { maxLength: 4, selector: ([seq]) => seq }),
@@ -60,7 +78,13 @@ const schedule: fc.Arbitrary<Schedule> = fc.record({
   systemUpdateAt: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
   deleteOriginalAt: fc.option(fc.integer({ min: 1, max: 20 }), { freq: 4, nil: undefined }),
   refusePrefixAware: fc.integer({ min: 0, max: 4 }).map((x) => x === 0),
-  signal: fc.option(fc.record({ name: fc.constantFrom<'SIGINT' | 'SIGTERM' | 'SIGHUP'>('SIGINT', 'SIGTERM', 'SIGHUP'), atRequest: fc.integer({ min: 4, max: 35 }) }), { nil: undefined }),
+  signal: fc.option(
+    fc.record({
+      name: fc.constantFrom<'SIGINT' | 'SIGTERM' | 'SIGHUP'>('SIGINT', 'SIGTERM', 'SIGHUP'),
+      atRequest: fc.integer({ min: 4, max: 35 }),
+    }),
+    { nil: undefined },
+  ),
 });
 
 interface ChildResult {
@@ -76,7 +100,8 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
   let dir: string;
 
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npm test runs tsc before jest; or npx tsc -p tsconfig.json)`);
+    if (!existsSync(CLI))
+      throw new Error(`${CLI} is missing: build first (npm test runs tsc before jest; or npx tsc -p tsconfig.json)`);
     endpoint = await startLocalEndpoint(2);
     dir = await mkdtemp(join(tmpdir(), 'ab-faults-'));
   });
@@ -85,7 +110,12 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function runChild(fake: SageMakerControlPlane, s: Schedule, out: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<ChildResult> {
+  async function runChild(
+    fake: SageMakerControlPlane,
+    s: Schedule,
+    out: string,
+    extraEnv: NodeJS.ProcessEnv = {},
+  ): Promise<ChildResult> {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -103,10 +133,29 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
       ...extraEnv,
     };
     const args = [
-      CLI, 'ab', '--endpoint-name', 'my-llm', '--strategies', s.strategies,
-      '--workload', 'shared-system?groups=1&promptsPerGroup=2&systemTokens=200&questionTokens=20&outputTokens=2&concurrency=2',
-      '--max-requests', '2', '--warmup', '0', '--time-scale', String(TIME_SCALE), '--poll-interval', '1', '--restore-timeout', '1',
-      '--no-cloudwatch', '--quiet', '--out', out, '--yes',
+      CLI,
+      'ab',
+      '--endpoint-name',
+      'my-llm',
+      '--strategies',
+      s.strategies,
+      '--workload',
+      'shared-system?groups=1&promptsPerGroup=2&systemTokens=200&questionTokens=20&outputTokens=2&concurrency=2',
+      '--max-requests',
+      '2',
+      '--warmup',
+      '0',
+      '--time-scale',
+      String(TIME_SCALE),
+      '--poll-interval',
+      '1',
+      '--restore-timeout',
+      '1',
+      '--no-cloudwatch',
+      '--quiet',
+      '--out',
+      out,
+      '--yes',
     ];
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -138,7 +187,18 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
     return { code, stderr, stdout, signalSeq, timedOut };
   }
 
-  const quiet: Schedule = { strategies: 'RANDOM', instances: 2, outcomes: ['ok', 'ok', 'ok', 'ok', 'ok'], faults: [], autoscale: [], autoscaleFailsAt: undefined, systemUpdateAt: undefined, deleteOriginalAt: undefined, refusePrefixAware: false, signal: undefined };
+  const quiet: Schedule = {
+    strategies: 'RANDOM',
+    instances: 2,
+    outcomes: ['ok', 'ok', 'ok', 'ok', 'ok'],
+    faults: [],
+    autoscale: [],
+    autoscaleFailsAt: undefined,
+    systemUpdateAt: undefined,
+    deleteOriginalAt: undefined,
+    refusePrefixAware: false,
+    signal: undefined,
+  };
 
   it('GIVEN the credentials expire during the restore THEN it re-resolves the credential chain (a fresh key from the container endpoint) and restores', async () => {
     // Requests 1-3 plan, 4 create, 5 describe, 6 update, 7-9 waits, then the restore from 10 on.
@@ -158,7 +218,8 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
 
   it('GIVEN keys in the shared credentials file that expire and are replaced there THEN the restore re-reads the file and restores', async () => {
     const file = join(dir, 'credentials');
-    const write = (key: string) => writeFileSync(file, `[default]\naws_access_key_id = ${key}\naws_secret_access_key = secret\n`);
+    const write = (key: string) =>
+      writeFileSync(file, `[default]\naws_access_key_id = ${key}\naws_secret_access_key = secret\n`);
     write('AKIAFIRSTKEY00000001');
     const fake = await new SageMakerControlPlane({ faults: new Map([[10, 'expire-credentials']]) }).start();
     // The user writes new keys as soon as the old ones are refused.
@@ -166,10 +227,18 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
       if (q.seq === 10) write('AKIASECONDKEY0000002');
     };
     try {
-      const r = await runChild(fake, quiet, join(dir, 'file-keys'), { AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined, AWS_SHARED_CREDENTIALS_FILE: file });
+      const r = await runChild(fake, quiet, join(dir, 'file-keys'), {
+        AWS_CONTAINER_CREDENTIALS_FULL_URI: undefined,
+        AWS_SHARED_CREDENTIALS_FILE: file,
+      });
       expect({ code: r.code, err: r.stderr.slice(-2000) }).toMatchObject({ code: 0 });
-      expect(fake.requests.find((q) => q.seq === 10)).toMatchObject({ key: 'AKIAFIRSTKEY00000001', error: 'ExpiredTokenException' });
-      expect(fake.requests.filter((q) => q.seq > 10).map((q) => q.key)).toEqual(fake.requests.filter((q) => q.seq > 10).map(() => 'AKIASECONDKEY0000002'));
+      expect(fake.requests.find((q) => q.seq === 10)).toMatchObject({
+        key: 'AKIAFIRSTKEY00000001',
+        error: 'ExpiredTokenException',
+      });
+      expect(fake.requests.filter((q) => q.seq > 10).map((q) => q.key)).toEqual(
+        fake.requests.filter((q) => q.seq > 10).map(() => 'AKIASECONDKEY0000002'),
+      );
       expect(fake.restored()).toBe(true);
     } finally {
       await fake.close();
@@ -179,7 +248,11 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
   it('GIVEN SIGHUP while CreateEndpointConfig is in flight THEN no UpdateEndpoint is sent, the copy is deleted and it exits 129', async () => {
     const fake = await new SageMakerControlPlane().start();
     try {
-      const r = await runChild(fake, { ...quiet, strategies: 'RANDOM,PREFIX_AWARE', signal: { name: 'SIGHUP', atRequest: 4 } }, join(dir, 'hup'));
+      const r = await runChild(
+        fake,
+        { ...quiet, strategies: 'RANDOM,PREFIX_AWARE', signal: { name: 'SIGHUP', atRequest: 4 } },
+        join(dir, 'hup'),
+      );
       expect(fake.requests[3]).toMatchObject({ op: 'CreateEndpointConfig' });
       expect({ code: r.code, err: r.stderr.slice(-2000) }).toMatchObject({ code: 129 });
       expect(fake.requests.filter((q) => q.op === 'UpdateEndpoint')).toEqual([]);
@@ -216,13 +289,21 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
           // After a signal nothing but the restore changes the endpoint: no copy created, no switch to a copy.
           if (r.signalSeq !== undefined) {
             const forward = fake.requests.filter(
-              (q) => q.seq > r.signalSeq! && ((q.op === 'UpdateEndpoint' && q.input.EndpointConfigName !== ORIGINAL_CONFIG) || (q.op === 'CreateEndpointConfig' && q.input.EndpointConfigName !== ORIGINAL_CONFIG)),
+              (q) =>
+                q.seq > r.signalSeq! &&
+                ((q.op === 'UpdateEndpoint' && q.input.EndpointConfigName !== ORIGINAL_CONFIG) ||
+                  (q.op === 'CreateEndpointConfig' && q.input.EndpointConfigName !== ORIGINAL_CONFIG)),
             );
-            expect({ forward: forward.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointConfigName)}`), context }).toEqual({ forward: [], context });
+            expect({
+              forward: forward.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointConfigName)}`),
+              context,
+            }).toEqual({ forward: [], context });
           }
           if (fake.requests.some((q) => q.op === 'UpdateEndpoint')) switched++;
           if (r.code === 3) unfinished++;
-          const mutations = fake.requests.filter((q) => q.op === 'CreateEndpointConfig' || q.op === 'UpdateEndpoint' || q.op === 'DeleteEndpointConfig');
+          const mutations = fake.requests.filter(
+            (q) => q.op === 'CreateEndpointConfig' || q.op === 'UpdateEndpoint' || q.op === 'DeleteEndpointConfig',
+          );
           if (r.code === 1 || (r.code === null && r.signalSeq !== undefined && !r.timedOut)) {
             // A setup failure (a fault while the plan was read), or a signal before the first change, changes nothing.
             expect({ mutations, context }).toEqual({ mutations: [], context });
@@ -230,14 +311,25 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
             expect(fake.state.config).toBe(ORIGINAL_CONFIG);
             return;
           }
-          expect({ allowed: [0, 2, 3, 129, 130, 143].includes(r.code ?? -1), context }).toEqual({ allowed: true, context });
+          expect({ allowed: [0, 2, 3, 129, 130, 143].includes(r.code ?? -1), context }).toEqual({
+            allowed: true,
+            context,
+          });
           if (r.code === 3) {
             expect(r.stderr).toMatch(/State: my-llm is \S+/);
-            const commands = r.stderr.split('\n').filter((l) => l.startsWith('  aws sagemaker ')).map((l) => l.trim());
+            const commands = r.stderr
+              .split('\n')
+              .filter((l) => l.startsWith('  aws sagemaker '))
+              .map((l) => l.trim());
             expect(commands.length).toBeGreaterThan(0);
             // The commands, as printed, finish the job.
             fake.clearFaults();
-            const client = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: `${fake.accessKeyId}`, secretAccessKey: 'x' }, maxAttempts: 1 });
+            const client = new SageMakerClient({
+              endpoint: fake.url,
+              region: 'us-east-1',
+              credentials: { accessKeyId: `${fake.accessKeyId}`, secretAccessKey: 'x' },
+              maxAttempts: 1,
+            });
             try {
               for (const c of commands) await runAwsCli(c, client);
             } finally {
@@ -246,10 +338,18 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
           } else if (r.signalSeq !== undefined && r.stderr.includes(': stopping the run and restoring')) {
             expect(r.code).toBe({ SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }[s.signal!.name]);
           }
-          expect({ restored: fake.restored(), state: fake.state, copies: fake.copies(), context }).toMatchObject({ restored: true, context });
+          expect({ restored: fake.restored(), state: fake.state, copies: fake.copies(), context }).toMatchObject({
+            restored: true,
+            context,
+          });
           expect(fake.violations).toEqual([]);
           // The original configuration is the one that was deployed (recreated with the same settings if deleted).
-          const { EndpointConfigArn: _a, CreationTime: _c, $metadata: _m, ...want } = describedConfig(ORIGINAL_CONFIG, 1, s.instances);
+          const {
+            EndpointConfigArn: _a,
+            CreationTime: _c,
+            $metadata: _m,
+            ...want
+          } = describedConfig(ORIGINAL_CONFIG, 1, s.instances);
           const { EndpointConfigArn: _b, CreationTime: _d, $metadata: _n, ...got } = fake.configs.get(ORIGINAL_CONFIG)!;
           expect(got).toEqual(want);
         } finally {

@@ -11,7 +11,8 @@ import { loadFlagProblems } from '../../../router/src/cli/bench-flags';
 import { ENDPOINT_NAME, SageMakerControlPlane } from './helpers/sagemaker-control-plane';
 import { captureIo } from './helpers/capture-io';
 
-const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
+const WORKLOAD =
+  'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' };
 
 describe('when prefix-router ab is given a bad flag', () => {
@@ -21,8 +22,18 @@ describe('when prefix-router ab is given a bad flag', () => {
 
   beforeAll(async () => {
     fake = await new SageMakerControlPlane().start();
-    sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: CREDENTIALS, maxAttempts: 1 });
-    runtime = new SageMakerRuntimeClient({ endpoint: fake.url, region: 'us-east-1', credentials: CREDENTIALS, maxAttempts: 1 });
+    sagemaker = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: CREDENTIALS,
+      maxAttempts: 1,
+    });
+    runtime = new SageMakerRuntimeClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: CREDENTIALS,
+      maxAttempts: 1,
+    });
   });
   afterAll(async () => {
     sagemaker.destroy();
@@ -37,7 +48,12 @@ describe('when prefix-router ab is given a bad flag', () => {
   };
   /** Valid flags with `overrides` applied; null leaves a flag out. */
   const valid = (overrides: Record<string, string | null>): string[] => {
-    const flags: Record<string, string | null> = { '--endpoint-name': ENDPOINT_NAME, '--strategies': 'RANDOM,PREFIX_AWARE', '--workload': WORKLOAD, ...overrides };
+    const flags: Record<string, string | null> = {
+      '--endpoint-name': ENDPOINT_NAME,
+      '--strategies': 'RANDOM,PREFIX_AWARE',
+      '--workload': WORKLOAD,
+      ...overrides,
+    };
     return Object.entries(flags).flatMap(([flag, value]) => (value === null ? [] : [flag, value]));
   };
 
@@ -48,16 +64,28 @@ describe('when prefix-router ab is given a bad flag', () => {
     [{ '--workload': 'long-context?groups=0' }, '--workload:'],
     [{ '--concurrency': '0' }, '--concurrency'],
     [{ '--rate': '0' }, '--rate'],
-    [{ '--workload': 'short-chat', '--concurrency': '2', '--rate': '1' }, 'give --concurrency (closed loop) or --rate (open loop), not both'],
+    [
+      { '--workload': 'short-chat', '--concurrency': '2', '--rate': '1' },
+      'give --concurrency (closed loop) or --rate (open loop), not both',
+    ],
     [{ '--duration': '0' }, '--duration'],
     [{ '--max-requests': '0' }, '--max-requests'],
     [{ '--warmup': '700' }, '--warmup (700 s) must be shorter than --duration (600 s)'],
     [{ '--timeout': '0' }, '--timeout'],
     [{ '--time-scale': '0' }, '--time-scale'],
     [{ '--model': '' }, '--model must not be empty'],
-    [{ '--strategies': 'RANDOM,BOGUS' }, "--strategies: 'BOGUS' is not one of RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE"],
-    [{ '--strategies': 'PREFIX_AWARE:prefixLength=1023' }, 'PREFIX_AWARE prefixLength must be an integer between 1024 and 65536 (got "1023")'],
-    [{ '--prefix-aware-id': 'x'.repeat(65) }, '--prefix-aware-id must be 1 to 64 printable ASCII characters (got 65 characters)'],
+    [
+      { '--strategies': 'RANDOM,BOGUS' },
+      "--strategies: 'BOGUS' is not one of RANDOM, LEAST_OUTSTANDING_REQUESTS, PREFIX_AWARE",
+    ],
+    [
+      { '--strategies': 'PREFIX_AWARE:prefixLength=1023' },
+      'PREFIX_AWARE prefixLength must be an integer between 1024 and 65536 (got "1023")',
+    ],
+    [
+      { '--prefix-aware-id': 'x'.repeat(65) },
+      '--prefix-aware-id must be 1 to 64 printable ASCII characters (got 65 characters)',
+    ],
     [{ '--poll-interval': '0' }, '--poll-interval'],
     [{ '--cloudwatch-delay': '3601' }, '--cloudwatch-delay'],
     [{ '--price-per-instance-hour': '-1' }, '--price-per-instance-hour'],
@@ -73,25 +101,37 @@ describe('when prefix-router ab is given a bad flag', () => {
   it.each([
     [['--max-shadow-cost-usd', '5'], '--max-shadow-cost-usd applies with --shadow'],
     [['--inference-component', 'sql'], '--inference-component applies with --shadow'],
-    [['--shadow', '--variants'], 'give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both'],
+    [
+      ['--shadow', '--variants'],
+      'give --shadow (strategies on shadow endpoints) or --variants (compare existing variants), not both',
+    ],
     [['--shadow', '--max-shadow-cost-usd', '-0.01'], '--max-shadow-cost-usd'],
     [['--shadow', '--max-shadow-cost-usd', '1000000.01'], '--max-shadow-cost-usd'],
-    [['--shadow', '--inference-component', 'bad_name'], '--inference-component must be 1 to 63 letters, digits and inner hyphens (got "bad_name")'],
-  ])('GIVEN the shadow flags %j THEN it exits 1 naming the flag, and no request reaches SageMaker', async (extra, message) => {
-    fake.requests.length = 0;
-    const r = await ab([...valid({}), ...extra]);
-    expect(r.code).toBe(1);
-    expect(r.err).toContain(message);
-    expect(fake.requests.map((q) => q.op)).toEqual([]);
-  });
+    [
+      ['--shadow', '--inference-component', 'bad_name'],
+      '--inference-component must be 1 to 63 letters, digits and inner hyphens (got "bad_name")',
+    ],
+  ])(
+    'GIVEN the shadow flags %j THEN it exits 1 naming the flag, and no request reaches SageMaker',
+    async (extra, message) => {
+      fake.requests.length = 0;
+      const r = await ab([...valid({}), ...extra]);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(message);
+      expect(fake.requests.map((q) => q.op)).toEqual([]);
+    },
+  );
 
-  it.each(['0', '1000000'])('GIVEN --shadow --max-shadow-cost-usd %s (a bound of its range) THEN the flag is accepted', async (value) => {
-    fake.requests.length = 0;
-    // This fake's endpoint serves a model on its variant, so --shadow is refused after the reads, not for the flag.
-    const r = await ab([...valid({}), '--shadow', '--max-shadow-cost-usd', value]);
-    expect(r.err).not.toContain('--max-shadow-cost-usd');
-    expect(r.err).toContain('--shadow is for endpoints that host inference components');
-  });
+  it.each(['0', '1000000'])(
+    'GIVEN --shadow --max-shadow-cost-usd %s (a bound of its range) THEN the flag is accepted',
+    async (value) => {
+      fake.requests.length = 0;
+      // This fake's endpoint serves a model on its variant, so --shadow is refused after the reads, not for the flag.
+      const r = await ab([...valid({}), '--shadow', '--max-shadow-cost-usd', value]);
+      expect(r.err).not.toContain('--max-shadow-cost-usd');
+      expect(r.err).toContain('--shadow is for endpoints that host inference components');
+    },
+  );
 
   it('GIVEN several bad flags THEN one run lists them all, still without a request', async () => {
     fake.requests.length = 0;
@@ -105,7 +145,9 @@ describe('when prefix-router ab is given a bad flag', () => {
     fake.requests.length = 0;
     const r = await ab(valid({}));
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: '' });
-    expect(fake.requests.map((q) => q.op)).toEqual(expect.arrayContaining(['DescribeEndpoint', 'DescribeEndpointConfig']));
+    expect(fake.requests.map((q) => q.op)).toEqual(
+      expect.arrayContaining(['DescribeEndpoint', 'DescribeEndpointConfig']),
+    );
   });
 });
 
@@ -121,13 +163,30 @@ describe('when the SageMaker API cannot be reached', () => {
   });
 
   it('THEN ab exits 1 with the API it was calling and the network error, not a stack trace', async () => {
-    const sagemaker = new SageMakerClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: CREDENTIALS, maxAttempts: 1 });
-    const runtime = new SageMakerRuntimeClient({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', credentials: CREDENTIALS, maxAttempts: 1 });
+    const sagemaker = new SageMakerClient({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      credentials: CREDENTIALS,
+      maxAttempts: 1,
+    });
+    const runtime = new SageMakerRuntimeClient({
+      endpoint: `http://127.0.0.1:${port}`,
+      region: 'us-east-1',
+      credentials: CREDENTIALS,
+      maxAttempts: 1,
+    });
     try {
       const io = captureIo();
-      const code = await runAbCommand(parseAbArgv(['--endpoint-name', ENDPOINT_NAME, '--strategies', 'RANDOM', '--workload', WORKLOAD]), { io, sagemaker, runtime, env: {} });
+      const code = await runAbCommand(
+        parseAbArgv(['--endpoint-name', ENDPOINT_NAME, '--strategies', 'RANDOM', '--workload', WORKLOAD]),
+        { io, sagemaker, runtime, env: {} },
+      );
       expect(code).toBe(1);
-      expect(io.err()).toMatch(new RegExp(`^prefix-router ab: could not reach AWS calling DescribeEndpoint \\(endpoint '${ENDPOINT_NAME}'\\): connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+      expect(io.err()).toMatch(
+        new RegExp(
+          `^prefix-router ab: could not reach AWS calling DescribeEndpoint \\(endpoint '${ENDPOINT_NAME}'\\): connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`,
+        ),
+      );
     } finally {
       sagemaker.destroy();
       runtime.destroy();
@@ -141,6 +200,9 @@ describe('when the load flags are checked without a target', () => {
   });
 
   it('GIVEN a bad workload and duration THEN both are listed', () => {
-    expect(loadFlagProblems({ workload: 'nope', duration: '-1' })).toEqual([expect.stringContaining('--workload:'), expect.stringContaining('--duration')]);
+    expect(loadFlagProblems({ workload: 'nope', duration: '-1' })).toEqual([
+      expect.stringContaining('--workload:'),
+      expect.stringContaining('--duration'),
+    ]);
   });
 });

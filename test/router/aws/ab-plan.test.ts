@@ -1,6 +1,14 @@
 import { SAGEMAKER_NAME } from '../../../router/src/aws/sagemaker-names';
 import fc from 'fast-check';
-import { batchWithinLimits, buildAbPlan, deploymentFor, parseAbStrategies, planSwitch, rollingBatchSize, stepSeconds } from '../../../router/src/aws/ab-plan';
+import {
+  batchWithinLimits,
+  buildAbPlan,
+  deploymentFor,
+  parseAbStrategies,
+  planSwitch,
+  rollingBatchSize,
+  stepSeconds,
+} from '../../../router/src/aws/ab-plan';
 import { finishCommands } from '../../../router/src/aws/ab-finish';
 import { classifyControlPlaneError } from '../../../router/src/aws/throttling-retry';
 import { alignedWindow } from '../../../router/src/aws/cloudwatch-view';
@@ -10,14 +18,38 @@ import { splitKey, variantFor } from '../../../router/src/aws/variant-split';
 import { instanceFromCustomAttributes } from '../../../router/src/aws/sagemaker-transport';
 import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 
-function facts(instances: number[], lastDeploymentConfig?: EndpointFacts['endpoint']['LastDeploymentConfig'], instanceType = 'ml.p5.48xlarge'): EndpointFacts {
+function facts(
+  instances: number[],
+  lastDeploymentConfig?: EndpointFacts['endpoint']['LastDeploymentConfig'],
+  instanceType = 'ml.p5.48xlarge',
+): EndpointFacts {
   return {
     endpointName: 'ep',
     status: 'InService',
     configName: 'cfg',
-    endpoint: { $metadata: {}, EndpointName: 'ep', EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0), LastDeploymentConfig: lastDeploymentConfig },
-    config: { $metadata: {}, EndpointConfigName: 'cfg', EndpointConfigArn: 'arn', CreationTime: new Date(0), ProductionVariants: [] },
-    variants: instances.map((n, i) => ({ name: `v${i}`, instanceType, instanceCount: n, routing: undefined, modelName: 'm' })),
+    endpoint: {
+      $metadata: {},
+      EndpointName: 'ep',
+      EndpointArn: 'arn',
+      EndpointStatus: 'InService',
+      CreationTime: new Date(0),
+      LastModifiedTime: new Date(0),
+      LastDeploymentConfig: lastDeploymentConfig,
+    },
+    config: {
+      $metadata: {},
+      EndpointConfigName: 'cfg',
+      EndpointConfigArn: 'arn',
+      CreationTime: new Date(0),
+      ProductionVariants: [],
+    },
+    variants: instances.map((n, i) => ({
+      name: `v${i}`,
+      instanceType,
+      instanceCount: n,
+      routing: undefined,
+      modelName: 'm',
+    })),
     metricPublishSeconds: 60,
   };
 }
@@ -55,20 +87,39 @@ describe('when a switch is planned', () => {
   });
 
   it("GIVEN the config's own timeouts THEN one step lasts download + health check + provisioning", () => {
-    const config = { $metadata: {}, EndpointConfigName: 'c', EndpointConfigArn: 'a', CreationTime: new Date(0), ProductionVariants: [{ VariantName: 'v', ModelDataDownloadTimeoutInSeconds: 900, ContainerStartupHealthCheckTimeoutInSeconds: 1200 }] };
+    const config = {
+      $metadata: {},
+      EndpointConfigName: 'c',
+      EndpointConfigArn: 'a',
+      CreationTime: new Date(0),
+      ProductionVariants: [
+        { VariantName: 'v', ModelDataDownloadTimeoutInSeconds: 900, ContainerStartupHealthCheckTimeoutInSeconds: 1200 },
+      ],
+    };
     expect(stepSeconds(config)).toBe(900 + 1200 + 600);
   });
 
   it("GIVEN the endpoint's own INSTANCE_COUNT batch no longer fits the current count THEN it is resized, its bake time and alarms kept", () => {
     const own = {
-      RollingUpdatePolicy: { MaximumBatchSize: { Type: 'INSTANCE_COUNT' as const, Value: 1 }, WaitIntervalInSeconds: 120, MaximumExecutionTimeoutInSeconds: 3600 },
+      RollingUpdatePolicy: {
+        MaximumBatchSize: { Type: 'INSTANCE_COUNT' as const, Value: 1 },
+        WaitIntervalInSeconds: 120,
+        MaximumExecutionTimeoutInSeconds: 3600,
+      },
       AutoRollbackConfiguration: { Alarms: [{ AlarmName: 'errors' }] },
     };
-    const endpoint = { ...facts([30], own).endpoint, ProductionVariants: [{ VariantName: 'v0', CurrentInstanceCount: 30 }] };
+    const endpoint = {
+      ...facts([30], own).endpoint,
+      ProductionVariants: [{ VariantName: 'v0', CurrentInstanceCount: 30 }],
+    };
     const d = deploymentFor(endpoint, facts([30]).config, 2, 1);
     expect(d).toMatchObject({ style: 'rolling', source: 'endpoint', batch: 2, steps: 15, instances: 30 });
     expect(d.deploymentConfig?.AutoRollbackConfiguration).toEqual(own.AutoRollbackConfiguration);
-    expect(d.deploymentConfig?.RollingUpdatePolicy).toMatchObject({ MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 2 }, WaitIntervalInSeconds: 120, MaximumExecutionTimeoutInSeconds: 28_800 });
+    expect(d.deploymentConfig?.RollingUpdatePolicy).toMatchObject({
+      MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: 2 },
+      WaitIntervalInSeconds: 120,
+      MaximumExecutionTimeoutInSeconds: 28_800,
+    });
   });
 
   it('GIVEN one variant of 7 without its own DeploymentConfig THEN the tool rolls one instance at a time', () => {
@@ -78,12 +129,29 @@ describe('when a switch is planned', () => {
   });
 
   it('GIVEN a rolling DeploymentConfig of 50 %% on 4 instances THEN it is used: 2 per batch, 2 steps', () => {
-    const own = { RollingUpdatePolicy: { MaximumBatchSize: { Type: 'CAPACITY_PERCENT' as const, Value: 50 }, WaitIntervalInSeconds: 600 } };
-    expect(planSwitch(facts([4], own))).toMatchObject({ style: 'rolling', source: 'endpoint', extraInstances: 2, steps: 2, expectedMinutes: 60, deploymentConfig: own });
+    const own = {
+      RollingUpdatePolicy: {
+        MaximumBatchSize: { Type: 'CAPACITY_PERCENT' as const, Value: 50 },
+        WaitIntervalInSeconds: 600,
+      },
+    };
+    expect(planSwitch(facts([4], own))).toMatchObject({
+      style: 'rolling',
+      source: 'endpoint',
+      extraInstances: 2,
+      steps: 2,
+      expectedMinutes: 60,
+      deploymentConfig: own,
+    });
   });
 
-  it('GIVEN one instance THEN the switch is blue/green with SageMaker\'s default', () => {
-    expect(planSwitch(facts([1]))).toMatchObject({ style: 'blue-green', source: 'sagemaker-default', extraInstances: 1, deploymentConfig: undefined });
+  it("GIVEN one instance THEN the switch is blue/green with SageMaker's default", () => {
+    expect(planSwitch(facts([1]))).toMatchObject({
+      style: 'blue-green',
+      source: 'sagemaker-default',
+      extraInstances: 1,
+      deploymentConfig: undefined,
+    });
   });
 
   it('GIVEN two variants THEN the switch is blue/green for the whole fleet, and the reason points to --variants', () => {
@@ -93,21 +161,42 @@ describe('when a switch is planned', () => {
   });
 
   it('GIVEN an instance type without a list price THEN the plan says to pass --price-per-instance-hour', () => {
-    const plan = buildAbPlan({ facts: facts([2], undefined, 'ml.g5.12xlarge'), mode: 'switch', strategies: [], runSeconds: 60 });
+    const plan = buildAbPlan({
+      facts: facts([2], undefined, 'ml.g5.12xlarge'),
+      mode: 'switch',
+      strategies: [],
+      runSeconds: 60,
+    });
     expect(plan.pricePerInstanceHour).toBeUndefined();
     expect(plan.priceSource).toBe('unknown: pass --price-per-instance-hour');
-    expect(buildAbPlan({ facts: facts([2], undefined, 'ml.g5.12xlarge'), mode: 'switch', strategies: [], runSeconds: 60, pricePerInstanceHour: 7 }).pricePerInstanceHour).toBe(7);
+    expect(
+      buildAbPlan({
+        facts: facts([2], undefined, 'ml.g5.12xlarge'),
+        mode: 'switch',
+        strategies: [],
+        runSeconds: 60,
+        pricePerInstanceHour: 7,
+      }).pricePerInstanceHour,
+    ).toBe(7);
   });
 });
 
 describe('when --strategies is parsed', () => {
-  it('GIVEN PREFIX_AWARE without options THEN the endpoint\'s current options apply', () => {
-    const [s] = parseAbStrategies('PREFIX_AWARE', { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 } });
-    expect(s.routing).toEqual({ RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 } });
+  it("GIVEN PREFIX_AWARE without options THEN the endpoint's current options apply", () => {
+    const [s] = parseAbStrategies('PREFIX_AWARE', {
+      RoutingStrategy: 'PREFIX_AWARE',
+      PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 },
+    });
+    expect(s.routing).toEqual({
+      RoutingStrategy: 'PREFIX_AWARE',
+      PrefixAwareRoutingConfig: { PrefixLength: 4096, ConcurrencyThreshold: 16 },
+    });
   });
 
   it('GIVEN PREFIX_AWARE on an endpoint without it THEN the construct defaults apply, and options override one by one', () => {
-    const [a, b] = parseAbStrategies('prefix_aware,PREFIX_AWARE:concurrencyThreshold=1024', { RoutingStrategy: 'RANDOM' });
+    const [a, b] = parseAbStrategies('prefix_aware,PREFIX_AWARE:concurrencyThreshold=1024', {
+      RoutingStrategy: 'RANDOM',
+    });
     expect(a.routing.PrefixAwareRoutingConfig).toEqual({ PrefixLength: 8192, ConcurrencyThreshold: 32 });
     expect(b.routing.PrefixAwareRoutingConfig).toEqual({ PrefixLength: 8192, ConcurrencyThreshold: 1024 });
     expect(b.label).toBe('PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=1024)');
@@ -126,39 +215,58 @@ describe('when --strategies is parsed', () => {
 describe('when names and windows are derived', () => {
   it('GIVEN any original name THEN the copy name is at most 63 characters, valid, and distinct per index', () => {
     fc.assert(
-      fc.property(fc.stringMatching(/^[a-zA-Z0-9](-?[a-zA-Z0-9]){0,62}$/), fc.integer({ min: 0, max: 20 }), (original, i) => {
-        const name = copyConfigName(original, 'r1', i);
-        expect(name.length).toBeLessThanOrEqual(63);
-        expect(name).toMatch(SAGEMAKER_NAME);
-        expect(name.endsWith(`-abr1-${i + 1}`)).toBe(true);
-        expect(copyConfigName(original, 'r1', i + 1)).not.toBe(name);
-      }),
+      fc.property(
+        fc.stringMatching(/^[a-zA-Z0-9](-?[a-zA-Z0-9]){0,62}$/),
+        fc.integer({ min: 0, max: 20 }),
+        (original, i) => {
+          const name = copyConfigName(original, 'r1', i);
+          expect(name.length).toBeLessThanOrEqual(63);
+          expect(name).toMatch(SAGEMAKER_NAME);
+          expect(name.endsWith(`-abr1-${i + 1}`)).toBe(true);
+          expect(copyConfigName(original, 'r1', i + 1)).not.toBe(name);
+        },
+      ),
     );
   });
 
   it('GIVEN any window THEN the CloudWatch window covers it on whole minutes with one period', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1.7e12, max: 1.8e12 }), fc.integer({ min: 0, max: 6 * 3600_000 }), (start, length) => {
-        const w = alignedWindow(start, start + length);
-        expect(w.start.getTime()).toBeLessThanOrEqual(start);
-        expect(w.end.getTime()).toBeGreaterThanOrEqual(start + length);
-        expect(w.start.getTime() % 60_000).toBe(0);
-        expect(w.periodSeconds % 60).toBe(0);
-        expect(w.periodSeconds).toBe((w.end.getTime() - w.start.getTime()) / 1000);
-        expect(w.end.getTime() - w.start.getTime()).toBeLessThan(length + 120_000 + 1);
-      }),
+      fc.property(
+        fc.integer({ min: 1.7e12, max: 1.8e12 }),
+        fc.integer({ min: 0, max: 6 * 3600_000 }),
+        (start, length) => {
+          const w = alignedWindow(start, start + length);
+          expect(w.start.getTime()).toBeLessThanOrEqual(start);
+          expect(w.end.getTime()).toBeGreaterThanOrEqual(start + length);
+          expect(w.start.getTime() % 60_000).toBe(0);
+          expect(w.periodSeconds % 60).toBe(0);
+          expect(w.periodSeconds).toBe((w.end.getTime() - w.start.getTime()) / 1000);
+          expect(w.end.getTime() - w.start.getTime()).toBeLessThan(length + 120_000 + 1);
+        },
+      ),
     );
   });
 });
 
 describe('when a workload is split between variants', () => {
-  const request = (i: number, extra: Partial<WorkloadRequest>): WorkloadRequest => ({ kind: 'completion', prompt: 'p', index: i, id: `r${i}`, arrivalMs: i, maxTokens: 1, ...extra }) as WorkloadRequest;
+  const request = (i: number, extra: Partial<WorkloadRequest>): WorkloadRequest =>
+    ({
+      kind: 'completion',
+      prompt: 'p',
+      index: i,
+      id: `r${i}`,
+      arrivalMs: i,
+      maxTokens: 1,
+      ...extra,
+    }) as WorkloadRequest;
 
   it('GIVEN requests of one conversation or one group THEN they share a variant', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.integer({ min: 0, max: 1000 }), (conversation, group) => {
         const variants = ['A', 'B'];
-        expect(variantFor(request(1, { conversationId: conversation, group: 1 }), variants)).toBe(variantFor(request(2, { conversationId: conversation, group: 2 }), variants));
+        expect(variantFor(request(1, { conversationId: conversation, group: 1 }), variants)).toBe(
+          variantFor(request(2, { conversationId: conversation, group: 2 }), variants),
+        );
         expect(variantFor(request(3, { group }), variants)).toBe(variantFor(request(4, { group }), variants));
         expect(splitKey(request(5, { conversationId: conversation, group }))).toBe(`conversation:${conversation}`);
       }),
@@ -187,7 +295,8 @@ describe('when the instance is read from SageMaker Custom Attributes', () => {
 });
 
 describe('when a control-plane error is classified', () => {
-  const err = (name: string, message = '', extra: Record<string, unknown> = {}) => Object.assign(new Error(message), { name, ...extra });
+  const err = (name: string, message = '', extra: Record<string, unknown> = {}) =>
+    Object.assign(new Error(message), { name, ...extra });
   it.each([
     [err('ThrottlingException', 'Rate exceeded'), 'throttling'],
     [err('ResourceLimitExceeded', 'The account-level service limit'), 'transient'],
@@ -216,7 +325,9 @@ describe('when the finishing commands are written', () => {
     ]);
   });
   it('GIVEN UpdateRollbackFailed THEN another UpdateEndpoint fixes it (no wait first)', () => {
-    expect(finishCommands({ ...base, status: 'UpdateRollbackFailed' })[0]).toBe('aws sagemaker update-endpoint --endpoint-name ep --endpoint-config-name cfg --retain-all-variant-properties');
+    expect(finishCommands({ ...base, status: 'UpdateRollbackFailed' })[0]).toBe(
+      'aws sagemaker update-endpoint --endpoint-name ep --endpoint-config-name cfg --retain-all-variant-properties',
+    );
   });
   it('GIVEN Failed THEN the endpoint is deleted and created again on the original (DeleteEndpoint is all a Failed endpoint allows)', () => {
     expect(finishCommands({ ...base, status: 'Failed' }).slice(0, 3)).toEqual([
@@ -226,8 +337,8 @@ describe('when the finishing commands are written', () => {
     ]);
   });
   it('GIVEN the original configuration is gone THEN it is recreated from the saved file first', () => {
-    expect(finishCommands({ ...base, status: 'InService', recreateFrom: '/tmp/out dir/original-endpoint-config.json' })[0]).toBe(
-      "aws sagemaker create-endpoint-config --cli-input-json 'file:///tmp/out dir/original-endpoint-config.json'",
-    );
+    expect(
+      finishCommands({ ...base, status: 'InService', recreateFrom: '/tmp/out dir/original-endpoint-config.json' })[0],
+    ).toBe("aws sagemaker create-endpoint-config --cli-input-json 'file:///tmp/out dir/original-endpoint-config.json'");
   });
 });

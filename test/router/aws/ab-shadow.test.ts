@@ -1,5 +1,9 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { SageMakerClient, type CreateEndpointConfigCommandInput, type CreateInferenceComponentCommandInput } from '@aws-sdk/client-sagemaker';
+import {
+  SageMakerClient,
+  type CreateEndpointConfigCommandInput,
+  type CreateInferenceComponentCommandInput,
+} from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +15,15 @@ import { parseAbArgv, runAbCommand } from '../../../router/src/cli/ab-command';
 import { runAwsCli } from './helpers/aws-cli';
 import { fakeCloudWatch, type CloudWatchFake } from './helpers/cloudwatch-fake';
 import { startLocalAdapterEndpoint, TIME_SCALE, type LocalAdapterEndpoint } from './helpers/local-endpoint';
-import { describedConfig, ENDPOINT_NAME, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions, type FaultKind, type RequestRecord } from './helpers/sagemaker-control-plane';
+import {
+  describedConfig,
+  ENDPOINT_NAME,
+  ORIGINAL_CONFIG,
+  SageMakerControlPlane,
+  type ControlPlaneOptions,
+  type FaultKind,
+  type RequestRecord,
+} from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
 import { captureIo } from './helpers/capture-io';
 
@@ -26,7 +38,8 @@ import { captureIo } from './helpers/capture-io';
  * configuration or its components; and every resource the run created is gone, or the run exited 3 listing exactly
  * the resources left, with commands that delete them (run here).
  */
-const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
+const WORKLOAD =
+  'shared-system?groups=2&promptsPerGroup=2&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
 const RUN_ID = 'test1';
 const BASE = 'llama-base';
 const ADAPTER = 'sql';
@@ -37,7 +50,10 @@ const LIVE_COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
     name: BASE,
     environment: { SM_VLLM_SERVED_MODEL_NAME: 'base', SM_VLLM_ENABLE_LORA: 'true' },
     copies: 2,
-    specification: { ComputeResourceRequirements: { NumberOfAcceleratorDevicesRequired: 1, MinMemoryRequiredInMb: 16384 }, StartupParameters: { ContainerStartupHealthCheckTimeoutInSeconds: 900, ModelDataDownloadTimeoutInSeconds: 1200 } },
+    specification: {
+      ComputeResourceRequirements: { NumberOfAcceleratorDevicesRequired: 1, MinMemoryRequiredInMb: 16384 },
+      StartupParameters: { ContainerStartupHealthCheckTimeoutInSeconds: 900, ModelDataDownloadTimeoutInSeconds: 1200 },
+    },
   },
   { name: ADAPTER, base: BASE, specification: { Container: { ArtifactUrl: 's3://my-bucket/adapters/sql/' } } },
 ];
@@ -45,7 +61,8 @@ const LIVE_COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
 /** JSON round trip: what the fake received is JSON. */
 const wire = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
 
-const ok = (fake: SageMakerControlPlane, op: string): RequestRecord[] => fake.requests.filter((r) => r.op === op && r.error === undefined);
+const ok = (fake: SageMakerControlPlane, op: string): RequestRecord[] =>
+  fake.requests.filter((r) => r.op === op && r.error === undefined);
 
 describe('when prefix-router ab --shadow runs on an endpoint that hosts inference components', () => {
   let local: LocalAdapterEndpoint;
@@ -74,19 +91,53 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
 
   const useFake = async (options: ControlPlaneOptions = {}): Promise<SageMakerControlPlane> => {
     await fake?.close();
-    fake = await new SageMakerControlPlane({ inferenceComponents: LIVE_COMPONENTS, instanceCount: 2, ...options }).start();
+    fake = await new SageMakerControlPlane({
+      inferenceComponents: LIVE_COMPONENTS,
+      instanceCount: 2,
+      ...options,
+    }).start();
     return fake;
   };
   const smClient = (): SageMakerClient => {
-    const c = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+    const c = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+      maxAttempts: 1,
+    });
     clients.push(c);
     return c;
   };
   const ab = async (args: string[], extra: { interrupt?: AbortSignal; sagemaker?: SageMakerClient } = {}) => {
     const io = captureIo();
     const code = await runAbCommand(
-      parseAbArgv(['--endpoint-name', ENDPOINT_NAME, '--workload', WORKLOAD, '--max-requests', '4', '--warmup', '0', '--time-scale', String(TIME_SCALE), '--out', dir, '--quiet', '--no-cloudwatch', ...args]),
-      { io, sagemaker: extra.sagemaker ?? smClient(), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, clock: new VirtualClock(), runId: RUN_ID, env: {}, interrupt: extra.interrupt },
+      parseAbArgv([
+        '--endpoint-name',
+        ENDPOINT_NAME,
+        '--workload',
+        WORKLOAD,
+        '--max-requests',
+        '4',
+        '--warmup',
+        '0',
+        '--time-scale',
+        String(TIME_SCALE),
+        '--out',
+        dir,
+        '--quiet',
+        '--no-cloudwatch',
+        ...args,
+      ]),
+      {
+        io,
+        sagemaker: extra.sagemaker ?? smClient(),
+        cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
+        runtime,
+        clock: new VirtualClock(),
+        runId: RUN_ID,
+        env: {},
+        interrupt: extra.interrupt,
+      },
     );
     return { code, out: io.out(), err: io.err() };
   };
@@ -101,39 +152,60 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
       const left = fake.extraResources().sort();
       const listed = /NOT all deleted: (.*) (?:is|are) left/.exec(r.err)?.[1]?.split(', ').sort();
       expect({ listed, context }).toEqual({ listed: left, context });
-      const commands = r.err.split('\n').filter((l) => l.startsWith('  aws sagemaker ')).map((l) => l.trim());
+      const commands = r.err
+        .split('\n')
+        .filter((l) => l.startsWith('  aws sagemaker '))
+        .map((l) => l.trim());
       fake.clearFaults();
       const client = smClient();
       for (const c of commands) {
         // A component may still be settling when the cleanup gave up: let it settle as an operator would wait.
         if (c.startsWith('aws sagemaker delete-inference-component')) {
           const name = c.split(' ').pop()!;
-          for (let i = 0; i < 5 && ['Creating', 'Updating'].includes(fake.components.get(name)?.status ?? ''); i++) await runAwsCli(`aws sagemaker describe-inference-component --inference-component-name ${name}`, client);
+          for (let i = 0; i < 5 && ['Creating', 'Updating'].includes(fake.components.get(name)?.status ?? ''); i++)
+            await runAwsCli(`aws sagemaker describe-inference-component --inference-component-name ${name}`, client);
         }
         if (c.startsWith('aws sagemaker delete-endpoint ')) {
           const name = c.split(' ').pop()!;
-          for (let i = 0; i < 5 && fake.shadowEndpoints.get(name)?.status === 'Creating'; i++) await runAwsCli(`aws sagemaker describe-endpoint --endpoint-name ${name}`, client);
+          for (let i = 0; i < 5 && fake.shadowEndpoints.get(name)?.status === 'Creating'; i++)
+            await runAwsCli(`aws sagemaker describe-endpoint --endpoint-name ${name}`, client);
           // Components being deleted are gone once described.
-          for (const comp of [...fake.components.values()].filter((x) => x.status === 'Deleting')) await runAwsCli(`aws sagemaker describe-inference-component --inference-component-name ${comp.name}`, client).catch(() => undefined);
+          for (const comp of [...fake.components.values()].filter((x) => x.status === 'Deleting'))
+            await runAwsCli(
+              `aws sagemaker describe-inference-component --inference-component-name ${comp.name}`,
+              client,
+            ).catch(() => undefined);
         }
         await runAwsCli(c, client);
       }
-      for (const comp of [...fake.components.values()].filter((x) => x.status === 'Deleting')) await runAwsCli(`aws sagemaker describe-inference-component --inference-component-name ${comp.name}`, client).catch(() => undefined);
+      for (const comp of [...fake.components.values()].filter((x) => x.status === 'Deleting'))
+        await runAwsCli(
+          `aws sagemaker describe-inference-component --inference-component-name ${comp.name}`,
+          client,
+        ).catch(() => undefined);
     }
     expect({ extra: fake.extraResources(), context }).toEqual({ extra: [], context });
     // The live endpoint is as it was: InService on its configuration, its components InService.
     expect(fake.state).toMatchObject({ status: 'InService', config: ORIGINAL_CONFIG });
-    expect([...fake.components.values()].filter((c) => c.endpoint === ENDPOINT_NAME).map((c) => [c.name, c.status])).toEqual([[BASE, 'InService'], [ADAPTER, 'InService']]);
+    expect(
+      [...fake.components.values()].filter((c) => c.endpoint === ENDPOINT_NAME).map((c) => [c.name, c.status]),
+    ).toEqual([
+      [BASE, 'InService'],
+      [ADAPTER, 'InService'],
+    ]);
   }
 
-  const contextOf = (r: { code: number; err: string }): string => `exit ${r.code}\n${r.err.slice(-3000)}\n${fake.requests.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointName ?? q.input.EndpointConfigName ?? q.input.InferenceComponentName ?? '')} ${q.error ?? ''}`).join('\n')}`;
+  const contextOf = (r: { code: number; err: string }): string =>
+    `exit ${r.code}\n${r.err.slice(-3000)}\n${fake.requests.map((q) => `${q.seq} ${q.op} ${String(q.input.EndpointName ?? q.input.EndpointConfigName ?? q.input.InferenceComponentName ?? '')} ${q.error ?? ''}`).join('\n')}`;
 
   it('GIVEN no --yes THEN the plan shows the shadows, their cost and the capacity they need, with only reads sent', async () => {
     await useFake();
     const r = await ab(SHADOW);
     expect({ code: r.code, err: r.err }).toMatchObject({ code: 0 });
     expect(r.out).toContain('inference components, read only (nothing on it is changed)');
-    expect(r.out).toContain(`RANDOM: endpoint abtest1-1-my-llm on configuration abtest1-1-${ORIGINAL_CONFIG}, components abtest1-1-${BASE}, abtest1-1-${ADAPTER}`);
+    expect(r.out).toContain(
+      `RANDOM: endpoint abtest1-1-my-llm on configuration abtest1-1-${ORIGINAL_CONFIG}, components abtest1-1-${BASE}, abtest1-1-${ADAPTER}`,
+    );
     // 2 instances × $2.60/h × 2 shadows × (40 min provisioning + 10 min run + 10 min delete) = $10.40.
     expect(r.out).toContain('Cost: each shadow is 2 × ml.g6e.2xlarge = $5.20/h; 2 shadows ≈ 60 min each');
     expect(r.out).toContain('≈ $10.40 in all ($10.40/h while they run');
@@ -145,7 +217,11 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
 
   it.each([
     ['no --max-shadow-cost-usd', [...SHADOW, '--yes'], 'acknowledge it with --max-shadow-cost-usd N (N ≥ 11)'],
-    ['a limit below the estimate', [...SHADOW, '--yes', '--max-shadow-cost-usd', '10.39'], 'exceeds --max-shadow-cost-usd 10.39'],
+    [
+      'a limit below the estimate',
+      [...SHADOW, '--yes', '--max-shadow-cost-usd', '10.39'],
+      'exceeds --max-shadow-cost-usd 10.39',
+    ],
     ['an unknown price', [...SHADOW, '--yes', '--max-shadow-cost-usd', '100'], "the shadows' price is unknown"],
   ])('GIVEN --yes with %s THEN it refuses (exit 1) and creates nothing', async (what, args, message) => {
     await useFake();
@@ -171,37 +247,73 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     expect({ code: r.code, err: r.err.slice(-3000) }).toMatchObject({ code: 0 });
     await expectInvariant(r, contextOf(r));
     const original = describedConfig();
-    original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _m, ...v }) => ({ ...v, ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: 2 } }));
+    original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _m, ...v }) => ({
+      ...v,
+      ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: 2 },
+    }));
     const tags = [{ Key: 'prefix-router:ab-run', Value: RUN_ID }];
     const configs = ok(fake, 'CreateEndpointConfig').map((q) => q.input as unknown as CreateEndpointConfigCommandInput);
-    const withCount = (c: CreateEndpointConfigCommandInput) => ({ ...c, ProductionVariants: c.ProductionVariants!.map((v) => ({ ...v, InitialInstanceCount: 2 })), Tags: tags });
+    const withCount = (c: CreateEndpointConfigCommandInput) => ({
+      ...c,
+      ProductionVariants: c.ProductionVariants!.map((v) => ({ ...v, InitialInstanceCount: 2 })),
+      Tags: tags,
+    });
     expect(configs).toEqual(
       wire([
         withCount(configCopyInput(original, `abtest1-1-${ORIGINAL_CONFIG}`, { RoutingStrategy: 'RANDOM' })),
-        withCount(configCopyInput(original, `abtest1-2-${ORIGINAL_CONFIG}`, { RoutingStrategy: 'PREFIX_AWARE', PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } })),
+        withCount(
+          configCopyInput(original, `abtest1-2-${ORIGINAL_CONFIG}`, {
+            RoutingStrategy: 'PREFIX_AWARE',
+            PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+          }),
+        ),
       ]),
     );
     expect(ok(fake, 'CreateEndpoint').map((q) => q.input)).toEqual([
       { EndpointName: 'abtest1-1-my-llm', EndpointConfigName: `abtest1-1-${ORIGINAL_CONFIG}`, Tags: tags },
       { EndpointName: 'abtest1-2-my-llm', EndpointConfigName: `abtest1-2-${ORIGINAL_CONFIG}`, Tags: tags },
     ]);
-    const components = ok(fake, 'CreateInferenceComponent').map((q) => q.input as unknown as CreateInferenceComponentCommandInput);
+    const components = ok(fake, 'CreateInferenceComponent').map(
+      (q) => q.input as unknown as CreateInferenceComponentCommandInput,
+    );
     // Bases (copies as the live one serves, its compute and start-up settings) before adapters (on the shadow's base).
-    expect(components.map((c) => [c.InferenceComponentName, c.EndpointName, c.Specification?.BaseInferenceComponentName ?? null, c.RuntimeConfig?.CopyCount ?? null])).toEqual([
+    expect(
+      components.map((c) => [
+        c.InferenceComponentName,
+        c.EndpointName,
+        c.Specification?.BaseInferenceComponentName ?? null,
+        c.RuntimeConfig?.CopyCount ?? null,
+      ]),
+    ).toEqual([
       [`abtest1-1-${BASE}`, 'abtest1-1-my-llm', null, 2],
       [`abtest1-2-${BASE}`, 'abtest1-2-my-llm', null, 2],
       [`abtest1-1-${ADAPTER}`, 'abtest1-1-my-llm', `abtest1-1-${BASE}`, null],
       [`abtest1-2-${ADAPTER}`, 'abtest1-2-my-llm', `abtest1-2-${BASE}`, null],
     ]);
-    expect(components[0].Specification).toEqual({ ...LIVE_COMPONENTS![0].specification, Container: { Image: 'vllm', Environment: LIVE_COMPONENTS![0].environment } });
-    expect(components[2].Specification).toEqual({ Container: { ArtifactUrl: 's3://my-bucket/adapters/sql/' }, BaseInferenceComponentName: `abtest1-1-${BASE}` });
+    expect(components[0].Specification).toEqual({
+      ...LIVE_COMPONENTS[0].specification,
+      Container: { Image: 'vllm', Environment: LIVE_COMPONENTS[0].environment },
+    });
+    expect(components[2].Specification).toEqual({
+      Container: { ArtifactUrl: 's3://my-bucket/adapters/sql/' },
+      BaseInferenceComponentName: `abtest1-1-${BASE}`,
+    });
     // Every base was InService on its endpoint before any adapter was created.
-    const ops = fake.requests.map((q) => `${q.op} ${String(q.input.InferenceComponentName ?? q.input.EndpointName ?? q.input.EndpointConfigName ?? '')}`);
+    const ops = fake.requests.map(
+      (q) =>
+        `${q.op} ${String(q.input.InferenceComponentName ?? q.input.EndpointName ?? q.input.EndpointConfigName ?? '')}`,
+    );
     const beforeAdapters = ops.slice(0, ops.indexOf(`CreateInferenceComponent abtest1-1-${ADAPTER}`));
     // The fake takes two describes from Creating to InService.
-    for (const base of [`abtest1-1-${BASE}`, `abtest1-2-${BASE}`]) expect(beforeAdapters.filter((o) => o === `DescribeInferenceComponent ${base}`).length).toBeGreaterThanOrEqual(2);
+    for (const base of [`abtest1-1-${BASE}`, `abtest1-2-${BASE}`])
+      expect(beforeAdapters.filter((o) => o === `DescribeInferenceComponent ${base}`).length).toBeGreaterThanOrEqual(2);
     // Deleted in dependency order: adapters, bases, endpoints, configurations.
-    const deletes = fake.requests.filter((q) => q.op.startsWith('Delete') && q.error === undefined).map((q) => `${q.op} ${String(q.input.InferenceComponentName ?? q.input.EndpointName ?? q.input.EndpointConfigName)}`);
+    const deletes = fake.requests
+      .filter((q) => q.op.startsWith('Delete') && q.error === undefined)
+      .map(
+        (q) =>
+          `${q.op} ${String(q.input.InferenceComponentName ?? q.input.EndpointName ?? q.input.EndpointConfigName)}`,
+      );
     expect(deletes).toEqual([
       `DeleteInferenceComponent abtest1-1-${ADAPTER}`,
       `DeleteInferenceComponent abtest1-2-${ADAPTER}`,
@@ -213,7 +325,13 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
       `DeleteEndpointConfig abtest1-2-${ORIGINAL_CONFIG}`,
     ]);
     // Both shadows measured the same workload; the report says the live endpoint was only read.
-    const report = JSON.parse(await readFile(join(dir, 'ab-report.json'), 'utf8')) as { mode: string; finished: boolean; runs: { label: string; client: { requests: number; errors: number } }[]; shadow: { left: { components: string[] } }; notes: string[] };
+    const report = JSON.parse(await readFile(join(dir, 'ab-report.json'), 'utf8')) as {
+      mode: string;
+      finished: boolean;
+      runs: { label: string; client: { requests: number; errors: number } }[];
+      shadow: { left: { components: string[] } };
+      notes: string[];
+    };
     expect(report).toMatchObject({ mode: 'shadow', finished: true, shadow: { left: { components: [] } } });
     expect(report.runs.map((x) => [x.label, x.client.requests, x.client.errors])).toEqual([
       ['RANDOM', 4, 0],
@@ -221,31 +339,43 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     ]);
     const markdown = await readFile(join(dir, 'ab-report.md'), 'utf8');
     expect(markdown).toContain('Cleaned up: every shadow resource the run created is deleted');
-    expect(markdown).toContain('Instances when each run started (DescribeEndpoint): RANDOM: AllTraffic 2; PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32): AllTraffic 2.');
+    expect(markdown).toContain(
+      'Instances when each run started (DescribeEndpoint): RANDOM: AllTraffic 2; PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32): AllTraffic 2.',
+    );
     expect(markdown).not.toContain('The fleets differ between runs');
   });
 
   it.each([
     ['without --accept-credential-expiry', [], 1],
     ['with --accept-credential-expiry', ['--accept-credential-expiry'], 0],
-  ])('GIVEN credentials that expire before the run ends, %s THEN it warns, and refuses unless accepted', async (_what, extra, code) => {
-    await useFake();
-    const start = new VirtualClock().now();
-    const expiring = new SageMakerClient({
-      endpoint: fake.url,
-      region: 'us-east-1',
-      maxAttempts: 1,
-      credentials: async () => ({ accessKeyId: 'ASIAEXAMPLE', secretAccessKey: 'x', sessionToken: 't', expiration: new Date(start + 10 * 60_000) }),
-    });
-    clients.push(expiring);
-    const r = await ab([...RUN, ...extra], { sagemaker: expiring });
-    expect(r.out).toContain("WARNING: the AWS credentials expire at 2026-01-01T12:10:00.000Z, before the run's ≈ 60 min end");
-    expect({ code: r.code, err: r.err.slice(-1500) }).toMatchObject({ code });
-    if (code === 1) {
-      expect(r.err).toContain('the credentials expire before the run ends');
-      expect(fake.mutations()).toEqual([]);
-    }
-  });
+  ])(
+    'GIVEN credentials that expire before the run ends, %s THEN it warns, and refuses unless accepted',
+    async (_what, extra, code) => {
+      await useFake();
+      const start = new VirtualClock().now();
+      const expiring = new SageMakerClient({
+        endpoint: fake.url,
+        region: 'us-east-1',
+        maxAttempts: 1,
+        credentials: async () => ({
+          accessKeyId: 'ASIAEXAMPLE',
+          secretAccessKey: 'x',
+          sessionToken: 't',
+          expiration: new Date(start + 10 * 60_000),
+        }),
+      });
+      clients.push(expiring);
+      const r = await ab([...RUN, ...extra], { sagemaker: expiring });
+      expect(r.out).toContain(
+        "WARNING: the AWS credentials expire at 2026-01-01T12:10:00.000Z, before the run's ≈ 60 min end",
+      );
+      expect({ code: r.code, err: r.err.slice(-1500) }).toMatchObject({ code });
+      if (code === 1) {
+        expect(r.err).toContain('the credentials expire before the run ends');
+        expect(fake.mutations()).toEqual([]);
+      }
+    },
+  );
 
   it('GIVEN the endpoint hosts components and no --shadow THEN the refusal names --shadow and nothing is sent but reads', async () => {
     await useFake();
@@ -267,14 +397,18 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     await useFake();
     const r = await ab(['--shadow', '--strategies', 'RANDOM,PREFIX_AWARE']);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`--inference-component is required with --shadow: 'my-llm' hosts 2 components (${BASE}, ${ADAPTER})`);
+    expect(r.err).toContain(
+      `--inference-component is required with --shadow: 'my-llm' hosts 2 components (${BASE}, ${ADAPTER})`,
+    );
   });
 
   it('GIVEN the second shadow endpoint cannot get capacity THEN it says so, deletes everything it created and exits 2', async () => {
     await useFake({ insufficientCapacityAt: new Set([2]) });
     const r = await ab(RUN);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('shadow endpoint abtest1-2-my-llm (PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)) is Failed (Insufficient capacity');
+    expect(r.err).toContain(
+      'shadow endpoint abtest1-2-my-llm (PREFIX_AWARE(prefixLength=8192,concurrencyThreshold=32)) is Failed (Insufficient capacity',
+    );
     expect(r.err).toContain('the shadows need 4 × ml.g6e.2xlarge beside the live fleet');
     expect(ok(fake, 'CreateInferenceComponent')).toEqual([]);
     await expectInvariant(r, contextOf(r));
@@ -288,7 +422,9 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     await useFake({ faults: new Map(Array.from({ length: 8 }, (_, i) => [first + i, 'limit-exceeded'] as const)) });
     const r = await ab(RUN);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('CreateEndpoint abtest1-1-my-llm (RANDOM) was refused: ResourceLimitExceeded (The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances)');
+    expect(r.err).toContain(
+      'CreateEndpoint abtest1-1-my-llm (RANDOM) was refused: ResourceLimitExceeded (The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances)',
+    );
     expect(r.err).toContain('the shadows need 4 × ml.g6e.2xlarge beside the live fleet');
     await expectInvariant(r, contextOf(r));
   });
@@ -297,7 +433,9 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     await useFake({ failingComponents: new Set([`abtest1-2-${BASE}`]) });
     const r = await ab(RUN);
     expect(r.code).toBe(2);
-    expect(r.err).toContain(`shadow component abtest1-2-${BASE} is Failed (The model container failed its health check.)`);
+    expect(r.err).toContain(
+      `shadow component abtest1-2-${BASE} is Failed (The model container failed its health check.)`,
+    );
     await expectInvariant(r, contextOf(r));
   });
 
@@ -305,8 +443,12 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
     await useFake({ undeletableComponents: new Set([`abtest1-1-${ADAPTER}`]) });
     const r = await ab([...RUN, '--restore-timeout', '5']);
     expect(r.code).toBe(3);
-    expect(r.err).toContain(`abtest1-1-${ADAPTER}, abtest1-1-${BASE}, abtest1-1-my-llm, abtest1-1-${ORIGINAL_CONFIG} are left`);
-    expect(r.err).toContain('Still billing: 2 instance(s) on 1 shadow endpoint(s) ≈ $5.20/h until deleted. The live endpoint my-llm was not changed.');
+    expect(r.err).toContain(
+      `abtest1-1-${ADAPTER}, abtest1-1-${BASE}, abtest1-1-my-llm, abtest1-1-${ORIGINAL_CONFIG} are left`,
+    );
+    expect(r.err).toContain(
+      'Still billing: 2 instance(s) on 1 shadow endpoint(s) ≈ $5.20/h until deleted. The live endpoint my-llm was not changed.',
+    );
     await expectInvariant(r, contextOf(r));
   });
 
@@ -330,7 +472,9 @@ describe('when prefix-router ab --shadow runs on an endpoint that hosts inferenc
       };
       const r = await ab(RUN, { interrupt: interrupt.signal });
       const context = `signal at request ${at}\n${contextOf(r)}`;
-      const creates = fake.requests.filter((q) => q.seq > at && q.op.startsWith('Create')).map((q) => `${q.seq} ${q.op}`);
+      const creates = fake.requests
+        .filter((q) => q.seq > at && q.op.startsWith('Create'))
+        .map((q) => `${q.seq} ${q.op}`);
       expect({ creates, context }).toEqual({ creates: [], context });
       expect({ code: [0, 130].includes(r.code), context }).toEqual({ code: true, context });
       await expectInvariant(r, context);
@@ -369,25 +513,85 @@ describe('when shadow resources are named and planned', () => {
     ['a short name', 'my-llm', 'abtest1-1-my-llm'],
     ['a 63-character name', 'x'.repeat(63), `abtest1-1-${'x'.repeat(53)}`],
     ['a name whose cut ends in a hyphen', `${'y'.repeat(52)}-z`, `abtest1-1-${'y'.repeat(52)}`],
-  ])('GIVEN %s THEN the shadow name carries the run prefix and is at most 63 characters without a trailing hyphen', (_what, live, expected) => {
-    const name = shadowResourceName(RUN_ID, 0, live);
-    expect(name).toBe(expected);
-    expect(name.length).toBeLessThanOrEqual(63);
-  });
+  ])(
+    'GIVEN %s THEN the shadow name carries the run prefix and is at most 63 characters without a trailing hyphen',
+    (_what, live, expected) => {
+      const name = shadowResourceName(RUN_ID, 0, live);
+      expect(name).toBe(expected);
+      expect(name.length).toBeLessThanOrEqual(63);
+    },
+  );
 
-  const factsOf = (): EndpointFacts => ({ endpointName: ENDPOINT_NAME, status: 'InService', configName: ORIGINAL_CONFIG, endpoint: { $metadata: {}, EndpointName: ENDPOINT_NAME, EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0) }, config: describedConfig(), variants: [{ name: 'AllTraffic', instanceType: 'ml.g6e.2xlarge', instanceCount: 3, routing: undefined, modelName: undefined }], metricPublishSeconds: 60 });
+  const factsOf = (): EndpointFacts => ({
+    endpointName: ENDPOINT_NAME,
+    status: 'InService',
+    configName: ORIGINAL_CONFIG,
+    endpoint: {
+      $metadata: {},
+      EndpointName: ENDPOINT_NAME,
+      EndpointArn: 'arn',
+      EndpointStatus: 'InService',
+      CreationTime: new Date(0),
+      LastModifiedTime: new Date(0),
+    },
+    config: describedConfig(),
+    variants: [
+      {
+        name: 'AllTraffic',
+        instanceType: 'ml.g6e.2xlarge',
+        instanceCount: 3,
+        routing: undefined,
+        modelName: undefined,
+      },
+    ],
+    metricPublishSeconds: 60,
+  });
 
   it('GIVEN a component created per instance type (Specifications) THEN its copy is created the same way, never with both forms', () => {
     const specifications = [
-      { InstanceType: 'ml.g6e.2xlarge' as const, ModelName: 'llama-g6e', Container: { DeployedImage: { SpecifiedImage: 'vllm:g6e' } }, ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
-      { InstanceType: 'ml.g5.2xlarge' as const, ModelName: 'llama-g5', ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+      {
+        InstanceType: 'ml.g6e.2xlarge' as const,
+        ModelName: 'llama-g6e',
+        Container: { DeployedImage: { SpecifiedImage: 'vllm:g6e' } },
+        ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 },
+      },
+      {
+        InstanceType: 'ml.g5.2xlarge' as const,
+        ModelName: 'llama-g5',
+        ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 },
+      },
     ];
-    const plan = buildShadowPlan({ facts: factsOf(), components: [{ name: 'llama', variant: 'AllTraffic', specification: specifications[0], specifications, copies: 0, base: undefined }], strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }], runId: RUN_ID, target: undefined, runSeconds: 60 });
+    const plan = buildShadowPlan({
+      facts: factsOf(),
+      components: [
+        {
+          name: 'llama',
+          variant: 'AllTraffic',
+          specification: specifications[0],
+          specifications,
+          copies: 0,
+          base: undefined,
+        },
+      ],
+      strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }],
+      runId: RUN_ID,
+      target: undefined,
+      runSeconds: 60,
+    });
     const input = plan.fleets[0].components[0].input;
     expect(input.Specification).toBeUndefined();
     expect(input.Specifications).toEqual([
-      { InstanceType: 'ml.g6e.2xlarge', ModelName: 'llama-g6e', Container: { Image: 'vllm:g6e' }, ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
-      { InstanceType: 'ml.g5.2xlarge', ModelName: 'llama-g5', ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 } },
+      {
+        InstanceType: 'ml.g6e.2xlarge',
+        ModelName: 'llama-g6e',
+        Container: { Image: 'vllm:g6e' },
+        ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 },
+      },
+      {
+        InstanceType: 'ml.g5.2xlarge',
+        ModelName: 'llama-g5',
+        ComputeResourceRequirements: { MinMemoryRequiredInMb: 1024, NumberOfAcceleratorDevicesRequired: 1 },
+      },
     ]);
     // A base scaled to zero gets one copy (it must answer the workload); the fleet is the live one's current size.
     expect(input.RuntimeConfig).toEqual({ CopyCount: 1 });
@@ -395,11 +599,41 @@ describe('when shadow resources are named and planned', () => {
   });
 
   it('GIVEN two live components that agree in their first 53 characters THEN the plan refuses (their shadows would share a name)', () => {
-    const facts: EndpointFacts = { endpointName: ENDPOINT_NAME, status: 'InService', configName: ORIGINAL_CONFIG, endpoint: { $metadata: {}, EndpointName: ENDPOINT_NAME, EndpointArn: 'arn', EndpointStatus: 'InService', CreationTime: new Date(0), LastModifiedTime: new Date(0) }, config: describedConfig(), variants: [{ name: 'AllTraffic', instanceType: 'ml.g6e.2xlarge', instanceCount: 2, routing: undefined, modelName: undefined }], metricPublishSeconds: 60 };
+    const facts: EndpointFacts = {
+      endpointName: ENDPOINT_NAME,
+      status: 'InService',
+      configName: ORIGINAL_CONFIG,
+      endpoint: {
+        $metadata: {},
+        EndpointName: ENDPOINT_NAME,
+        EndpointArn: 'arn',
+        EndpointStatus: 'InService',
+        CreationTime: new Date(0),
+        LastModifiedTime: new Date(0),
+      },
+      config: describedConfig(),
+      variants: [
+        {
+          name: 'AllTraffic',
+          instanceType: 'ml.g6e.2xlarge',
+          instanceCount: 2,
+          routing: undefined,
+          modelName: undefined,
+        },
+      ],
+      metricPublishSeconds: 60,
+    };
     const comp = (name: string) => ({ name, variant: 'AllTraffic', specification: {}, copies: 1, base: undefined });
     const components = [comp(`${'c'.repeat(53)}-one`), comp(`${'c'.repeat(53)}-two`)];
-    expect(() => buildShadowPlan({ facts, components, strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }], runId: RUN_ID, target: components[0].name, runSeconds: 60 })).toThrow(
-      `two shadow resources would both be named 'abtest1-1-${'c'.repeat(53)}'`,
-    );
+    expect(() =>
+      buildShadowPlan({
+        facts,
+        components,
+        strategies: [{ label: 'RANDOM', routing: { RoutingStrategy: 'RANDOM' } }],
+        runId: RUN_ID,
+        target: components[0].name,
+        runSeconds: 60,
+      }),
+    ).toThrow(`two shadow resources would both be named 'abtest1-1-${'c'.repeat(53)}'`);
   });
 });

@@ -23,7 +23,8 @@ import { startLocalAdapterEndpoint, type LocalAdapterEndpoint } from './helpers/
  * machine, `ab` refusing such an endpoint before any change (its invariant cannot be proven for the components),
  * and `bench --inference-component` invoking one component (a LoRA adapter) through the local runtime API.
  */
-const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=3&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
+const WORKLOAD =
+  'shared-system?groups=2&promptsPerGroup=3&systemTokens=300&questionTokens=20&outputTokens=4&concurrency=2';
 const COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
   { name: 'llama-base', environment: { SM_VLLM_SERVED_MODEL_NAME: 'base' }, copies: 2 },
   { name: 'sql', base: 'llama-base' },
@@ -36,7 +37,12 @@ describe('when the control-plane fake hosts inference components', () => {
   let sm: SageMakerClient;
   beforeEach(async () => {
     fake = await new SageMakerControlPlane({ inferenceComponents: COMPONENTS, pollsPerUpdate: 2 }).start();
-    sm = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    sm = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
   });
   afterEach(async () => {
     sm.destroy();
@@ -44,7 +50,14 @@ describe('when the control-plane fake hosts inference components', () => {
   });
 
   it('GIVEN CreateInferenceComponent THEN Creating for the configured polls, then InService with its copies', async () => {
-    await sm.send(new CreateInferenceComponentCommand({ InferenceComponentName: 'support', EndpointName: 'my-llm', VariantName: 'AllTraffic', Specification: { BaseInferenceComponentName: 'llama-base' } }));
+    await sm.send(
+      new CreateInferenceComponentCommand({
+        InferenceComponentName: 'support',
+        EndpointName: 'my-llm',
+        VariantName: 'AllTraffic',
+        Specification: { BaseInferenceComponentName: 'llama-base' },
+      }),
+    );
     const first = await sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'support' }));
     expect(first.InferenceComponentStatus).toBe('Creating');
     const second = await sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'support' }));
@@ -59,27 +72,55 @@ describe('when the control-plane fake hosts inference components', () => {
     ['an unknown variant', { VariantName: 'Other' }, /Could not find variant/],
     ['an unknown base', { Specification: { BaseInferenceComponentName: 'nope' } }, /base inference component/],
   ])('GIVEN %s THEN ValidationException', async (_what, override, message) => {
-    const input = { InferenceComponentName: 'new-one', EndpointName: 'my-llm', VariantName: 'AllTraffic', Specification: {}, ...override };
+    const input = {
+      InferenceComponentName: 'new-one',
+      EndpointName: 'my-llm',
+      VariantName: 'AllTraffic',
+      Specification: {},
+      ...override,
+    };
     await expect(sm.send(new CreateInferenceComponentCommand(input))).rejects.toThrow(message);
   });
 
   it('GIVEN a 63-character name THEN it is created', async () => {
-    await expect(sm.send(new CreateInferenceComponentCommand({ InferenceComponentName: 'a'.repeat(63), EndpointName: 'my-llm', VariantName: 'AllTraffic', Specification: {} }))).resolves.toBeDefined();
+    await expect(
+      sm.send(
+        new CreateInferenceComponentCommand({
+          InferenceComponentName: 'a'.repeat(63),
+          EndpointName: 'my-llm',
+          VariantName: 'AllTraffic',
+          Specification: {},
+        }),
+      ),
+    ).resolves.toBeDefined();
   });
 
   it('GIVEN more components than MaxResults THEN ListInferenceComponents pages with NextToken, filtered by endpoint', async () => {
-    await sm.send(new CreateInferenceComponentCommand({ InferenceComponentName: 'support', EndpointName: 'my-llm', VariantName: 'AllTraffic', Specification: { BaseInferenceComponentName: 'llama-base' } }));
+    await sm.send(
+      new CreateInferenceComponentCommand({
+        InferenceComponentName: 'support',
+        EndpointName: 'my-llm',
+        VariantName: 'AllTraffic',
+        Specification: { BaseInferenceComponentName: 'llama-base' },
+      }),
+    );
     const page1 = await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'my-llm', MaxResults: 2 }));
     expect(page1.InferenceComponents).toHaveLength(2);
-    const page2 = await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'my-llm', MaxResults: 2, NextToken: page1.NextToken }));
+    const page2 = await sm.send(
+      new ListInferenceComponentsCommand({ EndpointNameEquals: 'my-llm', MaxResults: 2, NextToken: page1.NextToken }),
+    );
     expect(page2.InferenceComponents?.map((c) => c.InferenceComponentName)).toEqual(['support']);
     expect(page2.NextToken).toBeUndefined();
-    expect((await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'other' }))).InferenceComponents).toEqual([]);
+    expect(
+      (await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'other' }))).InferenceComponents,
+    ).toEqual([]);
   });
 
   it('GIVEN DeleteInferenceComponent THEN Deleting, then gone', async () => {
     await sm.send(new DeleteInferenceComponentCommand({ InferenceComponentName: 'sql' }));
-    await expect(sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'sql' }))).rejects.toThrow(/Could not find/);
+    await expect(sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'sql' }))).rejects.toThrow(
+      /Could not find/,
+    );
     expect(fake.components.has('sql')).toBe(false);
   });
 });
@@ -98,7 +139,12 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
   afterAll(() => local.close());
   beforeEach(async () => {
     fake = await new SageMakerControlPlane({ inferenceComponents: COMPONENTS }).start();
-    sm = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    sm = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
     dir = await mkdtemp(join(tmpdir(), 'ic-'));
   });
   afterEach(async () => {
@@ -107,19 +153,26 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
     await rm(dir, { recursive: true, force: true });
   });
 
-  it.each([[['--strategies', 'RANDOM,PREFIX_AWARE', '--yes']], [['--strategies', 'RANDOM']], [['--variants', '--yes']]])(
+  it.each([
+    [['--strategies', 'RANDOM,PREFIX_AWARE', '--yes']],
+    [['--strategies', 'RANDOM']],
+    [['--variants', '--yes']],
+  ])(
     'GIVEN ab %j THEN it refuses before any mutating call, saying why, and the endpoint is where it began',
     async (args) => {
       const io = captureIo();
-      const code = await runAbCommand(parseAbArgv(['--endpoint-name', 'my-llm', '--workload', WORKLOAD, '--out', dir, '--quiet', ...args]), {
-        io,
-        sagemaker: sm,
-        cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
-        runtime,
-        clock: new VirtualClock(),
-        env: {},
-        runId: 'ic1',
-      });
+      const code = await runAbCommand(
+        parseAbArgv(['--endpoint-name', 'my-llm', '--workload', WORKLOAD, '--out', dir, '--quiet', ...args]),
+        {
+          io,
+          sagemaker: sm,
+          cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
+          runtime,
+          clock: new VirtualClock(),
+          env: {},
+          runId: 'ic1',
+        },
+      );
       expect(code).toBe(1);
       expect(io.err()).toContain("ab cannot run on endpoint 'my-llm': it hosts inference components (llama-base, sql)");
       expect(io.err()).toContain('Nothing was changed');
@@ -134,7 +187,19 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
     const io = captureIo();
     const out = join(dir, 'bench');
     const code = await runSageMakerBench(
-      parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--inference-component', 'sql', '--workload', WORKLOAD, '--time-scale', '20', '--out', out, '--quiet']),
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--inference-component',
+        'sql',
+        '--workload',
+        WORKLOAD,
+        '--time-scale',
+        '20',
+        '--out',
+        out,
+        '--quiet',
+      ]),
       io,
       { sagemaker: sm, runtime, env: {}, clock: new VirtualClock() },
     );
@@ -148,7 +213,11 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
 
   it('GIVEN bench without --inference-component THEN it refuses, naming the flag', async () => {
     const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', WORKLOAD, '--quiet']), io, { sagemaker: sm, runtime, env: {}, clock: new VirtualClock() });
+    const code = await runSageMakerBench(
+      parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', WORKLOAD, '--quiet']),
+      io,
+      { sagemaker: sm, runtime, env: {}, clock: new VirtualClock() },
+    );
     expect(code).toBe(1);
     expect(io.err()).toContain("endpoint 'my-llm' hosts inference components: pass --inference-component NAME");
   });
@@ -158,25 +227,56 @@ describe('when ab and bench meet an endpoint that hosts inference components', (
     ['an invalid name', 'bad_name', /--inference-component must be 1 to 63 letters/],
   ])('GIVEN bench with %s THEN it refuses before sending', async (_what, name, message) => {
     const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--inference-component', name, '--workload', WORKLOAD, '--quiet']), io, {
-      sagemaker: sm,
-      runtime,
-      env: {},
-      clock: new VirtualClock(),
-    });
+    const code = await runSageMakerBench(
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--inference-component',
+        name,
+        '--workload',
+        WORKLOAD,
+        '--quiet',
+      ]),
+      io,
+      {
+        sagemaker: sm,
+        runtime,
+        env: {},
+        clock: new VirtualClock(),
+      },
+    );
     expect(code).toBe(1);
     expect(io.err()).toMatch(message);
   });
 
   it('GIVEN bench with a component still Creating THEN it refuses: not InService', async () => {
-    await sm.send(new CreateInferenceComponentCommand({ InferenceComponentName: 'fresh', EndpointName: 'my-llm', VariantName: 'AllTraffic', Specification: { BaseInferenceComponentName: 'llama-base' } }));
+    await sm.send(
+      new CreateInferenceComponentCommand({
+        InferenceComponentName: 'fresh',
+        EndpointName: 'my-llm',
+        VariantName: 'AllTraffic',
+        Specification: { BaseInferenceComponentName: 'llama-base' },
+      }),
+    );
     const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--inference-component', 'fresh', '--workload', WORKLOAD, '--quiet']), io, {
-      sagemaker: sm,
-      runtime,
-      env: {},
-      clock: new VirtualClock(),
-    });
+    const code = await runSageMakerBench(
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--inference-component',
+        'fresh',
+        '--workload',
+        WORKLOAD,
+        '--quiet',
+      ]),
+      io,
+      {
+        sagemaker: sm,
+        runtime,
+        env: {},
+        clock: new VirtualClock(),
+      },
+    );
     expect(code).toBe(1);
     expect(io.err()).toContain("inference component 'fresh' is Creating, not InService");
   });

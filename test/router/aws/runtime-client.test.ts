@@ -1,6 +1,13 @@
 import { parseInvocationRequest } from '../../../router/src/protocol';
 import { PrefixAwareLlmClient } from '../../../router/src/aws/runtime-client';
-import { LlmModelError, LlmStreamError, LlmValidationError, LlmThrottledError, LlmUnavailableError, toLlmError } from '../../../router/src/aws/runtime-errors';
+import {
+  LlmModelError,
+  LlmStreamError,
+  LlmValidationError,
+  LlmThrottledError,
+  LlmUnavailableError,
+  toLlmError,
+} from '../../../router/src/aws/runtime-errors';
 import { startFixture } from '../server/helpers/router-fixture';
 import { startLocalEndpoint, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
 
@@ -68,14 +75,22 @@ describe('when the runtime client calls a local endpoint through AWS_ENDPOINT_UR
 
   it('GIVEN the same prompt with different prefixAwareId values THEN each id lands where the policy keys it, and ids spread', async () => {
     const payload = JSON.stringify({ ...body('same question'), stream: false });
-    const snapshot = { instances: endpoint.router.backends.map((b) => ({ id: b.id, healthy: true, inFlight: 0 })), nowMs: 0 };
+    const snapshot = {
+      instances: endpoint.router.backends.map((b) => ({ id: b.id, healthy: true, inFlight: 0 })),
+      nowMs: 0,
+    };
     const placements = new Set<string>();
     for (let t = 0; t < 12; t++) {
       const id = `app-${t}`;
-      const routing = parseInvocationRequest(Buffer.from(payload), { 'content-type': 'application/json', 'x-amzn-sagemaker-prefix-aware-id': id }).routing;
+      const routing = parseInvocationRequest(Buffer.from(payload), {
+        'content-type': 'application/json',
+        'x-amzn-sagemaker-prefix-aware-id': id,
+      }).routing;
       const expected = endpoint.router.policy.decide(routing, snapshot).instance;
       const answer = await client.invoke(body('same question'), { prefixAwareId: id });
-      expect(answer.headers['x-prefix-router-instance']).toBe(endpoint.router.backends.find((b) => b.id === expected)!.name);
+      expect(answer.headers['x-prefix-router-instance']).toBe(
+        endpoint.router.backends.find((b) => b.id === expected)!.name,
+      );
       placements.add(expected);
     }
     expect(placements.size).toBe(2);
@@ -119,7 +134,12 @@ describe('when the stream breaks after it started', () => {
     const fx = await startFixture({ backends: 1, behavior: { failAfterChunks: 1 } });
     const client = new PrefixAwareLlmClient({
       endpointName: 'ep',
-      sdkConfig: { endpoint: fx.router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 },
+      sdkConfig: {
+        endpoint: fx.router.url,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+        maxAttempts: 1,
+      },
     });
     try {
       const stream = await client.stream({ messages: [{ role: 'user', content: 'x' }] });

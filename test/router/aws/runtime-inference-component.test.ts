@@ -12,7 +12,14 @@ import { useLocalRuntimeEnv } from './helpers/local-endpoint';
 const SYSTEM = 'You answer questions about the ACME catalogue. '.repeat(40);
 
 function chat(model: string, question: string) {
-  return { model, max_tokens: 4, messages: [{ role: 'system' as const, content: SYSTEM }, { role: 'user' as const, content: question }] };
+  return {
+    model,
+    max_tokens: 4,
+    messages: [
+      { role: 'system' as const, content: SYSTEM },
+      { role: 'user' as const, content: question },
+    ],
+  };
 }
 
 describe('when the runtime client names an inference component on the local runtime API', () => {
@@ -23,12 +30,33 @@ describe('when the runtime client names an inference component on the local runt
 
   beforeAll(async () => {
     engines = [
-      await startEmulator({ profile: 'tiny', timeScale: 20, modelName: 'base', loraModules: [{ name: 'sql', path: '/adapters/sql' }] }),
-      await startEmulator({ profile: 'tiny', timeScale: 20, modelName: 'base', loraModules: [{ name: 'support', path: '/adapters/support' }] }),
+      await startEmulator({
+        profile: 'tiny',
+        timeScale: 20,
+        modelName: 'base',
+        loraModules: [{ name: 'sql', path: '/adapters/sql' }],
+      }),
+      await startEmulator({
+        profile: 'tiny',
+        timeScale: 20,
+        modelName: 'base',
+        loraModules: [{ name: 'support', path: '/adapters/support' }],
+      }),
     ];
-    router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 }, routingHeaders: 'all' });
+    router = await startRouter({
+      backends: engines.map((e) => e.url),
+      port: 0,
+      logLevel: 'silent',
+      healthCheck: { intervalMs: 0 },
+      policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
+      routingHeaders: 'all',
+    });
     restoreEnv = useLocalRuntimeEnv(router.url);
-    client = new PrefixAwareLlmClient({ endpointName: 'adapters-endpoint', maxAttempts: 1, inferenceComponentName: 'sql' });
+    client = new PrefixAwareLlmClient({
+      endpointName: 'adapters-endpoint',
+      maxAttempts: 1,
+      inferenceComponentName: 'sql',
+    });
   }, 60_000);
   afterAll(async () => {
     client.destroy();
@@ -60,11 +88,18 @@ describe('when the runtime client names an inference component on the local runt
     expect((error as LlmModelError).originalMessage).toContain('The model `chat` does not exist.');
   });
 
-  it.each(['bad_name', '-leading', 'a'.repeat(64)])('GIVEN the invalid component name %s THEN ValidationError', async (name) => {
-    await expect(client.invoke(chat('sql', 'x'), { inferenceComponentName: name })).rejects.toBeInstanceOf(LlmValidationError);
-  });
+  it.each(['bad_name', '-leading', 'a'.repeat(64)])(
+    'GIVEN the invalid component name %s THEN ValidationError',
+    async (name) => {
+      await expect(client.invoke(chat('sql', 'x'), { inferenceComponentName: name })).rejects.toBeInstanceOf(
+        LlmValidationError,
+      );
+    },
+  );
 
   it('GIVEN a 63-character name THEN it is valid (and unknown here: ModelError, not ValidationError)', async () => {
-    await expect(client.invoke(chat('sql', 'x'), { inferenceComponentName: 'a'.repeat(63) })).rejects.toBeInstanceOf(LlmModelError);
+    await expect(client.invoke(chat('sql', 'x'), { inferenceComponentName: 'a'.repeat(63) })).rejects.toBeInstanceOf(
+      LlmModelError,
+    );
   });
 });

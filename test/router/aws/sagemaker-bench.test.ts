@@ -1,6 +1,16 @@
-import { DescribeEndpointCommand, DescribeEndpointConfigCommand, DescribeModelCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
+import {
+  DescribeEndpointCommand,
+  DescribeEndpointConfigCommand,
+  DescribeModelCommand,
+  SageMakerClient,
+} from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
-import { CloudWatchClient, GetMetricDataCommand, ListMetricsCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  ListMetricsCommand,
+  type GetMetricDataCommandInput,
+} from '@aws-sdk/client-cloudwatch';
 import { mockClient } from 'aws-sdk-client-mock';
 import { VirtualClock } from './helpers/virtual-clock';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,7 +28,8 @@ import { captureIo } from './helpers/capture-io';
  * `prefix-router bench --sagemaker-endpoint`: the data plane is the real SDK against the local router and
  * emulators; the control plane (DescribeEndpoint/Config/Model) is aws-sdk-client-mock. No test calls AWS.
  */
-const WORKLOAD = 'shared-system?groups=2&promptsPerGroup=4&systemTokens=300&questionTokens=20&outputTokens=6&order=grouped&concurrency=2';
+const WORKLOAD =
+  'shared-system?groups=2&promptsPerGroup=4&systemTokens=300&questionTokens=20&outputTokens=6&order=grouped&concurrency=2';
 
 const DESCRIBED_ENDPOINT = {
   EndpointName: 'my-llm',
@@ -39,7 +50,10 @@ const DESCRIBED_CONFIG = {
       ModelName: 'my-llm-model',
       InstanceType: 'ml.g6e.2xlarge' as const,
       InitialInstanceCount: 2,
-      RoutingConfig: { RoutingStrategy: 'PREFIX_AWARE' as const, PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } },
+      RoutingConfig: {
+        RoutingStrategy: 'PREFIX_AWARE' as const,
+        PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+      },
     },
   ],
 };
@@ -64,7 +78,17 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
     const io = captureIo();
     const out = join(dir, 'invoke');
     const code = await runSageMakerBench(
-      parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', WORKLOAD, '--time-scale', String(TIME_SCALE), '--out', out, '--quiet']),
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--workload',
+        WORKLOAD,
+        '--time-scale',
+        String(TIME_SCALE),
+        '--out',
+        out,
+        '--quiet',
+      ]),
       io,
     );
     expect({ code, err: io.err() }).toMatchObject({ code: 0 });
@@ -77,9 +101,13 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
     expect(s.ttftMs.p50!).toBeLessThan(s.e2eMs.p50!);
     expect(s.cacheHitRate.engineReported!).toBeGreaterThan(0.4);
     // Per-instance counts come from the router's instance header and equal its own decisions.
-    for (const b of endpoint.router.backends) expect(s.instances.find((i) => i.id === b.name)?.requests ?? 0).toBe(b.decisions);
+    for (const b of endpoint.router.backends)
+      expect(s.instances.find((i) => i.id === b.name)?.requests ?? 0).toBe(b.decisions);
     // Each group stays on one instance under PREFIX_AWARE (1,024-byte key < the 1,200-character system prompt).
-    const records = (await readFile(join(out, 'report.records.live.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { id: string; instance: string });
+    const records = (await readFile(join(out, 'report.records.live.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; instance: string });
     const groupOf = new Map([...parseWorkloadSpec(WORKLOAD).requests()].map((r) => [r.id, r.group]));
     const groups = new Map<string, Set<string>>();
     for (const r of records) {
@@ -94,7 +122,19 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
     const io = captureIo();
     const out = join(dir, 'openai');
     const code = await runSageMakerBench(
-      parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--api', 'openai', '--workload', WORKLOAD, '--time-scale', String(TIME_SCALE), '--out', out, '--quiet']),
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--api',
+        'openai',
+        '--workload',
+        WORKLOAD,
+        '--time-scale',
+        String(TIME_SCALE),
+        '--out',
+        out,
+        '--quiet',
+      ]),
       io,
     );
     expect({ code, err: io.err() }).toMatchObject({ code: 0 });
@@ -105,14 +145,29 @@ describe('when bench --sagemaker-endpoint runs against the local runtime API (AW
 
   it('GIVEN --api openai with a completions workload THEN it refuses before sending', async () => {
     const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--api', 'openai', '--workload', 'shared-system?api=completion&count=2']), io);
+    const code = await runSageMakerBench(
+      parseRawBenchArgv([
+        '--sagemaker-endpoint',
+        'my-llm',
+        '--api',
+        'openai',
+        '--workload',
+        'shared-system?api=completion&count=2',
+      ]),
+      io,
+    );
     expect(code).toBe(1);
     expect(io.err()).toContain('--api openai serves chat completions only');
   });
 });
 
 describe('when SageMaker-only bench flags come without --sagemaker-endpoint', () => {
-  it.each([['--region', 'us-east-1'], ['--api', 'openai'], ['--prefix-aware-id', 'app'], ['--cloudwatch-delay', '0']])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
+  it.each([
+    ['--region', 'us-east-1'],
+    ['--api', 'openai'],
+    ['--prefix-aware-id', 'app'],
+    ['--cloudwatch-delay', '0'],
+  ])('GIVEN --url with %s THEN the flags are refused', (flag, value) => {
     expect(() => parseBenchArgv(['--url', 'http://127.0.0.1:8080', '--workload', 'short-chat', flag, value])).toThrow(
       '--region, --api, --prefix-aware-id, --inference-component and --cloudwatch apply only with --sagemaker-endpoint',
     );
@@ -120,7 +175,11 @@ describe('when SageMaker-only bench flags come without --sagemaker-endpoint', ()
 
   it('GIVEN --url and --sagemaker-endpoint together THEN it refuses', async () => {
     const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'ep', '--url', 'http://127.0.0.1:1', '--workload', 'short-chat']), io, { env: {} });
+    const code = await runSageMakerBench(
+      parseRawBenchArgv(['--sagemaker-endpoint', 'ep', '--url', 'http://127.0.0.1:1', '--workload', 'short-chat']),
+      io,
+      { env: {} },
+    );
     expect(code).toBe(1);
     expect(io.err()).toBe('prefix-router bench: give --url or --sagemaker-endpoint, not both\n');
   });
@@ -133,7 +192,11 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
 
   beforeAll(async () => {
     endpoint = await startLocalEndpoint(2);
-    runtime = new SageMakerRuntimeClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' } });
+    runtime = new SageMakerRuntimeClient({
+      endpoint: endpoint.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+    });
   });
   afterAll(async () => {
     runtime.destroy();
@@ -143,14 +206,20 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
   beforeEach(() => sm.reset());
 
   const run = (io: BenchIo, extra: string[] = [], deps: { runtime?: SageMakerRuntimeClient } = {}) =>
-    runSageMakerBench(parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', 'short-chat?count=2&concurrency=1', ...extra]), io, {
-      sagemaker: new SageMakerClient({ region: 'us-east-1' }),
-      runtime: deps.runtime ?? runtime,
-      env: {},
-    });
+    runSageMakerBench(
+      parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', 'short-chat?count=2&concurrency=1', ...extra]),
+      io,
+      {
+        sagemaker: new SageMakerClient({ region: 'us-east-1' }),
+        runtime: deps.runtime ?? runtime,
+        env: {},
+      },
+    );
 
   it('GIVEN an unknown endpoint THEN it fails naming the endpoint and region, and sends nothing', async () => {
-    sm.on(DescribeEndpointCommand).rejects(Object.assign(new Error('Could not find endpoint "my-llm".'), { name: 'ValidationException' }));
+    sm.on(DescribeEndpointCommand).rejects(
+      Object.assign(new Error('Could not find endpoint "my-llm".'), { name: 'ValidationException' }),
+    );
     const before = endpoint.router.backends.reduce((n, b) => n + b.decisions, 0);
     const io = captureIo();
     expect(await run(io)).toBe(1);
@@ -178,7 +247,11 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
       expect(io.err()).toContain('no AWS region for the SageMaker runtime API: pass --region or set AWS_REGION');
     } finally {
       noRegion.destroy();
-      for (const [k, v] of [['AWS_REGION', saved.r], ['AWS_DEFAULT_REGION', saved.d], ['AWS_CONFIG_FILE', saved.c]] as const) {
+      for (const [k, v] of [
+        ['AWS_REGION', saved.r],
+        ['AWS_DEFAULT_REGION', saved.d],
+        ['AWS_CONFIG_FILE', saved.c],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
@@ -189,35 +262,64 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
     const noCredentials = new SageMakerRuntimeClient({
       region: 'us-east-1',
       credentials: async () => {
-        throw Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+        throw Object.assign(new Error('Could not load credentials from any providers'), {
+          name: 'CredentialsProviderError',
+        });
       },
     });
     try {
       const io = captureIo();
       expect(await run(io, [], { runtime: noCredentials })).toBe(1);
-      expect(io.err()).toContain('no AWS credentials for the SageMaker runtime API: configure the default provider chain');
+      expect(io.err()).toContain(
+        'no AWS credentials for the SageMaker runtime API: configure the default provider chain',
+      );
     } finally {
       noCredentials.destroy();
     }
   });
 
-  it('GIVEN --cloudwatch THEN CloudWatch is read for the run window and written beside the report, labelled as CloudWatch\'s', async () => {
+  it("GIVEN --cloudwatch THEN CloudWatch is read for the run window and written beside the report, labelled as CloudWatch's", async () => {
     sm.on(DescribeEndpointCommand).resolves(DESCRIBED_ENDPOINT);
     sm.on(DescribeEndpointConfigCommand).resolves(DESCRIBED_CONFIG);
-    sm.on(DescribeModelCommand).resolves({ ModelName: 'my-llm-model', ModelArn: 'arn', CreationTime: new Date(0), PrimaryContainer: { Environment: { SM_VLLM_MODEL: 'tiny-emulated-model' } } });
+    sm.on(DescribeModelCommand).resolves({
+      ModelName: 'my-llm-model',
+      ModelArn: 'arn',
+      CreationTime: new Date(0),
+      PrimaryContainer: { Environment: { SM_VLLM_MODEL: 'tiny-emulated-model' } },
+    });
     const cw = mockClient(CloudWatchClient);
     cw.on(ListMetricsCommand).resolves({ Metrics: [] });
     cw.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({
-      MetricDataResults: (input.MetricDataQueries ?? []).map((q) => ({ Id: q.Id, Values: q.MetricStat?.Metric?.MetricName === 'Invocations' ? [2] : [] })),
+      MetricDataResults: (input.MetricDataQueries ?? []).map((q) => ({
+        Id: q.Id,
+        Values: q.MetricStat?.Metric?.MetricName === 'Invocations' ? [2] : [],
+      })),
     }));
     const clock = new VirtualClock();
     const dir = await mkdtemp(join(tmpdir(), 'sm-bench-cw-'));
     try {
       const io = captureIo();
       const code = await runSageMakerBench(
-        parseRawBenchArgv(['--sagemaker-endpoint', 'my-llm', '--workload', 'short-chat?count=2&concurrency=1', '--time-scale', String(TIME_SCALE), '--out', dir, '--quiet', '--cloudwatch']),
+        parseRawBenchArgv([
+          '--sagemaker-endpoint',
+          'my-llm',
+          '--workload',
+          'short-chat?count=2&concurrency=1',
+          '--time-scale',
+          String(TIME_SCALE),
+          '--out',
+          dir,
+          '--quiet',
+          '--cloudwatch',
+        ]),
         io,
-        { sagemaker: new SageMakerClient({ region: 'us-east-1' }), cloudwatch: new CloudWatchClient({ region: 'us-east-1' }), runtime, env: {}, clock },
+        {
+          sagemaker: new SageMakerClient({ region: 'us-east-1' }),
+          cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
+          runtime,
+          env: {},
+          clock,
+        },
       );
       expect(code).toBe(0);
       // The delay counts from the end of the run window (the run's own wall time on top of the virtual start).
@@ -227,7 +329,9 @@ describe('when bench --sagemaker-endpoint checks the endpoint before the first r
       const md = await readFile(join(dir, 'cloudwatch.md'), 'utf8');
       expect(md).toContain("# CloudWatch's view of live on my-llm");
       expect(md).toContain('| live | AllTraffic | 2 |');
-      expect(md).toContain('- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window (both counts include the warm-up;');
+      expect(md).toContain(
+        '- live: the client sent 2 requests; CloudWatch counted 2 invocations in the window (both counts include the warm-up;',
+      );
       expect(io.out()).toContain(`cloudwatch: ${join(dir, 'cloudwatch.md')}`);
     } finally {
       cw.restore();

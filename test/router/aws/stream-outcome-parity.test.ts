@@ -27,8 +27,15 @@ describe('when the same request goes through the HTTP and the SageMaker transpor
     const http = new StreamingClient({ target: parseTargetUrl(endpoint.url), connections: 1 });
     outcomes.http = await http.send('/v1/chat/completions', body, { timeoutMs: 30_000 });
     await http.close();
-    const sdk = new SageMakerRuntimeClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' } });
-    const sagemaker = new SageMakerRuntimeTransport({ client: new PrefixAwareLlmClient({ endpointName: 'my-llm', client: sdk }), instanceHeader: 'x-prefix-router-instance' });
+    const sdk = new SageMakerRuntimeClient({
+      endpoint: endpoint.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+    });
+    const sagemaker = new SageMakerRuntimeTransport({
+      client: new PrefixAwareLlmClient({ endpointName: 'my-llm', client: sdk }),
+      instanceHeader: 'x-prefix-router-instance',
+    });
     outcomes.sagemaker = await sagemaker.send({ id: 'r1' } as WorkloadRequest, body, { timeoutMs: 30_000 });
     sdk.destroy();
   }, 60_000);
@@ -37,22 +44,31 @@ describe('when the same request goes through the HTTP and the SageMaker transpor
     await endpoint.close();
   });
 
-  test.each(['http', 'sagemaker'] as const)('GIVEN the %s transport THEN the answer succeeded with a first token, usage and the instance', (name) => {
-    const outcome = outcomes[name]!;
-    expect(outcome.error).toBeUndefined();
-    expect(outcome.firstTokenAt).not.toBeNull();
-    expect(outcome.usage?.completionTokens).toBe(4);
-    expect(outcome.instance).not.toBeNull();
-  });
+  test.each(['http', 'sagemaker'] as const)(
+    'GIVEN the %s transport THEN the answer succeeded with a first token, usage and the instance',
+    (name) => {
+      const outcome = outcomes[name]!;
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.firstTokenAt).not.toBeNull();
+      expect(outcome.usage?.completionTokens).toBe(4);
+      expect(outcome.instance).not.toBeNull();
+    },
+  );
 
-  test.each(['http', 'sagemaker'] as const)('GIVEN the %s transport THEN it read the decision time and reason headers', (name) => {
-    const outcome = outcomes[name]!;
-    expect(outcome.decisionMicros).toBeGreaterThanOrEqual(0);
-    expect(typeof outcome.decisionReason).toBe('string');
-  });
+  test.each(['http', 'sagemaker'] as const)(
+    'GIVEN the %s transport THEN it read the decision time and reason headers',
+    (name) => {
+      const outcome = outcomes[name]!;
+      expect(outcome.decisionMicros).toBeGreaterThanOrEqual(0);
+      expect(typeof outcome.decisionReason).toBe('string');
+    },
+  );
 
   test('THEN both outcomes carry the same set of facts', () => {
-    const keys = (o: StreamOutcome) => Object.keys(o).filter((k) => (o as unknown as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = (o: StreamOutcome) =>
+      Object.keys(o)
+        .filter((k) => (o as unknown as Record<string, unknown>)[k] !== undefined)
+        .sort();
     expect(keys(outcomes.sagemaker!)).toEqual(keys(outcomes.http!));
   });
 });

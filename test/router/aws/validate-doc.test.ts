@@ -18,7 +18,12 @@ import { startEmulator } from '../../../router/src/emulator/emulator-server';
 import { startRouter } from '../../../router/src/server';
 import { runAwsCli } from './helpers/aws-cli';
 import { fakeCloudWatch } from './helpers/cloudwatch-fake';
-import { describedConfig, ORIGINAL_CONFIG, SageMakerControlPlane, type ControlPlaneOptions } from './helpers/sagemaker-control-plane';
+import {
+  describedConfig,
+  ORIGINAL_CONFIG,
+  SageMakerControlPlane,
+  type ControlPlaneOptions,
+} from './helpers/sagemaker-control-plane';
 import { VirtualClock } from './helpers/virtual-clock';
 import { startLocalEndpoint, TIME_SCALE, useLocalRuntimeEnv, type LocalEndpoint } from './helpers/local-endpoint';
 
@@ -34,7 +39,9 @@ const DOC = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'validate.md'
 /** Commands of the ```bash blocks, continuation lines joined, split into words (quotes honoured; $VARS kept). */
 function docCommands(): string[][] {
   const blocks = [...DOC.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => m[1]);
-  const lines = blocks.flatMap((b) => b.replace(/\\\n\s*/g, ' ').split('\n')).map((l) => l.replace(/\s+#.*$/, '').trim());
+  const lines = blocks
+    .flatMap((b) => b.replace(/\\\n\s*/g, ' ').split('\n'))
+    .map((l) => l.replace(/\s+#.*$/, '').trim());
   return lines.filter((l) => l.length > 0).map(words);
 }
 
@@ -75,10 +82,13 @@ describe('when the commands of docs/validate.md run with small counts', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('GIVEN the rehearsal\'s emulate and serve commands THEN their flags are valid (the servers themselves are the test endpoint\'s)', () => {
+  it("GIVEN the rehearsal's emulate and serve commands THEN their flags are valid (the servers themselves are the test endpoint's)", () => {
     expect(commandsOf('emulate')).toHaveLength(1);
     expect(commandsOf('serve')).toHaveLength(1);
-    for (const [name, register] of [['emulate', registerEmulate], ['serve', registerServe]] as const) {
+    for (const [name, register] of [
+      ['emulate', registerEmulate],
+      ['serve', registerServe],
+    ] as const) {
       const program = new Command().exitOverride();
       register(program);
       const sub = program.commands.find((c) => c.name() === name)!;
@@ -87,7 +97,8 @@ describe('when the commands of docs/validate.md run with small counts', () => {
         parsed = flags;
       });
       program.parse([name, ...commandsOf(name)[0]], { from: 'user' });
-      if (name === 'emulate') expect(parseEmulateFlags(parsed as Record<string, string>)).toMatchObject({ instances: 2, timeScale: 10 });
+      if (name === 'emulate')
+        expect(parseEmulateFlags(parsed as Record<string, string>)).toMatchObject({ instances: 2, timeScale: 10 });
       else expect(loadRouterConfig({ flags: parsed!, env: {} }).backends).toHaveLength(2);
     }
   });
@@ -97,39 +108,60 @@ describe('when the commands of docs/validate.md run with small counts', () => {
     expect(commandsOf('ab').length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(commandsOf('bench').map((args, i) => [i, args.join(' ')]))('GIVEN bench command %i (%s) THEN it runs against the local runtime API', async (i) => {
-    const args = commandsOf('bench')[i as number];
-    const io = captureIo();
-    const code = await runSageMakerBench(parseRawBenchArgv([...args, ...SMALL, '--out', join(dir, `bench-${i}`)]), io);
-    expect({ code, err: io.err().replace(/note: .*\n/g, '') }).toEqual({ code: 0, err: '' });
-  });
-
-  it.each(commandsOf('ab').map((args, i) => [i, args.join(' ')]))('GIVEN ab command %i (%s) THEN it runs against the control-plane fake', async (i) => {
-    const args = commandsOf('ab')[i as number].map((w) => (w === 'NAME-FROM-THE-STACK-OUTPUT' ? 'my-llm' : w));
-    if (args.includes('--shadow')) return shadowCommand(args, i as number);
-    const fake = await new SageMakerControlPlane({ variants: args.includes('--variants') ? 2 : 1, servedModel: 'meta-llama/Llama-3.1-70B-Instruct' }).start();
-    const cloud = fakeCloudWatch();
-    const sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
-    const runtime = new SageMakerRuntimeClient({ endpoint: endpoint.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
-    try {
+  it.each(commandsOf('bench').map((args, i) => [i, args.join(' ')]))(
+    'GIVEN bench command %i (%s) THEN it runs against the local runtime API',
+    async (i) => {
+      const args = commandsOf('bench')[i];
       const io = captureIo();
-      const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--yes', '--out', join(dir, `ab-${i}`)]), {
+      const code = await runSageMakerBench(
+        parseRawBenchArgv([...args, ...SMALL, '--out', join(dir, `bench-${i}`)]),
         io,
-        sagemaker,
-        cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
-        runtime,
-        clock: new VirtualClock(),
-        env: {},
+      );
+      expect({ code, err: io.err().replace(/note: .*\n/g, '') }).toEqual({ code: 0, err: '' });
+    },
+  );
+
+  it.each(commandsOf('ab').map((args, i) => [i, args.join(' ')]))(
+    'GIVEN ab command %i (%s) THEN it runs against the control-plane fake',
+    async (i) => {
+      const args = commandsOf('ab')[i].map((w) => (w === 'NAME-FROM-THE-STACK-OUTPUT' ? 'my-llm' : w));
+      if (args.includes('--shadow')) return shadowCommand(args, i);
+      const fake = await new SageMakerControlPlane({
+        variants: args.includes('--variants') ? 2 : 1,
+        servedModel: 'meta-llama/Llama-3.1-70B-Instruct',
+      }).start();
+      const cloud = fakeCloudWatch();
+      const sagemaker = new SageMakerClient({
+        endpoint: fake.url,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+        maxAttempts: 1,
       });
-      expect({ code, err: io.err().includes('prefix-router ab:') ? io.err() : '' }).toEqual({ code: 0, err: '' });
-      expect(fake.restored()).toBe(true);
-    } finally {
-      runtime.destroy();
-      sagemaker.destroy();
-      cloud.restore();
-      await fake.close();
-    }
-  });
+      const runtime = new SageMakerRuntimeClient({
+        endpoint: endpoint.url,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      });
+      try {
+        const io = captureIo();
+        const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--yes', '--out', join(dir, `ab-${i}`)]), {
+          io,
+          sagemaker,
+          cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),
+          runtime,
+          clock: new VirtualClock(),
+          env: {},
+        });
+        expect({ code, err: io.err().includes('prefix-router ab:') ? io.err() : '' }).toEqual({ code: 0, err: '' });
+        expect(fake.restored()).toBe(true);
+      } finally {
+        runtime.destroy();
+        sagemaker.destroy();
+        cloud.restore();
+        await fake.close();
+      }
+    },
+  );
 
   /**
    * `ab --shadow` against an endpoint hosting a base component and the adapter the command names; the shadows'
@@ -138,14 +170,51 @@ describe('when the commands of docs/validate.md run with small counts', () => {
    */
   async function shadowCommand(args: string[], i: number): Promise<void> {
     const adapter = args[args.indexOf('--inference-component') + 1];
-    const fake = await new SageMakerControlPlane({ instanceCount: 2, inferenceComponents: [{ name: 'llama-base', environment: { SM_VLLM_SERVED_MODEL_NAME: 'base' }, copies: 2 }, { name: adapter, base: 'llama-base' }] }).start();
-    const engines = await Promise.all([0, 1].map(() => startEmulator({ profile: 'p5-llama-3.1-70b', timeScale: TIME_SCALE, modelName: 'base', loraModules: [0, 1].map((n) => ({ name: shadowResourceName('doc1', n, adapter), path: `/adapters/${n}` })) })));
-    const router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 } });
-    const sagemaker = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
-    const runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    const fake = await new SageMakerControlPlane({
+      instanceCount: 2,
+      inferenceComponents: [
+        { name: 'llama-base', environment: { SM_VLLM_SERVED_MODEL_NAME: 'base' }, copies: 2 },
+        { name: adapter, base: 'llama-base' },
+      ],
+    }).start();
+    const engines = await Promise.all(
+      [0, 1].map(() =>
+        startEmulator({
+          profile: 'p5-llama-3.1-70b',
+          timeScale: TIME_SCALE,
+          modelName: 'base',
+          loraModules: [0, 1].map((n) => ({ name: shadowResourceName('doc1', n, adapter), path: `/adapters/${n}` })),
+        }),
+      ),
+    );
+    const router = await startRouter({
+      backends: engines.map((e) => e.url),
+      port: 0,
+      logLevel: 'silent',
+      healthCheck: { intervalMs: 0 },
+      policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
+    });
+    const sagemaker = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
+    const runtime = new SageMakerRuntimeClient({
+      endpoint: router.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    });
     try {
       const io = captureIo();
-      const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--out', join(dir, `ab-${i}`)]), { io, sagemaker, runtime, clock: new VirtualClock(), env: {}, runId: 'doc1' });
+      const code = await runAbCommand(parseAbArgv([...args, ...SMALL, '--out', join(dir, `ab-${i}`)]), {
+        io,
+        sagemaker,
+        runtime,
+        clock: new VirtualClock(),
+        env: {},
+        runId: 'doc1',
+      });
       expect({ code, err: io.err().includes('prefix-router ab:') ? io.err() : '' }).toEqual({ code: 0, err: '' });
       expect(fake.mutations().length).toBeGreaterThan(0);
       expect(fake.mutationsOfLive()).toEqual([]);
@@ -162,18 +231,42 @@ describe('when the commands of docs/validate.md run with small counts', () => {
   /** The doc's `aws sagemaker` blocks, one list of command lines per block, placeholders filled in. */
   const awsBlocks = (): string[][] =>
     [...DOC.matchAll(/```bash\n([\s\S]*?)```/g)]
-      .map((m) => m[1].replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l.startsWith('aws sagemaker ')))
+      .map((m) =>
+        m[1]
+          .replace(/\\\n\s*/g, ' ')
+          .split('\n')
+          .map((l) => l.trim())
+          .filter((l) => l.startsWith('aws sagemaker ')),
+      )
       .filter((b) => b.length > 0);
   const fill = (line: string, reportDir: string): string =>
-    line.replace(/ORIGINAL-CONFIG-NAME/g, ORIGINAL_CONFIG).replace(/abRUNID/g, 'abdoc1').replace(/REPORT-DIR/g, reportDir);
+    line
+      .replace(/ORIGINAL-CONFIG-NAME/g, ORIGINAL_CONFIG)
+      .replace(/abRUNID/g, 'abdoc1')
+      .replace(/REPORT-DIR/g, reportDir);
 
-  async function killedRun(options: ControlPlaneOptions, outcome: 'on-a-copy' | 'failed-and-config-deleted'): Promise<{ fake: SageMakerControlPlane; client: SageMakerClient }> {
+  async function killedRun(
+    options: ControlPlaneOptions,
+    outcome: 'on-a-copy' | 'failed-and-config-deleted',
+  ): Promise<{ fake: SageMakerControlPlane; client: SageMakerClient }> {
     // Where a run killed mid-switch leaves the endpoint: its copy deployed (or deploying), the copy left behind.
-    const fake = await new SageMakerControlPlane({ ...options, outcomes: outcome === 'failed-and-config-deleted' ? ['failed'] : ['ok'] }).start();
-    const client = new SageMakerClient({ endpoint: fake.url, region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1 });
+    const fake = await new SageMakerControlPlane({
+      ...options,
+      outcomes: outcome === 'failed-and-config-deleted' ? ['failed'] : ['ok'],
+    }).start();
+    const client = new SageMakerClient({
+      endpoint: fake.url,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
     const copy = `${ORIGINAL_CONFIG}-abdoc1-1`;
-    await client.send(new CreateEndpointConfigCommand(configCopyInput(describedConfig(), copy, { RoutingStrategy: 'RANDOM' })));
-    await client.send(new UpdateEndpointCommand({ EndpointName: 'my-llm', EndpointConfigName: copy, RetainAllVariantProperties: true }));
+    await client.send(
+      new CreateEndpointConfigCommand(configCopyInput(describedConfig(), copy, { RoutingStrategy: 'RANDOM' })),
+    );
+    await client.send(
+      new UpdateEndpointCommand({ EndpointName: 'my-llm', EndpointConfigName: copy, RetainAllVariantProperties: true }),
+    );
     return { fake, client };
   }
 
@@ -193,12 +286,16 @@ describe('when the commands of docs/validate.md run with small counts', () => {
     }
   });
 
-  it('GIVEN an endpoint left Failed with its original configuration deleted WHEN the second block and then the first block\'s checks and deletes run THEN it is back', async () => {
+  it("GIVEN an endpoint left Failed with its original configuration deleted WHEN the second block and then the first block's checks and deletes run THEN it is back", async () => {
     const { fake, client } = await killedRun({}, 'failed-and-config-deleted');
     try {
-      await writeFileText(join(dir, 'original-endpoint-config.json'), JSON.stringify(configCopyInput(describedConfig(), ORIGINAL_CONFIG)));
+      await writeFileText(
+        join(dir, 'original-endpoint-config.json'),
+        JSON.stringify(configCopyInput(describedConfig(), ORIGINAL_CONFIG)),
+      );
       // The run had gone as far as Failed; someone deleted the original configuration (the API allows it).
-      for (let i = 0; i < 4 && fake.state.status !== 'Failed'; i++) await runAwsCli('aws sagemaker describe-endpoint --endpoint-name my-llm', client);
+      for (let i = 0; i < 4 && fake.state.status !== 'Failed'; i++)
+        await runAwsCli('aws sagemaker describe-endpoint --endpoint-name my-llm', client);
       expect(fake.state.status).toBe('Failed');
       fake.configs.delete(ORIGINAL_CONFIG);
       for (const line of awsBlocks()[1]) await runAwsCli(fill(line, dir), client);

@@ -1,4 +1,13 @@
-import { AWS_LONG_CONTEXT, AWS_SHORT_CONTEXT, reproducedBand, thresholdPerInstanceLoad, toleranceFor, TOLERANCE_POINTS, verdictOf, withinPublished } from '../../../router/bench/aws-experiments';
+import {
+  AWS_LONG_CONTEXT,
+  AWS_SHORT_CONTEXT,
+  reproducedBand,
+  thresholdPerInstanceLoad,
+  toleranceFor,
+  TOLERANCE_POINTS,
+  verdictOf,
+  withinPublished,
+} from '../../../router/bench/aws-experiments';
 
 describe('when a simulated figure is checked against a published range', () => {
   const p90 = AWS_LONG_CONTEXT.ttftP90; // −37 … −33 %
@@ -21,17 +30,32 @@ describe('when a simulated figure is checked against a published range', () => {
 
 describe('when a replica run is judged on all four figures', () => {
   test('GIVEN the section-1 replica figures (P90 −82 %, hit 84.4 %) THEN P50, P90 and hit are not reproduced and throughput is', () => {
-    const v = verdictOf({ ttftP50DeltaPct: -79.6, ttftP90DeltaPct: -82, hitRandomPct: 24.8, hitPrefixAwarePct: 84.4, throughputDeltaPct: 16.8 }, AWS_LONG_CONTEXT);
+    const v = verdictOf(
+      {
+        ttftP50DeltaPct: -79.6,
+        ttftP90DeltaPct: -82,
+        hitRandomPct: 24.8,
+        hitPrefixAwarePct: 84.4,
+        throughputDeltaPct: 16.8,
+      },
+      AWS_LONG_CONTEXT,
+    );
     expect(v).toEqual({ ttftP50: false, ttftP90: false, hit: false, throughput: true, count: 1 });
   });
 
   test('GIVEN figures inside every range THEN all four are reproduced', () => {
-    const v = verdictOf({ ttftP50DeltaPct: -74, ttftP90DeltaPct: -35, hitRandomPct: 25, hitPrefixAwarePct: 82, throughputDeltaPct: 15.5 }, AWS_LONG_CONTEXT);
+    const v = verdictOf(
+      { ttftP50DeltaPct: -74, ttftP90DeltaPct: -35, hitRandomPct: 25, hitPrefixAwarePct: 82, throughputDeltaPct: 15.5 },
+      AWS_LONG_CONTEXT,
+    );
     expect(v.count).toBe(4);
   });
 
   test('GIVEN RANDOM hit in range but PREFIX_AWARE hit out of it THEN the hit rate is not reproduced', () => {
-    const v = verdictOf({ ttftP50DeltaPct: -14, ttftP90DeltaPct: -30, hitRandomPct: 30, hitPrefixAwarePct: 74, throughputDeltaPct: 1.8 }, AWS_SHORT_CONTEXT);
+    const v = verdictOf(
+      { ttftP50DeltaPct: -14, ttftP90DeltaPct: -30, hitRandomPct: 30, hitPrefixAwarePct: 74, throughputDeltaPct: 1.8 },
+      AWS_SHORT_CONTEXT,
+    );
     expect(v).toEqual({ ttftP50: true, ttftP90: true, hit: false, throughput: true, count: 3 });
   });
 });
@@ -71,10 +95,13 @@ describe('when the published figure is small', () => {
     [1.7 - 0.4625, true],
     [2 + 0.4625, true],
     [2 + 0.4625 + 0.01, false],
-  ])('GIVEN Δ throughput %p %% against AWS short-context +1.7…2.0 %% THEN reproduced is %p (tolerance a quarter of the figure, not 2 points)', (value, expected) => {
-    expect(toleranceFor(throughput)).toBeCloseTo(0.4625, 10);
-    expect(withinPublished(value, throughput)).toBe(expected);
-  });
+  ])(
+    'GIVEN Δ throughput %p %% against AWS short-context +1.7…2.0 %% THEN reproduced is %p (tolerance a quarter of the figure, not 2 points)',
+    (value, expected) => {
+      expect(toleranceFor(throughput)).toBeCloseTo(0.4625, 10);
+      expect(withinPublished(value, throughput)).toBe(expected);
+    },
+  );
 
   test('GIVEN a large figure THEN the tolerance is the full 2 points', () => {
     expect(toleranceFor(AWS_LONG_CONTEXT.ttftP90)).toBe(TOLERANCE_POINTS);

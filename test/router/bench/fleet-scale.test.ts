@@ -2,7 +2,12 @@ import { median, parseArgs, runFleetScale, scaledLongContext } from '../../../ro
 
 describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   test('GIVEN two small fleets THEN each row has requests, times and memory, and the table has the ratio column', () => {
-    const { rows, markdown } = runFleetScale({ instances: [2, 4], seconds: 4, policy: 'sagemaker-prefix-aware', inProcess: true });
+    const { rows, markdown } = runFleetScale({
+      instances: [2, 4],
+      seconds: 4,
+      policy: 'sagemaker-prefix-aware',
+      inProcess: true,
+    });
     // Too few requests for a worker to pay: auto keeps the prompts on this thread, and the table says which mode ran.
     expect(markdown).toContain('prompt worker auto');
     expect(rows.map((r) => r.instances)).toEqual([2, 4]);
@@ -18,8 +23,14 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
     expect(markdown).toContain('1.00×');
   });
 
-  test('GIVEN --repeat 2 THEN every size runs twice, interleaved, and a table gives each size\'s medians and their ratio', () => {
-    const { rows, markdown } = runFleetScale({ instances: [2, 3], seconds: 2, policy: 'sagemaker-prefix-aware', inProcess: true, repeat: 2 });
+  test("GIVEN --repeat 2 THEN every size runs twice, interleaved, and a table gives each size's medians and their ratio", () => {
+    const { rows, markdown } = runFleetScale({
+      instances: [2, 3],
+      seconds: 2,
+      policy: 'sagemaker-prefix-aware',
+      inProcess: true,
+      repeat: 2,
+    });
     expect(rows.map((r) => r.instances)).toEqual([2, 3, 2, 3]);
     // The same seeded simulation twice: the same requests.
     expect(rows[2].requests).toBe(rows[0].requests);
@@ -36,7 +47,9 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   });
 
   test('GIVEN the prompt worker on and off THEN the simulated results are the same', () => {
-    const run = (promptWorker: 'on' | 'off') => runFleetScale({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker }).rows[0];
+    const run = (promptWorker: 'on' | 'off') =>
+      runFleetScale({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker })
+        .rows[0];
     const [on, off] = [run('on'), run('off')];
     expect([on.requests, on.hitRate]).toEqual([off.requests, off.hitRate]);
   }, 30_000);
@@ -47,13 +60,28 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   });
 
   test('GIVEN the flags docs/benchmarks.md shows THEN they parse; out-of-range ones are refused naming the flag', () => {
-    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({ instances: [7, 112], seconds: 300, policy: 'sagemaker-prefix-aware', cpuProf: '/tmp/prof', promptWorker: 'auto', repeat: 1 });
+    expect(parseArgs(['--instances', '7,112', '--seconds', '300', '--cpu-prof', '/tmp/prof'])).toEqual({
+      instances: [7, 112],
+      seconds: 300,
+      policy: 'sagemaker-prefix-aware',
+      cpuProf: '/tmp/prof',
+      promptWorker: 'auto',
+      repeat: 1,
+    });
     expect(parseArgs(['--repeat', '3']).repeat).toBe(3);
     expect(() => parseArgs(['--repeat', '0'])).toThrow('--repeat must be an integer between 1 and 20 (got "0")');
     expect(parseArgs(['--prompt-worker', 'off']).promptWorker).toBe('off');
-    expect(() => parseArgs(['--prompt-worker', 'maybe'])).toThrow('--prompt-worker must be auto, on or off (got maybe)');
-    expect(() => parseArgs(['--instances', '0,7'])).toThrow('--instances must list integers between 1 and 1024 (got 0,7)');
-    expect(() => parseArgs(['--seconds', '0'])).toThrow('--seconds must be a number greater than 0 and at most 86400 (got "0")');
-    expect(() => parseArgs(['--seconds', '0x10'])).toThrow('--seconds must be a number greater than 0 and at most 86400 (got "0x10")');
+    expect(() => parseArgs(['--prompt-worker', 'maybe'])).toThrow(
+      '--prompt-worker must be auto, on or off (got maybe)',
+    );
+    expect(() => parseArgs(['--instances', '0,7'])).toThrow(
+      '--instances must list integers between 1 and 1024 (got 0,7)',
+    );
+    expect(() => parseArgs(['--seconds', '0'])).toThrow(
+      '--seconds must be a number greater than 0 and at most 86400 (got "0")',
+    );
+    expect(() => parseArgs(['--seconds', '0x10'])).toThrow(
+      '--seconds must be a number greater than 0 and at most 86400 (got "0x10")',
+    );
   });
 });

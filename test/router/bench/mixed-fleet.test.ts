@@ -14,7 +14,20 @@ describe('when the mixed-fleet part of bench:policies runs (smoke size)', () => 
     });
     expect(section.startsWith(MIXED_START)).toBe(true);
     expect(section.endsWith(MIXED_END)).toBe(true);
-    for (const text of ['### Mooncake trace at its own timestamps', '### long-context', '5 × p5-llama-3.1-70b + 2 × p4d-llama-3.1-70b', 'cache-aware, profile speeds', 'cache-aware, speeds learned from TTFTs', 'cache-aware, blind to speed', 'best sagemaker-prefix-aware', 'PREFIX_AWARE (the sweep', 'on 7 × p5', 'on the 5 × p5 alone', '2× compression', '4× compression']) {
+    for (const text of [
+      '### Mooncake trace at its own timestamps',
+      '### long-context',
+      '5 × p5-llama-3.1-70b + 2 × p4d-llama-3.1-70b',
+      'cache-aware, profile speeds',
+      'cache-aware, speeds learned from TTFTs',
+      'cache-aware, blind to speed',
+      'best sagemaker-prefix-aware',
+      'PREFIX_AWARE (the sweep',
+      'on 7 × p5',
+      'on the 5 × p5 alone',
+      '2× compression',
+      '4× compression',
+    ]) {
       expect(section).toContain(text);
     }
     // Two targets × two cache-aware variants × two scenarios, plus the four load-sweep lines.

@@ -16,21 +16,24 @@ describe('when bench:router looks for its reference proxy', () => {
   });
 
   // Runs where nginx is installed (the benchmark machine); CI images without nginx skip it.
-  (findNginx() === undefined ? it.skip : it)('GIVEN nginx installed THEN it proxies chat requests to the backends and stops cleanly', async () => {
-    const backend = await startFakeBackend({ name: 'behind-nginx' });
-    const ref = await startNginxReference([backend.url]);
-    try {
-      if (!('url' in ref)) throw new Error(ref.missing);
-      const res = await request(`${ref.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
-      });
-      expect(res.statusCode).toBe(200);
-      expect(await res.body.text()).toContain('hello from behind-nginx');
-    } finally {
-      if ('stop' in ref) await ref.stop();
-      await backend.close();
-    }
-  });
+  (findNginx() === undefined ? it.skip : it)(
+    'GIVEN nginx installed THEN it proxies chat requests to the backends and stops cleanly',
+    async () => {
+      const backend = await startFakeBackend({ name: 'behind-nginx' });
+      const ref = await startNginxReference([backend.url]);
+      try {
+        if (!('url' in ref)) throw new Error(ref.missing);
+        const res = await request(`${ref.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        expect(res.statusCode).toBe(200);
+        expect(await res.body.text()).toContain('hello from behind-nginx');
+      } finally {
+        if ('stop' in ref) await ref.stop();
+        await backend.close();
+      }
+    },
+  );
 });

@@ -17,7 +17,22 @@ describe('when the bench:policies benchmark runs (smoke size)', () => {
     });
     expect(section.startsWith('<!-- bench:policies -->')).toBe(true);
     expect(section.endsWith('<!-- /bench:policies -->')).toBe(true);
-    for (const target of ['P90 TTFT:', 'P50 TTFT:', 'of the fleet ceiling', 'At 2× compression', 'At 4× compression', 'Four router replicas, round-robin, each observing', 'The same replicas without observing', 'by observation interval', 'Diagnostics (four replicas', 'sharing the true load view only', 'sharing one index and its counts only', '### long-context', '### shared-system', '### short-chat']) {
+    for (const target of [
+      'P90 TTFT:',
+      'P50 TTFT:',
+      'of the fleet ceiling',
+      'At 2× compression',
+      'At 4× compression',
+      'Four router replicas, round-robin, each observing',
+      'The same replicas without observing',
+      'by observation interval',
+      'Diagnostics (four replicas',
+      'sharing the true load view only',
+      'sharing one index and its counts only',
+      '### long-context',
+      '### shared-system',
+      '### short-chat',
+    ]) {
       expect(section).toContain(target);
     }
     expect((section.match(/\*\*(met|not met)\*\*/g) ?? []).length).toBeGreaterThanOrEqual(17);

@@ -1,7 +1,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchBodies, renderMarkdown, runRouterOverheadBench, writeIntoDocs } from '../../../router/bench/router-overhead';
+import {
+  benchBodies,
+  renderMarkdown,
+  runRouterOverheadBench,
+  writeIntoDocs,
+} from '../../../router/bench/router-overhead';
 
 describe('when the router overhead benchmark runs (smoke size, in-process)', () => {
   it('GIVEN a tiny run THEN every phase produces figures without errors and renders a table', async () => {
@@ -47,6 +52,8 @@ describe('when the router overhead benchmark runs (smoke size, in-process)', () 
     const path = join(mkdtempSync(join(tmpdir(), 'bench-docs-')), 'router.md');
     writeFileSync(path, 'before\n<!-- bench:router:begin -->\nold\n<!-- bench:router:end -->\nafter\n');
     writeIntoDocs(path, 'new table');
-    expect(readFileSync(path, 'utf8')).toBe('before\n<!-- bench:router:begin -->\nnew table\n<!-- bench:router:end -->\nafter\n');
+    expect(readFileSync(path, 'utf8')).toBe(
+      'before\n<!-- bench:router:begin -->\nnew table\n<!-- bench:router:end -->\nafter\n',
+    );
   });
 });

@@ -31,7 +31,16 @@ function problemOf(args: string[]): string {
 describe('when bench flags are parsed', () => {
   it('GIVEN only --url and --workload THEN the defaults apply', () => {
     const s = parseBenchArgv(argv());
-    expect(s).toMatchObject({ label: 'live', strategy: { name: 'live' }, warmupMs: 0, timeScale: 1, requestTimeoutMs: 600_000, instanceHeader: 'x-prefix-router-instance', ignoreEos: true, quiet: false });
+    expect(s).toMatchObject({
+      label: 'live',
+      strategy: { name: 'live' },
+      warmupMs: 0,
+      timeScale: 1,
+      requestTimeoutMs: 600_000,
+      instanceHeader: 'x-prefix-router-instance',
+      ignoreEos: true,
+      quiet: false,
+    });
     expect(s.workload.load).toEqual({ mode: 'open-poisson', ratePerSecond: 8 });
   });
 
@@ -83,14 +92,29 @@ describe('when bench flags are parsed', () => {
     [['--workload', WORKLOAD], '--url is required: the base URL of the server, e.g. http://127.0.0.1:8080'],
     [['--url', 'ftp://h', '--workload', WORKLOAD], "--url must be an http:// or https:// URL (got 'ftp://h')"],
     [URL_FLAGS, "--workload is required: a workload spec such as 'long-context' or 'short-chat?count=100'"],
-    [[...URL_FLAGS, '--workload', 'long-context?groups=0'], '--workload: invalid workload long-context: groups must be an integer between 1 and 1000000'],
+    [
+      [...URL_FLAGS, '--workload', 'long-context?groups=0'],
+      '--workload: invalid workload long-context: groups must be an integer between 1 and 1000000',
+    ],
     [argv('--rate', '2', '--concurrency', '2'), 'give --concurrency (closed loop) or --rate (open loop), not both'],
-    [[...URL_FLAGS, '--workload', `${WORKLOAD}&rate=3`, '--rate', '2'], '--rate conflicts with rate= in --workload; give one of them'],
-    [[...URL_FLAGS, '--workload', `${WORKLOAD}&concurrency=3`, '--rate', '2'], '--rate conflicts with concurrency= in --workload (a closed loop); give one of them'],
-    [[...URL_FLAGS, '--workload', `${WORKLOAD}&concurrency=3`, '--concurrency', '2'], '--concurrency conflicts with concurrency= in --workload; give one of them'],
+    [
+      [...URL_FLAGS, '--workload', `${WORKLOAD}&rate=3`, '--rate', '2'],
+      '--rate conflicts with rate= in --workload; give one of them',
+    ],
+    [
+      [...URL_FLAGS, '--workload', `${WORKLOAD}&concurrency=3`, '--rate', '2'],
+      '--rate conflicts with concurrency= in --workload (a closed loop); give one of them',
+    ],
+    [
+      [...URL_FLAGS, '--workload', `${WORKLOAD}&concurrency=3`, '--concurrency', '2'],
+      '--concurrency conflicts with concurrency= in --workload; give one of them',
+    ],
     [[...URL_FLAGS, '--workload', 'trace:x.jsonl', '--rate', '2'], '--rate does not apply to trace workloads'],
     [argv('--warmup', '10', '--duration', '10'), '--warmup (10 s) must be shorter than --duration (10 s)'],
-    [argv('--strategy', 'sagemaker-prefix-aware?prefixLength=1'), '--strategy sagemaker-prefix-aware option prefixLength'],
+    [
+      argv('--strategy', 'sagemaker-prefix-aware?prefixLength=1'),
+      '--strategy sagemaker-prefix-aware option prefixLength',
+    ],
     [argv('--append', 'dir/bad name.json'), '--append must name a .json file'],
     [argv('--label', 'mine', '--baseline', 'random'), "--baseline 'random' is not one of the runs (mine)"],
     [argv('--bogus'), "unknown option '--bogus'"],
@@ -117,7 +141,24 @@ describe('when bench flags are parsed', () => {
 
   it('GIVEN seconds, headers and KV tokens THEN the live options are in milliseconds, lower-case headers and blocks', () => {
     const s = parseBenchArgv(
-      argv('--duration', '60', '--warmup', '5', '--timeout', '30', '--drain', '10', '--header', 'Authorization: Bearer t', '--fleet-kv-tokens', '1000', '--no-ignore-eos', '--backend-metrics', 'http://a:1', 'http://b:2'),
+      argv(
+        '--duration',
+        '60',
+        '--warmup',
+        '5',
+        '--timeout',
+        '30',
+        '--drain',
+        '10',
+        '--header',
+        'Authorization: Bearer t',
+        '--fleet-kv-tokens',
+        '1000',
+        '--no-ignore-eos',
+        '--backend-metrics',
+        'http://a:1',
+        'http://b:2',
+      ),
     );
     expect(liveOptionsOf(s)).toMatchObject({
       durationMs: 60_000,
@@ -156,16 +197,29 @@ describe('when bench runs in-process against an emulator', () => {
   });
 
   it('GIVEN two runs, the second with --append THEN one report holds both, compared against the random one, with a records file each', async () => {
-    const common = ['--url', emulator.url, '--workload', `${WORKLOAD}&concurrency=2`, '--time-scale', '20', '--backend-metrics', emulator.url];
+    const common = [
+      '--url',
+      emulator.url,
+      '--workload',
+      `${WORKLOAD}&concurrency=2`,
+      '--time-scale',
+      '20',
+      '--backend-metrics',
+      emulator.url,
+    ];
     const io1 = captureIo();
     const first = await runBenchWithOutcome(parseBenchArgv([...common, '--strategy', 'random', '--out', dir]), io1);
     expect(first.exitCode).toBe(0);
     expect(io1.out()).toMatch(/^random  +\S/m);
     expect(io1.out()).not.toContain('| random |'); // the full tables stay in report.md
-    for (const line of io1.out().split('\n')) if (!line.startsWith('report:') && !line.startsWith(' ')) expect(line.length).toBeLessThanOrEqual(120);
+    for (const line of io1.out().split('\n'))
+      if (!line.startsWith('report:') && !line.startsWith(' ')) expect(line.length).toBeLessThanOrEqual(120);
     expect(io1.out()).toContain(`report: ${join(dir, 'report.md')}`);
     const io2 = captureIo();
-    const second = await runBenchWithOutcome(parseBenchArgv([...common, '--label', 'again', '--append', join(dir, 'report.json')]), io2);
+    const second = await runBenchWithOutcome(
+      parseBenchArgv([...common, '--label', 'again', '--append', join(dir, 'report.json')]),
+      io2,
+    );
     expect(second.exitCode).toBe(0);
     const report = parseReportJson(await readFile(join(dir, 'report.json'), 'utf8'));
     expect(report.strategies.map((s) => [s.label, s.requests, s.errors])).toEqual([
@@ -178,17 +232,31 @@ describe('when bench runs in-process against an emulator', () => {
     // No --fleet-kv-tokens: the fleet's KV size came from the backend's vllm:cache_config_info.
     expect(report.ceilings?.fleetCapacityBlocks).toBe(emulator.profile.kvCapacityBlocks);
     expect(report.strategies.every((s) => s.cacheHitRate.ofFleetCeiling !== null)).toBe(true);
-    expect(io2.out()).toMatch(/^again  /m);
+    expect(io2.out()).toMatch(/^again {2}/m);
     expect(io2.out()).toContain('Δ: change against random');
     expect(io2.out()).toMatch(/against random|beyond noise/);
-    for (const name of ['report.md', 'report.html', 'report.records.random.jsonl', 'report.records.again.jsonl']) expect(existsSync(join(dir, name))).toBe(true);
+    for (const name of ['report.md', 'report.html', 'report.records.random.jsonl', 'report.records.again.jsonl'])
+      expect(existsSync(join(dir, name))).toBe(true);
   });
 
   it('GIVEN --append with a label the report already has THEN it refuses before sending anything', async () => {
     const server: ScriptedServer = await startScriptedServer(() => undefined);
     try {
-      const args = ['--url', server.url, '--workload', `${WORKLOAD}&concurrency=2`, '--time-scale', '20', '--strategy', 'random', '--append', join(dir, 'report.json')];
-      await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow("already has a run labelled 'random'");
+      const args = [
+        '--url',
+        server.url,
+        '--workload',
+        `${WORKLOAD}&concurrency=2`,
+        '--time-scale',
+        '20',
+        '--strategy',
+        'random',
+        '--append',
+        join(dir, 'report.json'),
+      ];
+      await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow(
+        "already has a run labelled 'random'",
+      );
       expect(server.calls).toHaveLength(0);
     } finally {
       await server.close();
@@ -198,8 +266,23 @@ describe('when bench runs in-process against an emulator', () => {
   it('GIVEN --append with a --baseline naming no run of the report or this one THEN it refuses before sending anything', async () => {
     const server: ScriptedServer = await startScriptedServer(() => undefined);
     try {
-      const args = ['--url', server.url, '--workload', `${WORKLOAD}&concurrency=2`, '--time-scale', '20', '--label', 'third', '--baseline', 'fourth', '--append', join(dir, 'report.json')];
-      await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow("--baseline 'fourth' is not one of the runs (random, again, third)");
+      const args = [
+        '--url',
+        server.url,
+        '--workload',
+        `${WORKLOAD}&concurrency=2`,
+        '--time-scale',
+        '20',
+        '--label',
+        'third',
+        '--baseline',
+        'fourth',
+        '--append',
+        join(dir, 'report.json'),
+      ];
+      await expect(runBenchWithOutcome(parseBenchArgv(args), captureIo())).rejects.toThrow(
+        "--baseline 'fourth' is not one of the runs (random, again, third)",
+      );
       expect(server.calls).toHaveLength(0);
     } finally {
       await server.close();
@@ -214,11 +297,16 @@ describe('when bench runs in-process against an emulator', () => {
     try {
       const io = captureIo();
       const out = join(dir, 'failing');
-      const outcome = await runBenchWithOutcome(parseBenchArgv(['--url', server.url, '--workload', WORKLOAD, '--max-requests', '3', '--out', out, '--quiet']), io);
+      const outcome = await runBenchWithOutcome(
+        parseBenchArgv(['--url', server.url, '--workload', WORKLOAD, '--max-requests', '3', '--out', out, '--quiet']),
+        io,
+      );
       expect(outcome.exitCode).toBe(2);
       expect(io.err()).toContain('every request failed (first: http_503:overloaded: busy)');
       expect(io.out()).not.toContain('TTFT P50');
-      expect(parseReportJson(await readFile(join(out, 'report.json'), 'utf8')).strategies[0].errorsByCode).toEqual({ 'http_503:overloaded': 3 });
+      expect(parseReportJson(await readFile(join(out, 'report.json'), 'utf8')).strategies[0].errorsByCode).toEqual({
+        'http_503:overloaded': 3,
+      });
     } finally {
       await server.close();
     }
@@ -240,7 +328,24 @@ describe('when prefix-router bench runs as a process', () => {
   it('GIVEN a loopback emulator THEN it writes the report, prints its paths and exits 0', async () => {
     const child = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), 'bench', '--url', emulator.url, '--workload', WORKLOAD, '--rate', '50', '--max-requests', '4', '--time-scale', '20', '--out', dir],
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        join(ROOT, 'bin', 'prefix-router.ts'),
+        'bench',
+        '--url',
+        emulator.url,
+        '--workload',
+        WORKLOAD,
+        '--rate',
+        '50',
+        '--max-requests',
+        '4',
+        '--time-scale',
+        '20',
+        '--out',
+        dir,
+      ],
       { cwd: ROOT, env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' } },
     );
     let stdout = '';

@@ -1,5 +1,10 @@
 import { runLiveBenchmark, toStrategyRun, type LiveBenchmarkResult } from '../../../router/src/benchmark';
-import { startEmulator, startEmulatorFleet, type RunningEmulator, type RunningEmulatorFleet } from '../../../router/src/emulator';
+import {
+  startEmulator,
+  startEmulatorFleet,
+  type RunningEmulator,
+  type RunningEmulatorFleet,
+} from '../../../router/src/emulator';
 import { startRouter, type RunningRouter } from '../../../router/src/server';
 import { buildReport } from '../../../router/src/report';
 import { parseWorkloadSpec } from '../../../router/src/workload';
@@ -11,7 +16,8 @@ import { parseWorkloadSpec } from '../../../router/src/workload';
  */
 const TIME_SCALE = 20;
 // 300-token system prompts (1,200 characters) exceed the 1,024-character prefix key, so each group keys alike.
-const SPEC = 'shared-system?groups=2&promptsPerGroup=6&systemTokens=300&questionTokens=20&outputTokens=6&order=grouped&concurrency=2';
+const SPEC =
+  'shared-system?groups=2&promptsPerGroup=6&systemTokens=300&questionTokens=20&outputTokens=6&order=grouped&concurrency=2';
 
 function usageSums(result: LiveBenchmarkResult): { prompt: number; cached: number } {
   let prompt = 0;
@@ -39,7 +45,13 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
       policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
       routingHeaders: 'all',
     });
-    result = await runLiveBenchmark({ url: router.url, workload, timeScale: TIME_SCALE, backendMetricsUrls: fleet.urls, ceilings: { fleetCapacityBlocks: 2 * 128 } });
+    result = await runLiveBenchmark({
+      url: router.url,
+      workload,
+      timeScale: TIME_SCALE,
+      backendMetricsUrls: fleet.urls,
+      ceilings: { fleetCapacityBlocks: 2 * 128 },
+    });
   });
   afterAll(async () => {
     await router.close();
@@ -104,8 +116,21 @@ describe('when the live benchmark drives emulated vLLM behind the router', () =>
       expect(b.queries).toBe(mine.reduce((s, r) => s + r.promptTokens!, 0));
       expect(b.hits).toBe(mine.reduce((s, r) => s + r.cachedPromptTokens!, 0));
     }
-    const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'sagemaker-prefix-aware', router.backends.map((b) => b.name))] });
-    expect(report.strategies[0].cacheHitRate.prometheus).toBeCloseTo(report.strategies[0].cacheHitRate.engineReported!, 12);
+    const report = buildReport({
+      mode: 'live',
+      workload,
+      runs: [
+        toStrategyRun(
+          result,
+          'sagemaker-prefix-aware',
+          router.backends.map((b) => b.name),
+        ),
+      ],
+    });
+    expect(report.strategies[0].cacheHitRate.prometheus).toBeCloseTo(
+      report.strategies[0].cacheHitRate.engineReported!,
+      12,
+    );
     expect(report.strategies[0].instances.map((i) => i.id).sort()).toEqual(router.backends.map((b) => b.name).sort());
   });
 

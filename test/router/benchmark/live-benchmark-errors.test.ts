@@ -29,15 +29,23 @@ describe('when the server fails requests directly', () => {
       ['http_500:engine_dead', 500, 'engine crashed'],
       ['http_500:engine_dead', 500, 'engine crashed'],
     ]);
-    for (const r of result.records.filter((x) => x.error === undefined)) expect(r).toMatchObject({ promptTokens: 100, cachedPromptTokens: 16, outputTokens: 3 });
+    for (const r of result.records.filter((x) => x.error === undefined))
+      expect(r).toMatchObject({ promptTokens: 100, cachedPromptTokens: 16, outputTokens: 3 });
   });
 
   it("GIVEN vLLM's error shape (numeric code) THEN the code comes from its type", async () => {
     server = await startScriptedServer((_call, res) => {
       res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'error', message: 'too long', type: 'BadRequestError', param: null, code: 400 }));
+      res.end(
+        JSON.stringify({ object: 'error', message: 'too long', type: 'BadRequestError', param: null, code: 400 }),
+      );
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 1 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 1,
+    });
     expect(result.records[0]).toMatchObject({ error: 'http_400:BadRequestError', httpStatus: 400, ttftMs: null });
   });
 
@@ -48,7 +56,12 @@ describe('when the server fails requests directly', () => {
       res.socket?.destroy();
       void call;
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 2 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 2,
+    });
     expect(result.records.map((r) => r.error)).toEqual(['stream_cut', 'stream_cut']);
     for (const r of result.records) {
       expect(r.ttftMs).not.toBeNull();
@@ -61,16 +74,28 @@ describe('when the server fails requests directly', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sseChunk(true, 'a'));
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 1 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 1,
+    });
     expect(result.records[0].error).toBe('stream_incomplete');
   });
 
   it('GIVEN a terminal SSE error event THEN it is stream_error:<code>', async () => {
     server = await startScriptedServer((_call, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(`${sseChunk(true, 'a')}data: {"error":{"message":"boom","type":"server_error","code":"kv_lost"}}\n\ndata: [DONE]\n\n`);
+      res.end(
+        `${sseChunk(true, 'a')}data: {"error":{"message":"boom","type":"server_error","code":"kv_lost"}}\n\ndata: [DONE]\n\n`,
+      );
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 1 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 1,
+    });
     expect(result.records[0]).toMatchObject({ error: 'stream_error:kv_lost', errorDetail: 'boom' });
   });
 
@@ -79,13 +104,24 @@ describe('when the server fails requests directly', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"choices":[]}');
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 1 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 1,
+    });
     expect(result.records[0].error).toBe('not_streamed');
   });
 
   it('GIVEN a server that never answers and a 100 ms timeout THEN each request is a timeout after at least 100 ms', async () => {
     server = await startScriptedServer(() => undefined);
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 3, requestTimeoutMs: 100 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 3,
+      requestTimeoutMs: 100,
+    });
     expect(result.records.map((r) => r.error)).toEqual(['timeout', 'timeout', 'timeout']);
     for (const r of result.records) expect(r.e2eMs).toBeGreaterThanOrEqual(99);
   });
@@ -101,9 +137,16 @@ describe('when nothing listens', () => {
   });
 
   it('GIVEN a closed port THEN every request is connection_refused with no instance', async () => {
-    const result = await runLiveBenchmark({ url: `http://127.0.0.1:${closedPort}`, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 4 });
+    const result = await runLiveBenchmark({
+      url: `http://127.0.0.1:${closedPort}`,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 4,
+    });
     expect(result.records).toHaveLength(4);
-    expect(result.records.every((r) => r.error === 'connection_refused' && r.instance === null && r.httpStatus === null)).toBe(true);
+    expect(
+      result.records.every((r) => r.error === 'connection_refused' && r.instance === null && r.httpStatus === null),
+    ).toBe(true);
   });
 });
 
@@ -117,12 +160,23 @@ describe('when the router fronts failing backends', () => {
 
   async function start(behavior: Parameters<typeof startFakeBackend>[0]): Promise<void> {
     backend = await startFakeBackend(behavior);
-    router = await startRouter({ backends: [backend.url], port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, routingHeaders: 'all' });
+    router = await startRouter({
+      backends: [backend.url],
+      port: 0,
+      logLevel: 'silent',
+      healthCheck: { intervalMs: 0 },
+      routingHeaders: 'all',
+    });
   }
 
   it('GIVEN a backend answering 500 THEN the error passes through, without routing headers (never on errors)', async () => {
     await start({ behavior: { errorStatus: 500 } });
-    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'fake-model', maxRequests: 3 });
+    const result = await runLiveBenchmark({
+      url: router.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'fake-model',
+      maxRequests: 3,
+    });
     expect(result.records.map((r) => [r.error, r.instance])).toEqual([
       ['http_500:fake', null],
       ['http_500:fake', null],
@@ -132,8 +186,16 @@ describe('when the router fronts failing backends', () => {
 
   it("GIVEN a backend that dies mid-stream THEN the router's terminal event makes it stream_error:upstream_stream_failed", async () => {
     await start({ behavior: { streamChunks: 4, failAfterChunks: 1 } });
-    const result = await runLiveBenchmark({ url: router.url, workload: parseWorkloadSpec(SIX), model: 'fake-model', maxRequests: 2 });
-    expect(result.records.map((r) => r.error)).toEqual(['stream_error:upstream_stream_failed', 'stream_error:upstream_stream_failed']);
+    const result = await runLiveBenchmark({
+      url: router.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'fake-model',
+      maxRequests: 2,
+    });
+    expect(result.records.map((r) => r.error)).toEqual([
+      'stream_error:upstream_stream_failed',
+      'stream_error:upstream_stream_failed',
+    ]);
     expect(result.records.every((r) => r.ttftMs !== null && r.instance === 'backend-1')).toBe(true);
   });
 });
@@ -152,7 +214,12 @@ describe('when a run is stopped or aborted', () => {
     });
     const abort = new AbortController();
     void server.until(() => server.calls.length === 3).then(() => abort.abort());
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(OPEN), model: 'm', signal: abort.signal });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(OPEN),
+      model: 'm',
+      signal: abort.signal,
+    });
     open = true;
     server.notify();
     expect(result.stopReason).toBe('aborted');
@@ -171,12 +238,19 @@ describe('when a run is stopped or aborted', () => {
       await streamAnswer(call, res);
     });
     const stop = new AbortController();
-    void server.until(() => server.calls.length === 3).then(() => {
-      stop.abort();
-      open = true;
-      server.notify();
+    void server
+      .until(() => server.calls.length === 3)
+      .then(() => {
+        stop.abort();
+        open = true;
+        server.notify();
+      });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(OPEN),
+      model: 'm',
+      stopSignal: stop.signal,
     });
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(OPEN), model: 'm', stopSignal: stop.signal });
     expect(result.stopReason).toBe('stopped');
     expect(result.sent).toBeLessThan(20);
     expect(result.records).toHaveLength(result.sent);
@@ -185,7 +259,13 @@ describe('when a run is stopped or aborted', () => {
 
   it('GIVEN the workload ends while answers are held past the drain time THEN the held requests are drain_timeout', async () => {
     server = await startScriptedServer(() => undefined);
-    const result = await runLiveBenchmark({ url: server.url, workload: parseWorkloadSpec(SIX), model: 'm', maxRequests: 2, drainTimeoutMs: 50 });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload: parseWorkloadSpec(SIX),
+      model: 'm',
+      maxRequests: 2,
+      drainTimeoutMs: 50,
+    });
     expect(result.records.map((r) => r.error)).toEqual(['drain_timeout', 'drain_timeout']);
     expect(result.stopReason).toBe('max-requests');
   });

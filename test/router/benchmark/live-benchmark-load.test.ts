@@ -21,28 +21,37 @@ describe('when the live benchmark runs a closed loop', () => {
   let server: ScriptedServer;
   afterEach(() => server.close());
 
-  it.each([1, 3, 5])('GIVEN concurrency %i THEN the server sees exactly that many in flight at its peak and every request once', async (concurrency) => {
-    const workload = parseWorkloadSpec(`${SMALL}&concurrency=${concurrency}`);
-    // Hold each answer until the client has filled every slot (or sent everything), so the peak is reached.
-    server = await startScriptedServer(async (call, res, s) => {
-      await s.until(() => s.inFlight >= concurrency || s.calls.length === workload.expectedRequests);
-      await streamAnswer(call, res);
-    });
-    const result = await runLiveBenchmark({ url: server.url, workload, model: 'm' });
-    expect(server.maxInFlight).toBe(concurrency);
-    expect(server.calls).toHaveLength(12);
-    expect(result.sent).toBe(12);
-    expect(result.records).toHaveLength(12);
-    expect(result.failed).toBe(0);
-    expect(result.peakInFlight).toBe(concurrency);
-  });
+  it.each([1, 3, 5])(
+    'GIVEN concurrency %i THEN the server sees exactly that many in flight at its peak and every request once',
+    async (concurrency) => {
+      const workload = parseWorkloadSpec(`${SMALL}&concurrency=${concurrency}`);
+      // Hold each answer until the client has filled every slot (or sent everything), so the peak is reached.
+      server = await startScriptedServer(async (call, res, s) => {
+        await s.until(() => s.inFlight >= concurrency || s.calls.length === workload.expectedRequests);
+        await streamAnswer(call, res);
+      });
+      const result = await runLiveBenchmark({ url: server.url, workload, model: 'm' });
+      expect(server.maxInFlight).toBe(concurrency);
+      expect(server.calls).toHaveLength(12);
+      expect(result.sent).toBe(12);
+      expect(result.records).toHaveLength(12);
+      expect(result.failed).toBe(0);
+      expect(result.peakInFlight).toBe(concurrency);
+    },
+  );
 
   it('GIVEN maxRequests 5 THEN exactly 5 requests reach the server, the first 5 in workload order', async () => {
     const workload = parseWorkloadSpec(`${SMALL}&concurrency=2`);
     server = await startScriptedServer((call, res) => streamAnswer(call, res));
     const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', maxRequests: 5 });
     const ids = idsByBody(workload.requests());
-    expect(server.calls.map((c) => ids.get(JSON.stringify(c.body.messages))).sort()).toEqual(['ss-000000', 'ss-000001', 'ss-000002', 'ss-000003', 'ss-000004']);
+    expect(server.calls.map((c) => ids.get(JSON.stringify(c.body.messages))).sort()).toEqual([
+      'ss-000000',
+      'ss-000001',
+      'ss-000002',
+      'ss-000003',
+      'ss-000004',
+    ]);
     expect(result.stopReason).toBe('max-requests');
   });
 });
@@ -98,7 +107,9 @@ describe('when the live benchmark runs an open loop', () => {
       await streamAnswer(call, res);
     });
     // answers are held until well after the duration has passed
-    void server.until(() => server.calls.length === 12).then(() => setTimeout(() => ((open = true), server.notify()), 100));
+    void server
+      .until(() => server.calls.length === 12)
+      .then(() => setTimeout(() => ((open = true), server.notify()), 100));
     const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', durationMs: last + 1 });
     expect(result.sent).toBe(12);
     expect(result.stopReason).toBe('completed');
@@ -127,7 +138,8 @@ describe('when a multi-turn workload runs', () => {
   let server: ScriptedServer;
   afterEach(() => server.close());
 
-  const CHAT = 'short-chat?count=24&systemPrompts=2&systemTokens=20..40&userTokens=5..10&outputTokens=2..4&turns=2..4&thinkSeconds=0&maxContextTokens=400';
+  const CHAT =
+    'short-chat?count=24&systemPrompts=2&systemTokens=20..40&userTokens=5..10&outputTokens=2..4&turns=2..4&thinkSeconds=0&maxContextTokens=400';
 
   it.each([
     ['open loop', `${CHAT}&rate=200`],
@@ -171,7 +183,13 @@ describe('when a warm-up is set', () => {
     // eight requests are planned before the warm-up ends, four after
     const warmupMs = [...workload.requests()][8].arrivalMs - 1e-3;
     server = await startScriptedServer((call, res) => streamAnswer(call, res));
-    const result = await runLiveBenchmark({ url: server.url, workload, model: 'm', warmupMs, ceilings: { fleetCapacityBlocks: 1000 } });
+    const result = await runLiveBenchmark({
+      url: server.url,
+      workload,
+      model: 'm',
+      warmupMs,
+      ceilings: { fleetCapacityBlocks: 1000 },
+    });
     expect(result.window.startMs).toBe(warmupMs);
     const report = buildReport({ mode: 'live', workload, runs: [toStrategyRun(result, 'live')] });
     const measured = result.records.filter((r) => r.sentAtMs >= warmupMs && r.sentAtMs < result.window.endMs).length;

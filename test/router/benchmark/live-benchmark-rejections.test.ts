@@ -20,8 +20,12 @@ describe('when the server refuses some requests with a 400', () => {
   });
 
   it('GIVEN prompts over the context among good ones THEN those count as http_400 errors, the others succeed, and the report lists errors by code', async () => {
-    const workload = parseWorkloadSpec('long-context?groups=3&prefixTokens=100&suffixTokens=20..2000&outputTokens=4&count=30&concurrency=3&seed=5');
-    const tooLong = Array.from(workload.requests()).filter((r) => r.kind === 'chat' && r.messages.reduce((n, m) => n + m.content.length, 0) / 4 >= 1000).length;
+    const workload = parseWorkloadSpec(
+      'long-context?groups=3&prefixTokens=100&suffixTokens=20..2000&outputTokens=4&count=30&concurrency=3&seed=5',
+    );
+    const tooLong = Array.from(workload.requests()).filter(
+      (r) => r.kind === 'chat' && r.messages.reduce((n, m) => n + m.content.length, 0) / 4 >= 1000,
+    ).length;
     expect(tooLong).toBeGreaterThan(0);
     expect(tooLong).toBeLessThan(30);
     const result = await runLiveBenchmark({ url: emulator.url, workload, timeScale: 50 });
@@ -33,7 +37,7 @@ describe('when the server refuses some requests with a 400', () => {
     expect(failed.some((r) => /maximum context length/.test(r.errorDetail ?? ''))).toBe(true);
 
     const report = buildLiveReport({ result, workload, strategy: { name: 'live' } });
-    const codes = report.strategies[0]!.errorsByCode;
+    const codes = report.strategies[0].errorsByCode;
     expect(Object.keys(codes).every((c) => c.startsWith('http_400'))).toBe(true);
     expect(Object.values(codes).reduce((a, b) => a + b, 0)).toBe(result.failed);
     expect(renderMarkdown(report)).toMatch(/## Errors\n\n- live: http_400\S* × \d+/);

@@ -1,4 +1,9 @@
-import { LiveBenchmarkOptionsError, parseTargetUrl, resolveLiveOptions, type LiveBenchmarkOptions } from '../../../router/src/benchmark';
+import {
+  LiveBenchmarkOptionsError,
+  parseTargetUrl,
+  resolveLiveOptions,
+  type LiveBenchmarkOptions,
+} from '../../../router/src/benchmark';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const workload = parseWorkloadSpec('short-chat?count=4');
@@ -17,7 +22,15 @@ function problemsOf(options: Partial<LiveBenchmarkOptions>): readonly string[] {
 describe('when live benchmark options are validated', () => {
   it('GIVEN only url and workload THEN the defaults apply', () => {
     const r = resolveLiveOptions(valid);
-    expect(r).toMatchObject({ timeScale: 1, warmupMs: 0, requestTimeoutMs: 600_000, drainTimeoutMs: 600_000, instanceHeader: 'x-prefix-router-instance', maxConnections: 1024, ignoreEos: true });
+    expect(r).toMatchObject({
+      timeScale: 1,
+      warmupMs: 0,
+      requestTimeoutMs: 600_000,
+      drainTimeoutMs: 600_000,
+      instanceHeader: 'x-prefix-router-instance',
+      maxConnections: 1024,
+      ignoreEos: true,
+    });
     expect(r.maxRequests).toBe(Infinity);
     expect(r.durationMs).toBe(Infinity);
   });

@@ -14,7 +14,19 @@ import { parseWorkloadSpec } from '../../../router/src/workload';
 const workload = parseWorkloadSpec('shared-system?groups=2&promptsPerGroup=2&concurrency=2');
 
 function record(id: string, sentAtMs: number, ttftMs: number, cached: number, instance = 'a'): LiveRequestRecord {
-  return { id, instance, sentAtMs, ttftMs, e2eMs: ttftMs + 100, promptTokens: 1000, cachedPromptTokens: cached, outputTokens: 10, arrivalMs: 0, httpStatus: 200, cachedTokensReported: true };
+  return {
+    id,
+    instance,
+    sentAtMs,
+    ttftMs,
+    e2eMs: ttftMs + 100,
+    promptTokens: 1000,
+    cachedPromptTokens: cached,
+    outputTokens: 10,
+    arrivalMs: 0,
+    httpStatus: 200,
+    cachedTokensReported: true,
+  };
 }
 
 function result(ttftMs: number, cached: number, overrides: Partial<LiveBenchmarkResult> = {}): LiveBenchmarkResult {
@@ -45,7 +57,12 @@ function roundTrip(report: ReturnType<typeof buildLiveReport>): ReturnType<typeo
 }
 
 describe('when live runs are reported and appended', () => {
-  const random = buildLiveReport({ result: result(400, 0), workload, strategy: 'random', createdAt: '2026-01-01T00:00:00.000Z' });
+  const random = buildLiveReport({
+    result: result(400, 0),
+    workload,
+    strategy: 'random',
+    createdAt: '2026-01-01T00:00:00.000Z',
+  });
 
   it('GIVEN one run THEN it is a one-strategy live report with labelled notes and the shared environment', () => {
     expect(random.mode).toBe('live');
@@ -55,7 +72,11 @@ describe('when live runs are reported and appended', () => {
   });
 
   it('GIVEN a second strategy appended to the JSON of the first THEN both are side by side, compared against random', () => {
-    const affine = buildLiveReport({ result: result(100, 800), workload, strategy: { name: 'sagemaker-prefix-aware', options: { prefixLength: 2048 } } });
+    const affine = buildLiveReport({
+      result: result(100, 800),
+      workload,
+      strategy: { name: 'sagemaker-prefix-aware', options: { prefixLength: 2048 } },
+    });
     const merged = appendToReport(roundTrip(random), affine);
     expect(merged.strategies.map((s) => s.label)).toEqual(['random', 'sagemaker-prefix-aware (prefixLength=2048)']);
     expect(merged.baseline).toBe('random');
@@ -73,10 +94,26 @@ describe('when live runs are reported and appended', () => {
   });
 
   it.each([
-    ['a label already present', () => buildLiveReport({ result: result(1, 0), workload, strategy: 'random' }), "already has a run labelled 'random'"],
-    ['another workload', () => buildLiveReport({ result: result(1, 0), workload: parseWorkloadSpec('short-chat?count=2'), strategy: 'x' }), 'strategies compare only on the same workload'],
-    ['another time scale', () => buildLiveReport({ result: result(1, 0, { timeScale: 10 }), workload, strategy: 'x' }), "time scale is '1' but this run's is '10'"],
-    ['another model', () => buildLiveReport({ result: result(1, 0, { model: 'other' }), workload, strategy: 'x' }), "model is 'm' but this run's is 'other'"],
+    [
+      'a label already present',
+      () => buildLiveReport({ result: result(1, 0), workload, strategy: 'random' }),
+      "already has a run labelled 'random'",
+    ],
+    [
+      'another workload',
+      () => buildLiveReport({ result: result(1, 0), workload: parseWorkloadSpec('short-chat?count=2'), strategy: 'x' }),
+      'strategies compare only on the same workload',
+    ],
+    [
+      'another time scale',
+      () => buildLiveReport({ result: result(1, 0, { timeScale: 10 }), workload, strategy: 'x' }),
+      "time scale is '1' but this run's is '10'",
+    ],
+    [
+      'another model',
+      () => buildLiveReport({ result: result(1, 0, { model: 'other' }), workload, strategy: 'x' }),
+      "model is 'm' but this run's is 'other'",
+    ],
   ])('GIVEN %s THEN appending is refused, saying what differs', (_name, make, message) => {
     expect(() => appendToReport(random, make())).toThrow(ReportAppendError);
     expect(() => appendToReport(random, make())).toThrow(message);
@@ -84,17 +121,27 @@ describe('when live runs are reported and appended', () => {
 
   it('GIVEN a server that never reported cached tokens THEN the hit rate is unknown rather than 0', () => {
     const r = result(100, 0);
-    const silent = { ...r, records: r.records.map((x) => ({ ...x, cachedPromptTokens: undefined, cachedTokensReported: false })) };
+    const silent = {
+      ...r,
+      records: r.records.map((x) => ({ ...x, cachedPromptTokens: undefined, cachedTokensReported: false })),
+    };
     const report = buildLiveReport({ result: silent, workload, strategy: 'x' });
     expect(report.strategies[0].cacheHitRate.engineReported).toBeNull();
   });
 
   it('GIVEN a warm-up that outlasted the run THEN the run cannot be reported, with a message saying so', () => {
-    expect(() => toStrategyRun(result(100, 0, { window: { startMs: 500, endMs: 500 } }), 'x')).toThrow('nothing was measured');
+    expect(() => toStrategyRun(result(100, 0, { window: { startMs: 500, endMs: 500 } }), 'x')).toThrow(
+      'nothing was measured',
+    );
   });
 
   it('GIVEN records THEN the sidecar has one JSON line each, and labels become safe file names', () => {
-    expect(recordsJsonl(result(1, 0)).trim().split('\n').map((l) => JSON.parse(l).id)).toEqual(['r0', 'r1']);
+    expect(
+      recordsJsonl(result(1, 0))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual(['r0', 'r1']);
     expect(fileSlug('sagemaker-prefix-aware (prefixLength=2048)')).toBe('sagemaker-prefix-aware-prefixLength-2048');
     expect(fileSlug('///')).toBe('run');
   });

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { Counter, Registry } from 'prom-client';
-import { cacheCountersOf, cacheDeltas, normalizeMetricsUrl, parsePrometheusText, PrometheusTextError, sumCounter, type CacheScrape } from '../../../router/src/benchmark';
+import {
+  cacheCountersOf,
+  cacheDeltas,
+  normalizeMetricsUrl,
+  parsePrometheusText,
+  PrometheusTextError,
+  sumCounter,
+  type CacheScrape,
+} from '../../../router/src/benchmark';
 
 describe('when Prometheus text is parsed', () => {
   it('GIVEN labels with escaped quotes, commas and braces, a timestamp and special values THEN every sample is read', () => {
@@ -14,7 +22,11 @@ describe('when Prometheus text is parsed', () => {
       '',
     ].join('\n');
     const samples = parsePrometheusText(text);
-    expect(samples[0]).toEqual({ name: 'vllm:prefix_cache_hits_total', labels: { model_name: 'a "b", {c}', engine: '0' }, value: 42 });
+    expect(samples[0]).toEqual({
+      name: 'vllm:prefix_cache_hits_total',
+      labels: { model_name: 'a "b", {c}', engine: '0' },
+      value: 42,
+    });
     expect(samples[1]).toEqual({ name: 'up', labels: {}, value: 1 });
     expect(samples[2].value).toBe(Infinity);
     expect(Number.isNaN(samples[3].value)).toBe(true);
@@ -41,13 +53,21 @@ describe('when Prometheus text is parsed', () => {
 
   it('GIVEN any counter values prom-client writes over several label sets THEN the sum read back is their sum', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('m1', 'm"2', 'm\\3'), fc.nat({ max: 1e9 })), { minLength: 1, maxLength: 6 }), async (incs) => {
-        const registry = new Registry();
-        const counter = new Counter({ name: 'vllm:prefix_cache_queries_total', help: 'q', labelNames: ['model_name'], registers: [registry] });
-        for (const [model, n] of incs) counter.inc({ model_name: model }, n);
-        const samples = parsePrometheusText(await registry.metrics());
-        expect(sumCounter(samples, 'vllm:prefix_cache_queries')).toBe(incs.reduce((s, [, n]) => s + n, 0));
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('m1', 'm"2', 'm\\3'), fc.nat({ max: 1e9 })), { minLength: 1, maxLength: 6 }),
+        async (incs) => {
+          const registry = new Registry();
+          const counter = new Counter({
+            name: 'vllm:prefix_cache_queries_total',
+            help: 'q',
+            labelNames: ['model_name'],
+            registers: [registry],
+          });
+          for (const [model, n] of incs) counter.inc({ model_name: model }, n);
+          const samples = parsePrometheusText(await registry.metrics());
+          expect(sumCounter(samples, 'vllm:prefix_cache_queries')).toBe(incs.reduce((s, [, n]) => s + n, 0));
+        },
+      ),
       { numRuns: 50 },
     );
   });
@@ -73,15 +93,23 @@ describe('when backend cache counters are compared', () => {
   });
 
   it('GIVEN one backend whose scrape failed THEN the total is left out rather than understated, with a note naming it', () => {
-    const summary = cacheDeltas([ok('a', 0, 0), { url: 'b', ok: false, problem: 'HTTP 404' }], [ok('a', 10, 1), ok('b', 10, 1)]);
+    const summary = cacheDeltas(
+      [ok('a', 0, 0), { url: 'b', ok: false, problem: 'HTTP 404' }],
+      [ok('a', 10, 1), ok('b', 10, 1)],
+    );
     expect(summary.total).toBeUndefined();
     expect(summary.perBackend[1]).toEqual({ url: 'b', queries: null, hits: null, problem: 'first scrape: HTTP 404' });
     expect(summary.notes[0]).toContain('b');
   });
 
   it('GIVEN metrics without the vLLM counters THEN the scrape says what is missing', () => {
-    expect(cacheCountersOf('u', 'vllm:gpu_prefix_cache_hit_rate 0.5')).toMatchObject({ ok: false, problem: expect.stringContaining('no vllm:prefix_cache_queries') });
-    expect(cacheCountersOf('u', 'vllm:prefix_cache_queries_total 9\nvllm:prefix_cache_hits_total 3')).toEqual(ok('u', 9, 3));
+    expect(cacheCountersOf('u', 'vllm:gpu_prefix_cache_hit_rate 0.5')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('no vllm:prefix_cache_queries'),
+    });
+    expect(cacheCountersOf('u', 'vllm:prefix_cache_queries_total 9\nvllm:prefix_cache_hits_total 3')).toEqual(
+      ok('u', 9, 3),
+    );
   });
 
   it.each([
@@ -93,18 +121,24 @@ describe('when backend cache counters are compared', () => {
   });
 
   it('GIVEN a metrics URL that is not http(s) THEN it is refused', () => {
-    expect(() => normalizeMetricsUrl('ftp://h/metrics', '--backend-metrics')).toThrow("--backend-metrics must be an http:// or https:// URL (got 'ftp://h/metrics')");
+    expect(() => normalizeMetricsUrl('ftp://h/metrics', '--backend-metrics')).toThrow(
+      "--backend-metrics must be an http:// or https:// URL (got 'ftp://h/metrics')",
+    );
   });
 });
 
 describe('when the KV-cache size is read from vllm:cache_config_info', () => {
-  const { kvCacheTokensOf } = jest.requireActual('../../../router/src/benchmark/backend-metrics') as typeof import('../../../router/src/benchmark/backend-metrics');
+  const { kvCacheTokensOf } = jest.requireActual<typeof import('../../../router/src/benchmark/backend-metrics')>(
+    '../../../router/src/benchmark/backend-metrics',
+  );
   test('GIVEN num_gpu_blocks and block_size labels THEN tokens = blocks × block size', () => {
-    const text = '# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",engine="0",num_gpu_blocks="84000"} 1\n';
+    const text =
+      '# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",engine="0",num_gpu_blocks="84000"} 1\n';
     expect(kvCacheTokensOf(text)).toBe(1_344_000);
   });
-  test.each([['vllm:num_requests_running{engine="0"} 0\n'], ['vllm:cache_config_info{block_size="16",engine="0"} 1\n'], ['vllm:cache_config_info{block_size="16",num_gpu_blocks="None"} 1\n']])(
-    'GIVEN %p THEN unknown',
-    (text) => expect(kvCacheTokensOf(text)).toBeUndefined(),
-  );
+  test.each([
+    ['vllm:num_requests_running{engine="0"} 0\n'],
+    ['vllm:cache_config_info{block_size="16",engine="0"} 1\n'],
+    ['vllm:cache_config_info{block_size="16",num_gpu_blocks="None"} 1\n'],
+  ])('GIVEN %p THEN unknown', (text) => expect(kvCacheTokensOf(text)).toBeUndefined());
 });

@@ -46,15 +46,28 @@ describe('when SSE bytes are decoded', () => {
   it('GIVEN any split of the bytes into chunks (CRLF and multi-byte characters cut included) THEN the events are the same as unsplit', () => {
     const event = fc.record({
       type: fc.constantFrom('', 'error', 'message'),
-      lines: fc.array(fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => s.replace(/[\r\n]/g, '')), { minLength: 1, maxLength: 3 }),
+      lines: fc.array(
+        fc.string({ unit: 'grapheme', maxLength: 12 }).map((s) => s.replace(/[\r\n]/g, '')),
+        { minLength: 1, maxLength: 3 },
+      ),
     });
     fc.assert(
-      fc.property(fc.array(event, { minLength: 1, maxLength: 5 }), fc.constantFrom('\n', '\r\n', '\r'), fc.array(fc.nat(), { maxLength: 8 }), (events, eol, cuts) => {
-        const text = events.map((e) => `${e.type ? `event: ${e.type}${eol}` : ''}${e.lines.map((l) => `data: ${l}`).join(eol)}${eol}${eol}`).join('');
-        const bytes = Buffer.from(text, 'utf8');
-        const expected = events.map((e) => ({ type: e.type || 'message', data: e.lines.join('\n') }));
-        expect(decodeAll(splitAt(bytes, cuts))).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(event, { minLength: 1, maxLength: 5 }),
+        fc.constantFrom('\n', '\r\n', '\r'),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (events, eol, cuts) => {
+          const text = events
+            .map(
+              (e) =>
+                `${e.type ? `event: ${e.type}${eol}` : ''}${e.lines.map((l) => `data: ${l}`).join(eol)}${eol}${eol}`,
+            )
+            .join('');
+          const bytes = Buffer.from(text, 'utf8');
+          const expected = events.map((e) => ({ type: e.type || 'message', data: e.lines.join('\n') }));
+          expect(decodeAll(splitAt(bytes, cuts))).toEqual(expected);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -20,7 +20,12 @@ describe('when a streamed event is read', () => {
   });
 
   it('GIVEN a usage chunk THEN prompt, completion and cached tokens are read', () => {
-    expect(readStreamEvent('message', '{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}')).toEqual({
+    expect(
+      readStreamEvent(
+        'message',
+        '{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}',
+      ),
+    ).toEqual({
       kind: 'chunk',
       generated: false,
       usage: { promptTokens: 10, completionTokens: 3, cachedTokens: 8 },
@@ -28,7 +33,9 @@ describe('when a streamed event is read', () => {
   });
 
   it('GIVEN usage without prompt_tokens_details THEN cached tokens are unknown, not 0', () => {
-    expect(readStreamEvent('message', '{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}')).toMatchObject({ usage: { cachedTokens: undefined } });
+    expect(
+      readStreamEvent('message', '{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}'),
+    ).toMatchObject({ usage: { cachedTokens: undefined } });
   });
 
   it('GIVEN [DONE] THEN it is the end', () => {
@@ -36,9 +43,24 @@ describe('when a streamed event is read', () => {
   });
 
   it.each([
-    ['an OpenAI error object', 'message', '{"error":{"message":"m","type":"server_error","code":"upstream_stream_failed"}}', 'upstream_stream_failed'],
-    ["vLLM's numeric code", 'message', '{"error":{"message":"m","type":"BadRequestError","code":400}}', 'BadRequestError'],
-    ["vLLM's older top-level error", 'message', '{"object":"error","message":"m","type":"InternalServerError","code":500}', 'InternalServerError'],
+    [
+      'an OpenAI error object',
+      'message',
+      '{"error":{"message":"m","type":"server_error","code":"upstream_stream_failed"}}',
+      'upstream_stream_failed',
+    ],
+    [
+      "vLLM's numeric code",
+      'message',
+      '{"error":{"message":"m","type":"BadRequestError","code":400}}',
+      'BadRequestError',
+    ],
+    [
+      "vLLM's older top-level error",
+      'message',
+      '{"object":"error","message":"m","type":"InternalServerError","code":500}',
+      'InternalServerError',
+    ],
     ['an error event with text', 'error', 'overloaded', 'unknown'],
   ])('GIVEN %s THEN it is a terminal error with code %s', (_name, type, data, code) => {
     expect(readStreamEvent(type, data)).toMatchObject({ kind: 'error', code });
@@ -58,14 +80,32 @@ describe('when a streamed event is read', () => {
 
 describe('when the fast path reads an ordinary event', () => {
   it('GIVEN any chunk THEN the fast path either defers to the full read or agrees with it (no usage, no error, same output flag)', () => {
-    const text = fc.oneof(fc.constant(''), fc.string({ maxLength: 6 }), fc.constantFrom('"error"', 'usage', '[DONE]', '\\', '"'));
+    const text = fc.oneof(
+      fc.constant(''),
+      fc.string({ maxLength: 6 }),
+      fc.constantFrom('"error"', 'usage', '[DONE]', '\\', '"'),
+    );
     const choice = fc.oneof(
-      fc.record({ index: fc.nat(3), delta: fc.record({ content: fc.option(text, { nil: null }), role: fc.constantFrom('assistant', undefined) }, { requiredKeys: [] }) }),
+      fc.record({
+        index: fc.nat(3),
+        delta: fc.record(
+          { content: fc.option(text, { nil: null }), role: fc.constantFrom('assistant', undefined) },
+          { requiredKeys: [] },
+        ),
+      }),
       fc.record({ index: fc.nat(3), text }),
       fc.record({ delta: fc.record({ tool_calls: fc.array(fc.record({ index: fc.nat(2) }), { maxLength: 2 }) }) }),
     );
     const usage = fc.option(fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat() }), { nil: null });
-    const chunk = fc.record({ id: text, choices: fc.array(choice, { maxLength: 2 }), usage, error: fc.constantFrom(undefined, { message: 'm', code: 'c' }) }, { requiredKeys: ['choices'] });
+    const chunk = fc.record(
+      {
+        id: text,
+        choices: fc.array(choice, { maxLength: 2 }),
+        usage,
+        error: fc.constantFrom(undefined, { message: 'm', code: 'c' }),
+      },
+      { requiredKeys: ['choices'] },
+    );
     fc.assert(
       fc.property(chunk, fc.boolean(), (value, spaced) => {
         const data = spaced ? JSON.stringify(value, null, 1) : JSON.stringify(value);
@@ -87,6 +127,8 @@ describe('when the fast path reads an ordinary event', () => {
     expect(readOrdinaryEvent('message', '{"error":{"code":"x"}}')).toBeUndefined();
     expect(readOrdinaryEvent('message', '[DONE]')).toBeUndefined();
     expect(readOrdinaryEvent('error', '{"choices":[]}')).toBeUndefined();
-    expect(readOrdinaryEvent('message', '{"choices":[{"delta":{"content":"x"}}],"usage":null}')).toEqual({ generated: true });
+    expect(readOrdinaryEvent('message', '{"choices":[{"delta":{"content":"x"}}],"usage":null}')).toEqual({
+      generated: true,
+    });
   });
 });

@@ -14,7 +14,12 @@ describe('when clients abort at random points (npm test size; npm run test:chaos
   }, 60_000);
 
   it('GIVEN the cache-aware policy, which tracks queued prefill and decoding load per instance THEN that load is back to exactly 0 too', async () => {
-    const r = await runClientAborts({ requests: 200, concurrency: 16, seed: 8, policy: { name: 'cache-aware', blockChars: 64 } });
+    const r = await runClientAborts({
+      requests: 200,
+      concurrency: 16,
+      seed: 8,
+      policy: { name: 'cache-aware', blockChars: 64 },
+    });
     expect(r.violations).toEqual([]);
     expect(Object.keys(r.countersAfter).some((k) => k.includes('queuedPrefillTokens'))).toBe(true);
     expect(Object.keys(r.countersAfter).some((k) => k.includes('prefix_router_decode_sequences'))).toBe(true);

@@ -16,6 +16,7 @@ describe('when a backend fails without dying (the policies in docs/reliability.m
   it('GIVEN backends answering 429, 500 and 503 THEN the status passes through once, is never retried elsewhere, and is 424 ModelError on the runtime API', async () => {
     const r = await runErrorStatuses({ requestsPerStatus: 40 });
     expect(r.violations).toEqual([]);
-    for (const status of ['429', '500', '503']) expect(r.figures[status]).toMatchObject({ retried: 0, runtimeApi: '424 model_error' });
+    for (const status of ['429', '500', '503'])
+      expect(r.figures[status]).toMatchObject({ retried: 0, runtimeApi: '424 model_error' });
   }, 30_000);
 });

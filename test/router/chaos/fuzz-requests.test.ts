@@ -11,7 +11,16 @@ describe('when a fuzzer sends malformed requests to every route (npm test: 400 c
     expect(r.violations).toEqual([]);
     expect(r.cases).toBe(400);
     // The generator reaches the interesting answers, not just one kind of rejection.
-    for (const code of ['invalid_json', 'invalid_field', 'payload_too_large', 'headers_too_large', 'malformed_request', 'not_found', 'method_not_allowed', 'unsupported_media_type']) {
+    for (const code of [
+      'invalid_json',
+      'invalid_field',
+      'payload_too_large',
+      'headers_too_large',
+      'malformed_request',
+      'not_found',
+      'method_not_allowed',
+      'unsupported_media_type',
+    ]) {
       expect(r.byCode[code] ?? 0).toBeGreaterThan(0);
     }
   }, 120_000);

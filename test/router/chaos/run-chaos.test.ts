@@ -6,11 +6,15 @@ import { mergeRows } from '../../../router/bench/chaos/run-chaos';
 const ROOT = join(__dirname, '..', '..', '..');
 
 function runChaos(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, 'router', 'bench', 'chaos', 'run-chaos.ts'), ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'router', 'bench', 'chaos', 'run-chaos.ts'), ...args],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 90_000,
+    },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -32,14 +36,39 @@ describe('when npm run test:chaos is run (docs/reliability.md)', () => {
   }, 120_000);
 
   it('GIVEN a partial run THEN only its rows are replaced in the docs table, in scenario order', () => {
-    const before = ['| scenario | result | figures | measured |', '| --- | --- | --- | --- |', '| `fuzz` old | passed | a | d |', '| `soak` old | passed | b | d |'].join('\n');
-    const merged = mergeRows(before, new Map([['soak', '| `soak` new | passed | c | e |'], ['kill-backend', '| `kill-backend` k | passed | k | e |']]));
-    expect(merged.split('\n').slice(2)).toEqual(['| `kill-backend` k | passed | k | e |', '| `soak` new | passed | c | e |', '| `fuzz` old | passed | a | d |']);
+    const before = [
+      '| scenario | result | figures | measured |',
+      '| --- | --- | --- | --- |',
+      '| `fuzz` old | passed | a | d |',
+      '| `soak` old | passed | b | d |',
+    ].join('\n');
+    const merged = mergeRows(
+      before,
+      new Map([
+        ['soak', '| `soak` new | passed | c | e |'],
+        ['kill-backend', '| `kill-backend` k | passed | k | e |'],
+      ]),
+    );
+    expect(merged.split('\n').slice(2)).toEqual([
+      '| `kill-backend` k | passed | k | e |',
+      '| `soak` new | passed | c | e |',
+      '| `fuzz` old | passed | a | d |',
+    ]);
   });
 
   it('GIVEN docs/reliability.md THEN every scenario it lists exists', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'reliability.md'), 'utf8');
-    for (const name of ['kill-backend', 'never-answers', 'gray-failure', 'error-statuses', 'client-aborts', 'slow-clients', 'soak', 'sigterm', 'fuzz']) {
+    for (const name of [
+      'kill-backend',
+      'never-answers',
+      'gray-failure',
+      'error-statuses',
+      'client-aborts',
+      'slow-clients',
+      'soak',
+      'sigterm',
+      'fuzz',
+    ]) {
       expect(docs).toContain(`\`${name}\``);
     }
   });

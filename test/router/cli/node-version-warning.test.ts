@@ -23,20 +23,38 @@ function run(args: string[]): { status: number | null; stderr: string } {
 }
 
 describe("when local commands run on this Node (the AWS SDK's Node-version warning)", () => {
-  (NODE_MAJOR < 22 ? test : test.skip)('GIVEN an AWS SDK client constructed in this Node THEN the SDK prints the warning (the check below can see it)', () => {
-    const { stderr } = run(['-e', "new (require('@aws-sdk/client-s3').S3Client)({ region: 'us-east-1' })"]);
-    expect(stderr).toMatch(WARNING);
-  });
+  (NODE_MAJOR < 22 ? test : test.skip)(
+    'GIVEN an AWS SDK client constructed in this Node THEN the SDK prints the warning (the check below can see it)',
+    () => {
+      const { stderr } = run(['-e', "new (require('@aws-sdk/client-s3').S3Client)({ region: 'us-east-1' })"]);
+      expect(stderr).toMatch(WARNING);
+    },
+  );
 
-  test.each(['simulate --help', 'demo --help', 'emulate --help', 'plan --help', 'trace import --help'])('GIVEN prefix-router %s THEN stderr has no Node-version warning', (args) => {
-    const { status, stderr } = run([CLI, ...args.split(' ')]);
-    expect(status).toBe(0);
-    expect(stderr).not.toMatch(WARNING);
-  });
+  test.each(['simulate --help', 'demo --help', 'emulate --help', 'plan --help', 'trace import --help'])(
+    'GIVEN prefix-router %s THEN stderr has no Node-version warning',
+    (args) => {
+      const { status, stderr } = run([CLI, ...args.split(' ')]);
+      expect(status).toBe(0);
+      expect(stderr).not.toMatch(WARNING);
+    },
+  );
 
   test('GIVEN a short simulate run THEN stderr has no Node-version warning', () => {
     const out = mkdtempSync(join(tmpdir(), 'node-warning-'));
-    const { status, stderr } = run([CLI, 'simulate', '--workload', 'trace:mooncake-synthetic?count=20', '--instances', '2', '--policy', 'random', '--out', out, '--quiet']);
+    const { status, stderr } = run([
+      CLI,
+      'simulate',
+      '--workload',
+      'trace:mooncake-synthetic?count=20',
+      '--instances',
+      '2',
+      '--policy',
+      'random',
+      '--out',
+      out,
+      '--quiet',
+    ]);
     expect(status).toBe(0);
     expect(stderr).not.toMatch(WARNING);
   });

@@ -19,10 +19,51 @@ import { CLI_OPTIONS, loadRouterConfig, policyOptionSpecs } from '../../../route
  * The list of flags is not written here: it is read from the registered commands, and a value name this test
  * has not classified fails it, so a new flag cannot escape the check.
  */
-const NUMERIC_VALUE_NAMES = new Set(['n', 'fleet', 'ms', 's', 'seconds', 'min', 'port', 'base', 'chars', 'cv', 'percent', 'r', 'tokens', 'usd', 'x', 'range']);
+const NUMERIC_VALUE_NAMES = new Set([
+  'n',
+  'fleet',
+  'ms',
+  's',
+  'seconds',
+  'min',
+  'port',
+  'base',
+  'chars',
+  'cv',
+  'percent',
+  'r',
+  'tokens',
+  'usd',
+  'x',
+  'range',
+]);
 const TEXT_VALUE_NAMES = new Set([
-  'api', 'dir', 'encoding', 'file', 'format', 'header', 'host', 'hosts', 'id', 'label', 'level', 'list', 'mode', 'name', 'name|file', 'name: value',
-  'name=path...', 'ns', 'path', 'region', 'report.json', 'slo', 'spec', 'type', 'url', 'url...',
+  'api',
+  'dir',
+  'encoding',
+  'file',
+  'format',
+  'header',
+  'host',
+  'hosts',
+  'id',
+  'label',
+  'level',
+  'list',
+  'mode',
+  'name',
+  'name|file',
+  'name: value',
+  'name=path...',
+  'ns',
+  'path',
+  'region',
+  'report.json',
+  'slo',
+  'spec',
+  'type',
+  'url',
+  'url...',
 ]);
 const HEX = '0x10';
 
@@ -39,7 +80,10 @@ function program(): Command {
 }
 
 function commandsOf(root: Command, path: string[] = []): Array<{ path: string[]; command: Command }> {
-  return root.commands.flatMap((c) => [{ path: [...path, c.name()], command: c }, ...commandsOf(c, [...path, c.name()])]);
+  return root.commands.flatMap((c) => [
+    { path: [...path, c.name()], command: c },
+    ...commandsOf(c, [...path, c.name()]),
+  ]);
 }
 
 function flagCases(): FlagCase[] {
@@ -53,15 +97,27 @@ function flagCases(): FlagCase[] {
 const scratch = mkdtempSync(join(tmpdir(), 'numeric-flags-'));
 const silentIo = () => {
   const err: string[] = [];
-  return { err, io: { stdout: { write: () => true }, stderr: { write: (t: string) => err.push(t) > 0, isTTY: false } } };
+  return {
+    err,
+    io: { stdout: { write: () => true }, stderr: { write: (t: string) => err.push(t) > 0, isTTY: false } },
+  };
 };
 
 /** How each sub-command validates its flags without starting anything: required arguments and the validator. */
-const VALIDATION: Record<string, { readonly required: readonly string[]; validate(opts: Record<string, unknown>, args: readonly string[]): unknown }> = {
-  serve: { required: ['--backend', 'http://127.0.0.1:9'], validate: (opts) => loadRouterConfig({ flags: opts, env: {} }) },
+const VALIDATION: Record<
+  string,
+  { readonly required: readonly string[]; validate(opts: Record<string, unknown>, args: readonly string[]): unknown }
+> = {
+  serve: {
+    required: ['--backend', 'http://127.0.0.1:9'],
+    validate: (opts) => loadRouterConfig({ flags: opts, env: {} }),
+  },
   emulate: { required: [], validate: (opts) => parseEmulateFlags(opts as Record<string, string>) },
   simulate: { required: [], validate: (opts) => parseSimulateFlags(opts) },
-  bench: { required: ['--url', 'http://127.0.0.1:9', '--workload', 'short-chat'], validate: (opts) => parseBenchFlags(opts) },
+  bench: {
+    required: ['--url', 'http://127.0.0.1:9', '--workload', 'short-chat'],
+    validate: (opts) => parseBenchFlags(opts),
+  },
   demo: { required: [], validate: (opts) => parseDemoFlags(opts) },
   plan: { required: ['--slo', 'p90-ttft<=1s'], validate: (opts) => parsePlanFlags(opts) },
   'trace import': {
@@ -78,14 +134,29 @@ const VALIDATION: Record<string, { readonly required: readonly string[]; validat
     validate: async (opts) => {
       const { err, io } = silentIo();
       const code = await runAbCommand(opts, { io });
-      if (code === 1) throw new ConfigError(err.join('').replace(/^prefix-router ab: /, '').trim().split(/\n\s*/));
+      if (code === 1)
+        throw new ConfigError(
+          err
+            .join('')
+            .replace(/^prefix-router ab: /, '')
+            .trim()
+            .split(/\n\s*/),
+        );
       return code;
     },
   },
 };
 
 /** ab's load flags are bench's: ab hands them to parseBenchFlags once the endpoint is known (needs AWS). */
-const AB_FLAGS_VALIDATED_BY_BENCH = ['--concurrency', '--rate', '--duration', '--max-requests', '--warmup', '--timeout', '--time-scale'];
+const AB_FLAGS_VALIDATED_BY_BENCH = [
+  '--concurrency',
+  '--rate',
+  '--duration',
+  '--max-requests',
+  '--warmup',
+  '--timeout',
+  '--time-scale',
+];
 
 async function problemsOf(command: string, argv: readonly string[]): Promise<readonly string[]> {
   const root = program();
@@ -93,7 +164,10 @@ async function problemsOf(command: string, argv: readonly string[]): Promise<rea
   target.action(() => undefined).exitOverride();
   await root.parseAsync([...command.split(' '), ...VALIDATION[command].required, ...argv], { from: 'user' });
   try {
-    await VALIDATION[command].validate(target.opts(), target.args.filter((a) => !a.startsWith('-')));
+    await VALIDATION[command].validate(
+      target.opts(),
+      target.args.filter((a) => !a.startsWith('-')),
+    );
     return [];
   } catch (err) {
     // Any other error comes from the work that starts once the flags are accepted (e.g. reading a missing input).
@@ -106,18 +180,25 @@ const numeric = cases.filter((c) => NUMERIC_VALUE_NAMES.has(c.valueName));
 
 describe('when any sub-command is given a numeric flag', () => {
   test('GIVEN the registered commands THEN every value name is classified as numeric or text', () => {
-    expect(cases.map((c) => c.valueName).filter((n) => !NUMERIC_VALUE_NAMES.has(n) && !TEXT_VALUE_NAMES.has(n))).toEqual([]);
+    expect(
+      cases.map((c) => c.valueName).filter((n) => !NUMERIC_VALUE_NAMES.has(n) && !TEXT_VALUE_NAMES.has(n)),
+    ).toEqual([]);
     // The check covers every command that has a numeric flag.
     expect([...new Set(numeric.map((c) => c.command))].sort()).toEqual(Object.keys(VALIDATION).sort());
   });
 
   const direct = numeric.filter((c) => !(c.command === 'ab' && AB_FLAGS_VALIDATED_BY_BENCH.includes(c.option.long!)));
-  test.each(direct.map((c) => [c.command, c.option.long!] as const))('GIVEN %s %s 0x10 THEN it is refused naming the flag', async (command, flag) => {
-    const problems = await problemsOf(command, [flag, HEX]);
-    expect(problems.filter((p) => p.includes(flag) && p.includes(JSON.stringify(HEX)))).toHaveLength(1);
-  });
+  test.each(direct.map((c) => [c.command, c.option.long!] as const))(
+    'GIVEN %s %s 0x10 THEN it is refused naming the flag',
+    async (command, flag) => {
+      const problems = await problemsOf(command, [flag, HEX]);
+      expect(problems.filter((p) => p.includes(flag) && p.includes(JSON.stringify(HEX)))).toHaveLength(1);
+    },
+  );
 
-  const withNumericDefault = direct.filter((c) => typeof c.option.defaultValue === 'string' && /^\d+(\.\d+)?$/.test(c.option.defaultValue));
+  const withNumericDefault = direct.filter(
+    (c) => typeof c.option.defaultValue === 'string' && /^\d+(\.\d+)?$/.test(c.option.defaultValue),
+  );
   test.each(withNumericDefault.map((c) => [c.command, c.option.long!, c.option.defaultValue as string] as const))(
     'GIVEN %s %s with its default %s written out THEN that flag has no problem',
     async (command, flag, value) => {
@@ -126,20 +207,25 @@ describe('when any sub-command is given a numeric flag', () => {
     },
   );
 
-  test.each(AB_FLAGS_VALIDATED_BY_BENCH)('GIVEN ab %s THEN bench declares the same flag with the same value, and bench refuses 0x10', async (flag) => {
-    const ab = numeric.find((c) => c.command === 'ab' && c.option.long === flag)!;
-    const bench = defineBenchOptions(new Command('bench')).options.find((o) => o.long === flag)!;
-    expect(/<([^>]+)>/.exec(bench.flags)![1]).toBe(ab.valueName);
-    const problems = await problemsOf('bench', [flag, HEX]);
-    expect(problems.filter((p) => p.includes(flag) && p.includes(JSON.stringify(HEX)))).toHaveLength(1);
-  });
+  test.each(AB_FLAGS_VALIDATED_BY_BENCH)(
+    'GIVEN ab %s THEN bench declares the same flag with the same value, and bench refuses 0x10',
+    async (flag) => {
+      const ab = numeric.find((c) => c.command === 'ab' && c.option.long === flag)!;
+      const bench = defineBenchOptions(new Command('bench')).options.find((o) => o.long === flag)!;
+      expect(/<([^>]+)>/.exec(bench.flags)![1]).toBe(ab.valueName);
+      const problems = await problemsOf('bench', [flag, HEX]);
+      expect(problems.filter((p) => p.includes(flag) && p.includes(JSON.stringify(HEX)))).toHaveLength(1);
+    },
+  );
 });
 
 describe('when a numeric PREFIX_ROUTER_* variable is not decimal', () => {
   const specs = [...CLI_OPTIONS, ...policyOptionSpecs()].filter((s) => s.kind === 'integer' || s.kind === 'number');
   test.each(specs.map((s) => s.env))('GIVEN %s=0x10 THEN serve refuses it naming the variable', (env) => {
     expect(() => loadRouterConfig({ flags: { backend: ['http://127.0.0.1:9'] }, env: { [env]: HEX } })).toThrow(
-      expect.objectContaining({ problems: expect.arrayContaining([expect.stringMatching(new RegExp(`^${env}\\b.*0x10`))]) }),
+      expect.objectContaining({
+        problems: expect.arrayContaining([expect.stringMatching(new RegExp(`^${env}\\b.*0x10`))]),
+      }),
     );
   });
 });

@@ -51,21 +51,35 @@ describe('when router options are resolved programmatically', () => {
   it.each([
     [{ port: -1 }, 'port must be an integer between 0 and 65535 (got -1)'],
     [{ port: 65536 }, 'port must be an integer between 0 and 65535 (got 65536)'],
-    [{ healthCheck: { intervalMs: 49 } }, 'healthCheck.intervalMs must be 0 (off) or an integer between 50 and 3600000 (got 49)'],
-    [{ healthCheck: { failureThreshold: 0 } }, 'healthCheck.failureThreshold must be an integer between 1 and 100 (got 0)'],
-    [{ healthCheck: { path: 'health' } }, "healthCheck.path must be a path starting with '/' (got \"health\")"],
-    [{ limits: { maxBodyBytes: 1023 } }, 'limits.maxBodyBytes must be an integer between 1024 and 1073741824 (got 1023)'],
+    [
+      { healthCheck: { intervalMs: 49 } },
+      'healthCheck.intervalMs must be 0 (off) or an integer between 50 and 3600000 (got 49)',
+    ],
+    [
+      { healthCheck: { failureThreshold: 0 } },
+      'healthCheck.failureThreshold must be an integer between 1 and 100 (got 0)',
+    ],
+    [{ healthCheck: { path: 'health' } }, 'healthCheck.path must be a path starting with \'/\' (got "health")'],
+    [
+      { limits: { maxBodyBytes: 1023 } },
+      'limits.maxBodyBytes must be an integer between 1024 and 1073741824 (got 1023)',
+    ],
     [{ limits: { bodyTimeoutMs: 99 } }, 'limits.bodyTimeoutMs must be an integer between 100 and 3600000 (got 99)'],
     [{ shutdownGraceMs: 3_600_001 }, 'shutdownGraceMs must be an integer between 0 and 3600000 (got 3600001)'],
     [{ logLevel: 'loud' }, 'logLevel must be one of fatal, error, warn, info, debug, trace, silent (got "loud")'],
-    [{ policy: { name: 'sagemaker-prefix-aware', prefixLength: 65537 } }, 'policy.prefixLength must be an integer between 1024 and 65536 (got 65537)'],
+    [
+      { policy: { name: 'sagemaker-prefix-aware', prefixLength: 65537 } },
+      'policy.prefixLength must be an integer between 1024 and 65536 (got 65537)',
+    ],
     [{ limits: { maxBodyByte: 10 } }, 'limits.maxBodyByte is not a limits option (got 10)'],
     [{ prefixLength: 4096 }, 'prefixLength is not a router option (got 4096)'],
     [{ publishStateMs: 10_001 }, 'publishStateMs must be an integer between 0 and 10000 (got 10001)'],
     [{ publishStateBlockChars: 15 }, 'publishStateBlockChars must be an integer between 16 and 65536 (got 15)'],
     [{ observeInstances: 'yes' }, "observeInstances must be 'on' or 'off' (got \"yes\")"],
   ])('GIVEN %j THEN the message names the option, the range and the value', (extra, message) => {
-    expect(errorOf(() => resolveRouterConfig({ backends: ['http://127.0.0.1:1'], ...extra } as RouterOptions))).toContain(message);
+    expect(
+      errorOf(() => resolveRouterConfig({ backends: ['http://127.0.0.1:1'], ...extra } as RouterOptions)),
+    ).toContain(message);
   });
 
   it.each([
@@ -93,9 +107,21 @@ describe('when router options are resolved programmatically', () => {
 
 describe('when the CLI loads configuration from flags, environment and file', () => {
   it('GIVEN the same option in all three THEN the flag wins over the env var, which wins over the file', () => {
-    const file = configFile({ backends: ['http://file:1'], port: 1111, policy: { name: 'sagemaker-prefix-aware', prefixLength: 2048 }, healthCheck: { intervalMs: 500 } });
+    const file = configFile({
+      backends: ['http://file:1'],
+      port: 1111,
+      policy: { name: 'sagemaker-prefix-aware', prefixLength: 2048 },
+      healthCheck: { intervalMs: 500 },
+    });
     const config = loadRouterConfig(
-      sources({ config: file, port: '3333' }, { PREFIX_ROUTER_PORT: '2222', PREFIX_ROUTER_PREFIX_LENGTH: '8192', PREFIX_ROUTER_BACKENDS: 'http://env:1, http://env:2' }),
+      sources(
+        { config: file, port: '3333' },
+        {
+          PREFIX_ROUTER_PORT: '2222',
+          PREFIX_ROUTER_PREFIX_LENGTH: '8192',
+          PREFIX_ROUTER_BACKENDS: 'http://env:1, http://env:2',
+        },
+      ),
     );
     expect(config.port).toBe(3333);
     expect(config.policy).toEqual({ name: 'sagemaker-prefix-aware', prefixLength: 8192 });
@@ -104,7 +130,9 @@ describe('when the CLI loads configuration from flags, environment and file', ()
   });
 
   it('GIVEN repeated --backend flags and --policy with its options THEN they are assembled', () => {
-    const config = loadRouterConfig(sources({ backend: ['http://a:1', 'http://b:2'], policy: 'round-robin', logLevel: 'warn' }));
+    const config = loadRouterConfig(
+      sources({ backend: ['http://a:1', 'http://b:2'], policy: 'round-robin', logLevel: 'warn' }),
+    );
     expect(config.backends.map((b) => b.id)).toEqual(['http://a:1', 'http://b:2']);
     expect(config.policy).toEqual({ name: 'round-robin' });
     expect(config.logLevel).toBe('warn');
@@ -125,9 +153,11 @@ describe('when the CLI loads configuration from flags, environment and file', ()
   });
 
   it('GIVEN a bad env var THEN the message names the variable', () => {
-    expect(errorOf(() => loadRouterConfig(sources({ backend: ['http://a:1'] }, { PREFIX_ROUTER_CONCURRENCY_THRESHOLD: '0' })))).toContain(
-      'PREFIX_ROUTER_CONCURRENCY_THRESHOLD must be an integer between 1 and 1024 (got 0)',
-    );
+    expect(
+      errorOf(() =>
+        loadRouterConfig(sources({ backend: ['http://a:1'] }, { PREFIX_ROUTER_CONCURRENCY_THRESHOLD: '0' })),
+      ),
+    ).toContain('PREFIX_ROUTER_CONCURRENCY_THRESHOLD must be an integer between 1 and 1024 (got 0)');
   });
 
   it('GIVEN a bad file value THEN the message names the key and the file', () => {
@@ -151,7 +181,9 @@ describe('when the CLI loads configuration from flags, environment and file', ()
   });
 
   it('GIVEN a missing or malformed config file THEN the message names --config', () => {
-    expect(errorOf(() => loadRouterConfig(sources({ config: '/nonexistent/router.json' })))).toContain('--config /nonexistent/router.json cannot be read (ENOENT)');
+    expect(errorOf(() => loadRouterConfig(sources({ config: '/nonexistent/router.json' })))).toContain(
+      '--config /nonexistent/router.json cannot be read (ENOENT)',
+    );
     const bad = configFile('{ not json');
     expect(errorOf(() => loadRouterConfig(sources({ config: bad })))).toContain(`--config ${bad} is not valid JSON`);
   });
@@ -159,10 +191,13 @@ describe('when the CLI loads configuration from flags, environment and file', ()
 
 describe('when the configuration is documented', () => {
   const docs = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'router.md'), 'utf8');
-  it.each(CLI_OPTIONS.map((o) => [o.flag, o]))('GIVEN option %s THEN docs/router.md has its flag, variable and file key in one row', (_flag, option) => {
-    const row = docs.split('\n').find((line) => line.startsWith(`| \`${option.flag} <${option.valueName}>\``));
-    expect(row).toBeDefined();
-    expect(row).toContain(`\`${option.env}\``);
-    expect(row).toContain(`\`${option.path}\``);
-  });
+  it.each(CLI_OPTIONS.map((o) => [o.flag, o]))(
+    'GIVEN option %s THEN docs/router.md has its flag, variable and file key in one row',
+    (_flag, option) => {
+      const row = docs.split('\n').find((line) => line.startsWith(`| \`${option.flag} <${option.valueName}>\``));
+      expect(row).toBeDefined();
+      expect(row).toContain(`\`${option.env}\``);
+      expect(row).toContain(`\`${option.path}\``);
+    },
+  );
 });

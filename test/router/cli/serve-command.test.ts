@@ -7,13 +7,19 @@ const ROOT = join(__dirname, '..', '..', '..');
 
 /** Runs bin/prefix-router.ts through ts-node (transpile only), so the test needs no build. */
 function cli(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, TS_NODE_TRANSPILE_ONLY: 'true' },
-  });
+  return spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env, TS_NODE_TRANSPILE_ONLY: 'true' },
+    },
+  );
 }
 
-function exitOf(child: ChildProcessWithoutNullStreams): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function exitOf(
+  child: ChildProcessWithoutNullStreams,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -22,7 +28,11 @@ function exitOf(child: ChildProcessWithoutNullStreams): Promise<{ code: number |
 }
 
 /** Waits for the JSON log line whose msg is `msg`. */
-function logLine(child: ChildProcessWithoutNullStreams, msg: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+function logLine(
+  child: ChildProcessWithoutNullStreams,
+  msg: string,
+  timeoutMs = 30_000,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error(`no "${msg}" log line within ${timeoutMs} ms`)), timeoutMs);
@@ -52,10 +62,26 @@ describe('when prefix-router serve runs as a process', () => {
   afterAll(() => backend.close());
 
   it('GIVEN valid flags THEN it serves requests and exits 0 after draining on SIGTERM', async () => {
-    const child = cli(['serve', '--backend', backend.url, '--port', '0', '--health-interval-ms', '100', '--routing-headers', 'instance'], { PREFIX_ROUTER_PREFIX_LENGTH: '2048' });
+    const child = cli(
+      [
+        'serve',
+        '--backend',
+        backend.url,
+        '--port',
+        '0',
+        '--health-interval-ms',
+        '100',
+        '--routing-headers',
+        'instance',
+      ],
+      { PREFIX_ROUTER_PREFIX_LENGTH: '2048' },
+    );
     const exited = exitOf(child);
     const listening = await logLine(child, 'router listening');
-    expect(listening).toMatchObject({ policy: 'sagemaker-prefix-aware', backends: [{ id: backend.url, health: 'healthy' }] });
+    expect(listening).toMatchObject({
+      policy: 'sagemaker-prefix-aware',
+      backends: [{ id: backend.url, health: 'healthy' }],
+    });
     const res = await request(`${listening.url as string}/v1/chat/completions`, {
       method: 'POST',
       body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
@@ -72,7 +98,9 @@ describe('when prefix-router serve runs as a process', () => {
   });
 
   it('GIVEN an out-of-range flag and a bad env var THEN it exits non-zero naming both', async () => {
-    const { code, stderr } = await exitOf(cli(['serve', '--backend', backend.url, '--prefix-length', '512'], { PREFIX_ROUTER_PORT: '99999' }));
+    const { code, stderr } = await exitOf(
+      cli(['serve', '--backend', backend.url, '--prefix-length', '512'], { PREFIX_ROUTER_PORT: '99999' }),
+    );
     expect(code).not.toBe(0);
     expect(stderr).toContain('--prefix-length must be an integer between 1024 and 65536 (got 512)');
     expect(stderr).toContain('PREFIX_ROUTER_PORT must be an integer between 0 and 65535 (got 99999)');

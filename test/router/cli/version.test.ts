@@ -6,7 +6,8 @@ import { ROUTER_PACKAGE_NAME, routerPackageVersion, versionText } from '../../..
 
 const ROOT = join(__dirname, '..', '..', '..');
 const CLI = join(ROOT, 'dist', 'bin', 'prefix-router.js');
-const ROUTER_VERSION = (JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { version: string }).version;
+const ROUTER_VERSION = (JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /** A folder tree holding `files` (path → JSON), for the package layouts the CLI runs from. */
 function layout(files: Record<string, object>): string {
@@ -19,13 +20,18 @@ function layout(files: Record<string, object>): string {
 }
 
 describe('prefix-router --version', () => {
-  test.each(['--version', '-V'])('GIVEN the checkout build WHEN run with %s THEN it prints the router package version and exits 0', (flag) => {
-    const printed = execFileSync(process.execPath, [CLI, flag], { encoding: 'utf8', timeout: 30_000 });
-    expect(printed).toBe(`${ROUTER_VERSION}\n`);
-  });
+  test.each(['--version', '-V'])(
+    'GIVEN the checkout build WHEN run with %s THEN it prints the router package version and exits 0',
+    (flag) => {
+      const printed = execFileSync(process.execPath, [CLI, flag], { encoding: 'utf8', timeout: 30_000 });
+      expect(printed).toBe(`${ROUTER_VERSION}\n`);
+    },
+  );
 
   test('GIVEN the checkout build WHEN run with --help THEN --version is listed', () => {
-    expect(execFileSync(process.execPath, [CLI, '--help'], { encoding: 'utf8', timeout: 30_000 })).toMatch(/-V, --version +print the router package version/);
+    expect(execFileSync(process.execPath, [CLI, '--help'], { encoding: 'utf8', timeout: 30_000 })).toMatch(
+      /-V, --version +print the router package version/,
+    );
   });
 
   describe('when the module runs from each layout', () => {
@@ -35,7 +41,10 @@ describe('prefix-router --version', () => {
     });
 
     test('GIVEN a checkout build (dist/router/src/cli) THEN router/package.json is read, not the workspace root', () => {
-      const root = layout({ 'package.json': { name: 'the-workspace', version: '0.0.1' }, 'router/package.json': { name: ROUTER_PACKAGE_NAME, version: '1.2.3' } });
+      const root = layout({
+        'package.json': { name: 'the-workspace', version: '0.0.1' },
+        'router/package.json': { name: ROUTER_PACKAGE_NAME, version: '1.2.3' },
+      });
       expect(routerPackageVersion(join(root, 'dist/router/src/cli'))).toBe('1.2.3');
     });
 

@@ -2,7 +2,11 @@ import { httpErrorCode, httpErrorMessage, transportErrorCode } from '../../../ro
 
 describe('when a failure is classified', () => {
   it.each([
-    [503, '{"error":{"message":"all ejected","type":"server_error","code":"no_healthy_backend"}}', 'http_503:no_healthy_backend'],
+    [
+      503,
+      '{"error":{"message":"all ejected","type":"server_error","code":"no_healthy_backend"}}',
+      'http_503:no_healthy_backend',
+    ],
     [400, '{"object":"error","message":"m","type":"BadRequestError","code":400}', 'http_400:BadRequestError'],
     [502, '<html>bad gateway</html>', 'http_502'],
     [429, '', 'http_429'],
@@ -17,7 +21,11 @@ describe('when a failure is classified', () => {
 
   it.each([
     [{ code: 'ECONNREFUSED' }, false, 'connection_refused'],
-    [Object.assign(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]), {}), false, 'connection_refused'],
+    [
+      Object.assign(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]), {}),
+      false,
+      'connection_refused',
+    ],
     [{ code: 'ENOTFOUND' }, false, 'dns_error'],
     [{ code: 'UND_ERR_SOCKET' }, false, 'connection_reset'],
     [{ code: 'UND_ERR_SOCKET' }, true, 'stream_cut'],

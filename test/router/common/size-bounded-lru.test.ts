@@ -4,7 +4,11 @@ import { SizeBoundedLru } from '../../../router/src/common/size-bounded-lru';
 describe('SizeBoundedLru', () => {
   test('GIVEN any sequence of gets and sets THEN it keeps exactly the most recently used entries that fit, within budget', () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 7 }), size: fc.integer({ min: 0, max: 12 }) }),
+      fc.record({
+        kind: fc.constant('set' as const),
+        key: fc.integer({ min: 0, max: 7 }),
+        size: fc.integer({ min: 0, max: 12 }),
+      }),
       fc.record({ kind: fc.constant('get' as const), key: fc.integer({ min: 0, max: 7 }) }),
     );
     fc.assert(

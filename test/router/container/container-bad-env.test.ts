@@ -13,7 +13,12 @@ describe('when prefix-router container gets invalid settings', () => {
   });
 
   it('GIVEN the example of docs/errors.md (GPUs not divisible, a bad router setting) THEN it prints exactly its lines and starts no engine', async () => {
-    const c = new ContainerProcess({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '3', PREFIX_ROUTER_GPUS: '8', PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD: '0' });
+    const c = new ContainerProcess({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '3',
+      PREFIX_ROUTER_GPUS: '8',
+      PREFIX_ROUTER_HEALTH_FAILURE_THRESHOLD: '0',
+    });
     running.push(c);
     expect((await c.exited).code).toBe(1);
     const doc = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
@@ -23,7 +28,11 @@ describe('when prefix-router container gets invalid settings', () => {
   });
 
   it('GIVEN zero engines in multi-engine mode and a bad EMF switch THEN it exits 1 naming both variables', async () => {
-    const c = new ContainerProcess({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '0', PREFIX_ROUTER_EMF: 'maybe' });
+    const c = new ContainerProcess({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '0',
+      PREFIX_ROUTER_EMF: 'maybe',
+    });
     running.push(c);
     const exit = await c.exited;
     expect(exit.code).toBe(1);

@@ -32,20 +32,38 @@ describe('when the documented command without Docker is run', () => {
 
   it('GIVEN its variables THEN three emulated engines serve behind the router and SIGTERM stops everything with status 0', async () => {
     const env = documentedEnv();
-    expect(env).toMatchObject({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '3', PREFIX_ROUTER_GPUS: '0' });
+    expect(env).toMatchObject({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '3',
+      PREFIX_ROUTER_GPUS: '0',
+    });
     expect(env.PREFIX_ROUTER_ENGINE_COMMAND.startsWith(COMPILED_CLI)).toBe(true);
     env.PREFIX_ROUTER_ENGINE_COMMAND = env.PREFIX_ROUTER_ENGINE_COMMAND.replace(COMPILED_CLI, SOURCE_CLI);
-    container = new ContainerProcess({ ...env, PREFIX_ROUTER_PORT: '0', PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200', PREFIX_ROUTER_EMF: 'off' });
+    container = new ContainerProcess({
+      ...env,
+      PREFIX_ROUTER_PORT: '0',
+      PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
+      PREFIX_ROUTER_EMF: 'off',
+    });
     const url = await container.routerUrl();
-    await eventually(async () => {
-      const res = await request(`${url}/ping`);
-      await res.body.dump();
-      return res.statusCode === 200;
-    }, '/ping 200', 60_000, 200);
+    await eventually(
+      async () => {
+        const res = await request(`${url}/ping`);
+        await res.body.dump();
+        return res.statusCode === 200;
+      },
+      '/ping 200',
+      60_000,
+      200,
+    );
     const res = await request(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-emulated-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+      body: JSON.stringify({
+        model: 'tiny-emulated-model',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 2,
+      }),
     });
     await res.body.dump();
     expect(res.statusCode).toBe(200);

@@ -23,7 +23,11 @@ async function chat(url: string, group: number, variant: number): Promise<{ stat
   const res = await request(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: prompt(group, variant) }], max_tokens: 2 }),
+    body: JSON.stringify({
+      model: MODEL,
+      messages: [{ role: 'user', content: prompt(group, variant) }],
+      max_tokens: 2,
+    }),
   });
   await res.body.dump();
   const name = String(res.headers['x-prefix-router-instance']);
@@ -49,13 +53,19 @@ describe('when prefix-router container runs three emulated engines in multi-engi
       PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
     });
     url = await container.routerUrl();
-    const listening = container.logs().find((l) => l.msg === 'router listening') as { backends?: Array<{ id: string }> } | undefined;
+    const listening = container.logs().find((l) => l.msg === 'router listening') as
+      { backends?: Array<{ id: string }> } | undefined;
     backendUrls = (listening?.backends ?? []).map((b) => b.id);
-    await eventually(async () => {
-      const res = await request(`${url}/metrics`);
-      const text = await res.body.text();
-      return (text.match(/^prefix_router_backend_healthy\{[^}]*\} 1$/gm) ?? []).length === 3;
-    }, 'three engines admitted', 60_000, 200);
+    await eventually(
+      async () => {
+        const res = await request(`${url}/metrics`);
+        const text = await res.body.text();
+        return (text.match(/^prefix_router_backend_healthy\{[^}]*\} 1$/gm) ?? []).length === 3;
+      },
+      'three engines admitted',
+      60_000,
+      200,
+    );
   });
 
   afterAll(async () => {
@@ -92,22 +102,38 @@ describe('when prefix-router container runs three emulated engines in multi-engi
     const engine = startLine.engine as string;
     const pid = startLine.pid as number;
     process.kill(pid, 'SIGKILL');
-    const exited = await container.waitForLog((l) => l.msg === 'engine exited; restarting after backoff' && l.engine === engine, 'exit log');
+    const exited = await container.waitForLog(
+      (l) => l.msg === 'engine exited; restarting after backoff' && l.engine === engine,
+      'exit log',
+    );
     expect(exited).toMatchObject({ pid, signal: 'SIGKILL', restartInMs: 200 });
 
     // Every group keeps being answered while the engine is down, before and after its ejection: a refused
     // connection is retried on the policy's next choice. (A request in flight on the engine when it died fails.)
     for (let g = 0; g < GROUPS; g++) expect((await chat(url, g, 2)).status).toBe(200);
-    const ejected = await container.waitForLog((l) => l.msg === 'backend ejected after failed health checks' && l.backend === victim.instance, 'ejection', 15_000);
+    const ejected = await container.waitForLog(
+      (l) => l.msg === 'backend ejected after failed health checks' && l.backend === victim.instance,
+      'ejection',
+      15_000,
+    );
     expect(ejected.to).toBe('ejected');
     const rerouted = await chat(url, 0, 3);
     expect(rerouted.status).toBe(200);
     expect(rerouted.instance).not.toBe(victim.instance);
 
-    const restarted = await container.waitForLog((l) => l.msg === 'engine started' && l.engine === engine, 'restart', 30_000, 2);
+    const restarted = await container.waitForLog(
+      (l) => l.msg === 'engine started' && l.engine === engine,
+      'restart',
+      30_000,
+      2,
+    );
     expect(restarted.port).toBe(port);
     expect(restarted.pid).not.toBe(pid);
-    await container.waitForLog((l) => l.msg === 'backend admitted' && l.backend === victim.instance && l.from === 'ejected', 're-admission', 60_000);
+    await container.waitForLog(
+      (l) => l.msg === 'backend admitted' && l.backend === victim.instance && l.from === 'ejected',
+      're-admission',
+      60_000,
+    );
     expect((await chat(url, 0, 4)).instance).toBe(victim.instance);
   });
 

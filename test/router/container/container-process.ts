@@ -23,10 +23,21 @@ export class ContainerProcess {
   private waiters: Array<() => void> = [];
 
   constructor(env: Record<string, string>, args: string[] = ['container']) {
-    this.child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true', PREFIX_ROUTER_HOST: '127.0.0.1', PREFIX_ROUTER_PORT: '0', PREFIX_ROUTER_ENGINE_BASE_PORT: '0', ...env },
-    });
+    this.child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          TS_NODE_TRANSPILE_ONLY: 'true',
+          PREFIX_ROUTER_HOST: '127.0.0.1',
+          PREFIX_ROUTER_PORT: '0',
+          PREFIX_ROUTER_ENGINE_BASE_PORT: '0',
+          ...env,
+        },
+      },
+    );
     const wake = (): void => {
       for (const w of this.waiters.splice(0)) w();
     };
@@ -68,9 +79,13 @@ export class ContainerProcess {
     for (;;) {
       const found = this.logs().filter(match);
       if (found.length >= n) return found[n - 1];
-      if (this.child.exitCode !== null) throw new Error(`container exited before "${what}"; stderr: ${this.stderr.slice(-2000)}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`container exited before "${what}"; stderr: ${this.stderr.slice(-2000)}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no "${what}" within ${timeoutMs} ms; last output: ${this.stdout.slice(-3000)} ${this.stderr.slice(-1000)}`);
+      if (left <= 0)
+        throw new Error(
+          `no "${what}" within ${timeoutMs} ms; last output: ${this.stdout.slice(-3000)} ${this.stderr.slice(-1000)}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 500));
         this.waiters.push(() => {
@@ -122,7 +137,12 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000, stepMs = 100): Promise<void> {
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 30_000,
+  stepMs = 100,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

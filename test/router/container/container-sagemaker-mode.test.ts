@@ -13,14 +13,17 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
   let url: string;
 
   beforeAll(async () => {
-    container = new ContainerProcess({
-      PREFIX_ROUTER_ENGINE_COMMAND: emulatorEngineCommand('--time-scale 0.1'),
-      PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
-      PREFIX_ROUTER_EMF_INTERVAL_MS: '300',
-      PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'my-endpoint',
-      PREFIX_ROUTER_RESTART_BACKOFF_MS: '100',
-      PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
-    }, ['container', 'serve']); // as SageMaker runs it: `docker run IMAGE serve`
+    container = new ContainerProcess(
+      {
+        PREFIX_ROUTER_ENGINE_COMMAND: emulatorEngineCommand('--time-scale 0.1'),
+        PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
+        PREFIX_ROUTER_EMF_INTERVAL_MS: '300',
+        PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'my-endpoint',
+        PREFIX_ROUTER_RESTART_BACKOFF_MS: '100',
+        PREFIX_ROUTER_ROUTING_HEADERS: 'instance',
+      },
+      ['container', 'serve'],
+    ); // as SageMaker runs it: `docker run IMAGE serve`
     url = await container.routerUrl();
   });
 
@@ -34,11 +37,16 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
     const before = await request(`${url}/ping`);
     expect(before.statusCode).toBe(503);
     await before.body.dump();
-    await eventually(async () => {
-      const res = await request(`${url}/ping`);
-      await res.body.dump();
-      return res.statusCode === 200;
-    }, '/ping 200', 45_000, 100);
+    await eventually(
+      async () => {
+        const res = await request(`${url}/ping`);
+        await res.body.dump();
+        return res.statusCode === 200;
+      },
+      '/ping 200',
+      45_000,
+      100,
+    );
     const started = container.logs().filter((l) => l.msg === 'engine started');
     expect(started).toHaveLength(1);
     expect(started[0]).toMatchObject({ engine: 'engine-0', gpus: '' });
@@ -48,9 +56,16 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
     const res = await request(`${url}/invocations`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hello from sagemaker' }], max_tokens: 4 }),
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'hello from sagemaker' }],
+        max_tokens: 4,
+      }),
     });
-    const body = (await res.body.json()) as { choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number } };
+    const body = (await res.body.json()) as {
+      choices: Array<{ message: { content: string } }>;
+      usage: { prompt_tokens: number };
+    };
     expect(res.statusCode).toBe(200);
     expect(res.headers['x-prefix-router-instance']).toBe('backend-1');
     expect(body.choices[0].message.content.length).toBeGreaterThan(0);
@@ -59,9 +74,18 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
 
   it('GIVEN the OpenAI client WHEN it calls chat (plain and streamed), completions and models THEN each works end to end', async () => {
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
-    const chat = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'plain chat' }], max_tokens: 3 });
+    const chat = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'plain chat' }],
+      max_tokens: 3,
+    });
     expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
-    const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'streamed chat' }], max_tokens: 3, stream: true });
+    const stream = await client.chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'streamed chat' }],
+      max_tokens: 3,
+      stream: true,
+    });
     let deltas = 0;
     for await (const chunk of stream) if (chunk.choices[0]?.delta?.content) deltas++;
     expect(deltas).toBeGreaterThan(0);
@@ -82,18 +106,36 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
 
   it('GIVEN EMF is on WHEN an interval passes after requests THEN stdout carries EMF lines for decisions, TTFT and engine tokens', async () => {
     let docs: Array<Record<string, unknown>> = [];
-    const sum = (field: string, of: Array<Record<string, unknown>>) => of.reduce((total, d) => total + ((d[field] as number | undefined) ?? 0), 0);
+    const sum = (field: string, of: Array<Record<string, unknown>>) =>
+      of.reduce((total, d) => total + ((d[field] as number | undefined) ?? 0), 0);
     // Routed so far: /invocations, chat, streamed chat, completions (models is passed through, not routed).
-    await eventually(() => {
-      docs = container.logs().filter((l) => l._aws !== undefined);
-      return sum('RoutingDecisions', docs) >= 4 && sum('PromptTokens', docs) > 0;
-    }, 'EMF lines', 10_000);
+    await eventually(
+      () => {
+        docs = container.logs().filter((l) => l._aws !== undefined);
+        return sum('RoutingDecisions', docs) >= 4 && sum('PromptTokens', docs) > 0;
+      },
+      'EMF lines',
+      10_000,
+    );
     const decision = docs.find((d) => d.Reason === 'prefix-affinity')!;
     expect(decision).toMatchObject({
       EndpointName: 'my-endpoint',
-      _aws: { CloudWatchMetrics: [{ Namespace: 'PrefixRouter', Dimensions: [['EndpointName', 'Reason']], Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }] }] },
+      _aws: {
+        CloudWatchMetrics: [
+          {
+            Namespace: 'PrefixRouter',
+            Dimensions: [['EndpointName', 'Reason']],
+            Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }],
+          },
+        ],
+      },
     });
-    expect(sum('RoutingDecisions', docs.filter((d) => d.Reason === 'prefix-affinity'))).toBe(4);
+    expect(
+      sum(
+        'RoutingDecisions',
+        docs.filter((d) => d.Reason === 'prefix-affinity'),
+      ),
+    ).toBe(4);
     const ttft = docs.filter((d) => d.TimeToFirstToken !== undefined).flatMap((d) => d.TimeToFirstToken as number[]);
     expect(ttft).toHaveLength(4);
     for (const ms of ttft) expect(ms).toBeGreaterThan(0);
@@ -111,7 +153,10 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
       return res.statusCode;
     };
     await eventually(async () => (await pingStatus()) === 503, '/ping 503 after the engine died', 10_000, 50);
-    const exited = await container.waitForLog((l) => l.msg === 'engine exited; restarting after backoff', 'engine exit log');
+    const exited = await container.waitForLog(
+      (l) => l.msg === 'engine exited; restarting after backoff',
+      'engine exit log',
+    );
     expect(exited).toMatchObject({ engine: 'engine-0', pid, signal: 'SIGKILL' });
     await container.waitForLog((l) => l.msg === 'engine started', 'engine restarted', 45_000, 2);
     await eventually(async () => (await pingStatus()) === 200, '/ping 200 after the restart', 45_000, 100);
@@ -123,7 +168,13 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
     const res = await request(`${url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'a long answer please' }], max_tokens: 120, stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'a long answer please' }],
+        max_tokens: 120,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     expect(res.statusCode).toBe(200);
     let text = '';
@@ -137,7 +188,13 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
     }
     expect(signalled).toBe(true);
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    const usage = JSON.parse(text.split('\n').filter((l) => l.includes('"usage"') && l.includes('completion_tokens')).at(-1)!.slice('data: '.length)) as { usage: { completion_tokens: number } };
+    const usage = JSON.parse(
+      text
+        .split('\n')
+        .filter((l) => l.includes('"usage"') && l.includes('completion_tokens'))
+        .at(-1)!
+        .slice('data: '.length),
+    ) as { usage: { completion_tokens: number } };
     expect(usage.usage.completion_tokens).toBe(120);
     const exit = await container.exited;
     expect(exit).toEqual({ code: 0, signal: null });

@@ -42,7 +42,8 @@ function instructions(text: string): Instruction[] {
     const start = i;
     let line = lines[i];
     if (line.trim() === '' || line.trim().startsWith('#')) continue;
-    while (line.trimEnd().endsWith('\\') && i + 1 < lines.length) line = `${line.trimEnd().slice(0, -1)} ${lines[++i].trim()}`;
+    while (line.trimEnd().endsWith('\\') && i + 1 < lines.length)
+      line = `${line.trimEnd().slice(0, -1)} ${lines[++i].trim()}`;
     const match = /^\s*([A-Za-z]+)\s+(.*)$/.exec(line);
     if (match) out.push({ keyword: match[1].toUpperCase(), args: match[2].trim(), line: start + 1 });
   }
@@ -64,7 +65,8 @@ function stages(all: Instruction[]): Array<{ from: string; name?: string; body: 
 
 const ALL = instructions(DOCKERFILE);
 const STAGES = stages(ALL);
-const argDefault = (name: string): string | undefined => ALL.find((i) => i.keyword === 'ARG' && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
+const argDefault = (name: string): string | undefined =>
+  ALL.find((i) => i.keyword === 'ARG' && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
 
 describe('when router/Dockerfile is linted', () => {
   it('GIVEN dockerfile-utils with every optional rule as an error THEN it reports nothing', () => {
@@ -80,7 +82,11 @@ describe('when router/Dockerfile is linted', () => {
       instructionJSONInSingleQuotes: strict,
       instructionWorkdirRelative: strict,
     });
-    expect(diagnostics.map((d) => `line ${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
+    expect(
+      diagnostics.map(
+        (d) => `line ${d.range.start.line + 1}: ${typeof d.message === 'string' ? d.message : d.message.value}`,
+      ),
+    ).toEqual([]);
   });
 
   it('GIVEN the linter THEN it does catch a broken Dockerfile (the check can fail)', () => {
@@ -102,7 +108,7 @@ describe('when router/Dockerfile is read', () => {
     // End of life of each LTS line, from https://nodejs.org/en/about/previous-releases (even majors are the LTS lines).
     const endOfLife: Record<number, string> = { 20: '2026-04-30', 22: '2027-04-30', 24: '2028-04-30' };
     expect(Object.keys(endOfLife)).toContain(String(major));
-    expect(new Date(endOfLife[major]!).getTime()).toBeGreaterThan(Date.now());
+    expect(new Date(endOfLife[major]).getTime()).toBeGreaterThan(Date.now());
   });
 
   it('GIVEN its stages THEN Node and the build run in their own stages and the runtime stage only copies their results onto the DLC', () => {
@@ -112,7 +118,9 @@ describe('when router/Dockerfile is read', () => {
       ['${BASE_IMAGE}', undefined],
     ]);
     const build = STAGES[1].body;
-    expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual(['sh router/image-build.sh && chmod 755 router/entrypoint.sh && npm cache clean --force']);
+    expect(build.filter((i) => i.keyword === 'RUN').map((i) => i.args)).toEqual([
+      'sh router/image-build.sh && chmod 755 router/entrypoint.sh && npm cache clean --force',
+    ]);
     const script = readFileSync(join(ROOT, 'router', 'image-build.sh'), 'utf8');
     expect(script).toContain('npm ci --omit=dev --omit=peer');
     // Dependencies only from a lock (the checkout's package-lock.json, the package's npm-shrinkwrap.json): never resolved afresh.
@@ -130,7 +138,9 @@ describe('when router/Dockerfile is read', () => {
     expect(runs[1].args).not.toMatch(/\b(dnf|yum|apt-get|apk|pip|npm|useradd)\b/);
     const check = JSON.parse(runs[0].args) as string[];
     expect(check.slice(0, 2)).toEqual(['/usr/local/bin/node', '-p']);
-    expect(runtime.indexOf(runs[0])).toBe(runtime.findIndex((i) => i.keyword === 'COPY' && i.args.startsWith('--from=node /usr/local/bin/node ')) + 1);
+    expect(runtime.indexOf(runs[0])).toBe(
+      runtime.findIndex((i) => i.keyword === 'COPY' && i.args.startsWith('--from=node /usr/local/bin/node ')) + 1,
+    );
     const copies = runtime.filter((i) => i.keyword === 'COPY');
     for (const copy of copies) expect(copy.args).toMatch(/^--from=(node|build) /);
     expect(copies.some((c) => c.args.startsWith('--from=node /usr/local/bin/node '))).toBe(true);
@@ -144,7 +154,9 @@ describe('when router/Dockerfile is read', () => {
     expect(DOCKERFILE).not.toMatch(/^#\s*syntax\s*=/im);
     expect(DOCKERFILE).not.toMatch(/^#\s*check\s*=/im);
     for (const ins of ALL) {
-      expect(ins.args).not.toMatch(/--(chmod|chown|link|mount|parents|exclude|keep-git-dir|checksum|network|security)\b/);
+      expect(ins.args).not.toMatch(
+        /--(chmod|chown|link|mount|parents|exclude|keep-git-dir|checksum|network|security)\b/,
+      );
       expect(ins.args).not.toMatch(/<<-?\s*["']?[A-Z]+/); // heredocs
     }
   });
@@ -155,10 +167,15 @@ describe('when router/Dockerfile is read', () => {
     expect(users.map((u) => u.args)).toEqual(['10001:10001']);
     const at = runtime.indexOf(users[0]);
     expect(runtime.slice(at).filter((i) => i.keyword === 'RUN' || i.keyword === 'COPY')).toEqual([]);
-    const env = runtime.filter((i) => i.keyword === 'ENV').map((i) => i.args).join(' ');
+    const env = runtime
+      .filter((i) => i.keyword === 'ENV')
+      .map((i) => i.args)
+      .join(' ');
     expect(env).toMatch(/HOME=\/home\/prefix-router/);
     expect(env).toMatch(/USER=prefix-router/);
-    expect(runtime.find((i) => i.keyword === 'RUN' && i.args.includes('/etc/passwd'))?.args).toContain('chown 10001:10001 /home/prefix-router');
+    expect(runtime.find((i) => i.keyword === 'RUN' && i.args.includes('/etc/passwd'))?.args).toContain(
+      'chown 10001:10001 /home/prefix-router',
+    );
   });
 
   it('GIVEN the whole file THEN nothing is piped from the network into a shell', () => {
@@ -173,7 +190,9 @@ describe('when router/Dockerfile is read', () => {
     expect(ALL.some((i) => i.keyword === 'CMD')).toBe(false);
     const script = readFileSync(join(ROOT, 'router', 'entrypoint.sh'), 'utf8');
     expect(script.startsWith('#!/bin/sh\n')).toBe(true);
-    expect(script).toMatch(/^exec \/usr\/local\/bin\/node \/opt\/prefix-router\/dist\/bin\/prefix-router\.js container "\$@"$/m);
+    expect(script).toMatch(
+      /^exec \/usr\/local\/bin\/node \/opt\/prefix-router\/dist\/bin\/prefix-router\.js container "\$@"$/m,
+    );
     expect(statSync(join(ROOT, 'router', 'entrypoint.sh')).mode & 0o111).not.toBe(0);
     execFileSync('sh', ['-n', join(ROOT, 'router', 'entrypoint.sh')]);
   });
@@ -186,7 +205,9 @@ describe('when the build context is the installed npm package', () => {
     expect(CONSTRUCT_PACKAGE.scripts.postpack).toContain('rm -rf sidecar');
     expect(CONSTRUCT_PACKAGE.dependencies).toBeUndefined();
     const stage = readFileSync(join(ROOT, 'router', 'scripts', 'stage-sidecar-context.sh'), 'utf8');
-    expect(stage).toContain('cp "$root/router/Dockerfile" "$root/router/entrypoint.sh" "$root/router/image-build.sh" "$dest/router/"');
+    expect(stage).toContain(
+      'cp "$root/router/Dockerfile" "$root/router/entrypoint.sh" "$root/router/image-build.sh" "$dest/router/"',
+    );
     expect(stage).toContain('cp -R "$root/router/dist/bin" "$root/router/dist/router" "$dest/dist/"');
     expect(stage).not.toMatch(/router\/src"/); // hence the prebuilt dist/ branch
     // The shrinkwrap: the repository lock pruned offline, renamed, and checked against the lock entry by entry.
@@ -206,7 +227,9 @@ describe('when the build context is the installed npm package', () => {
     walk(join(ROOT, 'router', 'src'));
     const external = new Set<string>();
     for (const file of sources) {
-      for (const m of readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^'.][^']*)'/g)) {
+      for (const m of readFileSync(file, 'utf8').matchAll(
+        /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'([^'.][^']*)'/g,
+      )) {
         const name = m[1].startsWith('@') ? m[1].split('/').slice(0, 2).join('/') : m[1].split('/')[0];
         if (!name.startsWith('node:') && !builtinModules.includes(name)) external.add(name);
       }
@@ -216,7 +239,9 @@ describe('when the build context is the installed npm package', () => {
   });
 
   it('GIVEN the .dockerignore of a checkout THEN it excludes what the construct excludes from its asset', () => {
-    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'));
     expect(ignored.sort()).toEqual([...ROUTER_SIDECAR_BUILD_EXCLUDES, 'dist'].sort());
   });
 });

@@ -37,7 +37,9 @@ describe("when the engines' metrics are merged into the router's /metrics", () =
     ]);
     expect(merged.match(/^# TYPE vllm:prompt_tokens_total counter$/gm)).toHaveLength(1);
     const samples = parsePrometheusText(merged);
-    expect(samples.filter((s) => s.name === 'vllm:prompt_tokens_total').map((s) => [s.labels.prefix_router_engine, s.value])).toEqual([
+    expect(
+      samples.filter((s) => s.name === 'vllm:prompt_tokens_total').map((s) => [s.labels.prefix_router_engine, s.value]),
+    ).toEqual([
       ['engine-0', 10],
       ['engine-1', 20],
     ]);
@@ -61,25 +63,56 @@ describe('when EMF documents are written', () => {
       timestampMs: 1000,
       namespace: 'PrefixRouter',
       endpointName: 'ep',
-      decisionsByReason: new Map([['threshold-spill', 2], ['prefix-affinity', 5], ['random', 0]]),
+      decisionsByReason: new Map([
+        ['threshold-spill', 2],
+        ['prefix-affinity', 5],
+        ['random', 0],
+      ]),
       ttftMs: [{ value: 250, count: 2 }],
       engines: [{ engine: 'engine-0', promptTokens: 100, predictedCachedTokens: 0, reportedCachedTokens: 60 }],
     });
     expect(docs).toEqual([
       {
-        _aws: { Timestamp: 1000, CloudWatchMetrics: [{ Namespace: 'PrefixRouter', Dimensions: [['EndpointName', 'Reason']], Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }] }] },
+        _aws: {
+          Timestamp: 1000,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'PrefixRouter',
+              Dimensions: [['EndpointName', 'Reason']],
+              Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }],
+            },
+          ],
+        },
         EndpointName: 'ep',
         Reason: 'prefix-affinity',
         RoutingDecisions: 5,
       },
       {
-        _aws: { Timestamp: 1000, CloudWatchMetrics: [{ Namespace: 'PrefixRouter', Dimensions: [['EndpointName', 'Reason']], Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }] }] },
+        _aws: {
+          Timestamp: 1000,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'PrefixRouter',
+              Dimensions: [['EndpointName', 'Reason']],
+              Metrics: [{ Name: 'RoutingDecisions', Unit: 'Count' }],
+            },
+          ],
+        },
         EndpointName: 'ep',
         Reason: 'threshold-spill',
         RoutingDecisions: 2,
       },
       {
-        _aws: { Timestamp: 1000, CloudWatchMetrics: [{ Namespace: 'PrefixRouter', Dimensions: [['EndpointName']], Metrics: [{ Name: 'TimeToFirstToken', Unit: 'Milliseconds' }] }] },
+        _aws: {
+          Timestamp: 1000,
+          CloudWatchMetrics: [
+            {
+              Namespace: 'PrefixRouter',
+              Dimensions: [['EndpointName']],
+              Metrics: [{ Name: 'TimeToFirstToken', Unit: 'Milliseconds' }],
+            },
+          ],
+        },
         EndpointName: 'ep',
         TimeToFirstToken: [250, 250],
       },
@@ -108,7 +141,10 @@ describe('when EMF documents are written', () => {
   });
 
   it('GIVEN more values than EMF allows in one array THEN they are split, none lost', () => {
-    const chunks = valueChunks([{ value: 1, count: 150 }, { value: 2, count: 60 }]);
+    const chunks = valueChunks([
+      { value: 1, count: 150 },
+      { value: 2, count: 60 },
+    ]);
     expect(chunks.map((c) => c.length)).toEqual([MAX_EMF_VALUES, 100, 10]);
     expect(chunks.flat().filter((v) => v === 2)).toHaveLength(60);
   });
@@ -117,9 +153,25 @@ describe('when EMF documents are written', () => {
 describe('when the EMF emitter flushes intervals', () => {
   it('GIVEN router and engine counters THEN each interval reports what changed in it, and an engine restart counts from zero', async () => {
     const registry = new Registry();
-    const requests = new Counter({ name: REQUESTS_METRIC, help: 'h', labelNames: ['policy', 'reason', 'instance', 'status'], registers: [registry] });
-    const ttft = new Histogram({ name: TTFT_HISTOGRAM, help: 'h', labelNames: ['instance'], buckets: [0.01, 0.1, 1], registers: [registry] });
-    const predicted = new Counter({ name: PREDICTED_CACHED_METRIC, help: 'h', labelNames: ['instance'], registers: [registry] });
+    const requests = new Counter({
+      name: REQUESTS_METRIC,
+      help: 'h',
+      labelNames: ['policy', 'reason', 'instance', 'status'],
+      registers: [registry],
+    });
+    const ttft = new Histogram({
+      name: TTFT_HISTOGRAM,
+      help: 'h',
+      labelNames: ['instance'],
+      buckets: [0.01, 0.1, 1],
+      registers: [registry],
+    });
+    const predicted = new Counter({
+      name: PREDICTED_CACHED_METRIC,
+      help: 'h',
+      labelNames: ['instance'],
+      registers: [registry],
+    });
     let scrapes: EngineScrape[] = [{ engine: 'engine-0', text: vllmText(100, 40) }];
     const lines: string[] = [];
     const emitter = new EmfEmitter({
@@ -145,17 +197,30 @@ describe('when the EMF emitter flushes intervals', () => {
     const first = await interval();
     expect(first.find((d) => d.Reason === 'prefix-affinity')?.RoutingDecisions).toBe(3);
     expect(first.find((d) => d.TimeToFirstToken !== undefined)?.TimeToFirstToken).toEqual([100, 1000]);
-    expect(first.find((d) => d.Engine === 'engine-0')).toMatchObject({ PromptTokens: 100, ReportedCachedTokens: 40, PredictedCachedTokens: 32 });
+    expect(first.find((d) => d.Engine === 'engine-0')).toMatchObject({
+      PromptTokens: 100,
+      ReportedCachedTokens: 40,
+      PredictedCachedTokens: 32,
+    });
 
     requests.inc({ policy: 'p', reason: 'threshold-spill', instance: 'http://127.0.0.1:8100', status: '200' });
     scrapes = [{ engine: 'engine-0', text: vllmText(130, 50) }];
     const second = await interval();
-    expect(second.filter((d) => d.Reason !== undefined).map((d) => [d.Reason, d.RoutingDecisions])).toEqual([['threshold-spill', 1]]);
+    expect(second.filter((d) => d.Reason !== undefined).map((d) => [d.Reason, d.RoutingDecisions])).toEqual([
+      ['threshold-spill', 1],
+    ]);
     expect(second.some((d) => d.TimeToFirstToken !== undefined)).toBe(false);
-    expect(second.find((d) => d.Engine === 'engine-0')).toMatchObject({ PromptTokens: 30, ReportedCachedTokens: 10, PredictedCachedTokens: 0 });
+    expect(second.find((d) => d.Engine === 'engine-0')).toMatchObject({
+      PromptTokens: 30,
+      ReportedCachedTokens: 10,
+      PredictedCachedTokens: 0,
+    });
 
     scrapes = [{ engine: 'engine-0', text: vllmText(12, 2) }]; // restarted engine: counters from zero
-    expect((await interval()).find((d) => d.Engine === 'engine-0')).toMatchObject({ PromptTokens: 12, ReportedCachedTokens: 2 });
+    expect((await interval()).find((d) => d.Engine === 'engine-0')).toMatchObject({
+      PromptTokens: 12,
+      ReportedCachedTokens: 2,
+    });
     scrapes = [{ engine: 'engine-0', text: undefined }]; // engine down: no line for it
     expect((await interval()).some((d) => d.Engine === 'engine-0')).toBe(false);
     await emitter.stop();

@@ -19,11 +19,23 @@ import {
 import { ContainerConfigError } from '../../../router/src/container';
 
 const NO_DLC_FILES: DlcFiles = { modelDirHasFiles: false, routeMiddleware: false };
-const gpus = (n: number, source: GpuInventory['source'] = 'PREFIX_ROUTER_GPUS'): GpuInventory => ({ ids: Array.from({ length: n }, (_, i) => String(i)), source });
+const gpus = (n: number, source: GpuInventory['source'] = 'PREFIX_ROUTER_GPUS'): GpuInventory => ({
+  ids: Array.from({ length: n }, (_, i) => String(i)),
+  source,
+});
 
 describe('when an engine command line is split into words', () => {
   it('GIVEN quotes and backslashes THEN it splits like a shell, without expansions', () => {
-    expect(splitCommandLine(`python3 -m x --a 'b c' "d \\"e\\"" f\\ g $HOME`)).toEqual(['python3', '-m', 'x', '--a', 'b c', 'd "e"', 'f g', '$HOME']);
+    expect(splitCommandLine(`python3 -m x --a 'b c' "d \\"e\\"" f\\ g $HOME`)).toEqual([
+      'python3',
+      '-m',
+      'x',
+      '--a',
+      'b c',
+      'd "e"',
+      'f g',
+      '$HOME',
+    ]);
     expect(splitCommandLine(`  a  ''  b `)).toEqual(['a', '', 'b']);
     expect(() => splitCommandLine(`a 'b`)).toThrow("unclosed ' quote");
   });
@@ -38,27 +50,54 @@ describe('when an engine command line is split into words', () => {
   });
 
   it('GIVEN a template THEN {port}, {gpus}, {index} and {tp} are replaced, and unknown placeholders are refused', () => {
-    expect(renderCommandTemplate("engine --port {port} --devices '{gpus}' --name e{index} --tp {tp}", { port: '8101', gpus: '2,3', index: '1', tp: '2' })).toEqual([
-      'engine', '--port', '8101', '--devices', '2,3', '--name', 'e1', '--tp', '2',
-    ]);
+    expect(
+      renderCommandTemplate("engine --port {port} --devices '{gpus}' --name e{index} --tp {tp}", {
+        port: '8101',
+        gpus: '2,3',
+        index: '1',
+        tp: '2',
+      }),
+    ).toEqual(['engine', '--port', '8101', '--devices', '2,3', '--name', 'e1', '--tp', '2']);
     expect(engineCommandProblems('engine --port {port} --x {model}', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual([
       'PREFIX_ROUTER_ENGINE_COMMAND may use only the placeholders {port}, {gpus}, {index}, {tp} (got {model})',
     ]);
-    expect(engineCommandProblems('   ', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual(['PREFIX_ROUTER_ENGINE_COMMAND must name a program (got "   ")']);
+    expect(engineCommandProblems('   ', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual([
+      'PREFIX_ROUTER_ENGINE_COMMAND must name a program (got "   ")',
+    ]);
   });
 });
 
 describe('when an engine command is logged', () => {
   it('GIVEN flags that carry secrets THEN their values are replaced, other words kept', () => {
-    expect(redactArgv(['vllm', '--api-key', 's3cr3t', '--hf-token=abc', '--model', 'm', '--enable-prefix-caching', '--tokenizer-mode', 'auto'])).toEqual([
-      'vllm', '--api-key', '***', '--hf-token=***', '--model', 'm', '--enable-prefix-caching', '--tokenizer-mode', 'auto',
+    expect(
+      redactArgv([
+        'vllm',
+        '--api-key',
+        's3cr3t',
+        '--hf-token=abc',
+        '--model',
+        'm',
+        '--enable-prefix-caching',
+        '--tokenizer-mode',
+        'auto',
+      ]),
+    ).toEqual([
+      'vllm',
+      '--api-key',
+      '***',
+      '--hf-token=***',
+      '--model',
+      'm',
+      '--enable-prefix-caching',
+      '--tokenizer-mode',
+      'auto',
     ]);
     expect(redactArgv(['x', '--api-key'])).toEqual(['x', '--api-key']);
   });
 });
 
 describe('when the default engine is rendered from SM_VLLM_* variables', () => {
-  it('GIVEN the construct\'s variables THEN they become vLLM flags the DLC way, with host and port owned by the container', () => {
+  it("GIVEN the construct's variables THEN they become vLLM flags the DLC way, with host and port owned by the container", () => {
     const env = {
       SM_VLLM_MODEL: '/opt/ml/model',
       SM_VLLM_TENSOR_PARALLEL_SIZE: '8',
@@ -71,8 +110,21 @@ describe('when the default engine is rendered from SM_VLLM_* variables', () => {
       OTHER: 'x',
     };
     expect(defaultEngineArgv(env, 8100, undefined)).toEqual([
-      'python3', '-m', 'vllm.entrypoints.openai.api_server', '--host', '127.0.0.1', '--port', '8100',
-      '--enable-prefix-caching', '--enforce-eager', '--max-model-len', '32768', '--model', '/opt/ml/model', '--tensor-parallel-size', '8',
+      'python3',
+      '-m',
+      'vllm.entrypoints.openai.api_server',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '8100',
+      '--enable-prefix-caching',
+      '--enforce-eager',
+      '--max-model-len',
+      '32768',
+      '--model',
+      '/opt/ml/model',
+      '--tensor-parallel-size',
+      '8',
     ]);
     expect(smVllmArgs(env, { 'tensor-parallel-size': '2' })).toContain('2');
     expect(smVllmArgs(env, { 'tensor-parallel-size': '2' })).not.toContain('8');
@@ -89,7 +141,11 @@ describe('when the default engine is rendered from SM_VLLM_* variables', () => {
 describe('when SM_VLLM_* values are JSON, as the DLC reads them', () => {
   it.each([
     ['lora-modules', '["a=/m/a", "b=/m/b"]', ['a=/m/a', 'b=/m/b']],
-    ['lora-modules', '[{"name":"a","path":"/m/a"}, {"name":"b","path":"/m/b"}]', ['{"name":"a","path":"/m/a"}', '{"name":"b","path":"/m/b"}']],
+    [
+      'lora-modules',
+      '[{"name":"a","path":"/m/a"}, {"name":"b","path":"/m/b"}]',
+      ['{"name":"a","path":"/m/a"}', '{"name":"b","path":"/m/b"}'],
+    ],
     ['x', '[1, true, null, [2, 3]]', ['1', 'true', '', '[2,3]']],
     ['lora-modules', '[]', undefined],
     ['allowed-origins', '["https://a.example"]', ['["https://a.example"]']],
@@ -106,9 +162,14 @@ describe('when SM_VLLM_* values are JSON, as the DLC reads them', () => {
   });
 
   it('GIVEN a JSON array among the variables THEN the flag is followed by one argument per element, in name order', () => {
-    expect(smVllmArgs({ SM_VLLM_MODEL: 'm', SM_VLLM_LORA_MODULES: '["a=/a","b=/b"]', SM_VLLM_ENABLE_LORA: 'true', SM_VLLM_SERVED_MODEL_NAME: '[]' })).toEqual([
-      '--enable-lora', '--lora-modules', 'a=/a', 'b=/b', '--model', 'm',
-    ]);
+    expect(
+      smVllmArgs({
+        SM_VLLM_MODEL: 'm',
+        SM_VLLM_LORA_MODULES: '["a=/a","b=/b"]',
+        SM_VLLM_ENABLE_LORA: 'true',
+        SM_VLLM_SERVED_MODEL_NAME: '[]',
+      }),
+    ).toEqual(['--enable-lora', '--lora-modules', 'a=/a', 'b=/b', '--model', 'm']);
   });
 
   it('GIVEN any list of plain strings THEN each becomes exactly one argument', () => {
@@ -123,7 +184,11 @@ describe('when SM_VLLM_* values are JSON, as the DLC reads them', () => {
 describe('when the model is resolved the DLC way', () => {
   const withDir: DlcFiles = { modelDirHasFiles: true, routeMiddleware: false };
   it.each([
-    [{ SM_VLLM_MODEL: 'org/explicit', HF_MODEL_ID: 'org/hf' }, withDir, { model: 'org/explicit', source: 'SM_VLLM_MODEL' }],
+    [
+      { SM_VLLM_MODEL: 'org/explicit', HF_MODEL_ID: 'org/hf' },
+      withDir,
+      { model: 'org/explicit', source: 'SM_VLLM_MODEL' },
+    ],
     [{ HF_MODEL_ID: 'org/hf' }, withDir, { model: '/opt/ml/model', source: 'model-dir' }],
     [{ HF_MODEL_ID: 'org/hf' }, NO_DLC_FILES, { model: 'org/hf', source: 'HF_MODEL_ID' }],
     [{ SM_VLLM_MODEL: '', HF_MODEL_ID: '' }, NO_DLC_FILES, undefined],
@@ -132,9 +197,25 @@ describe('when the model is resolved the DLC way', () => {
   });
 
   it('GIVEN the model from /opt/ml/model or HF_MODEL_ID THEN --model follows --port, as in the DLC; the route middleware is appended when present', () => {
-    expect(defaultEngineArgv({ HF_MODEL_ID: 'org/hf', SM_VLLM_MAX_MODEL_LEN: '4096' }, 8100, undefined, { modelDirHasFiles: false, routeMiddleware: true })).toEqual([
-      'python3', '-m', 'vllm.entrypoints.openai.api_server', '--host', '127.0.0.1', '--port', '8100',
-      '--model', 'org/hf', '--max-model-len', '4096', '--middleware', 'sagemaker_serve.SageMakerRouteMiddleware',
+    expect(
+      defaultEngineArgv({ HF_MODEL_ID: 'org/hf', SM_VLLM_MAX_MODEL_LEN: '4096' }, 8100, undefined, {
+        modelDirHasFiles: false,
+        routeMiddleware: true,
+      }),
+    ).toEqual([
+      'python3',
+      '-m',
+      'vllm.entrypoints.openai.api_server',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '8100',
+      '--model',
+      'org/hf',
+      '--max-model-len',
+      '4096',
+      '--middleware',
+      'sagemaker_serve.SageMakerRouteMiddleware',
     ]);
     const [engine] = planEngines(parseContainerEnv({}).settings, gpus(1), [8100], { HF_MODEL_ID: 'org/hf' }, withDir);
     expect(engine.argv.slice(7, 9)).toEqual(['--model', '/opt/ml/model']);
@@ -142,18 +223,27 @@ describe('when the model is resolved the DLC way', () => {
 });
 
 describe('when engines are planned', () => {
-  const multi = (engines: number) => parseContainerEnv({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: String(engines) }).settings;
+  const multi = (engines: number) =>
+    parseContainerEnv({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: String(engines) }).settings;
 
   it('GIVEN 8 GPUs and 4 engines THEN each gets 2 disjoint GPUs, tensor-parallel size 2, its own port and CUDA_VISIBLE_DEVICES', () => {
-    const plan = planEngines(multi(4), gpus(8), [8100, 8101, 8102, 8103], { SM_VLLM_MODEL: 'm', SM_VLLM_TENSOR_PARALLEL_SIZE: '8' });
-    expect(plan.map((e) => [e.name, e.port, e.gpuIds.join(','), e.tensorParallelSize, e.env.CUDA_VISIBLE_DEVICES, e.url])).toEqual([
+    const plan = planEngines(multi(4), gpus(8), [8100, 8101, 8102, 8103], {
+      SM_VLLM_MODEL: 'm',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '8',
+    });
+    expect(
+      plan.map((e) => [e.name, e.port, e.gpuIds.join(','), e.tensorParallelSize, e.env.CUDA_VISIBLE_DEVICES, e.url]),
+    ).toEqual([
       ['engine-0', 8100, '0,1', 2, '0,1', 'http://127.0.0.1:8100'],
       ['engine-1', 8101, '2,3', 2, '2,3', 'http://127.0.0.1:8101'],
       ['engine-2', 8102, '4,5', 2, '4,5', 'http://127.0.0.1:8102'],
       ['engine-3', 8103, '6,7', 2, '6,7', 'http://127.0.0.1:8103'],
     ]);
     const argv = plan[3].argv;
-    expect(argv.slice(argv.indexOf('--tensor-parallel-size'), argv.indexOf('--tensor-parallel-size') + 2)).toEqual(['--tensor-parallel-size', '2']);
+    expect(argv.slice(argv.indexOf('--tensor-parallel-size'), argv.indexOf('--tensor-parallel-size') + 2)).toEqual([
+      '--tensor-parallel-size',
+      '2',
+    ]);
     expect(argv.slice(argv.indexOf('--port'), argv.indexOf('--port') + 2)).toEqual(['--port', '8103']);
   });
 
@@ -168,13 +258,20 @@ describe('when engines are planned', () => {
     for (const engine of plan) {
       const argv = engine.argv;
       expect(argv).toContain('--enable-lora');
-      expect(argv.slice(argv.indexOf('--lora-modules'), argv.indexOf('--lora-modules') + 3)).toEqual(['--lora-modules', 'sql=/opt/ml/adapters/sql', 'support=/opt/ml/adapters/support']);
+      expect(argv.slice(argv.indexOf('--lora-modules'), argv.indexOf('--lora-modules') + 3)).toEqual([
+        '--lora-modules',
+        'sql=/opt/ml/adapters/sql',
+        'support=/opt/ml/adapters/support',
+      ]);
       expect(argv.slice(argv.indexOf('--max-loras'), argv.indexOf('--max-loras') + 2)).toEqual(['--max-loras', '2']);
     }
   });
 
-  it('GIVEN sagemaker mode THEN one engine uses all GPUs and keeps the construct\'s tensor-parallel size', () => {
-    const [engine] = planEngines(parseContainerEnv({}).settings, gpus(8, 'nvidia-smi'), [8100], { SM_VLLM_MODEL: 'm', SM_VLLM_TENSOR_PARALLEL_SIZE: '4' });
+  it("GIVEN sagemaker mode THEN one engine uses all GPUs and keeps the construct's tensor-parallel size", () => {
+    const [engine] = planEngines(parseContainerEnv({}).settings, gpus(8, 'nvidia-smi'), [8100], {
+      SM_VLLM_MODEL: 'm',
+      SM_VLLM_TENSOR_PARALLEL_SIZE: '4',
+    });
     expect(engine.gpuIds).toHaveLength(8);
     expect(engine.argv.join(' ')).toContain('--tensor-parallel-size 4');
   });
@@ -185,7 +282,13 @@ describe('when engines are planned', () => {
     );
     let error: ContainerConfigError | undefined;
     try {
-      planEngines(parseContainerEnv({}).settings, { ids: [], source: 'none', note: 'nvidia-smi -L failed: ENOENT' }, [8100], {}, NO_DLC_FILES);
+      planEngines(
+        parseContainerEnv({}).settings,
+        { ids: [], source: 'none', note: 'nvidia-smi -L failed: ENOENT' },
+        [8100],
+        {},
+        NO_DLC_FILES,
+      );
     } catch (err) {
       error = err as ContainerConfigError;
     }
@@ -203,11 +306,17 @@ describe('when engines are planned', () => {
       'SM_VLLM_TENSOR_PARALLEL_SIZE=8 is replaced in multi-engine mode: each of the 4 engines gets 2 of the 8 GPUs and --tensor-parallel-size 2',
     ]);
     expect(enginePlanWarnings(multi(4), gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '2' })).toEqual([]);
-    expect(enginePlanWarnings(parseContainerEnv({}).settings, gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual([]);
+    expect(enginePlanWarnings(parseContainerEnv({}).settings, gpus(8), { SM_VLLM_TENSOR_PARALLEL_SIZE: '4' })).toEqual(
+      [],
+    );
   });
 
   it('GIVEN a custom command and no GPUs THEN engines start without CUDA_VISIBLE_DEVICES', () => {
-    const settings = parseContainerEnv({ PREFIX_ROUTER_MODE: 'multi-engine', PREFIX_ROUTER_ENGINES: '2', PREFIX_ROUTER_ENGINE_COMMAND: 'emu --port {port} --gpus "{gpus}"' }).settings;
+    const settings = parseContainerEnv({
+      PREFIX_ROUTER_MODE: 'multi-engine',
+      PREFIX_ROUTER_ENGINES: '2',
+      PREFIX_ROUTER_ENGINE_COMMAND: 'emu --port {port} --gpus "{gpus}"',
+    }).settings;
     const plan = planEngines(settings, gpus(0, 'none'), [9000, 9001], {});
     expect(plan.map((e) => e.argv)).toEqual([
       ['emu', '--port', '9000', '--gpus', ''],
@@ -219,14 +328,21 @@ describe('when engines are planned', () => {
 
 describe('when GPUs are counted', () => {
   it('GIVEN nvidia-smi -L output THEN each GPU line counts once', () => {
-    const out = 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\n  MIG 1g.10gb Device 0: (UUID: MIG-1)\n';
+    const out =
+      'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-2)\n  MIG 1g.10gb Device 0: (UUID: MIG-1)\n';
     expect(countNvidiaSmiGpus(out)).toBe(2);
     expect(countNvidiaSmiGpus('')).toBe(0);
   });
 
   it('GIVEN CUDA_VISIBLE_DEVICES from the host THEN its ids are handed out; PREFIX_ROUTER_GPUS takes the first of them', async () => {
-    expect(await detectGpus(undefined, { CUDA_VISIBLE_DEVICES: '4,5,6,7' })).toEqual({ ids: ['4', '5', '6', '7'], source: 'CUDA_VISIBLE_DEVICES' });
-    expect(await detectGpus(2, { CUDA_VISIBLE_DEVICES: '4,5,6,7' })).toEqual({ ids: ['4', '5'], source: 'PREFIX_ROUTER_GPUS' });
+    expect(await detectGpus(undefined, { CUDA_VISIBLE_DEVICES: '4,5,6,7' })).toEqual({
+      ids: ['4', '5', '6', '7'],
+      source: 'CUDA_VISIBLE_DEVICES',
+    });
+    expect(await detectGpus(2, { CUDA_VISIBLE_DEVICES: '4,5,6,7' })).toEqual({
+      ids: ['4', '5'],
+      source: 'PREFIX_ROUTER_GPUS',
+    });
     expect(await detectGpus(2, {})).toEqual({ ids: ['0', '1'], source: 'PREFIX_ROUTER_GPUS' });
   });
 });

@@ -4,20 +4,27 @@ import { LinePrefixer, RestartBackoff } from '../../../router/src/container';
 describe('when child output is forwarded line by line', () => {
   it('GIVEN chunks cut anywhere (inside lines and multi-byte characters) THEN every line comes out whole, prefixed, in order', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 20 }).map((s) => s.replace(/[\n\r]/g, '')), { maxLength: 8 }), fc.array(fc.nat(40), { maxLength: 6 }), (lines, cuts) => {
-        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
-        let out = '';
-        const prefixer = new LinePrefixer('[engine-2] ', (t) => (out += t));
-        let at = 0;
-        for (const cut of [...cuts].sort((a, b) => a - b)) {
-          const to = Math.min(bytes.length, cut);
-          if (to > at) prefixer.push(bytes.subarray(at, to));
-          at = Math.max(at, to);
-        }
-        prefixer.push(bytes.subarray(at));
-        prefixer.end();
-        expect(out).toBe(lines.map((l) => `[engine-2] ${l}\n`).join(''));
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ unit: 'grapheme', maxLength: 20 }).map((s) => s.replace(/[\n\r]/g, '')),
+          { maxLength: 8 },
+        ),
+        fc.array(fc.nat(40), { maxLength: 6 }),
+        (lines, cuts) => {
+          const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+          let out = '';
+          const prefixer = new LinePrefixer('[engine-2] ', (t) => (out += t));
+          let at = 0;
+          for (const cut of [...cuts].sort((a, b) => a - b)) {
+            const to = Math.min(bytes.length, cut);
+            if (to > at) prefixer.push(bytes.subarray(at, to));
+            at = Math.max(at, to);
+          }
+          prefixer.push(bytes.subarray(at));
+          prefixer.end();
+          expect(out).toBe(lines.map((l) => `[engine-2] ${l}\n`).join(''));
+        },
+      ),
     );
   });
 

@@ -7,8 +7,20 @@ function engine(argv: string[], stopTimeoutMs = 2_000, outputCloseWaitMs?: numbe
   const out: string[] = [];
   const err: string[] = [];
   const logs: Array<Record<string, unknown>> = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  const spec: EngineSpec = { index: 2, name: 'engine-2', port: 1, gpuIds: ['4', '5'], tensorParallelSize: 2, argv, env: { CUDA_VISIBLE_DEVICES: '4,5' }, url: 'http://127.0.0.1:1' };
+  const log = pino(
+    { level: 'info' },
+    { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  const spec: EngineSpec = {
+    index: 2,
+    name: 'engine-2',
+    port: 1,
+    gpuIds: ['4', '5'],
+    tensorParallelSize: 2,
+    argv,
+    env: { CUDA_VISIBLE_DEVICES: '4,5' },
+    url: 'http://127.0.0.1:1',
+  };
   const process_ = new EngineProcess(spec, {
     baseEnv: { PATH: process.env.PATH, FROM_CONTAINER: 'yes' },
     restartBackoffMs: 100,
@@ -38,7 +50,11 @@ describe('when an engine process is supervised', () => {
   });
 
   it('GIVEN an engine printing on both streams THEN lines are prefixed, and it sees its GPUs and the container environment', async () => {
-    const e = engine([process.execPath, '-e', "console.log('gpus ' + process.env.CUDA_VISIBLE_DEVICES + ' ' + process.env.FROM_CONTAINER); console.error('warn'); setTimeout(() => {}, 60000)"]);
+    const e = engine([
+      process.execPath,
+      '-e',
+      "console.log('gpus ' + process.env.CUDA_VISIBLE_DEVICES + ' ' + process.env.FROM_CONTAINER); console.error('warn'); setTimeout(() => {}, 60000)",
+    ]);
     started.push(e.process);
     e.process.start();
     await eventually(() => e.out.join('').includes('\n') && e.err.join('').includes('\n'), 'output');
@@ -68,7 +84,12 @@ describe('when an engine process is supervised', () => {
     const e = engine(['/nonexistent/vllm-server']);
     started.push(e.process);
     e.process.start();
-    await eventually(() => e.logs.filter((l) => l.msg === 'engine exited; restarting after backoff').length >= 2, 'two failed starts', 10_000, 20);
+    await eventually(
+      () => e.logs.filter((l) => l.msg === 'engine exited; restarting after backoff').length >= 2,
+      'two failed starts',
+      10_000,
+      20,
+    );
     expect(e.logs.find((l) => l.msg === 'engine exited; restarting after backoff')?.error).toContain('ENOENT');
     await e.process.stop();
   });
@@ -85,7 +106,10 @@ describe('when an engine process is supervised', () => {
   });
 
   it('GIVEN an engine that ignores SIGTERM THEN stop() SIGKILLs it after the timeout', async () => {
-    const e = engine([process.execPath, '-e', "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)"], 300);
+    const e = engine(
+      [process.execPath, '-e', "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)"],
+      300,
+    );
     started.push(e.process);
     e.process.start();
     await eventually(() => e.out.join('').includes('up'), 'engine up');

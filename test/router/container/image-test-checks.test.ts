@@ -27,18 +27,74 @@ describe("when test:image's EMF check reads a document", () => {
 
   it.each([
     ['no _aws', { EndpointName: 'ep', X: 1 }, 'no _aws object'],
-    ['a fractional timestamp', { _aws: { Timestamp: 1.5, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] }, X: 1 }, '_aws.Timestamp is not a positive integer'],
-    ['a dimension that is not a string member', { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['Engine']], Metrics: [{ Name: 'X' }] }] }, X: 1 }, 'dimension Engine is not a string member'],
-    ['a metric without a value', { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] } }, 'metric X has no numeric value (or more than 100)'],
-    ['101 values', { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] }, X: Array(101).fill(1) }, 'metric X has no numeric value (or more than 100)'],
-    ['an unknown unit', { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X', Unit: 'Tokens' }] }] }, X: 1 }, 'metric X has unit Tokens'],
-    ['a 256-character namespace', { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N'.repeat(256), Dimensions: [[]], Metrics: [{ Name: 'X' }] }] }, X: 1 }, `bad Namespace ${'N'.repeat(256)}`],
+    [
+      'a fractional timestamp',
+      {
+        _aws: { Timestamp: 1.5, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] },
+        X: 1,
+      },
+      '_aws.Timestamp is not a positive integer',
+    ],
+    [
+      'a dimension that is not a string member',
+      {
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [['Engine']], Metrics: [{ Name: 'X' }] }],
+        },
+        X: 1,
+      },
+      'dimension Engine is not a string member',
+    ],
+    [
+      'a metric without a value',
+      { _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] } },
+      'metric X has no numeric value (or more than 100)',
+    ],
+    [
+      '101 values',
+      {
+        _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X' }] }] },
+        X: Array(101).fill(1),
+      },
+      'metric X has no numeric value (or more than 100)',
+    ],
+    [
+      'an unknown unit',
+      {
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N', Dimensions: [[]], Metrics: [{ Name: 'X', Unit: 'Tokens' }] }],
+        },
+        X: 1,
+      },
+      'metric X has unit Tokens',
+    ],
+    [
+      'a 256-character namespace',
+      {
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N'.repeat(256), Dimensions: [[]], Metrics: [{ Name: 'X' }] }],
+        },
+        X: 1,
+      },
+      `bad Namespace ${'N'.repeat(256)}`,
+    ],
   ])('GIVEN %s THEN it reports it', (_what, doc, problem) => {
     expect(emfProblems(doc as Record<string, unknown>)).toContain(problem);
   });
 
   it('GIVEN exactly 100 values and a 255-character namespace THEN both are accepted', () => {
-    expect(emfProblems({ _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'N'.repeat(255), Dimensions: [[]], Metrics: [{ Name: 'X' }] }] }, X: Array(100).fill(1) })).toEqual([]);
+    expect(
+      emfProblems({
+        _aws: {
+          Timestamp: 1,
+          CloudWatchMetrics: [{ Namespace: 'N'.repeat(255), Dimensions: [[]], Metrics: [{ Name: 'X' }] }],
+        },
+        X: Array(100).fill(1),
+      }),
+    ).toEqual([]);
   });
 });
 

@@ -29,7 +29,10 @@ function setup(choice = 'a') {
   const instances = new Map<string, Instance>([['a', { id: 'a', load: new InstanceLoad() }]]);
   const speeds = new PrefillSpeedEstimator(options);
   const core = new RoutingCore<Instance>(to(choice), (id) => instances.get(id), {}, { prefillSpeeds: speeds });
-  const snapshot = (nowMs: number) => ({ instances: [{ id: 'a', healthy: true, inFlight: instances.get('a')!.load.inFlight }], nowMs });
+  const snapshot = (nowMs: number) => ({
+    instances: [{ id: 'a', healthy: true, inFlight: instances.get('a')!.load.inFlight }],
+    nowMs,
+  });
   return { instance: instances.get('a')!, speeds, core, snapshot };
 }
 

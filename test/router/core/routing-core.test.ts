@@ -1,6 +1,19 @@
-import { publishedBlockChars, publishedBlocksOf, publishedStateLog, RoutingCore, type RoutingTarget } from '../../../router/src/core/routing-core';
+import {
+  publishedBlockChars,
+  publishedBlocksOf,
+  publishedStateLog,
+  RoutingCore,
+  type RoutingTarget,
+} from '../../../router/src/core/routing-core';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
-import { createPolicy, NoHealthyInstanceError, type ReleaseOutcome, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../../../router/src/policy';
+import {
+  createPolicy,
+  NoHealthyInstanceError,
+  type ReleaseOutcome,
+  type RoutingDecision,
+  type RoutingPolicy,
+  type RoutingSnapshot,
+} from '../../../router/src/policy';
 import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
@@ -16,7 +29,10 @@ interface Instance extends RoutingTarget {
 }
 
 /** A policy that always chooses `choice`, predicts `cached` tokens, and records every call. */
-function scriptedPolicy(choice: () => string, cached = 0): RoutingPolicy & { calls: string[]; releases: ReleaseOutcome[] } {
+function scriptedPolicy(
+  choice: () => string,
+  cached = 0,
+): RoutingPolicy & { calls: string[]; releases: ReleaseOutcome[] } {
   const calls: string[] = [];
   const releases: ReleaseOutcome[] = [];
   return {
@@ -43,7 +59,14 @@ function fleet(ids: readonly string[]): Map<string, Instance> {
 }
 
 function snapshotOf(instances: Map<string, Instance>, unhealthy: readonly string[] = []): RoutingSnapshot {
-  return { instances: [...instances.values()].map((i) => ({ id: i.id, healthy: !unhealthy.includes(i.id), inFlight: i.load.inFlight })), nowMs: 0 };
+  return {
+    instances: [...instances.values()].map((i) => ({
+      id: i.id,
+      healthy: !unhealthy.includes(i.id),
+      inFlight: i.load.inFlight,
+    })),
+    nowMs: 0,
+  };
 }
 
 const prompt = chatRequest('p'.repeat(BLOCK * 8));
@@ -68,7 +91,9 @@ describe('when a request goes through the routing core', () => {
     const instances = fleet(['a']);
     const policy = scriptedPolicy(() => 'a');
     const released: ReleaseOutcome[] = [];
-    const core = new RoutingCore(policy, (id) => instances.get(id), { released: (_attempt, outcome) => released.push(outcome) });
+    const core = new RoutingCore(policy, (id) => instances.get(id), {
+      released: (_attempt, outcome) => released.push(outcome),
+    });
     const routed = core.begin(prompt);
     routed.decide(snapshotOf(instances));
     routed.firstToken();
@@ -121,16 +146,26 @@ describe('when a request goes through the routing core', () => {
 
   test('GIVEN no healthy instance THEN NoHealthyInstanceError reaches the caller and no ticket is taken', () => {
     const instances = fleet(['a']);
-    const routed = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id)).begin(prompt);
+    const routed = new RoutingCore(
+      scriptedPolicy(() => 'a'),
+      (id) => instances.get(id),
+    ).begin(prompt);
     expect(() => routed.decide(snapshotOf(instances, ['a']))).toThrow(NoHealthyInstanceError);
     expect(instances.get('a')!.load.inFlight).toBe(0);
   });
 
   test('GIVEN a policy whose release throws THEN the hook sees the error and the load is still released; without a hook it propagates', () => {
     const instances = fleet(['a']);
-    const policy = { ...scriptedPolicy(() => 'a'), release: () => { throw new Error('boom'); } };
+    const policy = {
+      ...scriptedPolicy(() => 'a'),
+      release: () => {
+        throw new Error('boom');
+      },
+    };
     const failures: unknown[] = [];
-    const routed = new RoutingCore(policy, (id) => instances.get(id), { policyReleaseFailed: (err) => failures.push(err) }).begin(prompt);
+    const routed = new RoutingCore(policy, (id) => instances.get(id), {
+      policyReleaseFailed: (err) => failures.push(err),
+    }).begin(prompt);
     routed.decide(snapshotOf(instances));
     routed.end({ kind: 'completed' });
     expect(failures).toHaveLength(1);
@@ -147,7 +182,10 @@ describe('when a request reaches a publishing instance', () => {
     const instances = fleet(['a', 'b']);
     let choice = 'a';
     const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
-    const routed = new RoutingCore(scriptedPolicy(() => choice), (id) => instances.get(id)).begin(prompt);
+    const routed = new RoutingCore(
+      scriptedPolicy(() => choice),
+      (id) => instances.get(id),
+    ).begin(prompt);
     routed.reach(log);
     routed.reach(log);
     expect(log.load.inFlight).toBe(1);
@@ -163,10 +201,15 @@ describe('when a request reaches a publishing instance', () => {
     expect(log.load.inFlight).toBe(0);
   });
 
-  test('GIVEN a simulated instance (a decision sends the request there) THEN it is admitted to that instance\'s log at the decision', () => {
+  test("GIVEN a simulated instance (a decision sends the request there) THEN it is admitted to that instance's log at the decision", () => {
     const logs = new Map(['a', 'b'].map((id) => [id, publishedStateLog(BLOCK, 1_000_000, TEST_KEY, id)]));
-    const instances = new Map(['a', 'b'].map((id) => [id, { id, load: new InstanceLoad(), publishedLog: logs.get(id)! }]));
-    const routed = new RoutingCore(scriptedPolicy(() => 'b'), (id) => instances.get(id)).begin(prompt);
+    const instances = new Map(
+      ['a', 'b'].map((id) => [id, { id, load: new InstanceLoad(), publishedLog: logs.get(id)! }]),
+    );
+    const routed = new RoutingCore(
+      scriptedPolicy(() => 'b'),
+      (id) => instances.get(id),
+    ).begin(prompt);
     routed.decide(snapshotOf(instances));
     expect([logs.get('a')!.load.inFlight, logs.get('b')!.load.inFlight]).toEqual([0, 1]);
     routed.accepted();
@@ -178,7 +221,10 @@ describe('when a request reaches a publishing instance', () => {
     const instances = fleet(['a']);
     const run = (outcome: ReleaseOutcome): number => {
       const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
-      const core = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id));
+      const core = new RoutingCore(
+        scriptedPolicy(() => 'a'),
+        (id) => instances.get(id),
+      );
       // GIVEN the prompt published once already
       const first = core.begin(prompt);
       first.reach(log);
@@ -203,7 +249,12 @@ describe('when a request reaches a publishing instance', () => {
   test('GIVEN publishing without blocks (load only) THEN nothing enters the published index', () => {
     const instances = fleet(['a']);
     const log = publishedStateLog(BLOCK, 1_000_000, TEST_KEY, 'e');
-    const routed = new RoutingCore(scriptedPolicy(() => 'a'), (id) => instances.get(id), {}, { publishBlocks: false }).begin(prompt);
+    const routed = new RoutingCore(
+      scriptedPolicy(() => 'a'),
+      (id) => instances.get(id),
+      {},
+      { publishBlocks: false },
+    ).begin(prompt);
     routed.reach(log);
     routed.decide(snapshotOf(instances));
     routed.accepted();
@@ -214,7 +265,10 @@ describe('when a request reaches a publishing instance', () => {
 });
 
 describe('when published blocks are hashed', () => {
-  const cacheAware = createPolicy({ name: 'cache-aware', blockChars: BLOCK }, { rng: new SeededRng(1), stateHashKey: TEST_KEY });
+  const cacheAware = createPolicy(
+    { name: 'cache-aware', blockChars: BLOCK },
+    { rng: new SeededRng(1), stateHashKey: TEST_KEY },
+  );
   const roundRobin = createPolicy({ name: 'round-robin' }, { rng: new SeededRng(1) });
 
   test('GIVEN a policy hashing blocks of the same size THEN its own (memoized) hashes are reused', () => {
@@ -222,12 +276,16 @@ describe('when published blocks are hashed', () => {
     expect(publishedBlocksOf(cacheAware, prompt, BLOCK, TEST_KEY)).toBe(own);
   });
 
-  test('GIVEN another block size, or a policy without the capability THEN the blocks are hashed at the log\'s size', () => {
-    expect([...publishedBlocksOf(cacheAware, prompt, BLOCK * 2, TEST_KEY)]).toEqual([...routingBlockHashes(prompt, BLOCK * 2, TEST_KEY)]);
-    expect([...publishedBlocksOf(roundRobin, prompt, BLOCK, TEST_KEY)]).toEqual([...routingBlockHashes(prompt, BLOCK, TEST_KEY)]);
+  test("GIVEN another block size, or a policy without the capability THEN the blocks are hashed at the log's size", () => {
+    expect([...publishedBlocksOf(cacheAware, prompt, BLOCK * 2, TEST_KEY)]).toEqual([
+      ...routingBlockHashes(prompt, BLOCK * 2, TEST_KEY),
+    ]);
+    expect([...publishedBlocksOf(roundRobin, prompt, BLOCK, TEST_KEY)]).toEqual([
+      ...routingBlockHashes(prompt, BLOCK, TEST_KEY),
+    ]);
   });
 
-  test('GIVEN the block size a log publishes at THEN a stated size wins, then the observers\' policy\'s, then the fallback', () => {
+  test("GIVEN the block size a log publishes at THEN a stated size wins, then the observers' policy's, then the fallback", () => {
     expect(publishedBlockChars(cacheAware, 512, 256)).toBe(512);
     expect(publishedBlockChars(cacheAware, undefined, 256)).toBe(BLOCK);
     expect(publishedBlockChars(roundRobin, undefined, 256)).toBe(256);

@@ -45,7 +45,10 @@ describe('prefix-router demo', () => {
   });
 
   test.each([
-    [{ instances: '1' }, /--instances must be N or COUNT:PROFILE groups .*, 2–16 instances in all \(got "1": 1 instances\)/],
+    [
+      { instances: '1' },
+      /--instances must be N or COUNT:PROFILE groups .*, 2–16 instances in all \(got "1": 1 instances\)/,
+    ],
     [{ instances: '17' }, /--instances must be N or COUNT:PROFILE groups .*, 2–16 instances in all/],
     [{ instances: '1:p5-llama-3.1-70b' }, /--instances must be N or COUNT:PROFILE groups .*: 1 instances/],
     [{ instances: '3:p5-llama-3.1-70b,1:p9' }, /--instances: unknown profile "p9"/],
@@ -62,7 +65,12 @@ describe('prefix-router demo', () => {
   test('GIVEN no flags THEN the defaults are the documented demo: 4 instances, 4 strategies, long-context', () => {
     const options = parseDemoFlags({});
     expect(options.instances).toBe(4);
-    expect(options.policies.map((p) => p.name)).toEqual(['random', 'least-outstanding-requests', 'sagemaker-prefix-aware', 'cache-aware']);
+    expect(options.policies.map((p) => p.name)).toEqual([
+      'random',
+      'least-outstanding-requests',
+      'sagemaker-prefix-aware',
+      'cache-aware',
+    ]);
     expect(options.workload.kind).toBe('long-context');
     expect(options.timeScale).toBe(2);
   });
@@ -80,7 +88,14 @@ describe('prefix-router demo', () => {
     const tiny = builtinProfile('tiny');
     const dir = mkdtempSync(join(tmpdir(), 'demo-mixed-'));
     const slow = join(dir, 'tiny-slow.json');
-    writeFileSync(slow, JSON.stringify({ ...tiny, name: 'tiny-slow', stepTime: Object.fromEntries(Object.entries(tiny.stepTime).map(([k, v]) => [k, v * 3])) }));
+    writeFileSync(
+      slow,
+      JSON.stringify({
+        ...tiny,
+        name: 'tiny-slow',
+        stepTime: Object.fromEntries(Object.entries(tiny.stepTime).map(([k, v]) => [k, v * 3])),
+      }),
+    );
     const { report } = await runDemoCommand(
       {
         instances: `1:tiny,1:${slow}`,

@@ -5,19 +5,38 @@ import { outputText, outputToken } from '../../../router/src/emulator/output-tex
 
 describe('chat template', () => {
   test('GIVEN a system and a user message THEN it renders Llama-3-style headers, end-of-turn markers and the generation prompt', () => {
-    expect(chatTemplate([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }])).toBe(
+    expect(
+      chatTemplate([
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ]),
+    ).toBe(
       '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>' +
         '<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n',
     );
-    expect(chatTemplate([{ role: 'user', content: 'Hi' }], { addGenerationPrompt: false }).endsWith('<|eot_id|>')).toBe(true);
+    expect(chatTemplate([{ role: 'user', content: 'Hi' }], { addGenerationPrompt: false }).endsWith('<|eot_id|>')).toBe(
+      true,
+    );
   });
 
   test('GIVEN the same system prompt THEN any two conversations share every block the system prompt covers', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 200, maxLength: 600 }), fc.string(), fc.string(), (system, u1, u2) => {
-        const a = blockHashes(chatTemplate([{ role: 'system', content: system }, { role: 'user', content: u1 }]));
-        const b = blockHashes(chatTemplate([{ role: 'system', content: system }, { role: 'user', content: u2 }]));
-        const stableBlocks = Math.floor(('<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n'.length + system.length) / 64);
+        const a = blockHashes(
+          chatTemplate([
+            { role: 'system', content: system },
+            { role: 'user', content: u1 },
+          ]),
+        );
+        const b = blockHashes(
+          chatTemplate([
+            { role: 'system', content: system },
+            { role: 'user', content: u2 },
+          ]),
+        );
+        const stableBlocks = Math.floor(
+          ('<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n'.length + system.length) / 64,
+        );
         expect(a.slice(0, stableBlocks)).toEqual(b.slice(0, stableBlocks));
       }),
     );

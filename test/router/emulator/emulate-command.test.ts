@@ -23,7 +23,10 @@ describe('prefix-router emulate flags', () => {
     [{ instances: '0' }, /--instances must be N or COUNT:PROFILE groups .*, 1–256 instances in all \(got "0"\)/],
     [{ instances: '257' }, /--instances must be N or COUNT:PROFILE groups .* \(got "257": 257 instances\)/],
     [{ instances: '2.5' }, /--instances must be N or COUNT:PROFILE groups/],
-    [{ instances: '200:p5-llama-3.1-70b,57:p4d-llama-3.1-70b' }, /--instances must be N or COUNT:PROFILE groups .*: 257 instances\)/],
+    [
+      { instances: '200:p5-llama-3.1-70b,57:p4d-llama-3.1-70b' },
+      /--instances must be N or COUNT:PROFILE groups .*: 257 instances\)/,
+    ],
     [{ instances: '1:p9' }, /--instances: unknown profile "p9"/],
     [{ profile: 'p9' }, /--profile: unknown profile "p9"/],
     [{ port: '-1' }, /--port must be an integer between 0 and 65535/],
@@ -46,27 +49,55 @@ describe('prefix-router emulate flags', () => {
     const fleet = await emulate({ profile: 'h200-llama-3.1-8b', port: '0', timeScale: '1000', logLevel: 'fatal' });
     try {
       expect(fleet.instances[0].profile.name).toBe('h200-llama-3.1-8b');
-      const models = (await (await fetch(`${fleet.urls[0]}/v1/models`)).json()) as { data: { id: string; max_model_len: number }[] };
+      const models = (await (await fetch(`${fleet.urls[0]}/v1/models`)).json()) as {
+        data: { id: string; max_model_len: number }[];
+      };
       expect(models.data[0]).toMatchObject({ id: 'meta-llama/Llama-3.1-8B-Instruct', max_model_len: 131072 });
     } finally {
       await fleet.close();
       // emulate() stops the fleet on SIGTERM/SIGINT like the CLI; drop those handlers again.
-      signals.forEach((s, i) => process.listeners(s).filter((l) => !before[i].includes(l)).forEach((l) => process.off(s, l)));
+      signals.forEach((s, i) =>
+        process
+          .listeners(s)
+          .filter((l) => !before[i].includes(l))
+          .forEach((l) => process.off(s, l)),
+      );
     }
   });
 
   test('GIVEN --instances 2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b THEN consecutive ports serve the two profiles in that order', async () => {
     const signals = ['SIGTERM', 'SIGINT'] as const;
     const before = signals.map((s) => process.listeners(s));
-    const fleet = await emulate({ instances: '2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b', port: '0', timeScale: '1000', logLevel: 'fatal' });
+    const fleet = await emulate({
+      instances: '2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b',
+      port: '0',
+      timeScale: '1000',
+      logLevel: 'fatal',
+    });
     try {
-      expect(fleet.instances.map((i) => i.profile.name)).toEqual(['p5-llama-3.1-70b', 'p5-llama-3.1-70b', 'p4d-llama-3.1-70b']);
+      expect(fleet.instances.map((i) => i.profile.name)).toEqual([
+        'p5-llama-3.1-70b',
+        'p5-llama-3.1-70b',
+        'p4d-llama-3.1-70b',
+      ]);
       // Each engine reports its own KV capacity (what cache-aware reads from vllm:cache_config_info).
-      const blocks = await Promise.all(fleet.urls.map(async (url) => /vllm:cache_config_info\{[^}]*num_gpu_blocks="(\d+)"/.exec(await (await fetch(`${url}/metrics`)).text())?.[1]));
+      const blocks = await Promise.all(
+        fleet.urls.map(
+          async (url) =>
+            /vllm:cache_config_info\{[^}]*num_gpu_blocks="(\d+)"/.exec(
+              await (await fetch(`${url}/metrics`)).text(),
+            )?.[1],
+        ),
+      );
       expect(blocks).toEqual(['84000', '84000', '26000']);
     } finally {
       await fleet.close();
-      signals.forEach((s, i) => process.listeners(s).filter((l) => !before[i].includes(l)).forEach((l) => process.off(s, l)));
+      signals.forEach((s, i) =>
+        process
+          .listeners(s)
+          .filter((l) => !before[i].includes(l))
+          .forEach((l) => process.off(s, l)),
+      );
     }
   });
 

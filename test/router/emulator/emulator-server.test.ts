@@ -2,7 +2,12 @@ import OpenAI from 'openai';
 import { blockHashes, tokenCount } from '../../../router/src/state/block-hash';
 import { chatTemplate } from '../../../router/src/emulator/chat-template';
 import { outputText } from '../../../router/src/emulator/output-text';
-import { resolveEmulatorOptions, startEmulator, startEmulatorFleet, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
+import {
+  resolveEmulatorOptions,
+  startEmulator,
+  startEmulatorFleet,
+  type RunningEmulator,
+} from '../../../router/src/emulator/emulator-server';
 import { textOf } from './engine-text';
 
 /** Tokens a repeat of this prompt gets from the cache: leading full blocks, never the last token. */
@@ -49,7 +54,10 @@ describe('emulator server', () => {
       const messages = [{ role: 'user' as const, content: textOf('chat-once', 40) }];
       const answer = await client.chat.completions.create({ model: 'tiny-emulated-model', messages, max_tokens: 5 });
       expect(answer.object).toBe('chat.completion');
-      expect(answer.choices[0]).toMatchObject({ message: { role: 'assistant', content: outputText(5) }, finish_reason: 'length' });
+      expect(answer.choices[0]).toMatchObject({
+        message: { role: 'assistant', content: outputText(5) },
+        finish_reason: 'length',
+      });
       expect(answer.usage).toEqual({
         prompt_tokens: tokenCount(chatTemplate(messages)),
         completion_tokens: 5,
@@ -89,7 +97,11 @@ describe('emulator server', () => {
       expect(text).toBe(outputText(7));
       expect(contentChunks).toBe(7);
       expect(finish).toBe('length');
-      expect(usage).toMatchObject({ prompt_tokens: tokenCount(chatTemplate(messages)), completion_tokens: 7, prompt_tokens_details: { cached_tokens: 0 } });
+      expect(usage).toMatchObject({
+        prompt_tokens: tokenCount(chatTemplate(messages)),
+        completion_tokens: 7,
+        prompt_tokens_details: { cached_tokens: 0 },
+      });
     });
 
     test('GIVEN the same conversation twice THEN the second reports its cached prefix in cached_tokens', async () => {
@@ -104,19 +116,34 @@ describe('emulator server', () => {
       expect(second.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(200);
     });
 
-    test('GIVEN cache_salt THEN cached blocks are shared only among requests with the same salt (vLLM\'s rule)', async () => {
+    test("GIVEN cache_salt THEN cached blocks are shared only among requests with the same salt (vLLM's rule)", async () => {
       const messages = [
         { role: 'system' as const, content: textOf('salted system', 200) },
         { role: 'user' as const, content: 'What now?' },
       ];
       // cache_salt is a vLLM extension, not in the openai SDK's types: sent as an extra body field.
-      const send = (salt: string) => client.chat.completions.create({ model: 'tiny-emulated-model', messages, max_tokens: 2, cache_salt: salt } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+      const send = (salt: string) =>
+        client.chat.completions.create({
+          model: 'tiny-emulated-model',
+          messages,
+          max_tokens: 2,
+          cache_salt: salt,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming);
       expect((await send('tenant-a')).usage?.prompt_tokens_details?.cached_tokens).toBe(0);
       // WHEN another salt sends the same prompt THEN nothing is cached for it
       expect((await send('tenant-b')).usage?.prompt_tokens_details?.cached_tokens).toBe(0);
       // AND the first salt's repeat hits its own blocks
-      expect((await send('tenant-a')).usage?.prompt_tokens_details?.cached_tokens).toBe(expectedHit(chatTemplate(messages)));
-      await expect(client.chat.completions.create({ model: 'tiny-emulated-model', messages, max_tokens: 2, cache_salt: '' } as OpenAI.ChatCompletionCreateParamsNonStreaming)).rejects.toMatchObject({ status: 400 });
+      expect((await send('tenant-a')).usage?.prompt_tokens_details?.cached_tokens).toBe(
+        expectedHit(chatTemplate(messages)),
+      );
+      await expect(
+        client.chat.completions.create({
+          model: 'tiny-emulated-model',
+          messages,
+          max_tokens: 2,
+          cache_salt: '',
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming),
+      ).rejects.toMatchObject({ status: 400 });
     });
 
     test('GIVEN completions, streaming and not THEN both return the filler text and usage', async () => {
@@ -124,7 +151,13 @@ describe('emulator server', () => {
       const plain = await client.completions.create({ model: 'tiny-emulated-model', prompt, max_tokens: 3 });
       expect(plain.choices[0]).toMatchObject({ text: outputText(3), finish_reason: 'length' });
       expect(plain.usage).toMatchObject({ prompt_tokens: 64, completion_tokens: 3 });
-      const stream = await client.completions.create({ model: 'tiny-emulated-model', prompt, max_tokens: 4, stream: true, stream_options: { include_usage: true } });
+      const stream = await client.completions.create({
+        model: 'tiny-emulated-model',
+        prompt,
+        max_tokens: 4,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let text = '';
       let usage: OpenAI.CompletionUsage | undefined;
       for await (const chunk of stream) {
@@ -132,7 +165,11 @@ describe('emulator server', () => {
         if (chunk.usage) usage = chunk.usage;
       }
       expect(text).toBe(outputText(4));
-      expect(usage).toMatchObject({ prompt_tokens: 64, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 48 } });
+      expect(usage).toMatchObject({
+        prompt_tokens: 64,
+        completion_tokens: 4,
+        prompt_tokens_details: { cached_tokens: 48 },
+      });
     });
 
     test('GIVEN /v1/models THEN it lists the served model with its context length', async () => {
@@ -148,9 +185,18 @@ describe('emulator server', () => {
     });
 
     test('GIVEN /invocations with messages or prompt THEN the body shape picks chat or completion', async () => {
-      const chat = await fetch(`${emulator.url}/invocations`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
-      expect(await chat.json()).toMatchObject({ object: 'chat.completion', choices: [{ message: { content: outputText(2) } }] });
-      const completion = await fetch(`${emulator.url}/invocations`, { method: 'POST', body: JSON.stringify({ prompt: 'hello', max_tokens: 2 }) });
+      const chat = await fetch(`${emulator.url}/invocations`, {
+        method: 'POST',
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+      });
+      expect(await chat.json()).toMatchObject({
+        object: 'chat.completion',
+        choices: [{ message: { content: outputText(2) } }],
+      });
+      const completion = await fetch(`${emulator.url}/invocations`, {
+        method: 'POST',
+        body: JSON.stringify({ prompt: 'hello', max_tokens: 2 }),
+      });
       expect(await completion.json()).toMatchObject({ object: 'text_completion', choices: [{ text: outputText(2) }] });
     });
   });
@@ -177,7 +223,8 @@ describe('emulator server', () => {
         expect(text).toContain(`# TYPE ${name} ${type}`);
       }
       const after = parseMetrics(text);
-      const delta = (name: string): number => (after.get(`${name}${labels}`) ?? NaN) - (before.get(`${name}${labels}`) ?? 0);
+      const delta = (name: string): number =>
+        (after.get(`${name}${labels}`) ?? NaN) - (before.get(`${name}${labels}`) ?? 0);
       expect(delta('vllm:prefix_cache_queries_total')).toBe(100);
       expect(delta('vllm:prompt_tokens_total')).toBe(100);
       expect(delta('vllm:generation_tokens_total')).toBe(6);
@@ -211,20 +258,50 @@ describe('emulator server', () => {
   });
 
   describe('when the input is bad', () => {
-    const post = async (path: string, body: string): Promise<{ status: number; body: { error: { message: string; type: string; code: number } } }> => {
-      const response = await fetch(`${emulator.url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-      return { status: response.status, body: (await response.json()) as { error: { message: string; type: string; code: number } } };
+    const post = async (
+      path: string,
+      body: string,
+    ): Promise<{ status: number; body: { error: { message: string; type: string; code: number } } }> => {
+      const response = await fetch(`${emulator.url}${path}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
+      return {
+        status: response.status,
+        body: (await response.json()) as { error: { message: string; type: string; code: number } },
+      };
     };
 
     test.each([
       ['/v1/chat/completions', '{"messages": [', 400, /not valid JSON/],
       ['/v1/chat/completions', '[1, 2]', 400, /must be a JSON object/],
       ['/v1/chat/completions', '{"messages": []}', 400, /messages must be a non-empty array/],
-      ['/v1/chat/completions', '{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}', 400, /only "text" parts/],
-      ['/v1/chat/completions', '{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}', 400, /max_tokens must be an integer >= 1/],
+      [
+        '/v1/chat/completions',
+        '{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}',
+        400,
+        /only "text" parts/,
+      ],
+      [
+        '/v1/chat/completions',
+        '{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}',
+        400,
+        /max_tokens must be an integer >= 1/,
+      ],
       ['/v1/chat/completions', '{"messages": [{"role": "user", "content": "x"}], "n": 2}', 400, /n must be 1/],
-      ['/v1/chat/completions', '{"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": true}}', 400, /only be set when stream is true/],
-      ['/v1/chat/completions', '{"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]}', 404, /The model `gpt-4` does not exist/],
+      [
+        '/v1/chat/completions',
+        '{"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": true}}',
+        400,
+        /only be set when stream is true/,
+      ],
+      [
+        '/v1/chat/completions',
+        '{"model": "gpt-4", "messages": [{"role": "user", "content": "x"}]}',
+        404,
+        /The model `gpt-4` does not exist/,
+      ],
       ['/v1/completions', '{"prompt": [1, 2, 3]}', 400, /one prompt per request/],
       ['/v1/completions', '{"prompt": ""}', 400, /prompt is empty/],
       ['/v1/completions', JSON.stringify({ prompt: 'x'.repeat(4096) }), 400, /maximum context length is 1024 tokens/],
@@ -238,7 +315,9 @@ describe('emulator server', () => {
     });
 
     test('GIVEN a bad request through the openai client THEN it raises BadRequestError with the status', async () => {
-      await expect(client.chat.completions.create({ model: 'tiny-emulated-model', messages: [], max_tokens: 1 })).rejects.toMatchObject({ status: 400 });
+      await expect(
+        client.chat.completions.create({ model: 'tiny-emulated-model', messages: [], max_tokens: 1 }),
+      ).rejects.toMatchObject({ status: 400 });
     });
 
     test('GIVEN an unknown path or a wrong method THEN 404, or 405 with Allow', async () => {
@@ -251,7 +330,10 @@ describe('emulator server', () => {
     test('GIVEN a body over maxBodyBytes THEN 413', async () => {
       const small = await startEmulator({ profile: 'tiny', timeScale: 50, maxBodyBytes: 2048 });
       try {
-        const response = await fetch(`${small.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'x'.repeat(4000) }) });
+        const response = await fetch(`${small.url}/v1/completions`, {
+          method: 'POST',
+          body: JSON.stringify({ prompt: 'x'.repeat(4000) }),
+        });
         expect(response.status).toBe(413);
       } finally {
         await small.close();
@@ -264,9 +346,14 @@ describe('emulator options and fleets', () => {
   test('GIVEN the p5 profile at time scale 100 THEN metrics report the modelled 0.41 s first token, not the wall time', async () => {
     const p5 = await startEmulator({ timeScale: 100 });
     try {
-      await fetch(`${p5.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: textOf('p5', 8000), max_tokens: 1 }) });
+      await fetch(`${p5.url}/v1/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ prompt: textOf('p5', 8000), max_tokens: 1 }),
+      });
       const samples = parseMetrics(await (await fetch(`${p5.url}/metrics`)).text());
-      const ttft = samples.get('vllm:time_to_first_token_seconds_sum{model_name="meta-llama/Llama-3.1-70B-Instruct",engine="0"}');
+      const ttft = samples.get(
+        'vllm:time_to_first_token_seconds_sum{model_name="meta-llama/Llama-3.1-70B-Instruct",engine="0"}',
+      );
       expect(ttft).toBeCloseTo(0.41156, 4);
     } finally {
       await p5.close();
@@ -277,7 +364,10 @@ describe('emulator options and fleets', () => {
     const fleet = await startEmulatorFleet(3, { profile: 'tiny', timeScale: 50 });
     try {
       expect(new Set(fleet.urls).size).toBe(3);
-      await fetch(`${fleet.urls[1]}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: 'hello', max_tokens: 1 }) });
+      await fetch(`${fleet.urls[1]}/v1/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ prompt: 'hello', max_tokens: 1 }),
+      });
       expect(fleet.instances.map((i) => i.engine.stats().finished)).toEqual([0, 1, 0]);
     } finally {
       await fleet.close();

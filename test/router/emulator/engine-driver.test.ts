@@ -24,7 +24,9 @@ describe('engine driver', () => {
     const engine = new EngineModel(builtinProfile('tiny'), { tokenEvents: true });
     const driver = new EngineDriver(engine, { timeScale: 10, now: () => wallMs });
     const seen: { event: EngineEvent; virtualNow: number }[] = [];
-    driver.submit({ id: 'a', promptText: textOf('a', 300), maxTokens: 20 }, (event) => seen.push({ event, virtualNow: driver.virtualNowMs() }));
+    driver.submit({ id: 'a', promptText: textOf('a', 300), maxTokens: 20 }, (event) =>
+      seen.push({ event, virtualNow: driver.virtualNowMs() }),
+    );
     advance(100);
     const types = seen.map((s) => s.event.type);
     expect(types[0]).toBe('admitted');
@@ -59,6 +61,8 @@ describe('engine driver', () => {
   });
 
   test.each([0, -1, Number.POSITIVE_INFINITY])('GIVEN time scale %p THEN construction is refused', (timeScale) => {
-    expect(() => new EngineDriver(new EngineModel(builtinProfile('tiny')), { timeScale })).toThrow(/timeScale must be a finite number > 0/);
+    expect(() => new EngineDriver(new EngineModel(builtinProfile('tiny')), { timeScale })).toThrow(
+      /timeScale must be a finite number > 0/,
+    );
   });
 });

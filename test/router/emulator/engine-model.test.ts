@@ -15,7 +15,8 @@ function decodeStepMs(batch: number, context: number): number {
     },
   });
   // Hash-free prompts: this measures time, not caching.
-  for (let i = 0; i < batch; i++) engine.submit({ id: `r${i}`, promptTokens: context, blockHashes: [], maxTokens: 200 }, 0);
+  for (let i = 0; i < batch; i++)
+    engine.submit({ id: `r${i}`, promptTokens: context, blockHashes: [], maxTokens: 200 }, 0);
   engine.drain();
   expect(decodeSteps.length).toBeGreaterThan(5);
   return decodeSteps.reduce((sum, s) => sum + s.durationMs, 0) / decodeSteps.length;
@@ -79,15 +80,18 @@ describe('engine model', () => {
       [161, 160], // the last token is in an 11th, partial block: all 10 full blocks hit
       [16, 0], //    one block: its last token must be computed, nothing hits
       [17, 16],
-    ])('GIVEN an identical %i-token prompt repeated THEN %i tokens hit (last token always recomputed)', (tokens, expected) => {
-      const engine = new EngineModel(tiny);
-      const text = textOf('same', tokens);
-      engine.submit({ id: 'a', promptText: text, maxTokens: 1 }, 0);
-      engine.drain();
-      expect(engine.cachedTokensFor({ promptText: text })).toBe(expected);
-      engine.submit({ id: 'b', promptText: text, maxTokens: 1 }, 100);
-      expect(finished(engine.drain(), 'b').cachedTokens).toBe(expected);
-    });
+    ])(
+      'GIVEN an identical %i-token prompt repeated THEN %i tokens hit (last token always recomputed)',
+      (tokens, expected) => {
+        const engine = new EngineModel(tiny);
+        const text = textOf('same', tokens);
+        engine.submit({ id: 'a', promptText: text, maxTokens: 1 }, 0);
+        engine.drain();
+        expect(engine.cachedTokensFor({ promptText: text })).toBe(expected);
+        engine.submit({ id: 'b', promptText: text, maxTokens: 1 }, 100);
+        expect(finished(engine.drain(), 'b').cachedTokens).toBe(expected);
+      },
+    );
 
     test('GIVEN a repeated prompt THEN prefix-cache counters count queried and hit tokens', () => {
       const engine = new EngineModel(tiny);
@@ -209,7 +213,9 @@ describe('engine model', () => {
       expect(ofType(events, 'finished')).toHaveLength(20);
       expect(Math.max(...steps.map((s) => s.scheduledTokens))).toBe(256);
       expect(Math.max(...steps.map((s) => s.runningSequences))).toBe(8);
-      expect(steps.every((s) => s.scheduledTokens <= tiny.maxNumBatchedTokens && s.runningSequences <= tiny.maxNumSeqs)).toBe(true);
+      expect(
+        steps.every((s) => s.scheduledTokens <= tiny.maxNumBatchedTokens && s.runningSequences <= tiny.maxNumSeqs),
+      ).toBe(true);
     });
 
     test('GIVEN a 600-token prompt and a 256-token budget THEN it is prefilled in 3 chunks before its first token', () => {
@@ -258,12 +264,15 @@ describe('engine model', () => {
       [1000, 24, 24], //    maxModelLen 1024 - 1000: exactly what is left
       [1023, 1, 1], //      one token of room left
       [10, 5, 5],
-    ])('GIVEN a %i-token prompt and max_tokens %i THEN exactly %i tokens are generated', (prompt, maxTokens, expected) => {
-      const engine = new EngineModel(tiny);
-      const accepted = engine.submit({ id: 'a', promptText: textOf('a', prompt), maxTokens }, 0);
-      expect(accepted.maxTokens).toBe(expected);
-      expect(finished(engine.drain(), 'a').outputTokens).toBe(expected);
-    });
+    ])(
+      'GIVEN a %i-token prompt and max_tokens %i THEN exactly %i tokens are generated',
+      (prompt, maxTokens, expected) => {
+        const engine = new EngineModel(tiny);
+        const accepted = engine.submit({ id: 'a', promptText: textOf('a', prompt), maxTokens }, 0);
+        expect(accepted.maxTokens).toBe(expected);
+        expect(finished(engine.drain(), 'a').outputTokens).toBe(expected);
+      },
+    );
 
     test.each([
       ['a prompt of maxModelLen tokens', { promptText: textOf('a', 1024) }, 'prompt-too-long'],
@@ -271,7 +280,11 @@ describe('engine model', () => {
       ['an empty prompt', { promptText: '' }, 'empty-prompt'],
       ['max_tokens 0', { promptText: 'hello', maxTokens: 0 }, 'invalid-max-tokens'],
       ['max_tokens 1.5', { promptText: 'hello', maxTokens: 1.5 }, 'invalid-max-tokens'],
-      ['max_tokens one over what the context leaves (like vLLM)', { promptText: textOf('a', 1000), maxTokens: 25 }, 'max-tokens-too-large'],
+      [
+        'max_tokens one over what the context leaves (like vLLM)',
+        { promptText: textOf('a', 1000), maxTokens: 25 },
+        'max-tokens-too-large',
+      ],
       ['neither text nor hashes', { promptTokens: 10 }, 'invalid-request'],
       ['hashes that do not fit the prompt', { promptTokens: 20, blockHashes: [1, 2] }, 'invalid-request'],
     ])('GIVEN %s THEN submit is refused with %s', (_name, prompt, code) => {
@@ -326,7 +339,8 @@ describe('engine model', () => {
       expect(() => ahead.abort('a')).toThrow('abort while a decode stretch is planned ahead');
       const sendMs = 8;
       eager.runUntil(sendMs);
-      for (const engine of [ahead, eager]) engine.submit({ id: 'b', promptText: textOf('b', 50), maxTokens: 5 }, sendMs);
+      for (const engine of [ahead, eager])
+        engine.submit({ id: 'b', promptText: textOf('b', 50), maxTokens: 5 }, sendMs);
       expect(ahead.stats().steps).toBe(4);
       expect(ahead.stats()).toEqual(eager.stats());
       expect(ahead.drain()).toEqual(eager.drain());

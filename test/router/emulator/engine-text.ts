@@ -14,6 +14,9 @@ export function finished(events: readonly EngineEvent[], id: string): FinishedEv
   return event;
 }
 
-export function ofType<T extends EngineEvent['type']>(events: readonly EngineEvent[], type: T): Extract<EngineEvent, { type: T }>[] {
+export function ofType<T extends EngineEvent['type']>(
+  events: readonly EngineEvent[],
+  type: T,
+): Extract<EngineEvent, { type: T }>[] {
   return events.filter((e) => e.type === type) as Extract<EngineEvent, { type: T }>[];
 }

@@ -6,11 +6,21 @@ import { MEASURED_STEP_JITTER_CV, StepJitter } from '../../../router/src/emulato
 import { textOf } from './engine-text';
 
 const tiny = builtinProfile('tiny');
-const roomy = validateProfile({ ...tiny, name: 'roomy', kvCapacityBlocks: 1024, maxNumSeqs: 32, maxNumBatchedTokens: 512 });
+const roomy = validateProfile({
+  ...tiny,
+  name: 'roomy',
+  kvCapacityBlocks: 1024,
+  maxNumSeqs: 32,
+  maxNumBatchedTokens: 512,
+});
 
 describe('step-time jitter', () => {
   test('GIVEN cv 0 THEN durations are untouched and nothing is drawn', () => {
-    const rng = { next: () => { throw new Error('drawn'); } };
+    const rng = {
+      next: () => {
+        throw new Error('drawn');
+      },
+    };
     expect(new StepJitter(0, rng).apply(12.5)).toBe(12.5);
   });
 
@@ -47,18 +57,23 @@ describe('step-time jitter', () => {
 
   test('GIVEN draws journaled WHEN the last ones are given back THEN they are drawn again in order, and the sequence goes on as if never drawn', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 9 }), (seed, drawn, back) => {
-        back = Math.min(back, drawn);
-        const reference = new StepJitter(0.3, new SeededRng(seed));
-        const expected = Array.from({ length: 20 }, () => reference.apply(1));
-        const jitter = new StepJitter(0.3, new SeededRng(seed));
-        jitter.apply(1); // an odd start: the Box–Muller spare is pending when the journal opens
-        jitter.journal();
-        for (let i = 0; i < drawn; i++) jitter.apply(1);
-        jitter.unread(back);
-        const rest = Array.from({ length: 19 - drawn + back }, () => jitter.apply(1));
-        expect(rest).toEqual(expected.slice(1 + drawn - back));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 0, max: 9 }),
+        fc.integer({ min: 0, max: 9 }),
+        (seed, drawn, back) => {
+          back = Math.min(back, drawn);
+          const reference = new StepJitter(0.3, new SeededRng(seed));
+          const expected = Array.from({ length: 20 }, () => reference.apply(1));
+          const jitter = new StepJitter(0.3, new SeededRng(seed));
+          jitter.apply(1); // an odd start: the Box–Muller spare is pending when the journal opens
+          jitter.journal();
+          for (let i = 0; i < drawn; i++) jitter.apply(1);
+          jitter.unread(back);
+          const rest = Array.from({ length: 19 - drawn + back }, () => jitter.apply(1));
+          expect(rest).toEqual(expected.slice(1 + drawn - back));
+        },
+      ),
       { numRuns: 60 },
     );
     const jitter = new StepJitter(0.3, new SeededRng(1));
@@ -76,13 +91,20 @@ describe('step-time jitter', () => {
     lookahead = false,
   ): { events: EngineEvent[]; steps: StepRecord[] } {
     const steps: StepRecord[] = [];
-    const engine = new EngineModel(profile, { fastForward, onStep: (s) => steps.push(s), ...(cv > 0 ? { stepJitter: new StepJitter(cv, new SeededRng(seed)) } : {}) });
+    const engine = new EngineModel(profile, {
+      fastForward,
+      onStep: (s) => steps.push(s),
+      ...(cv > 0 ? { stepJitter: new StepJitter(cv, new SeededRng(seed)) } : {}),
+    });
     let now = 0;
     const events: EngineEvent[] = [];
     for (let i = 0; i < requests; i++) {
       now += (i * 7) % 23;
       events.push(...engine.runUntil(now, { lookahead }));
-      engine.submit({ id: `r${i}`, promptText: textOf(`p${i % 3}`, 40 + ((i * 37) % 200)), maxTokens: 20 + ((i * 53) % 150) }, now);
+      engine.submit(
+        { id: `r${i}`, promptText: textOf(`p${i % 3}`, 40 + ((i * 37) % 200)), maxTokens: 20 + ((i * 53) % 150) },
+        now,
+      );
     }
     events.push(...engine.drain());
     return { events, steps };
@@ -90,17 +112,22 @@ describe('step-time jitter', () => {
 
   test('GIVEN jitter WHEN decode stretches are fast-forwarded THEN events and steps equal step-by-step execution exactly (same draws, in step order)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: 16 }), fc.constantFrom(0.01, 0.2, 0.5), (seed, requests, cv) => {
-        const fast = run(roomy, true, cv, seed, requests);
-        const slow = run(roomy, false, cv, seed, requests);
-        // Stretches planned past each send and cut short by it: their unused draws are given back.
-        const ahead = run(roomy, true, cv, seed, requests, true);
-        const stepsOf = (r: { steps: StepRecord[] }) => r.steps.map(({ fastForwarded: _f, ...s }) => s);
-        expect(fast.events).toEqual(slow.events);
-        expect(stepsOf(fast)).toEqual(stepsOf(slow));
-        expect(ahead.events).toEqual(slow.events);
-        expect(stepsOf(ahead)).toEqual(stepsOf(slow));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1, max: 16 }),
+        fc.constantFrom(0.01, 0.2, 0.5),
+        (seed, requests, cv) => {
+          const fast = run(roomy, true, cv, seed, requests);
+          const slow = run(roomy, false, cv, seed, requests);
+          // Stretches planned past each send and cut short by it: their unused draws are given back.
+          const ahead = run(roomy, true, cv, seed, requests, true);
+          const stepsOf = (r: { steps: StepRecord[] }) => r.steps.map(({ fastForwarded: _f, ...s }) => s);
+          expect(fast.events).toEqual(slow.events);
+          expect(stepsOf(fast)).toEqual(stepsOf(slow));
+          expect(ahead.events).toEqual(slow.events);
+          expect(stepsOf(ahead)).toEqual(stepsOf(slow));
+        },
+      ),
       { numRuns: 12 },
     );
   });

@@ -11,15 +11,25 @@
  * time_per_prefill_token) are not listed.
  */
 import { buckets125 } from '../../../router/src/emulator/emulator-metrics';
-import { EMULATED_VLLM_VERSION, startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
+import {
+  EMULATED_VLLM_VERSION,
+  startEmulator,
+  type RunningEmulator,
+} from '../../../router/src/emulator/emulator-server';
 import { chatTemplate } from '../../../router/src/emulator/chat-template';
 import { tokenCount } from '../../../router/src/state/block-hash';
 import { textOf } from './engine-text';
 
 const MODEL_LABELS = ['engine', 'model_name'];
-const TTFT = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0];
+const TTFT = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+  640.0, 2560.0,
+];
 const ITL = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
-const REQUEST_LATENCY = [0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0];
+const REQUEST_LATENCY = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
+  7680.0,
+];
 const ITERATION_TOKENS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 
 interface Family {
@@ -51,7 +61,10 @@ function vllmFamilies(maxModelLen: number): Record<string, Family> {
     'vllm:request_prefill_time_seconds': { type: 'histogram', labels: MODEL_LABELS, buckets: REQUEST_LATENCY },
     'vllm:request_decode_time_seconds': { type: 'histogram', labels: MODEL_LABELS, buckets: REQUEST_LATENCY },
     // CacheConfig.metrics_info() labels (every cache config field in vLLM; these are the ones we model) + engine.
-    'vllm:cache_config_info': { type: 'gauge', labels: ['block_size', 'enable_prefix_caching', 'engine', 'num_gpu_blocks'] },
+    'vllm:cache_config_info': {
+      type: 'gauge',
+      labels: ['block_size', 'enable_prefix_caching', 'engine', 'num_gpu_blocks'],
+    },
   };
 }
 
@@ -102,10 +115,16 @@ describe('emulator metrics parity with vLLM', () => {
     expect(exported).toEqual(Object.keys(families).sort());
     for (const [name, family] of Object.entries(families)) {
       expect({ name, type: types.get(name) }).toEqual({ name, type: family.type });
-      const own = samples.filter((s) => s.name === name || (family.type === 'histogram' && [`${name}_bucket`, `${name}_sum`, `${name}_count`].includes(s.name)));
+      const own = samples.filter(
+        (s) =>
+          s.name === name ||
+          (family.type === 'histogram' && [`${name}_bucket`, `${name}_sum`, `${name}_count`].includes(s.name)),
+      );
       expect(own.length).toBeGreaterThan(0);
       for (const s of own) {
-        const labelNames = Object.keys(s.labels).filter((l) => l !== 'le').sort();
+        const labelNames = Object.keys(s.labels)
+          .filter((l) => l !== 'le')
+          .sort();
         expect({ name, labelNames }).toEqual({ name, labelNames: [...family.labels].sort() });
       }
       if (family.buckets) {
@@ -115,20 +134,45 @@ describe('emulator metrics parity with vLLM', () => {
     }
     expect(buckets125(100)).toEqual([1, 2, 5, 10, 20, 50, 100]);
     const info = samples.find((s) => s.name === 'vllm:cache_config_info');
-    expect(info).toMatchObject({ value: 1, labels: { block_size: '16', num_gpu_blocks: String(emulator.profile.kvCapacityBlocks), enable_prefix_caching: 'True' } });
-    const reasons = samples.filter((s) => s.name === 'vllm:request_success_total').map((s) => s.labels.finished_reason).sort();
+    expect(info).toMatchObject({
+      value: 1,
+      labels: {
+        block_size: '16',
+        num_gpu_blocks: String(emulator.profile.kvCapacityBlocks),
+        enable_prefix_caching: 'True',
+      },
+    });
+    const reasons = samples
+      .filter((s) => s.name === 'vllm:request_success_total')
+      .map((s) => s.labels.finished_reason)
+      .sort();
     expect(reasons).toEqual(['abort', 'length', 'stop']);
   });
 
   test('GIVEN a streamed request THEN its phases, tokens and steps are observed as vLLM does', async () => {
     const before = await scrape();
-    const response = await fetch(`${emulator.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: textOf('parity', 200), max_tokens: 7, stream: true }) });
+    const response = await fetch(`${emulator.url}/v1/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ prompt: textOf('parity', 200), max_tokens: 7, stream: true }),
+    });
     await response.text();
     const after = await scrape();
     const value = (s: ReturnType<typeof parseExposition>, name: string, labels: Record<string, string> = {}): number =>
-      s.samples.filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v)).reduce((sum, x) => sum + x.value, 0);
-    const delta = (name: string, labels: Record<string, string> = {}): number => value(after, name, labels) - value(before, name, labels);
-    for (const h of ['time_to_first_token_seconds', 'e2e_request_latency_seconds', 'request_queue_time_seconds', 'request_prefill_time_seconds', 'request_decode_time_seconds', 'request_inference_time_seconds', 'request_prompt_tokens', 'request_generation_tokens']) {
+      s.samples
+        .filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))
+        .reduce((sum, x) => sum + x.value, 0);
+    const delta = (name: string, labels: Record<string, string> = {}): number =>
+      value(after, name, labels) - value(before, name, labels);
+    for (const h of [
+      'time_to_first_token_seconds',
+      'e2e_request_latency_seconds',
+      'request_queue_time_seconds',
+      'request_prefill_time_seconds',
+      'request_decode_time_seconds',
+      'request_inference_time_seconds',
+      'request_prompt_tokens',
+      'request_generation_tokens',
+    ]) {
       expect({ h, count: delta(`vllm:${h}_count`) }).toEqual({ h, count: 1 });
     }
     // Six gaps between seven tokens.
@@ -139,7 +183,10 @@ describe('emulator metrics parity with vLLM', () => {
     // Every step is observed; together they scheduled the prompt and the six decode tokens after the first.
     expect(delta('vllm:iteration_tokens_total_sum')).toBe(200 + 6);
     // e2e = prefill + decode + queue (virtual seconds, exact up to float rounding).
-    const phases = delta('vllm:request_queue_time_seconds_sum') + delta('vllm:request_prefill_time_seconds_sum') + delta('vllm:request_decode_time_seconds_sum');
+    const phases =
+      delta('vllm:request_queue_time_seconds_sum') +
+      delta('vllm:request_prefill_time_seconds_sum') +
+      delta('vllm:request_decode_time_seconds_sum');
     expect(phases).toBeCloseTo(delta('vllm:e2e_request_latency_seconds_sum'), 9);
   });
 
@@ -147,7 +194,11 @@ describe('emulator metrics parity with vLLM', () => {
     const slow = await startEmulator({ profile: 'tiny', timeScale: 1 });
     try {
       const controller = new AbortController();
-      const response = await fetch(`${slow.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ prompt: textOf('gone', 300), max_tokens: 600, stream: true }), signal: controller.signal });
+      const response = await fetch(`${slow.url}/v1/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ prompt: textOf('gone', 300), max_tokens: 600, stream: true }),
+        signal: controller.signal,
+      });
       await (response.body as ReadableStream<Uint8Array>).getReader().read();
       controller.abort();
       for (let i = 0; i < 200 && slow.engine.stats().aborted === 0; i++) await new Promise((r) => setTimeout(r, 10));
@@ -170,7 +221,8 @@ describe('emulator endpoints vLLM serves besides completions', () => {
     await emulator.close();
   });
 
-  const post = (path: string, body: unknown): Promise<Response> => fetch(`${emulator.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
+  const post = (path: string, body: unknown): Promise<Response> =>
+    fetch(`${emulator.url}${path}`, { method: 'POST', body: JSON.stringify(body) });
 
   test('GIVEN POST /ping (SageMaker health check) THEN 200 like GET', async () => {
     expect((await fetch(`${emulator.url}/ping`, { method: 'POST' })).status).toBe(200);
@@ -183,16 +235,25 @@ describe('emulator endpoints vLLM serves besides completions', () => {
 
   test('GIVEN /tokenize with a prompt or messages THEN the count is what the engine charges, and /detokenize gives the text back', async () => {
     const prompt = 'Hello, wörld! ' + textOf('tok', 30);
-    const byPrompt = (await (await post('/tokenize', { prompt })).json()) as { count: number; max_model_len: number; tokens: number[] };
+    const byPrompt = (await (await post('/tokenize', { prompt })).json()) as {
+      count: number;
+      max_model_len: number;
+      tokens: number[];
+    };
     expect(byPrompt.count).toBe(tokenCount(prompt));
     expect(byPrompt.tokens).toHaveLength(byPrompt.count);
     expect(byPrompt.max_model_len).toBe(1024);
     expect(await (await post('/detokenize', { tokens: byPrompt.tokens })).json()).toEqual({ prompt });
 
-    const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }];
+    const messages = [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ];
     const byMessages = (await (await post('/tokenize', { messages })).json()) as { count: number };
     expect(byMessages.count).toBe(tokenCount(chatTemplate(messages)));
-    const noPrompt = (await (await post('/tokenize', { messages, add_generation_prompt: false })).json()) as { count: number };
+    const noPrompt = (await (await post('/tokenize', { messages, add_generation_prompt: false })).json()) as {
+      count: number;
+    };
     expect(noPrompt.count).toBe(tokenCount(chatTemplate(messages, { addGenerationPrompt: false })));
   });
 
@@ -200,7 +261,9 @@ describe('emulator endpoints vLLM serves besides completions', () => {
     expect((await post('/tokenize', { prompt: 3 })).status).toBe(400);
     const unknown = await post('/detokenize', { tokens: [2 ** 28 + 999_999] });
     expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(/token id 269435455 is not in this emulator's vocabulary/);
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(
+      /token id 269435455 is not in this emulator's vocabulary/,
+    );
     expect((await post('/detokenize', { tokens: [-1] })).status).toBe(400);
     expect((await post('/tokenize', { model: 'other', prompt: 'x' })).status).toBe(404);
     expect((await fetch(`${emulator.url}/tokenize`)).status).toBe(405);

@@ -6,17 +6,27 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as lib from '../../../lib/index';
 import { ConfigError } from '../../../router/src/common/config-error';
-import { BUILT_IN_PRICE_SOURCE, parseInstanceRange, parsePlanFlags, runPlanCommand } from '../../../router/src/cli/plan-command';
+import {
+  BUILT_IN_PRICE_SOURCE,
+  parseInstanceRange,
+  parsePlanFlags,
+  runPlanCommand,
+} from '../../../router/src/cli/plan-command';
 import type { PlanReport } from '../../../router/src/plan/plan-report';
 import { SloError } from '../../../router/src/plan/slo';
 
 const WORKLOAD = 'long-context?duration=60&rate=4';
 
 describe('when plan flags are read', () => {
-  test.each(['0..4', '5..2', '3', 'a..b', '1..1025', '1..2..3'])('GIVEN --instances %p THEN it is refused, naming the flag and the range', (raw) => {
-    expect(() => parseInstanceRange(raw)).toThrow(ConfigError);
-    expect(() => parseInstanceRange(raw)).toThrow('--instances must be MIN..MAX, whole numbers between 1 and 1024 with MIN ≤ MAX');
-  });
+  test.each(['0..4', '5..2', '3', 'a..b', '1..1025', '1..2..3'])(
+    'GIVEN --instances %p THEN it is refused, naming the flag and the range',
+    (raw) => {
+      expect(() => parseInstanceRange(raw)).toThrow(ConfigError);
+      expect(() => parseInstanceRange(raw)).toThrow(
+        '--instances must be MIN..MAX, whole numbers between 1 and 1024 with MIN ≤ MAX',
+      );
+    },
+  );
 
   test('GIVEN the bounds 1..1 and 1024..1024 THEN they are accepted', () => {
     expect(parseInstanceRange('1..1')).toEqual({ min: 1, max: 1 });
@@ -29,10 +39,20 @@ describe('when plan flags are read', () => {
   });
 
   test('GIVEN an instance type without a built-in price THEN --price-per-instance-hour is asked for; given one, it is the source', () => {
-    expect(() => parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge' })).toThrow('--price-per-instance-hour is required for ml.g7e.48xlarge');
-    const flags = parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge', pricePerInstanceHour: '40.5' });
+    expect(() =>
+      parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge' }),
+    ).toThrow('--price-per-instance-hour is required for ml.g7e.48xlarge');
+    const flags = parsePlanFlags({
+      workload: WORKLOAD,
+      slo: ['p90-ttft<=2s'],
+      instanceType: 'ml.g7e.48xlarge',
+      pricePerInstanceHour: '40.5',
+    });
     expect(flags.price).toEqual({ usdPerInstanceHour: 40.5, source: 'given with --price-per-instance-hour' });
-    expect(parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'] }).price).toEqual({ usdPerInstanceHour: 63, source: BUILT_IN_PRICE_SOURCE });
+    expect(parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'] }).price).toEqual({
+      usdPerInstanceHour: 63,
+      source: BUILT_IN_PRICE_SOURCE,
+    });
   });
 
   test('GIVEN no strategies THEN the defaults are RANDOM, least outstanding requests, cache-aware and a 3 × 3 PREFIX_AWARE sweep; a policy named twice is refused', () => {
@@ -43,7 +63,14 @@ describe('when plan flags are read', () => {
       ['cache-aware', 1],
       ['sagemaker-prefix-aware (best of 9 settings)', 9],
     ]);
-    expect(() => parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], policy: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32'], sweep: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=8,32'] })).toThrow('name sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32 twice');
+    expect(() =>
+      parsePlanFlags({
+        workload: WORKLOAD,
+        slo: ['p90-ttft<=2s'],
+        policy: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32'],
+        sweep: ['sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=8,32'],
+      }),
+    ).toThrow('name sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32 twice');
   });
 });
 
@@ -111,20 +138,31 @@ describe('when plan runs end to end', () => {
         ${suggestion.snippet}
       });
       return stack;`;
-    const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
+    const js = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+      reportDiagnostics: true,
+    });
     expect(js.diagnostics ?? []).toEqual([]);
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the app file plan printed, as a user's cdk app would
     const stack = new Function('require', 'lib', js.outputText)(require, lib) as Stack;
     expect(stack).toBeInstanceOf(Stack);
     const template = Template.fromStack(stack);
-    const variant = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties.ProductionVariants[0];
+    const variant = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties
+      .ProductionVariants[0];
     expect(variant.InitialInstanceCount).toBe(suggestion.props.instanceCount);
     expect(variant.RoutingConfig.RoutingStrategy).toBe(suggestion.props.routing.kind);
     if (suggestion.props.routing.kind === 'PREFIX_AWARE') {
-      expect(variant.RoutingConfig.PrefixAwareRoutingConfig).toEqual({ PrefixLength: suggestion.props.routing.prefixLength, ConcurrencyThreshold: suggestion.props.routing.concurrencyThreshold });
+      expect(variant.RoutingConfig.PrefixAwareRoutingConfig).toEqual({
+        PrefixLength: suggestion.props.routing.prefixLength,
+        ConcurrencyThreshold: suggestion.props.routing.concurrencyThreshold,
+      });
     }
     if (suggestion.props.autoScaling) {
       const target = Object.values(template.findResources('AWS::ApplicationAutoScaling::ScalableTarget'))[0].Properties;
-      expect(target).toMatchObject({ MinCapacity: suggestion.props.autoScaling.minCapacity, MaxCapacity: suggestion.props.autoScaling.maxCapacity });
+      expect(target).toMatchObject({
+        MinCapacity: suggestion.props.autoScaling.minCapacity,
+        MaxCapacity: suggestion.props.autoScaling.maxCapacity,
+      });
     }
     void App;
   });

@@ -11,21 +11,38 @@ import { parseWorkloadSpec, type Workload } from '../../../router/src/workload';
 const profile = builtinProfile('p5-llama-3.1-70b');
 
 /** Every (setting, size) simulated once, as an exhaustive scan would. */
-function scan(workload: Workload, configs: readonly PolicyConfig[], min: number, max: number): Map<string, StrategySummary> {
+function scan(
+  workload: Workload,
+  configs: readonly PolicyConfig[],
+  min: number,
+  max: number,
+): Map<string, StrategySummary> {
   const summaries = new Map<string, StrategySummary>();
   for (const policy of configs) {
     for (let n = min; n <= max; n++) {
       const o = simulateStrategy(workload, policy, { instances: n, profile, seed: 1, warmupMs: 0 });
-      summaries.set(`${formatPolicySpec(policy)}|${n}`, summarizeStrategy({ ...toStrategyRun(o.result), ceilings: o.ceilings }, o.ceilings, 2));
+      summaries.set(
+        `${formatPolicySpec(policy)}|${n}`,
+        summarizeStrategy({ ...toStrategyRun(o.result), ceilings: o.ceilings }, o.ceilings, 2),
+      );
     }
   }
   return summaries;
 }
 
 /** The exhaustive answer: the fewest instances at which some setting meets every SLO, and the best setting there. */
-function exhaustive(summaries: Map<string, StrategySummary>, configs: readonly PolicyConfig[], slos: readonly Slo[], min: number, max: number) {
+function exhaustive(
+  summaries: Map<string, StrategySummary>,
+  configs: readonly PolicyConfig[],
+  slos: readonly Slo[],
+  min: number,
+  max: number,
+) {
   for (let n = min; n <= max; n++) {
-    const margins = configs.map((c) => ({ spec: formatPolicySpec(c), margin: sloMargin(slos, summaries.get(`${formatPolicySpec(c)}|${n}`)!) }));
+    const margins = configs.map((c) => ({
+      spec: formatPolicySpec(c),
+      margin: sloMargin(slos, summaries.get(`${formatPolicySpec(c)}|${n}`)!),
+    }));
     const best = margins.reduce((b, m) => (m.margin < b.margin ? m : b));
     if (best.margin <= 1) return { minInstances: n, policy: best.spec };
   }
@@ -33,32 +50,58 @@ function exhaustive(summaries: Map<string, StrategySummary>, configs: readonly P
 }
 
 function planConfig(workload: Workload, overrides: Partial<PlanConfig>): PlanConfig {
-  return { workload, strategies: [], slos: [], instances: { min: 1, max: 6 }, profile, seed: 1, warmupMs: 0, jobs: 1, maxRuns: 1000, windowMs: 0, ...overrides };
+  return {
+    workload,
+    strategies: [],
+    slos: [],
+    instances: { min: 1, max: 6 },
+    profile,
+    seed: 1,
+    warmupMs: 0,
+    jobs: 1,
+    maxRuns: 1000,
+    windowMs: 0,
+    ...overrides,
+  };
 }
 
 describe('when a plan searches instance counts on a small workload', () => {
   const workload = parseWorkloadSpec('long-context?duration=60&rate=4');
-  const strategies = planStrategies(['random', 'least-outstanding-requests', 'cache-aware'], ['sagemaker-prefix-aware?prefixLength=2048,8192&concurrencyThreshold=8,32']);
+  const strategies = planStrategies(
+    ['random', 'least-outstanding-requests', 'cache-aware'],
+    ['sagemaker-prefix-aware?prefixLength=2048,8192&concurrencyThreshold=8,32'],
+  );
   const all = strategies.flatMap((s) => s.configs);
   const summaries = scan(workload, all, 1, 6);
 
-  test.each([
-    [['p90-ttft<=800ms']],
-    [['p50-ttft<=300ms', 'p99-e2e<=6s']],
-    [['p90-ttft<=1.2s', 'error-rate<=0%']],
-  ])('GIVEN the SLOs %p THEN every strategy’s answer and best setting equal an exhaustive scan of every size and setting', async (raw) => {
-    const slos = parseSlos(raw);
-    const plan = await runPlan(planConfig(workload, { strategies, slos }));
-    for (const [i, strategy] of strategies.entries()) {
-      const truth = exhaustive(summaries, strategy.configs, slos, strategy.configs[0].name === 'sagemaker-prefix-aware' ? 2 : 1, 6);
-      expect({ label: strategy.label, minInstances: plan.strategies[i].minInstances, policy: plan.strategies[i].atMin?.policy ?? null }).toEqual({ label: strategy.label, ...truth });
-    }
-    // Fewer simulations than the scan: the point of searching.
-    expect(plan.runs).toBeLessThan(summaries.size);
-  });
+  test.each([[['p90-ttft<=800ms']], [['p50-ttft<=300ms', 'p99-e2e<=6s']], [['p90-ttft<=1.2s', 'error-rate<=0%']]])(
+    'GIVEN the SLOs %p THEN every strategy’s answer and best setting equal an exhaustive scan of every size and setting',
+    async (raw) => {
+      const slos = parseSlos(raw);
+      const plan = await runPlan(planConfig(workload, { strategies, slos }));
+      for (const [i, strategy] of strategies.entries()) {
+        const truth = exhaustive(
+          summaries,
+          strategy.configs,
+          slos,
+          strategy.configs[0].name === 'sagemaker-prefix-aware' ? 2 : 1,
+          6,
+        );
+        expect({
+          label: strategy.label,
+          minInstances: plan.strategies[i].minInstances,
+          policy: plan.strategies[i].atMin?.policy ?? null,
+        }).toEqual({ label: strategy.label, ...truth });
+      }
+      // Fewer simulations than the scan: the point of searching.
+      expect(plan.runs).toBeLessThan(summaries.size);
+    },
+  );
 
   test('GIVEN an SLO no size meets THEN every strategy is unreachable, with its best at the largest size and only that size measured', async () => {
-    const plan = await runPlan(planConfig(workload, { strategies: strategies.slice(0, 2), slos: parseSlos(['p90-ttft<=1ms']) }));
+    const plan = await runPlan(
+      planConfig(workload, { strategies: strategies.slice(0, 2), slos: parseSlos(['p90-ttft<=1ms']) }),
+    );
     for (const s of plan.strategies) {
       expect(s.minInstances).toBeNull();
       expect(s.bestAtLargest?.instances).toBe(6);
@@ -68,7 +111,12 @@ describe('when a plan searches instance counts on a small workload', () => {
   });
 
   test('GIVEN PREFIX_AWARE THEN its search starts at two instances, whatever the range', async () => {
-    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['sagemaker-prefix-aware'], []), slos: parseSlos(['p90-ttft<=100s']) }));
+    const plan = await runPlan(
+      planConfig(workload, {
+        strategies: planStrategies(['sagemaker-prefix-aware'], []),
+        slos: parseSlos(['p90-ttft<=100s']),
+      }),
+    );
     expect(plan.strategies[0]).toMatchObject({ minInstances: 2, searchedFrom: 2 });
   });
 });
@@ -98,13 +146,34 @@ describe('when more instances make a strategy worse', () => {
 describe('when a plan sizes autoscaling bounds', () => {
   test('GIVEN a closed-loop workload THEN it says it has no windows instead of guessing', async () => {
     const workload = parseWorkloadSpec('long-context?duration=60&rate=4&concurrency=4');
-    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['random'], []), slos: parseSlos(['p90-ttft<=100s']), windowMs: 20_000, instances: { min: 1, max: 2 } }));
-    expect(plan.autoscaling).toMatchObject({ minCapacity: null, maxCapacity: null, note: expect.stringContaining('closed-loop workload has no arrival times') });
+    const plan = await runPlan(
+      planConfig(workload, {
+        strategies: planStrategies(['random'], []),
+        slos: parseSlos(['p90-ttft<=100s']),
+        windowMs: 20_000,
+        instances: { min: 1, max: 2 },
+      }),
+    );
+    expect(plan.autoscaling).toMatchObject({
+      minCapacity: null,
+      maxCapacity: null,
+      note: expect.stringContaining('closed-loop workload has no arrival times'),
+    });
   });
 
   test('GIVEN a workload shorter than three windows THEN no bounds are suggested, and the note says why', async () => {
     const workload = parseWorkloadSpec('long-context?duration=30&rate=4');
-    const plan = await runPlan(planConfig(workload, { strategies: planStrategies(['random'], []), slos: parseSlos(['p90-ttft<=100s']), windowMs: 20_000, instances: { min: 1, max: 2 } }));
-    expect(plan.autoscaling).toMatchObject({ minCapacity: null, note: expect.stringContaining('fewer than three 20-s windows') });
+    const plan = await runPlan(
+      planConfig(workload, {
+        strategies: planStrategies(['random'], []),
+        slos: parseSlos(['p90-ttft<=100s']),
+        windowMs: 20_000,
+        instances: { min: 1, max: 2 },
+      }),
+    );
+    expect(plan.autoscaling).toMatchObject({
+      minCapacity: null,
+      note: expect.stringContaining('fewer than three 20-s windows'),
+    });
   });
 });

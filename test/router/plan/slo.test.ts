@@ -5,7 +5,12 @@ import type { StrategySummary } from '../../../router/src/report/report-model';
 /** A summary with only the figures SLOs read. */
 function summary(ttftP90: number | null, errors = 0, requests = 100): StrategySummary {
   const dist = { count: requests, mean: ttftP90, min: 0, p50: ttftP90, p90: ttftP90, p99: ttftP90, max: ttftP90 };
-  return { requests, errors, ttftMs: dist, e2eMs: { ...dist, p90: ttftP90 === null ? null : ttftP90 * 10 } } as unknown as StrategySummary;
+  return {
+    requests,
+    errors,
+    ttftMs: dist,
+    e2eMs: { ...dist, p90: ttftP90 === null ? null : ttftP90 * 10 },
+  } as unknown as StrategySummary;
 }
 
 describe('when an SLO is parsed', () => {
@@ -49,11 +54,17 @@ describe('when an SLO is parsed', () => {
 
   test('GIVEN any latency bound THEN its canonical text parses back to the same SLO', () => {
     fc.assert(
-      fc.property(fc.constantFrom('p50', 'p90', 'p99'), fc.constantFrom('ttft', 'e2e'), fc.integer({ min: 1, max: 600_000 }), fc.boolean(), (p, m, ms, inSeconds) => {
-        const slo = parseSlo(inSeconds ? `${p}-${m}<=${ms / 1000}s` : `${p}-${m}<=${ms}ms`);
-        expect(slo).toMatchObject({ maxMs: ms });
-        expect(parseSlo(slo.text)).toEqual(slo);
-      }),
+      fc.property(
+        fc.constantFrom('p50', 'p90', 'p99'),
+        fc.constantFrom('ttft', 'e2e'),
+        fc.integer({ min: 1, max: 600_000 }),
+        fc.boolean(),
+        (p, m, ms, inSeconds) => {
+          const slo = parseSlo(inSeconds ? `${p}-${m}<=${ms / 1000}s` : `${p}-${m}<=${ms}ms`);
+          expect(slo).toMatchObject({ maxMs: ms });
+          expect(parseSlo(slo.text)).toEqual(slo);
+        },
+      ),
     );
   });
 });

@@ -34,14 +34,24 @@ describe('when the round-robin policy routes', () => {
 describe('when the least-outstanding-requests policy routes', () => {
   it('GIVEN any loads THEN it picks a healthy instance with the fewest in flight', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ healthy: fc.boolean(), load: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 10 }), fc.nat(), (specs, seed) => {
-        fc.pre(specs.some((s) => s.healthy));
-        const views = specs.map((s, i) => ({ id: `b${i}`, healthy: s.healthy, inFlight: s.load }));
-        const d = createPolicy({ name: 'least-outstanding-requests' }, { rng: new SeededRng(seed) }).decide(chatRequest(''), snapshot(views));
-        const min = Math.min(...views.filter((v) => v.healthy).map((v) => v.inFlight));
-        expect(views.find((v) => v.id === d.instance)).toMatchObject({ healthy: true, inFlight: min });
-        expect(d.reason).toBe('least-outstanding');
-      }),
+      fc.property(
+        fc.array(fc.record({ healthy: fc.boolean(), load: fc.integer({ min: 0, max: 6 }) }), {
+          minLength: 1,
+          maxLength: 10,
+        }),
+        fc.nat(),
+        (specs, seed) => {
+          fc.pre(specs.some((s) => s.healthy));
+          const views = specs.map((s, i) => ({ id: `b${i}`, healthy: s.healthy, inFlight: s.load }));
+          const d = createPolicy({ name: 'least-outstanding-requests' }, { rng: new SeededRng(seed) }).decide(
+            chatRequest(''),
+            snapshot(views),
+          );
+          const min = Math.min(...views.filter((v) => v.healthy).map((v) => v.inFlight));
+          expect(views.find((v) => v.id === d.instance)).toMatchObject({ healthy: true, inFlight: min });
+          expect(d.reason).toBe('least-outstanding');
+        },
+      ),
     );
   });
 

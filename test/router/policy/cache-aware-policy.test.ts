@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
-import { CacheAwarePolicy, createPolicy, type InstanceView, type PolicyConfig, type RoutingDecision } from '../../../router/src/policy';
+import { CacheAwarePolicy, createPolicy, type InstanceView, type RoutingDecision } from '../../../router/src/policy';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { chatRequest } from './policy-test-helpers';
 import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
@@ -8,11 +8,23 @@ import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/in
 const BLOCK = 256;
 
 function policy(options: Partial<Record<string, number | string>> = {}): CacheAwarePolicy {
-  return createPolicy({ name: 'cache-aware', ...options } as PolicyConfig, { rng: new SeededRng(1) }) as CacheAwarePolicy;
+  return createPolicy(
+    { name: 'cache-aware', ...options },
+    {
+      rng: new SeededRng(1),
+    },
+  ) as CacheAwarePolicy;
 }
 
 function idle(n: number, extra: Partial<InstanceView> = {}): InstanceView[] {
-  return Array.from({ length: n }, (_, i) => ({ id: `http://10.0.0.${i + 1}:8000`, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, ...extra }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `http://10.0.0.${i + 1}:8000`,
+    healthy: true,
+    inFlight: 0,
+    queuedPrefillTokens: 0,
+    decodeSequences: 0,
+    ...extra,
+  }));
 }
 
 /** Deterministic text of `blocks` routing blocks, distinct per label. */
@@ -36,64 +48,80 @@ function decide(p: CacheAwarePolicy, request: RoutingRequest, views: readonly In
 describe('when the cache-aware policy predicts cached prefixes', () => {
   it('GIVEN equal load THEN the instance holding the longest matching prefix wins', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 3, max: 7 }), fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { minLength: 2, maxLength: 7 }), (n, lengths) => {
-        const p = policy({ balanceSlackTokens: 0 });
-        const views = idle(n);
-        const full = blocksOf('shared', 48);
-        // Instance i holds the first lengths[i] blocks of the prompt (distinct lengths).
-        lengths.slice(0, n).forEach((blocks, i) => {
-          if (blocks > 0) place(p, chatRequest(full.slice(0, blocks * BLOCK)), views[i].id);
-        });
-        const held = lengths.slice(0, n);
-        const longest = Math.max(...held);
-        fc.pre(longest > 0);
-        const d = decide(p, chatRequest(`${full}tail`), views);
-        expect(d.instance).toBe(views[held.indexOf(longest)].id);
-        expect(d.reason).toBe('cache-match');
-        expect(d.predictedCachedTokens).toBe((longest * BLOCK) / 4);
-      }),
+      fc.property(
+        fc.integer({ min: 3, max: 7 }),
+        fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { minLength: 2, maxLength: 7 }),
+        (n, lengths) => {
+          const p = policy({ balanceSlackTokens: 0 });
+          const views = idle(n);
+          const full = blocksOf('shared', 48);
+          // Instance i holds the first lengths[i] blocks of the prompt (distinct lengths).
+          lengths.slice(0, n).forEach((blocks, i) => {
+            if (blocks > 0) place(p, chatRequest(full.slice(0, blocks * BLOCK)), views[i].id);
+          });
+          const held = lengths.slice(0, n);
+          const longest = Math.max(...held);
+          fc.pre(longest > 0);
+          const d = decide(p, chatRequest(`${full}tail`), views);
+          expect(d.instance).toBe(views[held.indexOf(longest)].id);
+          expect(d.reason).toBe('cache-match');
+          expect(d.predictedCachedTokens).toBe((longest * BLOCK) / 4);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   it('GIVEN the instance with the longest match is swamped with queued prefill THEN a shorter match on an idle instance wins', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 20, max: 60 }), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 50 }), (long, short, swampFactor) => {
-        fc.pre(short < long);
-        const p = policy();
-        const views = idle(2);
-        const full = blocksOf('doc', long);
-        place(p, chatRequest(full), views[0].id);
-        place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
-        const savedByLong = ((long - short) * BLOCK) / 4;
-        // Swamped: its queue costs more than the prefix it saves, counted twice (the wait, and the work recomputed).
-        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1024 * swampFactor } : v));
-        const d = decide(p, chatRequest(`${full}question`), swamped);
-        expect(d.instance).toBe(views[1].id);
-        // Without the queue, the long match wins.
-        expect(decide(p, chatRequest(`${full}question`), views).instance).toBe(views[0].id);
-      }),
+      fc.property(
+        fc.integer({ min: 20, max: 60 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 50 }),
+        (long, short, swampFactor) => {
+          fc.pre(short < long);
+          const p = policy();
+          const views = idle(2);
+          const full = blocksOf('doc', long);
+          place(p, chatRequest(full), views[0].id);
+          place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
+          const savedByLong = ((long - short) * BLOCK) / 4;
+          // Swamped: its queue costs more than the prefix it saves, counted twice (the wait, and the work recomputed).
+          const swamped = views.map((v, i) =>
+            i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1024 * swampFactor } : v,
+          );
+          const d = decide(p, chatRequest(`${full}question`), swamped);
+          expect(d.instance).toBe(views[1].id);
+          // Without the queue, the long match wins.
+          expect(decide(p, chatRequest(`${full}question`), views).instance).toBe(views[0].id);
+        },
+      ),
       { numRuns: 40 },
     );
   });
 
   it('GIVEN the holder queues more than the prefix saves but less than the wait plus the recomputed work THEN it keeps the request', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 20, max: 60 }), fc.integer({ min: 1, max: 10 }), fc.integer({ min: 1, max: 9 }), (long, short, tenths) => {
-        const p = policy({ balanceSlackTokens: 0 });
-        const views = idle(2);
-        const full = blocksOf('doc', long);
-        place(p, chatRequest(full), views[0].id);
-        place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
-        const savedByLong = ((long - short) * BLOCK) / 4;
-        // Diverting would start this request sooner, but recompute savedByLong tokens the fleet pays for later.
-        const queued = savedByLong + Math.floor((savedByLong * tenths) / 10);
-        const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
-        expect(decide(p, chatRequest(`${full}question`), busy).instance).toBe(views[0].id);
-        // Past the wait plus the work, it diverts.
-        const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1 } : v));
-        expect(decide(p, chatRequest(`${full}question`), swamped).instance).toBe(views[1].id);
-      }),
+      fc.property(
+        fc.integer({ min: 20, max: 60 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 9 }),
+        (long, short, tenths) => {
+          const p = policy({ balanceSlackTokens: 0 });
+          const views = idle(2);
+          const full = blocksOf('doc', long);
+          place(p, chatRequest(full), views[0].id);
+          place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
+          const savedByLong = ((long - short) * BLOCK) / 4;
+          // Diverting would start this request sooner, but recompute savedByLong tokens the fleet pays for later.
+          const queued = savedByLong + Math.floor((savedByLong * tenths) / 10);
+          const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
+          expect(decide(p, chatRequest(`${full}question`), busy).instance).toBe(views[0].id);
+          // Past the wait plus the work, it diverts.
+          const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1 } : v));
+          expect(decide(p, chatRequest(`${full}question`), swamped).instance).toBe(views[1].id);
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -112,14 +140,19 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
 describe('when prompts are cold', () => {
   it('GIVEN replicas with the same instances and no history THEN they make the same cold placement, whatever the list order', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 4000 }), fc.integer({ min: 2, max: 9 }), fc.nat(), (text, n, rotation) => {
-        const views = idle(n);
-        const rotated = [...views.slice(rotation % n), ...views.slice(0, rotation % n)];
-        const a = decide(policy(), chatRequest(text), views);
-        const b = decide(policy(), chatRequest(text), rotated);
-        expect(b.instance).toBe(a.instance);
-        expect(a.reason).toBe('cold-rendezvous');
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 4000 }),
+        fc.integer({ min: 2, max: 9 }),
+        fc.nat(),
+        (text, n, rotation) => {
+          const views = idle(n);
+          const rotated = [...views.slice(rotation % n), ...views.slice(0, rotation % n)];
+          const a = decide(policy(), chatRequest(text), views);
+          const b = decide(policy(), chatRequest(text), rotated);
+          expect(b.instance).toBe(a.instance);
+          expect(a.reason).toBe('cold-rendezvous');
+        },
+      ),
       { numRuns: 80 },
     );
   });
@@ -129,7 +162,9 @@ describe('when prompts are cold', () => {
     const head = blocksOf('system', 1);
     const first = decide(policy(), chatRequest(`${head}user one`), views).instance;
     expect(decide(policy(), chatRequest(`${head}another user`), views).instance).toBe(first);
-    const placed = new Set(Array.from({ length: 60 }, (_, i) => decide(policy(), chatRequest(blocksOf(`s${i}`, 2)), views).instance));
+    const placed = new Set(
+      Array.from({ length: 60 }, (_, i) => decide(policy(), chatRequest(blocksOf(`s${i}`, 2)), views).instance),
+    );
     expect(placed.size).toBe(7);
   });
 
@@ -239,7 +274,11 @@ describe('when hot prefixes and sessions are routed', () => {
       p.commit(r, d);
       const v = views.find((x) => x.id === d.instance)!;
       if (drains) Object.assign(v, { decodeSequences: (v.decodeSequences ?? 0) + 1 });
-      else Object.assign(v, { inFlight: v.inFlight + 1, queuedPrefillTokens: (v.queuedPrefillTokens ?? 0) + 2_100 - (d.predictedCachedTokens ?? 0) });
+      else
+        Object.assign(v, {
+          inFlight: v.inFlight + 1,
+          queuedPrefillTokens: (v.queuedPrefillTokens ?? 0) + 2_100 - (d.predictedCachedTokens ?? 0),
+        });
       if ((d.predictedCachedTokens ?? 0) === 0) misses++;
       used.add(d.instance);
     }
@@ -256,26 +295,32 @@ describe('when hot prefixes and sessions are routed', () => {
 
   it('GIVEN prefixes of very unequal popularity at light load THEN no instance is sent more than its bounded share of requests by a cache match', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 7 }), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 40, max: 150 }), fc.integer({ min: 0, max: 1000 }), (n, prefixes, count, seed) => {
-        const p = policy();
-        const views = idle(n);
-        const rng = new SeededRng(seed);
-        const sent = new Map<string, number>();
-        for (let i = 0; i < count; i++) {
-          // Prefix k is drawn with probability ∝ 2^-k: one dominates.
-          let k = 0;
-          while (k < prefixes - 1 && rng.next() < 0.5) k++;
-          const r = chatRequest(`${blocksOf(`system-${k}`, 8)}user ${i}`);
-          const d = p.decide(r, { instances: views, nowMs: 0 });
-          p.commit(r, d);
-          sent.set(d.instance, (sent.get(d.instance) ?? 0) + 1);
-          // A request matching a cached prefix never takes its instance past ⌈1.25 × total / n⌉ (or 4) while another
-          // instance is under; cold prompts follow rendezvous order (bounded by index contents) instead.
-          const bound = Math.max(Math.ceil((1.25 * (i + 1)) / n), 4);
-          const under = views.some((v) => v.id !== d.instance && (sent.get(v.id) ?? 0) + 1 <= bound);
-          if (d.reason !== 'cold-rendezvous' && under) expect(sent.get(d.instance)).toBeLessThanOrEqual(bound);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 7 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 40, max: 150 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (n, prefixes, count, seed) => {
+          const p = policy();
+          const views = idle(n);
+          const rng = new SeededRng(seed);
+          const sent = new Map<string, number>();
+          for (let i = 0; i < count; i++) {
+            // Prefix k is drawn with probability ∝ 2^-k: one dominates.
+            let k = 0;
+            while (k < prefixes - 1 && rng.next() < 0.5) k++;
+            const r = chatRequest(`${blocksOf(`system-${k}`, 8)}user ${i}`);
+            const d = p.decide(r, { instances: views, nowMs: 0 });
+            p.commit(r, d);
+            sent.set(d.instance, (sent.get(d.instance) ?? 0) + 1);
+            // A request matching a cached prefix never takes its instance past ⌈1.25 × total / n⌉ (or 4) while another
+            // instance is under; cold prompts follow rendezvous order (bounded by index contents) instead.
+            const bound = Math.max(Math.ceil((1.25 * (i + 1)) / n), 4);
+            const under = views.some((v) => v.id !== d.instance && (sent.get(v.id) ?? 0) + 1 <= bound);
+            if (d.reason !== 'cold-rendezvous' && under) expect(sent.get(d.instance)).toBeLessThanOrEqual(bound);
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -306,17 +351,21 @@ describe('when hot prefixes and sessions are routed', () => {
 describe('when the index is bounded and corrected', () => {
   it('GIVEN any stream of prompts THEN each instance index stays within its capacity from the KV size', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1024, max: 8192 }), fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }), (kvTokens, sizes) => {
-        const p = policy();
-        const views = idle(3, { kvCapacityTokens: kvTokens });
-        const capacity = Math.floor((kvTokens * 4) / BLOCK);
-        sizes.forEach((blocks, i) => {
-          const r = chatRequest(blocksOf(`p${i}`, blocks));
-          p.commit(r, decide(p, r, views));
-        });
-        for (const v of views) expect(p.index.get(v.id)?.size ?? 0).toBeLessThanOrEqual(capacity);
-        expect(p.capacityBlocksOf(views[0])).toBe(capacity);
-      }),
+      fc.property(
+        fc.integer({ min: 1024, max: 8192 }),
+        fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 40 }),
+        (kvTokens, sizes) => {
+          const p = policy();
+          const views = idle(3, { kvCapacityTokens: kvTokens });
+          const capacity = Math.floor((kvTokens * 4) / BLOCK);
+          sizes.forEach((blocks, i) => {
+            const r = chatRequest(blocksOf(`p${i}`, blocks));
+            p.commit(r, decide(p, r, views));
+          });
+          for (const v of views) expect(p.index.get(v.id)?.size ?? 0).toBeLessThanOrEqual(capacity);
+          expect(p.capacityBlocksOf(views[0])).toBe(capacity);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -19,7 +19,10 @@ describe('when text prefixes are hashed', () => {
   });
 
   it('GIVEN Latin-1 text of any length and limit THEN the fast path gives the same hash as hashing code units', () => {
-    const latin1 = fc.string({ unit: fc.integer({ min: 0, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 40_000 });
+    const latin1 = fc.string({
+      unit: fc.integer({ min: 0, max: 0xff }).map((c) => String.fromCharCode(c)),
+      maxLength: 40_000,
+    });
     fc.assert(
       fc.property(latin1, fc.integer({ min: 0, max: 41_000 }), fc.integer(), (t, max, seed) => {
         expect(hashTextPrefix(t, max, seed)).toBe(hashUtf16(t, Math.min(max, t.length), seed));
@@ -45,10 +48,15 @@ describe('when text prefixes are hashed', () => {
 
   it('GIVEN bytes THEN only the first `length` bytes matter', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 40 }), fc.uint8Array({ maxLength: 10 }), fc.nat({ max: 40 }), (a, b, len) => {
-        const l = Math.min(len, a.length);
-        expect(hashBytes(Buffer.concat([a.subarray(0, l), b]), l, 1)).toBe(hashBytes(a, l, 1));
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 40 }),
+        fc.uint8Array({ maxLength: 10 }),
+        fc.nat({ max: 40 }),
+        (a, b, len) => {
+          const l = Math.min(len, a.length);
+          expect(hashBytes(Buffer.concat([a.subarray(0, l), b]), l, 1)).toBe(hashBytes(a, l, 1));
+        },
+      ),
     );
   });
 });

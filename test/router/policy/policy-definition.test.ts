@@ -14,7 +14,14 @@ describe('when a policy definition builds its policy', () => {
     reasons: ['toy'],
     options: [
       { name: 'width', type: 'integer', min: 1, max: 8, default: 2, doc: 'a numeric option' },
-      { name: 'label', type: 'string', pattern: /^[a-z]+$/, patternDoc: 'lower-case letters', default: 'x', doc: 'a string option' },
+      {
+        name: 'label',
+        type: 'string',
+        pattern: /^[a-z]+$/,
+        patternDoc: 'lower-case letters',
+        default: 'x',
+        doc: 'a string option',
+      },
     ],
     create: (options) => {
       const width: number = options.width;

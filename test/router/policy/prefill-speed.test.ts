@@ -68,27 +68,45 @@ describe('when samples arrive', () => {
 
   test('GIVEN any samples THEN the estimate stays between the prior and the samples’ extremes, in ms per token (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ tokens: fc.integer({ min: 2048, max: 200_000 }), ttft: fc.double({ min: 1, max: 100_000, noNaN: true }) }), { minLength: 1, maxLength: 100 }), (samples) => {
-        const e = new PrefillSpeedEstimator(options);
-        for (const s of samples) e.observe('a', s.tokens, s.ttft);
-        const perToken = [1000 / options.priorTokensPerSecond, ...samples.map((s) => s.ttft / s.tokens)];
-        const ms = 1000 / e.tokensPerSecond('a')!;
-        expect(ms).toBeGreaterThanOrEqual(Math.min(...perToken) * (1 - 1e-9));
-        expect(ms).toBeLessThanOrEqual(Math.max(...perToken) * (1 + 1e-9));
-      }),
+      fc.property(
+        fc.array(
+          fc.record({
+            tokens: fc.integer({ min: 2048, max: 200_000 }),
+            ttft: fc.double({ min: 1, max: 100_000, noNaN: true }),
+          }),
+          { minLength: 1, maxLength: 100 },
+        ),
+        (samples) => {
+          const e = new PrefillSpeedEstimator(options);
+          for (const s of samples) e.observe('a', s.tokens, s.ttft);
+          const perToken = [1000 / options.priorTokensPerSecond, ...samples.map((s) => s.ttft / s.tokens)];
+          const ms = 1000 / e.tokensPerSecond('a')!;
+          expect(ms).toBeGreaterThanOrEqual(Math.min(...perToken) * (1 - 1e-9));
+          expect(ms).toBeLessThanOrEqual(Math.max(...perToken) * (1 + 1e-9));
+        },
+      ),
     );
   });
 
   test('GIVEN one instance twice as slow on every sample THEN it is estimated twice as slow (property: the estimator is linear in time)', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ tokens: fc.integer({ min: 2048, max: 200_000 }), ttft: fc.double({ min: 1, max: 100_000, noNaN: true }) }), { minLength: 1, maxLength: 50 }), (samples) => {
-        const e = new PrefillSpeedEstimator({ ...options, priorSamples: 0 });
-        for (const s of samples) {
-          e.observe('a', s.tokens, s.ttft);
-          e.observe('b', s.tokens, 2 * s.ttft);
-        }
-        expect(e.tokensPerSecond('a')! / e.tokensPerSecond('b')!).toBeCloseTo(2, 9);
-      }),
+      fc.property(
+        fc.array(
+          fc.record({
+            tokens: fc.integer({ min: 2048, max: 200_000 }),
+            ttft: fc.double({ min: 1, max: 100_000, noNaN: true }),
+          }),
+          { minLength: 1, maxLength: 50 },
+        ),
+        (samples) => {
+          const e = new PrefillSpeedEstimator({ ...options, priorSamples: 0 });
+          for (const s of samples) {
+            e.observe('a', s.tokens, s.ttft);
+            e.observe('b', s.tokens, 2 * s.ttft);
+          }
+          expect(e.tokensPerSecond('a')! / e.tokensPerSecond('b')!).toBeCloseTo(2, 9);
+        },
+      ),
     );
   });
 });

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { fmix32 } from '../../../router/src/policy/hashing';
-import { InstanceHashCache, rendezvousRanking, rendezvousScore, weightedRendezvousScore } from '../../../router/src/policy/rendezvous';
+import {
+  InstanceHashCache,
+  rendezvousRanking,
+  rendezvousScore,
+  weightedRendezvousScore,
+} from '../../../router/src/policy/rendezvous';
 import type { InstanceView } from '../../../router/src/policy';
 
 const KEYS = 4000;
@@ -17,29 +22,42 @@ function tolerance(n: number, p: number): number {
 describe('when rendezvous hashing is weighted', () => {
   it('GIVEN weights w_i THEN each instance wins a share of keys within binomial tolerance of w_i / Σw', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0.05, max: 1, noNaN: true }), { minLength: 2, maxLength: 7 }), fc.integer(), (weights, seed) => {
-        const instances = views(weights.length);
-        const hashes = new InstanceHashCache();
-        const wins = new Array<number>(weights.length).fill(0);
-        const weightOf = (v: InstanceView) => weights[instances.indexOf(v)];
-        for (let k = 0; k < KEYS; k++) {
-          const winner = rendezvousRanking(fmix32(seed + k * 0x9e3779b1) | 0, instances, hashes, weightOf)[0];
-          wins[instances.indexOf(winner)]++;
-        }
-        const total = weights.reduce((a, b) => a + b, 0);
-        weights.forEach((w, i) => expect(Math.abs(wins[i] - (KEYS * w) / total)).toBeLessThanOrEqual(tolerance(KEYS, w / total)));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0.05, max: 1, noNaN: true }), { minLength: 2, maxLength: 7 }),
+        fc.integer(),
+        (weights, seed) => {
+          const instances = views(weights.length);
+          const hashes = new InstanceHashCache();
+          const wins = new Array<number>(weights.length).fill(0);
+          const weightOf = (v: InstanceView) => weights[instances.indexOf(v)];
+          for (let k = 0; k < KEYS; k++) {
+            const winner = rendezvousRanking(fmix32(seed + k * 0x9e3779b1) | 0, instances, hashes, weightOf)[0];
+            wins[instances.indexOf(winner)]++;
+          }
+          const total = weights.reduce((a, b) => a + b, 0);
+          weights.forEach((w, i) =>
+            expect(Math.abs(wins[i] - (KEYS * w) / total)).toBeLessThanOrEqual(tolerance(KEYS, w / total)),
+          );
+        },
+      ),
       { numRuns: 20, seed: 31 },
     );
   });
 
   it('GIVEN equal weights THEN the ranking is exactly the unweighted one', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 9 }), fc.integer(), fc.double({ min: 1e-6, max: 1e6, noNaN: true }), (n, key, w) => {
-        const instances = views(n);
-        const unweighted = rendezvousRanking(key, instances).map((v) => v.id);
-        expect(rendezvousRanking(key, instances, new InstanceHashCache(), () => w).map((v) => v.id)).toEqual(unweighted);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer(),
+        fc.double({ min: 1e-6, max: 1e6, noNaN: true }),
+        (n, key, w) => {
+          const instances = views(n);
+          const unweighted = rendezvousRanking(key, instances).map((v) => v.id);
+          expect(rendezvousRanking(key, instances, new InstanceHashCache(), () => w).map((v) => v.id)).toEqual(
+            unweighted,
+          );
+        },
+      ),
       { numRuns: 300, seed: 31 },
     );
   });

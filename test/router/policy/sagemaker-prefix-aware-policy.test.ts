@@ -30,15 +30,21 @@ const idSet = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 24 }), { minLe
 describe('when the sagemaker-prefix-aware policy routes by prefix key', () => {
   it('GIVEN the same request and instance list THEN every replica (fresh policy, any list order) picks the same instance', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 3000 }), fc.option(fc.string({ minLength: 1, maxLength: 64 })), idSet, fc.nat(), (text, tenant, ids, rot) => {
-        const views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
-        const rotated = views.map((_, i) => views[(i + rot) % views.length]);
-        const request = chatRequest(text, tenant ?? undefined);
-        const a = policy().decide(request, snapshot(views));
-        const b = policy().decide(request, snapshot(rotated));
-        expect(b).toEqual(a);
-        expect(a.reason).toBe('prefix-affinity');
-      }),
+      fc.property(
+        fc.string({ maxLength: 3000 }),
+        fc.option(fc.string({ minLength: 1, maxLength: 64 })),
+        idSet,
+        fc.nat(),
+        (text, tenant, ids, rot) => {
+          const views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
+          const rotated = views.map((_, i) => views[(i + rot) % views.length]);
+          const request = chatRequest(text, tenant ?? undefined);
+          const a = policy().decide(request, snapshot(views));
+          const b = policy().decide(request, snapshot(rotated));
+          expect(b).toEqual(a);
+          expect(a.reason).toBe('prefix-affinity');
+        },
+      ),
     );
   });
 
@@ -53,13 +59,18 @@ describe('when the sagemaker-prefix-aware policy routes by prefix key', () => {
 
   it('GIVEN the same text with different tenant keys THEN the keys differ, and with the same tenant key they agree', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 200 }), fc.string({ minLength: 1, maxLength: 64 }), fc.string({ minLength: 1, maxLength: 64 }), (text, t1, t2) => {
-        fc.pre(t1 !== t2);
-        const p = policy();
-        expect(p.routingKey(chatRequest(text, t1))).toBe(p.routingKey(chatRequest(text, t1)));
-        expect(p.routingKey(chatRequest(text, t1))).not.toBe(p.routingKey(chatRequest(text, t2)));
-        expect(p.routingKey(chatRequest(text, t1))).not.toBe(p.routingKey(chatRequest(text)));
-      }),
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.string({ minLength: 1, maxLength: 64 }),
+        fc.string({ minLength: 1, maxLength: 64 }),
+        (text, t1, t2) => {
+          fc.pre(t1 !== t2);
+          const p = policy();
+          expect(p.routingKey(chatRequest(text, t1))).toBe(p.routingKey(chatRequest(text, t1)));
+          expect(p.routingKey(chatRequest(text, t1))).not.toBe(p.routingKey(chatRequest(text, t2)));
+          expect(p.routingKey(chatRequest(text, t1))).not.toBe(p.routingKey(chatRequest(text)));
+        },
+      ),
     );
   });
 
@@ -148,7 +159,10 @@ describe('when the affinity instance reaches concurrencyThreshold', () => {
 
   it('GIVEN affinity in-flight = threshold - 1 THEN the request stays on the affinity instance', () => {
     const { views, affinity } = withAffinityLoad(threshold - 1, [0, 0, 0]);
-    expect(policy(threshold).decide(chatRequest(text), snapshot(views))).toEqual({ instance: affinity, reason: 'prefix-affinity' });
+    expect(policy(threshold).decide(chatRequest(text), snapshot(views))).toEqual({
+      instance: affinity,
+      reason: 'prefix-affinity',
+    });
   });
 
   it('GIVEN affinity in-flight = threshold THEN the request spills to the instance with the fewest in flight', () => {
@@ -168,23 +182,34 @@ describe('when the affinity instance reaches concurrencyThreshold', () => {
 
   it('GIVEN any loads THEN the choice follows the rule: affinity below threshold, else fewest in flight, ties by rendezvous rank', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ load: fc.integer({ min: 0, max: 10 }), healthy: fc.boolean() }), { minLength: 1, maxLength: 10 }), fc.string({ maxLength: 50 }), fc.integer({ min: 1, max: 8 }), (specs, prompt, t) => {
-        fc.pre(specs.some((s) => s.healthy));
-        const views = specs.map((s, i) => ({ id: `i${i}`, healthy: s.healthy, inFlight: s.load }));
-        const p = policy(t);
-        const request = chatRequest(prompt);
-        const ranking = rendezvousRanking(p.routingKey(request), views);
-        const decision = p.decide(request, snapshot(views));
-        const chosen = views.find((v) => v.id === decision.instance)!;
-        expect(chosen.healthy).toBe(true);
-        if (ranking[0].inFlight < t) {
-          expect(decision).toEqual({ instance: ranking[0].id, reason: 'prefix-affinity' });
-        } else {
-          const min = Math.min(...ranking.map((v) => v.inFlight));
-          const firstLeast = ranking.find((v) => v.inFlight === min)!;
-          expect(decision).toEqual({ instance: firstLeast.id, reason: min < t ? 'threshold-spill' : 'all-saturated' });
-        }
-      }),
+      fc.property(
+        fc.array(fc.record({ load: fc.integer({ min: 0, max: 10 }), healthy: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 10,
+        }),
+        fc.string({ maxLength: 50 }),
+        fc.integer({ min: 1, max: 8 }),
+        (specs, prompt, t) => {
+          fc.pre(specs.some((s) => s.healthy));
+          const views = specs.map((s, i) => ({ id: `i${i}`, healthy: s.healthy, inFlight: s.load }));
+          const p = policy(t);
+          const request = chatRequest(prompt);
+          const ranking = rendezvousRanking(p.routingKey(request), views);
+          const decision = p.decide(request, snapshot(views));
+          const chosen = views.find((v) => v.id === decision.instance)!;
+          expect(chosen.healthy).toBe(true);
+          if (ranking[0].inFlight < t) {
+            expect(decision).toEqual({ instance: ranking[0].id, reason: 'prefix-affinity' });
+          } else {
+            const min = Math.min(...ranking.map((v) => v.inFlight));
+            const firstLeast = ranking.find((v) => v.inFlight === min)!;
+            expect(decision).toEqual({
+              instance: firstLeast.id,
+              reason: min < t ? 'threshold-spill' : 'all-saturated',
+            });
+          }
+        },
+      ),
     );
   });
 });
@@ -193,7 +218,10 @@ describe('when instances are ejected', () => {
   it('GIVEN any health pattern with one healthy instance or more THEN no policy ever chooses an ejected instance', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ healthy: fc.boolean(), load: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.record({ healthy: fc.boolean(), load: fc.integer({ min: 0, max: 5 }) }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         fc.constantFrom(...POLICY_NAMES),
         fc.string({ maxLength: 100 }),
         fc.nat(),
@@ -228,30 +256,39 @@ describe('when the key is bytes of the body versus characters of the text', () =
 
   it('GIVEN multibyte text that agrees on its first prefixLength bytes only THEN body-bytes keys match and message-text keys differ', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(twoByte, threeByte), { minLength: PREFIX, maxLength: PREFIX }), fc.string({ minLength: 1 }), (chars, tail) => {
-        // Keep whole characters up to the first one that crosses byte PREFIX: those agree on >= PREFIX bytes.
-        let bytes = 0;
-        let cut = 0;
-        while (bytes < PREFIX) bytes += Buffer.byteLength(chars[cut++]);
-        const shared = chars.slice(0, cut).join('');
-        expect(cut).toBeLessThan(PREFIX); // multibyte: PREFIX bytes hold fewer than PREFIX characters
-        const a = shared + 'A' + tail;
-        const b = shared + 'B' + tail;
-        const p = policy();
-        expect(p.routingKey(bodyRequest(a))).toBe(p.routingKey(bodyRequest(b)));
-        expect(p.routingKey(chatRequest(a))).not.toBe(p.routingKey(chatRequest(b)));
-      }),
+      fc.property(
+        fc.array(fc.oneof(twoByte, threeByte), { minLength: PREFIX, maxLength: PREFIX }),
+        fc.string({ minLength: 1 }),
+        (chars, tail) => {
+          // Keep whole characters up to the first one that crosses byte PREFIX: those agree on >= PREFIX bytes.
+          let bytes = 0;
+          let cut = 0;
+          while (bytes < PREFIX) bytes += Buffer.byteLength(chars[cut++]);
+          const shared = chars.slice(0, cut).join('');
+          expect(cut).toBeLessThan(PREFIX); // multibyte: PREFIX bytes hold fewer than PREFIX characters
+          const a = shared + 'A' + tail;
+          const b = shared + 'B' + tail;
+          const p = policy();
+          expect(p.routingKey(bodyRequest(a))).toBe(p.routingKey(bodyRequest(b)));
+          expect(p.routingKey(chatRequest(a))).not.toBe(p.routingKey(chatRequest(b)));
+        },
+      ),
       { numRuns: 50 },
     );
   });
 
   it('GIVEN emoji (surrogate pairs) THEN prefixLength counts characters, not UTF-16 units, and never splits a pair', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('😀', '🚀', '𝔸', 'a', '日'), { minLength: PREFIX, maxLength: PREFIX }), fc.string(), fc.string(), (chars, a, b) => {
-        const prefix = chars.join('');
-        const p = policy();
-        expect(p.routingKey(chatRequest(prefix + a))).toBe(p.routingKey(chatRequest(prefix + b)));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('😀', '🚀', '𝔸', 'a', '日'), { minLength: PREFIX, maxLength: PREFIX }),
+        fc.string(),
+        fc.string(),
+        (chars, a, b) => {
+          const prefix = chars.join('');
+          const p = policy();
+          expect(p.routingKey(chatRequest(prefix + a))).toBe(p.routingKey(chatRequest(prefix + b)));
+        },
+      ),
       { numRuns: 50 },
     );
   });
@@ -265,25 +302,33 @@ describe('when the key is bytes of the body versus characters of the text', () =
 
   it('GIVEN a body-bytes request without rawBody THEN the UTF-8 of its routing text stands in, byte-exact at the cut', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(twoByte, threeByte, fc.constantFrom('😀', 'a')), { minLength: 300, maxLength: 1200 }), (chars) => {
-        const text = chars.join('');
-        const p = policy();
-        const withoutBody = { ...bodyRequest(''), rawBody: undefined, routingText: text };
-        expect(p.routingKey(withoutBody)).toBe(p.routingKey(bodyRequest(Buffer.from(text, 'utf8'))));
-      }),
+      fc.property(
+        fc.array(fc.oneof(twoByte, threeByte, fc.constantFrom('😀', 'a')), { minLength: 300, maxLength: 1200 }),
+        (chars) => {
+          const text = chars.join('');
+          const p = policy();
+          const withoutBody = { ...bodyRequest(''), rawBody: undefined, routingText: text };
+          expect(p.routingKey(withoutBody)).toBe(p.routingKey(bodyRequest(Buffer.from(text, 'utf8'))));
+        },
+      ),
       { numRuns: 50 },
     );
   });
 
   it('GIVEN two bodies that differ only after prefixLength bytes THEN they route together', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: PREFIX, maxLength: PREFIX }), fc.uint8Array(), fc.uint8Array(), (prefix, a, b) => {
-        const p = policy();
-        const views = instances(5);
-        expect(p.decide(bodyRequest(Buffer.concat([prefix, a])), snapshot(views)).instance).toBe(
-          p.decide(bodyRequest(Buffer.concat([prefix, b])), snapshot(views)).instance,
-        );
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: PREFIX, maxLength: PREFIX }),
+        fc.uint8Array(),
+        fc.uint8Array(),
+        (prefix, a, b) => {
+          const p = policy();
+          const views = instances(5);
+          expect(p.decide(bodyRequest(Buffer.concat([prefix, a])), snapshot(views)).instance).toBe(
+            p.decide(bodyRequest(Buffer.concat([prefix, b])), snapshot(views)).instance,
+          );
+        },
+      ),
       { numRuns: 50 },
     );
   });

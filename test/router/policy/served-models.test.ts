@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
 import { RoutingCore } from '../../../router/src/core/routing-core';
-import { createPolicy, POLICY_NAMES, scopeToModel, UnknownModelError, type InstanceView, type PolicyConfig } from '../../../router/src/policy';
+import {
+  createPolicy,
+  POLICY_NAMES,
+  scopeToModel,
+  UnknownModelError,
+  type InstanceView,
+} from '../../../router/src/policy';
 import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
@@ -12,7 +18,15 @@ function requestFor(model: string, text: string): RoutingRequest {
 }
 
 function view(i: number, models: readonly string[] | undefined, extra: Partial<InstanceView> = {}): InstanceView {
-  return { id: `http://10.0.0.${i + 1}:8000`, healthy: true, inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0, ...(models ? { servedModels: new Set(models) } : {}), ...extra };
+  return {
+    id: `http://10.0.0.${i + 1}:8000`,
+    healthy: true,
+    inFlight: 0,
+    queuedPrefillTokens: 0,
+    decodeSequences: 0,
+    ...(models ? { servedModels: new Set(models) } : {}),
+    ...extra,
+  };
 }
 
 const LONG = 'You are the SQL assistant of ACME; answer with one query. '.repeat(40);
@@ -27,12 +41,18 @@ describe('when a snapshot is scoped to the model a request names', () => {
   });
 
   it('GIVEN some instances do not serve it THEN they are held back: unhealthy for this decision, their load as it is', () => {
-    const scoped = scopeToModel({ instances: [view(0, ['base']), view(1, ['base', 'sql'], { inFlight: 3 })], nowMs: 5 }, 'base');
+    const scoped = scopeToModel(
+      { instances: [view(0, ['base']), view(1, ['base', 'sql'], { inFlight: 3 })], nowMs: 5 },
+      'base',
+    );
     expect(scoped.instances.map((v) => [v.healthy, v.heldBack === true])).toEqual([
       [true, false],
       [true, false],
     ]);
-    const sql = scopeToModel({ instances: [view(0, ['base'], { inFlight: 2 }), view(1, ['base', 'sql'])], nowMs: 5 }, 'sql');
+    const sql = scopeToModel(
+      { instances: [view(0, ['base'], { inFlight: 2 }), view(1, ['base', 'sql'])], nowMs: 5 },
+      'sql',
+    );
     expect(sql.instances.map((v) => [v.healthy, v.heldBack === true, v.inFlight])).toEqual([
       [false, true, 2],
       [true, false, 0],
@@ -41,54 +61,79 @@ describe('when a snapshot is scoped to the model a request names', () => {
   });
 
   it('GIVEN no configured instance serves it THEN UnknownModelError, with the message vLLM gives', () => {
-    expect(() => scopeToModel({ instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 }, 'chat')).toThrow(new UnknownModelError('chat'));
+    expect(() =>
+      scopeToModel({ instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 }, 'chat'),
+    ).toThrow(new UnknownModelError('chat'));
     expect(new UnknownModelError('chat').message).toBe('The model `chat` does not exist.');
   });
 
   it('GIVEN the only instance serving it is down THEN it is not unknown: the policy finds no healthy instance instead', () => {
-    const scoped = scopeToModel({ instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 }, 'sql');
+    const scoped = scopeToModel(
+      { instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 },
+      'sql',
+    );
     expect(scoped.instances.every((v) => !v.healthy)).toBe(true);
   });
 });
 
 describe('when the routing core decides for a fleet serving different adapters', () => {
-  it.each(POLICY_NAMES)('GIVEN policy %s and any layout THEN every decision is an instance serving the request model', (name) => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.subarray(['base', 'sql', 'chat']), { minLength: 1, maxLength: 6 }),
-        fc.array(fc.tuple(fc.constantFrom('base', 'sql', 'chat'), fc.integer({ min: 0, max: 5 })), { minLength: 1, maxLength: 20 }),
-        (layout, requests) => {
-          const loads = layout.map(() => new InstanceLoad());
-          const views = layout.map((models, i) => view(i, models));
-          const core = new RoutingCore(createPolicy({ name } as PolicyConfig, { rng: new SeededRng(3) }), (id) => {
-            const i = views.findIndex((v) => v.id === id);
-            return i < 0 ? undefined : { load: loads[i] };
-          });
-          for (const [model, prompt] of requests) {
-            const routed = core.begin(requestFor(model, `${LONG} prompt ${prompt}`));
-            const served = layout.some((models) => models.includes(model));
-            if (!served) {
-              expect(() => routed.decide({ instances: views, nowMs: 0 })).toThrow(UnknownModelError);
-              continue;
+  it.each(POLICY_NAMES)(
+    'GIVEN policy %s and any layout THEN every decision is an instance serving the request model',
+    (name) => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.subarray(['base', 'sql', 'chat']), { minLength: 1, maxLength: 6 }),
+          fc.array(fc.tuple(fc.constantFrom('base', 'sql', 'chat'), fc.integer({ min: 0, max: 5 })), {
+            minLength: 1,
+            maxLength: 20,
+          }),
+          (layout, requests) => {
+            const loads = layout.map(() => new InstanceLoad());
+            const views = layout.map((models, i) => view(i, models));
+            const core = new RoutingCore(createPolicy({ name }, { rng: new SeededRng(3) }), (id) => {
+              const i = views.findIndex((v) => v.id === id);
+              return i < 0 ? undefined : { load: loads[i] };
+            });
+            for (const [model, prompt] of requests) {
+              const routed = core.begin(requestFor(model, `${LONG} prompt ${prompt}`));
+              const served = layout.some((models) => models.includes(model));
+              if (!served) {
+                expect(() => routed.decide({ instances: views, nowMs: 0 })).toThrow(UnknownModelError);
+                continue;
+              }
+              const attempt = routed.decide({ instances: views, nowMs: 0 });
+              expect(layout[views.findIndex((v) => v.id === attempt.decision.instance)]).toContain(model);
+              routed.end({ kind: 'completed' });
             }
-            const attempt = routed.decide({ instances: views, nowMs: 0 });
-            expect(layout[views.findIndex((v) => v.id === attempt.decision.instance)]).toContain(model);
-            routed.end({ kind: 'completed' });
-          }
-        },
-      ),
-      { numRuns: 60 },
-    );
-  });
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+  );
 
   it('GIVEN sagemaker-prefix-aware THEN each adapter keeps each prefix on one instance of its own set', () => {
-    const views = [view(0, ['base', 'sql']), view(1, ['base', 'sql']), view(2, ['base', 'chat']), view(3, ['base', 'chat'])];
-    const policy = createPolicy({ name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 8 } as PolicyConfig, { rng: new SeededRng(1) });
+    const views = [
+      view(0, ['base', 'sql']),
+      view(1, ['base', 'sql']),
+      view(2, ['base', 'chat']),
+      view(3, ['base', 'chat']),
+    ];
+    const policy = createPolicy(
+      { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 8 },
+      { rng: new SeededRng(1) },
+    );
     for (const model of ['sql', 'chat']) {
       for (let p = 0; p < 20; p++) {
         const text = `${p}:${LONG}`;
-        const first = policy.decide(requestFor(model, text), scopeToModel({ instances: views, nowMs: 0 }, model)).instance;
-        const again = policy.decide(requestFor(model, `${text} another question`), scopeToModel({ instances: views, nowMs: 0 }, model)).instance;
+        const first = policy.decide(
+          requestFor(model, text),
+          scopeToModel({ instances: views, nowMs: 0 }, model),
+        ).instance;
+        const again = policy.decide(
+          requestFor(model, `${text} another question`),
+          scopeToModel({ instances: views, nowMs: 0 }, model),
+        ).instance;
         expect(again).toBe(first);
         expect(views.find((v) => v.id === first)!.servedModels!.has(model)).toBe(true);
       }
@@ -99,19 +144,23 @@ describe('when the routing core decides for a fleet serving different adapters',
 describe('when cache-aware keys routing blocks', () => {
   it('GIVEN one prompt under two adapters (or an adapter and its base model) THEN no block hash is shared', () => {
     fc.assert(
-      fc.property(fc.string({ minLength: 64 * 3, maxLength: 64 * 6 }), fc.constantFrom(['sql', 'chat'], ['sql', 'base'], ['chat', 'base']), (text, [a, b]) => {
-        const ha = new Set(routingBlockHashes(requestFor(a, text), 64));
-        const hb = routingBlockHashes(requestFor(b, text), 64);
-        expect(hb.length).toBeGreaterThan(0);
-        for (const h of hb) expect(ha.has(h)).toBe(false);
-      }),
+      fc.property(
+        fc.string({ minLength: 64 * 3, maxLength: 64 * 6 }),
+        fc.constantFrom(['sql', 'chat'], ['sql', 'base'], ['chat', 'base']),
+        (text, [a, b]) => {
+          const ha = new Set(routingBlockHashes(requestFor(a, text), 64));
+          const hb = routingBlockHashes(requestFor(b, text), 64);
+          expect(hb.length).toBeGreaterThan(0);
+          for (const h of hb) expect(ha.has(h)).toBe(false);
+        },
+      ),
       { numRuns: 100 },
     );
   });
 
   it('GIVEN a prompt indexed under adapter sql THEN the same prompt under chat predicts nothing cached, and sql still does after chat requests held its instance back', () => {
     const views = [view(0, ['base', 'sql']), view(1, ['base', 'sql', 'chat'])];
-    const policy = createPolicy({ name: 'cache-aware', blockChars: 64 } as PolicyConfig, { rng: new SeededRng(1) });
+    const policy = createPolicy({ name: 'cache-aware', blockChars: 64 }, { rng: new SeededRng(1) });
     const decide = (model: string) => {
       const request = requestFor(model, LONG);
       const decision = policy.decide(request, scopeToModel({ instances: views, nowMs: 0 }, model));

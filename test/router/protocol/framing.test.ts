@@ -14,14 +14,20 @@ describe('when event-stream messages are encoded', () => {
         const decoded = eventStream.decodeMessages(bytes);
         expect(decoded.map((m) => [...m.payload])).toEqual(payloads.map((p) => [...p]));
         for (const m of decoded) {
-          expect(m.headers).toEqual({ ':event-type': 'PayloadPart', ':content-type': 'application/octet-stream', ':message-type': 'event' });
+          expect(m.headers).toEqual({
+            ':event-type': 'PayloadPart',
+            ':content-type': 'application/octet-stream',
+            ':message-type': 'event',
+          });
         }
       }),
     );
   });
 
   it('GIVEN a ModelStreamError THEN it is an exception message with a JSON payload', () => {
-    const [m] = eventStream.decodeMessages(eventStream.modelStreamErrorMessage('backend died', 'upstream_stream_failed'));
+    const [m] = eventStream.decodeMessages(
+      eventStream.modelStreamErrorMessage('backend died', 'upstream_stream_failed'),
+    );
     expect(m.headers[':message-type']).toBe('exception');
     expect(m.headers[':exception-type']).toBe('ModelStreamError');
     expect(JSON.parse(m.payload.toString())).toEqual({ Message: 'backend died', ErrorCode: 'upstream_stream_failed' });
@@ -39,27 +45,31 @@ describe('when SSE bytes are aligned on event boundaries', () => {
 
   it('GIVEN a stream split at arbitrary points THEN the output is the input, every piece ends on a boundary', () => {
     fc.assert(
-      fc.property(fc.array(event, { minLength: 1, maxLength: 10 }), fc.array(fc.nat(), { maxLength: 8 }), (events, cuts) => {
-        const all = Buffer.from(events.join(''));
-        const points = [...new Set(cuts.map((c) => c % all.length))].sort((a, b) => a - b);
-        const chunks: Buffer[] = [];
-        let last = 0;
-        for (const p of [...points, all.length]) {
-          chunks.push(all.subarray(last, p));
-          last = p;
-        }
-        const aligner = new sse.SseEventAligner();
-        const out: Buffer[] = [];
-        for (const c of chunks) {
-          const piece = aligner.push(c);
-          if (piece.length > 0) {
-            expect(piece.toString().endsWith('\n\n')).toBe(true);
-            out.push(piece);
+      fc.property(
+        fc.array(event, { minLength: 1, maxLength: 10 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (events, cuts) => {
+          const all = Buffer.from(events.join(''));
+          const points = [...new Set(cuts.map((c) => c % all.length))].sort((a, b) => a - b);
+          const chunks: Buffer[] = [];
+          let last = 0;
+          for (const p of [...points, all.length]) {
+            chunks.push(all.subarray(last, p));
+            last = p;
           }
-        }
-        expect(aligner.flush()).toBeUndefined();
-        expect(Buffer.concat(out).toString()).toBe(all.toString());
-      }),
+          const aligner = new sse.SseEventAligner();
+          const out: Buffer[] = [];
+          for (const c of chunks) {
+            const piece = aligner.push(c);
+            if (piece.length > 0) {
+              expect(piece.toString().endsWith('\n\n')).toBe(true);
+              out.push(piece);
+            }
+          }
+          expect(aligner.flush()).toBeUndefined();
+          expect(Buffer.concat(out).toString()).toBe(all.toString());
+        },
+      ),
     );
   });
 

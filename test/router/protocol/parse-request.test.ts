@@ -30,7 +30,14 @@ describe('when a chat completion body is parsed', () => {
         user: 'u-1',
         messages: [
           { role: 'system', content: 'You are helpful. ' },
-          { role: 'user', content: [{ type: 'text', text: 'Look: ' }, { type: 'image_url', image_url: { url: 'data:...' } }, { type: 'text', text: 'what is it?' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Look: ' },
+              { type: 'image_url', image_url: { url: 'data:...' } },
+              { type: 'text', text: 'what is it?' },
+            ],
+          },
           { role: 'assistant', content: null, tool_calls: [] },
         ],
       }),
@@ -52,7 +59,9 @@ describe('when a chat completion body is parsed', () => {
   it('GIVEN prompt_cache_key THEN it is the tenant key, and the Prefix-Aware-Id header wins over it', () => {
     const body = json({ messages: [{ role: 'user', content: 'hi' }], prompt_cache_key: 'from-body' });
     expect(parseChatRequest(body, {}).routing.tenantKey).toBe('from-body');
-    expect(parseChatRequest(body, { 'x-amzn-sagemaker-prefix-aware-id': 'from-header' }).routing.tenantKey).toBe('from-header');
+    expect(parseChatRequest(body, { 'x-amzn-sagemaker-prefix-aware-id': 'from-header' }).routing.tenantKey).toBe(
+      'from-header',
+    );
   });
 
   it('GIVEN the body-bytes basis (runtime API) THEN the raw body is kept for keying', () => {
@@ -68,14 +77,54 @@ describe('when a chat completion body is parsed', () => {
     ['empty messages', json({ messages: [] }), 'invalid_field', 'messages must be a non-empty array'],
     ['messages as a string', json({ messages: 'hi' }), 'invalid_field', 'messages must be a non-empty array'],
     ['a message that is not an object', json({ messages: ['hi'] }), 'invalid_field', 'messages[0] must be an object'],
-    ['a message without role', json({ messages: [{ content: 'hi' }] }), 'invalid_field', 'messages[0].role must be a string'],
-    ['numeric content', json({ messages: [{ role: 'user', content: 5 }] }), 'invalid_field', 'messages[0].content must be a string, an array of content parts, or null'],
-    ['a part without type', json({ messages: [{ role: 'user', content: [{ text: 'x' }] }] }), 'invalid_field', 'messages[0].content[0].type must be a string'],
-    ['a text part without text', json({ messages: [{ role: 'user', content: [{ type: 'text' }] }] }), 'invalid_field', 'messages[0].content[0].text must be a string'],
-    ['a part that is a string', json({ messages: [{ role: 'user', content: ['x'] }] }), 'invalid_field', 'messages[0].content[0] must be an object'],
-    ['stream as a string', json({ messages: [{ role: 'user', content: 'x' }], stream: 'yes' }), 'invalid_field', 'stream must be a boolean'],
-    ['model as a number', json({ messages: [{ role: 'user', content: 'x' }], model: 3 }), 'invalid_field', 'model must be a string'],
-    ['prompt_cache_key as a number', json({ messages: [{ role: 'user', content: 'x' }], prompt_cache_key: 3 }), 'invalid_field', 'prompt_cache_key must be a string'],
+    [
+      'a message without role',
+      json({ messages: [{ content: 'hi' }] }),
+      'invalid_field',
+      'messages[0].role must be a string',
+    ],
+    [
+      'numeric content',
+      json({ messages: [{ role: 'user', content: 5 }] }),
+      'invalid_field',
+      'messages[0].content must be a string, an array of content parts, or null',
+    ],
+    [
+      'a part without type',
+      json({ messages: [{ role: 'user', content: [{ text: 'x' }] }] }),
+      'invalid_field',
+      'messages[0].content[0].type must be a string',
+    ],
+    [
+      'a text part without text',
+      json({ messages: [{ role: 'user', content: [{ type: 'text' }] }] }),
+      'invalid_field',
+      'messages[0].content[0].text must be a string',
+    ],
+    [
+      'a part that is a string',
+      json({ messages: [{ role: 'user', content: ['x'] }] }),
+      'invalid_field',
+      'messages[0].content[0] must be an object',
+    ],
+    [
+      'stream as a string',
+      json({ messages: [{ role: 'user', content: 'x' }], stream: 'yes' }),
+      'invalid_field',
+      'stream must be a boolean',
+    ],
+    [
+      'model as a number',
+      json({ messages: [{ role: 'user', content: 'x' }], model: 3 }),
+      'invalid_field',
+      'model must be a string',
+    ],
+    [
+      'prompt_cache_key as a number',
+      json({ messages: [{ role: 'user', content: 'x' }], prompt_cache_key: 3 }),
+      'invalid_field',
+      'prompt_cache_key must be a string',
+    ],
   ])('GIVEN %s THEN it is rejected', (_label, body, code, message) => {
     expectError(() => parseChatRequest(body, {}), code, message);
   });
@@ -86,13 +135,20 @@ describe('when the X-Amzn-SageMaker-Prefix-Aware-Id header is checked', () => {
   const withHeader = (value: string) => () => parseChatRequest(body, { 'x-amzn-sagemaker-prefix-aware-id': value });
 
   it('GIVEN 1 character THEN it is accepted', () => expect(withHeader('a')().routing.tenantKey).toBe('a'));
-  it('GIVEN 64 characters THEN it is accepted', () => expect(withHeader('x'.repeat(64))().routing.tenantKey).toBe('x'.repeat(64)));
-  it('GIVEN spaces and symbols (printable ASCII) THEN it is accepted', () => expect(withHeader(' ~!tenant 1~')().routing.tenantKey).toBe(' ~!tenant 1~'));
+  it('GIVEN 64 characters THEN it is accepted', () =>
+    expect(withHeader('x'.repeat(64))().routing.tenantKey).toBe('x'.repeat(64)));
+  it('GIVEN spaces and symbols (printable ASCII) THEN it is accepted', () =>
+    expect(withHeader(' ~!tenant 1~')().routing.tenantKey).toBe(' ~!tenant 1~'));
   it('GIVEN 0 characters THEN it is rejected', () => expectError(withHeader(''), 'invalid_prefix_aware_id'));
   it('GIVEN 65 characters THEN it is rejected without echoing it', () =>
-    expectError(withHeader('y'.repeat(65)), 'invalid_prefix_aware_id', 'X-Amzn-SageMaker-Prefix-Aware-Id must be 1 to 64 printable ASCII characters (got 65 characters)'));
+    expectError(
+      withHeader('y'.repeat(65)),
+      'invalid_prefix_aware_id',
+      'X-Amzn-SageMaker-Prefix-Aware-Id must be 1 to 64 printable ASCII characters (got 65 characters)',
+    ));
   it('GIVEN a DEL character THEN it is rejected', () => expectError(withHeader('a\u007f'), 'invalid_prefix_aware_id'));
-  it('GIVEN a non-ASCII character THEN it is rejected', () => expectError(withHeader('tenant-é'), 'invalid_prefix_aware_id'));
+  it('GIVEN a non-ASCII character THEN it is rejected', () =>
+    expectError(withHeader('tenant-é'), 'invalid_prefix_aware_id'));
 });
 
 describe('when a completions body is parsed', () => {
@@ -124,7 +180,12 @@ describe('when an invocation body is parsed', () => {
     const body = json({ messages: [{ role: 'user', content: 'hello' }], stream: true });
     const parsed = parseInvocationRequest(body, { 'content-type': 'application/json' });
     expect(parsed.upstreamPath).toBe('/v1/chat/completions');
-    expect(parsed.routing).toMatchObject({ api: 'invocations', keyBasis: 'body-bytes', routingText: 'hello', stream: true });
+    expect(parsed.routing).toMatchObject({
+      api: 'invocations',
+      keyBasis: 'body-bytes',
+      routingText: 'hello',
+      stream: true,
+    });
     expect(parsed.routing.rawBody).toBe(body);
   });
 
@@ -133,17 +194,24 @@ describe('when an invocation body is parsed', () => {
   });
 
   it('GIVEN a JSON body of another shape THEN it is forwarded to the backend /invocations as is', () => {
-    const parsed = parseInvocationRequest(json({ inputs: 'hello', parameters: {}, prompt_cache_key: 't' }), { 'content-type': 'application/json' });
+    const parsed = parseInvocationRequest(json({ inputs: 'hello', parameters: {}, prompt_cache_key: 't' }), {
+      'content-type': 'application/json',
+    });
     expect(parsed).toMatchObject({ upstreamPath: '/invocations', jsonBody: false });
     expect(parsed.routing.tenantKey).toBe('t');
   });
 
   it('GIVEN a non-JSON payload THEN it is forwarded to the backend /invocations', () => {
-    expect(parseInvocationRequest(Buffer.from('1,2,3\n'), { 'content-type': 'text/csv' }).upstreamPath).toBe('/invocations');
+    expect(parseInvocationRequest(Buffer.from('1,2,3\n'), { 'content-type': 'text/csv' }).upstreamPath).toBe(
+      '/invocations',
+    );
   });
 
   it('GIVEN malformed JSON declared as application/json THEN it is rejected', () => {
-    expectError(() => parseInvocationRequest(Buffer.from('{"messages":'), { 'content-type': 'application/json; charset=utf-8' }), 'invalid_json');
+    expectError(
+      () => parseInvocationRequest(Buffer.from('{"messages":'), { 'content-type': 'application/json; charset=utf-8' }),
+      'invalid_json',
+    );
   });
 
   it('GIVEN a messages body with a bad message THEN it is rejected like on the chat route', () => {
@@ -166,28 +234,44 @@ describe('when arbitrary input is parsed', () => {
   it('GIVEN any JSON value THEN every parser returns or throws a RouterError, nothing else', () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.constantFrom(0, 1, 2), (value, i) => {
-        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](Buffer.from(JSON.stringify(value) ?? 'null'), { 'content-type': 'application/json' })));
+        expect(['ok', 'router-error']).toContain(
+          outcome(() =>
+            parsers[i](Buffer.from(JSON.stringify(value) ?? 'null'), { 'content-type': 'application/json' }),
+          ),
+        );
       }),
       { numRuns: 500 },
     );
   });
 
   it('GIVEN chat-shaped objects with arbitrary members THEN the same holds', () => {
-    const member = fc.oneof(fc.jsonValue(), fc.array(fc.dictionary(fc.constantFrom('role', 'content', 'type', 'text'), fc.jsonValue())));
+    const member = fc.oneof(
+      fc.jsonValue(),
+      fc.array(fc.dictionary(fc.constantFrom('role', 'content', 'type', 'text'), fc.jsonValue())),
+    );
     fc.assert(
-      fc.property(fc.dictionary(fc.constantFrom('messages', 'prompt', 'stream', 'model', 'prompt_cache_key', 'user'), member), fc.constantFrom(0, 1, 2), (value, i) => {
-        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](json(value), {})));
-      }),
+      fc.property(
+        fc.dictionary(fc.constantFrom('messages', 'prompt', 'stream', 'model', 'prompt_cache_key', 'user'), member),
+        fc.constantFrom(0, 1, 2),
+        (value, i) => {
+          expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](json(value), {})));
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('GIVEN arbitrary bytes THEN the same holds', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 200 }), fc.constantFrom(0, 1, 2), fc.option(fc.string({ maxLength: 80 })), (bytes, i, header) => {
-        const headers = header === null ? {} : { 'x-amzn-sagemaker-prefix-aware-id': header };
-        expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](Buffer.from(bytes), headers)));
-      }),
+      fc.property(
+        fc.uint8Array({ maxLength: 200 }),
+        fc.constantFrom(0, 1, 2),
+        fc.option(fc.string({ maxLength: 80 })),
+        (bytes, i, header) => {
+          const headers = header === null ? {} : { 'x-amzn-sagemaker-prefix-aware-id': header };
+          expect(['ok', 'router-error']).toContain(outcome(() => parsers[i](Buffer.from(bytes), headers)));
+        },
+      ),
       { numRuns: 500 },
     );
   });

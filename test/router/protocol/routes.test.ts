@@ -10,22 +10,35 @@ describe('when a request path is matched', () => {
     ['GET', '/metrics', 'metrics', 'message-text', 'passthrough'],
     ['POST', '/invocations', 'invocations', 'body-bytes', 'passthrough'],
     ['POST', '/endpoints/my-endpoint/invocations', 'invocations', 'body-bytes', 'sagemaker-invoke'],
-    ['POST', '/endpoints/my-endpoint/invocations-response-stream', 'invocations', 'body-bytes', 'sagemaker-eventstream'],
+    [
+      'POST',
+      '/endpoints/my-endpoint/invocations-response-stream',
+      'invocations',
+      'body-bytes',
+      'sagemaker-eventstream',
+    ],
     ['POST', '/endpoints/my-endpoint/openai/v1/chat/completions', 'chat', 'message-text', 'passthrough'],
   ])('GIVEN %s %s THEN it is the %s route', (method, path, kind, keyBasis, framing) => {
     expect(matchRoute(method, path)).toMatchObject({ kind, keyBasis, framing });
   });
 
   it('GIVEN a runtime-API path THEN the endpoint name is captured and errors use the SageMaker dialect', () => {
-    expect(matchRoute('POST', '/endpoints/ep-1/invocations')).toMatchObject({ endpointName: 'ep-1', dialect: 'sagemaker-runtime' });
+    expect(matchRoute('POST', '/endpoints/ep-1/invocations')).toMatchObject({
+      endpointName: 'ep-1',
+      dialect: 'sagemaker-runtime',
+    });
   });
 
-  it.each(['/v2/chat/completions', '/', '/endpoints/ep/unknown', '/endpoints/-bad-/invocations', '/endpoints//invocations', `/endpoints/${'a'.repeat(64)}/invocations`])(
-    'GIVEN unknown path %s THEN not_found',
-    (path) => {
-      expect(() => matchRoute('POST', path)).toThrow(expect.objectContaining({ code: 'not_found', status: 404 }));
-    },
-  );
+  it.each([
+    '/v2/chat/completions',
+    '/',
+    '/endpoints/ep/unknown',
+    '/endpoints/-bad-/invocations',
+    '/endpoints//invocations',
+    `/endpoints/${'a'.repeat(64)}/invocations`,
+  ])('GIVEN unknown path %s THEN not_found', (path) => {
+    expect(() => matchRoute('POST', path)).toThrow(expect.objectContaining({ code: 'not_found', status: 404 }));
+  });
 
   it('GIVEN a 63-character endpoint name THEN it matches', () => {
     expect(matchRoute('POST', `/endpoints/${'a'.repeat(63)}/invocations`).endpointName).toHaveLength(63);

@@ -21,30 +21,50 @@ describe('when using the block LRU', () => {
 
   test('GIVEN any touches THEN contents and order match a naive LRU list', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 8 }), fc.array(fc.oneof(fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 3 }).map((k) => k * 4294967296 + 5)), { maxLength: 200 }), (capacity, touches) => {
-        const lru = new BlockLru(capacity);
-        let model: number[] = [];
-        for (const h of touches) {
-          expect(lru.touch(h)).toBe(model.includes(h));
-          model = [h, ...model.filter((x) => x !== h)].slice(0, capacity);
-        }
-        expect(Array.from(lru.recency())).toEqual(model);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.array(
+          fc.oneof(
+            fc.integer({ min: 0, max: 15 }),
+            fc.integer({ min: 0, max: 3 }).map((k) => k * 4294967296 + 5),
+          ),
+          { maxLength: 200 },
+        ),
+        (capacity, touches) => {
+          const lru = new BlockLru(capacity);
+          let model: number[] = [];
+          for (const h of touches) {
+            expect(lru.touch(h)).toBe(model.includes(h));
+            model = [h, ...model.filter((x) => x !== h)].slice(0, capacity);
+          }
+          expect(Array.from(lru.recency())).toEqual(model);
+        },
+      ),
     );
   });
 
   test('GIVEN sequences of touches (prompts repeating runs) THEN touchSequence equals touching one by one and reports the leading hits', () => {
     const run = fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 0, maxLength: 30 });
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 24 }), fc.array(fc.oneof(run, run.map((r) => [...r, ...r])), { maxLength: 40 }), (capacity, sequences) => {
-        const bySequence = new BlockLru(capacity);
-        const oneByOne = new BlockLru(capacity);
-        for (const sequence of sequences) {
-          const present = sequence.map((h) => oneByOne.touch(h));
-          expect(bySequence.touchSequence(sequence)).toBe(leadingOf(present));
-          expect(Array.from(bySequence.recency())).toEqual(Array.from(oneByOne.recency()));
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 24 }),
+        fc.array(
+          fc.oneof(
+            run,
+            run.map((r) => [...r, ...r]),
+          ),
+          { maxLength: 40 },
+        ),
+        (capacity, sequences) => {
+          const bySequence = new BlockLru(capacity);
+          const oneByOne = new BlockLru(capacity);
+          for (const sequence of sequences) {
+            const present = sequence.map((h) => oneByOne.touch(h));
+            expect(bySequence.touchSequence(sequence)).toBe(leadingOf(present));
+            expect(Array.from(bySequence.recency())).toEqual(Array.from(oneByOne.recency()));
+          }
+        },
+      ),
     );
   });
 
@@ -60,8 +80,12 @@ describe('when using the block LRU', () => {
       });
     const documents = [0, 1, 2].map((d) => Array.from({ length: 20 }, (_, i) => (d * 7 + i * 3) % 5));
     const prompt = fc
-      .tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 20 }), fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 8 }))
-      .map(([d, shared, tail]) => chained([...documents[d]!.slice(0, shared), ...tail]));
+      .tuple(
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 8 }),
+      )
+      .map(([d, shared, tail]) => chained([...documents[d].slice(0, shared), ...tail]));
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 24 }), fc.array(prompt, { maxLength: 40 }), (capacity, sequences) => {
         ids.clear();

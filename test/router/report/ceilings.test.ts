@@ -16,7 +16,13 @@ describe('when computing cache-hit ceilings', () => {
     expect(tracker.observe(prompt('abc', 4))).toEqual({ promptTokens: 49, idealHitTokens: 48, fleetHitTokens: 48 });
     expect(tracker.observe(prompt('abd'))).toEqual({ promptTokens: 48, idealHitTokens: 32, fleetHitTokens: 32 });
     expect(tracker.observe(prompt('xbc'))).toEqual({ promptTokens: 48, idealHitTokens: 0, fleetHitTokens: 0 });
-    expect(tracker.result()).toMatchObject({ requests: 5, promptTokens: 241, idealHitTokens: 112, fleetHitTokens: 112, distinctBlocks: 7 });
+    expect(tracker.result()).toMatchObject({
+      requests: 5,
+      promptTokens: 241,
+      idealHitTokens: 112,
+      fleetHitTokens: 112,
+      distinctBlocks: 7,
+    });
     expect(tracker.result().idealHitRate).toBeCloseTo(112 / 241, 12);
   });
 
@@ -26,7 +32,13 @@ describe('when computing cache-hit ceilings', () => {
     tracker.endWarmup();
     expect(tracker.result()).toMatchObject({ requests: 0, promptTokens: 0, idealHitRate: null });
     expect(tracker.observe(prompt('abc'))).toEqual({ promptTokens: 48, idealHitTokens: 32, fleetHitTokens: 32 });
-    expect(tracker.result()).toMatchObject({ requests: 1, promptTokens: 48, idealHitTokens: 32, fleetHitTokens: 32, distinctBlocks: 3 });
+    expect(tracker.result()).toMatchObject({
+      requests: 1,
+      promptTokens: 48,
+      idealHitTokens: 32,
+      fleetHitTokens: 32,
+      distinctBlocks: 3,
+    });
   });
 
   test('GIVEN a fleet cache smaller than the working set THEN the fleet ceiling falls below the ideal', () => {
@@ -39,7 +51,10 @@ describe('when computing cache-hit ceilings', () => {
   });
 
   test('GIVEN no prompt THEN the rates are unknown, not zero', () => {
-    expect(computeCeilings([], (p: string) => p, { fleetCapacityBlocks: 1 })).toMatchObject({ idealHitRate: null, fleetHitRate: null });
+    expect(computeCeilings([], (p: string) => p, { fleetCapacityBlocks: 1 })).toMatchObject({
+      idealHitRate: null,
+      fleetHitRate: null,
+    });
     expect(scoreAgainstCeiling(0.5, null)).toBeNull();
   });
 
@@ -52,7 +67,10 @@ describe('when computing cache-hit ceilings', () => {
   });
 
   // Prompts drawn from a few shared stems, so hits happen.
-  const promptsArb = fc.array(fc.tuple(fc.constantFrom('ab', 'ac', 'abd', 'e', 'abcdef', 'fa'), fc.integer({ min: 0, max: 100 })), { minLength: 1, maxLength: 40 });
+  const promptsArb = fc.array(
+    fc.tuple(fc.constantFrom('ab', 'ac', 'abd', 'e', 'abcdef', 'fa'), fc.integer({ min: 0, max: 100 })),
+    { minLength: 1, maxLength: 40 },
+  );
 
   test('GIVEN any workload THEN 0 ≤ fleet ≤ ideal ≤ 1, and the fleet ceiling never falls when capacity grows', () => {
     fc.assert(
@@ -70,18 +88,29 @@ describe('when computing cache-hit ceilings', () => {
 
   test('GIVEN any placement on instances of a total capacity THEN no instance split beats the ideal', () => {
     fc.assert(
-      fc.property(promptsArb, fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 6 }), (items, instances, perInstance) => {
-        const prompts = items.map(([blocks, extra]) => prompt(blocks, extra));
-        const ceilings = computeCeilings(prompts, (p) => p, { fleetCapacityBlocks: instances * perInstance });
-        const placed = placementHitRate(prompts, (p) => p, { instances, capacityBlocksPerInstance: perInstance, place: (_p, i) => i % instances });
-        expect(placed.hitTokens).toBeLessThanOrEqual(ceilings.idealHitTokens);
-        expect(placed.requestsPerInstance.reduce((a, b) => a + b, 0)).toBe(prompts.length);
-      }),
+      fc.property(
+        promptsArb,
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 6 }),
+        (items, instances, perInstance) => {
+          const prompts = items.map(([blocks, extra]) => prompt(blocks, extra));
+          const ceilings = computeCeilings(prompts, (p) => p, { fleetCapacityBlocks: instances * perInstance });
+          const placed = placementHitRate(prompts, (p) => p, {
+            instances,
+            capacityBlocksPerInstance: perInstance,
+            place: (_p, i) => i % instances,
+          });
+          expect(placed.hitTokens).toBeLessThanOrEqual(ceilings.idealHitTokens);
+          expect(placed.requestsPerInstance.reduce((a, b) => a + b, 0)).toBe(prompts.length);
+        },
+      ),
     );
   });
 
   test('GIVEN a placement rule returning a bad instance THEN it is refused', () => {
-    expect(() => placementHitRate([prompt('a')], (p) => p, { instances: 2, capacityBlocksPerInstance: 1, place: () => 2 })).toThrow(/outside 0..1/);
+    expect(() =>
+      placementHitRate([prompt('a')], (p) => p, { instances: 2, capacityBlocksPerInstance: 1, place: () => 2 }),
+    ).toThrow(/outside 0..1/);
   });
 
   test('GIVEN a hit rate and a fleet ceiling THEN the score is their ratio', () => {

@@ -16,13 +16,26 @@ describe('when records carry decision reasons and predictions', () => {
     mode: 'simulated',
     workload: parseWorkloadSpec('long-context?count=4'),
     runs: [
-      { strategy: { name: 'cache-aware' }, instances: ['a'], records: [rec('1', 'cache-match', 800, 700), rec('2', 'cache-match', 600, 600), rec('3', 'cold-rendezvous', 0, 0), rec('4', 'balanced', 0, 0, 'http_400:BadRequestError')] },
+      {
+        strategy: { name: 'cache-aware' },
+        instances: ['a'],
+        records: [
+          rec('1', 'cache-match', 800, 700),
+          rec('2', 'cache-match', 600, 600),
+          rec('3', 'cold-rendezvous', 0, 0),
+          rec('4', 'balanced', 0, 0, 'http_400:BadRequestError'),
+        ],
+      },
       { strategy: { name: 'random' }, instances: ['a'], records: [rec('1', 'random', undefined, 0)] },
     ],
   });
 
   test('GIVEN reasons THEN the report gives each reason its share of the requests, errors included', () => {
-    expect(report.strategies[0].decisionReasons).toEqual({ balanced: 0.25, 'cache-match': 0.5, 'cold-rendezvous': 0.25 });
+    expect(report.strategies[0].decisionReasons).toEqual({
+      balanced: 0.25,
+      'cache-match': 0.5,
+      'cold-rendezvous': 0.25,
+    });
     expect(report.strategies[1].decisionReasons).toEqual({ random: 1 });
   });
 
@@ -34,6 +47,8 @@ describe('when records carry decision reasons and predictions', () => {
   test('GIVEN the markdown THEN a Decisions section lists them', () => {
     const md = renderMarkdown(report);
     expect(md).toContain('## Decisions');
-    expect(md).toContain('| cache-aware | balanced 25.0 %, cache-match 50.0 %, cold-rendezvous 25.0 % | 46.7 % | 43.3 % |');
+    expect(md).toContain(
+      '| cache-aware | balanced 25.0 %, cache-match 50.0 %, cold-rendezvous 25.0 % | 46.7 % | 43.3 % |',
+    );
   });
 });

@@ -38,17 +38,21 @@ function fabricateRecords(shape: Shape, seed: number): RequestRecord[] {
     const hit = rng.next() < shape.hitProbability;
     const prompt = 7900 + rng.nextInt(200);
     const cached = hit ? 7008 : 0;
-    const ttft = (hit ? logNormal(rng, 80, 0.35) : logNormal(rng, 430, 0.3)) * (1 + shape.queueFactor * rng.next() * rng.next() * 4);
+    const ttft =
+      (hit ? logNormal(rng, 80, 0.35) : logNormal(rng, 430, 0.3)) *
+      (1 + shape.queueFactor * rng.next() * rng.next() * 4);
     const output = 256;
     const e2e = ttft + output * logNormal(rng, 22, 0.1);
     const failed = i % Math.floor(1800 / Math.max(shape.errors, 1)) === 7 && shape.errors > 0;
     records.push({
       id: `lc-${String(i).padStart(6, '0')}`,
-      instance: INSTANCES[shape.place(rng, group)]!,
+      instance: INSTANCES[shape.place(rng, group)],
       sentAtMs: t,
       ttftMs: failed ? null : ttft,
       e2eMs: failed ? 30_000 : e2e,
-      ...(failed ? { error: 'upstream_timeout' } : { promptTokens: prompt, cachedPromptTokens: cached, outputTokens: output }),
+      ...(failed
+        ? { error: 'upstream_timeout' }
+        : { promptTokens: prompt, cachedPromptTokens: cached, outputTokens: output }),
       decisionMicros: logNormal(rng, shape.decisionMicros, 0.25),
     });
   }
@@ -69,15 +73,42 @@ export const FABRICATED_CEILINGS: Ceilings = {
 
 export function fabricatedRuns(): StrategyRunInput[] {
   const shapes: Shape[] = [
-    { name: 'random', hitProbability: 0.29, place: (rng) => rng.nextInt(7), queueFactor: 0.6, decisionMicros: 40, errors: 0 },
-    { name: 'least-outstanding-requests', hitProbability: 0.3, place: (rng) => rng.nextInt(7), queueFactor: 0.35, decisionMicros: 55, errors: 3 },
-    { name: 'sagemaker-prefix-aware', hitProbability: 0.95, place: (_rng, group) => (group * 2654435761) % 7, queueFactor: 0.5, decisionMicros: 1500, errors: 0 },
+    {
+      name: 'random',
+      hitProbability: 0.29,
+      place: (rng) => rng.nextInt(7),
+      queueFactor: 0.6,
+      decisionMicros: 40,
+      errors: 0,
+    },
+    {
+      name: 'least-outstanding-requests',
+      hitProbability: 0.3,
+      place: (rng) => rng.nextInt(7),
+      queueFactor: 0.35,
+      decisionMicros: 55,
+      errors: 3,
+    },
+    {
+      name: 'sagemaker-prefix-aware',
+      hitProbability: 0.95,
+      place: (_rng, group) => (group * 2654435761) % 7,
+      queueFactor: 0.5,
+      decisionMicros: 1500,
+      errors: 0,
+    },
   ];
   return shapes.map((shape, i) => ({
-    strategy: shape.name === 'sagemaker-prefix-aware' ? { name: shape.name, options: { prefixLength: 1024, concurrencyThreshold: 64 } } : { name: shape.name },
+    strategy:
+      shape.name === 'sagemaker-prefix-aware'
+        ? { name: shape.name, options: { prefixLength: 1024, concurrencyThreshold: 64 } }
+        : { name: shape.name },
     instances: INSTANCES,
     records: fabricateRecords(shape, 100 + i),
-    prometheus: { prefixCacheQueries: 1800 * 8000, prefixCacheHits: Math.round(1800 * 8000 * shape.hitProbability * 0.876) },
+    prometheus: {
+      prefixCacheQueries: 1800 * 8000,
+      prefixCacheHits: Math.round(1800 * 8000 * shape.hitProbability * 0.876),
+    },
   }));
 }
 

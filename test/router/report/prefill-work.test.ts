@@ -1,6 +1,11 @@
 import { prefillWorkByInstance, workShareOverCapacityShare, type RequestRecord } from '../../../router/src/report';
 
-const record = (id: string, instance: string | null, promptTokens?: number, cachedPromptTokens?: number): RequestRecord => ({
+const record = (
+  id: string,
+  instance: string | null,
+  promptTokens?: number,
+  cachedPromptTokens?: number,
+): RequestRecord => ({
   id,
   instance,
   sentAtMs: 0,
@@ -12,7 +17,14 @@ const record = (id: string, instance: string | null, promptTokens?: number, cach
 
 describe('when prefill work is counted per instance', () => {
   test('GIVEN answered requests THEN each instance sums prompt − cached tokens; requests without usage or instance add nothing', () => {
-    const records = [record('1', 'a', 1000, 600), record('2', 'b', 500), record('3', 'a', 300, 0), record('4', null, 900, 0), record('5', 'b'), record('6', 'c', 100, 0)];
+    const records = [
+      record('1', 'a', 1000, 600),
+      record('2', 'b', 500),
+      record('3', 'a', 300, 0),
+      record('4', null, 900, 0),
+      record('5', 'b'),
+      record('6', 'c', 100, 0),
+    ];
     expect(prefillWorkByInstance(records, ['a', 'b'])).toEqual([700, 500]);
   });
 

@@ -1,6 +1,24 @@
-import { etaMs, formatDuration, ProgressReporter, progressBar, progressText, type LiveProgress } from '../../../router/src/report/progress';
+import {
+  etaMs,
+  formatDuration,
+  ProgressReporter,
+  progressBar,
+  progressText,
+  type LiveProgress,
+} from '../../../router/src/report/progress';
 
-const base: LiveProgress = { phase: 'measuring', wallMs: 10_000, modelMs: 10_000, sent: 60, finished: 50, failed: 2, inFlight: 10, expected: 200, expectedExact: true, fraction: 0.25 };
+const base: LiveProgress = {
+  phase: 'measuring',
+  wallMs: 10_000,
+  modelMs: 10_000,
+  sent: 60,
+  finished: 50,
+  failed: 2,
+  inFlight: 10,
+  expected: 200,
+  expectedExact: true,
+  fraction: 0.25,
+};
 
 class FakeStream {
   text = '';
@@ -23,7 +41,9 @@ describe('when progress is formatted', () => {
 
   it('GIVEN a quarter done after 10 s THEN the ETA is 30 s and the line shows counts, rate and phase', () => {
     expect(etaMs(base)).toBe(30_000);
-    expect(progressText(base)).toBe('sent 60/200 · done 50 · errors 2 · in flight 10 · 5.0 req/s · elapsed 10s · ETA 30s · measuring');
+    expect(progressText(base)).toBe(
+      'sent 60/200 · done 50 · errors 2 · in flight 10 · 5.0 req/s · elapsed 10s · ETA 30s · measuring',
+    );
   });
 
   it('GIVEN an estimated request count THEN it is marked as approximate', () => {
@@ -33,11 +53,11 @@ describe('when progress is formatted', () => {
   it('GIVEN nothing known about the end THEN there is no ETA and the bar shows ?', () => {
     const p = { ...base, fraction: null, expected: null };
     expect(etaMs(p)).toBeNull();
-    expect(progressBar(p, 4)).toMatch(/^\[····\]   \?% sent 60 · /);
+    expect(progressBar(p, 4)).toMatch(/^\[····\] {3}\?% sent 60 · /);
   });
 
   it('GIVEN a quarter done THEN a bar of 8 has 2 filled cells', () => {
-    expect(progressBar(base, 8)).toMatch(/^\[##······\]  25% /);
+    expect(progressBar(base, 8)).toMatch(/^\[##······\] {2}25% /);
   });
 });
 

@@ -30,7 +30,9 @@ describe('when rendering the report as markdown', () => {
 
   test('GIVEN a random baseline THEN a comparison table lists the others with signed deltas', () => {
     expect(markdown).toContain('## Against random');
-    const row = markdown.split('\n').find((l) => l.startsWith('| sagemaker-prefix-aware (prefixLength=1024, concurrencyThreshold=64) | −'));
+    const row = markdown
+      .split('\n')
+      .find((l) => l.startsWith('| sagemaker-prefix-aware (prefixLength=1024, concurrencyThreshold=64) | −'));
     expect(row).toMatch(/\| [−+]\d+\.\d % \| .* pts \|/);
   });
 
@@ -42,7 +44,9 @@ describe('when rendering the report as markdown', () => {
 describe('when rendering the report as JSON', () => {
   test('GIVEN a report THEN its JSON reads back equal, with schema id and version', () => {
     const json = renderJson(report);
-    expect(json.startsWith('{\n  "schema": "cdk-prefix-aware-llm/benchmark-report",\n  "schemaVersion": 1,')).toBe(true);
+    expect(json.startsWith('{\n  "schema": "cdk-prefix-aware-llm/benchmark-report",\n  "schemaVersion": 1,')).toBe(
+      true,
+    );
     expect(parseReportJson(json)).toEqual(JSON.parse(json));
     expect(json).not.toMatch(/NaN|Infinity/);
   });
@@ -51,7 +55,10 @@ describe('when rendering the report as JSON', () => {
     ['not json', /not valid JSON/],
     ['[]', /schema must be 'cdk-prefix-aware-llm\/benchmark-report'/],
     ['{"schema":"cdk-prefix-aware-llm/benchmark-report","schemaVersion":2}', /schemaVersion must be 1 \(got 2\)/],
-    ['{"schema":"cdk-prefix-aware-llm/benchmark-report","schemaVersion":1,"strategies":{}}', /'strategies' must be an array/],
+    [
+      '{"schema":"cdk-prefix-aware-llm/benchmark-report","schemaVersion":1,"strategies":{}}',
+      /'strategies' must be an array/,
+    ],
   ])('GIVEN %s THEN it is refused', (text, message) => {
     expect(() => parseReportJson(text)).toThrow(ReportSchemaError);
     expect(() => parseReportJson(text)).toThrow(message);
@@ -66,7 +73,8 @@ describe('when rendering the report as HTML', () => {
     expect(html).not.toMatch(/<script|<link|<img|@import|url\(/i);
     expect(html).not.toMatch(/(src|href)=/i);
     // The only URLs are the SVG namespace and instance ids shown as text.
-    for (const url of html.match(/https?:\/\/[^\s"<]+/g) ?? []) expect(url).toMatch(/^(http:\/\/www\.w3\.org\/2000\/svg|http:\/\/127\.0\.0\.1:\d+:?)$/);
+    for (const url of html.match(/https?:\/\/[^\s"<]+/g) ?? [])
+      expect(url).toMatch(/^(http:\/\/www\.w3\.org\/2000\/svg|http:\/\/127\.0\.0\.1:\d+:?)$/);
   });
 
   test('GIVEN three strategies THEN there are two CDF charts with one line each and a load chart per strategy', () => {
@@ -78,7 +86,11 @@ describe('when rendering the report as HTML', () => {
 
   test('GIVEN labels with markup THEN they are escaped', () => {
     const input = fabricatedReportInput();
-    const evil = buildReport({ ...input, title: '<b>x</b> & "y"', runs: [{ ...input.runs[0]!, label: '<script>alert(1)</script>' }] });
+    const evil = buildReport({
+      ...input,
+      title: '<b>x</b> & "y"',
+      runs: [{ ...input.runs[0], label: '<script>alert(1)</script>' }],
+    });
     const page = renderHtml(evil);
     expect(page).not.toContain('<script>');
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
@@ -96,7 +108,11 @@ describe('when writing report files', () => {
   test('GIVEN a directory THEN report.json, report.md and report.html are written and their paths returned', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'report-test-')), 'nested');
     const files = await writeReport(report, dir, { baseName: 'long-context' });
-    expect(files).toEqual({ json: join(dir, 'long-context.json'), markdown: join(dir, 'long-context.md'), html: join(dir, 'long-context.html') });
+    expect(files).toEqual({
+      json: join(dir, 'long-context.json'),
+      markdown: join(dir, 'long-context.md'),
+      html: join(dir, 'long-context.html'),
+    });
     expect(parseReportJson(readFileSync(files.json, 'utf8')).strategies).toHaveLength(3);
     expect(readFileSync(files.markdown, 'utf8')).toBe(renderMarkdown(report));
     expect(readFileSync(files.html, 'utf8')).toBe(renderHtml(report));
@@ -117,11 +133,23 @@ describe('when drawing axes', () => {
   });
 
   test('GIVEN an empty series THEN the chart still renders axes', () => {
-    expect(cdfChart([{ label: 'none', color: '#000', points: [] }], { scale: 'log', title: 't', xLabel: 'x' })).toContain('</svg>');
+    expect(
+      cdfChart([{ label: 'none', color: '#000', points: [] }], { scale: 'log', title: 't', xLabel: 'x' }),
+    ).toContain('</svg>');
   });
 
   test('GIVEN values THEN times and deltas read naturally', () => {
-    expect([formatMs(0.42), formatMs(87.4), formatMs(1240), formatMs(12345), formatMs(null)]).toEqual(['0.4 ms', '87 ms', '1.24 s', '12.3 s', '—']);
-    expect([formatDeltaPct(-71.24), formatDeltaPct(15), formatDeltaPct(0.01)]).toEqual(['−71.2 %', '+15.0 %', '±0.0 %']);
+    expect([formatMs(0.42), formatMs(87.4), formatMs(1240), formatMs(12345), formatMs(null)]).toEqual([
+      '0.4 ms',
+      '87 ms',
+      '1.24 s',
+      '12.3 s',
+      '—',
+    ]);
+    expect([formatDeltaPct(-71.24), formatDeltaPct(15), formatDeltaPct(0.01)]).toEqual([
+      '−71.2 %',
+      '+15.0 %',
+      '±0.0 %',
+    ]);
   });
 });

@@ -37,7 +37,11 @@ const run = (name: string, recs: RequestRecord[], options?: Record<string, numbe
 
 describe('when a report decides', () => {
   test('GIVEN a strategy clearly faster with more hits and equal throughput THEN it is the best, the verdict says it pays off, and only throughput is flagged as noise', () => {
-    const r = report([run('random', records('r', 2000, 400, 25)), run('least-outstanding-requests', records('l', 2000, 390, 26)), run('sagemaker-prefix-aware', records('s', 2000, 100, 82), { prefixLength: 2048 })]);
+    const r = report([
+      run('random', records('r', 2000, 400, 25)),
+      run('least-outstanding-requests', records('l', 2000, 390, 26)),
+      run('sagemaker-prefix-aware', records('s', 2000, 100, 82), { prefixLength: 2048 }),
+    ]);
     const h = reportHeadline(r)!;
     expect(h.best).toBe('sagemaker-prefix-aware (prefixLength=2048)');
     expect(h.baseline).toBe('random');
@@ -45,21 +49,35 @@ describe('when a report decides', () => {
     expect(h.ttftP90).toMatchObject({ noise: false, better: true });
     expect(h.hitRate).toMatchObject({ text: '+57.0 pts', noise: false, better: true });
     expect(h.throughput).toMatchObject({ text: '±0.0 %', noise: true, better: null });
-    expect(h.verdict).toBe('sagemaker-prefix-aware (prefixLength=2048) pays off against random: TTFT P50 −75.0 %, P90 −75.0 %, hit rate +57.0 pts, throughput ±0.0 %.');
-    expect(h.warnings).toEqual([expect.stringMatching(/^throughput ±0\.0 % is within noise \(±\d\.\d % for the completions counted\)\.$/)]);
+    expect(h.verdict).toBe(
+      'sagemaker-prefix-aware (prefixLength=2048) pays off against random: TTFT P50 −75.0 %, P90 −75.0 %, hit rate +57.0 pts, throughput ±0.0 %.',
+    );
+    expect(h.warnings).toEqual([
+      expect.stringMatching(/^throughput ±0\.0 % is within noise \(±\d\.\d % for the completions counted\)\.$/),
+    ]);
   });
 
   test('GIVEN differences of a fraction of a percent THEN nothing is called a gain or a loss', () => {
     const r = report([run('random', records('r', 300, 400, 25)), run('round-robin', records('o', 300, 401, 25.5, 10))]);
     const h = reportHeadline(r)!;
-    expect(h.verdict).toMatch(/^No strategy differs from random beyond noise on this workload \(closest: round-robin, /);
+    expect(h.verdict).toMatch(
+      /^No strategy differs from random beyond noise on this workload \(closest: round-robin, /,
+    );
     expect(h.warnings).toHaveLength(4);
   });
 
   test('GIVEN a throughput loss beyond noise THEN a latency gain reads as a trade-off, and the HTML colours noise grey, not as a loss', () => {
-    const r = report([run('random', records('r', 2000, 400, 25, 100)), run('sagemaker-prefix-aware', records('s', 2000, 100, 80, 80))]);
-    expect(reportHeadline(r)!.verdict).toMatch(/^sagemaker-prefix-aware cuts first-token latency against random but costs throughput, a trade-off: .*throughput −20\.0 %\.$/);
-    const noisy = report([run('random', records('r', 2000, 400, 25, 100)), run('sagemaker-prefix-aware', records('s', 2000, 100, 80, 99))]);
+    const r = report([
+      run('random', records('r', 2000, 400, 25, 100)),
+      run('sagemaker-prefix-aware', records('s', 2000, 100, 80, 80)),
+    ]);
+    expect(reportHeadline(r)!.verdict).toMatch(
+      /^sagemaker-prefix-aware cuts first-token latency against random but costs throughput, a trade-off: .*throughput −20\.0 %\.$/,
+    );
+    const noisy = report([
+      run('random', records('r', 2000, 400, 25, 100)),
+      run('sagemaker-prefix-aware', records('s', 2000, 100, 80, 99)),
+    ]);
     const html = renderHtml(noisy);
     expect(html).toContain('<b class="noise">−1.0 %</b>');
     expect(html).toMatch(/<td class="num noise">−1\.0 %<\/td>/);
@@ -73,7 +91,9 @@ describe('when a report decides', () => {
   });
 
   test('GIVEN a report THEN the markdown opens with the verdict before any table', () => {
-    const md = renderMarkdown(report([run('random', records('r', 500, 400, 25)), run('sagemaker-prefix-aware', records('s', 500, 100, 80))]));
+    const md = renderMarkdown(
+      report([run('random', records('r', 500, 400, 25)), run('sagemaker-prefix-aware', records('s', 500, 100, 80))]),
+    );
     expect(md.indexOf('## Verdict')).toBeGreaterThan(0);
     expect(md.indexOf('## Verdict')).toBeLessThan(md.indexOf('|'));
   });
@@ -90,17 +110,20 @@ describe('when estimating noise', () => {
   test('GIVEN completions counted THEN the throughput noise bound is 1.96·√(1/n₁+1/n₂), never under 1 %', () => {
     const r = report([run('random', records('r', 100, 400, 25)), run('x', records('x', 100, 400, 25))]);
     const [a, b] = r.strategies;
-    const n = a!.throughput.requestsPerSecond! * a!.throughput.windowSeconds;
-    expect(throughputNoisePct(a!, b!)).toBeCloseTo(1.96 * Math.sqrt(2 / n) * 100, 9);
+    const n = a.throughput.requestsPerSecond! * a.throughput.windowSeconds;
+    expect(throughputNoisePct(a, b)).toBeCloseTo(1.96 * Math.sqrt(2 / n) * 100, 9);
     const big = report([run('random', records('r', 100_000, 400, 25)), run('x', records('x', 100_000, 400, 25))]);
-    expect(throughputNoisePct(big.strategies[0]!, big.strategies[1]!)).toBe(1);
+    expect(throughputNoisePct(big.strategies[0], big.strategies[1])).toBe(1);
   });
 });
 
 describe('when printing to a terminal', () => {
   test('GIVEN long labels THEN every line of the summary fits 120 columns, labels are ellipsized, and the paths follow', () => {
     const long = { prefixLength: 65536, concurrencyThreshold: 1024, someOtherOptionWithALongName: 123456789 };
-    const r = report([run('random', records('r', 50, 400, 25)), run('sagemaker-prefix-aware', records('s', 50, 100, 80), long)]);
+    const r = report([
+      run('random', records('r', 50, 400, 25)),
+      run('sagemaker-prefix-aware', records('s', 50, 100, 80), long),
+    ]);
     const text = terminalSummary(r, ['/tmp/x/report.html', '/tmp/x/report.md']);
     const lines = text.split('\n');
     for (const line of lines) expect(line.length).toBeLessThanOrEqual(TERMINAL_COLUMNS);

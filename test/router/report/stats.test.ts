@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { cdfPoints, distribution, maxOverMean, mean, percentile, percentileOfSorted } from '../../../router/src/report/stats';
+import {
+  cdfPoints,
+  distribution,
+  maxOverMean,
+  mean,
+  percentile,
+  percentileOfSorted,
+} from '../../../router/src/report/stats';
 
 describe('when computing percentiles (linear interpolation between closest ranks)', () => {
   test('GIVEN 1..10 THEN P50 is 5.5, P90 is 9.1, P0 the minimum and P100 the maximum', () => {
@@ -23,19 +30,32 @@ describe('when computing percentiles (linear interpolation between closest ranks
 
   test('GIVEN any sample THEN percentiles never decrease in p and stay between min and max', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 60 }), fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), (values, p, q) => {
-        const [lo, hi] = p <= q ? [p, q] : [q, p];
-        const a = percentile(values, lo)!;
-        const b = percentile(values, hi)!;
-        expect(a).toBeLessThanOrEqual(b + 1e-9);
-        expect(a).toBeGreaterThanOrEqual(Math.min(...values) - 1e-9);
-        expect(b).toBeLessThanOrEqual(Math.max(...values) + 1e-9);
-      }),
+      fc.property(
+        fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 60 }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (values, p, q) => {
+          const [lo, hi] = p <= q ? [p, q] : [q, p];
+          const a = percentile(values, lo)!;
+          const b = percentile(values, hi)!;
+          expect(a).toBeLessThanOrEqual(b + 1e-9);
+          expect(a).toBeGreaterThanOrEqual(Math.min(...values) - 1e-9);
+          expect(b).toBeLessThanOrEqual(Math.max(...values) + 1e-9);
+        },
+      ),
     );
   });
 
   test('GIVEN a sample THEN its distribution has count, mean, min, P50/P90/P99 and max', () => {
-    expect(distribution([4, 1, 3, 2])).toEqual({ count: 4, mean: 2.5, min: 1, p50: 2.5, p90: expect.closeTo(3.7, 12), p99: expect.closeTo(3.97, 12), max: 4 });
+    expect(distribution([4, 1, 3, 2])).toEqual({
+      count: 4,
+      mean: 2.5,
+      min: 1,
+      p50: 2.5,
+      p90: expect.closeTo(3.7, 12),
+      p99: expect.closeTo(3.97, 12),
+      max: 4,
+    });
     expect(distribution([])).toEqual({ count: 0, mean: null, min: null, p50: null, p90: null, p99: null, max: null });
   });
 });
@@ -43,16 +63,20 @@ describe('when computing percentiles (linear interpolation between closest ranks
 describe('when computing CDF points', () => {
   test('GIVEN any sample THEN points rise in value and fraction, start at the minimum and end at (maximum, 1)', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 1e5, noNaN: true }), { minLength: 1, maxLength: 500 }), fc.integer({ min: 2, max: 50 }), (values, maxPoints) => {
-        const points = cdfPoints(values, maxPoints);
-        expect(points.length).toBeLessThanOrEqual(maxPoints);
-        expect(points[0]!.value).toBe(Math.min(...values));
-        expect(points[points.length - 1]).toEqual({ value: Math.max(...values), fraction: 1 });
-        for (let i = 1; i < points.length; i++) {
-          expect(points[i]!.fraction).toBeGreaterThan(points[i - 1]!.fraction);
-          expect(points[i]!.value).toBeGreaterThanOrEqual(points[i - 1]!.value);
-        }
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e5, noNaN: true }), { minLength: 1, maxLength: 500 }),
+        fc.integer({ min: 2, max: 50 }),
+        (values, maxPoints) => {
+          const points = cdfPoints(values, maxPoints);
+          expect(points.length).toBeLessThanOrEqual(maxPoints);
+          expect(points[0].value).toBe(Math.min(...values));
+          expect(points[points.length - 1]).toEqual({ value: Math.max(...values), fraction: 1 });
+          for (let i = 1; i < points.length; i++) {
+            expect(points[i].fraction).toBeGreaterThan(points[i - 1].fraction);
+            expect(points[i].value).toBeGreaterThanOrEqual(points[i - 1].value);
+          }
+        },
+      ),
     );
   });
 

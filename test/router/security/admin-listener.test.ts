@@ -43,7 +43,10 @@ describe('when the admin listener has its own key file', () => {
     const clientKeys = join(dir, 'client');
     writeFileSync(adminKeys, `${ADMIN_KEY}\n`);
     writeFileSync(clientKeys, `${CLIENT_KEY}\n`);
-    fx = await startFixture({ backends: 1, router: { adminPort: 0, adminApiKeyFile: adminKeys, apiKeyFile: clientKeys } });
+    fx = await startFixture({
+      backends: 1,
+      router: { adminPort: 0, adminApiKeyFile: adminKeys, apiKeyFile: clientKeys },
+    });
   });
   afterAll(() => fx.close());
 
@@ -62,7 +65,10 @@ describe('when the admin listener has its own key file', () => {
   });
 
   it('does not accept the admin key for inference', async () => {
-    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('x'), { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_KEY}` });
+    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('x'), {
+      'content-type': 'application/json',
+      authorization: `Bearer ${ADMIN_KEY}`,
+    });
     expect(res.status).toBe(401);
   });
 });

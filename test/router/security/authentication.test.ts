@@ -38,7 +38,9 @@ describe('when a key file is parsed', () => {
   it('reads the key from Authorization: Bearer or from x-prefix-router-api-key, the explicit header first', () => {
     expect(presentedKey({ authorization: 'Bearer sk-one' })).toBe('sk-one');
     expect(presentedKey({ authorization: 'bearer   sk-one ' })).toBe('sk-one');
-    expect(presentedKey({ authorization: 'AWS4-HMAC-SHA256 Credential=x', 'x-prefix-router-api-key': 'sk-two' })).toBe('sk-two');
+    expect(presentedKey({ authorization: 'AWS4-HMAC-SHA256 Credential=x', 'x-prefix-router-api-key': 'sk-two' })).toBe(
+      'sk-two',
+    );
     expect(presentedKey({ authorization: 'Basic c2stb25lOg==' })).toBeUndefined();
     expect(presentedKey({})).toBeUndefined();
   });
@@ -73,7 +75,9 @@ describe('when the router runs with --api-key-file', () => {
       socket.on('end', () => resolve(text));
       socket.on('close', () => resolve(text));
       socket.on('error', reject);
-      socket.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"mod');
+      socket.write(
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{"mod',
+      );
     });
     // THEN the router answers 401 at once, with an OpenAI-style body and a challenge, and closes the connection
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
@@ -91,9 +95,14 @@ describe('when the router runs with --api-key-file', () => {
     ['a key prefix', { authorization: `Bearer ${KEY_A.slice(0, 10)}` }],
     ['Basic credentials', { authorization: `Basic ${Buffer.from(`${KEY_A}:`).toString('base64')}` }],
   ])('answers 401 unauthorized to %s', async (_what, headers: Record<string, string>) => {
-    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('hello'), { 'content-type': 'application/json', ...headers });
+    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('hello'), {
+      'content-type': 'application/json',
+      ...headers,
+    });
     expect(res.status).toBe(401);
-    expect(res.json()).toEqual({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'unauthorized' } });
+    expect(res.json()).toEqual({
+      error: { message: expect.any(String), type: 'invalid_request_error', code: 'unauthorized' },
+    });
     expect(fx.backends[0].requests).toHaveLength(0);
   });
 
@@ -110,7 +119,10 @@ describe('when the router runs with --api-key-file', () => {
     // GIVEN the openai SDK configured with the router key
     const client = new OpenAI({ baseURL: `${fx.router.url}/v1`, apiKey: KEY_A, maxRetries: 0 });
     // WHEN it sends a chat completion
-    const completion = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }] });
+    const completion = await client.chat.completions.create({
+      model: 'fake-model',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     // THEN it is served, and the engine never saw the client's key
     expect(completion.choices.length).toBeGreaterThan(0);
     const seen = fx.backends[0].requests.at(-1)!;
@@ -120,7 +132,11 @@ describe('when the router runs with --api-key-file', () => {
 
   it('rotates keys without a restart: a key added is accepted, a key removed is refused', async () => {
     // GIVEN KEY_A works
-    const withKey = (key: string) => post(`${fx.router.url}/v1/chat/completions`, chatBody('rotate'), { 'content-type': 'application/json', authorization: `Bearer ${key}` });
+    const withKey = (key: string) =>
+      post(`${fx.router.url}/v1/chat/completions`, chatBody('rotate'), {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+      });
     expect((await withKey(KEY_A)).status).toBe(200);
     expect((await withKey(KEY_B)).status).toBe(401);
     // WHEN KEY_B is added (both valid during the rotation), then KEY_A removed, each followed by a reload (SIGHUP)
@@ -138,7 +154,11 @@ describe('when the router runs with --api-key-file', () => {
   it('picks up a changed key file by itself (polled), and keeps the old keys when the new file is empty', async () => {
     writeFileSync(keys, `# nothing yet\n`);
     fx.router.reloadKeys();
-    const withKey = (key: string) => post(`${fx.router.url}/v1/chat/completions`, chatBody('poll'), { 'content-type': 'application/json', authorization: `Bearer ${key}` });
+    const withKey = (key: string) =>
+      post(`${fx.router.url}/v1/chat/completions`, chatBody('poll'), {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+      });
     expect((await withKey(KEY_A)).status).toBe(200);
     writeFileSync(keys, `${KEY_B}\n`);
     let accepted = false;
@@ -166,7 +186,9 @@ describe('when the router runs with --api-key-file', () => {
       { step: 'build', name: 'routerApiKey' },
     );
     // WHEN it invokes
-    const out = await client.send(new InvokeEndpointCommand({ EndpointName: 'e', ContentType: 'application/json', Body: chatBody('sdk') }));
+    const out = await client.send(
+      new InvokeEndpointCommand({ EndpointName: 'e', ContentType: 'application/json', Body: chatBody('sdk') }),
+    );
     // THEN it is served and the engine saw neither the router key nor the signature
     expect(out.$metadata.httpStatusCode).toBe(200);
     const seen = fx.backends[0].requests.at(-1)!;
@@ -180,7 +202,13 @@ describe('when the router runs with --upstream-api-key-file', () => {
   let fx: Fixture;
 
   beforeAll(async () => {
-    fx = await startFixture({ backends: 1, router: { apiKeyFile: keyFile('client-keys', `${KEY_A}\n`), upstreamApiKeyFile: keyFile('engine-key', `${ENGINE_KEY}\n`) } });
+    fx = await startFixture({
+      backends: 1,
+      router: {
+        apiKeyFile: keyFile('client-keys', `${KEY_A}\n`),
+        upstreamApiKeyFile: keyFile('engine-key', `${ENGINE_KEY}\n`),
+      },
+    });
   });
   afterAll(() => fx.close());
 
@@ -191,7 +219,10 @@ describe('when the router runs with --upstream-api-key-file', () => {
     ['/endpoints/e/invocations', chatBody('x')],
     ['/endpoints/e/openai/v1/chat/completions', chatBody('x')],
   ])('sends the engine key on POST %s in place of the client key', async (path, body) => {
-    const res = await post(`${fx.router.url}${path}`, body, { 'content-type': 'application/json', 'x-prefix-router-api-key': KEY_A });
+    const res = await post(`${fx.router.url}${path}`, body, {
+      'content-type': 'application/json',
+      'x-prefix-router-api-key': KEY_A,
+    });
     expect(res.status).toBe(200);
     expect(fx.backends[0].requests.at(-1)!.headers.authorization).toBe(`Bearer ${ENGINE_KEY}`);
   });
@@ -205,7 +236,12 @@ describe('when the router runs with --upstream-api-key-file', () => {
     });
     await new Promise<void>((r) => engine.listen(0, '127.0.0.1', r));
     const router = await startRouter(
-      { backends: [`http://127.0.0.1:${(engine.address() as AddressInfo).port}`], port: 0, healthCheck: { intervalMs: 0 }, upstreamApiKeyFile: keyFile('engine-key-2', `${ENGINE_KEY}\n`) },
+      {
+        backends: [`http://127.0.0.1:${(engine.address() as AddressInfo).port}`],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        upstreamApiKeyFile: keyFile('engine-key-2', `${ENGINE_KEY}\n`),
+      },
       { logger: createRouterLogger('silent') },
     );
     try {
@@ -231,7 +267,10 @@ describe('when no key file is set (existing deployments)', () => {
   afterAll(() => fx.close());
 
   it("passes the client's Authorization to the engine unchanged, so vLLM's own --api-key keeps working on OpenAI paths", async () => {
-    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('x'), { 'content-type': 'application/json', authorization: 'Bearer sk-for-vllm' });
+    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('x'), {
+      'content-type': 'application/json',
+      authorization: 'Bearer sk-for-vllm',
+    });
     expect(res.status).toBe(200);
     expect(fx.backends[0].requests.at(-1)!.headers.authorization).toBe('Bearer sk-for-vllm');
   });
@@ -240,7 +279,10 @@ describe('when no key file is set (existing deployments)', () => {
 describe('when the SageMaker container contract is open (--open-container-paths on)', () => {
   let fx: Fixture;
   beforeAll(async () => {
-    fx = await startFixture({ backends: 1, router: { apiKeyFile: keyFile('sm-keys', `${KEY_A}\n`), openContainerPaths: 'on' } });
+    fx = await startFixture({
+      backends: 1,
+      router: { apiKeyFile: keyFile('sm-keys', `${KEY_A}\n`), openContainerPaths: 'on' },
+    });
   });
   afterAll(() => fx.close());
 
@@ -255,16 +297,31 @@ describe('when the SageMaker container contract is open (--open-container-paths 
 
 describe('when a key file option is wrong', () => {
   it.each([
-    ['a missing file', { apiKeyFile: '/nonexistent/keys' }, /apiKeyFile must name a readable file.*cannot be read \(ENOENT\)/],
+    [
+      'a missing file',
+      { apiKeyFile: '/nonexistent/keys' },
+      /apiKeyFile must name a readable file.*cannot be read \(ENOENT\)/,
+    ],
     ['a file with no key', { apiKeyFile: 'EMPTY' }, /apiKeyFile must name a readable file.*holds no key/],
     ['an admin key without an admin port', { adminApiKeyFile: 'A' }, /adminApiKeyFile needs adminPort/],
-  ])('refuses to start with %s, naming the option but never a key', async (_what, options: Record<string, string>, message) => {
-    const resolved = Object.fromEntries(
-      Object.entries(options).map(([k, v]) => [k, v === 'EMPTY' ? keyFile('empty', '# none\n') : v === 'A' ? keyFile('admin-a', `${KEY_A}\n`) : v]),
-    );
-    const start = startRouter({ backends: ['http://127.0.0.1:1'], port: 0, healthCheck: { intervalMs: 0 }, ...resolved });
-    await expect(start).rejects.toThrow(RouterConfigError);
-    await expect(start).rejects.toThrow(message);
-    await start.catch((err: Error) => expect(err.message).not.toContain(KEY_A));
-  });
+  ])(
+    'refuses to start with %s, naming the option but never a key',
+    async (_what, options: Record<string, string>, message) => {
+      const resolved = Object.fromEntries(
+        Object.entries(options).map(([k, v]) => [
+          k,
+          v === 'EMPTY' ? keyFile('empty', '# none\n') : v === 'A' ? keyFile('admin-a', `${KEY_A}\n`) : v,
+        ]),
+      );
+      const start = startRouter({
+        backends: ['http://127.0.0.1:1'],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        ...resolved,
+      });
+      await expect(start).rejects.toThrow(RouterConfigError);
+      await expect(start).rejects.toThrow(message);
+      await start.catch((err: Error) => expect(err.message).not.toContain(KEY_A));
+    },
+  );
 });

@@ -1,30 +1,57 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BODY_BYTES_PER_CONTEXT_TOKEN, BODY_LIMIT_HEADROOM_BYTES, bodyLimitForContext } from '../../../router/src/server/body-budget';
+import {
+  BODY_BYTES_PER_CONTEXT_TOKEN,
+  BODY_LIMIT_HEADROOM_BYTES,
+  bodyLimitForContext,
+} from '../../../router/src/server/body-budget';
 import { maxModelLenFromModels } from '../../../router/src/server/cache-config';
 import { ROUTER_DEFAULTS } from '../../../router/src/config/router-config';
 import { createRouterLogger, startRouter, type RouterOptions, type RunningRouter } from '../../../router/src/server';
 import { chatBody, post } from '../server/helpers/router-fixture';
 
 /** An engine whose GET /v1/models states `maxModelLen` (none when undefined) and that answers every completion. */
-async function engineWithContext(maxModelLen: number | undefined): Promise<{ url: string; close: () => Promise<void> }> {
+async function engineWithContext(
+  maxModelLen: number | undefined,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       if (req.url === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'fake-model', object: 'model', ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}) }] }));
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            data: [
+              {
+                id: 'fake-model',
+                object: 'model',
+                ...(maxModelLen !== undefined ? { max_model_len: maxModelLen } : {}),
+              },
+            ],
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[]}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 async function routerFor(url: string, options: Partial<RouterOptions> = {}): Promise<RunningRouter> {
-  return startRouter({ backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options }, { logger: createRouterLogger('silent') });
+  return startRouter(
+    { backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options },
+    { logger: createRouterLogger('silent') },
+  );
 }
 
 /** A chat body of exactly `bytes` bytes. */
@@ -43,9 +70,27 @@ describe('when the default body limit comes from the model context', () => {
 
   it.each([
     ['one model', { data: [{ id: 'a', max_model_len: 8192 }] }, 8192],
-    ['several models (the longest counts)', { data: [{ id: 'a', max_model_len: 8192 }, { id: 'b', max_model_len: 32768 }] }, 32768],
+    [
+      'several models (the longest counts)',
+      {
+        data: [
+          { id: 'a', max_model_len: 8192 },
+          { id: 'b', max_model_len: 32768 },
+        ],
+      },
+      32768,
+    ],
     ['no max_model_len', { data: [{ id: 'a' }] }, undefined],
-    ['a nonsense value', { data: [{ id: 'a', max_model_len: -1 }, { id: 'b', max_model_len: '9' }] }, undefined],
+    [
+      'a nonsense value',
+      {
+        data: [
+          { id: 'a', max_model_len: -1 },
+          { id: 'b', max_model_len: '9' },
+        ],
+      },
+      undefined,
+    ],
     ['not a model list', { error: 'x' }, undefined],
   ])('GIVEN /v1/models with %s THEN the context read is the longest one stated, or none', (_what, json, expected) => {
     expect(maxModelLenFromModels(json)).toBe(expected);
@@ -93,12 +138,17 @@ describe('when the default body limit comes from the model context', () => {
     });
     await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
     const started = Date.now();
-    const router = await routerFor(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, { healthCheck: { intervalMs: 0, timeoutMs: 500 } });
+    const router = await routerFor(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, {
+      healthCheck: { intervalMs: 0, timeoutMs: 500 },
+    });
     try {
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await router.close();
-      await new Promise<void>((r) => { endless.closeAllConnections(); endless.close(() => r()); });
+      await new Promise<void>((r) => {
+        endless.closeAllConnections();
+        endless.close(() => r());
+      });
     }
   });
 
@@ -106,7 +156,9 @@ describe('when the default body limit comes from the model context', () => {
     const engine = await engineWithContext(undefined);
     const router = await routerFor(engine.url);
     try {
-      expect((await post(`${router.url}/v1/chat/completions`, bodyOf(bodyLimitForContext(1_000) + 1))).status).toBe(200);
+      expect((await post(`${router.url}/v1/chat/completions`, bodyOf(bodyLimitForContext(1_000) + 1))).status).toBe(
+        200,
+      );
     } finally {
       await router.close();
       await engine.close();

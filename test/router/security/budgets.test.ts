@@ -12,7 +12,13 @@ import { chatBody, post } from '../server/helpers/router-fixture';
  * An engine that streams without end to `"stream":true` requests (as fast as its client reads) and answers others
  * after `delayMs`; it counts the requests it holds open at once.
  */
-async function startEngine(delayMs = 0): Promise<{ url: string; open: () => number; maxOpen: () => number; streamsClosed: () => number; close: () => Promise<void> }> {
+async function startEngine(delayMs = 0): Promise<{
+  url: string;
+  open: () => number;
+  maxOpen: () => number;
+  streamsClosed: () => number;
+  close: () => Promise<void>;
+}> {
   let open = 0;
   let maxOpen = 0;
   let streamsClosed = 0;
@@ -44,12 +50,19 @@ async function startEngine(delayMs = 0): Promise<{ url: string; open: () => numb
     open: () => open,
     maxOpen: () => maxOpen,
     streamsClosed: () => streamsClosed,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 async function routerFor(url: string, options: Partial<RouterOptions>): Promise<RunningRouter> {
-  return startRouter({ backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options }, { logger: createRouterLogger('silent') });
+  return startRouter(
+    { backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options },
+    { logger: createRouterLogger('silent') },
+  );
 }
 
 /** Sends a streamed chat request and never reads the answer. */
@@ -58,7 +71,9 @@ function unreadStream(port: number): Socket {
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   socket.pause();
-  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.write(
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   return socket;
 }
 
@@ -66,7 +81,10 @@ describe('when clients never read their streams (--client-drain-timeout-ms)', ()
   it('GIVEN more unread streams than the backend pool has connections THEN they are cut and a normal request is still served', async () => {
     // GIVEN a pool of 2 connections and 4 clients that never read
     const engine = await startEngine();
-    const router = await routerFor(engine.url, { maxConnectionsPerBackend: 2, limits: { clientDrainTimeoutMs: 300, upstreamHeadersTimeoutMs: 5_000 } });
+    const router = await routerFor(engine.url, {
+      maxConnectionsPerBackend: 2,
+      limits: { clientDrainTimeoutMs: 300, upstreamHeadersTimeoutMs: 5_000 },
+    });
     const sockets = Array.from({ length: 4 }, () => unreadStream(router.port));
     try {
       // WHEN a normal client asks meanwhile
@@ -98,7 +116,9 @@ describe('when a bounded flood exceeds the in-flight caps', () => {
     const engine = await startEngine(200);
     const router = await routerFor(engine.url, { limits: { maxInFlight: 4 } });
     try {
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`${router.url}/v1/chat/completions`, chatBody(`flood ${i}`))));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post(`${router.url}/v1/chat/completions`, chatBody(`flood ${i}`))),
+      );
       const ok = answers.filter((a) => a.status === 200);
       const refused = answers.filter((a) => a.status === 503);
       expect(ok.length).toBeGreaterThanOrEqual(4);
@@ -122,7 +142,11 @@ describe('when a bounded flood exceeds the in-flight caps', () => {
     const keys = join(dir, 'keys');
     writeFileSync(keys, 'sk-flooder\nsk-neighbour\n');
     const router = await routerFor(engine.url, { apiKeyFile: keys, limits: { maxInFlightPerClient: 2 } });
-    const as = (key: string, text: string) => post(`${router.url}/v1/chat/completions`, chatBody(text), { 'content-type': 'application/json', authorization: `Bearer ${key}` });
+    const as = (key: string, text: string) =>
+      post(`${router.url}/v1/chat/completions`, chatBody(text), {
+        'content-type': 'application/json',
+        authorization: `Bearer ${key}`,
+      });
     try {
       const flood = Array.from({ length: 6 }, (_, i) => as('sk-flooder', `f${i}`));
       const neighbour = as('sk-neighbour', 'n');
@@ -149,7 +173,10 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
     const engine = await startEngine(1_500);
     const router = await routerFor(engine.url, { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: 3 * MiB } });
     try {
-      const held = [post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'a')), post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'b'))];
+      const held = [
+        post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'a')),
+        post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'b')),
+      ];
       const deadline = Date.now() + 5_000;
       while (engine.open() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       expect(engine.open()).toBe(2);
@@ -157,7 +184,9 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
       const refused = await post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'c'));
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
-      expect(refused.json()).toMatchObject({ error: { code: 'overloaded', message: expect.stringContaining('budget') } });
+      expect(refused.json()).toMatchObject({
+        error: { code: 'overloaded', message: expect.stringContaining('budget') },
+      });
       // A small request still fits beside them.
       expect((await post(`${router.url}/v1/chat/completions`, chatBody('small'))).status).toBe(200);
 
@@ -178,7 +207,11 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
       while (engine.open() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       // undici sends a stream body chunked, with no Content-Length.
       const chunks = [Buffer.from(bodyOf(1.4 * MiB, 'chunked'))];
-      const res = await request(`${router.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Readable.from(chunks) });
+      const res = await request(`${router.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Readable.from(chunks),
+      });
       expect(res.statusCode).toBe(503);
       expect(JSON.parse(await res.body.text())).toMatchObject({ error: { code: 'overloaded' } });
       expect((await held).status).toBe(200);
@@ -189,6 +222,8 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
   });
 
   it('GIVEN a budget smaller than the largest body THEN the configuration is refused, naming both limits', async () => {
-    await expect(routerFor('http://127.0.0.1:9', { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: MiB } })).rejects.toThrow(/limits\.maxBufferedBodyBytes.*limits\.maxBodyBytes/);
+    await expect(
+      routerFor('http://127.0.0.1:9', { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: MiB } }),
+    ).rejects.toThrow(/limits\.maxBufferedBodyBytes.*limits\.maxBodyBytes/);
   });
 });

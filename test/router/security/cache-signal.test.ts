@@ -11,7 +11,13 @@ const SECRET_PREFIX = 'Customer Jane Roe, account 4417-1234-5678-9113, asked abo
 
 async function routerWith(backends: FakeBackend[], options: Partial<RouterOptions> = {}): Promise<RunningRouter> {
   return startRouter(
-    { backends: backends.map((b) => b.url), port: 0, healthCheck: { intervalMs: 0 }, policy: { name: 'cache-aware', blockChars: 64 }, ...options },
+    {
+      backends: backends.map((b) => b.url),
+      port: 0,
+      healthCheck: { intervalMs: 0 },
+      policy: { name: 'cache-aware', blockChars: 64 },
+      ...options,
+    },
     { logger: createRouterLogger('silent') },
   );
 }
@@ -32,7 +38,8 @@ describe('when a client probes whether another tenant sent a prefix', () => {
       const hit = await post(`${router.url}/v1/chat/completions`, chatBody(SECRET_PREFIX));
       const miss = await post(`${router.url}/v1/chat/completions`, chatBody('an unrelated guess '.repeat(20)));
       // THEN neither answer says anything about routing or the cache
-      for (const answer of [hit, miss]) expect(Object.keys(answer.headers).filter((h) => h.startsWith('x-prefix-router-'))).toEqual([]);
+      for (const answer of [hit, miss])
+        expect(Object.keys(answer.headers).filter((h) => h.startsWith('x-prefix-router-'))).toEqual([]);
     } finally {
       await router.close();
     }
@@ -72,7 +79,10 @@ describe('when a client probes whether another tenant sent a prefix', () => {
     const dead = await startFakeBackend({ name: 'dead' });
     const url = dead.url;
     await dead.close();
-    const router = await startRouter({ backends: [url], port: 0, healthCheck: { intervalMs: 0 } }, { logger: createRouterLogger('silent') });
+    const router = await startRouter(
+      { backends: [url], port: 0, healthCheck: { intervalMs: 0 } },
+      { logger: createRouterLogger('silent') },
+    );
     try {
       const answer = await post(`${router.url}/v1/chat/completions`, chatBody('x'));
       expect(answer.status).toBe(502);
@@ -89,7 +99,10 @@ describe('when a request declares a content type', () => {
   let router: RunningRouter;
   beforeAll(async () => {
     backend = await startFakeBackend({ name: 'ct' });
-    router = await startRouter({ backends: [backend.url], port: 0, healthCheck: { intervalMs: 0 } }, { logger: createRouterLogger('silent') });
+    router = await startRouter(
+      { backends: [backend.url], port: 0, healthCheck: { intervalMs: 0 } },
+      { logger: createRouterLogger('silent') },
+    );
   });
   afterAll(async () => {
     await router.close();
@@ -112,11 +125,14 @@ describe('when a request declares a content type', () => {
     expect(answer.status).toBe(415);
   });
 
-  it.each(['application/json', 'application/json; charset=utf-8', 'application/vnd.api+json'])('GIVEN %s THEN it is served and forwarded as sent', async (type) => {
-    const answer = await post(`${router.url}/v1/chat/completions`, chatBody('ok'), { 'content-type': type });
-    expect(answer.status).toBe(200);
-    expect(backend.requests.at(-1)!.headers['content-type']).toBe(type);
-  });
+  it.each(['application/json', 'application/json; charset=utf-8', 'application/vnd.api+json'])(
+    'GIVEN %s THEN it is served and forwarded as sent',
+    async (type) => {
+      const answer = await post(`${router.url}/v1/chat/completions`, chatBody('ok'), { 'content-type': type });
+      expect(answer.status).toBe(200);
+      expect(backend.requests.at(-1)!.headers['content-type']).toBe(type);
+    },
+  );
 
   it('GIVEN a header named in Connection THEN the engine never sees it (RFC 9110 §7.6.1)', async () => {
     // undici refuses to send a Connection header itself; a raw socket does.

@@ -4,17 +4,37 @@ import { allowedHostProblem, hostAllowed, hostOf } from '../../../router/src/pro
 import { chatBody, startFixture, type Fixture } from '../server/helpers/router-fixture';
 
 /** One request with exactly the Host header given (undefined: none at all, as an HTTP/1.0 client may send). */
-function send(url: string, method: string, path: string, host: string | undefined, body?: string): Promise<{ status: number; body: string }> {
+function send(
+  url: string,
+  method: string,
+  path: string,
+  host: string | undefined,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const headers: Record<string, string> =
+      body === undefined
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
     if (host !== undefined) headers.host = host;
-    const req = httpRequest({ hostname, port: Number(port), method, path, headers, setHost: host === undefined ? false : undefined, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = httpRequest(
+      {
+        hostname,
+        port: Number(port),
+        method,
+        path,
+        headers,
+        setHost: host === undefined ? false : undefined,
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -49,13 +69,20 @@ describe('when a Host header is matched against the allowlist', () => {
 });
 
 describe('when --allowed-hosts is configured', () => {
-  it.each([['http://router.internal'], ['router.internal:8080'], ['*.example.com'], ['user@host'], ['']])('GIVEN the entry %j THEN it is refused with the reason', (entry) => {
-    expect(allowedHostProblem(entry)).toBeDefined();
-    expect(routerOptionProblems({ backends: ['http://127.0.0.1:1'], allowedHosts: [entry] })).toEqual([expect.objectContaining({ option: 'allowedHosts' })]);
-  });
+  it.each([['http://router.internal'], ['router.internal:8080'], ['*.example.com'], ['user@host'], ['']])(
+    'GIVEN the entry %j THEN it is refused with the reason',
+    (entry) => {
+      expect(allowedHostProblem(entry)).toBeDefined();
+      expect(routerOptionProblems({ backends: ['http://127.0.0.1:1'], allowedHosts: [entry] })).toEqual([
+        expect.objectContaining({ option: 'allowedHosts' }),
+      ]);
+    },
+  );
 
   it('GIVEN an empty list THEN it is refused (an allowlist that refuses everything is a mistake)', () => {
-    expect(routerOptionProblems({ backends: ['http://127.0.0.1:1'], allowedHosts: [] })).toEqual([expect.objectContaining({ option: 'allowedHosts' })]);
+    expect(routerOptionProblems({ backends: ['http://127.0.0.1:1'], allowedHosts: [] })).toEqual([
+      expect.objectContaining({ option: 'allowedHosts' }),
+    ]);
   });
 });
 
@@ -67,12 +94,14 @@ describe('when the router runs with --allowed-hosts', () => {
   afterAll(() => fx.close());
 
   it('GIVEN a DNS-rebinding page (its own name in Host) THEN inference is refused with 421 and an OpenAI-style body, never reaching the engine', async () => {
-    const before = fx.backends[0]!.requests.length;
+    const before = fx.backends[0].requests.length;
     const answer = await send(fx.router.url, 'POST', '/v1/chat/completions', 'attacker.example', chatBody('secret'));
     expect(answer.status).toBe(421);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'misdirected_request', type: 'invalid_request_error' } });
+    expect(JSON.parse(answer.body)).toMatchObject({
+      error: { code: 'misdirected_request', type: 'invalid_request_error' },
+    });
     expect(answer.body).not.toContain('attacker.example');
-    expect(fx.backends[0]!.requests.length).toBe(before);
+    expect(fx.backends[0].requests.length).toBe(before);
   });
 
   it('GIVEN the rebinding page asks the admin listener THEN /metrics is refused too', async () => {
@@ -81,14 +110,19 @@ describe('when the router runs with --allowed-hosts', () => {
   });
 
   it('GIVEN a listed name with any port THEN the request is served', async () => {
-    expect((await send(fx.router.url, 'POST', '/v1/chat/completions', 'router.internal:9999', chatBody('x'))).status).toBe(200);
+    expect(
+      (await send(fx.router.url, 'POST', '/v1/chat/completions', 'router.internal:9999', chatBody('x'))).status,
+    ).toBe(200);
   });
 
   it('GIVEN an HTTP/1.1 request with no Host header at all THEN it is refused with 400, as RFC 9112 §3.2 requires', async () => {
     expect((await send(fx.router.url, 'GET', '/v1/models', undefined)).status).toBe(400);
   });
 
-  it.each(['/ping', '/health'])('GIVEN a health probe by address to %s THEN it is answered whatever the Host', async (path) => {
-    expect((await send(fx.router.url, 'GET', path, '10.0.0.7:8080')).status).toBe(200);
-  });
+  it.each(['/ping', '/health'])(
+    'GIVEN a health probe by address to %s THEN it is answered whatever the Host',
+    async (path) => {
+      expect((await send(fx.router.url, 'GET', path, '10.0.0.7:8080')).status).toBe(200);
+    },
+  );
 });

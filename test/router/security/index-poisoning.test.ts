@@ -35,7 +35,9 @@ async function renderingEngine(): Promise<{ url: string; server: Server }> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages: { role: string; content: string }[] };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        messages: { role: string; content: string }[];
+      };
       const prompt = body.messages.map((m) => `<|${m.role}|>${m.content}`).join('');
       let common = 0;
       for (const earlier of rendered) {
@@ -45,8 +47,20 @@ async function renderingEngine(): Promise<{ url: string; server: Server }> {
       }
       rendered.push(prompt);
       const promptTokens = Math.ceil(prompt.length / 4);
-      const usage = { prompt_tokens: promptTokens, completion_tokens: 1, total_tokens: promptTokens + 1, prompt_tokens_details: { cached_tokens: Math.floor(common / 4) } };
-      const answer = JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage });
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: 1,
+        total_tokens: promptTokens + 1,
+        prompt_tokens_details: { cached_tokens: Math.floor(common / 4) },
+      };
+      const answer = JSON.stringify({
+        id: 'x',
+        object: 'chat.completion',
+        created: 0,
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage,
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
       res.end(answer);
     });
@@ -55,7 +69,14 @@ async function renderingEngine(): Promise<{ url: string; server: Server }> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-const chat = (system: string, systemRole = 'system') => JSON.stringify({ model: 'm', messages: [{ role: systemRole, content: system }, { role: 'user', content: 'question' }] });
+const chat = (system: string, systemRole = 'system') =>
+  JSON.stringify({
+    model: 'm',
+    messages: [
+      { role: systemRole, content: system },
+      { role: 'user', content: 'question' },
+    ],
+  });
 
 describe('when a request renders a hot prefix differently and the engine serves none of it', () => {
   let engine: { url: string; server: Server };
@@ -63,7 +84,13 @@ describe('when a request renders a hot prefix differently and the engine serves 
   beforeAll(async () => {
     engine = await renderingEngine();
     router = await startRouter(
-      { backends: [engine.url], port: 0, healthCheck: { intervalMs: 0 }, routingHeaders: 'all', policy: { name: 'cache-aware', blockChars: BLOCK } },
+      {
+        backends: [engine.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        routingHeaders: 'all',
+        policy: { name: 'cache-aware', blockChars: BLOCK },
+      },
       { logger: createRouterLogger('silent') },
     );
   });
@@ -93,7 +120,8 @@ describe('when a request renders a hot prefix differently and the engine serves 
 
 describe("when an instance's published index gets engine feedback", () => {
   /** Chained-looking distinct hashes: `blocks` of them for `label`. */
-  const chain = (label: number, blocks: number) => Array.from({ length: blocks }, (_, i) => testBlockKey(label * 1000 + i + 1));
+  const chain = (label: number, blocks: number) =>
+    Array.from({ length: blocks }, (_, i) => testBlockKey(label * 1000 + i + 1));
 
   it('GIVEN a poisoning report on a hot chain THEN observers keep every chain; a deep miss still corrects them', () => {
     const log = new InstanceStateLog(BLOCK, 10_000, 'e');

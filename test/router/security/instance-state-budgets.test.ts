@@ -14,19 +14,24 @@ describe('when many observers fetch the published state at one version', () => {
   let fx: Fixture;
   beforeAll(async () => {
     fx = await startFixture({ backends: 1, router: { publishStateMs: 10 } });
-    expect((await post(`${fx.router.url}/v1/chat/completions`, chatBody('a published prompt '.repeat(40)))).status).toBe(200);
+    expect(
+      (await post(`${fx.router.url}/v1/chat/completions`, chatBody('a published prompt '.repeat(40)))).status,
+    ).toBe(200);
   });
   afterAll(() => fx.close());
   afterEach(() => jest.restoreAllMocks());
 
   it('GIVEN 32 concurrent snapshot fetches THEN the snapshot is encoded once and every answer is the same bytes; a new request encodes again', async () => {
     const encode = jest.spyOn(wire, 'encodeInstanceState');
-    const fetchAll = (): Promise<string[]> => Promise.all(Array.from({ length: 32 }, async () => (await request(`${fx.router.url}${STATE}`)).body.text()));
+    const fetchAll = (): Promise<string[]> =>
+      Promise.all(Array.from({ length: 32 }, async () => (await request(`${fx.router.url}${STATE}`)).body.text()));
     const bodies = await fetchAll();
     expect(new Set(bodies).size).toBe(1);
     expect(encode).toHaveBeenCalledTimes(1);
 
-    expect((await post(`${fx.router.url}/v1/chat/completions`, chatBody('another prompt '.repeat(40)))).status).toBe(200);
+    expect((await post(`${fx.router.url}/v1/chat/completions`, chatBody('another prompt '.repeat(40)))).status).toBe(
+      200,
+    );
     const after = await fetchAll();
     expect(encode).toHaveBeenCalledTimes(2);
     expect(after[0]).not.toBe(bodies[0]);
@@ -48,7 +53,11 @@ describe('when one address holds many waiting polls', () => {
   });
 
   it(`GIVEN ${MAX_WAITING_POLLS_PER_PEER} polls waiting THEN one more is refused with 429 and Retry-After, and the waiting ones are still answered`, async () => {
-    const first = JSON.parse(await (await request(`${fx.router.url}${STATE}`)).body.text()) as { epoch: string; seq: number; version: number };
+    const first = JSON.parse(await (await request(`${fx.router.url}${STATE}`)).body.text()) as {
+      epoch: string;
+      seq: number;
+      version: number;
+    };
     const current = `${fx.router.url}${STATE}?epoch=${first.epoch}&since=${first.seq}&version=${first.version}&waitMs=30000`;
     const waiting = Array.from({ length: MAX_WAITING_POLLS_PER_PEER }, () => request(current, { dispatcher: agent }));
     // Until all of them have reached the publisher, an extra poll is taken as a waiter too: it is abandoned after
@@ -101,18 +110,37 @@ describe('when an observed peer answers with more than the observer reads', () =
     await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
     peerUrl = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((r) => { peer.closeAllConnections(); peer.close(() => r()); }));
+  afterAll(
+    () =>
+      new Promise<void>((r) => {
+        peer.closeAllConnections();
+        peer.close(() => r());
+      }),
+  );
 
   it(`GIVEN an endless answer THEN the observer stops reading past ${MAX_INSTANCE_STATE_BYTES} bytes, warns, and routes on its own view`, async () => {
     const logs: string[] = [];
-    const destination = new Writable({ write(c: Buffer, _e, cb) { logs.push(...c.toString('utf8').split('\n').filter((l) => l.length > 0)); cb(); } });
-    const router = await startRouter({ backends: [peerUrl], port: 0, observeInstances: 'on', healthCheck: { intervalMs: 0 } }, { logger: createRouterLogger('warn', destination) });
+    const destination = new Writable({
+      write(c: Buffer, _e, cb) {
+        logs.push(
+          ...c
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l.length > 0),
+        );
+        cb();
+      },
+    });
+    const router = await startRouter(
+      { backends: [peerUrl], port: 0, observeInstances: 'on', healthCheck: { intervalMs: 0 } },
+      { logger: createRouterLogger('warn', destination) },
+    );
     try {
       await waitFor('the observer warns', () => logs.some((l) => l.includes('cannot observe')), 10_000);
       const warning = JSON.parse(logs.find((l) => l.includes('cannot observe'))!) as { error: string };
       expect(warning.error).toContain(`larger than ${MAX_INSTANCE_STATE_BYTES} bytes`);
       await waitFor('the peer sees its answer cut', () => closedEarly >= 1, 10_000);
-      expect(router.backends[0]!.observed).toBeUndefined();
+      expect(router.backends[0].observed).toBeUndefined();
     } finally {
       await router.close();
     }

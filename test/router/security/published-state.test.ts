@@ -13,7 +13,15 @@ async function indexedBlocks(router: RunningRouter): Promise<number> {
 
 async function sidecar(backend: FakeBackend, options: Partial<RouterOptions> = {}): Promise<RunningRouter> {
   return startRouter(
-    { backends: [backend.url], port: 0, healthCheck: { intervalMs: 0 }, publishStateMs: 1, publishStateBlockChars: 64, policy: { name: 'round-robin' }, ...options },
+    {
+      backends: [backend.url],
+      port: 0,
+      healthCheck: { intervalMs: 0 },
+      publishStateMs: 1,
+      publishStateBlockChars: 64,
+      policy: { name: 'round-robin' },
+      ...options,
+    },
     { logger: createRouterLogger('silent') },
   );
 }
@@ -49,7 +57,8 @@ describe('when a publishing sidecar (--publish-state-ms) forwards requests', () 
     const engine = await startFakeBackend({ name: 'load-only' });
     const router = await sidecar(engine, { publishStateBlocks: 'off' });
     try {
-      for (let i = 0; i < 3; i++) expect((await post(`${router.url}/v1/chat/completions`, chatBody(`${PROMPT} ${i}`))).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await post(`${router.url}/v1/chat/completions`, chatBody(`${PROMPT} ${i}`))).status).toBe(200);
       const res = await request(`${router.url}/router/v1/instance-state`);
       const update = decodeInstanceState(await res.body.json());
       expect(update.snapshot?.hashes.length ?? 0).toBe(0);

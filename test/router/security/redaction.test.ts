@@ -15,7 +15,10 @@ const CORPUS: ReadonlyArray<readonly [string, string]> = [
   ['a lower-case assignment', 'db_password="S3CR3T9"'],
   ['URL userinfo', 'http://admin:S3CR3T10@10.0.0.5:8000/v1'],
   ['URL user only', 'https://S3CR3T11@models.internal/weights'],
-  ['a signed URL query', 'https://bucket.s3.amazonaws.com/model.tar?X-Amz-Signature=S3CR3T12&X-Amz-Credential=S3CR3T13'],
+  [
+    'a signed URL query',
+    'https://bucket.s3.amazonaws.com/model.tar?X-Amz-Signature=S3CR3T12&X-Amz-Credential=S3CR3T13',
+  ],
   ['a token in a query', 'http://engine:8000/metrics?token=S3CR3T14'],
 ];
 
@@ -39,10 +42,32 @@ describe('when text with a secret is redacted', () => {
 
 describe('when an engine argv is logged', () => {
   it('GIVEN secrets as separate words, inside sh -c, and as assignments THEN each is redacted', () => {
-    const argv = ['env', 'HF_TOKEN=S3CR3TA', 'sh', '-c', 'exec vllm serve m --api-key S3CR3TB', '--api-key', 'S3CR3TC', '--hf-token=S3CR3TD', '--port', '8000'];
+    const argv = [
+      'env',
+      'HF_TOKEN=S3CR3TA',
+      'sh',
+      '-c',
+      'exec vllm serve m --api-key S3CR3TB',
+      '--api-key',
+      'S3CR3TC',
+      '--hf-token=S3CR3TD',
+      '--port',
+      '8000',
+    ];
     const out = redactArgv(argv);
     expect(out.join(' ')).not.toMatch(/S3CR3T/);
-    expect(out).toEqual(['env', 'HF_TOKEN=***', 'sh', '-c', 'exec vllm serve m --api-key ***', '--api-key', '***', '--hf-token=***', '--port', '8000']);
+    expect(out).toEqual([
+      'env',
+      'HF_TOKEN=***',
+      'sh',
+      '-c',
+      'exec vllm serve m --api-key ***',
+      '--api-key',
+      '***',
+      '--hf-token=***',
+      '--port',
+      '8000',
+    ]);
   });
 });
 

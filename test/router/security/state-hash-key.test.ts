@@ -9,7 +9,13 @@ import { KeyFileError } from '../../../router/src/common/api-keys';
 import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import { parseChatRequest } from '../../../router/src/protocol/parse-request';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
-import { createRouterLogger, INSTANCE_HEADER, startRouter, type RouterOptions, type RunningRouter } from '../../../router/src/server';
+import {
+  createRouterLogger,
+  INSTANCE_HEADER,
+  startRouter,
+  type RouterOptions,
+  type RunningRouter,
+} from '../../../router/src/server';
 import { decodeInstanceState } from '../../../router/src/server/instance-state-wire';
 import { PREDICTED_CACHED_HEADER } from '../../../router/src/server/proxy';
 import { ROUTING_BLOCK_KEY_BYTES, StateHashKey } from '../../../router/src/state/state-hash-key';
@@ -25,7 +31,13 @@ function keyFile(content: string): string {
 }
 
 function chatJson(system: string, user = 'hello'): string {
-  return JSON.stringify({ model: MODEL, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] });
+  return JSON.stringify({
+    model: MODEL,
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ],
+  });
 }
 
 /** The routing request the router parses from a chat body (what it hashes). */
@@ -41,6 +53,7 @@ describe('when routing block hashes are keyed (StateHashKey)', () => {
     const again = StateHashKey.fromSecret('a'.repeat(32));
     const keys = a.blockKeys(text, BLOCK_CHARS, 'seed');
     expect(keys).toHaveLength(Math.floor(text.length / BLOCK_CHARS));
+    // eslint-disable-next-line no-control-regex -- a key is any Latin-1 text, U+0000 included
     expect(keys.every((k) => k.length === ROUTING_BLOCK_KEY_BYTES && /^[\x00-\xff]+$/.test(k))).toBe(true);
     expect(again.blockKeys(text, BLOCK_CHARS, 'seed')).toEqual(keys);
     expect(again.id).toBe(a.id);
@@ -58,15 +71,20 @@ describe('when routing block hashes are keyed (StateHashKey)', () => {
 
   it('GIVEN any two texts THEN block i is shared exactly when their first i + 1 blocks are (the prefix-cache rule)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 200 }), fc.string({ maxLength: 200 }), fc.string({ maxLength: 200 }), (common, x, y) => {
-        const ka = a.blockKeys(common + x, 16, 's');
-        const kb = a.blockKeys(common + y, 16, 's');
-        const ta = common + x;
-        const tb = common + y;
-        for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
-          expect(ka[i] === kb[i]).toBe(ta.slice(0, (i + 1) * 16) === tb.slice(0, (i + 1) * 16));
-        }
-      }),
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 200 }),
+        (common, x, y) => {
+          const ka = a.blockKeys(common + x, 16, 's');
+          const kb = a.blockKeys(common + y, 16, 's');
+          const ta = common + x;
+          const tb = common + y;
+          for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
+            expect(ka[i] === kb[i]).toBe(ta.slice(0, (i + 1) * 16) === tb.slice(0, (i + 1) * 16));
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -83,7 +101,9 @@ describe('when routing block hashes are keyed (StateHashKey)', () => {
 
   it('GIVEN a key file with comments and surrounding blanks THEN its first key line is the secret', () => {
     const secret = '0123456789abcdef'.repeat(4);
-    expect(StateHashKey.fromFile(keyFile(`# state-hash key\n\n  ${secret}  \n`)).id).toBe(StateHashKey.fromSecret(secret).id);
+    expect(StateHashKey.fromFile(keyFile(`# state-hash key\n\n  ${secret}  \n`)).id).toBe(
+      StateHashKey.fromSecret(secret).id,
+    );
   });
 });
 
@@ -103,10 +123,20 @@ describe('when an attacker runs a dictionary attack on a published snapshot', ()
   beforeAll(async () => {
     engine = await startFakeBackend({ name: 'victim-engine' });
     sidecar = await startRouter(
-      { backends: [engine.url], port: 0, healthCheck: { intervalMs: 0 }, publishStateMs: 1, publishStateBlockChars: BLOCK_CHARS, policy: { name: 'round-robin' }, stateHashKeyFile: secretFile },
+      {
+        backends: [engine.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        publishStateMs: 1,
+        publishStateBlockChars: BLOCK_CHARS,
+        policy: { name: 'round-robin' },
+        stateHashKeyFile: secretFile,
+      },
       { logger: createRouterLogger('silent') },
     );
-    expect((await post(`${sidecar.url}/v1/chat/completions`, chatJson(template(victim.name, victim.account)))).status).toBe(200);
+    expect(
+      (await post(`${sidecar.url}/v1/chat/completions`, chatJson(template(victim.name, victim.account)))).status,
+    ).toBe(200);
     const res = await request(`${sidecar.url}/router/v1/instance-state`);
     const update = decodeInstanceState(await res.body.json());
     published = new Set(update.snapshot!.hashes);
@@ -138,7 +168,11 @@ describe('when an attacker runs a dictionary attack on a published snapshot', ()
     expect(withoutTheKey.tried).toBeGreaterThanOrEqual(GUESSES);
     expect(withoutTheKey.found).toEqual([]);
     // Nor do the template's own shared blocks: the attacker cannot even tell which template the prompt used.
-    const head = routingBlockHashes(parsed(chatJson(template('', 0))), BLOCK_CHARS, StateHashKey.fromSecret('guessed-secret'.repeat(3)));
+    const head = routingBlockHashes(
+      parsed(chatJson(template('', 0))),
+      BLOCK_CHARS,
+      StateHashKey.fromSecret('guessed-secret'.repeat(3)),
+    );
     expect(head.some((k) => published.has(k))).toBe(false);
   });
 
@@ -155,7 +189,15 @@ describe('when an observing replica and the instances it follows hold different 
 
   async function sidecarWith(options: Partial<RouterOptions>): Promise<RunningRouter> {
     const r = await startRouter(
-      { backends: [engine.url], port: 0, healthCheck: { intervalMs: 0 }, publishStateMs: 2, publishStateBlockChars: BLOCK_CHARS, policy: { name: 'round-robin' }, ...options },
+      {
+        backends: [engine.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        publishStateMs: 2,
+        publishStateBlockChars: BLOCK_CHARS,
+        policy: { name: 'round-robin' },
+        ...options,
+      },
       { logger: createRouterLogger('silent') },
     );
     routers.push(r);
@@ -166,12 +208,25 @@ describe('when an observing replica and the instances it follows hold different 
   async function observerOf(sidecar: RunningRouter, options: Partial<RouterOptions>): Promise<RunningRouter> {
     const destination = new Writable({
       write(chunk: Buffer, _enc, cb) {
-        logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+        logs.push(
+          ...chunk
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l.length > 0),
+        );
         cb();
       },
     });
     const r = await startRouter(
-      { backends: [sidecar.url], port: 0, healthCheck: { intervalMs: 0 }, observeInstances: 'on', routingHeaders: 'all', policy: { name: 'cache-aware', blockChars: BLOCK_CHARS }, ...options },
+      {
+        backends: [sidecar.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        observeInstances: 'on',
+        routingHeaders: 'all',
+        policy: { name: 'cache-aware', blockChars: BLOCK_CHARS },
+        ...options,
+      },
       { logger: createRouterLogger('warn', destination) },
     );
     routers.push(r);
@@ -198,20 +253,45 @@ describe('when an observing replica and the instances it follows hold different 
   });
 
   it.each([
-    ['another key file', () => ({ stateHashKeyFile: keyFile(`${'1'.repeat(64)}\n`) }), () => ({ stateHashKeyFile: keyFile(`${'2'.repeat(64)}\n`) }), /keyed with another secret \(state-hash key id [0-9a-f]{16}, this router's [0-9a-f]{16}\)/],
-    ['no key file on the sidecar', () => ({}), () => ({ stateHashKeyFile: sharedStateHashKeyFile() }), /random per-process secret \(it has no --state-hash-key-file\)/],
-    ['no key file on the observer', () => ({ stateHashKeyFile: sharedStateHashKeyFile() }), () => ({}), /this router has no --state-hash-key-file/],
-  ])('GIVEN %s THEN the observer refuses the state with an error saying so, and routes on its own view (no predicted hit)', async (_what, sidecarOptions, observerOptions, message) => {
-    const sidecar = await sidecarWith(sidecarOptions());
-    const before = logs.length;
-    const observer = await observerOf(sidecar, observerOptions());
-    await waitFor('the observer to log the refusal', () => logs.slice(before).some((l) => l.includes('cannot observe')), 10_000);
-    const refusal = JSON.parse(logs.slice(before).find((l) => l.includes('cannot observe'))!) as { level: number; error: string };
-    expect(refusal.level).toBe(50); // pino's error level: a misconfiguration, not a passing outage
-    expect(refusal.error).toMatch(message);
-    expect(observer.backends[0]?.observed).toBeUndefined();
-    const answer = await post(`${observer.url}/v1/chat/completions`, chatJson(system, 'second'));
-    expect(answer.status).toBe(200);
-    expect(Number(answer.headers[PREDICTED_CACHED_HEADER])).toBe(0);
-  });
+    [
+      'another key file',
+      () => ({ stateHashKeyFile: keyFile(`${'1'.repeat(64)}\n`) }),
+      () => ({ stateHashKeyFile: keyFile(`${'2'.repeat(64)}\n`) }),
+      /keyed with another secret \(state-hash key id [0-9a-f]{16}, this router's [0-9a-f]{16}\)/,
+    ],
+    [
+      'no key file on the sidecar',
+      () => ({}),
+      () => ({ stateHashKeyFile: sharedStateHashKeyFile() }),
+      /random per-process secret \(it has no --state-hash-key-file\)/,
+    ],
+    [
+      'no key file on the observer',
+      () => ({ stateHashKeyFile: sharedStateHashKeyFile() }),
+      () => ({}),
+      /this router has no --state-hash-key-file/,
+    ],
+  ])(
+    'GIVEN %s THEN the observer refuses the state with an error saying so, and routes on its own view (no predicted hit)',
+    async (_what, sidecarOptions, observerOptions, message) => {
+      const sidecar = await sidecarWith(sidecarOptions());
+      const before = logs.length;
+      const observer = await observerOf(sidecar, observerOptions());
+      await waitFor(
+        'the observer to log the refusal',
+        () => logs.slice(before).some((l) => l.includes('cannot observe')),
+        10_000,
+      );
+      const refusal = JSON.parse(logs.slice(before).find((l) => l.includes('cannot observe'))!) as {
+        level: number;
+        error: string;
+      };
+      expect(refusal.level).toBe(50); // pino's error level: a misconfiguration, not a passing outage
+      expect(refusal.error).toMatch(message);
+      expect(observer.backends[0]?.observed).toBeUndefined();
+      const answer = await post(`${observer.url}/v1/chat/completions`, chatJson(system, 'second'));
+      expect(answer.status).toBe(200);
+      expect(Number(answer.headers[PREDICTED_CACHED_HEADER])).toBe(0);
+    },
+  );
 });

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prefixKey } from '../../../router/src/policy/prefix-key';
 import { routingBlockHashes, shortPromptKey } from '../../../router/src/policy/routing-blocks';
-import { parseChatRequest, parseCompletionRequest, parseInvocationRequest } from '../../../router/src/protocol/parse-request';
+import {
+  parseChatRequest,
+  parseCompletionRequest,
+  parseInvocationRequest,
+} from '../../../router/src/protocol/parse-request';
 import { DECISION_HEADER, PREDICTED_CACHED_HEADER } from '../../../router/src/protocol/routing-headers';
 import { request } from 'undici';
 import { startFakeBackend } from '../../../router/bench/fake-openai-backend';
@@ -39,11 +43,19 @@ describe('when requests carry a cache scope (cache_salt, API key identity)', () 
   });
 
   it.each([
-    ['different salts', chat(SHARED_PROMPT, { cache_salt: 'tenant-a' }), chat(SHARED_PROMPT, { cache_salt: 'tenant-b' })],
+    [
+      'different salts',
+      chat(SHARED_PROMPT, { cache_salt: 'tenant-a' }),
+      chat(SHARED_PROMPT, { cache_salt: 'tenant-b' }),
+    ],
     ['a salt and none', chat(SHARED_PROMPT, { cache_salt: 'tenant-a' }), chat(SHARED_PROMPT)],
     ['different keys', chat(SHARED_PROMPT, {}, 'aaaaaaaaaaaaaaaa'), chat(SHARED_PROMPT, {}, 'bbbbbbbbbbbbbbbb')],
     ['a key and none', chat(SHARED_PROMPT, {}, 'aaaaaaaaaaaaaaaa'), chat(SHARED_PROMPT)],
-    ['a key with a salt and the salt alone', chat(SHARED_PROMPT, { cache_salt: 's' }, 'aaaaaaaaaaaaaaaa'), chat(SHARED_PROMPT, { cache_salt: 's' })],
+    [
+      'a key with a salt and the salt alone',
+      chat(SHARED_PROMPT, { cache_salt: 's' }, 'aaaaaaaaaaaaaaaa'),
+      chat(SHARED_PROMPT, { cache_salt: 's' }),
+    ],
   ])('GIVEN %s THEN no routing block, prefix key or short-prompt key is shared', (_what, a, b) => {
     const blocksA = routingBlockHashes(a, 64);
     const blocksB = new Set(routingBlockHashes(b, 64));
@@ -60,9 +72,16 @@ describe('when requests carry a cache scope (cache_salt, API key identity)', () 
   });
 
   it('GIVEN completions and invocation bodies THEN cache_salt scopes them too', () => {
-    const completion = (salt?: string) => parseCompletionRequest(encoder.encode(JSON.stringify({ model: 'm', prompt: SHARED_PROMPT, cache_salt: salt })), {}).routing;
+    const completion = (salt?: string) =>
+      parseCompletionRequest(
+        encoder.encode(JSON.stringify({ model: 'm', prompt: SHARED_PROMPT, cache_salt: salt })),
+        {},
+      ).routing;
     expect(routingBlockHashes(completion('a'), 64)[0]).not.toBe(routingBlockHashes(completion('b'), 64)[0]);
-    const invocation = (salt?: string) => parseInvocationRequest(encoder.encode(JSON.stringify({ inputs: SHARED_PROMPT, cache_salt: salt })), { 'content-type': 'application/json' }).routing;
+    const invocation = (salt?: string) =>
+      parseInvocationRequest(encoder.encode(JSON.stringify({ inputs: SHARED_PROMPT, cache_salt: salt })), {
+        'content-type': 'application/json',
+      }).routing;
     expect(prefixKey(invocation('a'), 1024)).not.toBe(prefixKey(invocation('b'), 1024));
   });
 
@@ -78,7 +97,10 @@ describe('when two tenants send the same prompt through a cache-aware router', (
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function withRouter(options: Parameters<typeof startFixture>[0], body: (fx: Fixture) => Promise<void>): Promise<void> {
+  async function withRouter(
+    options: Parameters<typeof startFixture>[0],
+    body: (fx: Fixture) => Promise<void>,
+  ): Promise<void> {
     const fx = await startFixture(options);
     try {
       await body(fx);
@@ -127,7 +149,14 @@ describe('when a publishing sidecar is sent the same prompt by two tenants', () 
   it('GIVEN different cache_salt values THEN the published index holds two disjoint chains; one salt twice, one chain', async () => {
     const engine = await startFakeBackend({ name: 'published' });
     const router = await startRouter(
-      { backends: [engine.url], port: 0, healthCheck: { intervalMs: 0 }, publishStateMs: 1, publishStateBlockChars: 64, policy: { name: 'round-robin' } },
+      {
+        backends: [engine.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        publishStateMs: 1,
+        publishStateBlockChars: 64,
+        policy: { name: 'round-robin' },
+      },
       { logger: createRouterLogger('silent') },
     );
     const published = async () => {

@@ -8,7 +8,10 @@ import { createRouterLogger, startRouter, type RouterOptions, type RunningRouter
 import { chatBody, post } from '../server/helpers/router-fixture';
 
 async function routerFor(url: string, options: Partial<RouterOptions>): Promise<RunningRouter> {
-  return startRouter({ backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options }, { logger: createRouterLogger('silent') });
+  return startRouter(
+    { backends: [url], port: 0, healthCheck: { intervalMs: 0 }, ...options },
+    { logger: createRouterLogger('silent') },
+  );
 }
 
 describe('when every connection to a backend is in use (limits.poolWaitTimeoutMs)', () => {
@@ -32,7 +35,11 @@ describe('when every connection to a backend is in use (limits.poolWaitTimeoutMs
       const waitedMs = Date.now() - started;
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
-      expect(JSON.parse(refused.text).error).toMatchObject({ code: 'overloaded', type: 'server_error', message: expect.stringContaining('no free connection for 200 ms') });
+      expect(JSON.parse(refused.text).error).toMatchObject({
+        code: 'overloaded',
+        type: 'server_error',
+        message: expect.stringContaining('no free connection for 200 ms'),
+      });
       expect(JSON.parse(refused.text).error.message).not.toContain('127.0.0.1');
       expect(waitedMs).toBeLessThan(1_400);
       expect((await holding).status).toBe(200);
@@ -46,7 +53,10 @@ describe('when every connection to a backend is in use (limits.poolWaitTimeoutMs
   it('GIVEN poolWaitTimeoutMs 0 (no bound) THEN the waiting request is served once the connection frees', async () => {
     const router = await routerFor(engine.url, { maxConnectionsPerBackend: 1, limits: { poolWaitTimeoutMs: 0 } });
     try {
-      const [a, b] = await Promise.all([post(`${router.url}/v1/chat/completions`, chatBody('first')), post(`${router.url}/v1/chat/completions`, chatBody('second'))]);
+      const [a, b] = await Promise.all([
+        post(`${router.url}/v1/chat/completions`, chatBody('first')),
+        post(`${router.url}/v1/chat/completions`, chatBody('second')),
+      ]);
       expect([a.status, b.status]).toEqual([200, 200]);
     } finally {
       await router.close();
@@ -82,17 +92,30 @@ describe('when an engine streams SSE that never has an event boundary', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  afterAll(
+    () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  );
 
   it(`GIVEN more than ${MAX_SSE_EVENT_BYTES} bytes without a boundary THEN the client gets none of them, then an error event and [DONE], and the upstream is closed`, async () => {
     const router = await routerFor(url, {});
     try {
-      const res = await request(`${router.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody('stream', { stream: true }) });
+      const res = await request(`${router.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: chatBody('stream', { stream: true }),
+      });
       expect(res.statusCode).toBe(200);
       const text = await res.body.text();
       expect(text.length).toBeLessThan(1024);
       expect(text).toMatch(/^data: \{"error":\{.*\}\}\n\ndata: \[DONE\]\n\n$/);
-      expect(JSON.parse(text.split('\n')[0].slice('data: '.length)).error).toMatchObject({ code: 'upstream_stream_failed', message: expect.stringContaining('SSE_EVENT_TOO_LARGE') });
+      expect(JSON.parse(text.split('\n')[0].slice('data: '.length)).error).toMatchObject({
+        code: 'upstream_stream_failed',
+        message: expect.stringContaining('SSE_EVENT_TOO_LARGE'),
+      });
       const deadline = Date.now() + 5_000;
       while (closedByRouter === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(closedByRouter).toBe(1);

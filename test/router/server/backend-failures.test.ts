@@ -5,11 +5,21 @@ import { INSTANCE_HEADER } from '../../../router/src/server';
 import { chatBody, closedPortUrl, get, post, startFixture, waitFor, type Fixture } from './helpers/router-fixture';
 
 function chatRouting(text: string) {
-  return { model: 'fake-model', api: 'chat' as const, keyBasis: 'message-text' as const, routingText: `${text}question`, stream: false };
+  return {
+    model: 'fake-model',
+    api: 'chat' as const,
+    keyBasis: 'message-text' as const,
+    routingText: `${text}question`,
+    stream: false,
+  };
 }
 
 /** A system text whose rendezvous ranking over `ids` starts with `first`. */
-function textRankedFirstOn(policy: SageMakerPrefixAwarePolicy, ids: string[], first: string): { text: string; ranking: string[] } {
+function textRankedFirstOn(
+  policy: SageMakerPrefixAwarePolicy,
+  ids: string[],
+  first: string,
+): { text: string; ranking: string[] } {
   const views = ids.map((id) => ({ id, healthy: true, inFlight: 0 }));
   for (let i = 0; i < 1000; i++) {
     const text = `prompt number ${i}`;
@@ -62,7 +72,12 @@ describe('when a backend refuses the connection', () => {
     try {
       const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('x'));
       expect(res.status).toBe(502);
-      expect(res.json()).toMatchObject({ error: { code: 'upstream_connect_failed', message: 'instance backend-1 refused the connection and no other healthy instance is available' } });
+      expect(res.json()).toMatchObject({
+        error: {
+          code: 'upstream_connect_failed',
+          message: 'instance backend-1 refused the connection and no other healthy instance is available',
+        },
+      });
       expect(res.headers['retry-after']).toBe('1');
     } finally {
       await fx.close();
@@ -83,7 +98,11 @@ describe('when a backend fails after accepting the request', () => {
   it('GIVEN a stream cut after two chunks THEN the openai client receives them and then a terminal error event', async () => {
     for (const b of fx.backends) b.behavior.failAfterChunks = 2;
     const client = new OpenAI({ baseURL: `${fx.router.url}/v1`, apiKey: 'x', maxRetries: 0 });
-    const stream = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'fake-model',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     const parts: string[] = [];
     const error = await (async () => {
       for await (const chunk of stream) parts.push(chunk.choices[0]?.delta?.content ?? '');
@@ -96,7 +115,11 @@ describe('when a backend fails after accepting the request', () => {
 
   it('GIVEN a non-streamed body cut in half THEN the client connection is cut instead of a silent short body', async () => {
     for (const b of fx.backends) b.behavior.truncateBody = true;
-    const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: chatBody('x'), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${fx.router.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: chatBody('x'),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     await expect(res.body.text()).rejects.toThrow();
   });
@@ -154,7 +177,9 @@ describe('when the client goes away mid-stream', () => {
   it('GIVEN concurrent streams THEN in-flight counts them while open and returns to zero', async () => {
     const fx = await startFixture({ backends: 1, behavior: { streamChunks: 5, chunkDelayMs: 40 } });
     try {
-      const all = Array.from({ length: 5 }, (_, i) => post(`${fx.router.url}/v1/chat/completions`, chatBody(`c${i}`, { stream: true })));
+      const all = Array.from({ length: 5 }, (_, i) =>
+        post(`${fx.router.url}/v1/chat/completions`, chatBody(`c${i}`, { stream: true })),
+      );
       await waitFor('five in flight', () => fx.router.backends[0].inFlight === 5);
       const results = await Promise.all(all);
       expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
@@ -168,7 +193,10 @@ describe('when the client goes away mid-stream', () => {
 describe('when health checks run', () => {
   let fx: Fixture;
   beforeEach(async () => {
-    fx = await startFixture({ backends: 2, router: { healthCheck: { intervalMs: 50, timeoutMs: 200, failureThreshold: 2, recoveryThreshold: 2 } } });
+    fx = await startFixture({
+      backends: 2,
+      router: { healthCheck: { intervalMs: 50, timeoutMs: 200, failureThreshold: 2, recoveryThreshold: 2 } },
+    });
   });
   afterEach(() => fx.close());
 

@@ -39,7 +39,13 @@ describe('when clients send bad input', () => {
     ['missing messages', '/v1/chat/completions', '{"model": "m"}', 400, 'missing_field'],
     ['missing prompt', '/v1/completions', '{"model": "m"}', 400, 'missing_field'],
     ['a numeric prompt', '/v1/completions', '{"prompt": 3}', 400, 'invalid_field'],
-    ['stream as a string', '/v1/chat/completions', '{"messages": [{"role":"user","content":"x"}], "stream": "true"}', 400, 'invalid_field'],
+    [
+      'stream as a string',
+      '/v1/chat/completions',
+      '{"messages": [{"role":"user","content":"x"}], "stream": "true"}',
+      400,
+      'invalid_field',
+    ],
     ['malformed JSON on /invocations', '/invocations', '{"prompt": ', 400, 'invalid_json'],
   ])('GIVEN %s THEN 4xx with an OpenAI-style error', async (_label, path, body, status, code) => {
     const res = await post(`${fx.router.url}${path}`, body);
@@ -78,7 +84,11 @@ describe('when clients send bad input', () => {
     async function* chunks() {
       for (let i = 0; i < 10; i++) yield Buffer.alloc(1024, 0x61);
     }
-    const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: Readable.from(chunks()), headers: { 'content-type': 'application/json' } });
+    const res = await request(`${fx.router.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: Readable.from(chunks()),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(413);
     expect(JSON.parse(await res.body.text())).toMatchObject({ error: { code: 'payload_too_large' } });
   });
@@ -86,7 +96,9 @@ describe('when clients send bad input', () => {
   it('GIVEN an unknown path THEN 404 not_found', async () => {
     const res = await post(`${fx.router.url}/v1/embeddings`, '{}');
     expect(res.status).toBe(404);
-    expect(res.json()).toEqual({ error: { message: 'no route for POST /v1/embeddings', type: 'invalid_request_error', code: 'not_found' } });
+    expect(res.json()).toEqual({
+      error: { message: 'no route for POST /v1/embeddings', type: 'invalid_request_error', code: 'not_found' },
+    });
   });
 
   it('GIVEN a wrong method THEN 405 with Allow', async () => {
@@ -100,7 +112,10 @@ describe('when clients send bad input', () => {
     const res = await post(`${fx.router.url}/endpoints/ep/invocations`, '{"messages": 1}');
     expect(res.status).toBe(400);
     expect(res.headers['x-amzn-errortype']).toBe('ValidationError');
-    expect(res.json()).toMatchObject({ message: 'messages must be a non-empty array', error: { code: 'invalid_field' } });
+    expect(res.json()).toMatchObject({
+      message: 'messages must be a non-empty array',
+      error: { code: 'invalid_field' },
+    });
   });
 
   it('GIVEN a client that stops sending its body THEN 408 request_timeout and the connection closes', async () => {

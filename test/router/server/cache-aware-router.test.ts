@@ -31,7 +31,14 @@ describe('when the router runs the cache-aware policy in front of emulated engin
 
   beforeAll(async () => {
     fleet = await startEmulatorFleet(3, { profile: tiny, timeScale: 50 });
-    router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware', blockChars: 64 }, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 }, routingHeaders: 'all' });
+    router = await startRouter({
+      backends: fleet.urls,
+      policy: { name: 'cache-aware', blockChars: 64 },
+      port: 0,
+      logLevel: 'silent',
+      healthCheck: { intervalMs: 60_000 },
+      routingHeaders: 'all',
+    });
   });
 
   afterAll(async () => {
@@ -43,33 +50,37 @@ describe('when the router runs the cache-aware policy in front of emulated engin
     for (const b of router.backends) expect(b.kvCapacityTokens).toBe(tiny.kvCapacityBlocks * tiny.blockTokens);
   });
 
-  test.each([true, false])('GIVEN requests sharing a system prompt (stream %s) THEN they stay on one instance, the prediction is sent and compared with the engine in /metrics', async (stream) => {
-    const system = `${stream ? 'streamed' : 'plain'} shared system prompt `.repeat(20);
-    const instances: string[] = [];
-    const predicted: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const res = await request(`${router.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: chatBody(fleet.instances[0].modelName, system, `question ${i}`, stream),
-      });
-      await res.body.text();
-      expect(res.statusCode).toBe(200);
-      instances.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
-      predicted.push(Number(res.headers['x-prefix-router-predicted-cached-tokens']));
-    }
-    expect(new Set(instances).size).toBe(1);
-    expect(predicted[0]).toBe(0);
-    expect(predicted[3]).toBeGreaterThan(0);
-    const metrics = await (await request(`${router.url}/metrics`)).body.text();
-    expect(metricValue(metrics, 'prefix_router_predicted_cached_tokens_total', instances[0])).toBeGreaterThan(0);
-    expect(metricValue(metrics, 'prefix_router_delivered_cached_tokens_total', instances[0])).toBeGreaterThan(0);
-    expect(metricValue(metrics, 'prefix_router_usage_prompt_tokens_total', instances[0])).toBeGreaterThan(0);
-    // Every request ended: the load bookkeeping is back to zero.
-    for (const b of router.backends) expect([b.inFlight, b.queuedPrefillTokens, b.decodeSequences]).toEqual([0, 0, 0]);
-    expect(metrics).toMatch(/prefix_router_queued_prefill_tokens\{instance="[^"]+"\} 0/);
-    expect(metrics).toMatch(/prefix_router_decisions_total\{policy="cache-aware",reason="cache-match"/);
-  });
+  test.each([true, false])(
+    'GIVEN requests sharing a system prompt (stream %s) THEN they stay on one instance, the prediction is sent and compared with the engine in /metrics',
+    async (stream) => {
+      const system = `${stream ? 'streamed' : 'plain'} shared system prompt `.repeat(20);
+      const instances: string[] = [];
+      const predicted: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const res = await request(`${router.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: chatBody(fleet.instances[0].modelName, system, `question ${i}`, stream),
+        });
+        await res.body.text();
+        expect(res.statusCode).toBe(200);
+        instances.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
+        predicted.push(Number(res.headers['x-prefix-router-predicted-cached-tokens']));
+      }
+      expect(new Set(instances).size).toBe(1);
+      expect(predicted[0]).toBe(0);
+      expect(predicted[3]).toBeGreaterThan(0);
+      const metrics = await (await request(`${router.url}/metrics`)).body.text();
+      expect(metricValue(metrics, 'prefix_router_predicted_cached_tokens_total', instances[0])).toBeGreaterThan(0);
+      expect(metricValue(metrics, 'prefix_router_delivered_cached_tokens_total', instances[0])).toBeGreaterThan(0);
+      expect(metricValue(metrics, 'prefix_router_usage_prompt_tokens_total', instances[0])).toBeGreaterThan(0);
+      // Every request ended: the load bookkeeping is back to zero.
+      for (const b of router.backends)
+        expect([b.inFlight, b.queuedPrefillTokens, b.decodeSequences]).toEqual([0, 0, 0]);
+      expect(metrics).toMatch(/prefix_router_queued_prefill_tokens\{instance="[^"]+"\} 0/);
+      expect(metrics).toMatch(/prefix_router_decisions_total\{policy="cache-aware",reason="cache-match"/);
+    },
+  );
 
   test('GIVEN an X-Session-Id THEN the session stays on its instance whatever the content', async () => {
     const seen = new Set<string>();
@@ -90,7 +101,16 @@ describe('when the router runs the cache-aware policy in front of emulated engin
 describe('when serve is given a policy spec string', () => {
   test('GIVEN --policy cache-aware?blockChars=128 THEN the router runs cache-aware with that option', async () => {
     const before = { SIGTERM: process.listeners('SIGTERM'), SIGINT: process.listeners('SIGINT') };
-    const running = await serve({ backend: ['http://127.0.0.1:9'], policy: 'cache-aware?blockChars=128&sessionHeader=x-conv', port: '0', healthIntervalMs: '0', logLevel: 'silent' }, {});
+    const running = await serve(
+      {
+        backend: ['http://127.0.0.1:9'],
+        policy: 'cache-aware?blockChars=128&sessionHeader=x-conv',
+        port: '0',
+        healthIntervalMs: '0',
+        logLevel: 'silent',
+      },
+      {},
+    );
     try {
       expect(running.policy.name).toBe('cache-aware');
       expect(running.config.policy).toEqual({ name: 'cache-aware', blockChars: 128, sessionHeader: 'x-conv' });

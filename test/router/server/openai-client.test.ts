@@ -19,13 +19,17 @@ describe('when the official openai client talks to the router', () => {
     const instance = response.headers.get(INSTANCE_HEADER);
     const backend = fx.backends[fx.router.backends.findIndex((b) => b.name === instance)];
     expect(backend).toBeDefined();
-    expect(data.choices[0].message.content).toBe(`hello from ${backend!.name}`);
+    expect(data.choices[0].message.content).toBe(`hello from ${backend.name}`);
     expect(response.headers.get('x-prefix-router-decision')).toBe('prefix-affinity');
     expect(Number(response.headers.get('x-prefix-router-decision-us'))).toBeGreaterThan(0);
   });
 
   it('GIVEN a streamed chat completion THEN every chunk arrives in order', async () => {
-    const stream = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'stream please' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'fake-model',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+    });
     const parts: string[] = [];
     for await (const chunk of stream) parts.push(chunk.choices[0]?.delta?.content ?? '');
     expect(parts.join('')).toMatch(/^hello from b\d 1 2$/);
@@ -45,13 +49,21 @@ describe('when the official openai client talks to the router', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 20; i++) {
       const { response } = await client.chat.completions
-        .create({ model: 'fake-model', messages: [{ role: 'system', content: system }, { role: 'user', content: `question ${i}` }] })
+        .create({
+          model: 'fake-model',
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: `question ${i}` },
+          ],
+        })
         .withResponse();
       seen.add(response.headers.get(INSTANCE_HEADER)!);
     }
     expect(seen.size).toBe(1);
     const backend = fx.backends[fx.router.backends.findIndex((b) => b.name === [...seen][0])];
-    const last = JSON.parse(backend.requests[backend.requests.length - 1].body.toString()) as { messages: Array<{ content: string }> };
+    const last = JSON.parse(backend.requests[backend.requests.length - 1].body.toString()) as {
+      messages: Array<{ content: string }>;
+    };
     expect(last.messages[1].content).toBe('question 19');
     expect(backend.requests[backend.requests.length - 1].headers.authorization).toBe('Bearer test-key');
   });

@@ -42,7 +42,11 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
 
   it('GIVEN InvokeEndpoint with a chat body THEN the backend chat route answers and SigV4 headers stay at the router', async () => {
     const out = await client.send(
-      new InvokeEndpointCommand({ EndpointName: 'my-endpoint', ContentType: 'application/json', Body: new TextEncoder().encode(chatBody('system text')) }),
+      new InvokeEndpointCommand({
+        EndpointName: 'my-endpoint',
+        ContentType: 'application/json',
+        Body: new TextEncoder().encode(chatBody('system text')),
+      }),
     );
     expect(out.InvokedProductionVariant).toBe('AllTraffic');
     expect(out.ContentType).toBe('application/json');
@@ -56,7 +60,11 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
 
   it('GIVEN InvokeEndpoint with another JSON shape THEN the backend /invocations gets it', async () => {
     const out = await client.send(
-      new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode('{"inputs":"x"}') }),
+      new InvokeEndpointCommand({
+        EndpointName: 'ep',
+        ContentType: 'application/json',
+        Body: new TextEncoder().encode('{"inputs":"x"}'),
+      }),
     );
     expect(JSON.parse(decoder.decode(out.Body))).toMatchObject({ bytes: 14 });
   });
@@ -91,11 +99,21 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
     const expected = new Set<string>();
     for (let t = 0; t < 16; t++) {
       const tenant = `tenant-${t}`;
-      const routing = parseInvocationRequest(Buffer.from(bodyText), { 'content-type': 'application/json', 'x-amzn-sagemaker-prefix-aware-id': tenant }).routing;
+      const routing = parseInvocationRequest(Buffer.from(bodyText), {
+        'content-type': 'application/json',
+        'x-amzn-sagemaker-prefix-aware-id': tenant,
+      }).routing;
       const want = fx.router.policy.decide(routing, snapshot).instance;
       expected.add(want);
       for (let k = 0; k < 2; k++) {
-        const out = await client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: body, PrefixAwareId: tenant }));
+        const out = await client.send(
+          new InvokeEndpointCommand({
+            EndpointName: 'ep',
+            ContentType: 'application/json',
+            Body: body,
+            PrefixAwareId: tenant,
+          }),
+        );
         const answeredBy = (JSON.parse(decoder.decode(out.Body)) as { id: string }).id;
         expect(answeredBy).toBe(`chatcmpl-${fx.backends.find((b) => b.url === want)!.name}`);
       }
@@ -105,13 +123,26 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
 
   it('GIVEN an invalid PrefixAwareId THEN the SDK raises ValidationError', async () => {
     await expect(
-      client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode(chatBody('x')), PrefixAwareId: 'z'.repeat(65) })),
+      client.send(
+        new InvokeEndpointCommand({
+          EndpointName: 'ep',
+          ContentType: 'application/json',
+          Body: new TextEncoder().encode(chatBody('x')),
+          PrefixAwareId: 'z'.repeat(65),
+        }),
+      ),
     ).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('GIVEN malformed JSON declared as JSON THEN the SDK raises ValidationError with our message', async () => {
     const err = await client
-      .send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode('{"messages": [') }))
+      .send(
+        new InvokeEndpointCommand({
+          EndpointName: 'ep',
+          ContentType: 'application/json',
+          Body: new TextEncoder().encode('{"messages": ['),
+        }),
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).message).toBe('request body is not valid JSON');
@@ -120,7 +151,13 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
   it('GIVEN the backend answers 500 THEN the SDK raises ModelError with the original status and message', async () => {
     for (const b of fx.backends) b.behavior.errorStatus = 500;
     const err = await client
-      .send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode(chatBody('x')) }))
+      .send(
+        new InvokeEndpointCommand({
+          EndpointName: 'ep',
+          ContentType: 'application/json',
+          Body: new TextEncoder().encode(chatBody('x')),
+        }),
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect((err as ModelError).OriginalStatusCode).toBe(500);
@@ -132,11 +169,16 @@ describe('when the AWS SDK sagemaker-runtime client calls the router', () => {
       b.behavior.failAfterChunks = 1;
     }
     const out = await client.send(
-      new InvokeEndpointWithResponseStreamCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode(chatBody('x', { stream: true })) }),
+      new InvokeEndpointWithResponseStreamCommand({
+        EndpointName: 'ep',
+        ContentType: 'application/json',
+        Body: new TextEncoder().encode(chatBody('x', { stream: true })),
+      }),
     );
     let text = '';
     const err = await (async () => {
-      for await (const event of out.Body!) if (event.PayloadPart?.Bytes) text += decoder.decode(event.PayloadPart.Bytes);
+      for await (const event of out.Body!)
+        if (event.PayloadPart?.Bytes) text += decoder.decode(event.PayloadPart.Bytes);
     })().catch((e: unknown) => e);
     expect(text).toContain('hello from b');
     expect(err).toBeInstanceOf(ModelStreamError);
@@ -154,7 +196,13 @@ describe('when no backend is healthy for the AWS SDK', () => {
     const client = runtimeClient(fx.router.url);
     try {
       await expect(
-        client.send(new InvokeEndpointCommand({ EndpointName: 'ep', ContentType: 'application/json', Body: new TextEncoder().encode(chatBody('x')) })),
+        client.send(
+          new InvokeEndpointCommand({
+            EndpointName: 'ep',
+            ContentType: 'application/json',
+            Body: new TextEncoder().encode(chatBody('x')),
+          }),
+        ),
       ).rejects.toBeInstanceOf(ServiceUnavailable);
     } finally {
       client.destroy();

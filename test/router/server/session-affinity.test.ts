@@ -5,7 +5,9 @@ import { NEW_SESSION, parseNewSessionHeader, SessionAffinity } from '../../../ro
  * NewSessionId's documented form is `ID; Expires=YYYY-MM-DDThh:mm:ssZ`), learnt per backend.
  */
 const T0 = Date.parse('2026-12-01T20:00:00Z');
-const opened = (id: string, expires = '2026-12-01T20:20:00Z') => ({ 'x-amzn-sagemaker-new-session-id': `${id}; Expires=${expires}` });
+const opened = (id: string, expires = '2026-12-01T20:20:00Z') => ({
+  'x-amzn-sagemaker-new-session-id': `${id}; Expires=${expires}`,
+});
 const naming = (id: string) => ({ 'x-amzn-sagemaker-session-id': id });
 
 describe('when a NewSessionId header is read', () => {
@@ -47,7 +49,11 @@ describe('when sessions are learnt from backend answers', () => {
     sessions.observe('engine-b', opened('s4'), T0);
     expect(sessions.size).toBe(3);
     expect(sessions.instanceFor(naming('s1'), T0)).toBeUndefined();
-    expect(['s2', 's3', 's4'].map((id) => sessions.instanceFor(naming(id), T0))).toEqual(['engine-a', 'engine-a', 'engine-b']);
+    expect(['s2', 's3', 's4'].map((id) => sessions.instanceFor(naming(id), T0))).toEqual([
+      'engine-a',
+      'engine-a',
+      'engine-b',
+    ]);
   });
 
   it('GIVEN an answer that names an already expired session THEN nothing is pinned', () => {

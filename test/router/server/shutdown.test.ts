@@ -29,8 +29,16 @@ describe('when the router shuts down gracefully', () => {
   });
 
   it('GIVEN a stream longer than the grace period THEN it is cut at the deadline and the upstream request aborted', async () => {
-    const fx = await startFixture({ backends: 1, behavior: { streamChunks: 200, chunkDelayMs: 20 }, router: { shutdownGraceMs: 150 } });
-    const res = await request(`${fx.router.url}/v1/chat/completions`, { method: 'POST', body: chatBody('x', { stream: true }), headers: { 'content-type': 'application/json' } });
+    const fx = await startFixture({
+      backends: 1,
+      behavior: { streamChunks: 200, chunkDelayMs: 20 },
+      router: { shutdownGraceMs: 150 },
+    });
+    const res = await request(`${fx.router.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: chatBody('x', { stream: true }),
+      headers: { 'content-type': 'application/json' },
+    });
     const reading = res.body.text();
     await fx.router.close();
     // Order, not a timing bound: close() resolved while the 4-second stream was still unfinished, so the grace
@@ -71,7 +79,10 @@ describe('when the router cannot listen', () => {
     const fx = await startFixture({ backends: 1 });
     try {
       await expect(
-        startRouter({ backends: [fx.backends[0].url], port: fx.router.port, healthCheck: { intervalMs: 1000 } }, { logger: createRouterLogger('silent') }),
+        startRouter(
+          { backends: [fx.backends[0].url], port: fx.router.port, healthCheck: { intervalMs: 1000 } },
+          { logger: createRouterLogger('silent') },
+        ),
       ).rejects.toMatchObject({ code: 'EADDRINUSE' });
     } finally {
       await fx.close();

@@ -9,18 +9,24 @@ const body = (cached: number, prompt: number, spaced: boolean) =>
 describe('when a response streams through the usage scanner', () => {
   it('GIVEN a body cut into chunks anywhere THEN it reads prompt_tokens and cached_tokens', () => {
     fc.assert(
-      fc.property(fc.nat({ max: 10_000_000 }), fc.nat({ max: 10_000_000 }), fc.boolean(), fc.array(fc.nat(), { maxLength: 12 }), (cached, prompt, spaced, cuts) => {
-        const text = Buffer.from(body(cached, prompt, spaced));
-        const points = [...new Set(cuts.map((c) => c % text.length))].sort((a, b) => a - b);
-        const scanner = new UsageScanner();
-        let last = 0;
-        for (const p of [...points, text.length]) {
-          if (p > last) scanner.push(text.subarray(last, p));
-          last = p;
-        }
-        expect(scanner.cachedTokens).toBe(cached);
-        expect(scanner.promptTokens).toBe(prompt);
-      }),
+      fc.property(
+        fc.nat({ max: 10_000_000 }),
+        fc.nat({ max: 10_000_000 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (cached, prompt, spaced, cuts) => {
+          const text = Buffer.from(body(cached, prompt, spaced));
+          const points = [...new Set(cuts.map((c) => c % text.length))].sort((a, b) => a - b);
+          const scanner = new UsageScanner();
+          let last = 0;
+          for (const p of [...points, text.length]) {
+            if (p > last) scanner.push(text.subarray(last, p));
+            last = p;
+          }
+          expect(scanner.cachedTokens).toBe(cached);
+          expect(scanner.promptTokens).toBe(prompt);
+        },
+      ),
       { numRuns: 300 },
     );
   });

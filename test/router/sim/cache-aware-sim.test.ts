@@ -1,5 +1,5 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
-import { expandPolicySweep, type PolicyConfig } from '../../../router/src/policy';
+import { expandPolicySweep } from '../../../router/src/policy';
 import { renderHtml } from '../../../router/src/report/render-html';
 import { renderMarkdown } from '../../../router/src/report/render-markdown';
 import { terminalSummary } from '../../../router/src/report/terminal-summary';
@@ -14,9 +14,16 @@ describe('when cache-aware is simulated against a SageMaker sweep', () => {
   test('GIVEN a seeded shared-system-prompt workload that bursts THEN cache-aware beats the best sagemaker-prefix-aware setting on P90 TTFT', () => {
     // 4 system prompts of 2,048 tokens, 1,024-token questions at 60 req/s on 4 instances: one instance per prompt
     // (what a prefix hash gives) cannot keep up; spilling by request count does not see the queued prefill.
-    const workload = parseWorkloadSpec('shared-system?groups=4&promptsPerGroup=30&systemTokens=2048&questionTokens=1024&outputTokens=32&rate=60&seed=5');
+    const workload = parseWorkloadSpec(
+      'shared-system?groups=4&promptsPerGroup=30&systemTokens=2048&questionTokens=1024&outputTokens=32&rate=60&seed=5',
+    );
     const sweep = expandPolicySweep('sagemaker-prefix-aware?prefixLength=1024,8192,65536&concurrencyThreshold=4,32');
-    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }, ...sweep], instances: 4, profile: p5 });
+    const { report } = compareStrategies({
+      workload,
+      policies: [{ name: 'cache-aware' }, ...sweep],
+      instances: 4,
+      profile: p5,
+    });
     const cacheAware = report.strategies.find((s) => s.strategy.name === 'cache-aware')!;
     const bestP90 = Math.min(...report.strategies.filter((s) => s !== cacheAware).map((s) => s.ttftMs.p90!));
     expect(cacheAware.requests).toBe(120);
@@ -34,7 +41,9 @@ describe('when cache-aware is simulated against a SageMaker sweep', () => {
 describe('when the engine rejects requests in a simulation', () => {
   test('GIVEN prompts longer than the context and max_tokens over what is left THEN they are vLLM 400s counted by code and the run goes on', () => {
     // tiny: maxModelLen 1,024. Prompts of 600 + 10..700 tokens: some over the context; 300 output tokens: some over what is left.
-    const workload = parseWorkloadSpec('long-context?groups=3&prefixTokens=600&suffixTokens=10..700&outputTokens=300&rate=50&count=60&seed=2');
+    const workload = parseWorkloadSpec(
+      'long-context?groups=3&prefixTokens=600&suffixTokens=10..700&outputTokens=300&rate=50&count=60&seed=2',
+    );
     const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 2, profile: tiny });
     expect(result.records).toHaveLength(60);
     const failed = result.records.filter((r) => r.error !== undefined);
@@ -46,39 +55,63 @@ describe('when the engine rejects requests in a simulation', () => {
       expect(r.ttftMs).toBeNull();
       expect(r.reason).toBeDefined();
     }
-    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }], instances: 2, profile: tiny });
+    const { report } = compareStrategies({
+      workload,
+      policies: [{ name: 'cache-aware' }],
+      instances: 2,
+      profile: tiny,
+    });
     expect(report.strategies[0].errorsByCode).toEqual({ 'http_400:BadRequestError': failed.length });
   });
 
   test("GIVEN prompts longer than the context THEN each error row carries the engine's refusal and every report shows it beside the code", () => {
     // tiny: maxModelLen 1,024; every prompt of 1,100..1,200 tokens is refused with vLLM's context-length message.
-    const workload = parseWorkloadSpec('long-context?groups=2&prefixTokens=1100&suffixTokens=10..100&outputTokens=4&rate=50&count=6&seed=2');
+    const workload = parseWorkloadSpec(
+      'long-context?groups=2&prefixTokens=1100&suffixTokens=10..100&outputTokens=4&rate=50&count=6&seed=2',
+    );
     const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 2, profile: tiny });
     expect(result.records.map((r) => r.error)).toEqual(Array(6).fill('http_400:BadRequestError'));
-    for (const r of result.records) expect(r.errorDetail).toMatch(/^This model's maximum context length is 1024 tokens\. However, your request has \d+ input tokens/);
-    const { report } = compareStrategies({ workload, policies: [{ name: 'cache-aware' }], instances: 2, profile: tiny });
+    for (const r of result.records)
+      expect(r.errorDetail).toMatch(
+        /^This model's maximum context length is 1024 tokens\. However, your request has \d+ input tokens/,
+      );
+    const { report } = compareStrategies({
+      workload,
+      policies: [{ name: 'cache-aware' }],
+      instances: 2,
+      profile: tiny,
+    });
     const summary = report.strategies[0];
     // Every request in the measured window failed, all with the one code.
     expect(summary.succeeded).toBe(0);
     expect(summary.errorsByCode).toEqual({ 'http_400:BadRequestError': summary.errors });
     expect(summary.errorMessages!['http_400:BadRequestError']).toBe(result.records[0].errorDetail);
-    const shown = new RegExp(`http_400:BadRequestError × ${summary.errors} \\(first: "This model's maximum context length is 1024 tokens\\.`);
+    const shown = new RegExp(
+      `http_400:BadRequestError × ${summary.errors} \\(first: "This model's maximum context length is 1024 tokens\\.`,
+    );
     expect(renderMarkdown(report)).toMatch(shown);
     expect(terminalSummary(report).replace(/\n\s*/g, ' ')).toMatch(shown);
-    expect(renderHtml(report)).toContain(`http_400:BadRequestError × ${summary.errors} (first: &quot;This model&#39;s maximum context length is 1024 tokens.`);
+    expect(renderHtml(report)).toContain(
+      `http_400:BadRequestError × ${summary.errors} (first: &quot;This model&#39;s maximum context length is 1024 tokens.`,
+    );
   });
 });
 
 describe('when several router replicas share the traffic', () => {
-  const workload = parseWorkloadSpec('long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&rate=40&count=80&seed=3');
+  const workload = parseWorkloadSpec(
+    'long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&rate=40&count=80&seed=3',
+  );
 
-  test.each([1, 2, 4])('GIVEN %i replicas THEN every request finishes once and the same seed repeats the run', (routers) => {
-    const run = () => simulate({ workload, policy: { name: 'cache-aware' } as PolicyConfig, instances: 3, profile: tiny, routers });
-    const a = run();
-    expect(a.records).toHaveLength(80);
-    expect(new Set(a.records.map((r) => r.id)).size).toBe(80);
-    expect(run().records.map((r) => r.instance)).toEqual(a.records.map((r) => r.instance));
-  });
+  test.each([1, 2, 4])(
+    'GIVEN %i replicas THEN every request finishes once and the same seed repeats the run',
+    (routers) => {
+      const run = () => simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers });
+      const a = run();
+      expect(a.records).toHaveLength(80);
+      expect(new Set(a.records.map((r) => r.id)).size).toBe(80);
+      expect(run().records.map((r) => r.instance)).toEqual(a.records.map((r) => r.instance));
+    },
+  );
 
   test('GIVEN replicas with no shared state THEN cold placement by rendezvous keeps the hit rate near one router', () => {
     const hit = (routers: number) => {
@@ -90,9 +123,16 @@ describe('when several router replicas share the traffic', () => {
     expect(hit(4)).toBeGreaterThan(0.9 * hit(1));
   });
 
-  test('GIVEN replicas sharing the load view and the policy (diagnostics) THEN the run is one router\'s, and each kind of sharing alone differs', () => {
+  test("GIVEN replicas sharing the load view and the policy (diagnostics) THEN the run is one router's, and each kind of sharing alone differs", () => {
     const run = (routers: number, replicaSharing?: { load?: boolean; policy?: boolean }) =>
-      simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers, replicaSharing }).records.map((r) => [r.id, r.instance, r.ttftMs, r.reason]);
+      simulate({
+        workload,
+        policy: { name: 'cache-aware' },
+        instances: 3,
+        profile: tiny,
+        routers,
+        replicaSharing,
+      }).records.map((r) => [r.id, r.instance, r.ttftMs, r.reason]);
     const one = run(1);
     expect(run(4, { load: true, policy: true })).toEqual(one);
     expect(run(4)).not.toEqual(one);
@@ -101,22 +141,31 @@ describe('when several router replicas share the traffic', () => {
   });
 
   test.each([0, 65])('GIVEN %i replicas THEN simulate refuses with the range', (routers) => {
-    expect(() => simulate({ workload, policy: { name: 'random' }, instances: 3, profile: tiny, routers })).toThrow(/routers must be an integer between 1 and 64/);
+    expect(() => simulate({ workload, policy: { name: 'random' }, instances: 3, profile: tiny, routers })).toThrow(
+      /routers must be an integer between 1 and 64/,
+    );
   });
 });
 
-describe('when router replicas observe the instances\' published state', () => {
+describe("when router replicas observe the instances' published state", () => {
   // The bench's shared-system workload: 1,024 requests over 7 instances.
   const workload = parseWorkloadSpec('shared-system');
   const run = (routers: number, observeIntervalMs = 0) => {
-    const r = simulate({ workload, policy: { name: 'cache-aware' }, instances: 7, profile: p5, routers, observeIntervalMs });
+    const r = simulate({
+      workload,
+      policy: { name: 'cache-aware' },
+      instances: 7,
+      profile: p5,
+      routers,
+      observeIntervalMs,
+    });
     const ttft = r.records.map((x) => x.ttftMs!).sort((a, b) => a - b);
     const cached = r.records.reduce((s, x) => s + (x.cachedPromptTokens ?? 0), 0);
     const prompt = r.records.reduce((s, x) => s + (x.promptTokens ?? 0), 0);
     return { p90: ttft[Math.floor(0.9 * (ttft.length - 1))], hit: cached / prompt, records: r.records };
   };
 
-  test('GIVEN four replicas THEN observing every 10 ms gives one router\'s P90 and hit rate, which their own sends alone do not', () => {
+  test("GIVEN four replicas THEN observing every 10 ms gives one router's P90 and hit rate, which their own sends alone do not", () => {
     const one = run(1);
     const blind = run(4);
     const observing = run(4, 10);
@@ -134,7 +183,9 @@ describe('when router replicas observe the instances\' published state', () => {
     // Two completions on tiny engines (maxModelLen 1,024 tokens): a 1,200-token prompt (refused: 400), then, 50 ms
     // later from the other replica, its first 600 tokens. Published on send, the refused prompt's blocks would show
     // the second replica a cached prefix the engine never computed.
-    const long = Array.from({ length: 1200 }, (_, i) => `w${i % 97} `).join('').slice(0, 4800);
+    const long = Array.from({ length: 1200 }, (_, i) => `w${i % 97} `)
+      .join('')
+      .slice(0, 4800);
     const requests: WorkloadRequest[] = [
       { kind: 'completion', index: 0, id: 'refused', arrivalMs: 0, maxTokens: 4, prompt: long },
       { kind: 'completion', index: 1, id: 'follower', arrivalMs: 50, maxTokens: 4, prompt: long.slice(0, 2400) },
@@ -152,13 +203,25 @@ describe('when router replicas observe the instances\' published state', () => {
         yield* requests;
       },
     };
-    const result = simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, routers: 2, observeIntervalMs: 1 });
+    const result = simulate({
+      workload,
+      policy: { name: 'cache-aware' },
+      instances: 3,
+      profile: tiny,
+      routers: 2,
+      observeIntervalMs: 1,
+    });
     const byId = new Map(result.records.map((r) => [r.id, r]));
     expect(byId.get('refused')!.error).toBeDefined();
     expect(byId.get('follower')!).toMatchObject({ reason: 'cold-rendezvous', predictedCachedTokens: 0 });
   });
 
-  test.each([-1, 60_001, Number.NaN])('GIVEN observeIntervalMs %p THEN simulate refuses with the range', (observeIntervalMs) => {
-    expect(() => simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, observeIntervalMs })).toThrow(/observeIntervalMs must be between 0 and 60000/);
-  });
+  test.each([-1, 60_001, Number.NaN])(
+    'GIVEN observeIntervalMs %p THEN simulate refuses with the range',
+    (observeIntervalMs) => {
+      expect(() =>
+        simulate({ workload, policy: { name: 'cache-aware' }, instances: 3, profile: tiny, observeIntervalMs }),
+      ).toThrow(/observeIntervalMs must be between 0 and 60000/);
+    },
+  );
 });

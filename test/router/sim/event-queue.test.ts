@@ -9,7 +9,9 @@ describe('EventQueue', () => {
         times.forEach((t, i) => q.push(t, i));
         const out: { timeMs: number; item: number }[] = [];
         for (let e = q.pop(); e !== undefined; e = q.pop()) out.push(e);
-        const expected = times.map((t, i) => ({ timeMs: t, item: i })).sort((a, b) => a.timeMs - b.timeMs || a.item - b.item);
+        const expected = times
+          .map((t, i) => ({ timeMs: t, item: i }))
+          .sort((a, b) => a.timeMs - b.timeMs || a.item - b.item);
         expect(out).toEqual(expected);
         expect(q.size).toBe(0);
         expect(q.peekTime()).toBe(Infinity);

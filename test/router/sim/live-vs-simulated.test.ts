@@ -16,7 +16,9 @@ const p5 = builtinProfile('p5-llama-3.1-70b');
 // Groups of a few requests share a 300-token prefix (longer than prefixLength 1024 characters); suffixes make every
 // prompt unique. Instance ids are URLs with ephemeral ports, so where a group lands changes from run to run: with 12
 // groups on 3 instances, all landing on one (a degenerate run, refused below) has odds 3 × 3^-12, not 1 in 81 as 5 had.
-const workload: Workload = parseWorkloadSpec('long-context?groups=12&prefixTokens=300&suffixTokens=10..60&outputTokens=3&count=40&seed=11&concurrency=1');
+const workload: Workload = parseWorkloadSpec(
+  'long-context?groups=12&prefixTokens=300&suffixTokens=10..60&outputTokens=3&count=40&seed=11&concurrency=1',
+);
 
 // Every registered policy, one request at a time; the options that make this workload exercise a policy's rule
 // (the prefix shorter than the shared 300 tokens, a threshold that spills) are set here, the rest are defaults.
@@ -36,49 +38,52 @@ describe('when the same seeded workload runs live and simulated', () => {
     await fleet.close();
   });
 
-  test.each(policies.map((p) => [p.name, p] as const))('GIVEN %s THEN the live router and the simulator choose the same instance for every request', async (_name, policy) => {
-    const router = await startRouter({
-      backends: fleet.urls,
-      policy,
-      seed: 42,
-      port: 0,
-      logLevel: 'silent',
-      healthCheck: { intervalMs: 60_000 },
-      routingHeaders: 'all',
-    });
-    const live: string[] = [];
-    try {
-      for (const r of workload.requests()) {
-        const res = await request(`${router.url}${openAiPath(r)}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(toOpenAiBody(r, { model: fleet.instances[0].modelName })),
-        });
-        await res.body.text();
-        expect(res.statusCode).toBe(200);
-        live.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
+  test.each(policies.map((p) => [p.name, p] as const))(
+    'GIVEN %s THEN the live router and the simulator choose the same instance for every request',
+    async (_name, policy) => {
+      const router = await startRouter({
+        backends: fleet.urls,
+        policy,
+        seed: 42,
+        port: 0,
+        logLevel: 'silent',
+        healthCheck: { intervalMs: 60_000 },
+        routingHeaders: 'all',
+      });
+      const live: string[] = [];
+      try {
+        for (const r of workload.requests()) {
+          const res = await request(`${router.url}${openAiPath(r)}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(toOpenAiBody(r, { model: fleet.instances[0].modelName })),
+          });
+          await res.body.text();
+          expect(res.statusCode).toBe(200);
+          live.push(router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id);
+        }
+      } finally {
+        await router.close();
       }
-    } finally {
-      await router.close();
-    }
 
-    const simulated = simulate({
-      workload,
-      policy,
-      seed: 42,
-      instances: fleet.urls.length,
-      instanceIds: router.backends.map((b) => b.id),
-      profile: tiny,
-      // Routing blocks are seeded by the model name (cache-aware): the live requests name the fleet's model.
-      modelName: fleet.instances[0].modelName,
-    });
-    const simulatedOrder = [...simulated.records].sort((a, b) => a.sentAtMs - b.sentAtMs).map((r) => r.instance);
+      const simulated = simulate({
+        workload,
+        policy,
+        seed: 42,
+        instances: fleet.urls.length,
+        instanceIds: router.backends.map((b) => b.id),
+        profile: tiny,
+        // Routing blocks are seeded by the model name (cache-aware): the live requests name the fleet's model.
+        modelName: fleet.instances[0].modelName,
+      });
+      const simulatedOrder = [...simulated.records].sort((a, b) => a.sentAtMs - b.sentAtMs).map((r) => r.instance);
 
-    expect(live).toHaveLength(40);
-    expect(simulatedOrder).toEqual(live);
-    // Not a degenerate pass: requests were spread over more than one instance.
-    expect(new Set(live).size).toBeGreaterThan(1);
-  });
+      expect(live).toHaveLength(40);
+      expect(simulatedOrder).toEqual(live);
+      // Not a degenerate pass: requests were spread over more than one instance.
+      expect(new Set(live).size).toBeGreaterThan(1);
+    },
+  );
 });
 
 describe('when cache-aware runs live and simulated with several requests in flight', () => {
@@ -87,7 +92,9 @@ describe('when cache-aware runs live and simulated with several requests in flig
   // sequences, kept the same way by the router and the simulator.
   // The calibrated p5 profile at a time scale of 2: its steps last tens of (virtual) milliseconds, so a few
   // milliseconds of event-loop jitter rarely reorders a first token and an arrival.
-  const concurrent: Workload = parseWorkloadSpec('long-context?groups=12&prefixTokens=2000&suffixTokens=100..400&outputTokens=12&count=45&seed=11&concurrency=3');
+  const concurrent: Workload = parseWorkloadSpec(
+    'long-context?groups=12&prefixTokens=2000&suffixTokens=100..400&outputTokens=12&count=45&seed=11&concurrency=3',
+  );
 
   beforeAll(async () => {
     fleet = await startEmulatorFleet(3, { profile: p5, timeScale: 2 });
@@ -98,7 +105,15 @@ describe('when cache-aware runs live and simulated with several requests in flig
   });
 
   test('GIVEN concurrency 3 THEN the live router and the simulator decide alike until a load tie, and reach the same hit rate', async () => {
-    const router = await startRouter({ backends: fleet.urls, policy: { name: 'cache-aware' }, seed: 42, port: 0, logLevel: 'silent', healthCheck: { intervalMs: 60_000 }, routingHeaders: 'all' });
+    const router = await startRouter({
+      backends: fleet.urls,
+      policy: { name: 'cache-aware' },
+      seed: 42,
+      port: 0,
+      logLevel: 'silent',
+      healthCheck: { intervalMs: 60_000 },
+      routingHeaders: 'all',
+    });
     const live = new Map<string, string>();
     const liveReasons: string[] = [];
     let liveCached = 0;
@@ -127,11 +142,20 @@ describe('when cache-aware runs live and simulated with several requests in flig
       };
       await Promise.all([worker(0), worker(1), worker(2)]);
       // Load bookkeeping is back to zero once every request has ended.
-      for (const b of router.backends) expect([b.inFlight, b.queuedPrefillTokens, b.decodeSequences]).toEqual([0, 0, 0]);
+      for (const b of router.backends)
+        expect([b.inFlight, b.queuedPrefillTokens, b.decodeSequences]).toEqual([0, 0, 0]);
     } finally {
       await router.close();
     }
-    const simulated = simulate({ workload: concurrent, policy: { name: 'cache-aware' }, seed: 42, instances: 3, instanceIds: router.backends.map((b) => b.id), profile: p5, modelName: fleet.instances[0].modelName });
+    const simulated = simulate({
+      workload: concurrent,
+      policy: { name: 'cache-aware' },
+      seed: 42,
+      instances: 3,
+      instanceIds: router.backends.map((b) => b.id),
+      profile: p5,
+      modelName: fleet.instances[0].modelName,
+    });
     expect(live.size).toBe(45);
     // Decisions that do not hinge on which of two near-simultaneous events came first are the same (the first
     // wave); a load tie decided differently by wall-clock jitter moves a group's prefix and the decisions after

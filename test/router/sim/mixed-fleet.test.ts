@@ -1,4 +1,8 @@
-import { builtinProfile, prefillTokensPerSecond, type EngineProfile } from '../../../router/src/emulator/engine-profile';
+import {
+  builtinProfile,
+  prefillTokensPerSecond,
+  type EngineProfile,
+} from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { percentile, prefillWorkByInstance, workShareOverCapacityShare } from '../../../router/src/report';
 import { simulate, type SimulationConfig } from '../../../router/src/sim/simulator';
@@ -14,11 +18,21 @@ const FLEET: readonly EngineProfile[] = [p5, p5, p5, p5, p5, p4d, p4d];
 const SLOW = [5, 6];
 const capacity = FLEET.map(prefillTokensPerSecond);
 // 4,000-token prompts, nearly all cold (5,000 groups): 4,000 × rate prefill tokens per second.
-const workloadAt = (rate: number) => parseWorkloadSpec(`long-context?groups=5000&prefixTokens=3000&suffixTokens=1000&outputTokens=16&rate=${rate}&duration=30&seed=3`);
+const workloadAt = (rate: number) =>
+  parseWorkloadSpec(
+    `long-context?groups=5000&prefixTokens=3000&suffixTokens=1000&outputTokens=16&rate=${rate}&duration=30&seed=3`,
+  );
 const fleetCapacity = capacity.reduce((a, b) => a + b, 0);
 
 function run(rate: number, policy: PolicyConfig, prefillSpeeds: SimulationConfig['prefillSpeeds']) {
-  const result = simulate({ workload: workloadAt(rate), policy, instances: FLEET.length, profile: p5, profiles: FLEET, prefillSpeeds });
+  const result = simulate({
+    workload: workloadAt(rate),
+    policy,
+    instances: FLEET.length,
+    profile: p5,
+    profiles: FLEET,
+    prefillSpeeds,
+  });
   const shares = workShareOverCapacityShare(prefillWorkByInstance(result.records, result.instanceIds), capacity);
   const ttfts = result.records.map((r) => r.ttftMs).filter((t): t is number => t !== null);
   return { shares, p90: percentile(ttfts, 90)!, result };
@@ -70,20 +84,44 @@ describe('when cache-aware routes a mixed fleet in simulation', () => {
   );
 
   test('GIVEN sagemaker-prefix-aware THEN the hash gives a p4d more than its capacity share (blind to speed)', () => {
-    const { shares } = run(10, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 32 }, 'profile');
+    const { shares } = run(
+      10,
+      { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 32 },
+      'profile',
+    );
     for (const i of SLOW) expect(shares[i]).toBeGreaterThan(1.25);
   });
 
   test('GIVEN a fleet of one type THEN giving the routers profile speeds changes no decision (every slowdown is exactly 1)', () => {
-    const homogeneous = { workload: workloadAt(20), policy: { name: 'cache-aware' } as PolicyConfig, instances: 4, profile: p5 };
+    const homogeneous = {
+      workload: workloadAt(20),
+      policy: { name: 'cache-aware' } as PolicyConfig,
+      instances: 4,
+      profile: p5,
+    };
     const withSpeeds = simulate({ ...homogeneous, prefillSpeeds: 'profile' });
     const without = simulate({ ...homogeneous, prefillSpeeds: 'none' });
     expect(withSpeeds.records.map((r) => r.instance)).toEqual(without.records.map((r) => r.instance));
   });
 
   test('GIVEN profiles that do not match the instances THEN the simulator refuses them', () => {
-    expect(() => simulate({ workload: workloadAt(1), policy: { name: 'random' }, instances: 3, profile: p5, profiles: [p5, p4d] })).toThrow(/profiles must list 3 profiles/);
-    const otherBlocks: EngineProfile = { ...p5, name: 'blocks-32', blockTokens: 32, kvCapacityBlocks: p5.kvCapacityBlocks / 2 };
-    expect(() => simulate({ workload: workloadAt(1), policy: { name: 'random' }, instances: 2, profile: p5, profiles: [p5, otherBlocks] })).toThrow(/blockTokens/);
+    expect(() =>
+      simulate({ workload: workloadAt(1), policy: { name: 'random' }, instances: 3, profile: p5, profiles: [p5, p4d] }),
+    ).toThrow(/profiles must list 3 profiles/);
+    const otherBlocks: EngineProfile = {
+      ...p5,
+      name: 'blocks-32',
+      blockTokens: 32,
+      kvCapacityBlocks: p5.kvCapacityBlocks / 2,
+    };
+    expect(() =>
+      simulate({
+        workload: workloadAt(1),
+        policy: { name: 'random' },
+        instances: 2,
+        profile: p5,
+        profiles: [p5, otherBlocks],
+      }),
+    ).toThrow(/blockTokens/);
   });
 });

@@ -6,12 +6,19 @@ import { parseWorkloadSpec } from '../../../router/src/workload';
 
 // Wall-clock measurements differ between any two runs; everything else must not.
 const WALL_CLOCK_KEYS = new Set(['createdAt', 'simulation wall time (s)', 'decisionMicros']);
-const withoutWallClock = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (WALL_CLOCK_KEYS.has(key) ? undefined : v));
+const withoutWallClock = (value: unknown) =>
+  JSON.stringify(value, (key, v: unknown) => (WALL_CLOCK_KEYS.has(key) ? undefined : v));
 
 describe('when strategies run on worker threads', () => {
-  const policies: PolicyConfig[] = [{ name: 'random' }, { name: 'least-outstanding-requests' }, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 4 }];
+  const policies: PolicyConfig[] = [
+    { name: 'random' },
+    { name: 'least-outstanding-requests' },
+    { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 4 },
+  ];
   const config = {
-    workload: parseWorkloadSpec('long-context?groups=8&prefixTokens=300&suffixTokens=20..100&outputTokens=4..24&rate=50&count=150&seed=4'),
+    workload: parseWorkloadSpec(
+      'long-context?groups=8&prefixTokens=300&suffixTokens=20..100&outputTokens=4..24&rate=50&count=150&seed=4',
+    ),
     policies,
     instances: 3,
     profile: builtinProfile('tiny'),
@@ -37,11 +44,15 @@ describe('when strategies run on worker threads', () => {
   });
 
   test.each([0, 257, 1.5])('GIVEN jobs = %p THEN it refuses, naming the range', async (jobs) => {
-    await expect(compareStrategiesInParallel(config, { jobs })).rejects.toThrow(`jobs must be an integer between 1 and 256 (got ${jobs})`);
+    await expect(compareStrategiesInParallel(config, { jobs })).rejects.toThrow(
+      `jobs must be an integer between 1 and 256 (got ${jobs})`,
+    );
   });
 
-  test('GIVEN a workload a worker cannot rebuild THEN the comparison fails with the worker\'s error', async () => {
+  test("GIVEN a workload a worker cannot rebuild THEN the comparison fails with the worker's error", async () => {
     const broken = { ...config.workload, spec: 'long-context?groups=0' };
-    await expect(compareStrategiesInParallel({ ...config, workload: broken, policies: [{ name: 'random' }] }, { jobs: 2 })).rejects.toThrow(/groups must be an integer/);
+    await expect(
+      compareStrategiesInParallel({ ...config, workload: broken, policies: [{ name: 'random' }] }, { jobs: 2 }),
+    ).rejects.toThrow(/groups must be an integer/);
   });
 });

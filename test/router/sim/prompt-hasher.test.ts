@@ -17,7 +17,10 @@ describe('PromptHasher', () => {
     const text = fc.string({ minLength: 0, maxLength: 400 });
     fc.assert(
       fc.property(
-        fc.array(fc.record({ head: fc.integer({ min: 0, max: 3 }), own: text, chat: fc.boolean() }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.record({ head: fc.integer({ min: 0, max: 3 }), own: text, chat: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         fc.array(text, { minLength: 4, maxLength: 4 }),
         fc.integer({ min: 1, max: 8 }),
         fc.integer({ min: 1, max: 3000 }),
@@ -27,8 +30,21 @@ describe('PromptHasher', () => {
             const base = { index: i, id: `r${i}`, arrivalMs: i, maxTokens: 1 };
             const key = `head/${s.head}/${s.chat}`;
             const request: WorkloadRequest = s.chat
-              ? { ...base, kind: 'chat', messages: [{ role: 'system', content: heads[s.head] }, { role: 'user', content: s.own }], sharedHead: { key, length: 1 } }
-              : { ...base, kind: 'completion', prompt: heads[s.head] + s.own, sharedHead: { key, length: heads[s.head].length } };
+              ? {
+                  ...base,
+                  kind: 'chat',
+                  messages: [
+                    { role: 'system', content: heads[s.head] },
+                    { role: 'user', content: s.own },
+                  ],
+                  sharedHead: { key, length: 1 },
+                }
+              : {
+                  ...base,
+                  kind: 'completion',
+                  prompt: heads[s.head] + s.own,
+                  sharedHead: { key, length: heads[s.head].length },
+                };
             const got = hasher.blocksOf(request);
             const want = reference(request, blockTokens);
             expect(Array.from(got.hashes)).toEqual(want.hashes);
@@ -49,12 +65,24 @@ describe('PromptHasher', () => {
   });
 
   test('GIVEN a head longer than the request WHEN hashed THEN the error names sharedHead.length and the range', () => {
-    const request: WorkloadRequest = { index: 0, id: 'r0', arrivalMs: 0, maxTokens: 1, kind: 'chat', messages: [{ role: 'user', content: 'hi' }], sharedHead: { key: 'k', length: 2 } };
-    expect(() => new PromptHasher(16).blocksOf(request)).toThrow('request r0: sharedHead.length must be an integer between 0 and 1 (got 2)');
+    const request: WorkloadRequest = {
+      index: 0,
+      id: 'r0',
+      arrivalMs: 0,
+      maxTokens: 1,
+      kind: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+      sharedHead: { key: 'k', length: 2 },
+    };
+    expect(() => new PromptHasher(16).blocksOf(request)).toThrow(
+      'request r0: sharedHead.length must be an integer between 0 and 1 (got 2)',
+    );
   });
 
   test('blockHashesAfter rejects more known blocks than the text has', () => {
-    expect(() => blockHashesAfter('x'.repeat(64), [1, 2], { blockTokens: 16 })).toThrow('2 known blocks but the text has 1 full blocks');
+    expect(() => blockHashesAfter('x'.repeat(64), [1, 2], { blockTokens: 16 })).toThrow(
+      '2 known blocks but the text has 1 full blocks',
+    );
   });
 });
 
@@ -62,7 +90,10 @@ describe('when a worker thread prepares the requests', () => {
   const settings = { blockTokens: 16, model: 'm' };
 
   test('GIVEN long-context and shared-system workloads THEN it yields the same prepared requests as the inline source', () => {
-    for (const spec of ['long-context?groups=5&prefixTokens=500&suffixTokens=10..90&count=150&rate=50&seed=3', 'shared-system?groups=3&promptsPerGroup=40&systemTokens=300&api=completion']) {
+    for (const spec of [
+      'long-context?groups=5&prefixTokens=500&suffixTokens=10..90&count=150&rate=50&seed=3',
+      'shared-system?groups=3&promptsPerGroup=40&systemTokens=300&api=completion',
+    ]) {
       const workload = parseWorkloadSpec(spec);
       const inline = [...inlinePromptSource(workload, settings).requests];
       const worker = startPromptWorker(workload, settings);
@@ -76,7 +107,10 @@ describe('when a worker thread prepares the requests', () => {
   }, 30_000);
 
   test('GIVEN a run that stops early WHEN the source is closed THEN the worker stops and iterating again is refused', () => {
-    const worker = startPromptWorker(parseWorkloadSpec('long-context?groups=5&prefixTokens=100&count=100000&rate=100'), settings);
+    const worker = startPromptWorker(
+      parseWorkloadSpec('long-context?groups=5&prefixTokens=100&count=100000&rate=100'),
+      settings,
+    );
     const iterator = worker.requests[Symbol.iterator]();
     expect(iterator.next().done).toBe(false);
     iterator.return?.();

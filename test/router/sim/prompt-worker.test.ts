@@ -11,7 +11,11 @@ function plain(request: PreparedRequest): object {
 }
 
 describe('prompt worker', () => {
-  it.each(['long-context?groups=3&rate=40&count=90&prefixTokens=300', 'short-chat?count=60&rate=30', 'trace:mooncake-synthetic?count=40'])(
+  it.each([
+    'long-context?groups=3&rate=40&count=90&prefixTokens=300',
+    'short-chat?count=60&rate=30',
+    'trace:mooncake-synthetic?count=40',
+  ])(
     'hands over the same prepared requests as the inline source, routing texts included (%s)',
     (spec) => {
       const inline = [...inlinePromptSource(parseWorkloadSpec(spec), SETTINGS).requests].map(plain);
@@ -24,7 +28,14 @@ describe('prompt worker', () => {
 });
 
 describe('latin1RoutingRequest', () => {
-  const base: RoutingRequest = { model: 'm', api: 'chat', keyBasis: 'message-text', routingText: '', tenantKey: 't', stream: false };
+  const base: RoutingRequest = {
+    model: 'm',
+    api: 'chat',
+    keyBasis: 'message-text',
+    routingText: '',
+    tenantKey: 't',
+    stream: false,
+  };
 
   it('reads back the text it was given as Latin-1 bytes, on every read, with the other fields unchanged', () => {
     const text = 'Plain words, café, ÿ and \u0000.';
@@ -38,7 +49,11 @@ describe('latin1RoutingRequest', () => {
   it('gives each request its own text when reads of several requests interleave (only the last decoded is kept)', () => {
     const texts = ['first text', 'second, longer text', 'first text'];
     const requests = texts.map((t) => latin1RoutingRequest(base, Buffer.from(t, 'latin1')));
-    for (const order of [[0, 1, 2], [2, 0, 0, 1], [1, 2, 1, 0]]) {
+    for (const order of [
+      [0, 1, 2],
+      [2, 0, 0, 1],
+      [1, 2, 1, 0],
+    ]) {
       for (const i of order) expect(requests[i].routingText).toBe(texts[i]);
     }
   });

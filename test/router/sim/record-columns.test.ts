@@ -38,7 +38,19 @@ describe('RecordColumns', () => {
         for (const r of pushes) {
           const predictedField = r.predicted !== undefined ? { predictedCachedTokens: r.predicted } : {};
           if (r.kind === 'finished') {
-            columns.pushFinished(r.id, r.instance, r.sentAtMs, r.ttftMs, r.e2eMs, r.promptTokens, r.cachedPromptTokens, r.outputTokens, r.decisionMicros, r.reason, r.predicted);
+            columns.pushFinished(
+              r.id,
+              r.instance,
+              r.sentAtMs,
+              r.ttftMs,
+              r.e2eMs,
+              r.promptTokens,
+              r.cachedPromptTokens,
+              r.outputTokens,
+              r.decisionMicros,
+              r.reason,
+              r.predicted,
+            );
             expected.push({
               id: r.id,
               instance: instanceIds[r.instance],
@@ -53,7 +65,17 @@ describe('RecordColumns', () => {
               ...predictedField,
             });
           } else {
-            columns.pushRejected(r.id, r.instance, r.sentAtMs, r.e2eMs, r.decisionMicros, r.reason, r.predicted, r.error, r.errorDetail);
+            columns.pushRejected(
+              r.id,
+              r.instance,
+              r.sentAtMs,
+              r.e2eMs,
+              r.decisionMicros,
+              r.reason,
+              r.predicted,
+              r.error,
+              r.errorDetail,
+            );
             expected.push({
               id: r.id,
               instance: instanceIds[r.instance],

@@ -8,13 +8,16 @@ import { SEEDED_SCENARIOS, seededDigests } from './seeded-results';
  * test/router/sim/record-seeded-results.ts > test/router/sim/fixtures/seeded-results.json` and say why in the commit.
  */
 describe('when seeded workloads are simulated', () => {
-  test.each(SEEDED_SCENARIOS.map((s) => [s.name, s] as const))('GIVEN %s THEN results and report equal the recorded ones', (name, scenario) => {
-    const got = seededDigests(scenario);
-    const want = (expected as Record<string, unknown>)[name];
-    // THEN the scenario exercises eviction, and every digest matches
-    expect(got.evictions).toBeGreaterThan(0);
-    expect(got).toEqual(want);
-  });
+  test.each(SEEDED_SCENARIOS.map((s) => [s.name, s] as const))(
+    'GIVEN %s THEN results and report equal the recorded ones',
+    (name, scenario) => {
+      const got = seededDigests(scenario);
+      const want = (expected as Record<string, unknown>)[name];
+      // THEN the scenario exercises eviction, and every digest matches
+      expect(got.evictions).toBeGreaterThan(0);
+      expect(got).toEqual(want);
+    },
+  );
 });
 
 describe('when prompts are prepared on a worker thread', () => {
@@ -24,7 +27,10 @@ describe('when prompts are prepared on a worker thread', () => {
   test('GIVEN the seeded scenarios with shared heads THEN results and report equal the recorded ones', () => {
     expect(withHeads.length).toBeGreaterThanOrEqual(2);
     for (const scenario of withHeads) {
-      expect({ name: scenario.name, ...seededDigests(scenario, { promptWorker: true }) }).toEqual({ name: scenario.name, ...(expected as Record<string, object>)[scenario.name] });
+      expect({ name: scenario.name, ...seededDigests(scenario, { promptWorker: true }) }).toEqual({
+        name: scenario.name,
+        ...(expected as Record<string, object>)[scenario.name],
+      });
     }
   }, 60_000);
 });

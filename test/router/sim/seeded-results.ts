@@ -42,7 +42,8 @@ const allPolicies: readonly PolicyConfig[] = [
 export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
   {
     name: 'tiny-long-context',
-    workload: 'long-context?groups=12&prefixTokens=300&suffixTokens=20..200&outputTokens=4..40&rate=60&count=300&seed=5',
+    workload:
+      'long-context?groups=12&prefixTokens=300&suffixTokens=20..200&outputTokens=4..40&rate=60&count=300&seed=5',
     instances: 4,
     profile: tiny,
     policies: allPolicies,
@@ -51,7 +52,8 @@ export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
   },
   {
     name: 'tiny-short-chat-closed-loop',
-    workload: 'short-chat?systemPrompts=3&systemTokens=100..300&userTokens=10..60&outputTokens=8..40&turns=2..5&maxContextTokens=1000&concurrency=6&count=160&seed=2',
+    workload:
+      'short-chat?systemPrompts=3&systemTokens=100..300&userTokens=10..60&outputTokens=8..40&turns=2..5&maxContextTokens=1000&concurrency=6&count=160&seed=2',
     instances: 3,
     profile: tiny,
     policies: allPolicies,
@@ -61,16 +63,22 @@ export const SEEDED_SCENARIOS: readonly SeededScenario[] = [
     // Sparse arrivals: finishes fall between them, so the first event after the warm-up is often a finish
     // (the engines' warm-up snapshot must see exactly the steps before it).
     name: 'p5-small-kv-sparse-warmup',
-    workload: 'long-context?groups=30&prefixTokens=2000&suffixTokens=100..300&outputTokens=32..96&rate=3&count=90&seed=21',
+    workload:
+      'long-context?groups=30&prefixTokens=2000&suffixTokens=100..300&outputTokens=32..96&rate=3&count=90&seed=21',
     instances: 3,
     profile: p5Small,
-    policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 2 }, { name: 'cache-aware' }],
+    policies: [
+      { name: 'random' },
+      { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 2 },
+      { name: 'cache-aware' },
+    ],
     warmupMs: 7_000,
     seed: 2,
   },
   {
     name: 'p5-small-kv-long-context',
-    workload: 'long-context?groups=24&prefixTokens=3000&suffixTokens=200..900&outputTokens=16..128&rate=25&count=240&seed=11',
+    workload:
+      'long-context?groups=24&prefixTokens=3000&suffixTokens=200..900&outputTokens=16..128&rate=25&count=240&seed=11',
     instances: 5,
     profile: p5Small,
     policies: allPolicies,
@@ -112,10 +120,36 @@ export function seededDigests(scenario: SeededScenario, options: { promptWorker?
     requests += r.records.length;
     for (const rec of r.records) {
       hash.update(
-        JSON.stringify([rec.id, rec.instance, rec.sentAtMs, rec.ttftMs, rec.e2eMs, rec.promptTokens, rec.cachedPromptTokens, rec.outputTokens, rec.error ?? null]),
+        JSON.stringify([
+          rec.id,
+          rec.instance,
+          rec.sentAtMs,
+          rec.ttftMs,
+          rec.e2eMs,
+          rec.promptTokens,
+          rec.cachedPromptTokens,
+          rec.outputTokens,
+          rec.error ?? null,
+        ]),
       );
     }
-    hash.update(JSON.stringify(r.engines.map((e) => [e.clockMs, e.evictedBlocks, e.cachedBlocks, e.usedBlocks, e.prefixCacheHitTokens, e.prefixCacheQueryTokens, e.preemptions, e.steps, e.fastForwardedSteps, e.busyMs, e.finished])));
+    hash.update(
+      JSON.stringify(
+        r.engines.map((e) => [
+          e.clockMs,
+          e.evictedBlocks,
+          e.cachedBlocks,
+          e.usedBlocks,
+          e.prefixCacheHitTokens,
+          e.prefixCacheQueryTokens,
+          e.preemptions,
+          e.steps,
+          e.fastForwardedSteps,
+          e.busyMs,
+          e.finished,
+        ]),
+      ),
+    );
     hash.update(JSON.stringify([r.window, r.prometheus, r.simulatedMs]));
     for (const e of r.engines) {
       evictions += e.evictedBlocks;

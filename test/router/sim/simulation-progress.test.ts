@@ -4,7 +4,14 @@ import { SimulationProgressBoard } from '../../../router/src/sim/simulation-prog
 function board(options: { sendUntilMs?: number; quietMs?: number } = {}) {
   let clock = 0;
   const reports: LiveProgress[] = [];
-  const b = new SimulationProgressBoard({ strategies: 2, expectedPerStrategy: 100, expectedExact: false, report: (p) => reports.push(p), now: () => clock, ...options });
+  const b = new SimulationProgressBoard({
+    strategies: 2,
+    expectedPerStrategy: 100,
+    expectedExact: false,
+    report: (p) => reports.push(p),
+    now: () => clock,
+    ...options,
+  });
   return { b, reports, tick: (ms: number) => (clock += ms) };
 }
 
@@ -23,7 +30,15 @@ describe('when strategies report simulation progress', () => {
     tick(3000);
     b.progress(0, { simulatedMs: 1000, sent: 60, finished: 50, expected: 100 });
     b.progress(1, { simulatedMs: 500, sent: 30, finished: 20, expected: 100 });
-    expect(reports.at(-1)).toMatchObject({ phase: 'measuring', sent: 90, finished: 70, inFlight: 20, expected: 200, fraction: (0.5 + 0.2) / 2, modelMs: 1000 });
+    expect(reports.at(-1)).toMatchObject({
+      phase: 'measuring',
+      sent: 90,
+      finished: 70,
+      inFlight: 20,
+      expected: 200,
+      fraction: (0.5 + 0.2) / 2,
+      modelMs: 1000,
+    });
     b.strategyDone(0, 101);
     b.strategyDone(1, 99);
     expect(reports.at(-1)).toMatchObject({ phase: 'done', sent: 200, finished: 200, fraction: 1 });

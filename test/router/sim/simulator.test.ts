@@ -61,20 +61,25 @@ describe('simulate', () => {
 
   test('GIVEN shared prefixes and small caches WHEN prefix-aware routing is used THEN it hits the cache more than random', () => {
     const random = run({ policy: { name: 'random' } });
-    const affinity = run({ policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 1024 } });
+    const affinity = run({
+      policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024, concurrencyThreshold: 1024 },
+    });
     expect(hitRate(affinity)).toBeGreaterThan(hitRate(random) + 0.1);
   });
 
   test('GIVEN a closed loop of one on one instance WHEN simulated THEN each request is sent the instant the previous one finished', () => {
     const result = simulate({
-      workload: parseWorkloadSpec('shared-system?groups=2&promptsPerGroup=4&systemTokens=100&questionTokens=10&outputTokens=5&concurrency=1'),
+      workload: parseWorkloadSpec(
+        'shared-system?groups=2&promptsPerGroup=4&systemTokens=100&questionTokens=10&outputTokens=5&concurrency=1',
+      ),
       instances: 1,
       profile: tiny,
       policy: { name: 'round-robin' },
     });
     const sends = [...result.records].sort((a, b) => a.sentAtMs - b.sentAtMs);
     expect(sends[0].sentAtMs).toBe(0);
-    for (let i = 1; i < sends.length; i++) expect(sends[i].sentAtMs).toBeCloseTo(sends[i - 1].sentAtMs + sends[i - 1].e2eMs, 9);
+    for (let i = 1; i < sends.length; i++)
+      expect(sends[i].sentAtMs).toBeCloseTo(sends[i - 1].sentAtMs + sends[i - 1].e2eMs, 9);
   });
 
   test('GIVEN any small workload and policy WHEN the fast simulator runs THEN it matches one-step-at-a-time lockstep exactly', () => {
@@ -89,24 +94,40 @@ describe('simulate', () => {
         fc.integer({ min: 0, max: 3 }),
         fc.integer({ min: 1, max: 4 }),
         fc.integer({ min: 0, max: 1000 }),
-        fc.oneof(fc.constant('rate=200'), fc.constant('rate=20'), fc.constant('concurrency=3'), fc.constant('concurrency=9')),
+        fc.oneof(
+          fc.constant('rate=200'),
+          fc.constant('rate=20'),
+          fc.constant('concurrency=3'),
+          fc.constant('concurrency=9'),
+        ),
         // Jitter: decode stretches planned ahead and cut short by a send must give their draws back.
         fc.constantFrom(0, 0.05),
         // A warm-up: engines stay in step until its snapshot, then plan ahead.
         fc.constantFrom(0, 40),
         (p, instances, seed, load, stepJitterCv, warmupMs) => {
-          const spec = `long-context?groups=4&prefixTokens=260&suffixTokens=10..200&outputTokens=1..40&count=40&seed=${seed}&${load}`.replace(
-            'outputTokens=1..40',
-            `outputTokens=${1 + (seed % 40)}`,
-          );
-          const config = { workload: parseWorkloadSpec(spec), instances, profile: tiny, policy: policies[p], seed, stepJitterCv, warmupMs };
+          const spec =
+            `long-context?groups=4&prefixTokens=260&suffixTokens=10..200&outputTokens=1..40&count=40&seed=${seed}&${load}`.replace(
+              'outputTokens=1..40',
+              `outputTokens=${1 + (seed % 40)}`,
+            );
+          const config = {
+            workload: parseWorkloadSpec(spec),
+            instances,
+            profile: tiny,
+            policy: policies[p],
+            seed,
+            stepJitterCv,
+            warmupMs,
+          };
           const strip = (r: ReturnType<typeof simulate>) => ({
             records: r.records.map(({ decisionMicros: _d, ...rest }) => rest),
             // Everything but how many steps took the fast path, which lockstep never does.
             engines: r.engines.map(({ fastForwardedSteps: _f, ...rest }) => rest),
             prometheus: r.prometheus,
           });
-          expect(strip(simulate({ ...config, stepping: 'fast' }))).toEqual(strip(simulate({ ...config, stepping: 'lockstep' })));
+          expect(strip(simulate({ ...config, stepping: 'fast' }))).toEqual(
+            strip(simulate({ ...config, stepping: 'lockstep' })),
+          );
         },
       ),
       { numRuns: 200 },
@@ -114,7 +135,9 @@ describe('simulate', () => {
   });
 
   test('GIVEN a multi-turn workload WHEN simulated THEN no turn is sent before the previous turn finished', () => {
-    const workload = parseWorkloadSpec('short-chat?rate=20&count=60&thinkSeconds=0.01&systemTokens=50..80&userTokens=5..20&outputTokens=4..8&seed=2');
+    const workload = parseWorkloadSpec(
+      'short-chat?rate=20&count=60&thinkSeconds=0.01&systemTokens=50..80&userTokens=5..20&outputTokens=4..8&seed=2',
+    );
     const result = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'least-outstanding-requests' } });
     const byId = new Map(result.records.map((r) => [r.id, r]));
     let dependent = 0;
@@ -142,9 +165,9 @@ describe('simulate', () => {
   });
 
   test.each([0, 1025, 2.5])('GIVEN %p instances WHEN simulated THEN it fails naming the range', (instances) => {
-    expect(() => simulate({ workload: parseWorkloadSpec(grouped), instances, profile: tiny, policy: { name: 'random' } })).toThrow(
-      /instances must be an integer between 1 and 1024/,
-    );
+    expect(() =>
+      simulate({ workload: parseWorkloadSpec(grouped), instances, profile: tiny, policy: { name: 'random' } }),
+    ).toThrow(/instances must be an integer between 1 and 1024/);
   });
 });
 
@@ -152,13 +175,24 @@ describe('simulate with a send window', () => {
   test.each([
     ['open loop', 'rate=40'],
     ['closed loop', 'concurrency=4'],
-  ])('GIVEN %s and sendUntilMs WHEN simulated THEN nothing is sent at or after it and in-flight requests finish', (_name, load) => {
-    const workload = parseWorkloadSpec(`long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&count=400&seed=3&${load}`);
-    const all = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'random' } });
-    const cut = Math.max(...all.records.map((r) => r.sentAtMs)) / 2;
-    const windowed = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'random' }, sendUntilMs: cut });
-    expect(windowed.records.length).toBeGreaterThan(0);
-    expect(windowed.records.length).toBeLessThan(all.records.length);
-    for (const r of windowed.records) expect(r.sentAtMs).toBeLessThan(cut);
-  });
+  ])(
+    'GIVEN %s and sendUntilMs WHEN simulated THEN nothing is sent at or after it and in-flight requests finish',
+    (_name, load) => {
+      const workload = parseWorkloadSpec(
+        `long-context?groups=6&prefixTokens=300&suffixTokens=20..40&outputTokens=8&count=400&seed=3&${load}`,
+      );
+      const all = simulate({ workload, instances: 2, profile: tiny, policy: { name: 'random' } });
+      const cut = Math.max(...all.records.map((r) => r.sentAtMs)) / 2;
+      const windowed = simulate({
+        workload,
+        instances: 2,
+        profile: tiny,
+        policy: { name: 'random' },
+        sendUntilMs: cut,
+      });
+      expect(windowed.records.length).toBeGreaterThan(0);
+      expect(windowed.records.length).toBeLessThan(all.records.length);
+      for (const r of windowed.records) expect(r.sentAtMs).toBeLessThan(cut);
+    },
+  );
 });

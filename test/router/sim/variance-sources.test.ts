@@ -9,7 +9,13 @@ const small = 'long-context?groups=6&prefixTokens=300&suffixTokens=20..40&output
 const tiny = builtinProfile('tiny');
 
 function compare(extra: Partial<Parameters<typeof compareStrategies>[0]> = {}) {
-  return compareStrategies({ workload: parseWorkloadSpec(small), policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware' }], instances: 3, profile: tiny, ...extra });
+  return compareStrategies({
+    workload: parseWorkloadSpec(small),
+    policies: [{ name: 'random' }, { name: 'sagemaker-prefix-aware' }],
+    instances: 3,
+    profile: tiny,
+    ...extra,
+  });
 }
 
 const ttfts = (r: ReturnType<typeof compare>) => r.results.map((x) => x.records.map((rec) => rec.ttftMs));
@@ -34,11 +40,14 @@ describe('when variance sources are switched on', () => {
     const base = compare();
     const latency = { routerOverheadMs: { min: 1.3, max: 1.9 }, networkRttMs: { min: 5, max: 5 } };
     const withIt = compare({ clientLatency: latency });
-    const baseRecords = base.report.strategies[0]!;
-    const moved = withIt.report.strategies[0]!;
+    const baseRecords = base.report.strategies[0];
+    const moved = withIt.report.strategies[0];
     expect(moved.ttftMs.p50! - baseRecords.ttftMs.p50!).toBeGreaterThanOrEqual(6.3 - 1e-9);
     expect(moved.ttftMs.p50! - baseRecords.ttftMs.p50!).toBeLessThanOrEqual(6.9 + 1e-9);
-    expect(withIt.report.environment).toMatchObject({ 'router overhead (ms)': '1.3–1.9', 'network round trip (ms)': '5–5' });
+    expect(withIt.report.environment).toMatchObject({
+      'router overhead (ms)': '1.3–1.9',
+      'network round trip (ms)': '5–5',
+    });
 
     const records: RequestRecord[] = [
       { id: 'a', instance: 'i', sentAtMs: 0, ttftMs: 10, e2eMs: 20 },
@@ -46,25 +55,35 @@ describe('when variance sources are switched on', () => {
     ];
     const once = withClientLatency(records, latency, 9);
     expect(withClientLatency(records, latency, 9)).toEqual(once);
-    const extra = once[0]!.e2eMs - 20;
+    const extra = once[0].e2eMs - 20;
     expect(extra).toBeGreaterThanOrEqual(6.3);
     expect(extra).toBeLessThanOrEqual(6.9);
-    expect(once[0]!.ttftMs).toBeCloseTo(10 + extra, 12);
-    expect(once[1]!.ttftMs).toBeNull();
+    expect(once[0].ttftMs).toBeCloseTo(10 + extra, 12);
+    expect(once[1].ttftMs).toBeNull();
     expect(withClientLatency(records, undefined, 9)).toBe(records);
-    expect(() => withClientLatency(records, { networkRttMs: { min: 3, max: 2 } }, 9)).toThrow('networkRttMs must be a range of milliseconds within 0..60000 with min ≤ max (got 3..2)');
+    expect(() => withClientLatency(records, { networkRttMs: { min: 3, max: 2 } }, 9)).toThrow(
+      'networkRttMs must be a range of milliseconds within 0..60000 with min ≤ max (got 3..2)',
+    );
   });
 
   test.each([
     [{ 'step-jitter': '2' }, /--step-jitter must be a number between 0 and 1 \(got "2"\)/],
-    [{ 'router-overhead': '2..1' }, /--router-overhead must be a number or a range MIN\.\.MAX, each between 0 and 60000, MIN ≤ MAX \(got "2\.\.1"\)/],
+    [
+      { 'router-overhead': '2..1' },
+      /--router-overhead must be a number or a range MIN\.\.MAX, each between 0 and 60000, MIN ≤ MAX \(got "2\.\.1"\)/,
+    ],
     [{ 'network-rtt': 'far' }, /--network-rtt must be a number or a range/],
   ])('GIVEN the flags %p THEN they are refused naming the flag and the range', (flags, message) => {
     expect(() => parseSimulateFlags({ workload: small, ...flags })).toThrow(message);
   });
 
   test('GIVEN valid flags THEN they reach the simulation', () => {
-    const flags = parseSimulateFlags({ workload: small, stepJitter: '0.002', routerOverhead: '1.3..1.9', networkRtt: '2' });
+    const flags = parseSimulateFlags({
+      workload: small,
+      stepJitter: '0.002',
+      routerOverhead: '1.3..1.9',
+      networkRtt: '2',
+    });
     expect(flags.stepJitterCv).toBe(0.002);
     expect(flags.clientLatency).toEqual({ routerOverheadMs: { min: 1.3, max: 1.9 }, networkRttMs: { min: 2, max: 2 } });
   });

@@ -11,7 +11,10 @@ const key = fc.oneof(
 
 describe('BlockHashIndex', () => {
   test('GIVEN any sequence of adds and deletes THEN it answers like a Map from hash to id, keys read from the owner array', () => {
-    const op = fc.oneof(fc.record({ kind: fc.constant('add' as const), key }), fc.record({ kind: fc.constant('delete' as const), key }));
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), key }),
+      fc.record({ kind: fc.constant('delete' as const), key }),
+    );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
         const capacity = 48;
@@ -89,17 +92,20 @@ describe('slotCountFor', () => {
 describe('BlockHashSet', () => {
   test('GIVEN any adds beyond its initial size THEN it grows and answers like a Set (2^53 - 1 and 0 included)', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(key, fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(0)), { maxLength: 400 }), (keys) => {
-        const set = new BlockHashSet(1);
-        const model = new Set<number>();
-        for (const k of keys) {
-          expect(set.add(k)).toBe(!model.has(k));
-          model.add(k);
-          expect(set.size).toBe(model.size);
-        }
-        for (const k of model) expect(set.has(k)).toBe(true);
-        for (let k = 0; k <= 7; k++) expect(set.has(k)).toBe(model.has(k));
-      }),
+      fc.property(
+        fc.array(fc.oneof(key, fc.constant(Number.MAX_SAFE_INTEGER), fc.constant(0)), { maxLength: 400 }),
+        (keys) => {
+          const set = new BlockHashSet(1);
+          const model = new Set<number>();
+          for (const k of keys) {
+            expect(set.add(k)).toBe(!model.has(k));
+            model.add(k);
+            expect(set.size).toBe(model.size);
+          }
+          for (const k of model) expect(set.has(k)).toBe(true);
+          for (let k = 0; k <= 7; k++) expect(set.has(k)).toBe(model.has(k));
+        },
+      ),
     );
   });
 

@@ -10,16 +10,21 @@ describe('block hashing', () => {
 
   test('two texts share block i exactly when they share every character up to the end of block i', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 300 }), fc.string({ maxLength: 200 }), fc.string({ maxLength: 200 }), (shared, x, y) => {
-        const a = shared + x;
-        const b = shared + y;
-        const ha = blockHashes(a);
-        const hb = blockHashes(b);
-        for (let i = 0; i < Math.min(ha.length, hb.length); i++) {
-          const samePrefix = a.slice(0, (i + 1) * 64) === b.slice(0, (i + 1) * 64);
-          expect(ha[i] === hb[i]).toBe(samePrefix);
-        }
-      }),
+      fc.property(
+        fc.string({ maxLength: 300 }),
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 200 }),
+        (shared, x, y) => {
+          const a = shared + x;
+          const b = shared + y;
+          const ha = blockHashes(a);
+          const hb = blockHashes(b);
+          for (let i = 0; i < Math.min(ha.length, hb.length); i++) {
+            const samePrefix = a.slice(0, (i + 1) * 64) === b.slice(0, (i + 1) * 64);
+            expect(ha[i] === hb[i]).toBe(samePrefix);
+          }
+        },
+      ),
     );
   });
 

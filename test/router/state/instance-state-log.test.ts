@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { InstanceStateLog, ObservedInstance, observedLoadOf, type InstanceStateUpdate } from '../../../router/src/state/instance-state-log';
+import {
+  InstanceStateLog,
+  ObservedInstance,
+  observedLoadOf,
+  type InstanceStateUpdate,
+} from '../../../router/src/state/instance-state-log';
 import { decodeInstanceState, encodeInstanceState } from '../../../router/src/server/instance-state-wire';
 import { testBlockKey } from './test-block-keys';
 
@@ -28,7 +33,7 @@ describe('when an instance publishes its state and routers observe it', () => {
             engineCached: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
           }),
           {
-          minLength: 1,
+            minLength: 1,
             maxLength: 50,
           },
         ),
@@ -128,7 +133,11 @@ describe('when an instance publishes its state and routers observe it', () => {
     const b = log.admit(chain(1, 4), 100);
     // a recorded b's 4 blocks of 64 characters (64 tokens): only the rest of b is prefill.
     expect([a.ticket.prefillTokens, b.ticket.prefillTokens]).toEqual([100, 100 - 64]);
-    expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 2, queuedPrefillTokens: 136, decodeSequences: 0 });
+    expect(log.updateSince(undefined, undefined).load).toEqual({
+      inFlight: 2,
+      queuedPrefillTokens: 136,
+      decodeSequences: 0,
+    });
     b.firstToken();
     const update = log.updateSince(undefined, undefined);
     expect(update.load).toEqual({ inFlight: 2, queuedPrefillTokens: 100, decodeSequences: 1 });
@@ -137,7 +146,11 @@ describe('when an instance publishes its state and routers observe it', () => {
     b.end();
     b.end();
     expect(log.version).toBe(version + 2);
-    expect(log.updateSince(undefined, undefined).load).toEqual({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 });
+    expect(log.updateSince(undefined, undefined).load).toEqual({
+      inFlight: 0,
+      queuedPrefillTokens: 0,
+      decodeSequences: 0,
+    });
   });
 
   it('GIVEN the engine reports fewer cached tokens than the index predicted THEN the index drops what the engine evicted, and observers follow', () => {
@@ -167,13 +180,25 @@ describe('when an instance publishes its state and routers observe it', () => {
 
   it("GIVEN this router's changes since the observation THEN its view adds them to the instance's count", () => {
     const observed = { inFlight: 10, queuedPrefillTokens: 5000, decodeSequences: 4 };
-    expect(observedLoadOf(observed, { inFlight: 3, queuedPrefillTokens: 900, decodeSequences: 1 }, { inFlight: 2, queuedPrefillTokens: 1000, decodeSequences: 0 })).toEqual({
+    expect(
+      observedLoadOf(
+        observed,
+        { inFlight: 3, queuedPrefillTokens: 900, decodeSequences: 1 },
+        { inFlight: 2, queuedPrefillTokens: 1000, decodeSequences: 0 },
+      ),
+    ).toEqual({
       inFlight: 11,
       queuedPrefillTokens: 4900,
       decodeSequences: 5,
     });
     // Never below what this router alone has there (its own requests are certain).
-    expect(observedLoadOf({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 }, { inFlight: 2, queuedPrefillTokens: 10, decodeSequences: 0 }, { inFlight: 5, queuedPrefillTokens: 0, decodeSequences: 3 })).toEqual({
+    expect(
+      observedLoadOf(
+        { inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 },
+        { inFlight: 2, queuedPrefillTokens: 10, decodeSequences: 0 },
+        { inFlight: 5, queuedPrefillTokens: 0, decodeSequences: 3 },
+      ),
+    ).toEqual({
       inFlight: 2,
       queuedPrefillTokens: 10,
       decodeSequences: 0,
@@ -183,13 +208,64 @@ describe('when an instance publishes its state and routers observe it', () => {
   it.each([
     ['not an object', 7, /update must be an object/],
     ['another format', { format: 'x' }, /format must be/],
-    ['a negative seq', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), seq: -1 }, /seq must be an integer/],
-    ['neither snapshot nor events', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined }, /snapshot or events/],
-    ['a ragged hash list', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: ['AAAAAAA='] }, /whole number of 8-byte/],
-    ['the unkeyed format of older routers', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), format: 'prefix-router/instance-state/v1' }, /before keyed block hashes/],
-    ['without its hash key id', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), hashKey: undefined }, /hashKey must be an object/],
-    ['a malformed hash key id', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), hashKey: { id: 'x', source: 'file' } }, /hashKey.id must be 16 hex digits/],
-    ['a negative eviction', { ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))), snapshot: undefined, events: [-3] }, /events\[0\] must be an integer/],
+    [
+      'a negative seq',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        seq: -1,
+      },
+      /seq must be an integer/,
+    ],
+    [
+      'neither snapshot nor events',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        snapshot: undefined,
+      },
+      /snapshot or events/,
+    ],
+    [
+      'a ragged hash list',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        snapshot: undefined,
+        events: ['AAAAAAA='],
+      },
+      /whole number of 8-byte/,
+    ],
+    [
+      'the unkeyed format of older routers',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        format: 'prefix-router/instance-state/v1',
+      },
+      /before keyed block hashes/,
+    ],
+    [
+      'without its hash key id',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        hashKey: undefined,
+      },
+      /hashKey must be an object/,
+    ],
+    [
+      'a malformed hash key id',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        hashKey: { id: 'x', source: 'file' },
+      },
+      /hashKey.id must be 16 hex digits/,
+    ],
+    [
+      'a negative eviction',
+      {
+        ...JSON.parse(encodeInstanceState(new InstanceStateLog(64, 10, 'e').updateSince(undefined, undefined))),
+        snapshot: undefined,
+        events: [-3],
+      },
+      /events\[0\] must be an integer/,
+    ],
   ])('GIVEN an update that is %s THEN decoding names the problem', (_what, value, message) => {
     expect(() => decodeInstanceState(value)).toThrow(message);
   });

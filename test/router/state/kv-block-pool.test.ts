@@ -126,7 +126,10 @@ describe('KvBlockPool', () => {
   test('any sequence of operations keeps the pool consistent and never over capacity, and matches prefixes as the index alone would (successor hints never change a match)', () => {
     type Op = { kind: 'take'; hashes: number[] } | { kind: 'drop'; index: number };
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('take' as const), hashes: fc.array(fc.integer({ min: 0, max: 12 }), { maxLength: 5 }) }),
+      fc.record({
+        kind: fc.constant('take' as const),
+        hashes: fc.array(fc.integer({ min: 0, max: 12 }), { maxLength: 5 }),
+      }),
       fc.record({ kind: fc.constant('drop' as const), index: fc.nat() }),
     );
     fc.assert(
@@ -141,7 +144,8 @@ describe('KvBlockPool', () => {
             const matchedIds = new Int32Array(o.hashes.length);
             const matched = pool.matchPrefix(o.hashes, o.hashes.length, matchedIds);
             let leadingCached = 0;
-            while (leadingCached < o.hashes.length && pool.referencesOf(o.hashes[leadingCached]) !== undefined) leadingCached++;
+            while (leadingCached < o.hashes.length && pool.referencesOf(o.hashes[leadingCached]) !== undefined)
+              leadingCached++;
             expect(matched).toBe(leadingCached);
             const fresh = o.hashes.length - matched;
             if (fresh > pool.freeBlocks - pool.countUnreferenced(o.hashes, matched)) continue;

@@ -12,7 +12,10 @@ describe('when the per-instance prefix index records prompts', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 200 }),
-        fc.array(fc.record({ blocks: fc.integer({ min: 1, max: 40 }), shared: fc.integer({ min: 0, max: 10 }) }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.record({ blocks: fc.integer({ min: 1, max: 40 }), shared: fc.integer({ min: 0, max: 10 }) }), {
+          minLength: 1,
+          maxLength: 60,
+        }),
         (capacity, prompts) => {
           const index = new InstancePrefixIndex(capacity);
           const clock = new RecencyClock();
@@ -57,23 +60,26 @@ describe('when the per-instance prefix index records prompts', () => {
     [3, 3],
     [5, 5],
     [8, 5],
-  ])('GIVEN evictOldest with at most %i blocks THEN %i of the oldest go, and its cutoff replays the same on a copy', (maxBlocks, dropped) => {
-    const index = new InstancePrefixIndex(100);
-    const clock = new RecencyClock();
-    index.record(chain(1, 5), clock);
-    const boundary = index.recencyOf(chain(1, 5)[0])!;
-    index.record(chain(2, 5), clock);
-    const copy = new InstancePrefixIndex(100);
-    const { hashes, recency } = index.export();
-    copy.restore(hashes, recency);
-    const result = index.evictOldest(boundary, maxBlocks);
-    expect(result.dropped).toBe(dropped);
-    // Oldest first: a chain loses its last blocks, so it stays prefix-closed.
-    expect(index.match(chain(1, 5))).toBe(5 - dropped);
-    expect(index.match(chain(2, 5))).toBe(5);
-    if (result.cutoff !== undefined) copy.evictNotNewerThan(result.cutoff);
-    expect(copy.export()).toEqual(index.export());
-  });
+  ])(
+    'GIVEN evictOldest with at most %i blocks THEN %i of the oldest go, and its cutoff replays the same on a copy',
+    (maxBlocks, dropped) => {
+      const index = new InstancePrefixIndex(100);
+      const clock = new RecencyClock();
+      index.record(chain(1, 5), clock);
+      const boundary = index.recencyOf(chain(1, 5)[0])!;
+      index.record(chain(2, 5), clock);
+      const copy = new InstancePrefixIndex(100);
+      const { hashes, recency } = index.export();
+      copy.restore(hashes, recency);
+      const result = index.evictOldest(boundary, maxBlocks);
+      expect(result.dropped).toBe(dropped);
+      // Oldest first: a chain loses its last blocks, so it stays prefix-closed.
+      expect(index.match(chain(1, 5))).toBe(5 - dropped);
+      expect(index.match(chain(2, 5))).toBe(5);
+      if (result.cutoff !== undefined) copy.evictNotNewerThan(result.cutoff);
+      expect(copy.export()).toEqual(index.export());
+    },
+  );
 
   it('GIVEN instances removed THEN their indexes are forgotten; a smaller capacity evicts at once', () => {
     const all = new PrefixIndex();
@@ -91,7 +97,10 @@ describe('when the index is asked for the part of a match touched after some rec
     fc.assert(
       fc.property(
         fc.integer({ min: 4, max: 200 }),
-        fc.array(fc.record({ blocks: fc.integer({ min: 1, max: 30 }), shared: fc.integer({ min: 0, max: 10 }) }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.record({ blocks: fc.integer({ min: 1, max: 30 }), shared: fc.integer({ min: 0, max: 10 }) }), {
+          minLength: 1,
+          maxLength: 40,
+        }),
         fc.integer({ min: 0, max: 600 }),
         (capacity, prompts, cutoff) => {
           const index = new InstancePrefixIndex(capacity);

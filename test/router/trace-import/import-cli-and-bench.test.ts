@@ -17,11 +17,15 @@ const quiet = () => undefined;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'trace-cli-'));
   capture = join(dir, 'capture');
-  await runWriteCapture({ workload: 'shared-system?groups=2&promptsPerGroup=5', captureDir: capture, encoding: 'json' }, quiet);
+  await runWriteCapture(
+    { workload: 'shared-system?groups=2&promptsPerGroup=5', captureDir: capture, encoding: 'json' },
+    quiet,
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const importWith = (flags: Record<string, unknown>) => runTraceImport([capture], { out: join(dir, 'out.jsonl'), ...flags }, quiet);
+const importWith = (flags: Record<string, unknown>) =>
+  runTraceImport([capture], { out: join(dir, 'out.jsonl'), ...flags }, quiet);
 
 describe('when trace import flags are at and beyond their bounds', () => {
   test.each([
@@ -58,12 +62,18 @@ describe('when trace import flags are at and beyond their bounds', () => {
     const printed: string[] = [];
     await runTraceImport([capture], { out: join(dir, 'sampled.jsonl'), sampling: '50' }, (t) => printed.push(t));
     expect(printed[0]).toMatch(/^trace: .*sampled\.jsonl\n {2}requests {8}10 from 1 file/);
-    expect(printed[1]).toBe(`replay: prefix-router simulate --workload 'trace:${join(dir, 'sampled.jsonl')}?speedup=2' --instances 7`);
+    expect(printed[1]).toBe(
+      `replay: prefix-router simulate --workload 'trace:${join(dir, 'sampled.jsonl')}?speedup=2' --instances 7`,
+    );
   });
 
   test('GIVEN write-capture without a destination or with an unknown encoding THEN it is refused', async () => {
-    await expect(runWriteCapture({ workload: 'short-chat' }, quiet)).rejects.toThrow('give --capture-dir DIR, --request-log FILE, or both');
-    await expect(runWriteCapture({ workload: 'short-chat', requestLog: join(dir, 'x.jsonl'), encoding: 'gzip' }, quiet)).rejects.toThrow('--encoding must be one of json, base64, alternate (got "gzip")');
+    await expect(runWriteCapture({ workload: 'short-chat' }, quiet)).rejects.toThrow(
+      'give --capture-dir DIR, --request-log FILE, or both',
+    );
+    await expect(
+      runWriteCapture({ workload: 'short-chat', requestLog: join(dir, 'x.jsonl'), encoding: 'gzip' }, quiet),
+    ).rejects.toThrow('--encoding must be one of json, base64, alternate (got "gzip")');
   });
 });
 
@@ -82,8 +92,15 @@ describe('when the import benchmark runs (smoke size)', () => {
 
   test('GIVEN the documented flags THEN they parse; bad ones are refused naming the flag', () => {
     expect(parseArgs([])).toEqual({ requests: 1_000_000, perFile: 10_000, prefixes: 200, keep: undefined });
-    expect(parseArgs(['--requests', '5', '--per-file', '2', '--prefixes', '3', '--keep', '/tmp/x'])).toEqual({ requests: 5, perFile: 2, prefixes: 3, keep: '/tmp/x' });
-    expect(() => parseArgs(['--requests', '0'])).toThrow('--requests must be an integer between 1 and 100000000 (got "0")');
+    expect(parseArgs(['--requests', '5', '--per-file', '2', '--prefixes', '3', '--keep', '/tmp/x'])).toEqual({
+      requests: 5,
+      perFile: 2,
+      prefixes: 3,
+      keep: '/tmp/x',
+    });
+    expect(() => parseArgs(['--requests', '0'])).toThrow(
+      '--requests must be an integer between 1 and 100000000 (got "0")',
+    );
     expect(() => parseArgs(['--fast', '1'])).toThrow(/unknown flag "--fast"/);
   });
 });

@@ -53,7 +53,9 @@ function ttftOf(trace: string) {
     instances: 2,
     profile: p5,
   });
-  return Object.fromEntries(report.strategies.map((s) => [s.strategy.name, { p50: s.ttftMs.p50!, p90: s.ttftMs.p90! }]));
+  return Object.fromEntries(
+    report.strategies.map((s) => [s.strategy.name, { p50: s.ttftMs.p50!, p90: s.ttftMs.p90! }]),
+  );
 }
 
 describe('when a trace goes through Data Capture files and back', () => {
@@ -62,7 +64,12 @@ describe('when a trace goes through Data Capture files and back', () => {
 
   beforeAll(async () => {
     capture = join(dir, 'capture');
-    await writeCapture(parseWorkloadSpec(`trace:${original}`), { captureDir: capture, encoding: 'alternate', endpointName: 'support-llm', variantName: 'AllTraffic' });
+    await writeCapture(parseWorkloadSpec(`trace:${original}`), {
+      captureDir: capture,
+      encoding: 'alternate',
+      endpointName: 'support-llm',
+      variantName: 'AllTraffic',
+    });
     imported = join(dir, 'imported.jsonl');
     await importTrace({ inputs: [capture], out: imported });
   });
@@ -70,17 +77,28 @@ describe('when a trace goes through Data Capture files and back', () => {
   test('GIVEN the capture directory THEN its files follow the S3 layout ENDPOINT/VARIANT/yyyy/mm/dd/hh/<mm>-<ss>-<mmm>-<uuid>.jsonl and the line format', () => {
     const files = filesUnder(capture);
     expect(files.length).toBeGreaterThan(1);
-    for (const f of files) expect(f).toMatch(/^support-llm\/AllTraffic\/\d{4}\/\d{2}\/\d{2}\/\d{2}\/\d{2}-\d{2}-\d{3}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/);
-    const line = JSON.parse(readFileSync(join(capture, files[0]!), 'utf8').split('\n')[0]!);
+    for (const f of files)
+      expect(f).toMatch(
+        /^support-llm\/AllTraffic\/\d{4}\/\d{2}\/\d{2}\/\d{2}\/\d{2}-\d{2}-\d{3}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/,
+      );
+    const line = JSON.parse(readFileSync(join(capture, files[0]), 'utf8').split('\n')[0]);
     expect(Object.keys(line).sort()).toEqual(['captureData', 'eventMetadata', 'eventVersion']);
-    expect(line.captureData.endpointInput).toEqual({ observedContentType: 'application/json', mode: 'INPUT', data: expect.any(String), encoding: 'JSON' });
+    expect(line.captureData.endpointInput).toEqual({
+      observedContentType: 'application/json',
+      mode: 'INPUT',
+      data: expect.any(String),
+      encoding: 'JSON',
+    });
     expect(line.captureData.endpointOutput.mode).toBe('OUTPUT');
-    expect(line.eventMetadata).toEqual({ eventId: expect.stringMatching(/^[0-9a-f-]{36}$/), inferenceTime: '2026-01-01T00:00:00.000Z' });
-    const second = JSON.parse(readFileSync(join(capture, files[0]!), 'utf8').split('\n')[1]!);
+    expect(line.eventMetadata).toEqual({
+      eventId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      inferenceTime: '2026-01-01T00:00:00.000Z',
+    });
+    const second = JSON.parse(readFileSync(join(capture, files[0]), 'utf8').split('\n')[1]);
     expect(second.captureData.endpointInput.encoding).toBe('BASE64');
   });
 
-  test('THEN the ideal and fleet ceilings equal the original trace\'s within 0.5 points', () => {
+  test("THEN the ideal and fleet ceilings equal the original trace's within 0.5 points", () => {
     const a = ceilingsOf(original);
     const b = ceilingsOf(imported);
     expect(b.requests).toBe(SLICE);
@@ -88,12 +106,12 @@ describe('when a trace goes through Data Capture files and back', () => {
     expect(Math.abs(a.fleetHitRate! - b.fleetHitRate!)).toBeLessThanOrEqual(0.005);
   });
 
-  test('THEN cache-aware and sagemaker-prefix-aware P50 and P90 TTFT match the original\'s within 2 %', () => {
+  test("THEN cache-aware and sagemaker-prefix-aware P50 and P90 TTFT match the original's within 2 %", () => {
     const a = ttftOf(original);
     const b = ttftOf(imported);
     for (const policy of ['cache-aware', 'sagemaker-prefix-aware']) {
       for (const q of ['p50', 'p90'] as const) {
-        const rel = Math.abs(b[policy]![q] - a[policy]![q]) / a[policy]![q];
+        const rel = Math.abs(b[policy][q] - a[policy][q]) / a[policy][q];
         expect({ policy, q, rel: rel <= 0.02 }).toEqual({ policy, q, rel: true });
       }
     }
@@ -113,17 +131,25 @@ describe('when a trace goes through Data Capture files and back', () => {
   });
 
   test('THEN, ids being numbered in order of first appearance as Mooncake numbers them, the trace comes back line for line', () => {
-    expect(readFileSync(imported, 'utf8')).toBe(readFileSync(original, 'utf8').replace(/, /g, ',').replace(/": /g, '":'));
+    expect(readFileSync(imported, 'utf8')).toBe(
+      readFileSync(original, 'utf8').replace(/, /g, ',').replace(/": /g, '":'),
+    );
   });
 });
 
 describe('when the original trace numbers its blocks in another order', () => {
   test('GIVEN its ids permuted WHEN it goes through an OpenAI request log and back THEN the sharing is the same: equal ceilings, and the canonical numbering', async () => {
-    const rows = readFileSync(original, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { hash_ids: number[] });
+    const rows = readFileSync(original, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { hash_ids: number[] });
     const distinct = [...new Set(rows.flatMap((r) => r.hash_ids))];
     const permuted = new Map(distinct.map((id, i) => [id, 1_000_000 + ((i * 7919) % distinct.length) * 3]));
     const shuffled = join(dir, 'shuffled.jsonl');
-    writeFileSync(shuffled, rows.map((r) => JSON.stringify({ ...r, hash_ids: r.hash_ids.map((id) => permuted.get(id)) })).join('\n') + '\n');
+    writeFileSync(
+      shuffled,
+      rows.map((r) => JSON.stringify({ ...r, hash_ids: r.hash_ids.map((id) => permuted.get(id)) })).join('\n') + '\n',
+    );
     const log = join(dir, 'requests.log.jsonl');
     await writeCapture(parseWorkloadSpec(`trace:${shuffled}?api=completion`), { requestLog: log });
     const back = join(dir, 'from-log.jsonl');

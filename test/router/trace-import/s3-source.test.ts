@@ -17,9 +17,20 @@ const instantClock: Clock = { now: () => 0, sleep: async () => undefined, random
 const at = (s: number) => Date.UTC(2026, 0, 1, 13) + s * 1000;
 
 function line(s: number, user: string): string {
-  const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `${'Shared instructions for every ticket. '.repeat(20)}${user}` }], max_tokens: 16 });
+  const body = JSON.stringify({
+    model: 'm',
+    messages: [{ role: 'user', content: `${'Shared instructions for every ticket. '.repeat(20)}${user}` }],
+    max_tokens: 16,
+  });
   return JSON.stringify({
-    captureData: { endpointInput: { observedContentType: 'application/json', mode: 'INPUT', data: Buffer.from(body).toString('base64'), encoding: 'BASE64' } },
+    captureData: {
+      endpointInput: {
+        observedContentType: 'application/json',
+        mode: 'INPUT',
+        data: Buffer.from(body).toString('base64'),
+        encoding: 'BASE64',
+      },
+    },
     eventMetadata: { eventId: `id-${s}`, inferenceTime: new Date(at(s)).toISOString() },
     eventVersion: '0',
   });
@@ -39,7 +50,10 @@ describe('when the input is an S3 prefix of Data Capture files', () => {
   test('GIVEN 5 objects over 3 ListObjectsV2 pages, a throttled List and a throttled Get THEN every object is read in key order and both calls are retried', async () => {
     const s3 = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
     const mock = mockClient(s3);
-    const keys = [0, 60, 120, 180, 240].map((s, i) => `datacapture/${captureFileKey('my-llm', 'AllTraffic', at(s), `0000000${i}-0000-4000-a000-000000000000`)}`);
+    const keys = [0, 60, 120, 180, 240].map(
+      (s, i) =>
+        `datacapture/${captureFileKey('my-llm', 'AllTraffic', at(s), `0000000${i}-0000-4000-a000-000000000000`)}`,
+    );
     const pages = [keys.slice(0, 2), keys.slice(2, 4), keys.slice(4)];
     const listInputs: ListObjectsV2CommandInput[] = [];
     let listCalls = 0;
@@ -48,7 +62,11 @@ describe('when the input is an S3 prefix of Data Capture files', () => {
       if (listCalls++ === 1) throw throttled('SlowDown');
       const page = input.ContinuationToken === undefined ? 0 : Number(input.ContinuationToken);
       const next = page + 1 < pages.length ? String(page + 1) : undefined;
-      return { Contents: [...pages[page]!.map((Key) => ({ Key })), ...(page === 0 ? [{ Key: 'datacapture/my-llm/' }] : [])], IsTruncated: next !== undefined, NextContinuationToken: next };
+      return {
+        Contents: [...pages[page].map((Key) => ({ Key })), ...(page === 0 ? [{ Key: 'datacapture/my-llm/' }] : [])],
+        IsTruncated: next !== undefined,
+        NextContinuationToken: next,
+      };
     });
     let getCalls = 0;
     const gotKeys: string[] = [];
@@ -56,11 +74,18 @@ describe('when the input is an S3 prefix of Data Capture files', () => {
       if (getCalls++ === 2) throw throttled('ThrottlingException');
       gotKeys.push(input.Key);
       const i = keys.indexOf(input.Key);
-      return { Body: Readable.from([Buffer.from(`${line(i * 60, `question ${i}`)}\n${line(i * 60 + 1, `follow-up ${i}`)}\n`)]) };
+      return {
+        Body: Readable.from([Buffer.from(`${line(i * 60, `question ${i}`)}\n${line(i * 60 + 1, `follow-up ${i}`)}\n`)]),
+      };
     });
     const throttles: string[] = [];
     const out = join(dir, 'trace.jsonl');
-    const report = await importTrace({ inputs: ['s3://capture-bucket/datacapture/'], out, blockTokens: 16, sources: { s3, clock: instantClock, onThrottled: (what) => throttles.push(what) } });
+    const report = await importTrace({
+      inputs: ['s3://capture-bucket/datacapture/'],
+      out,
+      blockTokens: 16,
+      sources: { s3, clock: instantClock, onThrottled: (what) => throttles.push(what) },
+    });
 
     expect(listInputs.map((i) => [i.Bucket, i.Prefix, i.ContinuationToken])).toEqual([
       ['capture-bucket', 'datacapture/', undefined],
@@ -73,7 +98,10 @@ describe('when the input is an S3 prefix of Data Capture files', () => {
     expect(throttles).toEqual(['ListObjectsV2', 'GetObject']);
     expect(report.sources).toBe(5);
     expect(report.requests).toBe(10);
-    const rows = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows.map((r) => r.timestamp)).toEqual([0, 1, 60, 61, 120, 121, 180, 181, 240, 241].map((s) => s * 1000));
     // All share the instructions' first block.
     expect(new Set(rows.map((r) => r.hash_ids[0])).size).toBe(1);
@@ -99,19 +127,41 @@ describe('when the input is an S3 prefix of Data Capture files', () => {
     const report = await importTrace({ inputs: ['s3://bucket/p/'], out, sources: { s3, clock: instantClock } });
     expect(report.requests).toBe(20);
     expect(peak).toBe(S3_PREFETCH + 1);
-    expect(readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l).timestamp)).toEqual(keys.map((_, i) => i * 1000));
+    expect(
+      readFileSync(out, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).timestamp),
+    ).toEqual(keys.map((_, i) => i * 1000));
     mock.restore();
   });
 
   test('GIVEN a Get that keeps failing with AccessDenied THEN that object is listed as unreadable and the others are imported', async () => {
     const s3 = new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
     const mock = mockClient(s3);
-    mock.on(ListObjectsV2Command).resolves({ Contents: [{ Key: 'p/a.jsonl' }, { Key: 'p/b.jsonl' }], IsTruncated: false });
-    mock.on(GetObjectCommand, { Key: 'p/a.jsonl' }).rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
-    mock.on(GetObjectCommand, { Key: 'p/b.jsonl' }).callsFake(async () => ({ Body: Readable.from([Buffer.from(`${line(0, 'x')}\n`)]) }));
-    const report = await importTrace({ inputs: ['s3://bucket/p/'], out: join(dir, 't.jsonl'), sources: { s3, clock: instantClock } });
+    mock
+      .on(ListObjectsV2Command)
+      .resolves({ Contents: [{ Key: 'p/a.jsonl' }, { Key: 'p/b.jsonl' }], IsTruncated: false });
+    mock
+      .on(GetObjectCommand, { Key: 'p/a.jsonl' })
+      .rejects(Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }));
+    mock
+      .on(GetObjectCommand, { Key: 'p/b.jsonl' })
+      .callsFake(async () => ({ Body: Readable.from([Buffer.from(`${line(0, 'x')}\n`)]) }));
+    const report = await importTrace({
+      inputs: ['s3://bucket/p/'],
+      out: join(dir, 't.jsonl'),
+      sources: { s3, clock: instantClock },
+    });
     expect(report.requests).toBe(1);
-    expect(report.problems).toEqual([{ source: 's3://bucket/p/a.jsonl', lineNumber: 0, kind: 'unreadable-source', message: 'cannot read it: Access Denied' }]);
+    expect(report.problems).toEqual([
+      {
+        source: 's3://bucket/p/a.jsonl',
+        lineNumber: 0,
+        kind: 'unreadable-source',
+        message: 'cannot read it: Access Denied',
+      },
+    ]);
     mock.restore();
   });
 });

@@ -74,9 +74,9 @@ describe('when replaying a Mooncake trace', () => {
   test('GIVEN the excerpt THEN one request per line, arrivals at the timestamps, prompts of input_length tokens and max_tokens of output_length', () => {
     expect(requests).toHaveLength(20);
     requests.forEach((r, i) => {
-      expect(r.arrivalMs).toBe(lines[i]!.timestamp);
-      expect(promptOf(r)).toHaveLength(lines[i]!.input_length * 4);
-      expect(r.maxTokens).toBe(lines[i]!.output_length);
+      expect(r.arrivalMs).toBe(lines[i].timestamp);
+      expect(promptOf(r)).toHaveLength(lines[i].input_length * 4);
+      expect(r.maxTokens).toBe(lines[i].output_length);
     });
     expect(traceWorkload(EXCERPT).expectedRequests).toBe(200);
   });
@@ -84,7 +84,7 @@ describe('when replaying a Mooncake trace', () => {
   test('GIVEN hash ids THEN each prompt is its blocks’ texts in order, the last one cut', () => {
     requests.slice(0, 8).forEach((r, i) => {
       const prompt = promptOf(r);
-      lines[i]!.hash_ids.forEach((id, b) => {
+      lines[i].hash_ids.forEach((id, b) => {
         const block = traceBlockText(id, 512);
         expect(prompt.slice(b * 2048, (b + 1) * 2048)).toBe(block.slice(0, Math.min(2048, prompt.length - b * 2048)));
       });
@@ -92,10 +92,16 @@ describe('when replaying a Mooncake trace', () => {
   });
 
   test('GIVEN two excerpt lines sharing their first 5 ids THEN their prompts share exactly 5 × 2,048 characters', () => {
-    const [a, b] = [lines[15]!, lines[58]!];
+    const [a, b] = [lines[15], lines[58]];
     expect(b.hash_ids.slice(0, 5)).toEqual(a.hash_ids.slice(0, 5));
     expect(b.hash_ids[5]).not.toBe(a.hash_ids[5]);
-    const entry = (l: Line, n: number) => ({ lineNumber: n, timestampMs: l.timestamp, inputTokens: l.input_length, outputTokens: l.output_length, hashIds: l.hash_ids });
+    const entry = (l: Line, n: number) => ({
+      lineNumber: n,
+      timestampMs: l.timestamp,
+      inputTokens: l.input_length,
+      outputTokens: l.output_length,
+      hashIds: l.hash_ids,
+    });
     const pa = tracePromptText(entry(a, 16), 512);
     const pb = tracePromptText(entry(b, 59), 512);
     expect(pb.slice(0, 5 * 2048)).toBe(pa.slice(0, 5 * 2048));
@@ -107,20 +113,29 @@ describe('when replaying a Mooncake trace', () => {
   test('GIVEN random traces with shared prefixes THEN the ideal ceiling from the replayed text equals the one from hash ids alone', () => {
     const blockTokens = 16;
     const stem = fc.array(fc.integer({ min: 0, max: 30 }), { minLength: 1, maxLength: 6 });
-    const request = fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 6 }), fc.array(fc.integer({ min: 31, max: 60 }), { maxLength: 3 }), fc.integer({ min: 0, max: 15 }));
+    const request = fc.tuple(
+      fc.integer({ min: 0, max: 3 }),
+      fc.integer({ min: 0, max: 6 }),
+      fc.array(fc.integer({ min: 31, max: 60 }), { maxLength: 3 }),
+      fc.integer({ min: 0, max: 15 }),
+    );
     fc.assert(
-      fc.property(fc.array(stem, { minLength: 4, maxLength: 4 }), fc.array(request, { minLength: 1, maxLength: 25 }), (stems, picks) => {
-        const trace: Line[] = picks.map(([s, keep, tail, cut], i) => {
-          const ids = [...stems[s]!.slice(0, Math.max(1, keep)), ...tail];
-          const input = Math.max(1, ids.length * blockTokens - Math.min(cut, blockTokens - 1));
-          return { timestamp: i * 10, input_length: input, output_length: 1, hash_ids: ids };
-        });
-        const path = tempFile(trace.map((l) => JSON.stringify(l)).join('\n'));
-        const replayed = Array.from(traceWorkload(path, { blockTokens, api: 'completion' }).requests());
-        const tracker = new CeilingTracker({ fleetCapacityBlocks: 1 });
-        const fromText = replayed.map((r) => tracker.observe(promptOf(r)).idealHitTokens);
-        expect(fromText).toEqual(idealHitsFromIds(trace, blockTokens));
-      }),
+      fc.property(
+        fc.array(stem, { minLength: 4, maxLength: 4 }),
+        fc.array(request, { minLength: 1, maxLength: 25 }),
+        (stems, picks) => {
+          const trace: Line[] = picks.map(([s, keep, tail, cut], i) => {
+            const ids = [...stems[s].slice(0, Math.max(1, keep)), ...tail];
+            const input = Math.max(1, ids.length * blockTokens - Math.min(cut, blockTokens - 1));
+            return { timestamp: i * 10, input_length: input, output_length: 1, hash_ids: ids };
+          });
+          const path = tempFile(trace.map((l) => JSON.stringify(l)).join('\n'));
+          const replayed = Array.from(traceWorkload(path, { blockTokens, api: 'completion' }).requests());
+          const tracker = new CeilingTracker({ fleetCapacityBlocks: 1 });
+          const fromText = replayed.map((r) => tracker.observe(promptOf(r)).idealHitTokens);
+          expect(fromText).toEqual(idealHitsFromIds(trace, blockTokens));
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -129,14 +144,14 @@ describe('when replaying a Mooncake trace', () => {
     const fast = Array.from(traceWorkload(EXCERPT, { speedup: 2, duration: 2 }).requests());
     expect(fast.length).toBe(lines.filter((l) => l.timestamp / 2 < 2_000).length);
     expect(fast.length).toBeGreaterThan(1);
-    fast.forEach((r, i) => expect(r.arrivalMs).toBe(lines[i]!.timestamp / 2));
+    fast.forEach((r, i) => expect(r.arrivalMs).toBe(lines[i].timestamp / 2));
     expect(traceWorkload(EXCERPT, { speedup: 2 }).load).toEqual({ mode: 'open-trace', speedup: 2 });
   });
 
   test('GIVEN the chat api (default) THEN the prompt is one user message', () => {
     const [r] = Array.from(traceWorkload(EXCERPT, { count: 1 }).requests());
-    expect(r!.kind).toBe('chat');
-    if (r!.kind === 'chat') expect(r!.messages).toEqual([{ role: 'user', content: promptOf(requests[0]!) }]);
+    expect(r.kind).toBe('chat');
+    if (r.kind === 'chat') expect(r.messages).toEqual([{ role: 'user', content: promptOf(requests[0]) }]);
   });
 
   test('GIVEN concurrency THEN the load is closed loop in trace order', () => {
@@ -155,7 +170,8 @@ describe('when replaying a Mooncake trace', () => {
 });
 
 describe('when a trace has bad lines', () => {
-  const good = (t: number, ids: number[] = [1, 2]) => JSON.stringify({ timestamp: t, input_length: 600, output_length: 5, hash_ids: ids });
+  const good = (t: number, ids: number[] = [1, 2]) =>
+    JSON.stringify({ timestamp: t, input_length: 600, output_length: 5, hash_ids: ids });
   const content = [
     good(0),
     '{"timestamp": 5, "input_length": 600',
@@ -179,19 +195,23 @@ describe('when a trace has bad lines', () => {
     expect(error).toBeInstanceOf(TraceFormatError);
     const problems = (error as TraceFormatError).problems;
     expect(problems.map((p) => p.lineNumber)).toEqual([2, 3, 4, 7, 8]);
-    expect(problems[0]!.message).toMatch(/^not valid JSON/);
-    expect(problems[1]!.message).toBe('output_length must be an integer ≥ 1 (got 0)');
-    expect(problems[2]!.message).toBe('hash_ids has 1 ids but input_length 600 needs 2 blocks of 512 tokens');
-    expect(problems[3]!.message).toBe("timestamp 3 is before the previous line's 20 (lines must be in arrival order)");
-    expect(problems[4]!.message).toBe('not a JSON object');
-    expect((error as Error).message).toMatch(/^trace .* has 5 bad lines \(pass skipBadLines=true to skip them\): line 2: not valid JSON/);
+    expect(problems[0].message).toMatch(/^not valid JSON/);
+    expect(problems[1].message).toBe('output_length must be an integer ≥ 1 (got 0)');
+    expect(problems[2].message).toBe('hash_ids has 1 ids but input_length 600 needs 2 blocks of 512 tokens');
+    expect(problems[3].message).toBe("timestamp 3 is before the previous line's 20 (lines must be in arrival order)");
+    expect(problems[4].message).toBe('not a JSON object');
+    expect((error as Error).message).toMatch(
+      /^trace .* has 5 bad lines \(pass skipBadLines=true to skip them\): line 2: not valid JSON/,
+    );
     expect((error as Error).message).toContain('line 8: not a JSON object');
   });
 
   test('GIVEN skipBadLines=true THEN the good lines replay and the notes list the skipped ones', () => {
     const workload = parseWorkloadSpec(`trace:${path}?skipBadLines=true`);
     expect(Array.from(workload.requests()).map((r) => r.arrivalMs)).toEqual([0, 20, 30]);
-    expect(workload.notes).toEqual([expect.stringMatching(/^skipped 5 bad trace line\(s\): line 2: not valid JSON.*line 8: not a JSON object$/)]);
+    expect(workload.notes).toEqual([
+      expect.stringMatching(/^skipped 5 bad trace line\(s\): line 2: not valid JSON.*line 8: not a JSON object$/),
+    ]);
   });
 
   test('GIVEN more than twenty bad lines THEN the message lists twenty and counts the rest', () => {
@@ -239,6 +259,8 @@ describe('when a trace is named rather than a path', () => {
     expect(() => parseWorkloadSpec('trace:no/such/trace.jsonl')).toThrow(
       `workload trace:no/such/trace.jsonl: no trace file at ${join(process.cwd(), 'no/such/trace.jsonl')}; shipped traces, usable by name: trace:mooncake-synthetic`,
     );
-    expect(() => parseWorkloadSpec('trace:not-shipped')).toThrow(/^workload trace:not-shipped: no trace file at .*not-shipped; shipped traces/);
+    expect(() => parseWorkloadSpec('trace:not-shipped')).toThrow(
+      /^workload trace:not-shipped: no trace file at .*not-shipped; shipped traces/,
+    );
   });
 });

@@ -2,13 +2,20 @@ import { openAiPath, sharedSystemWorkload, type WorkloadRequest } from '../../..
 
 function texts(r: WorkloadRequest): { system: string; question: string } {
   if (r.kind !== 'chat') throw new Error('expected a chat request');
-  return { system: r.messages[0]!.content, question: r.messages[1]!.content };
+  return { system: r.messages[0].content, question: r.messages[1].content };
 }
 
 describe('when generating the shared-system workload', () => {
   test('GIVEN SGLang’s defaults THEN 64 groups × 16 prompts of 2,048 + 128 tokens with 256 output tokens, each group exactly 16 times', () => {
     const workload = sharedSystemWorkload();
-    expect(workload.parameters).toMatchObject({ groups: 64, promptsPerGroup: 16, systemTokens: 2048, questionTokens: 128, outputTokens: 256, order: 'shuffled' });
+    expect(workload.parameters).toMatchObject({
+      groups: 64,
+      promptsPerGroup: 16,
+      systemTokens: 2048,
+      questionTokens: 128,
+      outputTokens: 256,
+      order: 'shuffled',
+    });
     expect(workload.expectedRequests).toBe(1024);
     expect(workload.expectedRequestsExact).toBe(true);
     const requests = Array.from(workload.requests());
@@ -31,7 +38,9 @@ describe('when generating the shared-system workload', () => {
 
   test('GIVEN shuffled order THEN groups interleave; grouped order sends group by group', () => {
     const shuffled = Array.from(sharedSystemWorkload({ groups: 4, promptsPerGroup: 3 }).requests()).map((r) => r.group);
-    const grouped = Array.from(sharedSystemWorkload({ groups: 4, promptsPerGroup: 3, order: 'grouped' }).requests()).map((r) => r.group);
+    const grouped = Array.from(
+      sharedSystemWorkload({ groups: 4, promptsPerGroup: 3, order: 'grouped' }).requests(),
+    ).map((r) => r.group);
     expect(grouped).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
     expect([...shuffled].sort()).toEqual(grouped);
     expect(shuffled).not.toEqual(grouped);
@@ -40,13 +49,15 @@ describe('when generating the shared-system workload', () => {
   test('GIVEN api=completion THEN the prompt is system prompt then question, sent to /v1/completions', () => {
     const [r] = Array.from(sharedSystemWorkload({ groups: 1, promptsPerGroup: 1, api: 'completion' }).requests());
     const [c] = Array.from(sharedSystemWorkload({ groups: 1, promptsPerGroup: 1 }).requests());
-    expect(openAiPath(r!)).toBe('/v1/completions');
-    expect(openAiPath(c!)).toBe('/v1/chat/completions');
-    if (r!.kind !== 'completion') throw new Error('expected completion');
-    expect(r!.prompt).toBe(texts(c!).system + texts(c!).question);
+    expect(openAiPath(r)).toBe('/v1/completions');
+    expect(openAiPath(c)).toBe('/v1/chat/completions');
+    if (r.kind !== 'completion') throw new Error('expected completion');
+    expect(r.prompt).toBe(texts(c).system + texts(c).question);
   });
 
   test('GIVEN more requests than the order array may hold THEN it is refused', () => {
-    expect(() => sharedSystemWorkload({ groups: 100000, promptsPerGroup: 101 })).toThrow('groups × promptsPerGroup must be at most 10000000 (got 10100000)');
+    expect(() => sharedSystemWorkload({ groups: 100000, promptsPerGroup: 101 })).toThrow(
+      'groups × promptsPerGroup must be at most 10000000 (got 10100000)',
+    );
   });
 });

@@ -42,9 +42,18 @@ describe('when generating synthetic text', () => {
 
   test('GIVEN a fixed seed THEN the text is the one every recorded figure was made with', () => {
     // Pinned before texts were built from piece numbers (the generator's output is part of every figure).
-    const digest = (chars: number) => createHash('sha256').update(syntheticText(new SeededRng(42), chars)).digest('hex').slice(0, 16);
+    const digest = (chars: number) =>
+      createHash('sha256')
+        .update(syntheticText(new SeededRng(42), chars))
+        .digest('hex')
+        .slice(0, 16);
     expect(syntheticText(new SeededRng(42), 60)).toBe('Water method point answer every software must local process ');
-    expect([1, 13, 4000, 100000].map(digest)).toEqual(['36a9e7f1c95b82ff', '92fdbf3ce0c5cbb6', '1c6e50d0ea060ef6', 'caa2ccfc0a9eca8a']);
+    expect([1, 13, 4000, 100000].map(digest)).toEqual([
+      '36a9e7f1c95b82ff',
+      '92fdbf3ce0c5cbb6',
+      '1c6e50d0ea060ef6',
+      'caa2ccfc0a9eca8a',
+    ]);
   });
 
   test('GIVEN a text kept as piece numbers WHEN rebuilt THEN it is the generated text, in about a third of a byte a character', () => {
@@ -118,14 +127,19 @@ describe('when caching generated texts', () => {
 describe('when caching labelled texts as strings and as piece numbers', () => {
   test('GIVEN budgets smaller than the texts asked for WHEN labels are asked for in any order THEN each is its labelled text', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 0, max: 4000 }), fc.integer({ min: 0, max: 2000 }), (labels, maxChars, maxPieceBytes) => {
-        const cache = new LabelledTextCache(5, maxChars, maxPieceBytes);
-        for (const label of labels) {
-          const chars = 100 + label * 37;
-          expect(cache.get(`doc/${label}`, chars)).toBe(labelledText(5, `doc/${label}`, chars));
-        }
-        expect(cache.size.pieceBytes).toBeLessThanOrEqual(maxPieceBytes);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 0, max: 4000 }),
+        fc.integer({ min: 0, max: 2000 }),
+        (labels, maxChars, maxPieceBytes) => {
+          const cache = new LabelledTextCache(5, maxChars, maxPieceBytes);
+          for (const label of labels) {
+            const chars = 100 + label * 37;
+            expect(cache.get(`doc/${label}`, chars)).toBe(labelledText(5, `doc/${label}`, chars));
+          }
+          expect(cache.size.pieceBytes).toBeLessThanOrEqual(maxPieceBytes);
+        },
+      ),
       { numRuns: 100 },
     );
   });

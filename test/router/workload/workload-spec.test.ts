@@ -21,23 +21,36 @@ function problemsOf(spec: string): readonly string[] {
 function firstIds(spec: string, n: number): string[] {
   const out: string[] = [];
   for (const r of parseWorkloadSpec(spec).requests()) {
-    out.push(`${r.id}@${r.arrivalMs.toFixed(3)}:${r.kind === 'chat' ? r.messages.map((m) => m.content.length).join('+') : r.prompt.length}`);
+    out.push(
+      `${r.id}@${r.arrivalMs.toFixed(3)}:${r.kind === 'chat' ? r.messages.map((m) => m.content.length).join('+') : r.prompt.length}`,
+    );
     if (out.length === n) break;
   }
   return out;
 }
 
 describe('when parsing a workload spec', () => {
-  test.each(['long-context', 'short-chat', 'shared-system'])('GIVEN %s without options THEN the defaults apply and the canonical spec lists them', (kind) => {
-    const workload = parseWorkloadSpec(kind);
-    expect(workload.kind).toBe(kind);
-    expect(workload.spec.startsWith(`${kind}?`)).toBe(true);
-    expect(workload.spec).toContain('seed=1');
-  });
+  test.each(['long-context', 'short-chat', 'shared-system'])(
+    'GIVEN %s without options THEN the defaults apply and the canonical spec lists them',
+    (kind) => {
+      const workload = parseWorkloadSpec(kind);
+      expect(workload.kind).toBe(kind);
+      expect(workload.spec.startsWith(`${kind}?`)).toBe(true);
+      expect(workload.spec).toContain('seed=1');
+    },
+  );
 
   test('GIVEN options WHEN parsed THEN they reach the workload and its parameters', () => {
-    const workload = parseWorkloadSpec('long-context?groups=600&rate=6.5&suffixTokens=100..200&popularity=zipf&count=5');
-    expect(workload.parameters).toMatchObject({ groups: 600, rate: 6.5, suffixTokens: '100..200', popularity: 'zipf', count: 5 });
+    const workload = parseWorkloadSpec(
+      'long-context?groups=600&rate=6.5&suffixTokens=100..200&popularity=zipf&count=5',
+    );
+    expect(workload.parameters).toMatchObject({
+      groups: 600,
+      rate: 6.5,
+      suffixTokens: '100..200',
+      popularity: 'zipf',
+      count: 5,
+    });
     expect(workload.load).toEqual({ mode: 'open-poisson', ratePerSecond: 6.5 });
     expect(Array.from(workload.requests())).toHaveLength(5);
   });
@@ -46,14 +59,16 @@ describe('when parsing a workload spec', () => {
     expect(parseWorkloadSpec('short-chat?concurrency=32').load).toEqual({ mode: 'closed', concurrency: 32 });
   });
 
-  test.each(['long-context?groups=50&count=4&seed=9', 'short-chat?count=6&turns=3..4', 'shared-system?groups=3&promptsPerGroup=2', `trace:${EXCERPT}?count=3&speedup=2`])(
-    'GIVEN %s WHEN its canonical spec is parsed again THEN the same requests come out',
-    (spec) => {
-      const workload = parseWorkloadSpec(spec);
-      expect(parseWorkloadSpec(workload.spec).spec).toBe(workload.spec);
-      expect(firstIds(workload.spec, 6)).toEqual(firstIds(spec, 6));
-    },
-  );
+  test.each([
+    'long-context?groups=50&count=4&seed=9',
+    'short-chat?count=6&turns=3..4',
+    'shared-system?groups=3&promptsPerGroup=2',
+    `trace:${EXCERPT}?count=3&speedup=2`,
+  ])('GIVEN %s WHEN its canonical spec is parsed again THEN the same requests come out', (spec) => {
+    const workload = parseWorkloadSpec(spec);
+    expect(parseWorkloadSpec(workload.spec).spec).toBe(workload.spec);
+    expect(firstIds(workload.spec, 6)).toEqual(firstIds(spec, 6));
+  });
 
   describe('GIVEN the groups option (allowed 1..1000000)', () => {
     test.each([
@@ -70,7 +85,9 @@ describe('when parsing a workload spec', () => {
 
   describe('GIVEN the rate option (greater than 0)', () => {
     test('WHEN rate=0 THEN it is refused naming the range', () => {
-      expect(problemsOf('long-context?rate=0')).toEqual(["rate must be a number greater than 0 and at most 100000 (got '0')"]);
+      expect(problemsOf('long-context?rate=0')).toEqual([
+        "rate must be a number greater than 0 and at most 100000 (got '0')",
+      ]);
     });
     test('WHEN rate=0.001 THEN it is accepted', () => {
       expect(parseWorkloadSpec('long-context?rate=0.001').load).toEqual({ mode: 'open-poisson', ratePerSecond: 0.001 });
@@ -94,7 +111,9 @@ describe('when parsing a workload spec', () => {
   });
 
   test('GIVEN an unknown workload or a trace without path THEN the error says what is expected', () => {
-    expect(problemsOf('huge-context')[0]).toMatch(/unknown workload 'huge-context': expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH'/);
+    expect(problemsOf('huge-context')[0]).toMatch(
+      /unknown workload 'huge-context': expected 'long-context', 'short-chat', 'shared-system' or 'trace:PATH'/,
+    );
     expect(problemsOf('trace:')).toEqual(['trace needs a file path: trace:PATH']);
   });
 
@@ -106,6 +125,8 @@ describe('when parsing a workload spec', () => {
 
   test('GIVEN every workload kind THEN its options can be listed for --help', () => {
     for (const kind of WORKLOAD_KINDS) expect(describeWorkloadOptions(kind)).toMatch(/default/);
-    expect(describeWorkloadOptions('long-context')).toContain('groups — distinct shared prefixes; an integer between 1 and 1000000; default 550');
+    expect(describeWorkloadOptions('long-context')).toContain(
+      'groups — distinct shared prefixes; an integer between 1 and 1000000; default 550',
+    );
   });
 });

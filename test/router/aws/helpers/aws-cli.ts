@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs';
 export function shellWords(line: string): string[] {
   const out: string[] = [];
   const re = /'((?:[^']|'\\'')*)'|"([^"]*)"|(\S+)/g;
-  for (const m of line.replace(/\s+#.*$/, '').matchAll(re)) out.push(m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : (m[2] ?? m[3]));
+  for (const m of line.replace(/\s+#.*$/, '').matchAll(re))
+    out.push(m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : (m[2] ?? m[3]));
   return out;
 }
 
@@ -58,18 +59,28 @@ export async function runAwsCli(line: string, client: sagemaker.SageMakerClient,
   if (waiter !== undefined) {
     for (let poll = 0; poll < maxPolls; poll++) {
       try {
-        const d = await client.send(new sagemaker.DescribeEndpointCommand(input as unknown as sagemaker.DescribeEndpointCommandInput));
-        if (waiter === 'endpoint-in-service' && d.EndpointStatus === 'InService') return { operation: `wait ${waiter}`, output: d };
-        if (waiter === 'endpoint-in-service' && d.EndpointStatus === 'Failed') throw new Error(`Waiter EndpointInService failed: endpoint is Failed`);
+        const d = await client.send(
+          new sagemaker.DescribeEndpointCommand(input as unknown as sagemaker.DescribeEndpointCommandInput),
+        );
+        if (waiter === 'endpoint-in-service' && d.EndpointStatus === 'InService')
+          return { operation: `wait ${waiter}`, output: d };
+        if (waiter === 'endpoint-in-service' && d.EndpointStatus === 'Failed')
+          throw new Error(`Waiter EndpointInService failed: endpoint is Failed`);
       } catch (err) {
-        if (waiter === 'endpoint-deleted' && /could not find/i.test((err as Error).message)) return { operation: `wait ${waiter}`, output: null };
+        if (waiter === 'endpoint-deleted' && /could not find/i.test((err as Error).message))
+          return { operation: `wait ${waiter}`, output: null };
         if (!/could not find/i.test((err as Error).message)) throw err;
       }
     }
     throw new Error(`Waiter ${waiter} gave up after ${maxPolls} polls`);
   }
   const operation = pascal(words[2]);
-  const Command = (sagemaker as unknown as Record<string, new (input: unknown) => sagemaker.$Command<object, object, sagemaker.SageMakerClientResolvedConfig>>)[`${operation}Command`];
+  const Command = (
+    sagemaker as unknown as Record<
+      string,
+      new (input: unknown) => sagemaker.$Command<object, object, sagemaker.SageMakerClientResolvedConfig>
+    >
+  )[`${operation}Command`];
   if (Command === undefined) throw new Error(`aws sagemaker ${words[2]}: no such operation`);
   const output = await client.send(new Command(input) as never);
   return { operation, output };

@@ -4,5 +4,10 @@ import type { BenchIo } from '../../../../router/src/cli/bench-run';
 export function captureIo(): BenchIo & { out: () => string; err: () => string } {
   let out = '';
   let err = '';
-  return { stdout: { write: (t: string) => (out += t) }, stderr: { write: (t: string) => (err += t), isTTY: false }, out: () => out, err: () => err };
+  return {
+    stdout: { write: (t: string) => (out += t) },
+    stderr: { write: (t: string) => (err += t), isTTY: false },
+    out: () => out,
+    err: () => err,
+  };
 }

@@ -49,13 +49,33 @@ export interface LocalAdapterEndpoint {
 }
 
 /** One engine per entry of `adaptersPerEngine` (the adapter names it serves beside `base`), behind the real router. */
-export async function startLocalAdapterEndpoint(adaptersPerEngine: readonly (readonly string[])[]): Promise<LocalAdapterEndpoint> {
-  const engines = await Promise.all(adaptersPerEngine.map((adapters) => startEmulator({
-    profile: 'tiny', timeScale: TIME_SCALE, modelName: 'base',
-    ...(adapters.length > 0 ? { loraModules: adapters.map((name) => ({ name, path: `/adapters/${name}` })) } : {}),
-  })));
-  const router = await startRouter({ backends: engines.map((e) => e.url), port: 0, logLevel: 'silent', healthCheck: { intervalMs: 0 }, policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 }, routingHeaders: 'all' });
-  const runtime = new SageMakerRuntimeClient({ endpoint: router.url, region: 'us-east-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' }, maxAttempts: 1 });
+export async function startLocalAdapterEndpoint(
+  adaptersPerEngine: readonly (readonly string[])[],
+): Promise<LocalAdapterEndpoint> {
+  const engines = await Promise.all(
+    adaptersPerEngine.map((adapters) =>
+      startEmulator({
+        profile: 'tiny',
+        timeScale: TIME_SCALE,
+        modelName: 'base',
+        ...(adapters.length > 0 ? { loraModules: adapters.map((name) => ({ name, path: `/adapters/${name}` })) } : {}),
+      }),
+    ),
+  );
+  const router = await startRouter({
+    backends: engines.map((e) => e.url),
+    port: 0,
+    logLevel: 'silent',
+    healthCheck: { intervalMs: 0 },
+    policy: { name: 'sagemaker-prefix-aware', prefixLength: 1024 },
+    routingHeaders: 'all',
+  });
+  const runtime = new SageMakerRuntimeClient({
+    endpoint: router.url,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'not-a-secret' },
+    maxAttempts: 1,
+  });
   return {
     engines,
     router,
@@ -70,7 +90,15 @@ export async function startLocalAdapterEndpoint(adaptersPerEngine: readonly (rea
 
 /** Sets the SDK's environment for the local endpoint (override URL, region, dummy credentials); returns the undo. */
 export function useLocalRuntimeEnv(url: string): () => void {
-  const keys = ['AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_ENDPOINT_URL_SAGEMAKER', 'AWS_ENDPOINT_URL', 'AWS_PROFILE'];
+  const keys = [
+    'AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME',
+    'AWS_REGION',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_ENDPOINT_URL_SAGEMAKER',
+    'AWS_ENDPOINT_URL',
+    'AWS_PROFILE',
+  ];
   const saved = new Map(keys.map((k) => [k, process.env[k]]));
   process.env.AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME = url;
   process.env.AWS_REGION = 'us-east-1';

@@ -1,7 +1,11 @@
 import { SAGEMAKER_NAME } from '../../../../router/src/aws/sagemaker-names';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CreateEndpointConfigCommandInput, DeploymentConfig, DescribeEndpointConfigCommandOutput } from '@aws-sdk/client-sagemaker';
+import type {
+  CreateEndpointConfigCommandInput,
+  DeploymentConfig,
+  DescribeEndpointConfigCommandOutput,
+} from '@aws-sdk/client-sagemaker';
 
 /**
  * A stateful SageMaker control plane on 127.0.0.1 for tests: an HTTP server speaking the SageMaker JSON protocol
@@ -71,7 +75,11 @@ const REGION = 'us-east-1';
 const TRANSITIONAL = new Set(['Creating', 'Updating', 'SystemUpdating', 'RollingBack']);
 
 /** The endpoint's original configuration as DescribeEndpointConfig returns it. */
-export function describedConfig(name = ORIGINAL_CONFIG, variants = 1, instanceCount = 2): DescribeEndpointConfigCommandOutput {
+export function describedConfig(
+  name = ORIGINAL_CONFIG,
+  variants = 1,
+  instanceCount = 2,
+): DescribeEndpointConfigCommandOutput {
   const variant = (i: number) => ({
     VariantName: i === 0 ? 'AllTraffic' : `Variant${i + 1}`,
     ModelName: 'my-llm-model',
@@ -82,7 +90,12 @@ export function describedConfig(name = ORIGINAL_CONFIG, variants = 1, instanceCo
     ModelDataDownloadTimeoutInSeconds: 1800,
     InferenceAmiVersion: 'al2023-ami-sagemaker-inference-gpu-4-1' as const,
     RoutingConfig:
-      i === 0 ? { RoutingStrategy: 'PREFIX_AWARE' as const, PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 } } : { RoutingStrategy: 'RANDOM' as const },
+      i === 0
+        ? {
+            RoutingStrategy: 'PREFIX_AWARE' as const,
+            PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
+          }
+        : { RoutingStrategy: 'RANDOM' as const },
   });
   return {
     $metadata: {},
@@ -207,7 +220,16 @@ export interface EndpointState {
   config: string;
   /** Every configuration the fleet runs now (two while UpdateRollbackFailed). */
   serving: string[];
-  pending: { config: string; ticksLeft: number; outcome: DeploymentOutcome; from: string; fromStatus?: string; fromServing?: string[] } | undefined;
+  pending:
+    | {
+        config: string;
+        ticksLeft: number;
+        outcome: DeploymentOutcome;
+        from: string;
+        fromStatus?: string;
+        fromServing?: string[];
+      }
+    | undefined;
   instances: number;
   failureReason: string | undefined;
   systemTicksLeft: number;
@@ -276,14 +298,39 @@ export class SageMakerControlPlane {
     const original = describedConfig(ORIGINAL_CONFIG, options.variants ?? 1, count);
     if (options.inferenceComponents !== undefined) {
       // The inference-component form: no model on the variant, instances scaled by ManagedInstanceScaling.
-      original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _model, ...v }) => ({ ...v, ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: count } }));
+      original.ProductionVariants = original.ProductionVariants!.map(({ ModelName: _model, ...v }) => ({
+        ...v,
+        ManagedInstanceScaling: { Status: 'ENABLED', MinInstanceCount: 1, MaxInstanceCount: count },
+      }));
       for (const c of options.inferenceComponents) {
-        const specification = { ...(c.specification ?? {}), ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}), ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}) };
-        this.components.set(c.name, { name: c.name, endpoint: ENDPOINT_NAME, variant: c.variant ?? 'AllTraffic', base: c.base, environment: c.environment, status: 'InService', ticksLeft: 0, copies: c.copies ?? 1, specification });
+        const specification = {
+          ...(c.specification ?? {}),
+          ...(c.base !== undefined ? { BaseInferenceComponentName: c.base } : {}),
+          ...(c.environment !== undefined ? { Container: { Image: 'vllm', Environment: c.environment } } : {}),
+        };
+        this.components.set(c.name, {
+          name: c.name,
+          endpoint: ENDPOINT_NAME,
+          variant: c.variant ?? 'AllTraffic',
+          base: c.base,
+          environment: c.environment,
+          status: 'InService',
+          ticksLeft: 0,
+          copies: c.copies ?? 1,
+          specification,
+        });
       }
     }
     this.configs.set(ORIGINAL_CONFIG, original);
-    this.state = { status: 'InService', config: ORIGINAL_CONFIG, serving: [ORIGINAL_CONFIG], pending: undefined, instances: count, failureReason: undefined, systemTicksLeft: 0 };
+    this.state = {
+      status: 'InService',
+      config: ORIGINAL_CONFIG,
+      serving: [ORIGINAL_CONFIG],
+      pending: undefined,
+      instances: count,
+      failureReason: undefined,
+      systemTicksLeft: 0,
+    };
     this.faults = new Map(options.faults ?? []);
     this.liveNames = new Set([ENDPOINT_NAME, ORIGINAL_CONFIG, ...this.components.keys()]);
   }
@@ -295,7 +342,12 @@ export class SageMakerControlPlane {
 
   /** Mutating requests that name one of the live endpoint's resources (endpoint, configuration, components). */
   mutationsOfLive(): RequestRecord[] {
-    const named = (r: RequestRecord): unknown[] => [r.input.EndpointName, r.input.EndpointConfigName, r.input.InferenceComponentName, (r.input.Specification as { BaseInferenceComponentName?: string } | undefined)?.BaseInferenceComponentName];
+    const named = (r: RequestRecord): unknown[] => [
+      r.input.EndpointName,
+      r.input.EndpointConfigName,
+      r.input.InferenceComponentName,
+      (r.input.Specification as { BaseInferenceComponentName?: string } | undefined)?.BaseInferenceComponentName,
+    ];
     return this.mutations().filter((r) => named(r).some((n) => typeof n === 'string' && this.liveNames.has(n)));
   }
 
@@ -358,7 +410,14 @@ export class SageMakerControlPlane {
     if (req.method === 'GET' && req.url === '/credentials') {
       const expiration = this.options.credentialsExpireAt ?? new Date(Date.now() + 24 * 3600_000);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ AccessKeyId: this.accessKeyId, SecretAccessKey: 'fake-secret', Token: `token-${this.keyGeneration}`, Expiration: expiration.toISOString() }));
+      res.end(
+        JSON.stringify({
+          AccessKeyId: this.accessKeyId,
+          SecretAccessKey: 'fake-secret',
+          Token: `token-${this.keyGeneration}`,
+          Expiration: expiration.toISOString(),
+        }),
+      );
       return;
     }
     const target = String(req.headers['x-amz-target'] ?? '');
@@ -380,15 +439,46 @@ export class SageMakerControlPlane {
       this.expiredKeys.add(key);
       this.keyGeneration++;
     }
-    if (key !== undefined && this.expiredKeys.has(key)) return this.answer(res, record, fail(400, 'ExpiredTokenException', 'The security token included in the request is expired'));
+    if (key !== undefined && this.expiredKeys.has(key))
+      return this.answer(
+        res,
+        record,
+        fail(400, 'ExpiredTokenException', 'The security token included in the request is expired'),
+      );
     if (fault === 'throttle') return this.answer(res, record, fail(400, 'ThrottlingException', 'Rate exceeded'));
-    if (fault === 'server-error') return this.answer(res, record, fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.'));
-    if (fault === 'validation') return this.answer(res, record, fail(400, 'ValidationException', 'The request was refused (an injected ValidationException).'));
+    if (fault === 'server-error')
+      return this.answer(
+        res,
+        record,
+        fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.'),
+      );
+    if (fault === 'validation')
+      return this.answer(
+        res,
+        record,
+        fail(400, 'ValidationException', 'The request was refused (an injected ValidationException).'),
+      );
     if (fault === 'limit-exceeded' && op === 'CreateEndpoint') {
-      return this.answer(res, record, fail(400, 'ResourceLimitExceeded', 'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances'));
+      return this.answer(
+        res,
+        record,
+        fail(
+          400,
+          'ResourceLimitExceeded',
+          'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances',
+        ),
+      );
     }
     if (fault === 'limit-exceeded' && op === 'UpdateEndpoint') {
-      return this.answer(res, record, fail(400, 'ResourceLimitExceeded', 'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances'));
+      return this.answer(
+        res,
+        record,
+        fail(
+          400,
+          'ResourceLimitExceeded',
+          'The account-level service limit for ml.g6e.2xlarge for endpoint usage is 3 Instances',
+        ),
+      );
     }
     if (fault === 'reset') {
       record.error = 'socket reset';
@@ -416,12 +506,17 @@ export class SageMakerControlPlane {
 
   private send(res: ServerResponse, result: Record<string, unknown> | Fail): void {
     const body = isFail(result) ? { __type: result.type, message: result.message } : result;
-    res.writeHead(isFail(result) ? result.status : 200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': `req-${this.seq}` });
+    res.writeHead(isFail(result) ? result.status : 200, {
+      'content-type': 'application/x-amz-json-1.1',
+      'x-amzn-requestid': `req-${this.seq}`,
+    });
     // awsJson1_1 timestamps are epoch seconds (JSON.stringify would call Date.toJSON before a replacer sees the value).
-    res.end(JSON.stringify(body, function (this: Record<string, unknown>, key: string, v: unknown) {
-      const raw = this[key];
-      return raw instanceof Date ? raw.getTime() / 1000 : v;
-    }));
+    res.end(
+      JSON.stringify(body, function (this: Record<string, unknown>, key: string, v: unknown) {
+        const raw = this[key];
+        return raw instanceof Date ? raw.getTime() / 1000 : v;
+      }),
+    );
   }
 
   private dispatch(op: string, input: Record<string, unknown>): Record<string, unknown> | Fail {
@@ -431,14 +526,23 @@ export class SageMakerControlPlane {
         return this.describeEndpoint(String(input.EndpointName));
       case 'DescribeEndpointConfig': {
         const c = this.configs.get(String(input.EndpointConfigName));
-        return c === undefined ? fail(400, 'ValidationException', `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`) : stripMetadata(c);
+        return c === undefined
+          ? fail(
+              400,
+              'ValidationException',
+              `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`,
+            )
+          : stripMetadata(c);
       }
       case 'DescribeModel':
         return {
           ModelName: input.ModelName,
           ModelArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:model/${String(input.ModelName)}`,
           CreationTime: new Date(0),
-          PrimaryContainer: { Image: 'vllm', Environment: { SM_VLLM_MODEL: this.options.servedModel ?? 'tiny-emulated-model' } },
+          PrimaryContainer: {
+            Image: 'vllm',
+            Environment: { SM_VLLM_MODEL: this.options.servedModel ?? 'tiny-emulated-model' },
+          },
         };
       case 'CreateEndpointConfig':
         return this.createConfig(input as unknown as CreateEndpointConfigCommandInput);
@@ -446,7 +550,15 @@ export class SageMakerControlPlane {
         return this.deleteConfig(String(input.EndpointConfigName));
       case 'ListEndpointConfigs': {
         const contains = input.NameContains === undefined ? '' : String(input.NameContains);
-        return { EndpointConfigs: [...this.configs.values()].filter((c) => c.EndpointConfigName!.includes(contains)).map((c) => ({ EndpointConfigName: c.EndpointConfigName, EndpointConfigArn: c.EndpointConfigArn, CreationTime: c.CreationTime })) };
+        return {
+          EndpointConfigs: [...this.configs.values()]
+            .filter((c) => c.EndpointConfigName!.includes(contains))
+            .map((c) => ({
+              EndpointConfigName: c.EndpointConfigName,
+              EndpointConfigArn: c.EndpointConfigArn,
+              CreationTime: c.CreationTime,
+            })),
+        };
       }
       case 'UpdateEndpoint':
         return this.updateEndpoint(input);
@@ -458,26 +570,61 @@ export class SageMakerControlPlane {
         return this.listComponents(input);
       case 'DeleteInferenceComponent': {
         const c = this.components.get(String(input.InferenceComponentName));
-        if (c !== undefined && !this.calm && this.options.undeletableComponents?.has(c.name)) return fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.');
-        if (c === undefined) return fail(400, 'ValidationException', `Could not find inference component "${String(input.InferenceComponentName)}".`);
-        if (c.status === 'Creating' || c.status === 'Updating') return fail(400, 'ValidationException', `Cannot delete inference component while it is ${c.status}.`);
+        if (c !== undefined && !this.calm && this.options.undeletableComponents?.has(c.name))
+          return fail(500, 'InternalFailure', 'We encountered an internal error. Please try again.');
+        if (c === undefined)
+          return fail(
+            400,
+            'ValidationException',
+            `Could not find inference component "${String(input.InferenceComponentName)}".`,
+          );
+        if (c.status === 'Creating' || c.status === 'Updating')
+          return fail(400, 'ValidationException', `Cannot delete inference component while it is ${c.status}.`);
         c.status = 'Deleting';
         c.ticksLeft = 1;
         return {};
       }
       case 'DeleteEndpoint':
         if (input.EndpointName !== ENDPOINT_NAME) return this.deleteShadow(String(input.EndpointName));
-        if (this.state.status === 'Gone' || input.EndpointName !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
-        if (TRANSITIONAL.has(this.state.status)) return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${this.state.status}.`);
-        Object.assign(this.state, { status: 'Deleting', pending: undefined, serving: [], failureReason: undefined, systemTicksLeft: 0 });
+        if (this.state.status === 'Gone' || input.EndpointName !== ENDPOINT_NAME)
+          return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
+        if (TRANSITIONAL.has(this.state.status))
+          return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${this.state.status}.`);
+        Object.assign(this.state, {
+          status: 'Deleting',
+          pending: undefined,
+          serving: [],
+          failureReason: undefined,
+          systemTicksLeft: 0,
+        });
         return {};
       case 'CreateEndpoint': {
         if (input.EndpointName !== ENDPOINT_NAME) return this.createShadow(input);
-        if (this.state.status !== 'Gone') return fail(400, 'ValidationException', `Cannot create already existing endpoint "${String(input.EndpointName)}".`);
+        if (this.state.status !== 'Gone')
+          return fail(
+            400,
+            'ValidationException',
+            `Cannot create already existing endpoint "${String(input.EndpointName)}".`,
+          );
         const config = this.configs.get(String(input.EndpointConfigName));
-        if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`);
-        Object.assign(this.state, { status: 'Creating', config: input.EndpointConfigName, serving: [], instances: config.ProductionVariants?.[0]?.InitialInstanceCount ?? 1 });
-        this.state.pending = { config: String(input.EndpointConfigName), ticksLeft: this.options.pollsPerUpdate ?? 2, outcome: 'ok', from: String(input.EndpointConfigName) };
+        if (config === undefined)
+          return fail(
+            400,
+            'ValidationException',
+            `Could not find endpoint configuration "${String(input.EndpointConfigName)}".`,
+          );
+        Object.assign(this.state, {
+          status: 'Creating',
+          config: input.EndpointConfigName,
+          serving: [],
+          instances: config.ProductionVariants?.[0]?.InitialInstanceCount ?? 1,
+        });
+        this.state.pending = {
+          config: String(input.EndpointConfigName),
+          ticksLeft: this.options.pollsPerUpdate ?? 2,
+          outcome: 'ok',
+          from: String(input.EndpointConfigName),
+        };
         return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${ENDPOINT_NAME}` };
       }
       default:
@@ -540,7 +687,8 @@ export class SageMakerControlPlane {
         break;
       case 'rollback':
         // Back to the fleet as it was before this update (a mixed fleet stays mixed, an out-of-service one out of service).
-        s.status = p.fromStatus === 'UpdateRollbackFailed' || p.fromStatus === 'OutOfService' ? p.fromStatus : 'InService';
+        s.status =
+          p.fromStatus === 'UpdateRollbackFailed' || p.fromStatus === 'OutOfService' ? p.fromStatus : 'InService';
         s.serving = p.fromServing ?? s.serving;
         s.failureReason = 'The new fleet failed its health checks; the deployment was rolled back.';
         break;
@@ -566,7 +714,8 @@ export class SageMakerControlPlane {
   }
 
   private describeEndpoint(name: string): Record<string, unknown> | Fail {
-    if (name !== ENDPOINT_NAME || this.state.status === 'Gone') return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
+    if (name !== ENDPOINT_NAME || this.state.status === 'Gone')
+      return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
     this.tick();
     if (this.state.status === 'Deleting') {
       // DeleteEndpoint takes one tick; then the endpoint no longer exists.
@@ -584,32 +733,69 @@ export class SageMakerControlPlane {
       CreationTime: new Date(0),
       LastModifiedTime: new Date(0),
       LastDeploymentConfig: this.options.lastDeploymentConfig,
-      ProductionVariants: (current.ProductionVariants ?? []).map((v) => ({ VariantName: v.VariantName, CurrentInstanceCount: s.instances, DesiredInstanceCount: s.instances, CurrentWeight: 1, DesiredWeight: 1 })),
+      ProductionVariants: (current.ProductionVariants ?? []).map((v) => ({
+        VariantName: v.VariantName,
+        CurrentInstanceCount: s.instances,
+        DesiredInstanceCount: s.instances,
+        CurrentWeight: 1,
+        DesiredWeight: 1,
+      })),
       PendingDeploymentSummary:
         s.pending === undefined
           ? undefined
-          : { EndpointConfigName: s.pending.config, StartTime: new Date(0), ProductionVariants: [{ VariantName: 'AllTraffic', CurrentInstanceCount: s.instances }] },
+          : {
+              EndpointConfigName: s.pending.config,
+              StartTime: new Date(0),
+              ProductionVariants: [{ VariantName: 'AllTraffic', CurrentInstanceCount: s.instances }],
+            },
     };
   }
 
   private createConfig(input: CreateEndpointConfigCommandInput): Record<string, unknown> | Fail {
     const name = input.EndpointConfigName ?? '';
-    if (!SAGEMAKER_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'endpointConfigName' failed to satisfy constraint`);
-    if (this.configs.has(name)) return fail(400, 'ValidationException', `Cannot create already existing endpoint configuration "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint-config/${name}".`);
+    if (!SAGEMAKER_NAME.test(name))
+      return fail(
+        400,
+        'ValidationException',
+        `1 validation error detected: Value '${name}' at 'endpointConfigName' failed to satisfy constraint`,
+      );
+    if (this.configs.has(name))
+      return fail(
+        400,
+        'ValidationException',
+        `Cannot create already existing endpoint configuration "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint-config/${name}".`,
+      );
     for (const v of input.ProductionVariants ?? []) {
       const r = v.RoutingConfig;
       if (r?.RoutingStrategy === 'PREFIX_AWARE') {
         const p = r.PrefixAwareRoutingConfig;
         const deployed = describedConfig().ProductionVariants![0].RoutingConfig!.PrefixAwareRoutingConfig!;
-        if (this.options.refusePrefixAware && (p?.PrefixLength !== deployed.PrefixLength || p?.ConcurrencyThreshold !== deployed.ConcurrencyThreshold)) {
-          return fail(400, 'ValidationException', `PrefixAwareRoutingConfig PrefixLength ${p?.PrefixLength} is not supported for this endpoint.`);
+        if (
+          this.options.refusePrefixAware &&
+          (p?.PrefixLength !== deployed.PrefixLength || p?.ConcurrencyThreshold !== deployed.ConcurrencyThreshold)
+        ) {
+          return fail(
+            400,
+            'ValidationException',
+            `PrefixAwareRoutingConfig PrefixLength ${p?.PrefixLength} is not supported for this endpoint.`,
+          );
         }
         const ok = p !== undefined && inRange(p.PrefixLength, 1024, 65536) && inRange(p.ConcurrencyThreshold, 1, 1024);
-        if (!ok) return fail(400, 'ValidationException', 'PrefixAwareRoutingConfig requires PrefixLength 1024-65536 and ConcurrencyThreshold 1-1024.');
+        if (!ok)
+          return fail(
+            400,
+            'ValidationException',
+            'PrefixAwareRoutingConfig requires PrefixLength 1024-65536 and ConcurrencyThreshold 1-1024.',
+          );
       }
     }
     const arn = `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint-config/${name}`;
-    this.configs.set(name, { $metadata: {}, ...input, EndpointConfigArn: arn, CreationTime: new Date(1000) } as DescribeEndpointConfigCommandOutput);
+    this.configs.set(name, {
+      $metadata: {},
+      ...input,
+      EndpointConfigArn: arn,
+      CreationTime: new Date(1000),
+    });
     return { EndpointConfigArn: arn };
   }
 
@@ -620,10 +806,17 @@ export class SageMakerControlPlane {
   }
 
   private deleteConfig(name: string): Record<string, unknown> | Fail {
-    if (!this.configs.has(name)) return fail(400, 'ValidationException', `Could not find endpoint configuration "${name}".`);
+    if (!this.configs.has(name))
+      return fail(400, 'ValidationException', `Could not find endpoint configuration "${name}".`);
     if (this.inUse(name)) {
-      this.violations.push(`DeleteEndpointConfig ${name} while the endpoint used it (status ${this.state.status}, on ${this.state.serving.join(' + ')}${this.state.pending ? `, deploying ${this.state.pending.config}` : ''})`);
-      return fail(400, 'ValidationException', `endpoint configuration "${name}" is in use by endpoint "${ENDPOINT_NAME}" (refused by the test fake: the tool must never delete it)`);
+      this.violations.push(
+        `DeleteEndpointConfig ${name} while the endpoint used it (status ${this.state.status}, on ${this.state.serving.join(' + ')}${this.state.pending ? `, deploying ${this.state.pending.config}` : ''})`,
+      );
+      return fail(
+        400,
+        'ValidationException',
+        `endpoint configuration "${name}" is in use by endpoint "${ENDPOINT_NAME}" (refused by the test fake: the tool must never delete it)`,
+      );
     }
     this.configs.delete(name);
     return {};
@@ -631,21 +824,42 @@ export class SageMakerControlPlane {
 
   private updateEndpoint(input: Record<string, unknown>): Record<string, unknown> | Fail {
     const s = this.state;
-    if (input.EndpointName !== ENDPOINT_NAME) return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
-    if (s.status === 'Failed') return fail(400, 'ValidationException', 'Cannot update a failed endpoint; DeleteEndpoint is the only operation allowed.');
-    if (s.status === 'SystemUpdating') return fail(400, 'ValidationException', 'Cannot update endpoint while it is undergoing system maintenance (SystemUpdating).');
-    if (!['InService', 'UpdateRollbackFailed', 'OutOfService'].includes(s.status)) return fail(400, 'ValidationException', 'Cannot update in-progress endpoint');
+    if (input.EndpointName !== ENDPOINT_NAME)
+      return fail(400, 'ValidationException', `Could not find endpoint "${String(input.EndpointName)}".`);
+    if (s.status === 'Failed')
+      return fail(
+        400,
+        'ValidationException',
+        'Cannot update a failed endpoint; DeleteEndpoint is the only operation allowed.',
+      );
+    if (s.status === 'SystemUpdating')
+      return fail(
+        400,
+        'ValidationException',
+        'Cannot update endpoint while it is undergoing system maintenance (SystemUpdating).',
+      );
+    if (!['InService', 'UpdateRollbackFailed', 'OutOfService'].includes(s.status))
+      return fail(400, 'ValidationException', 'Cannot update in-progress endpoint');
     const configName = String(input.EndpointConfigName);
     const config = this.configs.get(configName);
-    if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
+    if (config === undefined)
+      return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
     const problem = this.deploymentProblem(input.DeploymentConfig as DeploymentConfig | undefined, config);
     if (problem !== undefined) return fail(400, 'ValidationException', problem);
     const outcome = this.calm ? 'ok' : (this.options.outcomes?.[this.updatesSeen] ?? 'ok');
     this.updatesSeen++;
-    s.pending = { config: configName, ticksLeft: this.options.pollsPerUpdate ?? 2, outcome, from: s.config, fromStatus: s.status, fromServing: [...s.serving] };
+    s.pending = {
+      config: configName,
+      ticksLeft: this.options.pollsPerUpdate ?? 2,
+      outcome,
+      from: s.config,
+      fromStatus: s.status,
+      fromServing: [...s.serving],
+    };
     s.status = 'Updating';
     s.failureReason = undefined;
-    if (input.RetainAllVariantProperties !== true) s.instances = config.ProductionVariants?.[0]?.InitialInstanceCount ?? s.instances;
+    if (input.RetainAllVariantProperties !== true)
+      s.instances = config.ProductionVariants?.[0]?.InitialInstanceCount ?? s.instances;
     return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${ENDPOINT_NAME}` };
   }
 
@@ -653,32 +867,78 @@ export class SageMakerControlPlane {
   private endpointForComponent(name: string): DescribeEndpointConfigCommandOutput | Fail {
     const shadow = this.shadowEndpoints.get(name);
     if (name === ENDPOINT_NAME && this.state.status !== 'Gone') {
-      if (this.state.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${name}" is ${this.state.status}; inference components are created on an endpoint that is InService.`);
+      if (this.state.status !== 'InService')
+        return fail(
+          400,
+          'ValidationException',
+          `Endpoint "${name}" is ${this.state.status}; inference components are created on an endpoint that is InService.`,
+        );
       return this.configs.get(this.state.config) ?? describedConfig(this.state.config);
     }
     if (shadow === undefined) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
-    if (shadow.status !== 'InService') return fail(400, 'ValidationException', `Endpoint "${name}" is ${shadow.status}; inference components are created on an endpoint that is InService.`);
-    return this.configs.get(shadow.config) ?? fail(400, 'ValidationException', `Could not find endpoint configuration "${shadow.config}".`);
+    if (shadow.status !== 'InService')
+      return fail(
+        400,
+        'ValidationException',
+        `Endpoint "${name}" is ${shadow.status}; inference components are created on an endpoint that is InService.`,
+      );
+    return (
+      this.configs.get(shadow.config) ??
+      fail(400, 'ValidationException', `Could not find endpoint configuration "${shadow.config}".`)
+    );
   }
 
   private createComponent(input: Record<string, unknown>): Record<string, unknown> | Fail {
     const name = String(input.InferenceComponentName ?? '');
-    if (name.length > 63 || !COMPONENT_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'inferenceComponentName' failed to satisfy constraint`);
-    if (this.components.has(name)) return fail(400, 'ValidationException', `Cannot create already existing inference component "${name}".`);
+    if (name.length > 63 || !COMPONENT_NAME.test(name))
+      return fail(
+        400,
+        'ValidationException',
+        `1 validation error detected: Value '${name}' at 'inferenceComponentName' failed to satisfy constraint`,
+      );
+    if (this.components.has(name))
+      return fail(400, 'ValidationException', `Cannot create already existing inference component "${name}".`);
     const endpointName = String(input.EndpointName);
     const config = this.endpointForComponent(endpointName);
     if (isFail(config)) return config;
     const variantName = String(input.VariantName ?? '');
     const variant = config.ProductionVariants?.find((v) => v.VariantName === variantName);
-    if (variant === undefined) return fail(400, 'ValidationException', `Could not find variant "${variantName}" on endpoint "${endpointName}".`);
-    if (variant.ModelName !== undefined) return fail(400, 'ValidationException', `Variant "${variantName}" hosts model "${variant.ModelName}"; inference components need a variant whose configuration names no model.`);
-    const spec = (input.Specification ?? {}) as { BaseInferenceComponentName?: string; Container?: { Environment?: Record<string, string> } };
+    if (variant === undefined)
+      return fail(400, 'ValidationException', `Could not find variant "${variantName}" on endpoint "${endpointName}".`);
+    if (variant.ModelName !== undefined)
+      return fail(
+        400,
+        'ValidationException',
+        `Variant "${variantName}" hosts model "${variant.ModelName}"; inference components need a variant whose configuration names no model.`,
+      );
+    const spec = (input.Specification ?? {}) as {
+      BaseInferenceComponentName?: string;
+      Container?: { Environment?: Record<string, string> };
+    };
     if (spec.BaseInferenceComponentName !== undefined) {
       const base = this.components.get(spec.BaseInferenceComponentName);
-      if (base === undefined || base.endpoint !== endpointName) return fail(400, 'ValidationException', `Could not find base inference component "${spec.BaseInferenceComponentName}".`);
+      if (base === undefined || base.endpoint !== endpointName)
+        return fail(
+          400,
+          'ValidationException',
+          `Could not find base inference component "${spec.BaseInferenceComponentName}".`,
+        );
     }
-    const copies = Number((input.RuntimeConfig as { CopyCount?: number } | undefined)?.CopyCount ?? (spec.BaseInferenceComponentName !== undefined ? 0 : 1));
-    this.components.set(name, { name, endpoint: endpointName, variant: variantName, base: spec.BaseInferenceComponentName, environment: spec.Container?.Environment, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, copies, specification: spec });
+    const copies = Number(
+      (input.RuntimeConfig as { CopyCount?: number } | undefined)?.CopyCount ??
+        (spec.BaseInferenceComponentName !== undefined ? 0 : 1),
+    );
+    this.components.set(name, {
+      name,
+      endpoint: endpointName,
+      variant: variantName,
+      base: spec.BaseInferenceComponentName,
+      environment: spec.Container?.Environment,
+      status: 'Creating',
+      ticksLeft: this.options.pollsPerUpdate ?? 2,
+      copies,
+      specification: spec,
+    });
     return { InferenceComponentArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:inference-component/${name}` };
   }
 
@@ -695,14 +955,24 @@ export class SageMakerControlPlane {
         c.failureReason = 'The model container failed its health check.';
       } else c.status = 'InService';
     }
-    const { Container, ...spec } = c.specification as { Container?: { Image?: string; ArtifactUrl?: string; Environment?: Record<string, string> } };
+    const { Container, ...spec } = c.specification as {
+      Container?: { Image?: string; ArtifactUrl?: string; Environment?: Record<string, string> };
+    };
     return {
       ...componentSummary(c),
       ...(c.failureReason !== undefined ? { FailureReason: c.failureReason } : {}),
       Specification: {
         ...spec,
         ...(Container !== undefined
-          ? { Container: { ...(Container.Image !== undefined ? { DeployedImage: { SpecifiedImage: Container.Image, ResolvedImage: `${Container.Image}@sha256:0` } } : {}), ...(Container.ArtifactUrl !== undefined ? { ArtifactUrl: Container.ArtifactUrl } : {}), ...(Container.Environment !== undefined ? { Environment: Container.Environment } : {}) } }
+          ? {
+              Container: {
+                ...(Container.Image !== undefined
+                  ? { DeployedImage: { SpecifiedImage: Container.Image, ResolvedImage: `${Container.Image}@sha256:0` } }
+                  : {}),
+                ...(Container.ArtifactUrl !== undefined ? { ArtifactUrl: Container.ArtifactUrl } : {}),
+                ...(Container.Environment !== undefined ? { Environment: Container.Environment } : {}),
+              },
+            }
           : {}),
       },
       RuntimeConfig: { DesiredCopyCount: c.copies, CurrentCopyCount: c.status === 'InService' ? c.copies : 0 },
@@ -711,15 +981,34 @@ export class SageMakerControlPlane {
 
   private createShadow(input: Record<string, unknown>): Record<string, unknown> | Fail {
     const name = String(input.EndpointName ?? '');
-    if (!SAGEMAKER_NAME.test(name)) return fail(400, 'ValidationException', `1 validation error detected: Value '${name}' at 'endpointName' failed to satisfy constraint`);
-    if (this.shadowEndpoints.has(name)) return fail(400, 'ValidationException', `Cannot create already existing endpoint "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}".`);
+    if (!SAGEMAKER_NAME.test(name))
+      return fail(
+        400,
+        'ValidationException',
+        `1 validation error detected: Value '${name}' at 'endpointName' failed to satisfy constraint`,
+      );
+    if (this.shadowEndpoints.has(name))
+      return fail(
+        400,
+        'ValidationException',
+        `Cannot create already existing endpoint "arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}".`,
+      );
     const configName = String(input.EndpointConfigName);
     const config = this.configs.get(configName);
-    if (config === undefined) return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
+    if (config === undefined)
+      return fail(400, 'ValidationException', `Could not find endpoint configuration "${configName}".`);
     this.shadowCreates++;
     const fails = !this.calm && (this.options.insufficientCapacityAt?.has(this.shadowCreates) ?? false);
     const instances = (config.ProductionVariants ?? []).reduce((n, v) => n + (v.InitialInstanceCount ?? 0), 0);
-    this.shadowEndpoints.set(name, { name, config: configName, status: 'Creating', ticksLeft: this.options.pollsPerUpdate ?? 2, instances, failureReason: undefined, fails });
+    this.shadowEndpoints.set(name, {
+      name,
+      config: configName,
+      status: 'Creating',
+      ticksLeft: this.options.pollsPerUpdate ?? 2,
+      instances,
+      failureReason: undefined,
+      fails,
+    });
     return { EndpointArn: `arn:aws:sagemaker:${REGION}:${ACCOUNT}:endpoint/${name}` };
   }
 
@@ -733,7 +1022,8 @@ export class SageMakerControlPlane {
       }
       if (e.fails) {
         e.status = 'Failed';
-        e.failureReason = 'Insufficient capacity to provision ml.g6e.2xlarge instances for the endpoint (InsufficientCapacity).';
+        e.failureReason =
+          'Insufficient capacity to provision ml.g6e.2xlarge instances for the endpoint (InsufficientCapacity).';
       } else e.status = 'InService';
     }
     const config = this.configs.get(e.config);
@@ -745,14 +1035,19 @@ export class SageMakerControlPlane {
       FailureReason: e.failureReason,
       CreationTime: new Date(0),
       LastModifiedTime: new Date(0),
-      ProductionVariants: (config?.ProductionVariants ?? []).map((v) => ({ VariantName: v.VariantName, CurrentInstanceCount: e.status === 'InService' ? v.InitialInstanceCount : 0, DesiredInstanceCount: v.InitialInstanceCount })),
+      ProductionVariants: (config?.ProductionVariants ?? []).map((v) => ({
+        VariantName: v.VariantName,
+        CurrentInstanceCount: e.status === 'InService' ? v.InitialInstanceCount : 0,
+        DesiredInstanceCount: v.InitialInstanceCount,
+      })),
     };
   }
 
   private deleteShadow(name: string): Record<string, unknown> | Fail {
     const e = this.shadowEndpoints.get(name);
     if (e === undefined) return fail(400, 'ValidationException', `Could not find endpoint "${name}".`);
-    if (e.status === 'Creating') return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${e.status}.`);
+    if (e.status === 'Creating')
+      return fail(400, 'ValidationException', `Cannot delete endpoint while it is ${e.status}.`);
     e.status = 'Deleting';
     e.ticksLeft = 1;
     return {};
@@ -776,11 +1071,15 @@ export class SageMakerControlPlane {
   }
 
   /** The documented limits of a DeploymentConfig against the fleet as it is now. */
-  private deploymentProblem(dc: DeploymentConfig | undefined, config: DescribeEndpointConfigCommandOutput): string | undefined {
+  private deploymentProblem(
+    dc: DeploymentConfig | undefined,
+    config: DescribeEndpointConfigCommandOutput,
+  ): string | undefined {
     if (dc === undefined) return undefined;
     const rolling = dc.RollingUpdatePolicy;
     if (rolling !== undefined) {
-      if ((config.ProductionVariants ?? []).length > 1) return 'Rolling deployment is not supported for endpoints with more than one production variant.';
+      if ((config.ProductionVariants ?? []).length > 1)
+        return 'Rolling deployment is not supported for endpoints with more than one production variant.';
       const n = this.state.instances;
       const batch = rolling.MaximumBatchSize;
       if (batch === undefined) return 'RollingUpdatePolicy.MaximumBatchSize is required.';
@@ -790,10 +1089,18 @@ export class SageMakerControlPlane {
         return `MaximumBatchSize ${batch.Type} ${batch.Value} must be between 5% and 50% of the variant's total instance count (${n}).`;
       }
       if (!inRange(rolling.WaitIntervalInSeconds, 0, 3600)) return 'WaitIntervalInSeconds must be 0-3600.';
-      if (rolling.MaximumExecutionTimeoutInSeconds !== undefined && !inRange(rolling.MaximumExecutionTimeoutInSeconds, 600, 28_800)) return 'MaximumExecutionTimeoutInSeconds must be 600-28800.';
+      if (
+        rolling.MaximumExecutionTimeoutInSeconds !== undefined &&
+        !inRange(rolling.MaximumExecutionTimeoutInSeconds, 600, 28_800)
+      )
+        return 'MaximumExecutionTimeoutInSeconds must be 600-28800.';
     }
     const bg = dc.BlueGreenUpdatePolicy;
-    if (bg?.MaximumExecutionTimeoutInSeconds !== undefined && !inRange(bg.MaximumExecutionTimeoutInSeconds, 600, 28_800)) return 'MaximumExecutionTimeoutInSeconds must be 600-28800.';
+    if (
+      bg?.MaximumExecutionTimeoutInSeconds !== undefined &&
+      !inRange(bg.MaximumExecutionTimeoutInSeconds, 600, 28_800)
+    )
+      return 'MaximumExecutionTimeoutInSeconds must be 600-28800.';
     return undefined;
   }
 
@@ -805,8 +1112,17 @@ export class SageMakerControlPlane {
   restored(): boolean {
     const s = this.state;
     // Autoscaling's own capacity change (Updating / RollingBack without a configuration change) is the endpoint's own.
-    const own = (s.status === 'SystemUpdating' && s.systemTicksLeft > 0) || ((s.status === 'Updating' || s.status === 'RollingBack') && s.scaling !== undefined);
-    return (s.status === 'InService' || own) && s.config === ORIGINAL_CONFIG && s.pending === undefined && s.serving.length === 1 && this.copies().length === 0 && this.configs.has(ORIGINAL_CONFIG);
+    const own =
+      (s.status === 'SystemUpdating' && s.systemTicksLeft > 0) ||
+      ((s.status === 'Updating' || s.status === 'RollingBack') && s.scaling !== undefined);
+    return (
+      (s.status === 'InService' || own) &&
+      s.config === ORIGINAL_CONFIG &&
+      s.pending === undefined &&
+      s.serving.length === 1 &&
+      this.copies().length === 0 &&
+      this.configs.has(ORIGINAL_CONFIG)
+    );
   }
 }
 

@@ -30,8 +30,14 @@ export interface ScriptedServer {
 
 export type Script = (call: ServerCall, res: ServerResponse, server: ScriptedServer) => Promise<void> | void;
 
-export function sseChunk(chat: boolean, text: string, usage?: { prompt: number; completion: number; cached?: number }): string {
-  const choices = chat ? [{ index: 0, delta: { content: text }, finish_reason: null }] : [{ index: 0, text, finish_reason: null }];
+export function sseChunk(
+  chat: boolean,
+  text: string,
+  usage?: { prompt: number; completion: number; cached?: number },
+): string {
+  const choices = chat
+    ? [{ index: 0, delta: { content: text }, finish_reason: null }]
+    : [{ index: 0, text, finish_reason: null }];
   const u =
     usage === undefined
       ? undefined
@@ -53,7 +59,10 @@ export async function streamAnswer(
   const chat = call.path.endsWith('/chat/completions');
   const tokens = options.tokens ?? 3;
   res.writeHead(200, { 'content-type': 'text/event-stream', ...(options.headers ?? {}) });
-  if (chat) res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] })}\n\n`);
+  if (chat)
+    res.write(
+      `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: '' } }] })}\n\n`,
+    );
   for (let i = 0; i < tokens; i++) {
     if (options.tokenDelayMs) await sleep(options.tokenDelayMs);
     if (res.destroyed) return;

@@ -4,7 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
-import { startFakeBackend, type FakeBackend, type FakeBackendBehavior } from '../../../../router/bench/fake-openai-backend';
+import {
+  startFakeBackend,
+  type FakeBackend,
+  type FakeBackendBehavior,
+} from '../../../../router/bench/fake-openai-backend';
 import type { RouterOptions } from '../../../../router/src/config';
 import { createRouterLogger, startRouter, type RunningRouter } from '../../../../router/src/server';
 
@@ -28,12 +32,19 @@ export interface FixtureOptions {
 /** Starts fake backends and a router in front of them on 127.0.0.1 ephemeral ports; logs silenced or captured. */
 export async function startFixture(options: FixtureOptions = {}): Promise<Fixture> {
   const backends = await Promise.all(
-    Array.from({ length: options.backends ?? 2 }, (_, i) => startFakeBackend({ name: `b${i}`, behavior: options.behavior })),
+    Array.from({ length: options.backends ?? 2 }, (_, i) =>
+      startFakeBackend({ name: `b${i}`, behavior: options.behavior }),
+    ),
   );
   const logs: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      logs.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      logs.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       cb();
     },
   });
@@ -60,7 +71,14 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
 }
 
 export function chatBody(text: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ model: 'fake-model', messages: [{ role: 'system', content: text }, { role: 'user', content: 'question' }], ...extra });
+  return JSON.stringify({
+    model: 'fake-model',
+    messages: [
+      { role: 'system', content: text },
+      { role: 'user', content: 'question' },
+    ],
+    ...extra,
+  });
 }
 
 /** POST with undici; returns status, headers and the body text. */
@@ -68,13 +86,20 @@ export async function post(
   url: string,
   body: string | Buffer,
   headers: Record<string, string> = { 'content-type': 'application/json' },
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; json: () => unknown }> {
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: () => unknown;
+}> {
   const res = await request(url, { method: 'POST', body, headers });
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
 }
 
-export async function get(url: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+export async function get(
+  url: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   const res = await request(url, { method: 'GET' });
   return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
 }
