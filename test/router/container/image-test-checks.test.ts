@@ -68,7 +68,7 @@ describe("when test:image's EMF check reads a document", () => {
         },
         X: 1,
       },
-      'metric X has unit Tokens',
+      'metric X has unit "Tokens"',
     ],
     [
       'a 256-character namespace',
