@@ -1,15 +1,13 @@
-import { once } from 'node:events';
-import { createWriteStream, mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { builtinProfile, DEFAULT_PROFILE_NAME } from '../emulator/engine-profile';
-import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import { CHARS_PER_TOKEN } from '../state/block-hash';
-import { CeilingTracker, type Ceilings } from '../report/ceilings';
 import { TRACE_OPTIONS } from '../workload/mooncake-trace';
 import { parseCapturedLine, detectFormat, type CaptureFormat, type CaptureFormatOption } from './capture-formats';
-import { requestShape, responseOutput, UnusableRequest, type OutputSource, type ProblemKind } from './captured-request';
-import { importSources, sourceLines, type SourceOptions } from './import-sources';
+import { UnusableRequest } from './captured-request';
+import { ImportFailed, ImportStats, type ImportCounts } from './import-stats';
+import { importSources, sourceLines, type ImportSource, type SourceOptions } from './import-sources';
 import { KeyedBlockIds } from './keyed-block-ids';
+import { traceEntryOf, type EntrySettings, type TraceEntry } from './trace-entry';
+import { TraceWriter } from './trace-writer';
 import type { PromptTokenizer } from './tokenizer-file';
 
 /**
@@ -63,148 +61,136 @@ export const DEFAULT_REORDER_WINDOW_MS = 300_000;
 export const DEFAULT_TRACE_BLOCK_TOKENS = TRACE_OPTIONS.blockTokens.default;
 export const BLOCK_TOKENS_RANGE = { min: TRACE_OPTIONS.blockTokens.min, max: TRACE_OPTIONS.blockTokens.max };
 
-export interface ImportProblem {
-  readonly source: string;
-  readonly lineNumber: number;
-  readonly kind: ProblemKind;
-  readonly message: string;
-}
+export { ImportFailed, LISTED_PROBLEMS, type ImportProblem, type SharedPrefix } from './import-stats';
 
-export interface SharedPrefix {
-  /** Requests whose prompt starts with it. */
-  readonly requests: number;
-  readonly blocks: number;
-  readonly tokens: number;
-}
-
-export interface ImportReport {
+export interface ImportReport extends ImportCounts {
   readonly out: string;
   readonly sources: number;
-  readonly linesRead: number;
-  readonly requests: number;
   readonly firstTimestampMs: number;
   readonly lastTimestampMs: number;
-  readonly formats: Readonly<Record<CaptureFormat, number>>;
   readonly tokenSource: string;
   readonly blockTokens: number;
-  readonly promptTokens: {
-    readonly total: number;
-    readonly mean: number;
-    readonly p50: number;
-    readonly p90: number;
-    readonly p99: number;
-    readonly max: number;
-  };
-  readonly outputTokens: {
-    readonly total: number;
-    readonly mean: number;
-    readonly sources: Readonly<Record<OutputSource, number>>;
-  };
-  readonly kinds: Readonly<Record<'chat' | 'completions' | 'native' | 'text', number>>;
-  readonly tenants: number;
-  readonly distinctFirstBlocks: number;
-  readonly distinctBlocks: number;
-  readonly ceilings: Ceilings;
   readonly fleet: FleetForCeilings;
-  readonly sharedPrefixes: readonly SharedPrefix[];
   readonly samplingPercent: number;
-  readonly problemCounts: Readonly<Partial<Record<ProblemKind, number>>>;
-  /** The first LISTED_PROBLEMS problems, in input order. */
-  readonly problems: readonly ImportProblem[];
-  readonly problemTotal: number;
   readonly notes: readonly string[];
 }
 
-/** Problems kept for the listing (all are counted). */
-export const LISTED_PROBLEMS = 1000;
+/** Problems quoted in the error when nothing was usable. */
+const QUOTED_PROBLEMS = 20;
 
-export class ImportFailed extends Error {
-  constructor(
-    message: string,
-    readonly problems: readonly ImportProblem[],
-  ) {
-    super(message);
-    this.name = 'ImportFailed';
-  }
-}
-
-interface PendingEntry {
-  readonly timestampMs: number;
-  readonly seq: number;
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly ids: readonly number[];
-  readonly source: string;
-  readonly lineNumber: number;
-}
-
-/** A min-heap on (timestamp, arrival sequence): the reorder window. */
-class PendingHeap {
-  private readonly items: PendingEntry[] = [];
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  peek(): PendingEntry | undefined {
-    return this.items[0];
-  }
-
-  push(entry: PendingEntry): void {
-    const a = this.items;
-    a.push(entry);
-    for (let i = a.length - 1; i > 0;) {
-      const p = (i - 1) >> 1;
-      if (!before(a[i], a[p])) break;
-      [a[i], a[p]] = [a[p], a[i]];
-      i = p;
+export async function importTrace(options: ImportOptions): Promise<ImportReport> {
+  const blockTokens = options.blockTokens ?? DEFAULT_TRACE_BLOCK_TOKENS;
+  const fleet = options.fleet ?? DEFAULT_FLEET;
+  const stats = new ImportStats({
+    blockTokens,
+    fleetCapacityBlocks: Math.floor((fleet.instances * fleet.kvCapacityBlocks * fleet.kvBlockTokens) / blockTokens),
+    strict: options.strict ?? false,
+  });
+  const writer = new TraceWriter({
+    out: options.out,
+    reorderWindowMs: options.reorderWindowMs ?? DEFAULT_REORDER_WINDOW_MS,
+    onWritten: (entry) => stats.written(entry),
+    onLate: (entry, message) => stats.problem(entry.source, entry.lineNumber, 'out-of-order', message),
+  });
+  const settings: EntrySettings = {
+    blockTokens,
+    defaultOutputTokens: options.defaultOutputTokens ?? DEFAULT_OUTPUT_TOKENS,
+    tokenizer: options.tokenizer,
+    ids: new KeyedBlockIds(options.secret),
+    onBlock: stats.onBlock,
+  };
+  let sources = 0;
+  try {
+    for await (const source of importSources(options.inputs, {
+      firstLineTime: firstLineTimeOf(options.format),
+      ...options.sources,
+    })) {
+      sources++;
+      await importSource(source, { format: fixedFormat(options.format), settings, stats, writer });
     }
+    await writer.finish();
+  } catch (error) {
+    writer.discard();
+    throw error;
   }
+  if (stats.requestsWritten === 0) {
+    writer.discard();
+    throw nothingUsable(options.inputs, sources, stats);
+  }
+  writer.commit();
+  const report: Omit<ImportReport, 'notes'> = {
+    ...stats.counts(),
+    out: options.out,
+    sources,
+    firstTimestampMs: writer.firstTimestampMs,
+    lastTimestampMs: writer.lastTimestampMs,
+    tokenSource: options.tokenizer
+      ? options.tokenizer.description
+      : `router estimate, ${CHARS_PER_TOKEN} characters per token`,
+    blockTokens,
+    fleet,
+    samplingPercent: options.samplingPercent ?? 100,
+  };
+  return { ...report, notes: importNotes(report) };
+}
 
-  pop(): PendingEntry | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && before(a[l], a[m])) m = l;
-        if (r < a.length && before(a[r], a[m])) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m], a[i]];
-        i = m;
+/** The format every line has, or undefined when each source's first line tells. */
+function fixedFormat(option: CaptureFormatOption | undefined): CaptureFormat | undefined {
+  return option === 'auto' || option === undefined ? undefined : option;
+}
+
+/** A source's first arrival time, which orders the sources (undefined when its first line cannot tell). */
+function firstLineTimeOf(option: CaptureFormatOption | undefined): (line: string) => number | undefined {
+  return (line) => {
+    try {
+      return parseCapturedLine(fixedFormat(option) ?? detectFormat(line), line).timestampMs;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+interface SourceImport {
+  readonly format: CaptureFormat | undefined;
+  readonly settings: EntrySettings;
+  readonly stats: ImportStats;
+  readonly writer: TraceWriter;
+}
+
+/** One source's lines into the writer; a source that cannot be read loses only itself. */
+async function importSource(source: ImportSource, into: SourceImport): Promise<void> {
+  const { settings, stats, writer } = into;
+  let format = into.format;
+  let lastLine = 0;
+  try {
+    for await (const { lineNumber, text, terminated } of sourceLines(source.open())) {
+      lastLine = lineNumber;
+      if (isBlank(text)) continue;
+      stats.lineRead();
+      format ??= detectFormat(text);
+      let entry: TraceEntry;
+      try {
+        entry = traceEntryOf(format, text, settings);
+      } catch (error) {
+        if (!(error instanceof UnusableRequest)) throw error;
+        // A line cut off by the end of the file is told apart from one that was malformed when written.
+        const truncated = !terminated && error.kind === 'malformed-line';
+        stats.problem(
+          source.name,
+          lineNumber,
+          truncated ? 'truncated-last-line' : error.kind,
+          truncated ? `the last line is cut off (${error.message}, no newline after it)` : error.message,
+        );
+        continue;
       }
+      stats.accepted(entry);
+      await writer.add({ ...entry, source: source.name, lineNumber });
     }
-    return top;
-  }
-}
-
-function before(x: PendingEntry, y: PendingEntry): boolean {
-  return x.timestampMs < y.timestampMs || (x.timestampMs === y.timestampMs && x.seq < y.seq);
-}
-
-/** A growable Int32Array (per distinct block, per request). */
-class IntColumn {
-  data = new Int32Array(1 << 16);
-  length = 0;
-
-  push(v: number): void {
-    if (this.length === this.data.length) this.grow();
-    this.data[this.length++] = v;
-  }
-
-  ensure(n: number): void {
-    while (this.data.length < n) this.grow();
-    if (this.length < n) this.length = n;
-  }
-
-  private grow(): void {
-    const next = new Int32Array(this.data.length * 2);
-    next.set(this.data);
-    this.data = next;
+  } catch (error) {
+    if (error instanceof ImportFailed) throw error;
+    if (error instanceof UnusableRequest) throw error;
+    // A source that cannot be read (permissions, a vanished object, throttling exhausted) loses only itself.
+    stats.problem(source.name, lastLine, 'unreadable-source', `cannot read it: ${(error as Error).message}`);
   }
 }
 
@@ -217,297 +203,15 @@ function isBlank(text: string): boolean {
   return true;
 }
 
-function percentile(sorted: Int32Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
-}
-
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export async function importTrace(options: ImportOptions): Promise<ImportReport> {
-  const blockTokens = options.blockTokens ?? DEFAULT_TRACE_BLOCK_TOKENS;
-  const blockChars = blockTokens * CHARS_PER_TOKEN;
-  const window = options.reorderWindowMs ?? DEFAULT_REORDER_WINDOW_MS;
-  const defaultOutput = options.defaultOutputTokens ?? DEFAULT_OUTPUT_TOKENS;
-  const fleet = options.fleet ?? DEFAULT_FLEET;
-  const sampling = options.samplingPercent ?? 100;
-  const strict = options.strict ?? false;
-  const tokenizer = options.tokenizer;
-  const ids = new KeyedBlockIds(options.secret);
-  const ceilings = new CeilingTracker({
-    blockTokens,
-    fleetCapacityBlocks: Math.floor((fleet.instances * fleet.kvCapacityBlocks * fleet.kvBlockTokens) / blockTokens),
-  });
-
-  // Per distinct block (ids are dense): requests containing it, its parent block, its depth.
-  const blockRequests = new IntColumn();
-  const blockParent = new IntColumn();
-  const blockDepth = new IntColumn();
-  const promptLengths = new IntColumn();
-  const tenants = new Set<string>();
-  let distinctFirstBlocks = 0;
-
-  const problems: ImportProblem[] = [];
-  const problemCounts: Partial<Record<ProblemKind, number>> = {};
-  let problemTotal = 0;
-  const problem = (source: string, lineNumber: number, kind: ProblemKind, message: string): void => {
-    const p = { source, lineNumber, kind, message };
-    if (strict)
-      throw new ImportFailed(`${source}:${lineNumber}: ${message} (--strict stops at the first bad line)`, [p]);
-    problemCounts[kind] = (problemCounts[kind] ?? 0) + 1;
-    problemTotal++;
-    if (problems.length < LISTED_PROBLEMS) problems.push(p);
-  };
-
-  const formats: Record<CaptureFormat, number> = { datacapture: 0, openai: 0 };
-  const kinds = { chat: 0, completions: 0, native: 0, text: 0 };
-  const outputSources: Record<OutputSource, number> = { usage: 0, 'generated-text': 0, 'max-tokens': 0, default: 0 };
-  let sources = 0;
-  let linesRead = 0;
-  let requests = 0;
-  let promptTotal = 0;
-  let outputTotal = 0;
-  let firstTimestamp = NaN;
-  let lastWritten = -Infinity;
-  let latestSeen = -Infinity;
-  let seq = 0;
-
-  mkdirSync(dirname(options.out), { recursive: true });
-  const partial = `${options.out}.partial`;
-  const writer = createWriteStream(partial, { highWaterMark: 1 << 20 });
-  const writerError = new Promise<never>((_, reject) => writer.once('error', reject));
-  writerError.catch(() => undefined);
-  let buffered: string[] = [];
-  let bufferedChars = 0;
-
-  const flushBuffer = async (): Promise<void> => {
-    if (buffered.length === 0) return;
-    const chunk = buffered.join('');
-    buffered = [];
-    bufferedChars = 0;
-    if (!writer.write(chunk)) await Promise.race([once(writer, 'drain'), writerError]);
-  };
-
-  const write = async (entry: PendingEntry): Promise<void> => {
-    let timestamp = entry.timestampMs;
-    if (timestamp < lastWritten) {
-      problem(
-        entry.source,
-        entry.lineNumber,
-        'out-of-order',
-        `arrived ${((lastWritten - timestamp) / 1000).toFixed(1)} s before a request already written (more than the ${window / 1000} s reorder window); kept at that request's time`,
-      );
-      timestamp = lastWritten;
-    }
-    if (Number.isNaN(firstTimestamp)) firstTimestamp = timestamp;
-    lastWritten = timestamp;
-    const full = Math.floor(entry.inputTokens / blockTokens);
-    ceilings.observeBlocks(full === entry.ids.length ? entry.ids : entry.ids.slice(0, full), entry.inputTokens);
-    requests++;
-    const line = `{"timestamp":${Math.round(timestamp - firstTimestamp)},"input_length":${entry.inputTokens},"output_length":${entry.outputTokens},"hash_ids":[${entry.ids.join(',')}]}\n`;
-    buffered.push(line);
-    bufferedChars += line.length;
-    if (bufferedChars >= 1 << 20) await flushBuffer();
-  };
-
-  const pending = new PendingHeap();
-  const drainUpTo = async (limit: number): Promise<void> => {
-    while (pending.size > 0 && pending.peek()!.timestampMs <= limit) await write(pending.pop()!);
-  };
-
-  const onBlock = (id: number, parent: number, isNew: boolean): void => {
-    if (isNew) {
-      blockRequests.ensure(id + 1);
-      blockParent.ensure(id + 1);
-      blockDepth.ensure(id + 1);
-      blockParent.data[id] = parent;
-      blockDepth.data[id] = parent < 0 ? 1 : blockDepth.data[parent] + 1;
-      if (parent < 0) distinctFirstBlocks++;
-    }
-    blockRequests.data[id] = blockRequests.data[id] + 1;
-  };
-
-  try {
-    const firstLineTime = (line: string): number | undefined => {
-      try {
-        const format = options.format === 'auto' || options.format === undefined ? detectFormat(line) : options.format;
-        return parseCapturedLine(format, line).timestampMs;
-      } catch {
-        return undefined;
-      }
-    };
-    for await (const source of importSources(options.inputs, { firstLineTime, ...options.sources })) {
-      sources++;
-      let format: CaptureFormat | undefined =
-        options.format === 'auto' || options.format === undefined ? undefined : options.format;
-      let lastLine = 0;
-      try {
-        for await (const { lineNumber, text, terminated } of sourceLines(source.open())) {
-          lastLine = lineNumber;
-          if (isBlank(text)) continue;
-          linesRead++;
-          format ??= detectFormat(text);
-          let entry: PendingEntry;
-          try {
-            const captured = parseCapturedLine(format, text);
-            const shape = requestShape(captured);
-            const namespace = `${shape.routing.model}\u0000${shape.routing.tenantKey ?? ''}`;
-            let inputTokens: number;
-            let blockIds: number[];
-            if (tokenizer) {
-              const tokens = tokenizer.encode(shape.text);
-              inputTokens = tokens.length;
-              blockIds = ids.idsOfTokens(tokens, blockTokens, namespace, onBlock);
-            } else {
-              inputTokens = estimatedPromptTokens(shape.routing);
-              blockIds = ids.idsOfText(shape.text, blockChars, namespace, onBlock);
-            }
-            if (inputTokens < 1) throw new UnusableRequest('the prompt is empty', 'not-a-generation-body');
-            const output = responseOutput(captured.response);
-            let outputTokens: number;
-            if (output !== undefined && 'tokens' in output) {
-              outputTokens = output.tokens;
-              outputSources.usage++;
-            } else if (output !== undefined) {
-              outputTokens = Math.max(
-                1,
-                tokenizer ? tokenizer.encode(output.text).length : Math.ceil(output.text.length / CHARS_PER_TOKEN),
-              );
-              outputSources['generated-text']++;
-            } else if (shape.maxTokens !== undefined) {
-              outputTokens = shape.maxTokens;
-              outputSources['max-tokens']++;
-            } else {
-              outputTokens = defaultOutput;
-              outputSources.default++;
-            }
-            formats[format]++;
-            kinds[shape.kind]++;
-            if (shape.routing.tenantKey !== undefined) tenants.add(shape.routing.tenantKey);
-            promptTotal += inputTokens;
-            outputTotal += outputTokens;
-            promptLengths.push(inputTokens);
-            entry = {
-              timestampMs: captured.timestampMs,
-              seq: seq++,
-              inputTokens,
-              outputTokens,
-              ids: blockIds,
-              source: source.name,
-              lineNumber,
-            };
-          } catch (error) {
-            if (!(error instanceof UnusableRequest)) throw error;
-            const truncated = !terminated && error.kind === 'malformed-line';
-            problem(
-              source.name,
-              lineNumber,
-              truncated ? 'truncated-last-line' : error.kind,
-              truncated ? `the last line is cut off (${error.message}, no newline after it)` : error.message,
-            );
-            continue;
-          }
-          latestSeen = Math.max(latestSeen, entry.timestampMs);
-          pending.push(entry);
-          await drainUpTo(latestSeen - window);
-        }
-      } catch (error) {
-        if (error instanceof ImportFailed) throw error;
-        if (error instanceof UnusableRequest) throw error;
-        // A source that cannot be read (permissions, a vanished object, throttling exhausted) loses only itself.
-        problem(source.name, lastLine, 'unreadable-source', `cannot read it: ${(error as Error).message}`);
-      }
-    }
-    await drainUpTo(Infinity);
-    await flushBuffer();
-    writer.end();
-    await Promise.race([once(writer, 'finish'), writerError]);
-  } catch (error) {
-    writer.destroy();
-    rmSync(partial, { force: true });
-    throw error;
-  }
-
-  if (requests === 0) {
-    rmSync(partial, { force: true });
-    const listed = problems.slice(0, 20).map((p) => `${p.source}:${p.lineNumber}: ${p.message}`);
-    throw new ImportFailed(
-      sources === 0
-        ? `no input files found in ${options.inputs.join(', ')}`
-        : `nothing usable in ${sources} file(s) (${linesRead} line(s) read, ${problemTotal} bad)${listed.length ? `: ${listed.join('; ')}` : ''}`,
-      problems,
-    );
-  }
-  renameSync(partial, options.out);
-
-  const sortedLengths = promptLengths.data.slice(0, promptLengths.length).sort();
-  const report: Omit<ImportReport, 'notes'> = {
-    out: options.out,
-    sources,
-    linesRead,
-    requests,
-    firstTimestampMs: firstTimestamp,
-    lastTimestampMs: lastWritten,
-    formats,
-    tokenSource: tokenizer ? tokenizer.description : `router estimate, ${CHARS_PER_TOKEN} characters per token`,
-    blockTokens,
-    promptTokens: {
-      total: promptTotal,
-      mean: promptTotal / requests,
-      p50: percentile(sortedLengths, 0.5),
-      p90: percentile(sortedLengths, 0.9),
-      p99: percentile(sortedLengths, 0.99),
-      max: sortedLengths[sortedLengths.length - 1],
-    },
-    outputTokens: { total: outputTotal, mean: outputTotal / requests, sources: outputSources },
-    kinds,
-    tenants: tenants.size,
-    distinctFirstBlocks,
-    distinctBlocks: ids.size,
-    ceilings: ceilings.result(),
-    fleet,
-    sharedPrefixes: topSharedPrefixes(blockRequests, blockParent, blockDepth, ids.size, blockTokens, 5),
-    samplingPercent: sampling,
-    problemCounts,
+/** The error when no line gave a request: no sources at all, or the first problems of those read. */
+function nothingUsable(inputs: readonly string[], sources: number, stats: ImportStats): ImportFailed {
+  const problems = stats.listedProblems;
+  if (sources === 0) return new ImportFailed(`no input files found in ${inputs.join(', ')}`, problems);
+  const listed = problems.slice(0, QUOTED_PROBLEMS).map((p) => `${p.source}:${p.lineNumber}: ${p.message}`);
+  return new ImportFailed(
+    `nothing usable in ${sources} file(s) (${stats.lines} line(s) read, ${stats.problemsCounted} bad)${listed.length ? `: ${listed.join('; ')}` : ''}`,
     problems,
-    problemTotal,
-  };
-  return { ...report, notes: importNotes(report) };
-}
-
-/**
- * The shared prefixes worth the most cache: a block shared by several requests whose every child is shared by
- * fewer (a maximal prefix for that many requests), ranked by the tokens a cache could serve from it,
- * (requests − 1) × its length.
- */
-function topSharedPrefixes(
-  requests: IntColumn,
-  parent: IntColumn,
-  depth: IntColumn,
-  distinct: number,
-  blockTokens: number,
-  limit: number,
-): SharedPrefix[] {
-  const extended = new Uint8Array(distinct);
-  for (let id = 0; id < distinct; id++) {
-    const p = parent.data[id];
-    if (p >= 0 && requests.data[id] === requests.data[p]) extended[p] = 1;
-  }
-  const best: { id: number; score: number }[] = [];
-  for (let id = 0; id < distinct; id++) {
-    const n = requests.data[id];
-    if (n < 2 || extended[id]) continue;
-    const score = (n - 1) * depth.data[id];
-    if (best.length < limit || score > best[best.length - 1].score) {
-      best.push({ id, score });
-      best.sort((a, b) => b.score - a.score || a.id - b.id);
-      if (best.length > limit) best.pop();
-    }
-  }
-  return best.map(({ id }) => ({
-    requests: requests.data[id],
-    blocks: depth.data[id],
-    tokens: depth.data[id] * blockTokens,
-  }));
+  );
 }
 
 function importNotes(report: Omit<ImportReport, 'notes'>): string[] {
