@@ -2,13 +2,19 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { SageMakerClient, type SageMakerClientConfig } from '@aws-sdk/client-sagemaker';
 import type { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { Command } from 'commander';
-import { ModelDiscoveryError, ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { buildAbPlan, parseAbStrategies, planMinutes, renderAbPlan } from '../aws/ab-plan';
-import { writeAbReport } from '../aws/ab-report';
-import { AwsSetupError } from '../aws/endpoint-facts';
+import { ModelDiscoveryError } from '../benchmark';
+import {
+  buildAbPlan,
+  parseAbStrategies,
+  planMinutes,
+  renderAbPlan,
+  type AbPlan,
+  type AbStrategy,
+} from '../aws/ab-plan';
+import type { AbReportFiles } from '../aws/ab-report';
+import { AwsSetupError, type EndpointFacts } from '../aws/endpoint-facts';
 import { hostsInferenceComponents, refuseInferenceComponentEndpoint } from '../aws/inference-components';
 import { isValidInferenceComponentName } from '../protocol/inference-component';
 import { runShadowAb } from './ab-shadow';
@@ -19,18 +25,18 @@ import {
   type AbOutcome,
   type WorkloadRun,
 } from '../aws/routing-ab';
-import { DEFAULT_RETRY_POLICY, systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
+import { systemClock, type Clock, type RetryPolicy } from '../aws/throttling-retry';
 import {
   DEFAULT_CLOUDWATCH_DELAY_S,
-  liveOptionsOf,
   loadFlagProblems,
   parseCommandLine,
   type RawBenchFlags,
   type RawLoadFlags,
 } from './bench-flags';
 import { processIo, type BenchIo } from './bench-run';
-import { endedAbStatus } from './ab-exit';
+import { AbExitCode, endedAbStatus } from './ab-exit';
 import { listenForAbSignals, AB_SIGNALS, type AbSignal } from './ab-signals';
+import { measureRun, scaledRetryPolicy, writableReportDirectory, writeAndListReport } from './ab-steps';
 import { ConfigError } from '../common/config-error';
 import { defaultReportDir, FlagProblems, optionalNumberFlag } from './flag-values';
 import { SAGEMAKER_NAME, SAGEMAKER_NAME_RULE } from '../aws/sagemaker-names';
@@ -40,20 +46,12 @@ import {
   sageMakerBenchPlan,
   SAGEMAKER_DEFAULT_DURATION_S,
   SAGEMAKER_DEFAULT_MAX_REQUESTS,
+  type SageMakerTarget,
 } from './sagemaker-bench';
 
-/**
- * `prefix-router ab`: a routing A/B on a live SageMaker endpoint. Prints the plan (fleet, cost, how each switch
- * deploys and how long it takes) and changes nothing without --yes; with it, runs the workload once per
- * strategy (or once split between variants with --variants), restores the original configuration, and writes
- * the client's and CloudWatch's figures side by side. Exit codes: 0 done (or plan only), 1 bad flags or setup
- * (nothing changed), 2 a run failed but the endpoint was restored, 3 the endpoint is NOT where it began (the
- * message names its state and the commands that finish the job), 128 + the signal's number when a signal
- * (SIGINT 130, SIGTERM 143, SIGHUP 129) stopped the run and the endpoint was restored. An endpoint that hosts
- * inference components is not switched: without --shadow it is refused, with it ab-shadow.ts compares the
- * strategies on shadow endpoints and only reads the live one (same exit codes, 3 meaning shadow resources are left).
- */
+/** The signals `ab` stops at (and restores after); the exit codes are documented on runAbCommand. */
 export { AB_SIGNALS, type AbSignal } from './ab-signals';
+export { AbExitCode } from './ab-exit';
 
 export function register(program: Command): void {
   defineAbOptions(program.command('ab')).action(async (flags: RawAbFlags) => {
@@ -214,26 +212,81 @@ async function credentialExpiry(client: SageMakerClient): Promise<Date | undefin
   }
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Promise<number> {
-  const { io } = deps;
-  const clock = deps.clock ?? systemClock;
+/** `ab`'s flags, each checked and converted once: everything either mode needs before its first AWS call. */
+export interface AbSettings {
+  readonly endpointName: string;
+  /** switch: one strategy after another; variants: the existing variants at once; shadow: shadow endpoints. */
+  readonly mode: 'switch' | 'variants' | 'shadow';
+  /** --strategies as given (parsed against the endpoint's PREFIX_AWARE defaults once they are read). */
+  readonly strategies: string | undefined;
+  /** The flags each run's benchmark takes, as `bench --sagemaker-endpoint` would. */
+  readonly benchFlags: RawBenchFlags;
+  readonly region: string | undefined;
+  readonly model: string | undefined;
+  readonly inferenceComponent: string | undefined;
+  readonly pricePerInstanceHour: number | undefined;
+  readonly maxShadowCostUsd: number | undefined;
+  readonly pollIntervalS: number;
+  readonly switchTimeoutMin: number | undefined;
+  readonly restoreTimeoutMin: number | undefined;
+  readonly cloudWatchDelayS: number;
+  readonly readCloudWatch: boolean;
+  readonly emfNamespace: string | undefined;
+  readonly out: string | undefined;
+  readonly yes: boolean;
+  readonly quiet: boolean;
+  readonly acceptCredentialExpiry: boolean;
+}
+
+const EMF_NAMESPACE = /^[^:][^\s]{0,254}$/;
+
+/** Every flag is checked before the first AWS call; the settings, or every problem found. */
+export function resolveAbSettings(flags: RawAbFlags): AbSettings | { readonly problems: readonly string[] } {
   const checks = new FlagProblems();
-  const problems = { push: (problem: string) => checks.add(problem) };
   const numberFlag = (flag: string, raw: string | undefined, min: number, max: number): number | undefined =>
     checks.check(() => optionalNumberFlag(flag, raw, min, max));
+  for (const problem of abFlagProblems(flags)) checks.add(problem);
+  if (!flags.variants && flags.strategies !== undefined) checks.check(() => parseAbStrategies(flags.strategies!));
+  const settings: AbSettings = {
+    endpointName: flags.endpointName ?? '',
+    mode: flags.shadow ? 'shadow' : flags.variants ? 'variants' : 'switch',
+    strategies: flags.strategies,
+    benchFlags: benchFlagsOf(flags),
+    region: flags.region,
+    model: flags.model,
+    inferenceComponent: flags.inferenceComponent,
+    pricePerInstanceHour: numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000),
+    maxShadowCostUsd: numberFlag('max-shadow-cost-usd', flags.maxShadowCostUsd, 0, 1_000_000),
+    pollIntervalS: numberFlag('poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30,
+    switchTimeoutMin: numberFlag('switch-timeout', flags.switchTimeout, 1, 1440),
+    restoreTimeoutMin: numberFlag('restore-timeout', flags.restoreTimeout, 1, 2880),
+    cloudWatchDelayS:
+      numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ??
+      DEFAULT_CLOUDWATCH_DELAY_S,
+    readCloudWatch: flags.cloudwatch !== false,
+    emfNamespace: flags.emfNamespace,
+    out: flags.out,
+    yes: flags.yes === true,
+    quiet: flags.quiet === true,
+    acceptCredentialExpiry: flags.acceptCredentialExpiry === true,
+  };
+  return checks.problems.length > 0 ? { problems: checks.problems } : settings;
+}
+
+/** The problems of the flags that are not numbers: names, the load flags as bench checks them, flag combinations. */
+function abFlagProblems(flags: RawAbFlags): string[] {
+  const problems: string[] = [];
   if (flags.endpointName === undefined) problems.push('--endpoint-name is required');
   else if (!SAGEMAKER_NAME.test(flags.endpointName))
     problems.push(`--endpoint-name must be ${SAGEMAKER_NAME_RULE} (got ${JSON.stringify(flags.endpointName)})`);
-  // Every flag is checked before the first AWS call: the load flags as bench checks them (no target needed), the
-  // strategies' syntax and ranges (PREFIX_AWARE's defaults come from the endpoint later), the routing hint.
-  for (const problem of loadFlagProblems({
-    ...flags,
-    duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S,
-    maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS,
-  }))
-    problems.push(problem);
-  if (!flags.variants && flags.strategies !== undefined) checks.check(() => parseAbStrategies(flags.strategies!));
+  // The load flags as bench checks them (no target needed); PREFIX_AWARE's defaults come from the endpoint later.
+  problems.push(
+    ...loadFlagProblems({
+      ...flags,
+      duration: flags.duration ?? SAGEMAKER_DEFAULT_DURATION_S,
+      maxRequests: flags.maxRequests ?? SAGEMAKER_DEFAULT_MAX_REQUESTS,
+    }),
+  );
   const hintProblem = prefixAwareIdProblem(flags.prefixAwareId);
   if (hintProblem !== undefined) problems.push(hintProblem);
   if (flags.shadow && flags.variants)
@@ -247,30 +300,22 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
       `--inference-component must be 1 to 63 letters, digits and inner hyphens (got ${JSON.stringify(flags.inferenceComponent)})`,
     );
   }
-  const maxShadowCost = numberFlag('max-shadow-cost-usd', flags.maxShadowCostUsd, 0, 1_000_000);
   if (flags.variants && flags.strategies !== undefined)
     problems.push(
       'give --strategies (switch the routing one strategy after another) or --variants (compare existing variants), not both',
     );
   if (!flags.variants && flags.strategies === undefined)
     problems.push('--strategies is required (e.g. RANDOM,PREFIX_AWARE), or --variants');
-  const price = numberFlag('price-per-instance-hour', flags.pricePerInstanceHour, 0, 10_000);
-  const pollS = numberFlag('poll-interval', flags.pollInterval ?? '30', 1, 600) ?? 30;
-  const switchMin = numberFlag('switch-timeout', flags.switchTimeout, 1, 1440);
-  const restoreMin = numberFlag('restore-timeout', flags.restoreTimeout, 1, 2880);
-  const cwDelayS =
-    numberFlag('cloudwatch-delay', flags.cloudwatchDelay ?? String(DEFAULT_CLOUDWATCH_DELAY_S), 0, 3600) ??
-    DEFAULT_CLOUDWATCH_DELAY_S;
-  if (flags.emfNamespace !== undefined && !/^[^:][^\s]{0,254}$/.test(flags.emfNamespace)) {
+  if (flags.emfNamespace !== undefined && !EMF_NAMESPACE.test(flags.emfNamespace)) {
     problems.push(
       `--emf-namespace must be 1-255 characters without spaces, not starting with ':' (got ${JSON.stringify(flags.emfNamespace)})`,
     );
   }
-  if (checks.problems.length > 0) {
-    io.stderr.write(`prefix-router ab: ${checks.problems.join('\n  ')}\n`);
-    return 1;
-  }
-  const benchFlags: RawBenchFlags = {
+  return problems;
+}
+
+function benchFlagsOf(flags: RawAbFlags): RawBenchFlags {
+  return {
     sagemakerEndpoint: flags.endpointName,
     workload: flags.workload,
     concurrency: flags.concurrency,
@@ -283,239 +328,339 @@ export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Prom
     prefixAwareId: flags.prefixAwareId,
     quiet: flags.quiet,
   };
-  let target: Awaited<ReturnType<typeof resolveSageMakerTarget>> | undefined;
+}
+
+/** One `ab` run once its endpoint is read: the settings, the endpoint, and what both modes derive from them once. */
+interface AbRun {
+  readonly settings: AbSettings;
+  readonly deps: AbCommandDeps;
+  readonly io: BenchIo;
+  readonly clock: Clock;
+  readonly target: SageMakerTarget;
+  readonly facts: EndpointFacts;
+  readonly strategies: readonly AbStrategy[];
+  /** A rehearsal against a control plane on this machine runs its waits faster, like the emulators; a real one never. */
+  readonly timeScale: number;
+  readonly retry: RetryPolicy;
+  readonly runId: string;
+  readonly startedAt: Date;
+  readonly directory: string;
+  readonly credentialsExpireAt: Date | undefined;
+  /** A fresh SageMaker client, resolving the credential chain again (undefined when the caller gave the client). */
+  readonly renewSageMaker: (() => SageMakerClient) | undefined;
+  readonly pollIntervalMs: number;
+  /** --switch-timeout and --restore-timeout in ms of this run's (scaled) time. */
+  readonly switchTimeoutMs: number | undefined;
+  readonly restoreTimeoutMs: number | undefined;
+}
+
+/**
+ * `prefix-router ab`: a routing A/B on a live SageMaker endpoint. Prints the plan (fleet, cost, how each switch
+ * deploys and how long it takes) and changes nothing without --yes; with it, runs the workload once per strategy
+ * (or once split between variants with --variants), restores the original configuration, and writes the client's
+ * and CloudWatch's figures side by side. An endpoint that hosts inference components is not switched: without
+ * --shadow it is refused, with it ab-shadow.ts compares the strategies on shadow endpoints and only reads the live one.
+ *
+ * Returns the exit status, an {@link AbExitCode}: Done 0 (or plan only), Refused 1 (bad flags or setup, nothing
+ * changed), RunFailed 2 (a run failed but the endpoint was restored), LeftBehind 3 (the endpoint is NOT where it
+ * began, or shadow resources are left: the message names its state and the commands that finish the job); or
+ * 128 + the signal's number (SIGINT 130, SIGTERM 143, SIGHUP 129) when a signal stopped the run and everything was
+ * restored.
+ */
+export async function runAbCommand(flags: RawAbFlags, deps: AbCommandDeps): Promise<number> {
+  const { io } = deps;
+  const settings = resolveAbSettings(flags);
+  if ('problems' in settings) {
+    io.stderr.write(`prefix-router ab: ${settings.problems.join('\n  ')}\n`);
+    return AbExitCode.Refused;
+  }
+  const clock = deps.clock ?? systemClock;
+  let target: SageMakerTarget | undefined;
   try {
     target = await resolveSageMakerTarget(
-      { endpointName: flags.endpointName!, region: flags.region, model: flags.model },
+      { endpointName: settings.endpointName, region: settings.region, model: settings.model },
       { sagemaker: deps.sagemaker, runtime: deps.runtime, env: deps.env, clock },
     );
-    if (target.facts === undefined) {
-      throw new AwsSetupError(
-        'unsupported',
-        'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere',
-      );
-    }
-    const facts = target.facts;
-    const strategies = flags.variants ? [] : parseAbStrategies(flags.strategies!, facts.variants[0]?.routing);
-    if (flags.shadow) {
-      if (!hostsInferenceComponents(facts)) {
-        throw new AwsSetupError(
-          'unsupported',
-          `--shadow is for endpoints that host inference components; '${facts.endpointName}' serves a model on its variant, so ab switches it in place and restores it (drop --shadow)`,
-        );
-      }
-      const env = deps.env ?? process.env;
-      const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
-      const scale = controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(flags.timeScale ?? '1') || 1 : 1;
-      const startedAt = deps.now?.() ?? new Date();
-      // Only the run's duration is read here (for the cost); each shadow's own target is checked in runShadowAb.
-      const benchSettings = sageMakerBenchPlan(benchFlags, { ...target, model: flags.model ?? 'any' }).settings;
-      const region = target.region;
-      return await runShadowAb({
-        io,
-        clock,
-        target,
-        facts,
-        strategies,
-        benchFlags,
-        inferenceComponent: flags.inferenceComponent,
-        model: flags.model,
-        pricePerInstanceHour: price,
-        maxShadowCostUsd: maxShadowCost,
-        yes: flags.yes === true,
-        quiet: flags.quiet === true,
-        runSeconds: (benchSettings.durationMs ?? Number(SAGEMAKER_DEFAULT_DURATION_S) * 1000) / 1000,
-        runId: deps.runId ?? startedAt.getTime().toString(36).slice(-6),
-        startedAt,
-        directory: flags.out ?? defaultReportDir('ab', startedAt),
-        pollIntervalMs: (pollS * 1000) / scale,
-        createTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
-        cleanupTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
-        retry: {
-          ...DEFAULT_RETRY_POLICY,
-          baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale,
-          maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale,
-        },
-        credentialsExpireAt: await credentialExpiry(target.sagemaker!),
-        acceptCredentialExpiry: flags.acceptCredentialExpiry === true,
-        timeScale: scale,
-        renewSageMaker:
-          deps.renewSageMaker ??
-          (deps.sagemaker === undefined
-            ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig)
-            : undefined),
-        signals: deps,
-      });
+    const facts = controlPlaneFacts(target);
+    const strategies =
+      settings.mode === 'variants' ? [] : parseAbStrategies(settings.strategies!, facts.variants[0]?.routing);
+    if (settings.mode === 'shadow') {
+      refuseUnlessHostingComponents(facts);
+      return await runShadowMode(await abRun(settings, deps, target, facts, strategies));
     }
     // Before anything changes: an endpoint hosting inference components is refused (aws/inference-components.ts says why).
     await refuseInferenceComponentEndpoint(target.sagemaker!, facts, clock);
-    if (flags.variants) checkVariantsComparable(facts.config);
-    const names = facts.variants.map((v) => v.name);
-    // Validates every bench flag now, before the plan is shown.
-    const { settings } = sageMakerBenchPlan(benchFlags, target, flags.variants ? () => names[0] : undefined);
-    // The duration bound (default 600 s) is the most a run sends for; a shorter workload ends sooner.
-    const runSeconds = (settings.durationMs ?? Number(SAGEMAKER_DEFAULT_DURATION_S) * 1000) / 1000;
-    const plan = buildAbPlan({
-      facts,
-      mode: flags.variants ? 'variants' : 'switch',
-      strategies,
-      pricePerInstanceHour: price,
-      runSeconds,
-    });
-    const startedAt = deps.now?.() ?? new Date();
-    const runId = deps.runId ?? startedAt.getTime().toString(36).slice(-6);
-    io.stdout.write(`${renderAbPlan(plan, runId)}\n`);
-    // A rehearsal against a control plane on this machine runs its waits faster, like the emulators; a real one never.
-    const env = deps.env ?? process.env;
-    const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
-    const scale = controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(flags.timeScale ?? '1') || 1 : 1;
-    const expiry = await credentialExpiry(target.sagemaker!);
-    const needMs = (planMinutes(plan) * 60_000) / scale;
-    const expiresTooSoon = expiry !== undefined && expiry.getTime() - clock.now() < needMs;
-    if (expiry !== undefined) {
-      const leftMin = Math.round((expiry.getTime() - clock.now()) / 60_000);
-      io.stdout.write(
-        expiresTooSoon
-          ? `\nWARNING: the AWS credentials expire at ${expiry.toISOString()} (in ${leftMin} min), before the plan's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, calls fail from then on; the restore re-resolves the credential chain and retries until --restore-timeout, so refresh them in time (aws sso login, a longer role session) or pass --accept-credential-expiry when they refresh themselves.\n`
-          : `Credentials expire at ${expiry.toISOString()} (in ${leftMin} min), after the plan's ≈ ${Math.round(needMs / 60_000)} min.\n`,
-      );
-    }
-    if (!flags.yes) {
-      io.stdout.write('\nNothing was changed. Rerun with --yes to run this plan.\n');
-      return 0;
-    }
-    if (expiresTooSoon && !flags.acceptCredentialExpiry) {
-      io.stderr.write(
-        'prefix-router ab: the credentials expire before the plan ends (see above); nothing was changed. Refresh them or pass --accept-credential-expiry.\n',
-      );
-      return 1;
-    }
-    // Hours of work must not end in an unwritable report: the directory is created and written before any change,
-    // with the original configuration (CreateEndpointConfig input) that the finishing commands can recreate.
-    const directory = flags.out ?? defaultReportDir('ab', startedAt);
-    const originalConfigFile = resolve(directory, 'original-endpoint-config.json');
-    try {
-      await mkdir(directory, { recursive: true });
-      await access(directory, fsConstants.W_OK);
-      if (plan.mode === 'switch')
-        await writeFile(
-          originalConfigFile,
-          `${JSON.stringify(configCopyInput(facts.config, facts.configName), null, 2)}\n`,
-        );
-    } catch (err) {
-      io.stderr.write(
-        `prefix-router ab: --out ${directory} is not writable (${(err as Error).message}); nothing was changed\n`,
-      );
-      return 1;
-    }
-
-    const listener = listenForAbSignals(deps, io, {
-      first: (name) =>
-        `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
-      again: (name) => `${name}: still restoring; the endpoint is being put back on its original configuration`,
-    });
-    const liveTarget = target;
-    const runWorkload = async (run: WorkloadRun): Promise<LiveBenchmarkResult> => {
-      const perRun = sageMakerBenchPlan(benchFlags, liveTarget, run.targetVariantOf);
-      const progress = new ProgressReporter({
-        stream: io.stderr,
-        mode: flags.quiet ? 'silent' : 'auto',
-        label: run.label,
-      });
-      try {
-        return await runLiveBenchmark({
-          ...liveOptionsOf(perRun.settings),
-          ...perRun.extra(),
-          signal: run.signal,
-          onProgress: progress.update,
-        });
-      } finally {
-        progress.end();
-      }
-    };
-    const cloudwatch =
-      flags.cloudwatch === false ? undefined : (deps.cloudwatch ?? new CloudWatchClient({ region: target.region }));
-    const region = target.region;
-    // A new client resolves the credential chain again; ignoreCache (passed through to the chain's shared-file
-    // providers) re-reads ~/.aws/credentials and config, which the SDK otherwise caches for the process's life.
-    const renewSageMaker =
-      deps.renewSageMaker ??
-      (deps.sagemaker === undefined
-        ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig)
-        : undefined);
-    const retry: RetryPolicy = {
-      ...DEFAULT_RETRY_POLICY,
-      baseDelayMs: DEFAULT_RETRY_POLICY.baseDelayMs / scale,
-      maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs / scale,
-    };
-    let outcome: AbOutcome;
-    try {
-      outcome = await new RoutingAb(
-        {
-          sagemaker: target.sagemaker!,
-          renewSageMaker,
-          cloudwatch,
-          clock,
-          log: (line) => io.stderr.write(`${line}\n`),
-          runWorkload,
-        },
-        {
-          plan,
-          runId,
-          signal: listener.signal,
-          pollIntervalMs: (pollS * 1000) / scale,
-          switchTimeoutMs: switchMin === undefined ? undefined : (switchMin * 60_000) / scale,
-          restoreTimeoutMs: restoreMin === undefined ? undefined : (restoreMin * 60_000) / scale,
-          cloudWatchDelayMs: cwDelayS * 1000,
-          retry,
-          sidecarNamespace: flags.emfNamespace,
-          originalConfigFile,
-        },
-      ).run();
-    } finally {
-      listener.remove();
-      if (deps.cloudwatch === undefined) cloudwatch?.destroy();
-    }
-    // Written once the restore's result is known, so the report says where the endpoint is.
-    let files: Awaited<ReturnType<typeof writeAbReport>> | undefined;
-    try {
-      files = await writeAbReport(directory, plan, outcome, settings.workload, runId, startedAt.toISOString());
-      io.stdout.write(
-        `\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`,
-      );
-    } catch (err) {
-      io.stderr.write(`prefix-router ab: could not write the report to ${directory}: ${(err as Error).message}\n`);
-    }
-    if (!outcome.finished) {
-      const st = outcome.finalState;
-      const state =
-        st === undefined
-          ? 'unknown (DescribeEndpoint did not answer)'
-          : `${st.status} on ${st.configName}${st.pendingConfig ? `, deploying ${st.pendingConfig}` : ''}${st.failureReason ? ` (${st.failureReason})` : ''}`;
-      io.stderr.write(
-        `prefix-router ab: the endpoint is NOT where it began: ${outcome.restored ? `it is InService on ${facts.configName}, but configuration(s) ${outcome.leftConfigs.join(', ')} are left` : outcome.restoreError?.message}\n` +
-          `State: ${facts.endpointName} is ${state}\n` +
-          `Finish by hand with:\n${outcome.finishCommands.map((c) => `  ${c}`).join('\n')}\n`,
-      );
-      return 3;
-    }
-    const ended = endedAbStatus(outcome, io, listener.caught(), 'the endpoint was restored');
-    if (ended.status !== undefined) return ended.status;
-    if (files !== undefined && files.benchmark === undefined && outcome.runs.length > 0) {
-      io.stderr.write(
-        'prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n',
-      );
-      return 2;
-    }
-    return ended.allFailed > 0 || files === undefined ? 2 : 0;
+    if (settings.mode === 'variants') checkVariantsComparable(facts.config);
+    return await runSwitchMode(await abRun(settings, deps, target, facts, strategies));
   } catch (err) {
     if (err instanceof AwsSetupError || err instanceof ConfigError || err instanceof ModelDiscoveryError) {
       io.stderr.write(`prefix-router ab: ${err.message}\n`);
-      return 1;
+      return AbExitCode.Refused;
     }
     throw err;
   } finally {
     if (deps.runtime === undefined) target?.runtime.destroy();
     if (deps.sagemaker === undefined) target?.sagemaker?.destroy();
   }
+}
+
+function controlPlaneFacts(target: SageMakerTarget): EndpointFacts {
+  if (target.facts !== undefined) return target.facts;
+  throw new AwsSetupError(
+    'unsupported',
+    'ab needs the SageMaker control plane (DescribeEndpoint, UpdateEndpoint): AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME alone points only the runtime API elsewhere',
+  );
+}
+
+function refuseUnlessHostingComponents(facts: EndpointFacts): void {
+  if (hostsInferenceComponents(facts)) return;
+  throw new AwsSetupError(
+    'unsupported',
+    `--shadow is for endpoints that host inference components; '${facts.endpointName}' serves a model on its variant, so ab switches it in place and restores it (drop --shadow)`,
+  );
+}
+
+async function abRun(
+  settings: AbSettings,
+  deps: AbCommandDeps,
+  target: SageMakerTarget,
+  facts: EndpointFacts,
+  strategies: readonly AbStrategy[],
+): Promise<AbRun> {
+  const env = deps.env ?? process.env;
+  const controlUrl = env.AWS_ENDPOINT_URL_SAGEMAKER ?? env.AWS_ENDPOINT_URL;
+  const timeScale =
+    controlUrl !== undefined && isLoopbackUrl(controlUrl) ? Number(settings.benchFlags.timeScale ?? '1') || 1 : 1;
+  const startedAt = deps.now?.() ?? new Date();
+  const region = target.region;
+  const minutes = (min: number | undefined) => (min === undefined ? undefined : (min * 60_000) / timeScale);
+  return {
+    settings,
+    deps,
+    io: deps.io,
+    clock: deps.clock ?? systemClock,
+    target,
+    facts,
+    strategies,
+    timeScale,
+    retry: scaledRetryPolicy(timeScale),
+    runId: deps.runId ?? startedAt.getTime().toString(36).slice(-6),
+    startedAt,
+    directory: settings.out ?? defaultReportDir('ab', startedAt),
+    credentialsExpireAt: await credentialExpiry(target.sagemaker!),
+    // A new client resolves the credential chain again; ignoreCache (passed through to the chain's shared-file
+    // providers) re-reads ~/.aws/credentials and config, which the SDK otherwise caches for the process's life.
+    renewSageMaker:
+      deps.renewSageMaker ??
+      (deps.sagemaker === undefined
+        ? () => new SageMakerClient({ region, ignoreCache: true } as SageMakerClientConfig)
+        : undefined),
+    pollIntervalMs: (settings.pollIntervalS * 1000) / timeScale,
+    switchTimeoutMs: minutes(settings.switchTimeoutMin),
+    restoreTimeoutMs: minutes(settings.restoreTimeoutMin),
+  };
+}
+
+/** The duration bound (default 600 s) is the most a run sends for; a shorter workload ends sooner. */
+function runSecondsOf(settings: { readonly durationMs?: number }): number {
+  return (settings.durationMs ?? Number(SAGEMAKER_DEFAULT_DURATION_S) * 1000) / 1000;
+}
+
+function runShadowMode(run: AbRun): Promise<number> {
+  const { settings, target } = run;
+  // Only the run's duration is read here (for the cost); each shadow's own target is checked in runShadowAb.
+  const benchSettings = sageMakerBenchPlan(settings.benchFlags, { ...target, model: settings.model ?? 'any' }).settings;
+  return runShadowAb({
+    io: run.io,
+    clock: run.clock,
+    target,
+    facts: run.facts,
+    strategies: run.strategies,
+    benchFlags: settings.benchFlags,
+    inferenceComponent: settings.inferenceComponent,
+    model: settings.model,
+    pricePerInstanceHour: settings.pricePerInstanceHour,
+    maxShadowCostUsd: settings.maxShadowCostUsd,
+    yes: settings.yes,
+    quiet: settings.quiet,
+    runSeconds: runSecondsOf(benchSettings),
+    runId: run.runId,
+    startedAt: run.startedAt,
+    directory: run.directory,
+    pollIntervalMs: run.pollIntervalMs,
+    createTimeoutMs: run.switchTimeoutMs,
+    cleanupTimeoutMs: run.restoreTimeoutMs,
+    retry: run.retry,
+    credentialsExpireAt: run.credentialsExpireAt,
+    acceptCredentialExpiry: settings.acceptCredentialExpiry,
+    timeScale: run.timeScale,
+    renewSageMaker: run.renewSageMaker,
+    signals: run.deps,
+  });
+}
+
+/** The switch (and --variants) mode: plan, consent, a writable report directory, the runs, the restore, the report. */
+async function runSwitchMode(run: AbRun): Promise<number> {
+  const { settings, facts, io } = run;
+  const names = facts.variants.map((v) => v.name);
+  // Validates every bench flag now, before the plan is shown.
+  const benchPlan = sageMakerBenchPlan(
+    settings.benchFlags,
+    run.target,
+    settings.mode === 'variants' ? () => names[0] : undefined,
+  );
+  const plan = buildAbPlan({
+    facts,
+    mode: settings.mode === 'variants' ? 'variants' : 'switch',
+    strategies: run.strategies,
+    pricePerInstanceHour: settings.pricePerInstanceHour,
+    runSeconds: runSecondsOf(benchPlan.settings),
+  });
+  io.stdout.write(`${renderAbPlan(plan, run.runId)}\n`);
+  const expiresTooSoon = reportCredentialExpiry(run, (planMinutes(plan) * 60_000) / run.timeScale);
+  if (!settings.yes) {
+    io.stdout.write('\nNothing was changed. Rerun with --yes to run this plan.\n');
+    return AbExitCode.Done;
+  }
+  if (expiresTooSoon && !settings.acceptCredentialExpiry) {
+    io.stderr.write(
+      'prefix-router ab: the credentials expire before the plan ends (see above); nothing was changed. Refresh them or pass --accept-credential-expiry.\n',
+    );
+    return AbExitCode.Refused;
+  }
+  const originalConfigFile = resolve(run.directory, 'original-endpoint-config.json');
+  if (!(await writableReportDirectory(run.directory, io, 'nothing was changed'))) return AbExitCode.Refused;
+  // With the original configuration (CreateEndpointConfig input), which the finishing commands can recreate.
+  if (plan.mode === 'switch' && !(await wroteOriginalConfig(run.directory, originalConfigFile, facts, io)))
+    return AbExitCode.Refused;
+  const listener = listenForAbSignals(run.deps, io, {
+    first: (name) =>
+      `${name}: stopping the run and restoring ${facts.configName} (no further change but the restore is sent; the restore waits for a full deployment, and killing the process now can leave the endpoint on a test configuration: see docs/validate.md)`,
+    again: (name) => `${name}: still restoring; the endpoint is being put back on its original configuration`,
+  });
+  let outcome: AbOutcome;
+  try {
+    outcome = await runRoutingAb(run, plan, listener.signal, originalConfigFile);
+  } finally {
+    listener.remove();
+  }
+  // Written once the restore's result is known, so the report says where the endpoint is.
+  const files = await writeAndListReport(
+    {
+      directory: run.directory,
+      plan,
+      outcome,
+      workload: benchPlan.settings.workload,
+      runId: run.runId,
+      startedAt: run.startedAt,
+    },
+    io,
+  );
+  return switchExitCode(run, outcome, files, listener.caught());
+}
+
+/** Says when the credentials expire against the plan's length; true when they expire before it ends. */
+function reportCredentialExpiry(run: AbRun, needMs: number): boolean {
+  const expiry = run.credentialsExpireAt;
+  if (expiry === undefined) return false;
+  const leftMs = expiry.getTime() - run.clock.now();
+  const expiresTooSoon = leftMs < needMs;
+  const leftMin = Math.round(leftMs / 60_000);
+  run.io.stdout.write(
+    expiresTooSoon
+      ? `\nWARNING: the AWS credentials expire at ${expiry.toISOString()} (in ${leftMin} min), before the plan's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, calls fail from then on; the restore re-resolves the credential chain and retries until --restore-timeout, so refresh them in time (aws sso login, a longer role session) or pass --accept-credential-expiry when they refresh themselves.\n`
+      : `Credentials expire at ${expiry.toISOString()} (in ${leftMin} min), after the plan's ≈ ${Math.round(needMs / 60_000)} min.\n`,
+  );
+  return expiresTooSoon;
+}
+
+async function wroteOriginalConfig(
+  directory: string,
+  file: string,
+  facts: EndpointFacts,
+  io: BenchIo,
+): Promise<boolean> {
+  try {
+    await writeFile(file, `${JSON.stringify(configCopyInput(facts.config, facts.configName), null, 2)}\n`);
+    return true;
+  } catch (err) {
+    io.stderr.write(
+      `prefix-router ab: --out ${directory} is not writable (${(err as Error).message}); nothing was changed\n`,
+    );
+    return false;
+  }
+}
+
+async function runRoutingAb(
+  run: AbRun,
+  plan: AbPlan,
+  signal: AbortSignal,
+  originalConfigFile: string,
+): Promise<AbOutcome> {
+  const { settings, deps, io } = run;
+  const cloudwatch = settings.readCloudWatch
+    ? (deps.cloudwatch ?? new CloudWatchClient({ region: run.target.region }))
+    : undefined;
+  try {
+    return await new RoutingAb(
+      {
+        sagemaker: run.target.sagemaker!,
+        renewSageMaker: run.renewSageMaker,
+        cloudwatch,
+        clock: run.clock,
+        log: (line) => io.stderr.write(`${line}\n`),
+        runWorkload: (workloadRun: WorkloadRun) =>
+          measureRun(
+            sageMakerBenchPlan(settings.benchFlags, run.target, workloadRun.targetVariantOf),
+            { io, quiet: settings.quiet, label: workloadRun.label },
+            workloadRun.signal,
+          ),
+      },
+      {
+        plan,
+        runId: run.runId,
+        signal,
+        pollIntervalMs: run.pollIntervalMs,
+        switchTimeoutMs: run.switchTimeoutMs,
+        restoreTimeoutMs: run.restoreTimeoutMs,
+        cloudWatchDelayMs: settings.cloudWatchDelayS * 1000,
+        retry: run.retry,
+        sidecarNamespace: settings.emfNamespace,
+        originalConfigFile,
+      },
+    ).run();
+  } finally {
+    if (deps.cloudwatch === undefined) cloudwatch?.destroy();
+  }
+}
+
+function switchExitCode(
+  run: AbRun,
+  outcome: AbOutcome,
+  files: AbReportFiles | undefined,
+  caught: AbSignal | undefined,
+): number {
+  const { io, facts } = run;
+  if (!outcome.finished) {
+    const st = outcome.finalState;
+    const state =
+      st === undefined
+        ? 'unknown (DescribeEndpoint did not answer)'
+        : `${st.status} on ${st.configName}${st.pendingConfig ? `, deploying ${st.pendingConfig}` : ''}${st.failureReason ? ` (${st.failureReason})` : ''}`;
+    io.stderr.write(
+      `prefix-router ab: the endpoint is NOT where it began: ${outcome.restored ? `it is InService on ${facts.configName}, but configuration(s) ${outcome.leftConfigs.join(', ')} are left` : outcome.restoreError?.message}\n` +
+        `State: ${facts.endpointName} is ${state}\n` +
+        `Finish by hand with:\n${outcome.finishCommands.map((c) => `  ${c}`).join('\n')}\n`,
+    );
+    return AbExitCode.LeftBehind;
+  }
+  const ended = endedAbStatus(outcome, io, caught, 'the endpoint was restored');
+  if (ended.status !== undefined) return ended.status;
+  if (files !== undefined && files.benchmark === undefined && outcome.runs.length > 0) {
+    io.stderr.write(
+      'prefix-router ab: no run measured anything: each ended before its warm-up did (shorten --warmup or lengthen the runs)\n',
+    );
+    return AbExitCode.RunFailed;
+  }
+  return ended.allFailed > 0 || files === undefined ? AbExitCode.RunFailed : AbExitCode.Done;
 }

@@ -2,6 +2,21 @@ import type { LiveBenchmarkResult } from '../benchmark/live-benchmark';
 import type { BenchIo } from './bench-run';
 import { SIGNAL_NUMBERS, type AbSignal } from './ab-signals';
 
+/**
+ * `ab`'s exit status, the same in every mode (switch, --variants, --shadow); a signal that stopped the run exits
+ * 128 + its number instead (SIGINT 130, SIGTERM 143, SIGHUP 129) once everything is restored or deleted.
+ */
+export enum AbExitCode {
+  /** Every run done and reported, or the plan printed without --yes. */
+  Done = 0,
+  /** Bad flags or setup: nothing was changed or created. */
+  Refused = 1,
+  /** A run failed (or measured nothing), but the endpoint was restored and every shadow deleted. */
+  RunFailed = 2,
+  /** The endpoint is NOT where it began, or shadow resources are left: the message says what and how to finish. */
+  LeftBehind = 3,
+}
+
 /** How an `ab` run ended, in either mode, once nothing it changed is left behind. */
 export interface EndedAbRuns {
   readonly runs: readonly { readonly label: string; readonly result: LiveBenchmarkResult }[];
@@ -32,7 +47,7 @@ export function endedAbStatus(
   }
   if (ended.failure) {
     io.stderr.write(`prefix-router ab: ${ended.failure.message} (${aftermath})\n`);
-    return { status: 2, allFailed: allFailed.length };
+    return { status: AbExitCode.RunFailed, allFailed: allFailed.length };
   }
   return { allFailed: allFailed.length };
 }

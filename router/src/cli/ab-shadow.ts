@@ -1,9 +1,5 @@
 import type { SageMakerClient } from '@aws-sdk/client-sagemaker';
-import { mkdir, access } from 'node:fs/promises';
-import { constants as fsConstants } from 'node:fs';
-import { ProgressReporter, runLiveBenchmark, type LiveBenchmarkResult } from '../benchmark';
 import { buildAbPlan, usd, type AbStrategy } from '../aws/ab-plan';
-import { writeAbReport } from '../aws/ab-report';
 import {
   AwsSetupError,
   gpusPerInstance,
@@ -23,10 +19,11 @@ import {
   type ShadowPlan,
 } from '../aws/shadow-ab';
 import { classifyControlPlaneError, type Clock, type RetryPolicy } from '../aws/throttling-retry';
-import { liveOptionsOf, type RawBenchFlags } from './bench-flags';
+import type { RawBenchFlags } from './bench-flags';
 import type { BenchIo } from './bench-run';
-import { endedAbStatus } from './ab-exit';
-import { listenForAbSignals, type AbSignalSources } from './ab-signals';
+import { AbExitCode, endedAbStatus } from './ab-exit';
+import { listenForAbSignals, type AbSignal, type AbSignalSources } from './ab-signals';
+import { measureRun, writableReportDirectory, writeAndListReport } from './ab-steps';
 import { sageMakerBenchPlan, type SageMakerTarget } from './sagemaker-bench';
 
 /**
@@ -88,132 +85,31 @@ async function modelOn(plan: ShadowPlan, fleet: ShadowFleet, input: ShadowAbInpu
   );
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function runShadowAb(input: ShadowAbInput): Promise<number> {
-  const { io, facts, target } = input;
-  const components = await readLiveComponents(target.sagemaker!, facts.endpointName, input.clock, input.retry).catch(
-    (err: unknown) => {
-      if (err instanceof AwsSetupError) throw err;
-      const kind = classifyControlPlaneError(err);
-      throw new AwsSetupError(
-        kind === 'transient' || kind === 'throttling' ? 'network' : 'unsupported',
-        `could not read the inference components of '${facts.endpointName}' (${(err as Error).name}: ${(err as Error).message}); nothing was created`,
-        { cause: err },
-      );
-    },
-  );
+  const { io, facts } = input;
   const plan = buildShadowPlan({
     facts,
-    components,
+    components: await liveComponents(input),
     strategies: input.strategies,
     runId: input.runId,
     target: input.inferenceComponent,
     pricePerInstanceHour: input.pricePerInstanceHour,
     runSeconds: input.runSeconds,
   });
-  // Every shadow's target: the same flags, its own endpoint, component and model name. Checked before the plan is shown.
-  const targets = new Map<string, SageMakerTarget>();
-  for (const fleet of plan.fleets) {
-    const component = fleet.components.find((c) => c.live === plan.target.name)!.name;
-    const shadowTarget: SageMakerTarget = {
-      ...target,
-      endpointName: fleet.endpointName,
-      inferenceComponent: component,
-      model: await modelOn(plan, fleet, input),
-    };
-    sageMakerBenchPlan(input.benchFlags, shadowTarget);
-    targets.set(fleet.endpointName, shadowTarget);
-  }
+  const targets = await shadowTargets(plan, input);
   const { settings } = sageMakerBenchPlan(input.benchFlags, targets.get(plan.fleets[0].endpointName)!);
   io.stdout.write(`${renderShadowPlan(plan)}\n`);
-  // As the switch does: credentials that expire before the run ends would leave the cleanup failing.
-  const needMs = (plan.shadowMinutes * 60_000) / (input.timeScale ?? 1);
-  const expiry = input.credentialsExpireAt;
-  const expiresTooSoon = expiry !== undefined && expiry.getTime() - input.clock.now() < needMs;
-  if (expiresTooSoon) {
-    io.stdout.write(
-      `\nWARNING: the AWS credentials expire at ${expiry.toISOString()}, before the run's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, the cleanup's calls fail from then on (it re-resolves the credential chain and retries until --restore-timeout); refresh them first, or pass --accept-credential-expiry when they refresh themselves.\n`,
-    );
-  }
-  if (!input.yes) {
-    io.stdout.write(
-      '\nNothing was changed or created. Rerun with --yes and --max-shadow-cost-usd (at least the estimate above) to run this plan.\n',
-    );
-    return 0;
-  }
-  if (expiresTooSoon && input.acceptCredentialExpiry !== true) {
-    io.stderr.write(
-      'prefix-router ab: the credentials expire before the run ends (see above); nothing was created. Refresh them or pass --accept-credential-expiry.\n',
-    );
-    return 1;
-  }
-  if (plan.estimateUsd === undefined) {
-    io.stderr.write(`prefix-router ab: the shadows' price is unknown (${plan.priceSource}); nothing was created\n`);
-    return 1;
-  }
-  if (input.maxShadowCostUsd === undefined) {
-    io.stderr.write(
-      `prefix-router ab: --shadow creates ${plan.fleets.length} more fleet(s) of ${plan.instances} × ${plan.instanceType ?? 'unknown'} (≈ ${usd(plan.estimateUsd)}); acknowledge it with --max-shadow-cost-usd N (N ≥ ${Math.ceil(plan.estimateUsd)}); nothing was created\n`,
-    );
-    return 1;
-  }
-  if (plan.estimateUsd > input.maxShadowCostUsd) {
-    io.stderr.write(
-      `prefix-router ab: the shadows' estimate ${usd(plan.estimateUsd)} exceeds --max-shadow-cost-usd ${input.maxShadowCostUsd} (shorten --duration, compare fewer strategies, or raise the limit); nothing was created\n`,
-    );
-    return 1;
-  }
-  try {
-    await mkdir(input.directory, { recursive: true });
-    await access(input.directory, fsConstants.W_OK);
-  } catch (err) {
-    io.stderr.write(
-      `prefix-router ab: --out ${input.directory} is not writable (${(err as Error).message}); nothing was created\n`,
-    );
-    return 1;
-  }
+  const refusal = shadowRefusal(plan, input);
+  if (refusal !== undefined) return refusal;
+  if (!(await writableReportDirectory(input.directory, io, 'nothing was created'))) return AbExitCode.Refused;
   const listener = listenForAbSignals(input.signals, io, {
     first: (name) =>
       `${name}: stopping the run and deleting every shadow resource it created (nothing else is sent; killing the process now leaves them billing: see docs/validate.md)`,
     again: (name) => `${name}: still deleting the shadow resources`,
   });
-  const runWorkload = async (fleet: ShadowFleet, signal: AbortSignal): Promise<LiveBenchmarkResult> => {
-    const perRun = sageMakerBenchPlan(input.benchFlags, targets.get(fleet.endpointName)!);
-    const progress = new ProgressReporter({
-      stream: io.stderr,
-      mode: input.quiet ? 'silent' : 'auto',
-      label: fleet.strategy.label,
-    });
-    try {
-      return await runLiveBenchmark({
-        ...liveOptionsOf(perRun.settings),
-        ...perRun.extra(),
-        signal,
-        onProgress: progress.update,
-      });
-    } finally {
-      progress.end();
-    }
-  };
   let outcome: ShadowOutcome;
   try {
-    outcome = await new ShadowAb(
-      {
-        sagemaker: target.sagemaker!,
-        renewSageMaker: input.renewSageMaker,
-        clock: input.clock,
-        log: (line) => io.stderr.write(`${line}\n`),
-        runWorkload,
-      },
-      {
-        plan,
-        signal: listener.signal,
-        pollIntervalMs: input.pollIntervalMs,
-        createTimeoutMs: input.createTimeoutMs,
-        cleanupTimeoutMs: input.cleanupTimeoutMs,
-        retry: input.retry,
-      },
-    ).run();
+    outcome = await runShadows(input, plan, targets, listener.signal);
   } finally {
     listener.remove();
   }
@@ -227,22 +123,118 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
     }),
     instances: plan.instances,
   };
-  const abOutcome = reportOutcome(outcome, plan, input.runId);
-  try {
-    const files = await writeAbReport(
-      input.directory,
-      abPlan,
-      abOutcome,
-      settings.workload,
-      input.runId,
-      input.startedAt.toISOString(),
-    );
-    io.stdout.write(
-      `\nreport: ${files.markdown}\n        ${files.json}\n${files.benchmark ? `        ${files.benchmark.markdown}\n        ${files.benchmark.html}\n` : ''}`,
-    );
-  } catch (err) {
-    io.stderr.write(`prefix-router ab: could not write the report to ${input.directory}: ${(err as Error).message}\n`);
+  const { directory, runId, startedAt } = input;
+  const report = { directory, plan: abPlan, outcome: reportOutcome(outcome, plan, runId), runId, startedAt };
+  await writeAndListReport({ ...report, workload: settings.workload }, io);
+  return shadowExitCode(outcome, input, listener.caught());
+}
+
+async function liveComponents(input: ShadowAbInput): Promise<Awaited<ReturnType<typeof readLiveComponents>>> {
+  const { facts } = input;
+  return readLiveComponents(input.target.sagemaker!, facts.endpointName, input.clock, input.retry).catch(
+    (err: unknown) => {
+      if (err instanceof AwsSetupError) throw err;
+      const kind = classifyControlPlaneError(err);
+      throw new AwsSetupError(
+        kind === 'transient' || kind === 'throttling' ? 'network' : 'unsupported',
+        `could not read the inference components of '${facts.endpointName}' (${(err as Error).name}: ${(err as Error).message}); nothing was created`,
+        { cause: err },
+      );
+    },
+  );
+}
+
+/** Every shadow's target: the same flags, its own endpoint, component and model name. Checked before the plan is shown. */
+async function shadowTargets(plan: ShadowPlan, input: ShadowAbInput): Promise<Map<string, SageMakerTarget>> {
+  const targets = new Map<string, SageMakerTarget>();
+  for (const fleet of plan.fleets) {
+    const component = fleet.components.find((c) => c.live === plan.target.name)!.name;
+    const shadowTarget: SageMakerTarget = {
+      ...input.target,
+      endpointName: fleet.endpointName,
+      inferenceComponent: component,
+      model: await modelOn(plan, fleet, input),
+    };
+    sageMakerBenchPlan(input.benchFlags, shadowTarget);
+    targets.set(fleet.endpointName, shadowTarget);
   }
+  return targets;
+}
+
+/**
+ * Why the plan does not run, after saying so (Done without --yes; Refused for credentials that expire too soon, an
+ * unknown price, or a cost not acknowledged by --max-shadow-cost-usd); undefined when it runs.
+ */
+function shadowRefusal(plan: ShadowPlan, input: ShadowAbInput): AbExitCode | undefined {
+  const { io } = input;
+  // As the switch does: credentials that expire before the run ends would leave the cleanup failing.
+  const needMs = (plan.shadowMinutes * 60_000) / (input.timeScale ?? 1);
+  const expiry = input.credentialsExpireAt;
+  const expiresTooSoon = expiry !== undefined && expiry.getTime() - input.clock.now() < needMs;
+  if (expiresTooSoon) {
+    io.stdout.write(
+      `\nWARNING: the AWS credentials expire at ${expiry.toISOString()}, before the run's ≈ ${Math.round(needMs / 60_000)} min end. If they do not refresh themselves, the cleanup's calls fail from then on (it re-resolves the credential chain and retries until --restore-timeout); refresh them first, or pass --accept-credential-expiry when they refresh themselves.\n`,
+    );
+  }
+  if (!input.yes) {
+    io.stdout.write(
+      '\nNothing was changed or created. Rerun with --yes and --max-shadow-cost-usd (at least the estimate above) to run this plan.\n',
+    );
+    return AbExitCode.Done;
+  }
+  const problem =
+    expiresTooSoon && input.acceptCredentialExpiry !== true ? CREDENTIALS_EXPIRE : costProblem(plan, input);
+  if (problem === undefined) return undefined;
+  io.stderr.write(`prefix-router ab: ${problem}\n`);
+  return AbExitCode.Refused;
+}
+
+const CREDENTIALS_EXPIRE =
+  'the credentials expire before the run ends (see above); nothing was created. Refresh them or pass --accept-credential-expiry.';
+
+/** Why the shadows' cost stops the run: unknown, not acknowledged, or above --max-shadow-cost-usd. */
+function costProblem(plan: ShadowPlan, input: ShadowAbInput): string | undefined {
+  if (plan.estimateUsd === undefined) return `the shadows' price is unknown (${plan.priceSource}); nothing was created`;
+  if (input.maxShadowCostUsd === undefined)
+    return `--shadow creates ${plan.fleets.length} more fleet(s) of ${plan.instances} × ${plan.instanceType ?? 'unknown'} (≈ ${usd(plan.estimateUsd)}); acknowledge it with --max-shadow-cost-usd N (N ≥ ${Math.ceil(plan.estimateUsd)}); nothing was created`;
+  if (plan.estimateUsd > input.maxShadowCostUsd)
+    return `the shadows' estimate ${usd(plan.estimateUsd)} exceeds --max-shadow-cost-usd ${input.maxShadowCostUsd} (shorten --duration, compare fewer strategies, or raise the limit); nothing was created`;
+  return undefined;
+}
+
+function runShadows(
+  input: ShadowAbInput,
+  plan: ShadowPlan,
+  targets: ReadonlyMap<string, SageMakerTarget>,
+  signal: AbortSignal,
+): Promise<ShadowOutcome> {
+  const { io } = input;
+  return new ShadowAb(
+    {
+      sagemaker: input.target.sagemaker!,
+      renewSageMaker: input.renewSageMaker,
+      clock: input.clock,
+      log: (line) => io.stderr.write(`${line}\n`),
+      runWorkload: (fleet: ShadowFleet, runSignal: AbortSignal) =>
+        measureRun(
+          sageMakerBenchPlan(input.benchFlags, targets.get(fleet.endpointName)!),
+          { io, quiet: input.quiet, label: fleet.strategy.label },
+          runSignal,
+        ),
+    },
+    {
+      plan,
+      signal,
+      pollIntervalMs: input.pollIntervalMs,
+      createTimeoutMs: input.createTimeoutMs,
+      cleanupTimeoutMs: input.cleanupTimeoutMs,
+      retry: input.retry,
+    },
+  ).run();
+}
+
+function shadowExitCode(outcome: ShadowOutcome, input: ShadowAbInput, caught: AbSignal | undefined): number {
+  const { io, facts } = input;
   if (!outcome.finished) {
     const left = [...outcome.left.components, ...outcome.left.endpoints, ...outcome.left.configs];
     io.stderr.write(
@@ -250,15 +242,15 @@ export async function runShadowAb(input: ShadowAbInput): Promise<number> {
         `Still billing: ${outcome.leftInstances} instance(s) on ${outcome.left.endpoints.length} shadow endpoint(s)${outcome.leftHourlyUsd !== undefined ? ` ≈ ${usd(outcome.leftHourlyUsd)}/h` : ''} until deleted. The live endpoint ${facts.endpointName} was not changed.\n` +
         `Delete them with:\n${outcome.finishCommands.map((c) => `  ${c}`).join('\n')}\n`,
     );
-    return 3;
+    return AbExitCode.LeftBehind;
   }
   const ended = endedAbStatus(
     outcome,
     io,
-    listener.caught(),
+    caught,
     'every shadow resource was deleted; the live endpoint was not changed',
   );
-  return ended.status ?? (ended.allFailed > 0 ? 2 : 0);
+  return ended.status ?? (ended.allFailed > 0 ? AbExitCode.RunFailed : AbExitCode.Done);
 }
 
 /** The shadow outcome in the A/B report's shape (one report, one renderer for every mode). */
