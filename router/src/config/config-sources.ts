@@ -307,6 +307,15 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
       'on: POST /invocations needs no key, for a SageMaker container whose only client is SageMaker (the container sets it in sagemaker mode) (default off)',
   },
   {
+    path: 'sharedEngineCache',
+    flag: '--shared-engine-cache',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_SHARED_ENGINE_CACHE',
+    kind: 'string',
+    description:
+      "on: API keys share the engines' prefix cache and the routing index (a system prompt common to several keys is cached once, and every key can tell whether another's prompt is cached); off: each key's requests are salted with its identity (vLLM cache_salt) (default off)",
+  },
+  {
     path: 'adminPort',
     flag: '--admin-port',
     valueName: 'port',

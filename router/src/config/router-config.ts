@@ -119,6 +119,13 @@ export interface RouterOptions {
    * sets it in sagemaker mode. `/ping` and `/health` never need a key. @default 'off'
    */
   readonly openContainerPaths?: 'on' | 'off';
+  /**
+   * 'off': with apiKeyFile, each key's requests reach the engines salted with its identity (vLLM's `cache_salt`), so
+   * no key reuses, or reads the cached-token count of, another key's cached prompt; and the routing hashes are
+   * scoped by key. 'on': keys share the engines' cache and the routing index, so a system prompt common to several
+   * keys is cached once; every key can then tell whether a prompt another key sent is cached. @default 'off'
+   */
+  readonly sharedEngineCache?: 'on' | 'off';
   /** Port of a second listener that alone serves /metrics and /router/v1/instance-state; 0 picks a free port. @default none (they are served on the main listener) */
   readonly adminPort?: number;
   /** Address of the admin listener. @default '127.0.0.1' */
@@ -177,6 +184,7 @@ export interface RouterConfig {
    */
   readonly maxBodyBytesFromContext: boolean;
   readonly openContainerPaths: 'on' | 'off';
+  readonly sharedEngineCache: 'on' | 'off';
   readonly adminPort: number | undefined;
   readonly adminHost: string;
   readonly adminApiKeyFile: string | undefined;
@@ -215,6 +223,7 @@ export const ROUTER_DEFAULTS = {
   publishStateBlockChars: 256,
   observeInstances: 'off' as 'on' | 'off',
   openContainerPaths: 'off' as 'on' | 'off',
+  sharedEngineCache: 'off' as 'on' | 'off',
   publishStateBlocks: 'on' as 'on' | 'off',
   learnPrefillSpeeds: 'off' as 'on' | 'off',
   adminHost: '127.0.0.1',
@@ -282,6 +291,7 @@ const TOP_LEVEL_KEYS = [
   'upstreamApiKeyFile',
   'stateHashKeyFile',
   'openContainerPaths',
+  'sharedEngineCache',
   'adminPort',
   'adminHost',
   'adminApiKeyFile',
@@ -326,7 +336,13 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
-  for (const path of ['observeInstances', 'openContainerPaths', 'publishStateBlocks', 'learnPrefillSpeeds']) {
+  for (const path of [
+    'observeInstances',
+    'openContainerPaths',
+    'sharedEngineCache',
+    'publishStateBlocks',
+    'learnPrefillSpeeds',
+  ]) {
     if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off')
       problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
@@ -512,6 +528,7 @@ export function resolveRouterConfig(
     stateHashKeyFile: options.stateHashKeyFile,
     maxBodyBytesFromContext: options.limits?.maxBodyBytes === undefined,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
+    sharedEngineCache: options.sharedEngineCache ?? d.sharedEngineCache,
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,
     adminApiKeyFile: options.adminApiKeyFile,

@@ -15,7 +15,8 @@ import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
  * (sim/simulator.ts), so that both run the same code around the same policies, not only the same policies:
  *
  *   begin → [reach a published log] → decide (policy.decide, check, policy.commit, load ticket)
- *         → firstToken / accepted → release(outcome) → [decide again on a retry] → end(outcome)
+ *         → firstToken / accepted (policy.commit here instead when the policy's commitWhen is 'accepted')
+ *         → release(outcome) → [decide again on a retry] → end(outcome)
  *
  * **One release path.** Everything that marks the end of a request on an instance happens in `release`: the
  * load ticket ends, the policy's release hook runs (exactly once per committed decision), the engine's cached-
@@ -52,7 +53,10 @@ export class RoutingCore<Target extends RoutingTarget> {
     return log.admit(blocks, promptTokens, 'accepted');
   }
 
-  /** @internal decide → check → commit; `excluded` is an instance the decision must not choose (it refused us). */
+  /**
+   * @internal decide → check → commit (unless the policy commits on acceptance: `commit` then, from
+   * RoutedRequest.accepted); `excluded` is an instance the decision must not choose (it refused us).
+   */
   decide(
     request: RoutingRequest,
     snapshot: RoutingSnapshot,
@@ -66,10 +70,20 @@ export class RoutingCore<Target extends RoutingTarget> {
     if (target === undefined || decision.instance === excluded) {
       throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable instance`);
     }
-    this.policy.commit(request, decision);
+    if (!this.commitsOnAcceptance) this.policy.commit(request, decision);
     const decisionMicros = (performance.now() - t0) * 1000;
     this.hooks.decided?.(decision, target, decideSeconds);
     return { decision, target, decisionMicros };
+  }
+
+  /** True when the policy's decisions are committed once the engine accepted the request (RoutingPolicy.commitWhen). */
+  get commitsOnAcceptance(): boolean {
+    return this.policy.commitWhen === 'accepted';
+  }
+
+  /** @internal Commits a decision the engine accepted (policies with commitWhen 'accepted'). */
+  commit(request: RoutingRequest, decision: RoutingDecision): void {
+    this.policy.commit(request, decision);
   }
 
   /**
@@ -98,7 +112,8 @@ export class RoutingCore<Target extends RoutingTarget> {
   ): void {
     attempt.ticket.end();
     try {
-      this.policy.release(request, attempt.decision, outcome);
+      // Only a committed decision is released to the policy (one never committed left nothing there).
+      if (attempt.committed) this.policy.release(request, attempt.decision, outcome);
     } catch (err) {
       if (this.hooks.policyReleaseFailed === undefined) throw err;
       this.hooks.policyReleaseFailed(err);
@@ -152,6 +167,8 @@ export interface RoutingAttempt<Target> {
   /** The snapshot's clock at the decision, and the prefill the router counted queued on the chosen instance then. */
   readonly decidedAtMs: number;
   readonly queuedAheadTokens: number;
+  /** The policy committed the decision: at once, or when the engine accepted the request (RoutingPolicy.commitWhen). */
+  committed: boolean;
 }
 
 /**
@@ -203,6 +220,7 @@ export class RoutedRequest<Target extends RoutingTarget> {
       ticket,
       decidedAtMs: snapshot.nowMs,
       queuedAheadTokens,
+      committed: !this.core.commitsOnAcceptance,
     };
     return this.open;
   }
@@ -227,8 +245,16 @@ export class RoutedRequest<Target extends RoutingTarget> {
     this.published?.firstToken();
   }
 
-  /** The engine accepted the request (a 2xx answer started): its blocks enter the published index (idempotent). */
+  /**
+   * The engine accepted the request (a 2xx answer started): its blocks enter the published index, and a policy that
+   * commits on acceptance records the open attempt's decision now (idempotent).
+   */
   accepted(): void {
+    const open = this.open;
+    if (open !== undefined && !open.committed) {
+      open.committed = true;
+      this.core.commit(this.request, open.decision);
+    }
     this.published?.accepted();
   }
 

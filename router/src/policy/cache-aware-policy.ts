@@ -410,6 +410,9 @@ export class CacheAwarePolicy implements RoutingPolicy {
     };
   }
 
+  /** A rejected request's blocks are in no engine's cache: they enter the index only once an engine accepted it. */
+  readonly commitWhen = 'accepted';
+
   commit(request: RoutingRequest, decision: RoutingDecision): void {
     this.forgetGoneInstances();
     this.markObservations();

@@ -120,6 +120,13 @@ export interface RoutingPolicy {
    * the block size they observe at from here.
    */
   readonly routingBlocks?: RoutingBlockHashing;
+  /**
+   * When the routing core commits a decision: 'decided' (default) right after decide(); 'accepted' only once the
+   * chosen engine accepted the request (a 2xx answer started), so a request the engine rejects leaves no trace in
+   * what the policy remembers (a prefix index must not predict blocks no engine computed). A decision never
+   * committed is never released.
+   */
+  readonly commitWhen?: 'decided' | 'accepted';
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */

@@ -14,6 +14,8 @@ export interface ParsedRequest {
   readonly upstreamPath: UpstreamPath;
   /** True when the upstream body is JSON (chat/completions), so the router sets its content type. */
   readonly jsonBody: boolean;
+  /** True when the body carries its own vLLM `cache_salt` (the router then never sets one: engine-cache-salt.ts). */
+  readonly ownCacheSalt?: boolean;
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -121,10 +123,12 @@ function chatFrom(
   context: RequestContext,
   api: 'chat' | 'invocations' = 'chat',
 ): ParsedRequest {
+  const fields = readChatFields(json);
   return {
-    routing: routingFromFields(readChatFields(json), api, keyBasis, headers, body, context),
+    routing: routingFromFields(fields, api, keyBasis, headers, body, context),
     upstreamPath: '/v1/chat/completions',
     jsonBody: true,
+    ownCacheSalt: fields.cacheSalt !== undefined,
   };
 }
 
@@ -136,10 +140,12 @@ function completionFrom(
   context: RequestContext,
   api: 'completions' | 'invocations' = 'completions',
 ): ParsedRequest {
+  const fields = readCompletionFields(json);
   return {
-    routing: routingFromFields(readCompletionFields(json), api, keyBasis, headers, body, context),
+    routing: routingFromFields(fields, api, keyBasis, headers, body, context),
     upstreamPath: '/v1/completions',
     jsonBody: true,
+    ownCacheSalt: fields.cacheSalt !== undefined,
   };
 }
 

@@ -36,10 +36,12 @@ import {
   forward,
   upstreamErrorCode,
   forwardGet,
+  instanceInErrors,
   isConnectionRefused,
   isUpstreamTimeout,
   type OutcomeStatus,
 } from './proxy';
+import { engineCacheSaltOf, withCacheSalt } from './engine-cache-salt';
 import { BodyBudget, bodyLimitForContext, defaultBodyBudgetBytes } from './body-budget';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
@@ -526,8 +528,14 @@ export class PrefixRouter implements RunningRouter {
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
-      const parsed = parseRoutedRequest(route, body, req.headers, { keyIdentity: this.keyIdentityOf(req) });
-      await this.routeAndProxy(req, res, route, parsed, body);
+      const keyIdentity = this.keyIdentityOf(req);
+      const sharedEngineCache = this.config.sharedEngineCache === 'on';
+      // Keys sharing the engines' cache share the routing index too, so a prefix common to them is placed together.
+      const parsed = parseRoutedRequest(route, body, req.headers, {
+        keyIdentity: sharedEngineCache ? undefined : keyIdentity,
+      });
+      const salt = engineCacheSaltOf(parsed, keyIdentity, sharedEngineCache);
+      await this.routeAndProxy(req, res, route, parsed, salt === undefined ? body : withCacheSalt(body, salt));
     } catch (err) {
       if (err instanceof ClientGoneError) return;
       let error: RouterError;
@@ -811,7 +819,7 @@ export class PrefixRouter implements RunningRouter {
       if (excluded !== undefined) {
         throw new RouterError(
           'upstream_connect_failed',
-          `instance ${this.set.get(excluded)?.name ?? 'chosen'} refused the connection and no other healthy instance is available`,
+          `${this.instanceInErrors(this.set.get(excluded))} refused the connection and no other healthy instance is available`,
           {
             retryAfterSeconds: this.retryAfterSeconds,
           },
@@ -823,21 +831,26 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
+  /** How errors name an instance: by name only with routing headers on (instanceInErrors). */
+  private instanceInErrors(backend: Backend | undefined): string {
+    return backend === undefined ? 'the chosen instance' : instanceInErrors(this.config.routingHeaders, backend);
+  }
+
   private upstreamError(err: unknown, backend: Backend, attempt: number): RouterError {
     if (err instanceof RouterError) return err;
     if (isConnectionRefused(err)) {
       return new RouterError(
         'upstream_connect_failed',
         attempt > 0
-          ? `instance ${backend.name} refused the connection (after a retry)`
-          : `instance ${backend.name} refused the connection`,
+          ? `${this.instanceInErrors(backend)} refused the connection (after a retry)`
+          : `${this.instanceInErrors(backend)} refused the connection`,
         { retryAfterSeconds: this.retryAfterSeconds },
       );
     }
     if (isUpstreamTimeout(err))
       return new RouterError(
         'upstream_timeout',
-        `instance ${backend.name} did not answer in time (${upstreamErrorCode(err)})`,
+        `${this.instanceInErrors(backend)} did not answer in time (${upstreamErrorCode(err)})`,
       );
     this.log.warn(
       { backend: backend.id, error: describeUpstreamError(err) },
@@ -845,7 +858,7 @@ export class PrefixRouter implements RunningRouter {
     );
     return new RouterError(
       'upstream_error',
-      `instance ${backend.name} failed before responding (${upstreamErrorCode(err)})`,
+      `${this.instanceInErrors(backend)} failed before responding (${upstreamErrorCode(err)})`,
     );
   }
 

@@ -119,6 +119,15 @@ export function addRoutingHeaders(
     head[PREDICTED_CACHED_HEADER] = String(decision.predictedCachedTokens);
 }
 
+/**
+ * How an error a client reads names the instance it concerns: by its opaque name (`the model instance backend-2`)
+ * only when routing headers are on, else not at all. A name on errors would let a client steer cheap rejected
+ * probes to each instance and read another tenant's cached prefix there (docs/security.md).
+ */
+export function instanceInErrors(mode: RoutingHeaderMode, backend: Backend): string {
+  return mode === 'off' ? 'the model instance' : `the model instance ${backend.name}`;
+}
+
 function formatMicros(us: number): string {
   return us.toFixed(1);
 }
@@ -250,10 +259,14 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         if (errorBody !== undefined) {
           settle(
             undefined,
-            new RouterError('model_error', `Received error (${status}) from the model instance ${f.backend.name}`, {
-              originalStatusCode: status,
-              originalMessage: Buffer.concat(errorBody).toString('utf8'),
-            }),
+            new RouterError(
+              'model_error',
+              `Received error (${status}) from ${instanceInErrors(f.routingHeaders ?? 'off', f.backend)}`,
+              {
+                originalStatusCode: status,
+                originalMessage: Buffer.concat(errorBody).toString('utf8'),
+              },
+            ),
           );
           return;
         }

@@ -75,7 +75,7 @@ describe('when a client probes whether another tenant sent a prefix', () => {
     }
   });
 
-  it('GIVEN a backend that refuses connections THEN the error names it backend-N, never by its address', async () => {
+  it('GIVEN a backend that refuses connections THEN the error names it by neither name nor address', async () => {
     const dead = await startFakeBackend({ name: 'dead' });
     const url = dead.url;
     await dead.close();
@@ -86,7 +86,7 @@ describe('when a client probes whether another tenant sent a prefix', () => {
     try {
       const answer = await post(`${router.url}/v1/chat/completions`, chatBody('x'));
       expect(answer.status).toBe(502);
-      expect(answer.text).toContain('backend-1');
+      expect(answer.text).not.toContain('backend-1');
       expect(answer.text).not.toContain(new URL(url).port);
     } finally {
       await router.close();

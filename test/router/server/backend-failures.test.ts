@@ -75,7 +75,7 @@ describe('when a backend refuses the connection', () => {
       expect(res.json()).toMatchObject({
         error: {
           code: 'upstream_connect_failed',
-          message: 'instance backend-1 refused the connection and no other healthy instance is available',
+          message: 'the model instance backend-1 refused the connection and no other healthy instance is available',
         },
       });
       expect(res.headers['retry-after']).toBe('1');
