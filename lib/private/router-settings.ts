@@ -58,7 +58,7 @@ export function routerSettingsCandidates(from: string = __dirname): string[] {
 
 const loaded = new Map<string, unknown>();
 
-function loadRouterModule<T>(modulePath: readonly string[], from: string): T | undefined {
+export function loadRouterModule<T>(modulePath: readonly string[], from: string): T | undefined {
   const key = `${from}\0${modulePath.join('/')}`;
   if (loaded.has(key)) return loaded.get(key) as T | undefined;
   const file = routerModuleCandidates(modulePath, from).find((candidate) => existsSync(candidate));
