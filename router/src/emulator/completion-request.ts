@@ -22,6 +22,8 @@ export interface CompletionRequest {
   readonly includeUsage: boolean;
   /** vLLM's `cache_salt`: the engine shares cached blocks only among requests with the same salt. */
   readonly cacheSalt?: string;
+  /** vLLM's `priority` (lower is sooner; default 0): honoured by an engine with `--scheduling-policy priority`. */
+  readonly priority?: number;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -75,11 +77,15 @@ function commonFields(body: JsonObject): Omit<CompletionRequest, 'kind' | 'promp
   const salt = body.cache_salt;
   if (salt !== undefined && salt !== null && (typeof salt !== 'string' || salt === ''))
     throw badRequest('cache_salt must be a non-empty string', 'cache_salt');
+  const priority = body.priority;
+  if (priority !== undefined && priority !== null && !Number.isSafeInteger(priority))
+    throw badRequest(`priority must be an integer, got ${JSON.stringify(priority)}`, 'priority');
   return {
     model: typeof model === 'string' ? model : undefined,
     stream: stream === true,
     includeUsage,
     ...(typeof salt === 'string' ? { cacheSalt: salt } : {}),
+    ...(typeof priority === 'number' ? { priority } : {}),
   };
 }
 

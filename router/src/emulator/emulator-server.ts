@@ -393,6 +393,10 @@ class EmulatorServer {
         this.log(meta.id, request, event);
       }
     };
+    const priority = request.priority ?? 0;
+    if (priority !== 0 && this.options.profile.schedulingPolicy !== 'priority')
+      // vLLM's input processor refuses it the same way (ValueError → 400).
+      throw badRequest(`Got priority ${priority} but Priority scheduling is not enabled.`, 'priority');
     try {
       submitted = this.driver.submit(
         {
@@ -400,6 +404,7 @@ class EmulatorServer {
           promptText: request.promptText,
           maxTokens: request.maxTokens,
           cacheSalt: request.cacheSalt,
+          priority,
           ...(adapter !== undefined ? { loraName: adapter.name } : {}),
         },
         listener,

@@ -5,11 +5,13 @@
  * randomness: the caller says what time it is (`submit`) and how far to run (`runUntil`); the same calls give
  * the same events, bit for bit.
  *
- * The scheduler follows vLLM V1: each step first serves running requests in admission order (one token per
- * decoding request, the next prefill chunk for a request still prefilling), allocating KV slots for the tokens
- * it schedules and preempting the most recently admitted request when none are left; then, if nothing was
- * preempted, admits waiting requests in arrival order while budget, sequence slots and KV allow, each
- * starting after its longest run of cached leading blocks.
+ * The scheduler follows vLLM V1's `Scheduler.schedule()` (vllm/v1/core/sched/scheduler.py, commit b4622cf9): each
+ * step first serves running requests in admission order (one token per decoding request, the next prefill chunk
+ * for a request still prefilling, at most `--long-prefill-token-threshold` tokens when set), allocating KV slots
+ * for the tokens it schedules and preempting when none are left (FCFS: the most recently admitted; priority: the
+ * running request with the largest (priority, arrival)); then, if nothing was preempted, admits waiting requests
+ * in the queue's order (arrival, or (priority, arrival)) while budget, sequence slots and KV allow, each starting
+ * after its longest run of cached leading blocks and capped by the same threshold.
  *
  * Decode-only stretches (every running request decoding, nothing admissible) are fast-forwarded: the model
  * advances k steps at once, computing each step's duration from closed-form sums of the batch's contexts,
@@ -19,7 +21,7 @@ import { type BlockHash, blockHashes, continueBlockHashes, CHARS_PER_TOKEN, toke
 import { KvBlockPool } from '../state/kv-block-pool';
 import type { EngineProfile } from './engine-profile';
 import { outputText } from './output-text';
-import { RequestQueue } from './request-queue';
+import { FcfsWaitingQueue, PriorityWaitingQueue, type WaitingQueue } from './waiting-queue';
 import type { StepJitter } from './step-jitter';
 import { StepTimeModel } from './step-time';
 
@@ -54,6 +56,12 @@ export interface EngineRequestInput extends PromptInput {
   readonly id: string;
   /** Output tokens to generate; more than `maxModelLen - promptTokens` is refused; default `profile.defaultMaxTokens`, capped at what is left. */
   readonly maxTokens?: number;
+  /**
+   * vLLM's request `priority` (an integer, lower is sooner; default 0). It orders the waiting queue and picks the
+   * preemption victim under `schedulingPolicy: 'priority'`; an FCFS engine ignores it (vLLM's API server refuses
+   * a non-zero priority then: the HTTP emulator does, see completion-request.ts).
+   */
+  readonly priority?: number;
 }
 
 /** What `submit` accepted. */
@@ -72,6 +80,7 @@ export type EngineRequestErrorCode =
   | 'prompt-too-long'
   | 'invalid-max-tokens'
   | 'max-tokens-too-large'
+  | 'invalid-priority'
   | 'duplicate-id';
 
 /** A request the engine refuses (the emulator answers these with HTTP 400). */
@@ -250,6 +259,10 @@ class Sequence {
   newTokens = 0;
   /** The seed its block hashes were chained from (the engine's, salted by the request's cache_salt). */
   hashSeed: string | undefined;
+  /** vLLM's request priority (lower is sooner). */
+  priority = 0;
+  /** Submit order (ties of equal submit times in the priority queue). */
+  order = 0;
 
   constructor(
     readonly id: string,
@@ -281,7 +294,10 @@ export class EngineModel {
   private readonly onStep: ((step: StepRecord) => void) | undefined;
 
   private readonly running: Sequence[] = [];
-  private readonly waiting = new RequestQueue<Sequence>();
+  private readonly waiting: WaitingQueue<Sequence>;
+  private readonly priorityPolicy: boolean;
+  /** vLLM's `long_prefill_token_threshold`: 0 = no cap. */
+  private readonly longPrefillTokenThreshold: number;
   private readonly live = new Map<string, Sequence>();
   private readonly scheduled: Sequence[] = [];
   /** Fast-path scratch: [ρ] → running sequences whose first new block opens at step ρ of the stretch. */
@@ -338,6 +354,9 @@ export class EngineModel {
     this.jitter = options.stepJitter;
     this.opensBlockAt = new Int32Array(profile.blockTokens);
     this.hitIds = new Int32Array(Math.ceil(profile.maxModelLen / profile.blockTokens) + 1);
+    this.priorityPolicy = profile.schedulingPolicy === 'priority';
+    this.waiting = this.priorityPolicy ? new PriorityWaitingQueue<Sequence>() : new FcfsWaitingQueue<Sequence>();
+    this.longPrefillTokenThreshold = profile.longPrefillTokenThreshold ?? 0;
   }
 
   /**
@@ -382,6 +401,9 @@ export class EngineModel {
       );
     }
     const maxTokens = Math.min(requested, maxModelLen - promptTokens);
+    const priority = input.priority ?? 0;
+    if (!Number.isSafeInteger(priority))
+      throw new EngineRequestError('invalid-priority', `priority must be an integer, got ${String(priority)}`);
 
     // Steps planned ahead that start before the request arrives happen as planned; the rest may not.
     this.settleAhead(nowMs);
@@ -398,6 +420,8 @@ export class EngineModel {
       eligibleMs,
     );
     seq.hashSeed = this.hashSeedOf(input);
+    seq.priority = priority;
+    seq.order = this.submittedCount;
     this.live.set(seq.id, seq);
     this.waiting.pushBack(seq);
     this.submittedCount++;
@@ -609,11 +633,21 @@ export class EngineModel {
     // 1. Running requests, oldest admission first.
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const seq = this.running[i];
-      const n = Math.min(seq.promptTokens + seq.output - seq.computed, budget);
+      const n = Math.min(this.chunkTokens(seq.promptTokens + seq.output - seq.computed), budget);
       const needBlocks = ceilDiv(seq.computed + n, bt) - seq.blocks.length;
       let selfPreempted = false;
       while (needBlocks > this.pool.freeBlocks) {
-        const victim = this.running.pop() as Sequence;
+        const victimIndex = this.preemptionVictimIndex();
+        const victim = this.running[victimIndex];
+        this.running.splice(victimIndex, 1);
+        if (victimIndex < i) {
+          // Priority only: a victim scheduled earlier in this step gives its tokens back (vLLM: token_budget +=
+          // num_scheduled_tokens.pop(...); req_index -= 1).
+          budget += victim.newTokens;
+          victim.newTokens = 0;
+          scheduled.splice(scheduled.indexOf(victim), 1);
+          i--;
+        }
         this.preempt(victim, start, events);
         preempted = true;
         if (victim === seq) {
@@ -628,8 +662,9 @@ export class EngineModel {
       budget -= n;
     }
 
-    // 2. Waiting requests, FCFS, unless this step had to preempt.
+    // 2. Waiting requests in the queue's order (arrival, or (priority, arrival)), unless this step had to preempt.
     if (!preempted) {
+      this.waiting.promote(start);
       while (budget > 0 && this.running.length < this.profile.maxNumSeqs) {
         const seq = this.waiting.peekFront();
         if (seq === undefined || seq.eligibleMs > start) break;
@@ -638,7 +673,7 @@ export class EngineModel {
         const hitIds = this.hitIds;
         const matched = this.pool.matchPrefix(seq.hashes, Math.floor((target - 1) / bt), hitIds);
         const hit = matched * bt;
-        const n = Math.min(target - hit, budget);
+        const n = Math.min(this.chunkTokens(target - hit), budget);
         const newBlocks = ceilDiv(hit + n, bt) - matched;
         if (newBlocks > this.pool.freeBlocks - this.pool.unreferencedAmong(hitIds, matched)) {
           this.blockedHead = seq;
@@ -766,6 +801,9 @@ export class EngineModel {
     if (!this.allDecoding || batch === 0 || batch > this.profile.maxNumBatchedTokens) return false;
 
     let horizon = lookahead ? Infinity : tMs;
+    // Under priority a request becoming eligible may take the blocked head's place: the stretch ends there.
+    const promotionMs = this.waiting.nextPromotionMs();
+    if (promotionMs !== undefined && promotionMs < horizon) horizon = Math.max(promotionMs, start);
     const head = this.waiting.peekFront();
     if (head !== undefined) {
       if (head.eligibleMs > start) {
@@ -921,6 +959,33 @@ export class EngineModel {
     return lo;
   }
 
+  /**
+   * Tokens a request may compute this step before the budget: vLLM caps a request's new tokens at
+   * `long_prefill_token_threshold` when it is set and smaller (`if 0 < threshold < num_new_tokens`), for running
+   * and waiting requests alike.
+   */
+  private chunkTokens(remaining: number): number {
+    const threshold = this.longPrefillTokenThreshold;
+    return threshold > 0 && threshold < remaining ? threshold : remaining;
+  }
+
+  /**
+   * Which running request vLLM preempts when KV slots run out: FCFS `self.running.pop()` (the most recently
+   * admitted); priority `max(self.running, key=lambda r: (r.priority, r.arrival_time))` (the least urgent, latest
+   * arrival; an exact tie goes to the first in running order, as Python's max keeps the first).
+   */
+  private preemptionVictimIndex(): number {
+    const running = this.running;
+    if (!this.priorityPolicy) return running.length - 1;
+    let victim = 0;
+    for (let i = 1; i < running.length; i++) {
+      const a = running[i];
+      const b = running[victim];
+      if (a.priority > b.priority || (a.priority === b.priority && a.submittedMs > b.submittedMs)) victim = i;
+    }
+    return victim;
+  }
+
   private finish(seq: Sequence, timeMs: number, events: EngineEvent[]): void {
     this.releaseBlocks(seq);
     seq.state = DONE;
@@ -939,7 +1004,10 @@ export class EngineModel {
     });
   }
 
-  /** Preemption by recompute: free the KV (full blocks stay cached), requeue at the front, keep the output. */
+  /**
+   * Preemption by recompute: free the KV (full blocks stay cached), requeue (FCFS: at the front; priority: by
+   * (priority, arrival)), keep the output; on re-admission it recomputes prompt + output, partly from cache.
+   */
   private preempt(seq: Sequence, timeMs: number, events: EngineEvent[]): void {
     this.releaseBlocks(seq);
     seq.computed = 0;

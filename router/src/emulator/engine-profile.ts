@@ -4,6 +4,13 @@
  * loaded with `loadProfileFile`.
  */
 import { ConfigError } from '../common/config-error';
+import {
+  ENGINE_ARGS,
+  engineArgValueProblem,
+  integerArgRange,
+  type SchedulingPolicy,
+  schedulerRelationProblems,
+} from './engine-args';
 import { readFileSync } from 'node:fs';
 import h200Llama8b from '../../profiles/h200-llama-3.1-8b.json';
 import p4dLlama70b from '../../profiles/p4d-llama-3.1-70b.json';
@@ -39,6 +46,10 @@ export interface EngineProfile {
   readonly maxNumBatchedTokens: number;
   /** Most sequences running at once (vLLM `--max-num-seqs`). */
   readonly maxNumSeqs: number;
+  /** Most tokens one request computes in a step (vLLM `--long-prefill-token-threshold`); absent or 0: no cap. */
+  readonly longPrefillTokenThreshold?: number;
+  /** vLLM `--scheduling-policy`; absent: `fcfs`. */
+  readonly schedulingPolicy?: SchedulingPolicy;
   /** Longest prompt + output (vLLM `--max-model-len`). */
   readonly maxModelLen: number;
   /** Output tokens when a request sets no max_tokens. */
@@ -135,8 +146,8 @@ const REAL = (min: number, max: number): NumberRule => ({ min, max, integer: fal
 const TOP_LEVEL_NUMBERS: Readonly<Record<string, NumberRule>> = {
   blockTokens: INT(1, 1024),
   kvCapacityBlocks: INT(1, 100_000_000),
-  maxNumBatchedTokens: INT(1, 10_000_000),
-  maxNumSeqs: INT(1, 1_000_000),
+  maxNumBatchedTokens: INT(integerArgRange('maxNumBatchedTokens').min, integerArgRange('maxNumBatchedTokens').max),
+  maxNumSeqs: INT(integerArgRange('maxNumSeqs').min, integerArgRange('maxNumSeqs').max),
   maxModelLen: INT(2, 100_000_000),
   defaultMaxTokens: INT(1, 100_000_000),
   requestOverheadMs: REAL(0, 60_000),
@@ -188,6 +199,7 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
     'stepTime',
     'notes',
     'sources',
+    ...OPTIONAL_SCHEDULER_FIELDS,
   ]);
   for (const key of Object.keys(value)) {
     if (!known.has(key)) throw new ProfileError(`${where}: unknown field "${key}" (allowed: ${[...known].join(', ')})`);
@@ -224,6 +236,7 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
   }
 
   const sources = value.sources === undefined ? undefined : checkSources(where, value.sources);
+  const scheduler = checkSchedulerFields(where, value, numbers);
 
   const capacityTokens = numbers.kvCapacityBlocks * numbers.blockTokens;
   if (numbers.maxModelLen > capacityTokens) {
@@ -245,10 +258,33 @@ export function validateProfile(value: unknown, where = 'profile'): EngineProfil
     maxModelLen: numbers.maxModelLen,
     defaultMaxTokens: numbers.defaultMaxTokens,
     requestOverheadMs: numbers.requestOverheadMs,
+    ...scheduler,
     stepTime: Object.freeze(step as unknown as StepTimeCoefficients),
     ...(notes ? { notes: Object.freeze(notes) } : {}),
     ...(sources ? { sources } : {}),
   });
+}
+
+/** Scheduler fields a profile may leave out (vLLM's defaults then apply); ranges from engine-args.ts. */
+const OPTIONAL_SCHEDULER_FIELDS = ['longPrefillTokenThreshold', 'schedulingPolicy'] as const;
+
+function checkSchedulerFields(
+  where: string,
+  value: Record<string, unknown>,
+  numbers: Record<string, number>,
+): Partial<Pick<EngineProfile, (typeof OPTIONAL_SCHEDULER_FIELDS)[number]>> {
+  const present: Record<string, unknown> = {};
+  for (const spec of ENGINE_ARGS) {
+    if (!(OPTIONAL_SCHEDULER_FIELDS as readonly string[]).includes(spec.field) || value[spec.field] === undefined)
+      continue;
+    const problem = engineArgValueProblem(spec, value[spec.field]);
+    if (problem !== undefined) throw new ProfileError(`${where}: "${spec.field}" (vLLM --${spec.flag}) ${problem}`);
+    present[spec.field] = value[spec.field];
+  }
+  const settings = { maxNumBatchedTokens: numbers.maxNumBatchedTokens, maxNumSeqs: numbers.maxNumSeqs, ...present };
+  const relation = schedulerRelationProblems(`${where}:`, settings, numbers.maxModelLen);
+  if (relation.length > 0) throw new ProfileError(relation[0]);
+  return present;
 }
 
 const SOURCE_FIELDS = ['id', 'title', 'url', 'published', 'cited'] as const;

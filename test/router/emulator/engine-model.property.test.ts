@@ -17,6 +17,19 @@ const roomy = validateProfile({
   maxNumSeqs: 32,
   maxNumBatchedTokens: 512,
 });
+/** vLLM's other scheduler settings (engine-args.ts): priority policy and a per-request token cap per step. */
+const tinyPriority = validateProfile({
+  ...tiny,
+  name: 'tiny-priority',
+  schedulingPolicy: 'priority',
+  longPrefillTokenThreshold: 48,
+});
+const roomyPriority = validateProfile({
+  ...roomy,
+  name: 'roomy-priority',
+  schedulingPolicy: 'priority',
+  longPrefillTokenThreshold: 100,
+});
 
 interface Op {
   readonly gapMs: number;
@@ -28,6 +41,8 @@ interface Op {
   readonly abortBack: number;
   /** Run the engine to this long after the submit before the next op. */
   readonly runMs: number;
+  /** vLLM request priority (used by priority-policy engines, ignored by FCFS ones). */
+  readonly priority: number;
 }
 
 const opArb: fc.Arbitrary<Op> = fc.record({
@@ -41,6 +56,7 @@ const opArb: fc.Arbitrary<Op> = fc.record({
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }) },
   ),
   runMs: fc.integer({ min: 0, max: 60 }),
+  priority: fc.integer({ min: 0, max: 2 }),
 });
 
 /** Replays ops on a fresh engine, calling `check` after every operation; returns all events. */
@@ -66,6 +82,7 @@ function replay(
         id: `r${i}`,
         promptText,
         maxTokens: Math.min(op.maxTokens, profile.maxModelLen - Math.ceil(promptText.length / 4)),
+        priority: op.priority,
       },
       now,
     );
@@ -89,6 +106,8 @@ describe('engine model properties', () => {
     test.each([
       ['tiny', tiny],
       ['roomy', roomy],
+      ['tiny-priority', tinyPriority],
+      ['roomy-priority', roomyPriority],
     ])(
       'GIVEN the %s profile THEN KV never exceeds capacity, accounting stays consistent, and every request finishes exactly once',
       (_name, profile) => {
@@ -125,6 +144,8 @@ describe('engine model properties', () => {
     test.each([
       ['tiny', tiny],
       ['roomy', roomy],
+      ['tiny-priority', tinyPriority],
+      ['roomy-priority', roomyPriority],
     ])(
       'GIVEN the %s profile THEN events, times and every step equal step-by-step execution exactly',
       (_name, profile) => {
