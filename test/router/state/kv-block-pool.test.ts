@@ -107,7 +107,7 @@ describe('KvBlockPool', () => {
       expect(pool.freeBlocks).toBe(0);
       expect(pool.matchPrefix([1, 2], 2)).toBe(2);
       expect(pool.referencesOf(1)).toBe(1);
-      expect(() => pool.allocate()).toThrow();
+      expect(() => pool.allocate()).toThrow('KV pool exhausted');
       pool.release(held);
       pool.checkInvariants();
     });
