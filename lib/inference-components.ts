@@ -23,11 +23,10 @@ import { PrefixAwareLlmEndpoint } from './prefix-aware-llm-endpoint';
 import { addCopyAutoScaling, defaultScalingTarget, validateCopyAutoScaling } from './private/autoscaling-resources';
 import { componentFitProblems, ComponentDemand } from './private/component-capacity';
 import {
-  extraParallelism,
-  MAX_ENV_ENTRIES,
   renderEngineEnvironment,
   renderLoraEnvironment,
   validateEngineOptions,
+  validateEnvironmentCount,
 } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
 import {
@@ -61,7 +60,8 @@ import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolate
 import { isKnownInteger, isUnresolved, nameFromPath, ProblemCollector, show, wholeSeconds } from './private/validation';
 import { RoutingStrategy } from './routing-strategy';
 import { VllmEngineOptions, EngineEnvConvention } from './vllm-engine-options';
-import { VllmImage } from './vllm-image';
+import { VllmImage, VllmImageConfig } from './vllm-image';
+import { validateParallelismFits } from './private/parallelism';
 
 /**
  * SageMaker API limits of inference components and their endpoint configuration, each from the page cited:
@@ -674,7 +674,6 @@ export class LlmInferenceComponent extends ComponentBase {
   private readonly adapters: LoraAdapterComponent[] = [];
   private readonly convention: EngineEnvConvention;
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(scope: Construct, id: string, props: LlmInferenceComponentProps) {
     super(scope, id);
     const endpoint = props.endpoint;
@@ -688,66 +687,15 @@ export class LlmInferenceComponent extends ComponentBase {
     this.acceleratorsPerCopy = props.acceleratorsPerCopy ?? engine.tensorParallelSize ?? gpus ?? 1;
     this.tensorParallelSize = engine.tensorParallelSize ?? this.acceleratorsPerCopy;
     this.copyCount = props.copyCount ?? endpoint.instanceCount;
-    this.validate(props, image, engine);
+    this.validate(props, { image, engine });
 
     this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
     const role = this._componentHost.role;
     const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
     this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
-    const modelConfig = props.model.bind(this, role);
-    const environment = (): Record<string, string> =>
-      Object.fromEntries(
-        Object.entries({
-          ...imageConfig.environment,
-          ...renderEngineEnvironment({
-            convention: imageConfig.convention,
-            model: modelConfig,
-            options: engine,
-            tensorParallelSize: this.tensorParallelSize,
-          }),
-          ...renderLoraEnvironment(engine, this.adapters.length),
-        }).sort(([a], [b]) => a.localeCompare(b)),
-      );
-    this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
-      executionRoleArn: role.roleArn,
-      primaryContainer: {
-        image: imageConfig.imageUri,
-        mode: 'SingleModel',
-        // Adapters are added after the base: the LoRA settings follow how many there are at synth.
-        environment: Lazy.any({ produce: () => environment() }),
-        modelDataSource: modelConfig.modelDataSource,
-      },
-      // The model a component references repeats the endpoint's network settings (VpcConfig, EnableNetworkIsolation,
-      // https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateModel.html), so the model never
-      // describes a network other than the one its copies run in.
-      enableNetworkIsolation: endpoint._networkIsolation || undefined,
-      vpcConfig: renderVpcConfig(endpoint._network),
-    });
-    this.cfnModel.node.addDependency(role);
-
+    this.cfnModel = this.createModel(props, engine, imageConfig);
     const memoryMiB = props.minMemoryPerCopy.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
-    this.cfnInferenceComponent = new sagemaker.CfnInferenceComponent(this, 'InferenceComponent', {
-      inferenceComponentName: this.inferenceComponentName,
-      endpointName: endpoint.cfnEndpoint.attrEndpointName,
-      variantName: endpoint.variantName,
-      specification: {
-        modelName: this.cfnModel.attrModelName,
-        computeResourceRequirements: {
-          numberOfAcceleratorDevicesRequired: this.acceleratorsPerCopy,
-          minMemoryRequiredInMb: memoryMiB,
-          numberOfCpuCoresRequired: props.cpuCoresPerCopy,
-        },
-        startupParameters: {
-          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
-            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
-          ),
-          modelDataDownloadTimeoutInSeconds: wholeSeconds(
-            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
-          ),
-        },
-      },
-      runtimeConfig: { copyCount: this.copyCount },
-    });
+    this.cfnInferenceComponent = this.createInferenceComponent(props, memoryMiB);
     this.inferenceComponentArn = this.cfnInferenceComponent.attrInferenceComponentArn;
     this._demand = {
       label: id,
@@ -764,16 +712,7 @@ export class LlmInferenceComponent extends ComponentBase {
       ? (props.autoScaling.targetConcurrentRequestsPerCopy ?? defaultScalingTarget(threshold))
       : undefined;
     if (props.autoScaling && scalingTarget !== undefined) {
-      this.autoScaling = addCopyAutoScaling(
-        this,
-        this.inferenceComponentName,
-        props.autoScaling,
-        scalingTarget,
-        // A standard-resolution period that is never shorter than the endpoint publishes at (60 s, or 120–300 s).
-        this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }),
-      );
-      // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
-      this.autoScaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
+      this.autoScaling = this.addAutoScaling(props.autoScaling, scalingTarget);
     }
     const range = copyRangeOf(this.copyCount, props.autoScaling);
     const deployment = props.deployment ?? (range && rollingPossible(range) ? {} : undefined);
@@ -805,6 +744,89 @@ export class LlmInferenceComponent extends ComponentBase {
     if (Construct.isConstruct(role)) flushWildcardAcknowledgements(role);
   }
 
+  /** The `AWS::SageMaker::Model` of the copies: the image, the engine's (and LoRA's) environment, the endpoint's network. */
+  private createModel(
+    props: LlmInferenceComponentProps,
+    engine: VllmEngineOptions,
+    imageConfig: VllmImageConfig,
+  ): sagemaker.CfnModel {
+    const role = this._componentHost.role;
+    const modelConfig = props.model.bind(this, role);
+    const environment = (): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries({
+          ...imageConfig.environment,
+          ...renderEngineEnvironment({
+            convention: imageConfig.convention,
+            model: modelConfig,
+            options: engine,
+            tensorParallelSize: this.tensorParallelSize,
+          }),
+          ...renderLoraEnvironment(engine, this.adapters.length),
+        }).sort(([a], [b]) => a.localeCompare(b)),
+      );
+    const model = new sagemaker.CfnModel(this, 'Model', {
+      executionRoleArn: role.roleArn,
+      primaryContainer: {
+        image: imageConfig.imageUri,
+        mode: 'SingleModel',
+        // Adapters are added after the base: the LoRA settings follow how many there are at synth.
+        environment: Lazy.any({ produce: () => environment() }),
+        modelDataSource: modelConfig.modelDataSource,
+      },
+      // The model a component references repeats the endpoint's network settings (VpcConfig, EnableNetworkIsolation,
+      // https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateModel.html), so the model never
+      // describes a network other than the one its copies run in.
+      enableNetworkIsolation: this.endpoint._networkIsolation || undefined,
+      vpcConfig: renderVpcConfig(this.endpoint._network),
+    });
+    model.node.addDependency(role);
+    return model;
+  }
+
+  /** The `AWS::SageMaker::InferenceComponent`: the model, what each copy reserves, its start-up limits, the copies. */
+  private createInferenceComponent(
+    props: LlmInferenceComponentProps,
+    memoryMiB: number,
+  ): sagemaker.CfnInferenceComponent {
+    return new sagemaker.CfnInferenceComponent(this, 'InferenceComponent', {
+      inferenceComponentName: this.inferenceComponentName,
+      endpointName: this.endpoint.cfnEndpoint.attrEndpointName,
+      variantName: this.endpoint.variantName,
+      specification: {
+        modelName: this.cfnModel.attrModelName,
+        computeResourceRequirements: {
+          numberOfAcceleratorDevicesRequired: this.acceleratorsPerCopy,
+          minMemoryRequiredInMb: memoryMiB,
+          numberOfCpuCoresRequired: props.cpuCoresPerCopy,
+        },
+        startupParameters: {
+          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
+            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          modelDataDownloadTimeoutInSeconds: wholeSeconds(
+            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+        },
+      },
+      runtimeConfig: { copyCount: this.copyCount },
+    });
+  }
+
+  private addAutoScaling(options: CopyAutoScalingOptions, scalingTarget: number): CopyAutoScaling {
+    const scaling = addCopyAutoScaling(
+      this,
+      this.inferenceComponentName,
+      options,
+      scalingTarget,
+      // A standard-resolution period that is never shorter than the endpoint publishes at (60 s, or 120–300 s).
+      this.metrics.noCapacityInvocationFailures({ period: this.metrics.insightsPeriod }),
+    );
+    // Registration needs the component to exist (CloudFormation gives no name attribute to reference).
+    scaling.scalableTarget.node.addDependency(this.cfnInferenceComponent);
+    return scaling;
+  }
+
   /** Serves a LoRA adapter from this component's copies, as its own inference component. */
   public addAdapter(id: string, options: LoraAdapterOptions): LoraAdapterComponent {
     return new LoraAdapterComponent(this, id, { ...options, base: this });
@@ -825,8 +847,8 @@ export class LlmInferenceComponent extends ComponentBase {
     return this.endpoint;
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-  private validate(props: LlmInferenceComponentProps, image: VllmImage, engine: VllmEngineOptions): void {
+  private validate(props: LlmInferenceComponentProps, container: ComponentContainer): void {
+    const { image, engine } = container;
     const problems = new ProblemCollector();
     const limits = INFERENCE_COMPONENT_LIMITS;
     const endpoint = props.endpoint;
@@ -834,38 +856,16 @@ export class LlmInferenceComponent extends ComponentBase {
     validateIsolatedModel(endpoint._networkIsolation, props.model, problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
+    // LoRA's settings are counted as if adapters follow.
+    validateEnvironmentCount(
+      { convention: image.convention, model: props.model, engine, withLoraAdapters: true },
+      problems,
+    );
     this._validateName(props.inferenceComponentName, problems);
     problems.integerAtLeast('copyCount', props.copyCount, limits.minCopyCount);
     problems.integerAtLeast('acceleratorsPerCopy', props.acceleratorsPerCopy, limits.minAcceleratorsPerCopy);
-    const gpus = endpoint.instanceType.gpuCount;
-    if (props.acceleratorsPerCopy === undefined && engine.tensorParallelSize === undefined && gpus === undefined) {
-      problems.add(
-        `acceleratorsPerCopy is required because the GPU count of ${endpoint.instanceType.name} is unknown (got no acceleratorsPerCopy)`,
-      );
-    }
-    const used = this.tensorParallelSize * extraParallelism(engine);
-    if (
-      isKnownInteger(this.acceleratorsPerCopy) &&
-      isKnownInteger(this.tensorParallelSize) &&
-      used > this.acceleratorsPerCopy
-    ) {
-      problems.add(
-        `engine tensor × data × pipeline parallel size must be at most acceleratorsPerCopy ${this.acceleratorsPerCopy}, the GPUs a copy reserves (got ${used})`,
-      );
-    }
-    const memory = props.minMemoryPerCopy;
-    if (!memory.isUnresolved()) {
-      const mib = memory.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
-      if (!Number.isInteger(mib) || mib < limits.minMemoryPerCopyMiB) {
-        problems.add(
-          `minMemoryPerCopy must be a whole number of MiB of at least ${limits.minMemoryPerCopyMiB} (got ${mib} MiB)`,
-        );
-      }
-    }
-    const cpus = props.cpuCoresPerCopy;
-    if (cpus !== undefined && !isUnresolved(cpus) && !(cpus >= limits.minCpuCoresPerCopy && Number.isFinite(cpus))) {
-      problems.add(`cpuCoresPerCopy must be at least ${limits.minCpuCoresPerCopy} (got ${cpus})`);
-    }
+    this.validateAccelerators(props, engine, problems);
+    validateCopyResources(props, problems);
     const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
     problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
@@ -887,27 +887,58 @@ export class LlmInferenceComponent extends ComponentBase {
         (props.deployment.alarms?.length ?? 0);
       validateComponentDeployment(props.deployment, copyRangeOf(this.copyCount, props.autoScaling), alarms, problems);
     }
-    // SageMaker's limit on container environment variables, with LoRA's settings counted as if adapters follow.
-    const envCount = Object.keys({
-      ...renderEngineEnvironment({
-        convention: image.convention,
-        model: props.model.downloadsAtStartup
-          ? {
-              huggingFaceModelId: 'placeholder',
-              huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined,
-            }
-          : {},
-        options: engine,
-        tensorParallelSize: 1,
-      }),
-      ...renderLoraEnvironment(engine, 1),
-    }).length;
-    if (envCount > MAX_ENV_ENTRIES) {
+    problems.throwIfAny(this);
+  }
+
+  /** The accelerators a copy reserves: known, and enough for the engine's parallelism. */
+  private validateAccelerators(
+    props: LlmInferenceComponentProps,
+    engine: VllmEngineOptions,
+    problems: ProblemCollector,
+  ): void {
+    const instanceType = props.endpoint.instanceType;
+    if (
+      props.acceleratorsPerCopy === undefined &&
+      engine.tensorParallelSize === undefined &&
+      instanceType.gpuCount === undefined
+    ) {
       problems.add(
-        `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
+        `acceleratorsPerCopy is required because the GPU count of ${instanceType.name} is unknown (got no acceleratorsPerCopy)`,
       );
     }
-    problems.throwIfAny(this);
+    if (isKnownInteger(this.acceleratorsPerCopy) && isKnownInteger(this.tensorParallelSize)) {
+      validateParallelismFits(
+        this.tensorParallelSize,
+        engine,
+        this.acceleratorsPerCopy,
+        `acceleratorsPerCopy ${this.acceleratorsPerCopy}, the GPUs a copy reserves`,
+        problems,
+      );
+    }
+  }
+}
+
+/** What a component's container runs: the image and the engine's options (defaults applied). */
+interface ComponentContainer {
+  readonly image: VllmImage;
+  readonly engine: VllmEngineOptions;
+}
+
+/** Memory and CPU cores each copy reserves, within SageMaker's minimums. */
+function validateCopyResources(props: LlmInferenceComponentProps, problems: ProblemCollector): void {
+  const limits = INFERENCE_COMPONENT_LIMITS;
+  const memory = props.minMemoryPerCopy;
+  if (!memory.isUnresolved()) {
+    const mib = memory.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
+    if (!Number.isInteger(mib) || mib < limits.minMemoryPerCopyMiB) {
+      problems.add(
+        `minMemoryPerCopy must be a whole number of MiB of at least ${limits.minMemoryPerCopyMiB} (got ${mib} MiB)`,
+      );
+    }
+  }
+  const cpus = props.cpuCoresPerCopy;
+  if (cpus !== undefined && !isUnresolved(cpus) && !(cpus >= limits.minCpuCoresPerCopy && Number.isFinite(cpus))) {
+    problems.add(`cpuCoresPerCopy must be at least ${limits.minCpuCoresPerCopy} (got ${cpus})`);
   }
 }
 

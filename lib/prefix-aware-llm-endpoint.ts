@@ -28,12 +28,7 @@ import {
   warnAboutMixedPools,
 } from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
-import {
-  extraParallelism,
-  MAX_ENV_ENTRIES,
-  renderEngineEnvironment,
-  validateEngineOptions,
-} from './private/engine-environment';
+import { renderEngineEnvironment, validateEngineOptions, validateEnvironmentCount } from './private/engine-environment';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import {
   DEFAULT_INSTANCE_COUNT,
@@ -45,7 +40,13 @@ import {
 import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
-import { defaultTensorParallelSize, gpusUsed, ParallelismInput, validateModelParallelism } from './private/parallelism';
+import {
+  defaultTensorParallelSize,
+  gpusUsed,
+  ParallelismInput,
+  validateInstanceParallelism,
+  validateModelParallelism,
+} from './private/parallelism';
 import {
   CreatedAlarms,
   createEndpointAlarms,
@@ -59,12 +60,12 @@ import {
 import { acknowledgeComplianceFindings, flushWildcardAcknowledgements } from './private/nag-acknowledgements';
 import { CALL_WITH_BEARER_TOKEN_ACTIONS, INVOKE_ENDPOINT_ACTIONS } from './private/iam-actions';
 import { insightsPeriodSeconds, renderMetricsConfig } from './private/metrics-config';
-import { configureEndpointVpc, renderVpcConfig, validateIsolatedModel } from './private/network';
-import { isKnownInteger, ProblemCollector, show, wholeSeconds } from './private/validation';
+import { configureEndpointVpc, EndpointNetwork, renderVpcConfig, validateIsolatedModel } from './private/network';
+import { isKnownInteger, ProblemCollector, wholeSeconds } from './private/validation';
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
-import { VllmImage } from './vllm-image';
+import { VllmImage, VllmImageConfig } from './vllm-image';
 
 export { PrefixAwareLlmValidationError } from './private/errors';
 
@@ -495,40 +496,18 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** Escape hatch: the `AWS::SageMaker::Endpoint`. */
   public readonly cfnEndpoint: sagemaker.CfnEndpoint;
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(scope: Construct, id: string, props: PrefixAwareLlmEndpointProps) {
     super(scope, id);
-
-    const fleet = fleetWithDefaults(props);
-    const instanceType = props.instancePools?.[0] ?? fleet.instanceType;
-    const instanceTypes = props.instancePools && props.instancePools.length > 0 ? props.instancePools : [instanceType];
-    const { instanceCount, routing } = fleet;
-    const image = props.image ?? VllmImage.dlc();
-    const engine = props.engine ?? {};
-    // The smallest fleet an update may meet decides the default: rolling batches must be 5–50 % of the current count.
-    const smallestFleet = props.autoScaling?.minCapacity ?? instanceCount;
-    const deployment =
-      props.deployment ??
-      (props.routingVariants?.length
-        ? DeploymentPolicy.blueGreen()
-        : DeploymentPolicy.defaultFor(isKnownInteger(smallestFleet) ? smallestFleet : 2));
+    const resolved = resolveEndpointSettings(props);
+    const { instanceType, instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
     this.instanceType = instanceType;
     this.publishFrequency = props.metricsConfig?.publishFrequency;
     this.enhancedMetrics = props.metricsConfig?.enhancedMetrics ?? true;
     this.routing = routing;
     this.deployment = deployment;
-
-    const modelId = props.model._huggingFaceModelId();
-    const parallelism: ParallelismInput = {
-      instanceType,
-      engine,
-      enginesPerInstance: image._enginesPerInstance(),
-      modelId,
-      heads: modelHeads(modelId),
-    };
-    this.validate(props, { instanceTypes, instanceCount, routing, image, engine, deployment, parallelism });
-    this.tensorParallelSize = engine.tensorParallelSize ?? defaultTensorParallelSize(parallelism);
-    this.warnAboutDoubtfulSettings(props, { instanceType, instanceCount, routing, engine, deployment, parallelism });
+    this.validate(props, resolved);
+    this.tensorParallelSize = engine.tensorParallelSize ?? defaultTensorParallelSize(resolved.parallelism);
+    this.warnAboutDoubtfulSettings(props, resolved);
     warnAboutMixedPools(this, props.instancePools, routing.isPrefixAware);
     annotateFleetPrice(
       this,
@@ -545,7 +524,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     );
 
     this.endpointName = endpointNameOf(this, props.endpointName);
-
     // Execution role: only what this endpoint needs.
     this.role =
       props.role ??
@@ -554,74 +532,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
         'SageMaker execution role of a PrefixAwareLlmEndpoint: pulls its image, reads its model, writes its logs.',
       );
     this.grantRuntimeBasics();
-
     const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
     this.securityGroups = vpcConfig?.securityGroups ?? [];
-
     const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
-    const modelConfig = props.model.bind(this, this.role);
-    const environment: Record<string, string> = {
-      ...imageConfig.environment,
-      ...renderEngineEnvironment({
-        convention: imageConfig.convention,
-        model: modelConfig,
-        options: engine,
-        tensorParallelSize: this.tensorParallelSize,
-      }),
-    };
-    if (imageConfig.routerSidecarMetrics) {
-      // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
-      environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
-    }
+    this.cfnModel = this.createModel(props, engine, imageConfig, vpcConfig);
+    this.cfnEndpointConfig = this.createEndpointConfig(props, resolved, imageConfig);
 
-    this.cfnModel = new sagemaker.CfnModel(this, 'Model', {
-      executionRoleArn: this.role.roleArn,
-      enableNetworkIsolation: props.enableNetworkIsolation ?? false,
-      primaryContainer: {
-        image: imageConfig.imageUri,
-        mode: 'SingleModel',
-        environment,
-        modelDataSource: modelConfig.modelDataSource,
-      },
-      vpcConfig: renderVpcConfig(vpcConfig),
-    });
-    // SageMaker checks the role's access (image, model data) when the model and endpoint are created.
-    this.cfnModel.node.addDependency(this.role);
-
-    this.cfnEndpointConfig = new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
-      kmsKeyId: props.encryptionKey?.keyArn,
-      productionVariants: withRoutingVariants(
-        {
-          variantName: this.variantName,
-          modelName: this.cfnModel.attrModelName,
-          ...renderCapacity({
-            instanceType,
-            instancePools: props.instancePools,
-            capacityReservation: props.capacityReservation,
-            provisionTimeout: props.variantInstanceProvisionTimeout,
-          }),
-          initialInstanceCount: instanceCount,
-          initialVariantWeight: 1,
-          inferenceAmiVersion: imageConfig.inferenceAmiVersion,
-          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
-            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
-          ),
-          modelDataDownloadTimeoutInSeconds: wholeSeconds(
-            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
-          ),
-          routingConfig: routing._render(),
-        },
-        props.routingVariants,
-      ),
-      metricsConfig: renderMetricsConfig(props.metricsConfig),
-      dataCaptureConfig: props.dataCapture && renderDataCapture(this, this.role, props.dataCapture),
-    });
-
-    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
     const scalingTarget = props.autoScaling
       ? (props.autoScaling.targetConcurrentRequestsPerInstance ??
         defaultScalingTarget(routing.isPrefixAware ? routing.concurrencyThreshold : undefined))
       : undefined;
+    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
     this.monitored = {
       metrics: this.metrics,
       concurrencyThreshold: routing.isPrefixAware ? routing.concurrencyThreshold : undefined,
@@ -636,18 +557,8 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.grantDescribeRollbackAlarms([...this.rollbackAlarms, ...deployment.extraAlarms]);
     this.warnAboutSlowRollbackAlarms(props, deployment);
 
-    this.cfnEndpoint = new sagemaker.CfnEndpoint(this, 'Endpoint', {
-      endpointName: this.endpointName,
-      endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
-      deploymentConfig: deployment._render(fleetSizeOf(instanceCount, props.autoScaling), [
-        ...this.rollbackAlarms,
-        ...deployment.extraAlarms,
-      ]),
-      // With autoscaling, keep the instance count the policy reached instead of resetting it on every update.
-      retainAllVariantProperties: props.autoScaling ? true : undefined,
-    });
+    this.cfnEndpoint = this.createEndpoint(props, instanceCount, deployment);
     this.endpointArn = this.cfnEndpoint.attrEndpointArn;
-
     if (props.autoScaling && scalingTarget !== undefined) {
       // The resource id needs the endpoint to exist: reference its name attribute, not the plain string.
       this.autoScaling = addVariantAutoScaling(
@@ -666,6 +577,97 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     acknowledgeComplianceFindings({
       createdRole: props.role ? undefined : this.role,
       nvmeEndpointConfig: instanceTypes.every((t) => t.hasLocalNvme) ? this.cfnEndpointConfig : undefined,
+    });
+  }
+
+  /** The `AWS::SageMaker::Model`: the image, the engine's environment, the model's data and the network. */
+  private createModel(
+    props: PrefixAwareLlmEndpointProps,
+    engine: VllmEngineOptions,
+    imageConfig: VllmImageConfig,
+    vpcConfig: EndpointNetwork | undefined,
+  ): sagemaker.CfnModel {
+    const modelConfig = props.model.bind(this, this.role);
+    const environment: Record<string, string> = {
+      ...imageConfig.environment,
+      ...renderEngineEnvironment({
+        convention: imageConfig.convention,
+        model: modelConfig,
+        options: engine,
+        tensorParallelSize: this.tensorParallelSize,
+      }),
+    };
+    if (imageConfig.routerSidecarMetrics) {
+      // The sidecar's EMF metrics carry this as their EndpointName dimension (docs/operations.md, router sidecar).
+      environment.PREFIX_ROUTER_EMF_ENDPOINT_NAME = this.endpointName;
+    }
+    const model = new sagemaker.CfnModel(this, 'Model', {
+      executionRoleArn: this.role.roleArn,
+      enableNetworkIsolation: props.enableNetworkIsolation ?? false,
+      primaryContainer: {
+        image: imageConfig.imageUri,
+        mode: 'SingleModel',
+        environment,
+        modelDataSource: modelConfig.modelDataSource,
+      },
+      vpcConfig: renderVpcConfig(vpcConfig),
+    });
+    // SageMaker checks the role's access (image, model data) when the model and endpoint are created.
+    model.node.addDependency(this.role);
+    return model;
+  }
+
+  /** The `AWS::SageMaker::EndpointConfig`: the variant (and routing variants), its capacity, metrics, Data Capture. */
+  private createEndpointConfig(
+    props: PrefixAwareLlmEndpointProps,
+    resolved: ResolvedEndpointSettings,
+    imageConfig: VllmImageConfig,
+  ): sagemaker.CfnEndpointConfig {
+    return new sagemaker.CfnEndpointConfig(this, 'EndpointConfig', {
+      kmsKeyId: props.encryptionKey?.keyArn,
+      productionVariants: withRoutingVariants(
+        {
+          variantName: this.variantName,
+          modelName: this.cfnModel.attrModelName,
+          ...renderCapacity({
+            instanceType: resolved.instanceType,
+            instancePools: props.instancePools,
+            capacityReservation: props.capacityReservation,
+            provisionTimeout: props.variantInstanceProvisionTimeout,
+          }),
+          initialInstanceCount: resolved.instanceCount,
+          initialVariantWeight: 1,
+          inferenceAmiVersion: imageConfig.inferenceAmiVersion,
+          containerStartupHealthCheckTimeoutInSeconds: wholeSeconds(
+            props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          modelDataDownloadTimeoutInSeconds: wholeSeconds(
+            props.modelDataDownloadTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+          ),
+          routingConfig: resolved.routing._render(),
+        },
+        props.routingVariants,
+      ),
+      metricsConfig: renderMetricsConfig(props.metricsConfig),
+      dataCaptureConfig: props.dataCapture && renderDataCapture(this, this.role, props.dataCapture),
+    });
+  }
+
+  /** The `AWS::SageMaker::Endpoint`, deployed by the policy with the rollback alarms. */
+  private createEndpoint(
+    props: PrefixAwareLlmEndpointProps,
+    instanceCount: number,
+    deployment: DeploymentPolicy,
+  ): sagemaker.CfnEndpoint {
+    return new sagemaker.CfnEndpoint(this, 'Endpoint', {
+      endpointName: this.endpointName,
+      endpointConfigName: this.cfnEndpointConfig.attrEndpointConfigName,
+      deploymentConfig: deployment._render(fleetSizeOf(instanceCount, props.autoScaling), [
+        ...this.rollbackAlarms,
+        ...deployment.extraAlarms,
+      ]),
+      // With autoscaling, keep the instance count the policy reached instead of resetting it on every update.
+      retainAllVariantProperties: props.autoScaling ? true : undefined,
     });
   }
 
@@ -696,47 +698,17 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-  private validate(
-    props: PrefixAwareLlmEndpointProps,
-    resolved: {
-      instanceTypes: InstanceType[];
-      instanceCount: number;
-      routing: RoutingStrategy;
-      image: VllmImage;
-      engine: VllmEngineOptions;
-      deployment: DeploymentPolicy;
-      parallelism: ParallelismInput;
-    },
-  ): void {
-    const { instanceTypes, instanceCount, routing, image, engine, deployment, parallelism } = resolved;
+  private validate(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {
+    const { instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
     const problems = new ProblemCollector();
-    const allowSingle = props.allowPrefixAwareOnSingleInstance ?? false;
-
     props.model._validate(problems);
     validateDataCapture(props.dataCapture, problems);
     image._validate(this, problems);
     validateEngineOptions(engine, image.convention, problems);
-    // Render once with placeholders to check SageMaker's limit on the number of environment variables.
-    const envCount = Object.keys(
-      renderEngineEnvironment({
-        convention: image.convention,
-        model: props.model.downloadsAtStartup
-          ? {
-              huggingFaceModelId: 'placeholder',
-              huggingFaceToken: props.model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined,
-            }
-          : {},
-        options: engine,
-        tensorParallelSize: 1,
-      }),
-    ).length;
-    if (envCount > MAX_ENV_ENTRIES) {
-      problems.add(
-        `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
-      );
-    }
-
+    validateEnvironmentCount(
+      { convention: image.convention, model: props.model, engine, withLoraAdapters: false },
+      problems,
+    );
     validateCapacity(
       {
         instanceType: props.instancePools ? props.instanceType : undefined,
@@ -746,49 +718,20 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       },
       problems,
     );
-    validateFleetProps(
-      props,
-      {
-        instanceTypes,
-        instanceTypeProp: props.instancePools ? 'instancePools' : 'instanceType',
-        instanceCount,
-        routing,
-      },
-      problems,
-    );
-
-    for (const instanceType of instanceTypes) {
-      this.validateParallelism(instanceType, engine, problems);
-      validateModelParallelism({ ...parallelism, instanceType }, problems);
-    }
-    const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
-    if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
-      problems.add(
-        'engine.tensorParallelSize is required because the instancePools have different GPU counts ' +
-          `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`,
-      );
-    }
-
-    for (const instanceType of instanceTypes) {
-      if (props.encryptionKey && instanceType.hasLocalNvme) {
-        problems.add(
-          `encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`,
-        );
-      }
-    }
+    const instanceTypeProp = props.instancePools ? 'instancePools' : 'instanceType';
+    validateFleetProps(props, { instanceTypes, instanceTypeProp, instanceCount, routing }, problems);
+    validateInstanceTypes(props, resolved, problems);
     validateIsolatedModel(props.enableNetworkIsolation, props.model, problems);
-
     const { min, max } = PrefixAwareLlmEndpoint.TIMEOUT_RANGE_SECONDS;
     problems.durationInRange('containerStartupHealthCheckTimeout', props.containerStartupHealthCheckTimeout, min, max);
     problems.durationInRange('modelDataDownloadTimeout', props.modelDataDownloadTimeout, min, max);
-
     if (props.autoScaling) {
       validateAutoScaling(
         props.autoScaling,
         {
           instanceCount,
           prefixAware: routing.isPrefixAware,
-          allowSingleInstance: allowSingle,
+          allowSingleInstance: props.allowPrefixAwareOnSingleInstance ?? false,
           concurrencyThreshold: routing.concurrencyThreshold,
         },
         problems,
@@ -810,7 +753,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       { insightsPeriodSeconds: insightsPeriodSeconds(props.metricsConfig) },
       problems,
     );
-
     problems.throwIfAny(this);
   }
 
@@ -831,55 +773,15 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     }
   }
 
-  private validateParallelism(instanceType: InstanceType, engine: VllmEngineOptions, problems: ProblemCollector): void {
-    const gpus = instanceType.gpuCount;
-    if (gpus !== undefined && !(isKnownInteger(gpus) && gpus >= 1)) {
-      problems.add(
-        `instanceType gpuCount of ${instanceType.name} must be an integer of at least 1 (got ${show(gpus)})`,
-      );
-      return;
-    }
-    const tp = engine.tensorParallelSize;
-    if (tp === undefined) {
-      if (gpus === undefined && instanceType.isUnresolved) {
-        problems.add(
-          'engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown ' +
-            '(got no tensorParallelSize)',
-        );
-      } else if (gpus === undefined) {
-        problems.add(
-          `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
-            `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`,
-        );
-      }
-      return;
-    }
-    if (gpus === undefined || !isKnownInteger(tp) || tp < 1) return;
-    if (gpus % tp !== 0) {
-      problems.add(`engine.tensorParallelSize must divide the ${gpus} GPUs of ${instanceType.name} (got ${tp})`);
-      return;
-    }
-    const used = tp * extraParallelism(engine);
-    if (used > gpus) {
-      problems.add(
-        `engine tensor × data × pipeline parallel size must be at most the ${gpus} GPUs of ${instanceType.name} (got ${used})`,
-      );
-    }
+  /** Settings that synthesize but probably do not do what was meant: each a warning that can be acknowledged. */
+  private warnAboutDoubtfulSettings(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {
+    this.warnAboutEngineSettings(props, resolved);
+    this.warnAboutRoutingAndDeployment(props, resolved);
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-  private warnAboutDoubtfulSettings(
-    props: PrefixAwareLlmEndpointProps,
-    resolved: {
-      instanceType: InstanceType;
-      instanceCount: number;
-      routing: RoutingStrategy;
-      engine: VllmEngineOptions;
-      deployment: DeploymentPolicy;
-      parallelism: ParallelismInput;
-    },
-  ): void {
-    const { instanceType, instanceCount, routing, engine, deployment, parallelism } = resolved;
+  /** Prefix caching off, a token in the environment, GPUs left idle, a model whose heads the construct cannot check. */
+  private warnAboutEngineSettings(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {
+    const { instanceType, routing, engine, parallelism } = resolved;
     const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
 
     if (routing.isPrefixAware && engine.enablePrefixCaching === false) {
@@ -918,6 +820,12 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
           'to a size it divides (which also silences this warning).',
       );
     }
+  }
+
+  /** Routing settings the engine defeats, a blue/green fleet doubled, autoscaling's fixed type, no rollback alarms. */
+  private warnAboutRoutingAndDeployment(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {
+    const { instanceType, instanceCount, routing, engine, deployment } = resolved;
+    const warn = (id: string, message: string) => Annotations.of(this).addWarningV2(id, message);
     const maxModelLen = engine.maxModelLen;
     if (
       routing.isPrefixAware &&
@@ -966,6 +874,79 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
       warn(
         PrefixAwareLlmWarnings.DEPLOYMENT_WITHOUT_ALARMS,
         'The deployment policy has no alarms: a broken update is not rolled back automatically.',
+      );
+    }
+  }
+}
+
+/** The props with their defaults: what validation, warnings and resources all read. */
+interface ResolvedEndpointSettings {
+  /** The variant's instance type (the first pool's with `instancePools`). */
+  readonly instanceType: InstanceType;
+  /** Every instance type the variant may run: the pools, or the one type. */
+  readonly instanceTypes: InstanceType[];
+  readonly instanceCount: number;
+  readonly routing: RoutingStrategy;
+  readonly image: VllmImage;
+  readonly engine: VllmEngineOptions;
+  readonly deployment: DeploymentPolicy;
+  readonly parallelism: ParallelismInput;
+}
+
+function resolveEndpointSettings(props: PrefixAwareLlmEndpointProps): ResolvedEndpointSettings {
+  const fleet = fleetWithDefaults(props);
+  const instanceType = props.instancePools?.[0] ?? fleet.instanceType;
+  const { instanceCount, routing } = fleet;
+  const image = props.image ?? VllmImage.dlc();
+  const engine = props.engine ?? {};
+  // The smallest fleet an update may meet decides the default: rolling batches must be 5–50 % of the current count.
+  const smallestFleet = props.autoScaling?.minCapacity ?? instanceCount;
+  const deployment =
+    props.deployment ??
+    (props.routingVariants?.length
+      ? DeploymentPolicy.blueGreen()
+      : DeploymentPolicy.defaultFor(isKnownInteger(smallestFleet) ? smallestFleet : 2));
+  const modelId = props.model._huggingFaceModelId();
+  return {
+    instanceType,
+    instanceTypes: props.instancePools && props.instancePools.length > 0 ? props.instancePools : [instanceType],
+    instanceCount,
+    routing,
+    image,
+    engine,
+    deployment,
+    parallelism: {
+      instanceType,
+      engine,
+      enginesPerInstance: image._enginesPerInstance(),
+      modelId,
+      heads: modelHeads(modelId),
+    },
+  };
+}
+
+/** Each instance type against the engine's parallelism and the model's heads, pools against one another and the key. */
+function validateInstanceTypes(
+  props: PrefixAwareLlmEndpointProps,
+  resolved: ResolvedEndpointSettings,
+  problems: ProblemCollector,
+): void {
+  const { instanceTypes, engine, parallelism } = resolved;
+  for (const instanceType of instanceTypes) {
+    validateInstanceParallelism(instanceType, engine, problems);
+    validateModelParallelism({ ...parallelism, instanceType }, problems);
+  }
+  const gpuCounts = [...new Set(instanceTypes.map((t) => t.gpuCount))];
+  if (engine.tensorParallelSize === undefined && gpuCounts.length > 1) {
+    problems.add(
+      'engine.tensorParallelSize is required because the instancePools have different GPU counts ' +
+        `(${gpuCounts.map(String).join(', ')}); choose one that divides all of them (got no tensorParallelSize)`,
+    );
+  }
+  for (const instanceType of instanceTypes) {
+    if (props.encryptionKey && instanceType.hasLocalNvme) {
+      problems.add(
+        `encryptionKey cannot be used with ${instanceType.name}: it has local NVMe storage, which SageMaker encrypts in hardware and for which it rejects a KmsKeyId (got a key)`,
       );
     }
   }

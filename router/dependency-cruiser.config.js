@@ -52,7 +52,7 @@ module.exports = {
     {
       name: 'routing-loops-use-policy-capabilities',
       comment:
-        "the server and the simulator route through core/routing-core.ts and a policy's optional capabilities (routingBlocks), never a particular policy's module",
+        "the server and the simulator route through core/routing-core.ts and a policy's optional capabilities (routingBlocks), never a particular policy's module; router/policy-imports.js checks the names they take through policy/index.ts's re-exports, which paths cannot show",
       severity: 'error',
       from: { path: '(^|/)router/src/(server|sim)/' },
       to: { path: '(^|/)router/src/policy/[^/]+-policy\\.ts$', pathNot: '(^|/)router/src/policy/routing-policy\\.ts$' },

@@ -161,3 +161,39 @@ export function renderLoraEnvironment(options: VllmEngineOptions, adapterCount: 
     env[`SM_VLLM_${envSuffixForFlag('max-loras')}`] = String(adapterCount);
   return env;
 }
+
+/** What decides how many environment variables the container gets, known before anything is bound. */
+export interface EnvironmentCountInput {
+  readonly convention: EngineEnvConvention;
+  readonly model: { readonly downloadsAtStartup: boolean; readonly resolvesSecretIntoEnvironment: boolean };
+  readonly engine: VllmEngineOptions;
+  /** Count LoRA's settings as if adapters follow (a base inference component). */
+  readonly withLoraAdapters: boolean;
+}
+
+/**
+ * SageMaker's limit on container environment variables, checked at synth: the environment is rendered once with
+ * placeholders for what binding fills in (the model id, the token).
+ */
+export function validateEnvironmentCount(input: EnvironmentCountInput, problems: ProblemCollector): void {
+  const { model, engine } = input;
+  const envCount = Object.keys({
+    ...renderEngineEnvironment({
+      convention: input.convention,
+      model: model.downloadsAtStartup
+        ? {
+            huggingFaceModelId: 'placeholder',
+            huggingFaceToken: model.resolvesSecretIntoEnvironment ? 'placeholder' : undefined,
+          }
+        : {},
+      options: engine,
+      tensorParallelSize: 1,
+    }),
+    ...(input.withLoraAdapters ? renderLoraEnvironment(engine, 1) : {}),
+  }).length;
+  if (envCount > MAX_ENV_ENTRIES) {
+    problems.add(
+      `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
+    );
+  }
+}

@@ -2,7 +2,7 @@ import { InstanceType } from '../instance-type';
 import { VllmEngineOptions } from '../vllm-engine-options';
 import { extraParallelism } from './engine-environment';
 import { allowedTensorParallelSizes, headsAllowTensorParallel, ModelHeads } from './model-catalog';
-import { isKnownInteger, ProblemCollector } from './validation';
+import { isKnownInteger, ProblemCollector, show } from './validation';
 
 /** What decides the tensor parallel size one engine runs with. */
 export interface ParallelismInput {
@@ -83,4 +83,59 @@ export function gpusUsed(
 
 function headsText(heads: ModelHeads, modelId: string | undefined): string {
   return `the ${heads.attentionHeads} attention heads and ${heads.kvHeads} key/value heads of ${modelId ?? 'the model'}`;
+}
+
+/**
+ * The engine's tensor × data × pipeline parallel size must fit the GPUs it is given: `gpus`, described by
+ * `gpusText` (an instance's GPUs, or the accelerators a component copy reserves).
+ */
+export function validateParallelismFits(
+  tensorParallelSize: number,
+  engine: VllmEngineOptions,
+  gpus: number,
+  gpusText: string,
+  problems: ProblemCollector,
+): void {
+  const used = tensorParallelSize * extraParallelism(engine);
+  if (used > gpus) {
+    problems.add(`engine tensor × data × pipeline parallel size must be at most ${gpusText} (got ${used})`);
+  }
+}
+
+/**
+ * The instance type's GPU count against the engine's tensor parallel size: a count that is no positive integer,
+ * a size that must be given because the count is unknown, one that does not divide the count, or a total
+ * parallelism above it.
+ */
+export function validateInstanceParallelism(
+  instanceType: InstanceType,
+  engine: VllmEngineOptions,
+  problems: ProblemCollector,
+): void {
+  const gpus = instanceType.gpuCount;
+  if (gpus !== undefined && !(isKnownInteger(gpus) && gpus >= 1)) {
+    problems.add(`instanceType gpuCount of ${instanceType.name} must be an integer of at least 1 (got ${show(gpus)})`);
+    return;
+  }
+  const tp = engine.tensorParallelSize;
+  if (tp === undefined) {
+    if (gpus === undefined && instanceType.isUnresolved) {
+      problems.add(
+        'engine.tensorParallelSize is required because the instance type is a deploy-time value, so its GPU count is unknown ' +
+          '(got no tensorParallelSize)',
+      );
+    } else if (gpus === undefined) {
+      problems.add(
+        `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
+          `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`,
+      );
+    }
+    return;
+  }
+  if (gpus === undefined || !isKnownInteger(tp) || tp < 1) return;
+  if (gpus % tp !== 0) {
+    problems.add(`engine.tensorParallelSize must divide the ${gpus} GPUs of ${instanceType.name} (got ${tp})`);
+    return;
+  }
+  validateParallelismFits(tp, engine, gpus, `the ${gpus} GPUs of ${instanceType.name}`, problems);
 }

@@ -40,7 +40,9 @@ describe('when capacity comes from a reservation and falls back across instance 
     () => {
       const other = build({ endpointName: 'x' });
       other.endpoint.cfnEndpointConfig.addPropertyOverride('ProductionVariants.0.NotAProperty', 1);
-      expect(() => Template.fromStack(other.stack)).toThrow();
+      expect(() => Template.fromStack(other.stack)).toThrow(
+        "ProductionVariants.0.NotAProperty: Additional properties are not allowed ('NotAProperty' was unexpected)",
+      );
     },
   );
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,9 @@ import { join } from 'node:path';
 const ROOT = join(__dirname, '..', '..');
 const CONFIG = join(ROOT, 'router', 'dependency-cruiser.config.js');
 const DEPCRUISE = join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+const { particularPolicyImports } = require(join(ROOT, 'router', 'policy-imports.js')) as {
+  particularPolicyImports: (root: string) => string[];
+};
 const { LAYERS, EXCEPTIONS } = require(join(ROOT, 'router', 'layers.js')) as {
   LAYERS: Record<string, readonly string[]>;
   EXCEPTIONS: ReadonlyArray<{ from: string; to: string; reason: string }>;
@@ -144,5 +147,43 @@ describe('when the router sources are checked against the layer map', () => {
     expect(reported).toEqual(expected);
     expect(expected).toContain('protocol → server');
     expect(expected).toContain('server → sim');
+  });
+});
+
+describe('when the server and the simulator import through policy/index.ts (router/policy-imports.js)', () => {
+  test('GIVEN the real sources THEN no name they take from the barrel is declared in a particular policy', () => {
+    expect(particularPolicyImports(ROOT)).toEqual([]);
+  });
+
+  test('GIVEN a policy class, a namespace import and an export * through the barrel THEN each is reported; the interface is not', () => {
+    const tree = mkdtempSync(join(tmpdir(), 'policy-imports-'));
+    const src = (path: string, text: string) => {
+      mkdirSync(join(tree, 'router', 'src', path, '..'), { recursive: true });
+      writeFileSync(join(tree, 'router', 'src', path), text);
+    };
+    src('policy/cache-aware-policy.ts', 'export class CacheAwarePolicy {}\n');
+    src('policy/routing-policy.ts', 'export interface RoutingPolicy {\n  readonly name: string;\n}\n');
+    src(
+      'policy/index.ts',
+      "export * from './routing-policy';\nexport { CacheAwarePolicy } from './cache-aware-policy';\n",
+    );
+    src(
+      'server/uses-class.ts',
+      "import { CacheAwarePolicy, type RoutingPolicy } from '../policy';\nexport const used: RoutingPolicy | CacheAwarePolicy | undefined = undefined;\n",
+    );
+    src(
+      'server/uses-interface.ts',
+      "import type { RoutingPolicy } from '../policy/index';\nexport const used: RoutingPolicy | undefined = undefined;\n",
+    );
+    src('sim/nested/uses-namespace.ts', "import * as policies from '../../policy';\nexport const used = policies;\n");
+    src('sim/passes-on.ts', "export * from '../policy';\n");
+    src('core/uses-class.ts', "import { CacheAwarePolicy } from '../policy';\nexport const used = CacheAwarePolicy;\n");
+
+    expect(particularPolicyImports(tree).sort()).toEqual([
+      'router/src/server/uses-class.ts imports CacheAwarePolicy through policy/index.ts from router/src/policy/cache-aware-policy.ts',
+      'router/src/sim/nested/uses-namespace.ts takes every name of policy/index.ts (* hides whether one is a particular policy)',
+      'router/src/sim/passes-on.ts takes every name of policy/index.ts (* hides whether one is a particular policy)',
+    ]);
+    rmSync(tree, { recursive: true, force: true });
   });
 });

@@ -1,10 +1,4 @@
-import {
-  CreateInferenceComponentCommand,
-  DeleteInferenceComponentCommand,
-  DescribeInferenceComponentCommand,
-  ListInferenceComponentsCommand,
-  SageMakerClient,
-} from '@aws-sdk/client-sagemaker';
+import { CreateInferenceComponentCommand, SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,8 +13,8 @@ import { captureIo } from './helpers/capture-io';
 import { startLocalAdapterEndpoint, type LocalAdapterEndpoint } from './helpers/local-endpoint';
 
 /**
- * Endpoints that host inference components, through the real SDK: the control-plane fake's component state
- * machine, `ab` refusing such an endpoint before any change (its invariant cannot be proven for the components),
+ * Endpoints that host inference components, through the real SDK (the control-plane fake's own tests are beside it,
+ * helpers/sagemaker-control-plane.test.ts): `ab` refusing such an endpoint before any change (its invariant cannot be proven for the components),
  * and `bench --inference-component` invoking one component (a LoRA adapter) through the local runtime API.
  */
 const WORKLOAD =
@@ -31,99 +25,6 @@ const COMPONENTS: ControlPlaneOptions['inferenceComponents'] = [
 ];
 
 const MUTATING = /^(Create|Update|Delete)/;
-
-describe('when the control-plane fake hosts inference components', () => {
-  let fake: SageMakerControlPlane;
-  let sm: SageMakerClient;
-  beforeEach(async () => {
-    fake = await new SageMakerControlPlane({ inferenceComponents: COMPONENTS, pollsPerUpdate: 2 }).start();
-    sm = new SageMakerClient({
-      endpoint: fake.url,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
-      maxAttempts: 1,
-    });
-  });
-  afterEach(async () => {
-    sm.destroy();
-    await fake.close();
-  });
-
-  it('GIVEN CreateInferenceComponent THEN Creating for the configured polls, then InService with its copies', async () => {
-    await sm.send(
-      new CreateInferenceComponentCommand({
-        InferenceComponentName: 'support',
-        EndpointName: 'my-llm',
-        VariantName: 'AllTraffic',
-        Specification: { BaseInferenceComponentName: 'llama-base' },
-      }),
-    );
-    const first = await sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'support' }));
-    expect(first.InferenceComponentStatus).toBe('Creating');
-    const second = await sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'support' }));
-    expect(second.InferenceComponentStatus).toBe('InService');
-    expect(second.Specification?.BaseInferenceComponentName).toBe('llama-base');
-  });
-
-  it.each([
-    ['a name used already', { InferenceComponentName: 'sql' }, /already existing/],
-    ['a name with an underscore', { InferenceComponentName: 'bad_name' }, /failed to satisfy constraint/],
-    ['a 64-character name', { InferenceComponentName: 'a'.repeat(64) }, /failed to satisfy constraint/],
-    ['an unknown variant', { VariantName: 'Other' }, /Could not find variant/],
-    ['an unknown base', { Specification: { BaseInferenceComponentName: 'nope' } }, /base inference component/],
-  ])('GIVEN %s THEN ValidationException', async (_what, override, message) => {
-    const input = {
-      InferenceComponentName: 'new-one',
-      EndpointName: 'my-llm',
-      VariantName: 'AllTraffic',
-      Specification: {},
-      ...override,
-    };
-    await expect(sm.send(new CreateInferenceComponentCommand(input))).rejects.toThrow(message);
-  });
-
-  it('GIVEN a 63-character name THEN it is created', async () => {
-    await expect(
-      sm.send(
-        new CreateInferenceComponentCommand({
-          InferenceComponentName: 'a'.repeat(63),
-          EndpointName: 'my-llm',
-          VariantName: 'AllTraffic',
-          Specification: {},
-        }),
-      ),
-    ).resolves.toBeDefined();
-  });
-
-  it('GIVEN more components than MaxResults THEN ListInferenceComponents pages with NextToken, filtered by endpoint', async () => {
-    await sm.send(
-      new CreateInferenceComponentCommand({
-        InferenceComponentName: 'support',
-        EndpointName: 'my-llm',
-        VariantName: 'AllTraffic',
-        Specification: { BaseInferenceComponentName: 'llama-base' },
-      }),
-    );
-    const page1 = await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'my-llm', MaxResults: 2 }));
-    expect(page1.InferenceComponents).toHaveLength(2);
-    const page2 = await sm.send(
-      new ListInferenceComponentsCommand({ EndpointNameEquals: 'my-llm', MaxResults: 2, NextToken: page1.NextToken }),
-    );
-    expect(page2.InferenceComponents?.map((c) => c.InferenceComponentName)).toEqual(['support']);
-    expect(page2.NextToken).toBeUndefined();
-    expect(
-      (await sm.send(new ListInferenceComponentsCommand({ EndpointNameEquals: 'other' }))).InferenceComponents,
-    ).toEqual([]);
-  });
-
-  it('GIVEN DeleteInferenceComponent THEN Deleting, then gone', async () => {
-    await sm.send(new DeleteInferenceComponentCommand({ InferenceComponentName: 'sql' }));
-    await expect(sm.send(new DescribeInferenceComponentCommand({ InferenceComponentName: 'sql' }))).rejects.toThrow(
-      /Could not find/,
-    );
-    expect(fake.components.has('sql')).toBe(false);
-  });
-});
 
 describe('when ab and bench meet an endpoint that hosts inference components', () => {
   let local: LocalAdapterEndpoint;

@@ -121,7 +121,7 @@ describe('when a backend fails after accepting the request', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.statusCode).toBe(200);
-    await expect(res.body.text()).rejects.toThrow();
+    await expect(res.body.text()).rejects.toThrow('other side closed');
   });
 
   it('GIVEN a backend that never answers THEN 504 upstream_timeout and the upstream request is abandoned', async () => {

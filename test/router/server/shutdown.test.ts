@@ -44,7 +44,7 @@ describe('when the router shuts down gracefully', () => {
     // Order, not a timing bound: close() resolved while the 4-second stream was still unfinished, so the grace
     // period ended it, not the stream's own end.
     expect(fx.router.backends[0].completed).toBe(0);
-    await expect(reading).rejects.toThrow();
+    await expect(reading).rejects.toThrow('other side closed');
     await waitFor('upstream abort', () => fx.backends[0].abortedResponses === 1);
     expect(fx.router.backends[0].inFlight).toBe(0);
     await Promise.all(fx.backends.map((b) => b.close()));

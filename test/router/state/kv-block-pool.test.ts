@@ -107,7 +107,7 @@ describe('KvBlockPool', () => {
       expect(pool.freeBlocks).toBe(0);
       expect(pool.matchPrefix([1, 2], 2)).toBe(2);
       expect(pool.referencesOf(1)).toBe(1);
-      expect(() => pool.allocate()).toThrow();
+      expect(() => pool.allocate()).toThrow('KV pool exhausted');
       pool.release(held);
       pool.checkInvariants();
     });
@@ -123,7 +123,7 @@ describe('KvBlockPool', () => {
     });
   });
 
-  test('any sequence of operations keeps the pool consistent and never over capacity, and matches prefixes as the index alone would (successor hints never change a match)', () => {
+  test('any sequence of operations gives the same blocks, matches, free counts, evictions and eviction order as a plain-array model of the pool', () => {
     type Op = { kind: 'take'; hashes: number[] } | { kind: 'drop'; index: number };
     const op = fc.oneof(
       fc.record({
@@ -135,6 +135,7 @@ describe('KvBlockPool', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), (ops: Op[]) => {
         const pool = new KvBlockPool(10);
+        const model = new PoolModel(10);
         const holders: number[][] = [];
         for (const o of ops) {
           if (o.kind === 'take') {
@@ -143,30 +144,115 @@ describe('KvBlockPool', () => {
             pool.readAheadRegistrations(o.hashes, 0, o.hashes.length);
             const matchedIds = new Int32Array(o.hashes.length);
             const matched = pool.matchPrefix(o.hashes, o.hashes.length, matchedIds);
-            let leadingCached = 0;
-            while (leadingCached < o.hashes.length && pool.referencesOf(o.hashes[leadingCached]) !== undefined)
-              leadingCached++;
-            expect(matched).toBe(leadingCached);
+            expect(matched).toBe(model.matchPrefix(o.hashes));
             const fresh = o.hashes.length - matched;
-            if (fresh > pool.freeBlocks - pool.countUnreferenced(o.hashes, matched)) continue;
+            if (fresh > model.freeBlocks - model.unreferencedAmong(o.hashes.slice(0, matched))) continue;
             const ids = o.hashes.slice(0, matched).map((h) => pool.acquireCached(h));
+            expect(ids).toEqual(o.hashes.slice(0, matched).map((h) => model.acquireCached(h)));
             expect(ids).toEqual(Array.from(matchedIds.subarray(0, matched)));
             for (let i = matched; i < o.hashes.length; i++) {
               const id = pool.allocate();
-              pool.register(id, o.hashes[i]);
+              expect(id).toBe(model.allocate());
+              expect(pool.register(id, o.hashes[i])).toBe(model.register(id, o.hashes[i]));
               ids.push(id);
             }
             holders.push(ids);
           } else if (holders.length > 0) {
-            pool.release(holders.splice(o.index % holders.length, 1)[0]);
+            const released = holders.splice(o.index % holders.length, 1)[0];
+            pool.release(released);
+            model.release(released);
           }
-          const refs = new Int32Array(10);
-          for (const h of holders) for (const id of h) refs[id]++;
-          pool.checkInvariants(refs);
-          expect(pool.usedBlocks).toBeLessThanOrEqual(pool.capacity);
+          expect([pool.freeBlocks, pool.cachedBlocks, pool.evictions]).toEqual([
+            model.freeBlocks,
+            model.cachedBlocks,
+            model.evictions,
+          ]);
+          expect(pool.evictionOrder()).toEqual(model.evictionOrder());
+          pool.checkInvariants(model.references());
         }
       }),
       { numRuns: 300 },
     );
   });
 });
+
+/**
+ * The pool as plain arrays and a Map, written from the rules in KvBlockPool's comment and nothing of its code: the
+ * free queue is an array (least recently used first), a freed block with a hash goes to its end and one without to
+ * its front, allocation takes the front and evicts that block's hash, and one hash is held by at most one block.
+ */
+class PoolModel {
+  private readonly refs: number[];
+  private readonly hashOf: (number | undefined)[];
+  private readonly blockOf = new Map<number, number>();
+  private freeQueue: number[];
+  evictions = 0;
+
+  constructor(capacity: number) {
+    this.refs = new Array<number>(capacity).fill(0);
+    this.hashOf = new Array<number | undefined>(capacity).fill(undefined);
+    this.freeQueue = Array.from({ length: capacity }, (_, id) => id);
+  }
+
+  get freeBlocks(): number {
+    return this.freeQueue.length;
+  }
+
+  get cachedBlocks(): number {
+    return this.blockOf.size;
+  }
+
+  matchPrefix(hashes: readonly number[]): number {
+    let matched = 0;
+    while (matched < hashes.length && this.blockOf.has(hashes[matched])) matched++;
+    return matched;
+  }
+
+  /** How many of these cached hashes no request holds (taking them shrinks the free queue). */
+  unreferencedAmong(hashes: readonly number[]): number {
+    return new Set(hashes.map((h) => this.blockOf.get(h)!).filter((id) => this.refs[id] === 0)).size;
+  }
+
+  acquireCached(hash: number): number {
+    const id = this.blockOf.get(hash)!;
+    if (this.refs[id] === 0) this.freeQueue = this.freeQueue.filter((queued) => queued !== id);
+    this.refs[id]++;
+    return id;
+  }
+
+  allocate(): number {
+    const id = this.freeQueue.shift()!;
+    const hash = this.hashOf[id];
+    if (hash !== undefined) {
+      this.blockOf.delete(hash);
+      this.hashOf[id] = undefined;
+      this.evictions++;
+    }
+    this.refs[id] = 1;
+    return id;
+  }
+
+  register(id: number, hash: number): boolean {
+    if (this.hashOf[id] !== undefined || this.blockOf.has(hash)) return false;
+    this.hashOf[id] = hash;
+    this.blockOf.set(hash, id);
+    return true;
+  }
+
+  /** Last block first, as a request's tail should be evicted before its prefix. */
+  release(ids: readonly number[]): void {
+    for (const id of [...ids].reverse()) {
+      if (--this.refs[id] > 0) continue;
+      if (this.hashOf[id] !== undefined) this.freeQueue.push(id);
+      else this.freeQueue.unshift(id);
+    }
+  }
+
+  evictionOrder(): number[] {
+    return this.freeQueue.map((id) => this.hashOf[id]).filter((h): h is number => h !== undefined);
+  }
+
+  references(): number[] {
+    return [...this.refs];
+  }
+}
