@@ -524,7 +524,9 @@ export class PrefixRouter implements RunningRouter {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
       this.admitRouted(req, res);
-      const body = await readBody(req, this.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
+      const { bodyTimeoutMs, bodyIdleTimeoutMs } = this.config.limits;
+      const timeouts = { totalMs: bodyTimeoutMs, idleMs: bodyIdleTimeoutMs };
+      const body = await readBody(req, this.maxBodyBytes, timeouts, this.bodyBudget);
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
