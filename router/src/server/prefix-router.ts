@@ -127,8 +127,8 @@ export interface RunningRouter {
   readonly metricsRegistry: Registry;
   /** Base URL of the admin listener (adminPort), undefined when /metrics and instance state are on the main one. */
   readonly adminUrl: string | undefined;
-  /** Re-reads every key file now (what SIGHUP does); a file that fails keeps its previous keys. */
-  reloadKeys(): void;
+  /** Re-reads every key file now (what SIGHUP does), asynchronously; a file that fails keeps its previous keys. */
+  reloadKeys(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish for up to shutdownGraceMs, then cuts the rest. */
   close(): Promise<void>;
 }
@@ -307,10 +307,8 @@ export class PrefixRouter implements RunningRouter {
     return `http://${host}:${this.adminAddress.port}`;
   }
 
-  reloadKeys(): void {
-    this.apiKeys?.reload();
-    this.adminKeys?.reload();
-    this.upstreamKey?.reload();
+  async reloadKeys(): Promise<void> {
+    await Promise.all([this.apiKeys?.reload(), this.adminKeys?.reload(), this.upstreamKey?.reload()]);
   }
 
   /** What replaces the client's Authorization towards the engines. */
