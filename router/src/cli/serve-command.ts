@@ -47,6 +47,6 @@ export async function serve(flags: Record<string, unknown>, env: NodeJS.ProcessE
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // Key rotation without a restart: the files are also polled, SIGHUP makes the change take effect at once.
-  process.on('SIGHUP', () => router.reloadKeys());
+  process.on('SIGHUP', () => void router.reloadKeys());
   return router;
 }

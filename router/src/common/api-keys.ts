@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
@@ -13,6 +14,18 @@ const KEY_FILE_POLL_MS = 1000;
 
 /** Longest key line read; longer lines are not keys (and are not kept). */
 const MAX_KEY_CHARS = 4096;
+
+/**
+ * Largest key file read: far above any list of keys, far below what would stall or fill the process (a symlink
+ * swapped to a 400 MB file stalled the router for seconds; /dev/zero filled gigabytes).
+ */
+export const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Opened without blocking, so a FIFO (or a device) is opened at once and refused by its type, instead of hanging
+ * the open until a writer comes.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /**
  * The keys in a key file: one per line, blank lines and `#` comments ignored, surrounding whitespace trimmed.
@@ -36,15 +49,59 @@ export class KeyFileError extends Error {
   }
 }
 
-/** Reads and parses a key file; throws KeyFileError naming the file (never its content). */
+/**
+ * Reads and parses a key file, which must be a regular file of at most MAX_KEY_FILE_BYTES; throws KeyFileError
+ * naming the file (never its content). Synchronous: for start-up and configuration checks (keyFileKeys re-reads).
+ */
 export function readKeyFile(path: string): string[] {
-  let text: string;
+  let fd: number | undefined;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, OPEN_FLAGS);
+    checkKeyFileStats(path, fstatSync(fd));
+    bytes = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
+    bytes = bytes.subarray(0, readSync(fd, bytes, 0, bytes.length, 0));
   } catch (err) {
-    throw new KeyFileError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw asKeyFileError(path, err);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  const keys = parseKeyFile(text);
+  return keysOfFile(path, bytes);
+}
+
+/** readKeyFile without blocking the event loop: what re-reads (a change seen, SIGHUP) use. */
+export async function keyFileKeys(path: string): Promise<string[]> {
+  let bytes: Buffer;
+  try {
+    const handle = await open(path, OPEN_FLAGS);
+    try {
+      checkKeyFileStats(path, await handle.stat());
+      const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
+      bytes = buffer.subarray(0, (await handle.read(buffer, 0, buffer.length, 0)).bytesRead);
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw asKeyFileError(path, err);
+  }
+  return keysOfFile(path, bytes);
+}
+
+function checkKeyFileStats(path: string, stats: Stats): void {
+  if (!stats.isFile()) throw new KeyFileError(path, 'is not a regular file');
+  if (stats.size > MAX_KEY_FILE_BYTES)
+    throw new KeyFileError(path, `is larger than ${MAX_KEY_FILE_BYTES} bytes (${stats.size})`);
+}
+
+function asKeyFileError(path: string, err: unknown): KeyFileError {
+  if (err instanceof KeyFileError) return err;
+  return new KeyFileError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+}
+
+function keysOfFile(path: string, bytes: Buffer): string[] {
+  // The file grew between its stat and its read.
+  if (bytes.length > MAX_KEY_FILE_BYTES) throw new KeyFileError(path, `is larger than ${MAX_KEY_FILE_BYTES} bytes`);
+  const keys = parseKeyFile(bytes.toString('utf8'));
   if (keys.length === 0)
     throw new KeyFileError(path, 'holds no key (one key per line; blank lines and # comments are ignored)');
   return keys;
@@ -75,6 +132,9 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
 abstract class WatchedKeyFile {
   private readonly onStat: (current: Stats, previous: Stats) => void;
   private watching = false;
+  /** The re-read under way, and the one asked for meanwhile (it reads once more after: never two reads at once). */
+  private reading: Promise<boolean> | undefined;
+  private nextReading: Promise<boolean> | undefined;
 
   protected constructor(
     readonly path: string,
@@ -82,22 +142,39 @@ abstract class WatchedKeyFile {
   ) {
     this.onStat = (current, previous) => {
       if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino)
-        this.reload();
+        void this.reload();
     };
   }
 
   /** Takes the file's keys (called with every successful read). */
   protected abstract take(keys: string[]): void;
 
-  /** Re-reads the file; on failure the keys in use stay. Returns whether the new keys were taken. */
-  reload(): boolean {
-    try {
-      this.take(readKeyFile(this.path));
-      return true;
-    } catch (err) {
-      if (err instanceof KeyFileError) this.onError(err);
-      return false;
+  /**
+   * Re-reads the file, asynchronously; on failure (not a regular file, over MAX_KEY_FILE_BYTES, unreadable, no key)
+   * the keys in use stay and onError says why. Resolves to whether the new keys were taken.
+   */
+  reload(): Promise<boolean> {
+    if (this.reading !== undefined) {
+      return (this.nextReading ??= this.reading.then(() => {
+        this.nextReading = undefined;
+        return this.reload();
+      }));
     }
+    this.reading = keyFileKeys(this.path).then(
+      (keys) => {
+        this.take(keys);
+        return true;
+      },
+      (err: unknown) => {
+        this.onError(asKeyFileError(this.path, err));
+        return false;
+      },
+    );
+    const done = this.reading;
+    void done.finally(() => {
+      this.reading = undefined;
+    });
+    return done;
   }
 
   /** Starts polling the file for changes (not keeping the process alive). */

@@ -151,6 +151,14 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
     description: 'time a client has to send the body (default 30000)',
   },
   {
+    path: 'limits.bodyIdleTimeoutMs',
+    flag: '--body-idle-timeout-ms',
+    valueName: 'ms',
+    env: 'PREFIX_ROUTER_BODY_IDLE_TIMEOUT_MS',
+    kind: 'integer',
+    description: 'longest pause between two body bytes before 408, at most --body-timeout-ms (default 5000)',
+  },
+  {
     path: 'limits.upstreamHeadersTimeoutMs',
     flag: '--upstream-headers-timeout-ms',
     valueName: 'ms',

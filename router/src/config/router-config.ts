@@ -35,6 +35,11 @@ export interface LimitOptions {
   readonly headersTimeoutMs: number;
   /** A client must finish sending the body within this time after its headers, else 408. */
   readonly bodyTimeoutMs: number;
+  /**
+   * A client that sends no body byte for this long is answered 408 and cut (at most bodyTimeoutMs): a declared
+   * body that never comes holds a connection for seconds, not the whole body timeout.
+   */
+  readonly bodyIdleTimeoutMs: number;
   /** The backend must send response headers within this time, else 504 (non-streamed generations are slow). */
   readonly upstreamHeadersTimeoutMs: number;
   /** The backend may be silent mid-body for at most this long. */
@@ -208,6 +213,7 @@ export const ROUTER_DEFAULTS = {
     maxBodyBytes: 16 * 1024 * 1024,
     headersTimeoutMs: 10_000,
     bodyTimeoutMs: 30_000,
+    bodyIdleTimeoutMs: 5_000,
     upstreamHeadersTimeoutMs: 600_000,
     upstreamBodyTimeoutMs: 300_000,
     clientDrainTimeoutMs: 300_000,
@@ -241,6 +247,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   'limits.maxBodyBytes': { min: 1024, max: 1024 * 1024 * 1024 },
   'limits.headersTimeoutMs': { min: 100, max: 600_000 },
   'limits.bodyTimeoutMs': { min: 100, max: 3_600_000 },
+  'limits.bodyIdleTimeoutMs': { min: 100, max: 3_600_000 },
   'limits.upstreamHeadersTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.upstreamBodyTimeoutMs': { min: 100, max: 86_400_000 },
   'limits.clientDrainTimeoutMs': { min: 0, max: 86_400_000 },

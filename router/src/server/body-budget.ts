@@ -7,6 +7,8 @@ import { RouterError } from '../protocol';
  * is in it) and kept until its answer ends, so without a shared bound many large bodies sent to a slow engine grow
  * the process until the kernel kills it (30 bodies of 16 MiB to a silent backend held 1.29 GB). Past the budget a
  * request is refused with 503 and Retry-After, which a client retries, instead of all of them failing together.
+ * Bodies are charged as their bytes arrive, never from a declared Content-Length: a request that declares a large
+ * body and sends nothing holds nothing (and the idle-body timeout cuts it).
  */
 export class BodyBudget {
   private held = 0;
@@ -18,14 +20,15 @@ export class BodyBudget {
     return this.held;
   }
 
-  /** Takes `bytes` from the budget, or throws 503 overloaded when they do not fit (nothing is taken then). */
+  /**
+   * Takes `bytes` from the budget, or throws 503 overloaded when they do not fit (nothing is taken then). The answer
+   * says the router is busy, not its figures: a client has no use for them, and they size the attack.
+   */
   take(bytes: number): void {
     if (this.held + bytes > this.maxBytes) {
-      throw new RouterError(
-        'overloaded',
-        `the router holds ${this.held} bytes of request bodies, and ${bytes} more would pass its ${this.maxBytes}-byte budget`,
-        { retryAfterSeconds: 1 },
-      );
+      throw new RouterError('overloaded', 'the router is busy with other requests; retry shortly', {
+        retryAfterSeconds: 1,
+      });
     }
     this.held += bytes;
   }

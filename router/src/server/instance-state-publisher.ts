@@ -11,6 +11,13 @@ export const MAX_INSTANCE_STATE_WAIT_MS = 30_000;
  * while a client that opens polls without end cannot pile up waiting responses.
  */
 export const MAX_WAITING_POLLS_PER_PEER = 16;
+/**
+ * Encoded `since` answers kept at one version beside the snapshot, by count and by bytes; past either, the least
+ * recently asked goes. Each distinct `since` is its own answer: unbounded, distinct points grew a publisher's memory
+ * by gigabytes until the state changed. Observers at one version ask at one or two points (where they stopped).
+ */
+export const MAX_ENCODED_SINCE_POINTS = 8;
+export const MAX_ENCODED_SINCE_BYTES = 4 * 1024 * 1024;
 
 interface Waiter {
   readonly epoch: string | undefined;
@@ -34,11 +41,14 @@ export class InstanceStatePublisher {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   /**
-   * Encoded answers at `encodedVersion`, by what was asked (the snapshot, or the events since a sequence number):
-   * observers polling at one version cost one encoding, not one each (32 concurrent full snapshots re-encoded per
-   * request slowed this process's /ping from 0.24 ms to 131 ms p50). Emptied when the version moves.
+   * Encoded answers at `encodedVersion`: the snapshot, and the events since a few recent points (most recently asked
+   * last), within MAX_ENCODED_SINCE_POINTS and MAX_ENCODED_SINCE_BYTES. Observers polling at one version cost one
+   * encoding, not one each (32 concurrent full snapshots re-encoded per request slowed this process's /ping from
+   * 0.24 ms to 131 ms p50). Emptied when the version moves.
    */
-  private readonly encoded = new Map<string, string>();
+  private encodedSnapshot: string | undefined;
+  private readonly encodedSince = new Map<string, string>();
+  private encodedSinceBytes = 0;
   private encodedVersion = -1;
 
   constructor(
@@ -55,7 +65,9 @@ export class InstanceStatePublisher {
       deadlineMs: Date.now() + waitMs,
       res,
     };
-    if (waitMs === 0 || this.closed) {
+    // A snapshot fetch is answered at once (one cached encoding); a `since` poll, whatever its waitMs, waits for
+    // the next batch tick at least, counted against its address: each distinct point costs an encoding.
+    if ((waitMs === 0 && waiter.since === undefined) || this.closed) {
       this.answer(waiter);
       return;
     }
@@ -105,7 +117,7 @@ export class InstanceStatePublisher {
 
   private answer(w: Waiter): void {
     if (w.res.destroyed) return;
-    const body = this.encodedSince(w.epoch, w.since);
+    const body = this.encoded(w.epoch, w.since);
     w.res.writeHead(200, {
       'content-type': 'application/json',
       'cache-control': 'no-store',
@@ -114,18 +126,37 @@ export class InstanceStatePublisher {
     w.res.end(body);
   }
 
-  private encodedSince(epoch: string | undefined, since: number | undefined): string {
+  private encoded(epoch: string | undefined, since: number | undefined): string {
     if (this.log.version !== this.encodedVersion) {
-      this.encoded.clear();
+      this.encodedSnapshot = undefined;
+      this.encodedSince.clear();
+      this.encodedSinceBytes = 0;
       this.encodedVersion = this.log.version;
     }
-    const key = this.log.answerKind(epoch, since);
-    let body = this.encoded.get(key);
-    if (body === undefined) {
-      body = encodeInstanceState(this.log.updateSince(epoch, since));
-      this.encoded.set(key, body);
+    const kind = this.log.answerKind(epoch, since);
+    if (kind === 'snapshot') return (this.encodedSnapshot ??= encodeInstanceState(this.log.updateSince(epoch, since)));
+    let body = this.encodedSince.get(kind);
+    if (body !== undefined) {
+      // Most recently asked last: the next eviction takes the point no observer asked for longest.
+      this.encodedSince.delete(kind);
+      this.encodedSince.set(kind, body);
+      return body;
+    }
+    body = encodeInstanceState(this.log.updateSince(epoch, since));
+    this.encodedSince.set(kind, body);
+    this.encodedSinceBytes += body.length;
+    for (const [oldest, answer] of this.encodedSince) {
+      if (this.encodedSince.size <= MAX_ENCODED_SINCE_POINTS && this.encodedSinceBytes <= MAX_ENCODED_SINCE_BYTES)
+        break;
+      this.encodedSince.delete(oldest);
+      this.encodedSinceBytes -= answer.length;
     }
     return body;
+  }
+
+  /** Characters of encoded answers held now (the snapshot and the `since` points). */
+  get encodedChars(): number {
+    return (this.encodedSnapshot?.length ?? 0) + this.encodedSinceBytes;
   }
 }
 

@@ -127,8 +127,8 @@ export interface RunningRouter {
   readonly metricsRegistry: Registry;
   /** Base URL of the admin listener (adminPort), undefined when /metrics and instance state are on the main one. */
   readonly adminUrl: string | undefined;
-  /** Re-reads every key file now (what SIGHUP does); a file that fails keeps its previous keys. */
-  reloadKeys(): void;
+  /** Re-reads every key file now (what SIGHUP does), asynchronously; a file that fails keeps its previous keys. */
+  reloadKeys(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish for up to shutdownGraceMs, then cuts the rest. */
   close(): Promise<void>;
 }
@@ -307,10 +307,8 @@ export class PrefixRouter implements RunningRouter {
     return `http://${host}:${this.adminAddress.port}`;
   }
 
-  reloadKeys(): void {
-    this.apiKeys?.reload();
-    this.adminKeys?.reload();
-    this.upstreamKey?.reload();
+  async reloadKeys(): Promise<void> {
+    await Promise.all([this.apiKeys?.reload(), this.adminKeys?.reload(), this.upstreamKey?.reload()]);
   }
 
   /** What replaces the client's Authorization towards the engines. */
@@ -512,7 +510,7 @@ export class PrefixRouter implements RunningRouter {
           'this router does not answer for the host named in the Host header',
         );
       }
-      this.authorize(req, route, listener);
+      const keyIdentity = this.authorize(req, route, listener);
       if (route.kind === 'metrics') return await this.serveMetrics(res);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining)
@@ -523,12 +521,13 @@ export class PrefixRouter implements RunningRouter {
       if ((route.kind === 'chat' || route.kind === 'completions') && !isJsonContentType(req.headers['content-type'])) {
         throw new RouterError('unsupported_media_type', 'this route takes Content-Type: application/json');
       }
-      this.admitRouted(req, res);
-      const body = await readBody(req, this.maxBodyBytes, this.config.limits.bodyTimeoutMs, this.bodyBudget);
+      this.admitRouted(req, res, keyIdentity);
+      const { bodyTimeoutMs, bodyIdleTimeoutMs } = this.config.limits;
+      const timeouts = { totalMs: bodyTimeoutMs, idleMs: bodyIdleTimeoutMs };
+      const body = await readBody(req, this.maxBodyBytes, timeouts, this.bodyBudget);
       // The body stays held until the answer ends (it is forwarded, and retried on another backend, from memory).
       if (res.destroyed) this.bodyBudget.give(body.length);
       else res.once('close', () => this.bodyBudget.give(body.length));
-      const keyIdentity = this.keyIdentityOf(req);
       const sharedEngineCache = this.config.sharedEngineCache === 'on';
       // Keys sharing the engines' cache share the routing index too, so a prefix common to them is placed together.
       const parsed = parseRoutedRequest(route, body, req.headers, {
@@ -560,8 +559,10 @@ export class PrefixRouter implements RunningRouter {
    * With an admin listener, /metrics and /router/v1/instance-state exist only there and the data paths only on
    * the main one (others answer 404, as for any unknown path); the admin listener checks adminApiKeyFile, the
    * main one apiKeyFile. Without an admin listener, everything but /ping and /health needs an apiKeyFile key.
+   * Returns the identity (KeyRing.identity) of the client key verified here, if one was: the tenant the request's
+   * in-flight cap counts against and its cache scope. A key presented where none is checked is no identity.
    */
-  private authorize(req: IncomingMessage, route: RouteMatch, listener: Listener): void {
+  private authorize(req: IncomingMessage, route: RouteMatch, listener: Listener): string | undefined {
     const adminRoute = route.kind === 'metrics' || route.kind === 'instance-state';
     if (this.adminServer !== undefined && adminRoute !== (listener === 'admin')) {
       throw new RouterError(
@@ -572,24 +573,27 @@ export class PrefixRouter implements RunningRouter {
       );
     }
     const keys = listener === 'admin' ? this.adminKeys : this.apiKeys;
-    if (keys === undefined) return;
+    if (keys === undefined) return undefined;
     // The SageMaker container contract: SageMaker's front end has authenticated the caller and sends no key.
     if (this.config.openContainerPaths === 'on' && route.kind === 'invocations' && route.endpointName === undefined)
-      return;
-    if (keys.match(presentedKey(req.headers)) < 0) {
+      return undefined;
+    const key = presentedKey(req.headers);
+    if (keys.match(key) < 0 || key === undefined) {
       throw new RouterError(
         'unauthorized',
         'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)',
         { authenticate: 'Bearer' },
       );
     }
+    return listener === 'main' ? KeyRing.identity(key) : undefined;
   }
 
   /**
    * Counts a routed request against the in-flight caps until its response closes, or refuses it (before its
-   * body is read): 503 overloaded past maxInFlight, 429 too_many_requests past maxInFlightPerClient.
+   * body is read): 503 overloaded past maxInFlight, 429 too_many_requests past maxInFlightPerClient. A client is
+   * its verified key's identity, else its address: a key nothing checked is made up at will.
    */
-  private admitRouted(req: IncomingMessage, res: ServerResponse): void {
+  private admitRouted(req: IncomingMessage, res: ServerResponse, keyIdentity: string | undefined): void {
     const { maxInFlight, maxInFlightPerClient } = this.config.limits;
     if (maxInFlight === 0 && maxInFlightPerClient === 0) return;
     if (maxInFlight > 0 && this.routedInFlight >= maxInFlight) {
@@ -597,7 +601,7 @@ export class PrefixRouter implements RunningRouter {
         retryAfterSeconds: 1,
       });
     }
-    const client = this.clientOf(req);
+    const client = keyIdentity !== undefined ? `key:${keyIdentity}` : `addr:${req.socket.remoteAddress ?? ''}`;
     const mine = this.inFlightByClient.get(client) ?? 0;
     if (maxInFlightPerClient > 0 && mine >= maxInFlightPerClient) {
       throw new RouterError(
@@ -614,21 +618,6 @@ export class PrefixRouter implements RunningRouter {
       if (left <= 0) this.inFlightByClient.delete(client);
       else this.inFlightByClient.set(client, left);
     });
-  }
-
-  /** Who a request counts against: its API key's identity when keys are required, else its address. */
-  private clientOf(req: IncomingMessage): string {
-    const identity = this.keyIdentityOf(req);
-    return identity !== undefined ? `key:${identity}` : `addr:${req.socket.remoteAddress ?? ''}`;
-  }
-
-  /**
-   * The identity (KeyRing.identity) of the API key a request presents when the router requires keys: the tenant
-   * its in-flight cap counts against and the cache scope its routing hashes are seeded with.
-   */
-  private keyIdentityOf(req: IncomingMessage): string | undefined {
-    const key = this.apiKeys === undefined ? undefined : presentedKey(req.headers);
-    return key === undefined ? undefined : KeyRing.identity(key);
   }
 
   /**

@@ -11,31 +11,21 @@ export class ClientGoneError extends Error {
 }
 
 /**
- * Reads the whole request body, bounded in size (413, checked first against Content-Length) and in time
- * (408 after `timeoutMs`). The router needs the whole body before it can route (the key is in it).
- * With a `budget`, the body's bytes are taken from it as they arrive (503 when they do not fit, the declared length
- * checked first); on success the caller owns them and gives them back when the request ends, on failure they are
- * given back here.
+ * Reads the whole request body, bounded in size (413, checked first against Content-Length) and in time: 408 after
+ * `timeouts.totalMs`, or after `timeouts.idleMs` without a byte. The router needs the whole body before it can route
+ * (the key is in it). With a `budget`, the body's bytes are taken from it as they arrive (503 when they do not fit),
+ * never reserved from the declared length; on success the caller owns them and gives them back when the request
+ * ends, on failure they are given back here.
  */
 export function readBody(
   req: IncomingMessage,
   maxBytes: number,
-  timeoutMs: number,
+  timeouts: BodyTimeouts,
   budget?: BodyBudget,
 ): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > maxBytes) {
     return Promise.reject(tooLarge(maxBytes));
-  }
-  let taken = 0;
-  try {
-    // The declared length is taken up front, so a request that cannot fit is refused before any byte is read.
-    if (budget !== undefined && declared !== undefined && Number(declared) > 0) {
-      budget.take(Number(declared));
-      taken = Number(declared);
-    }
-  } catch (err) {
-    return Promise.reject(err);
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -45,53 +35,49 @@ export function readBody(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(idleTimer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('close', onClose);
-      if (error) {
-        budget?.give(taken);
-        reject(error);
-      } else {
-        // Hold exactly the body's size (a declared length the body fell short of would otherwise stay taken).
-        if (budget !== undefined && size !== taken) {
-          budget.give(taken);
-          taken = 0;
-          try {
-            budget.take(size);
-          } catch (err) {
-            reject(err);
-            return;
-          }
-        }
-        resolve(body as Buffer);
-      }
+      if (error === undefined) return resolve(body as Buffer);
+      budget?.give(size);
+      reject(error);
     };
     const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > maxBytes) return finish(tooLarge(maxBytes));
-      if (budget !== undefined && size > taken) {
-        try {
-          budget.take(size - taken);
-          taken = size;
-        } catch (err) {
-          return finish(err as Error);
-        }
+      idleTimer.refresh();
+      if (size + chunk.length > maxBytes) return finish(tooLarge(maxBytes));
+      try {
+        budget?.take(chunk.length);
+      } catch (err) {
+        return finish(err as Error);
       }
+      size += chunk.length;
       chunks.push(chunk);
     };
     const onEnd = (): void => finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     const onError = (): void => finish(new ClientGoneError());
     const onClose = (): void => finish(new ClientGoneError());
     const timer = setTimeout(
-      () => finish(new RouterError('request_timeout', `request body not received within ${timeoutMs} ms`)),
-      timeoutMs,
+      () => finish(new RouterError('request_timeout', `request body not received within ${timeouts.totalMs} ms`)),
+      timeouts.totalMs,
+    );
+    const idleMs = Math.min(timeouts.idleMs, timeouts.totalMs);
+    const idleTimer = setTimeout(
+      () => finish(new RouterError('request_timeout', `no request body byte received for ${idleMs} ms`)),
+      idleMs,
     );
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+/** How long a body may take in all (limits.bodyTimeoutMs) and between two of its bytes (limits.bodyIdleTimeoutMs). */
+export interface BodyTimeouts {
+  readonly totalMs: number;
+  readonly idleMs: number;
 }
 
 function tooLarge(maxBytes: number): RouterError {

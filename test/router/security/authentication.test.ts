@@ -141,11 +141,11 @@ describe('when the router runs with --api-key-file', () => {
     expect((await withKey(KEY_B)).status).toBe(401);
     // WHEN KEY_B is added (both valid during the rotation), then KEY_A removed, each followed by a reload (SIGHUP)
     writeFileSync(keys, `${KEY_A}\n${KEY_B}\n`);
-    fx.router.reloadKeys();
+    await fx.router.reloadKeys();
     expect((await withKey(KEY_A)).status).toBe(200);
     expect((await withKey(KEY_B)).status).toBe(200);
     writeFileSync(keys, `${KEY_B}\n`);
-    fx.router.reloadKeys();
+    await fx.router.reloadKeys();
     // THEN only KEY_B is accepted
     expect((await withKey(KEY_A)).status).toBe(401);
     expect((await withKey(KEY_B)).status).toBe(200);
@@ -153,7 +153,7 @@ describe('when the router runs with --api-key-file', () => {
 
   it('picks up a changed key file by itself (polled), and keeps the old keys when the new file is empty', async () => {
     writeFileSync(keys, `# nothing yet\n`);
-    fx.router.reloadKeys();
+    await fx.router.reloadKeys();
     const withKey = (key: string) =>
       post(`${fx.router.url}/v1/chat/completions`, chatBody('poll'), {
         'content-type': 'application/json',

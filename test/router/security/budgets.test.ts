@@ -169,7 +169,7 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
   /** A chat body of about `bytes` bytes. */
   const bodyOf = (bytes: number, tag: string): string => chatBody(`${tag} ${'x'.repeat(bytes)}`);
 
-  it('GIVEN two held bodies filling the budget THEN a third is refused with 503 before it is read, and once they end the budget is free again', async () => {
+  it('GIVEN two held bodies filling the budget THEN a third is refused with 503 as it arrives, and once they end the budget is free again', async () => {
     const engine = await startEngine(1_500);
     const router = await routerFor(engine.url, { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: 3 * MiB } });
     try {
@@ -185,7 +185,7 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.json()).toMatchObject({
-        error: { code: 'overloaded', message: expect.stringContaining('budget') },
+        error: { code: 'overloaded', message: expect.stringContaining('busy') },
       });
       // A small request still fits beside them.
       expect((await post(`${router.url}/v1/chat/completions`, chatBody('small'))).status).toBe(200);
