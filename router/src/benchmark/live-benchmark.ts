@@ -380,6 +380,7 @@ class LiveRun {
       ...(o.predictedCachedTokens !== undefined ? { predictedCachedTokens: o.predictedCachedTokens } : {}),
       ...(o.error !== undefined ? { error: o.error } : {}),
       ...(o.errorDetail !== undefined ? { errorDetail: o.errorDetail } : {}),
+      ...(request.priority !== undefined ? { priority: request.priority } : {}),
       arrivalMs: request.arrivalMs,
       httpStatus: o.status,
       cachedTokensReported: usage?.cachedTokens !== undefined,

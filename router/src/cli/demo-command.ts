@@ -23,6 +23,8 @@ import {
   profileFlag,
   textFlag,
 } from './flag-values';
+import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
+import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -62,6 +64,7 @@ export function register(program: Command): void {
     .option('--seed <n>', 'seed of the policies\u2019 random choices', String(DEMO_DEFAULTS.seed))
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/demo-<time>)')
     .option('--no-progress', 'no progress bar')
+    .addOption(engineArgOption())
     .action(async (flags: Record<string, unknown>) => {
       await runDemoCommand(flags);
     });
@@ -79,6 +82,8 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const fleet = fleetFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), { min: 2, max: 16 }, () =>
     profileFlag('profile', profile),
   );
+  const engineArgs = engineArgsFlag(flags);
+  fleetWithEngineArgs(fleet, engineArgs); // refuses what the engines would (relations to each profile) before any start
   return {
     instances: fleet.length,
     ...(new Set(fleet.map((p) => p.name)).size > 1 ? { profiles: fleet } : {}),
@@ -90,6 +95,7 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
     seed: integerFlag('seed', str('seed') ?? String(DEMO_DEFAULTS.seed), 0, 4294967295),
     outDir: str('out') ?? defaultReportDir('demo'),
     progress: flags.progress === false ? 'silent' : 'auto',
+    ...(Object.keys(engineArgs).length > 0 ? { engineArgs } : {}),
   };
 }
 

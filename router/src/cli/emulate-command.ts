@@ -4,6 +4,8 @@ import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, type EngineProfile } from 
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
 import { ConfigError } from '../common/config-error';
 import { fleetFlag, integerFlag, numberFlag, profileFlag } from './flag-values';
+import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
+import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 
 /**
@@ -41,6 +43,7 @@ export function register(program: Command): void {
     )
     .option('--seed <n>', 'seed for response ids', '0')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
+    .addOption(engineArgOption())
     .action(async (flags: Record<string, string | string[] | boolean | undefined>) => {
       await emulate(flags);
     });
@@ -66,7 +69,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
 
 /** Validates raw flag strings; every message names the flag and the allowed range. */
 export function parseEmulateFlags(rawFlags: Record<string, string | string[] | boolean | undefined>): EmulateFlags {
-  const { loraModules: rawLora, allowRuntimeLoraUpdating, ...rest } = rawFlags;
+  const { loraModules: rawLora, allowRuntimeLoraUpdating, engineArg, ...rest } = rawFlags;
   const flags = rest as Record<string, string | undefined>;
   let loraModules: LoraModule[] = [];
   try {
@@ -78,8 +81,9 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
   }
   const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
   const profile = flags.profile ?? DEFAULT_PROFILE_NAME;
-  const fleet = fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () =>
-    profileFlag('profile', profile),
+  const fleet = fleetWithEngineArgs(
+    fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => profileFlag('profile', profile)),
+    engineArgsFlag({ engineArg }),
   );
   const instances = fleet.length;
   const port = integerFlag('port', flags.port ?? '8000', 0, 65535);

@@ -29,6 +29,8 @@ import {
   optionalIntegerFlag,
   policyFlagSpecs,
 } from './flag-values';
+import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
+import { applyEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -104,6 +106,7 @@ export function register(program: Command): void {
     )
     .option('--out <dir>', 'report directory (default ./prefix-router-reports/plan-<time>)')
     .option('--quiet', 'print only the report paths')
+    .addOption(engineArgOption())
     .action(async (flags: Record<string, unknown>) => {
       await runPlanCommand(flags);
     });
@@ -157,6 +160,7 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   } catch (err) {
     throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
+  profile = applyEngineArgs(profile, engineArgsFlag(flags));
   const instanceType = str('instanceType', 'instance-type') ?? 'ml.p5.48xlarge';
   const rawPrice = str('pricePerInstanceHour', 'price-per-instance-hour');
   let price: InstancePrice;

@@ -28,6 +28,8 @@ import {
   policyFlagSpecs,
   textFlag,
 } from './flag-values';
+import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
+import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 
@@ -99,6 +101,7 @@ export function register(program: Command): void {
       `strategies simulated at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here); a core left over generates and hashes the prompts ahead of the runs`,
     )
     .option('--quiet', 'print only the report paths')
+    .addOption(engineArgOption())
     .action(async (flags: Record<string, unknown>) => {
       await runSimulateCommand(flags);
     });
@@ -150,7 +153,10 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
   } catch (err) {
     throw new ConfigError([`--profile: ${(err as Error).message}`]);
   }
-  const fleet = fleetFlag('instances', str('instances') ?? '7', INSTANCES_RANGE, () => profile);
+  const fleet = fleetWithEngineArgs(
+    fleetFlag('instances', str('instances') ?? '7', INSTANCES_RANGE, () => profile),
+    engineArgsFlag(flags),
+  );
   return {
     workload: recognizingCaptureFiles(() => parseWorkloadSpec(str('workload') ?? 'long-context')),
     policies,

@@ -1,3 +1,4 @@
+import { fleetWithEngineArgs, type EngineArgs } from '../emulator/engine-args';
 import { fleetGroups, fleetText, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
 import { ProgressReporter, runLiveBenchmark, toStrategyRun, type ProgressMode } from '../benchmark';
 import type { PolicyConfig } from '../policy';
@@ -29,6 +30,8 @@ export interface DemoOptions {
   readonly seed: number;
   readonly outDir: string;
   readonly progress: ProgressMode;
+  /** vLLM engine arguments every emulated engine runs with (`--engine-arg`); default none. */
+  readonly engineArgs?: EngineArgs;
 }
 
 /**
@@ -65,6 +68,13 @@ export async function runDemo(
   signal?: AbortSignal,
 ): Promise<DemoResult> {
   const profile = resolveProfile(options.profile);
+  const engineFleet =
+    options.engineArgs === undefined
+      ? options.profiles
+      : fleetWithEngineArgs(
+          options.profiles ?? Array<EngineProfile>(options.instances).fill(profile),
+          options.engineArgs,
+        );
   const labels = policyLabels(options.policies);
   const runs: StrategyRunInput[] = [];
   let model = '';
@@ -79,7 +89,7 @@ export async function runDemo(
         kind: 'emulators',
         instances: options.instances,
         profile: options.profile,
-        ...(options.profiles !== undefined ? { profiles: options.profiles } : {}),
+        ...(engineFleet !== undefined ? { profiles: engineFleet } : {}),
         timeScale: options.timeScale,
       });
       services.push(fleet);

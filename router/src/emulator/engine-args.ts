@@ -207,6 +207,26 @@ export function applyEngineArgs<T extends EngineSchedulerSettings & { readonly m
   return Object.freeze(settings);
 }
 
+/**
+ * Each profile of a fleet with the arguments applied (one copy per distinct profile, so instances of one group
+ * stay one object); the fleet as it is when there are none, so defaults change nothing.
+ */
+export function fleetWithEngineArgs<T extends EngineSchedulerSettings & { readonly maxModelLen: number }>(
+  fleet: readonly T[],
+  args: EngineArgs,
+): T[] {
+  if (Object.keys(args).length === 0) return [...fleet];
+  const applied = new Map<T, T>();
+  return fleet.map((profile) => {
+    let copy = applied.get(profile);
+    if (copy === undefined) {
+      copy = applyEngineArgs(profile, args);
+      applied.set(profile, copy);
+    }
+    return copy;
+  });
+}
+
 /** The arguments as `NAME=VALUE` words, in ENGINE_ARGS order (reports, props, logs). */
 export function engineArgsText(args: EngineArgs): string[] {
   return ENGINE_ARGS.filter((s) => s.flag in args).map((s) => `${s.flag}=${args[s.flag]}`);

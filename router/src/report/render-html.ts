@@ -1,4 +1,5 @@
 import { errorCountsText } from './format';
+import { priorityCdfSection } from './priority-classes';
 import type { BenchmarkReport } from './report-model';
 import { comparisonNoise, reportHeadline, type HeadlineDelta } from './report-verdict';
 import {
@@ -172,7 +173,7 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
       `<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`,
     );
   }
-  body.push('</div>');
+  body.push('</div>', ...priorityCdfSection(report.strategies, colors));
 
   body.push('<h2>Per-instance load</h2>', '<div class="charts">');
   // One y-scale for every strategy's charts, so bars compare across them.

@@ -2,6 +2,7 @@ import { describeLoad, type LoadShape } from '../workload/load-shape';
 import type { WorkloadKind } from '../workload/workload';
 import { scoreAgainstCeiling, type Ceilings } from './ceilings';
 import { inFlightLoad, type Interval } from './in-flight-load';
+import { byPriorityOf, type PriorityClassSummary } from './priority-classes';
 import type { RequestRecord } from './request-record';
 import {
   cdfPointsOfSorted,
@@ -140,6 +141,8 @@ export interface StrategySummary {
    */
   readonly predictedHit: { readonly predicted: number; readonly delivered: number } | null;
   readonly ttftCdf: readonly CdfPoint[];
+  /** TTFT by the requests' priority class, keyed by the priority as text; absent when no request had one. */
+  readonly byPriority?: Readonly<Record<string, PriorityClassSummary>>;
 }
 
 export interface Comparison {
@@ -352,7 +355,14 @@ export function summarizeStrategy(
         ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt }
         : null,
     ttftCdf: cdfPointsOfSorted(ttftSorted, cdfPointCount),
+    ...withPriorityClasses(byPriorityOf(sentInWindow, cdfPointCount)),
   };
+}
+
+function withPriorityClasses(byPriority: Readonly<Record<string, PriorityClassSummary>> | undefined): {
+  byPriority?: Readonly<Record<string, PriorityClassSummary>>;
+} {
+  return byPriority === undefined ? {} : { byPriority };
 }
 
 function deltaPct(value: number | null, base: number | null): number | null {

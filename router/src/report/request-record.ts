@@ -29,4 +29,6 @@ export interface RequestRecord {
   readonly error?: string;
   /** The server's, client's or simulated engine's message for `error` (never request content), when it gave one. */
   readonly errorDetail?: string;
+  /** The request's priority class (the workload's `priority`), when it had one: reports group TTFT by it. */
+  readonly priority?: number;
 }

@@ -9,7 +9,10 @@ import type { WorkloadRequest } from '../workload/workload-request';
  * hashes and token count of the rendered prompt), and the few fields that schedule it. No prompt text beyond
  * the routing text, so a request costs the simulator one copy of its text, not three.
  */
-export interface PreparedRequest extends Pick<WorkloadRequest, 'id' | 'arrivalMs' | 'dependsOnId' | 'maxTokens'> {
+export interface PreparedRequest extends Pick<
+  WorkloadRequest,
+  'id' | 'arrivalMs' | 'dependsOnId' | 'maxTokens' | 'priority'
+> {
   readonly routing: RoutingRequest;
   /** `blockHashes(renderedPromptOf(request), { blockTokens })`. */
   readonly hashes: Float64Array;
@@ -46,6 +49,7 @@ export function requestPreparer(settings: PrepareSettings): (request: WorkloadRe
       routing: routingRequestOf(request, settings.model),
       hashes,
       promptTokens,
+      ...(request.priority !== undefined ? { priority: request.priority } : {}),
     };
     return request.dependsOnId === undefined ? prepared : { ...prepared, dependsOnId: request.dependsOnId };
   };

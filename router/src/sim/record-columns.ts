@@ -31,6 +31,8 @@ export class RecordColumns {
   private decisionMicros = new Float64Array(0);
   /** NaN when the policy predicted nothing (the record then has no `predictedCachedTokens`). */
   private predictedCachedTokens = new Float64Array(0);
+  /** NaN when the request had no priority class. */
+  private priority = new Float64Array(0);
   private readonly strings: string[] = [];
   private readonly stringIndex = new Map<string, number>();
 
@@ -53,8 +55,10 @@ export class RecordColumns {
     decisionMicros: number,
     reason: string | undefined,
     predictedCachedTokens: number | undefined,
+    priority?: number,
   ): void {
     const i = this.next(id, FINISHED, instance, sentAtMs, e2eMs, decisionMicros, reason, predictedCachedTokens);
+    this.priority[i] = priority ?? NaN;
     this.ttftMs[i] = ttftMs;
     this.promptTokens[i] = promptTokens;
     this.cachedPromptTokens[i] = cachedPromptTokens;
@@ -72,8 +76,10 @@ export class RecordColumns {
     predictedCachedTokens: number | undefined,
     error: string,
     errorDetail: string,
+    priority?: number,
   ): void {
     const i = this.next(id, REJECTED, instance, sentAtMs, e2eMs, decisionMicros, reason, predictedCachedTokens);
+    this.priority[i] = priority ?? NaN;
     this.error[i] = this.intern(error);
     this.errorDetail[i] = this.intern(errorDetail);
   }
@@ -81,8 +87,11 @@ export class RecordColumns {
   /** The records as objects, in push order. */
   toRecords(): RequestRecord[] {
     const records = new Array<RequestRecord>(this.count);
-    for (let i = 0; i < this.count; i++)
-      records[i] = this.kind[i] === REJECTED ? this.rejectedRecord(i) : this.finishedRecord(i);
+    for (let i = 0; i < this.count; i++) {
+      const record = this.kind[i] === REJECTED ? this.rejectedRecord(i) : this.finishedRecord(i);
+      // Last, and only on classed requests, so records without a class keep their shape.
+      records[i] = Number.isNaN(this.priority[i]) ? record : { ...record, priority: this.priority[i] };
+    }
     return records;
   }
 
@@ -197,6 +206,7 @@ export class RecordColumns {
     this.outputTokens = grown(this.outputTokens, (n) => new Float64Array(n));
     this.decisionMicros = grown(this.decisionMicros, (n) => new Float64Array(n));
     this.predictedCachedTokens = grown(this.predictedCachedTokens, (n) => new Float64Array(n));
+    this.priority = grown(this.priority, (n) => new Float64Array(n));
     this.capacity = capacity;
   }
 }

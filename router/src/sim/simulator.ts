@@ -179,6 +179,8 @@ interface Dispatched {
   readonly routed: RoutedRequest<SimulatedInstance>;
   readonly instance: number;
   readonly sentAtMs: number;
+  /** The request's priority class, when it has one. */
+  readonly priority?: number;
 }
 
 /** An instance as one replica's routing core sees it: that replica's load on it, and its published log. */
@@ -549,14 +551,14 @@ class Simulation {
     }
     const routed = router.core.begin(routing);
     const instance = routed.decide({ instances: router.views, nowMs }).target.index;
-    const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs };
+    const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs, priority: request.priority };
     this.dispatched.set(request.id, dispatched);
     this.sent++;
 
     const { hashes, promptTokens } = request;
     try {
       this.engines[instance].submit(
-        { id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens },
+        { id: request.id, promptTokens, blockHashes: hashes, maxTokens: request.maxTokens, priority: request.priority },
         nowMs,
       );
     } catch (err) {
@@ -602,6 +604,7 @@ class Simulation {
       decision.predictedCachedTokens,
       code,
       detail,
+      d.priority,
     );
     this.afterCompletion(d.id, timeMs);
   }
@@ -626,6 +629,7 @@ class Simulation {
       decisionMicros,
       decision.reason,
       decision.predictedCachedTokens,
+      d.priority,
     );
     this.afterCompletion(event.id, timeMs);
   }

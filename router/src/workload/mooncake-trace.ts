@@ -71,6 +71,8 @@ export interface TraceEntry {
   readonly inputTokens: number;
   readonly outputTokens: number;
   readonly hashIds: readonly number[];
+  /** The line's `priority` (an integer, lower sooner), when it has one. */
+  readonly priority?: number;
 }
 
 export interface TraceProblem {
@@ -123,7 +125,7 @@ export function parseTraceLine(
     return { lineNumber, message: 'not a JSON object' };
   const o = value as Record<string, unknown>;
   const problems: string[] = [];
-  const { timestamp, input_length: input, output_length: output, hash_ids: ids } = o;
+  const { timestamp, input_length: input, output_length: output, hash_ids: ids, priority } = o;
   if (typeof timestamp !== 'number' || !Number.isFinite(timestamp) || timestamp < 0)
     problems.push(`timestamp must be a number ≥ 0 (got ${JSON.stringify(timestamp)})`);
   else if (timestamp < previousTimestampMs)
@@ -144,6 +146,8 @@ export function parseTraceLine(
       );
     }
   }
+  if (priority !== undefined && !Number.isSafeInteger(priority))
+    problems.push(`priority must be an integer (got ${JSON.stringify(priority)})`);
   if (problems.length > 0) return { lineNumber, message: problems.join(', ') };
   return {
     lineNumber,
@@ -151,6 +155,7 @@ export function parseTraceLine(
     inputTokens: input as number,
     outputTokens: output as number,
     hashIds: ids as number[],
+    ...(priority !== undefined ? { priority: priority as number } : {}),
   };
 }
 
@@ -237,7 +242,13 @@ export function traceWorkload(
       const arrivalMs = arrivalOf(entry);
       if (arrivalMs >= durationMs) return;
       const prompt = tracePromptText(entry, options.blockTokens, blocks);
-      const base = { index, id: requestId('tr', index), arrivalMs, maxTokens: entry.outputTokens };
+      const base = {
+        index,
+        id: requestId('tr', index),
+        arrivalMs,
+        maxTokens: entry.outputTokens,
+        ...(entry.priority !== undefined ? { priority: entry.priority } : {}),
+      };
       if (options.api === 'completion') yield { ...base, kind: 'completion', prompt };
       else yield { ...base, kind: 'chat', messages: [{ role: 'user', content: prompt }] };
       index++;

@@ -31,6 +31,11 @@ interface WorkloadRequestBase {
    * loop skips it (keeping its place) until the dependency has completed.
    */
   readonly dependsOnId?: string;
+  /**
+   * vLLM's request `priority` (lower is sooner), sent in the body as `priority`; a trace line's `"priority"`.
+   * Reports group TTFT by it; the router's flow control holds lower classes back under load.
+   */
+  readonly priority?: number;
   /** Tenant key, sent as `prompt_cache_key` (SageMaker mixes it into the PREFIX_AWARE key). */
   readonly tenantKey?: string;
   /** Prefix group the request was drawn from (long-context, shared-system); for diagnostics only. */
@@ -101,6 +106,7 @@ export function toOpenAiBody(request: WorkloadRequest, options: OpenAiBodyOption
   if (options.ignoreEos ?? true) body.ignore_eos = true;
   if (request.tenantKey !== undefined) body.prompt_cache_key = request.tenantKey;
   if (request.conversationId !== undefined) body.user = request.conversationId;
+  if (request.priority !== undefined) body.priority = request.priority;
   return body;
 }
 
