@@ -140,13 +140,12 @@ export interface ReadCloudWatchOptions {
   readonly sidecarNamespace?: string;
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function readCloudWatchView(options: ReadCloudWatchOptions): Promise<CloudWatchView> {
-  const { cloudwatch, target, clock, retry } = options;
   const { start, end, periodSeconds } = alignedWindow(options.window.startMs, options.window.endMs);
+  const { variantName } = options.target;
   const variantDims: Dimension[] = [
-    { Name: 'EndpointName', Value: target.endpointName },
-    { Name: 'VariantName', Value: target.variantName },
+    { Name: 'EndpointName', Value: options.target.endpointName },
+    { Name: 'VariantName', Value: variantName },
   ];
   const queries: Query[] = VARIANT_QUERIES.map((q) => ({
     id: `v_${q.key}`,
@@ -155,85 +154,157 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
     dimensions: variantDims,
     stat: q.stat,
   }));
-
   // Per-instance and sidecar series: discovered, since their extra dimensions are only known once published.
-  const list = async (namespace: string): Promise<{ metric: string; dimensions: Dimension[] }[]> => {
-    const found: { metric: string; dimensions: Dimension[] }[] = [];
-    let token: string | undefined;
-    do {
-      const page = await withThrottlingRetry(
-        `ListMetrics ${namespace}`,
-        () =>
-          cloudwatch.send(
-            new ListMetricsCommand({
-              Namespace: namespace,
-              Dimensions: [{ Name: 'EndpointName', Value: target.endpointName }],
-              NextToken: token,
-            }),
-          ),
-        clock,
-        retry,
-      );
-      for (const m of page.Metrics ?? [])
-        if (m.MetricName) found.push({ metric: m.MetricName, dimensions: m.Dimensions ?? [] });
-      token = page.NextToken;
-    } while (token !== undefined && found.length < MAX_DISCOVERED_SERIES);
-    return found;
-  };
-  const notes: string[] = [];
-  const instanceSeries: { q: Query; extra: Record<string, string> }[] = [];
+  const instanceSeries: InstanceQuery[] = [];
   for (const namespace of [SAGEMAKER_NAMESPACE, INSTANCE_NAMESPACE]) {
-    for (const m of await list(namespace)) {
-      const stat = INSTANCE_METRICS[m.metric];
-      if (stat === undefined) continue;
-      const variant = m.dimensions.find((d) => d.Name === 'VariantName')?.Value;
-      if (variant !== undefined && variant !== target.variantName) continue;
-      const extra: Record<string, string> = {};
-      for (const d of m.dimensions)
-        if (d.Name !== 'EndpointName' && d.Name !== 'VariantName' && d.Name && d.Value) extra[d.Name] = d.Value;
-      if (Object.keys(extra).length === 0) continue;
-      instanceSeries.push({
-        q: { id: `i_${instanceSeries.length}`, namespace, metric: m.metric, dimensions: m.dimensions, stat },
-        extra,
-      });
-    }
+    const listed = await listEndpointMetrics(options, namespace);
+    instanceSeries.push(...instanceQueries(listed, namespace, variantName, instanceSeries.length));
   }
   const sidecarNamespace = options.sidecarNamespace ?? SIDECAR_NAMESPACE;
-  const sidecarSeries: { q: Query; dims: Record<string, string> }[] = [];
-  const sidecarListed = await list(sidecarNamespace);
-  const sidecarScope: 'variant' | 'endpoint' = sidecarListed.some((m) =>
-    m.dimensions.some((d) => d.Name === 'VariantName'),
-  )
-    ? 'variant'
-    : 'endpoint';
-  for (const m of sidecarListed) {
-    if (sidecarScope === 'variant' && m.dimensions.find((d) => d.Name === 'VariantName')?.Value !== target.variantName)
-      continue;
+  const sidecarListed = await listEndpointMetrics(options, sidecarNamespace);
+  const sidecarScope = sidecarScopeOf(sidecarListed);
+  const sidecarSeries = sidecarQueries(sidecarListed, sidecarNamespace, sidecarScope, variantName);
+  const values = await metricValues(
+    options,
+    [...queries, ...instanceSeries.map((s) => s.q), ...sidecarSeries.map((s) => s.q)],
+    { start, end, periodSeconds },
+  );
+
+  const notes: string[] = [];
+  const missing = VARIANT_QUERIES.filter((q) => values.get(`v_${q.key}`) == null).map((q) => `${q.metric} ${q.stat}`);
+  if (missing.length > 0) {
+    notes.push(
+      `CloudWatch had no data for ${missing.join(', ')} in the window (metrics appear 1–3 minutes after the traffic; error counts are absent rather than 0 when no error happened; GPU metrics need the instance namespace).`,
+    );
+  }
+  const perInstance = perInstanceSeries(instanceSeries, values, notes);
+  const sidecar = sidecarSeries.length > 0 ? sidecarMetricsOf(sidecarSeries, values, sidecarScope) : null;
+  if (sidecar === null) {
+    notes.push(
+      `No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`,
+    );
+  }
+  return {
+    startTime: start.toISOString(),
+    endTime: end.toISOString(),
+    periodSeconds,
+    publishSeconds: options.publishSeconds,
+    variant: variantMetricsOf(values),
+    perInstance,
+    sidecar,
+    notes,
+  };
+}
+
+/** A metric ListMetrics found for the endpoint: its name and every dimension. */
+interface ListedMetric {
+  readonly metric: string;
+  readonly dimensions: Dimension[];
+}
+
+interface InstanceQuery {
+  readonly q: Query;
+  /** Dimensions beyond EndpointName / VariantName. */
+  readonly extra: Record<string, string>;
+}
+
+interface SidecarQuery {
+  readonly q: Query;
+  readonly dims: Record<string, string>;
+}
+
+/** The endpoint's series in one namespace (at most MAX_DISCOVERED_SERIES). */
+async function listEndpointMetrics(options: ReadCloudWatchOptions, namespace: string): Promise<ListedMetric[]> {
+  const { cloudwatch, target, clock, retry } = options;
+  const found: ListedMetric[] = [];
+  let token: string | undefined;
+  do {
+    const page = await withThrottlingRetry(
+      `ListMetrics ${namespace}`,
+      () =>
+        cloudwatch.send(
+          new ListMetricsCommand({
+            Namespace: namespace,
+            Dimensions: [{ Name: 'EndpointName', Value: target.endpointName }],
+            NextToken: token,
+          }),
+        ),
+      clock,
+      retry,
+    );
+    for (const m of page.Metrics ?? [])
+      if (m.MetricName) found.push({ metric: m.MetricName, dimensions: m.Dimensions ?? [] });
+    token = page.NextToken;
+  } while (token !== undefined && found.length < MAX_DISCOVERED_SERIES);
+  return found;
+}
+
+/** The per-instance series of this variant among those listed, numbered from `firstId`. */
+function instanceQueries(
+  listed: readonly ListedMetric[],
+  namespace: string,
+  variantName: string,
+  firstId: number,
+): InstanceQuery[] {
+  const series: InstanceQuery[] = [];
+  for (const m of listed) {
+    const stat = INSTANCE_METRICS[m.metric];
+    if (stat === undefined) continue;
+    const variant = m.dimensions.find((d) => d.Name === 'VariantName')?.Value;
+    if (variant !== undefined && variant !== variantName) continue;
+    const extra: Record<string, string> = {};
+    for (const d of m.dimensions)
+      if (d.Name !== 'EndpointName' && d.Name !== 'VariantName' && d.Name && d.Value) extra[d.Name] = d.Value;
+    if (Object.keys(extra).length === 0) continue;
+    const id = `i_${firstId + series.length}`;
+    series.push({ q: { id, namespace, metric: m.metric, dimensions: m.dimensions, stat }, extra });
+  }
+  return series;
+}
+
+function sidecarScopeOf(listed: readonly ListedMetric[]): SidecarMetrics['scope'] {
+  return listed.some((m) => m.dimensions.some((d) => d.Name === 'VariantName')) ? 'variant' : 'endpoint';
+}
+
+/** The sidecar's series to read: TTFT at P50 and P90, the counters summed; only this variant's when they name one. */
+function sidecarQueries(
+  listed: readonly ListedMetric[],
+  namespace: string,
+  scope: SidecarMetrics['scope'],
+  variantName: string,
+): SidecarQuery[] {
+  const series: SidecarQuery[] = [];
+  for (const m of listed) {
+    if (scope === 'variant' && m.dimensions.find((d) => d.Name === 'VariantName')?.Value !== variantName) continue;
     const dims: Record<string, string> = {};
     for (const d of m.dimensions) if (d.Name && d.Value) dims[d.Name] = d.Value;
     const stats = m.metric === 'TimeToFirstToken' ? ['p50', 'p90'] : ['Sum'];
     for (const stat of stats)
-      sidecarSeries.push({
-        q: {
-          id: `s_${sidecarSeries.length}`,
-          namespace: sidecarNamespace,
-          metric: m.metric,
-          dimensions: m.dimensions,
-          stat,
-        },
+      series.push({
+        q: { id: `s_${series.length}`, namespace, metric: m.metric, dimensions: m.dimensions, stat },
         dims,
       });
   }
+  return series;
+}
 
-  const all = [...queries, ...instanceSeries.map((s) => s.q), ...sidecarSeries.map((s) => s.q)];
+/** GetMetricDataQueries per call. */
+const METRIC_DATA_BATCH = 500;
+
+/** One value per query over the one period (null when CloudWatch has none), 500 queries per GetMetricData call. */
+async function metricValues(
+  options: ReadCloudWatchOptions,
+  all: readonly Query[],
+  window: { readonly start: Date; readonly end: Date; readonly periodSeconds: number },
+): Promise<Map<string, number | null>> {
+  const { cloudwatch, clock, retry } = options;
   const values = new Map<string, number | null>();
-  for (let i = 0; i < all.length; i += 500) {
-    const batch = all.slice(i, i + 500);
-    const request: MetricDataQuery[] = batch.map((q) => ({
+  for (let i = 0; i < all.length; i += METRIC_DATA_BATCH) {
+    const request: MetricDataQuery[] = all.slice(i, i + METRIC_DATA_BATCH).map((q) => ({
       Id: q.id,
       MetricStat: {
         Metric: { Namespace: q.namespace, MetricName: q.metric, Dimensions: q.dimensions },
-        Period: periodSeconds,
+        Period: window.periodSeconds,
         Stat: q.stat,
       },
       ReturnData: true,
@@ -246,8 +317,8 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
           cloudwatch.send(
             new GetMetricDataCommand({
               MetricDataQueries: request,
-              StartTime: start,
-              EndTime: end,
+              StartTime: window.start,
+              EndTime: window.end,
               NextToken: token,
               ScanBy: 'TimestampAscending',
             }),
@@ -263,9 +334,13 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
       token = page.NextToken;
     } while (token !== undefined);
   }
+  return values;
+}
+
+function variantMetricsOf(values: ReadonlyMap<string, number | null>): VariantMetrics {
   const v = (key: string): number | null => values.get(`v_${key}`) ?? null;
   const micros = (x: number | null): number | null => (x === null ? null : x / 1000);
-  const variant: VariantMetrics = {
+  return {
     invocations: v('invocations'),
     invocationsPerInstance: v('invocationsPerInstance'),
     modelLatencyMs: {
@@ -280,15 +355,18 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
     gpuUtilizationAverage: v('gpuUtil'),
     gpuMemoryUtilizationAverage: v('gpuMemUtil'),
   };
-  const missing = VARIANT_QUERIES.filter((q) => values.get(`v_${q.key}`) == null).map((q) => `${q.metric} ${q.stat}`);
-  if (missing.length > 0) {
-    notes.push(
-      `CloudWatch had no data for ${missing.join(', ')} in the window (metrics appear 1–3 minutes after the traffic; error counts are absent rather than 0 when no error happened; GPU metrics need the instance namespace).`,
-    );
-  }
-  // ListMetrics lists every instance of the last two weeks (each switch replaces the fleet): keep the series with
-  // data in this window, which are the fleet that served the run.
-  const allInstances: InstanceSeries[] = instanceSeries.map((s) => ({
+}
+
+/**
+ * ListMetrics lists every instance of the last two weeks (each switch replaces the fleet): keep the series with data
+ * in this window, which are the fleet that served the run; `notes` says what was left out.
+ */
+function perInstanceSeries(
+  series: readonly InstanceQuery[],
+  values: ReadonlyMap<string, number | null>,
+  notes: string[],
+): InstanceSeries[] {
+  const allInstances: InstanceSeries[] = series.map((s) => ({
     namespace: s.q.namespace,
     metric: s.q.metric,
     dimensions: s.extra,
@@ -305,58 +383,49 @@ export async function readCloudWatchView(options: ReadCloudWatchOptions): Promis
       `${allInstances.length - perInstance.length} per-instance series without data in the run window (instances of an earlier fleet, replaced by a switch) are left out.`,
     );
   }
+  return perInstance;
+}
 
-  let sidecar: SidecarMetrics | null = null;
-  if (sidecarSeries.length > 0) {
-    const routingDecisions: Record<string, number> = {};
-    let promptTokens = 0;
-    let reportedCachedTokens = 0;
-    let predictedCachedTokens = 0;
-    const ttft: { p50: number | null; p90: number | null } = { p50: null, p90: null };
-    for (const s of sidecarSeries) {
-      const value = values.get(s.q.id);
-      if (value == null) continue;
-      switch (s.q.metric) {
-        case 'RoutingDecisions':
-          routingDecisions[s.dims.Reason ?? 'unknown'] = (routingDecisions[s.dims.Reason ?? 'unknown'] ?? 0) + value;
-          break;
-        case 'PromptTokens':
-          promptTokens += value;
-          break;
-        case 'ReportedCachedTokens':
-          reportedCachedTokens += value;
-          break;
-        case 'PredictedCachedTokens':
-          predictedCachedTokens += value;
-          break;
-        case 'TimeToFirstToken':
-          if (s.q.stat === 'p50') ttft.p50 = value;
-          else ttft.p90 = value;
-          break;
-      }
+/** The sidecar's figures: decisions by reason, TTFT, token sums and the hit rate they give. */
+function sidecarMetricsOf(
+  series: readonly SidecarQuery[],
+  values: ReadonlyMap<string, number | null>,
+  scope: SidecarMetrics['scope'],
+): SidecarMetrics {
+  const routingDecisions: Record<string, number> = {};
+  let promptTokens = 0;
+  let reportedCachedTokens = 0;
+  let predictedCachedTokens = 0;
+  const ttft: { p50: number | null; p90: number | null } = { p50: null, p90: null };
+  for (const s of series) {
+    const value = values.get(s.q.id);
+    if (value == null) continue;
+    switch (s.q.metric) {
+      case 'RoutingDecisions':
+        routingDecisions[s.dims.Reason ?? 'unknown'] = (routingDecisions[s.dims.Reason ?? 'unknown'] ?? 0) + value;
+        break;
+      case 'PromptTokens':
+        promptTokens += value;
+        break;
+      case 'ReportedCachedTokens':
+        reportedCachedTokens += value;
+        break;
+      case 'PredictedCachedTokens':
+        predictedCachedTokens += value;
+        break;
+      case 'TimeToFirstToken':
+        if (s.q.stat === 'p50') ttft.p50 = value;
+        else ttft.p90 = value;
+        break;
     }
-    sidecar = {
-      routingDecisions,
-      ttftMs: ttft,
-      promptTokens,
-      reportedCachedTokens,
-      predictedCachedTokens,
-      hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null,
-      scope: sidecarScope,
-    };
-  } else {
-    notes.push(
-      `No ${sidecarNamespace} metrics: the endpoint does not run the prefix-router sidecar (VllmImage.withRouterSidecar), so there is no router-side hit rate.`,
-    );
   }
   return {
-    startTime: start.toISOString(),
-    endTime: end.toISOString(),
-    periodSeconds,
-    publishSeconds: options.publishSeconds,
-    variant,
-    perInstance,
-    sidecar,
-    notes,
+    routingDecisions,
+    ttftMs: ttft,
+    promptTokens,
+    reportedCachedTokens,
+    predictedCachedTokens,
+    hitRate: promptTokens > 0 ? reportedCachedTokens / promptTokens : null,
+    scope,
   };
 }

@@ -198,7 +198,6 @@ function ratio(numerator: number, denominator: number): number | null {
   return denominator > 0 ? numerator / denominator : null;
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function summarizeStrategy(
   run: StrategyRunInput,
   ceilings: Ceilings | null,
@@ -207,114 +206,22 @@ export function summarizeStrategy(
   if (run.ceilings) ceilings = run.ceilings;
   const records = Array.from(run.records);
   const label = run.label ?? strategyLabel(run.strategy);
-  let windowStart = Infinity;
-  let windowEnd = -Infinity;
-  for (const r of records) {
-    windowStart = Math.min(windowStart, r.sentAtMs);
-    windowEnd = Math.max(windowEnd, r.sentAtMs + r.e2eMs);
-  }
-  if (run.window) {
-    if (!(run.window.endMs > run.window.startMs))
-      throw new ReportInputError(
-        `${label}: window end ${run.window.endMs} must be after its start ${run.window.startMs}`,
-      );
-    windowStart = run.window.startMs;
-    windowEnd = run.window.endMs;
-  }
-  const hasWindow = windowEnd > windowStart;
-  const sentInWindow = records.filter((r) => !hasWindow || (r.sentAtMs >= windowStart && r.sentAtMs < windowEnd));
+  const window = measuredWindow(run, records, label);
+  const sentInWindow = records.filter(
+    (r) => !window.exists || (r.sentAtMs >= window.startMs && r.sentAtMs < window.endMs),
+  );
   const ok = sentInWindow.filter((r) => r.error === undefined);
-
-  const ttft: number[] = [];
-  let prompt = 0;
-  let cached = 0;
-  let output = 0;
-  let usageSeen = false;
-  for (const r of ok) {
-    if (r.ttftMs !== null) ttft.push(r.ttftMs);
-    if (r.promptTokens !== undefined) {
-      usageSeen = true;
-      prompt += r.promptTokens;
-      cached += r.cachedPromptTokens ?? 0;
-    }
-    output += r.outputTokens ?? 0;
-  }
+  const { ttft, prompt, cached, output, usageSeen } = tokenTotals(ok);
   const ttftSorted = sortedAscending(ttft);
-
-  // Throughput: completions inside the window, over its length.
-  const windowSeconds = hasWindow ? (windowEnd - windowStart) / 1000 : 0;
-  let completed = 0;
-  let completedOutput = 0;
-  for (const r of records) {
-    const end = r.sentAtMs + r.e2eMs;
-    if (r.error === undefined && end >= windowStart && end <= windowEnd) {
-      completed++;
-      completedOutput += r.outputTokens ?? 0;
-    }
-  }
-
-  // Per-instance share and in-flight load.
-  const byInstance = new Map<string, { requests: number; intervals: Interval[] }>();
-  for (const id of run.instances) byInstance.set(id, { requests: 0, intervals: [] });
-  for (const r of sentInWindow) {
-    if (r.instance === null) continue;
-    let entry = byInstance.get(r.instance);
-    if (entry === undefined) {
-      entry = { requests: 0, intervals: [] };
-      byInstance.set(r.instance, entry); // routed to an instance not in the list: still shown
-    }
-    entry.requests++;
-  }
-  for (const r of records) {
-    if (r.instance === null) continue;
-    byInstance.get(r.instance)?.intervals.push({ startMs: r.sentAtMs, endMs: r.sentAtMs + r.e2eMs });
-  }
-  const routed = Array.from(byInstance.values()).reduce((s, e) => s + e.requests, 0);
-  const instances: InstanceSummary[] = Array.from(byInstance.entries()).map(([id, e]) => {
-    const load = hasWindow ? inFlightLoad(e.intervals, windowStart, windowEnd) : { meanInFlight: 0, maxInFlight: 0 };
-    return {
-      id,
-      requests: e.requests,
-      share: routed > 0 ? e.requests / routed : 0,
-      meanInFlight: load.meanInFlight,
-      maxInFlight: load.maxInFlight,
-    };
-  });
-
-  const errorsByCode: Record<string, number> = {};
-  const errorMessages: Record<string, string> = {};
-  for (const r of sentInWindow) {
-    if (r.error === undefined) continue;
-    errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
-    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages))
-      errorMessages[r.error] = r.errorDetail;
-  }
-
+  const windowSeconds = window.exists ? (window.endMs - window.startMs) / 1000 : 0;
+  const { completed, completedOutput } = completionsIn(records, window);
+  const instances = instanceSummaries(run.instances, records, sentInWindow, window);
+  const { errorsByCode, errorMessages } = errorCounts(sentInWindow);
   const decisions = sortedAscending(
     sentInWindow.flatMap((r) => (r.decisionMicros === undefined ? [] : [r.decisionMicros])),
   );
   const engineReported = usageSeen ? ratio(cached, prompt) : null;
   const prometheus = run.prometheus ? ratio(run.prometheus.prefixCacheHits, run.prometheus.prefixCacheQueries) : null;
-
-  const reasonCounts: Record<string, number> = {};
-  let withReason = 0;
-  for (const r of sentInWindow) {
-    if (r.reason === undefined) continue;
-    reasonCounts[r.reason] = (reasonCounts[r.reason] ?? 0) + 1;
-    withReason++;
-  }
-  const decisionReasons: Record<string, number> = {};
-  for (const key of Object.keys(reasonCounts).sort()) decisionReasons[key] = reasonCounts[key] / withReason;
-  let predictedPrompt = 0;
-  let predictedCached = 0;
-  let deliveredCached = 0;
-  for (const r of ok) {
-    if (r.predictedCachedTokens === undefined || r.promptTokens === undefined) continue;
-    predictedPrompt += r.promptTokens;
-    predictedCached += Math.min(r.predictedCachedTokens, r.promptTokens);
-    deliveredCached += r.cachedPromptTokens ?? 0;
-  }
-
   return {
     label,
     strategy: run.strategy,
@@ -349,11 +256,8 @@ export function summarizeStrategy(
       p50: percentileOfSorted(decisions, 50),
       p99: percentileOfSorted(decisions, 99),
     },
-    decisionReasons,
-    predictedHit:
-      predictedPrompt > 0
-        ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt }
-        : null,
+    decisionReasons: reasonShares(sentInWindow),
+    predictedHit: predictedHitOf(ok),
     ttftCdf: cdfPointsOfSorted(ttftSorted, cdfPointCount),
     ...withPriorityClasses(byPriorityOf(sentInWindow, cdfPointCount)),
   };
@@ -363,6 +267,155 @@ function withPriorityClasses(byPriority: Readonly<Record<string, PriorityClassSu
   byPriority?: Readonly<Record<string, PriorityClassSummary>>;
 } {
   return byPriority === undefined ? {} : { byPriority };
+}
+
+/** The measured window: the run's own, else from the first send to the last completion; `exists` when not empty. */
+interface MeasuredWindow {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly exists: boolean;
+}
+
+function measuredWindow(run: StrategyRunInput, records: readonly RequestRecord[], label: string): MeasuredWindow {
+  if (run.window) {
+    if (!(run.window.endMs > run.window.startMs))
+      throw new ReportInputError(
+        `${label}: window end ${run.window.endMs} must be after its start ${run.window.startMs}`,
+      );
+    return { startMs: run.window.startMs, endMs: run.window.endMs, exists: true };
+  }
+  let startMs = Infinity;
+  let endMs = -Infinity;
+  for (const r of records) {
+    startMs = Math.min(startMs, r.sentAtMs);
+    endMs = Math.max(endMs, r.sentAtMs + r.e2eMs);
+  }
+  return { startMs, endMs, exists: endMs > startMs };
+}
+
+/** TTFTs and token sums of the successful requests; `usageSeen` when any reported its prompt tokens. */
+function tokenTotals(ok: readonly RequestRecord[]): {
+  ttft: number[];
+  prompt: number;
+  cached: number;
+  output: number;
+  usageSeen: boolean;
+} {
+  const ttft: number[] = [];
+  let prompt = 0;
+  let cached = 0;
+  let output = 0;
+  let usageSeen = false;
+  for (const r of ok) {
+    if (r.ttftMs !== null) ttft.push(r.ttftMs);
+    if (r.promptTokens !== undefined) {
+      usageSeen = true;
+      prompt += r.promptTokens;
+      cached += r.cachedPromptTokens ?? 0;
+    }
+    output += r.outputTokens ?? 0;
+  }
+  return { ttft, prompt, cached, output, usageSeen };
+}
+
+/** Throughput counts: completions inside the window (whenever sent), and their output tokens. */
+function completionsIn(
+  records: readonly RequestRecord[],
+  window: MeasuredWindow,
+): { completed: number; completedOutput: number } {
+  let completed = 0;
+  let completedOutput = 0;
+  for (const r of records) {
+    const end = r.sentAtMs + r.e2eMs;
+    if (r.error === undefined && end >= window.startMs && end <= window.endMs) {
+      completed++;
+      completedOutput += r.outputTokens ?? 0;
+    }
+  }
+  return { completed, completedOutput };
+}
+
+/** Per-instance share (of requests sent in the window) and in-flight load (of every request, over the window). */
+function instanceSummaries(
+  listed: readonly string[],
+  records: readonly RequestRecord[],
+  sentInWindow: readonly RequestRecord[],
+  window: MeasuredWindow,
+): InstanceSummary[] {
+  const byInstance = new Map<string, { requests: number; intervals: Interval[] }>();
+  for (const id of listed) byInstance.set(id, { requests: 0, intervals: [] });
+  for (const r of sentInWindow) {
+    if (r.instance === null) continue;
+    let entry = byInstance.get(r.instance);
+    if (entry === undefined) {
+      entry = { requests: 0, intervals: [] };
+      byInstance.set(r.instance, entry); // routed to an instance not in the list: still shown
+    }
+    entry.requests++;
+  }
+  for (const r of records) {
+    if (r.instance === null) continue;
+    byInstance.get(r.instance)?.intervals.push({ startMs: r.sentAtMs, endMs: r.sentAtMs + r.e2eMs });
+  }
+  const routed = Array.from(byInstance.values()).reduce((s, e) => s + e.requests, 0);
+  return Array.from(byInstance.entries()).map(([id, e]) => {
+    const load = window.exists
+      ? inFlightLoad(e.intervals, window.startMs, window.endMs)
+      : { meanInFlight: 0, maxInFlight: 0 };
+    return {
+      id,
+      requests: e.requests,
+      share: routed > 0 ? e.requests / routed : 0,
+      meanInFlight: load.meanInFlight,
+      maxInFlight: load.maxInFlight,
+    };
+  });
+}
+
+/** Failed requests by error code, and the first message recorded for each code. */
+function errorCounts(sentInWindow: readonly RequestRecord[]): {
+  errorsByCode: Record<string, number>;
+  errorMessages: Record<string, string>;
+} {
+  const errorsByCode: Record<string, number> = {};
+  const errorMessages: Record<string, string> = {};
+  for (const r of sentInWindow) {
+    if (r.error === undefined) continue;
+    errorsByCode[r.error] = (errorsByCode[r.error] ?? 0) + 1;
+    if (r.errorDetail !== undefined && r.errorDetail !== '' && !(r.error in errorMessages))
+      errorMessages[r.error] = r.errorDetail;
+  }
+  return { errorsByCode, errorMessages };
+}
+
+/** Each routing reason's share of the requests that carry one, reasons in alphabetical order. */
+function reasonShares(sentInWindow: readonly RequestRecord[]): Record<string, number> {
+  const reasonCounts: Record<string, number> = {};
+  let withReason = 0;
+  for (const r of sentInWindow) {
+    if (r.reason === undefined) continue;
+    reasonCounts[r.reason] = (reasonCounts[r.reason] ?? 0) + 1;
+    withReason++;
+  }
+  const decisionReasons: Record<string, number> = {};
+  for (const key of Object.keys(reasonCounts).sort()) decisionReasons[key] = reasonCounts[key] / withReason;
+  return decisionReasons;
+}
+
+/** The router's predicted cached share of the prompts against what the engines delivered (null without predictions). */
+function predictedHitOf(ok: readonly RequestRecord[]): StrategySummary['predictedHit'] {
+  let predictedPrompt = 0;
+  let predictedCached = 0;
+  let deliveredCached = 0;
+  for (const r of ok) {
+    if (r.predictedCachedTokens === undefined || r.promptTokens === undefined) continue;
+    predictedPrompt += r.promptTokens;
+    predictedCached += Math.min(r.predictedCachedTokens, r.promptTokens);
+    deliveredCached += r.cachedPromptTokens ?? 0;
+  }
+  return predictedPrompt > 0
+    ? { predicted: predictedCached / predictedPrompt, delivered: deliveredCached / predictedPrompt }
+    : null;
 }
 
 function deltaPct(value: number | null, base: number | null): number | null {
