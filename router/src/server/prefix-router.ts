@@ -511,7 +511,7 @@ export class PrefixRouter implements RunningRouter {
         );
       }
       const keyIdentity = this.authorize(req, route, listener);
-      if (route.kind === 'metrics') return await this.serveMetrics(res);
+      if (route.kind === 'metrics') return await this.serveMetrics(res, listener);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining)
         throw new RouterError('shutting_down', 'the router is shutting down', {
@@ -889,9 +889,16 @@ export class PrefixRouter implements RunningRouter {
     this.publisher.serve(new URLSearchParams(query), res);
   }
 
-  private async serveMetrics(res: ServerResponse): Promise<void> {
+  /**
+   * GET /metrics. On the main listener of a router that requires client keys, any client key reads it, so backends
+   * are labelled there by their opaque names (`backend-N`), never by URL. Without keys (whoever reaches the port may
+   * use the engines anyway) and on the admin listener (operators only) the URLs stay.
+   */
+  private async serveMetrics(res: ServerResponse, listener: Listener): Promise<void> {
     let text = await this.metrics.registry.metrics();
     if (this.extraMetrics !== undefined) text += await this.extraMetrics().catch(() => '');
+    if (listener === 'main' && this.apiKeys !== undefined)
+      for (const b of this.set.list) text = text.split(`"${b.id}"`).join(`"${b.name}"`);
     res.writeHead(200, {
       'content-type': this.metrics.registry.contentType,
       'content-length': Buffer.byteLength(text),

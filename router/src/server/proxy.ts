@@ -36,6 +36,14 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
+/**
+ * Backend answer headers never passed to a client: cookies (an engine has no session with the router's clients, and
+ * a chained router's cookie would cross tenants) and another router's x-prefix-router-* headers (a router behind
+ * this one speaks about its own engines; only this router's headers, under its --routing-headers, go out).
+ */
+const NOT_FORWARDED_DOWNSTREAM = new Set([...HOP_BY_HOP, 'set-cookie']);
+const ROUTING_HEADER_PREFIX = 'x-prefix-router-';
+
 /** The router's own credential header never reaches an engine. */
 const NOT_FORWARDED_UPSTREAM = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect', API_KEY_HEADER]);
 
@@ -202,6 +210,8 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
         if (f.clientGone.aborted) c.abort(new ClientGoneAbort());
       },
       onResponseStart(_c, statusCode, headers) {
+        // An informational answer (103 Early Hints) is the engine's business: the final answer follows.
+        if (statusCode < 200) return;
         status = statusCode;
         f.onResponseHeaders?.(headers);
         if ((statusCode < 200 || statusCode >= 300) && framing !== 'passthrough') {
@@ -220,7 +230,7 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
               'x-amzn-sagemaker-content-type': firstValue(upstreamType) ?? 'application/octet-stream',
               'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
             }
-          : responseHeaders(headers);
+          : responseHeaders(headers, aligner !== undefined);
         // InvokeEndpointWithResponseStream returns the container's custom attributes (its CustomAttributes output).
         const customAttributes = eventStreamFraming ? firstValue(headers[CUSTOM_ATTRIBUTES_HEADER]) : undefined;
         if (customAttributes !== undefined) head[CUSTOM_ATTRIBUTES_HEADER] = customAttributes;
@@ -409,12 +419,17 @@ function filterHeaders(
   return out;
 }
 
-function responseHeaders(headers: Dispatcher.ResponseData['headers']): OutgoingHttpHeaders {
+/**
+ * A backend answer's headers as the client gets them. `reframed`: the body is re-cut at SSE event boundaries (an
+ * unfinished or oversized event held back or replaced), so the backend's Content-Length no longer describes it.
+ */
+function responseHeaders(headers: Dispatcher.ResponseData['headers'], reframed = false): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const named = connectionNamedHeaders(headers.connection);
   for (const key in headers) {
     const value = headers[key];
-    if (value === undefined || HOP_BY_HOP.has(key) || named?.has(key) === true) continue;
+    if (value === undefined || NOT_FORWARDED_DOWNSTREAM.has(key) || named?.has(key) === true) continue;
+    if (key.startsWith(ROUTING_HEADER_PREFIX) || (reframed && key === 'content-length')) continue;
     out[key] = value;
   }
   return out;
