@@ -28,13 +28,21 @@ export const MAX_KEY_FILE_BYTES = 1024 * 1024;
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /**
- * The keys in a key file: one per line, blank lines and `#` comments ignored, surrounding whitespace trimmed.
+ * `text` without the ASCII whitespace around it (space, tab, CR, LF): what surrounds a key in a file or a header.
+ * Nothing else is trimmed, so a key presented with U+00A0 (or any other character) around it is another key.
+ */
+export function trimAsciiWhitespace(text: string): string {
+  return text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+}
+
+/**
+ * The keys in a key file: one per line, blank lines and `#` comments ignored, surrounding ASCII whitespace trimmed.
  * Several keys let a deployment rotate: add the new key, move clients, remove the old one.
  */
 export function parseKeyFile(text: string): string[] {
   return text
     .split(/\r?\n/)
-    .map((line) => line.trim())
+    .map(trimAsciiWhitespace)
     .filter((line) => line !== '' && !line.startsWith('#') && line.length <= MAX_KEY_CHARS);
 }
 
@@ -117,7 +125,7 @@ function digest(value: string): Buffer {
  */
 export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const explicit = headers[API_KEY_HEADER];
-  if (typeof explicit === 'string' && explicit !== '') return explicit.trim();
+  if (typeof explicit === 'string' && explicit !== '') return trimAsciiWhitespace(explicit);
   const authorization = headers.authorization;
   if (typeof authorization !== 'string') return undefined;
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);

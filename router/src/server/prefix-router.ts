@@ -35,11 +35,13 @@ import {
   describeUpstreamError,
   forward,
   upstreamErrorCode,
+  classifyOutcome,
   forwardGet,
   instanceInErrors,
   isConnectionRefused,
   isUpstreamTimeout,
-  type OutcomeStatus,
+  type ForwardRequest,
+  type ProxyOutcome,
 } from './proxy';
 import { engineCacheSaltOf, withCacheSalt } from './engine-cache-salt';
 import { BodyBudget, bodyLimitForContext, defaultBodyBudgetBytes } from './body-budget';
@@ -56,9 +58,14 @@ import { ServedModelsDirectory, type ModelCard } from './served-models';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
 import { hostAllowed } from '../protocol/host-allowlist';
 import type { UpstreamAuthorization } from './proxy';
-import type { ReleaseOutcome } from '../policy';
 
-type ReleaseKind = ReleaseOutcome['kind'];
+/** Where a request in a stateful session is pinned, and how its answers teach the router where sessions live. */
+interface SessionRoute {
+  readonly pinned: string | undefined;
+  readonly onResponseHeaders: (
+    backendId: string,
+  ) => ((headers: Readonly<Record<string, string | string[] | undefined>>) => void) | undefined;
+}
 
 /** Which listener a request arrived on: the main one, or the admin one (adminPort). */
 type Listener = 'main' | 'admin';
@@ -511,7 +518,7 @@ export class PrefixRouter implements RunningRouter {
         );
       }
       const keyIdentity = this.authorize(req, route, listener);
-      if (route.kind === 'metrics') return await this.serveMetrics(res);
+      if (route.kind === 'metrics') return await this.serveMetrics(res, listener);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining)
         throw new RouterError('shutting_down', 'the router is shutting down', {
@@ -645,7 +652,6 @@ export class PrefixRouter implements RunningRouter {
     }
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private async routeWithRetry(
     req: IncomingMessage,
     res: ServerResponse,
@@ -658,120 +664,123 @@ export class PrefixRouter implements RunningRouter {
     res.once('close', () => {
       if (!res.writableFinished) clientGone.abort();
     });
+    const session = this.sessionRoute(req, parsed.routing.model);
     let refusedBy: string | undefined;
-    // A request in a stateful session goes where the session lives, as SageMaker sends it to its instance; the
-    // policy still decides (its only choice), so its accounting sees the request. Gone or unhealthy: the policy
-    // chooses freely and that backend answers as a model does for a session it does not know.
-    const inSession = SessionAffinity.involves(req.headers);
-    const sessionBackend = inSession
-      ? this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '')
-      : undefined;
-    const onResponseHeaders = (id: string) =>
-      inSession
-        ? (headers: Readonly<Record<string, string | string[] | undefined>>) =>
-            this.sessions.observe(id, headers, Date.now())
-        : undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
-      // A session whose backend does not serve this request's model (another adapter) is not followed.
-      const pinned =
-        sessionBackend?.healthy === true && refusedBy === undefined && servesModel(sessionBackend, parsed.routing.model)
-          ? sessionBackend.id
-          : undefined;
-      const { decision, target: backend, decisionMicros } = this.decide(routed, refusedBy, pinned, route);
-      const usage = new UsageScanner();
+      const {
+        decision,
+        target: backend,
+        decisionMicros,
+      } = this.decide(routed, refusedBy, refusedBy === undefined ? session.pinned : undefined, route);
       const startedMs = performance.now();
-      let status: OutcomeStatus = '499';
-      let outcome: ReleaseKind = 'completed';
-      let retry = false;
-      let releaseConnection: (() => void) | undefined;
-      try {
-        releaseConnection = await backend.connections.acquire(this.config.limits.poolWaitTimeoutMs);
-        status = await forward({
-          req,
-          res,
-          route,
-          parsed,
-          body,
-          backend,
-          decision,
-          decisionMicros,
-          clientGone,
-          limits: this.config.limits,
-          metrics: this.metrics,
-          onFirstByte: () => routed.firstToken(Date.now()),
-          onAccepted: () => routed.accepted(),
-          usage,
-          upstreamAuthorization: this.upstreamAuthorization,
-          routingHeaders: this.config.routingHeaders,
-          onResponseHeaders: onResponseHeaders(backend.id),
-          onStreamFailure: (err) =>
-            this.log.warn(
-              { backend: backend.id, error: describeUpstreamError(err) },
-              'backend failed mid-response; terminal error sent',
-            ),
-        });
-        if (status === 'stream_error') {
-          backend.failed++;
-          outcome = 'failed';
-        } else if (status === '499') {
-          outcome = 'aborted';
-        } else {
-          backend.completed++;
-        }
-      } catch (err) {
-        if (clientGone.aborted) {
-          status = '499';
-          outcome = 'aborted';
-        } else if (attempt === 0 && isConnectionRefused(err)) {
-          backend.failed++;
-          outcome = 'failed';
-          retry = true;
-        } else {
-          const error = this.upstreamError(err, backend, attempt);
-          if (error.code !== 'model_error') {
-            backend.failed++;
-            outcome = 'failed';
-          } else {
-            backend.completed++;
-          }
-          // No routing headers on errors: a cheap rejected request must not reveal what is cached where.
-          sendError(req, res, error, route.dialect);
-          status = String(error.status);
-        }
-      } finally {
-        releaseConnection?.();
-        // The one release of this attempt, however it ended (a refused connection reports nothing of the engine).
-        routed.release({
-          kind: outcome,
-          ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
-          ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
-        });
-      }
-      if (retry) {
+      const usage = new UsageScanner();
+      const exchange = { req, res, route, parsed, body, backend, decision, decisionMicros, clientGone };
+      const outcome = await this.attempt(exchange, routed, usage, session, attempt);
+      const counted = classifyOutcome(outcome);
+      if (counted.backendCounter !== undefined) backend[counted.backendCounter]++;
+      // The one release of this attempt, however it ended (a refused connection reports nothing of the engine).
+      routed.release({
+        kind: counted.release,
+        ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
+        ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
+      });
+      if (outcome.kind === 'refused') {
         refusedBy = backend.id;
         this.metrics.retries.inc({ instance: backend.id });
         this.log.warn({ backend: backend.id }, 'backend refused the connection; retrying on the next choice');
         continue;
       }
-      this.metrics.requests.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id, status });
-      if (this.log.isLevelEnabled('debug')) {
-        this.log.debug(
-          {
-            path: req.url,
-            api: parsed.routing.api,
-            bytes: body.length,
-            stream: parsed.routing.stream,
-            instance: backend.id,
-            reason: decision.reason,
-            attempt,
-            status,
-            ms: Math.round((performance.now() - startedMs) * 1000) / 1000,
-          },
-          'request routed',
-        );
-      }
+      const reason = decision.reason;
+      this.metrics.requests.inc({
+        policy: this.policy.name,
+        reason,
+        instance: backend.id,
+        status: counted.statusLabel,
+      });
+      if (this.log.isLevelEnabled('debug'))
+        this.logRouted(req, parsed, body, { backend, reason, attempt, status: counted.statusLabel, startedMs });
       return;
     }
+  }
+
+  /**
+   * Where a request in a stateful session goes: where the session lives, as SageMaker sends it to its instance (the
+   * policy still decides, its only choice, so its accounting sees the request). Gone, unhealthy or not serving the
+   * request's model (another adapter): the policy chooses freely, and that backend answers as a model does for a
+   * session it does not know.
+   */
+  private sessionRoute(req: IncomingMessage, model: string): SessionRoute {
+    if (!SessionAffinity.involves(req.headers)) return { pinned: undefined, onResponseHeaders: () => undefined };
+    const backend = this.set.get(this.sessions.instanceFor(req.headers, Date.now()) ?? '');
+    return {
+      pinned: backend?.healthy === true && servesModel(backend, model) ? backend.id : undefined,
+      onResponseHeaders: (id) => (headers) => this.sessions.observe(id, headers, Date.now()),
+    };
+  }
+
+  /**
+   * One attempt on the decided backend: a connection from its pool, the forwarded exchange, and what it came to.
+   * An error before the answer started is answered to the client here, except a first refusal (retried).
+   */
+  private async attempt(
+    exchange: Omit<ForwardRequest, 'limits' | 'metrics' | 'onStreamFailure'>,
+    routed: RoutedRequest<Backend>,
+    usage: UsageScanner,
+    session: SessionRoute,
+    attempt: number,
+  ): Promise<ProxyOutcome> {
+    const { backend, clientGone } = exchange;
+    let releaseConnection: (() => void) | undefined;
+    try {
+      releaseConnection = await backend.connections.acquire(this.config.limits.poolWaitTimeoutMs);
+      return await forward({
+        ...exchange,
+        limits: this.config.limits,
+        metrics: this.metrics,
+        onFirstByte: () => routed.firstToken(Date.now()),
+        onAccepted: () => routed.accepted(),
+        usage,
+        upstreamAuthorization: this.upstreamAuthorization,
+        routingHeaders: this.config.routingHeaders,
+        onResponseHeaders: session.onResponseHeaders(backend.id),
+        onStreamFailure: (err) =>
+          this.log.warn(
+            { backend: backend.id, error: describeUpstreamError(err) },
+            'backend failed mid-response; terminal error sent',
+          ),
+      });
+    } catch (err) {
+      if (clientGone.aborted) return { kind: 'client-gone' };
+      if (attempt === 0 && isConnectionRefused(err)) return { kind: 'refused' };
+      const error = this.upstreamError(err, backend, attempt);
+      // No routing headers on errors: a cheap rejected request must not reveal what is cached where.
+      sendError(exchange.req, exchange.res, error, exchange.route.dialect);
+      return { kind: 'error', error };
+    } finally {
+      releaseConnection?.();
+    }
+  }
+
+  private logRouted(
+    req: IncomingMessage,
+    parsed: ParsedRequest,
+    body: Buffer,
+    a: { backend: Backend; reason: string; attempt: number; status: string; startedMs: number },
+  ): void {
+    this.log.debug(
+      {
+        path: req.url,
+        api: parsed.routing.api,
+        bytes: body.length,
+        stream: parsed.routing.stream,
+        instance: a.backend.id,
+        reason: a.reason,
+        attempt: a.attempt,
+        status: a.status,
+        ms: Math.round((performance.now() - a.startedMs) * 1000) / 1000,
+      },
+      'request routed',
+    );
   }
 
   /**
@@ -889,9 +898,16 @@ export class PrefixRouter implements RunningRouter {
     this.publisher.serve(new URLSearchParams(query), res);
   }
 
-  private async serveMetrics(res: ServerResponse): Promise<void> {
+  /**
+   * GET /metrics. On the main listener of a router that requires client keys, any client key reads it, so backends
+   * are labelled there by their opaque names (`backend-N`), never by URL. Without keys (whoever reaches the port may
+   * use the engines anyway) and on the admin listener (operators only) the URLs stay.
+   */
+  private async serveMetrics(res: ServerResponse, listener: Listener): Promise<void> {
     let text = await this.metrics.registry.metrics();
     if (this.extraMetrics !== undefined) text += await this.extraMetrics().catch(() => '');
+    if (listener === 'main' && this.apiKeys !== undefined)
+      for (const b of this.set.list) text = text.split(`"${b.id}"`).join(`"${b.name}"`);
     res.writeHead(200, {
       'content-type': this.metrics.registry.contentType,
       'content-length': Buffer.byteLength(text),

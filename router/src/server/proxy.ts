@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { LimitOptions, RoutingHeaderMode } from '../config';
-import type { RoutingDecision } from '../policy';
+import type { ReleaseOutcome, RoutingDecision } from '../policy';
 import { eventStream, openAiErrorBody, RouterError, sse, type ParsedRequest, type RouteMatch } from '../protocol';
 import type { Backend } from './backend';
 import type { RouterMetrics } from './router-metrics';
@@ -35,6 +35,14 @@ const HOP_BY_HOP = new Set([
   'upgrade',
   'http2-settings',
 ]);
+
+/**
+ * Backend answer headers never passed to a client: cookies (an engine has no session with the router's clients, and
+ * a chained router's cookie would cross tenants) and another router's x-prefix-router-* headers (a router behind
+ * this one speaks about its own engines; only this router's headers, under its --routing-headers, go out).
+ */
+const NOT_FORWARDED_DOWNSTREAM = new Set([...HOP_BY_HOP, 'set-cookie']);
+const ROUTING_HEADER_PREFIX = 'x-prefix-router-';
 
 /** The router's own credential header never reaches an engine. */
 const NOT_FORWARDED_UPSTREAM = new Set([...HOP_BY_HOP, 'host', 'content-length', 'expect', API_KEY_HEADER]);
@@ -75,9 +83,6 @@ export interface ForwardRequest {
   /** Which x-prefix-router-* headers a 2xx answer carries. @default 'off' */
   readonly routingHeaders?: RoutingHeaderMode;
 }
-
-/** The status label of a finished request: the HTTP status, '499' (client left), 'stream_error'. */
-export type OutcomeStatus = string;
 
 /**
  * Set when the client disconnects before its response finished. A one-listener flag: an AbortController
@@ -133,6 +138,53 @@ function formatMicros(us: number): string {
 }
 
 /**
+ * How a routed request ended on one backend, as the proxy and the router's retry loop see it:
+ * - `answered`: the backend's answer went to the client whole (any HTTP status the backend chose);
+ * - `client-gone`: the client left before its answer ended;
+ * - `stream-failed`: the backend failed after the answer started (the client got a terminal error event or a cut);
+ * - `refused`: the backend refused the connection before anything was sent (the caller retries elsewhere);
+ * - `error`: the router answered the client with `error` (model error, timeout, connect or upstream failure).
+ */
+export type ProxyOutcome =
+  | { readonly kind: 'answered'; readonly status: number }
+  | { readonly kind: 'client-gone' }
+  | { readonly kind: 'stream-failed' }
+  | { readonly kind: 'refused' }
+  | { readonly kind: 'error'; readonly error: RouterError };
+
+/** What an outcome counts as: the metrics' status label, the routing core's release, and the backend's counter. */
+export interface OutcomeClass {
+  /** prefix_router_requests_total's `status`: the HTTP status sent, `499` (client left) or `stream_error`. */
+  readonly statusLabel: string;
+  readonly release: ReleaseOutcome['kind'];
+  /** The backend counter it adds to (BackendStats.completed / failed), if any. */
+  readonly backendCounter: 'completed' | 'failed' | undefined;
+}
+
+/** The one mapping from a proxy outcome to what it counts as. */
+export function classifyOutcome(outcome: ProxyOutcome): OutcomeClass {
+  switch (outcome.kind) {
+    case 'answered':
+      return { statusLabel: String(outcome.status), release: 'completed', backendCounter: 'completed' };
+    case 'client-gone':
+      return { statusLabel: '499', release: 'aborted', backendCounter: undefined };
+    case 'stream-failed':
+      return { statusLabel: 'stream_error', release: 'failed', backendCounter: 'failed' };
+    case 'refused':
+      return { statusLabel: '502', release: 'failed', backendCounter: 'failed' };
+    case 'error': {
+      // A model error is the engine's complete answer (it rejected the request), not a failure of the backend.
+      const answered = outcome.error.code === 'model_error';
+      return {
+        statusLabel: String(outcome.error.status),
+        release: answered ? 'completed' : 'failed',
+        backendCounter: answered ? 'completed' : 'failed',
+      };
+    }
+  }
+}
+
+/**
  * Sends the request to the chosen backend and streams the answer back. Rejects (for the caller to answer or
  * retry) only while nothing has been written to the client: connection errors, upstream header timeouts, a
  * client that left, and `model_error` on the runtime-API paths. Once the response has started, failures are
@@ -144,158 +196,49 @@ function formatMicros(us: number): string {
  * CPU per request in bench:router). Backpressure: when the client's buffer is full the upstream is paused
  * until it drains.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-  return new Promise<OutcomeStatus>((resolve, reject) => {
-    const started = performance.now();
-    const res = f.res;
-    const framing = f.route.framing;
-    const eventStreamFraming = framing === 'sagemaker-eventstream';
-    let controller: Dispatcher.DispatchController | undefined;
-    let settled = false;
-    let streaming = false;
-    let first = true;
-    let status = 0;
-    let aligner: sse.SseEventAligner | undefined;
-    /** Bytes of a non-2xx answer on a runtime-API path, kept for ModelError.OriginalMessage. */
-    let errorBody: Buffer[] | undefined;
-    let errorBodyBytes = 0;
+export function forward(f: ForwardRequest): Promise<ProxyOutcome> {
+  return new Promise<ProxyOutcome>((resolve, reject) => new UpstreamExchange(f, resolve, reject).dispatch());
+}
 
-    const onAbort = (): void => controller?.abort(new ClientGoneAbort());
-    /** Set while the client's socket is full and the upstream paused: fires after clientDrainTimeoutMs. */
-    let drainTimer: NodeJS.Timeout | undefined;
-    const onDrain = (): void => {
-      if (drainTimer !== undefined) {
-        clearTimeout(drainTimer);
-        drainTimer = undefined;
-      }
-      controller?.resume();
-    };
-    const pauseForClient = (c: Dispatcher.DispatchController): void => {
-      c.pause();
-      const limit = f.limits.clientDrainTimeoutMs;
-      if (limit > 0 && drainTimer === undefined) {
-        drainTimer = setTimeout(() => {
-          // The client reads nothing: cut it, which aborts the upstream request (clientGone) and frees the connection.
-          drainTimer = undefined;
-          res.destroy();
-        }, limit);
-        drainTimer.unref();
-      }
-    };
-    const settle = (outcome: OutcomeStatus | undefined, error?: unknown): void => {
-      if (settled) return;
-      settled = true;
-      if (drainTimer !== undefined) clearTimeout(drainTimer);
-      f.clientGone.onAbort(undefined);
-      res.off('drain', onDrain);
-      if (outcome === undefined) reject(error);
-      else resolve(outcome);
-    };
-    f.clientGone.onAbort(onAbort);
-    res.on('drain', onDrain);
+/** One forwarded request: undici's handler for its answer, and the client response it writes. */
+class UpstreamExchange implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly res: ServerResponse;
+  private readonly eventStreamFraming: boolean;
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  /** The client's answer head was written: failures from here on end the stream rather than reject. */
+  private streaming = false;
+  private firstChunk = true;
+  private status = 0;
+  private aligner: sse.SseEventAligner | undefined;
+  /** Bytes of a non-2xx answer on a runtime-API path, kept for ModelError.OriginalMessage. */
+  private errorBody: Buffer[] | undefined;
+  private errorBodyBytes = 0;
+  /** Set while the client's socket is full and the upstream paused: fires after clientDrainTimeoutMs. */
+  private drainTimer: NodeJS.Timeout | undefined;
+  private readonly onAbort = (): void => this.controller?.abort(new ClientGoneAbort());
+  private readonly onDrain = (): void => {
+    if (this.drainTimer !== undefined) {
+      clearTimeout(this.drainTimer);
+      this.drainTimer = undefined;
+    }
+    this.controller?.resume();
+  };
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (f.clientGone.aborted) c.abort(new ClientGoneAbort());
-      },
-      onResponseStart(_c, statusCode, headers) {
-        status = statusCode;
-        f.onResponseHeaders?.(headers);
-        if ((statusCode < 200 || statusCode >= 300) && framing !== 'passthrough') {
-          errorBody = [];
-          return;
-        }
-        if (statusCode >= 200 && statusCode < 300) f.onAccepted?.();
-        const upstreamType = headers['content-type'];
-        // Event boundaries can only be found in uncompressed SSE; a compressed stream passes through as it comes.
-        const encoding = firstValue(headers['content-encoding']);
-        if ((encoding === undefined || encoding === 'identity') && sse.isEventStream(upstreamType))
-          aligner = new sse.SseEventAligner();
-        const head: OutgoingHttpHeaders = eventStreamFraming
-          ? {
-              'content-type': eventStream.EVENT_STREAM_CONTENT_TYPE,
-              'x-amzn-sagemaker-content-type': firstValue(upstreamType) ?? 'application/octet-stream',
-              'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
-            }
-          : responseHeaders(headers);
-        // InvokeEndpointWithResponseStream returns the container's custom attributes (its CustomAttributes output).
-        const customAttributes = eventStreamFraming ? firstValue(headers[CUSTOM_ATTRIBUTES_HEADER]) : undefined;
-        if (customAttributes !== undefined) head[CUSTOM_ATTRIBUTES_HEADER] = customAttributes;
-        if (framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
-        addRoutingHeaders(head, statusCode, f.routingHeaders ?? 'off', f.backend, f.decision, f.decisionMicros);
-        res.writeHead(statusCode, head);
-        streaming = true;
-      },
-      onResponseData(c, chunk) {
-        if (errorBody !== undefined) {
-          if (errorBodyBytes < MAX_ORIGINAL_MESSAGE_BYTES)
-            errorBody.push(chunk.subarray(0, MAX_ORIGINAL_MESSAGE_BYTES - errorBodyBytes));
-          errorBodyBytes += chunk.length;
-          return;
-        }
-        if (first) {
-          first = false;
-          f.metrics.upstreamTtftSeconds.observe({ instance: f.backend.id }, (performance.now() - started) / 1000);
-          f.onFirstByte?.();
-        }
-        f.usage?.push(chunk);
-        let bytes = chunk;
-        if (aligner !== undefined) {
-          try {
-            bytes = aligner.push(chunk);
-          } catch (err) {
-            // No event boundary in MAX_SSE_EVENT_BYTES: abort; onResponseError ends the stream with an error event.
-            c.abort(err as Error);
-            return;
-          }
-        }
-        if (bytes.length === 0) return;
-        if (!res.write(eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes)) pauseForClient(c);
-      },
-      onResponseEnd() {
-        if (errorBody !== undefined) {
-          settle(
-            undefined,
-            new RouterError(
-              'model_error',
-              `Received error (${status}) from ${instanceInErrors(f.routingHeaders ?? 'off', f.backend)}`,
-              {
-                originalStatusCode: status,
-                originalMessage: Buffer.concat(errorBody).toString('utf8'),
-              },
-            ),
-          );
-          return;
-        }
-        const rest = aligner?.flush();
-        if (rest !== undefined) res.write(eventStreamFraming ? eventStream.payloadPartMessage(rest) : rest);
-        res.end();
-        settle(String(status));
-      },
-      onResponseError(_c, error) {
-        if (!streaming) {
-          settle(undefined, error);
-          return;
-        }
-        if (f.clientGone.aborted) {
-          settle('499');
-          return;
-        }
-        f.onStreamFailure(error);
-        const failure = new RouterError(
-          'upstream_stream_failed',
-          `the model instance failed mid-response (${upstreamErrorCode(error)})`,
-        );
-        if (eventStreamFraming) res.end(eventStream.modelStreamErrorMessage(failure.message, failure.code));
-        else if (aligner !== undefined) res.end(sse.sseErrorEvent(openAiErrorBody(failure).error));
-        else res.destroy();
-        settle('stream_error');
-      },
-    };
+  constructor(
+    private readonly f: ForwardRequest,
+    private readonly resolve: (outcome: ProxyOutcome) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.res = f.res;
+    this.eventStreamFraming = f.route.framing === 'sagemaker-eventstream';
+  }
 
+  dispatch(): void {
+    const f = this.f;
+    f.clientGone.onAbort(this.onAbort);
+    this.res.on('drain', this.onDrain);
     try {
       f.backend.pool.dispatch(
         {
@@ -306,12 +249,153 @@ export function forward(f: ForwardRequest): Promise<OutcomeStatus> {
           headersTimeout: f.limits.upstreamHeadersTimeoutMs,
           bodyTimeout: f.limits.upstreamBodyTimeoutMs,
         },
-        handler,
+        this,
       );
     } catch (err) {
-      settle(undefined, err);
+      this.fail(err);
     }
-  });
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.f.clientGone.aborted) c.abort(new ClientGoneAbort());
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Dispatcher.ResponseData['headers'],
+  ): void {
+    // An informational answer (103 Early Hints) is the engine's business: the final answer follows.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.f.onResponseHeaders?.(headers);
+    const accepted = statusCode < 300;
+    if (!accepted && this.f.route.framing !== 'passthrough') {
+      this.errorBody = [];
+      return;
+    }
+    if (accepted) this.f.onAccepted?.();
+    // Event boundaries can only be found in uncompressed SSE; a compressed stream passes through as it comes.
+    const encoding = firstValue(headers['content-encoding']);
+    if ((encoding === undefined || encoding === 'identity') && sse.isEventStream(headers['content-type']))
+      this.aligner = new sse.SseEventAligner();
+    this.res.writeHead(statusCode, this.answerHead(statusCode, headers));
+    this.streaming = true;
+  }
+
+  /** The client's answer head: the backend's headers as clients may see them, or the event-stream framing's own. */
+  private answerHead(statusCode: number, headers: Dispatcher.ResponseData['headers']): OutgoingHttpHeaders {
+    const f = this.f;
+    const head: OutgoingHttpHeaders = this.eventStreamFraming
+      ? {
+          'content-type': eventStream.EVENT_STREAM_CONTENT_TYPE,
+          'x-amzn-sagemaker-content-type': firstValue(headers['content-type']) ?? 'application/octet-stream',
+          'x-amzn-invoked-production-variant': PRODUCTION_VARIANT,
+        }
+      : responseHeaders(headers, this.aligner !== undefined);
+    // InvokeEndpointWithResponseStream returns the container's custom attributes (its CustomAttributes output).
+    const customAttributes = this.eventStreamFraming ? firstValue(headers[CUSTOM_ATTRIBUTES_HEADER]) : undefined;
+    if (customAttributes !== undefined) head[CUSTOM_ATTRIBUTES_HEADER] = customAttributes;
+    if (f.route.framing === 'sagemaker-invoke') head['x-amzn-invoked-production-variant'] = PRODUCTION_VARIANT;
+    addRoutingHeaders(head, statusCode, f.routingHeaders ?? 'off', f.backend, f.decision, f.decisionMicros);
+    return head;
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.errorBody !== undefined) {
+      if (this.errorBodyBytes < MAX_ORIGINAL_MESSAGE_BYTES)
+        this.errorBody.push(chunk.subarray(0, MAX_ORIGINAL_MESSAGE_BYTES - this.errorBodyBytes));
+      this.errorBodyBytes += chunk.length;
+      return;
+    }
+    const f = this.f;
+    if (this.firstChunk) {
+      this.firstChunk = false;
+      f.metrics.upstreamTtftSeconds.observe({ instance: f.backend.id }, (performance.now() - this.started) / 1000);
+      f.onFirstByte?.();
+    }
+    f.usage?.push(chunk);
+    let bytes = chunk;
+    if (this.aligner !== undefined) {
+      try {
+        bytes = this.aligner.push(chunk);
+      } catch (err) {
+        // No event boundary in MAX_SSE_EVENT_BYTES: abort; onResponseError ends the stream with an error event.
+        c.abort(err as Error);
+        return;
+      }
+    }
+    if (bytes.length > 0 && !this.res.write(this.framed(bytes))) this.pauseForClient(c);
+  }
+
+  onResponseEnd(): void {
+    if (this.errorBody !== undefined) {
+      const { status, f } = this;
+      this.fail(
+        new RouterError(
+          'model_error',
+          `Received error (${status}) from ${instanceInErrors(f.routingHeaders ?? 'off', f.backend)}`,
+          { originalStatusCode: status, originalMessage: Buffer.concat(this.errorBody).toString('utf8') },
+        ),
+      );
+      return;
+    }
+    const rest = this.aligner?.flush();
+    if (rest !== undefined) this.res.write(this.framed(rest));
+    this.res.end();
+    this.settle({ kind: 'answered', status: this.status });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, error: Error): void {
+    if (!this.streaming) return this.fail(error);
+    if (this.f.clientGone.aborted) return this.settle({ kind: 'client-gone' });
+    this.f.onStreamFailure(error);
+    const failure = new RouterError(
+      'upstream_stream_failed',
+      `the model instance failed mid-response (${upstreamErrorCode(error)})`,
+    );
+    if (this.eventStreamFraming) this.res.end(eventStream.modelStreamErrorMessage(failure.message, failure.code));
+    else if (this.aligner !== undefined) this.res.end(sse.sseErrorEvent(openAiErrorBody(failure).error));
+    else this.res.destroy();
+    this.settle({ kind: 'stream-failed' });
+  }
+
+  /** Answer bytes as the client's framing carries them (event-stream messages on the streaming runtime API). */
+  private framed(bytes: Buffer): Buffer {
+    return this.eventStreamFraming ? eventStream.payloadPartMessage(bytes) : bytes;
+  }
+
+  private pauseForClient(c: Dispatcher.DispatchController): void {
+    c.pause();
+    const limit = this.f.limits.clientDrainTimeoutMs;
+    if (limit > 0 && this.drainTimer === undefined) {
+      this.drainTimer = setTimeout(() => {
+        // The client reads nothing: cut it, which aborts the upstream request (clientGone) and frees the connection.
+        this.drainTimer = undefined;
+        this.res.destroy();
+      }, limit);
+      this.drainTimer.unref();
+    }
+  }
+
+  private settle(outcome: ProxyOutcome): void {
+    if (this.finish()) this.resolve(outcome);
+  }
+
+  private fail(error: unknown): void {
+    if (this.finish()) this.reject(error);
+  }
+
+  /** Ends this exchange's hold on the client (timers, listeners); false when it already ended. */
+  private finish(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
+    this.f.clientGone.onAbort(undefined);
+    this.res.off('drain', this.onDrain);
+    return true;
+  }
 }
 
 /** The reason an upstream request is aborted with when the client goes away. */
@@ -409,12 +493,17 @@ function filterHeaders(
   return out;
 }
 
-function responseHeaders(headers: Dispatcher.ResponseData['headers']): OutgoingHttpHeaders {
+/**
+ * A backend answer's headers as the client gets them. `reframed`: the body is re-cut at SSE event boundaries (an
+ * unfinished or oversized event held back or replaced), so the backend's Content-Length no longer describes it.
+ */
+function responseHeaders(headers: Dispatcher.ResponseData['headers'], reframed = false): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const named = connectionNamedHeaders(headers.connection);
   for (const key in headers) {
     const value = headers[key];
-    if (value === undefined || HOP_BY_HOP.has(key) || named?.has(key) === true) continue;
+    if (value === undefined || NOT_FORWARDED_DOWNSTREAM.has(key) || named?.has(key) === true) continue;
+    if (key.startsWith(ROUTING_HEADER_PREFIX) || (reframed && key === 'content-length')) continue;
     out[key] = value;
   }
   return out;
