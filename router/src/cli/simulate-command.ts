@@ -29,6 +29,8 @@ import {
   textFlag,
 } from './flag-values';
 import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
+import { flowControlFlag, flowControlOption } from './flow-control-flag';
+import type { FlowControlSettings } from '../core/flow-control';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
@@ -102,6 +104,7 @@ export function register(program: Command): void {
     )
     .option('--quiet', 'print only the report paths')
     .addOption(engineArgOption())
+    .addOption(flowControlOption())
     .action(async (flags: Record<string, unknown>) => {
       await runSimulateCommand(flags);
     });
@@ -126,6 +129,7 @@ export interface SimulateFlags {
   readonly out: string;
   readonly quiet: boolean;
   readonly jobs: number;
+  readonly flowControl: FlowControlSettings;
 }
 
 /** Validates every flag; throws ConfigError (or the workload/policy/profile error) naming the flag. */
@@ -192,6 +196,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     baseline,
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
+    flowControl: flowControlFlag(flags),
     jobs: integerFlag(
       'jobs',
       str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)),
@@ -243,6 +248,7 @@ export async function runSimulateCommand(
     ...(new Set(flags.fleet.map((p) => p.name)).size > 1 ? { profiles: flags.fleet } : {}),
     seed: flags.seed,
     stepJitterCv: flags.stepJitterCv,
+    flowControl: flags.flowControl,
     clientLatency: flags.clientLatency,
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,

@@ -56,12 +56,14 @@ export class RoutingCore<Target extends RoutingTarget> {
   /**
    * @internal decide → check → commit (unless the policy commits on acceptance: `commit` then, from
    * RoutedRequest.accepted); `excluded` is an instance the decision must not choose (it refused us).
+   * With `admits`, a decision it turns away is not committed (flow control holds the request): undefined.
    */
   decide(
     request: RoutingRequest,
     snapshot: RoutingSnapshot,
     excluded: string | undefined,
-  ): { decision: RoutingDecision; target: Target; decisionMicros: number } {
+    admits?: (target: Target) => boolean,
+  ): { decision: RoutingDecision; target: Target; decisionMicros: number } | undefined {
     const t0 = performance.now();
     // Only instances serving the request's model (or adapter) are candidates; throws UnknownModelError when none is.
     const decision = this.policy.decide(request, scopeToModel(snapshot, request.model));
@@ -70,6 +72,7 @@ export class RoutingCore<Target extends RoutingTarget> {
     if (target === undefined || decision.instance === excluded) {
       throw new Error(`policy ${this.policy.name} chose ${decision.instance}, which is not a routable instance`);
     }
+    if (admits !== undefined && !admits(target)) return undefined;
     if (!this.commitsOnAcceptance) this.policy.commit(request, decision);
     const decisionMicros = (performance.now() - t0) * 1000;
     this.hooks.decided?.(decision, target, decideSeconds);
@@ -207,8 +210,22 @@ export class RoutedRequest<Target extends RoutingTarget> {
    * NoHealthyInstanceError when no instance is healthy (nothing is committed then).
    */
   decide(snapshot: RoutingSnapshot, excluded?: string): RoutingAttempt<Target> {
+    return this.decideIfAdmitted(snapshot, undefined, excluded) as RoutingAttempt<Target>;
+  }
+
+  /**
+   * As `decide`, but the chosen instance must pass `admits` (flow control, core/flow-control.ts): when it does not,
+   * nothing is committed and the result is undefined.
+   */
+  decideIfAdmitted(
+    snapshot: RoutingSnapshot,
+    admits: ((target: Target) => boolean) | undefined,
+    excluded?: string,
+  ): RoutingAttempt<Target> | undefined {
     if (this.open !== undefined) throw new Error('the previous attempt of this request was not released');
-    const { decision, target, decisionMicros } = this.core.decide(this.request, snapshot, excluded);
+    const chosen = this.core.decide(this.request, snapshot, excluded, admits);
+    if (chosen === undefined) return undefined;
+    const { decision, target, decisionMicros } = chosen;
     const queuedAheadTokens = target.load.queuedPrefillTokens;
     this.firstTokenSeen = false;
     const ticket = target.load.start(this.promptTokens - (decision.predictedCachedTokens ?? 0));

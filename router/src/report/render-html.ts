@@ -1,5 +1,5 @@
 import { errorCountsText } from './format';
-import { priorityCdfSection } from './priority-classes';
+import { priorityCdfSection } from './priority-charts';
 import type { BenchmarkReport } from './report-model';
 import { comparisonNoise, reportHeadline, type HeadlineDelta } from './report-verdict';
 import {

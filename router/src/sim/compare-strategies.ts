@@ -1,4 +1,5 @@
 import { fleetGroups, fleetText, type EngineProfile } from '../emulator/engine-profile';
+import type { FlowControlSettings } from '../core/flow-control';
 import { policyDefinition, type PolicyConfig } from '../policy';
 import { withClientLatency, type ClientLatency } from './client-latency';
 import { CeilingTracker, type Ceilings } from '../report/ceilings';
@@ -36,6 +37,8 @@ export interface StrategyComparisonConfig {
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
   readonly stepJitterCv?: number;
+  /** The router's flow control by priority class (see SimulationConfig.flowControl; default on). */
+  readonly flowControl?: FlowControlSettings;
   /** Router overhead and network time the client sees (default none). */
   readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
@@ -102,6 +105,7 @@ export type StrategyRunSettings = Pick<
   | 'prefillSpeeds'
   | 'seed'
   | 'stepJitterCv'
+  | 'flowControl'
   | 'load'
   | 'maxRequests'
   | 'warmupMs'
@@ -136,6 +140,7 @@ export function simulateStrategy(
     prefillSpeeds: settings.prefillSpeeds,
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
+    ...(settings.flowControl !== undefined ? { flowControl: settings.flowControl } : {}),
     load: settings.load,
     maxRequests: settings.maxRequests,
     warmupMs: settings.warmupMs,
@@ -221,6 +226,13 @@ export function assembleComparison(
           }),
       'max batched tokens per step': config.profile.maxNumBatchedTokens,
       'max sequences': config.profile.maxNumSeqs,
+      ...(config.profile.longPrefillTokenThreshold
+        ? { 'long prefill token threshold': config.profile.longPrefillTokenThreshold }
+        : {}),
+      ...(config.profile.schedulingPolicy !== undefined
+        ? { 'scheduling policy': config.profile.schedulingPolicy }
+        : {}),
+      ...(config.flowControl?.mode === 'off' ? { 'flow control': 'off' } : {}),
       seed: config.seed ?? 1,
       ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
       ...(config.clientLatency?.routerOverheadMs

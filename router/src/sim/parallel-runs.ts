@@ -71,6 +71,7 @@ export async function compareStrategiesInParallel(
     prefillSpeeds: config.prefillSpeeds,
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,
+    ...(config.flowControl !== undefined ? { flowControl: config.flowControl } : {}),
     load: config.load,
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,

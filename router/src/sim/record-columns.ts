@@ -119,7 +119,8 @@ export class RecordColumns {
     const predicted = this.predictedCachedTokens[i];
     const reason = this.reasonAt(i);
     const id = this.ids[i];
-    const instance = this.instanceIds[this.instance[i]];
+    // -1: refused at the router before any instance was chosen (flow control's 429).
+    const instance = this.instance[i] < 0 ? null : this.instanceIds[this.instance[i]];
     const error = this.strings[this.error[i]];
     const errorDetail = this.strings[this.errorDetail[i]];
     if (Number.isNaN(predicted)) {

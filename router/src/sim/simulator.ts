@@ -26,6 +26,7 @@ import {
 } from '../core/routing-core';
 import { EngineSchedule } from './engine-schedule';
 import { EventQueue } from './event-queue';
+import { FLOW_CONTROL_DEFAULTS, FlowControlQueue, type FlowControlSettings } from '../core/flow-control';
 import type { CeilingTracker } from '../report/ceilings';
 import type { StrategyRunInput } from '../report/report-model';
 import type { RequestRecord } from '../report/request-record';
@@ -90,6 +91,12 @@ export interface SimulationConfig {
    * deterministic model). Seeded from `seed`, one stream per instance. See emulator/step-jitter.ts.
    */
   readonly stepJitterCv?: number;
+  /**
+   * Flow control by priority class (core/flow-control.ts): lower classes (priority > 0) wait at the router while
+   * the instance chosen for them has more prefill queued than the bound. Default FLOW_CONTROL_DEFAULTS (on); it
+   * changes nothing for requests without a priority.
+   */
+  readonly flowControl?: FlowControlSettings;
   /**
    * Router replicas (1–64, default 1): requests go to them round-robin, and each has its own policy object and
    * its own view of the instances' load (only the requests it sent), with no shared state, like several router
@@ -181,6 +188,8 @@ interface Dispatched {
   readonly sentAtMs: number;
   /** The request's priority class, when it has one. */
   readonly priority?: number;
+  /** Time it waited at the router (flow control) before its engine got it; 0 for most. */
+  readonly heldMs: number;
 }
 
 /** An instance as one replica's routing core sees it: that replica's load on it, and its published log. */
@@ -276,6 +285,8 @@ class Simulation {
   private readonly feed: RequestFeed<PreparedRequest>;
   private readonly prompts: PromptSource;
   private readonly dispatched = new Map<string, Dispatched>();
+  /** Lower-class requests held at the router (one queue for all replicas), with the time they arrived. */
+  private readonly held: FlowControlQueue<{ readonly request: PreparedRequest; readonly arrivedMs: number }>;
   private readonly records: RecordColumns;
   private readonly model: string;
   private readonly warmupMs: number;
@@ -296,6 +307,7 @@ class Simulation {
   ) {
     this.lockstep = config.stepping === 'lockstep';
     this.records = new RecordColumns(ids);
+    this.held = new FlowControlQueue(config.flowControl ?? FLOW_CONTROL_DEFAULTS);
     const jitterCv = config.stepJitterCv ?? 0;
     const jitterSeed = new SeededRng(config.seed ?? 1);
     const profiles = config.profiles ?? ids.map(() => config.profile);
@@ -496,6 +508,7 @@ class Simulation {
       // answer shows nothing before it ends, so the live router counts its prefill until then: so does this.
       const d = this.dispatched.get(event.id);
       if (d !== undefined && d.routed.request.stream) d.routed.firstToken(timeMs);
+      if (this.held.length > 0) this.routeHeld(timeMs);
       return;
     }
     if (event.kind === 'rejected') {
@@ -532,7 +545,51 @@ class Simulation {
     }
   }
 
+  /** A request the client sent now: routed, or held at the router (flow control), or refused there when it is full. */
   private dispatch(request: PreparedRequest, nowMs: number): void {
+    this.sent++;
+    const entry = { request, arrivedMs: nowMs };
+    let verdict = this.held.offer(entry, request.priority);
+    if (verdict === 'route') {
+      if (this.route(request, nowMs, nowMs)) return;
+      verdict = this.held.hold(entry, request.priority as number);
+    }
+    if (verdict === 'refuse') this.refuseAtRouter(request, nowMs);
+  }
+
+  /** Held requests leave most urgent first while the instance chosen for the head admits it. */
+  private routeHeld(nowMs: number): void {
+    for (let head = this.held.peek(); head !== undefined; head = this.held.peek()) {
+      if (!this.route(head.item.request, head.item.arrivedMs, nowMs)) return;
+      this.held.shift();
+    }
+  }
+
+  /** The router's flow control is full: 429 at once, as serve answers (never dropped silently). */
+  private refuseAtRouter(request: PreparedRequest, nowMs: number): void {
+    const { retryAfterSeconds } = this.held.settings;
+    const detail = `flow control: the router's queue for lower priority classes is full; retry after ${retryAfterSeconds} s`;
+    this.records.pushRejected(
+      request.id,
+      -1,
+      nowMs,
+      0,
+      0,
+      undefined,
+      undefined,
+      'http_429:flow_control',
+      detail,
+      request.priority,
+    );
+    this.finished++;
+    this.afterCompletion(request.id, nowMs);
+  }
+
+  /**
+   * Decides and sends `request` (arrived at `arrivedMs`) at `nowMs`; false when flow control turned the chosen
+   * instance down (nothing committed, nothing sent).
+   */
+  private route(request: PreparedRequest, arrivedMs: number, nowMs: number): boolean {
     const router = this.routers[this.nextRouter];
     this.nextRouter = (this.nextRouter + 1) % this.routers.length;
     const routing = request.routing;
@@ -550,10 +607,20 @@ class Simulation {
       if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
     const routed = router.core.begin(routing);
-    const instance = routed.decide({ instances: router.views, nowMs }).target.index;
-    const dispatched: Dispatched = { id: request.id, routed, instance, sentAtMs: nowMs, priority: request.priority };
+    const attempt = routed.decideIfAdmitted({ instances: router.views, nowMs }, (target) =>
+      this.held.admits(request.priority, target.load.queuedPrefillTokens),
+    );
+    if (attempt === undefined) return false;
+    const instance = attempt.target.index;
+    const dispatched: Dispatched = {
+      id: request.id,
+      routed,
+      instance,
+      sentAtMs: arrivedMs,
+      priority: request.priority,
+      heldMs: nowMs - arrivedMs,
+    };
     this.dispatched.set(request.id, dispatched);
-    this.sent++;
 
     const { hashes, promptTokens } = request;
     try {
@@ -571,7 +638,7 @@ class Simulation {
         code: httpErrorCode(400, body),
         detail: httpErrorMessage(body),
       });
-      return;
+      return true;
     }
     // The engine took it: its blocks enter the instance's published index now, as the live router records them on
     // a 2xx answer (a request the engine refuses puts nothing in its cache).
@@ -586,6 +653,7 @@ class Simulation {
       }
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
+    return true;
   }
 
   private reject(timeMs: number, d: Dispatched, code: string, detail: string): void {
@@ -621,8 +689,8 @@ class Simulation {
       event.id,
       instance,
       d.sentAtMs,
-      event.ttftMs,
-      event.e2eMs,
+      event.ttftMs + d.heldMs,
+      event.e2eMs + d.heldMs,
       event.promptTokens,
       event.cachedTokens,
       event.outputTokens,
@@ -635,6 +703,7 @@ class Simulation {
   }
 
   private afterCompletion(id: string, timeMs: number): void {
+    if (this.held.length > 0) this.routeHeld(timeMs);
     for (const released of this.feed.complete(id)) if (timeMs < this.sendUntilMs) this.dispatch(released, timeMs);
     if (!this.feed.isOpenLoop) this.fillClosedLoop(timeMs);
   }

@@ -1,0 +1,109 @@
+/**
+ * Flow control by priority class, the router's half of priority serving: vLLM's priority policy reorders only what
+ * waits inside an engine; once a batch request is admitted its prefill chunks run ahead of an interactive request
+ * in every step. So lower classes wait at the router while their engine's predicted prefill queue is above a bound,
+ * and the engine's queue holds at most about that much lower-class prefill ahead of an urgent request.
+ *
+ * The rule, pure and shared by every caller (the simulator today):
+ * - a request is *urgent* when it has no priority or a priority ≤ 0 (vLLM's default priority is 0): it is never
+ *   held, so traffic without classes routes exactly as without flow control;
+ * - a lower-class request (priority > 0) is held while others of its class or a more urgent lower class wait
+ *   (order is kept), or when the instance the policy chose for it has more than `queuedPrefillBoundTokens`
+ *   predicted prefill queued (the router's own count, InstanceLoad);
+ * - held requests leave most urgent first, then oldest, each time load drops, re-decided at that moment;
+ * - the queue is bounded: one request beyond `maxWaiting` is refused at once (429 with Retry-After), never dropped.
+ * The price: lower classes wait longer, and an engine may run below the bound while the held head's chosen
+ * instance is above it (throughput is measured against flow control off in docs/router.md).
+ */
+
+export type FlowControlMode = 'on' | 'off';
+
+export interface FlowControlSettings {
+  readonly mode: FlowControlMode;
+  /** Predicted prefill tokens queued on the chosen instance above which a lower-class request waits. */
+  readonly queuedPrefillBoundTokens: number;
+  /** Requests that may wait at the router, all classes together; one more is refused (429). */
+  readonly maxWaiting: number;
+  /** The Retry-After of that refusal, in seconds. */
+  readonly retryAfterSeconds: number;
+}
+
+export const FLOW_CONTROL_DEFAULTS: FlowControlSettings = {
+  mode: 'on',
+  // Two full steps of vLLM's default 8,192-token budget: what an urgent request may find queued ahead of it.
+  queuedPrefillBoundTokens: 16_384,
+  maxWaiting: 100_000,
+  retryAfterSeconds: 1,
+};
+
+export const FLOW_CONTROL_RANGES = {
+  queuedPrefillBoundTokens: { min: 0, max: 100_000_000 },
+  maxWaiting: { min: 0, max: 10_000_000 },
+  retryAfterSeconds: { min: 1, max: 3600 },
+} as const;
+
+/** Whether flow control may hold a request of this priority (a lower class than vLLM's default 0). */
+export function isLowerClass(priority: number | undefined): boolean {
+  return priority !== undefined && priority > 0;
+}
+
+interface Waiting<T> {
+  readonly item: T;
+  readonly priority: number;
+  readonly order: number;
+}
+
+/** What `offer` says to do with a request. */
+export type FlowVerdict = 'route' | 'wait' | 'refuse';
+
+/** The router's queue of held lower-class requests, ordered by (priority, arrival). */
+export class FlowControlQueue<T> {
+  private readonly waiting: Waiting<T>[] = [];
+  private arrivals = 0;
+
+  constructor(readonly settings: FlowControlSettings) {}
+
+  get length(): number {
+    return this.waiting.length;
+  }
+
+  /**
+   * A request arrives: `route` (urgent, or nothing of its class or above waits: the caller decides it, subject to
+   * `admits`), `wait` (queued here), or `refuse` (the queue is full).
+   */
+  offer(item: T, priority: number | undefined): FlowVerdict {
+    if (this.settings.mode === 'off' || !isLowerClass(priority)) return 'route';
+    const p = priority as number;
+    if (!this.waiting.some((w) => w.priority <= p)) return 'route';
+    return this.hold(item, p);
+  }
+
+  /** The policy chose an instance with `queuedPrefillTokens` for a lower-class request: may it go there now? */
+  admits(priority: number | undefined, queuedPrefillTokens: number): boolean {
+    return (
+      this.settings.mode === 'off' ||
+      !isLowerClass(priority) ||
+      queuedPrefillTokens <= this.settings.queuedPrefillBoundTokens
+    );
+  }
+
+  /** Holds a request `admits` turned away (or `offer` queued); `refuse` when the queue is full. */
+  hold(item: T, priority: number): FlowVerdict {
+    if (this.waiting.length >= this.settings.maxWaiting) return 'refuse';
+    const entry = { item, priority, order: this.arrivals++ };
+    let i = this.waiting.length;
+    while (i > 0 && this.waiting[i - 1].priority > priority) i--;
+    this.waiting.splice(i, 0, entry);
+    return 'wait';
+  }
+
+  /** The most urgent, oldest held request, without removing it. */
+  peek(): { readonly item: T; readonly priority: number } | undefined {
+    return this.waiting[0];
+  }
+
+  /** Removes the head (the caller routed it). */
+  shift(): void {
+    this.waiting.shift();
+  }
+}
