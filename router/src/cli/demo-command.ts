@@ -20,17 +20,17 @@ import {
   integerFlag,
   numberFlag,
   policyFlagSpecs,
-  profileFlag,
   textFlag,
 } from './flag-values';
 import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
+import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
 
 /** `prefix-router demo` (what `npm run demo` runs): live comparison of routing strategies on loopback. */
 export function register(program: Command): void {
-  program
+  const command = program
     .command('demo')
     .description(
       'start emulated p5 vLLM instances and the router on loopback, compare routing strategies live, write a report',
@@ -52,8 +52,7 @@ export function register(program: Command): void {
     )
     .option(
       '--profile <name|file>',
-      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
-      DEMO_DEFAULTS.profile,
+      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file (default ${DEMO_DEFAULTS.profile})`,
     )
     .option('--workload <spec>', 'workload spec (docs/workloads.md)', DEMO_WORKLOAD)
     .option(
@@ -68,6 +67,7 @@ export function register(program: Command): void {
     .action(async (flags: Record<string, unknown>) => {
       await runDemoCommand(flags);
     });
+  addModelProfileFlags(command);
 }
 
 export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
@@ -78,15 +78,20 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length)
     throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
-  const profile = str('profile') ?? DEMO_DEFAULTS.profile;
-  const fleet = fleetFlag('instances', str('instances') ?? String(DEMO_DEFAULTS.instances), { min: 2, max: 16 }, () =>
-    profileFlag('profile', profile),
+  const choice = modelProfileFromFlags(flags, DEMO_DEFAULTS.profile);
+  const profile = choice.profile.name;
+  const fleet = fleetFlag(
+    'instances',
+    str('instances') ?? String(DEMO_DEFAULTS.instances),
+    { min: 2, max: 16 },
+    () => choice.profile,
   );
   const engineArgs = engineArgsFlag(flags);
   fleetWithEngineArgs(fleet, engineArgs); // refuses what the engines would (relations to each profile) before any start
   return {
     instances: fleet.length,
-    ...(new Set(fleet.map((p) => p.name)).size > 1 ? { profiles: fleet } : {}),
+    // A derived profile has no name resolveProfile knows: the fleet carries it.
+    ...(new Set(fleet.map((p) => p.name)).size > 1 || choice.derived !== undefined ? { profiles: fleet } : {}),
     durationMs: numberFlag('duration', str('duration') ?? String(DEMO_DEFAULTS.durationSeconds), 10, 3600) * 1000,
     timeScale: numberFlag('time-scale', str('timeScale') ?? String(DEMO_DEFAULTS.timeScale), 1, 20),
     profile,

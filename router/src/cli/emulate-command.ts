@@ -3,9 +3,10 @@ import pino from 'pino';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, type EngineProfile } from '../emulator/engine-profile';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../emulator/emulator-server';
 import { ConfigError } from '../common/config-error';
-import { fleetFlag, integerFlag, numberFlag, profileFlag } from './flag-values';
+import { fleetFlag, integerFlag, numberFlag } from './flag-values';
 import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
+import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
 import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 
 /**
@@ -13,7 +14,7 @@ import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
  * vLLM's OpenAI-compatible API. Bad flags stop the start with a message naming the flag and its range.
  */
 export function register(program: Command): void {
-  program
+  const command = program
     .command('emulate')
     .description(
       'run emulated vLLM instances (OpenAI + SageMaker API, prefix cache, vLLM metrics) on consecutive ports',
@@ -27,11 +28,13 @@ export function register(program: Command): void {
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option(
       '--profile <name|file>',
-      `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
-      DEFAULT_PROFILE_NAME,
+      `calibration profile: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file (default ${DEFAULT_PROFILE_NAME})`,
     )
     .option('--time-scale <x>', 'virtual seconds per wall second, (0, 1000000] (10 = ten times faster)', '1')
-    .option('--model <name>', "model name to serve (default: the profile's)")
+    .option(
+      '--model <name>',
+      "model name to serve (default: the profile's); with --instance-type, the model to derive the profile for",
+    )
     .option(
       '--lora-modules <name=path...>',
       "LoRA adapters every instance serves beside the model (vLLM's --lora-modules): requests name one in `model`; each is cached apart",
@@ -47,6 +50,7 @@ export function register(program: Command): void {
     .action(async (flags: Record<string, string | string[] | boolean | undefined>) => {
       await emulate(flags);
     });
+  addModelProfileFlags(command, false);
 }
 
 export interface EmulateFlags {
@@ -80,9 +84,10 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     throw new ConfigError([(err as Error).message]);
   }
   const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
-  const profile = flags.profile ?? DEFAULT_PROFILE_NAME;
+  const choice = modelProfileFromFlags(rawFlags, DEFAULT_PROFILE_NAME, true);
+  const profile = choice.profile.name;
   const fleet = fleetWithEngineArgs(
-    fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => profileFlag('profile', profile)),
+    fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => choice.profile),
     engineArgsFlag({ engineArg }),
   );
   const instances = fleet.length;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
-import { BUILTIN_PROFILE_NAMES, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
+import type { DerivedProfile } from '../emulator/derived-profile';
+import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES } from '../policy';
 import {
   DEFAULT_PLAN_POLICIES,
@@ -33,6 +34,7 @@ import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
 import { applyEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
+import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
 
 /** Where the built-in instance prices come from (common/instance-prices.ts), and how to use another price. */
 export const BUILT_IN_PRICE_SOURCE = `${LIST_PRICE_SOURCE}: pass --price-per-instance-hour`;
@@ -46,7 +48,7 @@ export const WINDOW_SECONDS_DEFAULT = 300;
  * what that costs a month, and the answer as construct props.
  */
 export function register(program: Command): void {
-  program
+  const command = program
     .command('plan')
     .description(
       'fewest instances per routing strategy that meet latency SLOs on a workload, the monthly bill, and construct props',
@@ -74,13 +76,7 @@ export function register(program: Command): void {
     )
     .option(
       '--profile <name|file>',
-      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
-      'p5-llama-3.1-70b',
-    )
-    .option(
-      '--instance-type <type>',
-      'the SageMaker instance type one simulated instance stands for (for the bill)',
-      'ml.p5.48xlarge',
+      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file (default p5-llama-3.1-70b)`,
     )
     .option(
       '--price-per-instance-hour <usd>',
@@ -110,6 +106,7 @@ export function register(program: Command): void {
     .action(async (flags: Record<string, unknown>) => {
       await runPlanCommand(flags);
     });
+  addModelProfileFlags(command);
 }
 
 export interface PlanFlags {
@@ -118,6 +115,8 @@ export interface PlanFlags {
   readonly strategies: readonly PlanStrategy[];
   readonly instances: { readonly min: number; readonly max: number };
   readonly profile: EngineProfile;
+  /** The derivation when --model/--model-config chose the profile. */
+  readonly derived?: DerivedProfile;
   readonly instanceType: string;
   readonly price: InstancePrice;
   readonly windowMs: number;
@@ -154,14 +153,9 @@ export function parseInstanceRange(raw: string): { min: number; max: number } {
 export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   const str = (...keys: string[]) => keys.map((k) => flags[k]).find((v) => v !== undefined) as string | undefined;
   const slos = parseSlos((flags.slo as string[] | undefined) ?? []);
-  let profile: EngineProfile;
-  try {
-    profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
-  } catch (err) {
-    throw new ConfigError([`--profile: ${(err as Error).message}`]);
-  }
-  profile = applyEngineArgs(profile, engineArgsFlag(flags));
-  const instanceType = str('instanceType', 'instance-type') ?? 'ml.p5.48xlarge';
+  const choice = modelProfileFromFlags(flags, DEFAULT_PROFILE_NAME);
+  const profile = applyEngineArgs(choice.profile, engineArgsFlag(flags));
+  const instanceType = choice.instanceType ?? 'ml.p5.48xlarge';
   const rawPrice = str('pricePerInstanceHour', 'price-per-instance-hour');
   let price: InstancePrice;
   if (rawPrice !== undefined) {
@@ -189,6 +183,7 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
     strategies,
     instances: parseInstanceRange(str('instances') ?? PLAN_INSTANCES_DEFAULT),
     profile,
+    ...(choice.derived !== undefined ? { derived: choice.derived } : {}),
     instanceType,
     price,
     windowMs: numberFlag('window', str('window') ?? String(WINDOW_SECONDS_DEFAULT), 0, 86_400) * 1000,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BUILTIN_PROFILE_NAMES, fleetText, resolveProfile, type EngineProfile } from '../emulator/engine-profile';
+import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, fleetText, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
@@ -34,6 +34,7 @@ import type { FlowControlSettings } from '../core/flow-control';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
+import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -42,7 +43,7 @@ export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests
  * Every strategy runs on a fresh fleet; one report (markdown, JSON, HTML) shows them side by side.
  */
 export function register(program: Command): void {
-  program
+  const command = program
     .command('simulate')
     .description('compare routing strategies on a workload in virtual time (seconds for an hour of traffic)')
     .option(
@@ -77,8 +78,7 @@ export function register(program: Command): void {
     )
     .option(
       '--profile <name|file>',
-      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file`,
-      'p5-llama-3.1-70b',
+      `engine calibration: ${BUILTIN_PROFILE_NAMES.join(', ')}, or a JSON file (default p5-llama-3.1-70b)`,
     )
     .option('--seed <n>', 'seed of the policies\u2019 random choices', '1')
     .option(
@@ -108,6 +108,7 @@ export function register(program: Command): void {
     .action(async (flags: Record<string, unknown>) => {
       await runSimulateCommand(flags);
     });
+  addModelProfileFlags(command);
 }
 
 export interface SimulateFlags {
@@ -151,12 +152,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
           policies.map((p, i) => ({ label: labels[i], strategy: p })),
         );
   if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
-  let profile: EngineProfile;
-  try {
-    profile = resolveProfile(str('profile') ?? 'p5-llama-3.1-70b');
-  } catch (err) {
-    throw new ConfigError([`--profile: ${(err as Error).message}`]);
-  }
+  const { profile } = modelProfileFromFlags(flags, DEFAULT_PROFILE_NAME);
   const fleet = fleetWithEngineArgs(
     fleetFlag('instances', str('instances') ?? '7', INSTANCES_RANGE, () => profile),
     engineArgsFlag(flags),

@@ -67,7 +67,7 @@ export async function runDemo(
   log: (line: string) => void,
   signal?: AbortSignal,
 ): Promise<DemoResult> {
-  const profile = resolveProfile(options.profile);
+  const profile = options.profiles?.[0] ?? resolveProfile(options.profile);
   const engineFleet =
     options.engineArgs === undefined
       ? options.profiles

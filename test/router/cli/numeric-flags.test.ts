@@ -44,6 +44,7 @@ const TEXT_VALUE_NAMES = new Set([
   'file',
   'format',
   'header',
+  'hf-id',
   'host',
   'hosts',
   'id',

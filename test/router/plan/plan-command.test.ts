@@ -40,11 +40,12 @@ describe('when plan flags are read', () => {
 
   test('GIVEN an instance type without a built-in price THEN --price-per-instance-hour is asked for; given one, it is the source', () => {
     expect(() =>
-      parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], instanceType: 'ml.g7e.48xlarge' }),
+      parsePlanFlags({ workload: WORKLOAD, slo: ['p90-ttft<=2s'], profile: 'tiny', instanceType: 'ml.g7e.48xlarge' }),
     ).toThrow('--price-per-instance-hour is required for ml.g7e.48xlarge');
     const flags = parsePlanFlags({
       workload: WORKLOAD,
       slo: ['p90-ttft<=2s'],
+      profile: 'tiny',
       instanceType: 'ml.g7e.48xlarge',
       pricePerInstanceHour: '40.5',
     });
