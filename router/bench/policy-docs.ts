@@ -16,12 +16,22 @@ function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
+/** A policy's stages in run order: `serves-model → healthy → fewest-in-flight (scorer ×1) → max-score`. */
+function stagesCell(d: PolicyDefinition): string {
+  return d.stages
+    .map(
+      (s) =>
+        `\`${s.name}\`${s.kind === 'scorer' ? ` (scorer ×${s.weight})` : s.kind === 'picker' ? '' : ` (${s.kind})`}`,
+    )
+    .join(' → ');
+}
+
 export function policyTable(): string {
   const rows = definitions.map(
     (d) =>
-      `| \`${d.name}\`${d.name === DEFAULT_POLICY_NAME ? ' (default)' : ''} | ${cell(d.description)} | ${d.reasons.map((r) => `\`${r}\``).join(', ')} |`,
+      `| \`${d.name}\`${d.name === DEFAULT_POLICY_NAME ? ' (default)' : ''} | ${cell(d.description)} | ${stagesCell(d)} | ${d.reasons.map((r) => `\`${r}\``).join(', ')} |`,
   );
-  return ['| `--policy` | behaviour | reasons |', '| --- | --- | --- |', ...rows].join('\n');
+  return ['| `--policy` | behaviour | stages, in order | reasons |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }
 
 export function policyOptionsTable(): string {

@@ -3,7 +3,7 @@ import type { ReleaseOutcome, RoutingDecision, RoutingPolicy, RoutingSnapshot } 
 import { estimatedPromptTokens } from '../policy/prompt-tokens';
 import type { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { routingBlockHashes } from '../policy/routing-blocks';
-import { scopeToModel } from '../policy/served-models';
+import { requireServingInstance } from '../policy/served-models';
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { InstanceLoad, LoadTicket } from '../state/instance-load';
 import { InstanceStateLog, type AdmittedRequest } from '../state/instance-state-log';
@@ -65,8 +65,10 @@ export class RoutingCore<Target extends RoutingTarget> {
     admits?: (target: Target) => boolean,
   ): { decision: RoutingDecision; target: Target; decisionMicros: number } | undefined {
     const t0 = performance.now();
-    // Only instances serving the request's model (or adapter) are candidates; throws UnknownModelError when none is.
-    const decision = this.policy.decide(request, scopeToModel(snapshot, request.model));
+    // Throws UnknownModelError when no instance serves the request's model (or adapter); the policy's serves-model
+    // filter keeps the others out of its choice.
+    requireServingInstance(snapshot, request.model);
+    const decision = this.policy.decide(request, snapshot);
     const decideSeconds = (performance.now() - t0) / 1000;
     const target = this.targetOf(decision.instance);
     if (target === undefined || decision.instance === excluded) {

@@ -7,13 +7,24 @@ export * from './policy-definition';
 export { POLICY_DEFINITIONS, POLICY_NAMES, DEFAULT_POLICY_NAME, policyDefinition } from './policy-registry';
 export { parsePolicySpec, formatPolicySpec, readPolicySpec, expandPolicySweep } from './policy-spec';
 export { prefixKey } from './prefix-key';
-export { scopeToModel, servesModel, UnknownModelError } from './served-models';
+export { requireServingInstance, servesModel, UnknownModelError } from './served-models';
 export { rendezvousRanking, rendezvousScore, weightedRendezvousScore, InstanceHashCache } from './rendezvous';
 export { SageMakerPrefixAwarePolicy, type SageMakerPrefixAwareOptions } from './sagemaker-prefix-aware-policy';
 export { CacheAwarePolicy, type CacheAwareOptions } from './cache-aware-policy';
 export { LeastOutstandingRequestsPolicy } from './least-outstanding-requests-policy';
 export { RandomPolicy } from './random-policy';
 export { RoundRobinPolicy } from './round-robin-policy';
+export { StagedPolicy, type StagePlan } from './stages/staged-policy';
+export type {
+  CandidateStage,
+  DecisionFacts,
+  Filter,
+  Picker,
+  Scorer,
+  Stage,
+  StageMemory,
+  StageSummary,
+} from './stages/stage';
 
 /**
  * Builds a policy from its configuration. Throws PolicyConfigError naming every invalid option. The live

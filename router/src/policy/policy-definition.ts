@@ -2,6 +2,7 @@ import { parseDecimalNumber } from '../common/decimal-text';
 import type { Rng } from '../common/seeded-rng';
 import type { StateHashKey } from '../state/state-hash-key';
 import type { RoutingPolicy } from './routing-policy';
+import type { StageSummary } from './stages/stage';
 
 /** An option's value: a number for 'integer' and 'number' options, the text for 'string' ones. */
 export type PolicyOptionValue = number | string;
@@ -67,6 +68,11 @@ export interface PolicyDefinition<
   readonly description: string;
   /** The closed set of decision reasons this policy reports. */
   readonly reasons: readonly Reason[];
+  /**
+   * The stages the policy is built from, in the order they run (stages/stage.ts): what the docs' policy table
+   * shows; the registry's tests check that the policy `create` builds runs exactly these.
+   */
+  readonly stages: readonly StageSummary[];
   readonly options: Options;
   /** Builds the policy; `options` holds every option of the schema, defaults filled in, already validated. */
   create(options: PolicyOptionValues<Options>, deps: PolicyDeps): RoutingPolicy;

@@ -4,6 +4,7 @@ import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
 import { roundRobinDefinition } from './round-robin-policy';
 import { sageMakerPrefixAwareDefinition } from './sagemaker-prefix-aware-policy';
+import { smgCacheAwareDefinition } from './smg-cache-aware-policy';
 
 /**
  * Every routing policy, one line each. The first is the default. Validation, flags, variables, spec strings,
@@ -15,6 +16,7 @@ export const POLICY_DEFINITIONS = [
   leastOutstandingRequestsDefinition,
   randomDefinition,
   roundRobinDefinition,
+  smgCacheAwareDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];

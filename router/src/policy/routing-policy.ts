@@ -1,5 +1,6 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
+import type { StageSummary } from './stages/stage';
 
 export type { DecisionReason, PolicyName } from './policy-registry';
 
@@ -38,16 +39,11 @@ export interface InstanceView {
   readonly observedBlocks?: ObservedBlocks;
   /**
    * The models the instance serves (its GET /v1/models: the base model and each LoRA adapter), when known.
-   * Undefined: unknown, so it may serve any (an engine without /v1/models). The routing core shows an instance
-   * that does not serve a request's model as `heldBack` (policy/served-models.ts).
+   * Undefined: unknown, so it may serve any (an engine without /v1/models). Every policy's serves-model filter
+   * (policy/stages/serves-model-filter.ts) passes over an instance that does not serve a request's model; it stays
+   * healthy, so a policy keeps what it knows of its cache.
    */
   readonly servedModels?: ReadonlySet<string>;
-  /**
-   * True when the instance is healthy but not a candidate for this request (it does not serve the request's
-   * model): it is shown unhealthy, so no policy chooses it, but its cache is intact, so a policy keeps what it
-   * knows of it (an index is not dropped as for an instance that went down).
-   */
-  readonly heldBack?: boolean;
 }
 
 /** An instance's published block index, as an observer holds it. */
@@ -127,6 +123,8 @@ export interface RoutingPolicy {
    * committed is never released.
    */
   readonly commitWhen?: 'decided' | 'accepted';
+  /** The stages the policy runs, in order, when it is built from stages (stages/staged-policy.ts). */
+  readonly stages?: readonly StageSummary[];
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */

@@ -1,14 +1,13 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import { definePolicy } from './policy-definition';
 import { prefixKey } from './prefix-key';
-import { InstanceHashCache, ranksAbove, rendezvousScore } from './rendezvous';
-import {
-  NoHealthyInstanceError,
-  type InstanceView,
-  type RoutingDecision,
-  type RoutingPolicy,
-  type RoutingSnapshot,
-} from './routing-policy';
+import { InstanceHashCache } from './rendezvous';
+import type { InstanceView } from './routing-policy';
+import { HEALTHY_FILTER } from './stages/healthy-filter';
+import { prefixAffinityPicker, type PrefixKeyFacts } from './stages/prefix-affinity-picker';
+import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
+import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
+import { thresholdSpillPicker } from './stages/threshold-spill-picker';
 
 /** SageMaker's allowed ranges (PrefixAwareRoutingConfig in the SageMaker API reference). */
 export const PREFIX_LENGTH_RANGE = { min: 1024, max: 65536 } as const;
@@ -38,64 +37,42 @@ export interface SageMakerPrefixAwareOptions {
  * rendezvous rank for the key (then by id), so replicas with the same view agree and a spilled prefix keeps
  * landing on the same second choice.
  *
- * Stateless: commit() does nothing. decide() allocates only the returned decision.
+ * Stateless: nothing is committed; the choice is a pure function of the key and the instance view.
  */
-export class SageMakerPrefixAwarePolicy implements RoutingPolicy {
-  readonly name = 'sagemaker-prefix-aware' as const;
-  private readonly hashes = new InstanceHashCache();
-
-  constructor(readonly options: SageMakerPrefixAwareOptions) {}
+export class SageMakerPrefixAwarePolicy extends StagedPolicy<InstanceView, SageMakerPrefixAwareReason, PrefixKeyFacts> {
+  constructor(readonly options: SageMakerPrefixAwareOptions) {
+    const hashes = new InstanceHashCache();
+    const threshold = options.concurrencyThreshold;
+    super('sagemaker-prefix-aware', {
+      factsOf: (request, snapshot) => ({ request, snapshot, key: prefixKey(request, options.prefixLength) }),
+      instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [
+        prefixAffinityPicker(threshold, 'prefix-affinity', hashes),
+        thresholdSpillPicker(threshold, { spilled: 'threshold-spill', saturated: 'all-saturated' }, hashes),
+      ],
+    });
+  }
 
   /** The 32-bit routing key of a request (exposed for tests, the simulator and diagnostics). */
   routingKey(request: RoutingRequest): number {
     return prefixKey(request, this.options.prefixLength);
   }
-
-  decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision {
-    const key = this.routingKey(request);
-    const threshold = this.options.concurrencyThreshold;
-    let affinity: InstanceView | undefined;
-    let affinityScore = 0;
-    let least: InstanceView | undefined;
-    let leastScore = 0;
-    const instances = snapshot.instances;
-    for (let i = 0; i < instances.length; i++) {
-      const instance = instances[i];
-      if (!instance.healthy) continue;
-      const score = rendezvousScore(key, this.hashes.get(instance.id));
-      if (affinity === undefined || ranksAbove(score, instance.id, affinityScore, affinity.id)) {
-        affinity = instance;
-        affinityScore = score;
-      }
-      if (
-        least === undefined ||
-        instance.inFlight < least.inFlight ||
-        (instance.inFlight === least.inFlight && ranksAbove(score, instance.id, leastScore, least.id))
-      ) {
-        least = instance;
-        leastScore = score;
-      }
-    }
-    if (affinity === undefined || least === undefined) throw new NoHealthyInstanceError();
-    if (affinity.inFlight < threshold) return { instance: affinity.id, reason: 'prefix-affinity' };
-    if (least.inFlight < threshold) return { instance: least.id, reason: 'threshold-spill' };
-    return { instance: least.id, reason: 'all-saturated' };
-  }
-
-  commit(): void {
-    // Nothing to remember: the choice is a pure function of the key and the instance view.
-  }
-
-  release(): void {
-    // Stateless.
-  }
 }
+
+type SageMakerPrefixAwareReason = 'prefix-affinity' | 'threshold-spill' | 'all-saturated';
 
 export const sageMakerPrefixAwareDefinition = definePolicy({
   name: 'sagemaker-prefix-aware',
   description:
     "SageMaker's PREFIX_AWARE: rendezvous hash of the first prefixLength characters/bytes (+ tenant key); spill to the fewest in flight at concurrencyThreshold",
   reasons: ['prefix-affinity', 'threshold-spill', 'all-saturated'],
+  stages: [
+    { kind: 'filter', name: 'serves-model' },
+    { kind: 'filter', name: 'healthy' },
+    { kind: 'picker', name: 'prefix-affinity' },
+    { kind: 'picker', name: 'threshold-spill' },
+  ],
   options: [
     {
       name: 'prefixLength',

@@ -8,7 +8,7 @@ import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOpt
 import {
   createPolicy,
   NoHealthyInstanceError,
-  scopeToModel,
+  requireServingInstance,
   servesModel,
   UnknownModelError,
   type RoutingPolicy,
@@ -791,7 +791,7 @@ export class PrefixRouter implements RunningRouter {
   private async checkModelServed(model: string, route: RouteMatch): Promise<void> {
     const served = (): boolean => {
       try {
-        scopeToModel(this.set.snapshot(Date.now()), model);
+        requireServingInstance(this.set.snapshot(Date.now()), model);
         return true;
       } catch (err) {
         if (err instanceof UnknownModelError) return false;

@@ -12,6 +12,7 @@ describe('when a policy definition builds its policy', () => {
     name: 'toy',
     description: 'a toy policy for the option types',
     reasons: ['toy'],
+    stages: [{ kind: 'picker', name: 'round-robin' }],
     options: [
       { name: 'width', type: 'integer', min: 1, max: 8, default: 2, doc: 'a numeric option' },
       {

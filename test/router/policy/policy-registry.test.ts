@@ -75,6 +75,42 @@ describe.each(names)('when policy %s is used through the registry', (name) => {
     );
   });
 
+  it('GIVEN its defaults THEN the policy it creates runs exactly the stages its definition lists', () => {
+    const p = createPolicy({ name } as PolicyConfig, { rng: new SeededRng(1) });
+    expect(p.stages).toEqual(definition.stages);
+    expect(definition.stages.slice(0, 2).map((s) => s.name)).toEqual(['serves-model', 'healthy']);
+  });
+
+  it('GIVEN any frozen snapshot of instances serving any models THEN deciding changes neither the snapshot nor an instance', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(viewArb, fc.subarray(['m', 'sql'])), { minLength: 1, maxLength: 7 }),
+        fc.array(fc.tuple(textArb, fc.constantFrom('m', 'sql')), { minLength: 1, maxLength: 6 }),
+        (specs, requests) => {
+          const vs = views(specs.map(([s]) => s)).map((v, i) =>
+            Object.freeze({ ...v, servedModels: new Set(specs[i][1]) }),
+          );
+          const snapshot = Object.freeze({ instances: Object.freeze(vs), nowMs: 0 });
+          const before = JSON.stringify(vs.map((v) => ({ ...v, servedModels: [...v.servedModels] })));
+          const p = createPolicy({ name } as PolicyConfig, { rng: new SeededRng(2) });
+          for (const [text, model] of requests) {
+            const r = { ...chatRequest(text), model };
+            const eligible = vs.filter((v) => v.healthy && v.servedModels.has(model));
+            if (eligible.length === 0) {
+              expect(() => p.decide(r, snapshot)).toThrow(NoHealthyInstanceError);
+              continue;
+            }
+            const d = p.decide(r, snapshot);
+            expect(eligible.map((v) => v.id)).toContain(d.instance);
+            p.commit(r, d);
+          }
+          expect(JSON.stringify(vs.map((v) => ({ ...v, servedModels: [...v.servedModels] })))).toBe(before);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it('GIVEN no healthy instance THEN it throws NoHealthyInstanceError', () => {
     const p = createPolicy({ name } as PolicyConfig, { rng: new SeededRng(1) });
     expect(() =>

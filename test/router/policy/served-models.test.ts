@@ -3,13 +3,15 @@ import { SeededRng } from '../../../router/src/common/seeded-rng';
 import { RoutingCore } from '../../../router/src/core/routing-core';
 import {
   createPolicy,
+  NoHealthyInstanceError,
   POLICY_NAMES,
-  scopeToModel,
+  requireServingInstance,
   UnknownModelError,
   type InstanceView,
 } from '../../../router/src/policy';
 import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
+import { SERVES_MODEL_FILTER } from '../../../router/src/policy/stages/serves-model-filter';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
 
 /** A chat request for `model` (a base model or a LoRA adapter name). */
@@ -31,48 +33,43 @@ function view(i: number, models: readonly string[] | undefined, extra: Partial<I
 
 const LONG = 'You are the SQL assistant of ACME; answer with one query. '.repeat(40);
 
-describe('when a snapshot is scoped to the model a request names', () => {
-  it('GIVEN every instance may serve it (lists unknown, or the model listed everywhere, or no model named) THEN the snapshot is the same object', () => {
-    const unknown = { instances: [view(0, undefined), view(1, undefined)], nowMs: 0 };
-    expect(scopeToModel(unknown, 'sql')).toBe(unknown);
-    const everywhere = { instances: [view(0, ['base', 'sql']), view(1, ['sql'])], nowMs: 0 };
-    expect(scopeToModel(everywhere, 'sql')).toBe(everywhere);
-    expect(scopeToModel(everywhere, '')).toBe(everywhere);
+describe('when the serves-model filter passes the instances serving the model a request names', () => {
+  const passed = (instances: readonly InstanceView[], model: string) =>
+    SERVES_MODEL_FILTER.filter(instances, { request: requestFor(model, LONG), snapshot: { instances, nowMs: 0 } });
+
+  it('GIVEN every instance may serve it (lists unknown, or the model listed everywhere, or no model named) THEN the same array passes', () => {
+    const unknown = [view(0, undefined), view(1, undefined)];
+    expect(passed(unknown, 'sql')).toBe(unknown);
+    const everywhere = [view(0, ['base', 'sql']), view(1, ['sql'])];
+    expect(passed(everywhere, 'sql')).toBe(everywhere);
+    expect(passed(everywhere, '')).toBe(everywhere);
   });
 
-  it('GIVEN some instances do not serve it THEN they are held back: unhealthy for this decision, their load as it is', () => {
-    const scoped = scopeToModel(
-      { instances: [view(0, ['base']), view(1, ['base', 'sql'], { inFlight: 3 })], nowMs: 5 },
-      'base',
-    );
-    expect(scoped.instances.map((v) => [v.healthy, v.heldBack === true])).toEqual([
-      [true, false],
-      [true, false],
-    ]);
-    const sql = scopeToModel(
-      { instances: [view(0, ['base'], { inFlight: 2 }), view(1, ['base', 'sql'])], nowMs: 5 },
-      'sql',
-    );
-    expect(sql.instances.map((v) => [v.healthy, v.heldBack === true, v.inFlight])).toEqual([
-      [false, true, 2],
-      [true, false, 0],
-    ]);
-    expect(sql.nowMs).toBe(5);
+  it('GIVEN some instances do not serve it THEN only the others pass, as they are, and the input is unchanged', () => {
+    const instances = [view(0, ['base'], { inFlight: 2 }), view(1, ['base', 'sql'])];
+    const copy = [...instances];
+    expect(passed(instances, 'sql')).toEqual([instances[1]]);
+    expect(passed(instances, 'sql')[0]).toBe(instances[1]);
+    expect(instances).toEqual(copy);
   });
 
-  it('GIVEN no configured instance serves it THEN UnknownModelError, with the message vLLM gives', () => {
+  it('GIVEN no configured instance serves it THEN requireServingInstance throws UnknownModelError, with the message vLLM gives', () => {
     expect(() =>
-      scopeToModel({ instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 }, 'chat'),
+      requireServingInstance(
+        { instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 },
+        'chat',
+      ),
     ).toThrow(new UnknownModelError('chat'));
     expect(new UnknownModelError('chat').message).toBe('The model `chat` does not exist.');
   });
 
   it('GIVEN the only instance serving it is down THEN it is not unknown: the policy finds no healthy instance instead', () => {
-    const scoped = scopeToModel(
-      { instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 },
-      'sql',
-    );
-    expect(scoped.instances.every((v) => !v.healthy)).toBe(true);
+    const snapshot = { instances: [view(0, ['base']), view(1, ['base', 'sql'], { healthy: false })], nowMs: 0 };
+    expect(() => requireServingInstance(snapshot, 'sql')).not.toThrow();
+    for (const name of POLICY_NAMES)
+      expect(() => createPolicy({ name }, { rng: new SeededRng(1) }).decide(requestFor('sql', LONG), snapshot)).toThrow(
+        NoHealthyInstanceError,
+      );
   });
 });
 
@@ -126,14 +123,11 @@ describe('when the routing core decides for a fleet serving different adapters',
     for (const model of ['sql', 'chat']) {
       for (let p = 0; p < 20; p++) {
         const text = `${p}:${LONG}`;
-        const first = policy.decide(
-          requestFor(model, text),
-          scopeToModel({ instances: views, nowMs: 0 }, model),
-        ).instance;
-        const again = policy.decide(
-          requestFor(model, `${text} another question`),
-          scopeToModel({ instances: views, nowMs: 0 }, model),
-        ).instance;
+        const first = policy.decide(requestFor(model, text), { instances: views, nowMs: 0 }).instance;
+        const again = policy.decide(requestFor(model, `${text} another question`), {
+          instances: views,
+          nowMs: 0,
+        }).instance;
         expect(again).toBe(first);
         expect(views.find((v) => v.id === first)!.servedModels!.has(model)).toBe(true);
       }
@@ -158,12 +152,12 @@ describe('when cache-aware keys routing blocks', () => {
     );
   });
 
-  it('GIVEN a prompt indexed under adapter sql THEN the same prompt under chat predicts nothing cached, and sql still does after chat requests held its instance back', () => {
+  it('GIVEN a prompt indexed under adapter sql THEN the same prompt under chat predicts nothing cached, and sql still does after chat requests passed over its instance', () => {
     const views = [view(0, ['base', 'sql']), view(1, ['base', 'sql', 'chat'])];
     const policy = createPolicy({ name: 'cache-aware', blockChars: 64 }, { rng: new SeededRng(1) });
     const decide = (model: string) => {
       const request = requestFor(model, LONG);
-      const decision = policy.decide(request, scopeToModel({ instances: views, nowMs: 0 }, model));
+      const decision = policy.decide(request, { instances: views, nowMs: 0 });
       policy.commit(request, decision);
       policy.release(request, decision, { kind: 'completed' });
       return decision;

@@ -1,0 +1,61 @@
+import { ranksAbove } from '../rendezvous';
+import { costDecision, type CostCandidate, type PromptFacts } from './predicted-cost-candidates';
+import type { Picker } from './stage';
+
+/**
+ * The bounded-load rule for cold prompts, on index contents: skip instances whose index would exceed this × the
+ * mean. Looser than the request bound (ε = 0.5 rather than 0.25) because each router replica measures only its own
+ * index: the paper's bound on keys moved off their rendezvous choice grows as 1/ε², and a cold placement that
+ * moves is one replicas disagree on.
+ */
+const COLD_BALANCE_FACTOR = 1.5;
+
+/**
+ * A prompt no candidate holds any of: the first candidate in weighted rendezvous order for its cold key whose cold
+ * cost is within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × its weighted
+ * share of the mean (bounded-load consistent hashing). Replicas with the same view agree, and a few hot first
+ * blocks cannot fill one instance. The slack is `balanceSlackTokens`, never more than a quarter of the prompt.
+ *
+ * Placed by where the prompt would *start*, not where its own prefill would finish soonest: a cold prompt's
+ * placement decides where its prefix group's later requests hit (they follow the cache, `cost`), so it is what
+ * spreads the fleet's work. Its eligibility (`coldCost`) counts the work queued ahead in fastest-instance time
+ * (× the instance's slowdown) and its own prefill at the fastest speed, so an idle slower instance is as eligible
+ * as an idle fast one, and weighted rendezvous (weights = speed ÷ fastest) gives each instance a share of new
+ * prefix groups proportional to its speed: equal utilisation, and every instance's KV cache in use. Charging
+ * the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new prefix while
+ * any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
+ * and the weights are all 1, so placement is exactly unweighted rendezvous.
+ */
+export function coldRendezvousPicker<Reason extends string>(
+  balanceSlackTokens: number,
+  reason: Reason,
+): Picker<CostCandidate, Reason, PromptFacts> {
+  return {
+    kind: 'picker',
+    name: 'cold-rendezvous',
+    pick(candidates, _scores, prompt) {
+      if (candidates.some((c) => c.matchedBlocks > 0)) return undefined;
+      const promptBlocks = prompt.hashes.length;
+      let minColdCost = Infinity;
+      let total = 0;
+      let totalWeight = 0;
+      for (const c of candidates) {
+        if (c.coldCost < minColdCost) minColdCost = c.coldCost;
+        total += c.indexedBlocks;
+        totalWeight += c.weight;
+      }
+      const costLimit = minColdCost + Math.min(balanceSlackTokens, prompt.promptTokens / 4);
+      // Weighted like the request bound: a slower instance is filled with new prefixes in proportion to its speed.
+      const bound = (c: CostCandidate) => (COLD_BALANCE_FACTOR * (total + promptBlocks) * c.weight) / totalWeight;
+      let best: CostCandidate | undefined;
+      let fallback: CostCandidate | undefined;
+      for (const c of candidates) {
+        if (c.coldCost > costLimit) continue;
+        if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
+        if (c.indexedBlocks + promptBlocks > bound(c)) continue;
+        if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
+      }
+      return costDecision(best ?? fallback!, reason, prompt);
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import type { RoutingRequest } from '../../protocol/routing-request';
+import { capacityBlocksFor, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../../state/prefix-index';
+import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../../state/state-hash-key';
+import { routingBlockHashes } from '../routing-blocks';
+import type {
+  InstanceView,
+  ObservedBlocks,
+  ReleaseOutcome,
+  RoutingBlockHashing,
+  RoutingDecision,
+  RoutingSnapshot,
+} from '../routing-policy';
+
+interface Pending {
+  readonly instance: string;
+  readonly hashes: readonly RoutingBlockKey[];
+  /** Recency of each matched block before this request touched it, and the clock then (for engine feedback). */
+  readonly admission: FeedbackAdmission;
+}
+
+/** What a prefix memory needs to know: its block size and the KV capacity of an instance that does not say. */
+export interface PrefixMemoryOptions {
+  /** Characters per routing block. */
+  readonly blockChars: number;
+  /** KV capacity per instance in tokens, when the instance view does not carry the engine's own figure. */
+  readonly kvCacheTokens: number;
+}
+
+/**
+ * What a router remembers of the prompts it sent each instance, for the stages that predict cache hits: a bounded
+ * per-instance LRU index of routing blocks (state/prefix-index.ts) sized from each instance's KV capacity, what
+ * each engine's `cached_tokens` reports proved (EngineFeedback), when each observed instance's published index
+ * arrived, and how many requests each instance was sent since the healthy set last changed. Written only by
+ * `commit` and `release`; the stages read it while deciding.
+ */
+export class PrefixMemory {
+  readonly index = new PrefixIndex();
+  readonly routingBlocks: RoutingBlockHashing;
+  private readonly pending = new WeakMap<RoutingDecision, Pending>();
+  /** Requests this router sent to each instance since the healthy set last changed. */
+  private readonly sent = new Map<string, number>();
+  /** Per instance: what its engine's reports proved (EngineFeedback), forgotten with its index. */
+  private readonly feedback = new Map<string, EngineFeedback>();
+  /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
+  private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
+  private knownInstances = '';
+  private lastRequest: RoutingRequest | undefined;
+  private lastHashes: readonly RoutingBlockKey[] = [];
+
+  constructor(
+    readonly options: PrefixMemoryOptions,
+    /** The deployment's secret its block hashes are keyed with (a random one for this process when none is given). */
+    readonly stateHashKey: StateHashKey = processStateHashKey(),
+  ) {
+    this.routingBlocks = { blockChars: options.blockChars, key: stateHashKey, hashesOf: (r) => this.blockHashesOf(r) };
+  }
+
+  /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
+  blockHashesOf(request: RoutingRequest): readonly RoutingBlockKey[] {
+    if (request === this.lastRequest) return this.lastHashes;
+    this.lastHashes = routingBlockHashes(request, this.options.blockChars, this.stateHashKey);
+    this.lastRequest = request;
+    return this.lastHashes;
+  }
+
+  /** Index capacity for an instance: its KV capacity in routing blocks. */
+  capacityBlocksOf(view: InstanceView): number {
+    return capacityBlocksFor(view.kvCapacityTokens ?? this.options.kvCacheTokens, this.options.blockChars);
+  }
+
+  /** Requests sent to `id` since the healthy set last changed. */
+  sentTo(id: string): number {
+    return this.sent.get(id) ?? 0;
+  }
+
+  /**
+   * Leading blocks of `hashes` the instance is predicted to hold, and how many blocks its index holds. When the
+   * caller observes the instance (its published index, every replica's sends corrected by its engine), the match
+   * is that index as of the observation plus what this router sent it since: the same rule as the load.
+   */
+  matchOf(view: InstanceView, hashes: readonly RoutingBlockKey[]): { matchedBlocks: number; indexedBlocks: number } {
+    const index = this.index.get(view.id);
+    const observed = this.usableObservation(view);
+    if (observed !== undefined) {
+      const sentSince =
+        index === undefined ? 0 : index.matchNewerThan(hashes, this.clockAtObservation(view.id, observed));
+      return { matchedBlocks: Math.max(observed.match(hashes), sentSince), indexedBlocks: observed.size };
+    }
+    return {
+      matchedBlocks: index === undefined ? 0 : index.match(hashes),
+      indexedBlocks: index === undefined ? 0 : index.size,
+    };
+  }
+
+  /** Records that `request` went to the decided instance: its blocks, the feedback baseline, the request count. */
+  commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
+    const instances = snapshot?.instances;
+    this.forgetGoneInstances(instances);
+    this.markObservations(instances);
+    const hashes = this.blockHashesOf(request);
+    const view = instances?.find((v) => v.id === decision.instance);
+    const index = this.index.forInstance(
+      decision.instance,
+      this.capacityBlocksOf(view ?? { id: decision.instance, healthy: true, inFlight: 0 }),
+    );
+    this.pending.set(decision, {
+      instance: decision.instance,
+      hashes,
+      admission: { priorRecency: index.recenciesOfMatch(hashes), clockAtAdmission: this.index.clock.now },
+    });
+    index.record(hashes, this.index.clock);
+    this.sent.set(decision.instance, this.sentTo(decision.instance) + 1);
+  }
+
+  /**
+   * When the engine reports `cached_tokens` clearly below the prediction, that instance evicted the missing
+   * blocks, and with LRU everything it used less recently too: those entries are dropped, unless the report
+   * contradicts what the engine was seen serving or evicts faster than it admits (EngineFeedback).
+   */
+  release(decision: RoutingDecision, outcome: ReleaseOutcome): void {
+    const p = this.pending.get(decision);
+    if (p === undefined) return;
+    this.pending.delete(decision);
+    if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
+    const index = this.index.get(p.instance);
+    if (index === undefined) return;
+    const cutoff = this.feedbackOf(p.instance).correct(
+      index,
+      this.index.clock,
+      p.admission,
+      outcome.cachedTokens,
+      this.options.blockChars,
+    );
+    // This prompt's own blocks are cached there now (the engine just computed them): they go back in.
+    if (cutoff !== undefined) index.record(p.hashes, this.index.clock);
+  }
+
+  private feedbackOf(instance: string): EngineFeedback {
+    let feedback = this.feedback.get(instance);
+    if (feedback === undefined) {
+      feedback = new EngineFeedback();
+      this.feedback.set(instance, feedback);
+    }
+    return feedback;
+  }
+
+  /** The instance's published index, when the caller observes it and it uses this memory's block size. */
+  private usableObservation(view: InstanceView): ObservedBlocks | undefined {
+    const observed = view.observedBlocks;
+    return observed !== undefined && observed.blockChars === this.options.blockChars ? observed : undefined;
+  }
+
+  /** This router's index clock when it first committed after `observed` arrived: later entries are its sends since. */
+  private clockAtObservation(id: string, observed: ObservedBlocks): number {
+    const mark = this.observationMarks.get(id);
+    // Not committed since it arrived: nothing sent since.
+    return mark !== undefined && mark.atMs === observed.observedAtMs ? mark.clock : this.index.clock.now;
+  }
+
+  /** Before this request is recorded: the clock at which each newly arrived observation starts. */
+  private markObservations(instances: readonly InstanceView[] | undefined): void {
+    if (instances === undefined) return;
+    for (const view of instances) {
+      const observed = this.usableObservation(view);
+      if (observed === undefined) continue;
+      const mark = this.observationMarks.get(view.id);
+      if (mark === undefined || mark.atMs !== observed.observedAtMs)
+        this.observationMarks.set(view.id, { atMs: observed.observedAtMs, clock: this.index.clock.now });
+    }
+  }
+
+  /**
+   * Drops the index of instances no longer configured or no longer healthy (their caches are gone or unknown). An
+   * instance that does not serve the request's model is still healthy: its cache is intact, its index kept.
+   */
+  private forgetGoneInstances(instances: readonly InstanceView[] | undefined): void {
+    if (instances === undefined) return;
+    let key = '';
+    for (let i = 0; i < instances.length; i++) if (instances[i].healthy) key += `${instances[i].id}\n`;
+    if (key === this.knownInstances) return;
+    this.knownInstances = key;
+    this.sent.clear();
+    this.observationMarks.clear();
+    const keep = new Set(instances.filter((v) => v.healthy).map((v) => v.id));
+    this.index.retainOnly(keep);
+    for (const id of [...this.feedback.keys()]) if (!keep.has(id)) this.feedback.delete(id);
+  }
+}

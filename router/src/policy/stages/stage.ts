@@ -1,0 +1,96 @@
+import type { RoutingRequest } from '../../protocol/routing-request';
+import type { InstanceView, ReleaseOutcome, RoutingDecision, RoutingSnapshot } from '../routing-policy';
+
+/**
+ * The stages a policy is built from, as in llm-d's inference scheduler (filters, weighted scorers, a picker:
+ * https://github.com/llm-d/llm-d-inference-scheduler, docs/architecture.md, read 2026-12-06). A policy lists its
+ * stages in order (StagedPolicy): filters narrow the candidates, scorers add weighted scores that later pickers
+ * read, and the first picker that chooses decides. Every stage is pure in `decide`: it reads the candidates and
+ * the decision's facts and never changes them; what a stage remembers is written in its `commit` / `release`.
+ */
+
+/** What every stage of one decision reads: the request and the snapshot it is decided on. */
+export interface DecisionFacts {
+  readonly request: RoutingRequest;
+  readonly snapshot: RoutingSnapshot;
+}
+
+/**
+ * The hooks a stage may have after the decision: what it remembers about a dispatched request, called in the
+ * policy's stage order (RoutingPolicy.commit / release).
+ */
+export interface StageMemory {
+  /**
+   * The request was dispatched as decided. `snapshot` is the one the policy last decided on (undefined before its
+   * first decision): a caller may commit a decision it made itself (tests placing a request).
+   */
+  commit?(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void;
+  /** A committed request ended. */
+  release?(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void;
+}
+
+/** Narrows the candidates. */
+export interface Filter<Candidate, Facts = DecisionFacts> extends StageMemory {
+  readonly kind: 'filter';
+  readonly name: string;
+  /**
+   * The candidates that pass, in their order. Never changes `candidates`: returns that same array when every
+   * candidate passes (nothing allocated), a new one otherwise. May return none: the runner then has no instance.
+   */
+  filter(candidates: readonly Candidate[], facts: Facts): readonly Candidate[];
+}
+
+/**
+ * Scores every candidate, higher is better (all at once, as llm-d's scorers do); pickers after it read the weighted
+ * sum of every scorer before them.
+ */
+export interface Scorer<Candidate, Facts = DecisionFacts> extends StageMemory {
+  readonly kind: 'scorer';
+  readonly name: string;
+  /** How much this scorer's score counts in the sum. */
+  readonly weight: number;
+  /** Writes candidate i's score into `scores[i]` for every candidate (the buffer may be longer; only those are read). */
+  score(candidates: readonly Candidate[], facts: Facts, scores: Float64Array): void;
+}
+
+/** Chooses one candidate, or leaves the choice to the next picker. */
+export interface Picker<Candidate, Reason extends string = string, Facts = DecisionFacts> extends StageMemory {
+  readonly kind: 'picker';
+  readonly name: string;
+  /**
+   * The decision, or undefined when this picker does not choose (the next one does). `scores[i]` is candidate
+   * i's weighted score from the scorers listed before this picker (empty when there are none). Never called
+   * with no candidates.
+   */
+  pick(candidates: readonly Candidate[], scores: Float64Array, facts: Facts): RoutingDecision<Reason> | undefined;
+}
+
+/** One stage of a policy. */
+export type Stage<Candidate, Reason extends string = string, Facts = DecisionFacts> =
+  Filter<Candidate, Facts> | Scorer<Candidate, Facts> | Picker<Candidate, Reason, Facts>;
+
+/** How a policy definition lists a stage (docs and the registry's tests): its kind, name and, for a scorer, weight. */
+export interface StageSummary {
+  readonly kind: 'filter' | 'scorer' | 'picker' | 'candidates';
+  readonly name: string;
+  readonly weight?: number;
+}
+
+/** A stage as its definition lists it. */
+export function summaryOf(stage: {
+  readonly kind: StageSummary['kind'];
+  readonly name: string;
+  readonly weight?: number;
+}): StageSummary {
+  return stage.kind === 'scorer'
+    ? { kind: stage.kind, name: stage.name, weight: stage.weight }
+    : { kind: stage.kind, name: stage.name };
+}
+
+/** Turns the instances that passed the instance filters into what the later stages compare (a prediction per instance). */
+export interface CandidateStage<Candidate, Facts = DecisionFacts> extends StageMemory {
+  readonly kind: 'candidates';
+  readonly name: string;
+  /** One candidate per instance, in their order; never changes `instances`. */
+  candidatesOf(instances: readonly InstanceView[], facts: Facts): readonly Candidate[];
+}

@@ -1,0 +1,140 @@
+import type { RoutingRequest } from '../../protocol/routing-request';
+import {
+  NoHealthyInstanceError,
+  type InstanceView,
+  type ReleaseOutcome,
+  type RoutingDecision,
+  type RoutingPolicy,
+  type RoutingSnapshot,
+} from '../routing-policy';
+import {
+  summaryOf,
+  type CandidateStage,
+  type DecisionFacts,
+  type Filter,
+  type Stage,
+  type StageMemory,
+  type StageSummary,
+} from './stage';
+
+/** What a staged policy is built from, in the order its stages run. */
+export interface StagePlan<Candidate, Reason extends string, Facts extends DecisionFacts> {
+  /**
+   * The facts every stage of one decision reads, computed once per decision. Absent: the stages read only the
+   * request and the snapshot (`Facts` is DecisionFacts), and the runner passes them without allocating.
+   */
+  readonly factsOf?: (request: RoutingRequest, snapshot: RoutingSnapshot) => Facts;
+  /** Which instances may take the request (the model they serve, their health). */
+  readonly instanceFilters: readonly Filter<InstanceView, Facts>[];
+  /** What the later stages compare about each instance that passed. */
+  readonly candidates: CandidateStage<Candidate, Facts>;
+  /** Filters, scorers and pickers over the candidates, in order: the first picker that chooses decides. */
+  readonly stages: readonly Stage<Candidate, Reason, Facts>[];
+}
+
+/** The candidate stage of a policy whose stages compare the instances themselves. */
+export const INSTANCES_AS_CANDIDATES: CandidateStage<InstanceView> = {
+  kind: 'candidates',
+  name: 'instances',
+  candidatesOf: (instances) => instances,
+};
+
+const NO_SCORES = new Float64Array(0);
+
+/**
+ * The runner of a policy built from stages (stage.ts): `decide` runs the instance filters, builds the
+ * candidates, then runs the stages in order; `commit` and `release` call each stage's hook in the same order.
+ * Throws NoHealthyInstanceError when a filter leaves no candidate. The `decide` / `commit` / `release` contract
+ * of RoutingPolicy is unchanged: only the commit hooks write what a stage remembers.
+ */
+export class StagedPolicy<
+  Candidate,
+  Reason extends string,
+  Facts extends DecisionFacts = DecisionFacts,
+> implements RoutingPolicy {
+  /** The stages in order, as the policy's definition lists them. */
+  readonly stages: readonly StageSummary[];
+  private readonly memories: readonly StageMemory[];
+  private sums: Float64Array = new Float64Array(8);
+  private raw: Float64Array = new Float64Array(8);
+  private lastSnapshot: RoutingSnapshot | undefined;
+  /** The facts of a plan without `factsOf`, refilled for each decision (stages only read them, during it). */
+  private readonly plainFacts: { request: RoutingRequest | undefined; snapshot: RoutingSnapshot | undefined } = {
+    request: undefined,
+    snapshot: undefined,
+  };
+
+  constructor(
+    readonly name: string,
+    private readonly plan: StagePlan<Candidate, Reason, Facts>,
+  ) {
+    const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
+    this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
+    this.memories = all.filter((s) => s.commit !== undefined || s.release !== undefined);
+  }
+
+  decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
+    this.lastSnapshot = snapshot;
+    const plan = this.plan;
+    const facts = plan.factsOf === undefined ? this.plainFactsOf(request, snapshot) : plan.factsOf(request, snapshot);
+    let instances = snapshot.instances;
+    for (let i = 0; i < plan.instanceFilters.length; i++) instances = plan.instanceFilters[i].filter(instances, facts);
+    if (instances.length === 0) throw new NoHealthyInstanceError();
+    let candidates = plan.candidates.candidatesOf(instances, facts);
+    let scorers = 0;
+    let scores: Float64Array = NO_SCORES;
+    for (let i = 0; i < plan.stages.length; i++) {
+      const stage = plan.stages[i];
+      if (stage.kind === 'filter') {
+        candidates = stage.filter(candidates, facts);
+        if (candidates.length === 0) throw new NoHealthyInstanceError();
+      } else if (stage.kind === 'scorer') {
+        scorers++;
+      } else {
+        if (scorers > 0) scores = this.scoresOf(candidates, facts, i);
+        const decision = stage.pick(candidates, scores, facts);
+        if (decision !== undefined) return decision;
+      }
+    }
+    throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
+  }
+
+  private plainFactsOf(request: RoutingRequest, snapshot: RoutingSnapshot): Facts {
+    this.plainFacts.request = request;
+    this.plainFacts.snapshot = snapshot;
+    return this.plainFacts as Facts; // a plan without factsOf has Facts = DecisionFacts
+  }
+
+  /** The weighted sum of the scorers listed before stage `end`, per candidate (in reused buffers). */
+  private scoresOf(candidates: readonly Candidate[], facts: Facts, end: number): Float64Array {
+    const n = candidates.length;
+    if (this.sums.length < n) {
+      this.sums = new Float64Array(n * 2);
+      this.raw = new Float64Array(n * 2);
+    }
+    const sums = this.sums;
+    const raw = this.raw;
+    let first = true;
+    for (let s = 0; s < end; s++) {
+      const stage = this.plan.stages[s];
+      if (stage.kind !== 'scorer') continue;
+      // The first scorer writes straight into the sums: a policy with one scorer makes one pass.
+      stage.score(candidates, facts, first ? sums : raw);
+      const w = stage.weight;
+      if (first && w !== 1) for (let c = 0; c < n; c++) sums[c] *= w;
+      else if (!first) for (let c = 0; c < n; c++) sums[c] += w * raw[c];
+      first = false;
+    }
+    return sums;
+  }
+
+  commit(request: RoutingRequest, decision: RoutingDecision): void {
+    const memories = this.memories;
+    for (let i = 0; i < memories.length; i++) memories[i].commit?.(request, decision, this.lastSnapshot);
+  }
+
+  release(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
+    const memories = this.memories;
+    for (let i = 0; i < memories.length; i++) memories[i].release?.(request, decision, outcome);
+  }
+}

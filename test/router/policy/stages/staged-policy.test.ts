@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+import { NoHealthyInstanceError, type InstanceView } from '../../../../router/src/policy';
+import { HEALTHY_FILTER } from '../../../../router/src/policy/stages/healthy-filter';
+import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stages/stage';
+import { INSTANCES_AS_CANDIDATES, StagedPolicy } from '../../../../router/src/policy/stages/staged-policy';
+import { chatRequest, instances } from '../policy-test-helpers';
+
+const ids = (vs: readonly InstanceView[]) => vs.map((v) => v.id);
+
+/** A picker that records what it saw and chooses the first candidate when `chooses`. */
+function recordingPicker(name: string, chooses: boolean, seen: Array<{ name: string; scores: number[] }>) {
+  const picker: Picker<InstanceView, string> = {
+    kind: 'picker',
+    name,
+    pick(candidates, scores) {
+      seen.push({ name, scores: Array.from(scores.subarray(0, candidates.length)) });
+      return chooses ? { instance: candidates[0].id, reason: name } : undefined;
+    },
+  };
+  return picker;
+}
+
+function scorer(name: string, weight: number, score: (v: InstanceView) => number): Scorer<InstanceView, unknown> {
+  return {
+    kind: 'scorer',
+    name,
+    weight,
+    score: (candidates, _facts, scores) => candidates.forEach((c, i) => (scores[i] = score(c))),
+  };
+}
+
+describe('when a staged policy decides', () => {
+  it('GIVEN a picker that declines THEN the next picker decides, and each picker reads the weighted sum of the scorers before it', () => {
+    // GIVEN two scorers (weights 2 and 1) and two pickers, the first of which declines
+    const seen: Array<{ name: string; scores: number[] }> = [];
+    const policy = new StagedPolicy('test', {
+      instanceFilters: [HEALTHY_FILTER],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [
+        scorer('in-flight', 2, (v) => v.inFlight),
+        recordingPicker('first', false, seen),
+        scorer('one', 1, () => 1),
+        recordingPicker('second', true, seen),
+      ],
+    });
+    const vs = [
+      { id: 'a', healthy: true, inFlight: 3 },
+      { id: 'b', healthy: true, inFlight: 5 },
+    ];
+    // WHEN it decides
+    const decision = policy.decide(chatRequest('x'), { instances: vs, nowMs: 0 });
+    // THEN the second picker chose, and the scores were 2 × in-flight, then 2 × in-flight + 1
+    expect(decision).toEqual({ instance: 'a', reason: 'second' });
+    expect(seen).toEqual([
+      { name: 'first', scores: [6, 10] },
+      { name: 'second', scores: [7, 11] },
+    ]);
+    expect(policy.stages.map((s) => s.name)).toEqual(['healthy', 'in-flight', 'first', 'one', 'second']);
+    expect(policy.stages[1]).toEqual({ kind: 'scorer', name: 'in-flight', weight: 2 });
+  });
+
+  it('GIVEN a filter that leaves no candidate THEN NoHealthyInstanceError, and no picker runs', () => {
+    const seen: Array<{ name: string; scores: number[] }> = [];
+    const none: Filter<InstanceView, unknown> = { kind: 'filter', name: 'none', filter: () => [] };
+    const policy = new StagedPolicy('test', {
+      instanceFilters: [],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [none, recordingPicker('p', true, seen)],
+    });
+    expect(() => policy.decide(chatRequest('x'), { instances: instances(3), nowMs: 0 })).toThrow(
+      NoHealthyInstanceError,
+    );
+    expect(seen).toEqual([]);
+  });
+
+  it('GIVEN no picker chooses THEN the error names the policy', () => {
+    const policy = new StagedPolicy('undecided', {
+      instanceFilters: [],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [recordingPicker('p', false, [])],
+    });
+    expect(() => policy.decide(chatRequest('x'), { instances: instances(2), nowMs: 0 })).toThrow(
+      'policy undecided: no picker chose among 2 candidates',
+    );
+  });
+
+  it('GIVEN stages with commit and release hooks THEN each runs once per call, in stage order, with the snapshot last decided on', () => {
+    const calls: string[] = [];
+    const hooked = (name: string): Picker<InstanceView, string> => ({
+      kind: 'picker',
+      name,
+      pick: (c) => ({ instance: c[0].id, reason: name }),
+      commit: (_r, d, snapshot) => calls.push(`${name} commit ${d.instance} ${snapshot?.nowMs}`),
+      release: (_r, _d, outcome) => calls.push(`${name} release ${outcome.kind}`),
+    });
+    const policy = new StagedPolicy('hooks', {
+      instanceFilters: [],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [hooked('a'), hooked('b')],
+    });
+    const r = chatRequest('x');
+    const d = policy.decide(r, { instances: instances(2), nowMs: 7 });
+    policy.commit(r, d);
+    policy.release(r, d, { kind: 'aborted' });
+    expect(calls).toEqual([
+      'a commit http://10.0.0.1:8000 7',
+      'b commit http://10.0.0.1:8000 7',
+      'a release aborted',
+      'b release aborted',
+    ]);
+  });
+});
+
+describe('when the healthy filter runs', () => {
+  it('GIVEN every instance healthy THEN the same array passes (nothing allocated)', () => {
+    const vs = instances(4);
+    expect(HEALTHY_FILTER.filter(vs, undefined)).toBe(vs);
+  });
+
+  it('GIVEN any health pattern THEN exactly the healthy instances pass, in order, and the input is unchanged', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { minLength: 0, maxLength: 12 }), (health) => {
+        const vs = Object.freeze(health.map((healthy, i) => Object.freeze({ id: `i${i}`, healthy, inFlight: i })));
+        const passed = HEALTHY_FILTER.filter(vs, undefined);
+        expect(ids(passed)).toEqual(ids(vs.filter((v) => v.healthy)));
+        for (const v of passed) expect(vs).toContain(v);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
