@@ -198,19 +198,11 @@ function legendedChartFrame(
   return { width, height, m, titleLines, legend };
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
-  const { width, height, m, titleLines, legend } = legendedChartFrame(
-    options.title,
-    series,
-    options.width ?? 760,
-    56,
-    options.height ?? 380,
-  );
-  const plotW = width - m.left - m.right;
-  const plotH = height - m.top - m.bottom;
-  const values = series.flatMap((s) => s.points.map((p) => p.value));
-  const log = options.scale === 'log';
+/**
+ * The CDF's x axis over `values`: from 0 (linear, ending on a tick) or from the power of ten below the smallest
+ * positive value to the one above the largest (log); a default range when there is nothing to plot.
+ */
+function cdfAxis(values: readonly number[], log: boolean): { lo: number; hi: number; ticks: number[] } {
   const positive = values.filter((v) => v > 0);
   let lo = log ? Math.min(...positive) : 0;
   let hi = Math.max(...values, 0);
@@ -231,6 +223,24 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     if (ticks[ticks.length - 1] < hi) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
     hi = ticks[ticks.length - 1]!;
   }
+  return { lo, hi, ticks };
+}
+
+export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(
+    options.title,
+    series,
+    options.width ?? 760,
+    56,
+    options.height ?? 380,
+  );
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const log = options.scale === 'log';
+  const { lo, hi, ticks } = cdfAxis(
+    series.flatMap((s) => s.points.map((p) => p.value)),
+    log,
+  );
   const x = (v: number): number =>
     m.left +
     (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) *
