@@ -1,4 +1,10 @@
-import { aws_cloudwatch as cloudwatch, aws_cloudwatch_actions as actions, Duration, Token } from 'aws-cdk-lib';
+import {
+  aws_cloudwatch as cloudwatch,
+  aws_cloudwatch_actions as actions,
+  aws_sns as sns,
+  Duration,
+  Token,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import {
   ALARM_DEFAULTS,
@@ -99,8 +105,37 @@ export function validateMonitoring(
   }
 }
 
+/**
+ * Adds one alarm to `made` under `key` unless its options disable it: at or above the threshold, missing data not
+ * breaching, notifying `topic` (when given) of ALARM and OK.
+ */
+function alarmAdder(scope: Construct, topic: sns.ITopic | undefined, made: Record<string, cloudwatch.Alarm>) {
+  return (
+    key: keyof EndpointAlarms,
+    id: string,
+    alarmOptions: EndpointAlarmOptions | undefined,
+    defaults: { evaluationPeriods: number; datapointsToAlarm: number },
+    props: { metric: cloudwatch.IMetric; threshold: number; description: string },
+  ): void => {
+    if (alarmOptions?.enabled === false) return;
+    const alarm = new cloudwatch.Alarm(scope, id, {
+      metric: props.metric,
+      threshold: props.threshold,
+      alarmDescription: props.description,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods,
+      datapointsToAlarm: datapointsToAlarmOf(alarmOptions, defaults),
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (topic) {
+      alarm.addAlarmAction(new actions.SnsAction(topic));
+      alarm.addOkAction(new actions.SnsAction(topic));
+    }
+    made[key] = alarm;
+  };
+}
+
 /** Creates the enabled alarms; missing data (no traffic) never breaches, so an idle endpoint can be updated. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function createEndpointAlarms(
   scope: Construct,
   endpoint: MonitoredEndpoint,
@@ -113,29 +148,7 @@ export function createEndpointAlarms(
   const component = endpoint.subject === 'component';
   const rollback = endpoint.rollsBack === false ? '' : 'Deployments roll back while it is in ALARM. ';
   const made: Record<string, cloudwatch.Alarm> = {};
-  const add = (
-    key: keyof EndpointAlarms,
-    id: string,
-    alarmOptions: EndpointAlarmOptions | undefined,
-    defaults: { evaluationPeriods: number; datapointsToAlarm: number },
-    props: { metric: cloudwatch.IMetric; threshold: number; description: string },
-  ) => {
-    if (alarmOptions?.enabled === false) return;
-    const alarm = new cloudwatch.Alarm(scope, id, {
-      metric: props.metric,
-      threshold: props.threshold,
-      alarmDescription: props.description,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: alarmOptions?.evaluationPeriods ?? defaults.evaluationPeriods,
-      datapointsToAlarm: datapointsToAlarmOf(alarmOptions, defaults),
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    if (options.alarmTopic) {
-      alarm.addAlarmAction(new actions.SnsAction(options.alarmTopic));
-      alarm.addOkAction(new actions.SnsAction(options.alarmTopic));
-    }
-    made[key] = alarm;
-  };
+  const add = alarmAdder(scope, options.alarmTopic, made);
 
   const errorRate = { ...ALARM_DEFAULTS.errorRate, ...options.errorRateAlarm };
   add('errorRate', 'ErrorRateAlarm', options.errorRateAlarm, ALARM_DEFAULTS.errorRate, {

@@ -71,13 +71,18 @@ export function instanceFromCustomAttributes(value: string | undefined): string 
   return undefined;
 }
 
+/** The HTTP status and lower-cased headers of a streamed answer, as the SDK's middleware saw them. */
+interface CapturedResponse {
+  status: number | null;
+  readonly headers: Record<string, string>;
+}
+
 export class SageMakerRuntimeTransport implements RequestTransport {
   /** Production variant each request was answered by (request id → variant), for variants mode. */
   readonly answeredBy = new Map<string, string>();
 
   constructor(private readonly options: SageMakerTransportOptions) {}
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   async send(request: WorkloadRequest, body: string, options: SendOptions): Promise<StreamOutcome> {
     const startedAt = options.startedAt ?? performance.now();
     const signal = options.signal;
@@ -104,28 +109,14 @@ export class SageMakerRuntimeTransport implements RequestTransport {
       controller.abort();
     }, options.timeoutMs);
 
-    const headers: Record<string, string> = {};
-    let status: number | null = null;
+    const response: CapturedResponse = { status: null, headers: {} };
     const tally = new StreamTally();
     let endedAt = startedAt;
-
     const { client } = this.options;
-    const targetVariant = this.options.targetVariantOf?.(request);
-    const input = client.input(Buffer.from(body), { prefixAwareId: this.options.prefixAwareId, targetVariant });
-    const command = new InvokeEndpointWithResponseStreamCommand(input);
-    command.middlewareStack.add(
-      (next) => async (args) => {
-        const out = await next(args);
-        const raw = (out.response as { statusCode?: number; headers?: Record<string, string> } | undefined) ?? {};
-        status = raw.statusCode ?? null;
-        for (const [k, v] of Object.entries(raw.headers ?? {})) headers[k.toLowerCase()] = String(v);
-        return out;
-      },
-      { step: 'deserialize', name: 'benchmarkCaptureResponse', priority: 'low' },
-    );
+    const command = this.streamCommand(request, body, response);
     try {
       const out = await client.sdk.send(command, { abortSignal: controller.signal });
-      status ??= out.$metadata.httpStatusCode ?? 200;
+      response.status ??= out.$metadata.httpStatusCode ?? 200;
       if (out.InvokedProductionVariant !== undefined) this.answeredBy.set(request.id, out.InvokedProductionVariant);
       const decoder = new SseDecoder();
       for await (const part of out.Body ?? []) {
@@ -137,13 +128,14 @@ export class SageMakerRuntimeTransport implements RequestTransport {
     } catch (err) {
       endedAt = performance.now();
       const e = err as { $metadata?: { httpStatusCode?: number } };
-      status ??= e.$metadata?.httpStatusCode ?? null;
+      response.status ??= e.$metadata?.httpStatusCode ?? null;
       tally.error = cancel ?? sdkErrorCode(err);
       tally.errorDetail = cancel === undefined ? errorDetailOf(err) : `cancelled: ${cancel}`;
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
     }
+    const { headers, status } = response;
     const instance =
       headers[this.options.instanceHeader] ?? instanceFromCustomAttributes(headers[CUSTOM_ATTRIBUTES_HEADER]) ?? null;
     // The same decision headers as over HTTP: a local router behind the runtime API override sends them.
@@ -161,6 +153,31 @@ export class SageMakerRuntimeTransport implements RequestTransport {
       error,
       errorDetail,
     };
+  }
+
+  /** The streaming InvokeEndpoint call, with a middleware that records the HTTP status and headers in `response`. */
+  private streamCommand(
+    request: WorkloadRequest,
+    body: string,
+    response: CapturedResponse,
+  ): InvokeEndpointWithResponseStreamCommand {
+    const targetVariant = this.options.targetVariantOf?.(request);
+    const input = this.options.client.input(Buffer.from(body), {
+      prefixAwareId: this.options.prefixAwareId,
+      targetVariant,
+    });
+    const command = new InvokeEndpointWithResponseStreamCommand(input);
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const raw = (out.response as { statusCode?: number; headers?: Record<string, string> } | undefined) ?? {};
+        response.status = raw.statusCode ?? null;
+        for (const [k, v] of Object.entries(raw.headers ?? {})) response.headers[k.toLowerCase()] = String(v);
+        return out;
+      },
+      { step: 'deserialize', name: 'benchmarkCaptureResponse', priority: 'low' },
+    );
+    return command;
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await -- the transport interface's close is async; this one has nothing to wait for

@@ -120,31 +120,44 @@ function rangeText(r: { min: number; max: number; minExclusive?: boolean }): str
   return `${'minExclusive' in r && r.minExclusive ? '(' : '['}${r.min}, ${r.max}]`;
 }
 
+/** `value` when it is a number (an integer when asked) in its LIVE_RANGES range; else `fallback`, and a problem. */
+function rangedNumber(
+  problems: string[],
+  name: keyof typeof LIVE_RANGES,
+  value: number | undefined,
+  fallback: number,
+  integer: boolean,
+): number {
+  if (value === undefined) return fallback;
+  const r = LIVE_RANGES[name] as { min: number; max: number; minExclusive?: boolean };
+  const low = r.minExclusive ? value > r.min : value >= r.min;
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    (integer && !Number.isInteger(value)) ||
+    !low ||
+    value > r.max
+  ) {
+    problems.push(`${name} must be ${integer ? 'an integer' : 'a number'} in ${rangeText(r)} (got ${String(value)})`);
+    return fallback;
+  }
+  return value;
+}
+
+function ceilingsProblems(c: NonNullable<LiveBenchmarkOptions['ceilings']>): string[] {
+  const problems: string[] = [];
+  if (!Number.isInteger(c.fleetCapacityBlocks) || c.fleetCapacityBlocks < 1)
+    problems.push(`ceilings.fleetCapacityBlocks must be a positive integer (got ${c.fleetCapacityBlocks})`);
+  if (c.blockTokens !== undefined && (!Number.isInteger(c.blockTokens) || c.blockTokens < 1))
+    problems.push(`ceilings.blockTokens must be a positive integer (got ${c.blockTokens})`);
+  return problems;
+}
+
 /** Validates every option at once; throws LiveBenchmarkOptionsError naming each bad one and its range. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function resolveLiveOptions(options: LiveBenchmarkOptions): ResolvedLiveOptions {
   const problems: string[] = [];
-  const number = (
-    name: keyof typeof LIVE_RANGES,
-    value: number | undefined,
-    fallback: number,
-    integer = false,
-  ): number => {
-    if (value === undefined) return fallback;
-    const r = LIVE_RANGES[name] as { min: number; max: number; minExclusive?: boolean };
-    const low = r.minExclusive ? value > r.min : value >= r.min;
-    if (
-      typeof value !== 'number' ||
-      !Number.isFinite(value) ||
-      (integer && !Number.isInteger(value)) ||
-      !low ||
-      value > r.max
-    ) {
-      problems.push(`${name} must be ${integer ? 'an integer' : 'a number'} in ${rangeText(r)} (got ${String(value)})`);
-      return fallback;
-    }
-    return value;
-  };
+  const number = (name: keyof typeof LIVE_RANGES, value: number | undefined, fallback: number, integer = false) =>
+    rangedNumber(problems, name, value, fallback, integer);
 
   let target: TargetUrl = { origin: 'http://invalid', basePath: '', display: 'http://invalid' };
   try {
@@ -183,12 +196,7 @@ export function resolveLiveOptions(options: LiveBenchmarkOptions): ResolvedLiveO
     if (!TOKEN.test(name)) problems.push(`headers: '${name}' is not an HTTP header name`);
   }
   const c = options.ceilings;
-  if (c !== undefined) {
-    if (!Number.isInteger(c.fleetCapacityBlocks) || c.fleetCapacityBlocks < 1)
-      problems.push(`ceilings.fleetCapacityBlocks must be a positive integer (got ${c.fleetCapacityBlocks})`);
-    if (c.blockTokens !== undefined && (!Number.isInteger(c.blockTokens) || c.blockTokens < 1))
-      problems.push(`ceilings.blockTokens must be a positive integer (got ${c.blockTokens})`);
-  }
+  if (c !== undefined) problems.push(...ceilingsProblems(c));
   if (problems.length > 0) throw new LiveBenchmarkOptionsError(problems);
   return {
     target,

@@ -90,10 +90,9 @@ export interface BenchSettings {
 export const DEFAULT_CLOUDWATCH_DELAY_S = 180;
 
 /** Declares the bench flags on `command` (the CLI's sub-command, or a bare Command for in-process parsing). */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function defineBenchOptions(command: Command): Command {
   const r = LIVE_RANGES;
-  return command
+  command
     .description(
       'benchmark a router (or any OpenAI-compatible URL) with a workload; writes a JSON, markdown and HTML report',
     )
@@ -147,7 +146,13 @@ export function defineBenchOptions(command: Command): Command {
       '--append <report.json>',
       'add this run to an existing report (same workload), rewriting it in place unless --out is given',
     )
-    .option('--quiet', 'no progress and no table; print only the report paths')
+    .option('--quiet', 'no progress and no table; print only the report paths');
+  return defineSageMakerBenchOptions(command);
+}
+
+/** The flags of `bench --sagemaker-endpoint`: the endpoint, its API, routing hint, component and CloudWatch read. */
+function defineSageMakerBenchOptions(command: Command): Command {
+  return command
     .option(
       '--sagemaker-endpoint <name>',
       'benchmark a SageMaker endpoint through the AWS SDK instead of --url (credentials and region from the default chain; AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME honoured); see docs/validate.md',

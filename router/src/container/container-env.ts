@@ -128,21 +128,51 @@ export interface ParsedContainerEnv {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and validates the container's variables; throws ContainerConfigError listing every problem. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function parseContainerEnv(env: Env): ParsedContainerEnv {
-  const problems: string[] = [];
-  const warnings: string[] = [];
+  const found: Findings = { problems: [], warnings: [] };
+  const { mode, engines, gpus } = engineLayout(env, found);
+  const { engineBasePort, safePortRange } = enginePorts(env, engines, found);
+  const { port, host } = routerAddress(env, engineBasePort, engines, found);
+  const timings = lifecycleTimings(env, found);
+  const emf = emfSettings(env, found);
+  if (found.problems.length > 0) throw new ContainerConfigError(found.problems);
+  return {
+    settings: {
+      mode,
+      engines: engines ?? 1,
+      gpus,
+      engineBasePort,
+      engineCommand: value(env, CONTAINER_ENV.engineCommand),
+      port,
+      host,
+      ...timings,
+      safePortRange,
+      emf,
+    },
+    warnings: found.warnings,
+  };
+}
+
+/** What parsing found wrong (problems, fatal) or doubtful (warnings), in the order the variables are read. */
+interface Findings {
+  readonly problems: string[];
+  readonly warnings: string[];
+}
+
+/** The mode, the engines it runs (undefined when the variable is bad) and the GPUs they share. */
+function engineLayout(
+  env: Env,
+  found: Findings,
+): { mode: ContainerMode; engines: number | undefined; gpus: number | undefined } {
+  const { problems } = found;
   const V = CONTAINER_ENV;
   const R = CONTAINER_RANGES;
-  const D = CONTAINER_DEFAULTS;
-
   const modeRaw = value(env, V.mode);
-  let mode: ContainerMode = D.mode;
+  let mode: ContainerMode = CONTAINER_DEFAULTS.mode;
   if (modeRaw !== undefined) {
     if ((CONTAINER_MODES as readonly string[]).includes(modeRaw)) mode = modeRaw as ContainerMode;
     else problems.push(`${V.mode} must be one of ${CONTAINER_MODES.join(', ')} (got ${describeValue(modeRaw)})`);
   }
-
   let engines = integer(env, V.engines, R.engines, problems);
   if (mode === 'sagemaker') {
     if (engines !== undefined && engines !== 1) {
@@ -156,7 +186,6 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
       `${V.engines} must be set in multi-engine mode: an integer between ${R.engines.min} and ${R.engines.max} (got nothing)`,
     );
   }
-
   const gpus = integer(env, V.gpus, R.gpus, problems);
   if (gpus !== undefined && engines !== undefined && gpus > 0 && gpus % engines !== 0) {
     problems.push(
@@ -166,38 +195,37 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
   if (gpus !== undefined && engines !== undefined && gpus > 0 && gpus < engines) {
     problems.push(`${V.engines} must be at most ${V.gpus} (got ${engines} engines for ${gpus} GPUs)`);
   }
+  return { mode, engines, gpus };
+}
 
+/**
+ * The engines' first port: the variable, else SageMaker's SAGEMAKER_SAFE_PORT_RANGE ("XXXX-YYYY", where internal
+ * ports go unless a base port is given), else the default; a given base port outside the safe range is a warning.
+ */
+function enginePorts(
+  env: Env,
+  engines: number | undefined,
+  found: Findings,
+): { engineBasePort: number; safePortRange: { min: number; max: number } | undefined } {
+  const V = CONTAINER_ENV;
+  const R = CONTAINER_RANGES;
   const basePortRaw = value(env, V.engineBasePort);
-  let engineBasePort: number = D.engineBasePort;
+  let engineBasePort: number = CONTAINER_DEFAULTS.engineBasePort;
   if (basePortRaw !== undefined) {
     const n = parseDecimalInteger(basePortRaw);
     if (n === 0) engineBasePort = 0;
     else if (n === undefined || n < R.engineBasePort.min || n > R.engineBasePort.max - ((engines ?? 1) - 1)) {
-      problems.push(
+      found.problems.push(
         `${V.engineBasePort} must be 0 (free ports) or an integer between 1 and ${R.engineBasePort.max - ((engines ?? 1) - 1)} so ${engines ?? 1} consecutive ports fit (got ${describeValue(basePortRaw)})`,
       );
     } else engineBasePort = n;
   }
-
-  const engineCommand = value(env, V.engineCommand);
-
-  // SageMaker's SAGEMAKER_SAFE_PORT_RANGE ("XXXX-YYYY"): internal ports go there unless a base port is given.
   const safeRaw = value(env, V.safePortRange);
-  let safePortRange: { min: number; max: number } | undefined;
-  if (safeRaw !== undefined) {
-    const m = /^(\d{1,5})-(\d{1,5})$/.exec(safeRaw);
-    const lo = m ? Number(m[1]) : NaN;
-    const hi = m ? Number(m[2]) : NaN;
-    if (!m || lo < 1 || hi > 65535 || lo > hi)
-      problems.push(
-        `${V.safePortRange} must be two ports LOW-HIGH with 1 <= LOW <= HIGH <= 65535 (got ${describeValue(safeRaw)})`,
-      );
-    else safePortRange = { min: lo, max: hi };
-  }
+  const safePortRange = safeRaw === undefined ? undefined : safePortRangeOf(safeRaw, found);
   const engineCount = engines ?? 1;
   if (safePortRange !== undefined && basePortRaw === undefined) {
     if (safePortRange.max - safePortRange.min + 1 < engineCount) {
-      problems.push(
+      found.problems.push(
         `${V.safePortRange} must hold a port for each of the ${engineCount} engines (got ${describeValue(safeRaw)})`,
       );
     } else engineBasePort = safePortRange.min;
@@ -206,37 +234,69 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
     engineBasePort > 0 &&
     (engineBasePort < safePortRange.min || engineBasePort + engineCount - 1 > safePortRange.max)
   ) {
-    warnings.push(
+    found.warnings.push(
       `${V.engineBasePort}=${engineBasePort} puts the engines outside ${V.safePortRange} (${safeRaw}), which SageMaker keeps free for the container's own processes`,
     );
   }
+  return { engineBasePort, safePortRange };
+}
 
-  const routerPort = integer(env, V.port, R.port, problems);
-  const sagemakerPort = integer(env, V.sagemakerPort, { min: 1, max: 65535 }, problems);
-  const port = routerPort ?? sagemakerPort ?? D.port;
-  const host = value(env, V.host) ?? D.host;
+function safePortRangeOf(raw: string, found: Findings): { min: number; max: number } | undefined {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(raw);
+  const lo = m ? Number(m[1]) : NaN;
+  const hi = m ? Number(m[2]) : NaN;
+  if (m && lo >= 1 && hi <= 65535 && lo <= hi) return { min: lo, max: hi };
+  found.problems.push(
+    `${CONTAINER_ENV.safePortRange} must be two ports LOW-HIGH with 1 <= LOW <= HIGH <= 65535 (got ${describeValue(raw)})`,
+  );
+  return undefined;
+}
+
+/** The router's public port and interface; the port must not be an engine's, and the backends are the engines. */
+function routerAddress(
+  env: Env,
+  engineBasePort: number,
+  engines: number | undefined,
+  found: Findings,
+): { port: number; host: string } {
+  const V = CONTAINER_ENV;
+  const routerPort = integer(env, V.port, CONTAINER_RANGES.port, found.problems);
+  const sagemakerPort = integer(env, V.sagemakerPort, { min: 1, max: 65535 }, found.problems);
+  const port = routerPort ?? sagemakerPort ?? CONTAINER_DEFAULTS.port;
   if (engineBasePort > 0 && engines !== undefined && port >= engineBasePort && port < engineBasePort + engines) {
-    problems.push(
+    found.problems.push(
       `${V.engineBasePort} must leave the router's port ${port} free: engines would use ${engineBasePort}-${engineBasePort + engines - 1} (got ${engineBasePort})`,
     );
   }
   if (value(env, V.backends) !== undefined) {
-    problems.push(
+    found.problems.push(
       `${V.backends} must not be set in the container: the backends are the engines it starts (got ${describeValue(value(env, V.backends))})`,
     );
   }
+  return { port, host: value(env, V.host) ?? CONTAINER_DEFAULTS.host };
+}
 
+/** Drain, engine stop, start attempts and restart back-off; a drain and stop that reach SageMaker's deadline warn. */
+function lifecycleTimings(
+  env: Env,
+  found: Findings,
+): Pick<
+  ContainerSettings,
+  'shutdownGraceMs' | 'engineStopTimeoutMs' | 'restartBackoffMs' | 'restartBackoffMaxMs' | 'engineStartAttempts'
+> {
+  const { problems } = found;
+  const V = CONTAINER_ENV;
+  const R = CONTAINER_RANGES;
+  const D = CONTAINER_DEFAULTS;
   // The router validates PREFIX_ROUTER_SHUTDOWN_GRACE_MS itself; here only its container default and the deadline.
-  const graceRaw = parseDecimalInteger(value(env, V.shutdownGraceMs) ?? '');
-  const shutdownGraceMs = graceRaw ?? D.shutdownGraceMs;
+  const shutdownGraceMs = parseDecimalInteger(value(env, V.shutdownGraceMs) ?? '') ?? D.shutdownGraceMs;
   const engineStopTimeoutMs =
     integer(env, V.engineStopTimeoutMs, R.engineStopTimeoutMs, problems) ?? D.engineStopTimeoutMs;
   if (shutdownGraceMs + engineStopTimeoutMs >= SAGEMAKER_STOP_DEADLINE_MS) {
-    warnings.push(
+    found.warnings.push(
       `${V.shutdownGraceMs} (${shutdownGraceMs}) + ${V.engineStopTimeoutMs} (${engineStopTimeoutMs}) reach SageMaker's ${SAGEMAKER_STOP_DEADLINE_MS} ms stop deadline: on SageMaker, engines may be killed before they stop cleanly`,
     );
   }
-
   const engineStartAttempts =
     integer(env, V.engineStartAttempts, R.engineStartAttempts, problems) ?? D.engineStartAttempts;
   const restartBackoffMs = integer(env, V.restartBackoffMs, R.restartBackoffMs, problems) ?? D.restartBackoffMs;
@@ -248,44 +308,31 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
       `${V.restartBackoffMaxMs} must be at least ${V.restartBackoffMs} (${restartBackoffMs}) (got ${restartBackoffMaxMs})`,
     );
   }
+  return { shutdownGraceMs, engineStopTimeoutMs, restartBackoffMs, restartBackoffMaxMs, engineStartAttempts };
+}
 
+/** The EMF metrics: on or off, how often, under which namespace and EndpointName dimension. */
+function emfSettings(env: Env, found: Findings): ContainerSettings['emf'] {
+  const { problems } = found;
+  const V = CONTAINER_ENV;
   const emfRaw = value(env, V.emf);
-  let emfEnabled = true;
+  let enabled = true;
   if (emfRaw !== undefined) {
-    if (emfRaw === 'on' || emfRaw === 'off') emfEnabled = emfRaw === 'on';
+    if (emfRaw === 'on' || emfRaw === 'off') enabled = emfRaw === 'on';
     else problems.push(`${V.emf} must be on or off (got ${describeValue(emfRaw)})`);
   }
-  const emfIntervalMs = integer(env, V.emfIntervalMs, R.emfIntervalMs, problems) ?? D.emfIntervalMs;
-  const namespace = value(env, V.emfNamespace) ?? D.emfNamespace;
+  const intervalMs =
+    integer(env, V.emfIntervalMs, CONTAINER_RANGES.emfIntervalMs, problems) ?? CONTAINER_DEFAULTS.emfIntervalMs;
+  const namespace = value(env, V.emfNamespace) ?? CONTAINER_DEFAULTS.emfNamespace;
   if (!/^[A-Za-z0-9 ._\-/#:]{1,255}$/.test(namespace) || namespace.startsWith('AWS/')) {
     problems.push(
       `${V.emfNamespace} must be 1-255 characters of letters, digits, spaces and . - _ / # :, not starting with AWS/ (got ${describeValue(namespace)})`,
     );
   }
-  const endpointName = value(env, V.emfEndpointName) ?? D.emfEndpointName;
+  const endpointName = value(env, V.emfEndpointName) ?? CONTAINER_DEFAULTS.emfEndpointName;
   if (endpointName.length > 1024)
     problems.push(`${V.emfEndpointName} must be at most 1024 characters (got ${endpointName.length} characters)`);
-
-  if (problems.length > 0) throw new ContainerConfigError(problems);
-  return {
-    settings: {
-      mode,
-      engines: engines ?? 1,
-      gpus,
-      engineBasePort,
-      engineCommand,
-      port,
-      host,
-      shutdownGraceMs,
-      engineStopTimeoutMs,
-      restartBackoffMs,
-      restartBackoffMaxMs,
-      engineStartAttempts,
-      safePortRange,
-      emf: { enabled: emfEnabled, intervalMs: emfIntervalMs, namespace, endpointName },
-    },
-    warnings,
-  };
+  return { enabled, intervalMs, namespace, endpointName };
 }
 
 function value(env: Env, name: string): string | undefined {

@@ -80,7 +80,6 @@ export class EngineProcess {
     return [...this.tail];
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   start(): void {
     if (this.stopping || this.child !== undefined) return;
     const [program, ...args] = this.spec.argv;
@@ -91,24 +90,7 @@ export class EngineProcess {
     });
     this.child = child;
     this.startedAt = Date.now();
-    const prefix = `[${this.spec.name}] `;
-    const keep = (text: string): void => {
-      for (const line of text.split('\n')) {
-        if (line === '') continue;
-        this.tail.push(line.slice(prefix.length, prefix.length + LAST_LINE_MAX_CHARS));
-        if (this.tail.length > ENGINE_LAST_LINES) this.tail.shift();
-      }
-    };
-    const out = new LinePrefixer(prefix, (t) => {
-      keep(t);
-      this.options.stdout(t);
-    });
-    const err = new LinePrefixer(prefix, (t) => {
-      keep(t);
-      this.options.stderr(t);
-    });
-    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    const { out, err } = this.pipeOutput(child);
     if (child.pid !== undefined) this.pids.push(child.pid);
     let resolveExited!: () => void;
     this.exited = new Promise((resolve) => (resolveExited = resolve));
@@ -122,29 +104,7 @@ export class EngineProcess {
       err.end();
       this.child = undefined;
       if (child.pid !== undefined) killGroup(child.pid, 'SIGKILL'); // workers the engine left behind
-      const ranMs = Date.now() - this.startedAt;
-      if (this.stopping) {
-        this.options.log.info({ engine: this.spec.name, pid: child.pid, code, signal }, 'engine stopped');
-      } else {
-        const restartInMs = this.backoff.nextDelay(ranMs);
-        this.options.log.error(
-          { engine: this.spec.name, pid: child.pid, code, signal, error: error?.message, ranMs, restartInMs },
-          'engine exited; restarting after backoff',
-        );
-        this.restartTimer = setTimeout(() => {
-          this.restartTimer = undefined;
-          this.restarts++;
-          this.start();
-        }, restartInMs);
-        this.options.onExit?.({
-          engine: this.spec.name,
-          code,
-          signal,
-          error: error?.message,
-          ranMs,
-          lastLines: this.lastLines(),
-        });
-      }
+      this.ended(child.pid, code, signal, error);
       resolveExited();
     };
     child.once('error', (error) => {
@@ -178,6 +138,56 @@ export class EngineProcess {
       },
       'engine started',
     );
+  }
+
+  /** Forwards the engine's output, each line prefixed with its name, and keeps its last lines. */
+  private pipeOutput(child: ChildProcess): { out: LinePrefixer; err: LinePrefixer } {
+    const prefix = `[${this.spec.name}] `;
+    const keep = (text: string): void => {
+      for (const line of text.split('\n')) {
+        if (line === '') continue;
+        this.tail.push(line.slice(prefix.length, prefix.length + LAST_LINE_MAX_CHARS));
+        if (this.tail.length > ENGINE_LAST_LINES) this.tail.shift();
+      }
+    };
+    const out = new LinePrefixer(prefix, (t) => {
+      keep(t);
+      this.options.stdout(t);
+    });
+    const err = new LinePrefixer(prefix, (t) => {
+      keep(t);
+      this.options.stderr(t);
+    });
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    return { out, err };
+  }
+
+  /** A run ended: logged as stopped when asked to stop, else restarted after the back-off and told to onExit. */
+  private ended(pid: number | undefined, code: number | null, signal: NodeJS.Signals | null, error?: Error): void {
+    const ranMs = Date.now() - this.startedAt;
+    if (this.stopping) {
+      this.options.log.info({ engine: this.spec.name, pid, code, signal }, 'engine stopped');
+      return;
+    }
+    const restartInMs = this.backoff.nextDelay(ranMs);
+    this.options.log.error(
+      { engine: this.spec.name, pid, code, signal, error: error?.message, ranMs, restartInMs },
+      'engine exited; restarting after backoff',
+    );
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.restarts++;
+      this.start();
+    }, restartInMs);
+    this.options.onExit?.({
+      engine: this.spec.name,
+      code,
+      signal,
+      error: error?.message,
+      ranMs,
+      lastLines: this.lastLines(),
+    });
   }
 
   /** No more restarts; SIGTERM the engine's process group, SIGKILL it after stopTimeoutMs. */

@@ -37,7 +37,6 @@ export interface RunningContainer {
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function startContainer(
   env: NodeJS.ProcessEnv,
   io: ContainerIo,
@@ -45,59 +44,17 @@ export async function startContainer(
   onEngines: (engines: readonly EngineProcess[]) => void = () => undefined,
 ): Promise<RunningContainer> {
   const { settings, warnings, routerConfigFor } = loadContainerConfig(env);
-  const logLevel = routerConfigFor(['http://127.0.0.1:1']).logLevel;
   const log: Logger = pino({
-    level: logLevel,
+    level: routerConfigFor(['http://127.0.0.1:1']).logLevel,
     base: { service: 'prefix-router-container' },
     timestamp: pino.stdTimeFunctions.isoTime,
   });
   for (const warning of warnings) log.warn(warning);
-
-  const gpus = await detectGpus(settings.gpus, env);
-  const ports =
-    settings.engineBasePort === 0
-      ? await freePorts(settings.engines)
-      : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
-  const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
-  for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
+  const specs = await planContainerEngines(settings, env, log);
   const routerConfig = routerConfigFor(specs.map((s) => s.url));
-  log.info(
-    {
-      mode: settings.mode,
-      engines: specs.map((s) => ({
-        engine: s.name,
-        port: s.port,
-        gpus: s.gpuIds.join(','),
-        tensorParallelSize: s.tensorParallelSize,
-      })),
-      gpuSource: gpus.source,
-      configFile: env[CONFIG_FILE_ENV],
-      emf: settings.emf.enabled,
-    },
-    'container starting',
-  );
 
-  // Fail fast: exits of each engine while it has never passed a health check (its backend is still 'pending').
   let router: RunningRouter | undefined;
-  let declareFatal!: (reason: string) => void;
-  const fatal = new Promise<string>((resolve) => (declareFatal = resolve));
-  const exitsBeforeHealthy = specs.map(() => 0);
-  const onEngineExit = (index: number, exit: EngineExit): void => {
-    if (router === undefined || router.backends[index].health !== 'pending') return;
-    exitsBeforeHealthy[index]++;
-    if (exitsBeforeHealthy[index] < settings.engineStartAttempts) return;
-    const how = exit.error ?? (exit.signal !== null ? `signal ${exit.signal}` : `code ${exit.code}`);
-    log.fatal(
-      { engine: exit.engine, attempts: exitsBeforeHealthy[index], lastExit: how, lastLines: exit.lastLines },
-      'engine exited before it ever became healthy; the container exits',
-    );
-    declareFatal(
-      `${exit.engine} exited ${exitsBeforeHealthy[index]} times (last: ${how}) without ever passing its health check ` +
-        `(${CONTAINER_ENV.engineStartAttempts}=${settings.engineStartAttempts}); its last output:\n` +
-        exit.lastLines.map((l) => `  ${l}`).join('\n'),
-    );
-  };
-
+  const failFast = engineFailFast(settings, log, (index) => router?.backends[index].health);
   const engines = specs.map(
     (spec) =>
       new EngineProcess(spec, {
@@ -108,7 +65,7 @@ export async function startContainer(
         log,
         stdout: io.stdout,
         stderr: io.stderr,
-        onExit: (exit) => onEngineExit(spec.index, exit),
+        onExit: (exit) => failFast.onEngineExit(spec.index, exit),
       }),
   );
   onEngines(engines);
@@ -131,7 +88,6 @@ export async function startContainer(
     await routerStarted.close();
     throw err;
   }
-
   const emitter = settings.emf.enabled
     ? new EmfEmitter({
         registry: routerStarted.metricsRegistry,
@@ -158,7 +114,69 @@ export async function startContainer(
     })();
     return shuttingDown;
   };
-  return { settings, router: routerStarted, engines, shutdown, killEngines, fatal };
+  return { settings, router: routerStarted, engines, shutdown, killEngines, fatal: failFast.fatal };
+}
+
+/** The engines to start: GPUs detected, ports given or picked, each engine's share; logged as the container starts. */
+async function planContainerEngines(
+  settings: ContainerSettings,
+  env: NodeJS.ProcessEnv,
+  log: Logger,
+): Promise<EngineSpec[]> {
+  const gpus = await detectGpus(settings.gpus, env);
+  const ports =
+    settings.engineBasePort === 0
+      ? await freePorts(settings.engines)
+      : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
+  const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
+  for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
+  log.info(
+    {
+      mode: settings.mode,
+      engines: specs.map((s) => ({
+        engine: s.name,
+        port: s.port,
+        gpus: s.gpuIds.join(','),
+        tensorParallelSize: s.tensorParallelSize,
+      })),
+      gpuSource: gpus.source,
+      configFile: env[CONFIG_FILE_ENV],
+      emf: settings.emf.enabled,
+    },
+    'container starting',
+  );
+  return specs;
+}
+
+/**
+ * Fail fast: counts the exits of each engine while it has never passed a health check (its backend is still
+ * 'pending'); at PREFIX_ROUTER_ENGINE_START_ATTEMPTS `fatal` resolves with the engine's last lines.
+ */
+function engineFailFast(
+  settings: ContainerSettings,
+  log: Logger,
+  healthOf: (index: number) => string | undefined,
+): { readonly fatal: Promise<string>; onEngineExit(index: number, exit: EngineExit): void } {
+  let declareFatal!: (reason: string) => void;
+  const fatal = new Promise<string>((resolve) => (declareFatal = resolve));
+  const exitsBeforeHealthy = new Map<number, number>();
+  const onEngineExit = (index: number, exit: EngineExit): void => {
+    if (healthOf(index) !== 'pending') return;
+    const exits = (exitsBeforeHealthy.get(index) ?? 0) + 1;
+    exitsBeforeHealthy.set(index, exits);
+    if (exits < settings.engineStartAttempts) return;
+    const how = exit.error ?? (exit.signal !== null ? `signal ${exit.signal}` : `code ${exit.code}`);
+    log.fatal(
+      { engine: exit.engine, attempts: exits, lastExit: how, lastLines: exit.lastLines },
+      'engine exited before it ever became healthy; the container exits',
+    );
+    declareFatal(
+      `${exit.engine} exited ${exits} times (last: ${how}) without ever passing its health check ` +
+        `(${CONTAINER_ENV.engineStartAttempts}=${settings.engineStartAttempts}); its last output:\n` +
+        exit.lastLines.map((l) => `  ${l}`).join('\n'),
+    );
+  };
+  return { fatal, onEngineExit };
 }
 
 /**

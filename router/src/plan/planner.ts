@@ -389,12 +389,23 @@ export function windowLoads(workload: Workload, windowMs: number, sendUntilMs = 
   return windows;
 }
 
+/** The windows with the most and the fewest prompt characters (the first of equals). */
+function busiestAndQuietest(
+  loads: readonly WindowLoad[],
+): readonly { readonly which: 'busiest' | 'quietest'; readonly load: WindowLoad }[] {
+  const busiest = loads.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
+  const quietest = loads.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
+  return [
+    { which: 'busiest', load: busiest },
+    { which: 'quietest', load: quietest },
+  ];
+}
+
 /**
  * Busiest and quietest windows by prompt characters (prefill work, what decides TTFT), each replayed twice
  * and measured on the second pass (see ArrivalWindow.warmUpWithItself): the size a window needs in steady
  * state, with its own prefixes cached, is what autoscaling should settle at while that load lasts.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 async function planAutoscaling(
   config: PlanConfig,
   strategies: readonly StrategyPlan[],
@@ -426,12 +437,7 @@ async function planAutoscaling(
       note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).`,
     };
   }
-  const busiest = full.reduce((b, w) => (w.promptChars > b.promptChars ? w : b));
-  const quietest = full.reduce((q, w) => (w.promptChars < q.promptChars ? w : q));
-  const picked = [
-    { which: 'busiest' as const, load: busiest },
-    { which: 'quietest' as const, load: quietest },
-  ];
+  const picked = busiestAndQuietest(full);
   const lo = Math.min(searchFloor({ label: '', configs: [policy] }, config.instances.min), config.instances.max);
   const windowOf = (load: WindowLoad) => ({
     window: { fromMs: load.fromMs, untilMs: load.untilMs, warmUpWithItself: true },

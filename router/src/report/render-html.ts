@@ -103,95 +103,129 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
 }
 
 /** A self-contained HTML page (inline CSS and SVG, no script, no external resource) for one report. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): string {
   const colors = report.strategies.map((_, i) => seriesColor(i));
-  const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]]));
-  const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i], points: s.ttftCdf }));
-  const scales: ('linear' | 'log')[] =
-    options.ttftScale === 'linear' ? ['linear'] : options.ttftScale === 'log' ? ['log'] : ['linear', 'log'];
-  const body: string[] = [];
-  body.push(`<h1>${escapeXml(report.title)}</h1>`);
-  body.push(
+  const body: string[] = [
+    `<h1>${escapeXml(report.title)}</h1>`,
     `<p class="meta">${report.mode === 'simulated' ? 'Simulated' : 'Live'} run · ${escapeXml(report.createdAt)} · ${escapeXml(report.workload.description)} · ${escapeXml(report.workload.load)}</p>`,
-  );
-  body.push(`<p class="meta">Workload <code>${escapeXml(report.workload.spec)}</code></p>`);
-  const headline = reportHeadline(report);
-  if (headline !== null) {
-    const figure = (name: string, d: HeadlineDelta) =>
-      `<li>${escapeXml(name)} <b class="${d.noise ? 'noise' : d.better ? 'better' : 'worse'}">${escapeXml(d.text)}</b></li>`;
-    body.push(
-      '<section class="verdict" id="verdict">',
-      `<p>${escapeXml(headline.verdict)}</p>`,
-      `<ul class="figures">${figure('TTFT P50', headline.ttftP50)}${figure('TTFT P90', headline.ttftP90)}${figure('hit rate', headline.hitRate)}${figure('throughput', headline.throughput)}</ul>`,
-      headline.warnings.length > 0
-        ? `<ul class="warnings">${headline.warnings.map((w) => `<li>⚠ ${escapeXml(w)}</li>`).join('')}</ul>`
-        : '',
-      '</section>',
-    );
-  }
+    `<p class="meta">Workload <code>${escapeXml(report.workload.spec)}</code></p>`,
+    ...verdictSection(report),
+    ...resultSections(report, colors),
+    ...ttftSection(report, colors, options),
+    ...instanceSection(report, colors),
+    ...detailSections(report),
+  ];
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeXml(report.title)}</title>`,
+    `<style>${REPORT_STYLE}</style>`,
+    '</head>',
+    '<body><main>',
+    body.join('\n'),
+    '</main></body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
 
+/** The headline: the verdict, its four figures coloured better / worse / noise, and its warnings. */
+function verdictSection(report: BenchmarkReport): string[] {
+  const headline = reportHeadline(report);
+  if (headline === null) return [];
+  const figure = (name: string, d: HeadlineDelta) =>
+    `<li>${escapeXml(name)} <b class="${d.noise ? 'noise' : d.better ? 'better' : 'worse'}">${escapeXml(d.text)}</b></li>`;
+  return [
+    '<section class="verdict" id="verdict">',
+    `<p>${escapeXml(headline.verdict)}</p>`,
+    `<ul class="figures">${figure('TTFT P50', headline.ttftP50)}${figure('TTFT P90', headline.ttftP90)}${figure('hit rate', headline.hitRate)}${figure('throughput', headline.throughput)}</ul>`,
+    headline.warnings.length > 0
+      ? `<ul class="warnings">${headline.warnings.map((w) => `<li>⚠ ${escapeXml(w)}</li>`).join('')}</ul>`
+      : '',
+    '</section>',
+  ];
+}
+
+/** The results tables (latency; cache, throughput and load) and the comparison against the baseline. */
+function resultSections(report: BenchmarkReport, colors: readonly string[]): string[] {
   const summary = summaryTable(report);
-  body.push(
+  const sections = [
     '<h2>Results</h2>',
     '<h3>Latency</h3>',
     htmlTable(selectColumns(summary, LATENCY_COLUMNS), { swatches: colors }),
     '<h3>Cache, throughput, load and routing cost</h3>',
     htmlTable(selectColumns(summary, CACHE_LOAD_COLUMNS), { swatches: colors }),
-  );
-  body.push(
     '<p class="meta">TTFT and E2E are client-side, over successful requests sent in the measured window. Hit rate = Σ cached prompt tokens ÷ Σ prompt tokens (engine usage); Prometheus = Δ vllm:prefix_cache_hits ÷ Δ vllm:prefix_cache_queries; “of fleet ceiling” = hit rate ÷ fleet ceiling. Percentiles interpolate linearly between closest ranks.</p>',
-  );
-  if (report.baseline !== null && report.comparisons.length > 0) {
-    body.push(
-      `<h2>Against ${escapeXml(report.baseline)}</h2>`,
-      htmlTable(comparisonTable(report), {
-        swatches: report.comparisons.map((c) => colorOf.get(c.label) ?? '#999'),
-        deltas: true,
-        noise: report.comparisons.map((c) => {
-          const n = comparisonNoise(report, c);
-          // Columns of comparisonTable: strategy, TTFT P50, P90, P99, E2E P50, hit rate, output tok/s, req/s.
-          return [
-            false,
-            n.ttftP50,
-            n.ttftP90,
-            n.ttftP99,
-            n.e2eP50,
-            n.hitRate,
-            n.outputTokensPerSecond,
-            n.requestsPerSecond,
-          ];
-        }),
+  ];
+  if (report.baseline === null || report.comparisons.length === 0) return sections;
+  const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]]));
+  return [
+    ...sections,
+    `<h2>Against ${escapeXml(report.baseline)}</h2>`,
+    htmlTable(comparisonTable(report), {
+      swatches: report.comparisons.map((c) => colorOf.get(c.label) ?? '#999'),
+      deltas: true,
+      noise: report.comparisons.map((c) => {
+        const n = comparisonNoise(report, c);
+        // Columns of comparisonTable: strategy, TTFT P50, P90, P99, E2E P50, hit rate, output tok/s, req/s.
+        return [
+          false,
+          n.ttftP50,
+          n.ttftP90,
+          n.ttftP99,
+          n.e2eP50,
+          n.hitRate,
+          n.outputTokensPerSecond,
+          n.requestsPerSecond,
+        ];
       }),
-      '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points. Grey: within noise.</p>',
-    );
-  }
+    }),
+    '<p class="meta">Latency and throughput: change relative to the baseline. Hit rate: difference in percentage points. Grey: within noise.</p>',
+  ];
+}
 
-  body.push('<h2>Time to first token</h2>', '<div class="charts">');
-  for (const scale of scales) {
-    body.push(
-      `<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`,
-    );
-  }
-  body.push('</div>', ...priorityCdfSection(report.strategies, colors));
+/** The TTFT CDF on a linear axis, a logarithmic one, or both. */
+function ttftSection(report: BenchmarkReport, colors: readonly string[], options: HtmlOptions): string[] {
+  const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i], points: s.ttftCdf }));
+  const scales: ('linear' | 'log')[] =
+    options.ttftScale === 'linear' ? ['linear'] : options.ttftScale === 'log' ? ['log'] : ['linear', 'log'];
+  return [
+    '<h2>Time to first token</h2>',
+    '<div class="charts">',
+    ...scales.map(
+      (scale) =>
+        `<div class="card">${cdfChart(series, { scale, title: `TTFT CDF${scale === 'log' ? ' (log x)' : ''}`, xLabel: 'time to first token', width: 540, height: 360 })}</div>`,
+    ),
+    '</div>',
+    ...priorityCdfSection(report.strategies, colors),
+  ];
+}
 
-  body.push('<h2>Per-instance load</h2>', '<div class="charts">');
-  // One y-scale for every strategy's charts, so bars compare across them.
+/** Per-instance share and in-flight bars for each strategy, on one y-scale so they compare, and their table. */
+function instanceSection(report: BenchmarkReport, colors: readonly string[]): string[] {
   const scale = {
     share: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.share))),
     inFlight: Math.max(0, ...report.strategies.flatMap((s) => s.instances.map((i) => i.maxInFlight))),
   };
-  report.strategies.forEach((s, i) => {
-    body.push(
-      `<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i], width: 540, scale })}</div>`,
-    );
-  });
-  body.push('</div>');
-  body.push(
+  return [
+    '<h2>Per-instance load</h2>',
+    '<div class="charts">',
+    ...report.strategies.map(
+      (s, i) =>
+        `<div class="card">${instanceBars(s.instances, { title: s.label, color: colors[i], width: 540, scale })}</div>`,
+    ),
+    '</div>',
     '<p class="meta">Table: request share · time-weighted mean in-flight / max in-flight.</p>',
     htmlTable(instanceTable(report)),
-  );
+  ];
+}
 
+/** Decisions, ceilings, errors, workload parameters, environment and notes, each where the report has them. */
+function detailSections(report: BenchmarkReport): string[] {
+  const body: string[] = [];
   const decisions = decisionTable(report);
   if (decisions !== undefined) {
     body.push(
@@ -200,7 +234,6 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
       htmlTable(decisions),
     );
   }
-
   const ceilings = ceilingRows(report);
   if (ceilings.length > 0) {
     body.push(
@@ -225,20 +258,5 @@ export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): 
   const notes = [...report.workload.notes, ...report.notes];
   if (notes.length > 0)
     body.push('<h2>Notes</h2>', `<ul class="notes">${notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>`);
-
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeXml(report.title)}</title>`,
-    `<style>${REPORT_STYLE}</style>`,
-    '</head>',
-    '<body><main>',
-    body.join('\n'),
-    '</main></body>',
-    '</html>',
-    '',
-  ].join('\n');
+  return body;
 }

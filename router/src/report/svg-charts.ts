@@ -198,19 +198,11 @@ function legendedChartFrame(
   return { width, height, m, titleLines, legend };
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
-  const { width, height, m, titleLines, legend } = legendedChartFrame(
-    options.title,
-    series,
-    options.width ?? 760,
-    56,
-    options.height ?? 380,
-  );
-  const plotW = width - m.left - m.right;
-  const plotH = height - m.top - m.bottom;
-  const values = series.flatMap((s) => s.points.map((p) => p.value));
-  const log = options.scale === 'log';
+/**
+ * The CDF's x axis over `values`: from 0 (linear, ending on a tick) or from the power of ten below the smallest
+ * positive value to the one above the largest (log); a default range when there is nothing to plot.
+ */
+function cdfAxis(values: readonly number[], log: boolean): { lo: number; hi: number; ticks: number[] } {
   const positive = values.filter((v) => v > 0);
   let lo = log ? Math.min(...positive) : 0;
   let hi = Math.max(...values, 0);
@@ -231,6 +223,24 @@ export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions)
     if (ticks[ticks.length - 1] < hi) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
     hi = ticks[ticks.length - 1]!;
   }
+  return { lo, hi, ticks };
+}
+
+export function cdfChart(series: readonly CdfSeries[], options: CdfChartOptions): string {
+  const { width, height, m, titleLines, legend } = legendedChartFrame(
+    options.title,
+    series,
+    options.width ?? 760,
+    56,
+    options.height ?? 380,
+  );
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+  const log = options.scale === 'log';
+  const { lo, hi, ticks } = cdfAxis(
+    series.flatMap((s) => s.points.map((p) => p.value)),
+    log,
+  );
   const x = (v: number): number =>
     m.left +
     (log ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) : (v - lo) / (hi - lo)) *
@@ -567,7 +577,40 @@ const STANDALONE_STYLE = [
  * published range it is compared with as a band of the same colour: where a line runs inside its band, that
  * setting reproduces the figure. Points are drawn where they were measured; nothing is interpolated beyond them.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+/** Each series' published range as a translucent band across the plot, at least 3 px high. */
+function publishedBands(
+  series: readonly BandSeries[],
+  y: (v: number) => number,
+  plot: { readonly left: number; readonly width: number },
+  formatValue: (v: number) => string,
+): string[] {
+  const bands: string[] = [];
+  for (const s of series) {
+    if (!s.band) continue;
+    const top = y(Math.max(s.band.min, s.band.max));
+    const bottom = y(Math.min(s.band.min, s.band.max));
+    // A point-like range (≈82 %) still shows as a thin band.
+    const h = Math.max(bottom - top, 3);
+    bands.push(
+      `<rect x="${plot.left}" y="${r(top - (h - (bottom - top)) / 2)}" width="${r(plot.width)}" height="${r(h)}" fill="${s.color}" fill-opacity="0.15"><title>${escapeXml(`${s.label}: published ${formatValue(s.band.min)} … ${formatValue(s.band.max)}`)}</title></rect>`,
+    );
+  }
+  return bands;
+}
+
+/** The y ticks of a band chart: every measured value and band inside, from yMin / yMax when given. */
+function bandYTicks(series: readonly BandSeries[], options: BandChartOptions): number[] {
+  const values = series
+    .flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null])
+    .filter((v): v is number => v !== null && Number.isFinite(v));
+  const lo = options.yMin ?? Math.min(0, ...values);
+  const yTicks = linearTicks(lo, options.yMax ?? Math.max(...values, 1));
+  // The ticks start at a round value at or above `lo`; one step more keeps the lowest point on the chart.
+  const yStep = yTicks.length > 1 ? yTicks[1] - yTicks[0] : 1;
+  if (yTicks[0] > lo) yTicks.unshift(Number((yTicks[0] - yStep).toPrecision(12)));
+  return yTicks;
+}
+
 export function bandChart(series: readonly BandSeries[], options: BandChartOptions): string {
   const { width, height, m, titleLines, legend } = legendedChartFrame(
     options.title,
@@ -581,16 +624,9 @@ export function bandChart(series: readonly BandSeries[], options: BandChartOptio
   const xs = series.flatMap((s) =>
     s.points.filter((p) => p.value !== null && Number.isFinite(p.value)).map((p) => p.x),
   );
-  const values = series
-    .flatMap((s) => [...s.points.map((p) => p.value), s.band?.min ?? null, s.band?.max ?? null])
-    .filter((v): v is number => v !== null && Number.isFinite(v));
   const xMin = Math.min(...xs, options.guide?.x ?? Infinity);
   const xMax = Math.max(...xs, options.guide?.x ?? -Infinity, xMin + 1e-9);
-  const lo = options.yMin ?? Math.min(0, ...values);
-  const yTicks = linearTicks(lo, options.yMax ?? Math.max(...values, 1));
-  // The ticks start at a round value at or above `lo`; one step more keeps the lowest point on the chart.
-  const yStep = yTicks.length > 1 ? yTicks[1] - yTicks[0] : 1;
-  if (yTicks[0] > lo) yTicks.unshift(Number((yTicks[0] - yStep).toPrecision(12)));
+  const yTicks = bandYTicks(series, options);
   const yLo = yTicks[0];
   const yHi = yTicks[yTicks.length - 1];
   const x = (v: number): number => m.left + ((v - xMin) / (xMax - xMin)) * plotW;
@@ -602,16 +638,7 @@ export function bandChart(series: readonly BandSeries[], options: BandChartOptio
   if (options.standalone)
     parts.push(`<style>${STANDALONE_STYLE}</style><rect width="${width}" height="${height}" fill="#ffffff"/>`);
   parts.push(multilineText(titleLines, m.left, 20, TITLE_LINE, 'chart-title'));
-  for (const s of series) {
-    if (!s.band) continue;
-    const top = y(Math.max(s.band.min, s.band.max));
-    const bottom = y(Math.min(s.band.min, s.band.max));
-    // A point-like range (≈82 %) still shows as a thin band.
-    const h = Math.max(bottom - top, 3);
-    parts.push(
-      `<rect x="${m.left}" y="${r(top - (h - (bottom - top)) / 2)}" width="${r(plotW)}" height="${r(h)}" fill="${s.color}" fill-opacity="0.15"><title>${escapeXml(`${s.label}: published ${options.formatValue(s.band.min)} … ${options.formatValue(s.band.max)}`)}</title></rect>`,
-    );
-  }
+  parts.push(...publishedBands(series, y, { left: m.left, width: plotW }, options.formatValue));
   for (const t of yTicks) {
     parts.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
     parts.push(

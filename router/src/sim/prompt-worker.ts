@@ -87,11 +87,13 @@ export function promptWorkerPays(
   return concurrentRuns < cores && expectedRequests >= MIN_REQUESTS_FOR_WORKER;
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function startPromptWorker(workload: Workload, settings: PrepareSettings): PromptSource {
-  const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
-  const ctl = new Int32Array(control);
-  const { port1, port2 } = new MessageChannel();
+/** The worker thread that prepares `workload`'s prompts, told where to post them and how to pace itself. */
+function spawnPromptWorker(
+  workload: Workload,
+  settings: PrepareSettings,
+  control: SharedArrayBuffer,
+  port: MessagePort,
+): Worker {
   // Under ts-node or ts-jest this module is TypeScript: the worker then loads it through ts-node.
   const typescript = __filename.endsWith('.ts');
   const worker = new Worker(__filename, {
@@ -101,15 +103,23 @@ export function startPromptWorker(workload: Workload, settings: PrepareSettings)
       blockTokens: settings.blockTokens,
       model: settings.model,
       control,
-      port: port2,
+      port,
     } satisfies WorkerSettings,
-    transferList: [port2],
+    transferList: [port],
     resourceLimits: { maxOldGenerationSizeMb: WORKER_MAX_OLD_GENERATION_MB },
     execArgv: typescript ? ['--require', 'ts-node/register/transpile-only'] : [],
   });
   worker.unref();
-  // A crash the worker could not report (it reports its own errors) surfaces as a stall, below.
+  // A crash the worker could not report (it reports its own errors) surfaces as a stall (startPromptWorker's receive).
   worker.on('error', () => undefined);
+  return worker;
+}
+
+export function startPromptWorker(workload: Workload, settings: PrepareSettings): PromptSource {
+  const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const ctl = new Int32Array(control);
+  const { port1, port2 } = new MessageChannel();
+  const worker = spawnPromptWorker(workload, settings, control, port2);
   let closed = false;
 
   function close(): void {
