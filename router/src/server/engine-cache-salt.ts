@@ -23,16 +23,18 @@ export function engineCacheSaltOf(
 const ENGINE_SALT_PREFIX = 'prefix-router-key:';
 
 /**
- * `body` (a JSON object, as parsing established) with `"cache_salt": salt` as its first member: spliced in after the
- * opening brace rather than re-serialized, so the rest of the bytes go to the engine exactly as the client sent them.
+ * `body` (a JSON object, as parsing established) with `"cache_salt": salt` as its last member: spliced in before the
+ * closing brace rather than re-serialized, so the rest of the bytes go to the engine exactly as the client sent them.
+ * Last, because JSON parsers keep the last of duplicate names: a body's own `"cache_salt": null` (no salt, as vLLM
+ * reads it) cannot undo the router's.
  */
 export function withCacheSalt(body: Buffer, salt: string): Buffer {
-  const open = body.indexOf(0x7b);
-  if (open < 0) throw new Error('withCacheSalt takes a JSON object body');
-  let next = open + 1;
-  while (next < body.length && isJsonWhitespace(body[next])) next++;
-  const member = `"cache_salt":${JSON.stringify(salt)}${body[next] === 0x7d ? '' : ','}`;
-  return Buffer.concat([body.subarray(0, open + 1), Buffer.from(member, 'utf8'), body.subarray(open + 1)]);
+  const close = body.lastIndexOf(0x7d);
+  if (close < 0) throw new Error('withCacheSalt takes a JSON object body');
+  let previous = close - 1;
+  while (previous >= 0 && isJsonWhitespace(body[previous])) previous--;
+  const member = `${body[previous] === 0x7b ? '' : ','}"cache_salt":${JSON.stringify(salt)}`;
+  return Buffer.concat([body.subarray(0, close), Buffer.from(member, 'utf8'), body.subarray(close)]);
 }
 
 function isJsonWhitespace(byte: number): boolean {

@@ -153,11 +153,6 @@ export class InstanceStatePublisher {
     }
     return body;
   }
-
-  /** Characters of encoded answers held now (the snapshot and the `since` points). */
-  get encodedChars(): number {
-    return (this.encodedSnapshot?.length ?? 0) + this.encodedSinceBytes;
-  }
 }
 
 function optionalInteger(query: URLSearchParams, name: string, min: number, max: number): number | undefined {

@@ -137,12 +137,14 @@ describe('when two API keys send the same prompt to one engine', () => {
 
 describe('withCacheSalt', () => {
   it.each([
-    ['{"model":"m"}', { cache_salt: 's', model: 'm' }],
-    ['  {  }', { cache_salt: 's' }],
-    ['{\n"a":[1,{"b":2}]}', { cache_salt: 's', a: [1, { b: 2 }] }],
-  ])('GIVEN %j THEN the salt is its first member and the rest is unchanged', (body, expected) => {
+    ['{"model":"m"}', { model: 'm', cache_salt: 's' }],
+    ['  {  }  ', { cache_salt: 's' }],
+    ['{\n"a":[1,{"b":2}]\n}\n', { a: [1, { b: 2 }], cache_salt: 's' }],
+    ['{"model":"m","cache_salt":null}', { model: 'm', cache_salt: 's' }],
+  ])('GIVEN %j THEN the salt is its last member and the rest is unchanged', (body, expected) => {
     const salted = withCacheSalt(Buffer.from(body), 's').toString('utf8');
     expect(JSON.parse(salted)).toEqual(expected);
-    expect(Object.keys(JSON.parse(salted) as object)[0]).toBe('cache_salt');
+    expect(Object.keys(JSON.parse(salted) as object).at(-1)).toBe('cache_salt');
+    expect(salted.startsWith(body.slice(0, body.lastIndexOf('}')))).toBe(true);
   });
 });
