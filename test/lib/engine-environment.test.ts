@@ -283,7 +283,6 @@ describe('when scheduler options are set (the ranges of the router’s --engine-
 
 describe('when synth loads the router’s engine arguments', () => {
   test('GIVEN a checkout THEN lib/private/router-settings.ts finds the very module --engine-arg uses', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the router module as the CLI imports it
     const router =
       require('../../router/src/emulator/engine-args') as typeof import('../../router/src/emulator/engine-args');
     expect(loadEngineArgs()?.ENGINE_ARGS).toEqual(router.ENGINE_ARGS);
