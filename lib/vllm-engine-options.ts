@@ -34,6 +34,31 @@ export interface VllmEngineOptions {
   readonly maxNumSeqs?: number;
 
   /**
+   * vLLM `--max-num-batched-tokens`: the token budget of one engine step. Allowed: an integer between 1 and
+   * 10,000,000, at least `maxNumSeqs` when both are set (vLLM refuses less). The same ranges as the emulator's
+   * `--engine-arg`, checked at synth by the router's own module (router/src/emulator/engine-args.ts).
+   *
+   * @default - vLLM's default for the GPU (8,192 on H100-class GPUs for online serving)
+   */
+  readonly maxNumBatchedTokens?: number;
+
+  /**
+   * vLLM `--long-prefill-token-threshold`: the most tokens one request computes in a step, so a long prefill leaves
+   * room in each step for others. Allowed: an integer between 0 (no cap) and `maxModelLen`.
+   *
+   * @default - vLLM's default (0, no cap)
+   */
+  readonly longPrefillTokenThreshold?: number;
+
+  /**
+   * vLLM `--scheduling-policy`: `fcfs` (arrival order) or `priority` (the request body's `priority`, lower sooner,
+   * ties by arrival; vLLM refuses a non-zero `priority` under `fcfs`). The router forwards `priority` untouched.
+   *
+   * @default - vLLM's default (fcfs)
+   */
+  readonly schedulingPolicy?: string;
+
+  /**
    * vLLM automatic prefix caching: what prefix-aware routing is for. Turning it off under `PREFIX_AWARE` is
    * allowed but warned about.
    *

@@ -1,6 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import { MODEL_MOUNT_PATH, ModelSourceConfig } from '../model-source';
 import { EngineEnvConvention, VllmEngineOptions } from '../vllm-engine-options';
+import { loadEngineArgs } from './router-settings';
 import { ProblemCollector, show } from './validation';
 
 /** Flags that have a first-class option and so may not be set through `extraArgs`. */
@@ -49,6 +50,7 @@ export function validateEngineOptions(
   problems.integerAtLeast('engine.tensorParallelSize', options.tensorParallelSize, 1);
   problems.integerAtLeast('engine.maxModelLen', options.maxModelLen, 1);
   problems.integerAtLeast('engine.maxNumSeqs', options.maxNumSeqs, 1);
+  validateSchedulerOptions(options, problems);
   const util = options.gpuMemoryUtilization;
   if (util !== undefined && !Token.isUnresolved(util) && !(util > 0 && util <= 1)) {
     problems.add(`engine.gpuMemoryUtilization must be greater than 0 and at most 1 (got ${util})`);
@@ -114,6 +116,9 @@ function renderDlc({ model, options, tensorParallelSize }: EngineEnvironmentInpu
   put('max-model-len', options.maxModelLen);
   put('gpu-memory-utilization', options.gpuMemoryUtilization);
   put('max-num-seqs', options.maxNumSeqs);
+  put('max-num-batched-tokens', options.maxNumBatchedTokens);
+  put('long-prefill-token-threshold', options.longPrefillTokenThreshold);
+  put('scheduling-policy', options.schedulingPolicy);
   put('served-model-name', options.servedModelName);
   // The DLC renders `true` as a bare flag and drops `false`; vLLM turns prefix caching on by default, so turning
   // it off needs the negative flag.
@@ -140,6 +145,9 @@ function renderLmi({ model, options, tensorParallelSize }: EngineEnvironmentInpu
   put('MAX_MODEL_LEN', options.maxModelLen);
   put('GPU_MEMORY_UTILIZATION', options.gpuMemoryUtilization);
   put('MAX_ROLLING_BATCH_SIZE', options.maxNumSeqs);
+  put(envSuffixForFlag('max-num-batched-tokens'), options.maxNumBatchedTokens);
+  put(envSuffixForFlag('long-prefill-token-threshold'), options.longPrefillTokenThreshold);
+  put(envSuffixForFlag('scheduling-policy'), options.schedulingPolicy);
   put('SERVED_MODEL_NAME', options.servedModelName);
   put('ENABLE_PREFIX_CACHING', options.enablePrefixCaching ?? true);
   for (const [flag, value] of Object.entries(options.extraArgs ?? {})) put(envSuffixForFlag(flag), value);
@@ -196,4 +204,52 @@ export function validateEnvironmentCount(input: EnvironmentCountInput, problems:
       `engine settings must render at most ${MAX_ENV_ENTRIES} container environment variables (got ${envCount})`,
     );
   }
+}
+
+/** The construct's option for each engine argument the router's model follows (engine-args.ts flag names); maxNumSeqs keeps its own check above. */
+const SCHEDULER_OPTIONS: readonly (readonly [string, keyof VllmEngineOptions])[] = [
+  ['max-num-batched-tokens', 'maxNumBatchedTokens'],
+  ['long-prefill-token-threshold', 'longPrefillTokenThreshold'],
+  ['scheduling-policy', 'schedulingPolicy'],
+];
+
+/**
+ * The scheduler options against the ranges and relations `--engine-arg` uses (one home: the router's
+ * engine-args module, loaded at synth as the router settings are); nothing is checked here when this installation
+ * carries no router (as for the other router checks, see router-settings.ts).
+ */
+function validateSchedulerOptions(options: VllmEngineOptions, problems: ProblemCollector): void {
+  const engineArgs = loadEngineArgs();
+  if (engineArgs === undefined) return;
+  const given: Record<string, number | string> = {};
+  for (const [flag, option] of SCHEDULER_OPTIONS) {
+    // Stacks written before the option existed set it in extraArgs: both are checked the same way, one at a time.
+    const extra = options.extraArgs?.[flag];
+    if (options[option] !== undefined && extra !== undefined) {
+      problems.add(`engine.${option} and engine.extraArgs['${flag}'] are both set; keep one (got ${show(extra)})`);
+      continue;
+    }
+    const name = extra !== undefined ? `engine.extraArgs['${flag}']` : `engine.${option}`;
+    const value = options[option] ?? extra;
+    // A non-finite number is already refused by the extraArgs check.
+    if (value === undefined || Token.isUnresolved(value) || (typeof value === 'number' && !Number.isFinite(value)))
+      continue;
+    const spec = engineArgs.ENGINE_ARGS.find((s) => s.flag === flag);
+    const problem = spec === undefined ? undefined : engineArgs.engineArgValueProblem(spec, value);
+    if (problem !== undefined) problems.add(`${name} ${problem}`);
+    else given[option] = value as number | string;
+  }
+  const relation = engineArgs.schedulerRelationProblems(
+    'engine',
+    {
+      maxNumBatchedTokens: (given.maxNumBatchedTokens as number | undefined) ?? Infinity,
+      maxNumSeqs:
+        Number.isInteger(options.maxNumSeqs) && !Token.isUnresolved(options.maxNumSeqs) ? options.maxNumSeqs! : 1,
+      longPrefillTokenThreshold: given.longPrefillTokenThreshold as number | undefined,
+    },
+    typeof options.maxModelLen === 'number' && !Token.isUnresolved(options.maxModelLen)
+      ? options.maxModelLen
+      : undefined,
+  );
+  for (const problem of relation) problems.add(problem.replace(/^engine /, 'engine: '));
 }

@@ -35,7 +35,19 @@ export interface InstancePricesModule {
   readonly HOURS_PER_MONTH: number;
 }
 
+/** The router's engine arguments (router/src/emulator/engine-args.ts): names, ranges and vLLM's relations. */
+export interface EngineArgsModule {
+  readonly ENGINE_ARGS: readonly { readonly flag: string }[];
+  engineArgValueProblem(spec: { readonly flag: string }, value: unknown): string | undefined;
+  schedulerRelationProblems(
+    where: string,
+    settings: { maxNumBatchedTokens: number; maxNumSeqs: number; longPrefillTokenThreshold?: number },
+    maxModelLen?: number,
+  ): string[];
+}
+
 const CONTAINER_CONFIG = ['router', 'src', 'container', 'container-config'];
+const ENGINE_ARGS = ['router', 'src', 'emulator', 'engine-args'];
 const INSTANCE_PRICES = ['router', 'src', 'common', 'instance-prices'];
 
 /**
@@ -77,4 +89,9 @@ export function loadRouterSettings(from: string = __dirname): RouterSettingsModu
 /** The router's price table, or undefined when this installation carries none (then synth states no price). */
 export function loadInstancePrices(from: string = __dirname): InstancePricesModule | undefined {
   return loadRouterModule<InstancePricesModule>(INSTANCE_PRICES, from);
+}
+
+/** The router's engine-arguments module, or undefined when this installation carries none (then synth skips those checks). */
+export function loadEngineArgs(from: string = __dirname): EngineArgsModule | undefined {
+  return loadRouterModule<EngineArgsModule>(ENGINE_ARGS, from);
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { EngineEnvConvention } from '../../lib/index';
 import { envSuffixForFlag, renderEngineEnvironment, validateEngineOptions } from '../../lib/private/engine-environment';
+import { loadEngineArgs } from '../../lib/private/router-settings';
 import { ProblemCollector } from '../../lib/private/validation';
 
 const HF = { huggingFaceModelId: 'meta-llama/Llama-3.1-70B-Instruct' };
@@ -206,5 +207,84 @@ describe('when engine options are validated', () => {
     expect(problems({ extraArgs: { 'max-num-batched-tokens': Infinity } })).toEqual([
       "engine.extraArgs['max-num-batched-tokens'] must be a finite number (got Infinity)",
     ]);
+  });
+});
+
+describe('when scheduler options are set (the ranges of the router’s --engine-arg, router/src/emulator/engine-args.ts)', () => {
+  test('GIVEN them WHEN rendered for the DLC and LMI THEN each becomes its SM_VLLM_ / OPTION_ variable', () => {
+    const options = { maxNumBatchedTokens: 16384, longPrefillTokenThreshold: 2048, schedulingPolicy: 'priority' };
+    const dlc = renderEngineEnvironment({
+      convention: EngineEnvConvention.SM_VLLM,
+      model: HF,
+      options,
+      tensorParallelSize: 8,
+    });
+    expect(dlc).toMatchObject({
+      SM_VLLM_MAX_NUM_BATCHED_TOKENS: '16384',
+      SM_VLLM_LONG_PREFILL_TOKEN_THRESHOLD: '2048',
+      SM_VLLM_SCHEDULING_POLICY: 'priority',
+    });
+    const lmi = renderEngineEnvironment({
+      convention: EngineEnvConvention.LMI,
+      model: HF,
+      options,
+      tensorParallelSize: 8,
+    });
+    expect(lmi).toMatchObject({
+      OPTION_MAX_NUM_BATCHED_TOKENS: '16384',
+      OPTION_LONG_PREFILL_TOKEN_THRESHOLD: '2048',
+      OPTION_SCHEDULING_POLICY: 'priority',
+    });
+  });
+
+  test.each([
+    [{ maxNumBatchedTokens: 0 }, 'engine.maxNumBatchedTokens must be an integer between 1 and 10000000 (got 0)'],
+    [
+      { maxNumBatchedTokens: 10_000_001 },
+      'engine.maxNumBatchedTokens must be an integer between 1 and 10000000 (got 10000001)',
+    ],
+    [
+      { longPrefillTokenThreshold: -1 },
+      'engine.longPrefillTokenThreshold must be an integer between 0 and 100000000 (got -1)',
+    ],
+    [{ schedulingPolicy: 'sjf' }, 'engine.schedulingPolicy must be one of fcfs, priority (got "sjf")'],
+    [
+      { maxNumBatchedTokens: 128, maxNumSeqs: 256 },
+      'engine: max-num-batched-tokens (128) must be at least max-num-seqs (256)',
+    ],
+    [
+      { longPrefillTokenThreshold: 8193, maxModelLen: 8192 },
+      'engine: long-prefill-token-threshold (8193) must be at most max-model-len (8192)',
+    ],
+  ])('GIVEN %j WHEN validated THEN refused: %s', (options, message) => {
+    expect(problems(options)).toEqual([message]);
+  });
+
+  test.each([
+    { maxNumBatchedTokens: 1, maxNumSeqs: 1 },
+    { maxNumBatchedTokens: 10_000_000 },
+    { longPrefillTokenThreshold: 0 },
+    { longPrefillTokenThreshold: 8192, maxModelLen: 8192 },
+    { schedulingPolicy: 'fcfs' },
+  ])('GIVEN %j (a boundary) WHEN validated THEN accepted', (options) => {
+    expect(problems(options)).toEqual([]);
+  });
+
+  test('GIVEN one of them in extraArgs (stacks written before the option) THEN it is checked the same way; both at once is refused', () => {
+    expect(problems({ extraArgs: { 'scheduling-policy': 'priority' } })).toEqual([]);
+    expect(problems({ extraArgs: { 'long-prefill-token-threshold': -1 } })).toEqual([
+      "engine.extraArgs['long-prefill-token-threshold'] must be an integer between 0 and 100000000 (got -1)",
+    ]);
+    expect(problems({ schedulingPolicy: 'fcfs', extraArgs: { 'scheduling-policy': 'priority' } })).toEqual([
+      "engine.schedulingPolicy and engine.extraArgs['scheduling-policy'] are both set; keep one (got 'priority')",
+    ]);
+  });
+});
+
+describe('when synth loads the router’s engine arguments', () => {
+  test('GIVEN a checkout THEN lib/private/router-settings.ts finds the very module --engine-arg uses', () => {
+    const router =
+      require('../../router/src/emulator/engine-args') as typeof import('../../router/src/emulator/engine-args');
+    expect(loadEngineArgs()?.ENGINE_ARGS).toEqual(router.ENGINE_ARGS);
   });
 });

@@ -29,7 +29,7 @@ import {
   textFlag,
 } from './flag-values';
 import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
-import { flowControlFlag, flowControlOption } from './flow-control-flag';
+import { flowControlBoundOption, flowControlFlag, flowControlOption } from './flow-control-flag';
 import type { FlowControlSettings } from '../core/flow-control';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
@@ -105,6 +105,7 @@ export function register(program: Command): void {
     .option('--quiet', 'print only the report paths')
     .addOption(engineArgOption())
     .addOption(flowControlOption())
+    .addOption(flowControlBoundOption())
     .action(async (flags: Record<string, unknown>) => {
       await runSimulateCommand(flags);
     });

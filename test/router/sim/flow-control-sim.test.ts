@@ -68,7 +68,12 @@ describe('flow control in the simulator', () => {
     const plain = parseWorkloadSpec(
       'long-context?groups=2&prefixTokens=300&suffixTokens=20..40&outputTokens=4&rate=40&count=30',
     );
-    const config = { workload: plain, instances: 2, profile: builtinProfile('tiny'), policy: { name: 'cache-aware' } };
+    const config = {
+      workload: plain,
+      instances: 2,
+      profile: builtinProfile('tiny'),
+      policy: { name: 'cache-aware' as const },
+    };
     const on = simulate({ ...config, flowControl: bound });
     const off = simulate({ ...config, flowControl: { ...bound, mode: 'off' } });
     // Decision times are wall-clock measurements: everything else is equal.
