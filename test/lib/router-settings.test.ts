@@ -147,6 +147,7 @@ describe('when the installation carries no compiled router', () => {
       jest.doMock('../../lib/private/router-settings', () => ({
         loadRouterSettings: () => undefined,
         loadInstancePrices: () => undefined,
+        loadRouterModule: () => undefined,
       }));
       const lib = require('../../lib/index') as typeof import('../../lib/index');
       const { App, Stack } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');
