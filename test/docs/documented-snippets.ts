@@ -47,12 +47,6 @@ export const SKETCHES: readonly { readonly file: string; readonly contains: stri
     contains: 'interface RequestRecord {',
     reason: 'the shape of a request record, field by field; the type itself is router/src/report/',
   },
-  {
-    file: 'docs/plan.md',
-    contains: 'From prefix-router plan:',
-    reason:
-      'what `prefix-router plan` prints, props to paste into a construct; printed by the plan tests (test/router/plan/)',
-  },
 ];
 
 export const SNIPPET_DOCS = (root: string): string[] => [

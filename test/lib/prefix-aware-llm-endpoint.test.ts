@@ -138,6 +138,7 @@ describe('when the children are listed', () => {
         'ErrorRateAlarm',
         'ExecutionRole',
         'GpuMemoryAlarm',
+        'HourlyPrice',
         'Model',
         'ModelLatencyAlarm',
       ].sort(),

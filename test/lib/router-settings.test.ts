@@ -148,6 +148,7 @@ describe('when the installation carries no compiled router', () => {
         loadRouterSettings: () => undefined,
         loadInstancePrices: () => undefined,
         loadEngineArgs: () => undefined,
+        loadRouterModule: () => undefined,
       }));
       const lib = require('../../lib/index') as typeof import('../../lib/index');
       const { App, Stack } = require('aws-cdk-lib') as typeof import('aws-cdk-lib');

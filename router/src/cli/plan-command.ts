@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { LIST_PRICE_SOURCE, LIST_PRICE_USD_PER_HOUR } from '../common/instance-prices';
 import type { DerivedProfile } from '../emulator/derived-profile';
+import { instanceGpus } from '../emulator/gpu-catalog';
+import { allowedTensorParallelSizes, catalogedArchitecture } from '../emulator/model-architecture';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, type EngineProfile } from '../emulator/engine-profile';
 import { POLICY_NAMES } from '../policy';
 import {
@@ -15,6 +17,7 @@ import {
   renderPlanMarkdown,
   writePlanReport,
   type InstancePrice,
+  type PlanDeployment,
   type PlanReport,
   type PlanReportFiles,
 } from '../plan/plan-report';
@@ -259,9 +262,35 @@ export async function runPlanCommand(
     instanceType: flags.instanceType,
     instances: flags.instances,
     price: flags.price,
+    deployment: planDeployment(flags),
   });
   const files = await writePlanReport(report, flags.slos, flags.out);
   if (!flags.quiet) print(renderPlanMarkdown(report).split('\n## Measured sizes')[0].trimEnd());
   print(`report: ${files.html}\n        ${files.markdown}\n        ${files.json}`);
   return { report, files };
+}
+
+/** The model and engine settings the plan's app file states: the derivation's, or the construct's rule for a shipped profile. */
+export function planDeployment(flags: Pick<PlanFlags, 'profile' | 'derived' | 'instanceType'>): PlanDeployment {
+  if (flags.derived !== undefined) {
+    const { profile, tensorParallelSize, gpuCount } = flags.derived;
+    const architecture = catalogedArchitecture(profile.modelName);
+    const capped = architecture !== undefined && profile.maxModelLen < architecture.maxPositionEmbeddings;
+    return {
+      modelId: profile.modelName,
+      tensorParallelSize,
+      gpuCount,
+      ...(capped ? { maxModelLen: profile.maxModelLen } : {}),
+    };
+  }
+  const hardware = instanceGpus(flags.instanceType);
+  const architecture = catalogedArchitecture(flags.profile.modelName);
+  if (hardware === undefined) return { modelId: flags.profile.modelName };
+  const tensorParallelSize =
+    architecture === undefined ? undefined : allowedTensorParallelSizes(architecture, hardware.gpuCount).pop();
+  return {
+    modelId: flags.profile.modelName,
+    gpuCount: hardware.gpuCount,
+    ...(tensorParallelSize !== undefined ? { tensorParallelSize } : {}),
+  };
 }

@@ -108,6 +108,8 @@ export interface PlanReportInput {
   readonly instanceType: string;
   readonly instances: { readonly min: number; readonly max: number };
   readonly price: InstancePrice;
+  /** The model and engine settings the printed app file states. */
+  readonly deployment: PlanDeployment;
   readonly createdAt?: string;
 }
 
@@ -169,7 +171,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     price,
     hoursPerMonth: HOURS_PER_MONTH,
     strategies,
-    construct: constructSuggestion(result, input.instanceType),
+    construct: constructSuggestion(input),
     autoscaling: result.autoscaling,
     runs: result.runs,
     wallSeconds: Math.round(result.wallMs / 100) / 10,
@@ -199,38 +201,112 @@ function figuresOf(run: SizedRun, slos: readonly Slo[]): PlanFigures {
   };
 }
 
-/** The cheapest SageMaker strategy as construct props, with the autoscaling bounds when they were sized. */
-function constructSuggestion(result: PlanResult, instanceType: string): ConstructSuggestion | null {
+/** What the planned fleet runs, for the app file plan prints: the model and the engine settings it assumed. */
+export interface PlanDeployment {
+  /** The Hugging Face id the profile models. */
+  readonly modelId: string;
+  /** The tensor parallel size the profile assumed, when known (derived profiles, catalogued models). */
+  readonly tensorParallelSize?: number;
+  /** GPUs per instance, when the instance type is catalogued. */
+  readonly gpuCount?: number;
+  /** The context the profile assumed when it is below the model's own (KV-limited): vLLM needs it set. */
+  readonly maxModelLen?: number;
+}
+
+/** `InstanceType.ML_G6E_2XLARGE` for a catalogued name, else `InstanceType.of('…')`. */
+function instanceTypeCode(instanceType: string, catalogued: boolean): string {
+  return catalogued
+    ? `InstanceType.${instanceType.toUpperCase().replace(/[.-]/g, '_')}`
+    : `InstanceType.of(${JSON.stringify(instanceType)})`;
+}
+
+function routingCode(routing: ConstructSuggestion['props']['routing']): string {
+  if (routing.kind === 'PREFIX_AWARE')
+    return `RoutingStrategy.prefixAware({ prefixLength: ${routing.prefixLength}, concurrencyThreshold: ${routing.concurrencyThreshold} })`;
+  return routing.kind === 'RANDOM' ? 'RoutingStrategy.random()' : 'RoutingStrategy.leastOutstandingRequests()';
+}
+
+/** The engine settings the plan assumed, as the construct's `engine` prop and a comment on data parallelism. */
+function engineLines(deployment: PlanDeployment): string[] {
+  const tp = deployment.tensorParallelSize;
+  if (tp === undefined) return [];
+  const settings = [
+    `tensorParallelSize: ${tp}`,
+    ...(deployment.maxModelLen ? [`maxModelLen: ${deployment.maxModelLen}`] : []),
+  ];
+  const idle =
+    deployment.gpuCount !== undefined && deployment.gpuCount > tp
+      ? `; ${deployment.gpuCount - tp} of ${deployment.gpuCount} GPUs idle (the model's heads allow no larger size)`
+      : '';
+  return [
+    `      // As simulated: tensor parallel ${tp}, data parallel 1 (one engine per instance)${idle}.`,
+    `      engine: { ${settings.join(', ')} },`,
+  ];
+}
+
+/** Why the file sets no autoScaling, from the windows plan sized (or did not size). */
+function noAutoscalingLines(a: AutoscalingPlan | null): string[] {
+  if (a === null)
+    return [
+      '      // No autoScaling: plan sized no busy and quiet windows (--window 0), so it has no bounds to suggest.',
+    ];
+  const size = (which: string) => a.windows.find((w) => w.which === which)?.minInstances ?? '?';
+  const why =
+    a.minCapacity === null || a.maxCapacity === null
+      ? a.note
+      : `the quietest ${a.windowSeconds}-s window needs ${size('quietest')} instances and the busiest ${size('busiest')}, so ` +
+        `minCapacity would equal maxCapacity (${a.maxCapacity}): it would scale nothing and would block a later change of instance type.`;
+  return wrapComment(`No autoScaling: ${why}`, '      ');
+}
+
+function wrapComment(text: string, indent: string, width = 110): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line !== '' && indent.length + 3 + line.length + 1 + word.length > width) {
+      lines.push(`${indent}// ${line}`);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(`${indent}// ${line}`);
+  return lines;
+}
+
+/** The cheapest SageMaker strategy as a whole CDK app file, with the autoscaling bounds when the windows differ. */
+function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null {
+  const { result, instanceType, deployment, price } = input;
   const chosen = recommendedSageMakerStrategy(result.strategies);
   if (chosen === undefined) return null;
-  const policy = parsePolicySpec(chosen.atMin!.policy) as {
-    name: string;
-    prefixLength?: number;
-    concurrencyThreshold?: number;
-  };
+  const policy = parsePolicySpec(chosen.atMin!.policy) as { prefixLength?: number; concurrencyThreshold?: number };
   const routing =
     chosen.sagemakerRouting === 'PREFIX_AWARE'
       ? { kind: 'PREFIX_AWARE', prefixLength: policy.prefixLength!, concurrencyThreshold: policy.concurrencyThreshold! }
       : { kind: chosen.sagemakerRouting! };
   const a = result.autoscaling;
   const autoScaling =
-    a !== null && a.minCapacity !== null && a.maxCapacity !== null
+    a !== null && a.minCapacity !== null && a.maxCapacity !== null && a.minCapacity < a.maxCapacity
       ? { minCapacity: a.minCapacity, maxCapacity: a.maxCapacity }
       : undefined;
   const instanceCount = chosen.minInstances!;
-  const routingCode =
-    routing.kind === 'PREFIX_AWARE'
-      ? `RoutingStrategy.prefixAware({ prefixLength: ${routing.prefixLength}, concurrencyThreshold: ${routing.concurrencyThreshold} })`
-      : routing.kind === 'RANDOM'
-        ? 'RoutingStrategy.random()'
-        : 'RoutingStrategy.leastOutstandingRequests()';
+  const hourly = instanceCount * price.usdPerInstanceHour;
   const lines = [
-    `// From prefix-router plan: ${chosen.label} meets every SLO with ${instanceCount} × ${instanceType}.`,
-    `instanceCount: ${instanceCount},`,
-    `routing: ${routingCode},`,
+    `// From prefix-router plan: ${chosen.label} meets every SLO with ${instanceCount} × ${instanceType} (profile ${input.profile}).`,
+    `// Cost while deployed: ${instanceCount} × ${instanceType} ≈ $${formatNumber(hourly, 2)}/h (~${usd(hourly * HOURS_PER_MONTH)}/month at ${HOURS_PER_MONTH} h; ${price.source.replace(/: pass --price-per-instance-hour$/, '')}).`,
+    "import { App, Stack } from 'aws-cdk-lib';",
+    "import { InstanceType, ModelSource, PrefixAwareLlmEndpoint, RoutingStrategy } from 'cdk-prefix-aware-llm';",
+    '',
+    'const app = new App();',
+    "const stack = new Stack(app, 'PlannedLlmStack');",
+    "new PrefixAwareLlmEndpoint(stack, 'Llm', {",
+    `  model: ModelSource.huggingFace('${deployment.modelId.replace(/'/g, "\\'")}'),`,
+    `  instanceType: ${instanceTypeCode(instanceType, deployment.gpuCount !== undefined)},`,
+    `  instanceCount: ${instanceCount},`,
+    `  routing: ${routingCode(routing)},`,
+    ...engineLines(deployment).map((l) => l.slice(4)),
     ...(autoScaling
-      ? [`autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`]
-      : []),
+      ? [`  autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`]
+      : noAutoscalingLines(a).map((l) => l.slice(4))),
+    '});',
   ];
   return {
     strategy: chosen.label,
@@ -248,10 +324,22 @@ function savingText(s: Saving): string {
   return `saves ${at}${s.instances} instance(s), ${at}${usd(s.monthlyUsd)}/month vs ${s.against}`;
 }
 
+/** The bill first: what deploying the printed app costs, before any detail (empty when no strategy met the SLOs). */
+function billLines(report: PlanReport): string[] {
+  if (report.construct === null) return [];
+  const count = report.construct.props.instanceCount;
+  const hourly = count * report.price.usdPerInstanceHour;
+  return [
+    `**Bill: ${count} × ${report.instanceType} = $${formatNumber(hourly, 2)}/hour, ~${usd(hourly * report.hoursPerMonth)}/month** (${report.construct.strategy}, the app file below).`,
+    '',
+  ];
+}
+
 /** The report as markdown: the answer first, then each strategy's figures at its size, then the measured curve. */
 export function renderPlanMarkdown(report: PlanReport): string {
   const out: string[] = [];
   out.push(`# Plan: ${report.slos.join(', ')} on ${report.workload.spec}`, '');
+  out.push(...billLines(report));
   out.push(
     `${report.workload.description}. Profile \`${report.profile}\` (one ${report.instanceType} per instance), ${report.instances.min}–${report.instances.max} instances searched, ${report.runs} simulations in ${report.wallSeconds} s.`,
     '',
@@ -283,10 +371,10 @@ export function renderPlanMarkdown(report: PlanReport): string {
   }
   out.push('');
   if (report.construct !== null) {
-    out.push(`## Construct props (${report.construct.strategy})`, '', '```ts', report.construct.snippet, '```', '');
+    out.push(`## CDK app (${report.construct.strategy})`, '', '```ts', report.construct.snippet, '```', '');
   } else {
     out.push(
-      '## Construct props',
+      '## CDK app',
       '',
       'No SageMaker routing strategy meets every SLO in the range searched: raise `--instances` or relax an SLO.',
       '',
@@ -354,7 +442,7 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
     `<h1>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</h1>`,
     `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
     `<div class="table-wrap"><table class="plan"><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table></div>`,
-    ...(report.construct ? [`<h2>Construct props</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
+    ...(report.construct ? [`<h2>CDK app</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
     ...(report.autoscaling
       ? [
           `<h2>Autoscaling</h2><p>${escapeXml(report.autoscaling.minCapacity === null ? report.autoscaling.note : `minCapacity ${report.autoscaling.minCapacity}, maxCapacity ${report.autoscaling.maxCapacity}. ${report.autoscaling.note}`)}</p>`,

@@ -1,5 +1,6 @@
 import { ConfigError } from '../common/config-error';
 import type { StrategySummary } from '../report/report-model';
+import { DISTRIBUTION_PERCENTILES, type DistributionPercentile } from '../report/stats';
 
 /**
  * Service-level objectives `plan` sizes a fleet for. One SLO is one bound on one figure of a run:
@@ -12,10 +13,10 @@ import type { StrategySummary } from '../report/report-model';
  * Latencies are percentiles over the requests sent in the measured window that succeeded (the report's TTFT
  * and E2E); the error rate is failed ÷ sent in that window.
  */
-export const SLO_GRAMMAR =
-  "p50|p90|p99 '-' ttft|e2e '<=' NUMBER ms|s, or error-rate '<=' NUMBER[%] (e.g. p90-ttft<=1.5s, p99-e2e<=20s, error-rate<=1%)";
+export const SLO_GRAMMAR = `${DISTRIBUTION_PERCENTILES.join('|')} '-' ttft|e2e '<=' NUMBER ms|s, or error-rate '<=' NUMBER[%] (e.g. p90-ttft<=1.5s, p95-ttft<=800ms, p99-e2e<=20s, error-rate<=1%)`;
 
-export type LatencyPercentile = 'p50' | 'p90' | 'p99';
+/** Any percentile the report computes (report/stats.ts). */
+export type LatencyPercentile = DistributionPercentile;
 export type LatencyMetric = 'ttft' | 'e2e';
 
 export type Slo =
@@ -36,7 +37,8 @@ export class SloError extends ConfigError {
   }
 }
 
-const PERCENTILES: readonly LatencyPercentile[] = ['p50', 'p90', 'p99'];
+const PERCENTILES: readonly LatencyPercentile[] = DISTRIBUTION_PERCENTILES;
+const UNITS = ['ms', 's'];
 const METRICS: readonly LatencyMetric[] = ['ttft', 'e2e'];
 const NUMBER = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 
@@ -76,9 +78,12 @@ export function parseSlo(raw: string): Slo {
     fail(`the percentile ${JSON.stringify(percentile)} is not one of ${PERCENTILES.join(', ')}`);
   if (!METRICS.includes(metric as LatencyMetric))
     fail(`the metric ${JSON.stringify(metric)} is not one of ${METRICS.join(', ')}`);
-  const unit = bound.endsWith('ms') ? 'ms' : bound.endsWith('s') ? 's' : undefined;
-  if (unit === undefined) fail(`the bound ${JSON.stringify(bound)} has no unit (ms or s)`);
-  const number = bound.slice(0, -unit!.length).trim();
+  const [, number = '', unit = ''] = /^(.*?)\s*([a-zµ]*)$/.exec(bound) ?? [];
+  if (unit === '') fail(`the bound ${JSON.stringify(bound)} has no unit (ms or s)`);
+  if (!UNITS.includes(unit))
+    fail(
+      `the unit ${JSON.stringify(unit)} of ${JSON.stringify(bound)} is not one of ${UNITS.join(', ')} (e.g. 800ms, 1.5s)`,
+    );
   if (!NUMBER.test(number) || Number(number) <= 0)
     fail(`the bound ${JSON.stringify(bound)} is not a positive number of ${unit}`);
   // Rounded to a microsecond: 1.1 s is 1100 ms, not 1100.0000000000002.

@@ -39,12 +39,17 @@ export function mean(values: Iterable<number>): number | null {
   return n === 0 ? null : sum / n;
 }
 
+/** The percentiles every distribution reports (and `--slo` may bound). */
+export const DISTRIBUTION_PERCENTILES = ['p50', 'p90', 'p95', 'p99'] as const;
+export type DistributionPercentile = (typeof DISTRIBUTION_PERCENTILES)[number];
+
 export interface Distribution {
   readonly count: number;
   readonly mean: number | null;
   readonly min: number | null;
   readonly p50: number | null;
   readonly p90: number | null;
+  readonly p95: number | null;
   readonly p99: number | null;
   readonly max: number | null;
 }
@@ -59,6 +64,7 @@ export function distribution(values: Iterable<number>): Distribution {
     min: sorted.length === 0 ? null : sorted[0],
     p50: percentileOfSorted(sorted, 50),
     p90: percentileOfSorted(sorted, 90),
+    p95: percentileOfSorted(sorted, 95),
     p99: percentileOfSorted(sorted, 99),
     max: sorted.length === 0 ? null : sorted[sorted.length - 1],
   };

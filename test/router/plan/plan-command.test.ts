@@ -1,10 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as ts from 'typescript';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import * as lib from '../../../lib/index';
 import { ConfigError } from '../../../router/src/common/config-error';
 import {
   BUILT_IN_PRICE_SOURCE,
@@ -14,6 +12,7 @@ import {
 } from '../../../router/src/cli/plan-command';
 import type { PlanReport } from '../../../router/src/plan/plan-report';
 import { SloError } from '../../../router/src/plan/slo';
+import { runPlannedApp } from './planned-app';
 
 const WORKLOAD = 'long-context?duration=60&rate=4';
 
@@ -122,30 +121,15 @@ describe('when plan runs end to end', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html.match(/<svg /g)).toHaveLength(2);
     expect(html).toContain('SLO p90-ttft&lt;=800ms');
-    expect(printed.join('\n')).toContain('## Construct props');
+    expect(printed.join('\n')).toContain('## CDK app');
     expect(printed.join('\n')).toContain(`report: ${join(out, 'report.html')}`);
   });
 
-  test('THEN the printed construct props, pasted into a stack, synthesize to that routing, count and autoscaling', () => {
+  test('THEN the printed app file synthesizes to that routing, count and autoscaling', () => {
     const suggestion = report.construct!;
     expect(suggestion).not.toBeNull();
     expect(suggestion.props.autoScaling).toEqual({ minCapacity: 2, maxCapacity: 3 });
-    const source = `
-      const { App, Stack } = require('aws-cdk-lib');
-      const { ModelSource, PrefixAwareLlmEndpoint, RoutingStrategy } = lib;
-      const stack = new Stack(new App(), 'Planned');
-      new PrefixAwareLlmEndpoint(stack, 'Llm', {
-        model: ModelSource.huggingFace('meta-llama/Llama-3.1-70B-Instruct'),
-        ${suggestion.snippet}
-      });
-      return stack;`;
-    const js = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
-      reportDiagnostics: true,
-    });
-    expect(js.diagnostics ?? []).toEqual([]);
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the app file plan printed, as a user's cdk app would
-    const stack = new Function('require', 'lib', js.outputText)(require, lib) as Stack;
+    const [stack] = runPlannedApp(suggestion.snippet);
     expect(stack).toBeInstanceOf(Stack);
     const template = Template.fromStack(stack);
     const variant = Object.values(template.findResources('AWS::SageMaker::EndpointConfig'))[0].Properties
@@ -165,6 +149,5 @@ describe('when plan runs end to end', () => {
         MaxCapacity: suggestion.props.autoScaling.maxCapacity,
       });
     }
-    void App;
   });
 });

@@ -4,7 +4,16 @@ import type { StrategySummary } from '../../../router/src/report/report-model';
 
 /** A summary with only the figures SLOs read. */
 function summary(ttftP90: number | null, errors = 0, requests = 100): StrategySummary {
-  const dist = { count: requests, mean: ttftP90, min: 0, p50: ttftP90, p90: ttftP90, p99: ttftP90, max: ttftP90 };
+  const dist = {
+    count: requests,
+    mean: ttftP90,
+    min: 0,
+    p50: ttftP90,
+    p90: ttftP90,
+    p95: ttftP90,
+    p99: ttftP90,
+    max: ttftP90,
+  };
   return {
     requests,
     errors,
@@ -19,6 +28,7 @@ describe('when an SLO is parsed', () => {
     ['p50-ttft<=800ms', { kind: 'latency', percentile: 'p50', metric: 'ttft', maxMs: 800 }],
     ['P99-E2E <= 20s', { kind: 'latency', percentile: 'p99', metric: 'e2e', maxMs: 20000 }],
     ['p90-e2e<=.5s', { kind: 'latency', percentile: 'p90', metric: 'e2e', maxMs: 500 }],
+    ['p95-ttft<=800ms', { kind: 'latency', percentile: 'p95', metric: 'ttft', maxMs: 800 }],
     ['error-rate<=1%', { kind: 'error-rate', maxFraction: 0.01 }],
     ['error-rate<=0.02', { kind: 'error-rate', maxFraction: 0.02 }],
     ['error-rate<=0%', { kind: 'error-rate', maxFraction: 0 }],
@@ -30,7 +40,9 @@ describe('when an SLO is parsed', () => {
     ['p90-ttft<1.5s', "the comparison must be '<='"],
     ['p90-ttft>=1.5s', "the comparison must be '<='"],
     ['p90-ttft 1.5s', "no '<='"],
-    ['p95-ttft<=1s', 'the percentile "p95" is not one of p50, p90, p99'],
+    ['p97-ttft<=1s', 'the percentile "p97" is not one of p50, p90, p95, p99'],
+    ['p90-ttft<=2sec', 'the unit "sec" of "2sec" is not one of ms, s (e.g. 800ms, 1.5s)'],
+    ['p90-ttft<=2 min', 'the unit "min" of "2 min" is not one of ms, s'],
     ['p90-itl<=1s', 'the metric "itl" is not one of ttft, e2e'],
     ['p90<=1s', 'the figure "p90" is not PERCENTILE-METRIC or error-rate'],
     ['p90-ttft-x<=1s', 'is not PERCENTILE-METRIC'],

@@ -46,17 +46,27 @@ describe('when computing percentiles (linear interpolation between closest ranks
     );
   });
 
-  test('GIVEN a sample THEN its distribution has count, mean, min, P50/P90/P99 and max', () => {
+  test('GIVEN a sample THEN its distribution has count, mean, min, P50/P90/P95/P99 and max', () => {
     expect(distribution([4, 1, 3, 2])).toEqual({
       count: 4,
       mean: 2.5,
       min: 1,
       p50: 2.5,
       p90: expect.closeTo(3.7, 12),
+      p95: expect.closeTo(3.85, 12),
       p99: expect.closeTo(3.97, 12),
       max: 4,
     });
-    expect(distribution([])).toEqual({ count: 0, mean: null, min: null, p50: null, p90: null, p99: null, max: null });
+    expect(distribution([])).toEqual({
+      count: 0,
+      mean: null,
+      min: null,
+      p50: null,
+      p90: null,
+      p95: null,
+      p99: null,
+      max: null,
+    });
   });
 });
 
