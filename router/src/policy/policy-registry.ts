@@ -1,4 +1,5 @@
 import { cacheAwareDefinition } from './cache-aware-policy';
+import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
@@ -17,6 +18,7 @@ export const POLICY_DEFINITIONS = [
   randomDefinition,
   roundRobinDefinition,
   smgCacheAwareDefinition,
+  dynamoKvDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];
