@@ -1,6 +1,7 @@
 import { cacheAwareDefinition } from './cache-aware-policy';
 import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
+import { productionStackPrefixAwareDefinition } from './production-stack-prefixaware-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
 import { roundRobinDefinition } from './round-robin-policy';
@@ -19,6 +20,7 @@ export const POLICY_DEFINITIONS = [
   roundRobinDefinition,
   smgCacheAwareDefinition,
   dynamoKvDefinition,
+  productionStackPrefixAwareDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];

@@ -1,8 +1,7 @@
 import type { Rng } from '../common/seeded-rng';
-import type { RoutingRequest } from '../protocol/routing-request';
-import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
+import { processStateHashKey, type StateHashKey } from '../state/state-hash-key';
 import { definePolicy } from './policy-definition';
-import { routedText, routingBlockHashes } from './routing-blocks';
+import { memoizedRoutingBlockHashes, routedText } from './routing-blocks';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { smgCacheHitPicker } from './stages/smg-cache-hit-picker';
@@ -52,7 +51,7 @@ export class SmgCacheAwarePolicy extends StagedPolicy<SmgCandidate, SmgReason, S
     rng: Rng,
     stateHashKey: StateHashKey = processStateHashKey(),
   ) {
-    const hashesOf = memoizedBlockHashes(options.matchBlockChars, stateHashKey);
+    const hashesOf = memoizedRoutingBlockHashes(options.matchBlockChars, stateHashKey);
     super('smg-cache-aware', {
       factsOf: (request, snapshot) => ({
         request,
@@ -76,22 +75,6 @@ export class SmgCacheAwarePolicy extends StagedPolicy<SmgCandidate, SmgReason, S
       ],
     });
   }
-}
-
-/** A request's routing blocks, memoized for its decide → commit (the last request's). */
-function memoizedBlockHashes(
-  blockChars: number,
-  key: StateHashKey,
-): (request: RoutingRequest) => readonly RoutingBlockKey[] {
-  let lastRequest: RoutingRequest | undefined;
-  let lastHashes: readonly RoutingBlockKey[] = [];
-  return (request) => {
-    if (request !== lastRequest) {
-      lastHashes = routingBlockHashes(request, blockChars, key);
-      lastRequest = request;
-    }
-    return lastHashes;
-  };
 }
 
 export const smgCacheAwareDefinition = definePolicy({
