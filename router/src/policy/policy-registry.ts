@@ -1,3 +1,4 @@
+import { aibrixPrefixCacheDefinition } from './aibrix-prefix-cache-policy';
 import { cacheAwareDefinition } from './cache-aware-policy';
 import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
@@ -21,6 +22,7 @@ export const POLICY_DEFINITIONS = [
   smgCacheAwareDefinition,
   dynamoKvDefinition,
   productionStackPrefixAwareDefinition,
+  aibrixPrefixCacheDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];
