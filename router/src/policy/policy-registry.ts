@@ -2,6 +2,7 @@ import { aibrixPrefixCacheDefinition } from './aibrix-prefix-cache-policy';
 import { cacheAwareDefinition } from './cache-aware-policy';
 import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
+import { llmDDefinition } from './llm-d-policy';
 import { productionStackPrefixAwareDefinition } from './production-stack-prefixaware-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
@@ -23,6 +24,7 @@ export const POLICY_DEFINITIONS = [
   dynamoKvDefinition,
   productionStackPrefixAwareDefinition,
   aibrixPrefixCacheDefinition,
+  llmDDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];

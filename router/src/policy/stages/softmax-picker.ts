@@ -13,10 +13,12 @@ export function softmaxPicker<Candidate extends { readonly view: InstanceView },
   temperature: number,
   rng: Rng,
   reason: Reason,
+  /** 'max-score' where a policy only ever uses temperature 0 (llm-d's max-score picker). */
+  name: 'softmax' | 'max-score' = 'softmax',
 ): Picker<Candidate, Reason, unknown> {
   return {
     kind: 'picker',
-    name: 'softmax',
+    name,
     pick(candidates, scores) {
       const n = candidates.length;
       let max = -Infinity;
