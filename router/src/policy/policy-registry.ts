@@ -1,5 +1,9 @@
+import { aibrixPrefixCacheDefinition } from './aibrix-prefix-cache-policy';
 import { cacheAwareDefinition } from './cache-aware-policy';
+import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
+import { llmDDefinition } from './llm-d-policy';
+import { productionStackPrefixAwareDefinition } from './production-stack-prefixaware-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
 import { roundRobinDefinition } from './round-robin-policy';
@@ -17,6 +21,10 @@ export const POLICY_DEFINITIONS = [
   randomDefinition,
   roundRobinDefinition,
   smgCacheAwareDefinition,
+  dynamoKvDefinition,
+  productionStackPrefixAwareDefinition,
+  aibrixPrefixCacheDefinition,
+  llmDDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];

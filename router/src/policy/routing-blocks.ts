@@ -23,6 +23,24 @@ export function routingBlockHashes(
   return key.blockKeys(routedText(request), blockChars, blockSeedOf(request));
 }
 
+/**
+ * routingBlockHashes memoized for the last request: a policy hashes a request once for its decide and its commit.
+ */
+export function memoizedRoutingBlockHashes(
+  blockChars: number,
+  key: StateHashKey = processStateHashKey(),
+): (request: RoutingRequest) => RoutingBlockKey[] {
+  let lastRequest: RoutingRequest | undefined;
+  let lastHashes: RoutingBlockKey[] = [];
+  return (request) => {
+    if (request !== lastRequest) {
+      lastHashes = routingBlockHashes(request, blockChars, key);
+      lastRequest = request;
+    }
+    return lastHashes;
+  };
+}
+
 /** The seed text a request's chain starts from: model, tenant key and cache scope, each length-prefixed (unambiguous). */
 function blockSeedOf(request: RoutingRequest): string {
   const part = (value: string | undefined) => (value === undefined ? '-;' : `${value.length}:${value};`);

@@ -1,8 +1,7 @@
 import type { Rng } from '../common/seeded-rng';
-import type { RoutingRequest } from '../protocol/routing-request';
-import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
+import { processStateHashKey, type StateHashKey } from '../state/state-hash-key';
 import { definePolicy } from './policy-definition';
-import { routedText, routingBlockHashes } from './routing-blocks';
+import { memoizedRoutingBlockHashes, routedText } from './routing-blocks';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { smgCacheHitPicker } from './stages/smg-cache-hit-picker';
@@ -52,7 +51,7 @@ export class SmgCacheAwarePolicy extends StagedPolicy<SmgCandidate, SmgReason, S
     rng: Rng,
     stateHashKey: StateHashKey = processStateHashKey(),
   ) {
-    const hashesOf = memoizedBlockHashes(options.matchBlockChars, stateHashKey);
+    const hashesOf = memoizedRoutingBlockHashes(options.matchBlockChars, stateHashKey);
     super('smg-cache-aware', {
       factsOf: (request, snapshot) => ({
         request,
@@ -78,22 +77,6 @@ export class SmgCacheAwarePolicy extends StagedPolicy<SmgCandidate, SmgReason, S
   }
 }
 
-/** A request's routing blocks, memoized for its decide → commit (the last request's). */
-function memoizedBlockHashes(
-  blockChars: number,
-  key: StateHashKey,
-): (request: RoutingRequest) => readonly RoutingBlockKey[] {
-  let lastRequest: RoutingRequest | undefined;
-  let lastHashes: readonly RoutingBlockKey[] = [];
-  return (request) => {
-    if (request !== lastRequest) {
-      lastHashes = routingBlockHashes(request, blockChars, key);
-      lastRequest = request;
-    }
-    return lastHashes;
-  };
-}
-
 export const smgCacheAwareDefinition = definePolicy({
   name: 'smg-cache-aware',
   description:
@@ -114,7 +97,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 1,
       default: 0.3,
       valueName: 'x',
-      doc: "smg-cache-aware: match rate above which a request follows the cache (the gateway's cache_threshold, CLI default 0.3)",
+      doc: "match rate above which a request follows the cache (the gateway's cache_threshold, CLI default 0.3)",
     },
     {
       name: 'balanceAbsThreshold',
@@ -123,7 +106,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 1_000_000,
       default: 64,
       valueName: 'n',
-      doc: "smg-cache-aware: spill gate, requests above the mean (the gateway's balance_abs_threshold, CLI default 64)",
+      doc: "spill gate, requests above the mean (the gateway's balance_abs_threshold, CLI default 64)",
     },
     {
       name: 'balanceRelThreshold',
@@ -132,7 +115,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 1000,
       default: 1.5,
       valueName: 'x',
-      doc: "smg-cache-aware: spill gate, multiple of the mean (the gateway's balance_rel_threshold, CLI default 1.5)",
+      doc: "spill gate, multiple of the mean (the gateway's balance_rel_threshold, CLI default 1.5)",
     },
     {
       name: 'evictionIntervalSecs',
@@ -141,7 +124,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 86_400,
       default: 120,
       valueName: 'seconds',
-      doc: "smg-cache-aware: seconds between tree evictions, 0 = never (the gateway's eviction_interval, CLI default 120)",
+      doc: "seconds between tree evictions, 0 = never (the gateway's eviction_interval, CLI default 120)",
     },
     {
       name: 'maxTreeSize',
@@ -150,7 +133,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 1_099_511_627_776,
       default: 67_108_864,
       valueName: 'chars',
-      doc: "smg-cache-aware: characters a model's tree keeps at eviction (the gateway's max_tree_size, CLI default 2^26)",
+      doc: "characters a model's tree keeps at eviction (the gateway's max_tree_size, CLI default 2^26)",
     },
     {
       name: 'matchBlockChars',
@@ -159,7 +142,7 @@ export const smgCacheAwareDefinition = definePolicy({
       max: 65_536,
       default: 64,
       valueName: 'chars',
-      doc: 'smg-cache-aware: characters per tree node (ours: the gateway matches characters; 64 = one 16-token vLLM block)',
+      doc: 'characters per tree node (ours: the gateway matches characters; 64 = one 16-token vLLM block)',
     },
   ],
   create: (o, deps) =>

@@ -1,7 +1,7 @@
 import type { RoutingRequest } from '../../protocol/routing-request';
 import { capacityBlocksFor, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../../state/prefix-index';
 import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../../state/state-hash-key';
-import { routingBlockHashes } from '../routing-blocks';
+import { memoizedRoutingBlockHashes } from '../routing-blocks';
 import type {
   InstanceView,
   ObservedBlocks,
@@ -44,23 +44,20 @@ export class PrefixMemory {
   /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
   private knownInstances = '';
-  private lastRequest: RoutingRequest | undefined;
-  private lastHashes: readonly RoutingBlockKey[] = [];
+  private readonly hashesOf: (request: RoutingRequest) => readonly RoutingBlockKey[];
 
   constructor(
     readonly options: PrefixMemoryOptions,
     /** The deployment's secret its block hashes are keyed with (a random one for this process when none is given). */
     readonly stateHashKey: StateHashKey = processStateHashKey(),
   ) {
-    this.routingBlocks = { blockChars: options.blockChars, key: stateHashKey, hashesOf: (r) => this.blockHashesOf(r) };
+    this.hashesOf = memoizedRoutingBlockHashes(options.blockChars, stateHashKey);
+    this.routingBlocks = { blockChars: options.blockChars, key: stateHashKey, hashesOf: this.hashesOf };
   }
 
   /** Chained hashes of the request's full routing blocks (memoized for the decide → commit of one request). */
   blockHashesOf(request: RoutingRequest): readonly RoutingBlockKey[] {
-    if (request === this.lastRequest) return this.lastHashes;
-    this.lastHashes = routingBlockHashes(request, this.options.blockChars, this.stateHashKey);
-    this.lastRequest = request;
-    return this.lastHashes;
+    return this.hashesOf(request);
   }
 
   /** Index capacity for an instance: its KV capacity in routing blocks. */

@@ -1,0 +1,64 @@
+import type { RoutingRequest } from '../../protocol/routing-request';
+import type { RoutingBlockKey } from '../../state/state-hash-key';
+import type { InstanceView, RoutingDecision, RoutingSnapshot } from '../routing-policy';
+import type { PrefixMemory } from './prefix-memory';
+import type { CandidateStage, DecisionFacts } from './stage';
+
+/** What a block-load router reads about a request. */
+export interface KvLoadFacts extends DecisionFacts {
+  readonly hashes: readonly RoutingBlockKey[];
+  /** The request's prompt in KV blocks (rounded up). */
+  readonly promptBlocks: number;
+}
+
+/** One worker as a block-load router sees it. */
+export interface KvLoadCandidate {
+  readonly view: InstanceView;
+  /** Leading blocks of the prompt the worker is predicted to hold. */
+  readonly overlapBlocks: number;
+  /** Prompt blocks queued for prefill on the worker (the caller's queued prefill tokens, in blocks). */
+  readonly activePrefillBlocks: number;
+  /** KV blocks of the requests this router has in flight there (their prompts, counted at dispatch). */
+  readonly activeDecodeBlocks: number;
+}
+
+/**
+ * For each worker: the prompt's overlap with what this router sent it (PrefixMemory: a KV-event-less router's
+ * approximation of the worker's cache), the prefill queued there, and the KV blocks of the requests in flight there,
+ * which this stage counts itself from dispatch to release, as a router without engine load reports does.
+ */
+export class KvLoadCandidates implements CandidateStage<KvLoadCandidate, KvLoadFacts> {
+  readonly kind = 'candidates';
+  readonly name = 'kv-load';
+  private readonly activeBlocks = new Map<string, number>();
+  private readonly dispatched = new WeakMap<RoutingDecision, number>();
+
+  constructor(
+    private readonly memory: PrefixMemory,
+    private readonly tokensPerBlock: number,
+    private readonly promptBlocksOf: (request: RoutingRequest) => number,
+  ) {}
+
+  candidatesOf(instances: readonly InstanceView[], facts: KvLoadFacts): readonly KvLoadCandidate[] {
+    return instances.map((view) => ({
+      view,
+      overlapBlocks: Math.min(this.memory.matchOf(view, facts.hashes).matchedBlocks, facts.promptBlocks),
+      activePrefillBlocks: (view.queuedPrefillTokens ?? 0) / this.tokensPerBlock,
+      activeDecodeBlocks: this.activeBlocks.get(view.id) ?? 0,
+    }));
+  }
+
+  commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
+    this.memory.commit(request, decision, snapshot);
+    const blocks = this.promptBlocksOf(request);
+    this.dispatched.set(decision, blocks);
+    this.activeBlocks.set(decision.instance, (this.activeBlocks.get(decision.instance) ?? 0) + blocks);
+  }
+
+  release(_request: RoutingRequest, decision: RoutingDecision): void {
+    const blocks = this.dispatched.get(decision);
+    if (blocks === undefined) return;
+    this.dispatched.delete(decision);
+    this.activeBlocks.set(decision.instance, (this.activeBlocks.get(decision.instance) ?? 0) - blocks);
+  }
+}
