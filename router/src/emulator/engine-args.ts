@@ -189,12 +189,13 @@ export function parseEngineArgs(texts: readonly string[]): EngineArgs {
 
 /**
  * Settings with the arguments applied over `base` (a profile's), checked against each other and the context
- * length; a ConfigError lists every problem.
+ * length; a ConfigError lists every problem. No arguments: `base` itself.
  */
 export function applyEngineArgs<T extends EngineSchedulerSettings & { readonly maxModelLen: number }>(
   base: T,
   args: EngineArgs,
 ): T {
+  if (Object.keys(args).length === 0) return base;
   const merged: Record<string, unknown> = { ...(base as object) };
   for (const [flag, value] of Object.entries(args)) {
     const spec = specOf(flag);
