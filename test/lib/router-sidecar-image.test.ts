@@ -10,6 +10,7 @@ import {
   RoutingStrategy,
   VllmImage,
 } from '../../lib/index';
+import { POLICY_NAMES } from '../../router/src/policy/policy-registry';
 import { baseProps, build, environmentOf, newApp, onlyResource, synth, variantOf } from './helpers';
 
 const ROOT = join(__dirname, '..', '..');
@@ -160,11 +161,11 @@ describe('when sidecar options are invalid', () => {
     ],
     [
       { policy: 'Fast Policy' },
-      'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "Fast Policy")',
+      `image.policy (PREFIX_ROUTER_POLICY) must be one of ${POLICY_NAMES.join(', ')} (got "Fast Policy")`,
     ],
     [
       { policy: 'cache-awre' },
-      'image.policy (PREFIX_ROUTER_POLICY) must be one of sagemaker-prefix-aware, cache-aware, least-outstanding-requests, random, round-robin (got "cache-awre")',
+      `image.policy (PREFIX_ROUTER_POLICY) must be one of ${POLICY_NAMES.join(', ')} (got "cache-awre")`,
     ],
     [
       { policy: 'cache-aware?blokChars=128' },

@@ -56,6 +56,8 @@ const TEXT_VALUE_NAMES = new Set([
   'name|file',
   'name: value',
   'name=path...',
+  'NAME=VALUE',
+  'on|off',
   'ns',
   'path',
   'region',
