@@ -315,7 +315,6 @@ export interface CloudWatchRun {
 }
 
 /** CloudWatch's figures of each run (per variant, per instance, sidecar), labelled as CloudWatch's, as markdown lines. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   const out: string[] = [];
   out.push("## CloudWatch's view (AWS/SageMaker and /aws/sagemaker/Endpoints)", '');
@@ -326,6 +325,13 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       : 'CloudWatch was not read (no run finished, or it was switched off).',
     '',
   );
+  out.push(...variantTableLines(runs), ...instanceTableLines(runs), ...sidecarTableLines(runs));
+  return out;
+}
+
+/** Each run's variant figures, and how the client's count compares with CloudWatch's. */
+function variantTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const cwRows: string[][] = [];
   for (const r of runs) {
     if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
@@ -367,6 +373,12 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       '',
     );
   }
+  return out;
+}
+
+/** The enhanced metrics' per-instance series of each run. */
+function instanceTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const instanceRows: string[][] = [];
   for (const r of runs) {
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
@@ -394,6 +406,12 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       '',
     );
   }
+  return out;
+}
+
+/** The router sidecar's EMF figures, one row per window where they are endpoint-wide. */
+function sidecarTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const sidecarRows: string[][] = [];
   let endpointWide = false;
   // Series without a VariantName are the whole endpoint's: one row per window (variants mode shares one window
