@@ -234,7 +234,6 @@ export interface SwitchDeployment {
  * batch that no longer fits is resized (its alarms and bake time kept); where no batch fits, the switch is
  * blue/green. Time limits are sized from the configuration's own timeouts.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function deploymentFor(
   endpoint: DescribeEndpointCommandOutput,
   config: DescribeEndpointConfigCommandOutput,
@@ -243,82 +242,23 @@ export function deploymentFor(
 ): SwitchDeployment {
   const own = endpoint.LastDeploymentConfig;
   const instances = currentInstances(endpoint, fallbackInstances);
-  const multiVariant = variantCount > 1;
   const step = stepSeconds(config);
-  const blueGreen = (why: string): SwitchDeployment => {
-    const bg = own?.BlueGreenUpdatePolicy !== undefined ? own : undefined;
-    const limit = bg?.BlueGreenUpdatePolicy?.MaximumExecutionTimeoutInSeconds;
-    return {
-      style: 'blue-green',
-      deploymentConfig: bg,
-      source: bg ? 'endpoint' : 'sagemaker-default',
-      batch: instances,
-      steps: 1,
+  if (variantCount > 1) {
+    return blueGreenSwitch(
+      own,
       instances,
-      waitMs: ((limit ?? step + (bg?.BlueGreenUpdatePolicy?.TerminationWaitInSeconds ?? 0)) + 1800) * 1000,
-      why,
-    };
-  };
-  if (multiVariant) {
-    return blueGreen(
+      step,
       'SageMaker does not roll endpoints with more than one production variant, so each switch is blue/green: a full second fleet while it runs (use --variants to compare variants without any switch)',
     );
   }
-  const rolling = own?.RollingUpdatePolicy;
   const fit = rollingBatchSize(instances);
-  if (rolling !== undefined) {
-    const wait = rolling.WaitIntervalInSeconds ?? 0;
-    const sizeOf = (size: CapacitySize | undefined): number =>
-      size?.Type === 'CAPACITY_PERCENT'
-        ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100))
-        : Math.max(1, size?.Value ?? 1);
-    if (batchWithinLimits(rolling.MaximumBatchSize, instances)) {
-      const batch = sizeOf(rolling.MaximumBatchSize);
-      const steps = Math.ceil(instances / batch);
-      const limit = rolling.MaximumExecutionTimeoutInSeconds;
-      return {
-        style: 'rolling',
-        deploymentConfig: own,
-        source: 'endpoint',
-        batch,
-        steps,
-        instances,
-        waitMs: ((limit ?? steps * (step + wait)) + 1800) * 1000,
-        why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)",
-      };
-    }
-    if (fit !== undefined) {
-      const steps = Math.ceil(instances / fit);
-      const resized: DeploymentConfig = {
-        ...own,
-        RollingUpdatePolicy: {
-          ...rolling,
-          MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
-          ...(rolling.RollbackMaximumBatchSize !== undefined &&
-          !batchWithinLimits(rolling.RollbackMaximumBatchSize, instances)
-            ? { RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit } }
-            : {}),
-          MaximumExecutionTimeoutInSeconds: Math.max(
-            rolling.MaximumExecutionTimeoutInSeconds ?? 0,
-            clampTimeout(steps * (step + wait)),
-          ),
-        },
-      };
-      const limit = resized.RollingUpdatePolicy!.MaximumExecutionTimeoutInSeconds!;
-      return {
-        style: 'rolling',
-        deploymentConfig: resized,
-        source: 'endpoint',
-        batch: fit,
-        steps,
-        instances,
-        waitMs: (limit + 1800) * 1000,
-        why: `the endpoint's own rolling DeploymentConfig with its batch resized to ${fit} of ${instances} instance(s) (its own batch is outside 5–50 % of the current count)`,
-      };
-    }
-  }
+  const ownRolling = own?.RollingUpdatePolicy === undefined ? undefined : ownRollingSwitch(own, instances, step, fit);
+  if (ownRolling !== undefined) return ownRolling;
   if (fit === undefined)
-    return blueGreen(
+    return blueGreenSwitch(
+      own,
+      instances,
+      step,
       `${instances} instance(s) cannot roll (a batch must be 5–50 % of the fleet), so the switch is blue/green: a second fleet while it runs`,
     );
   const steps = Math.ceil(instances / fit);
@@ -340,6 +280,89 @@ export function deploymentFor(
     instances,
     waitMs: (timeout + 1800) * 1000,
     why: `a rolling update, ${fit} instance(s) per batch (≥ 5 % of ${instances}), because the endpoint has no DeploymentConfig of its own and SageMaker's default (blue/green) would need a second fleet`,
+  };
+}
+
+/** A blue/green switch: the endpoint's own blue/green policy when it has one, else SageMaker's default. */
+function blueGreenSwitch(
+  own: DeploymentConfig | undefined,
+  instances: number,
+  step: number,
+  why: string,
+): SwitchDeployment {
+  const bg = own?.BlueGreenUpdatePolicy !== undefined ? own : undefined;
+  const limit = bg?.BlueGreenUpdatePolicy?.MaximumExecutionTimeoutInSeconds;
+  return {
+    style: 'blue-green',
+    deploymentConfig: bg,
+    source: bg ? 'endpoint' : 'sagemaker-default',
+    batch: instances,
+    steps: 1,
+    instances,
+    waitMs: ((limit ?? step + (bg?.BlueGreenUpdatePolicy?.TerminationWaitInSeconds ?? 0)) + 1800) * 1000,
+    why,
+  };
+}
+
+/**
+ * The endpoint's own rolling policy: as it is when its batch is 5–50 % of the current count, else with the batch
+ * resized to `fit` (undefined when no batch fits, or the endpoint has no rolling policy).
+ */
+function ownRollingSwitch(
+  own: DeploymentConfig,
+  instances: number,
+  step: number,
+  fit: number | undefined,
+): SwitchDeployment | undefined {
+  const rolling = own.RollingUpdatePolicy;
+  if (rolling === undefined) return undefined;
+  const wait = rolling.WaitIntervalInSeconds ?? 0;
+  const sizeOf = (size: CapacitySize | undefined): number =>
+    size?.Type === 'CAPACITY_PERCENT'
+      ? Math.max(1, Math.floor((instances * (size.Value ?? 0)) / 100))
+      : Math.max(1, size?.Value ?? 1);
+  if (batchWithinLimits(rolling.MaximumBatchSize, instances)) {
+    const batch = sizeOf(rolling.MaximumBatchSize);
+    const steps = Math.ceil(instances / batch);
+    const limit = rolling.MaximumExecutionTimeoutInSeconds;
+    return {
+      style: 'rolling',
+      deploymentConfig: own,
+      source: 'endpoint',
+      batch,
+      steps,
+      instances,
+      waitMs: ((limit ?? steps * (step + wait)) + 1800) * 1000,
+      why: "the endpoint's own rolling DeploymentConfig (LastDeploymentConfig)",
+    };
+  }
+  if (fit === undefined) return undefined;
+  const steps = Math.ceil(instances / fit);
+  const resized: DeploymentConfig = {
+    ...own,
+    RollingUpdatePolicy: {
+      ...rolling,
+      MaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit },
+      ...(rolling.RollbackMaximumBatchSize !== undefined &&
+      !batchWithinLimits(rolling.RollbackMaximumBatchSize, instances)
+        ? { RollbackMaximumBatchSize: { Type: 'INSTANCE_COUNT', Value: fit } }
+        : {}),
+      MaximumExecutionTimeoutInSeconds: Math.max(
+        rolling.MaximumExecutionTimeoutInSeconds ?? 0,
+        clampTimeout(steps * (step + wait)),
+      ),
+    },
+  };
+  const limit = resized.RollingUpdatePolicy!.MaximumExecutionTimeoutInSeconds!;
+  return {
+    style: 'rolling',
+    deploymentConfig: resized,
+    source: 'endpoint',
+    batch: fit,
+    steps,
+    instances,
+    waitMs: (limit + 1800) * 1000,
+    why: `the endpoint's own rolling DeploymentConfig with its batch resized to ${fit} of ${instances} instance(s) (its own batch is outside 5–50 % of the current count)`,
   };
 }
 

@@ -115,21 +115,9 @@ function clientRow(s: StrategySummary): string[] {
   ];
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function renderAbMarkdown(
-  plan: AbPlan,
-  outcome: AbOutcome,
-  report: BenchmarkReport | undefined,
-  runId: string,
-): string {
+/** Where the run left the endpoint: restored (switch) or cleaned up (shadow), or what is left and how to finish. */
+function aftermathLines(plan: AbPlan, outcome: AbOutcome): string[] {
   const out: string[] = [];
-  out.push(`# Routing A/B on ${plan.facts.endpointName}`, '');
-  out.push(`Run ${runId}, ${MODE_LINE[plan.mode]}.`);
-  out.push(
-    `Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`,
-    '',
-  );
-  if (outcome.failure) out.push(`**Stopped early:** ${outcome.failure.message}`, '');
   if (plan.mode === 'shadow' && outcome.shadow !== undefined) {
     const { created, left } = outcome.shadow;
     const all = (r: typeof created): string[] => [...r.components, ...r.endpoints, ...r.configs];
@@ -171,6 +159,46 @@ export function renderAbMarkdown(
       );
     }
   }
+  return out;
+}
+
+/** The instance counts each run started with, flagged when they differ between runs. */
+function fleetSizeLines(outcome: AbOutcome): string[] {
+  const out: string[] = [];
+  const counted = outcome.runs.filter((r) => r.instanceCounts !== undefined);
+  if (counted.length > 0) {
+    const text = counted
+      .map(
+        (r) =>
+          `${r.label}: ${Object.entries(r.instanceCounts!)
+            .map(([v, n]) => `${v} ${n}`)
+            .join(', ')}`,
+      )
+      .join('; ');
+    const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
+    out.push(
+      `Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`,
+      '',
+    );
+  }
+  return out;
+}
+
+export function renderAbMarkdown(
+  plan: AbPlan,
+  outcome: AbOutcome,
+  report: BenchmarkReport | undefined,
+  runId: string,
+): string {
+  const out: string[] = [];
+  out.push(`# Routing A/B on ${plan.facts.endpointName}`, '');
+  out.push(`Run ${runId}, ${MODE_LINE[plan.mode]}.`);
+  out.push(
+    `Fleet: ${plan.facts.variants.map((v) => `${v.name} = ${v.instanceCount} × ${v.instanceType ?? 'unknown'} (${routingLabel(v.routing)})`).join('; ')}.`,
+    '',
+  );
+  if (outcome.failure) out.push(`**Stopped early:** ${outcome.failure.message}`, '');
+  out.push(...aftermathLines(plan, outcome));
   out.push('## Client-side (measured by prefix-router on the machine that sent the requests)', '');
   out.push(
     "TTFT is taken at the first payload part carrying generated text, E2E at the end of the stream; the hit rate is Σ usage.cached_tokens / Σ prompt_tokens from the engine's answers; per-instance balance needs to know the instance, which SageMaker reveals only through Custom Attributes (prefix-router-instance=<id>).",
@@ -202,22 +230,7 @@ export function renderAbMarkdown(
       '',
     );
   } else out.push('No run sent a request.', '');
-  const counted = outcome.runs.filter((r) => r.instanceCounts !== undefined);
-  if (counted.length > 0) {
-    const text = counted
-      .map(
-        (r) =>
-          `${r.label}: ${Object.entries(r.instanceCounts!)
-            .map(([v, n]) => `${v} ${n}`)
-            .join(', ')}`,
-      )
-      .join('; ');
-    const distinct = new Set(counted.map((r) => JSON.stringify(r.instanceCounts)));
-    out.push(
-      `Instances when each run started (DescribeEndpoint): ${text}.${distinct.size > 1 ? ' **The fleets differ between runs** (autoscaling?): compare per-instance figures, not totals.' : ''}`,
-      '',
-    );
-  }
+  out.push(...fleetSizeLines(outcome));
   out.push(
     ...cloudWatchSection(
       outcome.runs.map((r) => ({
@@ -315,7 +328,6 @@ export interface CloudWatchRun {
 }
 
 /** CloudWatch's figures of each run (per variant, per instance, sidecar), labelled as CloudWatch's, as markdown lines. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
   const out: string[] = [];
   out.push("## CloudWatch's view (AWS/SageMaker and /aws/sagemaker/Endpoints)", '');
@@ -326,6 +338,13 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       : 'CloudWatch was not read (no run finished, or it was switched off).',
     '',
   );
+  out.push(...variantTableLines(runs), ...instanceTableLines(runs), ...sidecarTableLines(runs));
+  return out;
+}
+
+/** Each run's variant figures, and how the client's count compares with CloudWatch's. */
+function variantTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const cwRows: string[][] = [];
   for (const r of runs) {
     if (r.cloudwatchError) cwRows.push([r.label, '—', `error: ${r.cloudwatchError}`, '', '', '', '', '', '', '', '']);
@@ -367,6 +386,12 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       '',
     );
   }
+  return out;
+}
+
+/** The enhanced metrics' per-instance series of each run. */
+function instanceTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const instanceRows: string[][] = [];
   for (const r of runs) {
     for (const [variant, view] of Object.entries(r.cloudwatch ?? {})) {
@@ -394,6 +419,12 @@ export function cloudWatchSection(runs: readonly CloudWatchRun[]): string[] {
       '',
     );
   }
+  return out;
+}
+
+/** The router sidecar's EMF figures, one row per window where they are endpoint-wide. */
+function sidecarTableLines(runs: readonly CloudWatchRun[]): string[] {
+  const out: string[] = [];
   const sidecarRows: string[][] = [];
   let endpointWide = false;
   // Series without a VariantName are the whole endpoint's: one row per window (variants mode shares one window

@@ -176,7 +176,59 @@ export const SHADOW_DELETE_MINUTES = 10;
 /** Tag on every resource a shadow run creates, so a leftover can be found by its run. */
 export const SHADOW_RUN_TAG = 'prefix-router:ab-run';
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+/** One live component's copy on a shadow endpoint: renamed, its base renamed too, tagged with the run. */
+function shadowComponentOf(
+  c: LiveComponent,
+  name: (live: string) => string,
+  endpointName: string,
+  tags: Tag[],
+): ShadowComponent {
+  const adapter = c.base !== undefined;
+  return {
+    live: c.name,
+    name: name(c.name),
+    adapter,
+    input: {
+      InferenceComponentName: name(c.name),
+      EndpointName: endpointName,
+      VariantName: c.variant,
+      // As created: one Specification, or one per instance type ("either this parameter or the singular
+      // Specification parameter, but not both", API_CreateInferenceComponent.html).
+      ...(c.specifications !== undefined
+        ? {
+            Specifications: c.specifications.map((x) =>
+              creatableSpecification(x, c.base === undefined ? undefined : name(c.base)),
+            ),
+          }
+        : {
+            Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)),
+          }),
+      // An adapter uses its base's compute and copies (API_InferenceComponentSpecification.html); a base gets the
+      // copies it serves with now, at least 1 (a scaled-to-zero base could not answer the workload).
+      ...(adapter ? {} : { RuntimeConfig: { CopyCount: Math.max(1, c.copies) } }),
+      Tags: tags,
+    },
+  };
+}
+
+/**
+ * Endpoints, configurations and components are separate name spaces; within each, two live names that agree in
+ * their first characters would be cut to one shadow name: refused.
+ */
+function refuseNameClashes(fleets: readonly ShadowFleet[], runId: string): void {
+  for (const names of [
+    fleets.map((f) => f.endpointName),
+    fleets.map((f) => f.configName),
+    fleets.flatMap((f) => f.components.map((c) => c.name)),
+  ]) {
+    const clash = names.find((n, i) => names.indexOf(n) !== i);
+    if (clash !== undefined)
+      throw new AbPlanError(
+        `two shadow resources would both be named '${clash}' (live names that agree in their first ${SAGEMAKER_NAME_MAX_LENGTH - shadowPrefix(runId, fleets.length).length} characters); rename one of them`,
+      );
+  }
+}
+
 export function buildShadowPlan(input: {
   facts: EndpointFacts;
   components: readonly LiveComponent[];
@@ -217,49 +269,10 @@ export function buildShadowPlan(input: {
       })),
       Tags: tags,
     };
-    const shadowComponents = components.map((c): ShadowComponent => {
-      const adapter = c.base !== undefined;
-      return {
-        live: c.name,
-        name: name(c.name),
-        adapter,
-        input: {
-          InferenceComponentName: name(c.name),
-          EndpointName: endpointName,
-          VariantName: c.variant,
-          // As created: one Specification, or one per instance type ("either this parameter or the singular
-          // Specification parameter, but not both", API_CreateInferenceComponent.html).
-          ...(c.specifications !== undefined
-            ? {
-                Specifications: c.specifications.map((x) =>
-                  creatableSpecification(x, c.base === undefined ? undefined : name(c.base)),
-                ),
-              }
-            : {
-                Specification: creatableSpecification(c.specification, c.base === undefined ? undefined : name(c.base)),
-              }),
-          // An adapter uses its base's compute and copies (API_InferenceComponentSpecification.html); a base gets the
-          // copies it serves with now, at least 1 (a scaled-to-zero base could not answer the workload).
-          ...(adapter ? {} : { RuntimeConfig: { CopyCount: Math.max(1, c.copies) } }),
-          Tags: tags,
-        },
-      };
-    });
+    const shadowComponents = components.map((c) => shadowComponentOf(c, name, endpointName, tags));
     return { strategy, endpointName, configName, configInput, components: shadowComponents };
   });
-  // Endpoints, configurations and components are separate name spaces; within each, two live names that agree in
-  // their first characters would be cut to one shadow name.
-  for (const names of [
-    fleets.map((f) => f.endpointName),
-    fleets.map((f) => f.configName),
-    fleets.flatMap((f) => f.components.map((c) => c.name)),
-  ]) {
-    const clash = names.find((n, i) => names.indexOf(n) !== i);
-    if (clash !== undefined)
-      throw new AbPlanError(
-        `two shadow resources would both be named '${clash}' (live names that agree in their first ${SAGEMAKER_NAME_MAX_LENGTH - shadowPrefix(runId, fleets.length).length} characters); rename one of them`,
-      );
-  }
+  refuseNameClashes(fleets, runId);
   const types = [...new Set(facts.variants.map((v) => v.instanceType ?? 'unknown'))];
   const listed = types.length === 1 ? LIST_PRICE_USD_PER_HOUR[types[0]] : undefined;
   const price = input.pricePerInstanceHour ?? listed;

@@ -308,14 +308,13 @@ export function loadFlagProblems(flags: RawLoadFlags): readonly string[] {
   return checks.problems;
 }
 
-/** Validates raw flag strings; collects every problem, each naming the flag and its allowed range. */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
-  const checks = new FlagProblems();
-  const problems = { push: (problem: string) => checks.add(problem) };
-  const { number, seconds } = flagReaders(checks);
-  const r = LIVE_RANGES;
+/** Problem sink of a flag check. */
+interface Problems {
+  push(problem: string): void;
+}
 
+/** --url is required and valid; the SageMaker flags apply only with --sagemaker-endpoint. */
+function targetFlagProblems(flags: RawBenchFlags, problems: Problems): void {
   if (
     flags.sagemakerEndpoint === undefined &&
     (flags.region !== undefined ||
@@ -338,6 +337,33 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
       problems.push((err as Error).message);
     }
   }
+}
+
+/** --header "name: value" flags as lower-cased names and trimmed values. */
+function requestHeaders(raws: readonly string[], problems: Problems): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const raw of raws) {
+    const colon = raw.indexOf(':');
+    const name = colon < 0 ? '' : raw.slice(0, colon).trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      problems.push(
+        `--header must be "name: value" with an HTTP header name (got "${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}")`,
+      );
+      continue;
+    }
+    headers[name.toLowerCase()] = raw.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** Validates raw flag strings; collects every problem, each naming the flag and its allowed range. */
+export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
+  const checks = new FlagProblems();
+  const problems = { push: (problem: string) => checks.add(problem) };
+  const { number, seconds } = flagReaders(checks);
+  const r = LIVE_RANGES;
+
+  targetFlagProblems(flags, problems);
 
   const { workload, durationMs, maxRequests, warmupMs, timeScale, requestTimeoutMs, model } = readLoadFlags(
     flags,
@@ -378,18 +404,7 @@ export function parseBenchFlags(flags: RawBenchFlags): BenchSettings {
     }
   }
 
-  const headers: Record<string, string> = {};
-  for (const raw of flags.header ?? []) {
-    const colon = raw.indexOf(':');
-    const name = colon < 0 ? '' : raw.slice(0, colon).trim();
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      problems.push(
-        `--header must be "name: value" with an HTTP header name (got "${raw.length > 40 ? `${raw.slice(0, 40)}…` : raw}")`,
-      );
-      continue;
-    }
-    headers[name.toLowerCase()] = raw.slice(colon + 1).trim();
-  }
+  const headers = requestHeaders(flags.header ?? [], problems);
 
   const strategyId: StrategyId = strategyIdOf(strategy ?? label ?? 'live', strategy !== undefined, problems);
   // Without --append the report holds this run alone; with it, bench-run checks against the appended report's runs.

@@ -53,48 +53,68 @@ export interface BenchOutcome {
 }
 
 /**
+ * The report --append names, read and checked before any request is sent: the same workload and environment, a new
+ * label, and a baseline that names a run of it or of this one.
+ */
+async function appendedReport(settings: BenchSettings, append: string): Promise<BenchmarkReport> {
+  let text: string;
+  try {
+    text = await readFile(append, 'utf8');
+  } catch (err) {
+    throw new Error(`--append: cannot read ${append}: ${(err as Error).message}`);
+  }
+  let existing: BenchmarkReport;
+  try {
+    existing = parseReportJson(text);
+    checkAppendable(existing, {
+      mode: 'live',
+      workloadSpec: settings.workload.spec,
+      environment: {
+        'time scale': settings.timeScale,
+        ...(settings.model !== undefined ? { model: settings.model } : {}),
+      },
+      labels: [settings.label],
+    });
+  } catch (err) {
+    throw new Error(`--append ${append}: ${(err as Error).message}`);
+  }
+  const baselineMisses =
+    settings.baseline === undefined
+      ? undefined
+      : baselineProblem(settings.baseline, [
+          ...existing.strategies,
+          { label: settings.label, strategy: settings.strategy },
+        ]);
+  if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
+  return existing;
+}
+
+/**
+ * The fleet ceiling needs the fleet's KV size: from --fleet-kv-tokens, else from the backends' own
+ * vllm:cache_config_info (num_gpu_blocks × block_size) when every one of them exports it.
+ */
+async function withDiscoveredFleetKv(settings: BenchSettings, io: BenchIo): Promise<BenchSettings> {
+  if (settings.fleetKvTokens !== undefined || settings.backendMetricsUrls.length === 0) return settings;
+  const discovered = await fleetKvTokensOf(settings.backendMetricsUrls);
+  if (discovered === undefined) return settings;
+  if (!settings.quiet)
+    io.stderr.write(
+      `fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`,
+    );
+  return { ...settings, fleetKvTokens: discovered };
+}
+
+/**
  * Runs the benchmark a parsed bench command describes and writes the report. Ctrl-C once stops sending and
  * lets in-flight requests finish; twice cancels them; either way the partial report is written. Exit code: 0,
  * 130 after an abort, 2 when no request succeeded.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function runBenchWithOutcome(
   settings: BenchSettings,
   io: BenchIo,
   extra: Partial<LiveBenchmarkOptions> = {},
 ): Promise<BenchOutcome> {
-  let existing: BenchmarkReport | undefined;
-  if (settings.append !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(settings.append, 'utf8');
-    } catch (err) {
-      throw new Error(`--append: cannot read ${settings.append}: ${(err as Error).message}`);
-    }
-    try {
-      existing = parseReportJson(text);
-      checkAppendable(existing, {
-        mode: 'live',
-        workloadSpec: settings.workload.spec,
-        environment: {
-          'time scale': settings.timeScale,
-          ...(settings.model !== undefined ? { model: settings.model } : {}),
-        },
-        labels: [settings.label],
-      });
-    } catch (err) {
-      throw new Error(`--append ${settings.append}: ${(err as Error).message}`);
-    }
-    // Checked before any request is sent: the baseline must name a run of the appended report or this one.
-    const baselineMisses =
-      settings.baseline === undefined
-        ? undefined
-        : baselineProblem(settings.baseline, [
-            ...existing.strategies,
-            { label: settings.label, strategy: settings.strategy },
-          ]);
-    if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
-  }
+  const existing = settings.append === undefined ? undefined : await appendedReport(settings, settings.append);
   const startedAt = new Date();
   const directory =
     settings.out ?? (settings.append !== undefined ? dirname(settings.append) : defaultReportDir('bench', startedAt));
@@ -112,18 +132,7 @@ export async function runBenchWithOutcome(
       abort.abort();
     }
   });
-  // The fleet ceiling needs the fleet's KV size: from --fleet-kv-tokens, else from the backends' own
-  // vllm:cache_config_info (num_gpu_blocks × block_size) when every one of them exports it.
-  if (settings.fleetKvTokens === undefined && settings.backendMetricsUrls.length > 0) {
-    const discovered = await fleetKvTokensOf(settings.backendMetricsUrls);
-    if (discovered !== undefined) {
-      settings = { ...settings, fleetKvTokens: discovered };
-      if (!settings.quiet)
-        io.stderr.write(
-          `fleet KV cache: ${discovered.toLocaleString('en-US')} tokens (vllm:cache_config_info of ${settings.backendMetricsUrls.length} backends)\n`,
-        );
-    }
-  }
+  settings = await withDiscoveredFleetKv(settings, io);
   const progress = new ProgressReporter({
     stream: io.stderr,
     mode: settings.quiet ? 'silent' : 'auto',

@@ -318,7 +318,80 @@ export interface InstanceBarsOptions {
  * Two bar panels for one strategy: each instance's share of requests (dashed line = an even share), and its
  * time-weighted mean in-flight with a tick at its maximum.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+/** Where a bar panel draws: the chart's margins and plot height, the panel width, the instances and bar colour. */
+interface BarPanelFrame {
+  readonly m: { readonly top: number };
+  readonly plotH: number;
+  readonly panelW: number;
+  readonly n: number;
+  readonly instances: readonly InstanceSummary[];
+  readonly color: string;
+}
+
+/** What one bar panel shows: its caption, scale and format, the bar's value, an optional marker and reference. */
+interface BarPanelSpec {
+  readonly left: number;
+  readonly caption: string;
+  readonly maxValue: number;
+  readonly format: (v: number) => string;
+  readonly value: (i: InstanceSummary) => number;
+  readonly marker?: (i: InstanceSummary) => number;
+  readonly reference?: number;
+}
+
+/** One panel of instanceBars: y grid and ticks, a bar (and marker) per instance with its label, the reference line. */
+function barPanel(parts: string[], frame: BarPanelFrame, spec: BarPanelSpec): void {
+  const { m, plotH, panelW, n, instances } = frame;
+  const { left, caption, maxValue, format, value, marker, reference } = spec;
+  const ticks = linearTicks(0, maxValue > 0 ? maxValue : 1, 4);
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : maxValue;
+  if (ticks[ticks.length - 1] < maxValue) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
+  const top = Math.max(ticks[ticks.length - 1], 1e-9);
+  const y = (v: number): number => m.top + (1 - v / top) * plotH;
+  parts.push(`<text x="${r(left)}" y="${m.top - 8}" class="panel-title">${escapeXml(caption)}</text>`);
+  for (const t of ticks) {
+    parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
+    parts.push(
+      `<text x="${r(left - 5)}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(format(t))}</text>`,
+    );
+  }
+  const slot = panelW / n;
+  const barW = Math.max(2, Math.min(48, slot * 0.7));
+  // Instance labels: short names when they fit the slot, else positions (#1…), thinned out when crowded.
+  const names = instances.map((inst, i) => shortInstanceName(inst.id, i));
+  const fits = (texts: readonly string[]): boolean => texts.every((t) => t.length * TICK_CHAR_WIDTH <= slot * 0.95);
+  const positions = instances.map((_, i) => `#${i + 1}`);
+  const labels = fits(names) ? names : positions;
+  const widest = Math.max(...labels.map((t) => t.length), 1) * TICK_CHAR_WIDTH;
+  const labelEvery = Math.ceil(widest / (slot * 0.95));
+  instances.forEach((inst, i) => {
+    const cx = left + slot * (i + 0.5);
+    const v = value(inst);
+    parts.push(
+      `<rect x="${r(cx - barW / 2)}" y="${r(y(v))}" width="${r(barW)}" height="${r(Math.max(0, m.top + plotH - y(v)))}" fill="${frame.color}" fill-opacity="0.8"><title>${escapeXml(`${inst.id}: ${format(v)}`)}</title></rect>`,
+    );
+    if (marker) {
+      const mv = marker(inst);
+      parts.push(
+        `<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`,
+      );
+    }
+    if (labelEvery > 0 && i % labelEvery === 0) {
+      parts.push(
+        `<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(labels[i])}</text>`,
+      );
+    }
+  });
+  if (reference !== undefined) {
+    parts.push(
+      `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(reference))}" y2="${r(y(reference))}" class="reference"/>`,
+    );
+  }
+  parts.push(
+    `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`,
+  );
+}
+
 export function instanceBars(instances: readonly InstanceSummary[], options: InstanceBarsOptions): string {
   const width = options.width ?? 760;
   const titleLines = wrapText(options.title, (width - 48 - 8) / (TITLE_PX * 0.6));
@@ -335,83 +408,25 @@ export function instanceBars(instances: readonly InstanceSummary[], options: Ins
   );
   parts.push(multilineText(titleLines, m.left, 18, TITLE_LINE, 'chart-title'));
 
-  const panel = (
-    left: number,
-    caption: string,
-    maxValue: number,
-    format: (v: number) => string,
-    value: (i: InstanceSummary) => number,
-    marker?: (i: InstanceSummary) => number,
-    reference?: number,
-  ): void => {
-    const ticks = linearTicks(0, maxValue > 0 ? maxValue : 1, 4);
-    const step = ticks.length > 1 ? ticks[1] - ticks[0] : maxValue;
-    if (ticks[ticks.length - 1] < maxValue) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
-    const top = Math.max(ticks[ticks.length - 1], 1e-9);
-    const y = (v: number): number => m.top + (1 - v / top) * plotH;
-    parts.push(`<text x="${r(left)}" y="${m.top - 8}" class="panel-title">${escapeXml(caption)}</text>`);
-    for (const t of ticks) {
-      parts.push(`<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(t))}" y2="${r(y(t))}" class="grid"/>`);
-      parts.push(
-        `<text x="${r(left - 5)}" y="${r(y(t) + 4)}" text-anchor="end" class="tick">${escapeXml(format(t))}</text>`,
-      );
-    }
-    const slot = panelW / n;
-    const barW = Math.max(2, Math.min(48, slot * 0.7));
-    // Instance labels: short names when they fit the slot, else positions (#1…), thinned out when crowded.
-    const names = instances.map((inst, i) => shortInstanceName(inst.id, i));
-    const fits = (texts: readonly string[]): boolean => texts.every((t) => t.length * TICK_CHAR_WIDTH <= slot * 0.95);
-    const positions = instances.map((_, i) => `#${i + 1}`);
-    const labels = fits(names) ? names : positions;
-    const widest = Math.max(...labels.map((t) => t.length), 1) * TICK_CHAR_WIDTH;
-    const labelEvery = Math.ceil(widest / (slot * 0.95));
-    instances.forEach((inst, i) => {
-      const cx = left + slot * (i + 0.5);
-      const v = value(inst);
-      parts.push(
-        `<rect x="${r(cx - barW / 2)}" y="${r(y(v))}" width="${r(barW)}" height="${r(Math.max(0, m.top + plotH - y(v)))}" fill="${options.color}" fill-opacity="0.8"><title>${escapeXml(`${inst.id}: ${format(v)}`)}</title></rect>`,
-      );
-      if (marker) {
-        const mv = marker(inst);
-        parts.push(
-          `<line x1="${r(cx - barW / 2 - 3)}" x2="${r(cx + barW / 2 + 3)}" y1="${r(y(mv))}" y2="${r(y(mv))}" class="marker"><title>${escapeXml(`${inst.id}: max ${format(mv)}`)}</title></line>`,
-        );
-      }
-      if (labelEvery > 0 && i % labelEvery === 0) {
-        parts.push(
-          `<text x="${r(cx)}" y="${m.top + plotH + 14}" text-anchor="middle" class="tick">${escapeXml(labels[i])}</text>`,
-        );
-      }
-    });
-    if (reference !== undefined) {
-      parts.push(
-        `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${r(y(reference))}" y2="${r(y(reference))}" class="reference"/>`,
-      );
-    }
-    parts.push(
-      `<line x1="${r(left)}" x2="${r(left + panelW)}" y1="${m.top + plotH}" y2="${m.top + plotH}" class="axis"/>`,
-    );
-  };
-
   const maxShare = Math.max(...instances.map((i) => i.share), 1 / n, options.scale?.share ?? 0);
-  panel(
-    m.left,
-    'request share (dashed: even)',
-    maxShare,
-    (v) => `${Math.round(v * 1000) / 10}%`,
-    (i) => i.share,
-    undefined,
-    1 / n,
-  );
+  const frame: BarPanelFrame = { m, plotH, panelW, n, instances, color: options.color };
+  barPanel(parts, frame, {
+    left: m.left,
+    caption: 'request share (dashed: even)',
+    maxValue: maxShare,
+    format: (v) => `${Math.round(v * 1000) / 10}%`,
+    value: (i) => i.share,
+    reference: 1 / n,
+  });
   const maxInFlight = Math.max(...instances.map((i) => i.maxInFlight), 1, options.scale?.inFlight ?? 0);
-  panel(
-    m.left + panelW + gap + 36,
-    'in flight: mean (bar), max (tick)',
-    maxInFlight,
-    (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1)),
-    (i) => i.meanInFlight,
-    (i) => i.maxInFlight,
-  );
+  barPanel(parts, frame, {
+    left: m.left + panelW + gap + 36,
+    caption: 'in flight: mean (bar), max (tick)',
+    maxValue: maxInFlight,
+    format: (v) => (Number.isInteger(v) ? String(v) : v.toFixed(1)),
+    value: (i) => i.meanInFlight,
+    marker: (i) => i.maxInFlight,
+  });
   parts.push(
     `<text x="${width / 2}" y="${height - 6}" text-anchor="middle" class="axis-label">instance (numbered as in the table)</text>`,
   );

@@ -162,7 +162,60 @@ function before(a: Conversation, b: Conversation): boolean {
   return a.nextArrivalMs < b.nextArrivalMs || (a.nextArrivalMs === b.nextArrivalMs && a.number < b.number);
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+/** System prompt i's text, drawn from the seed alone and cached (conversations share a few system prompts). */
+function systemPromptTexts(options: ShortChatOptions): (index: number) => string {
+  const systems = new TextCache(16_000_000);
+  return (i: number): string =>
+    systems.get(i, () => {
+      const tokens = drawInRange(
+        () => new SeededRng(seedFromLabel(options.seed, `short-chat/system-length/${i}`)).next(),
+        options.systemTokens,
+      );
+      return labelledText(options.seed, `short-chat/system/${i}`, tokens * CHARS_PER_TOKEN);
+    });
+}
+
+/** A conversation's start: its content depends only on (seed, conversation number), not on timing. */
+function newConversation(
+  options: ShortChatOptions,
+  number: number,
+  startMs: number,
+  systemText: (index: number) => string,
+): Conversation {
+  const rng = new SeededRng(seedFromLabel(options.seed, `short-chat/conversation/${number}`));
+  const turns = drawInRange(() => rng.next(), options.turns);
+  const systemIndex = rng.nextInt(options.systemPrompts);
+  const system = systemText(systemIndex);
+  return {
+    number,
+    rng,
+    turns,
+    turn: 0,
+    nextArrivalMs: startMs,
+    history: [{ role: 'system', content: system }],
+    historyTokens: system.length / CHARS_PER_TOKEN,
+    previousId: undefined,
+  };
+}
+
+/** After a turn was sent: the assistant's reply joins the history, and the user thinks before the next turn. */
+function nextTurn(
+  options: ShortChatOptions,
+  conversation: Conversation,
+  sent: { messages: readonly ChatMessage[]; userTokens: number; maxTokens: number; id: string },
+): void {
+  const { number, turn, rng } = conversation;
+  const reply: ChatMessage = {
+    role: 'assistant',
+    content: labelledText(options.seed, `short-chat/${number}/assistant/${turn}`, sent.maxTokens * CHARS_PER_TOKEN),
+  };
+  conversation.history = [...sent.messages, reply];
+  conversation.historyTokens += sent.userTokens + sent.maxTokens;
+  conversation.turn = turn + 1;
+  conversation.previousId = sent.id;
+  conversation.nextArrivalMs += -Math.log(1 - rng.next()) * options.thinkSeconds * 1000;
+}
+
 export function shortChatWorkload(
   given: Partial<ShortChatOptions> | Record<string, string> = {},
   fromText = false,
@@ -181,15 +234,7 @@ export function shortChatWorkload(
   function* requests(): Generator<WorkloadRequest, void, undefined> {
     const root = new SeededRng(options.seed);
     const starts = poissonArrivalsMs(root.fork('conversation-starts'), options.rate / meanTurns);
-    const systems = new TextCache(16_000_000);
-    const systemText = (i: number): string =>
-      systems.get(i, () => {
-        const tokens = drawInRange(
-          () => new SeededRng(seedFromLabel(options.seed, `short-chat/system-length/${i}`)).next(),
-          options.systemTokens,
-        );
-        return labelledText(options.seed, `short-chat/system/${i}`, tokens * CHARS_PER_TOKEN);
-      });
+    const systemText = systemPromptTexts(options);
     const queue = new ConversationQueue();
     const firstStart: number = starts.next().value;
     let nextStartMs: number | undefined = firstStart < durationMs ? firstStart : undefined;
@@ -198,22 +243,7 @@ export function shortChatWorkload(
     while (options.count === undefined || index < options.count) {
       const head = queue.peek();
       if (nextStartMs !== undefined && (head === undefined || nextStartMs <= head.nextArrivalMs)) {
-        // Start a conversation: its content depends only on (seed, conversation number), not on timing.
-        const number = conversations++;
-        const rng = new SeededRng(seedFromLabel(options.seed, `short-chat/conversation/${number}`));
-        const turns = drawInRange(() => rng.next(), options.turns);
-        const systemIndex = rng.nextInt(options.systemPrompts);
-        const system = systemText(systemIndex);
-        queue.push({
-          number,
-          rng,
-          turns,
-          turn: 0,
-          nextArrivalMs: nextStartMs,
-          history: [{ role: 'system', content: system }],
-          historyTokens: system.length / CHARS_PER_TOKEN,
-          previousId: undefined,
-        });
+        queue.push(newConversation(options, conversations++, nextStartMs, systemText));
         const after: number = starts.next().value;
         nextStartMs = after < durationMs ? after : undefined;
         continue;
@@ -244,15 +274,7 @@ export function shortChatWorkload(
       };
       index++;
       if (turn + 1 >= conversation.turns) continue;
-      const reply: ChatMessage = {
-        role: 'assistant',
-        content: labelledText(options.seed, `short-chat/${number}/assistant/${turn}`, maxTokens * CHARS_PER_TOKEN),
-      };
-      conversation.history = [...messages, reply];
-      conversation.historyTokens += userTokens + maxTokens;
-      conversation.turn = turn + 1;
-      conversation.previousId = id;
-      conversation.nextArrivalMs += -Math.log(1 - rng.next()) * options.thinkSeconds * 1000;
+      nextTurn(options, conversation, { messages, userTokens, maxTokens, id });
       queue.push(conversation);
     }
   }
