@@ -42,6 +42,7 @@ import {
   fleetWithDefaults,
   validateFleetProps,
 } from './private/fleet-rules';
+import { closestCatalogType } from './private/closest-instance-type';
 import {
   annotateFleetPrice,
   DEFAULT_INSTANCE_TYPE_WARNING,
@@ -857,8 +858,10 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
             '(got no tensorParallelSize)',
         );
       } else if (gpus === undefined) {
+        const typo = closestCatalogType(instanceType.name);
         problems.add(
-          `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
+          `${typo === undefined ? '' : `instanceType ${typo} Otherwise, `}` +
+            `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
             `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`,
         );
       }
