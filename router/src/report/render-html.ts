@@ -12,7 +12,7 @@ import {
   summaryTable,
   type Table,
 } from './report-table';
-import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
+import { cdfChart, escapeXml, instanceBars, strategyColors } from './svg-charts';
 
 export interface HtmlOptions {
   /** TTFT CDF x axis: linear, logarithmic, or one chart of each (default). */
@@ -104,7 +104,7 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
 /** A self-contained HTML page (inline CSS and SVG, no script, no external resource) for one report. */
 // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): string {
-  const colors = report.strategies.map((_, i) => seriesColor(i));
+  const colors = strategyColors(report.strategies.map((s) => s.strategy.name));
   const colorOf = new Map(report.strategies.map((s, i) => [s.label, colors[i]]));
   const series = report.strategies.map((s, i) => ({ label: s.label, color: colors[i], points: s.ttftCdf }));
   const scales: ('linear' | 'log')[] =
