@@ -1,6 +1,7 @@
 import { InstanceType } from '../instance-type';
 import { VllmEngineOptions } from '../vllm-engine-options';
 import { extraParallelism } from './engine-environment';
+import { closestCatalogType } from './closest-instance-type';
 import { allowedTensorParallelSizes, headsAllowTensorParallel, ModelHeads } from './model-catalog';
 import { isKnownInteger, ProblemCollector, show } from './validation';
 
@@ -125,8 +126,10 @@ export function validateInstanceParallelism(
           '(got no tensorParallelSize)',
       );
     } else if (gpus === undefined) {
+      const typo = closestCatalogType(instanceType.name);
       problems.add(
-        `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
+        `${typo === undefined ? '' : `instanceType ${typo} Otherwise, `}` +
+          `engine.tensorParallelSize is required because the GPU count of ${instanceType.name} is unknown; ` +
           `set it, or use InstanceType.of('${instanceType.name}', { gpuCount }) (got no tensorParallelSize)`,
       );
     }

@@ -196,6 +196,18 @@ describe('when the instance type changes', () => {
     ]);
   });
 
+  test.each([
+    ['ml.g6e.2xlarg', 'ml.g6e.2xlarge (InstanceType.ML_G6E_2XLARGE, 1 × L40S 48GB)'],
+    ['ml.p5.48xlage', 'ml.p5.48xlarge (InstanceType.ML_P5_48XLARGE, 8 × H100 80GB)'],
+    ['ml.g5.2xlargee', 'ml.g5.2xlarge (InstanceType.ML_G5_2XLARGE, 1 × A10G 24GB)'],
+  ])('GIVEN the typo %p THEN the problem names the closest catalog type first', (typo, closest) => {
+    const [problem] = problemsFor({ instanceType: InstanceType.of(typo) });
+    expect(problem).toMatch(
+      new RegExp(`^instanceType ${typo.replace(/\./g, '\\.')} is not in the catalog: did you mean `),
+    );
+    expect(problem).toContain(`did you mean ${closest}? Otherwise, engine.tensorParallelSize is required`);
+  });
+
   test('GIVEN a type outside the catalog with a GPU count WHEN synthesized THEN that count is the tensor parallel size', () => {
     const { template } = synth({
       instanceType: InstanceType.of('ml.g7e.12xlarge', { gpuCount: 2, hasLocalNvme: true }),

@@ -272,7 +272,11 @@ export async function runSimulateCommand(
           `    ${formatPolicySpec(p)}: ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`,
         );
       }
-      board.strategyDone(indexOf(p), r.records.length);
+      board.strategyDone(
+        indexOf(p),
+        r.records.length,
+        r.records.reduce((n, record) => n + (record.error === undefined ? 0 : 1), 0),
+      );
     },
   };
   let comparison: StrategyComparison;

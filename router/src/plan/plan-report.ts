@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parsePolicySpec } from '../policy/policy-spec';
 import { formatMs, formatNumber, formatPercent } from '../report/format';
 import { REPORT_STYLE } from '../report/render-html';
-import { escapeXml, seriesColor, sizeCurveChart } from '../report/svg-charts';
+import { escapeXml, sizeCurveChart, strategyColors } from '../report/svg-charts';
 import {
   HOURS_PER_MONTH,
   recommendedSageMakerStrategy,
@@ -416,11 +416,12 @@ export function renderPlanMarkdown(report: PlanReport): string {
 
 /** A self-contained HTML page: the markdown's content plus one chart per SLO of the figure against instance count. */
 export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string {
+  const colors = strategyColors(report.strategies.map((s) => (s.curve[0]?.policy ?? s.label).split('?')[0]));
   const charts = slos.map((slo) =>
     sizeCurveChart(
       report.strategies.map((s, i) => ({
         label: s.label,
-        color: seriesColor(i),
+        color: colors[i],
         points: s.curve.map((f) => ({ instances: f.instances, value: f.slo[sloFigure(slo)] ?? null })),
       })),
       {

@@ -15,20 +15,13 @@ import type { ArrivalWindow } from '../workload/arrival-window';
 import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
 import { sloMargin, type Slo } from './slo';
 import { HOURS_PER_MONTH } from '../common/instance-prices';
+import { SAGEMAKER_ROUTING_OF } from '../common/sagemaker-routing';
 
 /** Hours in the month `plan` bills (common/instance-prices.ts). */
 export { HOURS_PER_MONTH };
 
-/**
- * The SageMaker routing strategy a simulated policy stands for: the policies that reproduce SageMaker's own
- * strategies can go straight into the construct's `routing`; the others (cache-aware) need the router sidecar.
- */
-export const SAGEMAKER_ROUTING_OF: Readonly<Record<string, 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE'>> =
-  {
-    random: 'RANDOM',
-    'least-outstanding-requests': 'LEAST_OUTSTANDING_REQUESTS',
-    'sagemaker-prefix-aware': 'PREFIX_AWARE',
-  };
+/** The strategies SageMaker runs itself (common/sagemaker-routing.ts). */
+export { SAGEMAKER_ROUTING_OF };
 
 /**
  * PREFIX_AWARE routes a request among instances, so it needs two (the construct refuses one unless told

@@ -13,7 +13,7 @@ import {
   summaryTable,
   type Table,
 } from './report-table';
-import { cdfChart, escapeXml, instanceBars, seriesColor } from './svg-charts';
+import { cdfChart, escapeXml, instanceBars, strategyColors } from './svg-charts';
 
 export interface HtmlOptions {
   /** TTFT CDF x axis: linear, logarithmic, or one chart of each (default). */
@@ -104,7 +104,7 @@ function keyValues(pairs: readonly (readonly [string, string])[]): string {
 
 /** A self-contained HTML page (inline CSS and SVG, no script, no external resource) for one report. */
 export function renderHtml(report: BenchmarkReport, options: HtmlOptions = {}): string {
-  const colors = report.strategies.map((_, i) => seriesColor(i));
+  const colors = strategyColors(report.strategies.map((s) => s.strategy.name));
   const body: string[] = [
     `<h1>${escapeXml(report.title)}</h1>`,
     `<p class="meta">${report.mode === 'simulated' ? 'Simulated' : 'Live'} run · ${escapeXml(report.createdAt)} · ${escapeXml(report.workload.description)} · ${escapeXml(report.workload.load)}</p>`,

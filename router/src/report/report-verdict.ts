@@ -1,4 +1,5 @@
 import { formatDeltaPct, formatPoints } from './format';
+import { SAGEMAKER_ROUTING_OF } from '../common/sagemaker-routing';
 import type { BenchmarkReport, Comparison, StrategySummary } from './report-model';
 import type { CdfPoint } from './stats';
 
@@ -129,7 +130,10 @@ function score(c: Comparison): number {
  */
 export function reportHeadline(report: BenchmarkReport): Headline | null {
   if (report.baseline === null || report.comparisons.length === 0) return null;
-  const best = report.comparisons.reduce((a, b) => (score(b) < score(a) ? b : a));
+  // Lead with what a SageMaker endpoint can run itself; a better self-managed strategy is named after it.
+  const managed = report.comparisons.filter((c) => isSageMakerManaged(report, c.label));
+  const pool = managed.length > 0 ? managed : report.comparisons;
+  const best = pool.reduce((a, b) => (score(b) < score(a) ? b : a));
   const noise = comparisonNoise(report, best);
   const s = summaryOf(report, best.label);
   const base = summaryOf(report, best.baseline);
@@ -172,5 +176,28 @@ export function reportHeadline(report: BenchmarkReport): Headline | null {
       `throughput ${h.throughput.text} is within noise (±${Number.isFinite(tputBound) ? tputBound.toFixed(1) : '∞'} % for the completions counted).`,
     );
   }
-  return { best: best.label, baseline: best.baseline, ...h, verdict, warnings };
+  return {
+    best: best.label,
+    baseline: best.baseline,
+    ...h,
+    verdict: verdict + selfManagedNote(report, best),
+    warnings,
+  };
+}
+
+/** Whether a strategy is one SageMaker routes itself (common/sagemaker-routing.ts). */
+function isSageMakerManaged(report: BenchmarkReport, label: string): boolean {
+  return SAGEMAKER_ROUTING_OF[summaryOf(report, label).strategy.name] !== undefined;
+}
+
+/** The self-managed strategy that beats the SageMaker one the headline leads with, as one more sentence, or ''. */
+function selfManagedNote(report: BenchmarkReport, lead: Comparison): string {
+  if (!isSageMakerManaged(report, lead.label)) return '';
+  const others = report.comparisons.filter((c) => !isSageMakerManaged(report, c.label) && score(c) < score(lead));
+  if (others.length === 0) return '';
+  const best = others.reduce((a, b) => (score(b) < score(a) ? b : a));
+  return (
+    ` On a fleet the router manages itself (the router sidecar, EC2, EKS), ${best.label} goes further: ` +
+    `TTFT P50 ${formatDeltaPct(best.ttftP50DeltaPct)}, P90 ${formatDeltaPct(best.ttftP90DeltaPct)} against ${best.baseline}.`
+  );
 }

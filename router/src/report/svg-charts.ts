@@ -20,6 +20,33 @@ export function seriesColor(index: number): string {
   return SERIES_COLORS[index % SERIES_COLORS.length];
 }
 
+/** The colour each policy keeps in every report (demo, simulate, plan), so a reader learns it once. */
+const POLICY_COLORS: Readonly<Record<string, string>> = {
+  random: '#999999',
+  'least-outstanding-requests': '#E69F00',
+  'sagemaker-prefix-aware': '#0072B2',
+  'cache-aware': '#D55E00',
+  'round-robin': '#56B4E9',
+};
+
+/**
+ * Colours of strategies by policy name, in order: a policy's own colour for its first strategy, and the palette's
+ * unused colours for others (a second setting of the same policy, a policy with no colour of its own).
+ */
+export function strategyColors(policyNames: readonly string[]): string[] {
+  const used = new Set<string>();
+  const owned = new Set(Object.values(POLICY_COLORS));
+  // Unused colours no policy owns first, then unused ones another policy owns: distinct up to the palette's size.
+  const spare = () =>
+    SERIES_COLORS.find((c) => !used.has(c) && !owned.has(c)) ?? SERIES_COLORS.find((c) => !used.has(c));
+  return policyNames.map((name, i) => {
+    const own = POLICY_COLORS[name];
+    const color = own !== undefined && !used.has(own) ? own : (spare() ?? seriesColor(i));
+    used.add(color);
+    return color;
+  });
+}
+
 export function escapeXml(text: string): string {
   return text
     .replace(/&/g, '&amp;')

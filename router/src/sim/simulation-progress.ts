@@ -43,13 +43,14 @@ export class SimulationProgressBoard {
     this.emit(false);
   }
 
-  /** A strategy finished after sending `sent` requests. */
-  strategyDone(index: number, sent: number): void {
+  /** A strategy finished after sending `sent` requests, `failed` of them refused (its report's errors). */
+  strategyDone(index: number, sent: number, failed: number): void {
     const last = this.latest[index];
     this.latest[index] = {
       simulatedMs: last?.simulatedMs ?? 0,
       sent,
       finished: sent,
+      failed,
       expected: last?.expected ?? sent,
     };
     this.done[index] = true;
@@ -72,10 +73,12 @@ export class SimulationProgressBoard {
     this.reported = true;
     let sent = 0;
     let finished = 0;
+    let failed = 0;
     let fraction = 0;
     for (let i = 0; i < this.latest.length; i++) {
       sent += this.latest[i]?.sent ?? 0;
       finished += this.latest[i]?.finished ?? 0;
+      failed += this.latest[i]?.failed ?? 0;
       fraction += this.fractionOf(i);
     }
     const expected = Number.isFinite(this.options.expectedPerStrategy)
@@ -87,7 +90,7 @@ export class SimulationProgressBoard {
       modelMs: Math.max(0, ...this.latest.map((p) => p?.simulatedMs ?? 0)),
       sent,
       finished,
-      failed: 0,
+      failed,
       inFlight: sent - finished,
       expected: expected === null ? null : Math.round(expected),
       expectedExact: this.options.expectedExact,

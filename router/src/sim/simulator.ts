@@ -155,6 +155,8 @@ export interface SimulationProgress {
   readonly simulatedMs: number;
   readonly sent: number;
   readonly finished: number;
+  /** Of the finished, those the engines refused (e.g. a prompt over the profile's context): the report's errors. */
+  readonly failed: number;
   readonly expected: number;
 }
 
@@ -297,6 +299,7 @@ class Simulation {
   private nextArrivalMs = Infinity;
   private sent = 0;
   private finished = 0;
+  private failed = 0;
   private lastFinishMs = 0;
   private nextProgressMs: number;
 
@@ -540,6 +543,7 @@ class Simulation {
         simulatedMs: timeMs,
         sent: this.sent,
         finished: this.finished,
+        failed: this.failed,
         expected: this.config.workload.expectedRequests,
       });
     }
@@ -660,6 +664,7 @@ class Simulation {
     this.dispatched.delete(d.id);
     d.routed.end({ kind: 'completed' });
     this.finished++;
+    this.failed++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
     const { decision, decisionMicros } = d.routed.attempt!;
     this.records.pushRejected(

@@ -57,6 +57,27 @@ describe('when a report decides', () => {
     ]);
   });
 
+  test('GIVEN cache-aware faster than sagemaker-prefix-aware THEN the headline leads with the SageMaker strategy and names cache-aware as the self-managed option', () => {
+    const r = report([
+      run('random', records('r', 2000, 400, 25)),
+      run('sagemaker-prefix-aware', records('s', 2000, 200, 60)),
+      run('cache-aware', records('c', 2000, 100, 82)),
+    ]);
+    const h = reportHeadline(r)!;
+    expect(h.best).toBe('sagemaker-prefix-aware');
+    expect(h.verdict).toMatch(/^sagemaker-prefix-aware pays off against random: TTFT P50 −50\.0 %/);
+    expect(h.verdict).toMatch(
+      / On a fleet the router manages itself \(the router sidecar, EC2, EKS\), cache-aware goes further: TTFT P50 −75\.0 %, P90 −75\.0 % against random\.$/,
+    );
+  });
+
+  test('GIVEN only self-managed strategies against the baseline THEN the best of them leads, with no note', () => {
+    const r = report([run('random', records('r', 2000, 400, 25)), run('cache-aware', records('c', 2000, 100, 82))]);
+    const { verdict } = reportHeadline(r)!;
+    expect(verdict).toMatch(/^cache-aware pays off against random: /);
+    expect(verdict).not.toContain('On a fleet the router manages itself');
+  });
+
   test('GIVEN differences of a fraction of a percent THEN nothing is called a gain or a loss', () => {
     const r = report([run('random', records('r', 300, 400, 25)), run('round-robin', records('o', 300, 401, 25.5, 10))]);
     const h = reportHeadline(r)!;
