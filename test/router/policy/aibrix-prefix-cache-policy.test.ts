@@ -71,3 +71,18 @@ describe('when aibrix-prefix-cache routes', () => {
     expect(decide(p, PROMPT, [0, 1], 20 * 60_000 + 1)).toEqual({ instance: id(0), reason: 'aibrix-least-request' });
   });
 });
+
+describe('when the aibrix-prefix-cache table is full', () => {
+  it('GIVEN prefixCacheBlockNumber 250 and two 200-block prompts THEN the older prompt is evicted from its start and the newer kept whole', () => {
+    const p = createPolicy({ name: 'aibrix-prefix-cache', prefixCacheBlockNumber: 250 } as never, {
+      rng: new SeededRng(1),
+    });
+    const older = text('older', 800);
+    const newer = text('newer', 800);
+    sentTo(p, older, 1);
+    sentTo(p, newer, 0);
+    expect(decide(p, newer, [0, 0, 0]).reason).toBe('aibrix-prefix-match');
+    expect(decide(p, newer, [0, 0, 0]).instance).toBe(id(0));
+    expect(decide(p, older, [0, 0, 0]).reason).toBe('aibrix-least-request');
+  });
+});

@@ -68,8 +68,10 @@ export class AibrixPrefixTable implements CandidateStage<AibrixCandidate, Aibrix
       entry.atMs = nowMs;
       this.entries.set(key, entry);
     }
-    while (this.entries.size > this.options.maxBlocks)
-      this.entries.delete(this.entries.keys().next().value as RoutingBlockKey);
+    // One iterator for the whole eviction: a fresh keys().next() per eviction rescans the slots of entries deleted
+    // before it (V8 keeps them until the map is rehashed), which made each commit quadratic in the blocks evicted.
+    const oldest = this.entries.keys();
+    while (this.entries.size > this.options.maxBlocks) this.entries.delete(oldest.next().value as RoutingBlockKey);
     if (nowMs - this.lastSweepMs < 1000) return;
     this.lastSweepMs = nowMs;
     for (const [key, entry] of this.entries) if (entry.atMs + this.options.blockTtlMs < nowMs) this.entries.delete(key);
