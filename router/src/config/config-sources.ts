@@ -5,6 +5,7 @@
  * the user set it (flag, variable, or file key), with the allowed range and the value received.
  */
 import { readFileSync } from 'node:fs';
+import { FLOW_CONTROL_DEFAULTS } from '../core/flow-control';
 import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 import {
   DEFAULT_POLICY_NAME,
@@ -322,6 +323,22 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
     kind: 'string',
     description:
       "on: API keys share the engines' prefix cache and the routing index (a system prompt common to several keys is cached once, and every key can tell whether another's prompt is cached); off: each key's requests are salted with its identity (vLLM cache_salt) (default off)",
+  },
+  {
+    path: 'flowControl',
+    flag: '--flow-control',
+    valueName: 'mode',
+    env: 'PREFIX_ROUTER_FLOW_CONTROL',
+    kind: 'string',
+    description: `on: requests with a priority above 0 (body, ${'x-prefix-router-priority'} header or API key) wait at the router while the chosen engine has more than --flow-control-bound prefill tokens queued; off: route them at once (default ${FLOW_CONTROL_DEFAULTS.mode})`,
+  },
+  {
+    path: 'flowControlBound',
+    flag: '--flow-control-bound',
+    valueName: 'tokens',
+    env: 'PREFIX_ROUTER_FLOW_CONTROL_BOUND',
+    kind: 'integer',
+    description: `predicted prefill tokens queued on the chosen engine above which lower classes wait (default ${FLOW_CONTROL_DEFAULTS.queuedPrefillBoundTokens})`,
   },
   {
     path: 'adminPort',

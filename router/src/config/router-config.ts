@@ -11,6 +11,12 @@ import {
 } from '../policy';
 import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
+import {
+  FLOW_CONTROL_DEFAULTS,
+  FLOW_CONTROL_RANGES,
+  type FlowControlMode,
+  type FlowControlSettings,
+} from '../core/flow-control';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -131,6 +137,13 @@ export interface RouterOptions {
    * keys is cached once; every key can then tell whether a prompt another key sent is cached. @default 'off'
    */
   readonly sharedEngineCache?: 'on' | 'off';
+  /**
+   * Flow control by priority class (core/flow-control.ts): 'on' holds requests with a priority above 0 at the router
+   * while the engine chosen for them has more than flowControlBound predicted prefill tokens queued. @default 'on'
+   */
+  readonly flowControl?: FlowControlMode;
+  /** Predicted prefill tokens queued on the chosen engine above which lower classes wait. @default 16384 */
+  readonly flowControlBound?: number;
   /** Port of a second listener that alone serves /metrics and /router/v1/instance-state; 0 picks a free port. @default none (they are served on the main listener) */
   readonly adminPort?: number;
   /** Address of the admin listener. @default '127.0.0.1' */
@@ -190,6 +203,7 @@ export interface RouterConfig {
   readonly maxBodyBytesFromContext: boolean;
   readonly openContainerPaths: 'on' | 'off';
   readonly sharedEngineCache: 'on' | 'off';
+  readonly flowControl: FlowControlSettings;
   readonly adminPort: number | undefined;
   readonly adminHost: string;
   readonly adminApiKeyFile: string | undefined;
@@ -260,6 +274,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   publishStateMs: { min: 0, max: 10_000 },
   publishStateBlockChars: { min: 16, max: 65_536 },
   adminPort: { min: 0, max: 65535 },
+  flowControlBound: FLOW_CONTROL_RANGES.queuedPrefillBoundTokens,
 };
 
 /**
@@ -299,6 +314,8 @@ const TOP_LEVEL_KEYS = [
   'stateHashKeyFile',
   'openContainerPaths',
   'sharedEngineCache',
+  'flowControl',
+  'flowControlBound',
   'adminPort',
   'adminHost',
   'adminApiKeyFile',
@@ -315,6 +332,16 @@ export interface RouterValidation {
    */
   readonly readFiles?: boolean;
 }
+
+/** Options that are 'on' or 'off'. */
+const ON_OFF_OPTIONS = [
+  'observeInstances',
+  'openContainerPaths',
+  'sharedEngineCache',
+  'publishStateBlocks',
+  'learnPrefillSpeeds',
+  'flowControl',
+];
 
 /** Every problem in `options`, each with the option's property path. */
 export function routerOptionProblems(options: unknown, validation: RouterValidation = {}): OptionProblem[] {
@@ -337,19 +364,14 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
     'publishStateMs',
     'publishStateBlockChars',
     'adminPort',
+    'flowControlBound',
   ]) {
     checkInteger(problems, path, o[path]);
   }
   if (o.host !== undefined && (typeof o.host !== 'string' || o.host.length === 0)) {
     problems.push({ option: 'host', rule: 'must be a non-empty host name or IP address', got: o.host });
   }
-  for (const path of [
-    'observeInstances',
-    'openContainerPaths',
-    'sharedEngineCache',
-    'publishStateBlocks',
-    'learnPrefillSpeeds',
-  ]) {
+  for (const path of ON_OFF_OPTIONS) {
     if (o[path] !== undefined && o[path] !== 'on' && o[path] !== 'off')
       problems.push({ option: path, rule: "must be 'on' or 'off'", got: o[path] });
   }
@@ -536,6 +558,11 @@ export function resolveRouterConfig(
     maxBodyBytesFromContext: options.limits?.maxBodyBytes === undefined,
     openContainerPaths: options.openContainerPaths ?? d.openContainerPaths,
     sharedEngineCache: options.sharedEngineCache ?? d.sharedEngineCache,
+    flowControl: {
+      ...FLOW_CONTROL_DEFAULTS,
+      mode: options.flowControl ?? FLOW_CONTROL_DEFAULTS.mode,
+      queuedPrefillBoundTokens: options.flowControlBound ?? FLOW_CONTROL_DEFAULTS.queuedPrefillBoundTokens,
+    },
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,
     adminApiKeyFile: options.adminApiKeyFile,

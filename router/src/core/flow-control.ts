@@ -4,7 +4,7 @@
  * in every step. So lower classes wait at the router while their engine's predicted prefill queue is above a bound,
  * and the engine's queue holds at most about that much lower-class prefill ahead of an urgent request.
  *
- * The rule, pure and shared by every caller (the simulator today):
+ * The rule, pure and shared by every caller (the simulator and the live router, server/flow-gate.ts):
  * - a request is *urgent* when it has no priority or a priority ≤ 0 (vLLM's default priority is 0): it is never
  *   held, so traffic without classes routes exactly as without flow control;
  * - a lower-class request (priority > 0) is held while others of its class or a more urgent lower class wait
@@ -105,5 +105,12 @@ export class FlowControlQueue<T> {
   /** Removes the head (the caller routed it). */
   shift(): void {
     this.waiting.shift();
+  }
+
+  /** Removes a held request wherever it is (its client went away); false when it was not held. */
+  remove(item: T): boolean {
+    const at = this.waiting.findIndex((w) => w.item === item);
+    if (at >= 0) this.waiting.splice(at, 1);
+    return at >= 0;
   }
 }

@@ -5,6 +5,7 @@ import type { RouteMatch } from './routes';
 import type { PrefixKeyBasis, RoutingRequest } from './routing-request';
 import { cacheScopeOf, PREFIX_AWARE_ID_HEADER, tenantKeyOf } from './tenant-key';
 import { INFERENCE_COMPONENT_HEADER, inferenceComponentOf } from './inference-component';
+import { bodyPriorityOf } from './request-priority';
 
 /** The backend path a routed request is forwarded to. */
 export type UpstreamPath = '/v1/chat/completions' | '/v1/completions' | '/invocations';
@@ -16,6 +17,10 @@ export interface ParsedRequest {
   readonly jsonBody: boolean;
   /** True when the body carries its own vLLM `cache_salt` (the router then never sets one: engine-cache-salt.ts). */
   readonly ownCacheSalt?: boolean;
+  /** The body's `priority` when it is an integer (request-priority.ts). */
+  readonly priority?: number;
+  /** True when the body has a `priority` member (the router then never sets one). */
+  readonly ownPriority?: boolean;
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -129,6 +134,7 @@ function chatFrom(
     upstreamPath: '/v1/chat/completions',
     jsonBody: true,
     ownCacheSalt: fields.cacheSalt !== undefined,
+    ...priorityFields(json),
   };
 }
 
@@ -146,7 +152,13 @@ function completionFrom(
     upstreamPath: '/v1/completions',
     jsonBody: true,
     ownCacheSalt: fields.cacheSalt !== undefined,
+    ...priorityFields(json),
   };
+}
+
+function priorityFields(json: JsonObject): Pick<ParsedRequest, 'priority' | 'ownPriority'> {
+  const priority = bodyPriorityOf(json);
+  return { ownPriority: json.priority !== undefined, ...(priority !== undefined ? { priority } : {}) };
 }
 
 function routingFromFields(

@@ -69,6 +69,12 @@ export const ROUTER_ERRORS = {
     awsErrorType: 'ValidationError',
     when: "The `X-Amzn-SageMaker-Inference-Component` header (the SDK's `InferenceComponentName`) on a runtime-API path is not 1 to 63 letters, digits and inner hyphens (the API reference's constraint).",
   },
+  invalid_priority: {
+    status: 400,
+    type: 'invalid_request_error',
+    awsErrorType: 'ValidationError',
+    when: 'The `x-prefix-router-priority` header is not an integer in -1000000..1000000.',
+  },
   unauthorized: {
     status: 401,
     type: 'invalid_request_error',
@@ -130,6 +136,12 @@ export const ROUTER_ERRORS = {
     type: 'invalid_request_error',
     awsErrorType: 'ThrottlingException',
     when: 'The client (its API key, else its address) already has `maxInFlightPerClient` routed requests in flight. Answered before the body is read, with `Retry-After: 1`.',
+  },
+  flow_control_full: {
+    status: 429,
+    type: 'invalid_request_error',
+    awsErrorType: 'ThrottlingException',
+    when: "Flow control by priority class: a request with a priority above 0 would wait at the router, and the router's queue of waiting requests is full. With `Retry-After`.",
   },
   model_error: {
     status: 424,

@@ -29,11 +29,16 @@ const ENGINE_SALT_PREFIX = 'prefix-router-key:';
  * reads it) cannot undo the router's.
  */
 export function withCacheSalt(body: Buffer, salt: string): Buffer {
+  return withJsonMember(body, 'cache_salt', salt);
+}
+
+/** `body` (a JSON object) with `"name": value` spliced in as its last member, as withCacheSalt (also the priority). */
+export function withJsonMember(body: Buffer, name: string, value: string | number): Buffer {
   const close = body.lastIndexOf(0x7d);
-  if (close < 0) throw new Error('withCacheSalt takes a JSON object body');
+  if (close < 0) throw new Error('withJsonMember takes a JSON object body');
   let previous = close - 1;
   while (previous >= 0 && isJsonWhitespace(body[previous])) previous--;
-  const member = `${body[previous] === 0x7b ? '' : ','}"cache_salt":${JSON.stringify(salt)}`;
+  const member = `${body[previous] === 0x7b ? '' : ','}${JSON.stringify(name)}:${JSON.stringify(value)}`;
   return Buffer.concat([body.subarray(0, close), Buffer.from(member, 'utf8'), body.subarray(close)]);
 }
 

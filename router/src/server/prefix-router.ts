@@ -13,7 +13,13 @@ import {
   UnknownModelError,
   type RoutingPolicy,
 } from '../policy';
-import { publishedBlockChars, publishedStateLog, RoutingCore, type RoutedRequest } from '../core/routing-core';
+import {
+  publishedBlockChars,
+  publishedStateLog,
+  RoutingCore,
+  type RoutedRequest,
+  type RoutingAttempt,
+} from '../core/routing-core';
 import {
   dialectForPath,
   isJsonContentType,
@@ -44,6 +50,8 @@ import {
   type ProxyOutcome,
 } from './proxy';
 import { engineCacheSaltOf, withCacheSalt } from './engine-cache-salt';
+import { FlowGate } from './flow-gate';
+import { withRequestPriority } from './request-class';
 import { BodyBudget, bodyLimitForContext, defaultBodyBudgetBytes } from './body-budget';
 import { ClientGoneError, readBody } from './request-body';
 import { RouterMetrics } from './router-metrics';
@@ -188,6 +196,8 @@ export class PrefixRouter implements RunningRouter {
   private routedInFlight = 0;
   private readonly inFlightByClient = new Map<string, number>();
   private readonly bodyBudget: BodyBudget;
+  /** Flow control by priority class: where lower classes wait while their engine's prefill queue is long. */
+  private readonly flowGate: FlowGate;
   private adminAddress: AddressInfo | undefined;
   /** Which models and adapters each backend serves (its /v1/models), so requests go only where their model is. */
   private readonly models: ServedModelsDirectory;
@@ -228,6 +238,7 @@ export class PrefixRouter implements RunningRouter {
       ),
     );
     this.metrics = new RouterMetrics(this.set);
+    this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
       this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
     this.core = new RoutingCore<Backend>(
@@ -439,6 +450,7 @@ export class PrefixRouter implements RunningRouter {
   }
 
   close(): Promise<void> {
+    this.flowGate.close();
     this.closing ??= this.drain();
     return this.closing;
   }
@@ -541,7 +553,12 @@ export class PrefixRouter implements RunningRouter {
         keyIdentity: sharedEngineCache ? undefined : keyIdentity,
       });
       const salt = engineCacheSaltOf(parsed, keyIdentity, sharedEngineCache);
-      await this.routeAndProxy(req, res, route, parsed, salt === undefined ? body : withCacheSalt(body, salt));
+      const [classed, forwarded] = withRequestPriority(
+        parsed,
+        req.headers,
+        salt === undefined ? body : withCacheSalt(body, salt),
+      );
+      await this.routeAndProxy(req, res, route, classed, forwarded);
     } catch (err) {
       if (err instanceof ClientGoneError) return;
       let error: RouterError;
@@ -671,7 +688,13 @@ export class PrefixRouter implements RunningRouter {
         decision,
         target: backend,
         decisionMicros,
-      } = this.decide(routed, refusedBy, refusedBy === undefined ? session.pinned : undefined, route);
+      } = attempt === 0
+        ? await this.flowGate.place(
+            parsed.priority,
+            (admits) => this.decideAdmitted(routed, session.pinned, route, admits),
+            res,
+          )
+        : this.decide(routed, refusedBy, undefined, route);
       const startedMs = performance.now();
       const usage = new UsageScanner();
       const exchange = { req, res, route, parsed, body, backend, decision, decisionMicros, clientGone };
@@ -684,6 +707,7 @@ export class PrefixRouter implements RunningRouter {
         ...(usage.cachedTokens !== undefined ? { cachedTokens: usage.cachedTokens } : {}),
         ...(usage.promptTokens !== undefined ? { promptTokens: usage.promptTokens } : {}),
       });
+      this.flowGate.wake();
       if (outcome.kind === 'refused') {
         refusedBy = backend.id;
         this.metrics.retries.inc({ instance: backend.id });
@@ -737,7 +761,10 @@ export class PrefixRouter implements RunningRouter {
         ...exchange,
         limits: this.config.limits,
         metrics: this.metrics,
-        onFirstByte: () => routed.firstToken(Date.now()),
+        onFirstByte: () => {
+          routed.firstToken(Date.now());
+          this.flowGate.wake();
+        },
         onAccepted: () => routed.accepted(),
         usage,
         upstreamAuthorization: this.upstreamAuthorization,
@@ -808,9 +835,29 @@ export class PrefixRouter implements RunningRouter {
     excluded: string | undefined,
     only: string | undefined,
     route?: RouteMatch,
-  ) {
+  ): RoutingAttempt<Backend> {
+    return this.translatingNoBackend(excluded, route, () =>
+      routed.decide(this.set.snapshot(Date.now(), excluded, only), excluded),
+    );
+  }
+
+  /** As `decide`, when the chosen backend passes flow control's `admits`; undefined (nothing committed) if not. */
+  private decideAdmitted(
+    routed: RoutedRequest<Backend>,
+    only: string | undefined,
+    route: RouteMatch,
+    admits: (queuedPrefillTokens: number) => boolean,
+  ): RoutingAttempt<Backend> | undefined {
+    return this.translatingNoBackend(undefined, route, () =>
+      routed.decideIfAdmitted(this.set.snapshot(Date.now(), undefined, only), (b) =>
+        admits(b.load.queuedPrefillTokens),
+      ),
+    );
+  }
+
+  private translatingNoBackend<R>(excluded: string | undefined, route: RouteMatch | undefined, decide: () => R): R {
     try {
-      return routed.decide(this.set.snapshot(Date.now(), excluded, only), excluded);
+      return decide();
     } catch (err) {
       if (err instanceof UnknownModelError) throw modelNotFound(err, route);
       if (!(err instanceof NoHealthyInstanceError)) throw err;

@@ -24,6 +24,26 @@ export class RouterMetrics {
     registers: [this.registry],
   });
 
+  /** Flow control by priority class (flow-gate.ts): requests that waited at the router, and how long. */
+  readonly flowControlHeld = new Counter({
+    name: 'prefix_router_flow_control_held_total',
+    help: 'Requests with a priority above 0 held at the router because the chosen engine had too much prefill queued',
+    registers: [this.registry],
+  });
+
+  readonly flowControlWaiting = new Gauge({
+    name: 'prefix_router_flow_control_waiting',
+    help: 'Requests waiting at the router now (flow control by priority class)',
+    registers: [this.registry],
+  });
+
+  readonly flowControlWaitSeconds = new Histogram({
+    name: 'prefix_router_flow_control_wait_seconds',
+    help: 'Time held requests waited at the router before they were routed',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly decisions = new Counter({
     name: 'prefix_router_decisions_total',
     help: 'Routing decisions by policy, reason and chosen instance (a retried request counts twice)',
