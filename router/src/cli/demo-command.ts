@@ -78,7 +78,7 @@ export function parseDemoFlags(flags: Record<string, unknown>): DemoOptions {
   const specs = policies.map(formatPolicySpec);
   if (new Set(specs).size !== specs.length)
     throw new ConfigError([`--policy lists the same policy twice (${specs.join(', ')})`]);
-  const choice = modelProfileFromFlags(flags, DEMO_DEFAULTS.profile);
+  const choice = modelProfileFromFlags(flags, DEMO_DEFAULTS.profile, false, 'demo');
   const profile = choice.profile.name;
   const fleet = fleetFlag(
     'instances',

@@ -84,7 +84,7 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     throw new ConfigError([(err as Error).message]);
   }
   const maxLoras = flags.maxLoras === undefined ? undefined : integerFlag('max-loras', flags.maxLoras, 1, 1024);
-  const choice = modelProfileFromFlags(rawFlags, DEFAULT_PROFILE_NAME, true);
+  const choice = modelProfileFromFlags(rawFlags, DEFAULT_PROFILE_NAME, true, 'emulate');
   const profile = choice.profile.name;
   const fleet = fleetWithEngineArgs(
     fleetFlag('instances', flags.instances ?? '1', { min: 1, max: 256 }, () => choice.profile),

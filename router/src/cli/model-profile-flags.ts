@@ -52,6 +52,7 @@ export function modelProfileFromFlags(
   flags: Record<string, unknown>,
   defaultProfileName: string,
   modelIsServedName = false,
+  command = 'plan',
 ): ModelProfileChoice {
   const profileName = text(flags, 'profile');
   const instanceType = text(flags, 'instanceType', 'instance-type');
@@ -67,7 +68,7 @@ export function modelProfileFromFlags(
     if (instanceType !== undefined && !(PROFILE_INSTANCE_TYPES[defaultProfileName] ?? []).includes(instanceType))
       throw new ConfigError([
         `--instance-type ${instanceType}: no profile describes it (the default ${defaultProfileName} is ${(PROFILE_INSTANCE_TYPES[defaultProfileName] ?? ['no instance type']).join(', ')}); ` +
-          `name the model it serves, e.g. --model Qwen/Qwen2.5-7B-Instruct --instance-type ${instanceType}, or pass --model-config config.json or a --profile for it`,
+          `name the model it serves: prefix-router ${command} --model Qwen/Qwen2.5-7B-Instruct --instance-type ${instanceType} … (or --model-config config.json, or a --profile made for it)`,
       ]);
     return { profile, ...(instanceType !== undefined ? { instanceType } : {}) };
   }

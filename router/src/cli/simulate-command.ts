@@ -153,7 +153,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
           policies.map((p, i) => ({ label: labels[i], strategy: p })),
         );
   if (baselineMisses !== undefined) throw new ConfigError([`--baseline ${baselineMisses}`]);
-  const { profile } = modelProfileFromFlags(flags, DEFAULT_PROFILE_NAME);
+  const { profile } = modelProfileFromFlags(flags, DEFAULT_PROFILE_NAME, false, 'simulate');
   const fleet = fleetWithEngineArgs(
     fleetFlag('instances', str('instances') ?? '7', INSTANCES_RANGE, () => profile),
     engineArgsFlag(flags),

@@ -19,7 +19,7 @@ describe('when plan is given a model and an instance type', () => {
 
   test('GIVEN only --instance-type for a type no profile describes THEN it is refused with the command that works', () => {
     expect(() => plan({ instanceType: G6E })).toThrow(
-      `--instance-type ${G6E}: no profile describes it (the default p5-llama-3.1-70b is ml.p5.48xlarge); name the model it serves, e.g. --model ${QWEN} --instance-type ${G6E}`,
+      `--instance-type ${G6E}: no profile describes it (the default p5-llama-3.1-70b is ml.p5.48xlarge); name the model it serves: prefix-router plan --model ${QWEN} --instance-type ${G6E} …`,
     );
   });
 
