@@ -78,6 +78,27 @@ describe('when requests carry priority classes through the live router', () => {
     expect(await metric(router.url, 'prefix_router_flow_control_waiting')).toBe(0);
   });
 
+  test('GIVEN a held request WHEN its client goes away THEN it leaves the queue and nothing is sent for it', async () => {
+    const router = await routerBefore('priority', { flowControlBound: 0 });
+    const { urgent } = await longUrgentQueued(router);
+    const abort = new AbortController();
+    const lower = fetch(`${router.url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-prefix-router-priority': '1' },
+      body: JSON.stringify({ prompt: 'a short one', max_tokens: 2 }),
+      signal: abort.signal,
+    }).catch((err: Error) => err.name);
+    for (let i = 0; i < 200 && (await metric(router.url, 'prefix_router_flow_control_waiting')) !== 1; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    abort.abort();
+    expect(await lower).toBe('AbortError');
+    for (let i = 0; i < 200 && (await metric(router.url, 'prefix_router_flow_control_waiting')) !== 0; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(await metric(router.url, 'prefix_router_flow_control_waiting')).toBe(0);
+    expect((await urgent).status).toBe(200);
+    expect(router.backends[0].decisions).toBe(1);
+  });
+
   test('GIVEN a full queue (max waiting 0) WHEN priority 1 would wait THEN 429 flow_control_full with Retry-After, counted', async () => {
     const router = await routerBefore('priority', { flowControlBound: 0, flowControlMaxWaiting: 0 });
     const { urgent } = await longUrgentQueued(router);
