@@ -341,6 +341,14 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
     description: `predicted prefill tokens queued on the chosen engine above which lower classes wait (default ${FLOW_CONTROL_DEFAULTS.queuedPrefillBoundTokens})`,
   },
   {
+    path: 'flowControlMaxWaiting',
+    flag: '--flow-control-max-waiting',
+    valueName: 'n',
+    env: 'PREFIX_ROUTER_FLOW_CONTROL_MAX_WAITING',
+    kind: 'integer',
+    description: `requests that may wait at the router under flow control, all classes together; one more is answered 429 flow_control_full with Retry-After (default ${FLOW_CONTROL_DEFAULTS.maxWaiting})`,
+  },
+  {
     path: 'adminPort',
     flag: '--admin-port',
     valueName: 'port',

@@ -144,6 +144,8 @@ export interface RouterOptions {
   readonly flowControl?: FlowControlMode;
   /** Predicted prefill tokens queued on the chosen engine above which lower classes wait. @default 16384 */
   readonly flowControlBound?: number;
+  /** Requests that may wait at the router, all classes together; one more is answered 429 flow_control_full. @default 100000 */
+  readonly flowControlMaxWaiting?: number;
   /** Port of a second listener that alone serves /metrics and /router/v1/instance-state; 0 picks a free port. @default none (they are served on the main listener) */
   readonly adminPort?: number;
   /** Address of the admin listener. @default '127.0.0.1' */
@@ -275,6 +277,7 @@ export const INTEGER_RANGES: Readonly<Record<string, { readonly min: number; rea
   publishStateBlockChars: { min: 16, max: 65_536 },
   adminPort: { min: 0, max: 65535 },
   flowControlBound: FLOW_CONTROL_RANGES.queuedPrefillBoundTokens,
+  flowControlMaxWaiting: FLOW_CONTROL_RANGES.maxWaiting,
 };
 
 /**
@@ -316,6 +319,7 @@ const TOP_LEVEL_KEYS = [
   'sharedEngineCache',
   'flowControl',
   'flowControlBound',
+  'flowControlMaxWaiting',
   'adminPort',
   'adminHost',
   'adminApiKeyFile',
@@ -365,6 +369,7 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
     'publishStateBlockChars',
     'adminPort',
     'flowControlBound',
+    'flowControlMaxWaiting',
   ]) {
     checkInteger(problems, path, o[path]);
   }
@@ -562,6 +567,7 @@ export function resolveRouterConfig(
       ...FLOW_CONTROL_DEFAULTS,
       mode: options.flowControl ?? FLOW_CONTROL_DEFAULTS.mode,
       queuedPrefillBoundTokens: options.flowControlBound ?? FLOW_CONTROL_DEFAULTS.queuedPrefillBoundTokens,
+      maxWaiting: options.flowControlMaxWaiting ?? FLOW_CONTROL_DEFAULTS.maxWaiting,
     },
     adminPort: options.adminPort,
     adminHost: options.adminHost ?? d.adminHost,

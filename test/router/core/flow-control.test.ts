@@ -61,4 +61,19 @@ describe('flow control by priority class', () => {
       expect(queue.admits(5, 1e9)).toBe(true);
     });
   });
+
+  describe('when a held request leaves before its turn (its client went away)', () => {
+    test('GIVEN three held THEN removing the middle one keeps the others in order, and removing it again says false', () => {
+      const queue = new FlowControlQueue<string>(settings({ maxWaiting: 10 }));
+      queue.hold('a', 1);
+      queue.hold('b', 1);
+      queue.hold('c', 2);
+      expect(queue.remove('b')).toBe(true);
+      expect(queue.remove('b')).toBe(false);
+      expect(queue.length).toBe(2);
+      expect(queue.peek()?.item).toBe('a');
+      queue.shift();
+      expect(queue.peek()?.item).toBe('c');
+    });
+  });
 });
