@@ -105,7 +105,7 @@ export const ROUTER_ERRORS = {
     status: 408,
     type: 'invalid_request_error',
     awsErrorType: 'ValidationError',
-    when: 'The client did not send the whole body within `bodyTimeoutMs`, or its headers within `headersTimeoutMs` (then the connection is closed).',
+    when: 'The client did not send the whole body within `bodyTimeoutMs`, paused its body longer than `bodyIdleTimeoutMs`, or did not send its headers within `headersTimeoutMs` (then the connection is closed).',
   },
   payload_too_large: {
     status: 413,
@@ -183,7 +183,7 @@ export const ROUTER_ERRORS = {
     status: 503,
     type: 'server_error',
     awsErrorType: 'ServiceUnavailable',
-    when: 'The router already has `maxInFlight` routed requests in flight (answered before the body is read), or the chosen backend had no free connection for `poolWaitTimeoutMs`. With `Retry-After: 1`.',
+    when: 'The router already has `maxInFlight` routed requests in flight (answered before the body is read), the request bodies it holds fill `maxBufferedBodyBytes` (answered as the body arrives; the message says the router is busy, not its figures), or the chosen backend had no free connection for `poolWaitTimeoutMs`. With `Retry-After: 1`.',
   },
   shutting_down: {
     status: 503,
