@@ -88,7 +88,7 @@ export interface PeersSizes {
   readonly sharedSystemCount: number;
 }
 
-/** Full run: sized to finish in about 8 minutes on the loaded 2-core development machine (AIBrix's 4-character blocks dominate). */
+/** Full run: 191 s on the loaded 2-core development machine (2026-12-06); AIBrix's 4-character blocks dominate. */
 export const FULL_SIZES: PeersSizes = { traceCount: 200, seconds: 60, sharedSystemCount: 256 };
 /** --quick: a smoke run. */
 export const QUICK_SIZES: PeersSizes = { traceCount: 40, seconds: 15, sharedSystemCount: 64 };
@@ -178,7 +178,8 @@ interface WorkloadOutcome {
   readonly workload: PeersWorkload;
   readonly rows: readonly StrategySummary[];
   readonly cacheAware: StrategySummary;
-  readonly bestPeer: StrategySummary | undefined;
+  /** The peers, oracle excluded: the target compares with the best of them on each percentile. */
+  readonly peers: readonly StrategySummary[];
   readonly bestSageMaker: StrategySummary;
 }
 
@@ -191,23 +192,28 @@ async function runWorkload(o: PeersBenchOptions, w: PeersWorkload): Promise<Work
   const cacheAware = strategies[0];
   const random = strategies[strategies.length - 1];
   const peerRows = strategies.slice(1, -1);
-  const bestPeer = peerRows.filter((s) => s.strategy.name !== ORACLE).sort(byTtft)[0];
   return {
     workload: w,
     rows: [cacheAware, ...peerRows, bestSageMaker, random],
     cacheAware,
-    bestPeer,
+    peers: peerRows.filter((s) => s.strategy.name !== ORACLE),
     bestSageMaker,
   };
 }
 
-/** The verdict line: cache-aware against the best peer, by P50 and P90. */
+/** The peer with the lowest value of a percentile, and cache-aware's value over it. */
+function againstBest(r: WorkloadOutcome, p: 'p50' | 'p90'): { label: string; ratio: number | null } {
+  const best = [...r.peers].sort((a, b) => (a.ttftMs[p] ?? Infinity) - (b.ttftMs[p] ?? Infinity))[0];
+  return { label: best.label, ratio: ratio(r.cacheAware.ttftMs[p], best.ttftMs[p]) };
+}
+
+/** The verdict line: cache-aware's P50 and P90 against the best peer's on each. */
 function verdict(r: WorkloadOutcome): string {
-  if (r.bestPeer === undefined) return '- No peer is registered.';
-  const p50 = ratio(r.cacheAware.ttftMs.p50, r.bestPeer.ttftMs.p50);
-  const p90 = ratio(r.cacheAware.ttftMs.p90, r.bestPeer.ttftMs.p90);
-  const met = p50 !== null && p90 !== null && p50 <= TARGET_RATIO && p90 <= TARGET_RATIO;
-  return `- cache-aware against the best peer by P90 (\`${r.bestPeer.label}\`): P50 ${p50?.toFixed(2)}×, P90 ${p90?.toFixed(2)}× (target ≤ ${TARGET_RATIO}× on both: ${met ? '**met**' : '**not met**'}).`;
+  if (r.peers.length === 0) return '- No peer is registered.';
+  const p50 = againstBest(r, 'p50');
+  const p90 = againstBest(r, 'p90');
+  const met = p50.ratio !== null && p90.ratio !== null && p50.ratio <= TARGET_RATIO && p90.ratio <= TARGET_RATIO;
+  return `- cache-aware against the best peer on each: P50 ${p50.ratio?.toFixed(2)}× \`${p50.label}\`'s, P90 ${p90.ratio?.toFixed(2)}× \`${p90.label}\`'s (target ≤ ${TARGET_RATIO}× on both: ${met ? '**met**' : '**not met**'}).`;
 }
 
 function workloadLines(r: WorkloadOutcome, trace: string | undefined): string[] {

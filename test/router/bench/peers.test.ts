@@ -39,7 +39,7 @@ describe('when the bench:peers benchmark runs (smoke size)', () => {
       expect(rows[peers.length + 1]).toMatch(/^\| best of the sweep: sagemaker-prefix-aware\?/);
       expect(rows[peers.length + 2].startsWith('| random |')).toBe(true);
       expect(table).toMatch(
-        /cache-aware against the best peer by P90 \(`[a-z-]+`\): P50 [\d.]+×, P90 [\d.]+× \(target ≤ 1.02× on both: \*\*(met|not met)\*\*\)/,
+        /cache-aware against the best peer on each: P50 [\d.]+× `[a-z-]+`'s, P90 [\d.]+× `[a-z-]+`'s \(target ≤ 1.02× on both: \*\*(met|not met)\*\*\)/,
       );
     }
     expect(html.match(/<svg/g)).toHaveLength(2);
