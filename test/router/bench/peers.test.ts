@@ -1,0 +1,47 @@
+import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import { POLICY_NAMES } from '../../../router/src/policy';
+import { MIXED_FLEET } from '../../../router/bench/mixed-fleet';
+import { PEERS_END, PEERS_START, registeredPeers, runPeersBench } from '../../../router/bench/peers';
+
+const P5 = builtinProfile('p5-llama-3.1-70b');
+
+describe('when the bench:peers benchmark runs (smoke size)', () => {
+  it('GIVEN a tiny shared-system workload on 3 × p5 and on the mixed fleet THEN each workload has one table with a row per strategy and a verdict, and the page one chart each', async () => {
+    const spec = 'shared-system?groups=2&promptsPerGroup=3&systemTokens=256&outputTokens=16';
+    const { section, html } = await runPeersBench({
+      workloads: [
+        { key: 'trace', title: 'shared-system, 3 × p5', spec, fleet: [P5, P5, P5] },
+        { key: 'mixed', title: 'shared-system, 5 × p5 + 2 × p4d', spec, fleet: MIXED_FLEET },
+      ],
+      sweep: 'sagemaker-prefix-aware?prefixLength=1024&concurrencyThreshold=8',
+      jobs: 1,
+      label: 'smoke',
+    });
+    expect(section.startsWith(PEERS_START)).toBe(true);
+    expect(section.endsWith(PEERS_END)).toBe(true);
+    const peers = registeredPeers().map((p) => p.name);
+    // Every peer the registry holds, and only registered names.
+    expect(peers.length).toBeGreaterThanOrEqual(5);
+    for (const name of peers) expect(POLICY_NAMES).toContain(name);
+    const tables = section.split('\n### ').slice(1);
+    expect(tables).toHaveLength(2);
+    for (const table of tables) {
+      const rows = table
+        .split('\n')
+        .filter((l) => l.startsWith('| ') && !l.startsWith('| strategy') && !l.startsWith('| ---'));
+      // cache-aware, every peer, the best sweep setting, random.
+      expect(rows).toHaveLength(peers.length + 3);
+      for (const row of rows) expect(row.split(' | ')).toHaveLength(7);
+      expect(rows[0]).toMatch(
+        /^\| cache-aware \| \d+ ms \| \d+ ms \| \d+ ms \| [\d.]+ % \| [\d.]+ req\/s \| [\d.]+ \|$/,
+      );
+      for (const [i, name] of peers.entries()) expect(rows[i + 1].startsWith(`| ${name}`)).toBe(true);
+      expect(rows[peers.length + 1]).toMatch(/^\| best of the sweep: sagemaker-prefix-aware\?/);
+      expect(rows[peers.length + 2].startsWith('| random |')).toBe(true);
+      expect(table).toMatch(
+        /cache-aware against the best peer on each: P50 [\d.]+× `[a-z-]+`'s, P90 [\d.]+× `[a-z-]+`'s \(target ≤ 1.02× on both: \*\*(met|not met)\*\*\)/,
+      );
+    }
+    expect(html.match(/<svg/g)).toHaveLength(2);
+  });
+});
