@@ -37,12 +37,7 @@ import {
   fleetWithDefaults,
   validateFleetProps,
 } from './private/fleet-rules';
-import {
-  annotateFleetPrice,
-  DEFAULT_INSTANCE_TYPE_WARNING,
-  HOURLY_PRICE_INFO,
-  HOURLY_PRICE_WARNING,
-} from './private/cost-annotations';
+import { annotateFleetPrice, DEFAULT_INSTANCE_TYPE_WARNING, HOURLY_PRICE_INFO } from './private/cost-annotations';
 import { FleetSize } from './private/fleet-size';
 import { modelHeads } from './private/model-catalog';
 import {
@@ -111,11 +106,6 @@ export class PrefixAwareLlmWarnings {
    * sized for a 70B model. The warning states the fleet's hourly price.
    */
   public static readonly DEFAULT_INSTANCE_TYPE = DEFAULT_INSTANCE_TYPE_WARNING;
-  /**
-   * The fleet can bill $25 an hour or more (its largest size at the list price); also a `HourlyPrice` stack output.
-   * Acknowledge it once the fleet is budgeted.
-   */
-  public static readonly HOURLY_PRICE_ABOVE_THRESHOLD = HOURLY_PRICE_WARNING;
   /**
    * The model is not in the construct's catalogue of attention-head counts and the tensor parallel size was left to
    * its default above 1: vLLM exits at start when the model's attention heads do not divide it.

@@ -6,14 +6,6 @@ import { loadInstancePrices } from './router-settings';
 /** Ids of the construct's info annotations (`Annotations.of(scope).acknowledgeInfo(id, reason)` hides one). */
 export const HOURLY_PRICE_INFO = '@cdk-prefix-aware-llm/hourlyPrice';
 export const DEFAULT_INSTANCE_TYPE_WARNING = '@cdk-prefix-aware-llm/defaultInstanceType';
-/** Id of the warning on a fleet that can bill HOURLY_PRICE_WARNING_USD or more an hour. */
-export const HOURLY_PRICE_WARNING = '@cdk-prefix-aware-llm/hourlyPriceAboveThreshold';
-/**
- * Hourly price from which synth warns (~$18,250 a month at 730 h): about ten single-GPU g6e instances, or any p5.
- * A warning, not the info alone, because it is what `cdk synth` and `cdk deploy` print whatever else they print and
- * what `--strict` stops on; a team that has budgeted the fleet acknowledges it once.
- */
-export const HOURLY_PRICE_WARNING_USD = 25;
 
 /** What the endpoint bills per hour: its fleets and the instance type they are priced at. */
 export interface FleetPriceInput {
@@ -59,17 +51,10 @@ export function fleetPriceSentence(input: FleetPriceInput): string | undefined {
   return `${fleet} at $${price}/instance-hour = ${priceText(price, min, max, prices.HOURS_PER_MONTH)}; price: ${prices.LIST_PRICE_SOURCE}`;
 }
 
-/** The fleet's highest hourly price (its largest size), or undefined when unknown or unresolved. */
-function maxHourlyUsd(input: FleetPriceInput): number | undefined {
-  const { instanceType, instances, fleets } = input;
-  if (instanceType.isUnresolved || Token.isUnresolved(instances.max)) return undefined;
-  const price = loadInstancePrices()?.LIST_PRICE_USD_PER_HOUR[instanceType.name];
-  return price === undefined ? undefined : price * instances.max * fleets;
-}
-
 /**
  * The hourly price as an info annotation on every endpoint and as a stack output (`HourlyPrice`: in the template
- * `cdk synth` prints and in the Outputs `cdk deploy` prints), a warning from HOURLY_PRICE_WARNING_USD an hour, and
+ * `cdk synth` prints and in the Outputs `cdk deploy` prints) (no warning by price: with aws-cdk-lib's
+ * `annotationsInValidationReport` flag, which `cdk init` apps carry, a warning fails strict synthesis), and
  * a warning when the instance type was left to its default, ml.p5.48xlarge: the costliest choice, sized for a 70B model.
  */
 export function annotateFleetPrice(scope: IConstruct, input: FleetPriceInput, instanceTypeDefaulted: boolean): void {
@@ -88,13 +73,5 @@ export function annotateFleetPrice(scope: IConstruct, input: FleetPriceInput, in
         'for a 7B model in BF16), or acknowledge this warning to keep the default.',
     );
     return; // that warning states the price already
-  }
-  const hourly = maxHourlyUsd(input);
-  if (hourly !== undefined && hourly >= HOURLY_PRICE_WARNING_USD) {
-    Annotations.of(scope).addWarningV2(
-      HOURLY_PRICE_WARNING,
-      `This endpoint bills from the moment it is provisioned until it is deleted: ${sentence}. ` +
-        `Acknowledge this warning once the fleet is budgeted (it appears from $${HOURLY_PRICE_WARNING_USD}/hour).`,
-    );
   }
 }

@@ -18,7 +18,7 @@ import {
 } from '../../lib/index';
 import { allowedTensorParallelSizes, headsAllowTensorParallel, modelHeads } from '../../lib/private/model-catalog';
 import { LIST_PRICE_SOURCE } from '../../router/src/common/instance-prices';
-import { allWarningsOf, environmentOf, newApp, problemsFor, synth, warningsOf } from './helpers';
+import { environmentOf, newApp, problemsFor, synth, warningsOf } from './helpers';
 
 const QWEN_7B = 'Qwen/Qwen2.5-7B-Instruct';
 
@@ -238,9 +238,7 @@ describe('when synth states what a component endpoint costs', () => {
   });
 });
 
-describe('when the bill is above the warning threshold', () => {
-  const priceWarnings = (stack: Stack) =>
-    allWarningsOf(stack).filter((w) => w.includes(`[ack: ${PrefixAwareLlmWarnings.HOURLY_PRICE_ABOVE_THRESHOLD}]`));
+describe('when an endpoint is priced', () => {
   const endpointOf = (instanceCount: number, autoScaling?: { minCapacity: number; maxCapacity: number }) => {
     const stack = new Stack(newApp(), 'Bill');
     new PrefixAwareLlmEndpoint(stack, 'Llm', {
@@ -252,17 +250,6 @@ describe('when the bill is above the warning threshold', () => {
     return stack;
   };
 
-  test.each([
-    [9, 0],
-    [10, 1],
-  ])('GIVEN %i × ml.g6e.2xlarge ($2.6/hour each) THEN %i price warning(s), from $25/hour', (count, warnings) => {
-    expect(priceWarnings(endpointOf(count))).toHaveLength(warnings);
-  });
-
-  test('GIVEN autoscaling that may reach the threshold THEN its largest size is what warns', () => {
-    expect(priceWarnings(endpointOf(2, { minCapacity: 2, maxCapacity: 10 }))[0]).toContain('$5.2–$26/hour');
-  });
-
   test('GIVEN any priced fleet THEN the price is a stack output cdk deploy prints, the same sentence as the info', () => {
     const stack = endpointOf(2);
     const outputs = Template.fromStack(stack).findOutputs('*');
@@ -270,13 +257,6 @@ describe('when the bill is above the warning threshold', () => {
     expect(price).toHaveLength(1);
     expect(infosOf(stack).map((i) => i.text)[0]).toContain(price[0]);
     expect(price[0]).toContain('2 × ml.g6e.2xlarge at $2.6/instance-hour = $5.2/hour');
-  });
-
-  test('GIVEN the warning acknowledged once THEN it is gone, and the output stays', () => {
-    const stack = endpointOf(10);
-    CoreAnnotations.of(stack).acknowledgeWarning(PrefixAwareLlmWarnings.HOURLY_PRICE_ABOVE_THRESHOLD, 'budgeted');
-    expect(priceWarnings(stack)).toEqual([]);
-    expect(Object.keys(Template.fromStack(stack).findOutputs('*'))).toHaveLength(1);
   });
 });
 

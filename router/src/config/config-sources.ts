@@ -5,7 +5,7 @@
  * the user set it (flag, variable, or file key), with the allowed range and the value received.
  */
 import { readFileSync } from 'node:fs';
-import { FLOW_CONTROL_DEFAULTS } from '../core/flow-control';
+import { FLOW_CONTROL_DEFAULTS } from '../common/flow-control-settings';
 import { parseDecimalInteger, parseDecimalNumber } from '../common/decimal-text';
 import {
   DEFAULT_POLICY_NAME,

@@ -16,7 +16,7 @@ import {
   FLOW_CONTROL_RANGES,
   type FlowControlMode,
   type FlowControlSettings,
-} from '../core/flow-control';
+} from '../common/flow-control-settings';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -23,7 +23,9 @@ export interface ParsedRequest {
   readonly ownPriority?: boolean;
 }
 
-export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+import type { RequestHeaders } from './request-headers';
+
+export type { RequestHeaders };
 
 /** What the server knows of a request beyond its bytes. */
 export interface RequestContext {

@@ -1,5 +1,5 @@
 import type { JsonObject } from './json-body';
-import type { RequestHeaders } from './parse-request';
+import type { RequestHeaders } from './request-headers';
 import { RouterError } from './router-errors';
 
 /**
