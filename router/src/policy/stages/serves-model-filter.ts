@@ -11,6 +11,9 @@ export const SERVES_MODEL_FILTER: Filter<InstanceView, DecisionFacts> = {
   name: 'serves-model',
   filter(instances, { request }, scratch) {
     const model = request.model;
-    return model === '' ? instances : narrowed(instances, servesModel, model, scratch);
+    if (model === '') return instances;
+    let first = 0;
+    while (first < instances.length && servesModel(instances[first], model)) first++;
+    return narrowed(instances, first, servesModel, model, scratch);
   },
 };

@@ -45,20 +45,19 @@ export interface Filter<Candidate, Facts = DecisionFacts> extends StageMemory {
 
 /**
  * The candidates for which `passes(candidate, arg)` holds, as Filter.filter returns them: `candidates` itself when
- * all pass, else written into `scratch` (a new array when absent). One pass, stopping the copy-free scan at the
- * first candidate that fails. `passes` is a module-level function and `arg` its input, so a filter allocates no
- * closure per decision.
+ * all pass, else written into `scratch` (a new array when absent). `first` is where the caller's own copy-free scan
+ * found the first candidate that fails (a filter scans inline, so the all-pass case makes no call per candidate);
+ * from there one pass copies. `passes` is a module-level function and `arg` its input: no closure per decision.
  */
 export function narrowed<Candidate, Arg>(
   candidates: readonly Candidate[],
+  first: number,
   passes: (candidate: Candidate, arg: Arg) => boolean,
   arg: Arg,
   scratch: Candidate[] = [],
 ): readonly Candidate[] {
   const n = candidates.length;
-  let first = 0;
-  while (first < n && passes(candidates[first], arg)) first++;
-  if (first === n) return candidates;
+  if (first >= n) return candidates;
   if (scratch !== candidates) for (let i = 0; i < first; i++) scratch[i] = candidates[i];
   let kept = first;
   for (let i = first + 1; i < n; i++) if (passes(candidates[i], arg)) scratch[kept++] = candidates[i];
