@@ -226,7 +226,6 @@ class EmulatorServer {
     this.open.clear();
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const methods = ROUTES[path];
@@ -243,58 +242,13 @@ class EmulatorServer {
         res.writeHead(200, { 'content-length': 0 });
         res.end();
         return;
-      case '/v1/models': {
-        const created = Math.floor(Date.now() / 1000);
-        // vLLM's list: the base model, then each adapter with its path as root and its base model as parent.
-        sendJson(res, 200, {
-          object: 'list',
-          data: [
-            {
-              id: this.options.modelName,
-              object: 'model',
-              created,
-              owned_by: 'vllm',
-              root: this.options.modelName,
-              parent: null,
-              max_model_len: this.options.profile.maxModelLen,
-            },
-            ...[...this.adapters.values()].map((m) => ({
-              id: m.name,
-              object: 'model',
-              created,
-              owned_by: 'vllm',
-              root: m.path,
-              parent: m.baseModelName ?? this.options.modelName,
-              max_model_len: null,
-            })),
-          ],
-        });
+      case '/v1/models':
+        this.sendModels(res);
         return;
-      }
       case '/v1/load_lora_adapter':
-      case '/v1/unload_lora_adapter': {
-        if (!this.options.allowRuntimeLoraUpdating)
-          throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
-        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
-        const name = body.lora_name;
-        if (typeof name !== 'string' || name === '')
-          throw badRequest('lora_name must be a non-empty string', 'lora_name');
-        if (path === '/v1/load_lora_adapter') {
-          if (typeof body.lora_path !== 'string' || body.lora_path === '')
-            throw badRequest('lora_path must be a non-empty string', 'lora_path');
-          if (this.adapters.has(name) || name === this.options.modelName)
-            throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
-          this.adapters.set(name, { name, path: body.lora_path });
-          res.writeHead(200, { 'content-type': 'text/plain' });
-          res.end(`Success: LoRA adapter '${name}' added successfully.`);
-        } else {
-          if (!this.adapters.delete(name))
-            throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
-          res.writeHead(200, { 'content-type': 'text/plain' });
-          res.end(`Success: LoRA adapter '${name}' removed successfully.`);
-        }
+      case '/v1/unload_lora_adapter':
+        await this.updateLoraAdapters(req, res, path);
         return;
-      }
       case '/version':
         sendJson(res, 200, { version: EMULATED_VLLM_VERSION });
         return;
@@ -322,6 +276,56 @@ class EmulatorServer {
               : parseInvocationRequest(body);
         this.complete(request, res);
       }
+    }
+  }
+
+  /** vLLM's model list: the base model, then each adapter with its path as root and its base model as parent. */
+  private sendModels(res: ServerResponse): void {
+    const created = Math.floor(Date.now() / 1000);
+    sendJson(res, 200, {
+      object: 'list',
+      data: [
+        {
+          id: this.options.modelName,
+          object: 'model',
+          created,
+          owned_by: 'vllm',
+          root: this.options.modelName,
+          parent: null,
+          max_model_len: this.options.profile.maxModelLen,
+        },
+        ...[...this.adapters.values()].map((m) => ({
+          id: m.name,
+          object: 'model',
+          created,
+          owned_by: 'vllm',
+          root: m.path,
+          parent: m.baseModelName ?? this.options.modelName,
+          max_model_len: null,
+        })),
+      ],
+    });
+  }
+
+  /** vLLM's runtime LoRA endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING): load or unload one adapter by name. */
+  private async updateLoraAdapters(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (!this.options.allowRuntimeLoraUpdating) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+    const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+    const name = body.lora_name;
+    if (typeof name !== 'string' || name === '') throw badRequest('lora_name must be a non-empty string', 'lora_name');
+    if (path === '/v1/load_lora_adapter') {
+      if (typeof body.lora_path !== 'string' || body.lora_path === '')
+        throw badRequest('lora_path must be a non-empty string', 'lora_path');
+      if (this.adapters.has(name) || name === this.options.modelName)
+        throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
+      this.adapters.set(name, { name, path: body.lora_path });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`Success: LoRA adapter '${name}' added successfully.`);
+    } else {
+      if (!this.adapters.delete(name))
+        throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`Success: LoRA adapter '${name}' removed successfully.`);
     }
   }
 
