@@ -188,6 +188,22 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
 /** The vLLM release whose HTTP API and metric families the emulator follows (GET /version). */
 export const EMULATED_VLLM_VERSION = '0.11.0';
 
+/** Writes to the response, the tokens of one timer tick in one socket write. */
+function corkedWriter(res: ServerResponse): (text: string) => void {
+  let corked = false;
+  return (text: string): void => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    res.write(text);
+  };
+}
+
 class EmulatorServer {
   readonly engine: EngineModel;
   readonly driver: EngineDriver;
@@ -329,7 +345,6 @@ class EmulatorServer {
     }
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private complete(request: CompletionRequest, res: ServerResponse): void {
     if (this.closing) throw new EmulatorHttpError(503, 'the emulator is shutting down');
     const adapter = request.model === undefined ? undefined : this.adapterOf(request.model);
@@ -340,92 +355,14 @@ class EmulatorServer {
       // vLLM answers with the name the request used: the adapter's, when it ran with one.
       model: adapter?.name ?? this.options.modelName,
     };
+    const answer = { done: false };
     let submitted: SubmittedRequest;
-    let done = false;
-    let corked = false;
-    const write = (text: string): void => {
-      // Tokens of one timer tick go out in one socket write.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          corked = false;
-          res.uncork();
-        });
-      }
-      res.write(text);
-    };
-    const listener = (event: EngineEvent): void => {
-      if (done) return;
-      if (request.stream) {
-        if (event.type === 'token') {
-          if (event.outputTokens === 1 && request.kind === 'chat')
-            write(chunkEvent('chat', meta, { role: 'assistant', text: '' }, request.includeUsage));
-          write(chunkEvent(request.kind, meta, { text: outputToken(event.outputTokens - 1) }, request.includeUsage));
-        } else if (event.type === 'finished') {
-          write(
-            chunkEvent(
-              request.kind,
-              meta,
-              { ...(request.kind === 'chat' ? {} : { text: '' }), finishReason: 'length' },
-              request.includeUsage,
-            ),
-          );
-          if (request.includeUsage)
-            write(
-              usageEvent(request.kind, meta, usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens)),
-            );
-          write(DONE_EVENT);
-          done = true;
-          this.open.delete(res);
-          res.end();
-          this.log(meta.id, request, event);
-        }
-      } else if (event.type === 'finished') {
-        done = true;
-        this.open.delete(res);
-        sendJson(
-          res,
-          200,
-          completionBody(
-            request.kind,
-            meta,
-            outputText(event.outputTokens),
-            usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens),
-          ),
-        );
-        this.log(meta.id, request, event);
-      }
-    };
-    const priority = request.priority ?? 0;
-    if (priority !== 0 && this.options.profile.schedulingPolicy !== 'priority')
-      // vLLM's input processor refuses it the same way (ValueError → 400).
-      throw badRequest(`Got priority ${priority} but Priority scheduling is not enabled.`, 'priority');
-    try {
-      submitted = this.driver.submit(
-        {
-          id: engineId,
-          promptText: request.promptText,
-          maxTokens: request.maxTokens,
-          cacheSalt: request.cacheSalt,
-          priority,
-          ...(adapter !== undefined ? { loraName: adapter.name } : {}),
-        },
-        listener,
-      );
-      this.metrics.started(engineId, adapter?.name);
-    } catch (err) {
-      if (err instanceof EngineRequestError)
-        throw badRequest(
-          err.message,
-          err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null,
-        );
-      throw err;
-    }
+    const listener = this.answerListener(request, meta, res, answer, () => submitted.promptTokens);
+    submitted = this.submitToEngine(request, engineId, adapter, listener);
     this.open.add(res);
     res.on('close', () => {
-      if (done) return;
-      done = true;
+      if (answer.done) return;
+      answer.done = true;
       this.open.delete(res);
       this.driver.abort(engineId);
       this.metrics.forget(engineId);
@@ -441,6 +378,92 @@ class EmulatorServer {
         connection: 'keep-alive',
       });
       res.flushHeaders();
+    }
+  }
+
+  /** Answers the request from its engine events: SSE chunks as tokens come, or one body when it finishes. */
+  private answerListener(
+    request: CompletionRequest,
+    meta: ResponseMeta,
+    res: ServerResponse,
+    answer: { done: boolean },
+    promptTokens: () => number,
+  ): (event: EngineEvent) => void {
+    const write = corkedWriter(res);
+    return (event: EngineEvent): void => {
+      if (answer.done) return;
+      if (request.stream) {
+        if (event.type === 'token') {
+          if (event.outputTokens === 1 && request.kind === 'chat')
+            write(chunkEvent('chat', meta, { role: 'assistant', text: '' }, request.includeUsage));
+          write(chunkEvent(request.kind, meta, { text: outputToken(event.outputTokens - 1) }, request.includeUsage));
+        } else if (event.type === 'finished') {
+          write(
+            chunkEvent(
+              request.kind,
+              meta,
+              { ...(request.kind === 'chat' ? {} : { text: '' }), finishReason: 'length' },
+              request.includeUsage,
+            ),
+          );
+          if (request.includeUsage)
+            write(usageEvent(request.kind, meta, usageOf(promptTokens(), event.outputTokens, event.cachedTokens)));
+          write(DONE_EVENT);
+          answer.done = true;
+          this.open.delete(res);
+          res.end();
+          this.log(meta.id, request, event);
+        }
+      } else if (event.type === 'finished') {
+        answer.done = true;
+        this.open.delete(res);
+        sendJson(
+          res,
+          200,
+          completionBody(
+            request.kind,
+            meta,
+            outputText(event.outputTokens),
+            usageOf(promptTokens(), event.outputTokens, event.cachedTokens),
+          ),
+        );
+        this.log(meta.id, request, event);
+      }
+    };
+  }
+
+  /** Hands the request to the engine; a request vLLM would refuse gets the same 400. */
+  private submitToEngine(
+    request: CompletionRequest,
+    engineId: string,
+    adapter: LoraModule | undefined,
+    listener: (event: EngineEvent) => void,
+  ): SubmittedRequest {
+    const priority = request.priority ?? 0;
+    if (priority !== 0 && this.options.profile.schedulingPolicy !== 'priority')
+      // vLLM's input processor refuses it the same way (ValueError → 400).
+      throw badRequest(`Got priority ${priority} but Priority scheduling is not enabled.`, 'priority');
+    try {
+      const submitted = this.driver.submit(
+        {
+          id: engineId,
+          promptText: request.promptText,
+          maxTokens: request.maxTokens,
+          cacheSalt: request.cacheSalt,
+          priority,
+          ...(adapter !== undefined ? { loraName: adapter.name } : {}),
+        },
+        listener,
+      );
+      this.metrics.started(engineId, adapter?.name);
+      return submitted;
+    } catch (err) {
+      if (err instanceof EngineRequestError)
+        throw badRequest(
+          err.message,
+          err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null,
+        );
+      throw err;
     }
   }
 
