@@ -262,11 +262,20 @@ const HEIGHT = 6;
  * The dashboard as rows of widgets, top to bottom: what an operator reads first (traffic and load spread), then
  * per-instance pressure, latency, errors, GPUs, and the router sidecar and vLLM cache when available.
  */
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: CreatedAlarms): cloudwatch.IWidget[][] {
   const m = endpoint.metrics;
-  const rows: cloudwatch.IWidget[][] = [];
-  rows.push([
+  return [
+    trafficRow(m),
+    pressureAndLatencyRow(endpoint, alarms),
+    errorsAndGpuRow(endpoint, alarms),
+    ...(endpoint.routerSidecarMetrics ? [routerSidecarRow(m)] : []),
+    [vllmCacheHitRateWidget(m)],
+  ];
+}
+
+/** Requests in total and per instance, and how evenly they spread. */
+function trafficRow(m: EndpointMetrics): cloudwatch.IWidget[] {
+  return [
     new cloudwatch.GraphWidget({
       title: 'Requests: total and per instance',
       width: THIRD,
@@ -289,30 +298,40 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
       leftYAxis: { label: 'ratio', showUnits: false, min: 0 },
       leftAnnotations: [{ value: LOAD_SPREAD_REFERENCE, label: 'busiest at twice the mean', color: '#ff7f0e' }],
     }),
-  ]);
-  const concurrencyAnnotations: cloudwatch.HorizontalAnnotation[] = [];
+  ];
+}
+
+/** The lines drawn on the in-flight graph: where PREFIX_AWARE spills and the autoscaling target. */
+function concurrencyAnnotationsOf(endpoint: MonitoredEndpoint): cloudwatch.HorizontalAnnotation[] {
+  const annotations: cloudwatch.HorizontalAnnotation[] = [];
   if (endpoint.concurrencyThreshold !== undefined) {
-    concurrencyAnnotations.push({
+    annotations.push({
       value: endpoint.concurrencyThreshold,
       label: `PREFIX_AWARE concurrencyThreshold (${endpoint.concurrencyThreshold}): spills above`,
       color: '#d62728',
     });
   }
   if (endpoint.scalingTarget !== undefined) {
-    concurrencyAnnotations.push({
+    annotations.push({
       value: endpoint.scalingTarget,
       label: `autoscaling target (${endpoint.scalingTarget})`,
       color: '#2ca02c',
     });
   }
-  rows.push([
+  return annotations;
+}
+
+/** In-flight requests per instance against the spill threshold, and latency percentiles. */
+function pressureAndLatencyRow(endpoint: MonitoredEndpoint, alarms: CreatedAlarms): cloudwatch.IWidget[] {
+  const m = endpoint.metrics;
+  return [
     new cloudwatch.GraphWidget({
       title: 'In-flight requests per instance (max)',
       width: HALF,
       height: HEIGHT,
       left: [m.perInstance('ConcurrentRequestsPerModel', 'Maximum')],
       leftYAxis: { label: 'requests in flight', showUnits: false, min: 0 },
-      leftAnnotations: concurrencyAnnotations,
+      leftAnnotations: concurrencyAnnotationsOf(endpoint),
     }),
     new cloudwatch.GraphWidget({
       title: 'Latency percentiles (ms)',
@@ -328,7 +347,12 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
         ? [{ value: alarms.latency.toAnnotation().value / 1000, label: 'latency alarm (p90)', color: '#d62728' }]
         : undefined,
     }),
-  ]);
+  ];
+}
+
+/** Error rates, and GPU use and memory per instance (per GPU where an instance has several). */
+function errorsAndGpuRow(endpoint: MonitoredEndpoint, alarms: CreatedAlarms): cloudwatch.IWidget[] {
+  const m = endpoint.metrics;
   const gpus = endpoint.gpuCount;
   const perGpu = (metric: cloudwatch.MathExpression, id: string) =>
     gpus && gpus > 1
@@ -339,7 +363,7 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
           period: metric.period,
         })
       : metric;
-  rows.push([
+  return [
     new cloudwatch.GraphWidget({
       title: 'Errors (% of requests)',
       width: THIRD,
@@ -367,45 +391,48 @@ export function endpointDashboardRows(endpoint: MonitoredEndpoint, alarms: Creat
         ? [{ value: alarms.gpuMemory.toAnnotation().value, label: 'GPU memory alarm', color: '#d62728' }]
         : undefined,
     }),
-  ]);
-  if (endpoint.routerSidecarMetrics) {
-    rows.push([
-      new cloudwatch.GraphWidget({
-        title: 'Router: decisions by reason',
-        width: THIRD,
-        height: HEIGHT,
-        stacked: true,
-        left: [m.routingDecisions()],
-        leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Router: time to first token (ms)',
-        width: THIRD,
-        height: HEIGHT,
-        left: ['p50', 'p90', 'p99'].map((p) => m.routerTimeToFirstToken({ statistic: p, label: `TTFT ${p}` })),
-        leftYAxis: { label: 'ms', showUnits: false, min: 0 },
-      }),
-      new cloudwatch.GraphWidget({
-        title: 'Router: cache hit, predicted vs reported (%)',
-        width: THIRD,
-        height: HEIGHT,
-        left: [m.routerPredictedCacheHitRate(), m.routerReportedCacheHitRate()],
-        leftYAxis: { label: '% of prompt tokens', showUnits: false, min: 0, max: 100 },
-      }),
-    ]);
-  }
-  rows.push([
-    new cloudwatch.TextWidget({
-      width: FULL,
-      height: 3,
-      markdown:
-        '**vLLM prefix cache hit rate** (detailed observability, PromQL; graph widgets cannot draw PromQL yet). ' +
-        'Run in CloudWatch Query Studio:\n\n```\n' +
-        m.vllmPrefixCacheHitRateQuery() +
-        '\n```',
+  ];
+}
+
+/** The router sidecar's own figures: decisions by reason, TTFT, and predicted against reported cache hits. */
+function routerSidecarRow(m: EndpointMetrics): cloudwatch.IWidget[] {
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Router: decisions by reason',
+      width: THIRD,
+      height: HEIGHT,
+      stacked: true,
+      left: [m.routingDecisions()],
+      leftYAxis: { label: 'requests / period', showUnits: false, min: 0 },
     }),
-  ]);
-  return rows;
+    new cloudwatch.GraphWidget({
+      title: 'Router: time to first token (ms)',
+      width: THIRD,
+      height: HEIGHT,
+      left: ['p50', 'p90', 'p99'].map((p) => m.routerTimeToFirstToken({ statistic: p, label: `TTFT ${p}` })),
+      leftYAxis: { label: 'ms', showUnits: false, min: 0 },
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Router: cache hit, predicted vs reported (%)',
+      width: THIRD,
+      height: HEIGHT,
+      left: [m.routerPredictedCacheHitRate(), m.routerReportedCacheHitRate()],
+      leftYAxis: { label: '% of prompt tokens', showUnits: false, min: 0, max: 100 },
+    }),
+  ];
+}
+
+/** vLLM's own prefix cache hit rate is PromQL, which graph widgets cannot draw yet: the query to run instead. */
+function vllmCacheHitRateWidget(m: EndpointMetrics): cloudwatch.IWidget {
+  return new cloudwatch.TextWidget({
+    width: FULL,
+    height: 3,
+    markdown:
+      '**vLLM prefix cache hit rate** (detailed observability, PromQL; graph widgets cannot draw PromQL yet). ' +
+      'Run in CloudWatch Query Studio:\n\n```\n' +
+      m.vllmPrefixCacheHitRateQuery() +
+      '\n```',
+  });
 }
 
 function millis(microseconds: cloudwatch.Metric, id: string, label: string): cloudwatch.MathExpression {

@@ -224,6 +224,35 @@ export function configCopyInput(
   };
 }
 
+/** What a restore did: the copies deleted and left, the endpoint as last seen, and the rollout it used. */
+interface RestoreResult {
+  error?: Error;
+  deleted: string[];
+  left: string[];
+  snapshot?: EndpointSnapshot;
+  deploymentConfig?: DeploymentConfig;
+  originalMissing: boolean;
+}
+
+/** What a restore has seen and sent so far, kept for its report whichever step fails. */
+interface RestoreProgress {
+  last?: DescribeEndpointCommandOutput;
+  deploymentConfig?: DeploymentConfig;
+  sent: number;
+}
+
+/** The endpoint as the restore last saw it, for the report. */
+function snapshotOf(last: DescribeEndpointCommandOutput | undefined): EndpointSnapshot | undefined {
+  return last === undefined
+    ? undefined
+    : {
+        status: last.EndpointStatus ?? 'unknown',
+        configName: last.EndpointConfigName,
+        pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName,
+        failureReason: last.FailureReason,
+      };
+}
+
 /** "Restored" in full: InService on `config` and no deployment pending. Nothing less counts. */
 export function isRestoredOn(d: DescribeEndpointCommandOutput, config: string): boolean {
   return (
@@ -647,97 +676,28 @@ export class RoutingAb {
    * deleted) until the endpoint is InService on it with nothing pending, then delete every copy the endpoint does
    * not use. Not abortable (it is what an abort leads to); bounded by the restore's time limit.
    */
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
-  private async restore(attempted: readonly string[]): Promise<{
-    error?: Error;
-    deleted: string[];
-    left: string[];
-    snapshot?: EndpointSnapshot;
-    deploymentConfig?: DeploymentConfig;
-    originalMissing: boolean;
-  }> {
+  private async restore(attempted: readonly string[]): Promise<RestoreResult> {
     const { facts } = this.options.plan;
-    const original = facts.configName;
     const deadline = this.deps.clock.now() + this.restoreTimeoutMs();
     const initial = facts.variants.reduce((n, v) => n + v.instanceCount, 0);
-    let last: DescribeEndpointCommandOutput | undefined;
-    let deploymentConfig = deploymentFor(facts.endpoint, facts.config, initial).deploymentConfig;
-    let sent = 0;
-    const snapshot = (): EndpointSnapshot | undefined =>
-      last === undefined
-        ? undefined
-        : {
-            status: last.EndpointStatus ?? 'unknown',
-            configName: last.EndpointConfigName,
-            pendingConfig: last.PendingDeploymentSummary?.EndpointConfigName,
-            failureReason: last.FailureReason,
-          };
-    const unrestored = (error: Error, deleted: string[] = []) => {
+    const progress: RestoreProgress = {
+      deploymentConfig: deploymentFor(facts.endpoint, facts.config, initial).deploymentConfig,
+      sent: 0,
+    };
+    const unrestored = (error: Error, deleted: string[] = []): RestoreResult => {
       this.deps.log(`restore FAILED: ${error.message}`);
       // The copies stay: any of them may be what the endpoint runs now.
       return {
         error,
         deleted,
         left: attempted.filter((n) => !deleted.includes(n)),
-        snapshot: snapshot(),
-        deploymentConfig,
+        snapshot: snapshotOf(progress.last),
+        deploymentConfig: progress.deploymentConfig,
         originalMissing: this.originalGone,
       };
     };
     try {
-      for (;;) {
-        last = await this.describe({ deadline });
-        const status = last.EndpointStatus ?? 'unknown';
-        if (isRestoredOn(last, original)) break;
-        if (this.deps.clock.now() >= deadline)
-          throw new AbRunError(
-            `the restore's time limit ran out with '${this.endpointName}' ${status} on '${last.EndpointConfigName}'`,
-          );
-        if (TRANSITIONAL_STATES.has(status) || last.PendingDeploymentSummary !== undefined) {
-          this.deps.log(
-            `restore: endpoint is ${status}${last.PendingDeploymentSummary ? ` (deploying ${last.PendingDeploymentSummary.EndpointConfigName})` : ''}; waiting before switching back`,
-          );
-          await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
-          continue;
-        }
-        if (status === 'Failed' || status === 'Deleting') {
-          throw new AbRunError(
-            `endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`,
-          );
-        }
-        if (sent >= MAX_RESTORE_DEPLOYMENTS) {
-          throw new AbRunError(
-            `${sent} restore deployments did not bring '${this.endpointName}' back: it is ${status} on '${last.EndpointConfigName}'${last.FailureReason ? ` (${last.FailureReason})` : ''}`,
-          );
-        }
-        // InService on a copy, UpdateRollbackFailed (a mixed fleet, whatever name it shows) or OutOfService: switch back.
-        await this.ensureOriginal(deadline);
-        // LastDeploymentConfig is now the tool's own last one: the endpoint's own is the one read before the run.
-        const deployment = deploymentFor(
-          { ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig },
-          facts.config,
-          initial,
-        );
-        deploymentConfig = deployment.deploymentConfig;
-        this.deps.log(
-          `restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`,
-        );
-        try {
-          await this.call(
-            `UpdateEndpoint ${this.endpointName} → ${original}`,
-            (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(original, deployment.deploymentConfig))),
-            { deadline },
-          );
-          sent++;
-        } catch (err) {
-          // Refused because a deployment (maybe this very update, sent before an answer was lost) runs: wait it out.
-          if (classifyControlPlaneError(err) !== 'in-progress') throw err;
-        }
-        await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
-      }
-      // Where it began includes the configuration itself (CloudFormation owns it): recreate it if someone deleted it.
-      await this.ensureOriginal(deadline);
-      this.deps.log(`restore: ${this.endpointName} is InService on its original configuration ${original}`);
+      await this.switchBackToOriginal(progress, deadline, initial);
     } catch (err) {
       // Whatever went wrong, the finishing commands switch to the original configuration: make sure it exists
       // (one more try, past the deadline if need be); if it cannot be, they recreate it from the saved file.
@@ -746,13 +706,105 @@ export class RoutingAb {
       );
       return unrestored(err as Error);
     }
+    const { deleted, left } = await this.deleteUnusedCopies(attempted, progress, deadline);
+    try {
+      // Last, as the endpoint was found: its own configuration exists (someone may have deleted it meanwhile).
+      await this.ensureOriginal(deadline);
+    } catch (err) {
+      return unrestored(err as Error, deleted);
+    }
+    const { deploymentConfig } = progress;
+    return { deleted, left, snapshot: snapshotOf(progress.last), deploymentConfig, originalMissing: this.originalGone };
+  }
+
+  /**
+   * Polls the endpoint until it is InService on the original configuration with nothing pending: waits out
+   * deployments, sends UpdateEndpoint back (at most MAX_RESTORE_DEPLOYMENTS times), and throws where it cannot.
+   */
+  private async switchBackToOriginal(progress: RestoreProgress, deadline: number, initial: number): Promise<void> {
+    const original = this.options.plan.facts.configName;
+    for (;;) {
+      const last = await this.describe({ deadline });
+      progress.last = last;
+      const status = last.EndpointStatus ?? 'unknown';
+      if (isRestoredOn(last, original)) break;
+      if (this.deps.clock.now() >= deadline)
+        throw new AbRunError(
+          `the restore's time limit ran out with '${this.endpointName}' ${status} on '${last.EndpointConfigName}'`,
+        );
+      if (TRANSITIONAL_STATES.has(status) || last.PendingDeploymentSummary !== undefined) {
+        this.deps.log(
+          `restore: endpoint is ${status}${last.PendingDeploymentSummary ? ` (deploying ${last.PendingDeploymentSummary.EndpointConfigName})` : ''}; waiting before switching back`,
+        );
+        await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
+        continue;
+      }
+      if (status === 'Failed' || status === 'Deleting') {
+        throw new AbRunError(
+          `endpoint '${this.endpointName}' is ${status}${last.FailureReason ? ` (${last.FailureReason})` : ''}: UpdateEndpoint cannot restore it`,
+        );
+      }
+      if (progress.sent >= MAX_RESTORE_DEPLOYMENTS) {
+        throw new AbRunError(
+          `${progress.sent} restore deployments did not bring '${this.endpointName}' back: it is ${status} on '${last.EndpointConfigName}'${last.FailureReason ? ` (${last.FailureReason})` : ''}`,
+        );
+      }
+      // InService on a copy, UpdateRollbackFailed (a mixed fleet, whatever name it shows) or OutOfService: switch back.
+      await this.sendRestoreUpdate(last, progress, deadline, initial);
+      await this.sleep(Math.min(this.poll, Math.max(0, deadline - this.deps.clock.now())));
+    }
+    // Where it began includes the configuration itself (CloudFormation owns it): recreate it if someone deleted it.
+    await this.ensureOriginal(deadline);
+    this.deps.log(`restore: ${this.endpointName} is InService on its original configuration ${original}`);
+  }
+
+  /** One UpdateEndpoint back to the original configuration (recreated first if deleted), rolled as the endpoint was. */
+  private async sendRestoreUpdate(
+    last: DescribeEndpointCommandOutput,
+    progress: RestoreProgress,
+    deadline: number,
+    initial: number,
+  ): Promise<void> {
+    const { facts } = this.options.plan;
+    const original = facts.configName;
+    const status = last.EndpointStatus ?? 'unknown';
+    await this.ensureOriginal(deadline);
+    // LastDeploymentConfig is now the tool's own last one: the endpoint's own is the one read before the run.
+    const deployment = deploymentFor(
+      { ...last, LastDeploymentConfig: facts.endpoint.LastDeploymentConfig },
+      facts.config,
+      initial,
+    );
+    progress.deploymentConfig = deployment.deploymentConfig;
+    this.deps.log(
+      `restore: UpdateEndpoint ${this.endpointName} → ${original} from ${status} on ${last.EndpointConfigName} (${deployment.style}, ${deployment.batch} of ${deployment.instances} per step); waiting for InService`,
+    );
+    try {
+      await this.call(
+        `UpdateEndpoint ${this.endpointName} → ${original}`,
+        (sm) => sm.send(new UpdateEndpointCommand(this.updateInput(original, deployment.deploymentConfig))),
+        { deadline },
+      );
+      progress.sent++;
+    } catch (err) {
+      // Refused because a deployment (maybe this very update, sent before an answer was lost) runs: wait it out.
+      if (classifyControlPlaneError(err) !== 'in-progress') throw err;
+    }
+  }
+
+  /** Deletes each copy the endpoint does not use (checked right before each delete); notes the ones left. */
+  private async deleteUnusedCopies(
+    attempted: readonly string[],
+    progress: RestoreProgress,
+    deadline: number,
+  ): Promise<{ deleted: string[]; left: string[] }> {
     const deleted: string[] = [];
     const left: string[] = [];
     for (const name of attempted) {
       try {
         // Never delete a configuration in use: check right before each delete.
         const d = await this.describe({ deadline });
-        last = d;
+        progress.last = d;
         // A mixed fleet (UpdateRollbackFailed) may run a configuration DescribeEndpoint does not name: delete nothing then.
         if (configsInUse(d).has(name) || d.EndpointStatus === 'UpdateRollbackFailed') {
           left.push(name);
@@ -778,13 +830,7 @@ export class RoutingAb {
         );
       }
     }
-    try {
-      // Last, as the endpoint was found: its own configuration exists (someone may have deleted it meanwhile).
-      await this.ensureOriginal(deadline);
-    } catch (err) {
-      return unrestored(err as Error, deleted);
-    }
-    return { deleted, left, snapshot: snapshot(), deploymentConfig, originalMissing: this.originalGone };
+    return { deleted, left };
   }
 
   private async readCloudWatch(runs: AbRunRecord[], signal: AbortSignal): Promise<void> {

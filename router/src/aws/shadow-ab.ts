@@ -408,6 +408,13 @@ export interface ShadowResources {
   readonly configs: readonly string[];
 }
 
+/** The names whose create calls were sent so far, in order. */
+interface CreatedNames {
+  components: string[];
+  endpoints: string[];
+  configs: string[];
+}
+
 export interface ShadowOutcome {
   readonly runs: ShadowRunRecord[];
   readonly interrupted: boolean;
@@ -467,103 +474,137 @@ export class ShadowAb {
   }
 
   /** Runs the plan. Never throws after the first create: the outcome carries the failure and the cleanup's result. */
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   async run(): Promise<ShadowOutcome> {
-    const { plan } = this.options;
     const signal = this.options.signal ?? new AbortController().signal;
-    const configs: string[] = [];
-    const endpoints: string[] = [];
-    const components: string[] = [];
-    const runs: ShadowRunRecord[] = [];
+    // Each name is recorded before its create call is sent: the call may take effect even when its answer is lost.
+    const sent: CreatedNames = { components: [], endpoints: [], configs: [] };
+    let runs: ShadowRunRecord[] = [];
     let failure: Error | undefined;
-    const created = (): ShadowResources => ({
-      components: [...components],
-      endpoints: [...endpoints],
-      configs: [...configs],
-    });
     try {
-      for (const f of plan.fleets) {
-        this.abortCheck(signal, `CreateEndpointConfig ${f.configName}`);
-        this.deps.log(`[${f.strategy.label}] CreateEndpointConfig ${f.configName}`);
-        configs.push(f.configName);
-        await this.create(
-          `CreateEndpointConfig ${f.configName}`,
-          (sm) => sm.send(new CreateEndpointConfigCommand(f.configInput)),
-          signal,
-        );
-      }
-      for (const f of plan.fleets) {
-        this.abortCheck(signal, `CreateEndpoint ${f.endpointName}`);
-        this.deps.log(`[${f.strategy.label}] CreateEndpoint ${f.endpointName} (${plan.instances} instance(s))`);
-        endpoints.push(f.endpointName);
-        await this.create(
-          `CreateEndpoint ${f.endpointName}`,
-          (sm) =>
-            sm.send(
-              new CreateEndpointCommand({
-                EndpointName: f.endpointName,
-                EndpointConfigName: f.configName,
-                Tags: f.configInput.Tags,
-              }),
-            ),
-          signal,
-        ).catch((err: unknown) => {
-          // The account's endpoint-usage quota for the type (API_CreateEndpoint.html Errors: ResourceLimitExceeded).
-          const last = err instanceof RetriesExhaustedError ? err.lastError : err;
-          if ((last as Error)?.name !== 'ResourceLimitExceeded') throw err;
-          throw new ShadowFailedError(
-            `CreateEndpoint ${f.endpointName} (${f.strategy.label}) was refused: ResourceLimitExceeded (${(last as Error).message}): ${this.capacityNeed()}`,
-          );
-        });
-      }
+      await this.createConfigs(sent, signal);
+      await this.createEndpoints(sent, signal);
       const described = new Map<string, DescribeEndpointCommandOutput>();
-      for (const f of plan.fleets) described.set(f.endpointName, await this.waitEndpointInService(f, signal));
-      // Bases first, InService before their adapters ("Before you can create an adapter inference component, you must
-      // have an existing inference component that contains the foundation model", API_InferenceComponentSpecification.html).
-      for (const adapters of [false, true]) {
-        for (const f of plan.fleets) {
-          for (const c of f.components.filter((x) => x.adapter === adapters)) {
-            this.abortCheck(signal, `CreateInferenceComponent ${c.name}`);
-            this.deps.log(
-              `[${f.strategy.label}] CreateInferenceComponent ${c.name}${c.adapter ? ` (adapter on ${String(c.input.Specification?.BaseInferenceComponentName)})` : ''}`,
-            );
-            components.push(c.name);
-            await this.create(
-              `CreateInferenceComponent ${c.name}`,
-              (sm) => sm.send(new CreateInferenceComponentCommand(c.input)),
-              signal,
-            );
-          }
-        }
-        for (const f of plan.fleets)
-          for (const c of f.components.filter((x) => x.adapter === adapters))
-            await this.waitComponentInService(c.name, signal);
-      }
-      this.abortCheck(signal, 'the workload');
-      this.deps.log(
-        `every shadow is InService; running the workload against ${plan.fleets.length} shadows at the same time`,
-      );
-      const started = this.deps.clock.now();
-      const results = await Promise.all(plan.fleets.map((f) => this.deps.runWorkload(f, signal)));
-      for (const [i, f] of plan.fleets.entries()) {
-        const d = described.get(f.endpointName);
-        runs.push({
-          label: f.strategy.label,
-          fleet: f,
-          result: results[i],
-          wallWindow: runWallWindow(started, results[i]),
-          instanceCounts: Object.fromEntries(
-            (d?.ProductionVariants ?? []).map((v) => [
-              v.VariantName ?? '?',
-              v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0,
-            ]),
-          ),
-        });
-      }
+      for (const f of this.options.plan.fleets)
+        described.set(f.endpointName, await this.waitEndpointInService(f, signal));
+      await this.createComponents(sent, signal);
+      runs = await this.runWorkloads(described, signal);
     } catch (err) {
       if (!(err instanceof AbAbortedError) || !signal.aborted) failure = err as Error;
       this.deps.log(`stopping: ${(err as Error).message}`);
     }
+    return this.outcomeOf(runs, failure, sent, signal);
+  }
+
+  private async createConfigs(sent: CreatedNames, signal: AbortSignal): Promise<void> {
+    for (const f of this.options.plan.fleets) {
+      this.abortCheck(signal, `CreateEndpointConfig ${f.configName}`);
+      this.deps.log(`[${f.strategy.label}] CreateEndpointConfig ${f.configName}`);
+      sent.configs.push(f.configName);
+      await this.create(
+        `CreateEndpointConfig ${f.configName}`,
+        (sm) => sm.send(new CreateEndpointConfigCommand(f.configInput)),
+        signal,
+      );
+    }
+  }
+
+  private async createEndpoints(sent: CreatedNames, signal: AbortSignal): Promise<void> {
+    const { plan } = this.options;
+    for (const f of plan.fleets) {
+      this.abortCheck(signal, `CreateEndpoint ${f.endpointName}`);
+      this.deps.log(`[${f.strategy.label}] CreateEndpoint ${f.endpointName} (${plan.instances} instance(s))`);
+      sent.endpoints.push(f.endpointName);
+      await this.create(
+        `CreateEndpoint ${f.endpointName}`,
+        (sm) =>
+          sm.send(
+            new CreateEndpointCommand({
+              EndpointName: f.endpointName,
+              EndpointConfigName: f.configName,
+              Tags: f.configInput.Tags,
+            }),
+          ),
+        signal,
+      ).catch((err: unknown) => {
+        // The account's endpoint-usage quota for the type (API_CreateEndpoint.html Errors: ResourceLimitExceeded).
+        const last = err instanceof RetriesExhaustedError ? err.lastError : err;
+        if ((last as Error)?.name !== 'ResourceLimitExceeded') throw err;
+        throw new ShadowFailedError(
+          `CreateEndpoint ${f.endpointName} (${f.strategy.label}) was refused: ResourceLimitExceeded (${(last as Error).message}): ${this.capacityNeed()}`,
+        );
+      });
+    }
+  }
+
+  /**
+   * Bases first, InService before their adapters ("Before you can create an adapter inference component, you must
+   * have an existing inference component that contains the foundation model", API_InferenceComponentSpecification.html).
+   */
+  private async createComponents(sent: CreatedNames, signal: AbortSignal): Promise<void> {
+    const { plan } = this.options;
+    for (const adapters of [false, true]) {
+      for (const f of plan.fleets) {
+        for (const c of f.components.filter((x) => x.adapter === adapters)) {
+          this.abortCheck(signal, `CreateInferenceComponent ${c.name}`);
+          this.deps.log(
+            `[${f.strategy.label}] CreateInferenceComponent ${c.name}${c.adapter ? ` (adapter on ${String(c.input.Specification?.BaseInferenceComponentName)})` : ''}`,
+          );
+          sent.components.push(c.name);
+          await this.create(
+            `CreateInferenceComponent ${c.name}`,
+            (sm) => sm.send(new CreateInferenceComponentCommand(c.input)),
+            signal,
+          );
+        }
+      }
+      for (const f of plan.fleets)
+        for (const c of f.components.filter((x) => x.adapter === adapters))
+          await this.waitComponentInService(c.name, signal);
+    }
+  }
+
+  /** Runs the workload against every shadow at the same time; one record per strategy. */
+  private async runWorkloads(
+    described: ReadonlyMap<string, DescribeEndpointCommandOutput>,
+    signal: AbortSignal,
+  ): Promise<ShadowRunRecord[]> {
+    const { plan } = this.options;
+    this.abortCheck(signal, 'the workload');
+    this.deps.log(
+      `every shadow is InService; running the workload against ${plan.fleets.length} shadows at the same time`,
+    );
+    const started = this.deps.clock.now();
+    const results = await Promise.all(plan.fleets.map((f) => this.deps.runWorkload(f, signal)));
+    return plan.fleets.map((f, i) => {
+      const d = described.get(f.endpointName);
+      return {
+        label: f.strategy.label,
+        fleet: f,
+        result: results[i],
+        wallWindow: runWallWindow(started, results[i]),
+        instanceCounts: Object.fromEntries(
+          (d?.ProductionVariants ?? []).map((v) => [
+            v.VariantName ?? '?',
+            v.CurrentInstanceCount ?? v.DesiredInstanceCount ?? 0,
+          ]),
+        ),
+      };
+    });
+  }
+
+  /** Cleans up what was created and says how the run ended, what is left and what it costs. */
+  private async outcomeOf(
+    runs: ShadowRunRecord[],
+    failure: Error | undefined,
+    sent: CreatedNames,
+    signal: AbortSignal,
+  ): Promise<ShadowOutcome> {
+    const { plan } = this.options;
+    const created = (): ShadowResources => ({
+      components: [...sent.components],
+      endpoints: [...sent.endpoints],
+      configs: [...sent.configs],
+    });
     const left = await this.cleanup(created());
     const finished = left.components.length + left.endpoints.length + left.configs.length === 0;
     const leftInstances = left.endpoints.length * plan.instances;

@@ -61,7 +61,6 @@ export interface DemoResult {
   readonly files: ReportFiles;
 }
 
-// eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
 export async function runDemo(
   options: DemoOptions,
   log: (line: string) => void,
@@ -83,81 +82,17 @@ export async function runDemo(
     log(
       `[${index + 1}/${options.policies.length}] ${formatPolicySpec(policy)}: ${options.profiles !== undefined ? `emulated ${fleetText(options.profiles)}` : `${options.instances} emulated ${profile.name} instances`} (cold caches) + router`,
     );
-    const services: ServiceHandle[] = [];
-    try {
-      const fleet = await startService({
-        kind: 'emulators',
-        instances: options.instances,
-        profile: options.profile,
-        ...(engineFleet !== undefined ? { profiles: engineFleet } : {}),
-        timeScale: options.timeScale,
-      });
-      services.push(fleet);
-      const router = await startService({
-        kind: 'router',
-        backends: fleet.urls,
-        policy,
-        seed: options.seed,
-        ...(options.profiles !== undefined ? { learnPrefillSpeeds: true } : {}),
-      });
-      services.push(router);
-      model = fleet.modelName ?? model;
-      const progress = new ProgressReporter({ mode: options.progress, label: `    ${labels[index]}` });
-      const result = await runLiveBenchmark({
-        url: router.urls[0],
-        workload: options.workload,
-        model: fleet.modelName,
-        timeScale: options.timeScale,
-        durationMs: options.durationMs,
-        backendMetricsUrls: fleet.urls,
-        ceilings: {
-          fleetCapacityBlocks: (options.profiles ?? Array<EngineProfile>(options.instances).fill(profile)).reduce(
-            (sum, p) => sum + p.kvCapacityBlocks,
-            0,
-          ),
-          blockTokens: profile.blockTokens,
-        },
-        signal,
-        onProgress: progress.update,
-      });
-      progress.end();
-      const run = toStrategyRun(
-        result,
-        { name: policy.name, options: policyOptionsOf(policy) },
-        router.ids,
-        labels[index],
-      );
-      runs.push({ ...withPositionalInstances(run, router.ids), ceilings: result.ceilings });
-      log(
-        `    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`,
-      );
-    } finally {
-      await Promise.all(services.reverse().map((s) => s.stop()));
-    }
+    const strategy = { policy, label: labels[index], profile, engineFleet };
+    const { run, modelName } = await runStrategy(options, strategy, log, signal);
+    model = modelName ?? model;
+    runs.push(run);
   }
   if (runs.length === 0) throw new Error('the demo was stopped before any strategy ran');
   const report = buildReport({
     title: 'prefix-router demo: routing strategies on emulated p5 instances',
     mode: 'live',
     workload: options.workload,
-    environment: {
-      instances: options.instances,
-      ...(options.profiles !== undefined
-        ? {
-            fleet: fleetText(options.profiles),
-            'prefill speeds': 'learned by the router from observed TTFTs (--learn-prefill-speeds on)',
-          }
-        : { profile: profile.name }),
-      model,
-      'time scale': options.timeScale,
-      'send window per strategy (model s)': options.durationMs / 1000,
-      'KV capacity per instance (tokens)':
-        options.profiles !== undefined
-          ? fleetGroups(options.profiles)
-              .map((g) => `${g.count} × ${g.profile.kvCapacityBlocks * g.profile.blockTokens}`)
-              .join(' + ')
-          : profile.kvCapacityBlocks * profile.blockTokens,
-    },
+    environment: demoEnvironment(options, profile, model),
     baseline: labels.includes('random') ? 'random' : undefined,
     ceilings: runs[0].ceilings ?? null,
     runs,
@@ -168,6 +103,94 @@ export async function runDemo(
   });
   const files = await writeReport(report, options.outDir);
   return { report, files };
+}
+
+/** One strategy of the demo: its policy, its report label, and the fleet's profiles (engine arguments applied). */
+interface DemoStrategy {
+  readonly policy: PolicyConfig;
+  readonly label: string;
+  readonly profile: EngineProfile;
+  readonly engineFleet: readonly EngineProfile[] | undefined;
+}
+
+/** Runs the workload through a router with one strategy in front of a fresh emulated fleet, then stops both. */
+async function runStrategy(
+  options: DemoOptions,
+  strategy: DemoStrategy,
+  log: (line: string) => void,
+  signal: AbortSignal | undefined,
+): Promise<{ run: StrategyRunInput; modelName: string | undefined }> {
+  const { policy, label, profile, engineFleet } = strategy;
+  const services: ServiceHandle[] = [];
+  try {
+    const fleet = await startService({
+      kind: 'emulators',
+      instances: options.instances,
+      profile: options.profile,
+      ...(engineFleet !== undefined ? { profiles: engineFleet } : {}),
+      timeScale: options.timeScale,
+    });
+    services.push(fleet);
+    const router = await startService({
+      kind: 'router',
+      backends: fleet.urls,
+      policy,
+      seed: options.seed,
+      ...(options.profiles !== undefined ? { learnPrefillSpeeds: true } : {}),
+    });
+    services.push(router);
+    const progress = new ProgressReporter({ mode: options.progress, label: `    ${label}` });
+    const result = await runLiveBenchmark({
+      url: router.urls[0],
+      workload: options.workload,
+      model: fleet.modelName,
+      timeScale: options.timeScale,
+      durationMs: options.durationMs,
+      backendMetricsUrls: fleet.urls,
+      ceilings: {
+        fleetCapacityBlocks: (options.profiles ?? Array<EngineProfile>(options.instances).fill(profile)).reduce(
+          (sum, p) => sum + p.kvCapacityBlocks,
+          0,
+        ),
+        blockTokens: profile.blockTokens,
+      },
+      signal,
+      onProgress: progress.update,
+    });
+    progress.end();
+    const run = toStrategyRun(result, { name: policy.name, options: policyOptionsOf(policy) }, router.ids, label);
+    log(
+      `    ${result.sent} requests in ${(result.wallMs / 1000).toFixed(0)} s${result.failed > 0 ? `, ${result.failed} failed` : ''}`,
+    );
+    return {
+      run: { ...withPositionalInstances(run, router.ids), ceilings: result.ceilings },
+      modelName: fleet.modelName,
+    };
+  } finally {
+    await Promise.all(services.reverse().map((s) => s.stop()));
+  }
+}
+
+/** The report's environment: the fleet (or the one profile), the model, the time scale and the KV capacity. */
+function demoEnvironment(options: DemoOptions, profile: EngineProfile, model: string): Record<string, string | number> {
+  return {
+    instances: options.instances,
+    ...(options.profiles !== undefined
+      ? {
+          fleet: fleetText(options.profiles),
+          'prefill speeds': 'learned by the router from observed TTFTs (--learn-prefill-speeds on)',
+        }
+      : { profile: profile.name }),
+    model,
+    'time scale': options.timeScale,
+    'send window per strategy (model s)': options.durationMs / 1000,
+    'KV capacity per instance (tokens)':
+      options.profiles !== undefined
+        ? fleetGroups(options.profiles)
+            .map((g) => `${g.count} × ${g.profile.kvCapacityBlocks * g.profile.blockTokens}`)
+            .join(' + ')
+        : profile.kvCapacityBlocks * profile.blockTokens,
+  };
 }
 
 /**

@@ -64,196 +64,229 @@ interface RequestTimes {
   lastTokenMs: number;
 }
 
+type HistogramName =
+  'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration';
+
+/** A request running with an adapter: its name and whether the engine is running it now (else it waits). */
+interface AdapterRequest {
+  readonly adapter: string;
+  running: boolean;
+}
+
+/** What every engine series is built from: its labels, the registry, and the engine's figures read at scrape. */
+interface SeriesContext {
+  readonly labels: Record<Label, string>;
+  readonly registers: Registry[];
+  readonly stats: () => EngineStats;
+}
+
+/** The engine's queue lengths and KV-cache usage, read at each scrape. */
+function registerEngineGauges({ labels, registers, stats }: SeriesContext): void {
+  const gauge = (name: string, help: string, read: (s: EngineStats) => number): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: LABELS,
+      registers,
+      collect() {
+        this.set(labels, read(stats()));
+      },
+    });
+  };
+  gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', (s) => s.running);
+  gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', (s) => s.waiting);
+  gauge(
+    'vllm:kv_cache_usage_perc',
+    'KV-cache usage. 1 means 100 percent usage (cached but unreferenced blocks count as free).',
+    (s) => s.kvUsage,
+  );
+}
+
+/** The engine's running totals (prefix cache, tokens, preemptions, finished requests), as vLLM's counters. */
+function registerEngineCounters({ labels, registers, stats }: SeriesContext): void {
+  const counter = (name: string, help: string, field: CounterField, extraLabels: Record<string, string> = {}): void => {
+    let seen = 0;
+    const all = { ...labels, ...extraLabels };
+    new Counter({
+      name,
+      help,
+      labelNames: [...LABELS, ...Object.keys(extraLabels)],
+      registers,
+      collect() {
+        const value = stats()[field];
+        if (value > seen) this.inc(all, value - seen);
+        else this.inc(all, 0); // make the series exist from the first scrape
+        seen = value;
+      },
+    });
+  };
+  counter(
+    'vllm:prefix_cache_queries_total',
+    'Prefix cache queries, in terms of number of queried tokens (re-admissions after preemption excluded).',
+    'prefixCacheQueryTokens',
+  );
+  counter(
+    'vllm:prefix_cache_hits_total',
+    'Prefix cache hits, in terms of number of cached tokens (re-admissions after preemption excluded).',
+    'prefixCacheHitTokens',
+  );
+  counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.', 'promptTokens');
+  counter('vllm:generation_tokens_total', 'Number of generation tokens processed.', 'generationTokens');
+  counter('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.', 'preemptions');
+
+  // request_success_total: the engine always generates max_tokens, so every finish is `length`; aborts are
+  // client disconnects; `stop` exists (at 0) as in vLLM, where every reason has a series.
+  const seen = { length: 0, abort: 0 };
+  new Counter({
+    name: 'vllm:request_success_total',
+    help: 'Count of successfully processed requests.',
+    labelNames: [...LABELS, 'finished_reason'],
+    registers,
+    collect() {
+      const s = stats();
+      this.inc({ ...labels, finished_reason: 'stop' }, 0);
+      this.inc({ ...labels, finished_reason: 'length' }, Math.max(0, s.finished - seen.length));
+      this.inc({ ...labels, finished_reason: 'abort' }, Math.max(0, s.aborted - seen.abort));
+      seen.length = s.finished;
+      seen.abort = s.aborted;
+    },
+  });
+}
+
+/**
+ * An info metric as vLLM exports it: a gauge fixed at 1 whose labels carry the cache configuration.
+ * Routers size their prefix index from it; bench sums it for the fleet ceiling.
+ */
+function registerCacheConfigInfo(registers: Registry[], profile: EngineProfile): void {
+  const info = new Gauge({
+    name: 'vllm:cache_config_info',
+    help: 'Information of the LLMEngine CacheConfig',
+    labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching', 'engine'],
+    registers,
+  });
+  info.set(
+    {
+      block_size: String(profile.blockTokens),
+      num_gpu_blocks: String(profile.kvCapacityBlocks),
+      enable_prefix_caching: 'True',
+      engine: '0',
+    },
+    1,
+  );
+}
+
+/**
+ * vLLM's per-adapter view (PrometheusStatLogger, LoRA enabled): one series whose labels list the adapters of
+ * running and of waiting requests (comma-separated, each once) and max_lora, valued at the time of the update.
+ */
+function registerLoraRequestsInfo(
+  registers: Registry[],
+  maxLoras: number,
+  adapterRequests: ReadonlyMap<string, AdapterRequest>,
+): void {
+  new Gauge({
+    name: 'vllm:lora_requests_info',
+    help: 'Running stats on lora requests.',
+    labelNames: ['max_lora', 'waiting_lora_adapters', 'running_lora_adapters'],
+    registers,
+    collect() {
+      const running = new Set<string>();
+      const waiting = new Set<string>();
+      for (const r of adapterRequests.values()) (r.running ? running : waiting).add(r.adapter);
+      this.reset();
+      this.set(
+        {
+          max_lora: String(maxLoras),
+          waiting_lora_adapters: [...waiting].join(','),
+          running_lora_adapters: [...running].join(','),
+        },
+        Date.now() / 1000,
+      );
+    },
+  });
+}
+
+/** vLLM's latency and token-count histograms, zero-valued from the start. */
+function latencyHistograms(
+  { labels, registers }: SeriesContext,
+  profile: EngineProfile,
+): Record<HistogramName, Histogram<Label>> {
+  const tokenBuckets = buckets125(profile.maxModelLen);
+  const histogram = (name: string, help: string, buckets: number[]): Histogram<Label> => {
+    const h = new Histogram({ name, help, labelNames: LABELS, buckets, registers });
+    h.zero(labels); // zero-valued series from the start, as vLLM exposes them
+    return h;
+  };
+  return {
+    ttft: histogram(
+      'vllm:time_to_first_token_seconds',
+      'Histogram of time to first token in seconds.',
+      VLLM_TTFT_BUCKETS,
+    ),
+    itl: histogram(
+      'vllm:inter_token_latency_seconds',
+      'Histogram of inter-token latency in seconds.',
+      VLLM_ITL_BUCKETS,
+    ),
+    e2e: histogram(
+      'vllm:e2e_request_latency_seconds',
+      'Histogram of e2e request latency in seconds.',
+      VLLM_REQUEST_LATENCY_BUCKETS,
+    ),
+    queue: histogram(
+      'vllm:request_queue_time_seconds',
+      'Histogram of time spent in WAITING phase for request.',
+      VLLM_REQUEST_LATENCY_BUCKETS,
+    ),
+    prefill: histogram(
+      'vllm:request_prefill_time_seconds',
+      'Histogram of time spent in PREFILL phase for request.',
+      VLLM_REQUEST_LATENCY_BUCKETS,
+    ),
+    decode: histogram(
+      'vllm:request_decode_time_seconds',
+      'Histogram of time spent in DECODE phase for request.',
+      VLLM_REQUEST_LATENCY_BUCKETS,
+    ),
+    inference: histogram(
+      'vllm:request_inference_time_seconds',
+      'Histogram of time spent in RUNNING phase for request.',
+      VLLM_REQUEST_LATENCY_BUCKETS,
+    ),
+    prompt: histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets),
+    generation: histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets),
+    iteration: histogram(
+      'vllm:iteration_tokens_total',
+      'Histogram of number of tokens per engine_step.',
+      VLLM_ITERATION_TOKENS_BUCKETS,
+    ),
+  };
+}
+
 export class EmulatorMetrics {
   readonly registry = new Registry();
   private readonly labels: { model_name: string; engine: string };
-  private readonly histograms: Record<
-    'ttft' | 'itl' | 'e2e' | 'queue' | 'prefill' | 'decode' | 'inference' | 'prompt' | 'generation' | 'iteration',
-    Histogram<Label>
-  >;
+  private readonly histograms: Record<HistogramName, Histogram<Label>>;
   private readonly times = new Map<string, RequestTimes>();
   /** Requests running with an adapter: its name and whether the engine is running it now (else it waits). */
-  private readonly adapterRequests = new Map<string, { readonly adapter: string; running: boolean }>();
+  private readonly adapterRequests = new Map<string, AdapterRequest>();
 
   /**
    * `maxLoras`: set when the engine serves LoRA adapters (vLLM `--enable-lora`); only then is
    * `vllm:lora_requests_info` exported, as vLLM does.
    */
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(engine: EngineModel, modelName: string, profile: EngineProfile = engine.profile, maxLoras?: number) {
     this.labels = { model_name: modelName, engine: '0' };
-    const labels = this.labels;
-    const registers = [this.registry];
-    const stats = (): EngineStats => engine.stats();
-
-    const gauge = (name: string, help: string, read: (s: EngineStats) => number): void => {
-      new Gauge({
-        name,
-        help,
-        labelNames: LABELS,
-        registers,
-        collect() {
-          this.set(labels, read(stats()));
-        },
-      });
+    const series: SeriesContext = {
+      labels: this.labels,
+      registers: [this.registry],
+      stats: (): EngineStats => engine.stats(),
     };
-    gauge('vllm:num_requests_running', 'Number of requests in model execution batches.', (s) => s.running);
-    gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.', (s) => s.waiting);
-    gauge(
-      'vllm:kv_cache_usage_perc',
-      'KV-cache usage. 1 means 100 percent usage (cached but unreferenced blocks count as free).',
-      (s) => s.kvUsage,
-    );
-
-    const counter = (
-      name: string,
-      help: string,
-      field: CounterField,
-      extraLabels: Record<string, string> = {},
-    ): void => {
-      let seen = 0;
-      const all = { ...labels, ...extraLabels };
-      new Counter({
-        name,
-        help,
-        labelNames: [...LABELS, ...Object.keys(extraLabels)],
-        registers,
-        collect() {
-          const value = stats()[field];
-          if (value > seen) this.inc(all, value - seen);
-          else this.inc(all, 0); // make the series exist from the first scrape
-          seen = value;
-        },
-      });
-    };
-    counter(
-      'vllm:prefix_cache_queries_total',
-      'Prefix cache queries, in terms of number of queried tokens (re-admissions after preemption excluded).',
-      'prefixCacheQueryTokens',
-    );
-    counter(
-      'vllm:prefix_cache_hits_total',
-      'Prefix cache hits, in terms of number of cached tokens (re-admissions after preemption excluded).',
-      'prefixCacheHitTokens',
-    );
-    counter('vllm:prompt_tokens_total', 'Number of prefill tokens processed.', 'promptTokens');
-    counter('vllm:generation_tokens_total', 'Number of generation tokens processed.', 'generationTokens');
-    counter('vllm:num_preemptions_total', 'Cumulative number of preemption from the engine.', 'preemptions');
-
-    // request_success_total: the engine always generates max_tokens, so every finish is `length`; aborts are
-    // client disconnects; `stop` exists (at 0) as in vLLM, where every reason has a series.
-    const seen = { length: 0, abort: 0 };
-    new Counter({
-      name: 'vllm:request_success_total',
-      help: 'Count of successfully processed requests.',
-      labelNames: [...LABELS, 'finished_reason'],
-      registers,
-      collect() {
-        const s = stats();
-        this.inc({ ...labels, finished_reason: 'stop' }, 0);
-        this.inc({ ...labels, finished_reason: 'length' }, Math.max(0, s.finished - seen.length));
-        this.inc({ ...labels, finished_reason: 'abort' }, Math.max(0, s.aborted - seen.abort));
-        seen.length = s.finished;
-        seen.abort = s.aborted;
-      },
-    });
-
-    {
-      // An info metric as vLLM exports it: a gauge fixed at 1 whose labels carry the cache configuration.
-      // Routers size their prefix index from it; bench sums it for the fleet ceiling.
-      const info = new Gauge({
-        name: 'vllm:cache_config_info',
-        help: 'Information of the LLMEngine CacheConfig',
-        labelNames: ['block_size', 'num_gpu_blocks', 'enable_prefix_caching', 'engine'],
-        registers,
-      });
-      info.set(
-        {
-          block_size: String(profile.blockTokens),
-          num_gpu_blocks: String(profile.kvCapacityBlocks),
-          enable_prefix_caching: 'True',
-          engine: '0',
-        },
-        1,
-      );
-    }
-
-    if (maxLoras !== undefined) {
-      // vLLM's per-adapter view (PrometheusStatLogger, LoRA enabled): one series whose labels list the adapters of
-      // running and of waiting requests (comma-separated, each once) and max_lora, valued at the time of the update.
-      const adapterRequests = this.adapterRequests;
-      new Gauge({
-        name: 'vllm:lora_requests_info',
-        help: 'Running stats on lora requests.',
-        labelNames: ['max_lora', 'waiting_lora_adapters', 'running_lora_adapters'],
-        registers,
-        collect() {
-          const running = new Set<string>();
-          const waiting = new Set<string>();
-          for (const r of adapterRequests.values()) (r.running ? running : waiting).add(r.adapter);
-          this.reset();
-          this.set(
-            {
-              max_lora: String(maxLoras),
-              waiting_lora_adapters: [...waiting].join(','),
-              running_lora_adapters: [...running].join(','),
-            },
-            Date.now() / 1000,
-          );
-        },
-      });
-    }
-
-    const tokenBuckets = buckets125(profile.maxModelLen);
-    const histogram = (name: string, help: string, buckets: number[]): Histogram<Label> => {
-      const h = new Histogram({ name, help, labelNames: LABELS, buckets, registers });
-      h.zero(labels); // zero-valued series from the start, as vLLM exposes them
-      return h;
-    };
-    this.histograms = {
-      ttft: histogram(
-        'vllm:time_to_first_token_seconds',
-        'Histogram of time to first token in seconds.',
-        VLLM_TTFT_BUCKETS,
-      ),
-      itl: histogram(
-        'vllm:inter_token_latency_seconds',
-        'Histogram of inter-token latency in seconds.',
-        VLLM_ITL_BUCKETS,
-      ),
-      e2e: histogram(
-        'vllm:e2e_request_latency_seconds',
-        'Histogram of e2e request latency in seconds.',
-        VLLM_REQUEST_LATENCY_BUCKETS,
-      ),
-      queue: histogram(
-        'vllm:request_queue_time_seconds',
-        'Histogram of time spent in WAITING phase for request.',
-        VLLM_REQUEST_LATENCY_BUCKETS,
-      ),
-      prefill: histogram(
-        'vllm:request_prefill_time_seconds',
-        'Histogram of time spent in PREFILL phase for request.',
-        VLLM_REQUEST_LATENCY_BUCKETS,
-      ),
-      decode: histogram(
-        'vllm:request_decode_time_seconds',
-        'Histogram of time spent in DECODE phase for request.',
-        VLLM_REQUEST_LATENCY_BUCKETS,
-      ),
-      inference: histogram(
-        'vllm:request_inference_time_seconds',
-        'Histogram of time spent in RUNNING phase for request.',
-        VLLM_REQUEST_LATENCY_BUCKETS,
-      ),
-      prompt: histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', tokenBuckets),
-      generation: histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', tokenBuckets),
-      iteration: histogram(
-        'vllm:iteration_tokens_total',
-        'Histogram of number of tokens per engine_step.',
-        VLLM_ITERATION_TOKENS_BUCKETS,
-      ),
-    };
+    registerEngineGauges(series);
+    registerEngineCounters(series);
+    registerCacheConfigInfo(series.registers, profile);
+    if (maxLoras !== undefined) registerLoraRequestsInfo(series.registers, maxLoras, this.adapterRequests);
+    this.histograms = latencyHistograms(series, profile);
   }
 
   /** One engine step: tokens it scheduled (prefill + decode), as vLLM's iteration_tokens_total. */

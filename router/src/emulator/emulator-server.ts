@@ -188,6 +188,22 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
 /** The vLLM release whose HTTP API and metric families the emulator follows (GET /version). */
 export const EMULATED_VLLM_VERSION = '0.11.0';
 
+/** Writes to the response, the tokens of one timer tick in one socket write. */
+function corkedWriter(res: ServerResponse): (text: string) => void {
+  let corked = false;
+  return (text: string): void => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    res.write(text);
+  };
+}
+
 class EmulatorServer {
   readonly engine: EngineModel;
   readonly driver: EngineDriver;
@@ -226,7 +242,6 @@ class EmulatorServer {
     this.open.clear();
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const methods = ROUTES[path];
@@ -243,58 +258,13 @@ class EmulatorServer {
         res.writeHead(200, { 'content-length': 0 });
         res.end();
         return;
-      case '/v1/models': {
-        const created = Math.floor(Date.now() / 1000);
-        // vLLM's list: the base model, then each adapter with its path as root and its base model as parent.
-        sendJson(res, 200, {
-          object: 'list',
-          data: [
-            {
-              id: this.options.modelName,
-              object: 'model',
-              created,
-              owned_by: 'vllm',
-              root: this.options.modelName,
-              parent: null,
-              max_model_len: this.options.profile.maxModelLen,
-            },
-            ...[...this.adapters.values()].map((m) => ({
-              id: m.name,
-              object: 'model',
-              created,
-              owned_by: 'vllm',
-              root: m.path,
-              parent: m.baseModelName ?? this.options.modelName,
-              max_model_len: null,
-            })),
-          ],
-        });
+      case '/v1/models':
+        this.sendModels(res);
         return;
-      }
       case '/v1/load_lora_adapter':
-      case '/v1/unload_lora_adapter': {
-        if (!this.options.allowRuntimeLoraUpdating)
-          throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
-        const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
-        const name = body.lora_name;
-        if (typeof name !== 'string' || name === '')
-          throw badRequest('lora_name must be a non-empty string', 'lora_name');
-        if (path === '/v1/load_lora_adapter') {
-          if (typeof body.lora_path !== 'string' || body.lora_path === '')
-            throw badRequest('lora_path must be a non-empty string', 'lora_path');
-          if (this.adapters.has(name) || name === this.options.modelName)
-            throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
-          this.adapters.set(name, { name, path: body.lora_path });
-          res.writeHead(200, { 'content-type': 'text/plain' });
-          res.end(`Success: LoRA adapter '${name}' added successfully.`);
-        } else {
-          if (!this.adapters.delete(name))
-            throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
-          res.writeHead(200, { 'content-type': 'text/plain' });
-          res.end(`Success: LoRA adapter '${name}' removed successfully.`);
-        }
+      case '/v1/unload_lora_adapter':
+        await this.updateLoraAdapters(req, res, path);
         return;
-      }
       case '/version':
         sendJson(res, 200, { version: EMULATED_VLLM_VERSION });
         return;
@@ -325,7 +295,56 @@ class EmulatorServer {
     }
   }
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+  /** vLLM's model list: the base model, then each adapter with its path as root and its base model as parent. */
+  private sendModels(res: ServerResponse): void {
+    const created = Math.floor(Date.now() / 1000);
+    sendJson(res, 200, {
+      object: 'list',
+      data: [
+        {
+          id: this.options.modelName,
+          object: 'model',
+          created,
+          owned_by: 'vllm',
+          root: this.options.modelName,
+          parent: null,
+          max_model_len: this.options.profile.maxModelLen,
+        },
+        ...[...this.adapters.values()].map((m) => ({
+          id: m.name,
+          object: 'model',
+          created,
+          owned_by: 'vllm',
+          root: m.path,
+          parent: m.baseModelName ?? this.options.modelName,
+          max_model_len: null,
+        })),
+      ],
+    });
+  }
+
+  /** vLLM's runtime LoRA endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING): load or unload one adapter by name. */
+  private async updateLoraAdapters(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (!this.options.allowRuntimeLoraUpdating) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+    const body = parseJsonObject(await readBody(req, this.options.maxBodyBytes));
+    const name = body.lora_name;
+    if (typeof name !== 'string' || name === '') throw badRequest('lora_name must be a non-empty string', 'lora_name');
+    if (path === '/v1/load_lora_adapter') {
+      if (typeof body.lora_path !== 'string' || body.lora_path === '')
+        throw badRequest('lora_path must be a non-empty string', 'lora_path');
+      if (this.adapters.has(name) || name === this.options.modelName)
+        throw badRequest(`The lora adapter '${name}' has already been loaded.`, 'lora_name');
+      this.adapters.set(name, { name, path: body.lora_path });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`Success: LoRA adapter '${name}' added successfully.`);
+    } else {
+      if (!this.adapters.delete(name))
+        throw new EmulatorHttpError(404, `The lora adapter '${name}' cannot be found.`, 'lora_name');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`Success: LoRA adapter '${name}' removed successfully.`);
+    }
+  }
+
   private complete(request: CompletionRequest, res: ServerResponse): void {
     if (this.closing) throw new EmulatorHttpError(503, 'the emulator is shutting down');
     const adapter = request.model === undefined ? undefined : this.adapterOf(request.model);
@@ -336,92 +355,14 @@ class EmulatorServer {
       // vLLM answers with the name the request used: the adapter's, when it ran with one.
       model: adapter?.name ?? this.options.modelName,
     };
+    const answer = { done: false };
     let submitted: SubmittedRequest;
-    let done = false;
-    let corked = false;
-    const write = (text: string): void => {
-      // Tokens of one timer tick go out in one socket write.
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(() => {
-          corked = false;
-          res.uncork();
-        });
-      }
-      res.write(text);
-    };
-    const listener = (event: EngineEvent): void => {
-      if (done) return;
-      if (request.stream) {
-        if (event.type === 'token') {
-          if (event.outputTokens === 1 && request.kind === 'chat')
-            write(chunkEvent('chat', meta, { role: 'assistant', text: '' }, request.includeUsage));
-          write(chunkEvent(request.kind, meta, { text: outputToken(event.outputTokens - 1) }, request.includeUsage));
-        } else if (event.type === 'finished') {
-          write(
-            chunkEvent(
-              request.kind,
-              meta,
-              { ...(request.kind === 'chat' ? {} : { text: '' }), finishReason: 'length' },
-              request.includeUsage,
-            ),
-          );
-          if (request.includeUsage)
-            write(
-              usageEvent(request.kind, meta, usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens)),
-            );
-          write(DONE_EVENT);
-          done = true;
-          this.open.delete(res);
-          res.end();
-          this.log(meta.id, request, event);
-        }
-      } else if (event.type === 'finished') {
-        done = true;
-        this.open.delete(res);
-        sendJson(
-          res,
-          200,
-          completionBody(
-            request.kind,
-            meta,
-            outputText(event.outputTokens),
-            usageOf(submitted.promptTokens, event.outputTokens, event.cachedTokens),
-          ),
-        );
-        this.log(meta.id, request, event);
-      }
-    };
-    const priority = request.priority ?? 0;
-    if (priority !== 0 && this.options.profile.schedulingPolicy !== 'priority')
-      // vLLM's input processor refuses it the same way (ValueError → 400).
-      throw badRequest(`Got priority ${priority} but Priority scheduling is not enabled.`, 'priority');
-    try {
-      submitted = this.driver.submit(
-        {
-          id: engineId,
-          promptText: request.promptText,
-          maxTokens: request.maxTokens,
-          cacheSalt: request.cacheSalt,
-          priority,
-          ...(adapter !== undefined ? { loraName: adapter.name } : {}),
-        },
-        listener,
-      );
-      this.metrics.started(engineId, adapter?.name);
-    } catch (err) {
-      if (err instanceof EngineRequestError)
-        throw badRequest(
-          err.message,
-          err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null,
-        );
-      throw err;
-    }
+    const listener = this.answerListener(request, meta, res, answer, () => submitted.promptTokens);
+    submitted = this.submitToEngine(request, engineId, adapter, listener);
     this.open.add(res);
     res.on('close', () => {
-      if (done) return;
-      done = true;
+      if (answer.done) return;
+      answer.done = true;
       this.open.delete(res);
       this.driver.abort(engineId);
       this.metrics.forget(engineId);
@@ -437,6 +378,92 @@ class EmulatorServer {
         connection: 'keep-alive',
       });
       res.flushHeaders();
+    }
+  }
+
+  /** Answers the request from its engine events: SSE chunks as tokens come, or one body when it finishes. */
+  private answerListener(
+    request: CompletionRequest,
+    meta: ResponseMeta,
+    res: ServerResponse,
+    answer: { done: boolean },
+    promptTokens: () => number,
+  ): (event: EngineEvent) => void {
+    const write = corkedWriter(res);
+    return (event: EngineEvent): void => {
+      if (answer.done) return;
+      if (request.stream) {
+        if (event.type === 'token') {
+          if (event.outputTokens === 1 && request.kind === 'chat')
+            write(chunkEvent('chat', meta, { role: 'assistant', text: '' }, request.includeUsage));
+          write(chunkEvent(request.kind, meta, { text: outputToken(event.outputTokens - 1) }, request.includeUsage));
+        } else if (event.type === 'finished') {
+          write(
+            chunkEvent(
+              request.kind,
+              meta,
+              { ...(request.kind === 'chat' ? {} : { text: '' }), finishReason: 'length' },
+              request.includeUsage,
+            ),
+          );
+          if (request.includeUsage)
+            write(usageEvent(request.kind, meta, usageOf(promptTokens(), event.outputTokens, event.cachedTokens)));
+          write(DONE_EVENT);
+          answer.done = true;
+          this.open.delete(res);
+          res.end();
+          this.log(meta.id, request, event);
+        }
+      } else if (event.type === 'finished') {
+        answer.done = true;
+        this.open.delete(res);
+        sendJson(
+          res,
+          200,
+          completionBody(
+            request.kind,
+            meta,
+            outputText(event.outputTokens),
+            usageOf(promptTokens(), event.outputTokens, event.cachedTokens),
+          ),
+        );
+        this.log(meta.id, request, event);
+      }
+    };
+  }
+
+  /** Hands the request to the engine; a request vLLM would refuse gets the same 400. */
+  private submitToEngine(
+    request: CompletionRequest,
+    engineId: string,
+    adapter: LoraModule | undefined,
+    listener: (event: EngineEvent) => void,
+  ): SubmittedRequest {
+    const priority = request.priority ?? 0;
+    if (priority !== 0 && this.options.profile.schedulingPolicy !== 'priority')
+      // vLLM's input processor refuses it the same way (ValueError → 400).
+      throw badRequest(`Got priority ${priority} but Priority scheduling is not enabled.`, 'priority');
+    try {
+      const submitted = this.driver.submit(
+        {
+          id: engineId,
+          promptText: request.promptText,
+          maxTokens: request.maxTokens,
+          cacheSalt: request.cacheSalt,
+          priority,
+          ...(adapter !== undefined ? { loraName: adapter.name } : {}),
+        },
+        listener,
+      );
+      this.metrics.started(engineId, adapter?.name);
+      return submitted;
+    } catch (err) {
+      if (err instanceof EngineRequestError)
+        throw badRequest(
+          err.message,
+          err.code === 'invalid-max-tokens' || err.code === 'max-tokens-too-large' ? 'max_tokens' : null,
+        );
+      throw err;
     }
   }
 

@@ -620,7 +620,7 @@ export class EngineModel {
   }
 
   /** One step: schedule, time it, apply it. */
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
+  // eslint-disable-next-line max-lines-per-function -- the engine step is the simulator's hot loop: one function keeps its state in locals (issue 36)
   private executeStep(start: number, events: EngineEvent[]): void {
     const bt = this.blockTokens;
     const scheduled = this.scheduled;

@@ -199,6 +199,51 @@ interface SimulatedInstance extends RoutingTarget {
   readonly index: number;
 }
 
+/** One engine model per instance, each with its own step jitter stream (forked from the seed by index). */
+function simulatedEngines(
+  config: SimulationConfig,
+  instanceCount: number,
+  profiles: readonly EngineProfile[],
+  lockstep: boolean,
+): EngineModel[] {
+  const jitterCv = config.stepJitterCv ?? 0;
+  const jitterSeed = new SeededRng(config.seed ?? 1);
+  return Array.from(
+    { length: instanceCount },
+    (_, i) =>
+      new EngineModel(profiles[i], {
+        fastForward: !lockstep,
+        ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
+      }),
+  );
+}
+
+/**
+ * Each router replica's policy (one shared policy when replicaSharing.policy, else one per replica seeded by its
+ * index) and, when replicaSharing.load, the load per instance they all share.
+ */
+function replicaPolicies(
+  config: SimulationConfig,
+  instanceCount: number,
+): { policies: RoutingPolicy[]; sharedLoads: InstanceLoad[] | undefined } {
+  const sharedPolicy =
+    config.replicaSharing?.policy === true
+      ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1), stateHashKey: SIMULATOR_STATE_HASH_KEY })
+      : undefined;
+  const sharedLoads =
+    config.replicaSharing?.load === true ? Array.from({ length: instanceCount }, () => new InstanceLoad()) : undefined;
+  const policies = Array.from(
+    { length: config.routers ?? 1 },
+    (_, r) =>
+      sharedPolicy ??
+      createPolicy(config.policy, {
+        rng: new SeededRng((config.seed ?? 1) + r),
+        stateHashKey: SIMULATOR_STATE_HASH_KEY,
+      }),
+  );
+  return { policies, sharedLoads };
+}
+
 /** One router: its policy and its own view of the load it put on each instance. */
 interface RouterReplica {
   readonly policy: RoutingPolicy;
@@ -303,7 +348,6 @@ class Simulation {
   private lastFinishMs = 0;
   private nextProgressMs: number;
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(
     private readonly config: SimulationConfig,
     private readonly ids: readonly string[],
@@ -311,36 +355,14 @@ class Simulation {
     this.lockstep = config.stepping === 'lockstep';
     this.records = new RecordColumns(ids);
     this.held = new FlowControlQueue(config.flowControl ?? FLOW_CONTROL_DEFAULTS);
-    const jitterCv = config.stepJitterCv ?? 0;
-    const jitterSeed = new SeededRng(config.seed ?? 1);
     const profiles = config.profiles ?? ids.map(() => config.profile);
-    this.engines = ids.map(
-      (_, i) =>
-        new EngineModel(profiles[i], {
-          fastForward: !this.lockstep,
-          ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
-        }),
-    );
+    this.engines = simulatedEngines(config, ids.length, profiles, this.lockstep);
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextRunTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
-    const speedMode = config.prefillSpeeds ?? 'profile';
-    this.learnsSpeeds = speedMode === 'learned';
-    const sharedPolicy =
-      config.replicaSharing?.policy === true
-        ? createPolicy(config.policy, { rng: new SeededRng(config.seed ?? 1), stateHashKey: SIMULATOR_STATE_HASH_KEY })
-        : undefined;
-    const sharedLoads = config.replicaSharing?.load === true ? ids.map(() => new InstanceLoad()) : undefined;
+    this.learnsSpeeds = config.prefillSpeeds === 'learned';
+    const { policies, sharedLoads } = replicaPolicies(config, ids.length);
     this.observeMs = config.observeIntervalMs ?? 0;
-    const policies = Array.from(
-      { length: config.routers ?? 1 },
-      (_, r) =>
-        sharedPolicy ??
-        createPolicy(config.policy, {
-          rng: new SeededRng((config.seed ?? 1) + r),
-          stateHashKey: SIMULATOR_STATE_HASH_KEY,
-        }),
-    );
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
       const blockChars = publishedBlockChars(policies[0], undefined, ROUTER_DEFAULTS.publishStateBlockChars);
@@ -349,40 +371,9 @@ class Simulation {
         observed: new ObservedInstance(),
       }));
     }
-    const published = this.published;
-    this.routers = policies.map((policy) => {
-      const loads = sharedLoads ?? ids.map(() => new InstanceLoad());
-      const instances: SimulatedInstance[] = ids.map((_, i) => ({
-        index: i,
-        load: loads[i],
-        ...(published !== undefined ? { publishedLog: published[i].log } : {}),
-      }));
-      return {
-        policy,
-        core: new RoutingCore<SimulatedInstance>(
-          policy,
-          (id) => {
-            const i = this.indexOfId.get(id);
-            return i === undefined ? undefined : instances[i];
-          },
-          {},
-          this.learnsSpeeds ? { prefillSpeeds: new PrefillSpeedEstimator() } : {},
-        ),
-        loads,
-        targets: instances,
-        loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
-        views: ids.map((id, i) => ({
-          id,
-          healthy: true,
-          inFlight: 0,
-          queuedPrefillTokens: 0,
-          decodeSequences: 0,
-          kvCapacityTokens: kvCapacityTokens[i],
-          ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
-          ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
-        })),
-      };
-    });
+    this.routers = policies.map((policy) =>
+      this.routerReplica(policy, sharedLoads ?? ids.map(() => new InstanceLoad()), profiles, kvCapacityTokens),
+    );
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
     this.prompts = config.promptWorker
@@ -397,6 +388,47 @@ class Simulation {
     this.sendUntilMs = config.sendUntilMs ?? Infinity;
     if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
     this.nextProgressMs = config.progressEveryMs ?? 60_000;
+  }
+
+  /** One router replica: its policy inside a routing core over its own (or the shared) load per instance. */
+  private routerReplica(
+    policy: RoutingPolicy,
+    loads: InstanceLoad[],
+    profiles: readonly EngineProfile[],
+    kvCapacityTokens: readonly number[],
+  ): RouterReplica {
+    const { ids, published } = this;
+    const speedMode = this.config.prefillSpeeds ?? 'profile';
+    const instances: SimulatedInstance[] = ids.map((_, i) => ({
+      index: i,
+      load: loads[i],
+      ...(published !== undefined ? { publishedLog: published[i].log } : {}),
+    }));
+    return {
+      policy,
+      core: new RoutingCore<SimulatedInstance>(
+        policy,
+        (id) => {
+          const i = this.indexOfId.get(id);
+          return i === undefined ? undefined : instances[i];
+        },
+        {},
+        this.learnsSpeeds ? { prefillSpeeds: new PrefillSpeedEstimator() } : {},
+      ),
+      loads,
+      targets: instances,
+      loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
+      views: ids.map((id, i) => ({
+        id,
+        healthy: true,
+        inFlight: 0,
+        queuedPrefillTokens: 0,
+        decodeSequences: 0,
+        kvCapacityTokens: kvCapacityTokens[i],
+        ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
+        ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
+      })),
+    };
   }
 
   run(): SimulationResult {

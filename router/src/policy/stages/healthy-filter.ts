@@ -1,5 +1,9 @@
 import type { InstanceView } from '../routing-policy';
-import type { Filter } from './stage';
+import { narrowed, type Filter } from './stage';
+
+function isHealthy(instance: InstanceView): boolean {
+  return instance.healthy;
+}
 
 /**
  * Passes the healthy instances: one health-checks have ejected is never a candidate. The one healthy filter every
@@ -8,12 +12,9 @@ import type { Filter } from './stage';
 export const HEALTHY_FILTER: Filter<InstanceView, unknown> = {
   kind: 'filter',
   name: 'healthy',
-  filter(instances) {
-    let healthy = 0;
-    for (let i = 0; i < instances.length; i++) if (instances[i].healthy) healthy++;
-    if (healthy === instances.length) return instances;
-    const passed: InstanceView[] = [];
-    for (let i = 0; i < instances.length; i++) if (instances[i].healthy) passed.push(instances[i]);
-    return passed;
+  filter(instances, _facts, scratch) {
+    let first = 0;
+    while (first < instances.length && instances[first].healthy) first++;
+    return narrowed(instances, first, isHealthy, undefined, scratch);
   },
 };

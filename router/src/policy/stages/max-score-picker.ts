@@ -15,16 +15,19 @@ export function maxScorePicker<Reason extends string>(rng: Rng, reason: Reason):
     pick(candidates, scores) {
       let max = -Infinity;
       let ties = 0;
+      let best = 0;
       for (let i = 0; i < candidates.length; i++) {
         if (scores[i] > max) {
           max = scores[i];
           ties = 1;
+          best = i;
         } else if (scores[i] === max) {
           ties++;
         }
       }
-      let pick = ties === 1 ? 0 : floor(rng.next() * ties);
-      for (let i = 0; i < candidates.length; i++) {
+      if (ties === 1) return { instance: candidates[best].id, reason }; // no tie: one pass, no draw
+      let pick = floor(rng.next() * ties);
+      for (let i = best; i < candidates.length; i++) {
         if (scores[i] !== max) continue;
         if (pick === 0) return { instance: candidates[i].id, reason };
         pick--;

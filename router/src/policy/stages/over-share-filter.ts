@@ -18,28 +18,38 @@ export const BALANCE_FACTOR = 1.25;
  * agree on.
  */
 export function overShareFilter(memory: PrefixMemory): Filter<CostCandidate, unknown> {
+  // Each candidate's requests sent, read once per decision into a buffer reused across decisions.
+  let sent = new Float64Array(8);
+  // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never below
+  // 1/ε requests: until an instance's share is that many requests, one request moves it by more than ε, so a young
+  // router does not yet pass over what an instance holds.
+  const minimumBound = Math.ceil(1 / (BALANCE_FACTOR - 1));
+  const isUnder = (sentTo: number, c: CostCandidate, total: number, totalWeight: number): boolean =>
+    sentTo + 1 <= Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), minimumBound);
   return {
     kind: 'filter',
     name: 'over-share',
-    filter(candidates) {
-      if (!candidates.some((c) => c.matchedBlocks > 0)) return candidates;
+    filter(candidates, _facts, scratch = []) {
+      const n = candidates.length;
+      let held = false;
+      for (let i = 0; i < n && !held; i++) held = candidates[i].matchedBlocks > 0;
+      if (!held) return candidates;
+      if (sent.length < n) sent = new Float64Array(n * 2);
       let total = 0;
       let totalWeight = 0;
-      for (const c of candidates) {
-        total += memory.sentTo(c.view.id);
-        totalWeight += c.weight;
+      for (let i = 0; i < n; i++) {
+        sent[i] = memory.sentTo(candidates[i].view.id);
+        total += sent[i];
+        totalWeight += candidates[i].weight;
       }
-      // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never
-      // below 1/ε requests: until an instance's share is that many requests, one request moves it by more than ε,
-      // so a young router does not yet pass over what an instance holds.
-      const bound = (c: CostCandidate) =>
-        Math.max(
-          Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight),
-          Math.ceil(1 / (BALANCE_FACTOR - 1)),
-        );
-      const under = (c: CostCandidate) => memory.sentTo(c.view.id) + 1 <= bound(c);
-      const passed = candidates.filter(under);
-      return passed.length === 0 || passed.length === candidates.length ? candidates : passed;
+      let under = 0;
+      for (let i = 0; i < n; i++) if (isUnder(sent[i], candidates[i], total, totalWeight)) under++;
+      if (under === 0 || under === n) return candidates;
+      let kept = 0; // kept ≤ i, so compacting `scratch` in place when it is `candidates` reads before it writes
+      for (let i = 0; i < n; i++)
+        if (isUnder(sent[i], candidates[i], total, totalWeight)) scratch[kept++] = candidates[i];
+      scratch.length = kept;
+      return scratch;
     },
   };
 }

@@ -11,6 +11,14 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
   readonly kind = 'picker';
   readonly name = 'round-robin';
   private lastCommitted: string | undefined;
+  /**
+   * Where the last committed instance stood in the snapshot it was picked from. Instance ids are unique within a
+   * snapshot (a decision names its instance by id), so when the same id is still there the cursor is found
+   * without scanning every id.
+   */
+  private lastCommittedPosition = 0;
+  private lastPicked: string | undefined;
+  private lastPickedPosition = 0;
 
   constructor(private readonly reason: Reason) {}
 
@@ -20,25 +28,37 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
     { snapshot }: DecisionFacts,
   ): RoutingDecision<Reason> {
     const instances = snapshot.instances;
-    let start = 0;
-    if (this.lastCommitted !== undefined) {
-      for (let i = 0; i < instances.length; i++) {
-        if (instances[i].id === this.lastCommitted) {
-          start = i + 1;
-          break;
-        }
-      }
-    }
+    const start = this.cursorIn(instances);
+    if (candidates === instances) return this.decision(candidates, start < instances.length ? start : 0);
     // The candidates are a subsequence of the configured instances, in order: walk both once.
     let position = 0;
     for (let c = 0; c < candidates.length; c++) {
       while (position < instances.length && instances[position] !== candidates[c]) position++;
-      if (position >= start) return { instance: candidates[c].id, reason: this.reason };
+      if (position >= start) return this.decision(candidates, c, position);
     }
-    return { instance: candidates[0].id, reason: this.reason };
+    return this.decision(candidates, 0, instances.indexOf(candidates[0]));
+  }
+
+  /** The position after the last committed instance in `instances`, 0 when there is none. */
+  private cursorIn(instances: readonly InstanceView[]): number {
+    const last = this.lastCommitted;
+    if (last === undefined) return 0;
+    const guess = this.lastCommittedPosition;
+    if (guess < instances.length && instances[guess].id === last) return guess + 1;
+    for (let i = 0; i < instances.length; i++) if (instances[i].id === last) return i + 1;
+    return 0;
+  }
+
+  private decision(candidates: readonly InstanceView[], c: number, position = c): RoutingDecision<Reason> {
+    const instance = candidates[c].id;
+    this.lastPicked = instance;
+    this.lastPickedPosition = position;
+    return { instance, reason: this.reason };
   }
 
   commit(_request: RoutingRequest, decision: RoutingDecision): void {
     this.lastCommitted = decision.instance;
+    // A decision this picker did not make (a caller placing a request) has no known position: 0 is only a guess.
+    this.lastCommittedPosition = decision.instance === this.lastPicked ? this.lastPickedPosition : 0;
   }
 }

@@ -1,6 +1,6 @@
 import { servesModel } from '../served-models';
 import type { InstanceView } from '../routing-policy';
-import type { DecisionFacts, Filter } from './stage';
+import { narrowed, type DecisionFacts, type Filter } from './stage';
 
 /**
  * Passes the instances that serve the request's model or LoRA adapter (policy/served-models.ts). An instance it
@@ -9,14 +9,11 @@ import type { DecisionFacts, Filter } from './stage';
 export const SERVES_MODEL_FILTER: Filter<InstanceView, DecisionFacts> = {
   kind: 'filter',
   name: 'serves-model',
-  filter(instances, { request }) {
+  filter(instances, { request }, scratch) {
     const model = request.model;
     if (model === '') return instances;
-    let serving = 0;
-    for (let i = 0; i < instances.length; i++) if (servesModel(instances[i], model)) serving++;
-    if (serving === instances.length) return instances;
-    const passed: InstanceView[] = [];
-    for (let i = 0; i < instances.length; i++) if (servesModel(instances[i], model)) passed.push(instances[i]);
-    return passed;
+    let first = 0;
+    while (first < instances.length && servesModel(instances[first], model)) first++;
+    return narrowed(instances, first, servesModel, model, scratch);
   },
 };

@@ -34,10 +34,35 @@ export interface Filter<Candidate, Facts = DecisionFacts> extends StageMemory {
   readonly kind: 'filter';
   readonly name: string;
   /**
-   * The candidates that pass, in their order. Never changes `candidates`: returns that same array when every
-   * candidate passes (nothing allocated), a new one otherwise. May return none: the runner then has no instance.
+   * The candidates that pass, in their order. Returns `candidates` itself when every candidate passes (nothing
+   * allocated). Otherwise writes the ones that pass into `scratch` when given (the runner's reused array, which may
+   * be `candidates` itself: then it is compacted in place) and returns it, or returns a new array. Never changes
+   * `candidates` unless it is `scratch`, so the snapshot's array is never written. May return none: the runner then
+   * has no instance. narrowed() is the one loop that does this.
    */
-  filter(candidates: readonly Candidate[], facts: Facts): readonly Candidate[];
+  filter(candidates: readonly Candidate[], facts: Facts, scratch?: Candidate[]): readonly Candidate[];
+}
+
+/**
+ * The candidates for which `passes(candidate, arg)` holds, as Filter.filter returns them: `candidates` itself when
+ * all pass, else written into `scratch` (a new array when absent). `first` is where the caller's own copy-free scan
+ * found the first candidate that fails (a filter scans inline, so the all-pass case makes no call per candidate);
+ * from there one pass copies. `passes` is a module-level function and `arg` its input: no closure per decision.
+ */
+export function narrowed<Candidate, Arg>(
+  candidates: readonly Candidate[],
+  first: number,
+  passes: (candidate: Candidate, arg: Arg) => boolean,
+  arg: Arg,
+  scratch: Candidate[] = [],
+): readonly Candidate[] {
+  const n = candidates.length;
+  if (first >= n) return candidates;
+  if (scratch !== candidates) for (let i = 0; i < first; i++) scratch[i] = candidates[i];
+  let kept = first;
+  for (let i = first + 1; i < n; i++) if (passes(candidates[i], arg)) scratch[kept++] = candidates[i];
+  scratch.length = kept;
+  return scratch;
 }
 
 /**

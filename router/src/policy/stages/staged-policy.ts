@@ -58,6 +58,9 @@ export class StagedPolicy<
   private sums: Float64Array = new Float64Array(8);
   private raw: Float64Array = new Float64Array(8);
   private lastSnapshot: RoutingSnapshot | undefined;
+  /** The filters' reused output (Filter.filter's `scratch`): one for instances, one for candidates. */
+  private readonly instanceScratch: InstanceView[] = [];
+  private readonly candidateScratch: Candidate[] = [];
   /** The facts of a plan without `factsOf`, refilled for each decision (stages only read them, during it). */
   private readonly plainFacts: { request: RoutingRequest | undefined; snapshot: RoutingSnapshot | undefined } = {
     request: undefined,
@@ -78,7 +81,8 @@ export class StagedPolicy<
     const plan = this.plan;
     const facts = plan.factsOf === undefined ? this.plainFactsOf(request, snapshot) : plan.factsOf(request, snapshot);
     let instances = snapshot.instances;
-    for (let i = 0; i < plan.instanceFilters.length; i++) instances = plan.instanceFilters[i].filter(instances, facts);
+    for (let i = 0; i < plan.instanceFilters.length; i++)
+      instances = plan.instanceFilters[i].filter(instances, facts, this.instanceScratch);
     if (instances.length === 0) throw new NoHealthyInstanceError();
     let candidates = plan.candidates.candidatesOf(instances, facts);
     let scorers = 0;
@@ -86,7 +90,7 @@ export class StagedPolicy<
     for (let i = 0; i < plan.stages.length; i++) {
       const stage = plan.stages[i];
       if (stage.kind === 'filter') {
-        candidates = stage.filter(candidates, facts);
+        candidates = stage.filter(candidates, facts, this.candidateScratch);
         if (candidates.length === 0) throw new NoHealthyInstanceError();
       } else if (stage.kind === 'scorer') {
         scorers++;
