@@ -1,5 +1,5 @@
 import { PrefillSpeedEstimator } from '../policy/prefill-speed';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -206,7 +206,6 @@ export class PrefixRouter implements RunningRouter {
   /** Largest request body read: limits.maxBodyBytes, or derived from the backends' context at start (maxBodyBytesFromContext). */
   private maxBodyBytes: number;
 
-  // eslint-disable-next-line max-lines-per-function -- not yet cut by concern (issue 36)
   constructor(
     readonly config: RouterConfig,
     runtime: RouterRuntime = {},
@@ -222,52 +221,12 @@ export class PrefixRouter implements RunningRouter {
           stateHashKey: this.stateHashKey,
         });
     const checking = config.healthCheck.intervalMs > 0;
-    this.set = new BackendSet(
-      config.backends.map(
-        (target, index) =>
-          new Backend(
-            target,
-            {
-              connections: config.maxConnectionsPerBackend,
-              headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
-              bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
-            },
-            checking ? 'pending' : 'healthy',
-            `backend-${index + 1}`,
-          ),
-      ),
-    );
+    this.set = backendSetOf(config, checking);
     this.metrics = new RouterMetrics(this.set);
     this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
       this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
-    this.core = new RoutingCore<Backend>(
-      this.policy,
-      (id) => this.set.get(id),
-      {
-        decided: (decision, backend, decideSeconds) => {
-          this.metrics.decisionSeconds.observe({ policy: this.policy.name }, decideSeconds);
-          backend.decisions++;
-          this.metrics.decisions.inc({ policy: this.policy.name, reason: decision.reason, instance: backend.id });
-        },
-        // Predicted vs delivered cache hits per instance.
-        released: ({ decision, target }, outcome, estimatedPrompt) => {
-          if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
-          const prompt = outcome.promptTokens ?? estimatedPrompt;
-          this.metrics.promptTokens.inc({ instance: target.id }, prompt);
-          this.metrics.predictedCachedTokens.inc(
-            { instance: target.id },
-            Math.min(decision.predictedCachedTokens ?? 0, prompt),
-          );
-          this.metrics.deliveredCachedTokens.inc({ instance: target.id }, outcome.cachedTokens);
-        },
-        policyReleaseFailed: (err) => this.log.error({ err, policy: this.policy.name }, 'policy release failed'),
-      },
-      {
-        publishBlocks: config.publishStateBlocks === 'on',
-        ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}),
-      },
-    );
+    this.core = routingCoreOf(config, this.policy, this.set, this.metrics, this.log);
     this.upstreamKey =
       config.upstreamApiKeyFile === undefined ? undefined : new UpstreamKey(config.upstreamApiKeyFile, keyFileFailed);
     this.models = new ServedModelsDirectory(
@@ -290,33 +249,12 @@ export class PrefixRouter implements RunningRouter {
         ? config.limits.maxBufferedBodyBytes
         : defaultBodyBudgetBytes(config.limits.maxBodyBytes),
     );
-    const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
-    this.server = createServer(
-      {
-        headersTimeout: headersTimeoutMs,
-        // Backstop only: readBody answers slow bodies with a proper 408 first.
-        requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
-        connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
-        keepAliveTimeout: 5_000,
-        noDelay: true,
-      },
-      (req, res) => this.onRequest(req, res),
-    );
-    this.server.on('clientError', answerClientError);
+    this.server = listenerOf(config, false, (req, res) => this.onRequest(req, res));
     this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed);
     this.adminKeys =
       config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
-    if (config.adminPort !== undefined) {
-      this.adminServer = createServer(
-        {
-          headersTimeout: headersTimeoutMs,
-          requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
-          keepAliveTimeout: 5_000,
-        },
-        (req, res) => this.onRequest(req, res, 'admin'),
-      );
-      this.adminServer.on('clientError', answerClientError);
-    }
+    if (config.adminPort !== undefined)
+      this.adminServer = listenerOf(config, true, (req, res) => this.onRequest(req, res, 'admin'));
   }
 
   get adminUrl(): string | undefined {
@@ -1040,4 +978,85 @@ function routerStateHashKey(config: RouterConfig): StateHashKey {
       'config.policy hashes its routing blocks with another secret than stateHashKeyFile holds: build it with the same StateHashKey',
     );
   return key;
+}
+
+/** The configured backends, `backend-N` in what clients may see; pending until health-checked when checks run. */
+function backendSetOf(config: RouterConfig, checking: boolean): BackendSet {
+  return new BackendSet(
+    config.backends.map(
+      (target, index) =>
+        new Backend(
+          target,
+          {
+            connections: config.maxConnectionsPerBackend,
+            headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
+            bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
+          },
+          checking ? 'pending' : 'healthy',
+          `backend-${index + 1}`,
+        ),
+    ),
+  );
+}
+
+/** The routing core, with the hooks that count decisions and predicted vs delivered cache hits per instance. */
+function routingCoreOf(
+  config: RouterConfig,
+  policy: RoutingPolicy,
+  set: BackendSet,
+  metrics: RouterMetrics,
+  log: Logger,
+): RoutingCore<Backend> {
+  return new RoutingCore<Backend>(
+    policy,
+    (id) => set.get(id),
+    {
+      decided: (decision, backend, decideSeconds) => {
+        metrics.decisionSeconds.observe({ policy: policy.name }, decideSeconds);
+        backend.decisions++;
+        metrics.decisions.inc({ policy: policy.name, reason: decision.reason, instance: backend.id });
+      },
+      // Predicted vs delivered cache hits per instance.
+      released: ({ decision, target }, outcome, estimatedPrompt) => {
+        if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
+        const prompt = outcome.promptTokens ?? estimatedPrompt;
+        metrics.promptTokens.inc({ instance: target.id }, prompt);
+        metrics.predictedCachedTokens.inc(
+          { instance: target.id },
+          Math.min(decision.predictedCachedTokens ?? 0, prompt),
+        );
+        metrics.deliveredCachedTokens.inc({ instance: target.id }, outcome.cachedTokens);
+      },
+      policyReleaseFailed: (err) => log.error({ err, policy: policy.name }, 'policy release failed'),
+    },
+    {
+      publishBlocks: config.publishStateBlocks === 'on',
+      ...(config.learnPrefillSpeeds === 'on' ? { prefillSpeeds: new PrefillSpeedEstimator() } : {}),
+    },
+  );
+}
+
+/**
+ * The main or admin HTTP listener: headers and body timeouts from the limits (the request timeout is a backstop
+ * only: readBody answers slow bodies with a proper 408 first); the main one also sets TCP no-delay and checks
+ * connections often enough for the headers timeout.
+ */
+function listenerOf(config: RouterConfig, admin: boolean, onRequest: RequestListener): Server {
+  const { headersTimeoutMs, bodyTimeoutMs } = config.limits;
+  const server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: headersTimeoutMs + bodyTimeoutMs + 1000,
+      keepAliveTimeout: 5_000,
+      ...(admin
+        ? {}
+        : {
+            connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+            noDelay: true,
+          }),
+    },
+    onRequest,
+  );
+  server.on('clientError', answerClientError);
+  return server;
 }
