@@ -95,7 +95,8 @@ describe('when plan runs end to end', () => {
       (l) => printed.push(l),
       { write: () => true },
     ));
-  }, 120_000);
+    // A whole plan: dozens of simulations, about 100 s on two busy cores.
+  }, 300_000);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
   test('THEN report.json holds, per strategy, minInstances and the figures at that size, with the monthly bill at 730 h', () => {
