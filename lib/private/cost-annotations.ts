@@ -53,9 +53,9 @@ export function fleetPriceSentence(input: FleetPriceInput): string | undefined {
 
 /**
  * The hourly price as an info annotation on every endpoint and as a stack output (`HourlyPrice`: in the template
- * `cdk synth` prints and in the Outputs `cdk deploy` prints) (no warning by price: with aws-cdk-lib's
- * `annotationsInValidationReport` flag, which `cdk init` apps carry, a warning fails strict synthesis), and
- * a warning when the instance type was left to its default, ml.p5.48xlarge: the costliest choice, sized for a 70B model.
+ * `cdk synth` prints and in the Outputs `cdk deploy` prints) — no warning by price: with aws-cdk-lib's
+ * `annotationsInValidationReport` flag, which this repository's cdk.json sets, a price warning failed the examples'
+ * strict synthesis — and a warning when the instance type was left to its default, ml.p5.48xlarge: the costliest choice, sized for a 70B model.
  */
 export function annotateFleetPrice(scope: IConstruct, input: FleetPriceInput, instanceTypeDefaulted: boolean): void {
   const sentence = fleetPriceSentence(input);
