@@ -2,13 +2,8 @@ import type { Rng } from '../common/seeded-rng';
 import type { StateHashKey } from '../state/state-hash-key';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { definePolicy } from './policy-definition';
-import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
-import type { RoutingRequest } from '../protocol/routing-request';
 import { dynamoCostScorer } from './stages/dynamo-cost-scorer';
-import { HEALTHY_FILTER } from './stages/healthy-filter';
-import { KvLoadCandidates, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
-import { PrefixMemory } from './stages/prefix-memory';
-import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
+import { kvLoadPlan, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
 import { softmaxPicker } from './stages/softmax-picker';
 import { StagedPolicy } from './stages/staged-policy';
 
@@ -48,18 +43,8 @@ export class DynamoKvPolicy extends StagedPolicy<KvLoadCandidate, 'dynamo-lowest
     rng: Rng,
     stateHashKey?: StateHashKey,
   ) {
-    const blockChars = options.blockTokens * CHARS_PER_TOKEN;
-    const memory = new PrefixMemory({ blockChars, kvCacheTokens: options.kvCacheTokens }, stateHashKey);
-    const promptBlocksOf = (request: RoutingRequest) => Math.ceil(estimatedPromptTokens(request) / options.blockTokens);
     super('dynamo-kv', {
-      factsOf: (request, snapshot) => ({
-        request,
-        snapshot,
-        hashes: memory.blockHashesOf(request),
-        promptBlocks: promptBlocksOf(request),
-      }),
-      instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
-      candidates: new KvLoadCandidates(memory, options.blockTokens, promptBlocksOf),
+      ...kvLoadPlan(options, stateHashKey),
       stages: [
         dynamoCostScorer(options),
         softmaxPicker<KvLoadCandidate, 'dynamo-lowest-cost'>(options.routerTemperature, rng, 'dynamo-lowest-cost'),

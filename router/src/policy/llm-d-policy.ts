@@ -1,16 +1,11 @@
 import type { Rng } from '../common/seeded-rng';
-import type { RoutingRequest } from '../protocol/routing-request';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import type { StateHashKey } from '../state/state-hash-key';
 import { definePolicy } from './policy-definition';
-import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
-import { HEALTHY_FILTER } from './stages/healthy-filter';
-import { KvLoadCandidates, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
+import { kvLoadPlan, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
 import { kvUtilizationScorer } from './stages/kv-utilization-scorer';
-import { PrefixMemory } from './stages/prefix-memory';
 import { prefixMatchScorer } from './stages/prefix-match-scorer';
 import { queueScorer } from './stages/queue-scorer';
-import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { softmaxPicker } from './stages/softmax-picker';
 import { StagedPolicy } from './stages/staged-policy';
 
@@ -45,18 +40,8 @@ export class LlmDPolicy extends StagedPolicy<KvLoadCandidate, 'llm-d-max-score',
     rng: Rng,
     stateHashKey?: StateHashKey,
   ) {
-    const blockChars = options.blockTokens * CHARS_PER_TOKEN;
-    const memory = new PrefixMemory({ blockChars, kvCacheTokens: options.kvCacheTokens }, stateHashKey);
-    const promptBlocksOf = (request: RoutingRequest) => Math.ceil(estimatedPromptTokens(request) / options.blockTokens);
     super('llm-d', {
-      factsOf: (request, snapshot) => ({
-        request,
-        snapshot,
-        hashes: memory.blockHashesOf(request),
-        promptBlocks: promptBlocksOf(request),
-      }),
-      instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
-      candidates: new KvLoadCandidates(memory, options.blockTokens, promptBlocksOf),
+      ...kvLoadPlan(options, stateHashKey),
       stages: [
         prefixMatchScorer(options.prefixWeight, options.maxPrefixBlocksToMatch),
         kvUtilizationScorer(options.kvUtilizationWeight, options.blockTokens, options.kvCacheTokens),

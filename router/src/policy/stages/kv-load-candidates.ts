@@ -1,7 +1,12 @@
 import type { RoutingRequest } from '../../protocol/routing-request';
 import type { RoutingBlockKey } from '../../state/state-hash-key';
 import type { InstanceView, RoutingDecision, RoutingSnapshot } from '../routing-policy';
-import type { PrefixMemory } from './prefix-memory';
+import type { StateHashKey } from '../../state/state-hash-key';
+import { CHARS_PER_TOKEN, estimatedPromptTokens } from '../prompt-tokens';
+import { HEALTHY_FILTER } from './healthy-filter';
+import { PrefixMemory } from './prefix-memory';
+import { SERVES_MODEL_FILTER } from './serves-model-filter';
+import type { StagePlan } from './staged-policy';
 import type { CandidateStage, DecisionFacts } from './stage';
 
 /** What a block-load router reads about a request. */
@@ -61,4 +66,29 @@ export class KvLoadCandidates implements CandidateStage<KvLoadCandidate, KvLoadF
     this.dispatched.delete(decision);
     this.activeBlocks.set(decision.instance, (this.activeBlocks.get(decision.instance) ?? 0) - blocks);
   }
+}
+
+/**
+ * What the block-load routers (dynamo-kv, llm-d) decide from before their scorers and picker: serving, healthy
+ * workers, each with its overlap in `blockTokens`-token blocks (a PrefixMemory sized by `kvCacheTokens`) and its load.
+ */
+export function kvLoadPlan(
+  options: { readonly blockTokens: number; readonly kvCacheTokens: number },
+  stateHashKey: StateHashKey | undefined,
+): Omit<StagePlan<KvLoadCandidate, string, KvLoadFacts>, 'stages'> {
+  const memory = new PrefixMemory(
+    { blockChars: options.blockTokens * CHARS_PER_TOKEN, kvCacheTokens: options.kvCacheTokens },
+    stateHashKey,
+  );
+  const promptBlocksOf = (request: RoutingRequest) => Math.ceil(estimatedPromptTokens(request) / options.blockTokens);
+  return {
+    factsOf: (request, snapshot) => ({
+      request,
+      snapshot,
+      hashes: memory.blockHashesOf(request),
+      promptBlocks: promptBlocksOf(request),
+    }),
+    instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
+    candidates: new KvLoadCandidates(memory, options.blockTokens, promptBlocksOf),
+  };
 }
