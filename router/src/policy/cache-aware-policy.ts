@@ -1,7 +1,7 @@
 import type { RoutingRequest } from '../protocol/routing-request';
-import { DEFAULT_KV_CACHE_TOKENS, type PrefixIndex } from '../state/prefix-index';
+import type { PrefixIndex } from '../state/prefix-index';
 import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
-import { definePolicy } from './policy-definition';
+import { definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { coldPlacementKey } from './routing-blocks';
 import type { InstanceView, RoutingBlockHashing } from './routing-policy';
@@ -154,15 +154,7 @@ export const cacheAwareDefinition = definePolicy({
       valueName: 'chars',
       doc: 'characters per routing block (256 = 64 tokens = 4 vLLM blocks: a 128k-token prompt is 2,000 blocks, and a prediction is off by < 64 tokens)',
     },
-    {
-      name: 'kvCacheTokens',
-      type: 'integer',
-      min: 1024,
-      max: 1_000_000_000,
-      default: DEFAULT_KV_CACHE_TOKENS,
-      valueName: 'tokens',
-      doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
-    },
+    KV_CACHE_TOKENS_OPTION,
     {
       name: 'balanceSlackTokens',
       type: 'integer',

@@ -1,7 +1,6 @@
 import type { Rng } from '../common/seeded-rng';
 import type { StateHashKey } from '../state/state-hash-key';
-import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
-import { definePolicy } from './policy-definition';
+import { definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { dynamoCostScorer } from './stages/dynamo-cost-scorer';
 import { kvLoadPlan, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
 import { softmaxPicker } from './stages/softmax-picker';
@@ -102,15 +101,7 @@ export const dynamoKvDefinition = definePolicy({
       valueName: 'tokens',
       doc: "KV block size (Dynamo's --kv-cache-block-size takes the backend's; vLLM's default is 16)",
     },
-    {
-      name: 'kvCacheTokens',
-      type: 'integer',
-      min: 1024,
-      max: 1_000_000_000,
-      default: DEFAULT_KV_CACHE_TOKENS,
-      valueName: 'tokens',
-      doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
-    },
+    KV_CACHE_TOKENS_OPTION,
   ],
   create: (o, deps) =>
     new DynamoKvPolicy(

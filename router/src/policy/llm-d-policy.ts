@@ -1,7 +1,6 @@
 import type { Rng } from '../common/seeded-rng';
-import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import type { StateHashKey } from '../state/state-hash-key';
-import { definePolicy } from './policy-definition';
+import { definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { kvLoadPlan, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
 import { kvUtilizationScorer } from './stages/kv-utilization-scorer';
 import { prefixMatchScorer } from './stages/prefix-match-scorer';
@@ -76,15 +75,7 @@ export const llmDDefinition = definePolicy({
       valueName: 'n',
       doc: "prompt blocks the prefix scorer considers (the prefix plugin's maxPrefixBlocksToMatch, default 256)",
     },
-    {
-      name: 'kvCacheTokens',
-      type: 'integer',
-      min: 1024,
-      max: 1_000_000_000,
-      default: DEFAULT_KV_CACHE_TOKENS,
-      valueName: 'tokens',
-      doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
-    },
+    KV_CACHE_TOKENS_OPTION,
   ],
   create: (o, deps) =>
     new LlmDPolicy(

@@ -1,6 +1,7 @@
 import { parseDecimalNumber } from '../common/decimal-text';
 import type { Rng } from '../common/seeded-rng';
 import type { StateHashKey } from '../state/state-hash-key';
+import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import type { RoutingPolicy } from './routing-policy';
 import type { StageSummary } from './stages/stage';
 
@@ -124,3 +125,14 @@ export function kebabCase(name: string): string {
 export function screamingSnakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
 }
+
+/** The `kvCacheTokens` option of every policy that sizes a per-instance index by KV capacity (one spec, one range). */
+export const KV_CACHE_TOKENS_OPTION = {
+  name: 'kvCacheTokens',
+  type: 'integer',
+  min: 1024,
+  max: 1_000_000_000,
+  default: DEFAULT_KV_CACHE_TOKENS,
+  valueName: 'tokens',
+  doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
+} as const satisfies PolicyOptionSchema;
