@@ -13,6 +13,8 @@ import { MISS_REFRESH_MS, ServedModelsDirectory } from '../../../router/src/serv
  * gets vLLM's own 404.
  */
 const tiny = builtinProfile('tiny');
+/** tiny with room for every prompt these tests send (16,384 tokens of KV): a repeat's miss is the router's doing, not eviction. */
+const roomy = { ...tiny, kvCapacityBlocks: 1024 };
 const BASE = 'base-model';
 /** Engines 1 and 2 serve `sql` and `support`; engines 3 and 4 serve only `support`. */
 const LAYOUT = [['sql', 'support'], ['sql', 'support'], ['support'], ['support']] as const;
@@ -22,7 +24,7 @@ async function startFleet(): Promise<RunningEmulator[]> {
   for (const [i, adapters] of LAYOUT.entries()) {
     engines.push(
       await startEmulator({
-        profile: tiny,
+        profile: roomy,
         timeScale: 50,
         modelName: BASE,
         seed: i,
@@ -75,8 +77,9 @@ describe.each(['sagemaker-prefix-aware', 'cache-aware'] as const)(
       expect(sql).toMatchObject({ parent: BASE, root: '/opt/ml/adapters/sql' });
     });
 
-    it('GIVEN requests for adapter sql with many prefixes THEN each goes only to an engine serving sql, and each prefix sticks to one of them', async () => {
+    it('GIVEN requests for adapter sql with many prefixes THEN each goes only to an engine serving sql, and each engine computes a prefix once', async () => {
       const byPrefix = new Map<number, Set<number>>();
+      let misses = 0;
       for (let round = 0; round < 2; round++) {
         for (let p = 0; p < 8; p++) {
           const { data, response } = await client.chat.completions
@@ -93,9 +96,17 @@ describe.each(['sagemaker-prefix-aware', 'cache-aware'] as const)(
           const engine = engineOf(response.headers.get(INSTANCE_HEADER));
           expect(LAYOUT[engine]).toContain('sql');
           byPrefix.set(p, (byPrefix.get(p) ?? new Set()).add(engine));
+          // A hit holds the whole system prompt; a miss shares at most the template and "You are assistant sql-".
+          const cached = data.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+          if (cached < (data.usage?.prompt_tokens ?? 0) / 2) misses++;
         }
       }
-      for (const engines of byPrefix.values()) expect(engines.size).toBe(1);
+      const placements = [...byPrefix.values()].reduce((sum, engines) => sum + engines.size, 0);
+      // sagemaker-prefix-aware keys each prefix to one instance. cache-aware may move a repeat to the other sql
+      // engine when the one holding it has more than its bounded share of the requests (over-share-filter.ts,
+      // whatever hashing put there), so its promise is the cache's: each engine computes a prefix once.
+      if (policy === 'sagemaker-prefix-aware') expect(placements).toBe(byPrefix.size);
+      expect(misses).toBe(placements);
     });
 
     it('GIVEN requests for adapter support THEN they may use all four engines, and the sql-only rule does not shrink them', async () => {
@@ -119,10 +130,14 @@ describe.each(['sagemaker-prefix-aware', 'cache-aware'] as const)(
     it('GIVEN one prompt served under adapter sql THEN the same prompt under support, or the base model, gets no cached tokens from it', async () => {
       // A completion prompt (no chat template in front), so nothing before it is shared with earlier requests.
       const prompt = 'shared-between-adapters: the same long document. '.repeat(30);
-      const first = await client.completions.create({ model: 'sql', max_tokens: 2, prompt });
-      const again = await client.completions.create({ model: 'sql', max_tokens: 2, prompt });
-      expect(first.usage?.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
-      expect(again.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(0);
+      const first = await client.completions.create({ model: 'sql', max_tokens: 2, prompt }).withResponse();
+      const again = await client.completions.create({ model: 'sql', max_tokens: 2, prompt }).withResponse();
+      expect(first.data.usage?.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+      // On the engine that computed it, the prompt is cached under sql (cache-aware may send the repeat to the other
+      // sql engine while the first has more than its bounded share of requests: that one computes it afresh).
+      const sameEngine = again.response.headers.get(INSTANCE_HEADER) === first.response.headers.get(INSTANCE_HEADER);
+      if (policy === 'sagemaker-prefix-aware') expect(sameEngine).toBe(true);
+      expect((again.data.usage?.prompt_tokens_details?.cached_tokens ?? 0) > 0).toBe(sameEngine);
       for (const model of ['support', BASE]) {
         const { data, response } = await client.completions.create({ model, max_tokens: 2, prompt }).withResponse();
         expect(data.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
