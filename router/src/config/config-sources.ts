@@ -392,6 +392,24 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
       'answer only requests whose Host header names one of these (comma-separated; .example.com matches every name below it; any port), others get 421; /ping and /health exempt; against DNS rebinding (default: any Host)',
   },
   {
+    path: 'kvEvents',
+    flag: '--kv-events',
+    valueName: 'backend=endpoint',
+    env: 'PREFIX_ROUTER_KV_EVENTS',
+    kind: 'list',
+    description:
+      "BACKEND_URL=ZMQ_ENDPOINT: follow that backend's vLLM KV cache events (--kv-events-config publisher zmq), so cache-aware predicts its hits from what the engine holds; repeatable (env: comma-separated) (default: none)",
+  },
+  {
+    path: 'tokenizer',
+    flag: '--tokenizer',
+    valueName: 'file',
+    env: 'PREFIX_ROUTER_TOKENIZER',
+    kind: 'string',
+    description:
+      "with --kv-events: the model's tokenizer.json (tokenizer_config.json beside it gives the chat template), or emulator for prefix-router emulate engines (default: none)",
+  },
+  {
     path: 'logLevel',
     flag: '--log-level',
     valueName: 'level',

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { ConfigError } from '../common/config-error';
 import { describeValue } from '../common/describe-value';
 import {
@@ -165,6 +166,18 @@ export interface RouterOptions {
    * @default none (any Host)
    */
   readonly allowedHosts?: readonly string[];
+  /**
+   * Engines' KV cache event streams, `BACKEND_URL=ZMQ_ENDPOINT` each (BACKEND_URL one of `backends`, the endpoint
+   * its vLLM engine publishes on, e.g. `tcp://127.0.0.1:5557`): cache-aware then predicts that engine's hits from
+   * what it says it holds, and falls back to its own estimate while the engine's account is unknown. @default none
+   */
+  readonly kvEvents?: readonly string[];
+  /**
+   * How the router tokenizes requests as the engines do, needed with `kvEvents`: the model's `tokenizer.json` (its
+   * `tokenizer_config.json` beside it gives the chat template), or `emulator` for `prefix-router emulate` engines.
+   * @default none
+   */
+  readonly tokenizer?: string;
 }
 
 export type RoutingHeaderMode = 'off' | 'instance' | 'all';
@@ -211,6 +224,9 @@ export interface RouterConfig {
   readonly adminApiKeyFile: string | undefined;
   readonly routingHeaders: RoutingHeaderMode;
   readonly allowedHosts: readonly string[] | undefined;
+  /** Engines' KV event streams: the backend id and its engine's publisher endpoint. */
+  readonly kvEvents: readonly { readonly engine: string; readonly endpoint: string }[];
+  readonly tokenizer: string | undefined;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -325,6 +341,8 @@ const TOP_LEVEL_KEYS = [
   'adminApiKeyFile',
   'routingHeaders',
   'allowedHosts',
+  'kvEvents',
+  'tokenizer',
 ];
 
 /** How far validation may look beyond the options themselves. */
@@ -388,6 +406,7 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
     });
   }
   problems.push(...allowedHostsProblems(o.allowedHosts));
+  problems.push(...kvEventsProblems(o.kvEvents, o.tokenizer, o.backends, validation.readFiles ?? true));
   if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
     problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
   }
@@ -574,7 +593,68 @@ export function resolveRouterConfig(
     adminApiKeyFile: options.adminApiKeyFile,
     routingHeaders: options.routingHeaders ?? d.routingHeaders,
     allowedHosts: options.allowedHosts,
+    kvEvents: (options.kvEvents ?? []).map(kvEventStreamOf),
+    tokenizer: options.tokenizer,
   };
+}
+
+/** A ZeroMQ endpoint an engine publishes on: tcp://HOST:PORT or ipc://PATH. */
+const ZMQ_ENDPOINT = /^(?:tcp:\/\/[^\s/]+:(\d{1,5})|ipc:\/\/\S+)$/;
+
+/** `BACKEND_URL=ZMQ_ENDPOINT` as the backend id and the endpoint (a backend URL has no `=`: no query allowed). */
+function kvEventStreamOf(entry: string): { engine: string; endpoint: string } {
+  const eq = entry.indexOf('=');
+  return { engine: parseBackendUrl(entry.slice(0, eq))?.id ?? '', endpoint: entry.slice(eq + 1) };
+}
+
+function kvEventsProblems(value: unknown, tokenizer: unknown, backends: unknown, readFiles: boolean): OptionProblem[] {
+  const problems: OptionProblem[] = [];
+  const entries = value === undefined ? [] : value;
+  if (!Array.isArray(entries))
+    return [{ option: 'kvEvents', rule: 'must be a list of BACKEND_URL=ZMQ_ENDPOINT', got: value }];
+  const known = new Set(
+    (Array.isArray(backends) ? backends : []).map((b) => (typeof b === 'string' ? parseBackendUrl(b)?.id : undefined)),
+  );
+  const seen = new Set<string>();
+  entries.forEach((entry: unknown, i) => {
+    const option = `kvEvents[${i}]`;
+    if (typeof entry !== 'string' || entry.indexOf('=') < 1) {
+      problems.push({ option, rule: 'must be BACKEND_URL=ZMQ_ENDPOINT', got: entry });
+      return;
+    }
+    const { engine, endpoint } = kvEventStreamOf(entry);
+    const port = ZMQ_ENDPOINT.exec(endpoint)?.[1];
+    if (!known.has(engine) || engine === '')
+      problems.push({ option, rule: 'must name one of the backends (BACKEND_URL=ZMQ_ENDPOINT)', got: entry });
+    else if (seen.has(engine)) problems.push({ option, rule: 'names a backend listed before', got: entry });
+    if (!ZMQ_ENDPOINT.test(endpoint) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535)))
+      problems.push({
+        option,
+        rule: 'must end in a ZeroMQ endpoint tcp://HOST:PORT (port 1-65535) or ipc://PATH',
+        got: entry,
+      });
+    seen.add(engine);
+  });
+  return [...problems, ...tokenizerProblems(tokenizer, entries.length > 0, readFiles)];
+}
+
+function tokenizerProblems(tokenizer: unknown, withEvents: boolean, readFiles: boolean): OptionProblem[] {
+  if (tokenizer === undefined)
+    return withEvents
+      ? [
+          {
+            option: 'tokenizer',
+            rule: "is needed with --kv-events (kvEvents): a tokenizer.json file, or 'emulator'",
+            got: tokenizer,
+          },
+        ]
+      : [];
+  if (typeof tokenizer !== 'string' || tokenizer.length === 0)
+    return [{ option: 'tokenizer', rule: "must be a tokenizer.json file or 'emulator'", got: tokenizer }];
+  if (!withEvents) return [{ option: 'tokenizer', rule: 'is used only with --kv-events (kvEvents)', got: tokenizer }];
+  if (tokenizer !== 'emulator' && readFiles && !existsSync(tokenizer))
+    return [{ option: 'tokenizer', rule: "must be a readable tokenizer.json file or 'emulator'", got: tokenizer }];
+  return [];
 }
 
 function stripUndefined<T extends object>(value: T | undefined): Partial<T> {

@@ -154,6 +154,24 @@ export class EngineKvIndex implements KvEventSink {
     return { known: true, cachedTokens: held === Infinity ? 0 : held };
   }
 
+  /**
+   * True when some engine whose account is known holds every full block of `prompt` in every group: tokenizing
+   * further can still find hits. False when none does (or no account is known): no later block can be a hit.
+   */
+  someEngineHoldsAll(prompt: PromptBlocks, model: string): boolean {
+    for (const state of this.engines.values()) {
+      if (state === undefined || state.status === 'stale') continue;
+      const lora = state.loraNames.has(model) ? model : undefined;
+      let all = true;
+      for (const group of state.groups.values()) {
+        const keys = prompt.keysOf(group.blockSize, lora);
+        if (group.matchOf(keys) < keys.length) all = false;
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+
   /** Blocks indexed for `engine` (all groups), or undefined when unknown. */
   blocksOf(engine: string): number | undefined {
     const state = this.engines.get(engine);

@@ -38,6 +38,12 @@ export interface InstanceView {
    */
   readonly observedBlocks?: ObservedBlocks;
   /**
+   * What the instance's engine says its prefix cache holds (its KV cache events), when the caller follows them:
+   * cache-aware predicts the instance's hit from it instead of its own index, which stays the fallback while the
+   * engine's account is unknown.
+   */
+  readonly engineCache?: EngineCacheView;
+  /**
    * The models the instance serves (its GET /v1/models: the base model and each LoRA adapter), when known.
    * Undefined: unknown, so it may serve any (an engine without /v1/models). Every policy's serves-model filter
    * (policy/stages/serves-model-filter.ts) passes over an instance that does not serve a request's model; it stays
@@ -56,6 +62,17 @@ export interface ObservedBlocks {
   readonly observedAtMs: number;
   /** How many leading blocks of `hashes` the instance holds. */
   match(hashes: readonly RoutingBlockKey[]): number;
+}
+
+/** An engine's own account of its prefix cache, as the caller follows it (server/engine-truth.ts). */
+export interface EngineCacheView {
+  /**
+   * Prompt tokens of `request` the engine would serve from its prefix cache now, or undefined when its account is
+   * unknown for this request (no events yet, events lost, a prompt the caller cannot tokenize as the engine does).
+   */
+  cachedTokensOf(request: RoutingRequest): number | undefined;
+  /** Changes whenever the engine's account changes: what this router sent it before the last change is in it. */
+  readonly version: number;
 }
 
 export interface RoutingSnapshot {

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
-import type { InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
+import type { EngineCacheView, InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import type { ModelCard } from '../protocol/model-cards';
 import { ConnectionSlots } from './connection-slots';
@@ -59,6 +59,8 @@ export class Backend implements InstanceView {
   consecutiveSuccesses = 0;
   /** The instance's own published state, when this router observes it (InstanceStateObserver). */
   readonly observation = new ObservedInstance();
+  /** What its engine says its prefix cache holds, when the router follows its KV events (server/engine-truth.ts). */
+  engineCache: EngineCacheView | undefined;
   /** This router's load figures when the observation was taken (its changes since are added to it). */
   private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());
 
@@ -126,6 +128,7 @@ class ObservedView implements InstanceView {
   prefillTokensPerSecond: number | undefined;
   observedBlocks: ObservedBlocks | undefined;
   servedModels: ReadonlySet<string> | undefined;
+  engineCache: EngineCacheView | undefined;
 
   constructor(readonly backend: Backend) {
     this.id = backend.id;
@@ -141,7 +144,7 @@ class ObservedView implements InstanceView {
     this.decodeSequences = load.decodeSequences;
     this.kvCapacityTokens = b.kvCapacityTokens;
     this.servedModels = b.servedModels;
-
+    this.engineCache = b.engineCache;
     this.prefillTokensPerSecond = b.prefillTokensPerSecond;
     this.observedBlocks = observed === undefined ? undefined : b.observation;
     return this;

@@ -61,6 +61,8 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
+import { engineTruthOf, type EngineTruth } from './engine-truth';
+import type { KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
@@ -89,6 +91,8 @@ export interface RouterRuntime {
   readonly extraMetrics?: () => Promise<string>;
   /** Health checks that time out leave an admitted backend admitted (HealthChecker); the container's sagemaker mode. */
   readonly healthTimeoutsKeepHealthy?: boolean;
+  /** What delivers the engines' KV events (config.kvEvents): the ZeroMQ subscriber, or a test's own source. */
+  readonly kvEventSource?: KvEventSource;
 }
 
 export interface BackendStats {
@@ -185,6 +189,8 @@ export class PrefixRouter implements RunningRouter {
   private publisher: InstanceStatePublisher | undefined;
   /** Follows the backends' published state (observeInstances 'on'). */
   private observer: InstanceStateObserver | undefined;
+  /** The engines' own account of their caches (kvEvents), read by cache-aware through each backend's view. */
+  readonly engineTruth: EngineTruth | undefined;
   /** Keys clients must present (apiKeyFile). */
   private readonly apiKeys: KeyRing | undefined;
   /** Keys the admin listener requires (adminApiKeyFile). */
@@ -222,6 +228,8 @@ export class PrefixRouter implements RunningRouter {
         });
     const checking = config.healthCheck.intervalMs > 0;
     this.set = backendSetOf(config, checking);
+    this.engineTruth = engineTruthOf(config.kvEvents, config.tokenizer, runtime.kvEventSource);
+    for (const b of this.set.list) b.engineCache = this.engineTruth?.viewOf(b.id);
     this.metrics = new RouterMetrics(this.set);
     this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
@@ -375,6 +383,7 @@ export class PrefixRouter implements RunningRouter {
       );
       this.observer.start();
     }
+    this.engineTruth?.start();
     this.log.info(
       {
         url: this.url,
@@ -421,6 +430,7 @@ export class PrefixRouter implements RunningRouter {
     for (const keys of [this.apiKeys, this.adminKeys, this.upstreamKey]) keys?.close();
     this.models.stop();
     await this.observer?.stop();
+    await this.engineTruth?.close();
     await this.health?.stop();
     await Promise.all(this.set.list.map((b) => b.pool.destroy().catch(() => undefined)));
     this.log.info('router closed');

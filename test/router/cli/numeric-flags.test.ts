@@ -39,6 +39,7 @@ const NUMERIC_VALUE_NAMES = new Set([
 ]);
 const TEXT_VALUE_NAMES = new Set([
   'api',
+  'backend=endpoint',
   'dir',
   'encoding',
   'file',

@@ -55,7 +55,7 @@ export function coldRendezvousPicker<Reason extends string>(
         if (c.indexedBlocks + promptBlocks > bound(c)) continue;
         if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
       }
-      return costDecision(best ?? fallback!, reason, prompt);
+      return costDecision(best ?? fallback!, reason);
     },
   };
 }

@@ -39,7 +39,7 @@ export function nearEqualCostPicker<Matched extends string, Balanced extends str
         if (best === undefined || better(c, best)) best = c;
       }
       const reason = best!.matchedBlocks > 0 && best!.longest ? reasons.matched : reasons.balanced;
-      return costDecision(best!, reason, prompt);
+      return costDecision(best!, reason);
     },
   };
 }

@@ -20,6 +20,8 @@ export interface PromptFacts extends DecisionFacts {
 export interface CostCandidate {
   readonly view: InstanceView;
   readonly matchedBlocks: number;
+  /** Prompt tokens predicted served from the instance's cache: the engine's own figure when it reports one. */
+  readonly cachedTokens: number;
   /** True when no instance of the decision matches more blocks (before any filter). */
   readonly longest: boolean;
   /** Prompt tokens the instance would have to compute. */
@@ -75,22 +77,26 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       const speed = instances[i].prefillTokensPerSecond;
       if (speed !== undefined && speed > fastest) fastest = speed;
     }
-    const matches = instances.map((view) => this.memory.matchOf(view, hashes));
+    const matches = instances.map((view) => this.memory.matchOf(view, hashes, prompt.request));
+    const cached = matches.map(
+      (m) => m.engineCachedTokens ?? cachedTokens(m.matchedBlocks, tokensPerBlock, promptTokens),
+    );
     let minUncached = Infinity;
     let maxMatched = 0;
-    for (const m of matches) {
-      minUncached = Math.min(minUncached, promptTokens - cachedTokens(m.matchedBlocks, tokensPerBlock, promptTokens));
-      maxMatched = Math.max(maxMatched, m.matchedBlocks);
+    for (let i = 0; i < matches.length; i++) {
+      minUncached = Math.min(minUncached, uncachedOf(promptTokens, cached[i]));
+      maxMatched = Math.max(maxMatched, matches[i].matchedBlocks);
     }
     return instances.map((view, i): CostCandidate => {
       const { matchedBlocks, indexedBlocks } = matches[i];
-      const uncached = promptTokens - cachedTokens(matchedBlocks, tokensPerBlock, promptTokens);
+      const uncached = uncachedOf(promptTokens, cached[i]);
       const slowdown = slowdownOf(view.prefillTokensPerSecond, fastest);
       const weight = 1 / slowdown;
       const ahead = this.workAheadOf(view, uncached);
       return {
         view,
         matchedBlocks,
+        cachedTokens: cached[i],
         longest: matchedBlocks === maxMatched,
         uncached,
         indexedBlocks,
@@ -135,22 +141,22 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
   }
 }
 
+/**
+ * Prompt tokens left to compute when `cached` are served from cache: at least the last one (an engine's own figure
+ * counts its tokens, the prompt's size is the router's estimate: they need not agree).
+ */
+function uncachedOf(promptTokens: number, cached: number): number {
+  return Math.max(1, promptTokens - cached);
+}
+
 /** Cached tokens of `matchedBlocks` routing blocks, never the whole prompt (the engine recomputes the last token). */
 export function cachedTokens(matchedBlocks: number, tokensPerBlock: number, promptTokens: number): number {
   return Math.min(Math.floor(matchedBlocks * tokensPerBlock), promptTokens - 1);
 }
 
 /** The decision for a cost candidate: its instance, the reason, and the tokens it is predicted to serve cached. */
-export function costDecision<Reason extends string>(
-  c: CostCandidate,
-  reason: Reason,
-  prompt: PromptFacts,
-): RoutingDecision<Reason> {
-  return {
-    instance: c.view.id,
-    reason,
-    predictedCachedTokens: cachedTokens(c.matchedBlocks, prompt.tokensPerBlock, prompt.promptTokens),
-  };
+export function costDecision<Reason extends string>(c: CostCandidate, reason: Reason): RoutingDecision<Reason> {
+  return { instance: c.view.id, reason, predictedCachedTokens: c.cachedTokens };
 }
 
 /** The least `cost` among `candidates`. */

@@ -1,6 +1,7 @@
 import type { RoutingRequest } from '../../protocol/routing-request';
 import { capacityBlocksFor, EngineFeedback, PrefixIndex, type FeedbackAdmission } from '../../state/prefix-index';
 import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../../state/state-hash-key';
+import { CHARS_PER_TOKEN } from '../prompt-tokens';
 import { memoizedRoutingBlockHashes } from '../routing-blocks';
 import type {
   InstanceView,
@@ -43,6 +44,8 @@ export class PrefixMemory {
   private readonly feedback = new Map<string, EngineFeedback>();
   /** Per observed instance: the observation last seen at commit, and this router's index clock then. */
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
+  /** Per instance whose engine's account is followed: its version last seen at commit, and this router's index clock then. */
+  private readonly engineMarks = new Map<string, { readonly version: number; readonly clock: number }>();
   private knownInstances = '';
   private readonly hashesOf: (request: RoutingRequest) => readonly RoutingBlockKey[];
 
@@ -75,7 +78,13 @@ export class PrefixMemory {
    * caller observes the instance (its published index, every replica's sends corrected by its engine), the match
    * is that index as of the observation plus what this router sent it since: the same rule as the load.
    */
-  matchOf(view: InstanceView, hashes: readonly RoutingBlockKey[]): { matchedBlocks: number; indexedBlocks: number } {
+  matchOf(
+    view: InstanceView,
+    hashes: readonly RoutingBlockKey[],
+    request?: RoutingRequest,
+  ): { matchedBlocks: number; indexedBlocks: number; engineCachedTokens?: number } {
+    const engine = request === undefined ? undefined : this.engineMatchOf(view, hashes, request);
+    if (engine !== undefined) return engine;
     const index = this.index.get(view.id);
     const observed = this.usableObservation(view);
     if (observed !== undefined) {
@@ -87,6 +96,29 @@ export class PrefixMemory {
       matchedBlocks: index === undefined ? 0 : index.match(hashes),
       indexedBlocks: index === undefined ? 0 : index.size,
     };
+  }
+
+  /**
+   * The match by the engine's own account, when it is known for this request: the tokens the engine holds, or what
+   * this router sent it since the account last changed (not in it yet), whichever is more. `engineCachedTokens` is
+   * the engine's figure when it is the larger: the prediction a decision reports.
+   */
+  private engineMatchOf(
+    view: InstanceView,
+    hashes: readonly RoutingBlockKey[],
+    request: RoutingRequest,
+  ): { matchedBlocks: number; indexedBlocks: number; engineCachedTokens?: number } | undefined {
+    const engine = view.engineCache;
+    const cachedTokens = engine?.cachedTokensOf(request);
+    if (engine === undefined || cachedTokens === undefined) return undefined;
+    const index = this.index.get(view.id);
+    const mark = this.engineMarks.get(view.id);
+    const since = mark !== undefined && mark.version === engine.version ? mark.clock : this.index.clock.now;
+    const sentSince = index === undefined ? 0 : index.matchNewerThan(hashes, since);
+    const engineBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
+    const indexedBlocks = index === undefined ? 0 : index.size;
+    if (sentSince > engineBlocks) return { matchedBlocks: sentSince, indexedBlocks };
+    return { matchedBlocks: engineBlocks, indexedBlocks, engineCachedTokens: cachedTokens };
   }
 
   /** Records that `request` went to the decided instance: its blocks, the feedback baseline, the request count. */
@@ -158,6 +190,9 @@ export class PrefixMemory {
   private markObservations(instances: readonly InstanceView[] | undefined): void {
     if (instances === undefined) return;
     for (const view of instances) {
+      const engine = view.engineCache;
+      if (engine !== undefined && this.engineMarks.get(view.id)?.version !== engine.version)
+        this.engineMarks.set(view.id, { version: engine.version, clock: this.index.clock.now });
       const observed = this.usableObservation(view);
       if (observed === undefined) continue;
       const mark = this.observationMarks.get(view.id);
@@ -178,6 +213,7 @@ export class PrefixMemory {
     this.knownInstances = key;
     this.sent.clear();
     this.observationMarks.clear();
+    this.engineMarks.clear();
     const keep = new Set(instances.filter((v) => v.healthy).map((v) => v.id));
     this.index.retainOnly(keep);
     for (const id of [...this.feedback.keys()]) if (!keep.has(id)) this.feedback.delete(id);

@@ -27,7 +27,7 @@ export class SessionAffinityPicker<Reason extends string> implements Picker<Cost
     if (pinned === undefined) return undefined;
     const c = candidates.find((x) => x.view.id === pinned);
     return c !== undefined && c.cost <= minCostOf(candidates) + prompt.promptTokens
-      ? costDecision(c, this.reason, prompt)
+      ? costDecision(c, this.reason)
       : undefined;
   }
 
