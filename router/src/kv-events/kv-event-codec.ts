@@ -13,7 +13,8 @@
  * The batch and each event are read independently (v0.26 sends map events inside a positional batch). A block
  * hash is an int (possibly beyond 2^53: decoded as a BigInt and kept as exact decimal text) or bytes (`0x` + hex,
  * since vLLM's sha256 hashes). Decoding never throws: bad input is a `KvDecodeFailure` naming what was wrong,
- * by field path and type only (never a value: token ids are prompts).
+ * by field path and type only (never a value: token ids are prompts); an event of an unknown type is skipped
+ * alone (a newer vLLM's event must not cost the batch's others).
  */
 import { decode, encode } from '@msgpack/msgpack';
 import type {
@@ -52,7 +53,12 @@ export interface KvDecodeFailure {
   readonly detail: string;
 }
 
-export type KvDecodeResult = { readonly ok: true; readonly payload: KvEventPayload } | KvDecodeFailure;
+/**
+ * A decoded payload. An event of a type this decoder does not know (a later vLLM's) is left out and described in
+ * `skipped`, so the batch's other events still apply.
+ */
+export type KvDecodeResult =
+  { readonly ok: true; readonly payload: KvEventPayload; readonly skipped: readonly string[] } | KvDecodeFailure;
 
 /** The event tags vLLM sends (msgspec `tag=True`: the class name). */
 const EVENT_TYPES = ['BlockStored', 'BlockRemoved', 'AllBlocksCleared'] as const;
@@ -235,7 +241,20 @@ function decodeEvent(value: unknown, at: string): KvCacheEvent {
   return tag === 'BlockStored' ? storedEvent(fields, at) : removedEvent(fields, at);
 }
 
-function decodeBatch(value: unknown): KvEventPayload {
+function decodeEvents(events: readonly unknown[], skipped: string[]): KvCacheEvent[] {
+  const decoded: KvCacheEvent[] = [];
+  events.forEach((event, i) => {
+    try {
+      decoded.push(decodeEvent(event, `events[${i}]`));
+    } catch (err) {
+      if (!(err instanceof WireError) || err.reason !== 'unknown-event') throw err;
+      skipped.push(err.message);
+    }
+  });
+  return decoded;
+}
+
+function decodeBatch(value: unknown, skipped: string[]): KvEventPayload {
   let ts: unknown;
   let events: unknown;
   let rank: unknown;
@@ -261,7 +280,7 @@ function decodeBatch(value: unknown): KvEventPayload {
   }
   return {
     timestampSeconds: seconds,
-    events: events.map((event, i) => decodeEvent(event, `events[${i}]`)),
+    events: decodeEvents(events, skipped),
     ...(dataParallelRank === undefined ? {} : { dataParallelRank }),
   };
 }
@@ -276,7 +295,9 @@ export function decodeKvEventPayload(payload: Uint8Array): KvDecodeResult {
     return { ok: false, reason: 'undecodable', detail: `not one msgpack value: ${(err as Error).message}` };
   }
   try {
-    return { ok: true, payload: decodeBatch(value) };
+    const skipped: string[] = [];
+    const payload = decodeBatch(value, skipped);
+    return { ok: true, payload, skipped };
   } catch (err) {
     if (err instanceof WireError) return { ok: false, reason: err.reason, detail: err.message };
     return { ok: false, reason: 'undecodable', detail: `decode failed: ${(err as Error).message}` };

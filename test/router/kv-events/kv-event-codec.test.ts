@@ -72,7 +72,7 @@ describe('KV event codec', () => {
     fc.assert(
       fc.property(payload, encoding, (batch, layout) => {
         const result = decodeKvEventPayload(encodeKvEventPayload(batch, layout));
-        expect(result).toEqual({ ok: true, payload: batch });
+        expect(result).toEqual({ ok: true, payload: batch, skipped: [] });
       }),
       { numRuns: 300 },
     );
@@ -107,6 +107,7 @@ describe('KV event codec', () => {
       const bytes = encode([1700000000.25, [['BlockStored', [11, 12], null, [1, 2, 3, 4], 2, null]]]);
       expect(decodeKvEventPayload(bytes)).toEqual({
         ok: true,
+        skipped: [],
         payload: {
           timestampSeconds: 1700000000.25,
           events: [{ type: 'BlockStored', blockHashes: ['11', '12'], tokenIds: [1, 2, 3, 4], blockSize: 2 }],
@@ -119,6 +120,7 @@ describe('KV event codec', () => {
       const bytes = encode([0, [['BlockRemoved', [hash], 'GPU']], 3], { useBigInt64: true });
       expect(decodeKvEventPayload(bytes)).toEqual({
         ok: true,
+        skipped: [],
         payload: {
           timestampSeconds: 0,
           events: [{ type: 'BlockRemoved', blockHashes: ['18446744073709551615'], medium: 'GPU' }],
@@ -148,6 +150,7 @@ describe('KV event codec', () => {
       const result = decodeKvEventPayload(bytes);
       expect(result).toEqual({
         ok: true,
+        skipped: [],
         payload: {
           timestampSeconds: 2.5,
           events: [
@@ -171,14 +174,29 @@ describe('KV event codec', () => {
       const bytes = encode({ ts: 1, events: [{ type: 'BlockRemoved', block_hashes: [5], medium: null, tier: 'x' }] });
       expect(decodeKvEventPayload(bytes)).toEqual({
         ok: true,
+        skipped: [],
         payload: { timestampSeconds: 1, events: [{ type: 'BlockRemoved', blockHashes: ['5'] }] },
       });
     });
   });
 
+  test('GIVEN an event of a type a later vLLM added THEN it alone is skipped and named, the others decode', () => {
+    const bytes = encode([
+      0,
+      [
+        ['BlockPinned', [1]],
+        ['BlockRemoved', [2]],
+      ],
+    ]);
+    expect(decodeKvEventPayload(bytes)).toEqual({
+      ok: true,
+      skipped: ['events[0]: unknown event type ("BlockPinned")'],
+      payload: { timestampSeconds: 0, events: [{ type: 'BlockRemoved', blockHashes: ['2'] }] },
+    });
+  });
+
   describe('when the payload is wrong', () => {
     test.each([
-      ['an unknown event type', [0, [['BlockMoved', [1]]]], 'unknown-event', /events\[0\]: unknown event type/],
       ['an event tag that is not a string', [0, [[7, [1]]]], 'bad-event', /events\[0\]: the event tag is int/],
       ['a truncated positional event', [0, [['BlockStored', [1], null]]], 'bad-event', /has 2 fields, needs 5/],
       ['a map event missing a field', { ts: 0, events: [{ type: 'BlockStored' }] }, 'bad-event', /has no block_hashes/],
