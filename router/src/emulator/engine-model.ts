@@ -184,6 +184,29 @@ const READ_AHEAD_MIN_BLOCKS = 8;
 /** Steps a decode stretch computes ahead at most (bounds the work a new request makes redundant). */
 const LOOKAHEAD_MAX_STEPS = 512;
 
+/**
+ * A block the prefix cache just took in (registered under its hash), as vLLM's block pool reports it in a
+ * BlockStored event (vllm/v1/core/block_pool.py `cache_full_blocks`, vllm-project/vllm@002f3491).
+ */
+export interface CachedBlock {
+  readonly hash: BlockHash;
+  /** The hash of the block before it in its request (undefined for a prompt's first block). */
+  readonly parentHash: BlockHash | undefined;
+  /** The request's prompt text (undefined when it came as hashes only) and its length in tokens. */
+  readonly promptText: string | undefined;
+  readonly promptTokens: number;
+  /** The block's first token (prompt tokens, then generated ones). */
+  readonly firstToken: number;
+  readonly loraName: string | undefined;
+  readonly cacheSalt: string | undefined;
+}
+
+/** Hears what the prefix cache gains and loses, in the order it happens (the emulator's KV event publisher). */
+export interface EngineCacheListener {
+  stored(block: CachedBlock): void;
+  evicted(hash: BlockHash): void;
+}
+
 export interface EngineModelOptions {
   /** Seed mixed into prompt block hashes (like vLLM's cache salt); default none. */
   readonly hashSeed?: string;
@@ -195,6 +218,8 @@ export interface EngineModelOptions {
   readonly onStep?: (step: StepRecord) => void;
   /** Multiplies every step's duration by a seeded lognormal factor (see step-jitter.ts); default none. */
   readonly stepJitter?: StepJitter;
+  /** Hears every block the prefix cache stores and evicts; default none (simulations leave it unset). */
+  readonly cacheListener?: EngineCacheListener;
 }
 
 /** Counters and gauges, the numbers vLLM exports on /metrics. Token counters are cumulative. */
@@ -261,6 +286,9 @@ class Sequence {
   hashSeed: string | undefined;
   /** vLLM's request priority (lower is sooner). */
   priority = 0;
+  /** The LoRA adapter and cache_salt it was submitted with (read only to report cached blocks). */
+  loraName: string | undefined;
+  cacheSalt: string | undefined;
   /** Submit order (ties of equal submit times in the priority queue). */
   order = 0;
 
@@ -292,6 +320,7 @@ export class EngineModel {
   private readonly jitter: StepJitter | undefined;
   private readonly tokenEvents: boolean;
   private readonly onStep: ((step: StepRecord) => void) | undefined;
+  private readonly cacheListener: EngineCacheListener | undefined;
 
   private readonly running: Sequence[] = [];
   private readonly waiting: WaitingQueue<Sequence>;
@@ -343,7 +372,12 @@ export class EngineModel {
 
   constructor(profile: EngineProfile, options: EngineModelOptions = {}) {
     this.profile = profile;
-    this.pool = new KvBlockPool(profile.kvCapacityBlocks);
+    this.cacheListener = options.cacheListener;
+    const listener = this.cacheListener;
+    this.pool = new KvBlockPool(
+      profile.kvCapacityBlocks,
+      listener === undefined ? undefined : (hash) => listener.evicted(hash),
+    );
     this.stepTime = new StepTimeModel(profile.stepTime);
     this.blockTokens = profile.blockTokens;
     this.blockChars = profile.blockTokens * CHARS_PER_TOKEN;
@@ -421,6 +455,8 @@ export class EngineModel {
     );
     seq.hashSeed = this.hashSeedOf(input);
     seq.priority = priority;
+    seq.loraName = input.loraName;
+    seq.cacheSalt = input.cacheSalt;
     seq.order = this.submittedCount;
     this.live.set(seq.id, seq);
     this.waiting.pushBack(seq);
@@ -1062,7 +1098,18 @@ export class EngineModel {
       this.pool.readAheadRegistrations(seq.hashes, seq.registered, upTo);
     for (let b = seq.registered; b < upTo; b++) {
       // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
-      if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;
+      if (this.pool.register(seq.blocks[b], seq.hashes[b])) {
+        this.blockedHead = undefined;
+        this.cacheListener?.stored({
+          hash: seq.hashes[b],
+          parentHash: b > 0 ? seq.hashes[b - 1] : undefined,
+          promptText: seq.promptText,
+          promptTokens: seq.promptTokens,
+          firstToken: b * this.blockTokens,
+          loraName: seq.loraName,
+          cacheSalt: seq.cacheSalt,
+        });
+      }
     }
     if (upTo > seq.registered) seq.registered = upTo;
   }
