@@ -632,13 +632,15 @@ export class PrefixRouter implements RunningRouter {
         decision,
         target: backend,
         decisionMicros,
-      } = attempt === 0
-        ? await this.flowGate.place(
-            parsed.priority,
-            (admits) => this.decideAdmitted(routed, session.pinned, route, admits),
-            res,
-          )
-        : this.decide(routed, refusedBy, undefined, route);
+      } = attempt > 0
+        ? this.decide(routed, refusedBy, undefined, route)
+        : this.flowGate.mayHold(parsed.priority)
+          ? await this.flowGate.place(
+              parsed.priority,
+              (admits) => this.decideAdmitted(routed, session.pinned, route, admits),
+              res,
+            )
+          : this.decide(routed, undefined, session.pinned, route);
       const startedMs = performance.now();
       const usage = new UsageScanner();
       const exchange = { req, res, route, parsed, body, backend, decision, decisionMicros, clientGone };
