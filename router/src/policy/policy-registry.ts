@@ -3,6 +3,7 @@ import { cacheAwareDefinition } from './cache-aware-policy';
 import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
 import { llmDDefinition } from './llm-d-policy';
+import { oracleDefinition } from './oracle-policy';
 import { productionStackPrefixAwareDefinition } from './production-stack-prefixaware-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
@@ -25,6 +26,7 @@ export const POLICY_DEFINITIONS = [
   productionStackPrefixAwareDefinition,
   aibrixPrefixCacheDefinition,
   llmDDefinition,
+  oracleDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];
