@@ -549,12 +549,35 @@ export class EngineModel {
     return true;
   }
 
-  stats(): EngineStats {
+  /**
+   * Prefill tokens the engine will compute before a request submitted now starts its own (FCFS): what each running
+   * request has left to prefill, and each waiting one's prompt (with output to recompute, if preempted) less what
+   * the prefix cache holds of it now. Steps planned ahead that start before `nowMs` are applied first (as a send
+   * at `nowMs` would), so the cache read is the one a request arriving then meets. A pure read otherwise.
+   */
+  prefillTokensAhead(nowMs: number): number {
+    this.applyAheadBefore(nowMs);
+    let ahead = this.runningPrefillTokens();
+    const bt = this.blockTokens;
+    for (const seq of this.waiting) {
+      const tokens = seq.promptTokens + seq.output;
+      ahead += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
+    }
+    return ahead;
+  }
+
+  /** Tokens running requests have left to compute before decoding (a decoding request's next token is not prefill). */
+  private runningPrefillTokens(): number {
     let pending = 0;
     for (const seq of this.running) {
       const remaining = seq.promptTokens + seq.output - seq.computed;
       if (!(seq.output > 0 && remaining === 1)) pending += remaining;
     }
+    return pending;
+  }
+
+  stats(): EngineStats {
+    let pending = this.runningPrefillTokens();
     for (const seq of this.waiting) pending += seq.promptTokens + seq.output;
     return {
       clockMs: this.clock,

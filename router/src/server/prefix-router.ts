@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 import type { DestinationStream, Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { SeededRng, type Rng } from '../common/seeded-rng';
-import { isRoutingPolicy, resolveRouterConfig, type RouterConfig, type RouterOptions } from '../config';
+import {
+  isRoutingPolicy,
+  liveEngineStateRefusal,
+  resolveRouterConfig,
+  RouterConfigError,
+  type RouterConfig,
+  type RouterOptions,
+} from '../config';
 import {
   createPolicy,
   NoHealthyInstanceError,
@@ -226,6 +233,9 @@ export class PrefixRouter implements RunningRouter {
           rng: runtime.rng ?? new SeededRng(config.seed),
           stateHashKey: this.stateHashKey,
         });
+    // A ready policy object skips the config's check: one that reads engine state serve lacks is refused here too.
+    const refusal = liveEngineStateRefusal(this.policy.name, this.policy.engineState);
+    if (refusal !== undefined) throw new RouterConfigError([`policy is refused: ${refusal}`]);
     const checking = config.healthCheck.intervalMs > 0;
     this.set = backendSetOf(config, checking);
     this.metrics = new RouterMetrics(this.set);
