@@ -28,6 +28,36 @@ import { EmulatorMetrics } from './emulator-metrics';
 import { EmulatorTokenizer } from './emulator-tokens';
 import { outputText, outputToken } from './output-text';
 import { checkLoraModules, DEFAULT_MAX_LORAS, type LoraModule } from './lora-modules';
+import { KvEventRecorder } from './kv-event-recorder';
+import { KV_WIRE_ENCODINGS, type KvWireEncoding } from '../kv-events/kv-event-codec';
+import { DEFAULT_KV_BUFFER_STEPS, KvEventPublisher } from '../kv-events/kv-event-publisher';
+import { tcpEndpoint } from '../kv-events/zmq-endpoint';
+
+/**
+ * Publishing the engine's KV cache events as vLLM does with `--kv-events-config '{"enable_kv_cache_events": true,
+ * "publisher": "zmq", ...}'`: a PUB socket (and optionally a replay ROUTER socket) bound on 127.0.0.1.
+ */
+export interface EmulatorKvEventsOptions {
+  /** The PUB socket's port on 127.0.0.1; 0 picks a free one (RunningEmulator.kvEvents says which). */
+  readonly port: number;
+  /** The replay (ROUTER) socket's port on 127.0.0.1, 0 = a free one; none without it. */
+  readonly replayPort?: number;
+  /** `map` (current vLLM, default) or `positional` (vLLM to v0.23), for the batch and its events. */
+  readonly encoding?: KvWireEncoding;
+  /** vLLM's `topic`; default "". */
+  readonly topic?: string;
+  /** Batches kept for replay (vLLM's `buffer_steps`); default 10,000. */
+  readonly bufferSteps?: number;
+}
+
+/** Where a running emulator publishes its KV events. */
+export interface EmulatorKvEventsEndpoints {
+  readonly endpoint: string;
+  readonly replayEndpoint?: string;
+}
+
+/** The one host KV events bind on: they carry token ids, i.e. prompts (docs/security.md). */
+const KV_EVENTS_HOST = '127.0.0.1';
 
 export interface EmulatorOptions {
   /** A profile, or a built-in profile name, or a path to a profile JSON file. Default p5-llama-3.1-70b. */
@@ -58,6 +88,8 @@ export interface EmulatorOptions {
    * adapters while the server runs (https://docs.vllm.ai/en/latest/features/lora/). Default false (the routes are 404).
    */
   readonly allowRuntimeLoraUpdating?: boolean;
+  /** Publish the engine's KV cache events (vLLM's wire format); default none. */
+  readonly kvEvents?: EmulatorKvEventsOptions;
 }
 
 export interface RunningEmulator {
@@ -72,6 +104,8 @@ export interface RunningEmulator {
   readonly timeScale: number;
   /** The engine model behind the server (read stats(), never drive it directly while the server runs). */
   readonly engine: EngineModel;
+  /** Where its KV events are published, with `kvEvents`. */
+  readonly kvEvents?: EmulatorKvEventsEndpoints;
   /** Stops accepting connections, ends in-flight responses, stops the engine clock. */
   close(): Promise<void>;
 }
@@ -97,6 +131,27 @@ interface ResolvedOptions {
   /** undefined without adapters (vLLM exports vllm:lora_requests_info only with LoRA enabled). */
   readonly maxLoras: number | undefined;
   readonly allowRuntimeLoraUpdating: boolean;
+  readonly kvEvents: EmulatorKvEventsOptions | undefined;
+}
+
+function checkPort(name: string, port: unknown): void {
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`${name} must be an integer in [0, 65535], got ${String(port)}`);
+}
+
+function checkKvEventsOptions(kvEvents: EmulatorKvEventsOptions | undefined): void {
+  if (kvEvents === undefined) return;
+  checkPort('kvEvents.port', kvEvents.port);
+  if (kvEvents.replayPort !== undefined) checkPort('kvEvents.replayPort', kvEvents.replayPort);
+  if (kvEvents.encoding !== undefined && !KV_WIRE_ENCODINGS.includes(kvEvents.encoding))
+    throw new RangeError(
+      `kvEvents.encoding must be one of ${KV_WIRE_ENCODINGS.join(', ')}, got ${String(kvEvents.encoding)}`,
+    );
+  const steps = kvEvents.bufferSteps;
+  if (steps !== undefined && (!Number.isSafeInteger(steps) || steps < 1 || steps > 1_000_000))
+    throw new RangeError(`kvEvents.bufferSteps must be an integer in [1, 1000000], got ${String(steps)}`);
+  if (kvEvents.topic !== undefined && typeof kvEvents.topic !== 'string')
+    throw new RangeError('kvEvents.topic must be a string');
 }
 
 /** Validates options; errors name the option and its allowed range. */
@@ -104,8 +159,8 @@ export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedO
   const profile =
     typeof options.profile === 'object' ? options.profile : resolveProfile(options.profile ?? 'p5-llama-3.1-70b');
   const port = options.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new RangeError(`port must be an integer in [0, 65535], got ${String(port)}`);
+  checkPort('port', port);
+  checkKvEventsOptions(options.kvEvents);
   const timeScale = options.timeScale ?? 1;
   if (typeof timeScale !== 'number' || !Number.isFinite(timeScale) || timeScale <= 0 || timeScale > 1_000_000) {
     throw new RangeError(`timeScale must be a number in (0, 1000000], got ${String(timeScale)}`);
@@ -137,6 +192,7 @@ export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedO
         ? maxLoras
         : undefined,
     allowRuntimeLoraUpdating: options.allowRuntimeLoraUpdating === true,
+    kvEvents: options.kvEvents,
   };
 }
 
@@ -216,11 +272,28 @@ class EmulatorServer {
   /** The adapters served now, in the order they were added. */
   readonly adapters: Map<string, LoraModule>;
 
-  constructor(private readonly options: ResolvedOptions) {
+  /** Gathers each step's cache changes into one KV event batch, with `kvEvents`. */
+  private readonly kvEvents: KvEventRecorder | undefined;
+
+  constructor(
+    private readonly options: ResolvedOptions,
+    private readonly publisher?: KvEventPublisher,
+  ) {
+    this.kvEvents =
+      publisher === undefined
+        ? undefined
+        : new KvEventRecorder(this.tokenizer, options.profile.blockTokens, (events) => publisher.publish(events));
     this.engine = new EngineModel(options.profile, {
       tokenEvents: true,
-      onStep: (step) => this.metrics.observeStep(step),
+      onStep: (step) => {
+        this.metrics.observeStep(step);
+        this.kvEvents?.flush();
+      },
+      ...(this.kvEvents === undefined ? {} : { cacheListener: this.kvEvents }),
     });
+    // A new engine's cache is empty: say so first, so a subscriber that was told otherwise starts over.
+    this.kvEvents?.cleared();
+    this.kvEvents?.flush();
     this.metrics = new EmulatorMetrics(this.engine, options.modelName, options.profile, options.maxLoras);
     this.driver = new EngineDriver(this.engine, {
       timeScale: options.timeScale,
@@ -234,12 +307,12 @@ class EmulatorServer {
     this.route(req, res).catch((err: unknown) => this.fail(res, err));
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- async so that a throw while closing becomes a rejection
   async closeAll(): Promise<void> {
     this.closing = true;
     this.driver.close();
     for (const res of this.open) res.destroy();
     this.open.clear();
+    await this.publisher?.close();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -365,6 +438,8 @@ class EmulatorServer {
       answer.done = true;
       this.open.delete(res);
       this.driver.abort(engineId);
+      // An abort outside a step caches the request's full blocks: publish them now, not with the next step.
+      this.kvEvents?.flush();
       this.metrics.forget(engineId);
       this.options.logger?.info(
         { id: meta.id, kind: request.kind, promptTokens: submitted.promptTokens },
@@ -549,17 +624,35 @@ class EmulatorServer {
 }
 
 /** Starts one emulated vLLM instance. */
+/** Binds the KV event sockets the options ask for (none without `kvEvents`). */
+async function bindKvEvents(kvEvents: EmulatorKvEventsOptions | undefined): Promise<KvEventPublisher | undefined> {
+  if (kvEvents === undefined) return undefined;
+  return KvEventPublisher.bind({
+    endpoint: tcpEndpoint(KV_EVENTS_HOST, kvEvents.port),
+    ...(kvEvents.replayPort === undefined ? {} : { replayEndpoint: tcpEndpoint(KV_EVENTS_HOST, kvEvents.replayPort) }),
+    bufferSteps: kvEvents.bufferSteps ?? DEFAULT_KV_BUFFER_STEPS,
+    topic: kvEvents.topic ?? '',
+    encoding: { batch: kvEvents.encoding ?? 'map', events: kvEvents.encoding ?? 'map' },
+  });
+}
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const resolved = resolveEmulatorOptions(options);
-  const emulator = new EmulatorServer(resolved);
+  const publisher = await bindKvEvents(resolved.kvEvents);
+  const emulator = new EmulatorServer(resolved, publisher);
   const server: Server = createServer((req, res) => emulator.handle(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(resolved.port, resolved.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(resolved.port, resolved.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    await emulator.closeAll();
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const hostForUrl = resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host;
   let closed: Promise<void> | undefined;
@@ -574,6 +667,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     profile: resolved.profile,
     timeScale: resolved.timeScale,
     engine: emulator.engine,
+    ...(publisher === undefined
+      ? {}
+      : {
+          kvEvents: {
+            endpoint: publisher.endpoint,
+            ...(publisher.replayEndpoint === undefined ? {} : { replayEndpoint: publisher.replayEndpoint }),
+          },
+        }),
     close: () => {
       closed ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -594,6 +695,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 export interface EmulatorFleetOptions extends EmulatorOptions {
   /** Instance i runs profiles[i] (`count` entries); default every instance runs `profile`. */
   readonly profiles?: readonly (EngineProfile | string)[];
+}
+
+/** Instance i's KV event ports: the fleet's plus i (as vLLM offsets them by data-parallel rank); 0 stays 0. */
+function kvEventsOfInstance(kvEvents: EmulatorKvEventsOptions, i: number): EmulatorKvEventsOptions {
+  const offset = (port: number): number => (port > 0 ? port + i : 0);
+  return {
+    ...kvEvents,
+    port: offset(kvEvents.port),
+    ...(kvEvents.replayPort === undefined ? {} : { replayPort: offset(kvEvents.replayPort) }),
+  };
 }
 
 export async function startEmulatorFleet(
@@ -620,6 +731,7 @@ export async function startEmulatorFleet(
           ...(profiles !== undefined ? { profile: profiles[i] } : {}),
           port: base > 0 ? base + i : 0,
           seed: (options.seed ?? 0) + i,
+          ...(shared.kvEvents === undefined ? {} : { kvEvents: kvEventsOfInstance(shared.kvEvents, i) }),
         }),
       );
     }

@@ -94,6 +94,40 @@ export class EngineRequestError extends Error {
   }
 }
 
+/**
+ * Why vLLM refuses a prompt of `promptTokens` asking for `maxTokens` output tokens (undefined: the engine's
+ * default) on a `maxModelLen`-token context, or undefined when it fits. The engine model's rule, shared with the
+ * count `simulate` and `plan` print before a run (sim/context-refusals.ts), so the two cannot disagree.
+ */
+export function contextLimitRefusal(
+  promptTokens: number,
+  maxTokens: number | undefined,
+  maxModelLen: number,
+): EngineRequestError | undefined {
+  if (promptTokens >= maxModelLen) {
+    // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
+    return new EngineRequestError(
+      'prompt-too-long',
+      `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
+        'Please reduce the length of the input messages.',
+    );
+  }
+  if (
+    maxTokens !== undefined &&
+    Number.isInteger(maxTokens) &&
+    maxTokens >= 1 &&
+    promptTokens + maxTokens > maxModelLen
+  ) {
+    // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
+    return new EngineRequestError(
+      'max-tokens-too-large',
+      `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
+        `and your request has ${promptTokens} input tokens (${maxTokens} > ${maxModelLen} - ${promptTokens}).`,
+    );
+  }
+  return undefined;
+}
+
 /** The request was scheduled for the first time (`resumed: false`) or again after a preemption. */
 export interface AdmittedEvent {
   readonly type: 'admitted';
@@ -184,6 +218,29 @@ const READ_AHEAD_MIN_BLOCKS = 8;
 /** Steps a decode stretch computes ahead at most (bounds the work a new request makes redundant). */
 const LOOKAHEAD_MAX_STEPS = 512;
 
+/**
+ * A block the prefix cache just took in (registered under its hash), as vLLM's block pool reports it in a
+ * BlockStored event (vllm/v1/core/block_pool.py `cache_full_blocks`, vllm-project/vllm@002f3491).
+ */
+export interface CachedBlock {
+  readonly hash: BlockHash;
+  /** The hash of the block before it in its request (undefined for a prompt's first block). */
+  readonly parentHash: BlockHash | undefined;
+  /** The request's prompt text (undefined when it came as hashes only) and its length in tokens. */
+  readonly promptText: string | undefined;
+  readonly promptTokens: number;
+  /** The block's first token (prompt tokens, then generated ones). */
+  readonly firstToken: number;
+  readonly loraName: string | undefined;
+  readonly cacheSalt: string | undefined;
+}
+
+/** Hears what the prefix cache gains and loses, in the order it happens (the emulator's KV event publisher). */
+export interface EngineCacheListener {
+  stored(block: CachedBlock): void;
+  evicted(hash: BlockHash): void;
+}
+
 export interface EngineModelOptions {
   /** Seed mixed into prompt block hashes (like vLLM's cache salt); default none. */
   readonly hashSeed?: string;
@@ -195,6 +252,8 @@ export interface EngineModelOptions {
   readonly onStep?: (step: StepRecord) => void;
   /** Multiplies every step's duration by a seeded lognormal factor (see step-jitter.ts); default none. */
   readonly stepJitter?: StepJitter;
+  /** Hears every block the prefix cache stores and evicts; default none (simulations leave it unset). */
+  readonly cacheListener?: EngineCacheListener;
 }
 
 /** Counters and gauges, the numbers vLLM exports on /metrics. Token counters are cumulative. */
@@ -261,6 +320,9 @@ class Sequence {
   hashSeed: string | undefined;
   /** vLLM's request priority (lower is sooner). */
   priority = 0;
+  /** The LoRA adapter and cache_salt it was submitted with (read only to report cached blocks). */
+  loraName: string | undefined;
+  cacheSalt: string | undefined;
   /** Submit order (ties of equal submit times in the priority queue). */
   order = 0;
 
@@ -292,6 +354,7 @@ export class EngineModel {
   private readonly jitter: StepJitter | undefined;
   private readonly tokenEvents: boolean;
   private readonly onStep: ((step: StepRecord) => void) | undefined;
+  private readonly cacheListener: EngineCacheListener | undefined;
 
   private readonly running: Sequence[] = [];
   private readonly waiting: WaitingQueue<Sequence>;
@@ -343,7 +406,12 @@ export class EngineModel {
 
   constructor(profile: EngineProfile, options: EngineModelOptions = {}) {
     this.profile = profile;
-    this.pool = new KvBlockPool(profile.kvCapacityBlocks);
+    this.cacheListener = options.cacheListener;
+    const listener = this.cacheListener;
+    this.pool = new KvBlockPool(
+      profile.kvCapacityBlocks,
+      listener === undefined ? undefined : (hash) => listener.evicted(hash),
+    );
     this.stepTime = new StepTimeModel(profile.stepTime);
     this.blockTokens = profile.blockTokens;
     this.blockChars = profile.blockTokens * CHARS_PER_TOKEN;
@@ -377,27 +445,13 @@ export class EngineModel {
     if (promptTokens < 1)
       throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
     const { maxModelLen } = this.profile;
-    if (promptTokens >= maxModelLen) {
-      // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
-      throw new EngineRequestError(
-        'prompt-too-long',
-        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
-          'Please reduce the length of the input messages.',
-      );
-    }
+    const refusal = contextLimitRefusal(promptTokens, input.maxTokens, maxModelLen);
+    if (refusal !== undefined) throw refusal;
     const requested = input.maxTokens ?? this.profile.defaultMaxTokens;
     if (!Number.isInteger(requested) || requested < 1) {
       throw new EngineRequestError(
         'invalid-max-tokens',
         `max_tokens must be an integer >= 1, got ${String(requested)}`,
-      );
-    }
-    if (input.maxTokens !== undefined && promptTokens + input.maxTokens > maxModelLen) {
-      // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
-      throw new EngineRequestError(
-        'max-tokens-too-large',
-        `'max_tokens' or 'max_completion_tokens' is too large: ${input.maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
-          `and your request has ${promptTokens} input tokens (${input.maxTokens} > ${maxModelLen} - ${promptTokens}).`,
       );
     }
     const maxTokens = Math.min(requested, maxModelLen - promptTokens);
@@ -421,6 +475,8 @@ export class EngineModel {
     );
     seq.hashSeed = this.hashSeedOf(input);
     seq.priority = priority;
+    seq.loraName = input.loraName;
+    seq.cacheSalt = input.cacheSalt;
     seq.order = this.submittedCount;
     this.live.set(seq.id, seq);
     this.waiting.pushBack(seq);
@@ -513,12 +569,35 @@ export class EngineModel {
     return true;
   }
 
-  stats(): EngineStats {
+  /**
+   * Prefill tokens the engine will compute before a request submitted now starts its own (FCFS): what each running
+   * request has left to prefill, and each waiting one's prompt (with output to recompute, if preempted) less what
+   * the prefix cache holds of it now. Steps planned ahead that start before `nowMs` are applied first (as a send
+   * at `nowMs` would), so the cache read is the one a request arriving then meets. A pure read otherwise.
+   */
+  prefillTokensAhead(nowMs: number): number {
+    this.applyAheadBefore(nowMs);
+    let ahead = this.runningPrefillTokens();
+    const bt = this.blockTokens;
+    for (const seq of this.waiting) {
+      const tokens = seq.promptTokens + seq.output;
+      ahead += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
+    }
+    return ahead;
+  }
+
+  /** Tokens running requests have left to compute before decoding (a decoding request's next token is not prefill). */
+  private runningPrefillTokens(): number {
     let pending = 0;
     for (const seq of this.running) {
       const remaining = seq.promptTokens + seq.output - seq.computed;
       if (!(seq.output > 0 && remaining === 1)) pending += remaining;
     }
+    return pending;
+  }
+
+  stats(): EngineStats {
+    let pending = this.runningPrefillTokens();
     for (const seq of this.waiting) pending += seq.promptTokens + seq.output;
     return {
       clockMs: this.clock,
@@ -1062,7 +1141,18 @@ export class EngineModel {
       this.pool.readAheadRegistrations(seq.hashes, seq.registered, upTo);
     for (let b = seq.registered; b < upTo; b++) {
       // New cached content can raise the waiting head's hit, so its "blocked" verdict no longer holds.
-      if (this.pool.register(seq.blocks[b], seq.hashes[b])) this.blockedHead = undefined;
+      if (this.pool.register(seq.blocks[b], seq.hashes[b])) {
+        this.blockedHead = undefined;
+        this.cacheListener?.stored({
+          hash: seq.hashes[b],
+          parentHash: b > 0 ? seq.hashes[b - 1] : undefined,
+          promptText: seq.promptText,
+          promptTokens: seq.promptTokens,
+          firstToken: b * this.blockTokens,
+          loraName: seq.loraName,
+          cacheSalt: seq.cacheSalt,
+        });
+      }
     }
     if (upTo > seq.registered) seq.registered = upTo;
   }

@@ -37,7 +37,14 @@ export class KvBlockPool {
   private readonly byHash: BlockHashIndex;
   private evictionCount = 0;
 
-  constructor(capacity: number) {
+  /**
+   * @param onEvict hears each cached hash `allocate` evicts (the emulator publishes them as vLLM's BlockRemoved);
+   *   unset in simulations, where it costs one check per eviction.
+   */
+  constructor(
+    capacity: number,
+    private readonly onEvict?: (hash: BlockHash) => void,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new RangeError(`KV pool capacity must be an integer >= 1, got ${capacity}`);
     this.capacity = capacity;
@@ -151,6 +158,7 @@ export class KvBlockPool {
       this.byHash.delete(hash);
       this.hashes[id] = NONE;
       this.evictionCount++;
+      if (this.onEvict !== undefined) this.onEvict(hash);
     }
     this.refCounts[id] = 1;
     return id;
