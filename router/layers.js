@@ -15,7 +15,7 @@ const LAYERS = {
   workload: ['common', 'state'],
   emulator: ['common', 'protocol', 'state', 'kv-events'],
   core: ['common', 'protocol', 'state', 'policy'],
-  config: ['common', 'protocol', 'policy'],
+  config: ['common', 'protocol', 'policy', 'kv-events'],
   report: ['common', 'state', 'workload'],
   feed: ['common', 'protocol', 'workload', 'emulator'],
   server: ['common', 'protocol', 'state', 'policy', 'core', 'config', 'kv-events'],

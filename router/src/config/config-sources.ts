@@ -401,6 +401,15 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
       "BACKEND_URL=ZMQ_ENDPOINT: follow that backend's vLLM KV cache events (--kv-events-config publisher zmq), so cache-aware predicts its hits from what the engine holds; repeatable (env: comma-separated) (default: none)",
   },
   {
+    path: 'kvEventsReplay',
+    flag: '--kv-events-replay',
+    valueName: 'backend=endpoint',
+    env: 'PREFIX_ROUTER_KV_EVENTS_REPLAY',
+    kind: 'list',
+    description:
+      "BACKEND_URL=ZMQ_ENDPOINT: that --kv-events backend's replay socket (vLLM replay_endpoint), where batches its stream missed are fetched; repeatable (env: comma-separated) (default: none)",
+  },
+  {
     path: 'tokenizer',
     flag: '--tokenizer',
     valueName: 'file',

@@ -14,6 +14,7 @@ import {
 } from '../policy';
 import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
+import { checkKvEndpoint } from '../kv-events/zmq-endpoint';
 import {
   FLOW_CONTROL_DEFAULTS,
   FLOW_CONTROL_RANGES,
@@ -175,6 +176,12 @@ export interface RouterOptions {
    */
   readonly kvEvents?: readonly string[];
   /**
+   * Replay sockets of those engines, `BACKEND_URL=ZMQ_ENDPOINT` each (vLLM's `replay_endpoint`): batches a stream
+   * missed (joining a running engine, a gap) are fetched there; without one, a gap leaves that engine unknown until
+   * its cache is cleared or it restarts. @default none
+   */
+  readonly kvEventsReplay?: readonly string[];
+  /**
    * How the router tokenizes requests as the engines do, needed with `kvEvents`: the model's `tokenizer.json` (its
    * `tokenizer_config.json` beside it gives the chat template), or `emulator` for `prefix-router emulate` engines.
    * @default none
@@ -227,7 +234,11 @@ export interface RouterConfig {
   readonly routingHeaders: RoutingHeaderMode;
   readonly allowedHosts: readonly string[] | undefined;
   /** Engines' KV event streams: the backend id and its engine's publisher endpoint. */
-  readonly kvEvents: readonly { readonly engine: string; readonly endpoint: string }[];
+  readonly kvEvents: readonly {
+    readonly engine: string;
+    readonly endpoint: string;
+    readonly replayEndpoint?: string;
+  }[];
   readonly tokenizer: string | undefined;
 }
 
@@ -359,6 +370,7 @@ const TOP_LEVEL_KEYS = [
   'routingHeaders',
   'allowedHosts',
   'kvEvents',
+  'kvEventsReplay',
   'tokenizer',
 ];
 
@@ -433,6 +445,7 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
   }
   problems.push(...allowedHostsProblems(o.allowedHosts));
   problems.push(...kvEventsProblems(o.kvEvents, o.tokenizer, o.backends, validation.readFiles ?? true));
+  problems.push(...kvEventsProblems(o.kvEventsReplay, 'emulator', o.kvEvents, false, 'kvEventsReplay'));
   if (o.adminHost !== undefined && (typeof o.adminHost !== 'string' || o.adminHost.length === 0)) {
     problems.push({ option: 'adminHost', rule: 'must be a non-empty host name or IP address', got: o.adminHost });
   }
@@ -619,13 +632,13 @@ export function resolveRouterConfig(
     adminApiKeyFile: options.adminApiKeyFile,
     routingHeaders: options.routingHeaders ?? d.routingHeaders,
     allowedHosts: options.allowedHosts,
-    kvEvents: (options.kvEvents ?? []).map(kvEventStreamOf),
+    kvEvents: (options.kvEvents ?? []).map(kvEventStreamOf).map((stream) => {
+      const replay = (options.kvEventsReplay ?? []).map(kvEventStreamOf).find((r) => r.engine === stream.engine);
+      return replay === undefined ? stream : { ...stream, replayEndpoint: replay.endpoint };
+    }),
     tokenizer: options.tokenizer,
   };
 }
-
-/** A ZeroMQ endpoint an engine publishes on: tcp://HOST:PORT or ipc://PATH. */
-const ZMQ_ENDPOINT = /^(?:tcp:\/\/[^\s/]+:(\d{1,5})|ipc:\/\/\S+)$/;
 
 /** `BACKEND_URL=ZMQ_ENDPOINT` as the backend id and the endpoint (a backend URL has no `=`: no query allowed). */
 function kvEventStreamOf(entry: string): { engine: string; endpoint: string } {
@@ -633,35 +646,57 @@ function kvEventStreamOf(entry: string): { engine: string; endpoint: string } {
   return { engine: parseBackendUrl(entry.slice(0, eq))?.id ?? '', endpoint: entry.slice(eq + 1) };
 }
 
-function kvEventsProblems(value: unknown, tokenizer: unknown, backends: unknown, readFiles: boolean): OptionProblem[] {
+/**
+ * Problems of a `BACKEND_URL=ZMQ_ENDPOINT` list (`kvEvents`, or `kvEventsReplay` whose backends are those of
+ * `kvEvents`) and of the tokenizer `kvEvents` needs.
+ */
+function kvEventsProblems(
+  value: unknown,
+  tokenizer: unknown,
+  backends: unknown,
+  readFiles: boolean,
+  name = 'kvEvents',
+): OptionProblem[] {
   const problems: OptionProblem[] = [];
   const entries = value === undefined ? [] : value;
   if (!Array.isArray(entries))
-    return [{ option: 'kvEvents', rule: 'must be a list of BACKEND_URL=ZMQ_ENDPOINT', got: value }];
+    return [{ option: name, rule: 'must be a list of BACKEND_URL=ZMQ_ENDPOINT', got: value }];
   const known = new Set(
-    (Array.isArray(backends) ? backends : []).map((b) => (typeof b === 'string' ? parseBackendUrl(b)?.id : undefined)),
+    (Array.isArray(backends) ? backends : []).map((b) =>
+      typeof b !== 'string' ? undefined : name === 'kvEvents' ? parseBackendUrl(b)?.id : kvEventStreamOf(b).engine,
+    ),
   );
   const seen = new Set<string>();
   entries.forEach((entry: unknown, i) => {
-    const option = `kvEvents[${i}]`;
+    const option = `${name}[${i}]`;
     if (typeof entry !== 'string' || entry.indexOf('=') < 1) {
       problems.push({ option, rule: 'must be BACKEND_URL=ZMQ_ENDPOINT', got: entry });
       return;
     }
     const { engine, endpoint } = kvEventStreamOf(entry);
-    const port = ZMQ_ENDPOINT.exec(endpoint)?.[1];
     if (!known.has(engine) || engine === '')
-      problems.push({ option, rule: 'must name one of the backends (BACKEND_URL=ZMQ_ENDPOINT)', got: entry });
-    else if (seen.has(engine)) problems.push({ option, rule: 'names a backend listed before', got: entry });
-    if (!ZMQ_ENDPOINT.test(endpoint) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535)))
       problems.push({
         option,
-        rule: 'must end in a ZeroMQ endpoint tcp://HOST:PORT (port 1-65535) or ipc://PATH',
+        rule: `must name one of the ${name === 'kvEvents' ? 'backends' : 'kvEvents backends'} (BACKEND_URL=ZMQ_ENDPOINT)`,
         got: entry,
       });
+    else if (seen.has(engine)) problems.push({ option, rule: 'names a backend listed before', got: entry });
+    const endpointProblem = kvEndpointProblem(endpoint);
+    if (endpointProblem !== undefined) problems.push({ option, rule: endpointProblem, got: entry });
     seen.add(engine);
   });
+  if (name !== 'kvEvents') return problems;
   return [...problems, ...tokenizerProblems(tokenizer, entries.length > 0, readFiles)];
+}
+
+/** The endpoint rule (kv-events/zmq-endpoint.ts: tcp on loopback, or ipc), as a problem's rule, or undefined. */
+function kvEndpointProblem(endpoint: string): string | undefined {
+  try {
+    checkKvEndpoint('its endpoint', endpoint);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 function tokenizerProblems(tokenizer: unknown, withEvents: boolean, readFiles: boolean): OptionProblem[] {

@@ -102,17 +102,12 @@ export function requestTokenizerOf(spec: string): RequestTokenizer {
   return spec === 'emulator' ? new EmulatorRequestTokenizer() : new ModelRequestTokenizer(loadModelTokenizer(spec));
 }
 
-/**
- * The engines' truth a router follows (`kvEvents`), or undefined without any. `source` delivers the events; none
- * is a configuration error naming the flag.
- */
+/** The engines' truth a router follows (`kvEvents`), or undefined without any; `source` delivers the events. */
 export function engineTruthOf(
   streams: readonly KvEventStream[],
   tokenizer: string | undefined,
-  source: KvEventSource | undefined,
+  source: () => KvEventSource,
 ): EngineTruth | undefined {
   if (streams.length === 0 || tokenizer === undefined) return undefined;
-  if (source === undefined)
-    throw new Error('--kv-events: no KV event subscriber is available to this router (RouterRuntime.kvEventSource)');
-  return new EngineTruth(streams, requestTokenizerOf(tokenizer), source);
+  return new EngineTruth(streams, requestTokenizerOf(tokenizer), source());
 }

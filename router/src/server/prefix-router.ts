@@ -69,7 +69,7 @@ import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
 import { engineTruthOf, type EngineTruth } from './engine-truth';
-import type { KvEventSource } from '../kv-events/kv-event-source';
+import { zmqKvEventSource, type KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
 import { KeyRing, presentedKey, UpstreamKey, type KeyFileError } from '../common/api-keys';
@@ -244,9 +244,13 @@ export class PrefixRouter implements RunningRouter {
     if (refusal !== undefined) throw new RouterConfigError([`policy is refused: ${refusal}`]);
     const checking = config.healthCheck.intervalMs > 0;
     this.set = backendSetOf(config, checking);
-    this.engineTruth = engineTruthOf(config.kvEvents, config.tokenizer, runtime.kvEventSource);
-    for (const b of this.set.list) b.engineCache = this.engineTruth?.viewOf(b.id);
     this.metrics = new RouterMetrics(this.set);
+    this.engineTruth = engineTruthOf(
+      config.kvEvents,
+      config.tokenizer,
+      () => runtime.kvEventSource ?? zmqKvEventSource(this.metrics.registry, this.log),
+    );
+    for (const b of this.set.list) b.engineCache = this.engineTruth?.viewOf(b.id);
     this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
       this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);

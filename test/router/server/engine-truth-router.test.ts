@@ -144,9 +144,16 @@ describe('when --kv-events or --tokenizer is set wrong', () => {
     ],
     [
       { kvEvents: ['http://127.0.0.1:8001=udp://x'], tokenizer: 'emulator' },
-      '--kv-events must end in a ZeroMQ endpoint',
+      '--kv-events its endpoint must be tcp://HOST:PORT or ipc://PATH',
     ],
-    [{ kvEvents: ['http://127.0.0.1:8001=tcp://127.0.0.1:70000'], tokenizer: 'emulator' }, 'port 1-65535'],
+    [
+      { kvEvents: ['http://127.0.0.1:8001=tcp://127.0.0.1:70000'], tokenizer: 'emulator' },
+      'port 70000 is not between 0 and 65535',
+    ],
+    [
+      { kvEvents: ['http://127.0.0.1:8001=tcp://10.0.0.1:5557'], tokenizer: 'emulator' },
+      'tcp://10.0.0.1:5557 is not a loopback address; KV events carry token ids (prompts)',
+    ],
     [{ kvEvents: ['tcp://127.0.0.1:5557'], tokenizer: 'emulator' }, 'must be BACKEND_URL=ZMQ_ENDPOINT'],
     [
       { kvEvents: ['http://127.0.0.1:8001=tcp://127.0.0.1:5557'] },
