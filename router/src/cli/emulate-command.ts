@@ -47,6 +47,7 @@ export function register(program: Command): void {
       '--allow-runtime-lora-updating',
       "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter",
     )
+    .option('--server-dev-mode', "vLLM's VLLM_SERVER_DEV_MODE: serve POST /reset_prefix_cache")
     .option(
       '--kv-events <port>',
       "publish each instance's KV cache events in vLLM's ZeroMQ wire format on 127.0.0.1:PORT (instance i: PORT+i; 0 = free ports, logged)",
@@ -87,6 +88,8 @@ export interface EmulateFlags {
   readonly loraModules: readonly LoraModule[];
   readonly maxLoras: number | undefined;
   readonly allowRuntimeLoraUpdating: boolean;
+  /** vLLM's VLLM_SERVER_DEV_MODE (POST /reset_prefix_cache). */
+  readonly serverDevMode: boolean;
   readonly seed: number;
   readonly logLevel: string;
   /** With --kv-events: the fleet's KV event ports (instance i adds i) and wire settings. */
@@ -137,7 +140,7 @@ function kvEventsFlags(
 
 /** Validates raw flag strings; every message names the flag and the allowed range. */
 export function parseEmulateFlags(rawFlags: Record<string, string | string[] | boolean | undefined>): EmulateFlags {
-  const { loraModules: rawLora, allowRuntimeLoraUpdating, engineArg, ...rest } = rawFlags;
+  const { loraModules: rawLora, allowRuntimeLoraUpdating, serverDevMode, engineArg, ...rest } = rawFlags;
   const flags = rest as Record<string, string | undefined>;
   let loraModules: LoraModule[] = [];
   try {
@@ -175,6 +178,7 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     loraModules,
     maxLoras: loraModules.length > 0 || allowRuntimeLoraUpdating === true ? maxLoras : undefined,
     allowRuntimeLoraUpdating: allowRuntimeLoraUpdating === true,
+    serverDevMode: serverDevMode === true,
     seed: integerFlag('seed', flags.seed ?? '0', 0, 2 ** 31 - 1),
     logLevel,
     kvEvents: kvEventsFlags(flags, instances),
@@ -200,6 +204,7 @@ export async function emulate(
     loraModules: flags.loraModules,
     ...(flags.maxLoras !== undefined ? { maxLoras: flags.maxLoras } : {}),
     allowRuntimeLoraUpdating: flags.allowRuntimeLoraUpdating,
+    serverDevMode: flags.serverDevMode,
     seed: flags.seed,
     logger,
     ...(flags.kvEvents === undefined ? {} : { kvEvents: flags.kvEvents }),

@@ -205,6 +205,8 @@ export interface CachedBlock {
 export interface EngineCacheListener {
   stored(block: CachedBlock): void;
   evicted(hash: BlockHash): void;
+  /** The prefix cache was emptied (resetPrefixCache). */
+  cleared(): void;
 }
 
 export interface EngineModelOptions {
@@ -546,6 +548,16 @@ export class EngineModel {
     seq.state = DONE;
     this.live.delete(id);
     this.abortedCount++;
+    return true;
+  }
+
+  /**
+   * vLLM's `reset_prefix_cache`: forgets every cached block when no request is running or waiting (vLLM refuses
+   * while blocks are in use and reports false); the listener hears `cleared`.
+   */
+  resetPrefixCache(): boolean {
+    if (!this.isIdle() || !this.pool.resetPrefixCache()) return false;
+    this.cacheListener?.cleared();
     return true;
   }
 

@@ -17,8 +17,10 @@ describe('prefix-router emulate flags', () => {
       loraModules: [],
       maxLoras: undefined,
       allowRuntimeLoraUpdating: false,
+      serverDevMode: false,
       seed: 0,
       logLevel: 'info',
+      kvEvents: undefined,
     });
   });
 

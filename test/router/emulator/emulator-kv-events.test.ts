@@ -67,6 +67,7 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
       profile: 'tiny',
       timeScale: 20,
       loraModules: [{ name: 'sql', path: '/adapters/sql' }],
+      serverDevMode: true,
       kvEvents: { port: 0, replayPort: 0, encoding },
     });
     mirror = new CacheMirror();
@@ -117,9 +118,29 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
     const { tokens } = (await post(emulator, '/tokenize', { prompt: prompts[6] })) as { tokens: number[] };
     expect(mirror.blocks.get(last[3])).toEqual(tokens.slice(48, 64));
   });
+  test('GIVEN a cached prompt WHEN POST /reset_prefix_cache THEN the engine forgets it and the subscriber hears AllBlocksCleared', async () => {
+    const prompt = textOf('reset', 100);
+    await post(emulator, '/v1/completions', { prompt, max_tokens: 1 });
+    expect(emulator.engine.cachedTokensFor({ promptText: prompt })).toBe(96);
+    const res = await fetch(`${emulator.url}/reset_prefix_cache`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(emulator.engine.cachedTokensFor({ promptText: prompt })).toBe(0);
+    expect(emulator.engine.stats().cachedBlocks).toBe(0);
+    await waitFor('the reset to reach the mirror', () => mirror.cleared === 2);
+    expect(mirror.blocks.size).toBe(0);
+  });
 });
 
 describe('emulator KV events options', () => {
+  test('GIVEN no serverDevMode THEN POST /reset_prefix_cache is 404, as vLLM without VLLM_SERVER_DEV_MODE', async () => {
+    const emulator = await startEmulator({ profile: 'tiny' });
+    try {
+      expect((await fetch(`${emulator.url}/reset_prefix_cache`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await emulator.close();
+    }
+  });
+
   test.each([
     [{ port: 70000 }, /kvEvents.port must be an integer in \[0, 65535\]/],
     [{ port: 0, replayPort: -1 }, /kvEvents.replayPort must be an integer/],
