@@ -142,6 +142,15 @@ describe('KV event subscriber', () => {
     });
   });
 
+  test('GIVEN more live batches arrive during a replay than maxHeldBatches THEN the replay is given up at once and the held batches apply', async () => {
+    const replay = await replayServer(new Map(), false);
+    await subscribe({ replayEndpoint: replay.url, replayTimeoutMs: 60_000, maxHeldBatches: 2 });
+    for (const seq of [0, 2, 3, 4]) await engine.sendBatch(seq, [stored(String(seq), [seq])]);
+    await waitFor('batch 4', () => sink.sequences.includes(4), 5000);
+    expect(sink.sequences).toEqual([0, 2, 3, 4]);
+    expect(sink.stale).toEqual(['lost batches 1..1']);
+  });
+
   test('GIVEN the sequence restarts at 0 (a new engine process) THEN the batch arrives with a leading AllBlocksCleared', async () => {
     await subscribe();
     for (const seq of [0, 1, 0]) await engine.sendBatch(seq, [stored(String(seq), [seq])]);
