@@ -271,6 +271,21 @@ describe('KV event publisher and subscriber', () => {
     await publisher.close();
   });
 
+  test('GIVEN the emulator, the subscriber and the emulate command loaded THEN the native zeromq addon is not (it loads on first use)', async () => {
+    const probe = [
+      "require('./router/src/emulator/emulator-server');",
+      "require('./router/src/kv-events/kv-event-subscriber');",
+      "require('./router/src/cli/emulate-command');",
+      "process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('/node_modules/zeromq/'))));",
+    ].join('');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-e', probe],
+      { cwd: ROOT, timeout: 20_000 },
+    );
+    expect(stdout).toBe('false');
+  }, 30_000);
+
   test('GIVEN a publisher and a subscriber that exchanged a batch WHEN both close THEN no handle keeps the process alive', async () => {
     const child = join(__dirname, 'close-child.ts');
     const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', child], {
