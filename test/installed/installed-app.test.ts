@@ -9,6 +9,9 @@
  *     parallelism divides, and states its hourly cost as the synthesized fleet and the project's price list give it;
  *   - the example stacks, copied into lib/ with their import changed to the package (docs/construct.md#examples),
  *     synthesize;
+ *   - `prefix-router plan` from the installed CLI, on the smallest workload and search that still plans a SageMaker
+ *     fleet: exactly what it printed, saved as a bin/ file, compiles with the others and synthesizes to the planned
+ *     model, type, count, routing and engine settings, billing what plan billed;
  *   - `npx cdk synth` runs the README's snippet as the app's bin/ file through cdk.json;
  *   - every documented command a package user can copy (no checkout, build, Docker or AWS CLI in it) runs, its
  *     `npx -p cdk-prefix-aware-llm-router prefix-router` through the real npx, offline, so that only the installed
@@ -26,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIST_PRICE_USD_PER_HOUR } from '../../router/src/aws/ab-plan';
 import { BUILT_IN_PRICE_SOURCE } from '../../router/src/cli/plan-command';
+import type { PlanReport } from '../../router/src/plan/plan-report';
 import {
   documentedBlocks,
   freeRange,
@@ -85,6 +89,39 @@ const userBlocks = runnableBlocks(documentedBlocks(ROOT)).filter(
 );
 const snippets = documentedSnippets(ROOT);
 
+/**
+ * The smallest plan that still ends in a SageMaker app file: the README's model on its instance type (a derived
+ * profile), one PREFIX_AWARE setting at one size, a 30-s workload, no autoscaling windows: one simulation.
+ */
+const PLAN_ARGS = [
+  'plan',
+  '--model',
+  'Qwen/Qwen2.5-7B-Instruct',
+  '--instance-type',
+  'ml.g6e.2xlarge',
+  '--workload',
+  'long-context?groups=4&duration=30&rate=1',
+  '--slo',
+  'p90-ttft<=5s',
+  '--instances',
+  '2..2',
+  '--policy',
+  'sagemaker-prefix-aware?prefixLength=8192&concurrencyThreshold=32',
+  '--window',
+  '0',
+  '--jobs',
+  '1',
+];
+/** Where plan's printed app lives in the app (a bin/ file, as a user would save it). */
+const PLANNED_APP = 'planned-app.ts';
+
+/** The app file `plan` printed: its first `ts` block, exactly, and the line of its opening fence. */
+function printedApp(stdout: string): { text: string; line: number } {
+  const match = /^```ts\n([\s\S]*?)\n```$/m.exec(stdout);
+  if (match === null) throw new Error(`plan printed no \`\`\`ts block:\n${stdout}`);
+  return { text: match[1], line: stdout.slice(0, match.index).split('\n').length };
+}
+
 /** Every file under the app's source folders with its content, to show a command wrote nothing there. */
 function sourceTree(app: string): Record<string, string> {
   const tree: Record<string, string> = {};
@@ -118,6 +155,7 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
     const build = join(app, 'build'); // inside the app, so its node_modules resolve; tsc leaves its outDir out of the inputs
     let installSeconds = 0;
     let snippetFiles: Map<string, TsSnippet>;
+    let planReport: PlanReport;
 
     beforeAll(() => {
       // `cdk init`'s own layout (bin/, lib/, cdk.json, tsconfig.json), without its install step.
@@ -194,6 +232,19 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
           readFileSync(join(ROOT, 'examples', f), 'utf8').replace(/'\.\.\/lib(?:\/index)?'/g, `'${CONSTRUCT_PACKAGE}'`),
         );
       }
+      // `plan` from the installed CLI; what it printed goes into the app as it is, a CDK app like the docs' ones.
+      const planOut = join(work, 'plan-out');
+      const planned = printedApp(
+        run(join(app, 'node_modules', '.bin', 'prefix-router'), [...PLAN_ARGS, '--out', planOut], app, 180_000),
+      );
+      planReport = JSON.parse(readFileSync(join(planOut, 'report.json'), 'utf8')) as PlanReport;
+      snippetFiles.set(PLANNED_APP, {
+        file: `prefix-router ${PLAN_ARGS.join(' ')} (stdout)`,
+        line: planned.line,
+        text: planned.text,
+        kind: 'cdk-app',
+      });
+      writeFileSync(join(app, 'bin', PLANNED_APP), `${planned.text}\n`);
       writeFileSync(
         join(app, 'bin', 'examples.ts'),
         `import { App } from 'aws-cdk-lib';\nimport { addExampleStacks } from '../lib/examples';\n\naddExampleStacks(new App());\n`,
@@ -333,6 +384,44 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
           );
       }
       expect(problems).toEqual([]);
+    });
+
+    test('GIVEN the app file plan printed, pasted as it is WHEN synthesized THEN it is the planned fleet: model, type, count, routing, engine settings, and the monthly bill plan stated', () => {
+      const construct = planReport.construct!;
+      expect(construct).not.toBeNull();
+      // The CDK snippets' test synthesized it already (as every documented app); alone (-t), it synthesizes here.
+      const out = join(work, 'snippet-out', PLANNED_APP);
+      if (!existsSync(join(out, 'manifest.json'))) {
+        const cdkJson = JSON.parse(readFileSync(join(app, 'cdk.json'), 'utf8')) as { context: unknown };
+        run(process.execPath, [join(build, 'bin', PLANNED_APP.replace(/\.ts$/, '.js'))], app, 120_000, {
+          CDK_OUTDIR: out,
+          CDK_CONTEXT_JSON: JSON.stringify(cdkJson.context),
+        });
+      }
+      const template = JSON.parse(readFileSync(join(out, 'PlannedLlmStack.template.json'), 'utf8')) as {
+        Resources: Record<string, { Type: string; Properties: Record<string, any> }>;
+        Outputs: Record<string, { Value: string }>;
+      };
+      const ofType = (type: string) => Object.values(template.Resources).filter((r) => r.Type === type);
+      const variant = ofType('AWS::SageMaker::EndpointConfig')[0].Properties.ProductionVariants[0];
+      expect(variant).toMatchObject({
+        InstanceType: planReport.instanceType,
+        InitialInstanceCount: construct.props.instanceCount,
+        RoutingConfig: {
+          RoutingStrategy: 'PREFIX_AWARE',
+          PrefixAwareRoutingConfig: {
+            PrefixLength: construct.props.routing.prefixLength,
+            ConcurrencyThreshold: construct.props.routing.concurrencyThreshold,
+          },
+        },
+      });
+      const env = ofType('AWS::SageMaker::Model')[0].Properties.PrimaryContainer.Environment as Record<string, string>;
+      expect(env).toMatchObject({ SM_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct', SM_VLLM_TENSOR_PARALLEL_SIZE: '1' });
+      const chosen = planReport.strategies.find((s) => s.label === construct.strategy)!;
+      const monthly = `~$${Math.round(chosen.monthlyUsd!).toLocaleString('en-US')}/month at 730 h`;
+      expect(Object.values(template.Outputs).map((o) => o.Value)).toEqual(
+        expect.arrayContaining([expect.stringContaining(monthly)]),
+      );
     });
 
     test("GIVEN the example stacks copied into the app WHEN synthesized THEN each stack of the repository's bin/app.ts is there", () => {

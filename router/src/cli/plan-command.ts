@@ -23,6 +23,7 @@ import {
 } from '../plan/plan-report';
 import { parseSlos, SLO_GRAMMAR, type Slo } from '../plan/slo';
 import { defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
+import { contextRefusalLine, countContextRefusals } from '../sim/context-refusals';
 import { INSTANCES_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
 import {
@@ -223,6 +224,8 @@ export async function runPlanCommand(
   progress: { write(text: string): unknown; isTTY?: boolean } = process.stderr,
 ): Promise<{ report: PlanReport; files: PlanReportFiles }> {
   const flags = parsePlanFlags(rawFlags);
+  if (!flags.quiet)
+    progress.write(`${contextRefusalLine(countContextRefusals(flags.workload, [flags.profile], flags))}\n`);
   const expected = expectedPlanRuns(flags);
   const started = Date.now();
   let lastLine = 0;

@@ -12,6 +12,7 @@ import {
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../sim/parallel-runs';
 import { promptWorkerPays } from '../sim/prompt-worker';
 import { SimulationProgressBoard } from '../sim/simulation-progress';
+import { contextRefusalLine, countContextRefusals } from '../sim/context-refusals';
 import { baselineProblem, terminalSummary, writeReport, type ReportFiles } from '../report';
 import { INSTANCES_RANGE, OBSERVE_INTERVAL_RANGE, ROUTERS_RANGE } from '../sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../workload';
@@ -223,6 +224,7 @@ export async function runSimulateCommand(
   progress: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
 ): Promise<{ comparison: StrategyComparison; files: ReportFiles }> {
   const flags = parseSimulateFlags(rawFlags);
+  if (!flags.quiet) progress(contextRefusalLine(countContextRefusals(flags.workload, flags.fleet, flags)));
   const reporter = new ProgressReporter({ mode: flags.quiet ? 'silent' : 'auto', label: 'simulate' });
   const expected = Math.min(flags.workload.expectedRequests, flags.maxRequests ?? Infinity);
   const board = new SimulationProgressBoard({
@@ -266,17 +268,14 @@ export async function runSimulateCommand(
         },
     onProgress: (p, sim) => board.progress(indexOf(p), sim),
     onStrategyDone: (p, r) => {
+      const failed = r.records.reduce((n, record) => n + (record.error === undefined ? 0 : 1), 0);
       if (!flags.quiet) {
         reporter.end();
         progress(
-          `    ${formatPolicySpec(p)}: ${r.records.length} requests, ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`,
+          `    ${formatPolicySpec(p)}: ${r.records.length} requests (${failed} failed), ${(r.simulatedMs / 1000).toFixed(0)} s simulated in ${(r.wallMs / 1000).toFixed(1)} s`,
         );
       }
-      board.strategyDone(
-        indexOf(p),
-        r.records.length,
-        r.records.reduce((n, record) => n + (record.error === undefined ? 0 : 1), 0),
-      );
+      board.strategyDone(indexOf(p), r.records.length, failed);
     },
   };
   let comparison: StrategyComparison;

@@ -5,6 +5,8 @@ import {
   formatProblem,
   integerInRangeProblem,
   policyConfigProblems,
+  policyDefinition,
+  type EngineStateNeed,
   type OptionProblem,
   type PolicyConfig,
   type RoutingPolicy,
@@ -292,6 +294,21 @@ export class RouterConfigError extends ConfigError {
   }
 }
 
+/**
+ * What of the engines' own state (RoutingPolicy.engineState) serve can give a policy: none yet. The hook for engine
+ * KV events (issue 39, router/src/kv-events/): once serve keeps each engine's blocks from its events and fills
+ * InstanceView.engine.cachedPromptTokens, 'cached-blocks' joins this list and llm-d-precise runs live.
+ */
+const LIVE_ENGINE_STATE: readonly EngineStateNeed[] = [];
+
+/** Why serve cannot run a policy that reads `need` of the engines' state, or undefined when it can. */
+export function liveEngineStateRefusal(policy: string, need: EngineStateNeed | undefined): string | undefined {
+  if (need === undefined || LIVE_ENGINE_STATE.includes(need)) return undefined;
+  return need === 'cached-blocks-and-queue'
+    ? `${policy} reads every engine's exact prefix cache and prefill queue, which only the simulator's engine models have: run it with prefix-router simulate or plan, not serve`
+    : `${policy} reads each engine's cached blocks, which serve learns only from the engines' KV events, not subscribed to yet (issue 39): run it with prefix-router simulate or plan, or serve llm-d for the approximate scorer`;
+}
+
 export function isRoutingPolicy(value: unknown): value is RoutingPolicy {
   return typeof value === 'object' && value !== null && typeof (value as RoutingPolicy).decide === 'function';
 }
@@ -347,6 +364,15 @@ const ON_OFF_OPTIONS = [
   'flowControl',
 ];
 
+/** A policy configuration's problems, and why serve cannot run it when it reads engine state serve lacks. */
+function livePolicyProblems(policy: unknown): OptionProblem[] {
+  const problems = policyConfigProblems(policy, 'policy.');
+  if (problems.length > 0) return problems;
+  const name = (policy as PolicyConfig).name;
+  const refusal = liveEngineStateRefusal(name, policyDefinition(name)?.engineState);
+  return refusal === undefined ? [] : [{ option: 'policy.name', rule: `is refused: ${refusal}`, got: name }];
+}
+
 /** Every problem in `options`, each with the option's property path. */
 export function routerOptionProblems(options: unknown, validation: RouterValidation = {}): OptionProblem[] {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -359,7 +385,7 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
       problems.push({ option: key, rule: 'is not a router option', got: o[key] });
   }
   problems.push(...backendProblems(o.backends));
-  if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...policyConfigProblems(o.policy, 'policy.'));
+  if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...livePolicyProblems(o.policy));
   for (const path of [
     'seed',
     'port',

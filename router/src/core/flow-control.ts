@@ -55,19 +55,23 @@ export class FlowControlQueue<T> {
    * `admits`), `wait` (queued here), or `refuse` (the queue is full).
    */
   offer(item: T, priority: number | undefined): FlowVerdict {
-    if (this.settings.mode === 'off' || !isLowerClass(priority)) return 'route';
+    if (!this.mayHold(priority)) return 'route';
     const p = priority as number;
     if (!this.waiting.some((w) => w.priority <= p)) return 'route';
     return this.hold(item, p);
   }
 
+  /**
+   * Whether a request of this priority could ever be held: flow control is on and it is a lower class. Any other
+   * request is routed at once wherever the policy chooses (`offer` says route, `admits` says yes).
+   */
+  mayHold(priority: number | undefined): boolean {
+    return this.settings.mode !== 'off' && isLowerClass(priority);
+  }
+
   /** The policy chose an instance with `queuedPrefillTokens` for a lower-class request: may it go there now? */
   admits(priority: number | undefined, queuedPrefillTokens: number): boolean {
-    return (
-      this.settings.mode === 'off' ||
-      !isLowerClass(priority) ||
-      queuedPrefillTokens <= this.settings.queuedPrefillBoundTokens
-    );
+    return !this.mayHold(priority) || queuedPrefillTokens <= this.settings.queuedPrefillBoundTokens;
   }
 
   /** Holds a request `admits` turned away (or `offer` queued); `refuse` when the queue is full. */

@@ -41,12 +41,8 @@ export class EmulatorTokenizer {
   }
 
   private idOf(chunk: string): number {
-    // eslint-disable-next-line no-control-regex -- token ids are packed 7 bits a character, control characters included
-    if (chunk.length === CHARS_PER_TOKEN && /^[\x01-\x7f]{4}$/.test(chunk)) {
-      let id = 0;
-      for (let k = 0; k < CHARS_PER_TOKEN; k++) id |= chunk.charCodeAt(k) << (7 * k);
-      return id;
-    }
+    const packed = packedTokenId(chunk);
+    if (packed !== undefined) return packed;
     const known = this.idsOfChunk.get(chunk);
     if (known !== undefined) return known;
     if (this.chunks.length >= VOCABULARY_LIMIT)
@@ -56,4 +52,19 @@ export class EmulatorTokenizer {
     this.idsOfChunk.set(chunk, id);
     return id;
   }
+}
+
+/**
+ * The id every emulator gives a chunk of four ASCII characters (7 bits each), or undefined for any other chunk (its
+ * id is the issuing instance's own). The router's emulator tokenizer (emulator-request-tokenizer.ts) follows it.
+ */
+export function packedTokenId(chunk: string): number | undefined {
+  if (chunk.length !== CHARS_PER_TOKEN) return undefined;
+  let id = 0;
+  for (let k = 0; k < CHARS_PER_TOKEN; k++) {
+    const code = chunk.charCodeAt(k);
+    if (code < 1 || code > 0x7f) return undefined;
+    id |= code << (7 * k);
+  }
+  return id;
 }

@@ -94,6 +94,40 @@ export class EngineRequestError extends Error {
   }
 }
 
+/**
+ * Why vLLM refuses a prompt of `promptTokens` asking for `maxTokens` output tokens (undefined: the engine's
+ * default) on a `maxModelLen`-token context, or undefined when it fits. The engine model's rule, shared with the
+ * count `simulate` and `plan` print before a run (sim/context-refusals.ts), so the two cannot disagree.
+ */
+export function contextLimitRefusal(
+  promptTokens: number,
+  maxTokens: number | undefined,
+  maxModelLen: number,
+): EngineRequestError | undefined {
+  if (promptTokens >= maxModelLen) {
+    // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
+    return new EngineRequestError(
+      'prompt-too-long',
+      `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
+        'Please reduce the length of the input messages.',
+    );
+  }
+  if (
+    maxTokens !== undefined &&
+    Number.isInteger(maxTokens) &&
+    maxTokens >= 1 &&
+    promptTokens + maxTokens > maxModelLen
+  ) {
+    // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
+    return new EngineRequestError(
+      'max-tokens-too-large',
+      `'max_tokens' or 'max_completion_tokens' is too large: ${maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
+        `and your request has ${promptTokens} input tokens (${maxTokens} > ${maxModelLen} - ${promptTokens}).`,
+    );
+  }
+  return undefined;
+}
+
 /** The request was scheduled for the first time (`resumed: false`) or again after a preemption. */
 export interface AdmittedEvent {
   readonly type: 'admitted';
@@ -413,27 +447,13 @@ export class EngineModel {
     if (promptTokens < 1)
       throw new EngineRequestError('empty-prompt', 'the prompt is empty; it must have at least one token');
     const { maxModelLen } = this.profile;
-    if (promptTokens >= maxModelLen) {
-      // vLLM's wording (OpenAI server input validation): the prompt alone leaves no room for one output token.
-      throw new EngineRequestError(
-        'prompt-too-long',
-        `This model's maximum context length is ${maxModelLen} tokens. However, your request has ${promptTokens} input tokens. ` +
-          'Please reduce the length of the input messages.',
-      );
-    }
+    const refusal = contextLimitRefusal(promptTokens, input.maxTokens, maxModelLen);
+    if (refusal !== undefined) throw refusal;
     const requested = input.maxTokens ?? this.profile.defaultMaxTokens;
     if (!Number.isInteger(requested) || requested < 1) {
       throw new EngineRequestError(
         'invalid-max-tokens',
         `max_tokens must be an integer >= 1, got ${String(requested)}`,
-      );
-    }
-    if (input.maxTokens !== undefined && promptTokens + input.maxTokens > maxModelLen) {
-      // vLLM refuses an explicit max_tokens that does not fit; only its own default is cut to what is left.
-      throw new EngineRequestError(
-        'max-tokens-too-large',
-        `'max_tokens' or 'max_completion_tokens' is too large: ${input.maxTokens}. This model's maximum context length is ${maxModelLen} tokens ` +
-          `and your request has ${promptTokens} input tokens (${input.maxTokens} > ${maxModelLen} - ${promptTokens}).`,
       );
     }
     const maxTokens = Math.min(requested, maxModelLen - promptTokens);
@@ -561,12 +581,35 @@ export class EngineModel {
     return true;
   }
 
-  stats(): EngineStats {
+  /**
+   * Prefill tokens the engine will compute before a request submitted now starts its own (FCFS): what each running
+   * request has left to prefill, and each waiting one's prompt (with output to recompute, if preempted) less what
+   * the prefix cache holds of it now. Steps planned ahead that start before `nowMs` are applied first (as a send
+   * at `nowMs` would), so the cache read is the one a request arriving then meets. A pure read otherwise.
+   */
+  prefillTokensAhead(nowMs: number): number {
+    this.applyAheadBefore(nowMs);
+    let ahead = this.runningPrefillTokens();
+    const bt = this.blockTokens;
+    for (const seq of this.waiting) {
+      const tokens = seq.promptTokens + seq.output;
+      ahead += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
+    }
+    return ahead;
+  }
+
+  /** Tokens running requests have left to compute before decoding (a decoding request's next token is not prefill). */
+  private runningPrefillTokens(): number {
     let pending = 0;
     for (const seq of this.running) {
       const remaining = seq.promptTokens + seq.output - seq.computed;
       if (!(seq.output > 0 && remaining === 1)) pending += remaining;
     }
+    return pending;
+  }
+
+  stats(): EngineStats {
+    let pending = this.runningPrefillTokens();
     for (const seq of this.waiting) pending += seq.promptTokens + seq.output;
     return {
       clockMs: this.clock,

@@ -29,7 +29,7 @@ export interface LlmDOptions {
  * Assumed where the view lacks the pod's own metrics: KV usage is the blocks of this router's requests in flight
  * there over the pod's KV capacity; waiting requests are those in flight without a first token; the per-pod
  * index is this router's record of what it sent (PrefixMemory, sized by the pod's KV capacity where llm-d uses
- * `lruCapacityPerServer`). The precise mode (engine KV events) is `llm-d-precise`, not yet registered.
+ * `lruCapacityPerServer`). The precise mode (engine KV events) is `llm-d-precise`.
  */
 export class LlmDPolicy extends StagedPolicy<KvLoadCandidate, 'llm-d-max-score', KvLoadFacts> {
   readonly wantsKvCapacity = true;

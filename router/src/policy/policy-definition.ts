@@ -2,7 +2,7 @@ import { parseDecimalNumber } from '../common/decimal-text';
 import type { Rng } from '../common/seeded-rng';
 import type { StateHashKey } from '../state/state-hash-key';
 import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
-import type { RoutingPolicy } from './routing-policy';
+import type { EngineStateNeed, RoutingPolicy } from './routing-policy';
 import type { StageSummary } from './stages/stage';
 
 /** An option's value: a number for 'integer' and 'number' options, the text for 'string' ones. */
@@ -75,6 +75,12 @@ export interface PolicyDefinition<
    */
   readonly stages: readonly StageSummary[];
   readonly options: Options;
+  /**
+   * What of the engines' own state the policy reads (RoutingPolicy.engineState, which the policy `create` builds
+   * declares the same: the registry's tests check it); absent: none. Lets validation refuse the policy where no
+   * caller fills it (serve) without building it.
+   */
+  readonly engineState?: EngineStateNeed;
   /** Builds the policy; `options` holds every option of the schema, defaults filled in, already validated. */
   create(options: PolicyOptionValues<Options>, deps: PolicyDeps): RoutingPolicy;
 }

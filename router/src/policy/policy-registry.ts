@@ -3,6 +3,8 @@ import { cacheAwareDefinition } from './cache-aware-policy';
 import { dynamoKvDefinition } from './dynamo-kv-policy';
 import { leastOutstandingRequestsDefinition } from './least-outstanding-requests-policy';
 import { llmDDefinition } from './llm-d-policy';
+import { llmDPreciseDefinition } from './llm-d-precise-policy';
+import { oracleDefinition } from './oracle-policy';
 import { productionStackPrefixAwareDefinition } from './production-stack-prefixaware-policy';
 import type { PolicyDefinition } from './policy-definition';
 import { randomDefinition } from './random-policy';
@@ -25,6 +27,8 @@ export const POLICY_DEFINITIONS = [
   productionStackPrefixAwareDefinition,
   aibrixPrefixCacheDefinition,
   llmDDefinition,
+  llmDPreciseDefinition,
+  oracleDefinition,
 ] as const;
 
 type Registered = (typeof POLICY_DEFINITIONS)[number];

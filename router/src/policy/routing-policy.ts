@@ -44,6 +44,48 @@ export interface InstanceView {
    * healthy, so a policy keeps what it knows of its cache.
    */
   readonly servedModels?: ReadonlySet<string>;
+  /**
+   * What the engine itself holds and queues for the request being decided, filled only for a policy that declares
+   * RoutingPolicy.engineState (in the simulator, from its engine model; serve fills none yet). Reusable per view:
+   * read it during `decide` only.
+   */
+  readonly engine?: EngineState;
+}
+
+/**
+ * What of the engines' own state a policy reads (RoutingPolicy.engineState): 'cached-blocks', how much of the
+ * request each engine's prefix cache holds (live, engine KV events could tell: issue 39); 'cached-blocks-and-queue',
+ * that and the prefill work queued inside each engine, which only the simulator's engine model knows.
+ */
+export type EngineStateNeed = 'cached-blocks' | 'cached-blocks-and-queue';
+
+/** An engine's own state as a policy that reads it sees it (InstanceView.engine). */
+export interface EngineState {
+  /** Leading prompt tokens of the request being decided that the engine's prefix cache holds now (vLLM's rule: full blocks, never the last token). */
+  readonly cachedPromptTokens: number;
+  /**
+   * Prefill tokens the engine will compute before this request's own, by its own state: what running requests have
+   * left to prefill, and each waiting request's prompt less what the engine's cache holds of it now. Filled for
+   * 'cached-blocks-and-queue'; undefined otherwise.
+   */
+  readonly prefillTokensAhead?: number;
+}
+
+/** Thrown when a policy that reads engine state is given an instance without it (a caller that is not the simulator). */
+export class EngineStateMissingError extends Error {
+  constructor(policy: string, instance: string) {
+    super(
+      `policy ${policy} reads each engine's own state (InstanceView.engine), and instance ${instance} has none: only the simulator fills it`,
+    );
+    this.name = 'EngineStateMissingError';
+  }
+}
+
+/** The view's engine state; throws EngineStateMissingError when the caller did not fill it. */
+export function engineStateOf(view: InstanceView, policy: string): EngineState {
+  const engine = view.engine;
+  if (engine === undefined) throw new EngineStateMissingError(policy, view.id);
+  return engine;
 }
 
 /** An instance's published block index, as an observer holds it. */
@@ -125,6 +167,12 @@ export interface RoutingPolicy {
   readonly commitWhen?: 'decided' | 'accepted';
   /** The stages the policy runs, in order, when it is built from stages (stages/staged-policy.ts). */
   readonly stages?: readonly StageSummary[];
+  /**
+   * Optional capability: the policy reads each engine's own state (InstanceView.engine), which its caller must fill
+   * for every decision. The simulator fills it from its engine models; serve refuses such a policy
+   * (config/router-config.ts, liveEngineStateRefusal) until it has a source for it.
+   */
+  readonly engineState?: EngineStateNeed;
   /** Choose an instance. Throws NoHealthyInstanceError when no instance is healthy. */
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision;
   /** Record that the request was dispatched as decided (advance cursors, update indexes). */

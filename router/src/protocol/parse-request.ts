@@ -183,6 +183,7 @@ function routingFromFields(
     sessionKey: fields.user,
     headers,
     stream: fields.stream,
+    ...(fields.enginePrompt !== undefined ? { enginePrompt: fields.enginePrompt } : {}),
   };
 }
 

@@ -13,6 +13,35 @@ export type RequestApi = 'chat' | 'completions' | 'invocations';
  */
 export type PrefixKeyBasis = 'message-text' | 'body-bytes';
 
+/** One chat message as an engine's chat template reads it: its role and its text (a string, or the text parts in order). */
+export interface EngineChatMessage {
+  readonly role: string;
+  readonly content: string | readonly string[];
+}
+
+/**
+ * The prompt as the engine will build its token ids from it (kv-events/request-tokenizer.ts), when the router can
+ * reproduce that: a chat to render with the model's chat template, a completion text, or token ids used as they are.
+ * Absent when it cannot: images or other non-text parts, tools, documents, a request's own chat template or template
+ * arguments, a final message to continue, a batch of prompts; the router then keeps its estimate.
+ */
+export type EnginePrompt =
+  | {
+      readonly kind: 'chat';
+      readonly messages: readonly EngineChatMessage[];
+      /** vLLM's `add_generation_prompt` (default true). */
+      readonly addGenerationPrompt: boolean;
+      /** vLLM's `add_special_tokens` for chat (default false: the template adds its own BOS). */
+      readonly addSpecialTokens: boolean;
+    }
+  | {
+      readonly kind: 'text';
+      readonly text: string;
+      /** vLLM's `add_special_tokens` for completions (default true: the tokenizer adds BOS). */
+      readonly addSpecialTokens: boolean;
+    }
+  | { readonly kind: 'token-ids'; readonly ids: readonly number[] };
+
 export interface RoutingRequest {
   /** Model name from the body, or '' when the body names none. */
   readonly model: string;
@@ -36,4 +65,6 @@ export interface RoutingRequest {
   readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** Whether the client asked for a streamed response. */
   readonly stream: boolean;
+  /** The prompt as the engine tokenizes it, when the router can reproduce that (EnginePrompt). */
+  readonly enginePrompt?: EnginePrompt;
 }

@@ -39,6 +39,14 @@ export class FlowGate {
   }
 
   /**
+   * Whether `place` could hold a request of this priority. When not, the caller decides it at once, as without flow
+   * control: no promise, no closures, no queue (the per-request cost of flow control for traffic without classes).
+   */
+  mayHold(priority: number | undefined): boolean {
+    return this.queue.mayHold(priority);
+  }
+
+  /**
    * The request's decision, at once or after waiting here. Throws flow_control_full when it would wait and the
    * queue is full, ClientGoneError when its client left while it waited, and whatever `decide` throws.
    */
@@ -59,6 +67,8 @@ export class FlowGate {
 
   /** Load dropped: held requests leave most urgent first while the instance chosen for the head admits it. */
   wake(): void {
+    // Nothing held (the common case, twice per request): the gauge and the recheck timer are already at rest.
+    if (this.queue.length === 0) return;
     for (let head = this.queue.peek(); head !== undefined; head = this.queue.peek()) {
       let decided: unknown;
       try {

@@ -263,6 +263,8 @@ interface RouterReplica {
     kvCapacityTokens: number;
     prefillTokensPerSecond?: number;
     observedBlocks?: ObservedInstance;
+    /** The engine model's own state for the request being decided: filled only for a policy that reads it. */
+    engine?: { cachedPromptTokens: number; prefillTokensAhead?: number };
   }[];
 }
 
@@ -642,6 +644,7 @@ class Simulation {
       view.decodeSequences = load.decodeSequences;
       if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
+    if (router.policy.engineState !== undefined) this.fillEngineStates(router, request, nowMs);
     const routed = router.core.begin(routing);
     const attempt = routed.decideIfAdmitted({ instances: router.views, nowMs }, (target) =>
       this.held.admits(request.priority, target.load.queuedPrefillTokens),
@@ -690,6 +693,25 @@ class Simulation {
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
     return true;
+  }
+
+  /**
+   * Gives a policy that reads engine state (RoutingPolicy.engineState: oracle, llm-d-precise) each engine model's
+   * own view of `request` at `nowMs`: the prefix its cache holds and, when asked for, the prefill work queued ahead.
+   */
+  private fillEngineStates(router: RouterReplica, request: PreparedRequest, nowMs: number): void {
+    const withQueue = router.policy.engineState === 'cached-blocks-and-queue';
+    const prompt = { promptTokens: request.promptTokens, blockHashes: request.hashes };
+    for (let i = 0; i < router.views.length; i++) {
+      const engine = this.engines[i];
+      // Read the queue first, for every policy: it applies the steps planned ahead that start before now (decode
+      // steps, whose new blocks may evict cached ones), so the cache read is the one a request sent now meets.
+      const ahead = engine.prefillTokensAhead(nowMs);
+      router.views[i].engine = {
+        cachedPromptTokens: engine.cachedTokensFor(prompt),
+        prefillTokensAhead: withQueue ? ahead : undefined,
+      };
+    }
   }
 
   private reject(timeMs: number, d: Dispatched, code: string, detail: string): void {

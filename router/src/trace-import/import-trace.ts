@@ -8,7 +8,7 @@ import { importSources, sourceLines, type ImportSource, type SourceOptions } fro
 import { KeyedBlockIds } from './keyed-block-ids';
 import { traceEntryOf, type EntrySettings, type TraceEntry } from './trace-entry';
 import { TraceWriter } from './trace-writer';
-import type { PromptTokenizer } from './tokenizer-file';
+import type { PromptTokenizer } from '../state/tokenizer-file';
 
 /**
  * `prefix-router trace import`: captured requests (SageMaker Data Capture files, OpenAI request logs; local or

@@ -19,7 +19,7 @@ export {
   type RequestShape,
 } from './captured-request';
 export { KeyedBlockIds, DigestTable } from './keyed-block-ids';
-export { loadTokenizer, type PromptTokenizer } from './tokenizer-file';
+export { loadTokenizer, type PromptTokenizer } from '../state/tokenizer-file';
 export {
   writeCapture,
   captureFileKey,

@@ -10,7 +10,7 @@ import {
   type RequestShape,
 } from './captured-request';
 import type { KeyedBlockIds } from './keyed-block-ids';
-import type { PromptTokenizer } from './tokenizer-file';
+import type { PromptTokenizer } from '../state/tokenizer-file';
 
 /** Told of every block of every usable prompt: its id, its parent's id (−1 for a first block), whether it is new. */
 export type BlockListener = (id: number, parent: number, isNew: boolean) => void;

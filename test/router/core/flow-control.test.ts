@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   FLOW_CONTROL_DEFAULTS,
   FlowControlQueue,
@@ -74,6 +75,29 @@ describe('flow control by priority class', () => {
       expect(queue.peek()?.item).toBe('a');
       queue.shift();
       expect(queue.peek()?.item).toBe('c');
+    });
+  });
+
+  describe('when the router asks whether a request could be held (mayHold: the server decides the others at once)', () => {
+    test('GIVEN any priority, mode and queue THEN only a lower class with flow control on may be held, and every other request is routed and admitted anywhere', () => {
+      fc.assert(
+        fc.property(
+          fc.option(fc.integer({ min: -1_000_000, max: 1_000_000 }), { nil: undefined }),
+          fc.constantFrom('on' as const, 'off' as const),
+          fc.array(fc.integer({ min: 1, max: 5 }), { maxLength: 3 }),
+          fc.nat({ max: 10_000 }),
+          (priority, mode, held, queued) => {
+            const queue = new FlowControlQueue<string>(settings({ mode, maxWaiting: 3 }));
+            held.forEach((p, i) => queue.hold(`held-${i}`, p));
+            const mayHold = queue.mayHold(priority);
+            expect(mayHold).toBe(mode === 'on' && priority !== undefined && priority > 0);
+            if (!mayHold) {
+              expect(queue.offer('new', priority)).toBe('route');
+              expect(queue.admits(priority, queued)).toBe(true);
+            }
+          },
+        ),
+      );
     });
   });
 });

@@ -45,7 +45,15 @@ const textArb = fc.string({ minLength: 0, maxLength: 3000 });
 function views(
   specs: ReadonlyArray<{ healthy: boolean; inFlight: number; queuedPrefillTokens: number; decodeSequences: number }>,
 ): InstanceView[] {
-  return specs.map((s, i) => ({ id: `http://10.0.0.${i + 1}:8000`, ...s }));
+  return specs.map((s, i) => ({ id: `http://10.0.0.${i + 1}:8000`, ...s, engine: engineStateLike(s) }));
+}
+
+/**
+ * What a simulated engine would report (InstanceView.engine, read by oracle and llm-d-precise, ignored by the
+ * others): nothing cached, the router's own count of queued prefill.
+ */
+function engineStateLike(s: { queuedPrefillTokens: number }): InstanceView['engine'] {
+  return { cachedPromptTokens: 0, prefillTokensAhead: s.queuedPrefillTokens };
 }
 
 describe.each(names)('when policy %s is used through the registry', (name) => {
@@ -78,6 +86,7 @@ describe.each(names)('when policy %s is used through the registry', (name) => {
   it('GIVEN its defaults THEN the policy it creates runs exactly the stages its definition lists', () => {
     const p = createPolicy({ name } as PolicyConfig, { rng: new SeededRng(1) });
     expect(p.stages).toEqual(definition.stages);
+    expect(p.engineState).toBe(definition.engineState);
     expect(definition.stages.slice(0, 2).map((s) => s.name)).toEqual(['serves-model', 'healthy']);
   });
 
@@ -173,6 +182,7 @@ describe.each(names)('when policy %s is used through the registry', (name) => {
               inFlight: loads[i].inFlight,
               queuedPrefillTokens: loads[i].queuedPrefillTokens,
               decodeSequences: loads[i].decodeSequences,
+              engine: engineStateLike(loads[i]),
             }));
             const r = chatRequest(spec.text);
             const d = p.decide(r, { instances: vs, nowMs: 0 });

@@ -227,7 +227,12 @@ describe('when instances are ejected', () => {
         fc.nat(),
         (specs, name, text, seed) => {
           fc.pre(specs.some((s) => s.healthy));
-          const views = specs.map((s, i) => ({ id: `b${i}`, healthy: s.healthy, inFlight: s.load }));
+          const views = specs.map((s, i) => ({
+            id: `b${i}`,
+            healthy: s.healthy,
+            inFlight: s.load,
+            engine: { cachedPromptTokens: 0, prefillTokensAhead: 0 }, // read by oracle and llm-d-precise only
+          }));
           const p = createPolicy({ name }, { rng: new SeededRng(seed) });
           for (let k = 0; k < 5; k++) {
             const request = chatRequest(`${text}${k}`);

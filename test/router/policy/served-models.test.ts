@@ -26,6 +26,7 @@ function view(i: number, models: readonly string[] | undefined, extra: Partial<I
     inFlight: 0,
     queuedPrefillTokens: 0,
     decodeSequences: 0,
+    engine: { cachedPromptTokens: 0, prefillTokensAhead: 0 }, // what oracle and llm-d-precise read (the simulator fills it)
     ...(models ? { servedModels: new Set(models) } : {}),
     ...extra,
   };

@@ -67,6 +67,41 @@ describe('when clients declare bodies they do not send', () => {
   });
 });
 
+describe('when a body keeps arriving too slowly', () => {
+  it('GIVEN a byte every 100 ms (never idle for 300 ms) THEN 408 once the 600 ms body timeout has passed', async () => {
+    const backend = await startFakeBackend({ name: 'b' });
+    const router = await startRouter(
+      {
+        backends: [backend.url],
+        port: 0,
+        healthCheck: { intervalMs: 0 },
+        limits: { bodyTimeoutMs: 600, bodyIdleTimeoutMs: 300 },
+      },
+      { logger: createRouterLogger('silent') },
+    );
+    const started = Date.now();
+    const { socket, answer } = declaredBody(router.port, 1000, '{');
+    let sent = 0;
+    // At most 40 bytes (4 s): far past the timeout, and the loop ends with the connection in any case.
+    const trickle = setInterval(
+      () => (++sent > 40 || socket.destroyed ? clearInterval(trickle) : socket.write(' ')),
+      100,
+    );
+    try {
+      const text = await answer;
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(text).toContain('request body not received within 600 ms');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(550);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+      await router.close();
+      await backend.close();
+    }
+  });
+});
+
 describe('when the body budget is full', () => {
   it('GIVEN a body that does not fit THEN 503 says the router is busy, with no figure of its budget', async () => {
     // A silent engine holds the first body until the answer, so the second does not fit beside it.

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { startEmulatorFleet, type RunningEmulatorFleet } from '../../../router/src/emulator/emulator-server';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
-import { POLICY_NAMES, type PolicyConfig, type PolicyName } from '../../../router/src/policy';
+import { policyDefinition, POLICY_NAMES, type PolicyConfig, type PolicyName } from '../../../router/src/policy';
 import { INSTANCE_HEADER, startRouter } from '../../../router/src/server';
 import { simulate } from '../../../router/src/sim/simulator';
 import { openAiPath, parseWorkloadSpec, toOpenAiBody, type Workload } from '../../../router/src/workload';
@@ -25,7 +25,19 @@ const workload: Workload = parseWorkloadSpec(
 const optionsFor: Partial<Record<PolicyName, Omit<PolicyConfig, 'name'>>> = {
   'sagemaker-prefix-aware': { prefixLength: 1024, concurrencyThreshold: 4 },
 };
-const policies: PolicyConfig[] = POLICY_NAMES.map((name) => ({ name, ...optionsFor[name] }));
+// Every policy serve runs: one that reads the engines' own state (oracle, llm-d-precise) is refused live (below).
+const policies: PolicyConfig[] = POLICY_NAMES.filter((name) => policyDefinition(name)?.engineState === undefined).map(
+  (name) => ({ name, ...optionsFor[name] }),
+);
+const simulatorOnly = POLICY_NAMES.filter((name) => policyDefinition(name)?.engineState !== undefined);
+
+describe('when serve is asked for a policy that reads the engines own state', () => {
+  test.each(simulatorOnly)('GIVEN %s THEN startRouter refuses it, saying why, before listening', async (name) => {
+    await expect(
+      startRouter({ backends: ['http://127.0.0.1:1'], policy: { name }, port: 0, logLevel: 'silent' }),
+    ).rejects.toThrow(new RegExp(`policy\\.name is refused: ${name} reads .*simulate or plan`));
+  });
+});
 
 describe('when the same seeded workload runs live and simulated', () => {
   let fleet: RunningEmulatorFleet;
