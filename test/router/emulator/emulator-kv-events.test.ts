@@ -2,6 +2,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
 import type { KvEventBatch, KvEventSink } from '../../../router/src/kv-events/kv-event';
+import { EngineKvIndex } from '../../../router/src/kv-events/engine-kv-index';
+import { PromptBlocks } from '../../../router/src/kv-events/prompt-blocks';
 import { KvEventSubscriber } from '../../../router/src/kv-events/kv-event-subscriber';
 import { blockHashes } from '../../../router/src/state/block-hash';
 import { textOf } from './engine-text';
@@ -61,6 +63,7 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
   let emulator: RunningEmulator;
   let subscriber: KvEventSubscriber;
   let mirror: CacheMirror;
+  let index: EngineKvIndex;
 
   beforeEach(async () => {
     emulator = await startEmulator({
@@ -71,11 +74,22 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
       kvEvents: { port: 0, replayPort: 0, encoding },
     });
     mirror = new CacheMirror();
+    index = new EngineKvIndex({ engines: ['emulator'], maxBlocksPerEngine: 1024 });
     subscriber = await KvEventSubscriber.connect({
       engine: 'emulator',
       endpoint: emulator.kvEvents!.endpoint,
       replayEndpoint: emulator.kvEvents!.replayEndpoint,
-      sink: mirror,
+      // The events feed both a plain mirror (what the test reads) and the router's engine index (what routing reads).
+      sink: {
+        applyBatch: (engine, batch) => {
+          mirror.applyBatch(engine, batch);
+          index.applyBatch(engine, batch);
+        },
+        markStale: (engine, reason) => {
+          mirror.markStale(engine, reason);
+          index.markStale(engine, reason);
+        },
+      },
       registry: new Registry(),
       logger: pino({ level: 'silent' }),
     });
@@ -114,6 +128,14 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
     expect(mirror.removed).toBeGreaterThan(0);
     expect(mirror.loraNames).toEqual(new Set(['sql']));
     expect(emulator.engine.cachedTokensFor({ promptText: prompts[6], loraName: 'sql' })).toBe(24 * 16);
+    // The router's engine index, fed the same events and given the prompt as the emulator tokenizes it, agrees.
+    for (const { promptText, loraName } of lookups) {
+      const { tokens } = (await post(emulator, '/tokenize', { prompt: promptText })) as { tokens: number[] };
+      expect(index.accountOf('emulator', new PromptBlocks(tokens, true), loraName ?? emulator.modelName)).toEqual({
+        known: true,
+        cachedTokens: emulator.engine.cachedTokensFor({ promptText, loraName }),
+      });
+    }
     const last = blockHashes(prompts[6]).map(String);
     const { tokens } = (await post(emulator, '/tokenize', { prompt: prompts[6] })) as { tokens: number[] };
     expect(mirror.blocks.get(last[3])).toEqual(tokens.slice(48, 64));
