@@ -109,32 +109,39 @@ function basePortFlag(flag: string, raw: string, instances: number): number {
   return port;
 }
 
-/** --kv-events and its companions; the companions alone are refused (they would silently do nothing). */
+/**
+ * --kv-events and its companions. Each value is checked whether or not --kv-events is given (a bad number is named
+ * as such), then the companions alone are refused: they would silently do nothing.
+ */
 function kvEventsFlags(
   flags: Record<string, string | undefined>,
   instances: number,
 ): EmulatorKvEventsOptions | undefined {
-  if (flags.kvEvents === undefined) {
-    if (flags.kvEventsReplayPort !== undefined)
-      throw new ConfigError(['--kv-events-replay-port needs --kv-events (the port events are published on)']);
-    return undefined;
-  }
+  const port = flags.kvEvents === undefined ? undefined : basePortFlag('kv-events', flags.kvEvents, instances);
+  const replayPort =
+    flags.kvEventsReplayPort === undefined
+      ? undefined
+      : basePortFlag('kv-events-replay-port', flags.kvEventsReplayPort, instances);
+  const bufferSteps = integerFlag(
+    'kv-events-buffer-steps',
+    flags.kvEventsBufferSteps ?? String(DEFAULT_KV_BUFFER_STEPS),
+    1,
+    1_000_000,
+  );
   const encoding = flags.kvEventsEncoding ?? 'map';
   if (!(KV_WIRE_ENCODINGS as readonly string[]).includes(encoding))
     throw new ConfigError([`--kv-events-encoding must be one of ${KV_WIRE_ENCODINGS.join(', ')}, got "${encoding}"`]);
+  if (port === undefined) {
+    if (replayPort !== undefined)
+      throw new ConfigError(['--kv-events-replay-port needs --kv-events (the port events are published on)']);
+    return undefined;
+  }
   return {
-    port: basePortFlag('kv-events', flags.kvEvents, instances),
-    ...(flags.kvEventsReplayPort === undefined
-      ? {}
-      : { replayPort: basePortFlag('kv-events-replay-port', flags.kvEventsReplayPort, instances) }),
+    port,
+    ...(replayPort === undefined ? {} : { replayPort }),
     encoding: encoding as KvWireEncoding,
     topic: flags.kvEventsTopic ?? '',
-    bufferSteps: integerFlag(
-      'kv-events-buffer-steps',
-      flags.kvEventsBufferSteps ?? String(DEFAULT_KV_BUFFER_STEPS),
-      1,
-      1_000_000,
-    ),
+    bufferSteps,
   };
 }
 
