@@ -7,7 +7,8 @@
  *
  *   npm run bench:peers [-- --quick] [-- --jobs N]
  *
- * Peers are selected by name from the registry, so one not registered yet (llm-d-precise, oracle) is simply absent.
+ * Peers are selected by name from the registry (a name it does not hold is skipped); `oracle`, the simulator's greedy
+ * reference, gets a row in every table but is never the best peer the target compares with.
  * --quick: small request counts (a smoke run).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

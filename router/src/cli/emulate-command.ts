@@ -8,6 +8,9 @@ import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
 import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
 import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
+import type { EmulatorKvEventsOptions } from '../emulator/emulator-server';
+import { KV_WIRE_ENCODINGS, type KvWireEncoding } from '../kv-events/kv-event-codec';
+import { DEFAULT_KV_BUFFER_STEPS } from '../kv-events/kv-event-publisher';
 
 /**
  * `prefix-router emulate`: N emulated vLLM instances on consecutive ports, each one engine model behind
@@ -44,6 +47,26 @@ export function register(program: Command): void {
       '--allow-runtime-lora-updating',
       "vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING: serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter",
     )
+    .option('--server-dev-mode', "vLLM's VLLM_SERVER_DEV_MODE: serve POST /reset_prefix_cache")
+    .option(
+      '--kv-events <port>',
+      "publish each instance's KV cache events in vLLM's ZeroMQ wire format on 127.0.0.1:PORT (instance i: PORT+i; 0 = free ports, logged)",
+    )
+    .option(
+      '--kv-events-replay-port <port>',
+      "with --kv-events: vLLM's replay (ROUTER) socket on 127.0.0.1:PORT (instance i: PORT+i; 0 = free ports)",
+    )
+    .option(
+      '--kv-events-encoding <encoding>',
+      'with --kv-events: map (current vLLM) or positional (vLLM to v0.23)',
+      'map',
+    )
+    .option('--kv-events-topic <topic>', "with --kv-events: vLLM's topic, e.g. llm-d's kv@POD@MODEL", '')
+    .option(
+      '--kv-events-buffer-steps <n>',
+      "with --kv-events-replay-port: batches kept for replay (vLLM's buffer_steps), 1..1000000",
+      String(DEFAULT_KV_BUFFER_STEPS),
+    )
     .option('--seed <n>', 'seed for response ids', '0')
     .option('--log-level <level>', 'fatal, error, warn, info, debug', 'info')
     .addOption(engineArgOption())
@@ -65,15 +88,66 @@ export interface EmulateFlags {
   readonly loraModules: readonly LoraModule[];
   readonly maxLoras: number | undefined;
   readonly allowRuntimeLoraUpdating: boolean;
+  /** vLLM's VLLM_SERVER_DEV_MODE (POST /reset_prefix_cache). */
+  readonly serverDevMode: boolean;
   readonly seed: number;
   readonly logLevel: string;
+  /** With --kv-events: the fleet's KV event ports (instance i adds i) and wire settings. */
+  readonly kvEvents: EmulatorKvEventsOptions | undefined;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug'];
 
+/** A base port for `instances` consecutive ones (0 = each a free port). */
+function basePortFlag(flag: string, raw: string, instances: number): number {
+  const port = integerFlag(flag, raw, 0, 65535);
+  if (port > 0 && port + instances - 1 > 65535) {
+    throw new ConfigError([
+      `--${flag} ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`,
+    ]);
+  }
+  return port;
+}
+
+/**
+ * --kv-events and its companions. Each value is checked whether or not --kv-events is given (a bad number is named
+ * as such), then the companions alone are refused: they would silently do nothing.
+ */
+function kvEventsFlags(
+  flags: Record<string, string | undefined>,
+  instances: number,
+): EmulatorKvEventsOptions | undefined {
+  const port = flags.kvEvents === undefined ? undefined : basePortFlag('kv-events', flags.kvEvents, instances);
+  const replayPort =
+    flags.kvEventsReplayPort === undefined
+      ? undefined
+      : basePortFlag('kv-events-replay-port', flags.kvEventsReplayPort, instances);
+  const bufferSteps = integerFlag(
+    'kv-events-buffer-steps',
+    flags.kvEventsBufferSteps ?? String(DEFAULT_KV_BUFFER_STEPS),
+    1,
+    1_000_000,
+  );
+  const encoding = flags.kvEventsEncoding ?? 'map';
+  if (!(KV_WIRE_ENCODINGS as readonly string[]).includes(encoding))
+    throw new ConfigError([`--kv-events-encoding must be one of ${KV_WIRE_ENCODINGS.join(', ')}, got "${encoding}"`]);
+  if (port === undefined) {
+    if (replayPort !== undefined)
+      throw new ConfigError(['--kv-events-replay-port needs --kv-events (the port events are published on)']);
+    return undefined;
+  }
+  return {
+    port,
+    ...(replayPort === undefined ? {} : { replayPort }),
+    encoding: encoding as KvWireEncoding,
+    topic: flags.kvEventsTopic ?? '',
+    bufferSteps,
+  };
+}
+
 /** Validates raw flag strings; every message names the flag and the allowed range. */
 export function parseEmulateFlags(rawFlags: Record<string, string | string[] | boolean | undefined>): EmulateFlags {
-  const { loraModules: rawLora, allowRuntimeLoraUpdating, engineArg, ...rest } = rawFlags;
+  const { loraModules: rawLora, allowRuntimeLoraUpdating, serverDevMode, engineArg, ...rest } = rawFlags;
   const flags = rest as Record<string, string | undefined>;
   let loraModules: LoraModule[] = [];
   try {
@@ -91,12 +165,7 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     engineArgsFlag({ engineArg }),
   );
   const instances = fleet.length;
-  const port = integerFlag('port', flags.port ?? '8000', 0, 65535);
-  if (port > 0 && port + instances - 1 > 65535) {
-    throw new ConfigError([
-      `--port ${port} with --instances ${instances} needs ports up to ${port + instances - 1}; the base port must be <= ${65536 - instances}`,
-    ]);
-  }
+  const port = basePortFlag('port', flags.port ?? '8000', instances);
   const timeScale = numberFlag('time-scale', flags.timeScale ?? '1', 0, 1_000_000, true);
   const logLevel = flags.logLevel ?? 'info';
   if (!LOG_LEVELS.includes(logLevel))
@@ -116,8 +185,10 @@ export function parseEmulateFlags(rawFlags: Record<string, string | string[] | b
     loraModules,
     maxLoras: loraModules.length > 0 || allowRuntimeLoraUpdating === true ? maxLoras : undefined,
     allowRuntimeLoraUpdating: allowRuntimeLoraUpdating === true,
+    serverDevMode: serverDevMode === true,
     seed: integerFlag('seed', flags.seed ?? '0', 0, 2 ** 31 - 1),
     logLevel,
+    kvEvents: kvEventsFlags(flags, instances),
   };
 }
 
@@ -140,8 +211,10 @@ export async function emulate(
     loraModules: flags.loraModules,
     ...(flags.maxLoras !== undefined ? { maxLoras: flags.maxLoras } : {}),
     allowRuntimeLoraUpdating: flags.allowRuntimeLoraUpdating,
+    serverDevMode: flags.serverDevMode,
     seed: flags.seed,
     logger,
+    ...(flags.kvEvents === undefined ? {} : { kvEvents: flags.kvEvents }),
   });
   fleet.instances.forEach((instance, index) => {
     logger.info(
@@ -152,6 +225,7 @@ export async function emulate(
         adapters: instance.loraModules.map((m) => m.name),
         profile: instance.profile.name,
         timeScale: instance.timeScale,
+        ...(instance.kvEvents === undefined ? {} : { kvEvents: instance.kvEvents }),
       },
       'emulated vLLM instance listening',
     );

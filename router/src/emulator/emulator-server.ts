@@ -88,6 +88,11 @@ export interface EmulatorOptions {
    * adapters while the server runs (https://docs.vllm.ai/en/latest/features/lora/). Default false (the routes are 404).
    */
   readonly allowRuntimeLoraUpdating?: boolean;
+  /**
+   * vLLM's VLLM_SERVER_DEV_MODE: POST /reset_prefix_cache empties the engine's prefix cache when no request runs
+   * (vllm/entrypoints/serve/cache/api_router.py at vllm-project/vllm@09cb327f). Default false (the route is 404).
+   */
+  readonly serverDevMode?: boolean;
   /** Publish the engine's KV cache events (vLLM's wire format); default none. */
   readonly kvEvents?: EmulatorKvEventsOptions;
 }
@@ -131,6 +136,7 @@ interface ResolvedOptions {
   /** undefined without adapters (vLLM exports vllm:lora_requests_info only with LoRA enabled). */
   readonly maxLoras: number | undefined;
   readonly allowRuntimeLoraUpdating: boolean;
+  readonly serverDevMode: boolean;
   readonly kvEvents: EmulatorKvEventsOptions | undefined;
 }
 
@@ -192,6 +198,7 @@ export function resolveEmulatorOptions(options: EmulatorOptions = {}): ResolvedO
         ? maxLoras
         : undefined,
     allowRuntimeLoraUpdating: options.allowRuntimeLoraUpdating === true,
+    serverDevMode: options.serverDevMode === true,
     kvEvents: options.kvEvents,
   };
 }
@@ -235,6 +242,7 @@ const ROUTES: Readonly<Record<string, readonly string[]>> = {
   '/v1/models': ['GET'],
   '/v1/load_lora_adapter': ['POST'],
   '/v1/unload_lora_adapter': ['POST'],
+  '/reset_prefix_cache': ['POST'],
   '/health': ['GET'],
   '/ping': ['GET', 'POST'],
   '/version': ['GET'],
@@ -338,6 +346,9 @@ class EmulatorServer {
       case '/v1/unload_lora_adapter':
         await this.updateLoraAdapters(req, res, path);
         return;
+      case '/reset_prefix_cache':
+        this.resetPrefixCache(req, res, path);
+        return;
       case '/version':
         sendJson(res, 200, { version: EMULATED_VLLM_VERSION });
         return;
@@ -394,6 +405,20 @@ class EmulatorServer {
         })),
       ],
     });
+  }
+
+  /**
+   * vLLM's dev-mode POST /reset_prefix_cache: answered 200 whether or not the cache could be emptied (vLLM does not
+   * check either; its block pool refuses while requests hold blocks). An emptied cache publishes AllBlocksCleared.
+   */
+  private resetPrefixCache(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (!this.options.serverDevMode) throw new EmulatorHttpError(404, `no route for ${req.method} ${path}`);
+    const reset = this.engine.resetPrefixCache();
+    this.kvEvents?.flush();
+    this.options.logger?.info({ reset }, reset ? 'prefix cache reset' : 'prefix cache not reset: requests in flight');
+    req.resume();
+    res.writeHead(200, { 'content-length': 0 });
+    res.end();
   }
 
   /** vLLM's runtime LoRA endpoints (VLLM_ALLOW_RUNTIME_LORA_UPDATING): load or unload one adapter by name. */

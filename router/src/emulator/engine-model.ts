@@ -239,6 +239,8 @@ export interface CachedBlock {
 export interface EngineCacheListener {
   stored(block: CachedBlock): void;
   evicted(hash: BlockHash): void;
+  /** The prefix cache was emptied (resetPrefixCache). */
+  cleared(): void;
 }
 
 export interface EngineModelOptions {
@@ -566,6 +568,16 @@ export class EngineModel {
     seq.state = DONE;
     this.live.delete(id);
     this.abortedCount++;
+    return true;
+  }
+
+  /**
+   * vLLM's `reset_prefix_cache`: forgets every cached block when no request is running or waiting (vLLM refuses
+   * while blocks are in use and reports false); the listener hears `cleared`.
+   */
+  resetPrefixCache(): boolean {
+    if (!this.isIdle() || !this.pool.resetPrefixCache()) return false;
+    this.cacheListener?.cleared();
     return true;
   }
 

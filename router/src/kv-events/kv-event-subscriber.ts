@@ -178,8 +178,9 @@ export class KvEventSubscriber {
     const topic = this.options.topic ?? '';
     if (topic !== '' && frames[0].toString('utf8') !== topic) return this.drop('topic', 'another topic');
     if (this.replaying) {
+      // Held until the replay ends; too many, and the replay is given up (what it would have filled is stale).
       if (this.held.length >= (this.options.maxHeldBatches ?? DEFAULT_MAX_HELD)) this.abandonReplay();
-      else this.held.push([seq, frames[2]]);
+      this.held.push([seq, frames[2]]);
       return;
     }
     this.accept(seq, frames[2], true);

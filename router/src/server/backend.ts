@@ -78,7 +78,7 @@ export class Backend implements InstanceView {
     this.origin = target.origin;
     this.basePath = target.basePath;
     this.health = initialHealth;
-    this.connections = new ConnectionSlots(options.connections, name);
+    this.connections = new ConnectionSlots(options.connections);
     this.pool = new Pool(target.origin, {
       connections: options.connections,
       headersTimeout: options.headersTimeoutMs,

@@ -17,10 +17,7 @@ export class ConnectionSlots {
   private inUse = 0;
   private readonly waiters: Waiter[] = [];
 
-  constructor(
-    readonly size: number,
-    private readonly backendName: string,
-  ) {}
+  constructor(readonly size: number) {}
 
   /** Requests holding a slot now. */
   get busy(): number {
@@ -52,7 +49,8 @@ export class ConnectionSlots {
           reject(
             new RouterError(
               'overloaded',
-              `instance ${this.backendName} had no free connection for ${timeoutMs} ms (all ${this.size} in use)`,
+              // Neither the instance nor the pool's figures: clients learn that it is busy, not how the fleet is built.
+              'the model instance chosen for this request is busy (no free connection in time); retry shortly',
               { retryAfterSeconds: 1 },
             ),
           );

@@ -189,6 +189,23 @@ export class KvBlockPool {
     }
   }
 
+  /**
+   * Forgets every cached hash, as vLLM's `BlockPool.reset_prefix_cache` does (vllm/v1/core/block_pool.py at
+   * vllm-project/vllm@002f3491): only when no request holds a block, else nothing changes and it returns false.
+   * Not counted as evictions.
+   */
+  resetPrefixCache(): boolean {
+    if (this.freeCount !== this.capacity) return false;
+    for (let id = 0; id < this.capacity; id++) {
+      const hash = this.hashes[id];
+      if (hash === NONE) continue;
+      this.byHash.delete(hash);
+      this.hashes[id] = NONE;
+    }
+    this.successor.fill(NONE);
+    return true;
+  }
+
   /** Hashes of the free cached blocks, next eviction first (for tests and debugging). */
   evictionOrder(): BlockHash[] {
     const order: BlockHash[] = [];

@@ -65,6 +65,7 @@ const TEXT_VALUE_NAMES = new Set([
   'report.json',
   'slo',
   'spec',
+  'topic',
   'type',
   'url',
   'url...',

@@ -1,5 +1,8 @@
 import { emulate, parseEmulateFlags } from '../../../router/src/cli/emulate-command';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import { sequenceBytes } from '../../../router/src/kv-events/kv-event-publisher';
+import { decode } from '@msgpack/msgpack';
+import { Dealer } from 'zeromq';
 
 describe('prefix-router emulate flags', () => {
   test('GIVEN no flags THEN one p5 instance on port 8000 at real time', () => {
@@ -14,8 +17,10 @@ describe('prefix-router emulate flags', () => {
       loraModules: [],
       maxLoras: undefined,
       allowRuntimeLoraUpdating: false,
+      serverDevMode: false,
       seed: 0,
       logLevel: 'info',
+      kvEvents: undefined,
     });
   });
 
@@ -39,6 +44,13 @@ describe('prefix-router emulate flags', () => {
     [{ logLevel: 'loud' }, /--log-level must be one of fatal, error, warn, info, debug/],
     [{ model: ' ' }, /--model must not be empty/],
     [{ seed: '-3' }, /--seed must be an integer between 0 and /],
+    [{ kvEvents: '65536' }, /--kv-events must be an integer between 0 and 65535 \(got "65536"\)/],
+    [{ kvEvents: '65535', instances: '2' }, /--kv-events 65535 with --instances 2 .* base port must be <= 65534/],
+    [{ kvEvents: '0', kvEventsReplayPort: '-1' }, /--kv-events-replay-port must be an integer between 0 and 65535/],
+    [{ kvEventsReplayPort: '5558' }, /--kv-events-replay-port needs --kv-events/],
+    [{ kvEvents: '0', kvEventsEncoding: 'json' }, /--kv-events-encoding must be one of map, positional, got "json"/],
+    [{ kvEvents: '0', kvEventsBufferSteps: '0' }, /--kv-events-buffer-steps must be an integer between 1 and 1000000/],
+    [{ kvEvents: '0', kvEventsBufferSteps: '1000001' }, /--kv-events-buffer-steps must be an integer between 1/],
   ])('GIVEN %p THEN it is refused naming the flag and its range', (flags, message) => {
     expect(() => parseEmulateFlags(flags)).toThrow(message);
   });
@@ -91,6 +103,45 @@ describe('prefix-router emulate flags', () => {
       );
       expect(blocks).toEqual(['84000', '84000', '26000']);
     } finally {
+      await fleet.close();
+      signals.forEach((s, i) =>
+        process
+          .listeners(s)
+          .filter((l) => !before[i].includes(l))
+          .forEach((l) => process.off(s, l)),
+      );
+    }
+  });
+
+  test('GIVEN --kv-events 5557 --kv-events-replay-port 5567 --instances 2 THEN the fleet publishes on consecutive ports', () => {
+    expect(
+      parseEmulateFlags({ kvEvents: '5557', kvEventsReplayPort: '5567', instances: '2', kvEventsTopic: 'kv@a@m' })
+        .kvEvents,
+    ).toEqual({ port: 5557, replayPort: 5567, encoding: 'map', topic: 'kv@a@m', bufferSteps: 10_000 });
+  });
+
+  test('GIVEN --kv-events 0 --kv-events-replay-port 0 THEN the instance publishes on loopback and replays its start batch', async () => {
+    const signals = ['SIGTERM', 'SIGINT'] as const;
+    const before = signals.map((s) => process.listeners(s));
+    const fleet = await emulate({
+      profile: 'tiny',
+      port: '0',
+      kvEvents: '0',
+      kvEventsReplayPort: '0',
+      kvEventsEncoding: 'positional',
+      logLevel: 'fatal',
+    });
+    const dealer = new Dealer({ linger: 0, receiveTimeout: 2000 });
+    try {
+      const { endpoint, replayEndpoint } = fleet.instances[0].kvEvents!;
+      expect(endpoint).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+      dealer.connect(replayEndpoint!);
+      await dealer.send(['', sequenceBytes(0n)]);
+      const [, seq, payload] = await dealer.receive();
+      expect(seq.readBigUInt64BE()).toBe(0n);
+      expect(decode(payload)).toEqual([expect.any(Number), [['AllBlocksCleared']], 0]);
+    } finally {
+      dealer.close();
       await fleet.close();
       signals.forEach((s, i) =>
         process

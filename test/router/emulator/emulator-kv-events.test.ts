@@ -2,6 +2,8 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator/emulator-server';
 import type { KvEventBatch, KvEventSink } from '../../../router/src/kv-events/kv-event';
+import { EngineKvIndex } from '../../../router/src/kv-events/engine-kv-index';
+import { PromptBlocks } from '../../../router/src/kv-events/prompt-blocks';
 import { KvEventSubscriber } from '../../../router/src/kv-events/kv-event-subscriber';
 import { blockHashes } from '../../../router/src/state/block-hash';
 import { textOf } from './engine-text';
@@ -61,20 +63,33 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
   let emulator: RunningEmulator;
   let subscriber: KvEventSubscriber;
   let mirror: CacheMirror;
+  let index: EngineKvIndex;
 
   beforeEach(async () => {
     emulator = await startEmulator({
       profile: 'tiny',
       timeScale: 20,
       loraModules: [{ name: 'sql', path: '/adapters/sql' }],
+      serverDevMode: true,
       kvEvents: { port: 0, replayPort: 0, encoding },
     });
     mirror = new CacheMirror();
+    index = new EngineKvIndex({ engines: ['emulator'], maxBlocksPerEngine: 1024 });
     subscriber = await KvEventSubscriber.connect({
       engine: 'emulator',
       endpoint: emulator.kvEvents!.endpoint,
       replayEndpoint: emulator.kvEvents!.replayEndpoint,
-      sink: mirror,
+      // The events feed both a plain mirror (what the test reads) and the router's engine index (what routing reads).
+      sink: {
+        applyBatch: (engine, batch) => {
+          mirror.applyBatch(engine, batch);
+          index.applyBatch(engine, batch);
+        },
+        markStale: (engine, reason) => {
+          mirror.markStale(engine, reason);
+          index.markStale(engine, reason);
+        },
+      },
       registry: new Registry(),
       logger: pino({ level: 'silent' }),
     });
@@ -113,13 +128,41 @@ describe.each(['map', 'positional'] as const)('emulator KV events, %s encoding',
     expect(mirror.removed).toBeGreaterThan(0);
     expect(mirror.loraNames).toEqual(new Set(['sql']));
     expect(emulator.engine.cachedTokensFor({ promptText: prompts[6], loraName: 'sql' })).toBe(24 * 16);
+    // The router's engine index, fed the same events and given the prompt as the emulator tokenizes it, agrees.
+    for (const { promptText, loraName } of lookups) {
+      const { tokens } = (await post(emulator, '/tokenize', { prompt: promptText })) as { tokens: number[] };
+      expect(index.accountOf('emulator', new PromptBlocks(tokens, true), loraName ?? emulator.modelName)).toEqual({
+        known: true,
+        cachedTokens: emulator.engine.cachedTokensFor({ promptText, loraName }),
+      });
+    }
     const last = blockHashes(prompts[6]).map(String);
     const { tokens } = (await post(emulator, '/tokenize', { prompt: prompts[6] })) as { tokens: number[] };
     expect(mirror.blocks.get(last[3])).toEqual(tokens.slice(48, 64));
   });
+  test('GIVEN a cached prompt WHEN POST /reset_prefix_cache THEN the engine forgets it and the subscriber hears AllBlocksCleared', async () => {
+    const prompt = textOf('reset', 100);
+    await post(emulator, '/v1/completions', { prompt, max_tokens: 1 });
+    expect(emulator.engine.cachedTokensFor({ promptText: prompt })).toBe(96);
+    const res = await fetch(`${emulator.url}/reset_prefix_cache`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(emulator.engine.cachedTokensFor({ promptText: prompt })).toBe(0);
+    expect(emulator.engine.stats().cachedBlocks).toBe(0);
+    await waitFor('the reset to reach the mirror', () => mirror.cleared === 2);
+    expect(mirror.blocks.size).toBe(0);
+  });
 });
 
 describe('emulator KV events options', () => {
+  test('GIVEN no serverDevMode THEN POST /reset_prefix_cache is 404, as vLLM without VLLM_SERVER_DEV_MODE', async () => {
+    const emulator = await startEmulator({ profile: 'tiny' });
+    try {
+      expect((await fetch(`${emulator.url}/reset_prefix_cache`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await emulator.close();
+    }
+  });
+
   test.each([
     [{ port: 70000 }, /kvEvents.port must be an integer in \[0, 65535\]/],
     [{ port: 0, replayPort: -1 }, /kvEvents.replayPort must be an integer/],

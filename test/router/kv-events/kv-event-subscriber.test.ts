@@ -142,6 +142,15 @@ describe('KV event subscriber', () => {
     });
   });
 
+  test('GIVEN more live batches arrive during a replay than maxHeldBatches THEN the replay is given up at once and the held batches apply', async () => {
+    const replay = await replayServer(new Map(), false);
+    await subscribe({ replayEndpoint: replay.url, replayTimeoutMs: 60_000, maxHeldBatches: 2 });
+    for (const seq of [0, 2, 3, 4]) await engine.sendBatch(seq, [stored(String(seq), [seq])]);
+    await waitFor('batch 4', () => sink.sequences.includes(4), 5000);
+    expect(sink.sequences).toEqual([0, 2, 3, 4]);
+    expect(sink.stale).toEqual(['lost batches 1..1']);
+  });
+
   test('GIVEN the sequence restarts at 0 (a new engine process) THEN the batch arrives with a leading AllBlocksCleared', async () => {
     await subscribe();
     for (const seq of [0, 1, 0]) await engine.sendBatch(seq, [stored(String(seq), [seq])]);
@@ -261,6 +270,21 @@ describe('KV event publisher and subscriber', () => {
     expect(publisher.endpoint).toMatch(/^tcp:\/\/0\.0\.0\.0:\d+$/);
     await publisher.close();
   });
+
+  test('GIVEN the emulator, the subscriber and the emulate command loaded THEN the native zeromq addon is not (it loads on first use)', async () => {
+    const probe = [
+      "require('./router/src/emulator/emulator-server');",
+      "require('./router/src/kv-events/kv-event-subscriber');",
+      "require('./router/src/cli/emulate-command');",
+      "process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('/node_modules/zeromq/'))));",
+    ].join('');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-e', probe],
+      { cwd: ROOT, timeout: 20_000 },
+    );
+    expect(stdout).toBe('false');
+  }, 30_000);
 
   test('GIVEN a publisher and a subscriber that exchanged a batch WHEN both close THEN no handle keeps the process alive', async () => {
     const child = join(__dirname, 'close-child.ts');

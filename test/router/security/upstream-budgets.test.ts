@@ -38,9 +38,11 @@ describe('when every connection to a backend is in use (limits.poolWaitTimeoutMs
       expect(JSON.parse(refused.text).error).toMatchObject({
         code: 'overloaded',
         type: 'server_error',
-        message: expect.stringContaining('no free connection for 200 ms'),
+        message: expect.stringContaining('no free connection in time'),
       });
-      expect(JSON.parse(refused.text).error.message).not.toContain('127.0.0.1');
+      // Busy, without the instance's name or address or the pool's figures (routing headers are off).
+      const message = JSON.parse(refused.text).error.message as string;
+      for (const secret of ['127.0.0.1', 'backend-', '200 ms', 'in use']) expect(message).not.toContain(secret);
       expect(waitedMs).toBeLessThan(1_400);
       expect((await holding).status).toBe(200);
       // THEN the freed connection serves the next request

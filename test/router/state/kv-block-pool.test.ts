@@ -256,3 +256,48 @@ class PoolModel {
     return [...this.refs];
   }
 }
+
+describe('KvBlockPool.resetPrefixCache', () => {
+  test('GIVEN a block still referenced THEN the reset is refused and nothing is forgotten', () => {
+    const pool = new KvBlockPool(4);
+    const id = pool.allocate();
+    pool.register(id, 11);
+    expect(pool.resetPrefixCache()).toBe(false);
+    expect(pool.cachedBlocks).toBe(1);
+    pool.release([id]);
+    expect(pool.resetPrefixCache()).toBe(true);
+    expect(pool.cachedBlocks).toBe(0);
+    expect(pool.matchPrefix([11], 1)).toBe(0);
+    expect(pool.evictions).toBe(0);
+    pool.checkInvariants();
+  });
+
+  test('GIVEN evictions after a reset THEN no forgotten hash is reported evicted', () => {
+    const evicted: number[] = [];
+    const pool = new KvBlockPool(2, (hash) => evicted.push(hash));
+    const a = pool.allocate();
+    pool.register(a, 1);
+    pool.release([a]);
+    const b = pool.allocate();
+    pool.register(b, 2);
+    pool.release([b]);
+    pool.resetPrefixCache();
+    pool.allocate();
+    pool.allocate();
+    expect(evicted).toEqual([]);
+  });
+});
+
+describe('KvBlockPool eviction listener', () => {
+  test('GIVEN every free block cached THEN allocate reports the least recently used hash it evicts', () => {
+    const evicted: number[] = [];
+    const pool = new KvBlockPool(2, (hash) => evicted.push(hash));
+    for (const hash of [1, 2]) {
+      const id = pool.allocate();
+      pool.register(id, hash);
+      pool.release([id]);
+    }
+    pool.allocate();
+    expect(evicted).toEqual([1]);
+  });
+});

@@ -7,11 +7,16 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from '../routing-policy';
+import { servesModel } from '../served-models';
+import { HEALTHY_FILTER } from './healthy-filter';
+import { SERVES_MODEL_FILTER } from './serves-model-filter';
 import {
   summaryOf,
   type CandidateStage,
   type DecisionFacts,
   type Filter,
+  type Picker,
+  type Scorer,
   type Stage,
   type StageMemory,
   type StageSummary,
@@ -41,6 +46,45 @@ export const INSTANCES_AS_CANDIDATES: CandidateStage<InstanceView> = {
 
 const NO_SCORES = new Float64Array(0);
 
+/** True when every instance is healthy and serves `model`: the standard instance filters would pass them all. */
+function allServeAndHealthy(instances: readonly InstanceView[], model: string): boolean {
+  for (let i = 0; i < instances.length; i++) {
+    const instance = instances[i];
+    if (!instance.healthy || !servesModel(instance, model)) return false;
+  }
+  return true;
+}
+
+/**
+ * A plan decide() may run without its general loop: the standard instance filters (serves-model, then healthy),
+ * the instances themselves as candidates, no per-decision facts, and at most one scorer before one picker
+ * (least-outstanding-requests, random, round-robin). Undefined for any other plan.
+ */
+interface DirectPlan<Reason extends string> {
+  readonly scorer: Scorer<InstanceView, DecisionFacts> | undefined;
+  readonly picker: Picker<InstanceView, Reason, DecisionFacts>;
+}
+
+function directPlanOf<Candidate, Reason extends string, Facts extends DecisionFacts>(
+  plan: StagePlan<Candidate, Reason, Facts>,
+): DirectPlan<Reason> | undefined {
+  const filters = plan.instanceFilters;
+  const standard =
+    plan.factsOf === undefined &&
+    (plan.candidates as CandidateStage<unknown>) === INSTANCES_AS_CANDIDATES &&
+    filters.length === 2 &&
+    (filters[0] as Filter<InstanceView>) === SERVES_MODEL_FILTER &&
+    (filters[1] as Filter<InstanceView>) === HEALTHY_FILTER;
+  if (!standard) return undefined;
+  // With the instances as candidates and no factsOf, Candidate is InstanceView and Facts DecisionFacts.
+  const stages = plan.stages as readonly Stage<InstanceView, Reason, DecisionFacts>[];
+  const [first, second] = stages;
+  if (stages.length === 1 && first.kind === 'picker') return { scorer: undefined, picker: first };
+  if (stages.length === 2 && first.kind === 'scorer' && second.kind === 'picker')
+    return { scorer: first, picker: second };
+  return undefined;
+}
+
 /**
  * The runner of a policy built from stages (stage.ts): `decide` runs the instance filters, builds the
  * candidates, then runs the stages in order; `commit` and `release` call each stage's hook in the same order.
@@ -55,6 +99,8 @@ export class StagedPolicy<
   /** The stages in order, as the policy's definition lists them. */
   readonly stages: readonly StageSummary[];
   private readonly memories: readonly StageMemory[];
+  /** The plan when decide() may take the direct path (directPlanOf), else undefined. */
+  private readonly direct: DirectPlan<Reason> | undefined;
   private sums: Float64Array = new Float64Array(8);
   private raw: Float64Array = new Float64Array(8);
   private lastSnapshot: RoutingSnapshot | undefined;
@@ -74,10 +120,12 @@ export class StagedPolicy<
     const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
     this.memories = all.filter((s) => s.commit !== undefined || s.release !== undefined);
+    this.direct = directPlanOf(plan);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
     this.lastSnapshot = snapshot;
+    if (this.direct !== undefined) return this.decideDirect(request, snapshot, this.direct);
     const plan = this.plan;
     const facts = plan.factsOf === undefined ? this.plainFactsOf(request, snapshot) : plan.factsOf(request, snapshot);
     let instances = snapshot.instances;
@@ -101,6 +149,39 @@ export class StagedPolicy<
       }
     }
     throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
+  }
+
+  /**
+   * The same stages in the same order for a DirectPlan, without the general loop: when every instance passes the
+   * standard filters (the usual case) one inline check replaces their two calls; the lone scorer writes straight
+   * into the sums. The stage-by-stage loop costs a trivial policy more than its own rule (issue 37).
+   */
+  private decideDirect(
+    request: RoutingRequest,
+    snapshot: RoutingSnapshot,
+    direct: DirectPlan<Reason>,
+  ): RoutingDecision<Reason> {
+    const facts = this.plainFactsOf(request, snapshot) as DecisionFacts;
+    let candidates = snapshot.instances;
+    if (!allServeAndHealthy(candidates, request.model)) {
+      const scratch = this.instanceScratch;
+      candidates = HEALTHY_FILTER.filter(SERVES_MODEL_FILTER.filter(candidates, facts, scratch), facts, scratch);
+    }
+    if (candidates.length === 0) throw new NoHealthyInstanceError();
+    let scores: Float64Array = NO_SCORES;
+    const scorer = direct.scorer;
+    if (scorer !== undefined) {
+      const n = candidates.length;
+      if (this.sums.length < n) this.sums = new Float64Array(n * 2);
+      scores = this.sums;
+      scorer.score(candidates, facts, scores);
+      const w = scorer.weight;
+      if (w !== 1) for (let c = 0; c < n; c++) scores[c] *= w;
+    }
+    const decision = direct.picker.pick(candidates, scores, facts);
+    if (decision === undefined)
+      throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
+    return decision;
   }
 
   private plainFactsOf(request: RoutingRequest, snapshot: RoutingSnapshot): Facts {

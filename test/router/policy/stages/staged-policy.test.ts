@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { NoHealthyInstanceError, type InstanceView } from '../../../../router/src/policy';
+import { SeededRng } from '../../../../router/src/common/seeded-rng';
+import { NoHealthyInstanceError, servesModel, type InstanceView } from '../../../../router/src/policy';
+import { fewestInFlightScorer } from '../../../../router/src/policy/stages/fewest-in-flight-scorer';
+import { maxScorePicker } from '../../../../router/src/policy/stages/max-score-picker';
+import { randomPicker } from '../../../../router/src/policy/stages/random-picker';
+import { SERVES_MODEL_FILTER } from '../../../../router/src/policy/stages/serves-model-filter';
 import { HEALTHY_FILTER } from '../../../../router/src/policy/stages/healthy-filter';
 import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stages/stage';
 import { INSTANCES_AS_CANDIDATES, StagedPolicy } from '../../../../router/src/policy/stages/staged-policy';
@@ -128,4 +133,63 @@ describe('when the healthy filter runs', () => {
       { numRuns: 100 },
     );
   });
+});
+
+describe('when a plan is the standard filters and one picker, with at most one scorer before it (the direct path)', () => {
+  const viewArb = fc.record({
+    healthy: fc.boolean(),
+    inFlight: fc.integer({ min: 0, max: 4 }),
+    models: fc.option(fc.subarray(['m', 'sql']), { nil: undefined }),
+  });
+
+  /** The same stages, with the serves-model filter as a copy: not the standard filter object, so the general loop runs. */
+  function generalTwin(stages: readonly (Scorer<InstanceView, unknown> | Picker<InstanceView, string, unknown>)[]) {
+    return new StagedPolicy('general', {
+      instanceFilters: [{ ...SERVES_MODEL_FILTER }, HEALTHY_FILTER],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages,
+    });
+  }
+
+  it.each([
+    [
+      'a weighted scorer then the max-score picker',
+      (rng: SeededRng) => [fewestInFlightScorer(3), maxScorePicker(rng, 'min')],
+    ],
+    ['a lone random picker', (rng: SeededRng) => [randomPicker(rng, 'random')]],
+  ] as const)(
+    'GIVEN %s and any instances, healthy or not, serving any models THEN it decides exactly as the general loop, and refuses alike',
+    (_label, stagesOf) => {
+      fc.assert(
+        fc.property(
+          fc.array(viewArb, { minLength: 0, maxLength: 8 }),
+          fc.constantFrom('m', 'sql', ''),
+          fc.nat(),
+          (specs, model, seed) => {
+            const vs: InstanceView[] = specs.map((s, i) => ({
+              id: `i${i}`,
+              healthy: s.healthy,
+              inFlight: s.inFlight,
+              ...(s.models === undefined ? {} : { servedModels: new Set(s.models) }),
+            }));
+            const direct = new StagedPolicy('direct', {
+              instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
+              candidates: INSTANCES_AS_CANDIDATES,
+              stages: stagesOf(new SeededRng(seed)),
+            });
+            const general = generalTwin(stagesOf(new SeededRng(seed)));
+            const request = { ...chatRequest('x'), model };
+            const snapshot = { instances: vs, nowMs: 0 };
+            const eligible = vs.filter((v) => v.healthy && servesModel(v, model));
+            for (let k = 0; k < 3; k++) {
+              if (eligible.length === 0) {
+                expect(() => direct.decide(request, snapshot)).toThrow(NoHealthyInstanceError);
+                expect(() => general.decide(request, snapshot)).toThrow(NoHealthyInstanceError);
+              } else expect(direct.decide(request, snapshot)).toEqual(general.decide(request, snapshot));
+            }
+          },
+        ),
+      );
+    },
+  );
 });

@@ -1,0 +1,37 @@
+import { EngineModel } from '../../../router/src/emulator/engine-model';
+import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import { textOf } from './engine-text';
+
+const p5 = builtinProfile('p5-llama-3.1-70b');
+
+describe('when the engine model reports the prefill work ahead of a new request (what oracle reads)', () => {
+  test('GIVEN an idle engine THEN nothing is ahead', () => {
+    expect(new EngineModel(p5).prefillTokensAhead(0)).toBe(0);
+  });
+
+  test('GIVEN two waiting requests, the second sharing a prefix the cache holds THEN each counts its prompt less what is cached now', () => {
+    // GIVEN 4,000 tokens of a shared prefix cached by an earlier request
+    const engine = new EngineModel(p5);
+    const shared = textOf('shared', 4000);
+    engine.submit({ id: 'warm', promptText: shared + textOf('w', 100), maxTokens: 1 }, 0);
+    engine.drain();
+    const cached = engine.cachedTokensFor({ promptText: shared + textOf('b', 2000) });
+    expect(cached).toBeGreaterThanOrEqual(3984);
+    // WHEN a cold request and one sharing the prefix wait (submitted, no step run yet)
+    engine.submit({ id: 'a', promptText: textOf('a', 3000), maxTokens: 1 }, 10_000);
+    engine.submit({ id: 'b', promptText: shared + textOf('b', 2000), maxTokens: 1 }, 10_000);
+    // THEN the cold one counts whole, the other only its uncached part
+    expect(engine.prefillTokensAhead(10_000)).toBe(3000 + 6000 - cached);
+  });
+
+  test('GIVEN a request part way through its prefill THEN only what it has left counts, and nothing once it decodes', () => {
+    const engine = new EngineModel(p5);
+    engine.submit({ id: 'long', promptText: textOf('long', 20_000), maxTokens: 50 }, 0);
+    const firstStepEnd = engine.nextStepTimeMs()! + 1e-6;
+    engine.runUntil(firstStepEnd); // one step: at most maxNumBatchedTokens of it computed
+    const ahead = engine.prefillTokensAhead(firstStepEnd);
+    expect(ahead).toBe(20_000 - p5.maxNumBatchedTokens);
+    engine.runUntil(5_000); // past its first token, decoding
+    expect(engine.prefillTokensAhead(5_000)).toBe(0);
+  });
+});
