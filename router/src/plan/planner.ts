@@ -188,7 +188,8 @@ export async function runPlan(config: PlanConfig): Promise<PlanResult> {
       sweep: strategy.sweep ?? null,
       sagemakerRouting: SAGEMAKER_ROUTING_OF[strategy.configs[0].name] ?? null,
       minInstances: min,
-      outOfBudget: outcome.outOfBudget || engineResults[i].outOfBudget,
+      // The size search's budget: a grid cut short by it still leaves that search's answer.
+      outOfBudget: outcome.outOfBudget,
       atMin,
       bestAtLargest: curve.length > 0 ? curve[curve.length - 1] : null,
       curve,
