@@ -3,12 +3,16 @@
  * machine (target: ≤ 3 min wall on 2 cores), with every strategy's answer. Wall time depends on what else runs:
  * the run prints the CPU time beside it, and the simulations each strategy needed.
  *
- *     npm run bench:plan [-- --slo 'p90-ttft<=2s'] [--jobs N]
+ *     npm run bench:plan [-- --slo 'p90-ttft<=2s'] [--jobs N] [--engine-search on|off]
+ *
+ * `--engine-search off` runs the simulations the plan ran before it searched engine settings: the before of
+ * docs/plan.md#speed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runPlanCommand } from '../src/cli/plan-command';
+import { engineArgsText } from '../src/emulator/engine-args';
 
 export const PLAN_WALL_TARGET_SECONDS = 180;
 
@@ -27,6 +31,7 @@ async function main(): Promise<void> {
         workload: 'trace:mooncake-synthetic',
         slo: [flag('slo', 'p90-ttft<=2s')],
         jobs: flag('jobs', String(availableParallelism())),
+        engineSearch: flag('engine-search', 'on'),
         out,
         quiet: true,
       },
@@ -38,11 +43,12 @@ async function main(): Promise<void> {
       `bench:plan — default plan of trace:mooncake-synthetic, ${report.slos.join(', ')}, instances ${report.instances.min}..${report.instances.max}, ${availableParallelism()} cores`,
     );
     console.log('');
-    console.log('| strategy | fewest instances | setting there | simulations measured |');
-    console.log('|---|---:|---|---:|');
+    console.log('| strategy | fewest instances | setting there | engine settings there | simulations measured |');
+    console.log('|---|---:|---|---|---:|');
     for (const s of report.strategies) {
+      const engine = s.engineArgs === null ? '–' : engineArgsText(s.engineArgs).join(' ');
       console.log(
-        `| ${s.label} | ${s.minInstances ?? `none up to ${report.instances.max}`} | ${s.atMin?.policy ?? '–'} | ${s.curve.length} sizes |`,
+        `| ${s.label} | ${s.minInstances ?? `none up to ${report.instances.max}`} | ${s.atMin?.policy ?? '–'} | ${engine} | ${s.curve.length} sizes |`,
       );
     }
     if (report.autoscaling)
@@ -50,7 +56,11 @@ async function main(): Promise<void> {
         `\nautoscaling (${report.autoscaling.strategy}): ${report.autoscaling.minCapacity ?? '–'}..${report.autoscaling.maxCapacity ?? '–'}`,
       );
     console.log('');
-    console.log(`simulations: ${report.runs}`);
+    console.log(
+      `simulations: ${report.runs}; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')} (1, 5, 15 min)`,
+    );
     console.log(
       `wall: ${wallSeconds.toFixed(1)} s (target ≤ ${PLAN_WALL_TARGET_SECONDS} s: ${wallSeconds <= PLAN_WALL_TARGET_SECONDS ? 'met' : 'NOT met'}); CPU of this process and its worker threads: ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
     );

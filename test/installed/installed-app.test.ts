@@ -417,6 +417,10 @@ describe('when both packages are packed and installed into a fresh `cdk init` ap
       });
       const env = ofType('AWS::SageMaker::Model')[0].Properties.PrimaryContainer.Environment as Record<string, string>;
       expect(env).toMatchObject({ SM_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct', SM_VLLM_TENSOR_PARALLEL_SIZE: '1' });
+      // The scheduler settings plan chose off vLLM's defaults (docs/plan.md#engine-settings), and only those.
+      const engine = construct.props.engine ?? {};
+      expect(env.SM_VLLM_MAX_NUM_BATCHED_TOKENS).toBe(engine.maxNumBatchedTokens?.toString());
+      expect(env.SM_VLLM_LONG_PREFILL_TOKEN_THRESHOLD).toBe(engine.longPrefillTokenThreshold?.toString());
       const chosen = planReport.strategies.find((s) => s.label === construct.strategy)!;
       const monthly = `~$${Math.round(chosen.monthlyUsd!).toLocaleString('en-US')}/month at 730 h`;
       expect(Object.values(template.Outputs).map((o) => o.Value)).toEqual(

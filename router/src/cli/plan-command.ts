@@ -36,6 +36,7 @@ import {
 } from './flag-values';
 import { engineArgOption, engineArgsFlag } from './engine-arg-flag';
 import { applyEngineArgs } from '../emulator/engine-args';
+import { baseGridPoint, ENGINE_GRID_FLAGS, engineGrid, type EngineGridPoint } from '../plan/engine-grid';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
@@ -101,6 +102,11 @@ export function register(program: Command): void {
     )
     .option('--max-runs <n>', 'most simulations the plan may run', String(MAX_RUNS_DEFAULT))
     .option(
+      '--engine-search <on|off>',
+      `search vLLM's ${ENGINE_GRID_FLAGS.join(' and ')} on a small grid around the profile's values below each answer (docs/plan.md#engine-settings); an --engine-arg holds its argument`,
+      'on',
+    )
+    .option(
       '--jobs <n>',
       `simulations at once on worker threads, ${JOBS_RANGE.min}..${JOBS_RANGE.max} (default: the number of cores, ${defaultJobs()} here)`,
     )
@@ -118,7 +124,12 @@ export interface PlanFlags {
   readonly slos: readonly Slo[];
   readonly strategies: readonly PlanStrategy[];
   readonly instances: { readonly min: number; readonly max: number };
+  /** The profile with --engine-arg applied: what the size search simulates. */
   readonly profile: EngineProfile;
+  /** The profile before --engine-arg: vLLM's defaults on that hardware, which the app file leaves unset. */
+  readonly defaultProfile: EngineProfile;
+  /** The engine settings searched, base point (`profile`) first; only the base with --engine-search off. */
+  readonly engineGrid: readonly EngineGridPoint[];
   /** The derivation when --model/--model-config chose the profile. */
   readonly derived?: DerivedProfile;
   readonly instanceType: string;
@@ -158,7 +169,11 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
   const str = (...keys: string[]) => keys.map((k) => flags[k]).find((v) => v !== undefined) as string | undefined;
   const slos = parseSlos((flags.slo as string[] | undefined) ?? []);
   const choice = modelProfileFromFlags(flags, DEFAULT_PROFILE_NAME);
-  const profile = applyEngineArgs(choice.profile, engineArgsFlag(flags));
+  const heldEngineArgs = engineArgsFlag(flags);
+  const profile = applyEngineArgs(choice.profile, heldEngineArgs);
+  const engineSearch = str('engineSearch', 'engine-search') ?? 'on';
+  if (engineSearch !== 'on' && engineSearch !== 'off')
+    throw new ConfigError([`--engine-search must be on or off (got ${JSON.stringify(engineSearch)})`]);
   const instanceType = choice.instanceType ?? 'ml.p5.48xlarge';
   const rawPrice = str('pricePerInstanceHour', 'price-per-instance-hour');
   let price: InstancePrice;
@@ -187,6 +202,8 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
     strategies,
     instances: parseInstanceRange(str('instances') ?? PLAN_INSTANCES_DEFAULT),
     profile,
+    defaultProfile: choice.profile,
+    engineGrid: engineSearch === 'on' ? engineGrid(profile, heldEngineArgs) : [baseGridPoint(profile)],
     ...(choice.derived !== undefined ? { derived: choice.derived } : {}),
     instanceType,
     price,
@@ -210,12 +227,14 @@ export function parsePlanFlags(flags: Record<string, unknown>): PlanFlags {
 
 /** Simulations a plan is expected to need: a bisection and its neighbours per setting (or every size), capped by the budget. */
 export function expectedPlanRuns(
-  flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs' | 'exhaustive'>,
+  flags: Pick<PlanFlags, 'strategies' | 'instances' | 'maxRuns' | 'windowMs' | 'exhaustive' | 'engineGrid'>,
 ): number {
   const sizes = flags.instances.max - flags.instances.min + 1;
   const probes = flags.exhaustive ? sizes : Math.ceil(Math.log2(sizes)) + 3;
   const search = flags.strategies.reduce((n, s) => n + s.configs.length * probes, 0);
-  return Math.min(flags.maxRuns, search + (flags.windowMs > 0 ? 2 * probes : 0));
+  // The engine grid: its other points one size below each answer, and again at the answer.
+  const engine = flags.strategies.length * 2 * (flags.engineGrid.length - 1);
+  return Math.min(flags.maxRuns, search + engine + (flags.windowMs > 0 ? 2 * probes : 0));
 }
 
 export async function runPlanCommand(
@@ -245,7 +264,7 @@ export async function runPlanCommand(
     strategies: flags.strategies,
     slos: flags.slos,
     instances: flags.instances,
-    profile: flags.profile,
+    engineGrid: flags.engineGrid,
     seed: flags.seed,
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,
@@ -266,6 +285,7 @@ export async function runPlanCommand(
     instances: flags.instances,
     price: flags.price,
     deployment: planDeployment(flags),
+    engineGrid: flags.engineGrid.map((g) => g.key),
   });
   const files = await writePlanReport(report, flags.slos, flags.out);
   if (!flags.quiet) print(renderPlanMarkdown(report).split('\n## Measured sizes')[0].trimEnd());
@@ -274,7 +294,13 @@ export async function runPlanCommand(
 }
 
 /** The model and engine settings the plan's app file states: the derivation's, or the construct's rule for a shipped profile. */
-export function planDeployment(flags: Pick<PlanFlags, 'profile' | 'derived' | 'instanceType'>): PlanDeployment {
+export function planDeployment(
+  flags: Pick<PlanFlags, 'profile' | 'defaultProfile' | 'derived' | 'instanceType'>,
+): PlanDeployment {
+  const vllmDefaults = {
+    maxNumBatchedTokens: flags.defaultProfile.maxNumBatchedTokens,
+    longPrefillTokenThreshold: flags.defaultProfile.longPrefillTokenThreshold ?? 0,
+  };
   if (flags.derived !== undefined) {
     const { profile, tensorParallelSize, gpuCount } = flags.derived;
     const architecture = catalogedArchitecture(profile.modelName);
@@ -284,16 +310,18 @@ export function planDeployment(flags: Pick<PlanFlags, 'profile' | 'derived' | 'i
       tensorParallelSize,
       gpuCount,
       ...(capped ? { maxModelLen: profile.maxModelLen } : {}),
+      vllmDefaults,
     };
   }
   const hardware = instanceGpus(flags.instanceType);
   const architecture = catalogedArchitecture(flags.profile.modelName);
-  if (hardware === undefined) return { modelId: flags.profile.modelName };
+  if (hardware === undefined) return { modelId: flags.profile.modelName, vllmDefaults };
   const tensorParallelSize =
     architecture === undefined ? undefined : allowedTensorParallelSizes(architecture, hardware.gpuCount).pop();
   return {
     modelId: flags.profile.modelName,
     gpuCount: hardware.gpuCount,
     ...(tensorParallelSize !== undefined ? { tensorParallelSize } : {}),
+    vllmDefaults,
   };
 }

@@ -13,6 +13,8 @@ import {
   type StrategyPlan,
 } from './planner';
 import type { NonMonotonePoint } from './size-search';
+import type { EngineArgs } from '../emulator/engine-args';
+import { ENGINE_GRID_FLAGS } from './engine-grid';
 import { formatSloValue, sloFigure, sloValue, type Slo } from './slo';
 
 export const PLAN_REPORT_SCHEMA = 'cdk-prefix-aware-llm/plan-report';
@@ -28,6 +30,8 @@ export interface PlanFigures {
   readonly instances: number;
   /** The policy spec that ran (for a sweep, the best setting at this size). */
   readonly policy: string;
+  /** The engine settings it ran with (the grid's searched arguments, by vLLM flag name). */
+  readonly engineArgs: EngineArgs;
   /** Worst SLO ratio (≤ 1 meets every SLO). */
   readonly sloMargin: number;
   readonly slo: Readonly<Record<string, number | null>>;
@@ -68,6 +72,22 @@ export interface StrategyPlanReport {
   readonly savings: readonly Saving[];
   readonly curve: readonly PlanFigures[];
   readonly nonMonotone: readonly NonMonotonePoint[];
+  /** The engine settings chosen at `minInstances` (null when unreachable). */
+  readonly engineArgs: EngineArgs | null;
+  /** Fewest instances with the profile's engine settings, to compare with `minInstances`. */
+  readonly baseEngineMinInstances: number | null;
+  /** What each chosen argument off the profile's value bought at `minInstances`: the SLO figures with and without it. */
+  readonly engineEffects: readonly EngineEffectReport[];
+}
+
+export interface EngineEffectReport {
+  readonly flag: string;
+  readonly value: number | string;
+  readonly profileValue: number | string;
+  readonly instances: number;
+  readonly slo: Readonly<Record<string, number | null>>;
+  /** The same run with only this argument at the profile's value; null when that run was not measured. */
+  readonly sloWithout: Readonly<Record<string, number | null>> | null;
 }
 
 export interface ConstructSuggestion {
@@ -76,6 +96,8 @@ export interface ConstructSuggestion {
     readonly instanceCount: number;
     readonly routing: { readonly kind: string; readonly prefixLength?: number; readonly concurrencyThreshold?: number };
     readonly autoScaling?: { readonly minCapacity: number; readonly maxCapacity: number };
+    /** The scheduler settings off vLLM's defaults that the plan chose (the construct's `engine` options). */
+    readonly engine?: { readonly maxNumBatchedTokens?: number; readonly longPrefillTokenThreshold?: number };
   };
   /** The props as TypeScript to paste into a stack. */
   readonly snippet: string;
@@ -92,6 +114,8 @@ export interface PlanReport {
   readonly instances: { readonly min: number; readonly max: number };
   readonly price: InstancePrice;
   readonly hoursPerMonth: number;
+  /** The engine settings searched (docs/plan.md#engine-settings): one `NAME=VALUE&…` per point, the profile's first. */
+  readonly engineGrid: readonly string[];
   readonly strategies: readonly StrategyPlanReport[];
   readonly construct: ConstructSuggestion | null;
   readonly autoscaling: AutoscalingPlan | null;
@@ -110,6 +134,8 @@ export interface PlanReportInput {
   readonly price: InstancePrice;
   /** The model and engine settings the printed app file states. */
   readonly deployment: PlanDeployment;
+  /** The engine grid's points (`NAME=VALUE&…`), the profile's first. */
+  readonly engineGrid: readonly string[];
   readonly createdAt?: string;
 }
 
@@ -146,6 +172,16 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     savings: [savingAgainst(s, random), savingAgainst(s, bestSageMaker)].filter((x): x is Saving => x !== null),
     curve: s.curve.map((r) => figuresOf(r, slos)),
     nonMonotone: s.nonMonotone,
+    engineArgs: s.atMin?.engineArgs ?? null,
+    baseEngineMinInstances: s.baseEngineMinInstances,
+    engineEffects: s.engineEffects.map((e) => ({
+      flag: e.flag,
+      value: e.value,
+      profileValue: e.profileValue,
+      instances: s.atMin!.instances,
+      slo: figuresOf(s.atMin!, slos).slo,
+      sloWithout: e.without === null ? null : figuresOf(e.without, slos).slo,
+    })),
   }));
   const notes: string[] = [];
   for (const s of strategies)
@@ -170,6 +206,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     instances: input.instances,
     price,
     hoursPerMonth: HOURS_PER_MONTH,
+    engineGrid: input.engineGrid,
     strategies,
     construct: constructSuggestion(input),
     autoscaling: result.autoscaling,
@@ -185,6 +222,7 @@ function figuresOf(run: SizedRun, slos: readonly Slo[]): PlanFigures {
   return {
     instances: run.instances,
     policy: run.policy,
+    engineArgs: run.engineArgs,
     sloMargin: Number.isFinite(run.margin) ? run.margin : Number.MAX_VALUE,
     slo: Object.fromEntries(slos.map((slo) => [sloFigure(slo), sloValue(slo, s)])),
     ttftMs: { p50: s.ttftMs.p50, p90: s.ttftMs.p90, p99: s.ttftMs.p99 },
@@ -211,6 +249,8 @@ export interface PlanDeployment {
   readonly gpuCount?: number;
   /** The context the profile assumed when it is below the model's own (KV-limited): vLLM needs it set. */
   readonly maxModelLen?: number;
+  /** vLLM's scheduler defaults on this hardware (the profile's before --engine-arg): settings equal to them stay unset. */
+  readonly vllmDefaults?: { readonly maxNumBatchedTokens: number; readonly longPrefillTokenThreshold: number };
 }
 
 /** `InstanceType.ML_G6E_2XLARGE` for a catalogued name, else `InstanceType.of('…')`. */
@@ -226,13 +266,32 @@ function routingCode(routing: ConstructSuggestion['props']['routing']): string {
   return routing.kind === 'RANDOM' ? 'RoutingStrategy.random()' : 'RoutingStrategy.leastOutstandingRequests()';
 }
 
+/** The scheduler settings of `args` that differ from vLLM's defaults, as the construct's `engine` options. */
+function schedulerOptions(
+  args: EngineArgs,
+  defaults: PlanDeployment['vllmDefaults'],
+): { maxNumBatchedTokens?: number; longPrefillTokenThreshold?: number } {
+  if (defaults === undefined) return {};
+  const budget = Number(args['max-num-batched-tokens']);
+  const threshold = Number(args['long-prefill-token-threshold']);
+  return {
+    ...(budget !== defaults.maxNumBatchedTokens ? { maxNumBatchedTokens: budget } : {}),
+    ...(threshold !== defaults.longPrefillTokenThreshold ? { longPrefillTokenThreshold: threshold } : {}),
+  };
+}
+
 /** The engine settings the plan assumed, as the construct's `engine` prop and a comment on data parallelism. */
-function engineLines(deployment: PlanDeployment): string[] {
+function engineLines(deployment: PlanDeployment, scheduler: ReturnType<typeof schedulerOptions>): string[] {
   const tp = deployment.tensorParallelSize;
-  if (tp === undefined) return [];
+  const schedulerSettings = Object.entries(scheduler).map(([k, v]) => `${k}: ${v}`);
+  if (tp === undefined)
+    return schedulerSettings.length === 0
+      ? []
+      : ['      // As simulated: vLLM scheduler settings.', `      engine: { ${schedulerSettings.join(', ')} },`];
   const settings = [
     `tensorParallelSize: ${tp}`,
     ...(deployment.maxModelLen ? [`maxModelLen: ${deployment.maxModelLen}`] : []),
+    ...schedulerSettings,
   ];
   const idle =
     deployment.gpuCount !== undefined && deployment.gpuCount > tp
@@ -289,6 +348,7 @@ function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null
       : undefined;
   const instanceCount = chosen.minInstances!;
   const hourly = instanceCount * price.usdPerInstanceHour;
+  const scheduler = schedulerOptions(chosen.atMin!.engineArgs, deployment.vllmDefaults);
   const lines = [
     `// From prefix-router plan: ${chosen.label} meets every SLO with ${instanceCount} × ${instanceType} (profile ${input.profile}).`,
     `// Cost while deployed: ${instanceCount} × ${instanceType} ≈ $${formatNumber(hourly, 2)}/h (~${usd(hourly * HOURS_PER_MONTH)}/month at ${HOURS_PER_MONTH} h; ${price.source.replace(/: pass --price-per-instance-hour$/, '')}).`,
@@ -302,7 +362,7 @@ function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null
     `  instanceType: ${instanceTypeCode(instanceType, deployment.gpuCount !== undefined)},`,
     `  instanceCount: ${instanceCount},`,
     `  routing: ${routingCode(routing)},`,
-    ...engineLines(deployment).map((l) => l.slice(4)),
+    ...engineLines(deployment, scheduler).map((l) => l.slice(4)),
     ...(autoScaling
       ? [`  autoScaling: { minCapacity: ${autoScaling.minCapacity}, maxCapacity: ${autoScaling.maxCapacity} },`]
       : noAutoscalingLines(a).map((l) => l.slice(4))),
@@ -310,7 +370,12 @@ function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null
   ];
   return {
     strategy: chosen.label,
-    props: { instanceCount, routing, ...(autoScaling ? { autoScaling } : {}) },
+    props: {
+      instanceCount,
+      routing,
+      ...(autoScaling ? { autoScaling } : {}),
+      ...(Object.keys(scheduler).length > 0 ? { engine: scheduler } : {}),
+    },
     snippet: lines.join('\n'),
   };
 }
@@ -370,6 +435,7 @@ export function renderPlanMarkdown(report: PlanReport): string {
     );
   }
   out.push('');
+  out.push(...engineSettingsLines(report));
   if (report.construct !== null) {
     out.push(`## CDK app (${report.construct.strategy})`, '', '```ts', report.construct.snippet, '```', '');
   } else {
@@ -412,6 +478,44 @@ export function renderPlanMarkdown(report: PlanReport): string {
   if (report.notes.length > 0) out.push('', '## Notes', '', ...report.notes.map((n) => `- ${n}`));
   out.push('');
   return out.join('\n');
+}
+
+/** The SLO figures of a run as `p90-ttft 1.71 s, error-rate 0.25 %`. */
+function sloText(slo: Readonly<Record<string, number | null>>): string {
+  return Object.entries(slo)
+    .map(([k, v]) => `${k} ${v === null ? 'n/a' : k === 'error-rate' ? formatPercent(v, 2) : formatMs(v)}`)
+    .join(', ');
+}
+
+/** The engine settings each strategy's answer runs, and what each argument off the profile's value bought there. */
+function engineSettingsLines(report: PlanReport): string[] {
+  if (report.engineGrid.length <= 1) return [];
+  const lines = [
+    '## Engine settings',
+    '',
+    `Searched ${ENGINE_GRID_FLAGS.join(' and ')} (${report.engineGrid.length} settings: ${report.engineGrid.map((g) => `\`${g}\``).join(', ')}; the profile's first) below each answer.`,
+    '',
+  ];
+  for (const s of report.strategies) {
+    if (s.engineArgs === null) {
+      lines.push(`- ${s.label}: no size in range meets the SLOs with any of them.`);
+      continue;
+    }
+    const args = Object.entries(s.engineArgs).map(([k, v]) => `\`${k}=${v}\``);
+    const sizes =
+      s.baseEngineMinInstances === s.minInstances
+        ? `${s.minInstances} instances, as with the profile's settings`
+        : `${s.minInstances} instances instead of ${s.baseEngineMinInstances ?? `none up to ${report.instances.max}`} with the profile's settings`;
+    const bought = s.engineEffects.map(
+      (e) =>
+        `${e.flag} ${e.value} instead of ${e.profileValue}: ${e.sloWithout === null ? 'not measured without it' : `${sloText(e.sloWithout)} → ${sloText(e.slo)}`}`,
+    );
+    lines.push(
+      `- ${s.label}: ${args.join(', ')} at ${sizes}${bought.length === 0 ? " (the profile's settings did best)" : `; ${bought.join('; ')}`}.`,
+    );
+  }
+  lines.push('');
+  return lines;
 }
 
 /** A self-contained HTML page: the markdown's content plus one chart per SLO of the figure against instance count. */

@@ -1,21 +1,16 @@
-import type { EngineProfile } from '../emulator/engine-profile';
 import { type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
-import {
-  policyLabels,
-  simulateStrategy,
-  type StrategyOutcome,
-  type StrategyRunSettings,
-} from '../sim/compare-strategies';
-import { simulateInParallel, type RunMessage } from '../sim/parallel-runs';
-import { summarizeStrategy, type StrategySummary } from '../report/report-model';
-import { toStrategyRun } from '../sim/simulator';
+import { policyLabels } from '../sim/compare-strategies';
 import { contentChars, type Workload } from '../workload';
-import type { ArrivalWindow } from '../workload/arrival-window';
 import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
-import { sloMargin, type Slo } from './slo';
 import { HOURS_PER_MONTH } from '../common/instance-prices';
 import { SAGEMAKER_ROUTING_OF } from '../common/sagemaker-routing';
+import type { EngineArgs } from '../emulator/engine-args';
+import { engineGridPoint, ENGINE_GRID_FLAGS, type EngineGridPoint } from './engine-grid';
+import { searchEngineGrid } from './engine-search';
+import { bestOf, bestPreferringProfileEngine, RunCache, type RunCacheConfig, type SizedRun } from './run-cache';
+
+export type { SizedRun };
 
 /** Hours in the month `plan` bills (common/instance-prices.ts). */
 export { HOURS_PER_MONTH };
@@ -69,35 +64,20 @@ export function planStrategies(policySpecs: readonly string[], sweepSpecs: reado
   return strategies;
 }
 
-/** One simulated run's figures, as the plan reports them. */
-export interface SizedRun {
-  readonly instances: number;
-  readonly policy: string;
-  /** Whether the run replayed only a window of the workload (autoscaling), not all of it. */
-  readonly window: boolean;
-  readonly margin: number;
-  readonly summary: StrategySummary;
-}
-
-export interface PlanConfig {
-  readonly workload: Workload;
+export interface PlanConfig extends Omit<RunCacheConfig, 'baseEngine'> {
   readonly strategies: readonly PlanStrategy[];
-  readonly slos: readonly Slo[];
   readonly instances: { readonly min: number; readonly max: number };
-  readonly profile: EngineProfile;
-  readonly seed: number;
-  readonly warmupMs: number;
-  readonly sendUntilMs?: number;
-  readonly maxRequests?: number;
-  /** Worker threads; 1 runs everything in this thread. */
-  readonly jobs: number;
+  /**
+   * The engine settings searched (engine-grid.ts), base point first: the profile as given, which the size search
+   * runs. A grid of the base point alone searches nothing.
+   */
+  readonly engineGrid: readonly EngineGridPoint[];
   /** Most simulations the whole plan may run (autoscaling windows included). */
   readonly maxRuns: number;
   /** Measure every size instead of searching (see sizeSearch). */
   readonly exhaustive?: boolean;
   /** Length of the busiest and quietest windows (ms) the autoscaling bounds are sized on; 0 skips them. */
   readonly windowMs: number;
-  readonly onRun?: (done: number, label: string) => void;
 }
 
 export interface StrategyPlan {
@@ -115,6 +95,19 @@ export interface StrategyPlan {
   readonly curve: readonly SizedRun[];
   readonly nonMonotone: readonly NonMonotonePoint[];
   readonly searchedFrom: number;
+  /** Fewest instances with the profile's engine settings (the size search's answer), beside `minInstances`. */
+  readonly baseEngineMinInstances: number | null;
+  /** What each searched engine argument of `atMin` bought there (one entry per argument off the profile's value). */
+  readonly engineEffects: readonly EngineEffect[];
+}
+
+/** One engine argument the plan chose off the profile's value, and the same run with the profile's value. */
+export interface EngineEffect {
+  readonly flag: string;
+  readonly value: number | string;
+  readonly profileValue: number | string;
+  /** The run at the same size and routing setting with only this argument at the profile's value (null: not measured). */
+  readonly without: SizedRun | null;
 }
 
 export interface WindowPlan {
@@ -130,6 +123,8 @@ export interface WindowPlan {
 export interface AutoscalingPlan {
   readonly strategy: string;
   readonly policy: string;
+  /** The engine settings the windows ran with: the strategy's at its answer. */
+  readonly engineArgs: EngineArgs;
   readonly windowSeconds: number;
   readonly windows: readonly WindowPlan[];
   /** Suggested bounds, or null with the reason in `note`. */
@@ -145,18 +140,20 @@ export interface PlanResult {
   readonly wallMs: number;
 }
 
-/** Runs the plan: every strategy's size search, then the autoscaling windows of the cheapest SageMaker strategy. */
+/**
+ * Runs the plan: every strategy's size search with the profile's engine, the engine grid below each answer
+ * (engine-search.ts), then the autoscaling windows of the cheapest SageMaker strategy.
+ */
 export async function runPlan(config: PlanConfig): Promise<PlanResult> {
   const started = Date.now();
-  const cache = new RunCache(config);
-  const tasks: SearchTask<number>[] = config.strategies.map((strategy, i) => {
-    const lo = searchFloor(strategy, config.instances.min);
-    return {
-      key: i,
-      search: sizeSearch(Math.min(lo, config.instances.max), config.instances.max, config.exhaustive),
-      runsPerSize: strategy.configs.length,
-    };
-  });
+  const cache = new RunCache({ ...config, baseEngine: config.engineGrid[0] });
+  const floorOf = (strategy: PlanStrategy) =>
+    Math.min(searchFloor(strategy, config.instances.min), config.instances.max);
+  const tasks: SearchTask<number>[] = config.strategies.map((strategy, i) => ({
+    key: i,
+    search: sizeSearch(floorOf(strategy), config.instances.max, config.exhaustive),
+    runsPerSize: strategy.configs.length,
+  }));
   const outcomes = await runSearches(tasks, (probes) => measureSizes(config, cache, probes), config.maxRuns);
   // A size that met the SLOs may have been settled by one setting: the answer's size gets every setting, so
   // the plan names the best one there.
@@ -167,29 +164,66 @@ export async function runPlan(config: PlanConfig): Promise<PlanResult> {
         : config.strategies[i].configs.map((policy) => ({ policy, instances: o.result!.minInstances! })),
     ),
   );
+  const baseAnswers = outcomes.map((o) => o.result?.minInstances ?? null);
+  const engineResults = await searchEngineGrid(
+    config.strategies.map((strategy, i) => ({
+      policy: bestSettingAt(strategy, cache, baseAnswers[i] ?? config.instances.max),
+      minInstances: baseAnswers[i],
+      floor: floorOf(strategy),
+      max: config.instances.max,
+    })),
+    config.engineGrid,
+    cache,
+    config.maxRuns,
+  );
   const strategies = outcomes.map((outcome, i): StrategyPlan => {
     const strategy = config.strategies[i];
-    const measured = outcome.result?.measured ?? cache.sizesOf(strategy.configs);
-    const curve = measured.map((n) =>
-      bestOf(strategy.configs.map((c) => cache.get(c, n)).filter((r): r is SizedRun => r !== undefined)),
-    );
-    const min = outcome.result?.minInstances ?? null;
-    const largest = curve.length > 0 ? curve[curve.length - 1] : null;
+    const curve = cache
+      .sizesOf(strategy.configs)
+      .map((n) => bestPreferringProfileEngine(cache.runsAt(strategy.configs, n)));
+    const min = engineResults[i].minInstances;
+    const atMin = min === null ? null : curve.find((r) => r.instances === min)!;
     return {
       label: strategy.label,
       sweep: strategy.sweep ?? null,
       sagemakerRouting: SAGEMAKER_ROUTING_OF[strategy.configs[0].name] ?? null,
       minInstances: min,
+      // The size search's budget: a grid cut short by it still leaves that search's answer.
       outOfBudget: outcome.outOfBudget,
-      atMin: min === null ? null : curve.find((r) => r.instances === min)!,
-      bestAtLargest: largest,
+      atMin,
+      bestAtLargest: curve.length > 0 ? curve[curve.length - 1] : null,
       curve,
       nonMonotone: outcome.result?.nonMonotone ?? [],
-      searchedFrom: Math.min(searchFloor(strategy, config.instances.min), config.instances.max),
+      searchedFrom: floorOf(strategy),
+      baseEngineMinInstances: baseAnswers[i],
+      engineEffects: atMin === null ? [] : engineEffects(config, cache, atMin),
     };
   });
   const autoscaling = config.windowMs > 0 ? await planAutoscaling(config, strategies, cache) : null;
   return { strategies, autoscaling, runs: cache.runs, wallMs: Date.now() - started };
+}
+
+/** The setting with the most room under the SLOs at `instances` with the profile's engine (a sweep's best there). */
+function bestSettingAt(strategy: PlanStrategy, cache: RunCache, instances: number): PolicyConfig {
+  const runs = cache.runsAt(strategy.configs, instances).filter((r) => r.baseEngine);
+  if (runs.length === 0) return strategy.configs[0];
+  const best = bestOf(runs).policy;
+  return strategy.configs.find((c) => formatPolicySpec(c) === best)!;
+}
+
+/** For each searched argument `run` holds off the profile's value: the same run with only that argument put back. */
+function engineEffects(config: PlanConfig, cache: RunCache, run: SizedRun): EngineEffect[] {
+  const base = config.engineGrid[0].args;
+  return ENGINE_GRID_FLAGS.filter((flag) => run.engineArgs[flag] !== base[flag]).map((flag) => {
+    const engine = engineGridPoint(config.engineGrid, { ...run.engineArgs, [flag]: base[flag] });
+    const policy = parsePolicySpec(run.policy);
+    return {
+      flag,
+      value: run.engineArgs[flag],
+      profileValue: base[flag],
+      without: engine === undefined ? null : (cache.get({ policy, instances: run.instances, engine }) ?? null),
+    };
+  });
 }
 
 /** The cheapest strategy SageMaker can run itself (ties: the one with more room under the SLOs). */
@@ -228,132 +262,11 @@ async function measureSizes(
   return probes.map((p) => {
     const best = bestOf(
       configsOf(p.key)
-        .map((c) => cache.get(c, p.instances))
+        .map((c) => cache.get({ policy: c, instances: p.instances }))
         .filter((r): r is SizedRun => r !== undefined),
     );
     return { meets: best.margin <= 1, margin: best.margin };
   });
-}
-
-/** The run with the most room under its SLOs (the first on a tie, so a sweep's order decides). */
-function bestOf(runs: readonly SizedRun[]): SizedRun {
-  return runs.reduce((best, r) => (r.margin < best.margin ? r : best));
-}
-
-/** Simulations by (policy, size, window), each run once however many searches ask for it. */
-class RunCache {
-  private readonly runsByKey = new Map<string, SizedRun>();
-  runs = 0;
-
-  constructor(private readonly config: PlanConfig) {}
-
-  get(policy: PolicyConfig, instances: number, window?: ArrivalWindow, warmupMs?: number): SizedRun | undefined {
-    return this.runsByKey.get(this.key(policy, instances, window, warmupMs));
-  }
-
-  /** The setting with the most room under the SLOs at the measured size nearest `instances` (the first when none is measured). */
-  promising(configs: readonly PolicyConfig[], instances: number): PolicyConfig {
-    if (configs.length === 1) return configs[0];
-    let best: { config: PolicyConfig; distance: number; margin: number } | undefined;
-    for (const config of configs) {
-      const spec = formatPolicySpec(config);
-      for (const run of this.runsByKey.values()) {
-        if (run.policy !== spec || run.window) continue;
-        const distance = Math.abs(run.instances - instances);
-        if (best === undefined || distance < best.distance || (distance === best.distance && run.margin < best.margin))
-          best = { config, distance, margin: run.margin };
-      }
-    }
-    return best?.config ?? configs[0];
-  }
-
-  sizesOf(configs: readonly PolicyConfig[]): number[] {
-    const sizes = new Set<number>();
-    for (const run of this.runsByKey.values())
-      if (!run.window && configs.some((c) => formatPolicySpec(c) === run.policy)) sizes.add(run.instances);
-    return [...sizes].sort((a, b) => a - b);
-  }
-
-  async measure(
-    requests: readonly {
-      readonly policy: PolicyConfig;
-      readonly instances: number;
-      readonly window?: ArrivalWindow;
-      readonly warmupMs?: number;
-    }[],
-  ): Promise<SizedRun[]> {
-    const missing = requests.filter(
-      (r, i) =>
-        this.get(r.policy, r.instances, r.window, r.warmupMs) === undefined &&
-        requests.findIndex(
-          (q) =>
-            this.key(q.policy, q.instances, q.window, q.warmupMs) ===
-            this.key(r.policy, r.instances, r.window, r.warmupMs),
-        ) === i,
-    );
-    const tasks: RunMessage[] = missing.map((r) => ({
-      workloadSpec: this.config.workload.spec,
-      policy: r.policy,
-      settings: this.settings(r.instances, r.window, r.warmupMs),
-    }));
-    const outcomes: StrategyOutcome[] =
-      this.config.jobs > 1 && tasks.length > 1
-        ? await simulateInParallel(tasks, this.config.jobs, {
-            done: (i) => this.ran(formatPolicySpec(tasks[i].policy)),
-          })
-        : tasks.map((t) => {
-            const outcome = simulateStrategy(this.config.workload, t.policy, t.settings);
-            this.ran(formatPolicySpec(t.policy));
-            return outcome;
-          });
-    missing.forEach((r, i) => {
-      const outcome = outcomes[i];
-      const summary = summarizeStrategy(
-        { ...toStrategyRun(outcome.result), ceilings: outcome.ceilings },
-        outcome.ceilings,
-        2,
-      );
-      this.runsByKey.set(this.key(r.policy, r.instances, r.window, r.warmupMs), {
-        instances: r.instances,
-        policy: formatPolicySpec(r.policy),
-        window: r.window !== undefined,
-        margin: sloMargin(this.config.slos, summary),
-        summary,
-      });
-    });
-    return requests.map((r) => this.get(r.policy, r.instances, r.window, r.warmupMs)!);
-  }
-
-  private ran(policy: string): void {
-    this.runs++;
-    this.config.onRun?.(this.runs, policy);
-  }
-
-  private settings(
-    instances: number,
-    window: ArrivalWindow | undefined,
-    warmupMs: number | undefined,
-  ): StrategyRunSettings {
-    const c = this.config;
-    return {
-      instances,
-      profile: c.profile,
-      seed: c.seed,
-      maxRequests: window === undefined ? c.maxRequests : undefined,
-      warmupMs: window === undefined ? c.warmupMs : (warmupMs ?? 0),
-      sendUntilMs: window === undefined ? c.sendUntilMs : undefined,
-      ...(window !== undefined ? { arrivalWindow: window } : {}),
-    };
-  }
-
-  private key(
-    policy: PolicyConfig,
-    instances: number,
-    window: ArrivalWindow | undefined,
-    warmupMs: number | undefined,
-  ): string {
-    return `${formatPolicySpec(policy)}|${instances}|${window === undefined ? '' : `${window.fromMs}-${window.untilMs}-${warmupMs ?? 0}`}`;
-  }
 }
 
 /** Requests and prompt characters arriving in each window of `windowMs`, from the workload's arrival times. */
@@ -408,28 +321,27 @@ async function planAutoscaling(
   const windowSeconds = config.windowMs / 1000;
   if (chosen === undefined) return null;
   const policy = parsePolicySpec(chosen.atMin!.policy);
-  const base = { strategy: chosen.label, policy: chosen.atMin!.policy, windowSeconds };
-  if (config.workload.load.mode === 'closed') {
-    return {
-      ...base,
-      windows: [],
-      minCapacity: null,
-      maxCapacity: null,
-      note: 'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.',
-    };
-  }
+  const engine = engineGridPoint(config.engineGrid, chosen.atMin!.engineArgs);
+  const { policy: spec, engineArgs } = chosen.atMin!;
+  const base = { strategy: chosen.label, policy: spec, engineArgs, windowSeconds };
+  const unsized = (note: string): AutoscalingPlan => ({
+    ...base,
+    windows: [],
+    minCapacity: null,
+    maxCapacity: null,
+    note,
+  });
+  if (config.workload.load.mode === 'closed')
+    return unsized(
+      'A closed-loop workload has no arrival times, so it has no busy or quiet windows: size autoscaling on an open-loop workload.',
+    );
   const loads = windowLoads(config.workload, config.windowMs, config.sendUntilMs);
   // The last window is usually cut short by the end of the workload: it is not a candidate.
   const full = loads.slice(0, -1);
-  if (full.length < 2) {
-    return {
-      ...base,
-      windows: [],
-      minCapacity: null,
-      maxCapacity: null,
-      note: `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).`,
-    };
-  }
+  if (full.length < 2)
+    return unsized(
+      `The workload spans fewer than three ${windowSeconds}-s windows: too few to tell busy from quiet (use a shorter --window or a longer workload).`,
+    );
   const picked = busiestAndQuietest(full);
   const lo = Math.min(searchFloor({ label: '', configs: [policy] }, config.instances.min), config.instances.max);
   const windowOf = (load: WindowLoad) => ({
@@ -440,7 +352,7 @@ async function planAutoscaling(
     picked.map((_, i) => ({ key: i, search: sizeSearch(lo, config.instances.max, config.exhaustive), runsPerSize: 1 })),
     async (probes) => {
       const runs = await cache.measure(
-        probes.map((p) => ({ policy, instances: p.instances, ...windowOf(picked[p.key].load) })),
+        probes.map((p) => ({ policy, engine, instances: p.instances, ...windowOf(picked[p.key].load) })),
       );
       return runs.map((r) => ({ meets: r.margin <= 1, margin: r.margin }));
     },

@@ -90,6 +90,8 @@ describe('when plan runs end to end', () => {
         policy: ['random', 'cache-aware'],
         window: '30',
         jobs: '2',
+        // The engine grid has its own tests (planner.test.ts, planned-app.test.ts); this one is about the report.
+        engineSearch: 'off',
         out,
       },
       (l) => printed.push(l),

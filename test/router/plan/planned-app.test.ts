@@ -61,6 +61,16 @@ describe('when plan runs for Qwen2.5-7B on ml.g6e.2xlarge', () => {
       PrefixAwareRoutingConfig: { PrefixLength: 8192, ConcurrencyThreshold: 32 },
     });
     expect(JSON.stringify(template.findResources('AWS::SageMaker::Model'))).toContain(QWEN);
+    // The engine settings plan chose off vLLM's defaults reach the container as the DLC's SM_VLLM_* variables.
+    const env = Object.values(template.findResources('AWS::SageMaker::Model'))[0].Properties.PrimaryContainer
+      .Environment as Record<string, string>;
+    const chosen = report.strategies[0].engineArgs!;
+    const engine = report.construct!.props.engine ?? {};
+    expect(env.SM_VLLM_MAX_NUM_BATCHED_TOKENS).toBe(engine.maxNumBatchedTokens?.toString());
+    expect(env.SM_VLLM_LONG_PREFILL_TOKEN_THRESHOLD).toBe(engine.longPrefillTokenThreshold?.toString());
+    // What is left unset is vLLM's default on an L40S (2,048 and no cap: the derived profile's own values).
+    expect(engine.maxNumBatchedTokens ?? 2048).toBe(chosen['max-num-batched-tokens']);
+    expect(engine.longPrefillTokenThreshold ?? 0).toBe(chosen['long-prefill-token-threshold']);
     const strategy = report.strategies.find((s) => s.minInstances === report.construct!.props.instanceCount)!;
     const monthly = `~$${Math.round(strategy.monthlyUsd!).toLocaleString('en-US')}/month at 730 h`;
     const prices = Annotations.fromStack(stack)

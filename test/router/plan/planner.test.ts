@@ -1,6 +1,7 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
+import { baseGridPoint, engineGrid } from '../../../router/src/plan/engine-grid';
 import { planStrategies, runPlan, type PlanConfig } from '../../../router/src/plan/planner';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
 import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
@@ -55,7 +56,7 @@ function planConfig(workload: Workload, overrides: Partial<PlanConfig>): PlanCon
     strategies: [],
     slos: [],
     instances: { min: 1, max: 6 },
-    profile,
+    engineGrid: [baseGridPoint(profile)],
     seed: 1,
     warmupMs: 0,
     jobs: 1,
@@ -118,6 +119,36 @@ describe('when a plan searches instance counts on a small workload', () => {
       }),
     );
     expect(plan.strategies[0]).toMatchObject({ minInstances: 2, searchedFrom: 2 });
+  });
+});
+
+describe('when a plan searches engine settings too', () => {
+  // P90 TTFT on this workload (ms): RANDOM on 3 instances 1,221 with the profile's budget (8,192), 1,190 with
+  // 4,096, and 1,762 with 4,096 on 2; cache-aware on 2 instances 1,169 with 8,192, 1,163 with 4,096; every other
+  // grid point is slower there.
+  const workload = parseWorkloadSpec('long-context?duration=60&rate=4');
+
+  test('GIVEN p90-ttft<=1.2s THEN a halved step budget saves RANDOM an instance and says what it bought, and cache-aware, which it would help by less than 5 %, keeps vLLM\u2019s defaults', async () => {
+    const plan = await runPlan(
+      planConfig(workload, {
+        strategies: planStrategies(['random', 'cache-aware'], []),
+        slos: parseSlos(['p90-ttft<=1.2s']),
+        engineGrid: engineGrid(profile, {}),
+      }),
+    );
+    const halved = { 'max-num-batched-tokens': 4096, 'long-prefill-token-threshold': 0 };
+    const [random, cacheAware] = plan.strategies;
+    expect(random).toMatchObject({ minInstances: 3, baseEngineMinInstances: 4 });
+    expect(random.atMin!.engineArgs).toEqual(halved);
+    expect(random.engineEffects).toHaveLength(1);
+    expect(random.engineEffects[0]).toMatchObject({ flag: 'max-num-batched-tokens', value: 4096, profileValue: 8192 });
+    expect(random.engineEffects[0].without).toMatchObject({ instances: 3, baseEngine: true });
+    expect(random.engineEffects[0].without!.margin).toBeGreaterThan(1);
+    // 1,163 ms against 1,169 ms is less than ENGINE_CHANGE_MIN_GAIN: cache-aware keeps vLLM's defaults.
+    expect(cacheAware).toMatchObject({ minInstances: 2, baseEngineMinInstances: 2, engineEffects: [] });
+    expect(cacheAware.atMin!.engineArgs).toEqual({ ...halved, 'max-num-batched-tokens': 8192 });
+    // Size searches 5 + 4; RANDOM's grid 4 at 3 instances and the halved budget at 2; cache-aware's 4 at 1 and 4 at 2.
+    expect(plan.runs).toBe(22);
   });
 });
 
