@@ -59,7 +59,11 @@ function planConfig(workload: Workload, overrides: Partial<PlanConfig>): PlanCon
 }
 
 describe('when a plan searches instance counts on a small workload', () => {
-  const workload = parseWorkloadSpec('long-context?duration=60&rate=4');
+  // 30 s of traffic (was 60 s: the exhaustive scan is most of this file's time). The answers still differ by strategy
+  // (p90-ttft<=800ms: random 5, least outstanding 3, cache-aware 3, PREFIX_AWARE 4; p90-ttft<=1.2s: 4, 3, 2, 3),
+  // the sweep's best setting is not its first, one SLO set is unreachable everywhere, and the search runs 28 and 24
+  // simulations where the scan runs 36.
+  const workload = parseWorkloadSpec('long-context?duration=30&rate=4');
   const strategies = planStrategies(
     ['random', 'least-outstanding-requests', 'cache-aware'],
     ['sagemaker-prefix-aware?prefixLength=2048,8192&concurrencyThreshold=8,32'],
