@@ -2,10 +2,10 @@
  * Every command in README.md and docs/*.md runs (test/docs/documented-commands.ts says how they are bounded
  * and what is substituted). A documented command can no longer fail unnoticed.
  */
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compiledDist } from '../compiled-dist';
 import {
   documentedBlocks,
   freeRange,
@@ -28,11 +28,7 @@ describe('documented commands', () => {
   let scratch: string;
 
   beforeAll(() => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
-      cwd: ROOT,
-      stdio: 'ignore',
-      timeout: 300_000,
-    });
+    compiledDist();
     scratch = mkdtempSync(join(tmpdir(), 'documented-commands-'));
     for (const name of ['dist', 'router', 'node_modules', 'package.json', 'tsconfig.json'])
       symlinkSync(join(ROOT, name), join(scratch, name));
@@ -64,6 +60,21 @@ describe('documented commands', () => {
       }).toEqual({ entry: e.contains, matches: 1 });
     }
     expect(all.length - blocks.length).toBe(NOT_RUN_HERE.length);
+  });
+
+  test('GIVEN an emulated mixed fleet (COUNT:PROFILE groups) THEN every port it opens is mapped and waited for', () => {
+    const block: ShellBlock = {
+      file: 'docs/x.md',
+      line: 1,
+      text: 'prefix-router emulate --instances 2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b --port 8000 --time-scale 10',
+    };
+    const { script, applied } = prepareBlock(block, (span) => 30_000 + span);
+    expect(applied).toContain('ports 8000–8002 → 30003–30005');
+    expect(script.match(/__wait_port \$\(\( 30003 \+ \d \)\)/g)).toEqual([
+      '__wait_port $(( 30003 + 0 ))',
+      '__wait_port $(( 30003 + 1 ))',
+      '__wait_port $(( 30003 + 2 ))',
+    ]);
   });
 
   test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))(

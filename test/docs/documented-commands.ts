@@ -31,6 +31,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fleetFlag } from '../../router/src/cli/flag-values';
+import { builtinProfile } from '../../router/src/emulator/engine-profile';
 
 export const BOUND_SECONDS = 6;
 export const WARMUP_SECONDS = 1;
@@ -220,6 +222,15 @@ export function runnableBlocks(blocks: readonly ShellBlock[]): ShellBlock[] {
   return out;
 }
 
+/**
+ * Instances an `--instances` value starts: `N`, or a mixed fleet `COUNT:PROFILE,…` on consecutive ports (read by the
+ * CLI's own parser, so `2:p5-llama-3.1-70b,1:p4d-llama-3.1-70b` is 3 ports, not 2); 1 without the flag.
+ */
+function instanceCount(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  return fleetFlag('instances', raw, { min: 1, max: 1024 }, () => builtinProfile('tiny')).length;
+}
+
 export interface Prepared {
   /** The bash script to run. */
   readonly script: string;
@@ -283,8 +294,8 @@ export function prepareBlock(
   // Hosts other than loopback become loopback ports above the block's own (mapped below like the others).
   const localPorts = [...text.matchAll(/(?:(?:127\.0\.0\.1|localhost):|--port )(\d{4,5})\b/g)].map((m) => Number(m[1]));
   const instanceSpans = [
-    ...text.matchAll(/--instances (\d+) --port (\d{4,5})|--port (\d{4,5})[^\n&]*--instances (\d+)/g),
-  ].map((m) => (m[1] ? Number(m[2]) + Number(m[1]) - 1 : Number(m[3]) + Number(m[4]) - 1));
+    ...text.matchAll(/--instances (\S+) --port (\d{4,5})|--port (\d{4,5})[^\n&]*--instances (\S+)/g),
+  ].map((m) => (m[1] ? Number(m[2]) + instanceCount(m[1]) - 1 : Number(m[3]) + instanceCount(m[4]) - 1));
   let top = Math.max(8000, ...localPorts, ...instanceSpans);
   const external = new Map<string, number>();
   text = text.replace(
@@ -326,7 +337,7 @@ export function prepareBlock(
     const server = SERVER.exec(code);
     if (server && !/^\s*#/.test(flat)) {
       const port = /--port (\d+)/.exec(flat)?.[1] ?? '8000';
-      const instances = server[1] === 'emulate' ? Number(/--instances (\d+)/.exec(flat)?.[1] ?? '1') : 1;
+      const instances = server[1] === 'emulate' ? instanceCount(/--instances (\S+)/.exec(flat)?.[1]) : 1;
       let started = command;
       if (!/&\s*(\S+=\$!)?\s*$/.test(code.trim())) {
         started = `${command.replace(/(^|\s)#[^'"\n]*$/, '$1').trimEnd()} &`;
@@ -348,7 +359,7 @@ export function prepareBlock(
   const started = new Set<number>();
   for (const m of flatBody.matchAll(/emulate[^\n&]*/g)) {
     const port = Number(/--port (\d+)/.exec(m[0])?.[1] ?? '8000');
-    const n = Number(/--instances (\d+)/.exec(m[0])?.[1] ?? '1');
+    const n = instanceCount(/--instances (\S+)/.exec(m[0])?.[1]);
     for (let i = 0; i < n; i++) started.add(port + i);
   }
   const serving = new Set<number>();

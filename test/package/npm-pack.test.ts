@@ -67,6 +67,22 @@ describe('when the construct and router packages are packed and installed into e
 
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+  /** One CDK app with the construct tarball installed, shared by the tests that use it (an install takes seconds). */
+  let cdkApp: string | undefined;
+  function appWithConstruct(): string {
+    if (cdkApp === undefined) {
+      const app = emptyProject(join(work, 'cdk-app'));
+      run(
+        NPM,
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)],
+        app,
+        300_000,
+      );
+      cdkApp = app;
+    }
+    return cdkApp;
+  }
+
   beforeAll(() => {
     const printed = run(
       NPM,
@@ -140,8 +156,7 @@ describe('when the construct and router packages are packed and installed into e
   });
 
   test('GIVEN a CDK app WHEN the construct tarball is installed THEN it gets the peers and nothing of the router, synthesizes, and stages exactly the sidecar context', () => {
-    const app = emptyProject(join(work, 'cdk-app'));
-    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)], app, 300_000);
+    const app = appWithConstruct();
     for (const peer of Object.keys(CONSTRUCT.peerDependencies))
       expect({ peer, installed: existsSync(join(app, 'node_modules', peer)) }).toEqual({ peer, installed: true });
     for (const dependency of Object.keys(ROUTER.dependencies)) {
@@ -197,8 +212,7 @@ process.stdout.write(JSON.stringify(Object.values(configs).map((c) => c.Properti
   });
 
   test('GIVEN a CDK app with the construct tarball THEN synth checks sidecar settings with the router the tarball carries, and states the hourly price', () => {
-    const app = emptyProject(join(work, 'cdk-app-checks'));
-    run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, construct.filename)], app, 300_000);
+    const app = appWithConstruct();
     writeFileSync(
       join(app, 'checks.js'),
       `const { App, Stack } = require('aws-cdk-lib');

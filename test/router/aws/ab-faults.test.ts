@@ -1,10 +1,11 @@
 import { SageMakerClient } from '@aws-sdk/client-sagemaker';
 import { spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import { compiledCli } from '../../compiled-dist';
 import { runAwsCli } from './helpers/aws-cli';
 import { startLocalEndpoint, TIME_SCALE, type LocalEndpoint } from './helpers/local-endpoint';
 import {
@@ -31,7 +32,8 @@ import {
  * when the capacity change fails), maintenance (SystemUpdating), the
  * original configuration deleted by someone else, PREFIX_AWARE refused, and a signal at any request.
  */
-const CLI = join(__dirname, '..', '..', '..', 'dist', 'bin', 'prefix-router.js');
+/** The built CLI (rebuilt when a source is newer: test/compiled-dist.ts). */
+const CLI = compiledCli();
 const RUNS = 20;
 const CHILD_TIMEOUT_MS = 25_000;
 
@@ -100,8 +102,6 @@ describe('when prefix-router ab runs under generated faults and signals', () => 
   let dir: string;
 
   beforeAll(async () => {
-    if (!existsSync(CLI))
-      throw new Error(`${CLI} is missing: build first (npm test runs tsc before jest; or npx tsc -p tsconfig.json)`);
     endpoint = await startLocalEndpoint(2);
     dir = await mkdtemp(join(tmpdir(), 'ab-faults-'));
   });

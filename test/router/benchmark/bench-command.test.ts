@@ -8,6 +8,7 @@ import { liveOptionsOf, parseBenchArgv } from '../../../router/src/cli/bench-fla
 import { runBenchWithOutcome, type BenchIo } from '../../../router/src/cli/bench-run';
 import { startEmulator, type RunningEmulator } from '../../../router/src/emulator';
 import { parseReportJson } from '../../../router/src/report';
+import { compiledCli } from '../../compiled-dist';
 import { startScriptedServer, type ScriptedServer } from './helpers/scripted-server';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -329,9 +330,7 @@ describe('when prefix-router bench runs as a process', () => {
     const child = spawn(
       process.execPath,
       [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(ROOT, 'bin', 'prefix-router.ts'),
+        compiledCli(),
         'bench',
         '--url',
         emulator.url,
@@ -346,7 +345,7 @@ describe('when prefix-router bench runs as a process', () => {
         '--out',
         dir,
       ],
-      { cwd: ROOT, env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true' } },
+      { cwd: ROOT },
     );
     let stdout = '';
     let stderr = '';

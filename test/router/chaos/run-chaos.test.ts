@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { compiledDist } from '../../compiled-dist';
 import { mergeRows } from '../../../router/bench/chaos/run-chaos';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -8,7 +9,8 @@ const ROOT = join(__dirname, '..', '..', '..');
 function runChaos(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'router', 'bench', 'chaos', 'run-chaos.ts'), ...args],
+    // What `npm run test:chaos` runs: the compiled script (built when stale: test/compiled-dist.ts).
+    [join(compiledDist(), 'router', 'bench', 'chaos', 'run-chaos.js'), ...args],
     {
       cwd: ROOT,
       encoding: 'utf8',

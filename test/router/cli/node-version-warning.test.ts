@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compiledCli } from '../../compiled-dist';
 
 /**
  * The AWS SDK for JavaScript v3 warns once per process, when a client is constructed on Node < 22, that its
@@ -10,7 +11,7 @@ import { join } from 'node:path';
  * local ones never print it; router/README.md says which Node versions are supported and tested.
  */
 const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'bin', 'prefix-router.js');
+const CLI = compiledCli();
 const WARNING = /NodeVersionSupportWarning|will require node >=/;
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 

@@ -2,19 +2,13 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startFakeBackend, type FakeBackend } from '../../../router/bench/fake-openai-backend';
+import { compiledCli } from '../../compiled-dist';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
-/** Runs bin/prefix-router.ts through ts-node (transpile only), so the test needs no build. */
+/** Runs the compiled CLI (dist/bin/prefix-router.js, built when stale: test/compiled-dist.ts). */
 function cli(args: string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
-  return spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env, TS_NODE_TRANSPILE_ONLY: 'true' },
-    },
-  );
+  return spawn(process.execPath, [compiledCli(), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
 }
 
 function exitOf(

@@ -135,9 +135,11 @@ describe('prefix-router simulate', () => {
   test('GIVEN --sweep (the docs command) THEN every combination runs as its own strategy, with --policy added', async () => {
     const out = mkdtempSync(join(tmpdir(), 'simulate-'));
     const { comparison } = await runSimulateCommand(
-      // docs/workloads.md's command, on the first 30 requests of the shipped trace.
+      // docs/workloads.md's command, on the first 30 requests of the shipped trace, in this thread (a worker thread
+      // under ts-jest compiles the simulator again, seconds of CPU; the first test here runs the default --jobs).
       {
         workload: 'trace:router/traces/mooncake-synthetic.jsonl?count=30',
+        jobs: '1',
         out,
         quiet: true,
         policy: ['cache-aware'],

@@ -2,10 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { compiledCli } from '../../compiled-dist';
 import { ROUTER_PACKAGE_NAME, routerPackageVersion, versionText } from '../../../router/src/cli/package-version';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'bin', 'prefix-router.js');
+const CLI = compiledCli();
 const ROUTER_VERSION = (JSON.parse(readFileSync(join(ROOT, 'router', 'package.json'), 'utf8')) as { version: string })
   .version;
 

@@ -5,6 +5,7 @@ import {
   SageMakerRuntimeClient,
 } from '@aws-sdk/client-sagemaker-runtime';
 import { request } from 'undici';
+import { compiledDist } from '../../compiled-dist';
 import { ContainerProcess, eventually } from './container-process';
 
 /**
@@ -12,8 +13,9 @@ import { ContainerProcess, eventually } from './container-process';
  * scripts/docker/vllm/, docs/container.md "Differences from the DLC's entrypoint"), with the real `prefix-router
  * container`, real engine processes and the real SageMaker runtime client on loopback.
  */
-const FIXTURE = join(__dirname, 'fixtures', 'stateful-engine.ts');
-const statefulEngine = `'${process.execPath}' -r ts-node/register/transpile-only '${FIXTURE}' {port}`;
+/** fixtures/stateful-engine.ts, compiled (test/compiled-dist.ts). */
+const FIXTURE = join(compiledDist(), 'test', 'router', 'container', 'fixtures', 'stateful-engine.js');
+const statefulEngine = `'${process.execPath}' '${FIXTURE}' {port}`;
 
 function sdk(url: string): SageMakerRuntimeClient {
   return new SageMakerRuntimeClient({

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { compiledCli } from '../../compiled-dist';
 import { ContainerProcess, eventually, ROOT } from './container-process';
 
 /**
  * The "without Docker" command of docs/container.md, run as written except that the compiled CLI
- * (`node dist/bin/prefix-router.js`) is replaced by the TypeScript sources through ts-node (no build needed) and
- * the router and the engines listen on free ports.
+ * (`node dist/bin/prefix-router.js`, built when stale: test/compiled-dist.ts) is named by absolute paths, this node
+ * and this checkout's dist/, and the router and the engines listen on free ports.
  */
 const DOC = readFileSync(join(ROOT, 'docs', 'container.md'), 'utf8');
 const COMPILED_CLI = 'node dist/bin/prefix-router.js';
-const SOURCE_CLI = `'${process.execPath}' -r ts-node/register/transpile-only '${join(ROOT, 'bin', 'prefix-router.ts')}'`;
 
 /** The `VAR=value` assignments of the documented command (a shell-style `\\`-continued line). */
 function documentedEnv(): Record<string, string> {
@@ -38,7 +38,10 @@ describe('when the documented command without Docker is run', () => {
       PREFIX_ROUTER_GPUS: '0',
     });
     expect(env.PREFIX_ROUTER_ENGINE_COMMAND.startsWith(COMPILED_CLI)).toBe(true);
-    env.PREFIX_ROUTER_ENGINE_COMMAND = env.PREFIX_ROUTER_ENGINE_COMMAND.replace(COMPILED_CLI, SOURCE_CLI);
+    env.PREFIX_ROUTER_ENGINE_COMMAND = env.PREFIX_ROUTER_ENGINE_COMMAND.replace(
+      COMPILED_CLI,
+      `'${process.execPath}' '${compiledCli()}'`,
+    );
     container = new ContainerProcess({
       ...env,
       PREFIX_ROUTER_PORT: '0',

@@ -1,16 +1,23 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { compiledCli } from '../../compiled-dist';
 
 /**
- * The real `prefix-router container` as a child process (bin/prefix-router.ts through ts-node, so no build is
- * needed), with emulated engines. Collects its output, finds log lines, and kills the supervisor and every
+ * The real `prefix-router container` as a child process (the compiled CLI, dist/bin/prefix-router.js, built when
+ * stale: test/compiled-dist.ts), with emulated engines. Collects its output, finds log lines, and kills the supervisor and every
  * engine process group it started, whatever state the test left them in.
  */
 export const ROOT = join(__dirname, '..', '..', '..');
 
-/** `prefix-router emulate` as the engine command: one tiny emulated vLLM on {port}. */
-export function emulatorEngineCommand(extra = ''): string {
-  return `'${process.execPath}' -r ts-node/register/transpile-only '${join(ROOT, 'bin', 'prefix-router.ts')}' emulate --instances 1 --port {port} --profile tiny --log-level warn ${extra}`.trim();
+/**
+ * `prefix-router emulate` as the engine command: one tiny emulated vLLM on {port}. With `startGate`, each engine
+ * process waits until that file exists before it starts, so a test decides when the engine can be ready.
+ */
+export function emulatorEngineCommand(extra = '', startGate?: string): string {
+  const emulate =
+    `'${process.execPath}' '${compiledCli()}' emulate --instances 1 --port {port} --profile tiny --log-level warn ${extra}`.trim();
+  if (startGate === undefined) return emulate;
+  return `bash -c 'until [ -e "$0" ]; do sleep 0.05; done; exec "$@"' '${startGate}' ${emulate}`;
 }
 
 export type LogLine = Record<string, unknown>;
@@ -23,21 +30,16 @@ export class ContainerProcess {
   private waiters: Array<() => void> = [];
 
   constructor(env: Record<string, string>, args: string[] = ['container']) {
-    this.child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bin', 'prefix-router.ts'), ...args],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          TS_NODE_TRANSPILE_ONLY: 'true',
-          PREFIX_ROUTER_HOST: '127.0.0.1',
-          PREFIX_ROUTER_PORT: '0',
-          PREFIX_ROUTER_ENGINE_BASE_PORT: '0',
-          ...env,
-        },
+    this.child = spawn(process.execPath, [compiledCli(), ...args], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PREFIX_ROUTER_HOST: '127.0.0.1',
+        PREFIX_ROUTER_PORT: '0',
+        PREFIX_ROUTER_ENGINE_BASE_PORT: '0',
+        ...env,
       },
-    );
+    });
     const wake = (): void => {
       for (const w of this.waiters.splice(0)) w();
     };

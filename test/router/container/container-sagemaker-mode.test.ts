@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { ContainerProcess, emulatorEngineCommand, eventually, isAlive } from './container-process';
@@ -11,11 +14,14 @@ const MODEL = 'tiny-emulated-model';
 describe('when prefix-router container runs in sagemaker mode with an emulated engine', () => {
   let container: ContainerProcess;
   let url: string;
+  const dir = mkdtempSync(join(tmpdir(), 'sagemaker-mode-'));
+  /** The engine starts once this file exists (the first test creates it). */
+  const engineGate = join(dir, 'engine-may-start');
 
   beforeAll(async () => {
     container = new ContainerProcess(
       {
-        PREFIX_ROUTER_ENGINE_COMMAND: emulatorEngineCommand('--time-scale 0.1'),
+        PREFIX_ROUTER_ENGINE_COMMAND: emulatorEngineCommand('--time-scale 0.1', engineGate),
         PREFIX_ROUTER_HEALTH_INTERVAL_MS: '200',
         PREFIX_ROUTER_EMF_INTERVAL_MS: '300',
         PREFIX_ROUTER_EMF_ENDPOINT_NAME: 'my-endpoint',
@@ -30,13 +36,15 @@ describe('when prefix-router container runs in sagemaker mode with an emulated e
   afterAll(async () => {
     container.killAll();
     await container.exited;
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('GIVEN the engine is not ready yet WHEN /ping is called THEN it answers 503, and 200 once the engine passed its health check', async () => {
-    // The router listens before the engine (a ts-node process taking seconds to start) can answer.
+    // The router listens while its engine waits for the gate file.
     const before = await request(`${url}/ping`);
     expect(before.statusCode).toBe(503);
     await before.body.dump();
+    writeFileSync(engineGate, '');
     await eventually(
       async () => {
         const res = await request(`${url}/ping`);

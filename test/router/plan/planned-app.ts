@@ -12,6 +12,12 @@ const ROOT = join(__dirname, '..', '..', '..');
 /** Where the printed file pretends to live, so its imports resolve from the repository. */
 const APP_FILE = join(ROOT, 'test', 'router', 'plan', 'planned-app.generated.ts');
 
+/**
+ * Parsed declaration and source files (aws-cdk-lib's thousands of .d.ts, lib/) by path, shared by every check in a
+ * suite: only the printed file changes between checks, and parsing the rest is most of a check's time.
+ */
+const parsedFiles = new Map<string, ts.SourceFile | undefined>();
+
 /** The type checker's errors for the printed file, as `line: message` texts; none when it compiles. */
 export function typeErrors(appText: string): string[] {
   const options: ts.CompilerOptions = {
@@ -28,8 +34,11 @@ export function typeErrors(appText: string): string[] {
   };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
-  host.getSourceFile = (file, version, ...rest) =>
-    file === APP_FILE ? ts.createSourceFile(file, appText, version) : getSourceFile(file, version, ...rest);
+  host.getSourceFile = (file, version, ...rest) => {
+    if (file === APP_FILE) return ts.createSourceFile(file, appText, version);
+    if (!parsedFiles.has(file)) parsedFiles.set(file, getSourceFile(file, version, ...rest));
+    return parsedFiles.get(file);
+  };
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (file) => file === APP_FILE || fileExists(file);
   const program = ts.createProgram([APP_FILE], options, host);
