@@ -221,7 +221,7 @@ describe('when a plan runs its simulations on worker threads', () => {
       {
         strategies: planStrategies(['random', 'least-outstanding-requests'], []),
         slos: parseSlos(['p90-ttft<=100s']),
-        profile: builtinProfile('tiny'),
+        engineGrid: [baseGridPoint(builtinProfile('tiny'))],
         instances: { min: 2, max: 2 },
       },
     );
