@@ -15,6 +15,8 @@
  * collision would only mislead the prediction for its own prompt.
  */
 
+import { finishLanes } from '../state/block-hash';
+
 /** A router chain key: a 53-bit non-negative integer, safe as a Map key. */
 export type TokenBlockKey = number;
 
@@ -29,16 +31,6 @@ function mix(a: number, b: number, value: number): [number, number] {
   return [a, b];
 }
 
-/** The 53-bit key the two lanes finish to. */
-function finish(a: number, b: number): TokenBlockKey {
-  a ^= a >>> 16;
-  a = imul(a, 0x85ebca6b);
-  a ^= a >>> 13;
-  b = imul(b, 0xc2b2ae35);
-  b ^= b >>> 16;
-  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
-}
-
 /** The chain's starting key for a LoRA adapter (undefined: the base model). */
 export function chainSeedOf(loraName: string | undefined): TokenBlockKey {
   let a = 0x811c9dc5;
@@ -47,7 +39,7 @@ export function chainSeedOf(loraName: string | undefined): TokenBlockKey {
     [a, b] = mix(a, b, loraName.length + 1);
     for (let i = 0; i < loraName.length; i++) [a, b] = mix(a, b, loraName.charCodeAt(i));
   }
-  return finish(a, b);
+  return finishLanes(a, b);
 }
 
 /**
@@ -73,7 +65,7 @@ export function tokenBlockKeys(
       b = imul(b ^ id, 0x5bd1e995);
       b ^= b >>> 15;
     }
-    previous = finish(a, b);
+    previous = finishLanes(a, b);
     keys[block] = previous;
   }
   return keys;

@@ -42,6 +42,11 @@ function hashRange(text: string, start: number, end: number, a: number, b: numbe
     b = imul(b ^ c, 0x5bd1e995);
     b ^= b >>> 15;
   }
+  return finishLanes(a, b);
+}
+
+/** The 53-bit value two FNV-style 32-bit lanes finish to (murmur-style avalanche on each, then 32 + 21 bits). */
+export function finishLanes(a: number, b: number): number {
   a ^= a >>> 16;
   a = imul(a, 0x85ebca6b);
   a ^= a >>> 13;
