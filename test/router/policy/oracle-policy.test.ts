@@ -7,11 +7,14 @@ import {
   type InstanceView,
   type RoutingPolicy,
 } from '../../../router/src/policy';
+import { estimatedPromptTokens } from '../../../router/src/policy/prompt-tokens';
 import { startRouter } from '../../../router/src/server';
 import { chatRequest } from './policy-test-helpers';
 
 const id = (i: number) => `http://10.0.0.${i + 1}:8000`;
-const PROMPT = 'You are the support assistant of ACME. '.repeat(800); // 32,000 characters: 8,000 tokens
+const PROMPT = 'You are the support assistant of ACME. '.repeat(800); // 32,000 characters
+/** What the router estimates the prompt costs (7,800 tokens today); the property below reads it, never a copy. */
+const PROMPT_TOKENS = estimatedPromptTokens(chatRequest(PROMPT));
 
 const oracle = (seed = 1): RoutingPolicy => createPolicy({ name: 'oracle' }, { rng: new SeededRng(seed) });
 
@@ -50,7 +53,7 @@ describe('when oracle places a request by the TTFT each engine predicts', () => 
     expect(decide(cacheAware, views)).toBe(id(0));
   });
 
-  it('GIVEN the holder has more prefill ahead than the prompt costs cold THEN an idle engine wins (7,680 cached + 9,000 ahead > 8,000 cold)', () => {
+  it('GIVEN the holder has more prefill ahead than the prompt costs cold THEN an idle engine wins (120 uncached + 9,000 ahead > 7,800 cold)', () => {
     const views = engines([
       { cached: 7680, ahead: 9000 },
       { cached: 0, ahead: 0 },
@@ -82,19 +85,19 @@ describe('when oracle places a request by the TTFT each engine predicts', () => 
           { cached: 0, ahead: 10_000, speed: 20_000 },
         ]),
       ),
-    ).toBe(id(0)); // 8,000 × 2 = 16,000 against 18,000
+    ).toBe(id(0)); // 7,800 × 2 = 15,600 against 17,800
   });
 
   it('GIVEN any engine states THEN the chosen engine has the least predicted work (cached part, queue ahead), ties at random', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ cached: fc.integer({ min: 0, max: 8000 }), ahead: fc.integer({ min: 0, max: 50_000 }) }), {
+        fc.array(fc.record({ cached: fc.integer({ min: 0, max: 9000 }), ahead: fc.integer({ min: 0, max: 50_000 }) }), {
           minLength: 1,
           maxLength: 8,
         }),
         fc.nat(),
         (specs, seed) => {
-          const work = specs.map((s) => s.ahead + 8000 - s.cached);
+          const work = specs.map((s) => s.ahead + Math.max(0, PROMPT_TOKENS - s.cached));
           const chosen = decide(oracle(seed), engines(specs));
           expect(work[Number(/10\.0\.0\.(\d+)/.exec(chosen)![1]) - 1]).toBe(Math.min(...work));
         },
