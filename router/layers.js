@@ -14,7 +14,7 @@ const LAYERS = {
   'kv-events': ['common', 'protocol', 'state'],
   workload: ['common', 'state'],
   emulator: ['common', 'protocol', 'state', 'kv-events'],
-  core: ['common', 'protocol', 'state', 'policy'],
+  core: ['common', 'protocol', 'state', 'policy', 'kv-events'],
   config: ['common', 'protocol', 'policy', 'kv-events'],
   report: ['common', 'state', 'workload'],
   feed: ['common', 'protocol', 'workload', 'emulator'],

@@ -68,7 +68,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
-import { engineTruthOf, type EngineTruth } from './engine-truth';
+import { engineTruthOf, type LiveEngineTruth } from './engine-truth';
 import { zmqKvEventSource, type KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
@@ -203,7 +203,7 @@ export class PrefixRouter implements RunningRouter {
   /** Follows the backends' published state (observeInstances 'on'). */
   private observer: InstanceStateObserver | undefined;
   /** The engines' own account of their caches (kvEvents), read by cache-aware through each backend's view. */
-  readonly engineTruth: EngineTruth | undefined;
+  readonly engineTruth: LiveEngineTruth | undefined;
   /** Keys clients must present (apiKeyFile). */
   private readonly apiKeys: KeyRing | undefined;
   /** Keys the admin listener requires (adminApiKeyFile). */
