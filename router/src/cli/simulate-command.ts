@@ -36,6 +36,8 @@ import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
+import { kvEventsSimFlag, kvEventsSimOptions } from './kv-events-sim-flags';
+import type { SimulatedKvEventSettings } from '../sim/simulated-kv-events';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -106,10 +108,11 @@ export function register(program: Command): void {
     .option('--quiet', 'print only the report paths')
     .addOption(engineArgOption())
     .addOption(flowControlOption())
-    .addOption(flowControlBoundOption())
-    .action(async (flags: Record<string, unknown>) => {
-      await runSimulateCommand(flags);
-    });
+    .addOption(flowControlBoundOption());
+  for (const option of kvEventsSimOptions()) command.addOption(option);
+  command.action(async (flags: Record<string, unknown>) => {
+    await runSimulateCommand(flags);
+  });
   addModelProfileFlags(command);
 }
 
@@ -133,6 +136,8 @@ export interface SimulateFlags {
   readonly quiet: boolean;
   readonly jobs: number;
   readonly flowControl: FlowControlSettings;
+  /** `--kv-events on`: the routers follow the engines' KV events (undefined: off). */
+  readonly kvEvents: SimulatedKvEventSettings | undefined;
 }
 
 /** Validates every flag; throws ConfigError (or the workload/policy/profile error) naming the flag. */
@@ -195,6 +200,7 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
     flowControl: flowControlFlag(flags),
+    kvEvents: kvEventsSimFlag(flags),
     jobs: integerFlag(
       'jobs',
       str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)),
@@ -248,6 +254,7 @@ export async function runSimulateCommand(
     seed: flags.seed,
     stepJitterCv: flags.stepJitterCv,
     flowControl: flags.flowControl,
+    ...(flags.kvEvents !== undefined ? { kvEvents: flags.kvEvents } : {}),
     clientLatency: flags.clientLatency,
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,

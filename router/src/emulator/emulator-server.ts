@@ -28,7 +28,7 @@ import { EmulatorMetrics } from './emulator-metrics';
 import { EmulatorTokenizer } from './emulator-tokens';
 import { outputText, outputToken } from './output-text';
 import { checkLoraModules, DEFAULT_MAX_LORAS, type LoraModule } from './lora-modules';
-import { KvEventRecorder } from './kv-event-recorder';
+import { emulatorBlockTokenIds, KvEventRecorder } from './kv-event-recorder';
 import { KV_WIRE_ENCODINGS, type KvWireEncoding } from '../kv-events/kv-event-codec';
 import { DEFAULT_KV_BUFFER_STEPS, KvEventPublisher } from '../kv-events/kv-event-publisher';
 import { tcpEndpoint } from '../kv-events/zmq-endpoint';
@@ -290,7 +290,11 @@ class EmulatorServer {
     this.kvEvents =
       publisher === undefined
         ? undefined
-        : new KvEventRecorder(this.tokenizer, options.profile.blockTokens, (events) => publisher.publish(events));
+        : new KvEventRecorder(
+            emulatorBlockTokenIds(this.tokenizer, options.profile.blockTokens),
+            options.profile.blockTokens,
+            (events) => publisher.publish(events),
+          );
     this.engine = new EngineModel(options.profile, {
       tokenEvents: true,
       onStep: (step) => {

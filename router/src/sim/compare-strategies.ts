@@ -14,6 +14,7 @@ import {
 import { workloadWindow, type ArrivalWindow } from '../workload/arrival-window';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
+import type { SimulatedKvEventSettings } from './simulated-kv-events';
 
 /**
  * Simulates one workload under several routing policies, each on a fresh fleet with cold caches, and builds
@@ -39,6 +40,8 @@ export interface StrategyComparisonConfig {
   readonly stepJitterCv?: number;
   /** The router's flow control by priority class (see SimulationConfig.flowControl; default on). */
   readonly flowControl?: FlowControlSettings;
+  /** The routers follow the engines' KV events (see SimulationConfig.kvEvents; default none). */
+  readonly kvEvents?: SimulatedKvEventSettings;
   /** Router overhead and network time the client sees (default none). */
   readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
@@ -106,6 +109,7 @@ export type StrategyRunSettings = Pick<
   | 'seed'
   | 'stepJitterCv'
   | 'flowControl'
+  | 'kvEvents'
   | 'load'
   | 'maxRequests'
   | 'warmupMs'
@@ -141,6 +145,7 @@ export function simulateStrategy(
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
     ...(settings.flowControl !== undefined ? { flowControl: settings.flowControl } : {}),
+    ...(settings.kvEvents !== undefined ? { kvEvents: settings.kvEvents } : {}),
     load: settings.load,
     maxRequests: settings.maxRequests,
     warmupMs: settings.warmupMs,
@@ -152,6 +157,14 @@ export function simulateStrategy(
     progressEveryMs: 5_000,
   });
   return { result, ceilings: tracker.result() };
+}
+
+/** The report's environment rows for what the run models beyond routing (engine truth). */
+function scenarioEnvironment(config: StrategyComparisonConfig): Record<string, string> {
+  const kv = config.kvEvents;
+  return kv === undefined
+    ? {}
+    : { "engines' KV events followed (delay, loss per batch)": `${kv.delayMs} ms, ${kv.lossRate * 100} %` };
 }
 
 /** Checks the policies can be compared; returns their labels. */
@@ -233,6 +246,7 @@ export function assembleComparison(
         ? { 'scheduling policy': config.profile.schedulingPolicy }
         : {}),
       ...(config.flowControl?.mode === 'off' ? { 'flow control': 'off' } : {}),
+      ...scenarioEnvironment(config),
       seed: config.seed ?? 1,
       ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
       ...(config.clientLatency?.routerOverheadMs

@@ -72,6 +72,7 @@ export async function compareStrategiesInParallel(
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,
     ...(config.flowControl !== undefined ? { flowControl: config.flowControl } : {}),
+    ...(config.kvEvents !== undefined ? { kvEvents: config.kvEvents } : {}),
     load: config.load,
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,

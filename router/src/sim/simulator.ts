@@ -2,7 +2,13 @@ import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../common/seeded-rng';
 import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
-import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
+import {
+  EngineModel,
+  EngineRequestError,
+  type EngineStats,
+  type FinishedEvent,
+  type StepRecord,
+} from '../emulator/engine-model';
 import { prefillTokensPerSecond, type EngineProfile } from '../emulator/engine-profile';
 import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
@@ -34,6 +40,8 @@ import { inlinePromptSource, type PreparedRequest, type PromptSource } from './p
 import { startPromptWorker } from './prompt-worker';
 import { RecordColumns } from './record-columns';
 import { RequestFeed } from '../feed/request-feed';
+import type { EngineCacheView } from '../policy/routing-policy';
+import { SimulatedKvEvents, type KvEventStats, type SimulatedKvEventSettings } from './simulated-kv-events';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
 
@@ -143,6 +151,13 @@ export interface SimulationConfig {
    * reference the fast mode is tested against (it must give identical records).
    */
   readonly stepping?: 'fast' | 'lockstep';
+  /**
+   * Engine truth: every router replica follows the engine models' KV cache events, delivered `delayMs` after the
+   * step that made them and each batch lost for a replica with probability `lossRate` (a loss marks that engine
+   * stale for the replica until its stream restarts); cache-aware reads them as serve --kv-events does
+   * (sim/simulated-kv-events.ts). Default: none (the routers' own estimate).
+   */
+  readonly kvEvents?: SimulatedKvEventSettings;
 }
 
 /** What router replicas share in a diagnostic run (SimulationConfig.replicaSharing). */
@@ -170,6 +185,8 @@ export interface SimulationResult {
   readonly engines: readonly EngineStats[];
   readonly simulatedMs: number;
   readonly wallMs: number;
+  /** With `kvEvents`: batches published, lost and the stale marks the losses caused. */
+  readonly kvEvents?: KvEventStats;
 }
 
 type SimEvent =
@@ -205,6 +222,7 @@ function simulatedEngines(
   instanceCount: number,
   profiles: readonly EngineProfile[],
   lockstep: boolean,
+  kvEvents: SimulatedKvEvents | undefined,
 ): EngineModel[] {
   const jitterCv = config.stepJitterCv ?? 0;
   const jitterSeed = new SeededRng(config.seed ?? 1);
@@ -214,6 +232,13 @@ function simulatedEngines(
       new EngineModel(profiles[i], {
         fastForward: !lockstep,
         ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
+        // Each step's cache changes leave as one batch when it ends, as vLLM publishes them.
+        ...(kvEvents === undefined
+          ? {}
+          : {
+              cacheListener: kvEvents.listenerOf(i),
+              onStep: (step: StepRecord) => kvEvents.flush(i, step.startMs + step.durationMs),
+            }),
       }),
   );
 }
@@ -265,6 +290,8 @@ interface RouterReplica {
     observedBlocks?: ObservedInstance;
     /** The engine model's own state for the request being decided: filled only for a policy that reads it. */
     engine?: { cachedPromptTokens: number; prefillTokensAhead?: number };
+    /** The engine's KV events as this replica received them (SimulationConfig.kvEvents). */
+    engineCache?: EngineCacheView;
   }[];
 }
 
@@ -320,6 +347,8 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 
 class Simulation {
   private readonly engines: EngineModel[];
+  /** The engines' KV events and each replica's receiver of them (SimulationConfig.kvEvents). */
+  private readonly kvEvents: SimulatedKvEvents | undefined;
   private readonly schedule: EngineSchedule;
   private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly lockstep: boolean;
@@ -358,12 +387,22 @@ class Simulation {
     this.records = new RecordColumns(ids);
     this.held = new FlowControlQueue(config.flowControl ?? FLOW_CONTROL_DEFAULTS);
     const profiles = config.profiles ?? ids.map(() => config.profile);
-    this.engines = simulatedEngines(config, ids.length, profiles, this.lockstep);
+    const { policies, sharedLoads } = replicaPolicies(config, ids.length);
+    this.kvEvents =
+      config.kvEvents === undefined
+        ? undefined
+        : new SimulatedKvEvents(
+            ids,
+            config.replicaSharing?.policy === true ? 1 : policies.length,
+            config.profile.blockTokens,
+            config.kvEvents,
+            config.seed ?? 1,
+          );
+    this.engines = simulatedEngines(config, ids.length, profiles, this.lockstep, this.kvEvents);
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextRunTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
     this.learnsSpeeds = config.prefillSpeeds === 'learned';
-    const { policies, sharedLoads } = replicaPolicies(config, ids.length);
     this.observeMs = config.observeIntervalMs ?? 0;
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
@@ -373,8 +412,8 @@ class Simulation {
         observed: new ObservedInstance(),
       }));
     }
-    this.routers = policies.map((policy) =>
-      this.routerReplica(policy, sharedLoads ?? ids.map(() => new InstanceLoad()), profiles, kvCapacityTokens),
+    this.routers = policies.map((policy, r) =>
+      this.routerReplica(policy, sharedLoads ?? ids.map(() => new InstanceLoad()), profiles, kvCapacityTokens, r),
     );
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
@@ -398,6 +437,7 @@ class Simulation {
     loads: InstanceLoad[],
     profiles: readonly EngineProfile[],
     kvCapacityTokens: readonly number[],
+    replica: number,
   ): RouterReplica {
     const { ids, published } = this;
     const speedMode = this.config.prefillSpeeds ?? 'profile';
@@ -429,8 +469,15 @@ class Simulation {
         kvCapacityTokens: kvCapacityTokens[i],
         ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
         ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
+        ...this.engineCacheOf(replica, id),
       })),
     };
+  }
+
+  /** The replica's view of the engine's KV events, when the run follows them (one receiver for a shared policy). */
+  private engineCacheOf(replica: number, id: string): { engineCache?: EngineCacheView } {
+    const view = this.kvEvents?.viewOf(this.config.replicaSharing?.policy === true ? 0 : replica, id);
+    return view === undefined ? {} : { engineCache: view };
   }
 
   run(): SimulationResult {
@@ -476,6 +523,7 @@ class Simulation {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
         else if (ev.type === 'first-token') this.queue.push(ev.timeMs, { kind: 'first-token', id: ev.id });
       }
+      this.flushKvEvents(first);
       schedule.update(first);
     }
     const endMs = this.lastFinishMs;
@@ -496,6 +544,7 @@ class Simulation {
       engines: endStats,
       simulatedMs: endMs,
       wallMs: performance.now() - wallStart,
+      ...(this.kvEvents === undefined ? {} : { kvEvents: this.kvEvents.stats() }),
     };
   }
 
@@ -644,6 +693,7 @@ class Simulation {
       view.decodeSequences = load.decodeSequences;
       if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
+    if (this.kvEvents !== undefined) this.receiveKvEvents(request, nowMs);
     if (router.policy.engineState !== undefined) this.fillEngineStates(router, request, nowMs);
     const routed = router.core.begin(routing);
     const attempt = routed.decideIfAdmitted({ instances: router.views, nowMs }, (target) =>
@@ -682,6 +732,7 @@ class Simulation {
     // The engine took it: its blocks enter the instance's published index now, as the live router records them on
     // a 2xx answer (a request the engine refuses puts nothing in its cache).
     routed.accepted();
+    this.flushKvEvents(instance);
     this.schedule.update(instance);
     if (this.config.ceilings) {
       // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate. Requests the
@@ -693,6 +744,25 @@ class Simulation {
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
     return true;
+  }
+
+  /**
+   * Before a decision at `nowMs`: every engine applies its planned steps before then (their cache changes leave as
+   * events), and every batch due by then reaches the replicas, which answer for `request`'s blocks.
+   */
+  private receiveKvEvents(request: PreparedRequest, nowMs: number): void {
+    const kv = this.kvEvents!;
+    for (let i = 0; i < this.engines.length; i++) {
+      this.engines[i].applyPlannedStepsBefore(nowMs);
+      this.flushKvEvents(i);
+    }
+    kv.deliverUntil(nowMs);
+    kv.decide(request.routing, request.hashes, request.promptTokens, this.config.profile.blockTokens);
+  }
+
+  /** Cache changes an engine call made outside a step's end (a stretch's evictions) leave at the engine's clock. */
+  private flushKvEvents(instance: number): void {
+    this.kvEvents?.flush(instance, this.engines[instance].clockMs);
   }
 
   /**
