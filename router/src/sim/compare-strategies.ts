@@ -7,6 +7,7 @@ import { buildReport, type BenchmarkReport, type StrategyRunInput } from '../rep
 import {
   simulate,
   toStrategyRun,
+  type EngineRestart,
   type ReplicaSharing,
   type SimulationProgress,
   type SimulationResult,
@@ -42,6 +43,10 @@ export interface StrategyComparisonConfig {
   readonly flowControl?: FlowControlSettings;
   /** The routers follow the engines' KV events (see SimulationConfig.kvEvents; default none). */
   readonly kvEvents?: SimulatedKvEventSettings;
+  /** An engine restarts mid-run (see SimulationConfig.engineRestart; default none). */
+  readonly engineRestart?: EngineRestart;
+  /** Share of requests sent around the routers (see SimulationConfig.bypassShare; default 0). */
+  readonly bypassShare?: number;
   /** Router overhead and network time the client sees (default none). */
   readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
@@ -110,6 +115,8 @@ export type StrategyRunSettings = Pick<
   | 'stepJitterCv'
   | 'flowControl'
   | 'kvEvents'
+  | 'engineRestart'
+  | 'bypassShare'
   | 'load'
   | 'maxRequests'
   | 'warmupMs'
@@ -146,6 +153,8 @@ export function simulateStrategy(
     stepJitterCv: settings.stepJitterCv,
     ...(settings.flowControl !== undefined ? { flowControl: settings.flowControl } : {}),
     ...(settings.kvEvents !== undefined ? { kvEvents: settings.kvEvents } : {}),
+    ...(settings.engineRestart !== undefined ? { engineRestart: settings.engineRestart } : {}),
+    ...(settings.bypassShare !== undefined ? { bypassShare: settings.bypassShare } : {}),
     load: settings.load,
     maxRequests: settings.maxRequests,
     warmupMs: settings.warmupMs,
@@ -159,12 +168,20 @@ export function simulateStrategy(
   return { result, ceilings: tracker.result() };
 }
 
-/** The report's environment rows for what the run models beyond routing (engine truth). */
+/** The report's environment rows for what the run models beyond routing (engine truth, restart, bypass). */
 function scenarioEnvironment(config: StrategyComparisonConfig): Record<string, string> {
-  const kv = config.kvEvents;
-  return kv === undefined
-    ? {}
-    : { "engines' KV events followed (delay, loss per batch)": `${kv.delayMs} ms, ${kv.lossRate * 100} %` };
+  const { kvEvents: kv, engineRestart: restart, bypassShare } = config;
+  return {
+    ...(kv === undefined
+      ? {}
+      : { "engines' KV events followed (delay, loss per batch)": `${kv.delayMs} ms, ${kv.lossRate * 100} %` }),
+    ...(restart === undefined
+      ? {}
+      : {
+          'engine restart (instance, at, down)': `instance-${restart.instance}, ${restart.atMs / 1000} s, ${restart.downMs / 1000} s`,
+        }),
+    ...(bypassShare ? { 'requests around the routers (not reported)': `${bypassShare * 100} %` } : {}),
+  };
 }
 
 /** Checks the policies can be compared; returns their labels. */

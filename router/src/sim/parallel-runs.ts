@@ -73,6 +73,8 @@ export async function compareStrategiesInParallel(
     stepJitterCv: config.stepJitterCv,
     ...(config.flowControl !== undefined ? { flowControl: config.flowControl } : {}),
     ...(config.kvEvents !== undefined ? { kvEvents: config.kvEvents } : {}),
+    ...(config.engineRestart !== undefined ? { engineRestart: config.engineRestart } : {}),
+    ...(config.bypassShare !== undefined ? { bypassShare: config.bypassShare } : {}),
     load: config.load,
     maxRequests: config.maxRequests,
     warmupMs: config.warmupMs,

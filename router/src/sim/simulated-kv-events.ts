@@ -196,9 +196,8 @@ export class SimulatedKvEvents {
     this.streams[index].flush(endMs);
   }
 
-  /** Engine `index` restarts: what it changed so far leaves first, then its stream starts again at 0. */
-  restarting(index: number, nowMs: number): void {
-    this.streams[index].flush(nowMs);
+  /** Engine `index` is a new process: its batches are numbered from 0 again (flush what the old one made first). */
+  restarted(index: number): void {
     this.streams[index].restarted();
   }
 
