@@ -45,7 +45,7 @@ describe('when an engine restarts mid-run and the routers never see it leave', (
 
   it('GIVEN a request in flight on it THEN that request fails as a live client sees a broken connection', () => {
     const inFlight = run({}).records.find((r) => r.sentAtMs < atMs && r.sentAtMs + r.e2eMs > atMs)!;
-    const records = run({ engineRestart: { instance: Number(inFlight.instance.slice(-1)), atMs, downMs: 0 } }).records;
+    const records = run({ engineRestart: { instance: Number(inFlight.instance!.slice(-1)), atMs, downMs: 0 } }).records;
     const failed = records.filter((r) => r.error !== undefined);
     expect(failed.map((r) => [r.id, r.error])).toEqual([[inFlight.id, 'stream_cut']]);
   });
