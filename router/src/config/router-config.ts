@@ -12,7 +12,7 @@ import {
   type PolicyConfig,
   type RoutingPolicy,
 } from '../policy';
-import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
+import { KeyFileError, readKeyEntries, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
 import { checkKvEndpoint } from '../kv-events/zmq-endpoint';
 import {
@@ -456,7 +456,8 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
       got: o.adminApiKeyFile,
     });
   }
-  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile'])
+  problems.push(...keyFileProblems('apiKeyFile', o.apiKeyFile, validation.readFiles ?? true, readKeyEntries));
+  for (const path of ['upstreamApiKeyFile', 'adminApiKeyFile'])
     problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
   problems.push(
     ...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, validation.readFiles ?? true, readStateHashSecret),

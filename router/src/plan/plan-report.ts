@@ -487,20 +487,16 @@ function sloText(slo: Readonly<Record<string, number | null>>): string {
     .join(', ');
 }
 
-/** The engine settings each strategy's answer runs, and what each argument off the profile's value bought there. */
-function engineSettingsLines(report: PlanReport): string[] {
-  if (report.engineGrid.length <= 1) return [];
-  const lines = [
-    '## Engine settings',
-    '',
-    `Searched ${ENGINE_GRID_FLAGS.join(' and ')} (${report.engineGrid.length} settings: ${report.engineGrid.map((g) => `\`${g}\``).join(', ')}; the profile's first) below each answer.`,
-    '',
-  ];
-  for (const s of report.strategies) {
-    if (s.engineArgs === null) {
-      lines.push(`- ${s.label}: no size in range meets the SLOs with any of them.`);
-      continue;
-    }
+/**
+ * The Engine settings section, one text for the markdown and the HTML report: the grid searched, then per strategy
+ * the settings its answer runs and what each argument off the profile's value bought there. Code spans are in
+ * backticks (markdown's own; the HTML page turns them into `<code>`). Null when the plan searched no grid.
+ */
+export function engineSettingsSection(report: PlanReport): { readonly intro: string; readonly items: string[] } | null {
+  if (report.engineGrid.length <= 1) return null;
+  const intro = `Searched ${ENGINE_GRID_FLAGS.join(' and ')} (${report.engineGrid.length} settings: ${report.engineGrid.map((g) => `\`${g}\``).join(', ')}; the profile's first) below each answer.`;
+  const items = report.strategies.map((s) => {
+    if (s.engineArgs === null) return `${s.label}: no size in range meets the SLOs with any of them.`;
     const args = Object.entries(s.engineArgs).map(([k, v]) => `\`${k}=${v}\``);
     const sizes =
       s.baseEngineMinInstances === s.minInstances
@@ -510,12 +506,28 @@ function engineSettingsLines(report: PlanReport): string[] {
       (e) =>
         `${e.flag} ${e.value} instead of ${e.profileValue}: ${e.sloWithout === null ? 'not measured without it' : `${sloText(e.sloWithout)} → ${sloText(e.slo)}`}`,
     );
-    lines.push(
-      `- ${s.label}: ${args.join(', ')} at ${sizes}${bought.length === 0 ? " (the profile's settings did best)" : `; ${bought.join('; ')}`}.`,
-    );
-  }
-  lines.push('');
-  return lines;
+    return `${s.label}: ${args.join(', ')} at ${sizes}${bought.length === 0 ? " (the profile's settings did best)" : `; ${bought.join('; ')}`}.`;
+  });
+  return { intro, items };
+}
+
+function engineSettingsLines(report: PlanReport): string[] {
+  const section = engineSettingsSection(report);
+  if (section === null) return [];
+  return ['## Engine settings', '', section.intro, '', ...section.items.map((item) => `- ${item}`), ''];
+}
+
+/** Escaped text with its backtick spans as `<code>` (escaping first: a backtick is not markup in either). */
+function htmlWithCode(text: string): string {
+  return escapeXml(text).replace(/`([^`]*)`/g, '<code>$1</code>');
+}
+
+function engineSettingsHtml(report: PlanReport): string[] {
+  const section = engineSettingsSection(report);
+  if (section === null) return [];
+  return [
+    `<h2>Engine settings</h2><p>${htmlWithCode(section.intro)}</p><ul class="notes">${section.items.map((item) => `<li>${htmlWithCode(item)}</li>`).join('')}</ul>`,
+  ];
 }
 
 /** A self-contained HTML page: the markdown's content plus one chart per SLO of the figure against instance count. */
@@ -547,6 +559,7 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
     `<h1>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</h1>`,
     `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
     `<div class="table-wrap"><table class="plan"><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table></div>`,
+    ...engineSettingsHtml(report),
     ...(report.construct ? [`<h2>CDK app</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
     ...(report.autoscaling
       ? [
