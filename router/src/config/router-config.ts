@@ -3,10 +3,12 @@ import { ConfigError } from '../common/config-error';
 import { describeValue } from '../common/describe-value';
 import {
   DEFAULT_POLICY_NAME,
+  followsEngineKvEvents,
   formatProblem,
   integerInRangeProblem,
   policyConfigProblems,
   policyDefinition,
+  POLICY_DEFINITIONS,
   type EngineStateNeed,
   type OptionProblem,
   type PolicyConfig,
@@ -334,6 +336,16 @@ export function liveEngineStateRefusal(policy: string, need: EngineStateNeed | u
   return need === 'cached-blocks-and-queue'
     ? `${policy} reads every engine's exact prefix cache and prefill queue, which only the simulator's engine models have: run it with prefix-router simulate or plan, not serve`
     : `${policy} reads each engine's cached blocks, which serve learns only from the engines' KV events, not subscribed to yet (issue 39): run it with prefix-router simulate or plan, or serve llm-d for the approximate scorer`;
+}
+
+/** The policies whose decisions the engines' KV events change (RouterOptions.kvEvents). */
+export const KV_EVENTS_POLICIES: readonly string[] = POLICY_DEFINITIONS.filter((d) => followsEngineKvEvents(d)).map(
+  (d) => d.name,
+);
+
+/** Whether a configured policy reads the engines' KV events (a policy object: unknown, so no). */
+export function policyReadsKvEvents(policy: PolicyConfig | RoutingPolicy): boolean {
+  return !isRoutingPolicy(policy) && followsEngineKvEvents(policyDefinition(policy.name));
 }
 
 export function isRoutingPolicy(value: unknown): value is RoutingPolicy {

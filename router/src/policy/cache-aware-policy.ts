@@ -192,6 +192,7 @@ export const cacheAwareDefinition = definePolicy({
       doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
     },
   ],
+  readsEngineCache: true,
   create: (o, deps) =>
     new CacheAwarePolicy(
       {
