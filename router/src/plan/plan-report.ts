@@ -62,6 +62,8 @@ export interface StrategyPlanReport {
   readonly label: string;
   readonly sweep: string | null;
   readonly sagemakerRouting: string | null;
+  /** Why `serve` refuses this strategy's policy (a simulator-only reference such as oracle); null when serve runs it. */
+  readonly simulatorOnly: string | null;
   /** Fewest instances meeting every SLO in range; null when unreachable there. */
   readonly minInstances: number | null;
   readonly unreachableReason: string | null;
@@ -139,6 +141,28 @@ export interface PlanReportInput {
   readonly createdAt?: string;
 }
 
+/** The report's notes: simulator-only strategies, sweeps, sizes measured again, an unbounded error rate. */
+function planNotes(strategies: readonly StrategyPlanReport[], slos: readonly Slo[]): string[] {
+  const notes: string[] = [];
+  for (const s of strategies)
+    if (s.simulatorOnly !== null)
+      notes.push(
+        `${s.label} is simulator only, a reference to size against, not a router to deploy: serve refuses it (${s.simulatorOnly}).`,
+      );
+  for (const s of strategies)
+    if (s.sweep !== null)
+      notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
+  for (const s of strategies) {
+    for (const p of s.nonMonotone)
+      notes.push(
+        `${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`,
+      );
+  }
+  if (!slos.some((slo) => slo.kind === 'error-rate'))
+    notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  return notes;
+}
+
 export function buildPlanReport(input: PlanReportInput): PlanReport {
   const { result, slos, price } = input;
   const monthly = (n: number) => n * price.usdPerInstanceHour * HOURS_PER_MONTH;
@@ -159,6 +183,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     label: s.label,
     sweep: s.sweep,
     sagemakerRouting: s.sagemakerRouting,
+    simulatorOnly: s.simulatorOnly,
     minInstances: s.minInstances,
     unreachableReason:
       s.minInstances !== null
@@ -183,18 +208,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
       sloWithout: e.without === null ? null : figuresOf(e.without, slos).slo,
     })),
   }));
-  const notes: string[] = [];
-  for (const s of strategies)
-    if (s.sweep !== null)
-      notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
-  for (const s of strategies) {
-    for (const p of s.nonMonotone)
-      notes.push(
-        `${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`,
-      );
-  }
-  if (!slos.some((slo) => slo.kind === 'error-rate'))
-    notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  const notes = planNotes(strategies, slos);
   return {
     schema: PLAN_REPORT_SCHEMA,
     schemaVersion: 1,
@@ -380,6 +394,11 @@ function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null
   };
 }
 
+/** A strategy's label in the tables, marked when serve cannot run it (the notes say why). */
+function strategyLabel(s: StrategyPlanReport): string {
+  return s.simulatorOnly === null ? s.label : `${s.label} (simulator only)`;
+}
+
 const usd = (v: number): string => `$${Math.round(v).toLocaleString('en-US')}`;
 
 function savingText(s: Saving): string {
@@ -431,7 +450,7 @@ export function renderPlanMarkdown(report: PlanReport): string {
             formatPercent(f.maxInstanceShare),
           ];
     out.push(
-      `| ${s.label}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`,
+      `| ${strategyLabel(s)}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`,
     );
   }
   out.push('');
@@ -552,7 +571,7 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
   const rows = report.strategies
     .map((s) => {
       const f = s.atMin ?? s.bestAtLargest;
-      return `<tr><td>${escapeXml(s.label)}</td><td>${s.minInstances ?? `unreachable: ${escapeXml(s.unreachableReason ?? '')}`}</td><td>${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)}</td><td>${escapeXml(s.savings.map(savingText).join('; ') || '–')}</td><td>${f === null ? '–' : `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}`}</td><td>${f === null ? '–' : formatPercent(f.hitRate)}</td></tr>`;
+      return `<tr><td>${escapeXml(strategyLabel(s))}</td><td>${s.minInstances ?? `unreachable: ${escapeXml(s.unreachableReason ?? '')}`}</td><td>${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)}</td><td>${escapeXml(s.savings.map(savingText).join('; ') || '–')}</td><td>${f === null ? '–' : `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}`}</td><td>${f === null ? '–' : formatPercent(f.hitRate)}</td></tr>`;
     })
     .join('');
   const body = [
