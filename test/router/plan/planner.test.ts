@@ -1,7 +1,8 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
-import { baseGridPoint, engineGrid } from '../../../router/src/plan/engine-grid';
+import { baseGridPoint, engineGrid, type EngineGridPoint } from '../../../router/src/plan/engine-grid';
+import { bestPreferringProfileEngine, type SizedRun } from '../../../router/src/plan/run-cache';
 import { planStrategies, runPlan, type PlanConfig, type PlanResult } from '../../../router/src/plan/planner';
 import { buildPlanReport, renderPlanHtml, renderPlanMarkdown } from '../../../router/src/plan/plan-report';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
@@ -22,11 +23,11 @@ class Scan {
 
   constructor(private readonly workload: Workload) {}
 
-  summary(policy: PolicyConfig, instances: number): StrategySummary {
-    const key = `${formatPolicySpec(policy)}|${instances}`;
+  summary(policy: PolicyConfig, instances: number, engine: EngineGridPoint = baseGridPoint(profile)): StrategySummary {
+    const key = `${formatPolicySpec(policy)}|${instances}|${engine.key}`;
     let summary = this.summaries.get(key);
     if (summary === undefined) {
-      const o = simulateStrategy(this.workload, policy, { instances, profile, seed: 1, warmupMs: 0 });
+      const o = simulateStrategy(this.workload, policy, { instances, profile: engine.profile, seed: 1, warmupMs: 0 });
       summary = summarizeStrategy({ ...toStrategyRun(o.result), ceilings: o.ceilings }, o.ceilings, 2);
       this.summaries.set(key, summary);
     }
@@ -42,6 +43,37 @@ function exhaustive(scan: Scan, configs: readonly PolicyConfig[], slos: readonly
     if (best.margin <= 1) return { minInstances: n, policy: best.spec };
   }
   return { minInstances: null, policy: null };
+}
+
+/**
+ * The exhaustive answer over the engine grid for one routing setting: the fewest instances at which some grid point
+ * meets every SLO, and the point the plan's rule (bestPreferringProfileEngine) keeps there, every point simulated.
+ */
+function exhaustiveGrid(
+  scan: Scan,
+  policy: PolicyConfig,
+  grid: readonly EngineGridPoint[],
+  slos: readonly Slo[],
+  max: number,
+) {
+  for (let n = 1; n <= max; n++) {
+    const runs: SizedRun[] = grid.map((engine) => {
+      const summary = scan.summary(policy, n, engine);
+      const margin = sloMargin(slos, summary);
+      return {
+        instances: n,
+        policy: formatPolicySpec(policy),
+        engineArgs: engine.args,
+        baseEngine: engine.base,
+        window: false,
+        margin,
+        summary,
+      };
+    });
+    if (runs.some((r) => r.margin <= 1))
+      return { minInstances: n, engineArgs: bestPreferringProfileEngine(runs).engineArgs };
+  }
+  return { minInstances: null, engineArgs: null };
 }
 
 function planConfig(workload: Workload, overrides: Partial<PlanConfig>): PlanConfig {
@@ -152,6 +184,17 @@ describe('when a plan searches engine settings too', () => {
     expect(cacheAware.atMin!.engineArgs).toEqual({ ...halved, 'max-num-batched-tokens': 8192 });
     // Size searches 5 + 4; RANDOM's grid 4 at 3 instances and the halved budget at 2; cache-aware's 4 at 1 and 4 at 2.
     expect(plan.runs).toBe(22);
+  });
+
+  test('THEN every strategy\u2019s answer and engine settings equal an exhaustive scan of every size and grid point', () => {
+    const scan = new Scan(workload);
+    const strategies = planStrategies(['random', 'cache-aware'], []);
+    for (const [i, strategy] of strategies.entries()) {
+      const found = plan.strategies[i];
+      expect({ minInstances: found.minInstances, engineArgs: found.atMin?.engineArgs ?? null }).toEqual(
+        exhaustiveGrid(scan, strategy.configs[0], grid, slos, 6),
+      );
+    }
   });
 
   test('THEN the HTML report shows the markdown\u2019s Engine settings section, escaped, with its settings as code', () => {
