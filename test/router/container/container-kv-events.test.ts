@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { ContainerProcess, emulatorEngineCommand, eventually } from './container-process';
 
@@ -117,6 +118,14 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
     expect(new Set([...replayPorts, ...httpPorts]).size).toBe(4);
   });
 
+  it("GIVEN the engines' PUB sockets THEN their directory is the container user's alone (mode 0700)", () => {
+    const starting = container.logs().find((l) => l.msg === 'container starting') as {
+      kvEvents?: { socketDir?: string };
+    };
+    const dir = starting.kvEvents?.socketDir ?? '';
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
   it('GIVEN conversations sharing system prompts WHEN routed THEN each predicted cached count equals what the engine delivered', async () => {
     const systems = ['You answer questions about invoices. '.repeat(10), 'You review pull requests kindly. '.repeat(8)];
     const answers: Answer[] = [];
@@ -146,5 +155,10 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
     );
     const cold = await chat(system, 'third');
     expect(cold).toMatchObject({ predicted: 0, delivered: 0 });
+  });
+
+  it("GIVEN the requests above THEN no prompt text reached the container's output (router, engines, events)", () => {
+    for (const text of ['questions about invoices', 'shipping manifests', 'pull requests kindly'])
+      expect(`${container.stdout}${container.stderr}`).not.toContain(text);
   });
 });
