@@ -240,7 +240,11 @@ export class PrefixRouter implements RunningRouter {
           stateHashKey: this.stateHashKey,
         });
     // A ready policy object skips the config's check: one that reads engine state serve lacks is refused here too.
-    const refusal = liveEngineStateRefusal(this.policy.name, this.policy.engineState);
+    const refusal = liveEngineStateRefusal(
+      this.policy.name,
+      this.policy.engineState,
+      config.backends.map((b) => b.id).filter((id) => !config.kvEvents.some((s) => s.engine === id)),
+    );
     if (refusal !== undefined) throw new RouterConfigError([`policy is refused: ${refusal}`]);
     const checking = config.healthCheck.intervalMs > 0;
     this.set = backendSetOf(config, checking);
