@@ -68,7 +68,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
-import { engineTruthOf, type EngineTruth } from './engine-truth';
+import { engineTruthOf, registerEngineIndexMetric, type EngineTruth } from './engine-truth';
 import { zmqKvEventSource, type KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
@@ -255,6 +255,8 @@ export class PrefixRouter implements RunningRouter {
       () => runtime.kvEventSource ?? zmqKvEventSource(this.metrics.registry, this.log),
     );
     for (const b of this.set.list) b.engineCache = this.engineTruth?.viewOf(b.id);
+    if (this.engineTruth !== undefined)
+      registerEngineIndexMetric(this.metrics.registry, this.engineTruth.index.counters);
     this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
       this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);
