@@ -42,6 +42,20 @@ export interface RouterSidecarImageOptions {
   readonly emf?: boolean;
 
   /**
+   * Engine truth: each vLLM engine publishes its KV cache events (vLLM's `--kv-events-config`, on a Unix socket and a
+   * loopback replay port inside the container) and the router predicts each engine's prefix-cache hits from what
+   * the engine says it holds instead of its own estimate (`PREFIX_ROUTER_ENGINE_KV_EVENTS`, docs/container.md).
+   *
+   * Needs a policy that reads the events (`cache-aware`, the multi-engine default, or `llm-d-precise`) and the
+   * model's `tokenizer.json` when the container starts: a model from `ModelSource.s3()` (copied to /opt/ml/model
+   * first), or `PREFIX_ROUTER_TOKENIZER` in `routerEnvironment`. A Hugging Face model is downloaded by vLLM only
+   * after the router starts, so it is refused at synth without `PREFIX_ROUTER_TOKENIZER`.
+   *
+   * @default false
+   */
+  readonly kvCacheEvents?: boolean;
+
+  /**
    * Image to build on (`BASE_IMAGE` of router/Dockerfile): a vLLM DLC for SageMaker or an image built from one.
    * Pulling it at build time needs a `docker login` to its registry.
    *

@@ -238,6 +238,16 @@ export abstract class VllmImage {
     return undefined;
   }
 
+  /**
+   * True when the container must find the model's tokenizer.json where the model is when it starts (the router
+   * sidecar's `kvCacheEvents` without `PREFIX_ROUTER_TOKENIZER`).
+   *
+   * @internal
+   */
+  public _needsModelTokenizer(): boolean {
+    return false;
+  }
+
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
   public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
@@ -396,6 +406,7 @@ const PROP_OF_VARIABLE: Readonly<Record<string, string>> = {
   PREFIX_ROUTER_ENGINES: 'image.engines',
   PREFIX_ROUTER_POLICY: 'image.policy',
   PREFIX_ROUTER_EMF: 'image.emf',
+  PREFIX_ROUTER_ENGINE_KV_EVENTS: 'image.kvCacheEvents',
 };
 
 /** A router message that starts with the variable it is about, led by the prop that set it: `image.policy (PREFIX_ROUTER_POLICY) must ...`. */
@@ -412,9 +423,16 @@ const OWNED_VARIABLES = [
   'PREFIX_ROUTER_POLICY',
   'PREFIX_ROUTER_EMF',
   'PREFIX_ROUTER_EMF_ENDPOINT_NAME',
+  'PREFIX_ROUTER_ENGINE_KV_EVENTS',
 ];
 /** Variables the container itself decides. */
-const CONTAINER_VARIABLES = ['PREFIX_ROUTER_BACKENDS', 'PREFIX_ROUTER_HOST', 'PREFIX_ROUTER_PORT'];
+const CONTAINER_VARIABLES = [
+  'PREFIX_ROUTER_BACKENDS',
+  'PREFIX_ROUTER_HOST',
+  'PREFIX_ROUTER_PORT',
+  'PREFIX_ROUTER_KV_EVENTS',
+  'PREFIX_ROUTER_KV_EVENTS_REPLAY',
+];
 const MAX_ROUTER_VARIABLES = 40;
 
 /**
@@ -459,7 +477,7 @@ class RouterSidecarImage extends VllmImage {
         problems.add(`image.routerEnvironment keys must be PREFIX_ROUTER_* variables (got ${show(name)})`);
       } else if (OWNED_VARIABLES.includes(name)) {
         problems.add(
-          `image.routerEnvironment must not set ${name}: it comes from the mode, engines, policy and emf options (got ${show(value)})`,
+          `image.routerEnvironment must not set ${name}: it comes from the mode, engines, policy, emf and kvCacheEvents options (got ${show(value)})`,
         );
       } else if (CONTAINER_VARIABLES.includes(name)) {
         problems.add(`image.routerEnvironment must not set ${name}: the container sets it (got ${show(value)})`);
@@ -498,6 +516,10 @@ class RouterSidecarImage extends VllmImage {
     }
   }
 
+  public override _needsModelTokenizer(): boolean {
+    return this.options.kvCacheEvents === true && this.options.routerEnvironment?.PREFIX_ROUTER_TOKENIZER === undefined;
+  }
+
   public override _enginesPerInstance(): number | undefined {
     const engines = this.options.engines;
     if ((this.options.mode ?? RouterSidecarMode.SAGEMAKER) !== RouterSidecarMode.MULTI_ENGINE) return undefined;
@@ -514,6 +536,7 @@ class RouterSidecarImage extends VllmImage {
       PREFIX_ROUTER_EMF: (o.emf ?? true) ? 'on' : 'off',
       ...(o.engines !== undefined && { PREFIX_ROUTER_ENGINES: String(o.engines) }),
       ...(o.policy !== undefined && { PREFIX_ROUTER_POLICY: o.policy }),
+      ...(o.kvCacheEvents === true && { PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on' }),
       ...(endpointName !== undefined && { PREFIX_ROUTER_EMF_ENDPOINT_NAME: endpointName }),
       ...o.routerEnvironment,
     };

@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Stack } from 'aws-cdk-lib';
+import { Stack, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import {
   InferenceAmiVersion,
   InstanceType,
+  ModelSource,
   PrefixAwareLlmEndpoint,
   RouterSidecarMode,
   RoutingStrategy,
@@ -237,4 +238,63 @@ describe('when sidecar options are invalid', () => {
       build({ image: VllmImage.withRouterSidecar({ mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 }) }),
     ).not.toThrow();
   });
+});
+
+describe('when the sidecar follows the engines KV cache events (kvCacheEvents)', () => {
+  const s3Model = () =>
+    ModelSource.s3(s3.Bucket.fromBucketName(new Stack(), 'Models', 'my-models'), 'models/llama', {
+      s3ManagedEncryption: true,
+    });
+  const multi = { mode: RouterSidecarMode.MULTI_ENGINE, engines: 8 };
+
+  it('GIVEN multi-engine mode and an S3 model THEN the container gets PREFIX_ROUTER_ENGINE_KV_EVENTS=on', () => {
+    const { template } = synth({
+      model: s3Model(),
+      image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true }),
+    });
+    expect(environmentOf(template)).toMatchObject({
+      PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on',
+      PREFIX_ROUTER_MODE: 'multi-engine',
+    });
+  });
+
+  it('GIVEN kvCacheEvents left out or false THEN the variable is not set', () => {
+    for (const kvCacheEvents of [undefined, false]) {
+      const { template } = synth({ model: s3Model(), image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents }) });
+      expect(environmentOf(template).PREFIX_ROUTER_ENGINE_KV_EVENTS).toBeUndefined();
+    }
+  });
+
+  it.each(['sagemaker-prefix-aware', 'round-robin'])(
+    'GIVEN policy %s, which does not read the events THEN synth fails naming the prop and the policies that do',
+    (policy) => {
+      expect(() =>
+        build({ model: s3Model(), image: VllmImage.withRouterSidecar({ ...multi, policy, kvCacheEvents: true }) }),
+      ).toThrow(
+        `image.kvCacheEvents (PREFIX_ROUTER_ENGINE_KV_EVENTS) must be off unless the router's policy reads the engines' KV events, PREFIX_ROUTER_POLICY one of cache-aware, llm-d-precise (got on with policy ${policy})`,
+      );
+    },
+  );
+
+  it('GIVEN a Hugging Face model THEN synth fails: its tokenizer.json is not there when the container starts, unless PREFIX_ROUTER_TOKENIZER names one', () => {
+    expect(() => build({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true }) })).toThrow(
+      "image.kvCacheEvents needs the model's tokenizer.json when the container starts, and a Hugging Face model is downloaded only after the router starts: use ModelSource.s3(), or set image.routerEnvironment['PREFIX_ROUTER_TOKENIZER'] to a tokenizer.json in the image (got model 'meta-llama/Llama-3.1-70B-Instruct')",
+    );
+    const routerEnvironment = { PREFIX_ROUTER_TOKENIZER: '/opt/tokenizers/llama/tokenizer.json' };
+    expect(() =>
+      build({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true, routerEnvironment }) }),
+    ).not.toThrow();
+  });
+
+  it.each(['PREFIX_ROUTER_KV_EVENTS', 'PREFIX_ROUTER_KV_EVENTS_REPLAY', 'PREFIX_ROUTER_ENGINE_KV_EVENTS'])(
+    'GIVEN routerEnvironment setting %s THEN synth fails: the prop or the container sets it',
+    (name) => {
+      expect(() =>
+        build({
+          model: s3Model(),
+          image: VllmImage.withRouterSidecar({ ...multi, routerEnvironment: { [name]: 'on' } }),
+        }),
+      ).toThrow(`image.routerEnvironment must not set ${name}`);
+    },
+  );
 });

@@ -324,18 +324,33 @@ export class RouterConfigError extends ConfigError {
 }
 
 /**
- * What of the engines' own state (RoutingPolicy.engineState) serve can give a policy: none yet. The hook for engine
- * KV events (issue 39, router/src/kv-events/): once serve keeps each engine's blocks from its events and fills
- * InstanceView.engine.cachedPromptTokens, 'cached-blocks' joins this list and llm-d-precise runs live.
+ * Why serve cannot run a policy that reads `need` of the engines' state, or undefined when it can. Serve knows each
+ * engine's cached blocks from its KV events (`kvEvents`, server/engine-truth.ts), so 'cached-blocks' runs when every
+ * backend's events are followed; `withoutEvents` names the backends whose are not. No engine reports its own prefill
+ * queue, so 'cached-blocks-and-queue' stays the simulator's.
  */
-const LIVE_ENGINE_STATE: readonly EngineStateNeed[] = [];
+export function liveEngineStateRefusal(
+  policy: string,
+  need: EngineStateNeed | undefined,
+  withoutEvents: readonly string[],
+): string | undefined {
+  if (need === undefined) return undefined;
+  if (need === 'cached-blocks-and-queue')
+    return `${policy} reads every engine's exact prefix cache and prefill queue, which only the simulator's engine models have: run it with prefix-router simulate or plan, not serve`;
+  if (withoutEvents.length === 0) return undefined;
+  return `${policy} reads each engine's cached blocks, which serve learns from the engines' KV events: give --kv-events BACKEND_URL=ZMQ_ENDPOINT for every backend (missing for ${withoutEvents.join(', ')}), or serve llm-d for the approximate scorer`;
+}
 
-/** Why serve cannot run a policy that reads `need` of the engines' state, or undefined when it can. */
-export function liveEngineStateRefusal(policy: string, need: EngineStateNeed | undefined): string | undefined {
-  if (need === undefined || LIVE_ENGINE_STATE.includes(need)) return undefined;
-  return need === 'cached-blocks-and-queue'
-    ? `${policy} reads every engine's exact prefix cache and prefill queue, which only the simulator's engine models have: run it with prefix-router simulate or plan, not serve`
-    : `${policy} reads each engine's cached blocks, which serve learns only from the engines' KV events, not subscribed to yet (issue 39): run it with prefix-router simulate or plan, or serve llm-d for the approximate scorer`;
+/** The backends (their ids) that `kvEvents` does not follow. */
+export function backendsWithoutKvEvents(backends: unknown, kvEvents: unknown): string[] {
+  const followed = new Set(
+    (Array.isArray(kvEvents) ? kvEvents : [])
+      .filter((e): e is string => typeof e === 'string')
+      .map((e) => kvEventStreamOf(e).engine),
+  );
+  return (Array.isArray(backends) ? backends : [])
+    .map((b) => (typeof b === 'string' ? parseBackendUrl(b)?.id : undefined))
+    .filter((id): id is string => id !== undefined && !followed.has(id));
 }
 
 /** The policies whose decisions the engines' KV events change (RouterOptions.kvEvents). */
@@ -407,11 +422,11 @@ const ON_OFF_OPTIONS = [
 ];
 
 /** A policy configuration's problems, and why serve cannot run it when it reads engine state serve lacks. */
-function livePolicyProblems(policy: unknown): OptionProblem[] {
+function livePolicyProblems(policy: unknown, withoutEvents: readonly string[]): OptionProblem[] {
   const problems = policyConfigProblems(policy, 'policy.');
   if (problems.length > 0) return problems;
   const name = (policy as PolicyConfig).name;
-  const refusal = liveEngineStateRefusal(name, policyDefinition(name)?.engineState);
+  const refusal = liveEngineStateRefusal(name, policyDefinition(name)?.engineState, withoutEvents);
   return refusal === undefined ? [] : [{ option: 'policy.name', rule: `is refused: ${refusal}`, got: name }];
 }
 
@@ -427,7 +442,8 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
       problems.push({ option: key, rule: 'is not a router option', got: o[key] });
   }
   problems.push(...backendProblems(o.backends));
-  if (o.policy !== undefined && !isRoutingPolicy(o.policy)) problems.push(...livePolicyProblems(o.policy));
+  if (o.policy !== undefined && !isRoutingPolicy(o.policy))
+    problems.push(...livePolicyProblems(o.policy, backendsWithoutKvEvents(o.backends, o.kvEvents)));
   for (const path of [
     'seed',
     'port',

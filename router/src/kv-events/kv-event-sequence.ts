@@ -40,6 +40,14 @@ export class KvBatchOrder {
     return { kind: 'next' };
   }
 
+  /**
+   * The engine's process changed while the subscriber was away (its socket closed, and it came back numbering from 0
+   * again): the next stream starts at batch 0, whatever was applied before.
+   */
+  startNewStream(): void {
+    this.expected = 0n;
+  }
+
   /** Batch `seq` is being applied: the next one expected follows it. */
   applied(seq: bigint): void {
     this.expected = seq + 1n;

@@ -112,6 +112,13 @@ export class KvEventSubscriber {
   private lastLogMs = -Infinity;
   private unlogged = 0;
   private dealer: Dealer | undefined;
+  /**
+   * The engine's socket disconnected (the engine stopped, or restarted): a sequence lower than expected may then be a
+   * new stream whose first batches went out before this router reconnected, not an old duplicate.
+   */
+  private peerLost = false;
+  /** The next batch applied starts the engine's account afresh (its stream began again). */
+  private restartPending = false;
 
   private constructor(
     private readonly options: KvEventSubscriberOptions,
@@ -120,6 +127,7 @@ export class KvEventSubscriber {
   ) {
     this.engine = options.engine;
     this.metrics = metricsOn(options.registry);
+    socket.events.on('disconnect', () => this.onEngineGone());
     this.loop = this.receive();
   }
 
@@ -192,6 +200,11 @@ export class KvEventSubscriber {
    * after an implicit clear, a later one opens a gap (replayed when `mayReplay` and an endpoint is configured).
    */
   private accept(seq: bigint, payload: Buffer, mayReplay: boolean): void {
+    if (this.peerLost && mayReplay) {
+      this.peerLost = false;
+      const expected = this.order.expectedSequence;
+      if (expected !== undefined && seq > 0n && seq < expected) return this.newStream(seq, payload, mayReplay);
+    }
     const placement = this.order.place(seq);
     if (placement.kind === 'duplicate') return;
     if (placement.kind === 'gap') {
@@ -205,7 +218,45 @@ export class KvEventSubscriber {
     this.apply(seq, payload, placement.kind === 'restart');
   }
 
-  private apply(seq: bigint, payload: Buffer, restarted: boolean): void {
+  /**
+   * The engine's socket closed: an engine that stops loses its cache with it, so its account is emptied now (a batch
+   * of one AllBlocksCleared), before its restart is routed to; the stream that follows may be a new one.
+   */
+  private onEngineGone(): void {
+    if (this.closed) return;
+    this.peerLost = true;
+    this.warn('engine KV event socket disconnected: its account is emptied until its events resume');
+    const expected = this.order.expectedSequence;
+    if (expected === undefined) return;
+    const events: KvCacheEvent[] = [{ type: 'AllBlocksCleared' }];
+    this.stale = false;
+    this.options.sink.applyBatch(this.engine, {
+      topic: this.options.topic ?? '',
+      seq: expected,
+      timestampSeconds: Date.now() / 1000,
+      events,
+    });
+  }
+
+  /**
+   * The engine restarted while its socket was away, and its new stream's first batches (0..seq-1) went out before this
+   * router reconnected: they are fetched from the replay socket where configured, else the account starts from this
+   * batch, stale (what those batches stored is unknown) until a clear.
+   */
+  private newStream(seq: bigint, payload: Buffer, mayReplay: boolean): void {
+    this.order.startNewStream();
+    this.restartPending = true;
+    if (mayReplay && this.options.replayEndpoint !== undefined) {
+      this.held.push([seq, payload]);
+      this.startReplay(0n);
+      return;
+    }
+    this.apply(seq, payload, true);
+  }
+
+  private apply(seq: bigint, payload: Buffer, restartedNow: boolean): void {
+    const restarted = restartedNow || this.restartPending;
+    this.restartPending = false;
     this.order.applied(seq);
     const decoded = decodeKvEventPayload(payload);
     if (!decoded.ok) {
@@ -219,6 +270,9 @@ export class KvEventSubscriber {
     const batch: KvEventBatch = { topic: this.options.topic ?? '', seq, ...decoded.payload, events };
     this.metrics.batches.inc({ engine: this.engine });
     this.options.sink.applyBatch(this.engine, batch);
+    // A new stream joined after its start: the old account is gone, and what batches 0..seq-1 stored is unknown.
+    if (restarted && seq > 0n && !decoded.payload.events.some((event) => event.type === 'AllBlocksCleared'))
+      this.markStale(`the engine restarted: its batches 0..${seq - 1n} were published before this router reconnected`);
   }
 
   private markStale(reason: string): void {

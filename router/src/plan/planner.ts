@@ -37,9 +37,12 @@ export const DEFAULT_PREFIX_AWARE_SWEEP =
 export const DEFAULT_PLAN_POLICIES: readonly string[] = ['random', 'least-outstanding-requests', 'cache-aware'];
 export const DEFAULT_PLAN_SWEEPS: readonly string[] = [DEFAULT_PREFIX_AWARE_SWEEP];
 
-/** serve's refusal of a policy that reads what only the simulator's engine models know (oracle); null when serve runs it. */
+/**
+ * serve's refusal of a policy that reads what only the simulator's engine models know (oracle); null when serve runs
+ * it, given every backend's KV events where the policy reads them (llm-d-precise), as a deployment would.
+ */
 function simulatorOnlyReason(policy: string): string | null {
-  return liveEngineStateRefusal(policy, policyDefinition(policy)?.engineState) ?? null;
+  return liveEngineStateRefusal(policy, policyDefinition(policy)?.engineState, []) ?? null;
 }
 
 /** A strategy of the plan: one policy, or the settings of one sweep (the plan picks the best setting at each size). */

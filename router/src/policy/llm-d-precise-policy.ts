@@ -22,8 +22,8 @@ export interface LlmDPreciseOptions {
  * kv-cache-utilization 1.0, queue 1.0, max-score picker, 64-token blocks as llm-d's guide pins `--block-size 64`), with
  * the precise prefix-cache scorer (stages/precise-prefix-scorer.ts: each pod's run of the prompt's blocks in its
  * engine's cache, min-max normalized among the holders). It reads each engine's blocks (RoutingPolicy.engineState
- * 'cached-blocks'): in the simulator the engine model's cache, which the simulator fills; live they would come from
- * the engines' KV events, which serve does not subscribe to yet (issue 39), so serve refuses it.
+ * 'cached-blocks'): in the simulator the engine model's cache, which the simulator fills; in serve each engine's
+ * account from its KV events (InstanceView.engineCache, `--kv-events` for every backend, else serve refuses it).
  *
  * The KV-usage and queue scorers read what `llm-d` reads (this router's requests in flight), so the two differ only
  * in the prefix scorer. Not modelled: speculative indexing (`speculativeIndexing`, off unless configured), which
@@ -53,7 +53,7 @@ export class LlmDPrecisePolicy extends StagedPolicy<KvLoadCandidate, 'llm-d-max-
 export const llmDPreciseDefinition = definePolicy({
   name: 'llm-d-precise',
   description:
-    "llm-d's default profile with the precise prefix-cache scorer (precise_prefix_cache.go, read 2026-12-06): 2 × each engine's cached run of the prompt, min-max normalized among holders + 1 × (1 − KV usage) + 1 × normalized queue; reads the engines' caches (simulator; serve needs KV events)",
+    "llm-d's default profile with the precise prefix-cache scorer (precise_prefix_cache.go, read 2026-12-06): 2 × each engine's cached run of the prompt, min-max normalized among holders + 1 × (1 − KV usage) + 1 × normalized queue; reads the engines' caches (the simulator's engine models; serve: their KV events, --kv-events for every backend)",
   reasons: ['llm-d-max-score'],
   stages: [
     { kind: 'filter', name: 'serves-model' },

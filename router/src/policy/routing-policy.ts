@@ -52,7 +52,8 @@ export interface InstanceView {
   readonly servedModels?: ReadonlySet<string>;
   /**
    * What the engine itself holds and queues for the request being decided, filled only for a policy that declares
-   * RoutingPolicy.engineState (in the simulator, from its engine model; serve fills none yet). Reusable per view:
+   * RoutingPolicy.engineState (in the simulator, from its engine model; serve fills none, and a 'cached-blocks' policy
+   * reads `engineCache` there instead: engineCachedPromptTokens). Reusable per view:
    * read it during `decide` only.
    */
   readonly engine?: EngineState;
@@ -60,7 +61,7 @@ export interface InstanceView {
 
 /**
  * What of the engines' own state a policy reads (RoutingPolicy.engineState): 'cached-blocks', how much of the
- * request each engine's prefix cache holds (live, engine KV events could tell: issue 39); 'cached-blocks-and-queue',
+ * request each engine's prefix cache holds (live, from the engines' KV events); 'cached-blocks-and-queue',
  * that and the prefill work queued inside each engine, which only the simulator's engine model knows.
  */
 export type EngineStateNeed = 'cached-blocks' | 'cached-blocks-and-queue';
@@ -81,10 +82,21 @@ export interface EngineState {
 export class EngineStateMissingError extends Error {
   constructor(policy: string, instance: string) {
     super(
-      `policy ${policy} reads each engine's own state (InstanceView.engine), and instance ${instance} has none: only the simulator fills it`,
+      `policy ${policy} reads each engine's own state (InstanceView.engine), and instance ${instance} has none: the simulator fills it, serve only the cached blocks, from the engines' KV events`,
     );
     this.name = 'EngineStateMissingError';
   }
+}
+
+/**
+ * Leading prompt tokens of `request` the instance's engine holds now: the engine state its caller filled (the
+ * simulator's engine models), else the engine's own account from its KV events (serve --kv-events), where an
+ * account not known yet (no events, or a gap not repaired) counts as holding nothing, as llm-d's precise scorer
+ * scores a pod it has no events from. Throws EngineStateMissingError when the caller gave neither.
+ */
+export function engineCachedPromptTokens(view: InstanceView, request: RoutingRequest, policy: string): number {
+  if (view.engine === undefined && view.engineCache !== undefined) return view.engineCache.cachedTokensOf(request) ?? 0;
+  return engineStateOf(view, policy).cachedPromptTokens;
 }
 
 /** The view's engine state; throws EngineStateMissingError when the caller did not fill it. */

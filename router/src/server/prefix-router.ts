@@ -68,7 +68,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
-import { engineTruthOf, type LiveEngineTruth } from './engine-truth';
+import { engineTruthOf, registerEngineIndexMetric, type LiveEngineTruth } from './engine-truth';
 import { zmqKvEventSource, type KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
@@ -240,7 +240,11 @@ export class PrefixRouter implements RunningRouter {
           stateHashKey: this.stateHashKey,
         });
     // A ready policy object skips the config's check: one that reads engine state serve lacks is refused here too.
-    const refusal = liveEngineStateRefusal(this.policy.name, this.policy.engineState);
+    const refusal = liveEngineStateRefusal(
+      this.policy.name,
+      this.policy.engineState,
+      config.backends.map((b) => b.id).filter((id) => !config.kvEvents.some((s) => s.engine === id)),
+    );
     if (refusal !== undefined) throw new RouterConfigError([`policy is refused: ${refusal}`]);
     const checking = config.healthCheck.intervalMs > 0;
     this.set = backendSetOf(config, checking);
@@ -251,6 +255,8 @@ export class PrefixRouter implements RunningRouter {
       () => runtime.kvEventSource ?? zmqKvEventSource(this.metrics.registry, this.log),
     );
     for (const b of this.set.list) b.engineCache = this.engineTruth?.viewOf(b.id);
+    if (this.engineTruth !== undefined)
+      registerEngineIndexMetric(this.metrics.registry, this.engineTruth.index.counters);
     this.flowGate = new FlowGate(config.flowControl, this.metrics);
     const keyFileFailed = (error: KeyFileError): void =>
       this.log.error({ file: error.path }, `key file re-read failed, previous keys kept: ${error.message}`);

@@ -71,6 +71,7 @@ describe('when PREFIX_ROUTER_ENGINE_KV_EVENTS is read', () => {
     ['sagemaker-prefix-aware', false],
     ['least-outstanding-requests', false],
     ['cache-aware', true],
+    ['llm-d-precise', true],
   ])('GIVEN policy %s THEN it is accepted only when it reads the events (%s)', (policy, accepted) => {
     const problems = problemsOf({
       ...MULTI,
@@ -80,6 +81,8 @@ describe('when PREFIX_ROUTER_ENGINE_KV_EVENTS is read', () => {
     });
     const refusal = `PREFIX_ROUTER_ENGINE_KV_EVENTS must be off unless the router's policy reads the engines' KV events, PREFIX_ROUTER_POLICY one of cache-aware, llm-d-precise (got on with policy ${policy})`;
     expect(problems.includes(refusal)).toBe(!accepted);
+    // serve runs llm-d-precise here: the container follows every engine's events.
+    if (accepted) expect(problems).toEqual([]);
   });
 
   it("GIVEN multi-engine mode's default policy (cache-aware) and a tokenizer THEN the settings pass", () => {

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { request } from 'undici';
 import { ContainerProcess, emulatorEngineCommand, eventually } from './container-process';
 
@@ -117,6 +118,14 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
     expect(new Set([...replayPorts, ...httpPorts]).size).toBe(4);
   });
 
+  it("GIVEN the engines' PUB sockets THEN their directory is the container user's alone (mode 0700)", () => {
+    const starting = container.logs().find((l) => l.msg === 'container starting') as {
+      kvEvents?: { socketDir?: string };
+    };
+    const dir = starting.kvEvents?.socketDir ?? '';
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+  });
+
   it('GIVEN conversations sharing system prompts WHEN routed THEN each predicted cached count equals what the engine delivered', async () => {
     const systems = ['You answer questions about invoices. '.repeat(10), 'You review pull requests kindly. '.repeat(8)];
     const answers: Answer[] = [];
@@ -146,5 +155,47 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
     );
     const cold = await chat(system, 'third');
     expect(cold).toMatchObject({ predicted: 0, delivered: 0 });
+  });
+
+  it('GIVEN an engine killed and restarted by the container THEN the router predicts 0 cached tokens there, as delivered', async () => {
+    const system = 'You translate customs declarations faithfully. '.repeat(9);
+    await chat(system, 'first');
+    const warm = await chat(system, 'second');
+    expect(warm.delivered).toBeGreaterThan(0);
+    const port = Number(new URL(warm.instance).port);
+    const started = container.logs().find((l) => l.msg === 'engine started' && l.port === port)!;
+    process.kill(started.pid as number, 'SIGKILL');
+    await container.waitForLog(
+      (l) => l.msg === 'engine started' && l.engine === started.engine,
+      'the restart',
+      30_000,
+      2,
+    );
+    await eventually(
+      async () =>
+        (await request(`${warm.instance}/health`)
+          .then(async (r) => (await r.body.dump(), r.statusCode))
+          .catch(() => 0)) === 200,
+      'the restarted engine answering',
+      30_000,
+      50,
+    );
+    // Re-admitted by the router's health checks, then asked again: its cache is empty, and so is the prediction.
+    await eventually(
+      async () => {
+        const text = await (await request(`${url}/metrics`)).body.text();
+        return (text.match(/^prefix_router_backend_healthy\{[^}]*\} 1$/gm) ?? []).length === 2;
+      },
+      'both engines admitted again',
+      30_000,
+      100,
+    );
+    const cold = await chat(system, 'third');
+    expect(cold).toMatchObject({ instance: warm.instance, predicted: 0, delivered: 0 });
+  });
+
+  it("GIVEN the requests above THEN no prompt text reached the container's output (router, engines, events)", () => {
+    for (const text of ['questions about invoices', 'shipping manifests', 'pull requests kindly'])
+      expect(`${container.stdout}${container.stderr}`).not.toContain(text);
   });
 });

@@ -83,11 +83,31 @@ describe('when llm-d-precise decides', () => {
 });
 
 describe('when serve is configured with llm-d-precise', () => {
-  it('GIVEN --policy llm-d-precise THEN it is refused, naming the flag and the missing KV events', () => {
-    expect(() =>
-      loadRouterConfig({ flags: { policy: 'llm-d-precise', backends: 'http://127.0.0.1:1' }, env: {} }),
-    ).toThrow(
-      /--policy is refused: llm-d-precise reads each engine's cached blocks, which serve learns only from the engines' KV events/,
+  const backend = ['http://127.0.0.1:1', 'http://127.0.0.1:2'];
+
+  it('GIVEN no --kv-events THEN it is refused, naming the flag and every backend without events', () => {
+    expect(() => loadRouterConfig({ flags: { policy: 'llm-d-precise', backend }, env: {} })).toThrow(
+      "--policy is refused: llm-d-precise reads each engine's cached blocks, which serve learns from the engines' KV events: give --kv-events BACKEND_URL=ZMQ_ENDPOINT for every backend (missing for http://127.0.0.1:1, http://127.0.0.1:2)",
     );
+  });
+
+  it('GIVEN --kv-events for one of two backends THEN it is refused, naming the other', () => {
+    const flags = {
+      policy: 'llm-d-precise',
+      backend,
+      kvEvents: ['http://127.0.0.1:1=tcp://127.0.0.1:5557'],
+      tokenizer: 'emulator',
+    };
+    expect(() => loadRouterConfig({ flags, env: {} })).toThrow('(missing for http://127.0.0.1:2)');
+  });
+
+  it('GIVEN --kv-events for every backend THEN it is accepted', () => {
+    const flags = {
+      policy: 'llm-d-precise',
+      backend,
+      kvEvents: ['http://127.0.0.1:1=tcp://127.0.0.1:5557', 'http://127.0.0.1:2=tcp://127.0.0.1:5558'],
+      tokenizer: 'emulator',
+    };
+    expect(loadRouterConfig({ flags, env: {} }).policy).toMatchObject({ name: 'llm-d-precise' });
   });
 });

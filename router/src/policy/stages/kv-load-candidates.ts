@@ -1,6 +1,11 @@
 import type { RoutingRequest } from '../../protocol/routing-request';
 import type { RoutingBlockKey } from '../../state/state-hash-key';
-import { engineStateOf, type InstanceView, type RoutingDecision, type RoutingSnapshot } from '../routing-policy';
+import {
+  engineCachedPromptTokens,
+  type InstanceView,
+  type RoutingDecision,
+  type RoutingSnapshot,
+} from '../routing-policy';
 import type { StateHashKey } from '../../state/state-hash-key';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from '../prompt-tokens';
 import { HEALTHY_FILTER } from './healthy-filter';
@@ -69,7 +74,7 @@ export class KvLoadCandidates implements CandidateStage<KvLoadCandidate, KvLoadF
   /** Leading full blocks of the prompt the worker holds: by this router's record, or by its engine's own cache. */
   private overlapOf(view: InstanceView, facts: KvLoadFacts): number {
     if (this.memory !== undefined) return this.memory.matchOf(view, facts.hashes).matchedBlocks;
-    return Math.floor(engineStateOf(view, this.policy).cachedPromptTokens / this.tokensPerBlock);
+    return Math.floor(engineCachedPromptTokens(view, facts.request, this.policy) / this.tokensPerBlock);
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
