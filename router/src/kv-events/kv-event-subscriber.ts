@@ -127,8 +127,7 @@ export class KvEventSubscriber {
   ) {
     this.engine = options.engine;
     this.metrics = metricsOn(options.registry);
-    socket.events.on('disconnect', () => this.onEngineGone());
-    this.loop = this.receive();
+    this.loop = Promise.all([this.receive(), this.watchEngineSocket()]).then(() => undefined);
   }
 
   /** Connects to the engine (ZeroMQ retries until the engine binds); throws a RangeError for a bad option. */
@@ -177,6 +176,20 @@ export class KvEventSubscriber {
       for await (const frames of this.socket) this.onMessage(frames);
     } catch (err) {
       if (!this.closed) this.options.logger.error({ engine: this.engine, err }, 'KV event subscriber stopped');
+    }
+  }
+
+  /**
+   * Reads the socket's events with receive(), not events.on(): zeromq's emitter getter is installed once per process
+   * on the native prototype and requires 'events' through the module instance that installed it first, which a test
+   * runner's fresh module registry may have torn down.
+   */
+  private async watchEngineSocket(): Promise<void> {
+    const events = this.socket.events;
+    try {
+      while (!this.closed) if ((await events.receive()).type === 'disconnect') this.onEngineGone();
+    } catch {
+      // The observer closes with the socket: nothing more to watch.
     }
   }
 

@@ -190,8 +190,12 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
       30_000,
       100,
     );
+    // The router may place it on the other engine when that one holds the prefix too (cache-aware's choice); wherever
+    // it lands the prediction is the engine's account, and an account the restart did not empty would predict a hit
+    // the empty engine cannot deliver.
     const cold = await chat(system, 'third');
-    expect(cold).toMatchObject({ instance: warm.instance, predicted: 0, delivered: 0 });
+    expect(cold.predicted).toBe(cold.delivered);
+    if (cold.instance === warm.instance) expect(cold).toMatchObject({ predicted: 0, delivered: 0 });
   });
 
   it("GIVEN the requests above THEN no prompt text reached the container's output (router, engines, events)", () => {
