@@ -78,8 +78,8 @@ describe('when a replica receives an engine’s batches', () => {
     ],
   });
   /** A receiver whose draws are scripted: a draw below the loss rate loses the batch. */
-  const receiver = (draws: number[]) =>
-    new ReplicaKvReceiver(['e0'], 0.5, { next: () => draws.shift() ?? 0.9 }, () => blocks);
+  const receiver = (draws: number[], replay = false) =>
+    new ReplicaKvReceiver(['e0'], 0.5, { next: () => draws.shift() ?? 0.9 }, () => blocks, replay);
 
   it('GIVEN batches in order THEN the view states the blocks the engine stored', () => {
     const r = receiver([0.9, 0.9]);
@@ -99,6 +99,20 @@ describe('when a replica receives an engine’s batches', () => {
     expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBeUndefined();
     // A new engine process: its stream starts again at 0 with an empty cache.
     r.receive(0, stored(0, 2));
+    expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBe(32);
+  });
+
+  it('GIVEN a replay socket and a lost batch THEN the next one brings it back first: the engine stays known', () => {
+    const r = receiver([0.9, 0.1, 0.9], true);
+    r.receive(0, stored(0, 1));
+    r.receive(0, stored(1, 2)); // lost, then replayed
+    r.receive(0, {
+      topic: '',
+      seq: 2n,
+      timestampSeconds: 0,
+      events: [{ type: 'BlockRemoved', blockHashes: ['303'] }],
+    });
+    expect([r.lost, r.replayed, r.staleMarks]).toEqual([1, 1, 0]);
     expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBe(32);
   });
 });
