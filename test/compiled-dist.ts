@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 export const ROOT = join(__dirname, '..');
 const COMPILED_CLI = join(ROOT, 'dist', 'bin', 'prefix-router.js');
@@ -20,26 +20,33 @@ const LOCK = join(ROOT, 'dist', '.test-build-lock');
 const SOURCE_ROOTS = ['lib', 'router/src', 'router/bench', 'bin', 'examples', 'test'];
 const SKIPPED = new Set(['node_modules', 'dist', 'cdk.out', 'sidecar']);
 
-function newestSourceMs(dir: string): number {
-  let newest = 0;
+/**
+ * True when a .ts source under `dir` is newer than its own compiled .js (or has none), or a .json source is newer
+ * than `builtMs`. Each .ts is held against its output, not against dist/.tsbuildinfo: `tsc --noEmit` (the type check
+ * used while editing) rewrites the build info without emitting, which would make an edited source look built.
+ */
+function hasStaleSource(dir: string, builtMs: number): boolean {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (SKIPPED.has(entry.name)) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSourceMs(path));
-    else if (/\.(ts|json)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) {
+      if (hasStaleSource(path, builtMs)) return true;
+    } else if (entry.name.endsWith('.ts')) {
+      const output = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
+      if (!existsSync(output) || statSync(path).mtimeMs > statSync(output).mtimeMs) return true;
+    } else if (entry.name.endsWith('.json') && statSync(path).mtimeMs > builtMs) {
+      return true;
+    }
   }
-  return newest;
+  return false;
 }
 
 /** True when dist/ is missing or some source (or tsconfig.json) changed after the last build. */
 export function distIsStale(): boolean {
   const built = Math.max(...[STAMP, BUILD_INFO].map((f) => (existsSync(f) ? statSync(f).mtimeMs : 0)));
   if (built === 0 || !existsSync(COMPILED_CLI)) return true;
-  const newest = Math.max(
-    statSync(join(ROOT, 'tsconfig.json')).mtimeMs,
-    ...SOURCE_ROOTS.map((r) => newestSourceMs(join(ROOT, r))),
-  );
-  return newest > built;
+  if (statSync(join(ROOT, 'tsconfig.json')).mtimeMs > built) return true;
+  return SOURCE_ROOTS.some((r) => hasStaleSource(join(ROOT, r), built));
 }
 
 function sleepMs(ms: number): void {
@@ -111,6 +118,18 @@ export function compiledDist(): string {
   });
   checked = true;
   return join(ROOT, 'dist');
+}
+
+/**
+ * A module of the compiled project, current, by its source path from the repository root (`router/src/cli/demo-command`):
+ * for suites whose code starts worker threads or child processes from its own file (the simulator's workers, the
+ * demo's services, prompt workers). Loaded from the sources, each of those threads and processes compiles every
+ * module again under ts-node (seconds of CPU apiece); loaded from dist/, they run the JavaScript tsc built from the
+ * same sources. Type it with the source module: `compiledModule<typeof DemoCommand>('router/src/cli/demo-command')`
+ * after `import type * as DemoCommand from '…/demo-command'`.
+ */
+export function compiledModule<Module>(sourcePath: string): Module {
+  return require(join(compiledDist(), `${sourcePath}.js`)) as Module;
 }
 
 /** dist/bin/prefix-router.js, current: the CLI of the checkout, to run with `process.execPath`. */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compiledDist } from '../compiled-dist';
 import {
+  commandsOf,
   documentedBlocks,
   freeRange,
   NOT_RUN_HERE,
@@ -60,6 +61,23 @@ describe('documented commands', () => {
       }).toEqual({ entry: e.contains, matches: 1 });
     }
     expect(all.length - blocks.length).toBe(NOT_RUN_HERE.length);
+  });
+
+  test('GIVEN a block not run because another runs its commands THEN that block is run and holds each of them word for word', () => {
+    const duplicates = NOT_RUN_HERE.filter((e) => e.sameCommandsAs !== undefined);
+    expect(duplicates.length).toBeGreaterThan(0);
+    for (const e of duplicates) {
+      const skipped = all.find((b) => b.file === e.file && b.text.includes(e.contains))!;
+      const runners = blocks.filter(
+        (b) => b.file === e.sameCommandsAs!.file && b.text.includes(e.sameCommandsAs!.contains),
+      );
+      expect({ entry: e.contains, runners: runners.length }).toEqual({ entry: e.contains, runners: 1 });
+      const run = new Set(commandsOf(runners[0].text));
+      expect({ entry: e.contains, notRunElsewhere: commandsOf(skipped.text).filter((c) => !run.has(c)) }).toEqual({
+        entry: e.contains,
+        notRunElsewhere: [],
+      });
+    }
   });
 
   test('GIVEN an emulated mixed fleet (COUNT:PROFILE groups) THEN every port it opens is mapped and waited for', () => {

@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
+import type * as SimulateCommand from '../../../router/src/cli/simulate-command';
 import { parsePolicySpec, formatPolicySpec } from '../../../router/src/policy/policy-spec';
+import { compiledModule } from '../../compiled-dist';
 
 const small = 'long-context?groups=4&prefixTokens=300&suffixTokens=20..40&outputTokens=4&rate=40&count=40';
 
@@ -10,7 +12,10 @@ describe('prefix-router simulate', () => {
   test('GIVEN a small workload WHEN run THEN it writes one report with every strategy and prints the table', async () => {
     const out = mkdtempSync(join(tmpdir(), 'simulate-'));
     const lines: string[] = [];
-    const { comparison, files } = await runSimulateCommand(
+    // The default --jobs: worker threads, so from dist/ (from the sources each would compile the simulator under ts-node).
+    const { comparison, files } = await compiledModule<typeof SimulateCommand>(
+      'router/src/cli/simulate-command',
+    ).runSimulateCommand(
       {
         workload: small,
         instances: '3',

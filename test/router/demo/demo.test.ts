@@ -1,10 +1,19 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDemoFlags, runDemoCommand } from '../../../router/src/cli/demo-command';
+import { parseDemoFlags } from '../../../router/src/cli/demo-command';
+import type * as DemoCommand from '../../../router/src/cli/demo-command';
 import { demoSummary } from '../../../router/src/demo/run-demo';
 import { builtinProfile, fleetText } from '../../../router/src/emulator/engine-profile';
 import { writeFileSync } from 'node:fs';
+import { compiledModule } from '../../compiled-dist';
+
+/**
+ * The live demos run from dist/: the demo forks an emulator fleet and a router per strategy from its own file, and
+ * from the sources each fork would compile the router again under ts-node (seconds of CPU each, minutes under load).
+ */
+const runDemoCommand: typeof DemoCommand.runDemoCommand = (...args) =>
+  compiledModule<typeof DemoCommand>('router/src/cli/demo-command').runDemoCommand(...args);
 
 describe('prefix-router demo', () => {
   test('GIVEN a small setup WHEN the demo runs THEN every strategy ran live through the router and one report compares them', async () => {

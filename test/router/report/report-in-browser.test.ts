@@ -13,6 +13,7 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { DEMO_DEFAULTS, DEMO_WORKLOAD } from '../../../router/src/demo/run-demo';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import { renderHtml } from '../../../router/src/report/render-html';
+import type { BenchmarkReport } from '../../../router/src/report/report-model';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -38,23 +39,26 @@ function chromiumArgs(profileDir: string): string[] {
 (CHROMIUM ? describe : describe.skip)('when the report is opened in headless Chromium', () => {
   jest.setTimeout(120_000);
 
+  // The demo's workload and strategies (plus a tuned one, for a long label), simulated once for both widths: the
+  // same report format as the live demo writes, in seconds.
+  let report: BenchmarkReport;
+  beforeAll(() => {
+    ({ report } = compareStrategies({
+      workload: parseWorkloadSpec(DEMO_WORKLOAD.replace('duration=3600', 'count=300')),
+      policies: [
+        ...DEMO_DEFAULTS.policies,
+        { name: 'sagemaker-prefix-aware', prefixLength: 2048, concurrencyThreshold: 8 },
+      ],
+      instances: 4,
+      profile: builtinProfile('p5-llama-3.1-70b'),
+      title:
+        'Demo: routing strategies on a long-context workload (4 × p5-llama-3.1-70b, simulated for the browser check)',
+    }));
+  });
+
   test.each([1280, 820])(
     'GIVEN the demo report at %p px THEN no element overflows its box, no text overlaps, and a screenshot is kept',
     async (width) => {
-      // The demo's workload and strategies (plus a tuned one, for a long label), simulated: the same report format
-      // as the live demo writes, in seconds.
-      const workload = parseWorkloadSpec(DEMO_WORKLOAD.replace('duration=3600', 'count=300'));
-      const { report } = compareStrategies({
-        workload,
-        policies: [
-          ...DEMO_DEFAULTS.policies,
-          { name: 'sagemaker-prefix-aware', prefixLength: 2048, concurrencyThreshold: 8 },
-        ],
-        instances: 4,
-        profile: builtinProfile('p5-llama-3.1-70b'),
-        title:
-          'Demo: routing strategies on a long-context workload (4 × p5-llama-3.1-70b, simulated for the browser check)',
-      });
       const page = renderHtml(report).replace(
         '</body>',
         `<script>${readFileSync(join(__dirname, 'browser', 'layout-check.js'), 'utf8')}</script></body>`,

@@ -1,8 +1,12 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { compareStrategies } from '../../../router/src/sim/compare-strategies';
-import { compareStrategiesInParallel } from '../../../router/src/sim/parallel-runs';
+import type * as ParallelRuns from '../../../router/src/sim/parallel-runs';
 import { parseWorkloadSpec } from '../../../router/src/workload';
+import { compiledModule } from '../../compiled-dist';
+
+/** From dist/: its worker threads then load JavaScript instead of compiling the simulator under ts-node each. */
+const { compareStrategiesInParallel } = compiledModule<typeof ParallelRuns>('router/src/sim/parallel-runs');
 
 // Wall-clock measurements differ between any two runs; everything else must not.
 const WALL_CLOCK_KEYS = new Set(['createdAt', 'simulation wall time (s)', 'decisionMicros']);

@@ -1,11 +1,15 @@
 import fc from 'fast-check';
 import { PromptHasher } from '../../../router/src/sim/prompt-hasher';
 import { inlinePromptSource } from '../../../router/src/sim/prompt-source';
-import { startPromptWorker } from '../../../router/src/sim/prompt-worker';
+import type * as PromptWorker from '../../../router/src/sim/prompt-worker';
 import { renderedPromptOf } from '../../../router/src/feed/workload-routing';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 import type { WorkloadRequest } from '../../../router/src/workload/workload-request';
 import { blockHashes, blockHashesAfter, tokenCount } from '../../../router/src/state/block-hash';
+import { compiledModule } from '../../compiled-dist';
+
+/** From dist/: the worker thread then loads JavaScript instead of compiling the hashing modules under ts-node. */
+const { startPromptWorker } = compiledModule<typeof PromptWorker>('router/src/sim/prompt-worker');
 
 const reference = (request: WorkloadRequest, blockTokens: number) => {
   const text = renderedPromptOf(request);

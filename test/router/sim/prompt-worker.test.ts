@@ -1,7 +1,12 @@
 import { inlinePromptSource, type PreparedRequest } from '../../../router/src/sim/prompt-source';
-import { latin1RoutingRequest, startPromptWorker } from '../../../router/src/sim/prompt-worker';
+import { latin1RoutingRequest } from '../../../router/src/sim/prompt-worker';
+import type * as PromptWorker from '../../../router/src/sim/prompt-worker';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
+import { compiledModule } from '../../compiled-dist';
+
+/** From dist/: the worker thread then loads JavaScript instead of compiling the hashing modules under ts-node. */
+const { startPromptWorker } = compiledModule<typeof PromptWorker>('router/src/sim/prompt-worker');
 
 const SETTINGS = { blockTokens: 16, model: 'model' };
 
