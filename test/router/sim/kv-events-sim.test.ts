@@ -4,6 +4,7 @@ import type { RequestRecord } from '../../../router/src/report/request-record';
 import type { KvEventBatch } from '../../../router/src/kv-events/kv-event';
 import { ReplicaKvReceiver, simulatedPromptBlocks } from '../../../router/src/sim/simulated-kv-events';
 import { simulate, type SimulationConfig } from '../../../router/src/sim/simulator';
+import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 
@@ -56,6 +57,25 @@ describe('when the simulated routers follow the engines’ KV events', () => {
     [{ delayMs: 0, lossRate: -0.01 }, /kvEvents.lossRate must be between 0 and 1/],
   ])('GIVEN kvEvents %j THEN the run is refused naming the field and its range', (kvEvents, message) => {
     expect(() => run({ name: 'cache-aware' }, { kvEvents })).toThrow(message);
+  });
+});
+
+describe('when simulate compares strategies with engine events and traffic around the routers', () => {
+  it('GIVEN the report THEN its notes say, per strategy, what the events and the bypassing traffic amounted to', () => {
+    const { report, results } = compareStrategies({
+      workload: parseWorkloadSpec(SPEC),
+      policies: [{ name: 'cache-aware' }],
+      instances: 3,
+      profile: small,
+      kvEvents: { delayMs: 0, lossRate: 0.2, replay: true },
+      bypassShare: 0.3,
+    });
+    const { published, lost, replayed, staleMarks } = results[0].kvEvents!;
+    expect(lost).toBeGreaterThan(0);
+    expect(report.workload.notes.concat(report.notes)).toContain(
+      `cache-aware: KV event batches: ${published} published, ${lost} lost (over all router replicas), ${replayed} replayed, ${staleMarks} times an engine went stale for a router; ${results[0].bypassed} requests went around the routers (not in the figures).`,
+    );
+    expect(report.environment).toMatchObject({ 'requests around the routers (not reported)': '30 %' });
   });
 });
 
