@@ -1,6 +1,7 @@
 /**
  * `npm run bench:kv-truth` (issue 39, "Measure where truth matters"): `cache-aware` on its own estimate, `cache-aware`
- * following the engines' KV events (sim/simulated-kv-events.ts: no delay, 50 ms, and 1 % of batches lost) and
+ * following the engines' KV events (sim/simulated-kv-events.ts: no delay, 50 ms, 1 % of batches lost without and with
+ * a replay socket) and
  * `oracle` (the simulator's greedy reference, reading the engine models directly) side by side, on four scenarios of
  * 7 × p5-llama-3.1-70b: an engine restart the routers never see, KV pressure from long outputs, 30 % of the traffic
  * around the router, and two router replicas without published state. Writes the bench:kv-truth section of
@@ -14,7 +15,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile, type EngineProfile } from '../src/emulator/engine-profile';
 import type { PolicyConfig } from '../src/policy';
-import { buildReport, writeReport, type StrategySummary } from '../src/report';
+import { buildReport, writeReport, type RequestRecord, type StrategySummary } from '../src/report';
 import { simulateStrategy, type StrategyRunSettings } from '../src/sim/compare-strategies';
 import type { SimulatedKvEventSettings } from '../src/sim/simulated-kv-events';
 import { toStrategyRun } from '../src/sim/simulator';
@@ -46,6 +47,11 @@ const ROWS: readonly Row[] = [
     label: 'cache-aware + events, 1 % lost',
     policy: { name: 'cache-aware' },
     kvEvents: { delayMs: 0, lossRate: 0.01 },
+  },
+  {
+    label: 'cache-aware + events, 1 % lost, replayed',
+    policy: { name: 'cache-aware' },
+    kvEvents: { delayMs: 0, lossRate: 0.01, replay: true },
   },
   { label: 'oracle', policy: { name: 'oracle' } },
 ];
@@ -99,7 +105,23 @@ export function kvTruthScenarios(seconds: number): KvTruthScenario[] {
 interface ScenarioOutcome {
   readonly scenario: KvTruthScenario;
   readonly rows: readonly StrategySummary[];
+  /** Per row: mean |predicted − delivered cached tokens| over the measured requests, as a share of their prompt. */
+  readonly predictionErrors: readonly (number | null)[];
   readonly wallSeconds: number;
+}
+
+/**
+ * Mean |predicted − delivered cached tokens| ÷ prompt tokens over the served requests sent after the warm-up; null
+ * when the policy's decisions predict nothing.
+ */
+function predictionError(records: readonly RequestRecord[], warmupMs: number): number | null {
+  const measured = records.filter((r) => r.error === undefined && r.sentAtMs >= warmupMs && (r.promptTokens ?? 0) > 0);
+  if (measured.length === 0 || measured.every((r) => r.predictedCachedTokens === undefined)) return null;
+  const sum = measured.reduce(
+    (n, r) => n + Math.abs((r.predictedCachedTokens ?? 0) - (r.cachedPromptTokens ?? 0)) / (r.promptTokens ?? 1),
+    0,
+  );
+  return sum / measured.length;
 }
 
 async function runScenario(s: KvTruthScenario, reportDir: string | undefined): Promise<ScenarioOutcome> {
@@ -118,7 +140,12 @@ async function runScenario(s: KvTruthScenario, reportDir: string | undefined): P
     runs: outcomes.map((o, i) => ({ ...toStrategyRun(o.result, ROWS[i].label), ceilings: o.ceilings })),
   });
   if (reportDir !== undefined) await writeReport(report, join(reportDir, s.key));
-  return { scenario: s, rows: report.strategies, wallSeconds: (Date.now() - t0) / 1000 };
+  return {
+    scenario: s,
+    rows: report.strategies,
+    predictionErrors: outcomes.map((o) => predictionError(o.result.records, s.settings.warmupMs ?? 0)),
+    wallSeconds: (Date.now() - t0) / 1000,
+  };
 }
 
 function ms(x: number | null): string {
@@ -135,7 +162,7 @@ function pct(x: number | null): string {
 function scenarioLines(o: ScenarioOutcome): string[] {
   const oracle = o.rows[o.rows.length - 1];
   const estimate = o.rows[0];
-  const lines = o.rows.map((r) => {
+  const lines = o.rows.map((r, i) => {
     const hit = r.cacheHitRate.engineReported ?? r.cacheHitRate.prometheus;
     const cells = [
       r.label,
@@ -144,6 +171,7 @@ function scenarioLines(o: ScenarioOutcome): string[] {
       times(r.ttftMs.p90, oracle.ttftMs.p90),
       times(r.ttftMs.p90, estimate.ttftMs.p90),
       pct(hit),
+      pct(o.predictionErrors[i]),
       String(r.errors),
     ];
     return `| ${cells.join(' | ')} |`;
@@ -155,8 +183,8 @@ function scenarioLines(o: ScenarioOutcome): string[] {
   return [
     `### ${o.scenario.title} (\`${o.scenario.spec}\`, ${o.scenario.flags})`,
     '',
-    '| strategy | TTFT P50 | TTFT P90 | P90 ÷ oracle | P90 ÷ estimate | hit rate | errors |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| strategy | TTFT P50 | TTFT P90 | P90 ÷ oracle | P90 ÷ estimate | hit rate | predicted − delivered | errors |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...lines,
     '',
     `- With events (no delay), P90 ${times(events.ttftMs.p90, oracle.ttftMs.p90)} oracle's (target ≤ ${ORACLE_P90_RATIO}×: ${p90VsOracle <= ORACLE_P90_RATIO ? '**met**' : '**not met**'}).`,
@@ -183,7 +211,7 @@ export async function runKvTruthBench(
     KV_TRUTH_START,
     '## 9. Engine truth: where KV events matter (`npm run bench:kv-truth`)',
     '',
-    `Produced by \`${label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the shared 2-core development machine (load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; simulated time does not depend on it). 7 × p5-llama-3.1-70b, seed 1, the first third of each run a warm-up left out of the figures. Rows: \`cache-aware\` on its own estimate; \`cache-aware\` following the engines' KV events (\`simulate --kv-events on\`) delivered at once, 50 ms after each engine step, and with 1 % of batches lost (no replay socket: a loss leaves that engine to the estimate until it restarts); \`oracle\`, which reads the engine models directly. Hit rate: engine-reported, routed requests only. Targets (issue 39): with events, P90 TTFT within ${ORACLE_P90_RATIO}× \`oracle\`'s in each scenario; no scenario worse than the estimate.`,
+    `Produced by \`${label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the shared 2-core development machine (load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; simulated time does not depend on it). 7 × p5-llama-3.1-70b, seed 1, the first third of each run a warm-up left out of the figures. Rows: \`cache-aware\` on its own estimate; \`cache-aware\` following the engines' KV events (\`simulate --kv-events on\`) delivered at once, 50 ms after each engine step, with 1 % of batches lost and no replay socket (a loss leaves that engine to the estimate until it restarts), and with 1 % lost and replayed (\`--kv-events-replay on\`); \`oracle\`, which reads the engine models directly. Hit rate: engine-reported, routed requests only; predicted − delivered: the mean of |the cached tokens the decision predicted − those the engine served| over each request's prompt tokens. Errors: requests the restart cut. Targets (issue 39): with events, P90 TTFT within ${ORACLE_P90_RATIO}× \`oracle\`'s in each scenario; no scenario worse than the estimate.`,
     '',
     ...outcomes.flatMap(scenarioLines),
     KV_TRUTH_END,

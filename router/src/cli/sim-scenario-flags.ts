@@ -86,6 +86,10 @@ function kvEventsSimOptions(): Option[] {
       `with --kv-events on: time from the end of an engine step to its events' arrival at the routers, ${delay.min}..${delay.max} (default 0)`,
     ),
     new Option(
+      '--kv-events-replay <on|off>',
+      "with --kv-events on: every engine has a replay socket (serve --kv-events-replay), so a router gets lost batches back instead of losing that engine's account (default off)",
+    ),
+    new Option(
       '--kv-events-loss <percent>',
       `with --kv-events on: share of event batches each router loses, ${LOSS_PERCENT.min}..${LOSS_PERCENT.max} (default 0); a loss makes that engine unknown to that router (its estimate) until the engine restarts, as serve without a replay socket`,
     ),
@@ -99,6 +103,9 @@ export function kvEventsSimFlag(flags: Readonly<Record<string, unknown>>): Simul
     throw new ConfigError([`--kv-events must be one of ${MODES.join(', ')} (got ${JSON.stringify(mode)})`]);
   const rawDelay = textFlag(flags, 'kvEventsDelayMs') ?? textFlag(flags, 'kv-events-delay-ms');
   const rawLoss = textFlag(flags, 'kvEventsLoss') ?? textFlag(flags, 'kv-events-loss');
+  const rawReplay = textFlag(flags, 'kvEventsReplay') ?? textFlag(flags, 'kv-events-replay');
+  if (rawReplay !== undefined && !(MODES as readonly string[]).includes(rawReplay))
+    throw new ConfigError([`--kv-events-replay must be one of ${MODES.join(', ')} (got ${JSON.stringify(rawReplay)})`]);
   // Checked by the number rule whether or not events are on, so a bad value never passes unnoticed.
   const delayMs = numberFlag(
     'kv-events-delay-ms',
@@ -111,9 +118,10 @@ export function kvEventsSimFlag(flags: Readonly<Record<string, unknown>>): Simul
     const given = [
       rawDelay === undefined ? [] : ['--kv-events-delay-ms'],
       rawLoss === undefined ? [] : ['--kv-events-loss'],
+      rawReplay === undefined ? [] : ['--kv-events-replay'],
     ].flat();
-    if (given.length > 0) throw new ConfigError([`${given.join(' and ')} need --kv-events on`]);
+    if (given.length > 0) throw new ConfigError([`${given.join(', ')} need --kv-events on`]);
     return undefined;
   }
-  return { delayMs, lossRate: lossPercent / 100 };
+  return { delayMs, lossRate: lossPercent / 100, ...(rawReplay === 'on' ? { replay: true } : {}) };
 }

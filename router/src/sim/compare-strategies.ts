@@ -184,6 +184,21 @@ function scenarioEnvironment(config: StrategyComparisonConfig): Record<string, s
   };
 }
 
+/** What each run's engine events and bypassing traffic amounted to, one line per strategy that had any. */
+function scenarioNotes(results: readonly SimulationResult[], labels: readonly string[]): string[] {
+  return results.flatMap((r, i) => {
+    const parts = [
+      ...(r.kvEvents === undefined
+        ? []
+        : [
+            `KV event batches: ${r.kvEvents.published} published, ${r.kvEvents.lost} lost (over all router replicas), ${r.kvEvents.replayed} replayed, ${r.kvEvents.staleMarks} times an engine went stale for a router`,
+          ]),
+      ...(r.bypassed === undefined ? [] : [`${r.bypassed} requests went around the routers (not in the figures)`]),
+    ];
+    return parts.length === 0 ? [] : [`${labels[i]}: ${parts.join('; ')}.`];
+  });
+}
+
 /** Checks the policies can be compared; returns their labels. */
 export function comparisonLabels(policies: readonly PolicyConfig[]): string[] {
   if (policies.length === 0) throw new RangeError('policies must name at least one policy');
@@ -220,7 +235,7 @@ export function assembleComparison(
     records: withClientLatency(o.result.records, config.clientLatency, config.seed ?? 1),
     ceilings: o.ceilings,
   }));
-  const notes = [...(config.notes ?? [])];
+  const notes = [...(config.notes ?? []), ...scenarioNotes(results, labels)];
   const fleet = outcomes.map((o) => o.ceilings.fleetHitRate ?? 0);
   if (fleet.some((f) => Math.abs(f - fleet[0]) > 0.001)) {
     notes.push(

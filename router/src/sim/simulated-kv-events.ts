@@ -27,6 +27,12 @@ export interface SimulatedKvEventSettings {
   readonly delayMs: number;
   /** Probability that a batch never reaches a replica (drawn per batch and replica from the run's seed), 0–1. */
   readonly lossRate: number;
+  /**
+   * Each engine has a replay socket (vLLM's `replay_endpoint`, serve's `--kv-events-replay`): a replica that finds a
+   * gap gets the lost batches from it before the one that showed the gap, instead of marking the engine stale.
+   * The engine's replay buffer is taken as deep enough. Default false.
+   */
+  readonly replay?: boolean;
 }
 
 export const KV_EVENTS_DELAY_RANGE_MS = { min: 0, max: 60_000 } as const;
@@ -38,8 +44,10 @@ export interface KvEventStats {
   readonly published: number;
   /** Batches lost, summed over replicas. */
   readonly lost: number;
-  /** Times a replica marked an engine stale (a gap in its stream). */
+  /** Times a replica marked an engine stale (a gap in its stream it could not replay). */
   readonly staleMarks: number;
+  /** Lost batches a replica got back from the engine's replay socket. */
+  readonly replayed: number;
 }
 
 /** Throws a RangeError naming the field and its range when a setting is out of range. */
@@ -123,24 +131,41 @@ class EngineStream {
 export class ReplicaKvReceiver {
   readonly truth: EngineTruth;
   private readonly orders: KvBatchOrder[];
+  /** Per engine, with replay: the batches this replica lost since it last applied one, in order. */
+  private readonly missed: KvEventBatch[][];
   lost = 0;
   staleMarks = 0;
+  replayed = 0;
 
   constructor(
     private readonly engines: readonly string[],
     private readonly lossRate: number,
     private readonly rng: Rng,
     blocksOf: (request: RoutingRequest) => PromptBlocks | undefined,
+    private readonly replay = false,
   ) {
     this.truth = new EngineTruth(engines, blocksOf);
     this.orders = engines.map(() => new KvBatchOrder());
+    this.missed = engines.map(() => []);
   }
 
   receive(engine: number, batch: KvEventBatch): void {
     if (this.lossRate > 0 && this.rng.next() < this.lossRate) {
       this.lost++;
+      if (this.replay) this.missed[engine].push(batch);
       return;
     }
+    const missed = this.missed[engine];
+    // The gap this batch shows is filled from the replay socket first (a restart at 0 needs nothing older).
+    if (missed.length > 0 && batch.seq > 0n) {
+      for (const old of missed) this.apply(engine, old);
+      this.replayed += missed.length;
+    }
+    missed.length = 0;
+    this.apply(engine, batch);
+  }
+
+  private apply(engine: number, batch: KvEventBatch): void {
     const id = this.engines[engine];
     const order = this.orders[engine];
     const placement = order.place(batch.seq);
@@ -181,8 +206,13 @@ export class SimulatedKvEvents {
     this.receivers = Array.from(
       { length: replicas },
       (_, r) =>
-        new ReplicaKvReceiver(engines, settings.lossRate, losses.fork(`replica-${r}`), (request) =>
-          this.deciding !== undefined && this.deciding.routing === request ? this.deciding.blocks() : undefined,
+        new ReplicaKvReceiver(
+          engines,
+          settings.lossRate,
+          losses.fork(`replica-${r}`),
+          (request) =>
+            this.deciding !== undefined && this.deciding.routing === request ? this.deciding.blocks() : undefined,
+          settings.replay === true,
         ),
     );
   }
@@ -231,10 +261,12 @@ export class SimulatedKvEvents {
   stats(): KvEventStats {
     let lost = 0;
     let staleMarks = 0;
+    let replayed = 0;
     for (const r of this.receivers) {
       lost += r.lost;
       staleMarks += r.staleMarks;
+      replayed += r.replayed;
     }
-    return { published: this.streams.reduce((n, s) => n + s.published, 0), lost, staleMarks };
+    return { published: this.streams.reduce((n, s) => n + s.published, 0), lost, staleMarks, replayed };
   }
 }

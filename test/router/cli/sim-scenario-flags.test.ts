@@ -19,6 +19,11 @@ describe('when simulate is given --kv-events flags', () => {
     expect(parse({ kvEvents: 'on', kvEventsDelayMs: raw })?.delayMs).toBe(delayMs);
   });
 
+  it('GIVEN --kv-events-replay on THEN lost batches are replayed; off THEN not', () => {
+    expect(parse({ kvEvents: 'on', kvEventsReplay: 'on' })).toEqual({ delayMs: 0, lossRate: 0, replay: true });
+    expect(parse({ kvEvents: 'on', kvEventsReplay: 'off' })).toEqual({ delayMs: 0, lossRate: 0 });
+  });
+
   it.each([
     ['0', 0],
     ['1', 0.01],
@@ -38,6 +43,8 @@ describe('when simulate is given --kv-events flags', () => {
     [{ kvEvents: 'on', kvEventsLoss: '101' }, '--kv-events-loss must be a number between 0 and 100 (got "101")'],
     [{ kvEventsDelayMs: '50' }, '--kv-events-delay-ms need --kv-events on'],
     [{ kvEvents: 'off', kvEventsLoss: '1' }, '--kv-events-loss need --kv-events on'],
+    [{ kvEvents: 'on', kvEventsReplay: 'yes' }, '--kv-events-replay must be one of on, off (got "yes")'],
+    [{ kvEventsReplay: 'on' }, '--kv-events-replay need --kv-events on'],
   ])('GIVEN %j THEN the flags are refused naming the flag and its range', (flags, message) => {
     expect(() => parse(flags)).toThrow(message);
   });

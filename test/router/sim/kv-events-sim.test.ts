@@ -4,6 +4,7 @@ import type { RequestRecord } from '../../../router/src/report/request-record';
 import type { KvEventBatch } from '../../../router/src/kv-events/kv-event';
 import { ReplicaKvReceiver, simulatedPromptBlocks } from '../../../router/src/sim/simulated-kv-events';
 import { simulate, type SimulationConfig } from '../../../router/src/sim/simulator';
+import { compareStrategies } from '../../../router/src/sim/compare-strategies';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { parseWorkloadSpec } from '../../../router/src/workload';
 
@@ -59,6 +60,25 @@ describe('when the simulated routers follow the engines’ KV events', () => {
   });
 });
 
+describe('when simulate compares strategies with engine events and traffic around the routers', () => {
+  it('GIVEN the report THEN its notes say, per strategy, what the events and the bypassing traffic amounted to', () => {
+    const { report, results } = compareStrategies({
+      workload: parseWorkloadSpec(SPEC),
+      policies: [{ name: 'cache-aware' }],
+      instances: 3,
+      profile: small,
+      kvEvents: { delayMs: 0, lossRate: 0.2, replay: true },
+      bypassShare: 0.3,
+    });
+    const { published, lost, replayed, staleMarks } = results[0].kvEvents!;
+    expect(lost).toBeGreaterThan(0);
+    expect(report.workload.notes.concat(report.notes)).toContain(
+      `cache-aware: KV event batches: ${published} published, ${lost} lost (over all router replicas), ${replayed} replayed, ${staleMarks} times an engine went stale for a router; ${results[0].bypassed} requests went around the routers (not in the figures).`,
+    );
+    expect(report.environment).toMatchObject({ 'requests around the routers (not reported)': '30 %' });
+  });
+});
+
 describe('when a replica receives an engine’s batches', () => {
   const request = { model: 'm' } as RoutingRequest;
   const hashes = [101, 202, 303];
@@ -78,8 +98,8 @@ describe('when a replica receives an engine’s batches', () => {
     ],
   });
   /** A receiver whose draws are scripted: a draw below the loss rate loses the batch. */
-  const receiver = (draws: number[]) =>
-    new ReplicaKvReceiver(['e0'], 0.5, { next: () => draws.shift() ?? 0.9 }, () => blocks);
+  const receiver = (draws: number[], replay = false) =>
+    new ReplicaKvReceiver(['e0'], 0.5, { next: () => draws.shift() ?? 0.9 }, () => blocks, replay);
 
   it('GIVEN batches in order THEN the view states the blocks the engine stored', () => {
     const r = receiver([0.9, 0.9]);
@@ -99,6 +119,20 @@ describe('when a replica receives an engine’s batches', () => {
     expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBeUndefined();
     // A new engine process: its stream starts again at 0 with an empty cache.
     r.receive(0, stored(0, 2));
+    expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBe(32);
+  });
+
+  it('GIVEN a replay socket and a lost batch THEN the next one brings it back first: the engine stays known', () => {
+    const r = receiver([0.9, 0.1, 0.9], true);
+    r.receive(0, stored(0, 1));
+    r.receive(0, stored(1, 2)); // lost, then replayed
+    r.receive(0, {
+      topic: '',
+      seq: 2n,
+      timestampSeconds: 0,
+      events: [{ type: 'BlockRemoved', blockHashes: ['303'] }],
+    });
+    expect([r.lost, r.replayed, r.staleMarks]).toEqual([1, 1, 0]);
     expect(r.truth.viewOf('e0')!.cachedTokensOf(request)).toBe(32);
   });
 });

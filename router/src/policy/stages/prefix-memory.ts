@@ -46,6 +46,11 @@ export class PrefixMemory {
   private readonly observationMarks = new Map<string, { readonly atMs: number; readonly clock: number }>();
   /** Per instance whose engine's account is followed: its version last seen at commit, and this router's index clock then. */
   private readonly engineMarks = new Map<string, { readonly version: number; readonly clock: number }>();
+  /**
+   * Per instance whose engine's account is followed: the requests sent there that have not ended, each with this
+   * router's index clock at its commit, oldest first (a Map keeps insertion order through deletions).
+   */
+  private readonly unended = new Map<string, Map<RoutingDecision, number>>();
   private knownInstances = '';
   private readonly hashesOf: (request: RoutingRequest) => readonly RoutingBlockKey[];
 
@@ -100,8 +105,13 @@ export class PrefixMemory {
 
   /**
    * The match by the engine's own account, when it is known for this request: the tokens the engine holds, or what
-   * this router sent it since the account last changed (not in it yet), whichever is more. `engineCachedTokens` is
-   * the engine's figure when it is the larger: the prediction a decision reports.
+   * this router sent it that the account may not show yet, whichever is more. `engineCachedTokens` is the engine's
+   * figure when it is the larger: the prediction a decision reports. Not shown yet: what was sent since the account
+   * last changed, and since the oldest request sent there that has not ended. A request queued on the engine stores
+   * its prompt's blocks before one sent after it runs (a running one holds them: vLLM never evicts them), so under
+   * a queue the account at decision time understates what this request meets (bench:kv-truth, KV pressure: without
+   * the second clause a group whose prefix is being recomputed in one engine's queue looks cold everywhere and is
+   * spread over the fleet).
    */
   private engineMatchOf(
     view: InstanceView,
@@ -113,7 +123,9 @@ export class PrefixMemory {
     if (engine === undefined || cachedTokens === undefined) return undefined;
     const index = this.index.get(view.id);
     const mark = this.engineMarks.get(view.id);
-    const since = mark !== undefined && mark.version === engine.version ? mark.clock : this.index.clock.now;
+    const sinceChange = mark !== undefined && mark.version === engine.version ? mark.clock : this.index.clock.now;
+    const oldestUnended = this.unended.get(view.id)?.values().next().value;
+    const since = oldestUnended === undefined ? sinceChange : Math.min(sinceChange, oldestUnended);
     const sentSince = index === undefined ? 0 : index.matchNewerThan(hashes, since);
     const engineBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
     const indexedBlocks = index === undefined ? 0 : index.size;
@@ -137,6 +149,11 @@ export class PrefixMemory {
       hashes,
       admission: { priorRecency: index.recenciesOfMatch(hashes), clockAtAdmission: this.index.clock.now },
     });
+    if (view?.engineCache !== undefined) {
+      let unended = this.unended.get(decision.instance);
+      if (unended === undefined) this.unended.set(decision.instance, (unended = new Map<RoutingDecision, number>()));
+      unended.set(decision, this.index.clock.now);
+    }
     index.record(hashes, this.index.clock);
     this.sent.set(decision.instance, this.sentTo(decision.instance) + 1);
   }
@@ -150,6 +167,7 @@ export class PrefixMemory {
     const p = this.pending.get(decision);
     if (p === undefined) return;
     this.pending.delete(decision);
+    this.unended.get(p.instance)?.delete(decision);
     if (outcome.kind !== 'completed' || outcome.cachedTokens === undefined) return;
     const index = this.index.get(p.instance);
     if (index === undefined) return;
@@ -215,6 +233,7 @@ export class PrefixMemory {
     this.observationMarks.clear();
     this.engineMarks.clear();
     const keep = new Set(instances.filter((v) => v.healthy).map((v) => v.id));
+    for (const id of [...this.unended.keys()]) if (!keep.has(id)) this.unended.delete(id);
     this.index.retainOnly(keep);
     for (const id of [...this.feedback.keys()]) if (!keep.has(id)) this.feedback.delete(id);
   }
