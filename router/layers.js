@@ -14,7 +14,7 @@ const LAYERS = {
   'kv-events': ['common', 'protocol', 'state'],
   workload: ['common', 'state'],
   emulator: ['common', 'protocol', 'state', 'kv-events'],
-  core: ['common', 'protocol', 'state', 'policy'],
+  core: ['common', 'protocol', 'state', 'policy', 'kv-events'],
   config: ['common', 'protocol', 'policy', 'kv-events'],
   report: ['common', 'state', 'workload'],
   feed: ['common', 'protocol', 'workload', 'emulator'],
@@ -36,7 +36,7 @@ const LAYERS = {
   aws: ['common', 'protocol', 'workload', 'report', 'benchmark'],
   container: ['common', 'protocol', 'config', 'server', 'kv-events'],
   'trace-import': ['common', 'protocol', 'state', 'policy', 'emulator', 'workload', 'report', 'aws'],
-  plan: ['common', 'protocol', 'state', 'policy', 'emulator', 'workload', 'report', 'sim'],
+  plan: ['common', 'protocol', 'state', 'policy', 'config', 'emulator', 'workload', 'report', 'sim'],
   demo: ['common', 'protocol', 'policy', 'config', 'emulator', 'workload', 'report', 'benchmark', 'server', 'sim'],
   cli: [
     'common',

@@ -1,8 +1,8 @@
 /**
  * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build against a
  * built before-tree, interleaved in one process (issue 37: StagedPolicy's cost for a policy whose rule is a single
- * loop). Each round times a batch of decide + commit + release per policy and instance count (2 / 8 / 32), the
- * before-tree's then this build's; prints per cell the minimum batch mean of each (the least disturbed by other
+ * loop). Each round times a batch of decide + commit + release per policy and instance count (2 / 8 / 32) in
+ * CPU time, the before-tree's then this build's; prints per cell the minimum batch mean of each (the least disturbed by other
  * processes) and the median over rounds of the per-round ratio, then the load average.
  *
  *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N]
@@ -48,15 +48,20 @@ function snapshotOf(instances: number): RoutingSnapshot {
   return { instances: views, nowMs: 0 };
 }
 
-/** Mean nanoseconds of decide + commit + release over one batch. */
+/**
+ * Mean nanoseconds of decide + commit + release over one batch, in this process's CPU time (user + system, µs
+ * resolution: a batch takes milliseconds): on a shared machine, time spent waiting for a core is not counted (at
+ * load 18 on 2 cores, wall-clock minimum batch means of the same cell varied 9× between runs: 16–139 ns).
+ */
 function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number): number {
-  const t0 = process.hrtime.bigint();
+  const start = process.cpuUsage();
   for (let i = 0; i < batch; i++) {
     const decision = policy.decide(REQUEST, snapshot);
     policy.commit(REQUEST, decision);
     policy.release(REQUEST, decision, { kind: 'completed' });
   }
-  return Number(process.hrtime.bigint() - t0) / batch;
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) * 1000) / batch;
 }
 
 function flagValue(args: readonly string[], flag: string, fallback: string): string {

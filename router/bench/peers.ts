@@ -5,11 +5,13 @@
  * (5 × p5 + 2 × p4d). Writes one table per workload between the bench:peers markers of docs/benchmarks.md and an
  * HTML page with one TTFT CDF chart per workload (reports/bench-peers/peers.html; full reports beside it).
  *
- *   npm run bench:peers [-- --quick] [-- --jobs N]
+ *   npm run bench:peers [-- --quick] [-- --jobs N] [-- --workloads KEY,KEY]
  *
  * Peers are selected by name from the registry (a name it does not hold is skipped); `oracle`, the simulator's greedy
  * reference, gets a row in every table but is never the best peer the target compares with.
  * --quick: small request counts (a smoke run).
+ * --workloads: only these workloads (trace, long-context, shared-system, short-chat, mixed-trace), to iterate on one;
+ * the section is printed but docs/benchmarks.md is left as it is (its tables cover every workload).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -115,6 +117,22 @@ export function peersWorkloads(trace: string, sizes: PeersSizes): PeersWorkload[
     { key: 'short-chat', title: 'short-chat, 7 × p5', spec: `short-chat?duration=${sizes.seconds}`, fleet: seven },
     { key: 'mixed-trace', title: 'Mooncake trace, 5 × p5 + 2 × p4d', spec: traceSpec, fleet: MIXED_FLEET },
   ];
+}
+
+/**
+ * The workloads `--workloads KEY,KEY` names, in the bench's order; undefined keeps them all. Throws naming the flag
+ * and the keys it takes when a key is unknown or none is given.
+ */
+export function selectWorkloads(all: readonly PeersWorkload[], keys: string | undefined): PeersWorkload[] {
+  if (keys === undefined) return [...all];
+  const known = all.map((w) => w.key);
+  const wanted = keys.split(',').filter((k) => k !== '');
+  const unknown = wanted.filter((k) => !known.includes(k));
+  if (wanted.length === 0 || unknown.length > 0)
+    throw new RangeError(
+      `--workloads must be a comma-separated list of ${known.join(', ')} (got ${keys === '' ? 'nothing' : keys})`,
+    );
+  return all.filter((w) => wanted.includes(w.key));
 }
 
 function ms(x: number | null): string {
@@ -298,10 +316,19 @@ if (require.main === module) {
     process.exit(2);
   }
   const trace = join(__dirname, '..', '..', '..', 'router', 'traces', 'mooncake-synthetic.jsonl');
-  const label = `npm run bench:peers${quick ? ' -- --quick' : ''}`;
+  const workloadsAt = args.indexOf('--workloads');
+  const subset = workloadsAt >= 0 ? (args[workloadsAt + 1] ?? '') : undefined;
+  const label = `npm run bench:peers${quick ? ' -- --quick' : ''}${subset === undefined ? '' : ` -- --workloads ${subset}`}`;
+  let workloads: PeersWorkload[];
+  try {
+    workloads = selectWorkloads(peersWorkloads(trace, quick ? QUICK_SIZES : FULL_SIZES), subset);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
   runPeersBench(
     {
-      workloads: peersWorkloads(trace, quick ? QUICK_SIZES : FULL_SIZES),
+      workloads,
       sweep: PEERS_SWEEP,
       jobs,
       reportDir: join('reports', 'bench-peers'),
@@ -311,7 +338,8 @@ if (require.main === module) {
     trace,
   )
     .then(({ section }) => {
-      writeSection(join('docs', 'benchmarks.md'), section, { begin: PEERS_START, end: PEERS_END });
+      if (subset === undefined)
+        writeSection(join('docs', 'benchmarks.md'), section, { begin: PEERS_START, end: PEERS_END });
       process.stdout.write(`${section}\n`);
     })
     .catch((err: unknown) => {

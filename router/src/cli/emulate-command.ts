@@ -11,6 +11,7 @@ import { parseLoraModule, type LoraModule } from '../emulator/lora-modules';
 import type { EmulatorKvEventsOptions } from '../emulator/emulator-server';
 import { KV_WIRE_ENCODINGS, type KvWireEncoding } from '../kv-events/kv-event-codec';
 import { DEFAULT_KV_BUFFER_STEPS } from '../kv-events/kv-event-publisher';
+import { parseVllmKvEventsConfig, type VllmKvEventsConfig } from '../kv-events/vllm-kv-events-config';
 
 /**
  * `prefix-router emulate`: N emulated vLLM instances on consecutive ports, each one engine model behind
@@ -60,6 +61,10 @@ export function register(program: Command): void {
       '--kv-events-encoding <encoding>',
       'with --kv-events: map (current vLLM) or positional (vLLM to v0.23)',
       'map',
+    )
+    .option(
+      '--kv-events-config <json>',
+      "vLLM's own --kv-events-config (KVEventsConfig JSON: endpoint ipc://PATH, replay_endpoint, buffer_steps, topic), for one instance; instead of --kv-events",
     )
     .option('--kv-events-topic <topic>', "with --kv-events: vLLM's topic, e.g. llm-d's kv@POD@MODEL", '')
     .option(
@@ -117,6 +122,7 @@ function kvEventsFlags(
   flags: Record<string, string | undefined>,
   instances: number,
 ): EmulatorKvEventsOptions | undefined {
+  if (flags.kvEventsConfig !== undefined) return kvEventsConfigFlag(flags, instances);
   const port = flags.kvEvents === undefined ? undefined : basePortFlag('kv-events', flags.kvEvents, instances);
   const replayPort =
     flags.kvEventsReplayPort === undefined
@@ -142,6 +148,42 @@ function kvEventsFlags(
     encoding: encoding as KvWireEncoding,
     topic: flags.kvEventsTopic ?? '',
     bufferSteps,
+  };
+}
+
+/**
+ * --kv-events-config: vLLM's JSON for one instance, instead of the port flags (its topic and buffer steps replace
+ * --kv-events-topic and --kv-events-buffer-steps).
+ */
+function kvEventsConfigFlag(flags: Record<string, string | undefined>, instances: number): EmulatorKvEventsOptions {
+  const clashing = [
+    ['kvEvents', '--kv-events'],
+    ['kvEventsReplayPort', '--kv-events-replay-port'],
+  ].filter(([name]) => flags[name] !== undefined);
+  if (clashing.length > 0)
+    throw new ConfigError([
+      `--kv-events-config replaces ${clashing.map(([, flag]) => flag).join(', ')}: give one or the other`,
+    ]);
+  if (instances !== 1)
+    throw new ConfigError([
+      `--kv-events-config names one engine's sockets: use it with --instances 1 (got ${instances})`,
+    ]);
+  let config: VllmKvEventsConfig;
+  try {
+    config = parseVllmKvEventsConfig('--kv-events-config', flags.kvEventsConfig ?? '');
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
+  }
+  const encoding = flags.kvEventsEncoding ?? 'map';
+  if (!(KV_WIRE_ENCODINGS as readonly string[]).includes(encoding))
+    throw new ConfigError([`--kv-events-encoding must be one of ${KV_WIRE_ENCODINGS.join(', ')}, got "${encoding}"`]);
+  return {
+    port: 0,
+    endpoint: config.endpoint,
+    ...(config.replayEndpoint === undefined ? {} : { replayEndpoint: config.replayEndpoint }),
+    encoding: encoding as KvWireEncoding,
+    topic: config.topic ?? '',
+    bufferSteps: config.bufferSteps ?? DEFAULT_KV_BUFFER_STEPS,
   };
 }
 

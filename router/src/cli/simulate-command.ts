@@ -36,6 +36,9 @@ import { fleetWithEngineArgs } from '../emulator/engine-args';
 import { ConfigError } from '../common/config-error';
 import { recognizingCaptureFiles } from './workload-flag';
 import { addModelProfileFlags, modelProfileFromFlags } from './model-profile-flags';
+import { bypassSimFlag, kvEventsSimFlag, restartSimFlag, simScenarioOptions } from './sim-scenario-flags';
+import type { SimulatedKvEventSettings } from '../sim/simulated-kv-events';
+import type { EngineRestart } from '../sim/simulator';
 
 export const DEFAULT_SIMULATED_POLICIES = ['random', 'least-outstanding-requests', 'sagemaker-prefix-aware'];
 
@@ -106,10 +109,11 @@ export function register(program: Command): void {
     .option('--quiet', 'print only the report paths')
     .addOption(engineArgOption())
     .addOption(flowControlOption())
-    .addOption(flowControlBoundOption())
-    .action(async (flags: Record<string, unknown>) => {
-      await runSimulateCommand(flags);
-    });
+    .addOption(flowControlBoundOption());
+  for (const option of simScenarioOptions()) command.addOption(option);
+  command.action(async (flags: Record<string, unknown>) => {
+    await runSimulateCommand(flags);
+  });
   addModelProfileFlags(command);
 }
 
@@ -133,6 +137,12 @@ export interface SimulateFlags {
   readonly quiet: boolean;
   readonly jobs: number;
   readonly flowControl: FlowControlSettings;
+  /** `--kv-events on`: the routers follow the engines' KV events (undefined: off). */
+  readonly kvEvents: SimulatedKvEventSettings | undefined;
+  /** `--restart-at`: an engine restarts mid-run (undefined: none). */
+  readonly engineRestart: EngineRestart | undefined;
+  /** `--bypass`: the share of requests sent around the routers (0–1). */
+  readonly bypassShare: number;
 }
 
 /** Validates every flag; throws ConfigError (or the workload/policy/profile error) naming the flag. */
@@ -195,6 +205,9 @@ export function parseSimulateFlags(flags: Record<string, unknown>): SimulateFlag
     out: str('out') ?? defaultReportDir('simulate'),
     quiet: flags.quiet === true,
     flowControl: flowControlFlag(flags),
+    kvEvents: kvEventsSimFlag(flags),
+    engineRestart: restartSimFlag(flags, fleet.length),
+    bypassShare: bypassSimFlag(flags),
     jobs: integerFlag(
       'jobs',
       str('jobs') ?? String(Math.min(defaultJobs(), JOBS_RANGE.max)),
@@ -248,6 +261,9 @@ export async function runSimulateCommand(
     seed: flags.seed,
     stepJitterCv: flags.stepJitterCv,
     flowControl: flags.flowControl,
+    ...(flags.kvEvents !== undefined ? { kvEvents: flags.kvEvents } : {}),
+    ...(flags.engineRestart !== undefined ? { engineRestart: flags.engineRestart } : {}),
+    ...(flags.bypassShare > 0 ? { bypassShare: flags.bypassShare } : {}),
     clientLatency: flags.clientLatency,
     warmupMs: flags.warmupMs,
     sendUntilMs: flags.sendUntilMs,

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
+import { priorityTextProblem } from './priority-text';
 
 /**
  * Header a client whose `Authorization` already carries something else (the AWS SDK's SigV4 signature on the
@@ -40,10 +41,51 @@ export function trimAsciiWhitespace(text: string): string {
  * Several keys let a deployment rotate: add the new key, move clients, remove the old one.
  */
 export function parseKeyFile(text: string): string[] {
+  return keyLinesOf(text).map((l) => l.text);
+}
+
+/** A key line of a key file and its line number (from 1), for messages that name file:line. */
+export interface KeyLine {
+  readonly line: number;
+  readonly text: string;
+}
+
+function keyLinesOf(text: string): KeyLine[] {
   return text
     .split(/\r?\n/)
-    .map(trimAsciiWhitespace)
-    .filter((line) => line !== '' && !line.startsWith('#') && line.length <= MAX_KEY_CHARS);
+    .map((raw, i) => ({ line: i + 1, text: trimAsciiWhitespace(raw) }))
+    .filter(({ text: t }) => t !== '' && !t.startsWith('#') && t.length <= MAX_KEY_CHARS);
+}
+
+/** A key of the API key file and the priority class its requests get when the line ends in `priority=N`. */
+export interface KeyEntry {
+  readonly key: string;
+  readonly priority?: number;
+}
+
+/** `KEY priority=N`: the priority a key's requests get (the key itself is everything before the blanks). */
+const KEY_PRIORITY_SUFFIX = /[ \t]+priority=(\S*)$/;
+
+/**
+ * The API key file's entries: each key line is a key, or a key, blanks and `priority=N` (N as the
+ * x-prefix-router-priority header takes it). Throws KeyFileError counting and listing every bad priority by
+ * file:line (never a key).
+ */
+export function keyEntriesOf(path: string, lines: readonly KeyLine[]): KeyEntry[] {
+  const problems: string[] = [];
+  const entries = lines.map(({ line, text }): KeyEntry => {
+    const suffix = KEY_PRIORITY_SUFFIX.exec(text);
+    if (suffix === null) return { key: text };
+    const problem = priorityTextProblem(suffix[1]);
+    if (problem !== undefined) problems.push(`${path}:${line}: priority ${problem}`);
+    return { key: text.slice(0, suffix.index), priority: Number(suffix[1]) };
+  });
+  if (problems.length > 0)
+    throw new KeyFileError(
+      path,
+      `has ${problems.length} bad ${problems.length === 1 ? 'priority' : 'priorities'}: ${problems.join('; ')}`,
+    );
+  return entries;
 }
 
 /** Thrown when a key file cannot be read or holds no key. */
@@ -62,6 +104,15 @@ export class KeyFileError extends Error {
  * naming the file (never its content). Synchronous: for start-up and configuration checks (keyFileKeys re-reads).
  */
 export function readKeyFile(path: string): string[] {
+  return readKeyLines(path).map((l) => l.text);
+}
+
+/** The API key file's entries (keyEntriesOf), read as readKeyFile reads: start-up and configuration checks. */
+export function readKeyEntries(path: string): KeyEntry[] {
+  return keyEntriesOf(path, readKeyLines(path));
+}
+
+function readKeyLines(path: string): KeyLine[] {
   let fd: number | undefined;
   let bytes: Buffer;
   try {
@@ -77,8 +128,8 @@ export function readKeyFile(path: string): string[] {
   return keysOfFile(path, bytes);
 }
 
-/** readKeyFile without blocking the event loop: what re-reads (a change seen, SIGHUP) use. */
-export async function keyFileKeys(path: string): Promise<string[]> {
+/** readKeyLines without blocking the event loop: what re-reads (a change seen, SIGHUP) use. */
+async function keyFileLines(path: string): Promise<KeyLine[]> {
   let bytes: Buffer;
   try {
     const handle = await open(path, OPEN_FLAGS);
@@ -106,10 +157,10 @@ function asKeyFileError(path: string, err: unknown): KeyFileError {
   return new KeyFileError(path, `cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
 }
 
-function keysOfFile(path: string, bytes: Buffer): string[] {
+function keysOfFile(path: string, bytes: Buffer): KeyLine[] {
   // The file grew between its stat and its read.
   if (bytes.length > MAX_KEY_FILE_BYTES) throw new KeyFileError(path, `is larger than ${MAX_KEY_FILE_BYTES} bytes`);
-  const keys = parseKeyFile(bytes.toString('utf8'));
+  const keys = keyLinesOf(bytes.toString('utf8'));
   if (keys.length === 0)
     throw new KeyFileError(path, 'holds no key (one key per line; blank lines and # comments are ignored)');
   return keys;
@@ -154,8 +205,8 @@ abstract class WatchedKeyFile {
     };
   }
 
-  /** Takes the file's keys (called with every successful read). */
-  protected abstract take(keys: string[]): void;
+  /** Takes the file's key lines (called with every successful read); throws KeyFileError to refuse them. */
+  protected abstract take(lines: readonly KeyLine[]): void;
 
   /**
    * Re-reads the file, asynchronously; on failure (not a regular file, over MAX_KEY_FILE_BYTES, unreadable, no key)
@@ -168,16 +219,16 @@ abstract class WatchedKeyFile {
         return this.reload();
       }));
     }
-    this.reading = keyFileKeys(this.path).then(
-      (keys) => {
-        this.take(keys);
+    // take() may refuse what it read (a bad priority): that keeps the keys in use, as a failed read does.
+    this.reading = keyFileLines(this.path)
+      .then((lines) => {
+        this.take(lines);
         return true;
-      },
-      (err: unknown) => {
+      })
+      .catch((err: unknown) => {
         this.onError(asKeyFileError(this.path, err));
         return false;
-      },
-    );
+      });
     const done = this.reading;
     void done.finally(() => {
       this.reading = undefined;
@@ -207,14 +258,36 @@ abstract class WatchedKeyFile {
  */
 export class KeyRing extends WatchedKeyFile {
   private digests: Buffer[];
+  /** Each key's priority class (`KEY priority=N`), by the index `match` returns; only with `withPriorities`. */
+  private priorities: (number | undefined)[];
 
-  constructor(path: string, onError: (error: KeyFileError) => void = () => undefined) {
+  /**
+   * `withPriorities`: the file is the API key file, whose lines may end in `priority=N` (keyEntriesOf); otherwise
+   * every key line is a key as written.
+   */
+  constructor(
+    path: string,
+    onError: (error: KeyFileError) => void = () => undefined,
+    private readonly withPriorities = false,
+  ) {
     super(path, onError);
-    this.digests = readKeyFile(path).map(digest);
+    [this.digests, this.priorities] = this.parse(readKeyLines(path));
   }
 
-  protected take(keys: string[]): void {
-    this.digests = keys.map(digest);
+  protected take(lines: readonly KeyLine[]): void {
+    [this.digests, this.priorities] = this.parse(lines);
+  }
+
+  private parse(lines: readonly KeyLine[]): [Buffer[], (number | undefined)[]] {
+    const entries = this.withPriorities
+      ? keyEntriesOf(this.path, lines)
+      : lines.map((l): KeyEntry => ({ key: l.text }));
+    return [entries.map((e) => digest(e.key)), entries.map((e) => e.priority)];
+  }
+
+  /** The priority class the key at `index` (from `match`) gives its requests; undefined when its line gives none. */
+  priorityAt(index: number): number | undefined {
+    return this.priorities[index];
   }
 
   /** Number of keys currently accepted. */
@@ -256,8 +329,8 @@ export class UpstreamKey extends WatchedKeyFile {
     this.key = readKeyFile(path)[0];
   }
 
-  protected take(keys: string[]): void {
-    this.key = keys[0];
+  protected take(lines: readonly KeyLine[]): void {
+    this.key = lines[0].text;
   }
 
   /** The Authorization header value sent upstream. */

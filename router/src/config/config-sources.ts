@@ -286,7 +286,7 @@ export const CLI_OPTIONS: readonly CliOptionSpec[] = [
     env: 'PREFIX_ROUTER_API_KEY_FILE',
     kind: 'string',
     description:
-      'file of API keys clients must send (Authorization: Bearer KEY or x-prefix-router-api-key), one per line for rotation, re-read on change and SIGHUP; /ping and /health stay open (default: no authentication)',
+      'file of API keys clients must send (Authorization: Bearer KEY or x-prefix-router-api-key), one per line for rotation (a line KEY priority=N gives the requests of that key priority class N), re-read on change and SIGHUP; /ping and /health stay open (default: no authentication)',
   },
   {
     path: 'upstreamApiKeyFile',

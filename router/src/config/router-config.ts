@@ -3,16 +3,18 @@ import { ConfigError } from '../common/config-error';
 import { describeValue } from '../common/describe-value';
 import {
   DEFAULT_POLICY_NAME,
+  followsEngineKvEvents,
   formatProblem,
   integerInRangeProblem,
   policyConfigProblems,
   policyDefinition,
+  POLICY_DEFINITIONS,
   type EngineStateNeed,
   type OptionProblem,
   type PolicyConfig,
   type RoutingPolicy,
 } from '../policy';
-import { KeyFileError, readKeyFile, readStateHashSecret } from '../common/api-keys';
+import { KeyFileError, readKeyEntries, readKeyFile, readStateHashSecret } from '../common/api-keys';
 import { allowedHostProblem } from '../protocol/host-allowlist';
 import { checkKvEndpoint } from '../kv-events/zmq-endpoint';
 import {
@@ -336,6 +338,16 @@ export function liveEngineStateRefusal(policy: string, need: EngineStateNeed | u
     : `${policy} reads each engine's cached blocks, which serve learns only from the engines' KV events, not subscribed to yet (issue 39): run it with prefix-router simulate or plan, or serve llm-d for the approximate scorer`;
 }
 
+/** The policies whose decisions the engines' KV events change (RouterOptions.kvEvents). */
+export const KV_EVENTS_POLICIES: readonly string[] = POLICY_DEFINITIONS.filter((d) => followsEngineKvEvents(d)).map(
+  (d) => d.name,
+);
+
+/** Whether a configured policy reads the engines' KV events (a policy object: unknown, so no). */
+export function policyReadsKvEvents(policy: PolicyConfig | RoutingPolicy): boolean {
+  return !isRoutingPolicy(policy) && followsEngineKvEvents(policyDefinition(policy.name));
+}
+
 export function isRoutingPolicy(value: unknown): value is RoutingPolicy {
   return typeof value === 'object' && value !== null && typeof (value as RoutingPolicy).decide === 'function';
 }
@@ -456,7 +468,8 @@ export function routerOptionProblems(options: unknown, validation: RouterValidat
       got: o.adminApiKeyFile,
     });
   }
-  for (const path of ['apiKeyFile', 'upstreamApiKeyFile', 'adminApiKeyFile'])
+  problems.push(...keyFileProblems('apiKeyFile', o.apiKeyFile, validation.readFiles ?? true, readKeyEntries));
+  for (const path of ['upstreamApiKeyFile', 'adminApiKeyFile'])
     problems.push(...keyFileProblems(path, o[path], validation.readFiles ?? true));
   problems.push(
     ...keyFileProblems('stateHashKeyFile', o.stateHashKeyFile, validation.readFiles ?? true, readStateHashSecret),

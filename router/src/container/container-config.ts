@@ -1,7 +1,10 @@
 import {
   CLI_OPTIONS,
   CONFIG_FILE_ENV,
+  isRoutingPolicy,
+  KV_EVENTS_POLICIES,
   loadRouterConfig,
+  policyReadsKvEvents,
   RouterConfigError,
   type RouterConfig,
   type RouterValidation,
@@ -29,11 +32,21 @@ export const MULTI_ENGINE_DEFAULT_POLICY = 'cache-aware';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The engines' KV event streams the router follows (PREFIX_ROUTER_ENGINE_KV_EVENTS=on): one per backend, and the
+ * tokenizer the container found (undefined: PREFIX_ROUTER_TOKENIZER, as the user set it).
+ */
+export interface EngineKvEventStreams {
+  readonly streams: readonly { readonly url: string; readonly endpoint: string; readonly replayEndpoint: string }[];
+  readonly tokenizer: string | undefined;
+}
+
 /** The router's environment: the container's, with the backends, host, port and drain the container decides. */
 export function routerEnvironment(
   env: Env,
   settings: ContainerSettings,
   backends: readonly string[],
+  kvEvents?: EngineKvEventStreams,
 ): NodeJS.ProcessEnv {
   const routerEnv: NodeJS.ProcessEnv = {
     ...env,
@@ -41,6 +54,11 @@ export function routerEnvironment(
     [CONTAINER_ENV.host]: settings.host,
     [CONTAINER_ENV.port]: String(settings.port),
   };
+  if (kvEvents !== undefined) {
+    routerEnv[CONTAINER_ENV.kvEvents] = kvEvents.streams.map((s) => `${s.url}=${s.endpoint}`).join(',');
+    routerEnv[CONTAINER_ENV.kvEventsReplay] = kvEvents.streams.map((s) => `${s.url}=${s.replayEndpoint}`).join(',');
+    if (kvEvents.tokenizer !== undefined) routerEnv[CONTAINER_ENV.tokenizer] = kvEvents.tokenizer;
+  }
   // Only a container default: a value the user set goes to the router as it is (and is validated there).
   if ((env[CONTAINER_ENV.shutdownGraceMs] ?? '').trim() === '')
     routerEnv[CONTAINER_ENV.shutdownGraceMs] = String(settings.shutdownGraceMs);
@@ -67,7 +85,9 @@ export function loadContainerConfig(
 ): {
   settings: ContainerSettings;
   warnings: readonly string[];
-  routerConfigFor: (backends: readonly string[]) => RouterConfig;
+  /** The router's log level, for the container's own log. */
+  logLevel: RouterConfig['logLevel'];
+  routerConfigFor: (backends: readonly string[], kvEvents?: EngineKvEventStreams) => RouterConfig;
 } {
   const problems: string[] = [];
   let parsed: ReturnType<typeof parseContainerEnv> | undefined;
@@ -80,16 +100,45 @@ export function loadContainerConfig(
   // With placeholder backends: a bad PREFIX_ROUTER_POLICY or limit is reported before any engine starts.
   const placeholderSettings =
     parsed?.settings ?? ({ host: '0.0.0.0', port: 8080, shutdownGraceMs: 20_000 } as ContainerSettings);
-  const routerConfigFor = (backends: readonly string[]): RouterConfig =>
-    loadRouterConfig({ flags: {}, env: routerEnvironment(env, placeholderSettings, backends) }, validation);
+  const routerConfigFor = (backends: readonly string[], kvEvents?: EngineKvEventStreams): RouterConfig =>
+    loadRouterConfig({ flags: {}, env: routerEnvironment(env, placeholderSettings, backends, kvEvents) }, validation);
+  let placeholderConfig: RouterConfig | undefined;
   try {
-    routerConfigFor(['http://127.0.0.1:1']);
+    const placeholder = 'http://127.0.0.1:1';
+    placeholderConfig = routerConfigFor(
+      [placeholder],
+      parsed?.settings.engineKvEvents === true ? placeholderKvEvents(env, placeholder) : undefined,
+    );
+    if (parsed?.settings.engineKvEvents === true) problems.push(...kvEventsPolicyProblems(placeholderConfig.policy));
   } catch (err) {
     if (!(err instanceof RouterConfigError)) throw err;
     problems.push(...err.problems);
   }
-  if (problems.length > 0 || parsed === undefined) throw new ContainerConfigError(problems);
-  return { settings: parsed.settings, warnings: parsed.warnings, routerConfigFor };
+  if (problems.length > 0 || parsed === undefined || placeholderConfig === undefined)
+    throw new ContainerConfigError(problems);
+  return {
+    settings: parsed.settings,
+    warnings: parsed.warnings,
+    logLevel: placeholderConfig.logLevel,
+    routerConfigFor,
+  };
+}
+
+/** Streams for validating the router's settings before the engines' sockets exist (the tokenizer is found later). */
+function placeholderKvEvents(env: Env, url: string): EngineKvEventStreams {
+  const tokenizerGiven = (env[CONTAINER_ENV.tokenizer] ?? '').trim() !== '';
+  return {
+    streams: [{ url, endpoint: 'ipc:///engine-0.kv', replayEndpoint: 'tcp://127.0.0.1:1' }],
+    tokenizer: tokenizerGiven ? undefined : 'emulator',
+  };
+}
+
+/** The engines' KV events change only what a policy that reads them decides: any other is a setting that does nothing. */
+function kvEventsPolicyProblems(policy: RouterConfig['policy']): string[] {
+  if (policyReadsKvEvents(policy)) return [];
+  return [
+    `${CONTAINER_ENV.engineKvEvents} must be off unless the router's policy reads the engines' KV events, ${POLICY_ENV} one of ${KV_EVENTS_POLICIES.join(', ')} (got on with policy ${isRoutingPolicy(policy) ? 'a policy object' : policy.name})`,
+  ];
 }
 
 /** Every PREFIX_ROUTER_* variable the container or its router reads, sorted. */

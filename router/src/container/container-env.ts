@@ -38,6 +38,11 @@ export interface ContainerSettings {
    * check timeout on every instance.
    */
   readonly engineStartAttempts: number;
+  /**
+   * Engines publish their KV cache events (vLLM's --kv-events-config) and the router follows them
+   * (PREFIX_ROUTER_ENGINE_KV_EVENTS=on): each engine then takes a second port, its replay socket's.
+   */
+  readonly engineKvEvents: boolean;
   /** SAGEMAKER_SAFE_PORT_RANGE, when set: the ports SageMaker leaves to the container's own processes. */
   readonly safePortRange: { readonly min: number; readonly max: number } | undefined;
   readonly emf: {
@@ -58,6 +63,7 @@ export const CONTAINER_ENV = {
   restartBackoffMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MS',
   restartBackoffMaxMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MAX_MS',
   engineStartAttempts: 'PREFIX_ROUTER_ENGINE_START_ATTEMPTS',
+  engineKvEvents: 'PREFIX_ROUTER_ENGINE_KV_EVENTS',
   emf: 'PREFIX_ROUTER_EMF',
   emfIntervalMs: 'PREFIX_ROUTER_EMF_INTERVAL_MS',
   emfNamespace: 'PREFIX_ROUTER_EMF_NAMESPACE',
@@ -67,6 +73,9 @@ export const CONTAINER_ENV = {
   host: 'PREFIX_ROUTER_HOST',
   shutdownGraceMs: 'PREFIX_ROUTER_SHUTDOWN_GRACE_MS',
   backends: 'PREFIX_ROUTER_BACKENDS',
+  kvEvents: 'PREFIX_ROUTER_KV_EVENTS',
+  kvEventsReplay: 'PREFIX_ROUTER_KV_EVENTS_REPLAY',
+  tokenizer: 'PREFIX_ROUTER_TOKENIZER',
   sagemakerPort: 'SAGEMAKER_BIND_TO_PORT',
   safePortRange: 'SAGEMAKER_SAFE_PORT_RANGE',
   healthTimeoutMs: 'PREFIX_ROUTER_HEALTH_TIMEOUT_MS',
@@ -131,8 +140,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function parseContainerEnv(env: Env): ParsedContainerEnv {
   const found: Findings = { problems: [], warnings: [] };
   const { mode, engines, gpus } = engineLayout(env, found);
-  const { engineBasePort, safePortRange } = enginePorts(env, engines, found);
-  const { port, host } = routerAddress(env, engineBasePort, engines, found);
+  const engineKvEvents = onOff(env, CONTAINER_ENV.engineKvEvents, false, found.problems);
+  const portsPerEngine = engineKvEvents ? ENGINE_PORTS_WITH_KV_EVENTS : 1;
+  const { engineBasePort, safePortRange } = enginePorts(env, engines, portsPerEngine, found);
+  const { port, host } = routerAddress(env, engineBasePort, (engines ?? 1) * portsPerEngine, found);
   const timings = lifecycleTimings(env, found);
   const emf = emfSettings(env, found);
   if (found.problems.length > 0) throw new ContainerConfigError(found.problems);
@@ -146,6 +157,7 @@ export function parseContainerEnv(env: Env): ParsedContainerEnv {
       port,
       host,
       ...timings,
+      engineKvEvents,
       safePortRange,
       emf,
     },
@@ -205,34 +217,38 @@ function engineLayout(
 function enginePorts(
   env: Env,
   engines: number | undefined,
+  portsPerEngine: number,
   found: Findings,
 ): { engineBasePort: number; safePortRange: { min: number; max: number } | undefined } {
   const V = CONTAINER_ENV;
   const R = CONTAINER_RANGES;
   const basePortRaw = value(env, V.engineBasePort);
+  const portCount = (engines ?? 1) * portsPerEngine;
+  const what = portsPerEngine === 1 ? 'engines' : `engines (with ${V.engineKvEvents}=on, ${portsPerEngine} each)`;
   let engineBasePort: number = CONTAINER_DEFAULTS.engineBasePort;
   if (basePortRaw !== undefined) {
     const n = parseDecimalInteger(basePortRaw);
     if (n === 0) engineBasePort = 0;
-    else if (n === undefined || n < R.engineBasePort.min || n > R.engineBasePort.max - ((engines ?? 1) - 1)) {
+    else if (n === undefined || n < R.engineBasePort.min || n > R.engineBasePort.max - (portCount - 1)) {
       found.problems.push(
-        `${V.engineBasePort} must be 0 (free ports) or an integer between 1 and ${R.engineBasePort.max - ((engines ?? 1) - 1)} so ${engines ?? 1} consecutive ports fit (got ${describeValue(basePortRaw)})`,
+        `${V.engineBasePort} must be 0 (free ports) or an integer between 1 and ${R.engineBasePort.max - (portCount - 1)} so ${portCount} consecutive ports fit (got ${describeValue(basePortRaw)})`,
       );
     } else engineBasePort = n;
   }
   const safeRaw = value(env, V.safePortRange);
   const safePortRange = safeRaw === undefined ? undefined : safePortRangeOf(safeRaw, found);
-  const engineCount = engines ?? 1;
   if (safePortRange !== undefined && basePortRaw === undefined) {
-    if (safePortRange.max - safePortRange.min + 1 < engineCount) {
+    if (safePortRange.max - safePortRange.min + 1 < portCount) {
       found.problems.push(
-        `${V.safePortRange} must hold a port for each of the ${engineCount} engines (got ${describeValue(safeRaw)})`,
+        portsPerEngine === 1
+          ? `${V.safePortRange} must hold a port for each of the ${portCount} engines (got ${describeValue(safeRaw)})`
+          : `${V.safePortRange} must hold the ${portCount} ports of the ${engines ?? 1} ${what} (got ${describeValue(safeRaw)})`,
       );
     } else engineBasePort = safePortRange.min;
   } else if (
     safePortRange !== undefined &&
     engineBasePort > 0 &&
-    (engineBasePort < safePortRange.min || engineBasePort + engineCount - 1 > safePortRange.max)
+    (engineBasePort < safePortRange.min || engineBasePort + portCount - 1 > safePortRange.max)
   ) {
     found.warnings.push(
       `${V.engineBasePort}=${engineBasePort} puts the engines outside ${V.safePortRange} (${safeRaw}), which SageMaker keeps free for the container's own processes`,
@@ -252,26 +268,35 @@ function safePortRangeOf(raw: string, found: Findings): { min: number; max: numb
   return undefined;
 }
 
-/** The router's public port and interface; the port must not be an engine's, and the backends are the engines. */
+/**
+ * The router's public port and interface; the port must not be one of the engines' `enginePortCount` ports, and
+ * the backends (and their KV event streams) are the engines.
+ */
 function routerAddress(
   env: Env,
   engineBasePort: number,
-  engines: number | undefined,
+  enginePortCount: number,
   found: Findings,
 ): { port: number; host: string } {
   const V = CONTAINER_ENV;
   const routerPort = integer(env, V.port, CONTAINER_RANGES.port, found.problems);
   const sagemakerPort = integer(env, V.sagemakerPort, { min: 1, max: 65535 }, found.problems);
   const port = routerPort ?? sagemakerPort ?? CONTAINER_DEFAULTS.port;
-  if (engineBasePort > 0 && engines !== undefined && port >= engineBasePort && port < engineBasePort + engines) {
+  if (engineBasePort > 0 && port >= engineBasePort && port < engineBasePort + enginePortCount) {
     found.problems.push(
-      `${V.engineBasePort} must leave the router's port ${port} free: engines would use ${engineBasePort}-${engineBasePort + engines - 1} (got ${engineBasePort})`,
+      `${V.engineBasePort} must leave the router's port ${port} free: engines would use ${engineBasePort}-${engineBasePort + enginePortCount - 1} (got ${engineBasePort})`,
     );
   }
   if (value(env, V.backends) !== undefined) {
     found.problems.push(
       `${V.backends} must not be set in the container: the backends are the engines it starts (got ${describeValue(value(env, V.backends))})`,
     );
+  }
+  for (const name of [V.kvEvents, V.kvEventsReplay]) {
+    if (value(env, name) !== undefined)
+      found.problems.push(
+        `${name} must not be set in the container: set ${V.engineKvEvents}=on and it follows the engines it starts (got ${describeValue(value(env, name))})`,
+      );
   }
   return { port, host: value(env, V.host) ?? CONTAINER_DEFAULTS.host };
 }
@@ -311,16 +336,23 @@ function lifecycleTimings(
   return { shutdownGraceMs, engineStopTimeoutMs, restartBackoffMs, restartBackoffMaxMs, engineStartAttempts };
 }
 
+/** Ports each engine takes with KV events on: its HTTP port and its replay socket's (the PUB socket is ipc://). */
+export const ENGINE_PORTS_WITH_KV_EVENTS = 2;
+
+/** An on/off variable; `fallback` when unset. */
+function onOff(env: Env, name: string, fallback: boolean, problems: string[]): boolean {
+  const raw = value(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  problems.push(`${name} must be on or off (got ${describeValue(raw)})`);
+  return fallback;
+}
+
 /** The EMF metrics: on or off, how often, under which namespace and EndpointName dimension. */
 function emfSettings(env: Env, found: Findings): ContainerSettings['emf'] {
   const { problems } = found;
   const V = CONTAINER_ENV;
-  const emfRaw = value(env, V.emf);
-  let enabled = true;
-  if (emfRaw !== undefined) {
-    if (emfRaw === 'on' || emfRaw === 'off') enabled = emfRaw === 'on';
-    else problems.push(`${V.emf} must be on or off (got ${describeValue(emfRaw)})`);
-  }
+  const enabled = onOff(env, V.emf, true, problems);
   const intervalMs =
     integer(env, V.emfIntervalMs, CONTAINER_RANGES.emfIntervalMs, problems) ?? CONTAINER_DEFAULTS.emfIntervalMs;
   const namespace = value(env, V.emfNamespace) ?? CONTAINER_DEFAULTS.emfNamespace;

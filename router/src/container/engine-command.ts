@@ -10,16 +10,19 @@ import { existsSync, readdirSync } from 'node:fs';
  *
  * Override: PREFIX_ROUTER_ENGINE_COMMAND, a command line split into words like a shell would (quotes and
  * backslashes; no variables, globbing or pipes: wrap it in `sh -c '...'` for those) in which {port}, {gpus},
- * {index} and {tp} are replaced per engine.
+ * {index}, {tp} and, with PREFIX_ROUTER_ENGINE_KV_EVENTS=on, {kv_events_config} (the engine's --kv-events-config
+ * JSON, one word) are replaced per engine.
  */
 export const DEFAULT_ENGINE_PROGRAM = ['python3', '-m', 'vllm.entrypoints.openai.api_server'] as const;
 
-export const PLACEHOLDERS = ['port', 'gpus', 'index', 'tp'] as const;
+export const PLACEHOLDERS = ['port', 'gpus', 'index', 'tp', 'kv_events_config'] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 export type PlaceholderValues = Readonly<Record<Placeholder, string>>;
 
 /** SM_VLLM_* variables the container sets itself per engine. */
 const CONTAINER_OWNED_FLAGS = new Set(['host', 'port']);
+/** The vLLM flag that carries an engine's KV events settings (its own with PREFIX_ROUTER_ENGINE_KV_EVENTS=on). */
+export const KV_EVENTS_CONFIG_FLAG = 'kv-events-config';
 
 export class CommandLineError extends Error {}
 
@@ -85,10 +88,12 @@ export function engineCommandProblems(template: string, variable: string): strin
   return problems;
 }
 
+const PLACEHOLDER_PATTERN = new RegExp(`\\{(${PLACEHOLDERS.join('|')})\\}`, 'g');
+
 /** The template's argv with placeholders replaced. */
 export function renderCommandTemplate(template: string, values: PlaceholderValues): string[] {
   return splitCommandLine(template).map((word) =>
-    word.replace(/\{(port|gpus|index|tp)\}/g, (_, name: Placeholder) => values[name]),
+    word.replace(PLACEHOLDER_PATTERN, (_, name: Placeholder) => values[name]),
   );
 }
 
@@ -254,9 +259,11 @@ export function defaultEngineArgv(
   port: number,
   tensorParallelSize: number | undefined,
   files: DlcFiles = { modelDirHasFiles: false, routeMiddleware: false },
+  kvEventsConfig?: string,
 ): string[] {
   const overrides: Record<string, string> = {};
   if (tensorParallelSize !== undefined) overrides['tensor-parallel-size'] = String(tensorParallelSize);
+  if (kvEventsConfig !== undefined) overrides[KV_EVENTS_CONFIG_FLAG] = kvEventsConfig;
   const model = resolveModel(env, files);
   const modelArgs = model !== undefined && model.source !== 'SM_VLLM_MODEL' ? ['--model', model.model] : [];
   const middleware = files.routeMiddleware ? ['--middleware', DLC_ROUTE_MIDDLEWARE] : [];

@@ -9,6 +9,10 @@ import {
   type DlcFiles,
 } from './engine-command';
 import type { GpuInventory } from './gpu-inventory';
+import { findModelTokenizer } from './model-tokenizer';
+import { tcpEndpoint } from '../kv-events/zmq-endpoint';
+import { vllmKvEventsConfigJson } from '../kv-events/vllm-kv-events-config';
+import { join } from 'node:path';
 
 /**
  * The fleet layout: which engine listens where, on which GPUs, started by which argv. Engine i gets the i-th
@@ -27,7 +31,29 @@ export interface EngineSpec {
   readonly env: Readonly<Record<string, string>>;
   /** Base URL the router uses. */
   readonly url: string;
+  /** Where the engine publishes its KV cache events, with PREFIX_ROUTER_ENGINE_KV_EVENTS=on. */
+  readonly kvEvents?: EngineKvEventSockets;
 }
+
+/**
+ * An engine's KV event sockets: the PUB socket on `ipc://` in the container's private directory (vLLM binds only a
+ * wildcard or ipc:// endpoint and connects to any other, vllm/distributed/kv_events.py `_socket_setup`; a wildcard
+ * would publish prompts on every interface), the replay socket on a loopback port (vLLM always binds it).
+ */
+export interface EngineKvEventSockets {
+  readonly endpoint: string;
+  readonly replayEndpoint: string;
+}
+
+/** Engine i's sockets: `ipc://DIR/engine-i.kv` and tcp://127.0.0.1:replayPorts[i]. */
+export function engineKvEventSockets(socketDir: string, replayPorts: readonly number[]): EngineKvEventSockets[] {
+  return replayPorts.map((port, index) => ({
+    endpoint: `ipc://${join(socketDir, `${engineName(index)}.kv`)}`,
+    replayEndpoint: tcpEndpoint('127.0.0.1', port),
+  }));
+}
+
+const KV_EVENTS_PLACEHOLDER = '{kv_events_config}';
 
 export function engineName(index: number): string {
   return `engine-${index}`;
@@ -42,6 +68,7 @@ export function enginePlanProblems(
 ): string[] {
   const problems: string[] = [];
   const count = gpus.ids.length;
+  problems.push(...kvEventsPlanProblems(settings, env, files));
   if (settings.engineCommand !== undefined) {
     problems.push(...engineCommandProblems(settings.engineCommand, CONTAINER_ENV.engineCommand));
   } else {
@@ -63,6 +90,33 @@ export function enginePlanProblems(
       );
     }
   }
+  return problems;
+}
+
+/** What stops the engines' KV events: the command's placeholder, a KV events config of the user's, no tokenizer. */
+function kvEventsPlanProblems(
+  settings: ContainerSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  files: DlcFiles,
+): string[] {
+  const V = CONTAINER_ENV;
+  const template = settings.engineCommand;
+  const usesPlaceholder = template?.includes(KV_EVENTS_PLACEHOLDER) === true;
+  if (!settings.engineKvEvents)
+    return usesPlaceholder
+      ? [`${V.engineCommand} uses ${KV_EVENTS_PLACEHOLDER}, which is given only with ${V.engineKvEvents}=on (got off)`]
+      : [];
+  const problems: string[] = [];
+  if (template !== undefined && !usesPlaceholder)
+    problems.push(
+      `${V.engineCommand} must pass ${KV_EVENTS_PLACEHOLDER} to the engine (its --kv-events-config JSON) with ${V.engineKvEvents}=on (got ${JSON.stringify(template)})`,
+    );
+  if (template === undefined && (env.SM_VLLM_KV_EVENTS_CONFIG ?? '').trim() !== '')
+    problems.push(
+      `SM_VLLM_KV_EVENTS_CONFIG must not be set with ${V.engineKvEvents}=on: the container gives each engine its own sockets (got ${JSON.stringify(env.SM_VLLM_KV_EVENTS_CONFIG)})`,
+    );
+  const tokenizer = findModelTokenizer(env, template, files);
+  if (tokenizer.kind === 'missing') problems.push(tokenizer.problem);
   return problems;
 }
 
@@ -92,8 +146,12 @@ export function planEngines(
   ports: readonly number[],
   env: Readonly<Record<string, string | undefined>>,
   files: DlcFiles = readDlcFiles(),
+  /** Engine i's KV event sockets, with PREFIX_ROUTER_ENGINE_KV_EVENTS=on (one per port). */
+  kvEventSockets: readonly EngineKvEventSockets[] = [],
 ): EngineSpec[] {
   const problems = enginePlanProblems(settings, gpus, env, files);
+  if (settings.engineKvEvents && kvEventSockets.length !== ports.length)
+    problems.push(`KV events need sockets for each of the ${ports.length} engines (got ${kvEventSockets.length})`);
   if (problems.length > 0) throw new ContainerConfigError(problems);
   const perEngine = settings.mode === 'multi-engine' ? gpus.ids.length / settings.engines : gpus.ids.length;
   const configuredTp = Number((env.SM_VLLM_TENSOR_PARALLEL_SIZE ?? '').trim());
@@ -104,6 +162,8 @@ export function planEngines(
       settings.mode === 'sagemaker' && Number.isInteger(configuredTp) && configuredTp > 0
         ? configuredTp
         : Math.max(1, gpuIds.length);
+    const kvEvents = settings.engineKvEvents ? kvEventSockets[index] : undefined;
+    const kvEventsConfig = kvEvents === undefined ? undefined : vllmKvEventsConfigJson(kvEvents);
     const argv =
       settings.engineCommand !== undefined
         ? renderCommandTemplate(settings.engineCommand, {
@@ -111,8 +171,15 @@ export function planEngines(
             gpus: gpuIds.join(','),
             index: String(index),
             tp: String(tensorParallelSize),
+            kv_events_config: kvEventsConfig ?? '',
           })
-        : defaultEngineArgv(env, port, settings.mode === 'multi-engine' ? tensorParallelSize : undefined, files);
+        : defaultEngineArgv(
+            env,
+            port,
+            settings.mode === 'multi-engine' ? tensorParallelSize : undefined,
+            files,
+            kvEventsConfig,
+          );
     return {
       index,
       name: engineName(index),
@@ -122,6 +189,7 @@ export function planEngines(
       argv,
       env: gpuIds.length > 0 ? { CUDA_VISIBLE_DEVICES: gpuIds.join(',') } : {},
       url: `http://127.0.0.1:${port}`,
+      ...(kvEvents === undefined ? {} : { kvEvents }),
     };
   });
 }

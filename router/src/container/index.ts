@@ -11,3 +11,4 @@ export * from './restart-backoff';
 export * from './free-ports';
 export * from './container-config';
 export * from './supervisor';
+export * from './model-tokenizer';

@@ -1,11 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { startRouterWithConfig, type RunningRouter } from '../server';
 import { CONFIG_FILE_ENV } from '../config';
-import { loadContainerConfig } from './container-config';
-import { CONTAINER_ENV, type ContainerSettings } from './container-env';
+import { loadContainerConfig, type EngineKvEventStreams } from './container-config';
+import { CONTAINER_ENV, ENGINE_PORTS_WITH_KV_EVENTS, type ContainerSettings } from './container-env';
+import { readDlcFiles } from './engine-command';
+import { findModelTokenizer } from './model-tokenizer';
 import { EmfEmitter } from './emf-emitter';
 import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
-import { enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
+import { engineKvEventSockets, enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
 import { EngineProcess, type EngineExit } from './engine-process';
 import { freePorts } from './free-ports';
 import { detectGpus } from './gpu-inventory';
@@ -43,15 +48,18 @@ export async function startContainer(
   /** Told the engine processes before any starts, so a caller can kill them on every way out. */
   onEngines: (engines: readonly EngineProcess[]) => void = () => undefined,
 ): Promise<RunningContainer> {
-  const { settings, warnings, routerConfigFor } = loadContainerConfig(env);
+  const { settings, warnings, logLevel, routerConfigFor } = loadContainerConfig(env);
   const log: Logger = pino({
-    level: routerConfigFor(['http://127.0.0.1:1']).logLevel,
+    level: logLevel,
     base: { service: 'prefix-router-container' },
     timestamp: pino.stdTimeFunctions.isoTime,
   });
   for (const warning of warnings) log.warn(warning);
-  const specs = await planContainerEngines(settings, env, log);
-  const routerConfig = routerConfigFor(specs.map((s) => s.url));
+  const { specs, kvEvents, socketDir } = await planContainerEngines(settings, env, log);
+  const routerConfig = routerConfigFor(
+    specs.map((s) => s.url),
+    kvEvents,
+  );
 
   let router: RunningRouter | undefined;
   const failFast = engineFailFast(settings, log, (index) => router?.backends[index].health);
@@ -110,6 +118,7 @@ export async function startContainer(
       await emitter?.stop();
       log.info({ afterMs: Date.now() - started }, 'router drained; stopping engines');
       await Promise.all(engines.map((e) => e.stop()));
+      if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
       log.info({ afterMs: Date.now() - started }, 'container stopped');
     })();
     return shuttingDown;
@@ -117,18 +126,34 @@ export async function startContainer(
   return { settings, router: routerStarted, engines, shutdown, killEngines, fatal: failFast.fatal };
 }
 
-/** The engines to start: GPUs detected, ports given or picked, each engine's share; logged as the container starts. */
+/**
+ * The engines to start: GPUs detected, ports given or picked (with KV events, the engines' HTTP ports then their
+ * replay ports), each engine's share; logged as the container starts.
+ */
 async function planContainerEngines(
   settings: ContainerSettings,
   env: NodeJS.ProcessEnv,
   log: Logger,
-): Promise<EngineSpec[]> {
+): Promise<{ specs: EngineSpec[]; kvEvents: EngineKvEventStreams | undefined; socketDir: string | undefined }> {
   const gpus = await detectGpus(settings.gpus, env);
-  const ports =
+  const count = settings.engines * (settings.engineKvEvents ? ENGINE_PORTS_WITH_KV_EVENTS : 1);
+  const allPorts =
     settings.engineBasePort === 0
-      ? await freePorts(settings.engines)
-      : Array.from({ length: settings.engines }, (_, i) => settings.engineBasePort + i);
-  const specs: EngineSpec[] = planEngines(settings, gpus, ports, env);
+      ? await freePorts(count)
+      : Array.from({ length: count }, (_, i) => settings.engineBasePort + i);
+  const ports = allPorts.slice(0, settings.engines);
+  // The PUB sockets' directory: only this container's user may open them (events carry the prompts' token ids).
+  const socketDir = settings.engineKvEvents ? await mkdtemp(join(tmpdir(), 'prefix-router-kv-')) : undefined;
+  const sockets =
+    socketDir === undefined ? [] : engineKvEventSockets(socketDir, allPorts.slice(settings.engines, count));
+  let specs: EngineSpec[];
+  try {
+    specs = planEngines(settings, gpus, ports, env, readDlcFiles(), sockets);
+  } catch (err) {
+    if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+    throw err;
+  }
+  const kvEvents = socketDir === undefined ? undefined : engineKvEventStreams(specs, env, settings.engineCommand);
   for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
   log.info(
     {
@@ -142,10 +167,30 @@ async function planContainerEngines(
       gpuSource: gpus.source,
       configFile: env[CONFIG_FILE_ENV],
       emf: settings.emf.enabled,
+      ...(kvEvents === undefined
+        ? {}
+        : { kvEvents: { socketDir, tokenizer: kvEvents.tokenizer ?? env[CONTAINER_ENV.tokenizer] } }),
     },
     'container starting',
   );
-  return specs;
+  return { specs, kvEvents, socketDir };
+}
+
+/** The router's side of the engines' KV events: each engine's sockets, and the tokenizer planEngines found. */
+function engineKvEventStreams(
+  specs: readonly EngineSpec[],
+  env: NodeJS.ProcessEnv,
+  engineCommand: string | undefined,
+): EngineKvEventStreams {
+  const tokenizer = findModelTokenizer(env, engineCommand, readDlcFiles());
+  return {
+    streams: specs.map((s) => ({
+      url: s.url,
+      endpoint: s.kvEvents!.endpoint,
+      replayEndpoint: s.kvEvents!.replayEndpoint,
+    })),
+    tokenizer: tokenizer.kind === 'found' ? tokenizer.path : undefined,
+  };
 }
 
 /**

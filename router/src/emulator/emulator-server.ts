@@ -28,7 +28,7 @@ import { EmulatorMetrics } from './emulator-metrics';
 import { EmulatorTokenizer } from './emulator-tokens';
 import { outputText, outputToken } from './output-text';
 import { checkLoraModules, DEFAULT_MAX_LORAS, type LoraModule } from './lora-modules';
-import { KvEventRecorder } from './kv-event-recorder';
+import { emulatorBlockTokenIds, KvEventRecorder } from './kv-event-recorder';
 import { KV_WIRE_ENCODINGS, type KvWireEncoding } from '../kv-events/kv-event-codec';
 import { DEFAULT_KV_BUFFER_STEPS, KvEventPublisher } from '../kv-events/kv-event-publisher';
 import { tcpEndpoint } from '../kv-events/zmq-endpoint';
@@ -42,6 +42,13 @@ export interface EmulatorKvEventsOptions {
   readonly port: number;
   /** The replay (ROUTER) socket's port on 127.0.0.1, 0 = a free one; none without it. */
   readonly replayPort?: number;
+  /**
+   * The PUB socket's endpoint as vLLM's `--kv-events-config` gives it (`ipc://PATH`, or tcp on loopback), instead of
+   * `port`; a single instance only (vLLM offsets a shared endpoint per data-parallel rank, a fleet here does not).
+   */
+  readonly endpoint?: string;
+  /** The replay socket's endpoint, instead of `replayPort`. */
+  readonly replayEndpoint?: string;
   /** `map` (current vLLM, default) or `positional` (vLLM to v0.23), for the batch and its events. */
   readonly encoding?: KvWireEncoding;
   /** vLLM's `topic`; default "". */
@@ -290,7 +297,11 @@ class EmulatorServer {
     this.kvEvents =
       publisher === undefined
         ? undefined
-        : new KvEventRecorder(this.tokenizer, options.profile.blockTokens, (events) => publisher.publish(events));
+        : new KvEventRecorder(
+            emulatorBlockTokenIds(this.tokenizer, options.profile.blockTokens),
+            options.profile.blockTokens,
+            (events) => publisher.publish(events),
+          );
     this.engine = new EngineModel(options.profile, {
       tokenEvents: true,
       onStep: (step) => {
@@ -652,9 +663,12 @@ class EmulatorServer {
 /** Binds the KV event sockets the options ask for (none without `kvEvents`). */
 async function bindKvEvents(kvEvents: EmulatorKvEventsOptions | undefined): Promise<KvEventPublisher | undefined> {
   if (kvEvents === undefined) return undefined;
+  const replayEndpoint =
+    kvEvents.replayEndpoint ??
+    (kvEvents.replayPort === undefined ? undefined : tcpEndpoint(KV_EVENTS_HOST, kvEvents.replayPort));
   return KvEventPublisher.bind({
-    endpoint: tcpEndpoint(KV_EVENTS_HOST, kvEvents.port),
-    ...(kvEvents.replayPort === undefined ? {} : { replayEndpoint: tcpEndpoint(KV_EVENTS_HOST, kvEvents.replayPort) }),
+    endpoint: kvEvents.endpoint ?? tcpEndpoint(KV_EVENTS_HOST, kvEvents.port),
+    ...(replayEndpoint === undefined ? {} : { replayEndpoint }),
     bufferSteps: kvEvents.bufferSteps ?? DEFAULT_KV_BUFFER_STEPS,
     topic: kvEvents.topic ?? '',
     encoding: { batch: kvEvents.encoding ?? 'map', events: kvEvents.encoding ?? 'map' },
@@ -740,6 +754,10 @@ export async function startEmulatorFleet(
     throw new RangeError(`instances must be an integer in [1, 256], got ${String(count)}`);
   if (options.profiles !== undefined && options.profiles.length !== count)
     throw new RangeError(`profiles must list ${count} profiles, one per instance (got ${options.profiles.length})`);
+  if (count > 1 && (options.kvEvents?.endpoint !== undefined || options.kvEvents?.replayEndpoint !== undefined))
+    throw new RangeError(
+      `kvEvents.endpoint and kvEvents.replayEndpoint name one instance's sockets; with ${count} instances give ports`,
+    );
   const base = options.port ?? 0;
   if (base > 0 && base + count - 1 > 65535) {
     throw new RangeError(

@@ -582,6 +582,32 @@ export class EngineModel {
   }
 
   /**
+   * The engine process restarts at `nowMs` (a crash, a redeploy): every request it holds is dropped (their ids are
+   * returned, in submission order), and its prefix cache starts empty (the listener hears `cleared`, as a new vLLM
+   * process's first KV event batch says). Planned steps that start before `nowMs` happen first.
+   */
+  restart(nowMs: number): string[] {
+    this.settleAhead(nowMs);
+    const dropped = [...this.live.keys()];
+    for (const id of dropped) this.abort(id);
+    this.resetPrefixCache();
+    return dropped;
+  }
+
+  /**
+   * Applies the steps of a planned decode stretch (RunOptions.lookahead) that start before `nowMs`, as a send at
+   * `nowMs` would: what they cache and evict is then heard by the listener (the simulator's KV events).
+   */
+  applyPlannedStepsBefore(nowMs: number): void {
+    this.applyAheadBefore(nowMs);
+  }
+
+  /** End of the last executed step (virtual ms). */
+  get clockMs(): number {
+    return this.clock;
+  }
+
+  /**
    * Prefill tokens the engine will compute before a request submitted now starts its own (FCFS): what each running
    * request has left to prefill, and each waiting one's prompt (with output to recompute, if preempted) less what
    * the prefix cache holds of it now. Steps planned ahead that start before `nowMs` are applied first (as a send

@@ -35,6 +35,30 @@ interface OpenStored {
 
 type PendingEvent = OpenStored | BlockRemovedEvent | AllBlocksClearedEvent;
 
+/** A cached block's token ids as its engine publishes them, or undefined when they cannot be named (the block is left out). */
+export type BlockTokenIds = (block: CachedBlock) => readonly number[] | undefined;
+
+/** The emulator's token ids of a block: its prompt tokens as /tokenize gives them, then one id per generated word. */
+export function emulatorBlockTokenIds(tokenizer: EmulatorTokenizer, blockTokens: number): BlockTokenIds {
+  return (block) => {
+    const prompt = block.promptText;
+    if (prompt === undefined) return undefined;
+    const ids: number[] = [];
+    try {
+      for (let t = block.firstToken; t < block.firstToken + blockTokens; t++) {
+        const chunk =
+          t < block.promptTokens
+            ? prompt.slice(t * CHARS_PER_TOKEN, (t + 1) * CHARS_PER_TOKEN)
+            : outputToken(t - block.promptTokens);
+        ids.push(tokenizer.tokenize(chunk)[0]);
+      }
+    } catch {
+      return undefined;
+    }
+    return ids;
+  };
+}
+
 export class KvEventRecorder implements EngineCacheListener {
   private pending: PendingEvent[] = [];
   /** Hash of the last block of the open BlockStored (the next block of the same request chains from it). */
@@ -43,7 +67,8 @@ export class KvEventRecorder implements EngineCacheListener {
   unnamedBlocks = 0;
 
   constructor(
-    private readonly tokenizer: EmulatorTokenizer,
+    /** Names a block's token ids: the emulator's (emulatorBlockTokenIds), or the simulator's (sim/simulated-kv-events.ts). */
+    private readonly tokensOf: BlockTokenIds,
     private readonly blockTokens: number,
     private readonly publish: (events: readonly KvCacheEvent[]) => void,
   ) {}
@@ -102,24 +127,5 @@ export class KvEventRecorder implements EngineCacheListener {
     this.pending = [];
     this.openTail = undefined;
     this.publish(events);
-  }
-
-  /** The block's token ids: its prompt tokens as /tokenize gives them, then one id per generated word. */
-  private tokensOf(block: CachedBlock): number[] | undefined {
-    const prompt = block.promptText;
-    if (prompt === undefined) return undefined;
-    const ids: number[] = [];
-    try {
-      for (let t = block.firstToken; t < block.firstToken + this.blockTokens; t++) {
-        const chunk =
-          t < block.promptTokens
-            ? prompt.slice(t * CHARS_PER_TOKEN, (t + 1) * CHARS_PER_TOKEN)
-            : outputToken(t - block.promptTokens);
-        ids.push(this.tokenizer.tokenize(chunk)[0]);
-      }
-    } catch {
-      return undefined;
-    }
-    return ids;
   }
 }

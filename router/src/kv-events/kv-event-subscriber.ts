@@ -22,6 +22,7 @@ import type { Dealer, Subscriber } from 'zeromq';
 import { decodeKvEventPayload } from './kv-event-codec';
 import type { KvCacheEvent, KvEventBatch, KvEventSink } from './kv-event';
 import { REPLAY_END_SEQ, sequenceBytes } from './kv-event-publisher';
+import { eventsAfterRestart, KvBatchOrder } from './kv-event-sequence';
 import { checkKvEndpoint, type KvEndpointOptions } from './zmq-endpoint';
 import { loadZeromq } from './zeromq-module';
 
@@ -100,8 +101,8 @@ function sequenceOf(frame: Buffer): bigint | undefined {
 export class KvEventSubscriber {
   readonly engine: string;
   private readonly metrics: Metrics;
-  /** The sequence the next applied batch must have; undefined before the first message. */
-  private expected: bigint | undefined;
+  /** The stream's batch order: the sequence the next applied batch must have. */
+  private readonly order = new KvBatchOrder();
   private stale = false;
   private replaying = false;
   private held: [bigint, Buffer][] = [];
@@ -149,7 +150,7 @@ export class KvEventSubscriber {
 
   /** The next sequence expected, or undefined before the first batch. */
   get expectedSequence(): bigint | undefined {
-    return this.expected;
+    return this.order.expectedSequence;
   }
 
   /** Closes the sockets (idempotent); the sink hears nothing afterwards. */
@@ -191,29 +192,21 @@ export class KvEventSubscriber {
    * after an implicit clear, a later one opens a gap (replayed when `mayReplay` and an endpoint is configured).
    */
   private accept(seq: bigint, payload: Buffer, mayReplay: boolean): void {
-    const expected = this.expected;
-    if (expected !== undefined && seq === 0n && expected > 0n) {
-      this.apply(seq, payload, true);
-      return;
-    }
-    if (expected !== undefined && seq < expected) return;
-    if (seq > (expected ?? 0n)) {
+    const placement = this.order.place(seq);
+    if (placement.kind === 'duplicate') return;
+    if (placement.kind === 'gap') {
       if (mayReplay && this.options.replayEndpoint !== undefined) {
         this.held.push([seq, payload]);
-        this.startReplay(expected ?? 0n);
+        this.startReplay(this.order.expectedSequence ?? 0n);
         return;
       }
-      this.markStale(
-        expected === undefined
-          ? `joined at batch ${seq}: batches 0..${seq - 1n} were published before`
-          : `lost batches ${expected}..${seq - 1n}`,
-      );
+      this.markStale(placement.reason);
     }
-    this.apply(seq, payload, false);
+    this.apply(seq, payload, placement.kind === 'restart');
   }
 
   private apply(seq: bigint, payload: Buffer, restarted: boolean): void {
-    this.expected = seq + 1n;
+    this.order.applied(seq);
     const decoded = decodeKvEventPayload(payload);
     if (!decoded.ok) {
       this.drop(decoded.reason, decoded.detail);
@@ -221,10 +214,7 @@ export class KvEventSubscriber {
       return;
     }
     for (const skipped of decoded.skipped) this.drop('unknown-event', skipped);
-    const events: KvCacheEvent[] =
-      restarted && decoded.payload.events[0]?.type !== 'AllBlocksCleared'
-        ? [{ type: 'AllBlocksCleared' }, ...decoded.payload.events]
-        : [...decoded.payload.events];
+    const events: KvCacheEvent[] = restarted ? eventsAfterRestart(decoded.payload.events) : [...decoded.payload.events];
     if (events.some((event) => event.type === 'AllBlocksCleared')) this.stale = false;
     const batch: KvEventBatch = { topic: this.options.topic ?? '', seq, ...decoded.payload, events };
     this.metrics.batches.inc({ engine: this.engine });
@@ -286,7 +276,8 @@ export class KvEventSubscriber {
     if (!answered) this.drop('replay-failed', 'the replay socket did not answer in time');
     held.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const first = held[0]?.[0];
-    if (answered && first !== undefined && this.expected !== undefined && first <= this.expected)
+    const expected = this.order.expectedSequence;
+    if (answered && first !== undefined && expected !== undefined && first <= expected)
       this.metrics.gaps.inc({ engine: this.engine, outcome: 'replayed' });
     for (const [seq, payload] of held) this.accept(seq, payload, false);
   }

@@ -62,6 +62,8 @@ export interface StrategyPlanReport {
   readonly label: string;
   readonly sweep: string | null;
   readonly sagemakerRouting: string | null;
+  /** Why `serve` refuses this strategy's policy (a simulator-only reference such as oracle); null when serve runs it. */
+  readonly simulatorOnly: string | null;
   /** Fewest instances meeting every SLO in range; null when unreachable there. */
   readonly minInstances: number | null;
   readonly unreachableReason: string | null;
@@ -139,6 +141,28 @@ export interface PlanReportInput {
   readonly createdAt?: string;
 }
 
+/** The report's notes: simulator-only strategies, sweeps, sizes measured again, an unbounded error rate. */
+function planNotes(strategies: readonly StrategyPlanReport[], slos: readonly Slo[]): string[] {
+  const notes: string[] = [];
+  for (const s of strategies)
+    if (s.simulatorOnly !== null)
+      notes.push(
+        `${s.label} is simulator only, a reference to size against, not a router to deploy: serve refuses it (${s.simulatorOnly}).`,
+      );
+  for (const s of strategies)
+    if (s.sweep !== null)
+      notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
+  for (const s of strategies) {
+    for (const p of s.nonMonotone)
+      notes.push(
+        `${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`,
+      );
+  }
+  if (!slos.some((slo) => slo.kind === 'error-rate'))
+    notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  return notes;
+}
+
 export function buildPlanReport(input: PlanReportInput): PlanReport {
   const { result, slos, price } = input;
   const monthly = (n: number) => n * price.usdPerInstanceHour * HOURS_PER_MONTH;
@@ -159,6 +183,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
     label: s.label,
     sweep: s.sweep,
     sagemakerRouting: s.sagemakerRouting,
+    simulatorOnly: s.simulatorOnly,
     minInstances: s.minInstances,
     unreachableReason:
       s.minInstances !== null
@@ -183,18 +208,7 @@ export function buildPlanReport(input: PlanReportInput): PlanReport {
       sloWithout: e.without === null ? null : figuresOf(e.without, slos).slo,
     })),
   }));
-  const notes: string[] = [];
-  for (const s of strategies)
-    if (s.sweep !== null)
-      notes.push(`${s.label}: the settings of \`--sweep '${s.sweep}'\`, the best that meets every SLO at each size.`);
-  for (const s of strategies) {
-    for (const p of s.nonMonotone)
-      notes.push(
-        `${s.label}: ${p.smaller} instances met every SLO but ${p.larger} did not (more instances were worse here), so every smaller size was measured as well.`,
-      );
-  }
-  if (!slos.some((slo) => slo.kind === 'error-rate'))
-    notes.push('No error-rate SLO was given: the error rate is shown, not bounded.');
+  const notes = planNotes(strategies, slos);
   return {
     schema: PLAN_REPORT_SCHEMA,
     schemaVersion: 1,
@@ -380,6 +394,11 @@ function constructSuggestion(input: PlanReportInput): ConstructSuggestion | null
   };
 }
 
+/** A strategy's label in the tables, marked when serve cannot run it (the notes say why). */
+function strategyLabel(s: StrategyPlanReport): string {
+  return s.simulatorOnly === null ? s.label : `${s.label} (simulator only)`;
+}
+
 const usd = (v: number): string => `$${Math.round(v).toLocaleString('en-US')}`;
 
 function savingText(s: Saving): string {
@@ -431,7 +450,7 @@ export function renderPlanMarkdown(report: PlanReport): string {
             formatPercent(f.maxInstanceShare),
           ];
     out.push(
-      `| ${s.label}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`,
+      `| ${strategyLabel(s)}${f !== null && f.policy !== s.label && s.atMin !== null ? ` → \`${f.policy}\`` : ''} | ${size} | ${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)} | ${s.savings.map(savingText).join('; ') || '–'} | ${figures.join(' | ')} |`,
     );
   }
   out.push('');
@@ -487,20 +506,16 @@ function sloText(slo: Readonly<Record<string, number | null>>): string {
     .join(', ');
 }
 
-/** The engine settings each strategy's answer runs, and what each argument off the profile's value bought there. */
-function engineSettingsLines(report: PlanReport): string[] {
-  if (report.engineGrid.length <= 1) return [];
-  const lines = [
-    '## Engine settings',
-    '',
-    `Searched ${ENGINE_GRID_FLAGS.join(' and ')} (${report.engineGrid.length} settings: ${report.engineGrid.map((g) => `\`${g}\``).join(', ')}; the profile's first) below each answer.`,
-    '',
-  ];
-  for (const s of report.strategies) {
-    if (s.engineArgs === null) {
-      lines.push(`- ${s.label}: no size in range meets the SLOs with any of them.`);
-      continue;
-    }
+/**
+ * The Engine settings section, one text for the markdown and the HTML report: the grid searched, then per strategy
+ * the settings its answer runs and what each argument off the profile's value bought there. Code spans are in
+ * backticks (markdown's own; the HTML page turns them into `<code>`). Null when the plan searched no grid.
+ */
+export function engineSettingsSection(report: PlanReport): { readonly intro: string; readonly items: string[] } | null {
+  if (report.engineGrid.length <= 1) return null;
+  const intro = `Searched ${ENGINE_GRID_FLAGS.join(' and ')} (${report.engineGrid.length} settings: ${report.engineGrid.map((g) => `\`${g}\``).join(', ')}; the profile's first) below each answer.`;
+  const items = report.strategies.map((s) => {
+    if (s.engineArgs === null) return `${s.label}: no size in range meets the SLOs with any of them.`;
     const args = Object.entries(s.engineArgs).map(([k, v]) => `\`${k}=${v}\``);
     const sizes =
       s.baseEngineMinInstances === s.minInstances
@@ -510,12 +525,28 @@ function engineSettingsLines(report: PlanReport): string[] {
       (e) =>
         `${e.flag} ${e.value} instead of ${e.profileValue}: ${e.sloWithout === null ? 'not measured without it' : `${sloText(e.sloWithout)} → ${sloText(e.slo)}`}`,
     );
-    lines.push(
-      `- ${s.label}: ${args.join(', ')} at ${sizes}${bought.length === 0 ? " (the profile's settings did best)" : `; ${bought.join('; ')}`}.`,
-    );
-  }
-  lines.push('');
-  return lines;
+    return `${s.label}: ${args.join(', ')} at ${sizes}${bought.length === 0 ? " (the profile's settings did best)" : `; ${bought.join('; ')}`}.`;
+  });
+  return { intro, items };
+}
+
+function engineSettingsLines(report: PlanReport): string[] {
+  const section = engineSettingsSection(report);
+  if (section === null) return [];
+  return ['## Engine settings', '', section.intro, '', ...section.items.map((item) => `- ${item}`), ''];
+}
+
+/** Escaped text with its backtick spans as `<code>` (escaping first: a backtick is not markup in either). */
+function htmlWithCode(text: string): string {
+  return escapeXml(text).replace(/`([^`]*)`/g, '<code>$1</code>');
+}
+
+function engineSettingsHtml(report: PlanReport): string[] {
+  const section = engineSettingsSection(report);
+  if (section === null) return [];
+  return [
+    `<h2>Engine settings</h2><p>${htmlWithCode(section.intro)}</p><ul class="notes">${section.items.map((item) => `<li>${htmlWithCode(item)}</li>`).join('')}</ul>`,
+  ];
 }
 
 /** A self-contained HTML page: the markdown's content plus one chart per SLO of the figure against instance count. */
@@ -540,13 +571,14 @@ export function renderPlanHtml(report: PlanReport, slos: readonly Slo[]): string
   const rows = report.strategies
     .map((s) => {
       const f = s.atMin ?? s.bestAtLargest;
-      return `<tr><td>${escapeXml(s.label)}</td><td>${s.minInstances ?? `unreachable: ${escapeXml(s.unreachableReason ?? '')}`}</td><td>${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)}</td><td>${escapeXml(s.savings.map(savingText).join('; ') || '–')}</td><td>${f === null ? '–' : `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}`}</td><td>${f === null ? '–' : formatPercent(f.hitRate)}</td></tr>`;
+      return `<tr><td>${escapeXml(strategyLabel(s))}</td><td>${s.minInstances ?? `unreachable: ${escapeXml(s.unreachableReason ?? '')}`}</td><td>${s.monthlyUsd === null ? '–' : usd(s.monthlyUsd)}</td><td>${escapeXml(s.savings.map(savingText).join('; ') || '–')}</td><td>${f === null ? '–' : `${formatMs(f.ttftMs.p50)} / ${formatMs(f.ttftMs.p90)} / ${formatMs(f.ttftMs.p99)}`}</td><td>${f === null ? '–' : formatPercent(f.hitRate)}</td></tr>`;
     })
     .join('');
   const body = [
     `<h1>${escapeXml(`Plan: ${report.slos.join(', ')}`)}</h1>`,
     `<p>${escapeXml(`${report.workload.spec} — ${report.workload.description}. ${report.runs} simulations; $${report.price.usdPerInstanceHour}/instance-hour (${report.price.source}).`)}</p>`,
     `<div class="table-wrap"><table class="plan"><thead><tr><th>strategy</th><th>fewest instances</th><th>monthly cost</th><th>saving</th><th>TTFT P50 / P90 / P99</th><th>hit rate</th></tr></thead><tbody>${rows}</tbody></table></div>`,
+    ...engineSettingsHtml(report),
     ...(report.construct ? [`<h2>CDK app</h2><pre>${escapeXml(report.construct.snippet)}</pre>`] : []),
     ...(report.autoscaling
       ? [

@@ -1,10 +1,11 @@
-import { type PolicyConfig } from '../policy';
+import { policyDefinition, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { policyLabels } from '../sim/compare-strategies';
 import { contentChars, type Workload } from '../workload';
 import { runSearches, sizeSearch, type NonMonotonePoint, type SearchTask, type SizeVerdict } from './size-search';
 import { HOURS_PER_MONTH } from '../common/instance-prices';
 import { SAGEMAKER_ROUTING_OF } from '../common/sagemaker-routing';
+import { liveEngineStateRefusal } from '../config/router-config';
 import type { EngineArgs } from '../emulator/engine-args';
 import { engineGridPoint, ENGINE_GRID_FLAGS, type EngineGridPoint } from './engine-grid';
 import { searchEngineGrid } from './engine-search';
@@ -35,6 +36,11 @@ export const DEFAULT_PREFIX_AWARE_SWEEP =
 /** Strategies a plan compares when given none: SageMaker's three (PREFIX_AWARE over its sweep) and ours. */
 export const DEFAULT_PLAN_POLICIES: readonly string[] = ['random', 'least-outstanding-requests', 'cache-aware'];
 export const DEFAULT_PLAN_SWEEPS: readonly string[] = [DEFAULT_PREFIX_AWARE_SWEEP];
+
+/** serve's refusal of a policy that reads what only the simulator's engine models know (oracle); null when serve runs it. */
+function simulatorOnlyReason(policy: string): string | null {
+  return liveEngineStateRefusal(policy, policyDefinition(policy)?.engineState) ?? null;
+}
 
 /** A strategy of the plan: one policy, or the settings of one sweep (the plan picks the best setting at each size). */
 export interface PlanStrategy {
@@ -85,6 +91,8 @@ export interface StrategyPlan {
   /** The sweep spec of a sweep's settings; null for one policy. */
   readonly sweep: string | null;
   readonly sagemakerRouting: 'RANDOM' | 'LEAST_OUTSTANDING_REQUESTS' | 'PREFIX_AWARE' | null;
+  /** Why `serve` refuses this strategy's policy (it reads engine state only the simulator has); null when it runs it. */
+  readonly simulatorOnly: string | null;
   /** Fewest instances in range meeting every SLO; null when unreachable (or the run budget ran out). */
   readonly minInstances: number | null;
   readonly outOfBudget: boolean;
@@ -187,6 +195,7 @@ export async function runPlan(config: PlanConfig): Promise<PlanResult> {
       label: strategy.label,
       sweep: strategy.sweep ?? null,
       sagemakerRouting: SAGEMAKER_ROUTING_OF[strategy.configs[0].name] ?? null,
+      simulatorOnly: simulatorOnlyReason(strategy.configs[0].name),
       minInstances: min,
       // The size search's budget: a grid cut short by it still leaves that search's answer.
       outOfBudget: outcome.outOfBudget,

@@ -100,7 +100,7 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
       candidates: new PredictedCostCandidates(memory, options),
       stages: [
         new SessionAffinityPicker(options.sessionHeader, options.maxSessions, 'session-affinity'),
-        overShareFilter(memory),
+        overShareFilter(memory, options.stepTokens),
         coldRendezvousPicker(options.balanceSlackTokens, 'cold-rendezvous'),
         nearEqualCostPicker(options.balanceSlackTokens, { matched: 'cache-match', balanced: 'balanced' }),
       ],
@@ -192,6 +192,7 @@ export const cacheAwareDefinition = definePolicy({
       doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
     },
   ],
+  readsEngineCache: true,
   create: (o, deps) =>
     new CacheAwarePolicy(
       {

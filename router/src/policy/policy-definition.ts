@@ -81,8 +81,18 @@ export interface PolicyDefinition<
    * caller fills it (serve) without building it.
    */
   readonly engineState?: EngineStateNeed;
+  /**
+   * The policy predicts an instance's hit from its engine's own account (InstanceView.engineCache) when the caller
+   * follows the engines' KV events, and from its own index otherwise; absent: it never reads that account.
+   */
+  readonly readsEngineCache?: boolean;
   /** Builds the policy; `options` holds every option of the schema, defaults filled in, already validated. */
   create(options: PolicyOptionValues<Options>, deps: PolicyDeps): RoutingPolicy;
+}
+
+/** Whether following the engines' KV events changes what the policy decides (serve --kv-events, the container's). */
+export function followsEngineKvEvents(definition: PolicyDefinition | undefined): boolean {
+  return definition?.readsEngineCache === true || definition?.engineState === 'cached-blocks';
 }
 
 /** Identity with `const` inference, so the registry can derive the name and reason unions and `create` sees typed options. */

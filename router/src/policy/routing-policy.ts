@@ -106,7 +106,7 @@ export interface ObservedBlocks {
   match(hashes: readonly RoutingBlockKey[]): number;
 }
 
-/** An engine's own account of its prefix cache, as the caller follows it (server/engine-truth.ts). */
+/** An engine's own account of its prefix cache, as the caller follows it (core/engine-truth.ts). */
 export interface EngineCacheView {
   /**
    * Prompt tokens of `request` the engine would serve from its prefix cache now, or undefined when its account is

@@ -1,6 +1,7 @@
 import type { JsonObject } from './json-body';
 import type { RequestHeaders } from './request-headers';
 import { RouterError } from './router-errors';
+import { priorityTextProblem } from '../common/priority-text';
 
 /**
  * A request's priority class (vLLM's `priority`, lower is sooner, 0 its default), for clients that cannot put it in
@@ -10,22 +11,10 @@ import { RouterError } from './router-errors';
  */
 export const PRIORITY_HEADER = 'x-prefix-router-priority';
 
-/** Priorities the header and the key file accept: a wide integer range that stays exact in JSON and in vLLM. */
-export const PRIORITY_RANGE = { min: -1_000_000, max: 1_000_000 } as const;
-
 /** The body's own `priority` when it is an integer (vLLM refuses anything else itself). */
 export function bodyPriorityOf(json: JsonObject): number | undefined {
   const value = json.priority;
   return typeof value === 'number' && Number.isSafeInteger(value) ? value : undefined;
-}
-
-/** Why `text` is not a priority (undefined: it is one); the header and the key file say it the same way. */
-export function priorityTextProblem(text: string): string | undefined {
-  const { min, max } = PRIORITY_RANGE;
-  const value = /^-?\d{1,7}$/.test(text) ? Number(text) : NaN;
-  return Number.isInteger(value) && value >= min && value <= max
-    ? undefined
-    : `must be an integer in ${min}..${max} (got ${JSON.stringify(text.slice(0, 32))})`;
 }
 
 /** The header's priority; a malformed one is the client's 400 naming the header and the range. */

@@ -59,7 +59,7 @@ export class Backend implements InstanceView {
   consecutiveSuccesses = 0;
   /** The instance's own published state, when this router observes it (InstanceStateObserver). */
   readonly observation = new ObservedInstance();
-  /** What its engine says its prefix cache holds, when the router follows its KV events (server/engine-truth.ts). */
+  /** What its engine says its prefix cache holds, when the router follows its KV events (core/engine-truth.ts). */
   engineCache: EngineCacheView | undefined;
   /** This router's load figures when the observation was taken (its changes since are added to it). */
   private ownAtObservation: InstanceLoadFigures = loadFiguresOf(new InstanceLoad());

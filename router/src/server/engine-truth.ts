@@ -1,56 +1,24 @@
 import { EmulatorRequestTokenizer } from '../emulator/emulator-request-tokenizer';
-import { EngineKvIndex } from '../kv-events/engine-kv-index';
-import type { KvEventBatch, KvEventSink } from '../kv-events/kv-event';
 import type { KvEventSource, KvEventStream } from '../kv-events/kv-event-source';
-import type { PromptBlocks } from '../kv-events/prompt-blocks';
 import { ModelRequestTokenizer, type RequestTokenizer } from '../kv-events/request-tokenizer';
 import { loadModelTokenizer } from '../state/tokenizer-file';
-import type { EngineCacheView } from '../policy/routing-policy';
-import type { RoutingRequest } from '../protocol/routing-request';
+import { EngineTruth } from '../core/engine-truth';
 
 /**
- * Blocks the index keeps per engine: a p5.48xlarge's Llama 3.1 70B holds ~84,000 16-token blocks; four times that
- * leaves room for larger GPUs and smaller blocks, and still bounds a publisher that never removes (~100 MB an engine).
+ * The engines' truth serve follows (core/engine-truth.ts): each backend's events from `source` (the ZeroMQ
+ * subscribers), and each request tokenized as its engine does by `tokenizer`.
  */
-export const MAX_INDEXED_BLOCKS_PER_ENGINE = 1 << 19;
-
-/**
- * The engines' own account of their prefix caches, for the routing policy: their KV events applied to one engine
- * index, and per backend a view (InstanceView.engineCache) that answers for a request from its prompt tokenized as
- * the engine does. A request is tokenized once (memoized for its decide and commit) and only as far as some engine
- * holds it: past the first block no engine holds, nothing can be a hit.
- */
-export class EngineTruth implements KvEventSink {
-  readonly index: EngineKvIndex;
-  private readonly versions = new Map<string, number>();
-  private readonly views = new Map<string, EngineCacheView>();
-  private lastRequest: RoutingRequest | undefined;
-  private lastBlocks: PromptBlocks | undefined;
-
+export class LiveEngineTruth extends EngineTruth {
   constructor(
     private readonly streams: readonly KvEventStream[],
-    private readonly tokenizer: RequestTokenizer,
+    tokenizer: RequestTokenizer,
     private readonly source: KvEventSource,
   ) {
-    this.index = new EngineKvIndex({
-      engines: streams.map((s) => s.engine),
-      maxBlocksPerEngine: MAX_INDEXED_BLOCKS_PER_ENGINE,
-    });
-    for (const { engine } of streams) {
-      this.versions.set(engine, 0);
-      const versions = this.versions;
-      this.views.set(engine, {
-        cachedTokensOf: (request) => this.cachedTokensOf(engine, request),
-        get version() {
-          return versions.get(engine)!;
-        },
-      });
-    }
-  }
-
-  /** The view for a backend whose engine's events are followed, else undefined (its prediction stays the router's). */
-  viewOf(engine: string): EngineCacheView | undefined {
-    return this.views.get(engine);
+    super(
+      streams.map((s) => s.engine),
+      (request, worthGoingOn) =>
+        request.enginePrompt === undefined ? undefined : tokenizer.promptBlocksOf(request.enginePrompt, worthGoingOn),
+    );
   }
 
   start(): void {
@@ -59,41 +27,6 @@ export class EngineTruth implements KvEventSink {
 
   close(): Promise<void> {
     return this.source.close();
-  }
-
-  applyBatch(engine: string, batch: KvEventBatch): void {
-    this.index.applyBatch(engine, batch);
-    this.bump(engine);
-  }
-
-  markStale(engine: string, reason: string): void {
-    this.index.markStale(engine, reason);
-    this.bump(engine);
-  }
-
-  private bump(engine: string): void {
-    const version = this.versions.get(engine);
-    if (version !== undefined) this.versions.set(engine, version + 1);
-  }
-
-  private cachedTokensOf(engine: string, request: RoutingRequest): number | undefined {
-    const blocks = this.blocksOf(request);
-    if (blocks === undefined) return undefined;
-    const account = this.index.accountOf(engine, blocks, request.model);
-    return account.known ? account.cachedTokens : undefined;
-  }
-
-  /** The request's prompt blocks, tokenized once per request and only as far as some engine holds them. */
-  private blocksOf(request: RoutingRequest): PromptBlocks | undefined {
-    if (request !== this.lastRequest) {
-      this.lastRequest = request;
-      const prompt = request.enginePrompt;
-      this.lastBlocks =
-        prompt === undefined
-          ? undefined
-          : this.tokenizer.promptBlocksOf(prompt, (soFar) => this.index.someEngineHoldsAll(soFar, request.model));
-    }
-    return this.lastBlocks;
   }
 }
 
@@ -107,7 +40,7 @@ export function engineTruthOf(
   streams: readonly KvEventStream[],
   tokenizer: string | undefined,
   source: () => KvEventSource,
-): EngineTruth | undefined {
+): LiveEngineTruth | undefined {
   if (streams.length === 0 || tokenizer === undefined) return undefined;
-  return new EngineTruth(streams, requestTokenizerOf(tokenizer), source());
+  return new LiveEngineTruth(streams, requestTokenizerOf(tokenizer), source());
 }

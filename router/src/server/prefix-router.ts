@@ -68,7 +68,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../state/prefix-index';
 import { StateHashKey } from '../state/state-hash-key';
 import { InstanceStatePublisher } from './instance-state-publisher';
 import { InstanceStateObserver, OBSERVATION_STALE_MS } from './instance-state-observer';
-import { engineTruthOf, type EngineTruth } from './engine-truth';
+import { engineTruthOf, type LiveEngineTruth } from './engine-truth';
 import { zmqKvEventSource, type KvEventSource } from '../kv-events/kv-event-source';
 import { SessionAffinity } from './session-affinity';
 import { ServedModelsDirectory, type ModelCard } from './served-models';
@@ -203,7 +203,7 @@ export class PrefixRouter implements RunningRouter {
   /** Follows the backends' published state (observeInstances 'on'). */
   private observer: InstanceStateObserver | undefined;
   /** The engines' own account of their caches (kvEvents), read by cache-aware through each backend's view. */
-  readonly engineTruth: EngineTruth | undefined;
+  readonly engineTruth: LiveEngineTruth | undefined;
   /** Keys clients must present (apiKeyFile). */
   private readonly apiKeys: KeyRing | undefined;
   /** Keys the admin listener requires (adminApiKeyFile). */
@@ -278,7 +278,7 @@ export class PrefixRouter implements RunningRouter {
         : defaultBodyBudgetBytes(config.limits.maxBodyBytes),
     );
     this.server = listenerOf(config, false, (req, res) => this.onRequest(req, res));
-    this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed);
+    this.apiKeys = config.apiKeyFile === undefined ? undefined : new KeyRing(config.apiKeyFile, keyFileFailed, true);
     this.adminKeys =
       config.adminApiKeyFile === undefined ? undefined : new KeyRing(config.adminApiKeyFile, keyFileFailed);
     if (config.adminPort !== undefined)
@@ -497,7 +497,8 @@ export class PrefixRouter implements RunningRouter {
           'this router does not answer for the host named in the Host header',
         );
       }
-      const keyIdentity = this.authorize(req, route, listener);
+      const verifiedKey = this.authorize(req, route, listener);
+      const keyIdentity = verifiedKey?.identity;
       if (route.kind === 'metrics') return await this.serveMetrics(res, listener);
       if (route.kind === 'instance-state') return this.serveInstanceState(q === -1 ? '' : rawUrl.slice(q + 1), res);
       if (this.draining)
@@ -525,6 +526,7 @@ export class PrefixRouter implements RunningRouter {
         parsed,
         req.headers,
         salt === undefined ? body : withCacheSalt(body, salt),
+        verifiedKey?.priority,
       );
       await this.routeAndProxy(req, res, route, classed, forwarded);
     } catch (err) {
@@ -551,10 +553,15 @@ export class PrefixRouter implements RunningRouter {
    * With an admin listener, /metrics and /router/v1/instance-state exist only there and the data paths only on
    * the main one (others answer 404, as for any unknown path); the admin listener checks adminApiKeyFile, the
    * main one apiKeyFile. Without an admin listener, everything but /ping and /health needs an apiKeyFile key.
-   * Returns the identity (KeyRing.identity) of the client key verified here, if one was: the tenant the request's
-   * in-flight cap counts against and its cache scope. A key presented where none is checked is no identity.
+   * Returns the client key verified here, if one was: its identity (KeyRing.identity), the tenant the request's
+   * in-flight cap counts against and its cache scope, and the priority class its key file line gives it. A key
+   * presented where none is checked is no identity.
    */
-  private authorize(req: IncomingMessage, route: RouteMatch, listener: Listener): string | undefined {
+  private authorize(
+    req: IncomingMessage,
+    route: RouteMatch,
+    listener: Listener,
+  ): { readonly identity: string; readonly priority: number | undefined } | undefined {
     const adminRoute = route.kind === 'metrics' || route.kind === 'instance-state';
     if (this.adminServer !== undefined && adminRoute !== (listener === 'admin')) {
       throw new RouterError(
@@ -570,14 +577,15 @@ export class PrefixRouter implements RunningRouter {
     if (this.config.openContainerPaths === 'on' && route.kind === 'invocations' && route.endpointName === undefined)
       return undefined;
     const key = presentedKey(req.headers);
-    if (keys.match(key) < 0 || key === undefined) {
+    const index = keys.match(key);
+    if (index < 0 || key === undefined) {
       throw new RouterError(
         'unauthorized',
         'a valid API key is required (Authorization: Bearer KEY or x-prefix-router-api-key)',
         { authenticate: 'Bearer' },
       );
     }
-    return listener === 'main' ? KeyRing.identity(key) : undefined;
+    return listener === 'main' ? { identity: KeyRing.identity(key), priority: keys.priorityAt(index) } : undefined;
   }
 
   /**

@@ -7,6 +7,7 @@ import { buildReport, type BenchmarkReport, type StrategyRunInput } from '../rep
 import {
   simulate,
   toStrategyRun,
+  type EngineRestart,
   type ReplicaSharing,
   type SimulationProgress,
   type SimulationResult,
@@ -14,6 +15,7 @@ import {
 import { workloadWindow, type ArrivalWindow } from '../workload/arrival-window';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
+import type { SimulatedKvEventSettings } from './simulated-kv-events';
 
 /**
  * Simulates one workload under several routing policies, each on a fresh fleet with cold caches, and builds
@@ -39,6 +41,12 @@ export interface StrategyComparisonConfig {
   readonly stepJitterCv?: number;
   /** The router's flow control by priority class (see SimulationConfig.flowControl; default on). */
   readonly flowControl?: FlowControlSettings;
+  /** The routers follow the engines' KV events (see SimulationConfig.kvEvents; default none). */
+  readonly kvEvents?: SimulatedKvEventSettings;
+  /** An engine restarts mid-run (see SimulationConfig.engineRestart; default none). */
+  readonly engineRestart?: EngineRestart;
+  /** Share of requests sent around the routers (see SimulationConfig.bypassShare; default 0). */
+  readonly bypassShare?: number;
   /** Router overhead and network time the client sees (default none). */
   readonly clientLatency?: ClientLatency;
   readonly load?: LoadShape;
@@ -106,6 +114,9 @@ export type StrategyRunSettings = Pick<
   | 'seed'
   | 'stepJitterCv'
   | 'flowControl'
+  | 'kvEvents'
+  | 'engineRestart'
+  | 'bypassShare'
   | 'load'
   | 'maxRequests'
   | 'warmupMs'
@@ -141,6 +152,9 @@ export function simulateStrategy(
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
     ...(settings.flowControl !== undefined ? { flowControl: settings.flowControl } : {}),
+    ...(settings.kvEvents !== undefined ? { kvEvents: settings.kvEvents } : {}),
+    ...(settings.engineRestart !== undefined ? { engineRestart: settings.engineRestart } : {}),
+    ...(settings.bypassShare !== undefined ? { bypassShare: settings.bypassShare } : {}),
     load: settings.load,
     maxRequests: settings.maxRequests,
     warmupMs: settings.warmupMs,
@@ -152,6 +166,22 @@ export function simulateStrategy(
     progressEveryMs: 5_000,
   });
   return { result, ceilings: tracker.result() };
+}
+
+/** The report's environment rows for what the run models beyond routing (engine truth, restart, bypass). */
+function scenarioEnvironment(config: StrategyComparisonConfig): Record<string, string> {
+  const { kvEvents: kv, engineRestart: restart, bypassShare } = config;
+  return {
+    ...(kv === undefined
+      ? {}
+      : { "engines' KV events followed (delay, loss per batch)": `${kv.delayMs} ms, ${kv.lossRate * 100} %` }),
+    ...(restart === undefined
+      ? {}
+      : {
+          'engine restart (instance, at, down)': `instance-${restart.instance}, ${restart.atMs / 1000} s, ${restart.downMs / 1000} s`,
+        }),
+    ...(bypassShare ? { 'requests around the routers (not reported)': `${bypassShare * 100} %` } : {}),
+  };
 }
 
 /** Checks the policies can be compared; returns their labels. */
@@ -233,6 +263,7 @@ export function assembleComparison(
         ? { 'scheduling policy': config.profile.schedulingPolicy }
         : {}),
       ...(config.flowControl?.mode === 'off' ? { 'flow control': 'off' } : {}),
+      ...scenarioEnvironment(config),
       seed: config.seed ?? 1,
       ...(config.stepJitterCv ? { 'step-time jitter (CV)': config.stepJitterCv } : {}),
       ...(config.clientLatency?.routerOverheadMs

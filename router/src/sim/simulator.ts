@@ -2,10 +2,16 @@ import { performance } from 'node:perf_hooks';
 import { SeededRng } from '../common/seeded-rng';
 import { StepJitter } from '../emulator/step-jitter';
 import { badRequest } from '../emulator/emulator-errors';
-import { EngineModel, EngineRequestError, type EngineStats, type FinishedEvent } from '../emulator/engine-model';
+import {
+  EngineModel,
+  EngineRequestError,
+  type EngineStats,
+  type FinishedEvent,
+  type StepRecord,
+} from '../emulator/engine-model';
 import { prefillTokensPerSecond, type EngineProfile } from '../emulator/engine-profile';
 import { PrefillSpeedEstimator } from '../policy/prefill-speed';
-import { httpErrorCode, httpErrorMessage } from '../common/request-errors';
+import { httpErrorCode, httpErrorMessage, transportErrorCode } from '../common/request-errors';
 import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import { StateHashKey } from '../state/state-hash-key';
@@ -34,6 +40,8 @@ import { inlinePromptSource, type PreparedRequest, type PromptSource } from './p
 import { startPromptWorker } from './prompt-worker';
 import { RecordColumns } from './record-columns';
 import { RequestFeed } from '../feed/request-feed';
+import type { EngineCacheView } from '../policy/routing-policy';
+import { SimulatedKvEvents, type KvEventStats, type SimulatedKvEventSettings } from './simulated-kv-events';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
 
@@ -143,7 +151,40 @@ export interface SimulationConfig {
    * reference the fast mode is tested against (it must give identical records).
    */
   readonly stepping?: 'fast' | 'lockstep';
+  /**
+   * Engine truth: every router replica follows the engine models' KV cache events, delivered `delayMs` after the
+   * step that made them and each batch lost for a replica with probability `lossRate` (a loss marks that engine
+   * stale for the replica until its stream restarts); cache-aware reads them as serve --kv-events does
+   * (sim/simulated-kv-events.ts). Default: none (the routers' own estimate).
+   */
+  readonly kvEvents?: SimulatedKvEventSettings;
+  /**
+   * An engine restart (a crash, a redeploy) at `atMs`: instance `instance` drops every request it holds (each recorded
+   * as failed, connection_reset or stream_cut as a live client sees it) and its prefix cache starts empty (its KV event
+   * stream starts again at 0 with AllBlocksCleared); for `downMs` after, health checks have it out of every router's
+   * set. With downMs 0 the routers never see it leave. Default none.
+   */
+  readonly engineRestart?: EngineRestart;
+  /**
+   * Share of the requests (0–1) that reach the engines without any router (clients that bypass it): each goes to a
+   * healthy engine drawn from the seed, fills its cache and loads it, and is left out of the records (the report is
+   * the routers' traffic; SimulationResult.bypassed counts them). Which requests bypass depends only on the seed and
+   * the request id, so every strategy sees the same ones. Default 0.
+   */
+  readonly bypassShare?: number;
 }
+
+/** An engine restart in a simulation (SimulationConfig.engineRestart). */
+export interface EngineRestart {
+  /** The instance's index, 0 … instances − 1. */
+  readonly instance: number;
+  readonly atMs: number;
+  /** How long health checks keep it out of the routers' sets (0–600,000 ms). */
+  readonly downMs: number;
+}
+
+export const RESTART_DOWN_RANGE_MS = { min: 0, max: 600_000 } as const;
+export const BYPASS_SHARE_RANGE = { min: 0, max: 1 } as const;
 
 /** What router replicas share in a diagnostic run (SimulationConfig.replicaSharing). */
 export interface ReplicaSharing {
@@ -170,6 +211,10 @@ export interface SimulationResult {
   readonly engines: readonly EngineStats[];
   readonly simulatedMs: number;
   readonly wallMs: number;
+  /** With `kvEvents`: batches published, lost and the stale marks the losses caused. */
+  readonly kvEvents?: KvEventStats;
+  /** With `bypassShare`: requests sent to the engines around the routers (not in `records`). */
+  readonly bypassed?: number;
 }
 
 type SimEvent =
@@ -180,7 +225,12 @@ type SimEvent =
   | { readonly kind: 'finished'; readonly instance: number; readonly event: FinishedEvent }
   | { readonly kind: 'rejected'; readonly dispatched: Dispatched; readonly code: string; readonly detail: string }
   /** The warm-up ends: every engine has run the steps that start before it, none after, in any stepping. */
-  | { readonly kind: 'warmup-end' };
+  | { readonly kind: 'warmup-end' }
+  /** SimulationConfig.engineRestart: the engine restarts; then, after its down time, it is healthy again. */
+  | { readonly kind: 'engine-restart' }
+  | { readonly kind: 'engine-back' }
+  /** A request that bypassed the routers ended without reaching an engine (the engine refused it). */
+  | { readonly kind: 'bypass-refused'; readonly id: string };
 
 interface Dispatched {
   readonly id: string;
@@ -205,6 +255,7 @@ function simulatedEngines(
   instanceCount: number,
   profiles: readonly EngineProfile[],
   lockstep: boolean,
+  kvEvents: SimulatedKvEvents | undefined,
 ): EngineModel[] {
   const jitterCv = config.stepJitterCv ?? 0;
   const jitterSeed = new SeededRng(config.seed ?? 1);
@@ -214,6 +265,13 @@ function simulatedEngines(
       new EngineModel(profiles[i], {
         fastForward: !lockstep,
         ...(jitterCv > 0 ? { stepJitter: new StepJitter(jitterCv, jitterSeed.fork(`step-jitter/${i}`)) } : {}),
+        // Each step's cache changes leave as one batch when it ends, as vLLM publishes them.
+        ...(kvEvents === undefined
+          ? {}
+          : {
+              cacheListener: kvEvents.listenerOf(i),
+              onStep: (step: StepRecord) => kvEvents.flush(i, step.startMs + step.durationMs),
+            }),
       }),
   );
 }
@@ -265,6 +323,8 @@ interface RouterReplica {
     observedBlocks?: ObservedInstance;
     /** The engine model's own state for the request being decided: filled only for a policy that reads it. */
     engine?: { cachedPromptTokens: number; prefillTokensAhead?: number };
+    /** The engine's KV events as this replica received them (SimulationConfig.kvEvents). */
+    engineCache?: EngineCacheView;
   }[];
 }
 
@@ -295,6 +355,7 @@ export function simulate(config: SimulationConfig): SimulationResult {
   }
   const ids = config.instanceIds ?? defaultInstanceIds(n);
   if (ids.length !== n) throw new RangeError(`instanceIds must list ${n} ids (got ${ids.length})`);
+  checkScenario(config);
   if (config.profiles !== undefined) {
     if (config.profiles.length !== n)
       throw new RangeError(`profiles must list ${n} profiles, one per instance (got ${config.profiles.length})`);
@@ -304,6 +365,29 @@ export function simulate(config: SimulationConfig): SimulationResult {
       );
   }
   return new Simulation(config, ids).run();
+}
+
+/** Throws a RangeError naming the field and its range for an engine restart or bypass share out of range. */
+function checkScenario(config: SimulationConfig): void {
+  const restart = config.engineRestart;
+  if (restart !== undefined) {
+    const { instance, atMs, downMs } = restart;
+    if (!Number.isInteger(instance) || instance < 0 || instance >= config.instances)
+      throw new RangeError(
+        `engineRestart.instance must be an integer between 0 and ${config.instances - 1} (got ${instance})`,
+      );
+    if (!(atMs >= 0 && Number.isFinite(atMs)))
+      throw new RangeError(`engineRestart.atMs must be a finite number >= 0 (got ${atMs})`);
+    if (!(downMs >= RESTART_DOWN_RANGE_MS.min && downMs <= RESTART_DOWN_RANGE_MS.max))
+      throw new RangeError(
+        `engineRestart.downMs must be between ${RESTART_DOWN_RANGE_MS.min} and ${RESTART_DOWN_RANGE_MS.max} (got ${downMs})`,
+      );
+  }
+  const share = config.bypassShare ?? 0;
+  if (!(share >= BYPASS_SHARE_RANGE.min && share <= BYPASS_SHARE_RANGE.max))
+    throw new RangeError(
+      `bypassShare must be between ${BYPASS_SHARE_RANGE.min} and ${BYPASS_SHARE_RANGE.max} (got ${share})`,
+    );
 }
 
 /** The result as one strategy run of a report. */
@@ -320,6 +404,8 @@ export function toStrategyRun(result: SimulationResult, label?: string): Strateg
 
 class Simulation {
   private readonly engines: EngineModel[];
+  /** The engines' KV events and each replica's receiver of them (SimulationConfig.kvEvents). */
+  private readonly kvEvents: SimulatedKvEvents | undefined;
   private readonly schedule: EngineSchedule;
   private readonly indexOfId: ReadonlyMap<string, number>;
   private readonly lockstep: boolean;
@@ -344,6 +430,12 @@ class Simulation {
   private ceilingWarmupEnded = false;
   /** Open loop: time of the arrival in the queue (Infinity when none is). */
   private nextArrivalMs = Infinity;
+  /** Time of the engine restart still to come (Infinity when none): engines run no further before it. */
+  private restartPendingMs = Infinity;
+  /** Requests that bypassed the routers, in flight, by id → their engine; and how many were sent. */
+  private readonly bypassing = new Map<string, number>();
+  private bypassed = 0;
+  private readonly bypassSeed: SeededRng;
   private sent = 0;
   private finished = 0;
   private failed = 0;
@@ -358,12 +450,22 @@ class Simulation {
     this.records = new RecordColumns(ids);
     this.held = new FlowControlQueue(config.flowControl ?? FLOW_CONTROL_DEFAULTS);
     const profiles = config.profiles ?? ids.map(() => config.profile);
-    this.engines = simulatedEngines(config, ids.length, profiles, this.lockstep);
+    const { policies, sharedLoads } = replicaPolicies(config, ids.length);
+    this.kvEvents =
+      config.kvEvents === undefined
+        ? undefined
+        : new SimulatedKvEvents(
+            ids,
+            config.replicaSharing?.policy === true ? 1 : policies.length,
+            config.profile.blockTokens,
+            config.kvEvents,
+            config.seed ?? 1,
+          );
+    this.engines = simulatedEngines(config, ids.length, profiles, this.lockstep, this.kvEvents);
     this.schedule = new EngineSchedule(this.engines.length, (i) => this.engines[i].nextRunTimeMs());
     this.indexOfId = new Map(ids.map((id, i) => [id, i]));
     const kvCapacityTokens = profiles.map((p) => p.kvCapacityBlocks * p.blockTokens);
     this.learnsSpeeds = config.prefillSpeeds === 'learned';
-    const { policies, sharedLoads } = replicaPolicies(config, ids.length);
     this.observeMs = config.observeIntervalMs ?? 0;
     if (this.observeMs > 0) {
       // The replicas observe the instances, so the instances publish at the block size the replicas' policy matches with.
@@ -373,8 +475,8 @@ class Simulation {
         observed: new ObservedInstance(),
       }));
     }
-    this.routers = policies.map((policy) =>
-      this.routerReplica(policy, sharedLoads ?? ids.map(() => new InstanceLoad()), profiles, kvCapacityTokens),
+    this.routers = policies.map((policy, r) =>
+      this.routerReplica(policy, sharedLoads ?? ids.map(() => new InstanceLoad()), profiles, kvCapacityTokens, r),
     );
     this.model = config.modelName ?? 'model';
     const prepare = { blockTokens: config.profile.blockTokens, model: this.model };
@@ -390,6 +492,7 @@ class Simulation {
     this.sendUntilMs = config.sendUntilMs ?? Infinity;
     if (this.warmupMs <= 0) this.warmupStats = this.engines.map((e) => e.stats());
     this.nextProgressMs = config.progressEveryMs ?? 60_000;
+    this.bypassSeed = new SeededRng(config.seed ?? 1).fork('bypass');
   }
 
   /** One router replica: its policy inside a routing core over its own (or the shared) load per instance. */
@@ -398,6 +501,7 @@ class Simulation {
     loads: InstanceLoad[],
     profiles: readonly EngineProfile[],
     kvCapacityTokens: readonly number[],
+    replica: number,
   ): RouterReplica {
     const { ids, published } = this;
     const speedMode = this.config.prefillSpeeds ?? 'profile';
@@ -429,8 +533,15 @@ class Simulation {
         kvCapacityTokens: kvCapacityTokens[i],
         ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
         ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
+        ...this.engineCacheOf(replica, id),
       })),
     };
+  }
+
+  /** The replica's view of the engine's KV events, when the run follows them (one receiver for a shared policy). */
+  private engineCacheOf(replica: number, id: string): { engineCache?: EngineCacheView } {
+    const view = this.kvEvents?.viewOf(this.config.replicaSharing?.policy === true ? 0 : replica, id);
+    return view === undefined ? {} : { engineCache: view };
   }
 
   run(): SimulationResult {
@@ -465,7 +576,7 @@ class Simulation {
         ? firstStart
         : inLockstepWithFleet
           ? Math.min(eventTime, schedule.secondTime())
-          : this.nextArrivalMs;
+          : Math.min(this.nextArrivalMs, this.restartPendingMs);
       // Always make progress: at least the step that starts at firstStart.
       if (!(horizon > firstStart)) horizon = firstStart + Math.max(1e-6, firstStart * 1e-12);
       // Once the warm-up snapshot is taken nothing reads an engine between sends to it, so decode stretches may
@@ -476,6 +587,7 @@ class Simulation {
         if (ev.type === 'finished') this.queue.push(ev.timeMs, { kind: 'finished', instance: first, event: ev });
         else if (ev.type === 'first-token') this.queue.push(ev.timeMs, { kind: 'first-token', id: ev.id });
       }
+      this.flushKvEvents(first);
       schedule.update(first);
     }
     const endMs = this.lastFinishMs;
@@ -496,6 +608,8 @@ class Simulation {
       engines: endStats,
       simulatedMs: endMs,
       wallMs: performance.now() - wallStart,
+      ...(this.kvEvents === undefined ? {} : { kvEvents: this.kvEvents.stats() }),
+      ...(this.config.bypassShare ? { bypassed: this.bypassed } : {}),
     };
   }
 
@@ -503,6 +617,11 @@ class Simulation {
     // Queued before anything else, so it is handled first among events at that instant.
     if (this.warmupMs > 0) this.queue.push(this.warmupMs, { kind: 'warmup-end' });
     if (this.published !== undefined) this.queue.push(0, { kind: 'observe' });
+    const restart = this.config.engineRestart;
+    if (restart !== undefined) {
+      this.queue.push(restart.atMs, { kind: 'engine-restart' });
+      this.restartPendingMs = restart.atMs;
+    }
     if (this.feed.isOpenLoop) {
       this.scheduleNextArrival();
     } else {
@@ -521,7 +640,7 @@ class Simulation {
 
   private fillClosedLoop(nowMs: number): void {
     const concurrency = (this.feed.load as { concurrency: number }).concurrency;
-    while (this.dispatched.size < concurrency && nowMs < this.sendUntilMs) {
+    while (this.dispatched.size + this.bypassing.size < concurrency && nowMs < this.sendUntilMs) {
       const next = this.feed.nextSendable();
       if (next === undefined) return;
       this.dispatch(next, nowMs);
@@ -550,6 +669,10 @@ class Simulation {
     }
     if (event.kind === 'rejected') {
       this.reject(timeMs, event.dispatched, event.code, event.detail);
+      return;
+    }
+    if (event.kind === 'engine-restart' || event.kind === 'engine-back' || event.kind === 'bypass-refused') {
+      this.handleScenario(timeMs, event);
       return;
     }
     this.finish(timeMs, event.instance, event.event);
@@ -586,6 +709,11 @@ class Simulation {
   /** A request the client sent now: routed, or held at the router (flow control), or refused there when it is full. */
   private dispatch(request: PreparedRequest, nowMs: number): void {
     this.sent++;
+    const bypass = this.bypassEngineOf(request);
+    if (bypass !== undefined) {
+      this.sendAroundRouters(request, bypass, nowMs);
+      return;
+    }
     const entry = { request, arrivedMs: nowMs };
     let verdict = this.held.offer(entry, request.priority);
     if (verdict === 'route') {
@@ -644,6 +772,7 @@ class Simulation {
       view.decodeSequences = load.decodeSequences;
       if (this.learnsSpeeds) view.prefillTokensPerSecond = router.targets[i].prefillTokensPerSecond;
     }
+    if (this.kvEvents !== undefined) this.receiveKvEvents(request, nowMs);
     if (router.policy.engineState !== undefined) this.fillEngineStates(router, request, nowMs);
     const routed = router.core.begin(routing);
     const attempt = routed.decideIfAdmitted({ instances: router.views, nowMs }, (target) =>
@@ -682,6 +811,7 @@ class Simulation {
     // The engine took it: its blocks enter the instance's published index now, as the live router records them on
     // a 2xx answer (a request the engine refuses puts nothing in its cache).
     routed.accepted();
+    this.flushKvEvents(instance);
     this.schedule.update(instance);
     if (this.config.ceilings) {
       // Warm-up requests fill the ceilings' caches but are not counted, like the measured hit rate. Requests the
@@ -693,6 +823,25 @@ class Simulation {
       this.config.ceilings.observeBlocks(hashes, promptTokens);
     }
     return true;
+  }
+
+  /**
+   * Before a decision at `nowMs`: every engine applies its planned steps before then (their cache changes leave as
+   * events), and every batch due by then reaches the replicas, which answer for `request`'s blocks.
+   */
+  private receiveKvEvents(request: PreparedRequest, nowMs: number): void {
+    const kv = this.kvEvents!;
+    for (let i = 0; i < this.engines.length; i++) {
+      this.engines[i].applyPlannedStepsBefore(nowMs);
+      this.flushKvEvents(i);
+    }
+    kv.deliverUntil(nowMs);
+    kv.decide(request.routing, request.hashes, request.promptTokens, this.config.profile.blockTokens);
+  }
+
+  /** Cache changes an engine call made outside a step's end (a stretch's evictions) leave at the engine's clock. */
+  private flushKvEvents(instance: number): void {
+    this.kvEvents?.flush(instance, this.engines[instance].clockMs);
   }
 
   /**
@@ -714,9 +863,15 @@ class Simulation {
     }
   }
 
-  private reject(timeMs: number, d: Dispatched, code: string, detail: string): void {
+  private reject(
+    timeMs: number,
+    d: Dispatched,
+    code: string,
+    detail: string,
+    outcome: 'completed' | 'failed' = 'completed',
+  ): void {
     this.dispatched.delete(d.id);
-    d.routed.end({ kind: 'completed' });
+    d.routed.end({ kind: outcome });
     this.finished++;
     this.failed++;
     this.lastFinishMs = Math.max(this.lastFinishMs, timeMs);
@@ -737,6 +892,12 @@ class Simulation {
   }
 
   private finish(timeMs: number, instance: number, event: FinishedEvent): void {
+    if (this.bypassing.delete(event.id)) {
+      // Not the routers' traffic: it frees its place in the feed, and nothing is recorded.
+      this.finished++;
+      this.afterCompletion(event.id, timeMs);
+      return;
+    }
     const d = this.dispatched.get(event.id);
     if (d === undefined) throw new Error(`engine ${this.ids[instance]} finished unknown request ${event.id}`);
     this.dispatched.delete(event.id);
@@ -759,6 +920,80 @@ class Simulation {
       d.priority,
     );
     this.afterCompletion(event.id, timeMs);
+  }
+
+  private handleScenario(
+    timeMs: number,
+    event: Extract<SimEvent, { kind: 'engine-restart' | 'engine-back' | 'bypass-refused' }>,
+  ): void {
+    if (event.kind === 'engine-restart') this.restartEngine(timeMs);
+    else if (event.kind === 'engine-back') this.setHealthy(this.config.engineRestart!.instance, true);
+    else {
+      this.finished++;
+      this.afterCompletion(event.id, timeMs);
+    }
+  }
+
+  /**
+   * SimulationConfig.engineRestart: what the old process published leaves, the engine drops its requests and
+   * empties its cache (a new event stream), and health checks take it out of the routers' sets while it is down.
+   */
+  private restartEngine(nowMs: number): void {
+    const { instance, downMs } = this.config.engineRestart!;
+    this.restartPendingMs = Infinity;
+    const engine = this.engines[instance];
+    engine.applyPlannedStepsBefore(nowMs);
+    this.flushKvEvents(instance);
+    this.kvEvents?.restarted(instance);
+    const dropped = engine.restart(nowMs);
+    this.kvEvents?.flush(instance, nowMs);
+    this.schedule.update(instance);
+    if (downMs > 0) {
+      this.setHealthy(instance, false);
+      this.queue.push(nowMs + downMs, { kind: 'engine-back' });
+    }
+    for (const id of dropped) {
+      if (this.bypassing.delete(id)) {
+        this.finished++;
+        this.afterCompletion(id, nowMs);
+        continue;
+      }
+      const d = this.dispatched.get(id)!;
+      // The connection to the engine breaks: a streamed answer has its headers already (a cut stream).
+      const code = transportErrorCode({ code: 'ECONNRESET' }, d.routed.request.stream);
+      this.reject(nowMs, d, code, `engine ${this.ids[instance]} restarted`, 'failed');
+    }
+  }
+
+  /** Every router's health checks see the instance leave or come back. */
+  private setHealthy(instance: number, healthy: boolean): void {
+    for (const router of this.routers) router.views[instance].healthy = healthy;
+  }
+
+  /** The engine a request that bypasses the routers goes to (SimulationConfig.bypassShare), or undefined. */
+  private bypassEngineOf(request: PreparedRequest): number | undefined {
+    const share = this.config.bypassShare ?? 0;
+    if (share <= 0) return undefined;
+    const draws = this.bypassSeed.fork(request.id);
+    if (draws.next() >= share) return undefined;
+    const healthy = this.routers[0].views.flatMap((v, i) => (v.healthy ? [i] : []));
+    return healthy.length === 0 ? undefined : healthy[draws.nextInt(healthy.length)];
+  }
+
+  /** A request no router sees: straight to its engine, which caches and serves it like any other. */
+  private sendAroundRouters(request: PreparedRequest, instance: number, nowMs: number): void {
+    this.bypassed++;
+    const { id, promptTokens, hashes, maxTokens, priority } = request;
+    try {
+      this.engines[instance].submit({ id, promptTokens, blockHashes: hashes, maxTokens, priority }, nowMs);
+    } catch (err) {
+      if (!(err instanceof EngineRequestError)) throw err;
+      this.queue.push(nowMs, { kind: 'bypass-refused', id });
+      return;
+    }
+    this.bypassing.set(id, instance);
+    this.flushKvEvents(instance);
+    this.schedule.update(instance);
   }
 
   private afterCompletion(id: string, timeMs: number): void {

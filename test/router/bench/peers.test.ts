@@ -1,7 +1,15 @@
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { POLICY_NAMES } from '../../../router/src/policy';
 import { MIXED_FLEET } from '../../../router/bench/mixed-fleet';
-import { PEERS_END, PEERS_START, registeredPeers, runPeersBench } from '../../../router/bench/peers';
+import {
+  FULL_SIZES,
+  PEERS_END,
+  PEERS_START,
+  peersWorkloads,
+  registeredPeers,
+  runPeersBench,
+  selectWorkloads,
+} from '../../../router/bench/peers';
 
 const P5 = builtinProfile('p5-llama-3.1-70b');
 
@@ -43,5 +51,20 @@ describe('when the bench:peers benchmark runs (smoke size)', () => {
       );
     }
     expect(html.match(/<svg/g)).toHaveLength(2);
+  });
+});
+
+describe('when bench:peers is given --workloads', () => {
+  const all = peersWorkloads('TRACE.jsonl', FULL_SIZES);
+
+  it('GIVEN no flag THEN every workload runs; GIVEN keys THEN only those, in the bench order', () => {
+    expect(selectWorkloads(all, undefined).map((w) => w.key)).toEqual(all.map((w) => w.key));
+    expect(selectWorkloads(all, 'short-chat,trace').map((w) => w.key)).toEqual(['trace', 'short-chat']);
+  });
+
+  it.each(['', 'trace,chat', ','])('GIVEN %p THEN it is refused, naming the flag and the keys it takes', (keys) => {
+    expect(() => selectWorkloads(all, keys)).toThrow(
+      '--workloads must be a comma-separated list of trace, long-context, shared-system, short-chat, mixed-trace',
+    );
   });
 });

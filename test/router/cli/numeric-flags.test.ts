@@ -42,6 +42,7 @@ const TEXT_VALUE_NAMES = new Set([
   'backend=endpoint',
   'dir',
   'encoding',
+  'json',
   'file',
   'format',
   'header',

@@ -56,10 +56,11 @@ describe('when an engine command line is split into words', () => {
         gpus: '2,3',
         index: '1',
         tp: '2',
+        kv_events_config: '{}',
       }),
     ).toEqual(['engine', '--port', '8101', '--devices', '2,3', '--name', 'e1', '--tp', '2']);
     expect(engineCommandProblems('engine --port {port} --x {model}', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual([
-      'PREFIX_ROUTER_ENGINE_COMMAND may use only the placeholders {port}, {gpus}, {index}, {tp} (got {model})',
+      'PREFIX_ROUTER_ENGINE_COMMAND may use only the placeholders {port}, {gpus}, {index}, {tp}, {kv_events_config} (got {model})',
     ]);
     expect(engineCommandProblems('   ', 'PREFIX_ROUTER_ENGINE_COMMAND')).toEqual([
       'PREFIX_ROUTER_ENGINE_COMMAND must name a program (got "   ")',

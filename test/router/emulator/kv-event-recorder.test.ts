@@ -1,7 +1,7 @@
 import { EngineModel } from '../../../router/src/emulator/engine-model';
 import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import { EmulatorTokenizer } from '../../../router/src/emulator/emulator-tokens';
-import { KvEventRecorder } from '../../../router/src/emulator/kv-event-recorder';
+import { emulatorBlockTokenIds, KvEventRecorder } from '../../../router/src/emulator/kv-event-recorder';
 import type { BlockStoredEvent, KvCacheEvent } from '../../../router/src/kv-events/kv-event';
 import { blockHashes } from '../../../router/src/state/block-hash';
 import { textOf } from './engine-text';
@@ -9,7 +9,7 @@ import { textOf } from './engine-text';
 function engineWithRecorder(): { engine: EngineModel; batches: KvCacheEvent[][]; tokenizer: EmulatorTokenizer } {
   const batches: KvCacheEvent[][] = [];
   const tokenizer = new EmulatorTokenizer();
-  const recorder = new KvEventRecorder(tokenizer, 16, (events) => batches.push([...events]));
+  const recorder = new KvEventRecorder(emulatorBlockTokenIds(tokenizer, 16), 16, (events) => batches.push([...events]));
   const engine = new EngineModel(builtinProfile('tiny'), {
     tokenEvents: true,
     cacheListener: recorder,

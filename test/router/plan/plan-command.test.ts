@@ -156,3 +156,46 @@ describe('when plan runs end to end', () => {
     }
   });
 });
+
+describe('when plan compares peer routers as strategies', () => {
+  let out: string;
+  let report: PlanReport;
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'plan-peers-'));
+    ({ report } = await runPlanCommand(
+      {
+        workload: 'shared-system?count=64',
+        slo: ['p90-ttft<=1s'],
+        instances: '1..3',
+        sweep: [],
+        policy: ['cache-aware', 'llm-d', 'smg-cache-aware', 'oracle'],
+        window: '0',
+        jobs: '1',
+        engineSearch: 'off',
+        out,
+      },
+      () => undefined,
+      { write: () => true },
+    ));
+  }, 120_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  test('THEN each peer is sized like any strategy, with its own runs', () => {
+    expect(report.strategies.map((s) => s.label)).toEqual(['cache-aware', 'llm-d', 'smg-cache-aware', 'oracle']);
+    for (const s of report.strategies) {
+      expect(s.curve.length).toBeGreaterThan(0);
+      expect(s.curve.every((f) => f.policy === s.label)).toBe(true);
+    }
+  });
+
+  test('THEN oracle, which serve refuses, is marked simulator only in the JSON, the tables and the notes; the others are not', () => {
+    const oracle = report.strategies.find((s) => s.label === 'oracle')!;
+    expect(oracle.simulatorOnly).toContain('only the simulator');
+    for (const s of report.strategies.filter((x) => x !== oracle)) expect(s.simulatorOnly).toBeNull();
+    const markdown = readFileSync(join(out, 'report.md'), 'utf8');
+    expect(markdown).toContain('| oracle (simulator only) |');
+    expect(markdown).toContain('- oracle is simulator only, a reference to size against, not a router to deploy');
+    expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<td>oracle (simulator only)</td>');
+  });
+});

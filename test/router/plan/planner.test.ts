@@ -2,8 +2,9 @@ import { builtinProfile } from '../../../router/src/emulator/engine-profile';
 import type { PolicyConfig } from '../../../router/src/policy';
 import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
 import { baseGridPoint, engineGrid } from '../../../router/src/plan/engine-grid';
-import { planStrategies, runPlan, type PlanConfig } from '../../../router/src/plan/planner';
+import { planStrategies, runPlan, type PlanConfig, type PlanResult } from '../../../router/src/plan/planner';
 import type * as Planner from '../../../router/src/plan/planner';
+import { buildPlanReport, renderPlanHtml, renderPlanMarkdown } from '../../../router/src/plan/plan-report';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
 import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
 import { summarizeStrategy, type StrategySummary } from '../../../router/src/report/report-model';
@@ -128,15 +129,18 @@ describe('when a plan searches engine settings too', () => {
   // 4,096, and 1,762 with 4,096 on 2; cache-aware on 2 instances 1,169 with 8,192, 1,163 with 4,096; every other
   // grid point is slower there.
   const workload = parseWorkloadSpec('long-context?duration=60&rate=4');
+  const slos = parseSlos(['p90-ttft<=1.2s']);
+  const grid = engineGrid(profile, {});
+  let plan: PlanResult;
 
-  test('GIVEN p90-ttft<=1.2s THEN a halved step budget saves RANDOM an instance and says what it bought, and cache-aware, which it would help by less than 5 %, keeps vLLM\u2019s defaults', async () => {
-    const plan = await runPlan(
-      planConfig(workload, {
-        strategies: planStrategies(['random', 'cache-aware'], []),
-        slos: parseSlos(['p90-ttft<=1.2s']),
-        engineGrid: engineGrid(profile, {}),
-      }),
+  // One plan for both tests: 22 simulations.
+  beforeAll(async () => {
+    plan = await runPlan(
+      planConfig(workload, { strategies: planStrategies(['random', 'cache-aware'], []), slos, engineGrid: grid }),
     );
+  }, 300_000);
+
+  test('GIVEN p90-ttft<=1.2s THEN a halved step budget saves RANDOM an instance and says what it bought, and cache-aware, which it would help by less than 5 %, keeps vLLM\u2019s defaults', () => {
     const halved = { 'max-num-batched-tokens': 4096, 'long-prefill-token-threshold': 0 };
     const [random, cacheAware] = plan.strategies;
     expect(random).toMatchObject({ minInstances: 3, baseEngineMinInstances: 4 });
@@ -151,7 +155,51 @@ describe('when a plan searches engine settings too', () => {
     // Size searches 5 + 4; RANDOM's grid 4 at 3 instances and the halved budget at 2; cache-aware's 4 at 1 and 4 at 2.
     expect(plan.runs).toBe(22);
   });
+
+  test('THEN the HTML report shows the markdown\u2019s Engine settings section, escaped, with its settings as code', () => {
+    const built = buildPlanReport({
+      result: plan,
+      slos,
+      workload: { spec: workload.spec, description: workload.description },
+      profile: profile.name,
+      instanceType: 'ml.p5.48xlarge',
+      instances: { min: 1, max: 6 },
+      price: { usdPerInstanceHour: 63, source: 'test' },
+      deployment: {
+        modelId: profile.modelName,
+        vllmDefaults: { maxNumBatchedTokens: 8192, longPrefillTokenThreshold: 0 },
+      },
+      engineGrid: grid.map((g) => g.key),
+    });
+    // A label with markup: the page must show it as text.
+    const report = {
+      ...built,
+      strategies: built.strategies.map((s, i) => (i === 0 ? { ...s, label: '<b>random</b> & co' } : s)),
+    };
+    const markdown = renderPlanMarkdown(report).split('## Engine settings\n')[1].split('\n## ')[0];
+    const html = renderPlanHtml(report, slos);
+    const section = html.split('<h2>Engine settings</h2>')[1]?.split('\n')[0] ?? '';
+    const markdownText = markdown
+      .split('\n')
+      .map((line) => line.replace(/^- /, '').replace(/`/g, ''))
+      .filter((line) => line !== '');
+    expect(markdownText).toHaveLength(3); // the grid, then one line per strategy
+    expect(textOfHtml(section)).toEqual(markdownText);
+    expect(section).toContain('&lt;b&gt;random&lt;/b&gt; &amp; co: <code>max-num-batched-tokens=4096</code>');
+    expect(section).toContain('<code>max-num-batched-tokens=8192&amp;long-prefill-token-threshold=0</code>');
+    expect(section).toContain('max-num-batched-tokens 4096 instead of 8192: p90-ttft ');
+    expect(html).not.toContain('<b>random</b>');
+  });
 });
+
+/** The text a browser shows for an HTML fragment: one line per paragraph or list item, tags dropped, entities decoded. */
+function textOfHtml(fragment: string): string[] {
+  const entities: Record<string, string> = { '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&amp;': '&' };
+  return fragment
+    .split(/<\/(?:p|li)>/)
+    .map((part) => part.replace(/<[^>]*>/g, '').replace(/&(?:lt|gt|quot|#39|amp);/g, (e) => entities[e]))
+    .filter((line) => line !== '');
+}
 
 describe('when more instances make a strategy worse', () => {
   // Five prefix groups over PREFIX_AWARE with a low threshold: P90 TTFT 134 ms on 2 instances, 147 ms on 3 (the

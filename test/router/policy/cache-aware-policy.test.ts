@@ -171,6 +171,24 @@ describe('when prompts are cold', () => {
     expect(placed.size).toBe(7);
   });
 
+  it('GIVEN a short request waiting for its first token on one instance THEN a long cold prompt goes to the other, whichever rendezvous prefers', () => {
+    // Its first chunk would join that request's engine step and delay its first token by the chunk's prefill.
+    const long = chatRequest(blocksOf('long-cold', 128)); // 8,192 tokens: the 439 queued are within the slack
+    for (const waitingOn of [0, 1]) {
+      const views = idle(2).map((v, i) =>
+        i === waitingOn ? { ...v, inFlight: 1, queuedPrefillTokens: 439, decodeSequences: 0 } : v,
+      );
+      expect(decide(policy(), long, views).instance).toBe(views[1 - waitingOn].id);
+    }
+  });
+
+  it('GIVEN the instance only decodes (nothing waits for a first token) THEN a cold prompt is placed by rendezvous alone', () => {
+    const long = chatRequest(blocksOf('long-cold', 128));
+    const first = decide(policy(), long, idle(2)).instance;
+    const decoding = idle(2).map((v) => (v.id === first ? { ...v, inFlight: 1, decodeSequences: 1 } : v));
+    expect(decide(policy(), long, decoding).instance).toBe(first);
+  });
+
   it('GIVEN one instance already holds far more than its share THEN a cold prompt skips it (bounded load)', () => {
     const views = idle(4);
     const text = blocksOf('new', 2);
@@ -264,11 +282,19 @@ describe('when the fleet mixes instance speeds (5 fast + 2 at 0.3 of their speed
 });
 
 describe('when hot prefixes and sessions are routed', () => {
-  /** Sends `count` requests sharing a 2,048-token prefix; `drains`: each finishes its prefill before the next comes. */
-  function hotStream(count: number, drains: boolean): { used: Set<string>; misses: number } {
-    const p = policy();
+  /**
+   * Sends `count` requests sharing a prefix of `prefixBlocks` routing blocks (64 tokens each; 2,048 tokens by
+   * default); `drains`: each finishes its prefill before the next comes.
+   */
+  function hotStream(
+    count: number,
+    drains: boolean,
+    prefixBlocks = 32,
+    options: Partial<Record<string, number>> = {},
+  ): { used: Set<string>; misses: number } {
+    const p = policy(options);
     const views = idle(7).map((v) => ({ ...v }));
-    const prefix = blocksOf('hot', 32);
+    const prefix = blocksOf('hot', prefixBlocks);
     const used = new Set<string>();
     let misses = 0;
     for (let i = 0; i < count; i++) {
@@ -294,6 +320,13 @@ describe('when hot prefixes and sessions are routed', () => {
     const { used, misses } = hotStream(30, true);
     expect(used.size).toBeGreaterThan(1);
     expect(misses).toBe(used.size);
+  });
+
+  it('GIVEN a hot prefix longer than one engine step at light load THEN its holder keeps it past its request share: passing over would recompute more than a step', () => {
+    // 160 blocks = 10,240 tokens > stepTokens 8,192.
+    expect(hotStream(30, true, 160).used.size).toBe(1);
+    // The same prefix within one step (stepTokens above it) is bounded by request share again.
+    expect(hotStream(30, true, 160, { stepTokens: 16_384 }).used.size).toBeGreaterThan(1);
   });
 
   it('GIVEN prefixes of very unequal popularity at light load THEN no instance is sent more than its bounded share of requests by a cache match', () => {

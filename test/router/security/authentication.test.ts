@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { InvokeEndpointCommand, SageMakerRuntimeClient } from '@aws-sdk/client-sagemaker-runtime';
 import OpenAI from 'openai';
 import { request } from 'undici';
-import { KeyRing, parseKeyFile, presentedKey } from '../../../router/src/common/api-keys';
+import { KeyFileError, KeyRing, parseKeyFile, presentedKey, readKeyEntries } from '../../../router/src/common/api-keys';
 import { RouterConfigError } from '../../../router/src/config';
 import { createRouterLogger, startRouter } from '../../../router/src/server';
 import { chatBody, get, post, startFixture, type Fixture } from '../server/helpers/router-fixture';
@@ -53,6 +53,101 @@ describe('when a key file is parsed', () => {
     expect(ring.match(`${KEY_A}x`)).toBe(-1);
     expect(ring.match('')).toBe(-1);
     expect(ring.match(undefined)).toBe(-1);
+  });
+});
+
+describe('when an API key file gives keys a priority class', () => {
+  it('reads `KEY priority=N` as the key and its priority, at the range\u2019s bounds too; other lines have none', () => {
+    const path = keyFile(
+      'classes',
+      `${KEY_A} priority=2\n${KEY_B}\nsk-min\tpriority=-1000000\nsk-max priority=1000000\n`,
+    );
+    expect(readKeyEntries(path)).toEqual([
+      { key: KEY_A, priority: 2 },
+      { key: KEY_B },
+      { key: 'sk-min', priority: -1_000_000 },
+      { key: 'sk-max', priority: 1_000_000 },
+    ]);
+    const ring = new KeyRing(path, undefined, true);
+    expect([ring.match(KEY_A), ring.priorityAt(ring.match(KEY_A))]).toEqual([0, 2]);
+    expect(ring.priorityAt(ring.match(KEY_B))).toBeUndefined();
+    // The line as written is not a key: the suffix is not part of it.
+    expect(ring.match(`${KEY_A} priority=2`)).toBe(-1);
+  });
+
+  it('counts and lists every bad priority by file:line, never showing a key', () => {
+    const path = keyFile(
+      'bad-classes',
+      `# classes\n${KEY_A} priority=high\n${KEY_B} priority=1000001\nsk-ok priority=1\nsk-x priority=\n`,
+    );
+    let error: unknown;
+    try {
+      readKeyEntries(path);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(KeyFileError);
+    const message = (error as Error).message;
+    expect(message).toContain(`${path} has 3 bad priorities: `);
+    expect(message).toContain(`${path}:2: priority must be an integer in -1000000..1000000 (got "high")`);
+    expect(message).toContain(`${path}:3: priority must be an integer in -1000000..1000000 (got "1000001")`);
+    expect(message).toContain(`${path}:5: priority must be an integer in -1000000..1000000 (got "")`);
+    for (const key of [KEY_A, KEY_B, 'sk-ok', 'sk-x']) expect(message).not.toContain(key);
+    expect(() => new KeyRing(path, undefined, true)).toThrow(KeyFileError);
+  });
+
+  it('refuses to start on a bad priority, naming the option and the line', async () => {
+    const path = keyFile('bad-start', `${KEY_A} priority=1.5\n`);
+    await expect(startRouter({ backends: ['http://127.0.0.1:9'], port: 0, apiKeyFile: path })).rejects.toThrow(
+      `${path}:1: priority must be an integer`,
+    );
+  });
+
+  it('keeps the keys in use when a re-read finds a bad priority, and says so', async () => {
+    const path = keyFile('reread', `${KEY_A} priority=1\n`);
+    const errors: KeyFileError[] = [];
+    const ring = new KeyRing(path, (e) => errors.push(e), true);
+    writeFileSync(path, `${KEY_B} priority=x\n`);
+    await expect(ring.reload()).resolves.toBe(false);
+    expect(errors.map((e) => e.message)).toEqual([expect.stringContaining(`${path}:1: priority must be`)]);
+    expect([ring.match(KEY_A), ring.priorityAt(0), ring.match(KEY_B)]).toEqual([0, 1, -1]);
+  });
+
+  it('reads other key files verbatim: a line is a key, whatever it ends in', () => {
+    const ring = new KeyRing(keyFile('admin', `${KEY_A} priority=2\n`));
+    expect(ring.match(`${KEY_A} priority=2`)).toBe(0);
+    expect(ring.priorityAt(0)).toBeUndefined();
+  });
+});
+
+describe('when a caller\u2019s key gives its requests a priority class', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await startFixture({
+      backends: 1,
+      router: { apiKeyFile: keyFile('live-classes', `${KEY_A} priority=3\n${KEY_B}\n`), flowControl: 'off' },
+    });
+  });
+  afterAll(() => fx.close());
+
+  const sent = async (key: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+    const res = await post(`${fx.router.url}/v1/chat/completions`, chatBody('classes', extra), {
+      'content-type': 'application/json',
+      authorization: `Bearer ${key}`,
+      ...headers,
+    });
+    expect(res.status).toBe(200);
+    return (JSON.parse(fx.backends[0].requests.at(-1)!.body.toString('utf8')) as { priority?: number }).priority;
+  };
+
+  it('GIVEN a key with priority=3 THEN the engine sees priority 3; a key without one adds nothing', async () => {
+    expect(await sent(KEY_A)).toBe(3);
+    expect(await sent(KEY_B)).toBeUndefined();
+  });
+
+  it('GIVEN the x-prefix-router-priority header THEN it wins over the key; a body priority wins over both', async () => {
+    expect(await sent(KEY_A, {}, { 'x-prefix-router-priority': '1' })).toBe(1);
+    expect(await sent(KEY_A, { priority: 0 }, { 'x-prefix-router-priority': '1' })).toBe(0);
   });
 });
 

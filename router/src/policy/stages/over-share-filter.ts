@@ -15,9 +15,13 @@ export const BALANCE_FACTOR = 1.25;
  * other is not, whatever it holds. It stays over only until the others catch up, so a hot prefix spreads to the
  * next instance (which then holds it too) instead of fixing each instance's share by how popular its cached
  * prefixes happen to be. Cold prompts are exempt: rendezvous order, bounded by index contents, is what replicas
- * agree on.
+ * agree on. So is a candidate that holds more than one engine step (`stepTokens`) of the prompt beyond what the
+ * best candidate under its share holds: passing it over would recompute several steps' prefill (Mooncake prompts
+ * run to 42k tokens: a second or more), while the bound only evens out request counts, and the work queued on it is
+ * in its cost already (a prefix's only holder was passed over and its 20–35k-token prefix recomputed, which is what
+ * kept cache-aware's trace P50 at 1.72× llm-d's). Short shared prefixes (system prompts, chat histories) stay bounded.
  */
-export function overShareFilter(memory: PrefixMemory): Filter<CostCandidate, unknown> {
+export function overShareFilter(memory: PrefixMemory, stepTokens: number): Filter<CostCandidate, unknown> {
   // Each candidate's requests sent, read once per decision into a buffer reused across decisions.
   let sent = new Float64Array(8);
   // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never below
@@ -43,11 +47,18 @@ export function overShareFilter(memory: PrefixMemory): Filter<CostCandidate, unk
         totalWeight += candidates[i].weight;
       }
       let under = 0;
-      for (let i = 0; i < n; i++) if (isUnder(sent[i], candidates[i], total, totalWeight)) under++;
+      let cachedUnder = 0; // the most of the prompt any candidate under its share holds
+      for (let i = 0; i < n; i++) {
+        if (!isUnder(sent[i], candidates[i], total, totalWeight)) continue;
+        under++;
+        cachedUnder = Math.max(cachedUnder, candidates[i].cachedTokens);
+      }
       if (under === 0 || under === n) return candidates;
       let kept = 0; // kept ≤ i, so compacting `scratch` in place when it is `candidates` reads before it writes
-      for (let i = 0; i < n; i++)
-        if (isUnder(sent[i], candidates[i], total, totalWeight)) scratch[kept++] = candidates[i];
+      for (let i = 0; i < n; i++) {
+        const c = candidates[i];
+        if (isUnder(sent[i], c, total, totalWeight) || c.cachedTokens - cachedUnder > stepTokens) scratch[kept++] = c;
+      }
       scratch.length = kept;
       return scratch;
     },

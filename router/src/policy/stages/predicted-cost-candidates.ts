@@ -57,7 +57,8 @@ export interface PredictedCostOptions {
  * prefill tokens queued on the instance + the uncached part of this prompt + one token per decoding sequence for
  * every engine step that prefill takes (vLLM schedules every running decode's token in each step, next to prefill
  * chunks), plus the prefix tokens this choice would recompute that the best-matching instance holds (beyond
- * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests. Costs are
+ * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests, plus the
+ * delay its first chunk adds to requests waiting there in the same engine step (sharedStepDelayOf). Costs are
  * in fastest-instance time (work × fastest speed ÷ the instance's). Commits record the request in the memory.
  */
 export class PredictedCostCandidates implements CandidateStage<CostCandidate, PromptFacts> {
@@ -92,7 +93,8 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       const uncached = uncachedOf(promptTokens, cached[i]);
       const slowdown = slowdownOf(view.prefillTokensPerSecond, fastest);
       const weight = 1 / slowdown;
-      const ahead = this.workAheadOf(view, uncached);
+      // Work ahead of its first token, plus the delay its prefill adds to requests already waiting there.
+      const ahead = this.workAheadOf(view, uncached) + this.sharedStepDelayOf(view, uncached);
       return {
         view,
         matchedBlocks,
@@ -130,6 +132,21 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
     const queued = view.queuedPrefillTokens ?? 0;
     const decoding = view.decodeSequences ?? 0;
     return queued + decoding * Math.max(1, Math.ceil((queued + uncached) / this.options.stepTokens));
+  }
+
+  /**
+   * The delay this prompt's prefill adds to the requests already waiting for their first token on `view`, in tokens:
+   * vLLM fills an engine step with waiting prefills up to `stepTokens` (max_num_batched_tokens), so while the work
+   * queued there fits in one step, this prompt's first chunk joins that step and each waiting request's first token
+   * comes a chunk's prefill later (a 439-token prompt waited 422 ms instead of 56 ms on the trace when a cold
+   * 33k-token prompt followed it there). Counted like the request's own work, as the fleet recompute is: predicted
+   * TTFT alone is selfish. Nothing is waiting (or the caller does not track prefill): 0.
+   */
+  private sharedStepDelayOf(view: InstanceView, uncached: number): number {
+    const queued = view.queuedPrefillTokens ?? 0;
+    if (queued <= 0) return 0;
+    const waiting = view.inFlight - (view.decodeSequences ?? 0);
+    return Math.max(0, waiting) * Math.max(0, Math.min(uncached, this.options.stepTokens - queued));
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
