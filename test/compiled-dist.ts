@@ -21,19 +21,22 @@ const SOURCE_ROOTS = ['lib', 'router/src', 'router/bench', 'bin', 'examples', 't
 const SKIPPED = new Set(['node_modules', 'dist', 'cdk.out', 'sidecar']);
 
 /**
- * True when a .ts source under `dir` is newer than its own compiled .js (or has none), or a .json source is newer
- * than `builtMs`. Each .ts is held against its output, not against dist/.tsbuildinfo: `tsc --noEmit` (the type check
- * used while editing) rewrites the build info without emitting, which would make an edited source look built.
+ * True when a .ts source under `dir` is newer than its own compiled .js (or has none) and than this helper's last build
+ * (`stampMs`), or a .json source is newer than `builtMs`. Each .ts is held against its output, not against
+ * dist/.tsbuildinfo: `tsc --noEmit` (the type check used while editing) rewrites the build info without emitting, which
+ * would make an edited source look built. The stamp covers a source touched without a change (a checkout): tsc then
+ * emits nothing for it, and without the stamp every suite would run tsc again.
  */
-function hasStaleSource(dir: string, builtMs: number): boolean {
+function hasStaleSource(dir: string, builtMs: number, stampMs: number): boolean {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (SKIPPED.has(entry.name)) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (hasStaleSource(path, builtMs)) return true;
+      if (hasStaleSource(path, builtMs, stampMs)) return true;
     } else if (entry.name.endsWith('.ts')) {
       const output = join(ROOT, 'dist', relative(ROOT, path).replace(/\.ts$/, '.js'));
-      if (!existsSync(output) || statSync(path).mtimeMs > statSync(output).mtimeMs) return true;
+      const source = statSync(path).mtimeMs;
+      if (source > stampMs && (!existsSync(output) || source > statSync(output).mtimeMs)) return true;
     } else if (entry.name.endsWith('.json') && statSync(path).mtimeMs > builtMs) {
       return true;
     }
@@ -43,10 +46,11 @@ function hasStaleSource(dir: string, builtMs: number): boolean {
 
 /** True when dist/ is missing or some source (or tsconfig.json) changed after the last build. */
 export function distIsStale(): boolean {
-  const built = Math.max(...[STAMP, BUILD_INFO].map((f) => (existsSync(f) ? statSync(f).mtimeMs : 0)));
+  const [stamp, buildInfo] = [STAMP, BUILD_INFO].map((f) => (existsSync(f) ? statSync(f).mtimeMs : 0));
+  const built = Math.max(stamp, buildInfo);
   if (built === 0 || !existsSync(COMPILED_CLI)) return true;
   if (statSync(join(ROOT, 'tsconfig.json')).mtimeMs > built) return true;
-  return SOURCE_ROOTS.some((r) => hasStaleSource(join(ROOT, r), built));
+  return SOURCE_ROOTS.some((r) => hasStaleSource(join(ROOT, r), built, stamp));
 }
 
 function sleepMs(ms: number): void {

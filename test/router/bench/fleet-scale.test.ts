@@ -1,4 +1,6 @@
 import { median, parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
+import type * as FleetScale from '../../../router/bench/fleet-scale';
+import { compiledModule } from '../../compiled-dist';
 
 describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   test('GIVEN two small fleets THEN each row has requests, times and memory, and the table has the ratio column', () => {
@@ -47,8 +49,10 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
   });
 
   test('GIVEN the prompt worker on and off THEN the simulated results are the same', () => {
+    // From dist/: the worker thread then loads JavaScript instead of compiling the hashing modules under ts-node.
+    const { runFleetScale: compiledRun } = compiledModule<typeof FleetScale>('router/bench/fleet-scale');
     const run = (promptWorker: 'on' | 'off') =>
-      runFleetScale({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker })
+      compiledRun({ instances: [3], seconds: 6, policy: 'sagemaker-prefix-aware', inProcess: true, promptWorker })
         .rows[0];
     const [on, off] = [run('on'), run('off')];
     expect([on.requests, on.hitRate]).toEqual([off.requests, off.hitRate]);

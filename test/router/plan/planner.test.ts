@@ -4,12 +4,14 @@ import { formatPolicySpec } from '../../../router/src/policy/policy-spec';
 import { baseGridPoint, engineGrid, type EngineGridPoint } from '../../../router/src/plan/engine-grid';
 import { bestPreferringProfileEngine, type SizedRun } from '../../../router/src/plan/run-cache';
 import { planStrategies, runPlan, type PlanConfig, type PlanResult } from '../../../router/src/plan/planner';
+import type * as Planner from '../../../router/src/plan/planner';
 import { buildPlanReport, renderPlanHtml, renderPlanMarkdown } from '../../../router/src/plan/plan-report';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
 import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
 import { summarizeStrategy, type StrategySummary } from '../../../router/src/report/report-model';
 import { toStrategyRun } from '../../../router/src/sim/simulator';
 import { parseWorkloadSpec, type Workload } from '../../../router/src/workload';
+import { compiledModule } from '../../compiled-dist';
 
 const profile = builtinProfile('p5-llama-3.1-70b');
 
@@ -305,7 +307,8 @@ describe('when a plan runs its simulations on worker threads', () => {
   const withoutWallClock = (value: unknown) =>
     JSON.stringify(value, (key, v: unknown) => (WALL_CLOCK_KEYS.has(key) ? undefined : v));
 
-  // One size, so one round of two simulations: each worker thread under ts-jest compiles the simulator (seconds).
+  // One size, so one round of two simulations. The parallel plan runs from dist/: its worker threads then load
+  // JavaScript instead of compiling the simulator under ts-node each (seconds of CPU apiece).
   test('GIVEN 2 jobs and two strategies (two simulations in the round) THEN the plan equals the one run in this thread', async () => {
     const config = planConfig(
       parseWorkloadSpec('long-context?groups=4&prefixTokens=300&suffixTokens=10..40&outputTokens=4&count=60&rate=20'),
@@ -317,7 +320,7 @@ describe('when a plan runs its simulations on worker threads', () => {
       },
     );
     const sequential = await runPlan(config);
-    const parallel = await runPlan({ ...config, jobs: 2 });
+    const parallel = await compiledModule<typeof Planner>('router/src/plan/planner').runPlan({ ...config, jobs: 2 });
     expect(parallel.runs).toBe(2);
     expect(sequential.runs).toBe(2);
     expect(withoutWallClock(parallel.strategies)).toBe(withoutWallClock(sequential.strategies));

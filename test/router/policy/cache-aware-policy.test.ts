@@ -4,12 +4,15 @@ import { CacheAwarePolicy, createPolicy, type InstanceView, type RoutingDecision
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { chatRequest } from './policy-test-helpers';
 import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
+import { CHARS_PER_TOKEN } from '../../../router/src/state/block-hash';
 
+/** The routing block every policy here is given (its blockChars), and its tokens by the router's own token rule. */
 const BLOCK = 256;
+const BLOCK_TOKENS = BLOCK / CHARS_PER_TOKEN;
 
 function policy(options: Partial<Record<string, number | string>> = {}): CacheAwarePolicy {
   return createPolicy(
-    { name: 'cache-aware', ...options },
+    { name: 'cache-aware', blockChars: BLOCK, ...options },
     {
       rng: new SeededRng(1),
     },
@@ -65,7 +68,7 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
           const d = decide(p, chatRequest(`${full}tail`), views);
           expect(d.instance).toBe(views[held.indexOf(longest)].id);
           expect(d.reason).toBe('cache-match');
-          expect(d.predictedCachedTokens).toBe((longest * BLOCK) / 4);
+          expect(d.predictedCachedTokens).toBe(longest * BLOCK_TOKENS);
         },
       ),
       { numRuns: 60 },
@@ -85,7 +88,7 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
           const full = blocksOf('doc', long);
           place(p, chatRequest(full), views[0].id);
           place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
-          const savedByLong = ((long - short) * BLOCK) / 4;
+          const savedByLong = (long - short) * BLOCK_TOKENS;
           // Swamped: its queue costs more than the prefix it saves, counted twice (the wait, and the work recomputed).
           const swamped = views.map((v, i) =>
             i === 0 ? { ...v, queuedPrefillTokens: 2 * savedByLong + 1024 * swampFactor } : v,
@@ -112,7 +115,7 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
           const full = blocksOf('doc', long);
           place(p, chatRequest(full), views[0].id);
           place(p, chatRequest(full.slice(0, short * BLOCK)), views[1].id);
-          const savedByLong = ((long - short) * BLOCK) / 4;
+          const savedByLong = (long - short) * BLOCK_TOKENS;
           // Diverting would start this request sooner, but recompute savedByLong tokens the fleet pays for later.
           const queued = savedByLong + Math.floor((savedByLong * tenths) / 10);
           const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
@@ -390,7 +393,7 @@ describe('when the index is bounded and corrected', () => {
         (kvTokens, sizes) => {
           const p = policy();
           const views = idle(3, { kvCapacityTokens: kvTokens });
-          const capacity = Math.floor((kvTokens * 4) / BLOCK);
+          const capacity = Math.floor((kvTokens * CHARS_PER_TOKEN) / BLOCK);
           sizes.forEach((blocks, i) => {
             const r = chatRequest(blocksOf(`p${i}`, blocks));
             p.commit(r, decide(p, r, views));
@@ -429,9 +432,9 @@ describe('when the index is bounded and corrected', () => {
 
   it('GIVEN the engine reports fewer cached tokens than predicted THEN the blocks it evidently evicted, and older ones, are dropped', () => {
     const { p, a, old, doc, r, d } = feedbackScenario();
-    expect(d.predictedCachedTokens).toBe((20 * BLOCK) / 4);
+    expect(d.predictedCachedTokens).toBe(20 * BLOCK_TOKENS);
     // Only 5 blocks' worth came from cache: block 5 onwards had been evicted, and so had everything older.
-    p.release(r, d, { kind: 'completed', cachedTokens: (5 * BLOCK) / 4 });
+    p.release(r, d, { kind: 'completed', cachedTokens: 5 * BLOCK_TOKENS });
     expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(0);
     // This request's own blocks were just computed: they stay.
     expect(p.index.get(a.id)!.match(p.blockHashesOf(chatRequest(doc)))).toBe(20);
@@ -439,7 +442,7 @@ describe('when the index is bounded and corrected', () => {
 
   it('GIVEN the engine delivers about what was predicted THEN nothing is dropped', () => {
     const { p, a, old, r, d } = feedbackScenario();
-    p.release(r, d, { kind: 'completed', cachedTokens: (19 * BLOCK) / 4 });
+    p.release(r, d, { kind: 'completed', cachedTokens: 19 * BLOCK_TOKENS });
     expect(p.index.get(a.id)!.match(p.blockHashesOf(old))).toBe(4);
   });
 
@@ -447,7 +450,7 @@ describe('when the index is bounded and corrected', () => {
   function served(p: CacheAwarePolicy, request: RoutingRequest, instance: string, cachedBlocks: number): void {
     const d: RoutingDecision = { instance, reason: 'cache-match' };
     p.commit(request, d);
-    p.release(request, d, { kind: 'completed', cachedTokens: (cachedBlocks * BLOCK) / 4 });
+    p.release(request, d, { kind: 'completed', cachedTokens: cachedBlocks * BLOCK_TOKENS });
   }
 
   /** Ten 4-block conversations on one instance, then a hot 8-block prefix, and the engine seen serving conversation 7 whole. */
@@ -472,7 +475,7 @@ describe('when the index is bounded and corrected', () => {
     expect(matched(hot)).toBe(8);
     for (const c of conversations) expect(matched(c)).toBe(4);
     // (the whole prompt less its last token, which the engine recomputes)
-    expect(decide(p, hot, [a]).predictedCachedTokens).toBe((8 * BLOCK) / 4 - 1);
+    expect(decide(p, hot, [a]).predictedCachedTokens).toBe(8 * BLOCK_TOKENS - 1);
   });
 
   it('GIVEN the engine reports an old conversation missing (deeper than anything it served) THEN it and everything older are dropped', () => {
@@ -532,9 +535,9 @@ describe('when this router observes what the instances publish', () => {
     p.commit(after, d);
     const again = p.decide(after, { instances: observing, nowMs: 11 });
     expect(again.instance).toBe(d.instance);
-    expect(again.predictedCachedTokens).toBe((10 * BLOCK) / 4 - 1);
+    expect(again.predictedCachedTokens).toBe(10 * BLOCK_TOKENS - 1);
     // Without observations the router's own index is all it has.
-    expect(p.decide(before, { instances: views, nowMs: 12 }).predictedCachedTokens).toBe((10 * BLOCK) / 4 - 1);
+    expect(p.decide(before, { instances: views, nowMs: 12 }).predictedCachedTokens).toBe(10 * BLOCK_TOKENS - 1);
   });
 
   it('GIVEN a published index with another block size THEN it is not used', () => {
