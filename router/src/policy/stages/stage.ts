@@ -76,6 +76,11 @@ export interface Scorer<Candidate, Facts = DecisionFacts> extends StageMemory {
   readonly weight: number;
   /** Writes candidate i's score into `scores[i]` for every candidate (the buffer may be longer; only those are read). */
   score(candidates: readonly Candidate[], facts: Facts, scores: Float64Array): void;
+  /**
+   * One candidate's score, the value `score` writes for it, for a scorer whose score depends on that candidate
+   * alone: StagedPolicy then scores in the same pass that checks the instance filters (one pass, not two).
+   */
+  readonly scoreOf?: (candidate: Candidate, facts: Facts) => number;
 }
 
 /** Chooses one candidate, or leaves the choice to the next picker. */

@@ -151,10 +151,21 @@ describe('when a plan is the standard filters and one picker, with at most one s
     });
   }
 
+  /** The scorer without its per-candidate form: the direct path checks the filters and scores in two passes. */
+  function batchOnly(scorer: Scorer<InstanceView, unknown>): Scorer<InstanceView, unknown> {
+    const { scoreOf, ...rest } = scorer;
+    expect(scoreOf).toBeDefined(); // the case this test exists for: a scorer that had one
+    return rest;
+  }
+
   it.each([
     [
-      'a weighted scorer then the max-score picker',
+      "a weighted scorer (scored in the filters' pass) then the max-score picker",
       (rng: SeededRng) => [fewestInFlightScorer(3), maxScorePicker(rng, 'min')],
+    ],
+    [
+      'a weighted scorer without scoreOf (scored in a pass of its own) then the max-score picker',
+      (rng: SeededRng) => [batchOnly(fewestInFlightScorer(3)), maxScorePicker(rng, 'min')],
     ],
     ['a lone random picker', (rng: SeededRng) => [randomPicker(rng, 'random')]],
   ] as const)(
