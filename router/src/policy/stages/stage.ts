@@ -93,6 +93,16 @@ export interface Picker<Candidate, Reason extends string = string, Facts = Decis
    * with no candidates.
    */
   pick(candidates: readonly Candidate[], scores: Float64Array, facts: Facts): RoutingDecision<Reason> | undefined;
+  /**
+   * The decision `pick` would make among the `instances` that `eligible` accepts, for a picker that usually reads
+   * only a few of them (round-robin stops at the first after its cursor): StagedPolicy then skips listing them.
+   * Undefined when none is eligible.
+   */
+  pickEligible?(
+    instances: readonly Candidate[],
+    eligible: (candidate: Candidate, facts: DecisionFacts) => boolean,
+    facts: Facts & DecisionFacts,
+  ): RoutingDecision<Reason> | undefined;
 }
 
 /** One stage of a policy. */

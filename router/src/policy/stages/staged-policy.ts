@@ -55,6 +55,11 @@ function allServeAndHealthy(instances: readonly InstanceView[], model: string): 
   return true;
 }
 
+/** True when the standard instance filters pass `instance` for the request (a picker's `pickEligible` asks). */
+function servesAndHealthy(instance: InstanceView, facts: DecisionFacts): boolean {
+  return instance.healthy && servesModel(instance, facts.request.model);
+}
+
 /**
  * allServeAndHealthy, writing each instance's score (`scoreOf`) in the same pass. When it returns false it stopped
  * at the first instance the filters drop, so the scores are incomplete: the caller filters, then scores again.
@@ -173,8 +178,9 @@ export class StagedPolicy<
   /**
    * The same stages in the same order for a DirectPlan, without the general loop: when every instance passes the
    * standard filters (the usual case) one inline check replaces their two calls, and a scorer with `scoreOf`
-   * scores in that same pass; the lone scorer writes straight into the sums. The stage-by-stage loop costs a
-   * trivial policy more than its own rule (issue 37).
+   * scores in that same pass; the lone scorer writes straight into the sums; a lone picker with `pickEligible`
+   * reads only the instances it needs. The stage-by-stage loop costs a trivial policy more than its own rule
+   * (issue 37).
    */
   private decideDirect(
     request: RoutingRequest,
@@ -183,6 +189,11 @@ export class StagedPolicy<
   ): RoutingDecision<Reason> {
     const facts = this.plainFactsOf(request, snapshot) as DecisionFacts;
     const scorer = direct.scorer;
+    if (scorer === undefined && direct.picker.pickEligible !== undefined) {
+      const decision = direct.picker.pickEligible(snapshot.instances, servesAndHealthy, facts);
+      if (decision === undefined) throw new NoHealthyInstanceError();
+      return decision;
+    }
     let candidates = snapshot.instances;
     let scores: Float64Array = NO_SCORES;
     if (scorer !== undefined && this.sums.length < candidates.length)
