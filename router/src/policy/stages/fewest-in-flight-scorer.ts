@@ -8,7 +8,12 @@ export function fewestInFlightScorer(weight: number): Scorer<InstanceView, unkno
     name: 'fewest-in-flight',
     weight,
     score(candidates, _facts, scores) {
-      for (let i = 0; i < candidates.length; i++) scores[i] = -candidates[i].inFlight;
+      for (let i = 0; i < candidates.length; i++) scores[i] = fewerInFlightScore(candidates[i]);
     },
+    scoreOf: fewerInFlightScore,
   };
+}
+
+function fewerInFlightScore(instance: InstanceView): number {
+  return -instance.inFlight;
 }

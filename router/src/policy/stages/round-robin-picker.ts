@@ -39,6 +39,21 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
     return this.decision(candidates, 0, instances.indexOf(candidates[0]));
   }
 
+  /** The first eligible instance at or after the cursor, wrapping around: `pick` over the eligible ones. */
+  pickEligible(
+    instances: readonly InstanceView[],
+    eligible: (instance: InstanceView, facts: DecisionFacts) => boolean,
+    facts: DecisionFacts,
+  ): RoutingDecision<Reason> | undefined {
+    const n = instances.length;
+    const start = this.cursorIn(instances);
+    for (let k = 0; k < n; k++) {
+      const position = (start + k) % n;
+      if (eligible(instances[position], facts)) return this.decision(instances, position);
+    }
+    return undefined;
+  }
+
   /** The position after the last committed instance in `instances`, 0 when there is none. */
   private cursorIn(instances: readonly InstanceView[]): number {
     const last = this.lastCommitted;

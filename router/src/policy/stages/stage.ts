@@ -76,6 +76,11 @@ export interface Scorer<Candidate, Facts = DecisionFacts> extends StageMemory {
   readonly weight: number;
   /** Writes candidate i's score into `scores[i]` for every candidate (the buffer may be longer; only those are read). */
   score(candidates: readonly Candidate[], facts: Facts, scores: Float64Array): void;
+  /**
+   * One candidate's score, the value `score` writes for it, for a scorer whose score depends on that candidate
+   * alone: StagedPolicy then scores in the same pass that checks the instance filters (one pass, not two).
+   */
+  readonly scoreOf?: (candidate: Candidate, facts: Facts) => number;
 }
 
 /** Chooses one candidate, or leaves the choice to the next picker. */
@@ -88,6 +93,16 @@ export interface Picker<Candidate, Reason extends string = string, Facts = Decis
    * with no candidates.
    */
   pick(candidates: readonly Candidate[], scores: Float64Array, facts: Facts): RoutingDecision<Reason> | undefined;
+  /**
+   * The decision `pick` would make among the `instances` that `eligible` accepts, for a picker that usually reads
+   * only a few of them (round-robin stops at the first after its cursor): StagedPolicy then skips listing them.
+   * Undefined when none is eligible.
+   */
+  pickEligible?(
+    instances: readonly Candidate[],
+    eligible: (candidate: Candidate, facts: DecisionFacts) => boolean,
+    facts: Facts & DecisionFacts,
+  ): RoutingDecision<Reason> | undefined;
 }
 
 /** One stage of a policy. */

@@ -55,6 +55,30 @@ function allServeAndHealthy(instances: readonly InstanceView[], model: string): 
   return true;
 }
 
+/** True when the standard instance filters pass `instance` for the request (a picker's `pickEligible` asks). */
+function servesAndHealthy(instance: InstanceView, facts: DecisionFacts): boolean {
+  return instance.healthy && servesModel(instance, facts.request.model);
+}
+
+/**
+ * allServeAndHealthy, writing each instance's score (`scoreOf`) in the same pass. When it returns false it stopped
+ * at the first instance the filters drop, so the scores are incomplete: the caller filters, then scores again.
+ */
+function scoredAllServeAndHealthy<Facts>(
+  instances: readonly InstanceView[],
+  model: string,
+  scoreOf: (candidate: InstanceView, facts: Facts) => number,
+  facts: Facts,
+  scores: Float64Array,
+): boolean {
+  for (let i = 0; i < instances.length; i++) {
+    const instance = instances[i];
+    if (!instance.healthy || !servesModel(instance, model)) return false;
+    scores[i] = scoreOf(instance, facts);
+  }
+  return true;
+}
+
 /**
  * A plan decide() may run without its general loop: the standard instance filters (serves-model, then healthy),
  * the instances themselves as candidates, no per-decision facts, and at most one scorer before one picker
@@ -153,8 +177,10 @@ export class StagedPolicy<
 
   /**
    * The same stages in the same order for a DirectPlan, without the general loop: when every instance passes the
-   * standard filters (the usual case) one inline check replaces their two calls; the lone scorer writes straight
-   * into the sums. The stage-by-stage loop costs a trivial policy more than its own rule (issue 37).
+   * standard filters (the usual case) one inline check replaces their two calls, and a scorer with `scoreOf`
+   * scores in that same pass; the lone scorer writes straight into the sums; a lone picker with `pickEligible`
+   * reads only the instances it needs. The stage-by-stage loop costs a trivial policy more than its own rule
+   * (issue 37).
    */
   private decideDirect(
     request: RoutingRequest,
@@ -162,21 +188,31 @@ export class StagedPolicy<
     direct: DirectPlan<Reason>,
   ): RoutingDecision<Reason> {
     const facts = this.plainFactsOf(request, snapshot) as DecisionFacts;
+    const scorer = direct.scorer;
+    if (scorer === undefined && direct.picker.pickEligible !== undefined) {
+      const decision = direct.picker.pickEligible(snapshot.instances, servesAndHealthy, facts);
+      if (decision === undefined) throw new NoHealthyInstanceError();
+      return decision;
+    }
     let candidates = snapshot.instances;
-    if (!allServeAndHealthy(candidates, request.model)) {
+    let scores: Float64Array = NO_SCORES;
+    if (scorer !== undefined && this.sums.length < candidates.length)
+      this.sums = new Float64Array(candidates.length * 2);
+    if (scorer !== undefined) scores = this.sums;
+    const scoreOf = scorer?.scoreOf;
+    const allPass =
+      scoreOf === undefined
+        ? allServeAndHealthy(candidates, request.model)
+        : scoredAllServeAndHealthy(candidates, request.model, scoreOf, facts, scores);
+    if (!allPass) {
       const scratch = this.instanceScratch;
       candidates = HEALTHY_FILTER.filter(SERVES_MODEL_FILTER.filter(candidates, facts, scratch), facts, scratch);
     }
     if (candidates.length === 0) throw new NoHealthyInstanceError();
-    let scores: Float64Array = NO_SCORES;
-    const scorer = direct.scorer;
     if (scorer !== undefined) {
-      const n = candidates.length;
-      if (this.sums.length < n) this.sums = new Float64Array(n * 2);
-      scores = this.sums;
-      scorer.score(candidates, facts, scores);
+      if (!allPass || scoreOf === undefined) scorer.score(candidates, facts, scores);
       const w = scorer.weight;
-      if (w !== 1) for (let c = 0; c < n; c++) scores[c] *= w;
+      if (w !== 1) for (let c = 0; c < candidates.length; c++) scores[c] *= w;
     }
     const decision = direct.picker.pick(candidates, scores, facts);
     if (decision === undefined)

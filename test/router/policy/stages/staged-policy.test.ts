@@ -4,6 +4,7 @@ import { NoHealthyInstanceError, servesModel, type InstanceView } from '../../..
 import { fewestInFlightScorer } from '../../../../router/src/policy/stages/fewest-in-flight-scorer';
 import { maxScorePicker } from '../../../../router/src/policy/stages/max-score-picker';
 import { randomPicker } from '../../../../router/src/policy/stages/random-picker';
+import { RoundRobinPicker } from '../../../../router/src/policy/stages/round-robin-picker';
 import { SERVES_MODEL_FILTER } from '../../../../router/src/policy/stages/serves-model-filter';
 import { HEALTHY_FILTER } from '../../../../router/src/policy/stages/healthy-filter';
 import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stages/stage';
@@ -151,12 +152,24 @@ describe('when a plan is the standard filters and one picker, with at most one s
     });
   }
 
+  /** The scorer without its per-candidate form: the direct path checks the filters and scores in two passes. */
+  function batchOnly(scorer: Scorer<InstanceView, unknown>): Scorer<InstanceView, unknown> {
+    const { scoreOf, ...rest } = scorer;
+    expect(scoreOf).toBeDefined(); // the case this test exists for: a scorer that had one
+    return rest;
+  }
+
   it.each([
     [
-      'a weighted scorer then the max-score picker',
+      "a weighted scorer (scored in the filters' pass) then the max-score picker",
       (rng: SeededRng) => [fewestInFlightScorer(3), maxScorePicker(rng, 'min')],
     ],
+    [
+      'a weighted scorer without scoreOf (scored in a pass of its own) then the max-score picker',
+      (rng: SeededRng) => [batchOnly(fewestInFlightScorer(3)), maxScorePicker(rng, 'min')],
+    ],
     ['a lone random picker', (rng: SeededRng) => [randomPicker(rng, 'random')]],
+    ['a lone round-robin picker (pickEligible), each decision committed', () => [new RoundRobinPicker('rr')]],
   ] as const)(
     'GIVEN %s and any instances, healthy or not, serving any models THEN it decides exactly as the general loop, and refuses alike',
     (_label, stagesOf) => {
@@ -181,11 +194,16 @@ describe('when a plan is the standard filters and one picker, with at most one s
             const request = { ...chatRequest('x'), model };
             const snapshot = { instances: vs, nowMs: 0 };
             const eligible = vs.filter((v) => v.healthy && servesModel(v, model));
-            for (let k = 0; k < 3; k++) {
+            for (let k = 0; k < 4; k++) {
               if (eligible.length === 0) {
                 expect(() => direct.decide(request, snapshot)).toThrow(NoHealthyInstanceError);
                 expect(() => general.decide(request, snapshot)).toThrow(NoHealthyInstanceError);
-              } else expect(direct.decide(request, snapshot)).toEqual(general.decide(request, snapshot));
+              } else {
+                const decision = direct.decide(request, snapshot);
+                expect(decision).toEqual(general.decide(request, snapshot));
+                direct.commit(request, decision); // moves a round-robin cursor: the next decision starts after it
+                general.commit(request, decision);
+              }
             }
           },
         ),
