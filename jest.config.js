@@ -11,7 +11,9 @@ module.exports = {
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 60_000,
-  maxWorkers: 2,
+  // Three workers on CI's two cores: the suites wait on child processes, loopback servers and timers, so two workers
+  // kept about 1.6 cores busy. Measured on a clean clone here: npm test 11 min 42 s with 2, 9 min 41 s with 3.
+  maxWorkers: 3,
   // The slowest suites start first, so no worker runs a long one alone at the end (test/slow-suites-first.js).
   testSequencer: '<rootDir>/test/slow-suites-first.js',
 };
