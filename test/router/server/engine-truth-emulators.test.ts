@@ -1,23 +1,9 @@
 import { request } from 'undici';
-import { startEmulatorFleet, type RunningEmulatorFleet } from '../../../router/src/emulator/emulator-server';
-import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import type { RunningEmulatorFleet } from '../../../router/src/emulator/emulator-server';
 import { parseChatRequest } from '../../../router/src/protocol/parse-request';
-import { PrefixRouter, startRouter, type RunningRouter } from '../../../router/src/server';
+import { chatBody, startRouterOnEmulatorEvents } from './helpers/emulators-with-kv-events';
+import { PrefixRouter, type RunningRouter } from '../../../router/src/server';
 import { INSTANCE_HEADER } from '../../../router/src/server';
-
-// Room for every prompt of the test: what an engine evicts is not what this test is about.
-const profile = { ...builtinProfile('tiny'), kvCapacityBlocks: 4096, maxModelLen: 8192 };
-
-function body(model: string, system: string, user: string): string {
-  return JSON.stringify({
-    model,
-    messages: [
-      { role: 'system', content: system },
-      { role: 'user', content: user },
-    ],
-    max_tokens: 2,
-  });
-}
 
 /** Waits (bounded) until `holds()` is true: the engine's events about the last answer have reached the router. */
 async function until(holds: () => boolean): Promise<void> {
@@ -28,26 +14,13 @@ async function until(holds: () => boolean): Promise<void> {
 describe('when a router follows emulators KV events over ZeroMQ (--kv-events, --tokenizer emulator)', () => {
   let fleet: RunningEmulatorFleet;
   let router: RunningRouter;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    fleet = await startEmulatorFleet(2, { profile, timeScale: 50, kvEvents: { port: 0, replayPort: 0 } });
-    router = await startRouter({
-      backends: fleet.urls,
-      policy: { name: 'cache-aware', blockChars: 64 },
-      port: 0,
-      logLevel: 'silent',
-      healthCheck: { intervalMs: 60_000 },
-      routingHeaders: 'all',
-      kvEvents: fleet.instances.map((e) => `${e.url}=${e.kvEvents!.endpoint}`),
-      kvEventsReplay: fleet.instances.map((e) => `${e.url}=${e.kvEvents!.replayEndpoint!}`),
-      tokenizer: 'emulator',
-    });
+    ({ fleet, router, close } = await startRouterOnEmulatorEvents({ name: 'cache-aware', blockChars: 64 }));
   });
 
-  afterAll(async () => {
-    await router.close();
-    await fleet.close();
-  });
+  afterAll(() => close());
 
   test('GIVEN conversations sharing system prompts THEN each predicted cached count equals what the engine delivered', async () => {
     const truth = (router as PrefixRouter).engineTruth!;
@@ -60,7 +33,7 @@ describe('when a router follows emulators KV events over ZeroMQ (--kv-events, --
         const res = await request(`${router.url}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: body(model, system, user),
+          body: chatBody(model, system, user),
         });
         const answer = (await res.body.json()) as { usage: { prompt_tokens_details?: { cached_tokens?: number } } };
         expect(res.statusCode).toBe(200);
@@ -69,7 +42,7 @@ describe('when a router follows emulators KV events over ZeroMQ (--kv-events, --
         requests++;
         // The engine's events for this prompt have arrived: every full block but the last token's is held there.
         const engine = router.backends.find((b) => b.name === res.headers[INSTANCE_HEADER])!.id;
-        const routing = parseChatRequest(Buffer.from(body(model, system, user)), {}).routing;
+        const routing = parseChatRequest(Buffer.from(chatBody(model, system, user)), {}).routing;
         const view = truth.viewOf(engine)!;
         await until(() => (view.cachedTokensOf(routing) ?? 0) > 0);
       }
