@@ -199,12 +199,14 @@ describe('when large bodies wait on a slow engine (--max-buffered-body-bytes)', 
   });
 
   it('GIVEN a body sent without Content-Length THEN it is counted as it arrives and refused once it passes the budget', async () => {
-    const engine = await startEngine(1_500);
+    // The engine holds the first body for 5 s: on a loaded machine the chunked upload must still find it held.
+    const engine = await startEngine(5_000);
     const router = await routerFor(engine.url, { limits: { maxBodyBytes: 2 * MiB, maxBufferedBodyBytes: 2 * MiB } });
     try {
       const held = post(`${router.url}/v1/chat/completions`, bodyOf(1.4 * MiB, 'a'));
       const deadline = Date.now() + 5_000;
       while (engine.open() < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(engine.open()).toBe(1);
       // undici sends a stream body chunked, with no Content-Length.
       const chunks = [Buffer.from(bodyOf(1.4 * MiB, 'chunked'))];
       const res = await request(`${router.url}/v1/chat/completions`, {
