@@ -1,8 +1,7 @@
 import { statSync } from 'node:fs';
 import { request } from 'undici';
-import type { ContainerProcess } from './container-process';
-import { eventually } from './container-process';
-import { startKvEventsContainer, type KvEventsContainer } from './kv-events-container';
+import { eventually, type ContainerProcess } from './container-process';
+import { kvEventsContainerOf, launchKvEventsContainer, type KvEventsContainer } from './kv-events-container';
 
 /**
  * The real `prefix-router container` in multi-engine mode with PREFIX_ROUTER_ENGINE_KV_EVENTS=on and two emulated
@@ -18,11 +17,15 @@ describe('when prefix-router container runs two emulated engines with PREFIX_ROU
   const batchesByEngine = (): Promise<Map<string, number>> => running.batchesByEngine();
 
   beforeAll(async () => {
-    running = await startKvEventsContainer();
-    ({ container, url } = running);
+    container = launchKvEventsContainer();
+    running = await kvEventsContainerOf(container);
+    url = running.url;
   });
 
-  afterAll(() => running?.close());
+  afterAll(async () => {
+    container.killAll();
+    await container.exited;
+  });
 
   it('GIVEN two engines THEN each got its own --kv-events-config: an ipc:// PUB socket and a loopback replay port apart from the HTTP ports', () => {
     const started = container.logs().filter((l) => l.msg === 'engine started');

@@ -1,4 +1,5 @@
-import { startKvEventsContainer, type KvEventsContainer } from './kv-events-container';
+import type { ContainerProcess } from './container-process';
+import { kvEventsContainerOf, launchKvEventsContainer, type KvEventsContainer } from './kv-events-container';
 
 /**
  * `llm-d-precise` in the container: PREFIX_ROUTER_POLICY=llm-d-precise with PREFIX_ROUTER_ENGINE_KV_EVENTS=on, two
@@ -7,13 +8,18 @@ import { startKvEventsContainer, type KvEventsContainer } from './kv-events-cont
  * also a prompt an engine took from a client that bypassed the router.
  */
 describe('when prefix-router container routes with PREFIX_ROUTER_POLICY=llm-d-precise on the engines KV events', () => {
+  let container: ContainerProcess;
   let running: KvEventsContainer;
 
   beforeAll(async () => {
-    running = await startKvEventsContainer({ PREFIX_ROUTER_POLICY: 'llm-d-precise' });
+    container = launchKvEventsContainer({ PREFIX_ROUTER_POLICY: 'llm-d-precise' });
+    running = await kvEventsContainerOf(container);
   });
 
-  afterAll(() => running?.close());
+  afterAll(async () => {
+    container.killAll();
+    await container.exited;
+  });
 
   it('GIVEN conversations sharing system prompts THEN each returns to the engine holding it, predicted cached tokens as delivered', async () => {
     const systems = ['You reconcile ledger entries carefully. '.repeat(12), 'You grade essays on clarity. '.repeat(14)];

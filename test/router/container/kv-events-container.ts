@@ -32,7 +32,6 @@ export interface KvEventsAnswer {
 }
 
 export interface KvEventsContainer {
-  readonly container: ContainerProcess;
   /** The router's URL. */
   readonly url: string;
   /** The engines' URLs, in backend order (backend-1 first). */
@@ -43,12 +42,14 @@ export interface KvEventsContainer {
   chat(system: string, user: string): Promise<KvEventsAnswer>;
   /** The same chat sent straight to one engine, around the router (as a client that bypasses it). */
   chatAround(engineUrl: string, system: string, user: string): Promise<KvEventsAnswer>;
-  close(): Promise<void>;
 }
 
-/** Starts the container (extra variables on top of the shared ones) and waits until both engines are admitted. */
-export async function startKvEventsContainer(env: Record<string, string> = {}): Promise<KvEventsContainer> {
-  const container = new ContainerProcess({
+/**
+ * Starts the container (extra variables on top of the shared ones) at once, so a suite holds it (and kills it in
+ * afterAll) even when waiting for it times out; `kvEventsContainerOf` then waits until both engines are admitted.
+ */
+export function launchKvEventsContainer(env: Record<string, string> = {}): ContainerProcess {
+  return new ContainerProcess({
     PREFIX_ROUTER_MODE: 'multi-engine',
     PREFIX_ROUTER_ENGINES: '2',
     PREFIX_ROUTER_GPUS: '2',
@@ -62,10 +63,10 @@ export async function startKvEventsContainer(env: Record<string, string> = {}): 
     PREFIX_ROUTER_ROUTING_HEADERS: 'all',
     ...env,
   });
-  const close = async (): Promise<void> => {
-    container.killAll();
-    await container.exited;
-  };
+}
+
+/** The launched container, once its router listens and admitted both engines. */
+export async function kvEventsContainerOf(container: ContainerProcess): Promise<KvEventsContainer> {
   try {
     const url = await container.routerUrl();
     const listening = container.logs().find((l) => l.msg === 'router listening') as
@@ -112,16 +113,15 @@ export async function startKvEventsContainer(env: Record<string, string> = {}): 
     };
     const engineOfBackend = (name: string): string => engineUrls[Number(name.replace(/^backend-/, '')) - 1] ?? name;
     return {
-      container,
       url,
       engineUrls,
       batchesByEngine,
       chat: (system, user) => send(url, engineOfBackend, system, user),
       chatAround: (engineUrl, system, user) => send(engineUrl, () => engineUrl, system, user),
-      close,
     };
   } catch (err) {
-    await close();
+    container.killAll();
+    await container.exited;
     throw err;
   }
 }
