@@ -26,7 +26,6 @@ import {
   renderEngineEnvironment,
   renderLoraEnvironment,
   validateEngineOptions,
-  validateModelTokenizer,
   validateEnvironmentCount,
 } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
@@ -856,7 +855,6 @@ export class LlmInferenceComponent extends ComponentBase {
     props.model._validate(problems);
     validateIsolatedModel(endpoint._networkIsolation, props.model, problems);
     image._validate(this, problems);
-    validateModelTokenizer(image, props.model, problems);
     validateEngineOptions(engine, image.convention, problems);
     // LoRA's settings are counted as if adapters follow.
     validateEnvironmentCount(

@@ -28,12 +28,7 @@ import {
   warnAboutMixedPools,
 } from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
-import {
-  renderEngineEnvironment,
-  validateEngineOptions,
-  validateEnvironmentCount,
-  validateModelTokenizer,
-} from './private/engine-environment';
+import { renderEngineEnvironment, validateEngineOptions, validateEnvironmentCount } from './private/engine-environment';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import {
   DEFAULT_INSTANCE_COUNT,
@@ -709,7 +704,6 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     props.model._validate(problems);
     validateDataCapture(props.dataCapture, problems);
     image._validate(this, problems);
-    validateModelTokenizer(image, props.model, problems);
     validateEngineOptions(engine, image.convention, problems);
     validateEnvironmentCount(
       { convention: image.convention, model: props.model, engine, withLoraAdapters: false },

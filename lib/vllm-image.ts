@@ -238,16 +238,6 @@ export abstract class VllmImage {
     return undefined;
   }
 
-  /**
-   * True when the container must find the model's tokenizer.json where the model is when it starts (the router
-   * sidecar's `kvCacheEvents` without `PREFIX_ROUTER_TOKENIZER`).
-   *
-   * @internal
-   */
-  public _needsModelTokenizer(): boolean {
-    return false;
-  }
-
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
   public abstract bind(scope: Construct, grantee: iam.IGrantable, context?: VllmImageBindContext): VllmImageConfig;
 }
@@ -514,10 +504,6 @@ class RouterSidecarImage extends VllmImage {
         `image.buildContext must be a directory containing router/Dockerfile (got ${show(context ?? 'nothing found above ' + __dirname)})`,
       );
     }
-  }
-
-  public override _needsModelTokenizer(): boolean {
-    return this.options.kvCacheEvents === true && this.options.routerEnvironment?.PREFIX_ROUTER_TOKENIZER === undefined;
   }
 
   public override _enginesPerInstance(): number | undefined {
