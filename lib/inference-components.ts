@@ -691,7 +691,11 @@ export class LlmInferenceComponent extends ComponentBase {
 
     this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
     const role = this._componentHost.role;
-    const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
+    const imageConfig = image.bind(this, role, {
+      endpointName: this._componentHost.endpointName,
+      containerStartupHealthCheckTimeout:
+        props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+    });
     this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
     this.cfnModel = this.createModel(props, engine, imageConfig);
     const memoryMiB = props.minMemoryPerCopy.toMebibytes({ rounding: SizeRoundingBehavior.NONE });

@@ -65,7 +65,7 @@ import { isKnownInteger, ProblemCollector, wholeSeconds } from './private/valida
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
-import { VllmImage, VllmImageConfig } from './vllm-image';
+import { VllmImage, VllmImageBindContext, VllmImageConfig } from './vllm-image';
 
 export { PrefixAwareLlmValidationError } from './private/errors';
 
@@ -534,7 +534,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.grantRuntimeBasics();
     const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
     this.securityGroups = vpcConfig?.securityGroups ?? [];
-    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
+    const imageConfig = image.bind(this, this.role, this.imageBindContext(props));
     this.cfnModel = this.createModel(props, engine, imageConfig, vpcConfig);
     this.cfnEndpointConfig = this.createEndpointConfig(props, resolved, imageConfig);
 
@@ -696,6 +696,15 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
   /** Logs and instance metrics: every endpoint needs them. */
   private grantRuntimeBasics(): void {
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
+  }
+
+  /** What the image is told of this endpoint: its name, and the start-up health check the sidecar's waits fit in. */
+  private imageBindContext(props: PrefixAwareLlmEndpointProps): VllmImageBindContext {
+    return {
+      endpointName: this.endpointName,
+      containerStartupHealthCheckTimeout:
+        props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+    };
   }
 
   private validate(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {

@@ -49,9 +49,9 @@ export interface RouterSidecarImageOptions {
    * Needs a policy that reads the events (`cache-aware`, the multi-engine default, or `llm-d-precise`) and the
    * model's `tokenizer.json`: from a model of `ModelSource.s3()` (copied to /opt/ml/model first), from
    * `PREFIX_ROUTER_TOKENIZER` in `routerEnvironment`, or, for a Hugging Face model, the one vLLM downloads as it
-   * starts: the container then starts the router once the file is in the Hugging Face cache, waiting at most
-   * `PREFIX_ROUTER_TOKENIZER_WAIT_MS` (an hour by default; set it below `containerStartupHealthCheckTimeout` to read
-   * the container's own message in the logs rather than SageMaker's timeout).
+   * starts: the container then starts the router once the file is in the Hugging Face cache, waiting at most the
+   * endpoint's `containerStartupHealthCheckTimeout` less a minute (at least half of it; `PREFIX_ROUTER_TOKENIZER_WAIT_MS`
+   * in `routerEnvironment` overrides it), so its own message reaches the logs before SageMaker's timeout.
    *
    * @default false
    */
