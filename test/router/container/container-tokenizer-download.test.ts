@@ -118,6 +118,19 @@ describe('when the engine downloads the Hugging Face model (and its tokenizer) a
     expect(existsSync(snapshotTokenizer())).toBe(false);
   });
 
+  it('GIVEN the engine exits at once (an unknown model id) as often as PREFIX_ROUTER_ENGINE_START_ATTEMPTS allows THEN the wait ends: exit 1 with its last lines, not the timeout', async () => {
+    const container = startContainer('fail', {
+      PREFIX_ROUTER_ENGINE_START_ATTEMPTS: '2',
+      PREFIX_ROUTER_RESTART_BACKOFF_MS: '100',
+    });
+    const exit = await container.exited;
+    expect(exit.code).toBe(1);
+    expect(container.stderr).toContain(`engine-0 exited 2 times (last: code 1) without ever passing its health check`);
+    expect(container.stderr).toContain(`${MODEL_ID}: repository not found`);
+    expect(container.stderr).not.toContain('PREFIX_ROUTER_TOKENIZER_WAIT_MS=');
+    expect(indexOf(container.logs(), 'router listening')).toBe(-1);
+  });
+
   it('GIVEN SIGTERM while the container waits for the tokenizer THEN the engine stops and the container exits 0', async () => {
     const container = startContainer('never');
     await container.waitForLog(
