@@ -28,21 +28,32 @@ type InstancePicker<Reason extends string> = Picker<InstanceView, Reason, Decisi
 export function directRunOf<Reason extends string>(
   policy: string,
   stages: readonly Stage<InstanceView, Reason, DecisionFacts>[],
+  last: LastDecision,
 ): DirectRun<Reason> | undefined {
   const [first, second] = stages;
   if (stages.length === 1 && first.kind === 'picker')
-    return first.pickEligible !== undefined ? new EligiblePickRun(first) : new FilteredRun(policy, undefined, first);
+    return first.pickEligible !== undefined
+      ? new EligiblePickRun(first, last)
+      : new FilteredRun(policy, undefined, first, last);
   if (stages.length !== 2 || first.kind !== 'scorer' || second.kind !== 'picker') return undefined;
   const { scoreOf } = first;
   const offers = second.begin !== undefined && second.offer !== undefined && second.choose !== undefined;
-  if (scoreOf !== undefined && offers) return new OfferedScoresRun(policy, first, scoreOf, second);
-  return new FilteredRun(policy, first, second);
+  if (scoreOf !== undefined && offers) return new OfferedScoresRun(policy, first, scoreOf, second, last);
+  return new FilteredRun(policy, first, second, last);
 }
 
-/** The facts of one decision, refilled for each (stages only read them, during it): nothing allocated per decision. */
-class ReusedFacts implements DecisionFacts {
-  request!: RoutingRequest;
-  snapshot!: RoutingSnapshot;
+/**
+ * The request and snapshot of the policy's last decision, refilled for each: the facts its stages read during it
+ * (nothing allocated per decision), and the snapshot StagedPolicy gives the commit hooks. Undefined before the first.
+ */
+export class LastDecision {
+  request: RoutingRequest | undefined = undefined;
+  snapshot: RoutingSnapshot | undefined = undefined;
+
+  /** The facts of the decision now being made (the fields just filled). */
+  get facts(): DecisionFacts {
+    return this as DecisionFacts;
+  }
 }
 
 /**
@@ -80,7 +91,6 @@ function allServeAndHealthy(instances: readonly InstanceView[], model: string): 
  */
 class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
   private scores = new Float64Array(8);
-  private readonly facts = new ReusedFacts();
   private readonly weight: number;
 
   constructor(
@@ -88,14 +98,16 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
     scorer: InstanceScorer,
     private readonly scoreOf: (candidate: InstanceView, facts: DecisionFacts) => number,
     private readonly picker: InstancePicker<Reason>,
+    private readonly last: LastDecision,
   ) {
     this.weight = scorer.weight;
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
-    const facts = this.facts;
-    facts.request = request;
-    facts.snapshot = snapshot;
+    const last = this.last;
+    last.request = request;
+    last.snapshot = snapshot;
+    const facts = last.facts;
     const instances = snapshot.instances;
     const n = instances.length;
     if (this.scores.length < n) this.scores = new Float64Array(n * 2);
@@ -129,14 +141,16 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
 
 /** A lone picker with `pickEligible` (round-robin): it reads only the instances it needs. */
 class EligiblePickRun<Reason extends string> implements DirectRun<Reason> {
-  private readonly facts = new ReusedFacts();
-
-  constructor(private readonly picker: InstancePicker<Reason>) {}
+  constructor(
+    private readonly picker: InstancePicker<Reason>,
+    private readonly last: LastDecision,
+  ) {}
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
-    const facts = this.facts;
-    facts.request = request;
-    facts.snapshot = snapshot;
+    const last = this.last;
+    last.request = request;
+    last.snapshot = snapshot;
+    const facts = last.facts;
     const eligible = allPass(snapshot, request.model) ? everyInstance : servesAndHealthy;
     const decision = this.picker.pickEligible!(snapshot.instances, eligible, facts);
     if (decision === undefined) throw new NoHealthyInstanceError();
@@ -151,19 +165,20 @@ class EligiblePickRun<Reason extends string> implements DirectRun<Reason> {
  */
 class FilteredRun<Reason extends string> implements DirectRun<Reason> {
   private scores = new Float64Array(0);
-  private readonly facts = new ReusedFacts();
   private readonly scratch: InstanceView[] = [];
 
   constructor(
     private readonly policy: string,
     private readonly scorer: InstanceScorer | undefined,
     private readonly picker: InstancePicker<Reason>,
+    private readonly last: LastDecision,
   ) {}
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
-    const facts = this.facts;
-    facts.request = request;
-    facts.snapshot = snapshot;
+    const last = this.last;
+    last.request = request;
+    last.snapshot = snapshot;
+    const facts = last.facts;
     let candidates = snapshot.instances;
     if (!allPass(snapshot, request.model) && !allServeAndHealthy(candidates, request.model)) {
       const scratch = this.scratch;

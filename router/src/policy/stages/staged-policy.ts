@@ -7,7 +7,7 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from '../routing-policy';
-import { directRunOf, type DirectRun } from './direct-run';
+import { directRunOf, LastDecision, type DirectRun } from './direct-run';
 import { HEALTHY_FILTER } from './healthy-filter';
 import { SERVES_MODEL_FILTER } from './serves-model-filter';
 import {
@@ -51,6 +51,7 @@ const NO_SCORES = new Float64Array(0);
 function directRunFor<Candidate, Reason extends string, Facts extends DecisionFacts>(
   name: string,
   plan: StagePlan<Candidate, Reason, Facts>,
+  last: LastDecision,
 ): DirectRun<Reason> | undefined {
   const filters = plan.instanceFilters;
   const standard =
@@ -60,7 +61,8 @@ function directRunFor<Candidate, Reason extends string, Facts extends DecisionFa
     (filters[0] as Filter<InstanceView>) === SERVES_MODEL_FILTER &&
     (filters[1] as Filter<InstanceView>) === HEALTHY_FILTER;
   // With the instances as candidates and no factsOf, Candidate is InstanceView and Facts DecisionFacts.
-  return standard ? directRunOf(name, plan.stages as readonly Stage<InstanceView, Reason, DecisionFacts>[]) : undefined;
+  const stages = plan.stages as readonly Stage<InstanceView, Reason, DecisionFacts>[];
+  return standard ? directRunOf(name, stages, last) : undefined;
 }
 
 /**
@@ -76,20 +78,18 @@ export class StagedPolicy<
 > implements RoutingPolicy {
   /** The stages in order, as the policy's definition lists them. */
   readonly stages: readonly StageSummary[];
-  private readonly memories: readonly StageMemory[];
+  /** The stages with a commit hook, and those with a release hook, in stage order. */
+  private readonly commits: readonly Required<Pick<StageMemory, 'commit'>>[];
+  private readonly releases: readonly Required<Pick<StageMemory, 'release'>>[];
   /** How decide() runs the plan without the general loop (directRunFor), when it may. */
   private readonly direct: DirectRun<Reason> | undefined;
   private sums: Float64Array = new Float64Array(8);
   private raw: Float64Array = new Float64Array(8);
-  private lastSnapshot: RoutingSnapshot | undefined;
   /** The filters' reused output (Filter.filter's `scratch`): one for instances, one for candidates. */
   private readonly instanceScratch: InstanceView[] = [];
   private readonly candidateScratch: Candidate[] = [];
-  /** The facts of a plan without `factsOf`, refilled for each decision (stages only read them, during it). */
-  private readonly plainFacts: { request: RoutingRequest | undefined; snapshot: RoutingSnapshot | undefined } = {
-    request: undefined,
-    snapshot: undefined,
-  };
+  /** The last decision's request and snapshot: a plan without `factsOf` reads them as its facts. */
+  private readonly last = new LastDecision();
 
   constructor(
     readonly name: string,
@@ -97,20 +97,23 @@ export class StagedPolicy<
   ) {
     const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
-    this.memories = all.filter((s) => s.commit !== undefined || s.release !== undefined);
-    this.direct = directRunFor(name, plan);
+    this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
+    this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
+    this.direct = directRunFor(name, plan, this.last);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
-    this.lastSnapshot = snapshot;
-    const direct = this.direct;
+    const direct = this.direct; // it records the request and snapshot in `last`, as decideByStages does
     return direct !== undefined ? direct.decide(request, snapshot) : this.decideByStages(request, snapshot);
   }
 
   /** The general loop: every filter, the candidates, then each stage in order. */
   private decideByStages(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
     const plan = this.plan;
-    const facts = plan.factsOf === undefined ? this.plainFactsOf(request, snapshot) : plan.factsOf(request, snapshot);
+    const last = this.last;
+    last.request = request;
+    last.snapshot = snapshot;
+    const facts = plan.factsOf === undefined ? (last.facts as Facts) : plan.factsOf(request, snapshot);
     let instances = snapshot.instances;
     for (let i = 0; i < plan.instanceFilters.length; i++)
       instances = plan.instanceFilters[i].filter(instances, facts, this.instanceScratch);
@@ -132,12 +135,6 @@ export class StagedPolicy<
       }
     }
     throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
-  }
-
-  private plainFactsOf(request: RoutingRequest, snapshot: RoutingSnapshot): Facts {
-    this.plainFacts.request = request;
-    this.plainFacts.snapshot = snapshot;
-    return this.plainFacts as Facts; // a plan without factsOf has Facts = DecisionFacts
   }
 
   /** The weighted sum of the scorers listed before stage `end`, per candidate (in reused buffers). */
@@ -164,12 +161,12 @@ export class StagedPolicy<
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
-    const memories = this.memories;
-    for (let i = 0; i < memories.length; i++) memories[i].commit?.(request, decision, this.lastSnapshot);
+    const commits = this.commits;
+    for (let i = 0; i < commits.length; i++) commits[i].commit(request, decision, this.last.snapshot);
   }
 
   release(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
-    const memories = this.memories;
-    for (let i = 0; i < memories.length; i++) memories[i].release?.(request, decision, outcome);
+    const releases = this.releases;
+    for (let i = 0; i < releases.length; i++) releases[i].release(request, decision, outcome);
   }
 }
