@@ -50,3 +50,54 @@ describe("when cache-aware follows an engine's account and requests queue there"
     expect(policy.decide(second, { instances: [view], nowMs: 1 }).predictedCachedTokens ?? 0).toBe(0);
   });
 });
+
+/** An engine whose account holds the first `heldTokens` tokens of every prompt. */
+class HoldingEngine implements EngineCacheView {
+  version = 0;
+  constructor(private readonly heldTokens: number) {}
+  cachedTokensOf(): number {
+    return this.heldTokens;
+  }
+}
+
+const STEP_TOKENS = 1000;
+const HELD_TOKENS = 400;
+
+function holdingSetup(queuedPrefillTokens: number): {
+  policy: RoutingPolicy;
+  engine: HoldingEngine;
+  view: InstanceView;
+} {
+  const policy = createPolicy(
+    { name: 'cache-aware', stepTokens: STEP_TOKENS },
+    { rng: new SeededRng(1), stateHashKey: StateHashKey.fromSecret('engine truth test: a fixed key') },
+  );
+  const engine = new HoldingEngine(HELD_TOKENS);
+  return { policy, engine, view: { id: 'e0', healthy: true, inFlight: 1, queuedPrefillTokens, engineCache: engine } };
+}
+
+describe("when cache-aware follows an engine's account and the request would wait behind queued prefill", () => {
+  it.each([
+    [0, HELD_TOKENS],
+    [STEP_TOKENS, HELD_TOKENS],
+    [STEP_TOKENS + 1, 0],
+  ])(
+    'GIVEN %i tokens queued and a prefix the engine holds that this router never sent there THEN it predicts %i cached',
+    (queued, predicted) => {
+      const { policy, view } = holdingSetup(queued);
+      const decision = policy.decide(chat(`${DOCUMENT} a question`), { instances: [view], nowMs: 0 });
+      expect(decision.predictedCachedTokens ?? 0).toBe(predicted);
+    },
+  );
+
+  it('GIVEN the prefix was sent there before (its request ended) THEN the account still counts behind the queue', () => {
+    const { policy, engine, view } = holdingSetup(STEP_TOKENS + 1);
+    const first = chat(`${DOCUMENT} first question`);
+    const firstDecision = policy.decide(first, { instances: [view], nowMs: 0 });
+    policy.commit(first, firstDecision);
+    policy.release(first, firstDecision, { kind: 'completed', cachedTokens: 0 });
+    engine.version++; // the account changed after it ended: what it holds is all the engine holds
+    const second = chat(`${DOCUMENT} second question`);
+    expect(policy.decide(second, { instances: [view], nowMs: 1 }).predictedCachedTokens).toBe(HELD_TOKENS);
+  });
+});
