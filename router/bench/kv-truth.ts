@@ -271,12 +271,15 @@ export async function runKvTruthBench(
     bySeed.push(outcomes);
   }
   const seeds = scenariosBySeed.map((scenarios) => scenarios[0]?.settings.seed ?? 1);
-  const seedText = seeds.length === 1 ? `seed ${seeds[0]}` : `seeds ${seeds.join(', ')} (the tables: seed ${seeds[0]})`;
+  const seedText =
+    seeds.length === 1
+      ? `seed ${seeds[0]} (the workload's and the run's)`
+      : `seeds ${seeds.join(', ')} (the workload's and the run's; the scenario tables are seed ${seeds[0]}'s)`;
   return [
     KV_TRUTH_START,
     '## 9. Engine truth: where KV events matter (`npm run bench:kv-truth`)',
     '',
-    `Produced by \`${label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the shared 2-core development machine (load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; simulated time does not depend on it). 7 × p5-llama-3.1-70b, ${seedText} (the workload's and the run's), the first third of each run a warm-up left out of the figures. Rows: \`cache-aware\` on its own estimate; \`cache-aware\` following the engines' KV events (\`simulate --kv-events on\`) delivered at once, 50 ms after each engine step, with 1 % of batches lost and no replay socket (a loss leaves that engine to the estimate until it restarts), and with 1 % lost and replayed (\`--kv-events-replay on\`); \`oracle\`, which reads the engine models directly. Hit rate: engine-reported, routed requests only; predicted − delivered: the mean of |the cached tokens the decision predicted − those the engine served| over each request's prompt tokens. Errors: requests the restart cut. Targets (issue 39): with events, P90 TTFT within ${ORACLE_P90_RATIO}× \`oracle\`'s in each scenario; no scenario worse than the estimate.`,
+    `Produced by \`${label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the shared 2-core development machine (load average ${load.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; simulated time does not depend on it). 7 × p5-llama-3.1-70b, ${seedText}, the first third of each run a warm-up left out of the figures. Rows: \`cache-aware\` on its own estimate; \`cache-aware\` following the engines' KV events (\`simulate --kv-events on\`) delivered at once, 50 ms after each engine step, with 1 % of batches lost and no replay socket (a loss leaves that engine to the estimate until it restarts), and with 1 % lost and replayed (\`--kv-events-replay on\`); \`oracle\`, which reads the engine models directly. Hit rate: engine-reported, routed requests only; predicted − delivered: the mean of |the cached tokens the decision predicted − those the engine served| over each request's prompt tokens. Errors: requests the restart cut. Targets (issue 39): with events, P90 TTFT within ${ORACLE_P90_RATIO}× \`oracle\`'s in each scenario; no scenario worse than the estimate.`,
     '',
     ...bySeed[0].flatMap(scenarioLines),
     ...seedLines(bySeed),

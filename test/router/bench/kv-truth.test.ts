@@ -35,7 +35,7 @@ describe('when bench:kv-truth runs at two seeds (smoke size)', () => {
     expect(bySeed[1][0].settings.seed).toBe(2);
     const section = await runKvTruthBench(bySeed, 'test');
     expect(section.startsWith(KV_TRUTH_START) && section.endsWith(KV_TRUTH_END)).toBe(true);
-    expect(section).toContain('seeds 1, 2 (the tables: seed 1)');
+    expect(section).toContain("seeds 1, 2 (the workload's and the run's; the scenario tables are seed 1's)");
     expect(section).toContain("### P90 ÷ the estimate's at seeds 1–2");
     expect(section).toContain('| strategy | seed 1 | seed 2 | geometric mean |');
     const ratioRows = section.split('\n').filter((l) => /^\| cache-aware \+ events[^|]*(\| [\d.]+× ){3}\|$/.test(l));
