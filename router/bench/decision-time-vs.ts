@@ -13,9 +13,10 @@
  *
  * Each decision is consumed as RoutingCore consumes it, identically for both trees: it reads the chosen instance
  * and the predicted cached tokens, and the decision stays referenced until its release (the core keeps it in the
- * request's open attempt), here in a small ring. Without that, V8's escape analysis deleted the before-tree's
- * decision objects from the timing loop altogether (3 GCs per 3.3 M decisions against 67 for this build's, which
- * its runner keeps), a saving no live router gets. Per cell the output also gives each side's young-generation
+ * request's open attempt), here in small fresh arrays. Without that, V8's escape analysis may delete the decision
+ * objects from the timing loop (one tree per process, 3.4 M least-outstanding-requests decisions at 2 instances:
+ * 2 scavenges for a7d9107, 4 for this build; 74 and 70 with the decisions held), a saving no live router gets and
+ * one the two trees need not get alike. Per cell the output also gives each side's young-generation
  * GCs per million decisions, so an allocation difference between the trees shows rather than hides.
  */
 import { loadavg } from 'node:os';
@@ -59,10 +60,12 @@ function snapshotOf(instances: number): RoutingSnapshot {
 
 /**
  * Decisions held until their release, as RoutingCore's open attempts hold them: stored here, a decision escapes
- * the timing loop, so neither tree's can be optimised away (a power of two, indexed by mask).
+ * the timing loop, so neither tree's can be optimised away. A fresh array every HELD_DECISIONS decisions (a power of
+ * two, indexed by mask), as the core stores each decision in a fresh attempt: young into young, without the
+ * old-to-young write barrier one long-lived ring would add to both sides (about 3 ns a decision, measured).
  */
 const HELD_DECISIONS = 64;
-const held: (RoutingDecision | undefined)[] = new Array<RoutingDecision | undefined>(HELD_DECISIONS).fill(undefined);
+let held: (RoutingDecision | undefined)[] = [];
 /** What the loop read from each decision (its instance id and predicted cached tokens), checked once per batch. */
 let consumed = 0;
 
@@ -77,7 +80,9 @@ function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: num
     const decision = policy.decide(REQUEST, snapshot);
     // As RoutingCore.decide: the chosen instance's target, and the tokens its load ticket does not count.
     consumed += decision.instance.length + (decision.predictedCachedTokens ?? 0);
-    held[i & (HELD_DECISIONS - 1)] = decision;
+    const slot = i & (HELD_DECISIONS - 1);
+    if (slot === 0) held = new Array<RoutingDecision | undefined>(HELD_DECISIONS);
+    held[slot] = decision;
     policy.commit(REQUEST, decision);
     policy.release(REQUEST, decision, { kind: 'completed' });
   }
