@@ -10,10 +10,19 @@
  * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src). Run one policy per process
  * (--policies NAME) for what one router sees: a process running several policies makes the runner's call sites
  * see several stage shapes, which a single-policy router never does.
+ *
+ * Each decision is consumed as RoutingCore consumes it, identically for both trees: it reads the chosen instance
+ * and the predicted cached tokens, and the decision stays referenced until its release (the core keeps it in the
+ * request's open attempt), here in small fresh arrays. Without that, V8's escape analysis may delete the decision
+ * objects from the timing loop (one tree per process, 3.4 M least-outstanding-requests decisions at 2 instances:
+ * 2 scavenges for a7d9107, 4 for this build; 74 and 70 with the decisions held), a saving no live router gets and
+ * one the two trees need not get alike. Per cell the output also gives each side's young-generation
+ * GCs per million decisions, so an allocation difference between the trees shows rather than hides.
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { allHealthySameModels, type RoutingPolicy, type RoutingSnapshot } from '../src/policy';
+import { PerformanceObserver, constants as perfConstants, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { allHealthySameModels, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../src/policy';
 import type { RoutingRequest } from '../src/protocol/routing-request';
 
 interface Build {
@@ -50,6 +59,17 @@ function snapshotOf(instances: number): RoutingSnapshot {
 }
 
 /**
+ * Decisions held until their release, as RoutingCore's open attempts hold them: stored here, a decision escapes
+ * the timing loop, so neither tree's can be optimised away. A fresh array every HELD_DECISIONS decisions (a power of
+ * two, indexed by mask), as the core stores each decision in a fresh attempt: young into young, without the
+ * old-to-young write barrier one long-lived ring would add to both sides (about 3 ns a decision, measured).
+ */
+const HELD_DECISIONS = 64;
+let held: (RoutingDecision | undefined)[] = [];
+/** What the loop read from each decision (its instance id and predicted cached tokens), checked once per batch. */
+let consumed = 0;
+
+/**
  * Mean nanoseconds of decide + commit + release over one batch, in this process's CPU time (user + system, µs
  * resolution: a batch takes milliseconds): on a shared machine, time spent waiting for a core is not counted (at
  * load 18 on 2 cores, wall-clock minimum batch means of the same cell varied 9× between runs: 16–139 ns).
@@ -58,11 +78,26 @@ function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: num
   const start = process.cpuUsage();
   for (let i = 0; i < batch; i++) {
     const decision = policy.decide(REQUEST, snapshot);
+    // As RoutingCore.decide: the chosen instance's target, and the tokens its load ticket does not count.
+    consumed += decision.instance.length + (decision.predictedCachedTokens ?? 0);
+    const slot = i & (HELD_DECISIONS - 1);
+    if (slot === 0) held = new Array<RoutingDecision | undefined>(HELD_DECISIONS);
+    held[slot] = decision;
     policy.commit(REQUEST, decision);
     policy.release(REQUEST, decision, { kind: 'completed' });
   }
   const used = process.cpuUsage(start);
+  if (consumed === 0) throw new Error('no decision named an instance');
   return ((used.user + used.system) * 1000) / batch;
+}
+
+/** Start and end (performance.now()) of the batches timed for one side of one cell. */
+type Windows = [number, number][];
+
+/** Young-generation (scavenge) GCs that started inside `windows`, per million decisions of `decisions`. */
+function scavengesPerMillion(gcStarts: readonly number[], windows: Windows, decisions: number): number {
+  const inside = gcStarts.filter((t) => windows.some(([from, to]) => t >= from && t <= to)).length;
+  return (inside * 1e6) / decisions;
 }
 
 function flagValue(args: readonly string[], flag: string, fallback: string): string {
@@ -83,9 +118,19 @@ interface Cell {
   readonly after: RoutingPolicy;
   readonly snapshot: RoutingSnapshot;
   readonly rounds: { before: number; after: number }[];
+  readonly beforeWindows: Windows;
+  readonly afterWindows: Windows;
 }
 
-function main(args: readonly string[]): void {
+/** Times one batch of `policy`, recording its window for the GC attribution. */
+function timedBatch(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number, windows: Windows): number {
+  const from = performance.now();
+  const nanos = batchNanos(policy, snapshot, batch);
+  windows.push([from, performance.now()]);
+  return nanos;
+}
+
+async function main(args: readonly string[]): Promise<void> {
   const beforeDist = args[0];
   if (beforeDist === undefined || beforeDist.startsWith('--'))
     throw new RangeError('give the before-tree dist folder first: decision-time-vs.js BEFORE_DIST');
@@ -101,6 +146,8 @@ function main(args: readonly string[]): void {
       after: after.createPolicy({ name }, { rng: new after.SeededRng(7) }),
       snapshot: snapshotOf(n),
       rounds: [],
+      beforeWindows: [],
+      afterWindows: [],
     })),
   );
   const load = loadavg()[0];
@@ -108,19 +155,37 @@ function main(args: readonly string[]): void {
     batchNanos(c.before, c.snapshot, batch); // warm-up: both builds compiled before any round is timed
     batchNanos(c.after, c.snapshot, batch);
   }
+  const gcStarts: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const e of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[])
+      if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gcStarts.push(e.startTime);
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   for (let r = 0; r < rounds; r++)
     for (const c of cells)
-      c.rounds.push({ before: batchNanos(c.before, c.snapshot, batch), after: batchNanos(c.after, c.snapshot, batch) });
+      c.rounds.push({
+        before: timedBatch(c.before, c.snapshot, batch, c.beforeWindows),
+        after: timedBatch(c.after, c.snapshot, batch, c.afterWindows),
+      });
+  // GC entries reach the observer once the event loop has turned (one turn measured too few: allow 100 ms).
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gcObserver.disconnect();
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const c of cells) {
     const b = Math.min(...c.rounds.map((x) => x.before));
     const a = Math.min(...c.rounds.map((x) => x.after));
     const ratio = median(c.rounds.map((x) => x.after / x.before));
+    const decisions = rounds * batch;
+    const gcBefore = scavengesPerMillion(gcStarts, c.beforeWindows, decisions).toFixed(1);
+    const gcAfter = scavengesPerMillion(gcStarts, c.afterWindows, decisions).toFixed(1);
     process.stdout.write(
-      `${c.label}: before ${b.toFixed(1)} ns, after ${a.toFixed(1)} ns (minimum batch means: ${(a / b).toFixed(2)}×), median of round ratios ${ratio.toFixed(2)}×\n`,
+      `${c.label}: before ${b.toFixed(1)} ns, after ${a.toFixed(1)} ns (minimum batch means: ${(a / b).toFixed(2)}×), median of round ratios ${ratio.toFixed(2)}×; scavenges per million decisions: before ${gcBefore}, after ${gcAfter}\n`,
     );
   }
   process.stdout.write(`load average: ${load.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at end\n`);
 }
 
-main(process.argv.slice(2));
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -24,11 +24,15 @@ export interface DirectRun<Reason extends string> {
 type InstanceScorer = Scorer<InstanceView, DecisionFacts>;
 type InstancePicker<Reason extends string> = Picker<InstanceView, Reason, DecisionFacts>;
 
-/** The direct run for the stages after the standard instance filters, or undefined when they have no direct form. */
+/**
+ * The direct run for the stages after the standard instance filters, or undefined when they have no direct form.
+ * `commitsReadLast`: some stage's commit hook reads `last` (StagedPolicy.commit passes it the decision's snapshot).
+ */
 export function directRunOf<Reason extends string>(
   policy: string,
   stages: readonly Stage<InstanceView, Reason, DecisionFacts>[],
   last: LastDecision,
+  commitsReadLast: boolean,
 ): DirectRun<Reason> | undefined {
   const [first, second] = stages;
   if (stages.length === 1 && first.kind === 'picker')
@@ -38,7 +42,9 @@ export function directRunOf<Reason extends string>(
   if (stages.length !== 2 || first.kind !== 'scorer' || second.kind !== 'picker') return undefined;
   const { scoreOf } = first;
   const offers = second.begin !== undefined && second.offer !== undefined && second.choose !== undefined;
-  if (scoreOf !== undefined && offers) return new OfferedScoresRun(policy, first, scoreOf, second, last);
+  // scoreOf and the offers read no facts: only a commit hook would read what `last` records.
+  if (scoreOf !== undefined && offers)
+    return new OfferedScoresRun(policy, first, scoreOf, second, commitsReadLast ? last : undefined);
   return new FilteredRun(policy, first, second, last);
 }
 
@@ -96,18 +102,20 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
   constructor(
     private readonly policy: string,
     scorer: InstanceScorer,
-    private readonly scoreOf: (candidate: InstanceView, facts: DecisionFacts) => number,
+    private readonly scoreOf: (candidate: InstanceView) => number,
     private readonly picker: InstancePicker<Reason>,
-    private readonly last: LastDecision,
+    /** Undefined when no commit hook reads it: its two stores then measured a fifth of a 2-instance decision. */
+    private readonly last: LastDecision | undefined,
   ) {
     this.weight = scorer.weight;
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
     const last = this.last;
-    last.request = request;
-    last.snapshot = snapshot;
-    const facts = last.facts;
+    if (last !== undefined) {
+      last.request = request;
+      last.snapshot = snapshot;
+    }
     const instances = snapshot.instances;
     const n = instances.length;
     if (this.scores.length < n) this.scores = new Float64Array(n * 2);
@@ -127,7 +135,7 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
         dropped++;
         continue;
       }
-      const score = weight === 1 ? scoreOf(instance, facts) : scoreOf(instance, facts) * weight;
+      const score = weight === 1 ? scoreOf(instance) : scoreOf(instance) * weight;
       scores[i] = score;
       picker.offer!(i, score);
     }

@@ -78,9 +78,10 @@ export interface Scorer<Candidate, Facts = DecisionFacts> extends StageMemory {
   score(candidates: readonly Candidate[], facts: Facts, scores: Float64Array): void;
   /**
    * One candidate's score, the value `score` writes for it, for a scorer whose score depends on that candidate
-   * alone: StagedPolicy then scores in the same pass that checks the instance filters (one pass, not two).
+   * alone (it is given no facts): StagedPolicy then scores in the same pass that checks the instance filters (one
+   * pass, not two).
    */
-  readonly scoreOf?: (candidate: Candidate, facts: Facts) => number;
+  readonly scoreOf?: (candidate: Candidate) => number;
 }
 
 /** Chooses one candidate, or leaves the choice to the next picker. */

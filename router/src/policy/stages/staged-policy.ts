@@ -52,6 +52,7 @@ function directRunFor<Candidate, Reason extends string, Facts extends DecisionFa
   name: string,
   plan: StagePlan<Candidate, Reason, Facts>,
   last: LastDecision,
+  commitsReadLast: boolean,
 ): DirectRun<Reason> | undefined {
   const filters = plan.instanceFilters;
   const standard =
@@ -62,7 +63,7 @@ function directRunFor<Candidate, Reason extends string, Facts extends DecisionFa
     (filters[1] as Filter<InstanceView>) === HEALTHY_FILTER;
   // With the instances as candidates and no factsOf, Candidate is InstanceView and Facts DecisionFacts.
   const stages = plan.stages as readonly Stage<InstanceView, Reason, DecisionFacts>[];
-  return standard ? directRunOf(name, stages, last) : undefined;
+  return standard ? directRunOf(name, stages, last, commitsReadLast) : undefined;
 }
 
 /**
@@ -99,7 +100,7 @@ export class StagedPolicy<
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
     this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
     this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
-    this.direct = directRunFor(name, plan, this.last);
+    this.direct = directRunFor(name, plan, this.last, this.commits.length > 0);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {

@@ -221,6 +221,33 @@ describe('when a plan is the standard filters and one picker, with at most one s
   );
 });
 
+describe('when a direct-path plan has a commit hook', () => {
+  it("GIVEN the standard filters, a scorer scored in the filters' pass and a max-score picker whose commit hook reads the snapshot THEN the hook gets the snapshot each decision was made on", () => {
+    const committedAt: number[] = [];
+    const picker = maxScorePicker(new SeededRng(1), 'min');
+    const hookedPicker: Picker<InstanceView, 'min'> = {
+      kind: 'picker',
+      name: 'max-score',
+      pick: (c, s) => picker.pick(c, s),
+      begin: () => picker.begin(),
+      offer: (i, score) => picker.offer(i, score),
+      choose: (c, s) => picker.choose(c, s),
+      commit: (_r, _d, snapshot) => committedAt.push(snapshot?.nowMs ?? -1),
+    };
+    const policy = new StagedPolicy('hooked direct', {
+      instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [fewestInFlightScorer(1), hookedPicker],
+    });
+    const r = chatRequest('x');
+    for (const nowMs of [3, 5]) {
+      const vs = instances(2);
+      policy.commit(r, policy.decide(r, { instances: vs, nowMs, allHealthySameModels: allHealthySameModels(vs) }));
+    }
+    expect(committedAt).toEqual([3, 5]);
+  });
+});
+
 describe('when the max-score picker chooses', () => {
   /** The rule as llm-d states it, written out plainly: the highest score; among equals, the draw's index. */
   function reference(scores: readonly number[], draw: number): number | undefined {
