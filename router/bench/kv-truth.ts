@@ -201,7 +201,8 @@ function runLabel(s: KvTruthScenario): string {
 function verdictText(c: PairedRatioComparison): string {
   if (c.interval === null) return `**too few runs** (${c.runs}; the sign test needs 6 for 95 %)`;
   const { low, high, coverage } = c.interval;
-  const range = `median ${times(low, 1)}–${times(high, 1)} at ${(coverage * 100).toFixed(1)} %`;
+  // Four decimals: an interval that ends a hair below 1× must not print as ending at 1.000×.
+  const range = `median ${low.toFixed(4)}–${high.toFixed(4)}× at ${(coverage * 100).toFixed(1)} %`;
   return `**${c.verdict}** (${range}, ${c.runs} runs)`;
 }
 
