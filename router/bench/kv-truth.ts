@@ -7,12 +7,13 @@
  * around the router, and two router replicas without published state. Writes the bench:kv-truth section of
  * docs/benchmarks.md (reports per seed and scenario in reports/bench-kv-truth/).
  *
- *   npm run bench:kv-truth [-- --quick] [--seeds N] [--jitter-streams K]
+ *   npm run bench:kv-truth [-- --quick] [--seeds N] [--jitter-streams K] [--scenarios KEYS]
  *
  * --quick: a third of the simulated time (a smoke run). --seeds N: every scenario at seeds 1..N (workload and run;
  * default 1). --jitter-streams K: each seed run K times with vLLM's measured step-time jitter
  * (MEASURED_STEP_JITTER_CV, emulator/step-jitter.ts), stream 1..K, instead of once without (default 0). The full
- * tables are the first run's; then each events row's P90 ÷ the estimate's in every run.
+ * tables are the first run's; then each events row's P90 ÷ the estimate's in every run. --scenarios A,B: only those
+ * (keys: KV_TRUTH_SCENARIO_KEYS), printed and not written into the docs.
  *
  * The verdict "no scenario worse than the estimate" is statistical (report/paired-comparison.ts): under KV pressure
  * the fleet is overloaded and chaotic, so one changed decision or 0.2 % step jitter moves a P90 by several per cent
@@ -337,47 +338,71 @@ export interface KvTruthArgs {
   readonly quick: boolean;
   readonly seeds: number;
   readonly jitterStreams: number;
+  /** Only these scenarios (keys); undefined: all, and the section is written into docs/benchmarks.md. */
+  readonly scenarios?: readonly string[];
 }
 
-/** The command line: `--quick`, `--seeds N` and `--jitter-streams K` (errors name the flag and its range). */
+/** The scenario keys `--scenarios` accepts, in the bench's order. */
+export const KV_TRUTH_SCENARIO_KEYS: readonly string[] = kvTruthScenarios(60).map((s) => s.key);
+
+/** `--scenarios A,B`: known keys only (the error lists them). */
+function scenarioKeysFlag(raw: string | undefined): string[] {
+  const keys = (raw ?? '').split(',');
+  const unknown = keys.filter((k) => !KV_TRUTH_SCENARIO_KEYS.includes(k));
+  if (unknown.length > 0)
+    throw new ConfigError([
+      `--scenarios takes a comma-separated list of ${KV_TRUTH_SCENARIO_KEYS.join(', ')} (got ${JSON.stringify(raw ?? '')})`,
+    ]);
+  return keys;
+}
+
+/** The command line: `--quick`, `--seeds N`, `--jitter-streams K` and `--scenarios KEYS` (errors name the flag and its range). */
 export function parseKvTruthArgs(argv: readonly string[]): KvTruthArgs {
   let quick = false;
   let seeds = 1;
   let jitterStreams = 0;
+  let scenarios: string[] | undefined;
   const { min, max } = KV_TRUTH_JITTER_STREAMS;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--quick') quick = true;
     else if (argv[i] === '--seeds') seeds = integerFlag('seeds', argv[++i], KV_TRUTH_SEEDS.min, KV_TRUTH_SEEDS.max);
     else if (argv[i] === '--jitter-streams') jitterStreams = integerFlag('jitter-streams', argv[++i], min, max);
+    else if (argv[i] === '--scenarios') scenarios = scenarioKeysFlag(argv[++i]);
     else
       throw new Error(
-        `usage: npm run bench:kv-truth [-- --quick] [--seeds N] [--jitter-streams K]; unknown flag "${argv[i]}"`,
+        `usage: npm run bench:kv-truth [-- --quick] [--seeds N] [--jitter-streams K] [--scenarios KEYS]; unknown flag "${argv[i]}"`,
       );
   }
-  return { quick, seeds, jitterStreams };
+  return { quick, seeds, jitterStreams, ...(scenarios === undefined ? {} : { scenarios }) };
 }
 
 /** Every run the arguments ask for, seed by seed, each one list of scenarios. */
 export function kvTruthRuns(args: KvTruthArgs): KvTruthScenario[][] {
   const streams = args.jitterStreams === 0 ? [0] : Array.from({ length: args.jitterStreams }, (_, j) => j + 1);
+  const wanted = (s: KvTruthScenario) => args.scenarios === undefined || args.scenarios.includes(s.key);
   return Array.from({ length: args.seeds }, (_, i) =>
-    streams.map((stream) => kvTruthScenarios(args.quick ? 60 : 180, i + 1, stream)),
+    streams.map((stream) => kvTruthScenarios(args.quick ? 60 : 180, i + 1, stream).filter(wanted)),
   ).flat();
 }
 
-/** Runs the bench as `argv` asks and writes its section into docs/benchmarks.md. */
+/**
+ * Runs the bench as `argv` asks; with every scenario, writes its section into docs/benchmarks.md (a subset only
+ * prints it: it would replace the whole section).
+ */
 async function main(argv: readonly string[]): Promise<void> {
   const args = parseKvTruthArgs(argv);
   const flags = [
     ...(args.quick ? ['--quick'] : []),
     ...(args.seeds > 1 ? ['--seeds', String(args.seeds)] : []),
     ...(args.jitterStreams > 0 ? ['--jitter-streams', String(args.jitterStreams)] : []),
+    ...(args.scenarios !== undefined ? ['--scenarios', args.scenarios.join(',')] : []),
   ];
   const label = `npm run bench:kv-truth${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`;
   const section = await runKvTruthBench(kvTruthRuns(args), label, join('reports', 'bench-kv-truth'), (l) =>
     process.stderr.write(`${l}\n`),
   );
-  writeSection(join('docs', 'benchmarks.md'), section, { begin: KV_TRUTH_START, end: KV_TRUTH_END });
+  if (args.scenarios === undefined)
+    writeSection(join('docs', 'benchmarks.md'), section, { begin: KV_TRUTH_START, end: KV_TRUTH_END });
   process.stdout.write(`${section}\n`);
 }
 

@@ -56,6 +56,22 @@ describe('when bench:kv-truth parses its flags', () => {
     expect([shared.routers, shared.bypassShare, shared.profile.kvCapacityBlocks]).toEqual([2, 0.3, 20_000]);
   });
 
+  test('GIVEN --scenarios THEN only those run, in the bench order', () => {
+    const args = parseKvTruthArgs(['--scenarios', 'bypass,kv-pressure-shared', '--quick']);
+    expect(args).toEqual({ quick: true, seeds: 1, jitterStreams: 0, scenarios: ['bypass', 'kv-pressure-shared'] });
+    expect(kvTruthRuns(args)[0].map((s) => s.key)).toEqual(['kv-pressure-shared', 'bypass']);
+  });
+
+  test.each([['kv-pressure,restrt'], [''], [undefined]])(
+    'GIVEN --scenarios %p THEN it is refused listing the keys',
+    (raw) => {
+      const argv = raw === undefined ? ['--scenarios'] : ['--scenarios', raw];
+      expect(() => parseKvTruthArgs(argv)).toThrow(
+        `--scenarios takes a comma-separated list of restart, kv-pressure, kv-pressure-shared, bypass, replicas (got ${JSON.stringify(raw ?? '')})`,
+      );
+    },
+  );
+
   test('GIVEN an unknown flag THEN the usage names it', () => {
     expect(() => parseKvTruthArgs(['--seed', '2'])).toThrow(/unknown flag "--seed"/);
   });
