@@ -39,6 +39,8 @@ export interface StrategyComparisonConfig {
   readonly seed?: number;
   /** Step-time jitter (coefficient of variation per engine step; default 0). */
   readonly stepJitterCv?: number;
+  /** Which set of jitter streams (see SimulationConfig.stepJitterStream; default 0). */
+  readonly stepJitterStream?: number;
   /** The router's flow control by priority class (see SimulationConfig.flowControl; default on). */
   readonly flowControl?: FlowControlSettings;
   /** The routers follow the engines' KV events (see SimulationConfig.kvEvents; default none). */
@@ -113,6 +115,7 @@ export type StrategyRunSettings = Pick<
   | 'prefillSpeeds'
   | 'seed'
   | 'stepJitterCv'
+  | 'stepJitterStream'
   | 'flowControl'
   | 'kvEvents'
   | 'engineRestart'
@@ -151,6 +154,7 @@ export function simulateStrategy(
     prefillSpeeds: settings.prefillSpeeds,
     seed: settings.seed,
     stepJitterCv: settings.stepJitterCv,
+    stepJitterStream: settings.stepJitterStream,
     ...(settings.flowControl !== undefined ? { flowControl: settings.flowControl } : {}),
     ...(settings.kvEvents !== undefined ? { kvEvents: settings.kvEvents } : {}),
     ...(settings.engineRestart !== undefined ? { engineRestart: settings.engineRestart } : {}),

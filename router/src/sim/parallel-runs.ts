@@ -71,6 +71,7 @@ export async function compareStrategiesInParallel(
     prefillSpeeds: config.prefillSpeeds,
     seed: config.seed,
     stepJitterCv: config.stepJitterCv,
+    stepJitterStream: config.stepJitterStream,
     ...(config.flowControl !== undefined ? { flowControl: config.flowControl } : {}),
     ...(config.kvEvents !== undefined ? { kvEvents: config.kvEvents } : {}),
     ...(config.engineRestart !== undefined ? { engineRestart: config.engineRestart } : {}),

@@ -100,6 +100,11 @@ export interface SimulationConfig {
    */
   readonly stepJitterCv?: number;
   /**
+   * Which set of jitter streams `stepJitterCv` draws from (an integer 0–STEP_JITTER_STREAM_RANGE.max; default 0, the
+   * streams above): another gives other draws with the same workload and policy seed, so runs differ only in step times.
+   */
+  readonly stepJitterStream?: number;
+  /**
    * Flow control by priority class (core/flow-control.ts): lower classes (priority > 0) wait at the router while
    * the instance chosen for them has more prefill queued than the bound. Default FLOW_CONTROL_DEFAULTS (on); it
    * changes nothing for requests without a priority.
@@ -258,7 +263,9 @@ function simulatedEngines(
   kvEvents: SimulatedKvEvents | undefined,
 ): EngineModel[] {
   const jitterCv = config.stepJitterCv ?? 0;
-  const jitterSeed = new SeededRng(config.seed ?? 1);
+  const stream = config.stepJitterStream ?? 0;
+  const seedRng = new SeededRng(config.seed ?? 1);
+  const jitterSeed = stream === 0 ? seedRng : seedRng.fork(`step-jitter-stream/${stream}`);
   return Array.from(
     { length: instanceCount },
     (_, i) =>
@@ -333,6 +340,7 @@ interface RouterReplica {
 export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
 export const ROUTERS_RANGE = { min: 1, max: 64 } as const;
 export const OBSERVE_INTERVAL_RANGE = { min: 0, max: 60_000 } as const;
+export const STEP_JITTER_STREAM_RANGE = { min: 0, max: 1_000_000 } as const;
 
 export function defaultInstanceIds(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `instance-${i}`);
@@ -369,8 +377,13 @@ export function simulate(config: SimulationConfig): SimulationResult {
   return new Simulation(config, ids).run();
 }
 
-/** Throws a RangeError naming the field and its range for an engine restart or bypass share out of range. */
+/** Throws a RangeError naming the field and its range for an engine restart, bypass share or jitter stream out of range. */
 function checkScenario(config: SimulationConfig): void {
+  const stream = config.stepJitterStream ?? 0;
+  if (!Number.isInteger(stream) || stream < STEP_JITTER_STREAM_RANGE.min || stream > STEP_JITTER_STREAM_RANGE.max)
+    throw new RangeError(
+      `stepJitterStream must be an integer between ${STEP_JITTER_STREAM_RANGE.min} and ${STEP_JITTER_STREAM_RANGE.max} (got ${stream})`,
+    );
   const restart = config.engineRestart;
   if (restart !== undefined) {
     const { instance, atMs, downMs } = restart;

@@ -36,6 +36,21 @@ describe('when variance sources are switched on', () => {
     expect(a.report.environment['step-time jitter (CV)']).toBe(0.2);
   });
 
+  test('GIVEN a jitter stream THEN stream 0 is the default draws, and another stream moves results with the seed kept', () => {
+    const a = compare({ stepJitterCv: 0.2, seed: 3 });
+    expect(ttfts(compare({ stepJitterCv: 0.2, seed: 3, stepJitterStream: 0 }))).toEqual(ttfts(a));
+    const other = compare({ stepJitterCv: 0.2, seed: 3, stepJitterStream: 1 });
+    expect(ttfts(other)).toEqual(ttfts(compare({ stepJitterCv: 0.2, seed: 3, stepJitterStream: 1 })));
+    expect(ttfts(other)).not.toEqual(ttfts(a));
+    expect(ttfts(compare({ stepJitterStream: 1 }))).toEqual(ttfts(compare()));
+  });
+
+  test.each([[-1], [1.5], [1_000_001]])('GIVEN stepJitterStream %p THEN it is refused naming the range', (stream) => {
+    expect(() => compare({ stepJitterCv: 0.2, stepJitterStream: stream })).toThrow(
+      `stepJitterStream must be an integer between 0 and 1000000 (got ${stream})`,
+    );
+  });
+
   test('GIVEN router overhead and network time THEN every TTFT and E2E grows by an amount within their sum, deterministically', () => {
     const base = compare();
     const latency = { routerOverheadMs: { min: 1.3, max: 1.9 }, networkRttMs: { min: 5, max: 5 } };
