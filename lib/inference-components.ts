@@ -26,7 +26,6 @@ import {
   renderEngineEnvironment,
   renderLoraEnvironment,
   validateEngineOptions,
-  validateModelTokenizer,
   validateEnvironmentCount,
 } from './private/engine-environment';
 import { PrefixAwareLlmValidationError } from './private/errors';
@@ -692,7 +691,11 @@ export class LlmInferenceComponent extends ComponentBase {
 
     this.inferenceComponentName = props.inferenceComponentName ?? this._defaultName();
     const role = this._componentHost.role;
-    const imageConfig = image.bind(this, role, { endpointName: this._componentHost.endpointName });
+    const imageConfig = image.bind(this, role, {
+      endpointName: this._componentHost.endpointName,
+      containerStartupHealthCheckTimeout:
+        props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+    });
     this._inferenceAmiVersion = imageConfig.inferenceAmiVersion;
     this.cfnModel = this.createModel(props, engine, imageConfig);
     const memoryMiB = props.minMemoryPerCopy.toMebibytes({ rounding: SizeRoundingBehavior.NONE });
@@ -856,7 +859,6 @@ export class LlmInferenceComponent extends ComponentBase {
     props.model._validate(problems);
     validateIsolatedModel(endpoint._networkIsolation, props.model, problems);
     image._validate(this, problems);
-    validateModelTokenizer(image, props.model, problems);
     validateEngineOptions(engine, image.convention, problems);
     // LoRA's settings are counted as if adapters follow.
     validateEnvironmentCount(

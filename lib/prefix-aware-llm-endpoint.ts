@@ -28,12 +28,7 @@ import {
   warnAboutMixedPools,
 } from './private/capacity-resources';
 import { DATA_CAPTURE_STORES_PROMPTS, renderDataCapture, validateDataCapture } from './private/data-capture-resources';
-import {
-  renderEngineEnvironment,
-  validateEngineOptions,
-  validateEnvironmentCount,
-  validateModelTokenizer,
-} from './private/engine-environment';
+import { renderEngineEnvironment, validateEngineOptions, validateEnvironmentCount } from './private/engine-environment';
 import { createExecutionRole, grantDescribeRollbackAlarms, grantEndpointRuntimeBasics } from './private/execution-role';
 import {
   DEFAULT_INSTANCE_COUNT,
@@ -70,7 +65,7 @@ import { isKnownInteger, ProblemCollector, wholeSeconds } from './private/valida
 import { IntegerRange, RoutingStrategy } from './routing-strategy';
 import { grantAbTestingTo, RoutingVariant, validateRoutingVariants, withRoutingVariants } from './routing-variants';
 import { VllmEngineOptions } from './vllm-engine-options';
-import { VllmImage, VllmImageConfig } from './vllm-image';
+import { VllmImage, VllmImageBindContext, VllmImageConfig } from './vllm-image';
 
 export { PrefixAwareLlmValidationError } from './private/errors';
 
@@ -539,7 +534,7 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     this.grantRuntimeBasics();
     const vpcConfig = configureEndpointVpc(this, this.role, props, 'PrefixAwareLlmEndpoint');
     this.securityGroups = vpcConfig?.securityGroups ?? [];
-    const imageConfig = image.bind(this, this.role, { endpointName: this.endpointName });
+    const imageConfig = image.bind(this, this.role, this.imageBindContext(props));
     this.cfnModel = this.createModel(props, engine, imageConfig, vpcConfig);
     this.cfnEndpointConfig = this.createEndpointConfig(props, resolved, imageConfig);
 
@@ -703,13 +698,21 @@ export class PrefixAwareLlmEndpoint extends PrefixAwareLlmEndpointBase {
     grantEndpointRuntimeBasics(this, this.role, this.endpointName);
   }
 
+  /** What the image is told of this endpoint: its name, and the start-up health check the sidecar's waits fit in. */
+  private imageBindContext(props: PrefixAwareLlmEndpointProps): VllmImageBindContext {
+    return {
+      endpointName: this.endpointName,
+      containerStartupHealthCheckTimeout:
+        props.containerStartupHealthCheckTimeout ?? PrefixAwareLlmEndpoint.DEFAULT_TIMEOUT,
+    };
+  }
+
   private validate(props: PrefixAwareLlmEndpointProps, resolved: ResolvedEndpointSettings): void {
     const { instanceTypes, instanceCount, routing, image, engine, deployment } = resolved;
     const problems = new ProblemCollector();
     props.model._validate(problems);
     validateDataCapture(props.dataCapture, problems);
     image._validate(this, problems);
-    validateModelTokenizer(image, props.model, problems);
     validateEngineOptions(engine, image.convention, problems);
     validateEnvironmentCount(
       { convention: image.convention, model: props.model, engine, withLoraAdapters: false },

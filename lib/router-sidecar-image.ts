@@ -47,9 +47,11 @@ export interface RouterSidecarImageOptions {
    * the engine says it holds instead of its own estimate (`PREFIX_ROUTER_ENGINE_KV_EVENTS`, docs/container.md).
    *
    * Needs a policy that reads the events (`cache-aware`, the multi-engine default, or `llm-d-precise`) and the
-   * model's `tokenizer.json` when the container starts: a model from `ModelSource.s3()` (copied to /opt/ml/model
-   * first), or `PREFIX_ROUTER_TOKENIZER` in `routerEnvironment`. A Hugging Face model is downloaded by vLLM only
-   * after the router starts, so it is refused at synth without `PREFIX_ROUTER_TOKENIZER`.
+   * model's `tokenizer.json`: from a model of `ModelSource.s3()` (copied to /opt/ml/model first), from
+   * `PREFIX_ROUTER_TOKENIZER` in `routerEnvironment`, or, for a Hugging Face model, the one vLLM downloads as it
+   * starts: the container then starts the router once the file is in the Hugging Face cache, waiting at most the
+   * endpoint's `containerStartupHealthCheckTimeout` less a minute (at least half of it; `PREFIX_ROUTER_TOKENIZER_WAIT_MS`
+   * in `routerEnvironment` overrides it), so its own message reaches the logs before SageMaker's timeout.
    *
    * @default false
    */

@@ -7,6 +7,7 @@ import {
   aws_ecr_assets as ecrAssets,
   aws_iam as iam,
   CfnMapping,
+  Duration,
   IgnoreMode,
   Stack,
   Token,
@@ -148,9 +149,21 @@ export interface VllmImageConfig {
 }
 
 /** What the endpoint tells an image when binding it. */
+/** What the sidecar's tokenizer wait leaves of SageMaker's start-up health check for its message to reach the logs. */
+const TOKENIZER_WAIT_MARGIN_MS = 60_000;
+
 export interface VllmImageBindContext {
   /** The endpoint's name, when known at synth time. */
   readonly endpointName?: string;
+
+  /**
+   * The time SageMaker gives the container to pass its first health check. The router sidecar with `kvCacheEvents`
+   * waits for the tokenizer vLLM downloads at most this long less a minute (at least half of it), so the container's
+   * own message, naming where it looked, reaches the logs before SageMaker ends the deployment.
+   *
+   * @default - the sidecar's own wait (PREFIX_ROUTER_TOKENIZER_WAIT_MS, an hour)
+   */
+  readonly containerStartupHealthCheckTimeout?: Duration;
 }
 
 /** The container image that runs vLLM. */
@@ -236,16 +249,6 @@ export abstract class VllmImage {
    */
   public _enginesPerInstance(): number | undefined {
     return undefined;
-  }
-
-  /**
-   * True when the container must find the model's tokenizer.json where the model is when it starts (the router
-   * sidecar's `kvCacheEvents` without `PREFIX_ROUTER_TOKENIZER`).
-   *
-   * @internal
-   */
-  public _needsModelTokenizer(): boolean {
-    return false;
   }
 
   /** Grants the role pull rights on exactly this image's repository and returns the image URI. */
@@ -516,10 +519,6 @@ class RouterSidecarImage extends VllmImage {
     }
   }
 
-  public override _needsModelTokenizer(): boolean {
-    return this.options.kvCacheEvents === true && this.options.routerEnvironment?.PREFIX_ROUTER_TOKENIZER === undefined;
-  }
-
   public override _enginesPerInstance(): number | undefined {
     const engines = this.options.engines;
     if ((this.options.mode ?? RouterSidecarMode.SAGEMAKER) !== RouterSidecarMode.MULTI_ENGINE) return undefined;
@@ -528,15 +527,22 @@ class RouterSidecarImage extends VllmImage {
       : undefined;
   }
 
-  /** The PREFIX_ROUTER_* variables the container gets: from the props, then routerEnvironment. */
-  private routerVariables(endpointName?: string): Record<string, string> {
+  /** The PREFIX_ROUTER_* variables the container gets: from the props and the bind context, then routerEnvironment. */
+  private routerVariables(context: VllmImageBindContext = {}): Record<string, string> {
     const o = this.options;
+    const { endpointName, containerStartupHealthCheckTimeout: startup } = context;
+    const startupMs =
+      startup === undefined || Token.isUnresolved(startup.toSeconds()) ? undefined : startup.toMilliseconds();
     return {
       PREFIX_ROUTER_MODE: o.mode ?? RouterSidecarMode.SAGEMAKER,
       PREFIX_ROUTER_EMF: (o.emf ?? true) ? 'on' : 'off',
       ...(o.engines !== undefined && { PREFIX_ROUTER_ENGINES: String(o.engines) }),
       ...(o.policy !== undefined && { PREFIX_ROUTER_POLICY: o.policy }),
       ...(o.kvCacheEvents === true && { PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on' }),
+      ...(o.kvCacheEvents === true &&
+        startupMs !== undefined && {
+          PREFIX_ROUTER_TOKENIZER_WAIT_MS: String(Math.max(startupMs - TOKENIZER_WAIT_MARGIN_MS, startupMs / 2)),
+        }),
       ...(endpointName !== undefined && { PREFIX_ROUTER_EMF_ENDPOINT_NAME: endpointName }),
       ...o.routerEnvironment,
     };
@@ -608,7 +614,7 @@ class RouterSidecarImage extends VllmImage {
       wildcardReason:
         'ecr:GetAuthorizationToken accepts no resource but *; it only issues a registry login, image access is limited to one repository by the pull statement.',
     });
-    const environment = this.routerVariables(context.endpointName);
+    const environment = this.routerVariables(context);
     // The host AMI follows the base image's CUDA, as for VllmImage.dlc().
     const cudaMajor = cudaMajorOfDlcTag(dlcTagOf(o.baseImage) ?? this.defaultDlcTag);
     return {

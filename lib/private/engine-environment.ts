@@ -1,8 +1,6 @@
 import { Token } from 'aws-cdk-lib';
 import { MODEL_MOUNT_PATH, ModelSourceConfig } from '../model-source';
 import { EngineEnvConvention, VllmEngineOptions } from '../vllm-engine-options';
-import type { ModelSource } from '../model-source';
-import type { VllmImage } from '../vllm-image';
 import { loadEngineArgs } from './router-settings';
 import { ProblemCollector, show } from './validation';
 
@@ -254,16 +252,4 @@ function validateSchedulerOptions(options: VllmEngineOptions, problems: ProblemC
       : undefined,
   );
   for (const problem of relation) problems.add(problem.replace(/^engine /, 'engine: '));
-}
-
-/**
- * The router sidecar's `kvCacheEvents` needs the model's tokenizer.json when the container starts: an S3 model is in
- * /opt/ml/model by then, a Hugging Face model is downloaded by vLLM only after the router starts.
- */
-export function validateModelTokenizer(image: VllmImage, model: ModelSource, problems: ProblemCollector): void {
-  const modelId = model._huggingFaceModelId();
-  if (!image._needsModelTokenizer() || modelId === undefined) return;
-  problems.add(
-    `image.kvCacheEvents needs the model's tokenizer.json when the container starts, and a Hugging Face model is downloaded only after the router starts: use ModelSource.s3(), or set image.routerEnvironment['PREFIX_ROUTER_TOKENIZER'] to a tokenizer.json in the image (got model ${show(modelId)})`,
-  );
 }

@@ -13,7 +13,7 @@
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { RoutingPolicy, RoutingSnapshot } from '../src/policy';
+import { allHealthySameModels, type RoutingPolicy, type RoutingSnapshot } from '../src/policy';
 import type { RoutingRequest } from '../src/protocol/routing-request';
 
 interface Build {
@@ -45,7 +45,8 @@ function snapshotOf(instances: number): RoutingSnapshot {
     queuedPrefillTokens: 0,
     decodeSequences: 0,
   }));
-  return { instances: views, nowMs: 0 };
+  // As the server and the simulator pass it: every instance healthy, none listing its models.
+  return { instances: views, nowMs: 0, allHealthySameModels: allHealthySameModels(views) };
 }
 
 /**

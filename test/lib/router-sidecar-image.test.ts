@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Stack, aws_s3 as s3 } from 'aws-cdk-lib';
+import { Duration, Stack, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import {
   InferenceAmiVersion,
@@ -276,14 +276,53 @@ describe('when the sidecar follows the engines KV cache events (kvCacheEvents)',
     },
   );
 
-  it('GIVEN a Hugging Face model THEN synth fails: its tokenizer.json is not there when the container starts, unless PREFIX_ROUTER_TOKENIZER names one', () => {
-    expect(() => build({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true }) })).toThrow(
-      "image.kvCacheEvents needs the model's tokenizer.json when the container starts, and a Hugging Face model is downloaded only after the router starts: use ModelSource.s3(), or set image.routerEnvironment['PREFIX_ROUTER_TOKENIZER'] to a tokenizer.json in the image (got model 'meta-llama/Llama-3.1-70B-Instruct')",
-    );
-    const routerEnvironment = { PREFIX_ROUTER_TOKENIZER: '/opt/tokenizers/llama/tokenizer.json' };
-    expect(() =>
-      build({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true, routerEnvironment }) }),
-    ).not.toThrow();
+  it("GIVEN a Hugging Face model THEN synth accepts it: the container waits for the tokenizer vLLM downloads, a minute less than the endpoint's start-up health check", () => {
+    const { template } = synth({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true }) });
+    expect(environmentOf(template)).toMatchObject({
+      PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on',
+      PREFIX_ROUTER_TOKENIZER_WAIT_MS: String(30 * 60_000 - 60_000),
+    });
+    expect(environmentOf(template).PREFIX_ROUTER_TOKENIZER).toBeUndefined();
+  });
+
+  it.each([
+    [Duration.minutes(60), 3_540_000],
+    [Duration.minutes(2), 60_000],
+    [Duration.seconds(90), 45_000],
+    [Duration.seconds(60), 30_000],
+  ])(
+    'GIVEN containerStartupHealthCheckTimeout %s THEN the tokenizer wait is %s ms (a minute less, at least half)',
+    (timeout, waitMs) => {
+      const { template } = synth({
+        image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true }),
+        containerStartupHealthCheckTimeout: timeout,
+      });
+      expect(environmentOf(template).PREFIX_ROUTER_TOKENIZER_WAIT_MS).toBe(String(waitMs));
+    },
+  );
+
+  it('GIVEN PREFIX_ROUTER_TOKENIZER_WAIT_MS in routerEnvironment, or kvCacheEvents off THEN the construct sets no wait of its own', () => {
+    const routerEnvironment = { PREFIX_ROUTER_TOKENIZER_WAIT_MS: '120000' };
+    const given = synth({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true, routerEnvironment }) });
+    expect(environmentOf(given.template).PREFIX_ROUTER_TOKENIZER_WAIT_MS).toBe('120000');
+    const off = synth({ image: VllmImage.withRouterSidecar({ ...multi }) });
+    expect(environmentOf(off.template).PREFIX_ROUTER_TOKENIZER_WAIT_MS).toBeUndefined();
+  });
+
+  it.each([
+    ['-1', false],
+    ['0', true],
+    ['86400000', true],
+    ['86400001', false],
+  ])('GIVEN routerEnvironment PREFIX_ROUTER_TOKENIZER_WAIT_MS=%s THEN synth accepts it: %s', (wait, accepted) => {
+    const routerEnvironment = { PREFIX_ROUTER_TOKENIZER_WAIT_MS: wait };
+    const synthIt = () =>
+      build({ image: VllmImage.withRouterSidecar({ ...multi, kvCacheEvents: true, routerEnvironment }) });
+    if (accepted) expect(synthIt).not.toThrow();
+    else
+      expect(synthIt).toThrow(
+        `image.routerEnvironment['PREFIX_ROUTER_TOKENIZER_WAIT_MS'] (PREFIX_ROUTER_TOKENIZER_WAIT_MS) must be an integer between 0 and 86400000 (got "${wait}")`,
+      );
   });
 
   it.each(['PREFIX_ROUTER_KV_EVENTS', 'PREFIX_ROUTER_KV_EVENTS_REPLAY', 'PREFIX_ROUTER_ENGINE_KV_EVENTS'])(

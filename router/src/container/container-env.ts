@@ -43,6 +43,11 @@ export interface ContainerSettings {
    * (PREFIX_ROUTER_ENGINE_KV_EVENTS=on): each engine then takes a second port, its replay socket's.
    */
   readonly engineKvEvents: boolean;
+  /**
+   * With KV events and a Hugging Face model the hub cache does not hold yet: how long the container waits, after
+   * starting the engines, for the engine to download the tokenizer.json the router needs; 0 refuses such a start.
+   */
+  readonly tokenizerWaitMs: number;
   /** SAGEMAKER_SAFE_PORT_RANGE, when set: the ports SageMaker leaves to the container's own processes. */
   readonly safePortRange: { readonly min: number; readonly max: number } | undefined;
   readonly emf: {
@@ -64,6 +69,7 @@ export const CONTAINER_ENV = {
   restartBackoffMaxMs: 'PREFIX_ROUTER_RESTART_BACKOFF_MAX_MS',
   engineStartAttempts: 'PREFIX_ROUTER_ENGINE_START_ATTEMPTS',
   engineKvEvents: 'PREFIX_ROUTER_ENGINE_KV_EVENTS',
+  tokenizerWaitMs: 'PREFIX_ROUTER_TOKENIZER_WAIT_MS',
   emf: 'PREFIX_ROUTER_EMF',
   emfIntervalMs: 'PREFIX_ROUTER_EMF_INTERVAL_MS',
   emfNamespace: 'PREFIX_ROUTER_EMF_NAMESPACE',
@@ -94,6 +100,11 @@ export const CONTAINER_DEFAULTS = {
   /** vLLM's own start-up retries are none; three failed starts in a row without ever answering /health is a broken model or config, not bad luck. */
   engineStartAttempts: 3,
   /**
+   * SageMaker's longest start-up health check (ContainerStartupHealthCheckTimeoutInSeconds at most 3600): an engine
+   * that has not downloaded its tokenizer by then has lost the instance anyway.
+   */
+  tokenizerWaitMs: 3_600_000,
+  /**
    * sagemaker mode's router health timeout: vLLM answers /health on the same event loop that tokenizes and streams
    * every request, so a loaded engine answers late; 10 s (the router's default is 1 s) with the default 3 checks
    * every 2 s keeps a busy engine admitted, and timeouts alone never eject it there (fail open).
@@ -113,6 +124,7 @@ export const CONTAINER_RANGES = {
   restartBackoffMs: { min: 100, max: 600_000 },
   restartBackoffMaxMs: { min: 100, max: 3_600_000 },
   engineStartAttempts: { min: 1, max: 100 },
+  tokenizerWaitMs: { min: 0, max: 86_400_000 },
   emfIntervalMs: { min: 100, max: 3_600_000 },
   shutdownGraceMs: { min: 0, max: 3_600_000 },
 } as const;
@@ -301,13 +313,18 @@ function routerAddress(
   return { port, host: value(env, V.host) ?? CONTAINER_DEFAULTS.host };
 }
 
-/** Drain, engine stop, start attempts and restart back-off; a drain and stop that reach SageMaker's deadline warn. */
+/** Drain, engine stop, start attempts, restart back-off and the tokenizer download wait; a drain and stop that reach SageMaker's deadline warn. */
 function lifecycleTimings(
   env: Env,
   found: Findings,
 ): Pick<
   ContainerSettings,
-  'shutdownGraceMs' | 'engineStopTimeoutMs' | 'restartBackoffMs' | 'restartBackoffMaxMs' | 'engineStartAttempts'
+  | 'shutdownGraceMs'
+  | 'engineStopTimeoutMs'
+  | 'restartBackoffMs'
+  | 'restartBackoffMaxMs'
+  | 'engineStartAttempts'
+  | 'tokenizerWaitMs'
 > {
   const { problems } = found;
   const V = CONTAINER_ENV;
@@ -333,7 +350,15 @@ function lifecycleTimings(
       `${V.restartBackoffMaxMs} must be at least ${V.restartBackoffMs} (${restartBackoffMs}) (got ${restartBackoffMaxMs})`,
     );
   }
-  return { shutdownGraceMs, engineStopTimeoutMs, restartBackoffMs, restartBackoffMaxMs, engineStartAttempts };
+  const tokenizerWaitMs = integer(env, V.tokenizerWaitMs, R.tokenizerWaitMs, problems) ?? D.tokenizerWaitMs;
+  return {
+    shutdownGraceMs,
+    engineStopTimeoutMs,
+    restartBackoffMs,
+    restartBackoffMaxMs,
+    engineStartAttempts,
+    tokenizerWaitMs,
+  };
 }
 
 /** Ports each engine takes with KV events on: its HTTP port and its replay socket's (the PUB socket is ipc://). */

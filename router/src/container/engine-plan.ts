@@ -115,7 +115,7 @@ function kvEventsPlanProblems(
     problems.push(
       `SM_VLLM_KV_EVENTS_CONFIG must not be set with ${V.engineKvEvents}=on: the container gives each engine its own sockets (got ${JSON.stringify(env.SM_VLLM_KV_EVENTS_CONFIG)})`,
     );
-  const tokenizer = findModelTokenizer(env, template, files);
+  const tokenizer = findModelTokenizer(env, template, files, settings.tokenizerWaitMs);
   if (tokenizer.kind === 'missing') problems.push(tokenizer.problem);
   return problems;
 }

@@ -12,3 +12,4 @@ export * from './free-ports';
 export * from './container-config';
 export * from './supervisor';
 export * from './model-tokenizer';
+export * from './tokenizer-download';

@@ -3,15 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { startRouterWithConfig, type RunningRouter } from '../server';
-import { CONFIG_FILE_ENV } from '../config';
+import { CONFIG_FILE_ENV, type RouterConfig } from '../config';
 import { loadContainerConfig, type EngineKvEventStreams } from './container-config';
-import { CONTAINER_ENV, ENGINE_PORTS_WITH_KV_EVENTS, type ContainerSettings } from './container-env';
+import {
+  CONTAINER_ENV,
+  ContainerConfigError,
+  ENGINE_PORTS_WITH_KV_EVENTS,
+  type ContainerSettings,
+} from './container-env';
 import { readDlcFiles } from './engine-command';
-import { findModelTokenizer } from './model-tokenizer';
+import { findModelTokenizer, hubTokenizerWhere, type HubTokenizer, type TokenizerLookup } from './model-tokenizer';
+import { waitForDownloadedTokenizer } from './tokenizer-download';
 import { EmfEmitter } from './emf-emitter';
 import { mergeEngineMetrics, scrapeEngine, type EngineScrape } from './engine-metrics';
 import { engineKvEventSockets, enginePlanWarnings, planEngines, type EngineSpec } from './engine-plan';
-import { EngineProcess, type EngineExit } from './engine-process';
+import { EngineProcess, type EngineExit, type EngineProcessOptions } from './engine-process';
 import { freePorts } from './free-ports';
 import { detectGpus } from './gpu-inventory';
 
@@ -42,11 +48,24 @@ export interface RunningContainer {
 }
 
 const ENGINE_SCRAPE_TIMEOUT_MS = 2_000;
+/** How often the container looks for a tokenizer the engine downloads (a stat and a small read). */
+const TOKENIZER_POLL_MS = 250;
+
+/** startContainer's rejection when the container was told to stop (SIGTERM) before its router started. */
+export class ContainerStartStopped extends Error {
+  constructor() {
+    super('stopped before the router started');
+    this.name = 'ContainerStartStopped';
+  }
+}
+
 export async function startContainer(
   env: NodeJS.ProcessEnv,
   io: ContainerIo,
   /** Told the engine processes before any starts, so a caller can kill them on every way out. */
   onEngines: (engines: readonly EngineProcess[]) => void = () => undefined,
+  /** Aborted to stop a start that waits for the engine's tokenizer download (the engines stop, then it rejects). */
+  stopStart?: AbortSignal,
 ): Promise<RunningContainer> {
   const { settings, warnings, logLevel, routerConfigFor } = loadContainerConfig(env);
   const log: Logger = pino({
@@ -55,24 +74,24 @@ export async function startContainer(
     timestamp: pino.stdTimeFunctions.isoTime,
   });
   for (const warning of warnings) log.warn(warning);
-  const { specs, kvEvents, socketDir } = await planContainerEngines(settings, env, log);
-  const routerConfig = routerConfigFor(
-    specs.map((s) => s.url),
-    kvEvents,
-  );
+  const { specs, kvEvents, tokenizerDownload, socketDir } = await planContainerEngines(settings, env, log);
+  const routerConfigWith = (tokenizer: string | undefined): RouterConfig =>
+    routerConfigFor(
+      specs.map((s) => s.url),
+      kvEvents === undefined ? undefined : { ...kvEvents, tokenizer: tokenizer ?? kvEvents.tokenizer },
+    );
+  // Every router setting is checked before an engine starts; a tokenizer still to download, once it is there.
+  let routerConfig = routerConfigWith(tokenizerDownload === undefined ? undefined : 'emulator');
 
   let router: RunningRouter | undefined;
-  const failFast = engineFailFast(settings, log, (index) => router?.backends[index].health);
+  // Before the router exists no engine has passed a health check: its exits count towards the fail fast.
+  const failFast = engineFailFast(settings, log, (index) =>
+    router === undefined ? 'pending' : router.backends[index].health,
+  );
   const engines = specs.map(
     (spec) =>
       new EngineProcess(spec, {
-        baseEnv: env,
-        restartBackoffMs: settings.restartBackoffMs,
-        restartBackoffMaxMs: settings.restartBackoffMaxMs,
-        stopTimeoutMs: settings.engineStopTimeoutMs,
-        log,
-        stdout: io.stdout,
-        stderr: io.stderr,
+        ...engineProcessOptions(settings, env, io, log),
         onExit: (exit) => failFast.onEngineExit(spec.index, exit),
       }),
   );
@@ -82,39 +101,61 @@ export async function startContainer(
   };
   const scrapeEngines = (): Promise<EngineScrape[]> =>
     Promise.all(specs.map((s) => scrapeEngine(s.name, s.url, ENGINE_SCRAPE_TIMEOUT_MS)));
+  const startRouter = (config: RouterConfig): Promise<RunningRouter> =>
+    startRouterWithConfig(config, {
+      extraMetrics: async () => mergeEngineMetrics(await scrapeEngines()),
+      healthTimeoutsKeepHealthy: settings.mode === 'sagemaker',
+    });
 
-  // The router first: /ping answers 503 from the start, until an engine passes its health check.
-  const routerStarted = await startRouterWithConfig(routerConfig, {
-    extraMetrics: async () => mergeEngineMetrics(await scrapeEngines()),
-    healthTimeoutsKeepHealthy: settings.mode === 'sagemaker',
-  });
-  router = routerStarted;
-  try {
-    for (const engine of engines) engine.start();
-  } catch (err) {
-    killEngines();
-    await routerStarted.close();
-    throw err;
+  if (tokenizerDownload === undefined) {
+    // The router first: /ping answers 503 from the start, until an engine passes its health check.
+    router = await startRouter(routerConfig);
+    try {
+      for (const engine of engines) engine.start();
+    } catch (err) {
+      killEngines();
+      await router.close();
+      throw err;
+    }
+  } else {
+    const tokenizer = await engineDownloadedTokenizer(engines, tokenizerDownload, {
+      settings,
+      log,
+      giveUp: failFast.fatal,
+      socketDir,
+      ...(stopStart === undefined ? {} : { stopStart }),
+    });
+    try {
+      routerConfig = routerConfigWith(tokenizer);
+      router = await startRouter(routerConfig);
+    } catch (err) {
+      killEngines();
+      if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+      throw err;
+    }
   }
-  const emitter = settings.emf.enabled
-    ? new EmfEmitter({
-        registry: routerStarted.metricsRegistry,
-        engines: specs.map((s) => ({ name: s.name, instanceId: routerStarted.backends[s.index].id })),
-        scrapeEngines,
-        intervalMs: settings.emf.intervalMs,
-        namespace: settings.emf.namespace,
-        endpointName: settings.emf.endpointName,
-        write: io.stdout,
-      })
-    : undefined;
-  emitter?.start();
+  const routerStarted = router;
+  const emitter = settings.emf.enabled ? startEmf(settings, routerStarted, specs, scrapeEngines, io) : undefined;
 
+  const shutdown = containerShutdown(log, routerConfig.shutdownGraceMs, routerStarted, emitter, engines, socketDir);
+  return { settings, router: routerStarted, engines, shutdown, killEngines, fatal: failFast.fatal };
+}
+
+/** Drain the router, flush metrics, stop the engines, remove the sockets' directory: once, however often called. */
+function containerShutdown(
+  log: Logger,
+  graceMs: number,
+  router: RunningRouter,
+  emitter: EmfEmitter | undefined,
+  engines: readonly EngineProcess[],
+  socketDir: string | undefined,
+): () => Promise<void> {
   let shuttingDown: Promise<void> | undefined;
-  const shutdown = (): Promise<void> => {
+  return () => {
     shuttingDown ??= (async () => {
       const started = Date.now();
-      log.info({ graceMs: routerConfig.shutdownGraceMs }, 'container stopping: draining the router');
-      await routerStarted.close();
+      log.info({ graceMs }, 'container stopping: draining the router');
+      await router.close();
       await emitter?.stop();
       log.info({ afterMs: Date.now() - started }, 'router drained; stopping engines');
       await Promise.all(engines.map((e) => e.stop()));
@@ -123,7 +164,97 @@ export async function startContainer(
     })();
     return shuttingDown;
   };
-  return { settings, router: routerStarted, engines, shutdown, killEngines, fatal: failFast.fatal };
+}
+
+/** What every engine process gets from the container's settings (its exit handler aside). */
+function engineProcessOptions(
+  settings: ContainerSettings,
+  env: NodeJS.ProcessEnv,
+  io: ContainerIo,
+  log: Logger,
+): Omit<EngineProcessOptions, 'onExit'> {
+  return {
+    baseEnv: env,
+    restartBackoffMs: settings.restartBackoffMs,
+    restartBackoffMaxMs: settings.restartBackoffMaxMs,
+    stopTimeoutMs: settings.engineStopTimeoutMs,
+    log,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  };
+}
+
+/** The EMF metrics of the router and its engines, written to stdout every interval. */
+function startEmf(
+  settings: ContainerSettings,
+  router: RunningRouter,
+  specs: readonly EngineSpec[],
+  scrapeEngines: () => Promise<EngineScrape[]>,
+  io: ContainerIo,
+): EmfEmitter {
+  const emitter = new EmfEmitter({
+    registry: router.metricsRegistry,
+    engines: specs.map((s) => ({ name: s.name, instanceId: router.backends[s.index].id })),
+    scrapeEngines,
+    intervalMs: settings.emf.intervalMs,
+    namespace: settings.emf.namespace,
+    endpointName: settings.emf.endpointName,
+    write: io.stdout,
+  });
+  emitter.start();
+  return emitter;
+}
+
+/**
+ * The tokenizer the engines download (a Hugging Face model the hub cache did not hold at start): starts the engines,
+ * then waits for the file (tokenizer-download.ts), so the router starts with the engines' tokenizer and never routes
+ * by events it cannot read. Any other end stops the engines and rejects: the time is up (naming where it looked), an
+ * engine gave up (fail fast), or the container was told to stop (ContainerStartStopped).
+ */
+async function engineDownloadedTokenizer(
+  engines: readonly EngineProcess[],
+  hub: HubTokenizer,
+  context: {
+    settings: ContainerSettings;
+    log: Logger;
+    giveUp: Promise<string>;
+    socketDir: string | undefined;
+    stopStart?: AbortSignal;
+  },
+): Promise<string> {
+  const { settings, log, socketDir } = context;
+  const removeSockets = async (): Promise<void> => {
+    if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+  };
+  try {
+    for (const engine of engines) engine.start();
+  } catch (err) {
+    for (const engine of engines) engine.killNow();
+    await removeSockets();
+    throw err;
+  }
+  log.info(
+    { tokenizer: hubTokenizerWhere(hub), waitMs: settings.tokenizerWaitMs },
+    "waiting for the engine to download the model's tokenizer before the router starts",
+  );
+  const outcome = await waitForDownloadedTokenizer({
+    hub,
+    timeoutMs: settings.tokenizerWaitMs,
+    pollMs: TOKENIZER_POLL_MS,
+    giveUp: context.giveUp,
+    ...(context.stopStart === undefined ? {} : { stop: context.stopStart }),
+  });
+  if (outcome.kind === 'found') {
+    log.info({ tokenizer: outcome.path, afterMs: outcome.afterMs }, 'the engine downloaded the tokenizer');
+    return outcome.path;
+  }
+  if (outcome.kind === 'stopped') await Promise.all(engines.map((e) => e.stop()));
+  else for (const engine of engines) engine.killNow();
+  await removeSockets();
+  if (outcome.kind === 'stopped') throw new ContainerStartStopped();
+  if (outcome.kind === 'gave-up') throw new Error(outcome.reason);
+  log.fatal({ tokenizer: hubTokenizerWhere(hub), waitMs: settings.tokenizerWaitMs }, outcome.problem);
+  throw new ContainerConfigError([outcome.problem]);
 }
 
 /**
@@ -134,7 +265,13 @@ async function planContainerEngines(
   settings: ContainerSettings,
   env: NodeJS.ProcessEnv,
   log: Logger,
-): Promise<{ specs: EngineSpec[]; kvEvents: EngineKvEventStreams | undefined; socketDir: string | undefined }> {
+): Promise<{
+  specs: EngineSpec[];
+  kvEvents: EngineKvEventStreams | undefined;
+  /** The tokenizer the engines are to download, when the router must wait for it. */
+  tokenizerDownload: HubTokenizer | undefined;
+  socketDir: string | undefined;
+}> {
   const gpus = await detectGpus(settings.gpus, env);
   const count = settings.engines * (settings.engineKvEvents ? ENGINE_PORTS_WITH_KV_EVENTS : 1);
   const allPorts =
@@ -153,7 +290,12 @@ async function planContainerEngines(
     if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
     throw err;
   }
-  const kvEvents = socketDir === undefined ? undefined : engineKvEventStreams(specs, env, settings.engineCommand);
+  const tokenizer =
+    socketDir === undefined
+      ? undefined
+      : findModelTokenizer(env, settings.engineCommand, readDlcFiles(), settings.tokenizerWaitMs);
+  const kvEvents = tokenizer === undefined ? undefined : engineKvEventStreams(specs, tokenizer);
+  const tokenizerDownload = tokenizer?.kind === 'download' ? tokenizer.hub : undefined;
   for (const warning of enginePlanWarnings(settings, gpus, env)) log.warn(warning);
   log.info(
     {
@@ -169,20 +311,23 @@ async function planContainerEngines(
       emf: settings.emf.enabled,
       ...(kvEvents === undefined
         ? {}
-        : { kvEvents: { socketDir, tokenizer: kvEvents.tokenizer ?? env[CONTAINER_ENV.tokenizer] } }),
+        : {
+            kvEvents: {
+              socketDir,
+              tokenizer:
+                tokenizerDownload === undefined
+                  ? (kvEvents.tokenizer ?? env[CONTAINER_ENV.tokenizer])
+                  : `downloaded by the engine: ${hubTokenizerWhere(tokenizerDownload)}`,
+            },
+          }),
     },
     'container starting',
   );
-  return { specs, kvEvents, socketDir };
+  return { specs, kvEvents, tokenizerDownload, socketDir };
 }
 
-/** The router's side of the engines' KV events: each engine's sockets, and the tokenizer planEngines found. */
-function engineKvEventStreams(
-  specs: readonly EngineSpec[],
-  env: NodeJS.ProcessEnv,
-  engineCommand: string | undefined,
-): EngineKvEventStreams {
-  const tokenizer = findModelTokenizer(env, engineCommand, readDlcFiles());
+/** The router's side of the engines' KV events: each engine's sockets, and the tokenizer found at start. */
+function engineKvEventStreams(specs: readonly EngineSpec[], tokenizer: TokenizerLookup): EngineKvEventStreams {
   return {
     streams: specs.map((s) => ({
       url: s.url,
@@ -246,6 +391,7 @@ export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<Runni
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
   let signals = 0;
+  const stopStart = new AbortController();
   const stop = (): void => {
     container?.shutdown().then(
       () => process.exit(0),
@@ -259,11 +405,19 @@ export async function runContainerProcess(env: NodeJS.ProcessEnv): Promise<Runni
       killEngines();
       process.exit(130);
     }
-    stop(); // before the start finished: done right after it
+    // Before the start finished: a wait for the engine's tokenizer ends at once, any other start is stopped right after.
+    if (container === undefined) stopStart.abort();
+    stop();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  container = await startContainer(env, io, (started) => (engines = started));
+  try {
+    container = await startContainer(env, io, (started) => (engines = started), stopStart.signal);
+  } catch (err) {
+    if (!(err instanceof ContainerStartStopped)) throw err;
+    process.stderr.write(`prefix-router container: ${err.message}: engines stopped, exiting\n`);
+    process.exit(0);
+  }
   if (signals > 0) stop();
   const running = container;
   void running.fatal.then((reason) => {

@@ -46,7 +46,7 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  *   later requests. A long match on a swamped instance still loses to a shorter one on an idle instance, but only
  *   when the wait saved exceeds the work wasted.
  * Built from stages (stages/): the serves-model and healthy filters; the predicted-cost candidates (prediction and
- * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent); the
+ * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent and in flight); the
  * cold-rendezvous picker for a prompt no candidate holds; the near-equal-cost picker.
  *
  * - **Balance.** Instances whose cost is within `balanceSlackTokens` of the cheapest are equal; among them the one

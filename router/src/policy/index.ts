@@ -7,7 +7,7 @@ export * from './policy-definition';
 export { POLICY_DEFINITIONS, POLICY_NAMES, DEFAULT_POLICY_NAME, policyDefinition } from './policy-registry';
 export { parsePolicySpec, formatPolicySpec, readPolicySpec, expandPolicySweep } from './policy-spec';
 export { prefixKey } from './prefix-key';
-export { requireServingInstance, servesModel, UnknownModelError } from './served-models';
+export { allHealthySameModels, requireServingInstance, servesModel, UnknownModelError } from './served-models';
 export { rendezvousRanking, rendezvousScore, weightedRendezvousScore, InstanceHashCache } from './rendezvous';
 export { SageMakerPrefixAwarePolicy, type SageMakerPrefixAwareOptions } from './sagemaker-prefix-aware-policy';
 export { CacheAwarePolicy, type CacheAwareOptions } from './cache-aware-policy';

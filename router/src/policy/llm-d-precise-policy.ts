@@ -1,5 +1,7 @@
 import type { Rng } from '../common/seeded-rng';
+import type { RoutingRequest } from '../protocol/routing-request';
 import { definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
+import { engineCachedPromptTokens, type RoutingDecision, type RoutingSnapshot } from './routing-policy';
 import { kvLoadPlan, type KvLoadCandidate, type KvLoadFacts } from './stages/kv-load-candidates';
 import { kvUtilizationScorer } from './stages/kv-utilization-scorer';
 import { precisePrefixScorer } from './stages/precise-prefix-scorer';
@@ -47,6 +49,18 @@ export class LlmDPrecisePolicy extends StagedPolicy<KvLoadCandidate, 'llm-d-max-
         softmaxPicker<KvLoadCandidate, 'llm-d-max-score'>(0, rng, 'llm-d-max-score', 'max-score'),
       ],
     });
+  }
+
+  /**
+   * The choice, with the chosen engine's own account of the prompt as its predicted cached tokens: what serve reports
+   * (x-prefix-router-predicted-cached-tokens) and reports compare with what the engine delivered. The scorers read
+   * the same account in whole 64-token blocks; the prediction keeps the engine's own granularity.
+   */
+  override decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<'llm-d-max-score'> {
+    const decision = super.decide(request, snapshot);
+    const chosen = snapshot.instances.find((view) => view.id === decision.instance);
+    if (chosen === undefined) return decision;
+    return { ...decision, predictedCachedTokens: engineCachedPromptTokens(chosen, request, this.name) };
   }
 }
 

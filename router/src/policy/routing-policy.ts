@@ -134,6 +134,13 @@ export interface RoutingSnapshot {
   readonly instances: readonly InstanceView[];
   /** Caller's clock in milliseconds (virtual time in the simulator). */
   readonly nowMs: number;
+  /**
+   * True only when every instance is healthy and all serve the same models (allHealthySameModels in
+   * served-models.ts): an instance then passes the serves-model and healthy filters exactly when the first does, so
+   * a runner checks one instead of each (issue 37). The server and the simulator keep it as health and served models
+   * change, not per decision. Absent or false: every instance is checked.
+   */
+  readonly allHealthySameModels?: boolean;
 }
 
 export interface RoutingDecision<Reason extends string = string> {

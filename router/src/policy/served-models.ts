@@ -24,12 +24,36 @@ export function servesModel(view: InstanceView, model: string): boolean {
 }
 
 /**
+ * True when `instances` is not empty, every one is healthy and all serve the same models (each `servedModels`
+ * undefined, or all equal sets): RoutingSnapshot.allHealthySameModels. O(instances × models): callers compute it
+ * when an instance's health or served models change, not per decision.
+ */
+export function allHealthySameModels(instances: readonly InstanceView[]): boolean {
+  if (instances.length === 0) return false;
+  const models = instances[0].servedModels;
+  for (const instance of instances) if (!instance.healthy || !sameModels(instance.servedModels, models)) return false;
+  return true;
+}
+
+function sameModels(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.size !== b.size) return false;
+  for (const model of a) if (!b.has(model)) return false;
+  return true;
+}
+
+/**
  * Throws UnknownModelError when no configured instance serves `model`, healthy or not (an unknown model, answered
  * like vLLM's 404). A known model whose instances are all down is the policy's no-healthy-instance case instead.
  * Which instances a policy may choose for it is its serves-model filter (stages/serves-model-filter.ts).
  */
 export function requireServingInstance(snapshot: RoutingSnapshot, model: string): void {
   const instances = snapshot.instances;
+  // All serve the same models: the first answers for every one.
+  if (snapshot.allHealthySameModels === true && instances.length > 0) {
+    if (servesModel(instances[0], model)) return;
+    throw new UnknownModelError(model);
+  }
   for (let i = 0; i < instances.length; i++) if (servesModel(instances[i], model)) return;
   throw new UnknownModelError(model);
 }

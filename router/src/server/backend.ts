@@ -1,6 +1,12 @@
 import { Pool } from 'undici';
 import type { BackendTarget } from '../config';
-import type { EngineCacheView, InstanceView, ObservedBlocks, RoutingSnapshot } from '../policy';
+import {
+  allHealthySameModels,
+  type EngineCacheView,
+  type InstanceView,
+  type ObservedBlocks,
+  type RoutingSnapshot,
+} from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import type { ModelCard } from '../protocol/model-cards';
 import { ConnectionSlots } from './connection-slots';
@@ -34,14 +40,14 @@ export class Backend implements InstanceView {
   readonly origin: string;
   readonly basePath: string;
   readonly pool: Pool;
-  /** 'pending' until the first passed health check; only 'healthy' backends are routable. */
-  health: HealthState;
+  private healthState: HealthState;
   /** In-flight requests, queued prefill tokens and decoding sequences, as the router sees them. */
   readonly load = new InstanceLoad();
   /** KV-cache capacity in tokens from the engine's vllm:cache_config_info, once read. */
   kvCapacityTokens: number | undefined;
-  /** Models and adapters the engine lists at GET /v1/models, once read (server/served-models.ts); undefined: unknown. */
-  servedModels: ReadonlySet<string> | undefined;
+  private models: ReadonlySet<string> | undefined;
+  /** Told when `health` or `servedModels` changes (BackendSet: what every snapshot's allHealthySameModels says). */
+  onRoutableChange: (() => void) | undefined;
   /** The cards of that list, as the engine gave them (the router's own /v1/models merges them). */
   modelCards: readonly ModelCard[] | undefined;
 
@@ -77,7 +83,7 @@ export class Backend implements InstanceView {
     this.name = name;
     this.origin = target.origin;
     this.basePath = target.basePath;
-    this.health = initialHealth;
+    this.healthState = initialHealth;
     this.connections = new ConnectionSlots(options.connections);
     this.pool = new Pool(target.origin, {
       connections: options.connections,
@@ -87,8 +93,29 @@ export class Backend implements InstanceView {
     });
   }
 
+  /** 'pending' until the first passed health check; only 'healthy' backends are routable. */
+  get health(): HealthState {
+    return this.healthState;
+  }
+
+  set health(to: HealthState) {
+    if (to === this.healthState) return;
+    this.healthState = to;
+    this.onRoutableChange?.();
+  }
+
+  /** Models and adapters the engine lists at GET /v1/models, once read (server/served-models.ts); undefined: unknown. */
+  get servedModels(): ReadonlySet<string> | undefined {
+    return this.models;
+  }
+
+  set servedModels(models: ReadonlySet<string> | undefined) {
+    this.models = models;
+    this.onRoutableChange?.();
+  }
+
   get healthy(): boolean {
-    return this.health === 'healthy';
+    return this.healthState === 'healthy';
   }
 
   get inFlight(): number {
@@ -174,8 +201,15 @@ export class BackendSet {
   private observedViews: ObservedView[] | undefined;
   private staleAfterMs = 0;
 
+  /** allHealthySameModels of the backends; undefined after a change, until the next snapshot computes it. */
+  private routable: boolean | undefined;
+
   constructor(readonly list: readonly Backend[]) {
     this.byId = new Map(list.map((b) => [b.id, b]));
+    const changed = (): void => {
+      this.routable = undefined;
+    };
+    for (const b of list) b.onRoutableChange = changed;
   }
 
   /** True once observeInstances was called. */
@@ -209,12 +243,16 @@ export class BackendSet {
    */
   snapshot(nowMs: number, excludedId?: string, onlyId?: string): RoutingSnapshot {
     const shownUnhealthy = (id: string): boolean => id === excludedId || (onlyId !== undefined && id !== onlyId);
+    // An excluded backend, or every one but the session's, is shown unhealthy: then not all are healthy.
+    const allHealthySame =
+      excludedId === undefined && onlyId === undefined && (this.routable ??= allHealthySameModels(this.list));
     const views = this.observedViews;
     if (views !== undefined) {
       for (const v of views) v.refresh(nowMs, this.staleAfterMs, shownUnhealthy(v.id));
-      return { instances: views, nowMs };
+      return { instances: views, nowMs, allHealthySameModels: allHealthySame };
     }
-    if (excludedId === undefined && onlyId === undefined) return { instances: this.list, nowMs };
+    if (excludedId === undefined && onlyId === undefined)
+      return { instances: this.list, nowMs, allHealthySameModels: allHealthySame };
     return { instances: this.list.map((b) => (shownUnhealthy(b.id) ? new ExcludedView(b) : b)), nowMs };
   }
 }

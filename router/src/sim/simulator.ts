@@ -12,7 +12,7 @@ import {
 import { prefillTokensPerSecond, type EngineProfile } from '../emulator/engine-profile';
 import { PrefillSpeedEstimator } from '../policy/prefill-speed';
 import { httpErrorCode, httpErrorMessage, transportErrorCode } from '../common/request-errors';
-import { createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
+import { allHealthySameModels, createPolicy, policyOptionsOf, type PolicyConfig, type RoutingPolicy } from '../policy';
 import { InstanceLoad } from '../state/instance-load';
 import { StateHashKey } from '../state/state-hash-key';
 import {
@@ -326,6 +326,8 @@ interface RouterReplica {
     /** The engine's KV events as this replica received them (SimulationConfig.kvEvents). */
     engineCache?: EngineCacheView;
   }[];
+  /** allHealthySameModels of `views`, for every snapshot: recomputed when an instance's health changes (setHealthy). */
+  allHealthySameModels: boolean;
 }
 
 export const INSTANCES_RANGE = { min: 1, max: 1024 } as const;
@@ -510,6 +512,17 @@ class Simulation {
       load: loads[i],
       ...(published !== undefined ? { publishedLog: published[i].log } : {}),
     }));
+    const views: RouterReplica['views'] = ids.map((id, i) => ({
+      id,
+      healthy: true,
+      inFlight: 0,
+      queuedPrefillTokens: 0,
+      decodeSequences: 0,
+      kvCapacityTokens: kvCapacityTokens[i],
+      ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
+      ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
+      ...this.engineCacheOf(replica, id),
+    }));
     return {
       policy,
       core: new RoutingCore<SimulatedInstance>(
@@ -524,17 +537,8 @@ class Simulation {
       loads,
       targets: instances,
       loadsAtObservation: ids.map(() => ({ inFlight: 0, queuedPrefillTokens: 0, decodeSequences: 0 })),
-      views: ids.map((id, i) => ({
-        id,
-        healthy: true,
-        inFlight: 0,
-        queuedPrefillTokens: 0,
-        decodeSequences: 0,
-        kvCapacityTokens: kvCapacityTokens[i],
-        ...(speedMode === 'profile' ? { prefillTokensPerSecond: prefillTokensPerSecond(profiles[i]) } : {}),
-        ...(published !== undefined ? { observedBlocks: published[i].observed } : {}),
-        ...this.engineCacheOf(replica, id),
-      })),
+      views,
+      allHealthySameModels: allHealthySameModels(views),
     };
   }
 
@@ -775,7 +779,8 @@ class Simulation {
     if (this.kvEvents !== undefined) this.receiveKvEvents(request, nowMs);
     if (router.policy.engineState !== undefined) this.fillEngineStates(router, request, nowMs);
     const routed = router.core.begin(routing);
-    const attempt = routed.decideIfAdmitted({ instances: router.views, nowMs }, (target) =>
+    const snapshot = { instances: router.views, nowMs, allHealthySameModels: router.allHealthySameModels };
+    const attempt = routed.decideIfAdmitted(snapshot, (target) =>
       this.held.admits(request.priority, target.load.queuedPrefillTokens),
     );
     if (attempt === undefined) return false;
@@ -967,7 +972,10 @@ class Simulation {
 
   /** Every router's health checks see the instance leave or come back. */
   private setHealthy(instance: number, healthy: boolean): void {
-    for (const router of this.routers) router.views[instance].healthy = healthy;
+    for (const router of this.routers) {
+      router.views[instance].healthy = healthy;
+      router.allHealthySameModels = allHealthySameModels(router.views);
+    }
   }
 
   /** The engine a request that bypasses the routers goes to (SimulationConfig.bypassShare), or undefined. */

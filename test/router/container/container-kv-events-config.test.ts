@@ -5,6 +5,7 @@ import {
   checkContainerEnvironment,
   engineKvEventSockets,
   findModelTokenizer,
+  huggingFaceHubCache,
   loadContainerConfig,
   parseContainerEnv,
   planEngines,
@@ -175,6 +176,9 @@ describe('when the engines are planned with KV events on', () => {
   });
 });
 
+/** PREFIX_ROUTER_TOKENIZER_WAIT_MS's default: a tokenizer the engine downloads is waited for. */
+const WAITS = 3_600_000;
+
 describe("when the container looks for the model's tokenizer.json", () => {
   let dir: string;
   beforeAll(() => {
@@ -182,14 +186,26 @@ describe("when the container looks for the model's tokenizer.json", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** A snapshot of `repoId` in the hub cache `hub`, reached through refs/`ref` when given. */
+  function cacheSnapshot(hub: string, repoId: string, commit: string, ref?: string): string {
+    const repo = join(hub, `models--${repoId.replace('/', '--')}`);
+    mkdirSync(join(repo, 'snapshots', commit), { recursive: true });
+    if (ref !== undefined) {
+      mkdirSync(join(repo, 'refs'), { recursive: true });
+      writeFileSync(join(repo, 'refs', ref), `${commit}\n`);
+    }
+    writeFileSync(join(repo, 'snapshots', commit, 'tokenizer.json'), '{}');
+    return join(repo, 'snapshots', commit, 'tokenizer.json');
+  }
+
   it('GIVEN PREFIX_ROUTER_TOKENIZER THEN that is used as given (the router checks it)', () => {
-    expect(findModelTokenizer({ PREFIX_ROUTER_TOKENIZER: 'emulator' }, 'emulate', NO_DLC_FILES)).toEqual({
+    expect(findModelTokenizer({ PREFIX_ROUTER_TOKENIZER: 'emulator' }, 'emulate', NO_DLC_FILES, WAITS)).toEqual({
       kind: 'configured',
     });
   });
 
   it('GIVEN an engine command and no PREFIX_ROUTER_TOKENIZER THEN it is missing, naming the variable', () => {
-    const found = findModelTokenizer({}, 'emulate', NO_DLC_FILES);
+    const found = findModelTokenizer({}, 'emulate', NO_DLC_FILES, WAITS);
     expect(found.kind === 'missing' && found.problem).toContain(
       'with PREFIX_ROUTER_ENGINE_COMMAND needs PREFIX_ROUTER_TOKENIZER',
     );
@@ -199,26 +215,96 @@ describe("when the container looks for the model's tokenizer.json", () => {
     const model = join(dir, 'model');
     mkdirSync(model);
     writeFileSync(join(model, 'tokenizer.json'), '{}');
-    expect(findModelTokenizer({ SM_VLLM_MODEL: model }, undefined, NO_DLC_FILES)).toEqual({
+    expect(findModelTokenizer({ SM_VLLM_MODEL: model }, undefined, NO_DLC_FILES, WAITS)).toEqual({
       kind: 'found',
       path: join(model, 'tokenizer.json'),
     });
   });
 
   it("GIVEN a Hugging Face id in the hub cache THEN its revision's snapshot, through refs/", () => {
-    const repo = join(dir, 'hub', 'models--org--llama');
-    mkdirSync(join(repo, 'refs'), { recursive: true });
-    mkdirSync(join(repo, 'snapshots', 'abc123'), { recursive: true });
-    writeFileSync(join(repo, 'refs', 'v2'), 'abc123\n');
-    writeFileSync(join(repo, 'snapshots', 'abc123', 'tokenizer.json'), '{}');
+    const path = cacheSnapshot(join(dir, 'hub'), 'org/llama', 'abc123', 'v2');
     const env = { SM_VLLM_MODEL: 'org/llama', SM_VLLM_REVISION: 'v2', HF_HOME: dir };
-    expect(findModelTokenizer(env, undefined, NO_DLC_FILES)).toEqual({
-      kind: 'found',
-      path: join(repo, 'snapshots', 'abc123', 'tokenizer.json'),
-    });
-    const main = findModelTokenizer({ ...env, SM_VLLM_REVISION: '' }, undefined, NO_DLC_FILES);
+    expect(findModelTokenizer(env, undefined, NO_DLC_FILES, WAITS)).toEqual({ kind: 'found', path });
+    const main = findModelTokenizer({ ...env, SM_VLLM_REVISION: '' }, undefined, NO_DLC_FILES, 0);
     expect(main.kind === 'missing' && main.problem).toContain(
-      `none in the Hugging Face cache ${join(dir, 'hub')} (model org/llama, not downloaded yet`,
+      `none in the Hugging Face cache at start, ${join(dir, 'hub', 'models--org--llama', 'snapshots')}/COMMIT, with refs/main not written yet/tokenizer.json (model org/llama, revision main), and PREFIX_ROUTER_TOKENIZER_WAIT_MS=0 does not wait`,
     );
+  });
+
+  it("GIVEN vLLM's --tokenizer and --tokenizer-revision (SM_VLLM_TOKENIZER, SM_VLLM_TOKENIZER_REVISION) THEN the engine's tokenizer is looked for, not the model's", () => {
+    const path = cacheSnapshot(join(dir, 'hub'), 'org/tokenizer-only', 'fed456', 'v3');
+    const env = {
+      HF_MODEL_ID: 'org/weights',
+      SM_VLLM_REVISION: 'v9',
+      SM_VLLM_TOKENIZER: 'org/tokenizer-only',
+      SM_VLLM_TOKENIZER_REVISION: 'v3',
+      HF_HOME: dir,
+    };
+    expect(findModelTokenizer(env, undefined, NO_DLC_FILES, WAITS)).toEqual({ kind: 'found', path });
+    const local = join(dir, 'tokenizer-dir');
+    mkdirSync(local);
+    writeFileSync(join(local, 'tokenizer.json'), '{}');
+    expect(findModelTokenizer({ ...env, SM_VLLM_TOKENIZER: local }, undefined, NO_DLC_FILES, WAITS)).toEqual({
+      kind: 'found',
+      path: join(local, 'tokenizer.json'),
+    });
+  });
+
+  it.each([
+    [{ HF_HUB_CACHE: '/a/hub', HUGGINGFACE_HUB_CACHE: '/b/hub', HF_HOME: '/c' }, '/a/hub'],
+    [{ HUGGINGFACE_HUB_CACHE: '/b/hub', HF_HOME: '/c', XDG_CACHE_HOME: '/x' }, '/b/hub'],
+    [{ HF_HOME: '/c', XDG_CACHE_HOME: '/x' }, '/c/hub'],
+    [{ XDG_CACHE_HOME: '/x', HOME: '/home/u' }, '/x/huggingface/hub'],
+    [{ HOME: '/home/u' }, '/home/u/.cache/huggingface/hub'],
+  ])("GIVEN %j THEN the hub cache is huggingface_hub's %s", (env, cache) => {
+    expect(huggingFaceHubCache(env)).toBe(cache);
+  });
+
+  it('GIVEN a Hugging Face id the cache does not hold yet THEN the engine is to download it: the container waits for that revision', () => {
+    const env = { HF_MODEL_ID: 'org/not-yet', SM_VLLM_REVISION: 'v1', HF_HUB_CACHE: join(dir, 'empty-hub') };
+    expect(findModelTokenizer(env, undefined, NO_DLC_FILES, WAITS)).toEqual({
+      kind: 'download',
+      hub: { repoId: 'org/not-yet', revision: 'v1', cacheDir: join(dir, 'empty-hub') },
+    });
+    const on = parseContainerEnv({ ...MULTI, PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on' }).settings;
+    const sockets = engineKvEventSockets('/run/kv', [8102, 8103]);
+    expect(() => planEngines(on, gpus(2), [8100, 8101], env, NO_DLC_FILES, sockets)).not.toThrow();
+    const noWait = parseContainerEnv({
+      ...MULTI,
+      PREFIX_ROUTER_ENGINE_KV_EVENTS: 'on',
+      PREFIX_ROUTER_TOKENIZER_WAIT_MS: '0',
+    });
+    expect(() => planEngines(noWait.settings, gpus(2), [8100, 8101], env, NO_DLC_FILES, sockets)).toThrow(
+      'PREFIX_ROUTER_TOKENIZER_WAIT_MS=0 does not wait for the engine to download it',
+    );
+  });
+
+  it.each(['1', 'true', 'YES', 'On'])(
+    'GIVEN HF_HUB_OFFLINE=%s and a model the cache does not hold THEN it is missing at start: the engine downloads nothing',
+    (offline) => {
+      const env = { HF_MODEL_ID: 'org/not-yet', HF_HUB_CACHE: join(dir, 'empty-hub'), HF_HUB_OFFLINE: offline };
+      const found = findModelTokenizer(env, undefined, NO_DLC_FILES, WAITS);
+      expect(found.kind === 'missing' && found.problem).toContain('HF_HUB_OFFLINE stops the engine downloading it');
+      const online = findModelTokenizer({ ...env, HF_HUB_OFFLINE: '0' }, undefined, NO_DLC_FILES, WAITS);
+      expect(online.kind).toBe('download');
+    },
+  );
+});
+
+describe('when PREFIX_ROUTER_TOKENIZER_WAIT_MS is read', () => {
+  it.each([
+    ['-1', undefined],
+    ['0', 0],
+    ['86400000', 86_400_000],
+    ['86400001', undefined],
+  ])('GIVEN %s THEN the wait is %s ms (else refused naming the variable and range)', (raw, waitMs) => {
+    const read = () => parseContainerEnv({ PREFIX_ROUTER_TOKENIZER_WAIT_MS: raw }).settings.tokenizerWaitMs;
+    if (waitMs !== undefined) expect(read()).toBe(waitMs);
+    else
+      expect(read).toThrow(`PREFIX_ROUTER_TOKENIZER_WAIT_MS must be an integer between 0 and 86400000 (got "${raw}")`);
+  });
+
+  it("GIVEN nothing THEN an hour: SageMaker's longest start-up health check", () => {
+    expect(parseContainerEnv({}).settings.tokenizerWaitMs).toBe(3_600_000);
   });
 });

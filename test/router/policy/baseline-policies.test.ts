@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
-import { createPolicy } from '../../../router/src/policy';
+import {
+  allHealthySameModels,
+  createPolicy,
+  NoHealthyInstanceError,
+  type InstanceView,
+} from '../../../router/src/policy';
 import { chatRequest, instances, snapshot } from './policy-test-helpers';
 
 describe('when the round-robin policy routes', () => {
@@ -28,6 +33,49 @@ describe('when the round-robin policy routes', () => {
     const p = createPolicy({ name: 'round-robin' }, { rng: new SeededRng(1) });
     p.commit(chatRequest('x'), { instance: 'gone', reason: 'round-robin' });
     expect(p.decide(chatRequest('x'), snapshot(views)).instance).toBe(views[0].id);
+  });
+});
+
+describe('when the round-robin policy meets commits it did not pick, skipped commits and changing instance lists', () => {
+  /** The rule as stated: the first healthy instance after the last committed one, by id, wrapping around. */
+  function reference(views: readonly InstanceView[], lastCommitted: string | undefined): string | undefined {
+    const at = views.findIndex((v) => v.id === lastCommitted);
+    for (let k = 0; k < views.length; k++) {
+      const v = views[(at + 1 + k) % views.length];
+      if (v.healthy) return v.id;
+    }
+    return undefined;
+  }
+
+  it('GIVEN any sequence THEN every decision is the stated rule (its position guess never shows)', () => {
+    const step = fc.record({
+      order: fc.shuffledSubarray([0, 1, 2, 3, 4], { minLength: 1 }),
+      down: fc.subarray([0, 1, 2, 3, 4]),
+      act: fc.constantFrom('commit', 'skip', 'commit-other'),
+      other: fc.integer({ min: 0, max: 5 }),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
+        const p = createPolicy({ name: 'round-robin' }, { rng: new SeededRng(1) });
+        let last: string | undefined;
+        for (const { order, down, act, other } of steps) {
+          const views = order.map((i) => ({ id: `b${i}`, healthy: !down.includes(i), inFlight: 0 }));
+          const expected = reference(views, last);
+          const snap = { instances: views, nowMs: 0, allHealthySameModels: allHealthySameModels(views) };
+          if (expected === undefined) {
+            expect(() => p.decide(chatRequest('x'), snap)).toThrow(NoHealthyInstanceError);
+            continue;
+          }
+          const d = p.decide(chatRequest('x'), snap);
+          expect(d.instance).toBe(expected);
+          if (act === 'skip') continue;
+          // A caller may commit a decision it made itself, naming any instance (or one no longer configured).
+          const committed = act === 'commit' ? d : { instance: `b${other}`, reason: 'round-robin' };
+          p.commit(chatRequest('x'), committed);
+          last = committed.instance;
+        }
+      }),
+    );
   });
 });
 

@@ -284,7 +284,7 @@ describe('when the fleet mixes instance speeds (5 fast + 2 at 0.3 of their speed
 describe('when hot prefixes and sessions are routed', () => {
   /**
    * Sends `count` requests sharing a prefix of `prefixBlocks` routing blocks (64 tokens each; 2,048 tokens by
-   * default); `drains`: each finishes its prefill before the next comes.
+   * default); `drains`: each finishes its prefill before the next comes and stays in flight, decoding.
    */
   function hotStream(
     count: number,
@@ -302,7 +302,7 @@ describe('when hot prefixes and sessions are routed', () => {
       const d = p.decide(r, { instances: views, nowMs: 0 });
       p.commit(r, d);
       const v = views.find((x) => x.id === d.instance)!;
-      if (drains) Object.assign(v, { decodeSequences: (v.decodeSequences ?? 0) + 1 });
+      if (drains) Object.assign(v, { inFlight: v.inFlight + 1, decodeSequences: (v.decodeSequences ?? 0) + 1 });
       else
         Object.assign(v, {
           inFlight: v.inFlight + 1,
@@ -329,7 +329,21 @@ describe('when hot prefixes and sessions are routed', () => {
     expect(hotStream(30, true, 160, { stepTokens: 16_384 }).used.size).toBeGreaterThan(1);
   });
 
-  it('GIVEN prefixes of very unequal popularity at light load THEN no instance is sent more than its bounded share of requests by a cache match', () => {
+  it('GIVEN the holder was sent more than its share earlier but carries no more than its share now THEN it keeps the hit', () => {
+    const p = policy();
+    const views = idle(7);
+    const history = blocksOf('conversation', 12);
+    // Six earlier requests went to instance-0 and have ended: over its share of the requests sent, idle now.
+    for (let i = 0; i < 6; i++) place(p, chatRequest(`${blocksOf(`earlier-${i}`, 2)}`), views[0].id);
+    place(p, chatRequest(history), views[0].id);
+    const d = decide(p, chatRequest(`${history}${blocksOf('next turn', 1)}`), views);
+    expect(d).toMatchObject({ instance: views[0].id, reason: 'cache-match' });
+    // The same holder carrying more than its share of the requests in flight is passed over.
+    const loaded = views.map((v, i) => (i === 0 ? { ...v, inFlight: 5, decodeSequences: 5 } : v));
+    expect(decide(p, chatRequest(`${history}${blocksOf('next turn', 1)}`), loaded).instance).not.toBe(views[0].id);
+  });
+
+  it('GIVEN prefixes of very unequal popularity under load THEN no instance is sent more than its bounded share of requests by a cache match', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 2, max: 7 }),
@@ -349,6 +363,9 @@ describe('when hot prefixes and sessions are routed', () => {
             const d = p.decide(r, { instances: views, nowMs: 0 });
             p.commit(r, d);
             sent.set(d.instance, (sent.get(d.instance) ?? 0) + 1);
+            // Every request stays in flight (decoding): each instance carries what it was sent.
+            const v = views.find((x) => x.id === d.instance)!;
+            Object.assign(v, { inFlight: v.inFlight + 1, decodeSequences: (v.decodeSequences ?? 0) + 1 });
             // A request matching a cached prefix never takes its instance past ⌈1.25 × total / n⌉ (or 4) while another
             // instance is under; cold prompts follow rendezvous order (bounded by index contents) instead.
             const bound = Math.max(Math.ceil((1.25 * (i + 1)) / n), 4);

@@ -70,6 +70,14 @@ describe('when llm-d-precise decides', () => {
     );
   });
 
+  it("GIVEN engines holding runs of the prompt THEN the decision predicts the chosen engine's own run, not its whole blocks", () => {
+    const views = pods([{ cached: 1000 }, { cached: 0 }]); // 15 whole 64-token blocks and 40 tokens more
+    const decision = precise().decide(chatRequest(PROMPT), { instances: views, nowMs: 0 });
+    expect(decision).toEqual({ instance: id(0), reason: 'llm-d-max-score', predictedCachedTokens: 1000 });
+    const cold = precise().decide(chatRequest(PROMPT), { instances: pods([{ cached: 0 }]), nowMs: 0 });
+    expect(cold.predictedCachedTokens).toBe(0);
+  });
+
   it("GIVEN a run shorter than one of llm-d's 64-token blocks THEN it is no match: the pods tie and either may win", () => {
     const winners = new Set<string>();
     for (let seed = 1; seed <= 16; seed++) winners.add(decide(precise(seed), pods([{ cached: 48 }, { cached: 0 }])));

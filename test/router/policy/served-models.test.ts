@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { SeededRng } from '../../../router/src/common/seeded-rng';
 import { RoutingCore } from '../../../router/src/core/routing-core';
 import {
+  allHealthySameModels,
   createPolicy,
   NoHealthyInstanceError,
   POLICY_NAMES,
@@ -71,6 +72,31 @@ describe('when the serves-model filter passes the instances serving the model a 
       expect(() => createPolicy({ name }, { rng: new SeededRng(1) }).decide(requestFor('sql', LONG), snapshot)).toThrow(
         NoHealthyInstanceError,
       );
+  });
+});
+
+describe('when a caller asks whether every instance is healthy and serves the same models (allHealthySameModels)', () => {
+  it('GIVEN all healthy and every list unknown, or every list equal (other Set objects) THEN true', () => {
+    expect(allHealthySameModels([view(0, undefined), view(1, undefined)])).toBe(true);
+    expect(allHealthySameModels([view(0, ['base', 'sql']), view(1, ['sql', 'base'])])).toBe(true);
+  });
+
+  it('GIVEN no instance, one down, an unknown list beside a known one, or lists that differ THEN false', () => {
+    expect(allHealthySameModels([])).toBe(false);
+    expect(allHealthySameModels([view(0, undefined), view(1, undefined, { healthy: false })])).toBe(false);
+    expect(allHealthySameModels([view(0, undefined), view(1, ['base'])])).toBe(false);
+    expect(allHealthySameModels([view(0, ['base']), view(1, undefined)])).toBe(false);
+    expect(allHealthySameModels([view(0, ['base']), view(1, ['base', 'sql'])])).toBe(false);
+    expect(allHealthySameModels([view(0, ['base', 'chat']), view(1, ['base', 'sql'])])).toBe(false);
+  });
+
+  it('GIVEN a snapshot that says so THEN requireServingInstance answers from the first instance: known models pass, others are unknown', () => {
+    const instances = [view(0, ['base', 'sql']), view(1, ['base', 'sql'])];
+    const snapshot = { instances, nowMs: 0, allHealthySameModels: allHealthySameModels(instances) };
+    expect(snapshot.allHealthySameModels).toBe(true);
+    expect(() => requireServingInstance(snapshot, 'sql')).not.toThrow();
+    expect(() => requireServingInstance(snapshot, '')).not.toThrow();
+    expect(() => requireServingInstance(snapshot, 'chat')).toThrow(new UnknownModelError('chat'));
   });
 });
 

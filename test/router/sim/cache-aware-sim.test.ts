@@ -169,7 +169,9 @@ describe("when router replicas observe the instances' published state", () => {
     const one = run(1);
     const blind = run(4);
     const observing = run(4, 10);
-    expect(blind.p90).toBeGreaterThan(1.5 * one.p90);
+    // Blind replicas each bound request share by their own sends only (P90 1.15× one router's since the share bound
+    // also counts what is in flight; 2.9× before).
+    expect(blind.p90).toBeGreaterThan(1.1 * one.p90);
     expect(observing.p90).toBeLessThanOrEqual(1.1 * one.p90);
     expect(observing.hit).toBeGreaterThanOrEqual(0.95 * one.hit);
   });

@@ -56,6 +56,19 @@ describe('when an engine restarts mid-run and the routers never see it leave', (
     expect(during.length).toBeGreaterThan(0);
     expect(during.filter((r) => r.instance === 'instance-0')).toEqual([]);
   });
+
+  it.each(['least-outstanding-requests', 'round-robin', 'random'] as const)(
+    'GIVEN policy %s (no per-instance health check while the snapshot says all are healthy) and a down time THEN no router sends to it until it is back, then they do again',
+    (name) => {
+      const downMs = 5_000;
+      const records = run({ policy: { name }, engineRestart: { instance: 0, atMs, downMs } }).records;
+      const during = records.filter((r) => r.sentAtMs >= atMs && r.sentAtMs < atMs + downMs);
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.filter((r) => r.instance === 'instance-0')).toEqual([]);
+      const after = records.filter((r) => r.sentAtMs >= atMs + downMs);
+      expect(after.map((r) => r.instance)).toContain('instance-0');
+    },
+  );
 });
 
 describe('when 30 % of the requests reach the engines around the routers', () => {

@@ -1,5 +1,5 @@
 import type { Rng } from '../../common/seeded-rng';
-import type { InstanceView } from '../routing-policy';
+import type { InstanceView, RoutingDecision } from '../routing-policy';
 import type { Picker } from './stage';
 
 const floor = Math.floor; // one global lookup (see hashing.ts)
@@ -7,32 +7,64 @@ const floor = Math.floor; // one global lookup (see hashing.ts)
 /**
  * The candidate with the highest weighted score; ties broken uniformly at random with the injected Rng, which is
  * drawn from only when there is a tie (llm-d's max-score picker also picks among equal scores at random).
+ *
+ * The rule lives in `offer` and `choose` alone: `pick` offers every score, and StagedPolicy offers each instance's
+ * score from its one pass over the instances instead (Picker.offer), so a least-outstanding-requests decision
+ * reads each instance once.
  */
-export function maxScorePicker<Reason extends string>(rng: Rng, reason: Reason): Picker<InstanceView, Reason, unknown> {
-  return {
-    kind: 'picker',
-    name: 'max-score',
-    pick(candidates, scores) {
-      let max = -Infinity;
-      let ties = 0;
-      let best = 0;
-      for (let i = 0; i < candidates.length; i++) {
-        if (scores[i] > max) {
-          max = scores[i];
-          ties = 1;
-          best = i;
-        } else if (scores[i] === max) {
-          ties++;
-        }
-      }
-      if (ties === 1) return { instance: candidates[best].id, reason }; // no tie: one pass, no draw
-      let pick = floor(rng.next() * ties);
-      for (let i = best; i < candidates.length; i++) {
-        if (scores[i] !== max) continue;
-        if (pick === 0) return { instance: candidates[i].id, reason };
-        pick--;
-      }
-      return undefined; // unreachable: `ties` candidates matched above
-    },
-  };
+export class MaxScorePicker<Reason extends string> implements Picker<InstanceView, Reason, unknown> {
+  readonly kind = 'picker';
+  readonly name = 'max-score';
+  /** The decision in progress: `begin` resets them, so nothing carries over from one decision to the next. */
+  private max = -Infinity;
+  private ties = 0;
+  private best = 0;
+
+  constructor(
+    private readonly rng: Rng,
+    private readonly reason: Reason,
+  ) {}
+
+  pick(candidates: readonly InstanceView[], scores: Float64Array): RoutingDecision<Reason> | undefined {
+    this.begin();
+    for (let i = 0; i < candidates.length; i++) this.offer(i, scores[i]);
+    return this.choose(candidates, scores);
+  }
+
+  begin(): void {
+    this.max = -Infinity;
+    this.ties = 0;
+    this.best = 0;
+  }
+
+  offer(index: number, score: number): void {
+    if (score > this.max) {
+      this.max = score;
+      this.ties = 1;
+      this.best = index;
+    } else if (score === this.max) {
+      // The first offer may equal the starting -Infinity: `best` is then the first such index, not 0.
+      if (this.ties === 0) this.best = index;
+      this.ties++;
+    }
+  }
+
+  choose(candidates: readonly InstanceView[], scores: Float64Array): RoutingDecision<Reason> | undefined {
+    const reason = this.reason;
+    const ties = this.ties;
+    if (ties === 1) return { instance: candidates[this.best].id, reason }; // no tie: one pass, no draw
+    const max = this.max;
+    let pick = floor(this.rng.next() * ties);
+    for (let i = this.best; i < candidates.length; i++) {
+      if (scores[i] !== max) continue; // a candidate never offered has NaN, never equal
+      if (pick === 0) return { instance: candidates[i].id, reason };
+      pick--;
+    }
+    return undefined; // nothing offered a number: no candidate to choose
+  }
+}
+
+/** A max-score picker (MaxScorePicker) with its Rng and reason. */
+export function maxScorePicker<Reason extends string>(rng: Rng, reason: Reason): MaxScorePicker<Reason> {
+  return new MaxScorePicker(rng, reason);
 }

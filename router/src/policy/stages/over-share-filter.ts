@@ -19,17 +19,26 @@ export const BALANCE_FACTOR = 1.25;
  * best candidate under its share holds: passing it over would recompute several steps' prefill (Mooncake prompts
  * run to 42k tokens: a second or more), while the bound only evens out request counts, and the work queued on it is
  * in its cost already (a prefix's only holder was passed over and its 20–35k-token prefix recomputed, which is what
- * kept cache-aware's trace P50 at 1.72× llm-d's). Short shared prefixes (system prompts, chat histories) stay bounded.
+ * kept cache-aware's trace P50 at 1.72× llm-d's). Short shared prefixes (system prompts, chat histories) stay bounded
+ * while their holder is loaded (below).
+ *
+ * An instance is over only while it is over its share both of the requests sent and of the requests in flight now
+ * (the same bound on each count): one that was sent more earlier but carries no more than its share now is not
+ * loaded, so passing it over would only recompute what it holds (on short-chat, a conversation's history: P90 1.06–
+ * 1.09× the best peer's over seeds 2–9, against 1.00–1.02× with this rule). A hot prefix still spreads once its
+ * holder carries more than its share of the requests in flight.
  */
 export function overShareFilter(memory: PrefixMemory, stepTokens: number): Filter<CostCandidate, unknown> {
   // Each candidate's requests sent, read once per decision into a buffer reused across decisions.
   let sent = new Float64Array(8);
+  // Whether each candidate is over its share of both counts (sent and in flight): only those are passed over.
+  let over = new Uint8Array(8);
   // The paper's capacity ⌈(1 + ε)(m + 1)/n⌉ (weighted: × the instance's weight over the mean weight), never below
   // 1/ε requests: until an instance's share is that many requests, one request moves it by more than ε, so a young
   // router does not yet pass over what an instance holds.
   const minimumBound = Math.ceil(1 / (BALANCE_FACTOR - 1));
-  const isUnder = (sentTo: number, c: CostCandidate, total: number, totalWeight: number): boolean =>
-    sentTo + 1 <= Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), minimumBound);
+  const isUnder = (requests: number, c: CostCandidate, total: number, totalWeight: number): boolean =>
+    requests + 1 <= Math.max(Math.ceil((BALANCE_FACTOR * (total + 1) * c.weight) / totalWeight), minimumBound);
   return {
     kind: 'filter',
     name: 'over-share',
@@ -38,26 +47,34 @@ export function overShareFilter(memory: PrefixMemory, stepTokens: number): Filte
       let held = false;
       for (let i = 0; i < n && !held; i++) held = candidates[i].matchedBlocks > 0;
       if (!held) return candidates;
-      if (sent.length < n) sent = new Float64Array(n * 2);
+      if (sent.length < n) {
+        sent = new Float64Array(n * 2);
+        over = new Uint8Array(n * 2);
+      }
       let total = 0;
+      let totalInFlight = 0;
       let totalWeight = 0;
       for (let i = 0; i < n; i++) {
         sent[i] = memory.sentTo(candidates[i].view.id);
         total += sent[i];
+        totalInFlight += candidates[i].view.inFlight;
         totalWeight += candidates[i].weight;
       }
       let under = 0;
       let cachedUnder = 0; // the most of the prompt any candidate under its share holds
       for (let i = 0; i < n; i++) {
-        if (!isUnder(sent[i], candidates[i], total, totalWeight)) continue;
+        const c = candidates[i];
+        over[i] =
+          isUnder(sent[i], c, total, totalWeight) || isUnder(c.view.inFlight, c, totalInFlight, totalWeight) ? 0 : 1;
+        if (over[i] === 1) continue;
         under++;
-        cachedUnder = Math.max(cachedUnder, candidates[i].cachedTokens);
+        cachedUnder = Math.max(cachedUnder, c.cachedTokens);
       }
       if (under === 0 || under === n) return candidates;
       let kept = 0; // kept ≤ i, so compacting `scratch` in place when it is `candidates` reads before it writes
       for (let i = 0; i < n; i++) {
         const c = candidates[i];
-        if (isUnder(sent[i], c, total, totalWeight) || c.cachedTokens - cachedUnder > stepTokens) scratch[kept++] = c;
+        if (over[i] === 0 || c.cachedTokens - cachedUnder > stepTokens) scratch[kept++] = c;
       }
       scratch.length = kept;
       return scratch;

@@ -25,6 +25,12 @@ export interface PrefixMemoryOptions {
   readonly blockChars: number;
   /** KV capacity per instance in tokens, when the instance view does not carry the engine's own figure. */
   readonly kvCacheTokens: number;
+  /**
+   * Tokens an engine step schedules (vLLM max_num_batched_tokens): a request behind more queued prefill than this
+   * waits at least a step, so an engine's account is read as of when it runs (engineMatchOf). Without it, any
+   * queued prefill counts as waiting.
+   */
+  readonly stepTokens?: number;
 }
 
 /**
@@ -112,6 +118,14 @@ export class PrefixMemory {
    * a queue the account at decision time understates what this request meets (bench:kv-truth, KV pressure: without
    * the second clause a group whose prefix is being recomputed in one engine's queue looks cold everywhere and is
    * spread over the fleet).
+   *
+   * A request that waits behind queued prefill meets the cache as it will be when it runs, not as the account shows
+   * it now: every step ahead allocates blocks, and under KV pressure the engine evicts its least recently used free
+   * blocks for them. So while it waits, the account counts only as far as this router's own index also holds the
+   * prefix there (sent recently enough to stay in its LRU of the instance's capacity, and not shown evicted by the
+   * engine's answers). A prefix the engine holds that the index does not is one its LRU forgot: at the engine's LRU
+   * tail, gone before the request runs (bench:kv-truth, KV pressure, seed 2: such a choice served 0 cached tokens in
+   * every case, and the group was split off the instance that kept it). With nothing queued the account stands.
    */
   private engineMatchOf(
     view: InstanceView,
@@ -129,8 +143,17 @@ export class PrefixMemory {
     const sentSince = index === undefined ? 0 : index.matchNewerThan(hashes, since);
     const engineBlocks = Math.floor((cachedTokens * CHARS_PER_TOKEN) / this.options.blockChars);
     const indexedBlocks = index === undefined ? 0 : index.size;
-    if (sentSince > engineBlocks) return { matchedBlocks: sentSince, indexedBlocks };
+    const lasting = this.waitsForStep(view)
+      ? Math.min(engineBlocks, index === undefined ? 0 : index.match(hashes))
+      : engineBlocks;
+    if (sentSince > lasting || lasting < engineBlocks)
+      return { matchedBlocks: Math.max(sentSince, lasting), indexedBlocks };
     return { matchedBlocks: engineBlocks, indexedBlocks, engineCachedTokens: cachedTokens };
+  }
+
+  /** Whether a request sent to `view` now waits behind queued prefill for at least one engine step. */
+  private waitsForStep(view: InstanceView): boolean {
+    return (view.queuedPrefillTokens ?? 0) > (this.options.stepTokens ?? 0);
   }
 
   /** Records that `request` went to the decided instance: its blocks, the feedback baseline, the request count. */

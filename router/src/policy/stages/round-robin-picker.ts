@@ -12,12 +12,12 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
   readonly name = 'round-robin';
   private lastCommitted: string | undefined;
   /**
-   * Where the last committed instance stood in the snapshot it was picked from. Instance ids are unique within a
-   * snapshot (a decision names its instance by id), so when the same id is still there the cursor is found
-   * without scanning every id.
+   * Where the last committed instance probably stands: where this picker's last pick stood in its snapshot. Instance
+   * ids are unique within a snapshot (a decision names its instance by id), so cursorIn trusts it only when that
+   * position still holds the same id, and otherwise scans: a decision the picker did not make, or a changed instance
+   * list, costs a scan, never a wrong cursor.
    */
   private lastCommittedPosition = 0;
-  private lastPicked: string | undefined;
   private lastPickedPosition = 0;
 
   constructor(private readonly reason: Reason) {}
@@ -65,15 +65,12 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
   }
 
   private decision(candidates: readonly InstanceView[], c: number, position = c): RoutingDecision<Reason> {
-    const instance = candidates[c].id;
-    this.lastPicked = instance;
     this.lastPickedPosition = position;
-    return { instance, reason: this.reason };
+    return { instance: candidates[c].id, reason: this.reason };
   }
 
   commit(_request: RoutingRequest, decision: RoutingDecision): void {
     this.lastCommitted = decision.instance;
-    // A decision this picker did not make (a caller placing a request) has no known position: 0 is only a guess.
-    this.lastCommittedPosition = decision.instance === this.lastPicked ? this.lastPickedPosition : 0;
+    this.lastCommittedPosition = this.lastPickedPosition; // only a guess for a decision it did not make (cursorIn)
   }
 }

@@ -7,7 +7,7 @@ import {
   type RoutingPolicy,
   type RoutingSnapshot,
 } from '../routing-policy';
-import { servesModel } from '../served-models';
+import { directRunOf, LastDecision, type DirectRun } from './direct-run';
 import { HEALTHY_FILTER } from './healthy-filter';
 import { SERVES_MODEL_FILTER } from './serves-model-filter';
 import {
@@ -15,8 +15,6 @@ import {
   type CandidateStage,
   type DecisionFacts,
   type Filter,
-  type Picker,
-  type Scorer,
   type Stage,
   type StageMemory,
   type StageSummary,
@@ -46,52 +44,15 @@ export const INSTANCES_AS_CANDIDATES: CandidateStage<InstanceView> = {
 
 const NO_SCORES = new Float64Array(0);
 
-/** True when every instance is healthy and serves `model`: the standard instance filters would pass them all. */
-function allServeAndHealthy(instances: readonly InstanceView[], model: string): boolean {
-  for (let i = 0; i < instances.length; i++) {
-    const instance = instances[i];
-    if (!instance.healthy || !servesModel(instance, model)) return false;
-  }
-  return true;
-}
-
-/** True when the standard instance filters pass `instance` for the request (a picker's `pickEligible` asks). */
-function servesAndHealthy(instance: InstanceView, facts: DecisionFacts): boolean {
-  return instance.healthy && servesModel(instance, facts.request.model);
-}
-
 /**
- * allServeAndHealthy, writing each instance's score (`scoreOf`) in the same pass. When it returns false it stopped
- * at the first instance the filters drop, so the scores are incomplete: the caller filters, then scores again.
+ * The direct run (direct-run.ts) of a plan that is the standard instance filters (serves-model, then healthy), the
+ * instances themselves as candidates and no per-decision facts; undefined for any other plan.
  */
-function scoredAllServeAndHealthy<Facts>(
-  instances: readonly InstanceView[],
-  model: string,
-  scoreOf: (candidate: InstanceView, facts: Facts) => number,
-  facts: Facts,
-  scores: Float64Array,
-): boolean {
-  for (let i = 0; i < instances.length; i++) {
-    const instance = instances[i];
-    if (!instance.healthy || !servesModel(instance, model)) return false;
-    scores[i] = scoreOf(instance, facts);
-  }
-  return true;
-}
-
-/**
- * A plan decide() may run without its general loop: the standard instance filters (serves-model, then healthy),
- * the instances themselves as candidates, no per-decision facts, and at most one scorer before one picker
- * (least-outstanding-requests, random, round-robin). Undefined for any other plan.
- */
-interface DirectPlan<Reason extends string> {
-  readonly scorer: Scorer<InstanceView, DecisionFacts> | undefined;
-  readonly picker: Picker<InstanceView, Reason, DecisionFacts>;
-}
-
-function directPlanOf<Candidate, Reason extends string, Facts extends DecisionFacts>(
+function directRunFor<Candidate, Reason extends string, Facts extends DecisionFacts>(
+  name: string,
   plan: StagePlan<Candidate, Reason, Facts>,
-): DirectPlan<Reason> | undefined {
+  last: LastDecision,
+): DirectRun<Reason> | undefined {
   const filters = plan.instanceFilters;
   const standard =
     plan.factsOf === undefined &&
@@ -99,14 +60,9 @@ function directPlanOf<Candidate, Reason extends string, Facts extends DecisionFa
     filters.length === 2 &&
     (filters[0] as Filter<InstanceView>) === SERVES_MODEL_FILTER &&
     (filters[1] as Filter<InstanceView>) === HEALTHY_FILTER;
-  if (!standard) return undefined;
   // With the instances as candidates and no factsOf, Candidate is InstanceView and Facts DecisionFacts.
   const stages = plan.stages as readonly Stage<InstanceView, Reason, DecisionFacts>[];
-  const [first, second] = stages;
-  if (stages.length === 1 && first.kind === 'picker') return { scorer: undefined, picker: first };
-  if (stages.length === 2 && first.kind === 'scorer' && second.kind === 'picker')
-    return { scorer: first, picker: second };
-  return undefined;
+  return standard ? directRunOf(name, stages, last) : undefined;
 }
 
 /**
@@ -122,20 +78,18 @@ export class StagedPolicy<
 > implements RoutingPolicy {
   /** The stages in order, as the policy's definition lists them. */
   readonly stages: readonly StageSummary[];
-  private readonly memories: readonly StageMemory[];
-  /** The plan when decide() may take the direct path (directPlanOf), else undefined. */
-  private readonly direct: DirectPlan<Reason> | undefined;
+  /** The stages with a commit hook, and those with a release hook, in stage order. */
+  private readonly commits: readonly Required<Pick<StageMemory, 'commit'>>[];
+  private readonly releases: readonly Required<Pick<StageMemory, 'release'>>[];
+  /** How decide() runs the plan without the general loop (directRunFor), when it may. */
+  private readonly direct: DirectRun<Reason> | undefined;
   private sums: Float64Array = new Float64Array(8);
   private raw: Float64Array = new Float64Array(8);
-  private lastSnapshot: RoutingSnapshot | undefined;
   /** The filters' reused output (Filter.filter's `scratch`): one for instances, one for candidates. */
   private readonly instanceScratch: InstanceView[] = [];
   private readonly candidateScratch: Candidate[] = [];
-  /** The facts of a plan without `factsOf`, refilled for each decision (stages only read them, during it). */
-  private readonly plainFacts: { request: RoutingRequest | undefined; snapshot: RoutingSnapshot | undefined } = {
-    request: undefined,
-    snapshot: undefined,
-  };
+  /** The last decision's request and snapshot: a plan without `factsOf` reads them as its facts. */
+  private readonly last = new LastDecision();
 
   constructor(
     readonly name: string,
@@ -143,15 +97,23 @@ export class StagedPolicy<
   ) {
     const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
-    this.memories = all.filter((s) => s.commit !== undefined || s.release !== undefined);
-    this.direct = directPlanOf(plan);
+    this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
+    this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
+    this.direct = directRunFor(name, plan, this.last);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
-    this.lastSnapshot = snapshot;
-    if (this.direct !== undefined) return this.decideDirect(request, snapshot, this.direct);
+    const direct = this.direct; // it records the request and snapshot in `last`, as decideByStages does
+    return direct !== undefined ? direct.decide(request, snapshot) : this.decideByStages(request, snapshot);
+  }
+
+  /** The general loop: every filter, the candidates, then each stage in order. */
+  private decideByStages(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {
     const plan = this.plan;
-    const facts = plan.factsOf === undefined ? this.plainFactsOf(request, snapshot) : plan.factsOf(request, snapshot);
+    const last = this.last;
+    last.request = request;
+    last.snapshot = snapshot;
+    const facts = plan.factsOf === undefined ? (last.facts as Facts) : plan.factsOf(request, snapshot);
     let instances = snapshot.instances;
     for (let i = 0; i < plan.instanceFilters.length; i++)
       instances = plan.instanceFilters[i].filter(instances, facts, this.instanceScratch);
@@ -173,57 +135,6 @@ export class StagedPolicy<
       }
     }
     throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
-  }
-
-  /**
-   * The same stages in the same order for a DirectPlan, without the general loop: when every instance passes the
-   * standard filters (the usual case) one inline check replaces their two calls, and a scorer with `scoreOf`
-   * scores in that same pass; the lone scorer writes straight into the sums; a lone picker with `pickEligible`
-   * reads only the instances it needs. The stage-by-stage loop costs a trivial policy more than its own rule
-   * (issue 37).
-   */
-  private decideDirect(
-    request: RoutingRequest,
-    snapshot: RoutingSnapshot,
-    direct: DirectPlan<Reason>,
-  ): RoutingDecision<Reason> {
-    const facts = this.plainFactsOf(request, snapshot) as DecisionFacts;
-    const scorer = direct.scorer;
-    if (scorer === undefined && direct.picker.pickEligible !== undefined) {
-      const decision = direct.picker.pickEligible(snapshot.instances, servesAndHealthy, facts);
-      if (decision === undefined) throw new NoHealthyInstanceError();
-      return decision;
-    }
-    let candidates = snapshot.instances;
-    let scores: Float64Array = NO_SCORES;
-    if (scorer !== undefined && this.sums.length < candidates.length)
-      this.sums = new Float64Array(candidates.length * 2);
-    if (scorer !== undefined) scores = this.sums;
-    const scoreOf = scorer?.scoreOf;
-    const allPass =
-      scoreOf === undefined
-        ? allServeAndHealthy(candidates, request.model)
-        : scoredAllServeAndHealthy(candidates, request.model, scoreOf, facts, scores);
-    if (!allPass) {
-      const scratch = this.instanceScratch;
-      candidates = HEALTHY_FILTER.filter(SERVES_MODEL_FILTER.filter(candidates, facts, scratch), facts, scratch);
-    }
-    if (candidates.length === 0) throw new NoHealthyInstanceError();
-    if (scorer !== undefined) {
-      if (!allPass || scoreOf === undefined) scorer.score(candidates, facts, scores);
-      const w = scorer.weight;
-      if (w !== 1) for (let c = 0; c < candidates.length; c++) scores[c] *= w;
-    }
-    const decision = direct.picker.pick(candidates, scores, facts);
-    if (decision === undefined)
-      throw new Error(`policy ${this.name}: no picker chose among ${candidates.length} candidates`);
-    return decision;
-  }
-
-  private plainFactsOf(request: RoutingRequest, snapshot: RoutingSnapshot): Facts {
-    this.plainFacts.request = request;
-    this.plainFacts.snapshot = snapshot;
-    return this.plainFacts as Facts; // a plan without factsOf has Facts = DecisionFacts
   }
 
   /** The weighted sum of the scorers listed before stage `end`, per candidate (in reused buffers). */
@@ -250,12 +161,12 @@ export class StagedPolicy<
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
-    const memories = this.memories;
-    for (let i = 0; i < memories.length; i++) memories[i].commit?.(request, decision, this.lastSnapshot);
+    const commits = this.commits;
+    for (let i = 0; i < commits.length; i++) commits[i].commit(request, decision, this.last.snapshot);
   }
 
   release(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
-    const memories = this.memories;
-    for (let i = 0; i < memories.length; i++) memories[i].release?.(request, decision, outcome);
+    const releases = this.releases;
+    for (let i = 0; i < releases.length; i++) releases[i].release(request, decision, outcome);
   }
 }

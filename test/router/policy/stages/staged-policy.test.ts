@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { SeededRng } from '../../../../router/src/common/seeded-rng';
-import { NoHealthyInstanceError, servesModel, type InstanceView } from '../../../../router/src/policy';
+import {
+  allHealthySameModels,
+  NoHealthyInstanceError,
+  servesModel,
+  type InstanceView,
+} from '../../../../router/src/policy';
 import { fewestInFlightScorer } from '../../../../router/src/policy/stages/fewest-in-flight-scorer';
 import { maxScorePicker } from '../../../../router/src/policy/stages/max-score-picker';
 import { randomPicker } from '../../../../router/src/policy/stages/random-picker';
@@ -171,14 +176,15 @@ describe('when a plan is the standard filters and one picker, with at most one s
     ['a lone random picker', (rng: SeededRng) => [randomPicker(rng, 'random')]],
     ['a lone round-robin picker (pickEligible), each decision committed', () => [new RoundRobinPicker('rr')]],
   ] as const)(
-    'GIVEN %s and any instances, healthy or not, serving any models THEN it decides exactly as the general loop, and refuses alike',
+    'GIVEN %s and any instances, healthy or not, serving any models, with or without the snapshot saying all are healthy and serve the same models THEN it decides exactly as the general loop, and refuses alike',
     (_label, stagesOf) => {
       fc.assert(
         fc.property(
           fc.array(viewArb, { minLength: 0, maxLength: 8 }),
           fc.constantFrom('m', 'sql', ''),
           fc.nat(),
-          (specs, model, seed) => {
+          fc.boolean(),
+          (specs, model, seed, flagged) => {
             const vs: InstanceView[] = specs.map((s, i) => ({
               id: `i${i}`,
               healthy: s.healthy,
@@ -192,7 +198,10 @@ describe('when a plan is the standard filters and one picker, with at most one s
             });
             const general = generalTwin(stagesOf(new SeededRng(seed)));
             const request = { ...chatRequest('x'), model };
-            const snapshot = { instances: vs, nowMs: 0 };
+            // As the server and the simulator pass it (allHealthySameModels kept as instances change), or absent.
+            const snapshot = flagged
+              ? { instances: vs, nowMs: 0, allHealthySameModels: allHealthySameModels(vs) }
+              : { instances: vs, nowMs: 0 };
             const eligible = vs.filter((v) => v.healthy && servesModel(v, model));
             for (let k = 0; k < 4; k++) {
               if (eligible.length === 0) {
@@ -210,4 +219,53 @@ describe('when a plan is the standard filters and one picker, with at most one s
       );
     },
   );
+});
+
+describe('when the max-score picker chooses', () => {
+  /** The rule as llm-d states it, written out plainly: the highest score; among equals, the draw's index. */
+  function reference(scores: readonly number[], draw: number): number | undefined {
+    const max = Math.max(...scores.filter((x) => !Number.isNaN(x)));
+    const best = scores.flatMap((x, i) => (x === max ? [i] : []));
+    if (best.length === 0) return undefined;
+    return best.length === 1 ? best[0] : best[Math.floor(draw * best.length)];
+  }
+
+  it('GIVEN any scores, ties and -Infinity included THEN pick chooses as the plain rule, drawing once only for a tie', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(-Infinity, -3, -1, 0, 2), { minLength: 1, maxLength: 9 }),
+        fc.nat(),
+        (scores, seed) => {
+          const candidates = scores.map((_, i) => ({ id: `i${i}`, healthy: true, inFlight: 0 }));
+          const draws = new SeededRng(seed);
+          const draw = new SeededRng(seed).next();
+          const decision = maxScorePicker(draws, 'max').pick(candidates, Float64Array.from(scores));
+          const expected = reference(scores, draw);
+          expect(decision?.instance).toBe(expected === undefined ? undefined : `i${expected}`);
+          const tie = scores.filter((x) => x === Math.max(...scores)).length > 1;
+          // One draw for a tie, none otherwise: the next draw is the seed's second, or its first.
+          const next = new SeededRng(seed);
+          if (tie) next.next();
+          expect(draws.next()).toBe(next.next());
+        },
+      ),
+    );
+  });
+
+  it('GIVEN scores offered one at a time with candidates never offered (NaN) between them THEN choose skips those, even when the only scores are -Infinity', () => {
+    const candidates = ['a', 'b', 'c', 'd'].map((id) => ({ id, healthy: true, inFlight: 0 }));
+    const picker = maxScorePicker(new SeededRng(1), 'max');
+    const scores = Float64Array.from([NaN, -Infinity, NaN, -Infinity]);
+    const chosen = new Set<string>();
+    for (let k = 0; k < 40; k++) {
+      picker.begin();
+      picker.offer(1, -Infinity);
+      picker.offer(3, -Infinity);
+      chosen.add(picker.choose(candidates, scores)!.instance);
+    }
+    expect([...chosen].sort()).toEqual(['b', 'd']);
+    picker.begin();
+    picker.offer(3, -Infinity);
+    expect(picker.choose(candidates, Float64Array.from([NaN, NaN, NaN, -Infinity]))?.instance).toBe('d');
+  });
 });
