@@ -1,6 +1,9 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Jest's node environment with one CloudFormation template validator per worker instead of one per suite (about
+  // 3.4 s of CPU each): aws-cdk-lib's require of the validator gets the worker's (test/shared-validator-environment.js).
+  testEnvironment: '<rootDir>/test/shared-validator-environment.js',
+  moduleNameMapper: { '^@aws/cloudformation-validate$': '<rootDir>/test/shared-cloudformation-validator.js' },
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // test/installed/ runs as `npm run test:installed` (minutes: it packs and installs into a fresh cdk init app).

@@ -95,6 +95,19 @@ describe('documented commands', () => {
     ]);
   });
 
+  test('GIVEN plan commands THEN one without --jobs runs its simulations in one thread, at the end of its continued line; one with --jobs keeps it', () => {
+    const block: ShellBlock = {
+      file: 'docs/x.md',
+      line: 1,
+      text: "prefix-router plan --workload trace:t.jsonl \\\n  --slo 'p90-ttft<=2s'   # sized\nprefix-router plan --workload trace:t.jsonl --jobs 4",
+    };
+    const { script, applied } = prepareBlock(block, () => 0);
+    expect(script).toContain("--slo 'p90-ttft<=2s' --jobs 1 # sized\n");
+    expect(script).toMatch(/ --jobs 4$/);
+    expect(script).not.toContain('--jobs 4 --jobs');
+    expect(applied.filter((a) => a === 'plan → --jobs 1')).toHaveLength(1);
+  });
+
   test.each(blocks.map((b): [string, ShellBlock] => [`${b.file}:${b.line}`, b]))(
     'GIVEN the block at %s THEN it runs to exit code 0',
     async (_where, block) => {

@@ -7,7 +7,8 @@
  *   - a workload's `duration=N` and `--duration N` become at most BOUND_SECONDS (model seconds; `npm run demo`
  *     and `prefix-router demo` get `--duration 10 --time-scale 20`, its minimum), `--warmup N` at most WARMUP_SECONDS;
  *   - a `trace:` workload without `count=` gets `count=TRACE_COUNT`;
- *   - engine-model-speed.js gets `--seconds 60`; a `bench` without `--duration` gets `--duration BOUND_SECONDS`.
+ *   - engine-model-speed.js gets `--seconds 60`; a `bench` without `--duration` gets `--duration BOUND_SECONDS`;
+ *   - a `plan` without `--jobs` gets `--jobs 1` (its simulations in one thread; see `prepareBlock`).
  * Environment:
  *   - every port of the block (800x, 8080…) is mapped to a free loopback port, keeping their differences (so
  *     `--port 8001 --instances 4` still covers the mapped 8002–8004); other hosts (`gpu1:8000`,
@@ -303,11 +304,12 @@ export function prepareBlock(
     return 'engine-model-speed.js --seconds 60';
   });
   // A bench whose workload keeps sending (multi-turn think times) is bounded by --duration too.
-  text = text.replace(/((?:prefix-router(?:\.js)?|\$PR|\$\{PR\}) bench\b(?:[^\n]*\\\n)*[^\n]*)/g, (m: string) => {
-    if (m.includes('--duration')) return m;
-    applied.push(`bench → --duration ${BOUND_SECONDS}`);
-    return m.replace(/\s*((?:\s#[^\n]*)?)$/, ` --duration ${BOUND_SECONDS}$1`);
-  });
+  text = withFlag(text, 'bench', '--duration', String(BOUND_SECONDS), applied);
+  // A plan of a bounded workload runs its few dozen short simulations in this process: its default, a worker thread
+  // per core for each round of the search, loads the CLI's modules again in every worker (about 3.5 s of CPU a plan).
+  // plan's worker threads are checked against one thread in test/router/plan/planner.test.ts, and the README's
+  // multi-policy simulate still runs on worker threads here.
+  text = withFlag(text, 'plan', '--jobs', '1', applied);
   text = text.replace(/npm run demo\b/g, () => {
     applied.push('npm run demo → --duration 10 --time-scale 20 (its minimum duration)');
     return 'npm run demo -- --duration 10 --time-scale 20';
@@ -435,6 +437,22 @@ export function prepareBlock(
     body,
   ].join('\n');
   return { script, applied };
+}
+
+/**
+ * Every `prefix-router SUBCOMMAND` command of `text` (continuation lines included) without `flag` gets `flag value`
+ * at its end, before a trailing comment; each change is listed in `applied`.
+ */
+function withFlag(text: string, subcommand: string, flag: string, value: string, applied: string[]): string {
+  const command = new RegExp(
+    `((?:prefix-router(?:\\.js)?|\\$PR|\\$\\{PR\\}) ${subcommand}\\b(?:[^\\n]*\\\\\\n)*[^\\n]*)`,
+    'g',
+  );
+  return text.replace(command, (m: string) => {
+    if (m.includes(flag)) return m;
+    applied.push(`${subcommand} → ${flag} ${value}`);
+    return m.replace(/\s*((?:\s#[^\n]*)?)$/, ` ${flag} ${value}$1`);
+  });
 }
 
 /** A base port with `span` consecutive free loopback ports (checked by binding each). */

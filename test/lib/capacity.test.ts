@@ -46,6 +46,23 @@ describe('when capacity comes from a reservation and falls back across instance 
     },
   );
 
+  test('GIVEN the engine aws-cdk-lib validated with THEN it is the one the worker shares (test/shared-validator-environment.js), and a suite freeing it leaves it validating', () => {
+    // What aws-cdk-lib's require gets; without the environment's mapping the name does not even resolve from here.
+    const validator = require('@aws/cloudformation-validate') as {
+      CompositeEngine: new (config: object) => {
+        free(): void;
+        validateTemplate(template: unknown, options?: object): { diagnostics: { message: string }[] };
+      };
+      TemplateContent: new (content: string, name: string) => unknown;
+    };
+    const [first, second] = [new validator.CompositeEngine({}), new validator.CompositeEngine({})];
+    expect(Object.getPrototypeOf(first)).toBe(Object.getPrototypeOf(second));
+    first.free();
+    const bad = { Resources: { Config: { Type: 'AWS::SageMaker::EndpointConfig', Properties: { NotAProperty: 1 } } } };
+    const report = second.validateTemplate(new validator.TemplateContent(JSON.stringify(bad), 'bad.json'));
+    expect(report.diagnostics.map((d) => d.message).join('\n')).toContain("'NotAProperty' was unexpected");
+  });
+
   test('GIVEN 30 minutes WHEN synthesized THEN the provisioning timeout is 1800 s', () => {
     expect(variantOf(template).VariantInstanceProvisionTimeoutInSeconds).toBe(1800);
   });

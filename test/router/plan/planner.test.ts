@@ -7,6 +7,7 @@ import { planStrategies, runPlan, type PlanConfig, type PlanResult } from '../..
 import type * as Planner from '../../../router/src/plan/planner';
 import { buildPlanReport, renderPlanHtml, renderPlanMarkdown } from '../../../router/src/plan/plan-report';
 import { parseSlos, sloMargin, type Slo } from '../../../router/src/plan/slo';
+import * as CompareStrategies from '../../../router/src/sim/compare-strategies';
 import { simulateStrategy } from '../../../router/src/sim/compare-strategies';
 import { summarizeStrategy, type StrategySummary } from '../../../router/src/report/report-model';
 import { toStrategyRun } from '../../../router/src/sim/simulator';
@@ -14,6 +15,30 @@ import { parseWorkloadSpec, type Workload } from '../../../router/src/workload';
 import { compiledModule } from '../../compiled-dist';
 
 const profile = builtinProfile('p5-llama-3.1-70b');
+
+/**
+ * Each simulation runs once in this suite: the plans and the exhaustive scans below ask for many of the same ones
+ * (the same workload object, policy and settings: three SLO sets over one scan, a plan and its scan), and a simulation
+ * is a function of those alone (seeded, virtual time), so a repeat gets the outcome the first one returned. Only the
+ * simulation is shared: each plan still searches, counts its own runs (`plan.runs`) and summarizes as before, and each
+ * scan still walks every size and setting.
+ */
+const simulations = new WeakMap<Workload, Map<string, CompareStrategies.StrategyOutcome>>();
+const simulateEveryTime = CompareStrategies.simulateStrategy;
+const simulateOnce: typeof simulateStrategy = (workload, policy, settings, onProgress) => {
+  if (onProgress !== undefined) return simulateEveryTime(workload, policy, settings, onProgress);
+  const byRun = simulations.get(workload) ?? new Map<string, CompareStrategies.StrategyOutcome>();
+  simulations.set(workload, byRun);
+  const key = JSON.stringify([policy, settings]);
+  let outcome = byRun.get(key);
+  if (outcome === undefined) {
+    outcome = simulateEveryTime(workload, policy, settings);
+    byRun.set(key, outcome);
+  }
+  return outcome;
+};
+// The plans (plan/run-cache.ts) and the scans below both call it through the module's export.
+jest.spyOn(CompareStrategies, 'simulateStrategy').mockImplementation(simulateOnce);
 
 /**
  * What an exhaustive scan simulates, each (setting, size) once, simulated when first asked for: the exhaustive answer
