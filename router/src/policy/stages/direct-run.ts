@@ -76,11 +76,6 @@ function servesAndHealthy(instance: InstanceView, request: RoutingRequest): bool
   return instance.healthy && servesModel(instance, request.model);
 }
 
-/** `pickEligible`'s test when allPass holds. */
-function everyInstance(): boolean {
-  return true;
-}
-
 /** True when every instance is healthy and serves `model`: the standard instance filters would pass them all. */
 function allServeAndHealthy(instances: readonly InstanceView[], model: string): boolean {
   for (let i = 0; i < instances.length; i++) {
@@ -147,7 +142,10 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
   }
 }
 
-/** A lone picker with `pickEligible` (round-robin): it reads only the instances it needs, and no facts. */
+/**
+ * A lone picker with `pickEligible` (round-robin): it reads only the instances it needs, and no facts. It asks the
+ * filters' check of each one it reads (usually one) rather than allPass first: that measured ~1 ns less at 2.
+ */
 class EligiblePickRun<Reason extends string> implements DirectRun<Reason> {
   constructor(
     private readonly picker: InstancePicker<Reason>,
@@ -161,8 +159,7 @@ class EligiblePickRun<Reason extends string> implements DirectRun<Reason> {
       last.request = request;
       last.snapshot = snapshot;
     }
-    const eligible = allPass(snapshot, request.model) ? everyInstance : servesAndHealthy;
-    const decision = this.picker.pickEligible!(snapshot.instances, eligible, request);
+    const decision = this.picker.pickEligible!(snapshot.instances, servesAndHealthy, request);
     if (decision === undefined) throw new NoHealthyInstanceError();
     return decision;
   }
