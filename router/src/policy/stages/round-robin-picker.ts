@@ -19,6 +19,8 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
    */
   private lastCommittedPosition = 0;
   private lastPickedPosition = 0;
+  /** `commit` reads only the decision. */
+  readonly commitReadsSnapshot = false;
 
   constructor(private readonly reason: Reason) {}
 
@@ -42,14 +44,14 @@ export class RoundRobinPicker<Reason extends string> implements Picker<InstanceV
   /** The first eligible instance at or after the cursor, wrapping around: `pick` over the eligible ones. */
   pickEligible(
     instances: readonly InstanceView[],
-    eligible: (instance: InstanceView, facts: DecisionFacts) => boolean,
-    facts: DecisionFacts,
+    eligible: (instance: InstanceView, request: RoutingRequest) => boolean,
+    request: RoutingRequest,
   ): RoutingDecision<Reason> | undefined {
     const n = instances.length;
     const start = this.cursorIn(instances);
     for (let k = 0; k < n; k++) {
       const position = (start + k) % n;
-      if (eligible(instances[position], facts)) return this.decision(instances, position);
+      if (eligible(instances[position], request)) return this.decision(instances, position);
     }
     return undefined;
   }

@@ -25,6 +25,11 @@ export interface StageMemory {
    * first decision): a caller may commit a decision it made itself (tests placing a request).
    */
   commit?(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void;
+  /**
+   * False when `commit` never reads its `snapshot`: StagedPolicy's direct runs then skip recording each decision's
+   * snapshot for it (two stores, a tenth of a 2-instance round-robin decision). Absent: it may read it.
+   */
+  readonly commitReadsSnapshot?: boolean;
   /** A committed request ended. */
   release?(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void;
 }
@@ -95,14 +100,14 @@ export interface Picker<Candidate, Reason extends string = string, Facts = Decis
    */
   pick(candidates: readonly Candidate[], scores: Float64Array, facts: Facts): RoutingDecision<Reason> | undefined;
   /**
-   * The decision `pick` would make among the `instances` that `eligible` accepts, for a picker that usually reads
-   * only a few of them (round-robin stops at the first after its cursor): StagedPolicy then skips listing them.
-   * Undefined when none is eligible.
+   * The decision `pick` would make among the `instances` that `eligible` accepts for `request`, for a picker that
+   * usually reads only a few of them (round-robin stops at the first after its cursor): StagedPolicy then skips
+   * listing them. Undefined when none is eligible.
    */
   pickEligible?(
     instances: readonly Candidate[],
-    eligible: (candidate: Candidate, facts: DecisionFacts) => boolean,
-    facts: Facts & DecisionFacts,
+    eligible: (candidate: Candidate, request: RoutingRequest) => boolean,
+    request: RoutingRequest,
   ): RoutingDecision<Reason> | undefined;
   /**
    * The decision `pick` would make, fed one score at a time, for a picker that reads each score once in order

@@ -100,7 +100,8 @@ export class StagedPolicy<
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
     this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
     this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
-    this.direct = directRunFor(name, plan, this.last, this.commits.length > 0);
+    const commitsReadLast = all.some((s) => s.commit !== undefined && s.commitReadsSnapshot !== false);
+    this.direct = directRunFor(name, plan, this.last, commitsReadLast);
   }
 
   decide(request: RoutingRequest, snapshot: RoutingSnapshot): RoutingDecision<Reason> {

@@ -248,6 +248,38 @@ describe('when a direct-path plan has a commit hook', () => {
   });
 });
 
+describe('when a lone pickEligible picker has a commit hook', () => {
+  it.each([
+    ['reads the snapshot (commitReadsSnapshot absent)', undefined, [3, 5]],
+    ['declares it never reads it', false, [-1, -1]],
+  ] as const)(
+    'GIVEN the standard filters and a round-robin picker whose commit hook %s THEN the hook gets the snapshot each decision was made on only when it may read it',
+    (_label, commitReadsSnapshot, expected) => {
+      const committedAt: number[] = [];
+      const picker = new RoundRobinPicker('rr');
+      const hookedPicker: Picker<InstanceView, 'rr'> = {
+        kind: 'picker',
+        name: 'round-robin',
+        pick: (c, s, facts) => picker.pick(c, s, facts),
+        pickEligible: (vs, eligible, request) => picker.pickEligible(vs, eligible, request),
+        commit: (_r, _d, snapshot) => committedAt.push(snapshot?.nowMs ?? -1),
+        ...(commitReadsSnapshot === undefined ? {} : { commitReadsSnapshot }),
+      };
+      const policy = new StagedPolicy('hooked eligible', {
+        instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
+        candidates: INSTANCES_AS_CANDIDATES,
+        stages: [hookedPicker],
+      });
+      const r = chatRequest('x');
+      for (const nowMs of [3, 5]) {
+        const vs = instances(2);
+        policy.commit(r, policy.decide(r, { instances: vs, nowMs, allHealthySameModels: allHealthySameModels(vs) }));
+      }
+      expect(committedAt).toEqual(expected);
+    },
+  );
+});
+
 describe('when the max-score picker chooses', () => {
   /** The rule as llm-d states it, written out plainly: the highest score; among equals, the draw's index. */
   function reference(scores: readonly number[], draw: number): number | undefined {
