@@ -124,7 +124,9 @@ describe('when cache-aware reads an engine account of any size, with or without 
           engineView.engineCache.version++; // the account changed after anything sent ended
           const second = chat(`${DOCUMENT} second question`);
           const withEvents = policy.decide(second, { instances: [engineView], nowMs: 1 }).predictedCachedTokens ?? 0;
-          const estimate = policy.decide(second, { instances: [view], nowMs: 1 }).predictedCachedTokens ?? 0;
+          // The router's own index alone: the same instance with no engine account.
+          const indexOnly = { ...view, engineCache: undefined };
+          const estimate = policy.decide(second, { instances: [indexOnly], nowMs: 1 }).predictedCachedTokens ?? 0;
           if (queued <= STEP_TOKENS) expect(withEvents).toBe(held);
           // A part-block the engine holds is never rounded into a routing block: less than one block more.
           else expect(withEvents).toBeLessThan(estimate + policy.routingBlocks!.blockChars / CHARS_PER_TOKEN);
