@@ -14,6 +14,7 @@
  * the section is printed but docs/benchmarks.md is left as it is (its tables cover every workload).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile, type EngineProfile } from '../src/emulator/engine-profile';
 import { expandPolicySweep, formatPolicySpec, policyDefinition, type PolicyConfig } from '../src/policy';
@@ -22,6 +23,7 @@ import type { StrategyComparison } from '../src/sim/compare-strategies';
 import { compareStrategiesInParallel, defaultJobs, JOBS_RANGE } from '../src/sim/parallel-runs';
 import { parseWorkloadSpec } from '../src/workload';
 import { MIXED_FLEET } from './mixed-fleet';
+import { windowSpread, windowSpreadLine, type WindowSpread } from './peer-windows';
 import { writeSection } from './policy-targets';
 
 export const PEERS_START = '<!-- bench:peers -->';
@@ -54,6 +56,8 @@ export interface PeersWorkload {
   /** Workload spec (trace: FILE is shown as TRACE in the docs). */
   readonly spec: string;
   readonly fleet: readonly EngineProfile[];
+  /** When set, the table is followed by the spread of cache-aware's ratios over windows of this many requests. */
+  readonly windowRequests?: number;
 }
 
 export interface PeersBenchOptions {
@@ -83,25 +87,32 @@ export function registeredPeers(): PolicyConfig[] {
 
 /** How much of each workload a run sends. */
 export interface PeersSizes {
-  /** The first N trace requests. */
-  readonly traceCount: number;
+  /** The first N trace requests; undefined: the whole trace. */
+  readonly traceCount?: number;
+  /** Requests per window of the trace workloads' sampling-noise line (see peer-windows.ts). */
+  readonly traceWindow: number;
   /** Simulated seconds of long-context and short-chat arrivals. */
   readonly seconds: number;
   /** The first N shared-system requests (of its 64 groups × 16). */
   readonly sharedSystemCount: number;
 }
 
-/** Full run: 191 s on the loaded 2-core development machine (2026-12-06); AIBrix's 4-character blocks dominate. */
-export const FULL_SIZES: PeersSizes = { traceCount: 200, seconds: 60, sharedSystemCount: 256 };
+/**
+ * Full run: the whole shipped trace (3,993 requests), since the first 200 decide a median by one request (issue 37);
+ * AIBrix's 4-character blocks dominate its time (one AIBrix run of the whole trace: 392 s of CPU, cache-aware's 14 s).
+ */
+export const FULL_SIZES: PeersSizes = { traceWindow: 200, seconds: 60, sharedSystemCount: 256 };
 /** --quick: a smoke run. */
-export const QUICK_SIZES: PeersSizes = { traceCount: 40, seconds: 15, sharedSystemCount: 64 };
+export const QUICK_SIZES: PeersSizes = { traceCount: 40, traceWindow: 10, seconds: 15, sharedSystemCount: 64 };
 
 /** The shipped trace, the three synthetic workloads and the mixed fleet, at the given sizes. */
 export function peersWorkloads(trace: string, sizes: PeersSizes): PeersWorkload[] {
   const seven = Array.from({ length: 7 }, () => P5);
-  const traceSpec = `trace:${trace}?speedup=1&count=${sizes.traceCount}`;
+  const count = sizes.traceCount === undefined ? '' : `&count=${sizes.traceCount}`;
+  const traceSpec = `trace:${trace}?speedup=1${count}`;
+  const windowRequests = sizes.traceWindow;
   return [
-    { key: 'trace', title: 'Mooncake trace, 7 × p5', spec: traceSpec, fleet: seven },
+    { key: 'trace', title: 'Mooncake trace, 7 × p5', spec: traceSpec, fleet: seven, windowRequests },
     {
       key: 'long-context',
       title: 'long-context, 7 × p5',
@@ -115,7 +126,13 @@ export function peersWorkloads(trace: string, sizes: PeersSizes): PeersWorkload[
       fleet: seven,
     },
     { key: 'short-chat', title: 'short-chat, 7 × p5', spec: `short-chat?duration=${sizes.seconds}`, fleet: seven },
-    { key: 'mixed-trace', title: 'Mooncake trace, 5 × p5 + 2 × p4d', spec: traceSpec, fleet: MIXED_FLEET },
+    {
+      key: 'mixed-trace',
+      title: 'Mooncake trace, 5 × p5 + 2 × p4d',
+      spec: traceSpec,
+      fleet: MIXED_FLEET,
+      windowRequests,
+    },
   ];
 }
 
@@ -200,6 +217,8 @@ interface WorkloadOutcome {
   /** The peers, oracle excluded: the target compares with the best of them on each percentile. */
   readonly peers: readonly StrategySummary[];
   readonly bestSageMaker: StrategySummary;
+  /** With `windowRequests`: cache-aware's ratios to the best peer over windows of the run's requests. */
+  readonly windows?: WindowSpread;
 }
 
 async function runWorkload(o: PeersBenchOptions, w: PeersWorkload): Promise<WorkloadOutcome> {
@@ -211,13 +230,32 @@ async function runWorkload(o: PeersBenchOptions, w: PeersWorkload): Promise<Work
   const cacheAware = strategies[0];
   const random = strategies[strategies.length - 1];
   const peerRows = strategies.slice(1, -1);
+  const peerRecords = main.results.slice(1, -1).filter((r) => r.policy.name !== ORACLE);
   return {
     workload: w,
     rows: [cacheAware, ...peerRows, bestSageMaker, random],
     cacheAware,
     peers: peerRows.filter((s) => s.strategy.name !== ORACLE),
     bestSageMaker,
+    ...(w.windowRequests === undefined
+      ? {}
+      : {
+          windows: windowSpread(
+            requestOrder(w.spec),
+            main.results[0].records,
+            peerRecords.map((r) => r.records),
+            w.windowRequests,
+            TARGET_RATIO,
+          ),
+        }),
   };
+}
+
+/** The workload's request ids in its own (arrival) order: the windows' order, the same for every strategy. */
+function requestOrder(spec: string): string[] {
+  const ids: string[] = [];
+  for (const request of parseWorkloadSpec(spec).requests()) ids.push(request.id);
+  return ids;
 }
 
 /** The peer with the lowest value of a percentile, and cache-aware's value over it. */
@@ -247,6 +285,7 @@ function workloadLines(r: WorkloadOutcome, trace: string | undefined): string[] 
     ),
     '',
     verdict(r),
+    ...(r.windows === undefined ? [] : [windowSpreadLine(r.windows)]),
     '',
   ];
 }
@@ -282,6 +321,7 @@ export function peersHtml(outcomes: readonly WorkloadOutcome[], label: string): 
 /** Runs every workload and returns the docs section and the HTML page (written to reportDir when given). */
 export async function runPeersBench(o: PeersBenchOptions, trace?: string): Promise<PeersBenchResult> {
   const started = Date.now();
+  const loadAtStart = loadavg()[0];
   const outcomes: WorkloadOutcome[] = [];
   for (const w of o.workloads) outcomes.push(await runWorkload(o, w));
   const html = peersHtml(outcomes, o.label);
@@ -296,7 +336,7 @@ export async function runPeersBench(o: PeersBenchOptions, trace?: string): Promi
     PEERS_START,
     '## 8. Peer routers side by side (`npm run bench:peers`)',
     '',
-    `Produced by \`${o.label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the 2-core development machine (cold caches per strategy, seed 1). Rows: \`cache-aware\`, the registered peers (${names}), the best setting of the sweep \`${o.sweep}\` by P90 TTFT (run separately on the same workload), and \`random\`; every policy at its defaults. Hit rate: engine-reported, as a fraction of the fleet ceiling; throughput: completed requests per second; share: the busiest instance's request count over the mean. TTFT CDFs per workload: reports/bench-peers/peers.html.`,
+    `Produced by \`${o.label}\` on ${new Date().toISOString().slice(0, 10)} in ${((Date.now() - started) / 1000).toFixed(0)} s on the 2-core development machine (load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end; cold caches per strategy, seed 1). Rows: \`cache-aware\`, the registered peers (${names}), the best setting of the sweep \`${o.sweep}\` by P90 TTFT (run separately on the same workload), and \`random\`; every policy at its defaults. Hit rate: engine-reported, as a fraction of the fleet ceiling; throughput: completed requests per second; share: the busiest instance's request count over the mean. TTFT CDFs per workload: reports/bench-peers/peers.html.`,
     '',
     ...outcomes.flatMap((r) => workloadLines(r, trace)),
     PEERS_END,

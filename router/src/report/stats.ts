@@ -29,6 +29,18 @@ export function percentile(values: Iterable<number>, p: number): number | null {
   return percentileOfSorted(sortedAscending(values), p);
 }
 
+/** The geometric mean of positive values (the mean of ratios that read the same either way up); null when empty. */
+export function geometricMean(values: Iterable<number>): number | null {
+  let logSum = 0;
+  let n = 0;
+  for (const v of values) {
+    if (!(v > 0)) throw new RangeError(`a geometric mean takes positive values only (got ${v})`);
+    logSum += Math.log(v);
+    n++;
+  }
+  return n === 0 ? null : Math.exp(logSum / n);
+}
+
 export function mean(values: Iterable<number>): number | null {
   let sum = 0;
   let n = 0;

@@ -6,6 +6,7 @@ import {
   PEERS_END,
   PEERS_START,
   peersWorkloads,
+  QUICK_SIZES,
   registeredPeers,
   runPeersBench,
   selectWorkloads,
@@ -18,7 +19,7 @@ describe('when the bench:peers benchmark runs (smoke size)', () => {
     const spec = 'shared-system?groups=2&promptsPerGroup=3&systemTokens=256&outputTokens=16';
     const { section, html } = await runPeersBench({
       workloads: [
-        { key: 'trace', title: 'shared-system, 3 × p5', spec, fleet: [P5, P5, P5] },
+        { key: 'trace', title: 'shared-system, 3 × p5', spec, fleet: [P5, P5, P5], windowRequests: 2 },
         { key: 'mixed', title: 'shared-system, 5 × p5 + 2 × p4d', spec, fleet: MIXED_FLEET },
       ],
       sweep: 'sagemaker-prefix-aware?prefixLength=1024&concurrencyThreshold=8',
@@ -50,7 +51,24 @@ describe('when the bench:peers benchmark runs (smoke size)', () => {
         /cache-aware against the best peer on each: P50 [\d.]+× `[a-z-]+`'s, P90 [\d.]+× `[a-z-]+`'s \(target ≤ 1.02× on both: \*\*(met|not met)\*\*\)/,
       );
     }
+    // The windowed workload (6 requests, windows of 2) has the sampling-noise line; the other has none.
+    expect(tables[0]).toMatch(
+      /\n- Sampling noise: this run cut into 3 windows of 2 requests .*: P50 [\d.]+–[\d.]+× \(geometric mean [\d.]+×, ≤ 1.02× in \d of 3\); P90 /,
+    );
+    expect(tables[1]).not.toContain('Sampling noise');
     expect(html.match(/<svg/g)).toHaveLength(2);
+  });
+});
+
+describe('when bench:peers sizes the trace workloads', () => {
+  it('GIVEN the full sizes THEN both trace workloads replay the whole trace with 200-request windows; GIVEN --quick THEN its first 40', () => {
+    const full = peersWorkloads('TRACE.jsonl', FULL_SIZES).filter((w) => w.spec.startsWith('trace:'));
+    expect(full.map((w) => [w.key, w.spec, w.windowRequests])).toEqual([
+      ['trace', 'trace:TRACE.jsonl?speedup=1', 200],
+      ['mixed-trace', 'trace:TRACE.jsonl?speedup=1', 200],
+    ]);
+    const quick = peersWorkloads('TRACE.jsonl', QUICK_SIZES).find((w) => w.key === 'trace');
+    expect(quick?.spec).toBe('trace:TRACE.jsonl?speedup=1&count=40');
   });
 });
 

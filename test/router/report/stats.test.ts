@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import {
   cdfPoints,
   distribution,
+  geometricMean,
   maxOverMean,
   mean,
   percentile,
@@ -108,5 +109,17 @@ describe('when computing max over mean', () => {
     expect(maxOverMean([8, 0, 0, 0])).toBe(4);
     expect(maxOverMean([0, 0])).toBeNull();
     expect(maxOverMean([])).toBeNull();
+  });
+});
+
+describe('when taking the geometric mean of ratios', () => {
+  test('GIVEN 0.5 and 2 THEN it is 1; GIVEN none THEN there is none', () => {
+    expect(geometricMean([0.5, 2])).toBeCloseTo(1, 12);
+    expect(geometricMean([2, 8])).toBeCloseTo(4, 12);
+    expect(geometricMean([])).toBeNull();
+  });
+
+  test.each([0, -1, Number.NaN])('GIVEN %p among the values THEN it is refused', (v) => {
+    expect(() => geometricMean([1, v])).toThrow(/positive values only/);
   });
 });
