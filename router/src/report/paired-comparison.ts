@@ -1,3 +1,5 @@
+import { geometricMean as geometricMeanOf } from './stats';
+
 /**
  * Is one strategy worse than another beyond their run-to-run spread? A paired comparison: each run gives both
  * strategies the same workload, seed and jitter stream, and yields one ratio (here a P90 TTFT ÷ the baseline's P90).
@@ -76,7 +78,7 @@ export function comparePairedRatios(ratios: readonly number[], confidence = PAIR
   if (ratios.some((r) => !(r > 0 && Number.isFinite(r))))
     throw new RangeError(`ratios must be finite numbers > 0 (got ${ratios.join(', ')})`);
   const logs = ratios.map(Math.log);
-  const geometricMean = logs.length === 0 ? null : Math.exp(logs.reduce((a, x) => a + x, 0) / logs.length);
+  const geometricMean = geometricMeanOf(ratios);
   const interval = signTestMedianInterval(logs, confidence);
   if (interval === null) return { runs: ratios.length, verdict: 'too few runs', interval, geometricMean };
   const verdict = interval.low > 0 ? 'worse' : interval.high < 0 ? 'better' : 'within the spread';
