@@ -115,6 +115,7 @@ export async function startContainer(
     } catch (err) {
       killEngines();
       await router.close();
+      await removeSocketDir(socketDir);
       throw err;
     }
   } else {
@@ -130,7 +131,7 @@ export async function startContainer(
       router = await startRouter(routerConfig);
     } catch (err) {
       killEngines();
-      if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+      await removeSocketDir(socketDir);
       throw err;
     }
   }
@@ -139,6 +140,11 @@ export async function startContainer(
 
   const shutdown = containerShutdown(log, routerConfig.shutdownGraceMs, routerStarted, emitter, engines, socketDir);
   return { settings, router: routerStarted, engines, shutdown, killEngines, fatal: failFast.fatal };
+}
+
+/** Removes the engines' KV-event sockets' directory, if there is one (every way out of a start, and shutdown). */
+async function removeSocketDir(socketDir: string | undefined): Promise<void> {
+  if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
 }
 
 /** Drain the router, flush metrics, stop the engines, remove the sockets' directory: once, however often called. */
@@ -159,7 +165,7 @@ function containerShutdown(
       await emitter?.stop();
       log.info({ afterMs: Date.now() - started }, 'router drained; stopping engines');
       await Promise.all(engines.map((e) => e.stop()));
-      if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+      await removeSocketDir(socketDir);
       log.info({ afterMs: Date.now() - started }, 'container stopped');
     })();
     return shuttingDown;
@@ -223,14 +229,11 @@ async function engineDownloadedTokenizer(
   },
 ): Promise<string> {
   const { settings, log, socketDir } = context;
-  const removeSockets = async (): Promise<void> => {
-    if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
-  };
   try {
     for (const engine of engines) engine.start();
   } catch (err) {
     for (const engine of engines) engine.killNow();
-    await removeSockets();
+    await removeSocketDir(socketDir);
     throw err;
   }
   log.info(
@@ -250,7 +253,7 @@ async function engineDownloadedTokenizer(
   }
   if (outcome.kind === 'stopped') await Promise.all(engines.map((e) => e.stop()));
   else for (const engine of engines) engine.killNow();
-  await removeSockets();
+  await removeSocketDir(socketDir);
   if (outcome.kind === 'stopped') throw new ContainerStartStopped();
   if (outcome.kind === 'gave-up') throw new Error(outcome.reason);
   log.fatal({ tokenizer: hubTokenizerWhere(hub), waitMs: settings.tokenizerWaitMs }, outcome.problem);
@@ -287,7 +290,7 @@ async function planContainerEngines(
   try {
     specs = planEngines(settings, gpus, ports, env, readDlcFiles(), sockets);
   } catch (err) {
-    if (socketDir !== undefined) await rm(socketDir, { recursive: true, force: true });
+    await removeSocketDir(socketDir);
     throw err;
   }
   const tokenizer =
