@@ -19,7 +19,7 @@
  */
 import { type BlockHash, blockHashes, continueBlockHashes, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
 import { KvBlockPool } from '../state/kv-block-pool';
-import type { EngineProfile } from './engine-profile';
+import { prefillTokensPerSecond, type EngineProfile } from './engine-profile';
 import { outputText } from './output-text';
 import { FcfsWaitingQueue, PriorityWaitingQueue, type WaitingQueue } from './waiting-queue';
 import type { StepJitter } from './step-jitter';
@@ -345,6 +345,22 @@ function ceilDiv(a: number, b: number): number {
   return Math.floor((a + b - 1) / b);
 }
 
+/** EngineModel.queueAhead: an engine's queue and running batch, in tokens and sequences. */
+export interface EngineQueueFigures {
+  readonly prefillTokensAhead: number;
+  /** The time the step being executed has left, in prefill tokens at the engine's full-step speed. */
+  readonly stepInProgressTokens: number;
+  readonly decodeSequences: number;
+  readonly prefillingSequences: number;
+  /** Its step budget (max_num_batched_tokens). */
+  readonly stepTokens: number;
+}
+
+/** A running sequence past its prompt: its one token left is the next output token, not prefill. */
+function isDecoding(seq: Sequence): boolean {
+  return seq.output > 0 && seq.promptTokens + seq.output - seq.computed === 1;
+}
+
 export class EngineModel {
   readonly profile: EngineProfile;
   private readonly pool: KvBlockPool;
@@ -359,6 +375,8 @@ export class EngineModel {
   private readonly cacheListener: EngineCacheListener | undefined;
 
   private readonly running: Sequence[] = [];
+  /** prefillTokensPerSecond of the profile, once queueAhead needs it. */
+  private fullStepSpeed: number | undefined;
   private readonly waiting: WaitingQueue<Sequence>;
   private readonly priorityPolicy: boolean;
   /** vLLM's `long_prefill_token_threshold`: 0 = no cap. */
@@ -624,12 +642,34 @@ export class EngineModel {
     return ahead;
   }
 
+  /**
+   * The queue a request submitted at `nowMs` meets (prefillTokensAhead, which applies the planned steps first), the
+   * rest of the step in progress, and the running batch: requests decoding (one token of every step each) and
+   * requests with prompt left to compute (waiting, or running and prefilling: a prefill joining their step delays
+   * their first token).
+   */
+  queueAhead(nowMs: number): EngineQueueFigures {
+    const prefillTokensAhead = this.prefillTokensAhead(nowMs);
+    let decodeSequences = 0;
+    for (const seq of this.running) if (isDecoding(seq)) decodeSequences++;
+    const prefillingSequences = this.running.length - decodeSequences + this.waiting.length;
+    // A step's tokens count as computed from its start: the time it has left is work ahead no queue shows.
+    this.fullStepSpeed ??= prefillTokensPerSecond(this.profile);
+    const stepInProgressTokens = (Math.max(0, this.clock - nowMs) * this.fullStepSpeed) / 1000;
+    return {
+      prefillTokensAhead,
+      stepInProgressTokens,
+      decodeSequences,
+      prefillingSequences,
+      stepTokens: this.profile.maxNumBatchedTokens,
+    };
+  }
+
   /** Tokens running requests have left to compute before decoding (a decoding request's next token is not prefill). */
   private runningPrefillTokens(): number {
     let pending = 0;
     for (const seq of this.running) {
-      const remaining = seq.promptTokens + seq.output - seq.computed;
-      if (!(seq.output > 0 && remaining === 1)) pending += remaining;
+      if (!isDecoding(seq)) pending += seq.promptTokens + seq.output - seq.computed;
     }
     return pending;
   }

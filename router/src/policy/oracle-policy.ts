@@ -1,28 +1,26 @@
 import type { Rng } from '../common/seeded-rng';
 import { definePolicy } from './policy-definition';
 import type { InstanceView } from './routing-policy';
+import { engineFleetCostScorer } from './stages/engine-fleet-cost-scorer';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { maxScorePicker } from './stages/max-score-picker';
-import { predictedTtftScorer } from './stages/predicted-ttft-scorer';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
 
 /**
- * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache and queue (InstanceView.engine)
- * and places each request greedily where the engine's own state predicts the earliest first token: its prefill work
- * ahead plus this prompt's uncached part by the engine's actual cache, in fastest-instance time. Ties (idle engines
- * holding nothing of the prompt) are broken uniformly by the seeded RNG. It is the greedy bound the peer tables
- * show: it knows what no router can (evictions, the engine's queue), but it does not plan ahead (where a cold prefix
- * lands decides later hits), so a policy may beat it at a percentile; by how much is what the tables show.
+ * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue and running batch
+ * (InstanceView.engine) and places each request where the fleet cost `cache-aware` models is least, by that exact
+ * state instead of a router's estimates (engine-fleet-cost-scorer.ts). Ties (idle engines holding nothing of the
+ * prompt) are broken uniformly by the seeded RNG.
  */
-export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-predicted-ttft'> {
+export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-fleet-cost'> {
   readonly engineState = 'cached-blocks-and-queue';
 
-  constructor(rng: Rng) {
+  constructor(rng: Rng, balanceSlackTokens: number) {
     super('oracle', {
       instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
       candidates: INSTANCES_AS_CANDIDATES,
-      stages: [predictedTtftScorer('oracle'), maxScorePicker(rng, 'oracle-least-predicted-ttft')],
+      stages: [engineFleetCostScorer('oracle', balanceSlackTokens), maxScorePicker(rng, 'oracle-least-fleet-cost')],
     });
   }
 }
@@ -30,15 +28,25 @@ export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-predi
 export const oracleDefinition = definePolicy({
   name: 'oracle',
   description:
-    "simulator only: each engine's exact cache and queue, greedy by predicted TTFT (prefill ahead + this prompt's uncached part); serve refuses it",
-  reasons: ['oracle-least-predicted-ttft'],
+    "simulator only: cache-aware's fleet cost (queued prefill + uncached part + decode pressure + delay to prefills waiting there + the prefix the best holder has that the fleet would recompute) by each engine's exact cache, queue, step in progress and decode batch; serve refuses it",
+  reasons: ['oracle-least-fleet-cost'],
   stages: [
     { kind: 'filter', name: 'serves-model' },
     { kind: 'filter', name: 'healthy' },
-    { kind: 'scorer', name: 'predicted-ttft', weight: 1 },
+    { kind: 'scorer', name: 'engine-fleet-cost', weight: 1 },
     { kind: 'picker', name: 'max-score' },
   ],
-  options: [],
+  options: [
+    {
+      name: 'balanceSlackTokens',
+      type: 'integer',
+      min: 0,
+      max: 1_000_000,
+      default: 512,
+      valueName: 'tokens',
+      doc: "recomputing up to this many tokens the best-holding engine has costs the fleet nothing extra (cache-aware's default)",
+    },
+  ],
   engineState: 'cached-blocks-and-queue',
-  create: (_options, deps) => new OraclePolicy(deps.rng),
+  create: (o, deps) => new OraclePolicy(deps.rng, o.balanceSlackTokens),
 });

@@ -1,5 +1,5 @@
 import { EngineModel } from '../../../router/src/emulator/engine-model';
-import { builtinProfile } from '../../../router/src/emulator/engine-profile';
+import { builtinProfile, prefillTokensPerSecond } from '../../../router/src/emulator/engine-profile';
 import { textOf } from './engine-text';
 
 const p5 = builtinProfile('p5-llama-3.1-70b');
@@ -33,5 +33,34 @@ describe('when the engine model reports the prefill work ahead of a new request 
     expect(ahead).toBe(20_000 - p5.maxNumBatchedTokens);
     engine.runUntil(5_000); // past its first token, decoding
     expect(engine.prefillTokensAhead(5_000)).toBe(0);
+  });
+
+  test('GIVEN a step in progress THEN queueAhead counts its time left in full-step prefill tokens, the prefilling and decoding requests, and the step budget', () => {
+    // GIVEN a 20,000-token prompt whose first step (maxNumBatchedTokens of it) started and has not ended
+    const engine = new EngineModel(p5);
+    engine.submit({ id: 'long', promptText: textOf('long', 20_000), maxTokens: 2000 }, 0);
+    const start = engine.nextStepTimeMs()!;
+    engine.runUntil(start + 1e-6);
+    const end = engine.clockMs;
+    expect(end).toBeGreaterThan(start);
+    // WHEN the queue is read half way through that step
+    const half = engine.queueAhead((start + end) / 2);
+    // THEN half the step's time is ahead, in tokens at the profile's full-step speed
+    expect(half.stepInProgressTokens).toBeCloseTo((((end - start) / 2) * prefillTokensPerSecond(p5)) / 1000, 6);
+    expect(half).toMatchObject({
+      prefillTokensAhead: 20_000 - p5.maxNumBatchedTokens,
+      prefillingSequences: 1,
+      decodeSequences: 0,
+      stepTokens: p5.maxNumBatchedTokens,
+    });
+    // AND once it decodes (2,000 tokens: still at 5 s), at the end of its last step: nothing in progress, one decoding, none prefilling
+    engine.runUntil(5_000);
+    const decoding = engine.queueAhead(engine.clockMs);
+    expect(decoding).toMatchObject({
+      stepInProgressTokens: 0,
+      prefillTokensAhead: 0,
+      prefillingSequences: 0,
+      decodeSequences: 1,
+    });
   });
 });

@@ -1,0 +1,45 @@
+import { slowdownOf } from '../prefill-speed';
+import { estimatedPromptTokens } from '../prompt-tokens';
+import { engineQueueOf, engineStateOf, type InstanceView } from '../routing-policy';
+import { predictedFleetCostOf, sharedStepDelayOf, uncachedOf, workAheadOf } from './fleet-cost';
+import type { DecisionFacts, Scorer } from './stage';
+
+/**
+ * The oracle's scorer: minus the fleet cost of sending the request to each engine, by the cost `cache-aware`
+ * predicts (fleet-cost.ts) but fed each engine's exact state (InstanceView.engine, the simulator's engine models)
+ * instead of a router's index and counts: the rest of the engine step in progress, the prefill the engine has queued, this prompt's part its cache does not
+ * hold now, one token per decoding sequence of its batch for every step that prefill takes, the delay its first
+ * chunk adds to the engine's requests still prefilling, and the prefix tokens the best-holding engine has that this
+ * one would recompute beyond `balanceSlackTokens` (the fleet pays them later, as queueing of the requests after it);
+ * × the engine's slowdown (fastest speed ÷ its own). Predicted TTFT alone is selfish: it leaves a prefix's holder
+ * whenever the holder's queue is longer than the recompute.
+ */
+export function engineFleetCostScorer(policy: string, balanceSlackTokens: number): Scorer<InstanceView, DecisionFacts> {
+  return {
+    kind: 'scorer',
+    name: 'engine-fleet-cost',
+    weight: 1,
+    score(candidates, facts, scores) {
+      const promptTokens = Math.max(1, estimatedPromptTokens(facts.request));
+      let fastest = 0;
+      let minUncached = Infinity;
+      for (const c of candidates) {
+        if ((c.prefillTokensPerSecond ?? 0) > fastest) fastest = c.prefillTokensPerSecond!;
+        const uncached = uncachedOf(promptTokens, engineStateOf(c, policy).cachedPromptTokens);
+        if (uncached < minUncached) minUncached = uncached;
+      }
+      for (let i = 0; i < candidates.length; i++) {
+        const view = candidates[i];
+        const uncached = uncachedOf(promptTokens, engineStateOf(view, policy).cachedPromptTokens);
+        const queue = engineQueueOf(view, policy);
+        const { prefillTokensAhead: queued, decodeSequences, prefillingSequences, stepTokens } = queue;
+        const ahead =
+          queue.stepInProgressTokens +
+          workAheadOf(queued, decodeSequences, uncached, stepTokens) +
+          sharedStepDelayOf(queued, prefillingSequences, uncached, stepTokens);
+        const slowdown = slowdownOf(view.prefillTokensPerSecond, fastest);
+        scores[i] = -predictedFleetCostOf(ahead, uncached, uncached - minUncached, slowdown, balanceSlackTokens);
+      }
+    },
+  };
+}
