@@ -348,6 +348,8 @@ function ceilDiv(a: number, b: number): number {
 /** EngineModel.queueAhead: an engine's queue and running batch, in tokens and sequences. */
 export interface EngineQueueFigures {
   readonly prefillTokensAhead: number;
+  /** Leading prompt tokens the requests it holds will have computed before this one starts (pendingTokensFor). */
+  readonly pendingPromptTokens: number;
   /** The time the step being executed has left, in prefill tokens at the engine's full-step speed. */
   readonly stepInProgressTokens: number;
   readonly decodeSequences: number;
@@ -566,6 +568,26 @@ export class EngineModel {
     return this.pool.matchPrefix(hashes, Math.floor((promptTokens - 1) / this.blockTokens)) * this.blockTokens;
   }
 
+  /**
+   * Leading tokens of `prompt` that the requests the engine holds will have computed before a request sent now starts
+   * (FCFS: those prefilling or waiting share its first blocks): what its cache will hold of it then, beyond what it
+   * holds now (cachedTokensFor). Same rule: full blocks, never the prompt's last token.
+   */
+  pendingTokensFor(prompt: PromptInput): number {
+    const { promptTokens, hashes } = this.promptOf(prompt);
+    const limit = Math.min(hashes.length, Math.floor((promptTokens - 1) / this.blockTokens));
+    let most = 0;
+    const consider = (seq: Sequence): void => {
+      const own = Math.min(limit, seq.hashes.length, Math.floor(seq.promptTokens / this.blockTokens));
+      let n = 0;
+      while (n < own && seq.hashes[n] === hashes[n]) n++;
+      if (n > most) most = n;
+    };
+    for (const seq of this.running) if (!isDecoding(seq)) consider(seq);
+    for (const seq of this.waiting) consider(seq);
+    return most * this.blockTokens;
+  }
+
   /** Whether the engine still holds this request (waiting or running). */
   has(id: string): boolean {
     return this.live.has(id);
@@ -643,13 +665,15 @@ export class EngineModel {
   }
 
   /**
-   * The queue a request submitted at `nowMs` meets (prefillTokensAhead, which applies the planned steps first), the
-   * rest of the step in progress, and the running batch: requests decoding (one token of every step each) and
+   * The queue a request submitted at `nowMs` meets (prefillTokensAhead, which applies the planned steps first), what
+   * of `prompt` the requests in it will have computed (pendingTokensFor), the rest of the step in progress, and the
+   * running batch: requests decoding (one token of every step each) and
    * requests with prompt left to compute (waiting, or running and prefilling: a prefill joining their step delays
    * their first token).
    */
-  queueAhead(nowMs: number): EngineQueueFigures {
+  queueAhead(nowMs: number, prompt: PromptInput): EngineQueueFigures {
     const prefillTokensAhead = this.prefillTokensAhead(nowMs);
+    const pendingPromptTokens = this.pendingTokensFor(prompt);
     let decodeSequences = 0;
     for (const seq of this.running) if (isDecoding(seq)) decodeSequences++;
     const prefillingSequences = this.running.length - decodeSequences + this.waiting.length;
@@ -658,6 +682,7 @@ export class EngineModel {
     const stepInProgressTokens = (Math.max(0, this.clock - nowMs) * this.fullStepSpeed) / 1000;
     return {
       prefillTokensAhead,
+      pendingPromptTokens,
       stepInProgressTokens,
       decodeSequences,
       prefillingSequences,

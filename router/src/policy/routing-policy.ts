@@ -82,6 +82,11 @@ export interface EngineQueue {
    */
   readonly prefillTokensAhead: number;
   /**
+   * Leading prompt tokens of the request being decided that requests already on the engine (prefilling or waiting)
+   * will have computed before it starts: its cache will hold them then though it does not now (cachedPromptTokens).
+   */
+  readonly pendingPromptTokens: number;
+  /**
    * The time the step the engine is executing has left, in prefill tokens at the engine's speed: an engine computes a
    * step's tokens as it starts it, so a prefill in progress has left the queue but not the engine's time.
    */

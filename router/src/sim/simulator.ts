@@ -875,7 +875,7 @@ class Simulation {
       // First, for every policy, apply the steps planned ahead that start before now (decode steps, whose new
       // blocks may evict cached ones; queueAhead does so too), so the cache read is the one a request sent now meets.
       let queue: EngineQueue | undefined;
-      if (withQueue) queue = engine.queueAhead(nowMs);
+      if (withQueue) queue = engine.queueAhead(nowMs, prompt);
       else engine.applyPlannedStepsBefore(nowMs);
       router.views[i].engine = { cachedPromptTokens: engine.cachedTokensFor(prompt), queue };
     }

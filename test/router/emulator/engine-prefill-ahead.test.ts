@@ -44,23 +44,43 @@ describe('when the engine model reports the prefill work ahead of a new request 
     const end = engine.clockMs;
     expect(end).toBeGreaterThan(start);
     // WHEN the queue is read half way through that step
-    const half = engine.queueAhead((start + end) / 2);
+    const half = engine.queueAhead((start + end) / 2, { promptText: textOf('other', 1000) });
     // THEN half the step's time is ahead, in tokens at the profile's full-step speed
     expect(half.stepInProgressTokens).toBeCloseTo((((end - start) / 2) * prefillTokensPerSecond(p5)) / 1000, 6);
     expect(half).toMatchObject({
       prefillTokensAhead: 20_000 - p5.maxNumBatchedTokens,
+      pendingPromptTokens: 0,
       prefillingSequences: 1,
       decodeSequences: 0,
       stepTokens: p5.maxNumBatchedTokens,
     });
     // AND once it decodes (2,000 tokens: still at 5 s), at the end of its last step: nothing in progress, one decoding, none prefilling
     engine.runUntil(5_000);
-    const decoding = engine.queueAhead(engine.clockMs);
+    const decoding = engine.queueAhead(engine.clockMs, { promptText: textOf('other', 1000) });
     expect(decoding).toMatchObject({
       stepInProgressTokens: 0,
       prefillTokensAhead: 0,
       prefillingSequences: 0,
       decodeSequences: 1,
     });
+  });
+
+  test("GIVEN a waiting request sharing a prefix the cache does not hold yet THEN pendingTokensFor counts its full blocks, never the prompt's last token", () => {
+    // GIVEN a request with a 4,000-token prefix waiting (submitted, no step run yet): nothing of it is cached now
+    const engine = new EngineModel(p5);
+    const shared = textOf('shared', 4000);
+    engine.submit({ id: 'first', promptText: shared + textOf('a', 500), maxTokens: 1 }, 0);
+    const next = { promptText: shared + textOf('b', 500) };
+    expect(engine.cachedTokensFor(next)).toBe(0);
+    // THEN the prefix it will have computed counts (full 16-token blocks of the shared 4,000)
+    const pending = engine.pendingTokensFor(next);
+    expect(pending).toBeGreaterThanOrEqual(3984);
+    expect(pending).toBeLessThanOrEqual(4000);
+    expect(engine.queueAhead(0, next).pendingPromptTokens).toBe(pending);
+    // AND a prompt sharing nothing has none pending; once the first request is done, nothing is pending
+    expect(engine.pendingTokensFor({ promptText: textOf('c', 4500) })).toBe(0);
+    engine.drain();
+    expect(engine.pendingTokensFor(next)).toBe(0);
+    expect(engine.cachedTokensFor(next)).toBe(pending);
   });
 });

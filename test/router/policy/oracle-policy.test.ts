@@ -23,6 +23,7 @@ interface EngineSpec {
   readonly cached: number;
   readonly ahead: number;
   readonly inProgress?: number;
+  readonly pending?: number;
   readonly decoding?: number;
   readonly prefilling?: number;
   readonly speed?: number;
@@ -44,6 +45,7 @@ function engines(specs: readonly EngineSpec[]): InstanceView[] {
       cachedPromptTokens: s.cached,
       queue: {
         prefillTokensAhead: s.ahead,
+        pendingPromptTokens: s.pending ?? 0,
         stepInProgressTokens: s.inProgress ?? 0,
         decodeSequences: s.decoding ?? 0,
         prefillingSequences: s.prefilling ?? 0,
@@ -93,6 +95,16 @@ describe("when oracle places a request by the fleet cost of each engine's exact 
     expect(decide(createPolicy({ name: 'oracle', balanceSlackTokens: 7680 }, { rng: new SeededRng(1) }), views)).toBe(
       id(1),
     );
+  });
+
+  it("GIVEN a request queued on an engine will compute the prompt's prefix THEN that engine counts as holding it (a burst of one cold prefix stays together)", () => {
+    // Nothing is cached anywhere now; engine 0 has a request ahead that will compute 7,680 tokens of this prompt.
+    const views = engines([
+      { cached: 0, ahead: 8000, pending: 7680 },
+      { cached: 0, ahead: 0 },
+    ]);
+    // 8,000 + 120 < 7,800 + 7,168 recomputed beyond the slack
+    expect(decide(oracle(), views)).toBe(id(0));
   });
 
   it('GIVEN an engine with nothing queued but a step in progress THEN the time that step has left counts (an engine with a shorter queue wins)', () => {

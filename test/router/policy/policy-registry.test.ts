@@ -55,6 +55,7 @@ function views(
 function engineStateLike(s: { queuedPrefillTokens: number; decodeSequences: number }): InstanceView['engine'] {
   const queue = {
     prefillTokensAhead: s.queuedPrefillTokens,
+    pendingPromptTokens: 0,
     stepInProgressTokens: 0,
     decodeSequences: s.decodeSequences,
     prefillingSequences: 0,

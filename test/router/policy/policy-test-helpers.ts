@@ -21,6 +21,7 @@ export function snapshot(views: readonly InstanceView[]): RoutingSnapshot {
 /** An idle engine's queue as the simulator reports it (InstanceView.engine.queue, read by oracle only). */
 export const IDLE_ENGINE_QUEUE: EngineQueue = {
   prefillTokensAhead: 0,
+  pendingPromptTokens: 0,
   stepInProgressTokens: 0,
   decodeSequences: 0,
   prefillingSequences: 0,

@@ -7,12 +7,13 @@ import type { DecisionFacts, Scorer } from './stage';
 /**
  * The oracle's scorer: minus the fleet cost of sending the request to each engine, by the cost `cache-aware`
  * predicts (fleet-cost.ts) but fed each engine's exact state (InstanceView.engine, the simulator's engine models)
- * instead of a router's index and counts: the rest of the engine step in progress, the prefill the engine has queued, this prompt's part its cache does not
- * hold now, one token per decoding sequence of its batch for every step that prefill takes, the delay its first
+ * instead of a router's index and counts: the rest of the engine step in progress, the prefill the engine has
+ * queued, this prompt's part its cache will not hold when the request starts (held now, or computed by the requests
+ * queued ahead), one token per decoding sequence of its batch for every step that prefill takes, the delay its first
  * chunk adds to the engine's requests still prefilling, and the prefix tokens the best-holding engine has that this
- * one would recompute beyond `balanceSlackTokens` (the fleet pays them later, as queueing of the requests after it);
- * × the engine's slowdown (fastest speed ÷ its own). Predicted TTFT alone is selfish: it leaves a prefix's holder
- * whenever the holder's queue is longer than the recompute.
+ * one would recompute beyond `balanceSlackTokens` (the fleet pays them later, as queueing of the requests after
+ * it); × the engine's slowdown (fastest speed ÷ its own). Predicted TTFT alone is selfish: it leaves a prefix's
+ * holder whenever the holder's queue is longer than the recompute.
  */
 export function engineFleetCostScorer(policy: string, balanceSlackTokens: number): Scorer<InstanceView, DecisionFacts> {
   return {
@@ -25,12 +26,12 @@ export function engineFleetCostScorer(policy: string, balanceSlackTokens: number
       let minUncached = Infinity;
       for (const c of candidates) {
         if ((c.prefillTokensPerSecond ?? 0) > fastest) fastest = c.prefillTokensPerSecond!;
-        const uncached = uncachedOf(promptTokens, engineStateOf(c, policy).cachedPromptTokens);
+        const uncached = uncachedOf(promptTokens, cachedAtStart(c, policy));
         if (uncached < minUncached) minUncached = uncached;
       }
       for (let i = 0; i < candidates.length; i++) {
         const view = candidates[i];
-        const uncached = uncachedOf(promptTokens, engineStateOf(view, policy).cachedPromptTokens);
+        const uncached = uncachedOf(promptTokens, cachedAtStart(view, policy));
         const queue = engineQueueOf(view, policy);
         const { prefillTokensAhead: queued, decodeSequences, prefillingSequences, stepTokens } = queue;
         const ahead =
@@ -42,4 +43,12 @@ export function engineFleetCostScorer(policy: string, balanceSlackTokens: number
       }
     },
   };
+}
+
+/**
+ * Prompt tokens the engine's cache will hold when the request starts there: what it holds now, or what the requests
+ * queued ahead of it will have computed, whichever is more (a burst of one cold prefix then stays on its first engine).
+ */
+function cachedAtStart(view: InstanceView, policy: string): number {
+  return Math.max(engineStateOf(view, policy).cachedPromptTokens, engineQueueOf(view, policy).pendingPromptTokens);
 }
