@@ -8,10 +8,15 @@ import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
 
 /**
- * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue and running batch
- * (InstanceView.engine) and places each request where the fleet cost `cache-aware` models is least, by that exact
- * state instead of a router's estimates (engine-fleet-cost-scorer.ts). Ties (idle engines holding nothing of the
- * prompt) are broken uniformly by the seeded RNG.
+ * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue, step in progress and
+ * running batch (InstanceView.engine) and places each request where `cache-aware`'s fleet cost (stages/fleet-cost.ts:
+ * work ahead, this prompt's uncached part, decode pressure, the delay to prefills waiting there, and the prefix the
+ * best holder has that the fleet would recompute) is least, fed that exact state instead of a router's estimates
+ * (engine-fleet-cost-scorer.ts). Greedy by its own predicted TTFT it left a prefix's holder whenever the holder's
+ * queue was longer than the recompute, and the fleet paid the prefix again (long-context P90 586 ms against
+ * `cache-aware`'s 426); with the fleet cost and the step in progress counted: 424 ms, and no policy beats its P90 on
+ * a `bench:peers` workload by more than the spread of one run (docs/router.md, "`oracle` is the P90 bound …").
+ * Ties (idle engines holding nothing of the prompt) are broken uniformly by the seeded RNG.
  */
 export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-fleet-cost'> {
   readonly engineState = 'cached-blocks-and-queue';
