@@ -352,6 +352,8 @@ export interface EngineQueueFigures {
   readonly pendingPromptTokens: number;
   /** The time the step being executed has left, in prefill tokens at the engine's full-step speed. */
   readonly stepInProgressTokens: number;
+  /** The time until its KV cache has room for the queue and the prompt (stepsUntilKvRoom), in the same tokens. */
+  readonly kvWaitTokens: number;
   readonly decodeSequences: number;
   readonly prefillingSequences: number;
   /** Its step budget (max_num_batched_tokens). */
@@ -655,13 +657,38 @@ export class EngineModel {
    */
   prefillTokensAhead(nowMs: number): number {
     this.applyAheadBefore(nowMs);
-    let ahead = this.runningPrefillTokens();
+    return this.runningPrefillTokens() + this.waitingUncachedTokens();
+  }
+
+  /** Each waiting request's prompt (with output to recompute, if preempted) less what the prefix cache holds of it now. */
+  private waitingUncachedTokens(): number {
+    let uncached = 0;
     const bt = this.blockTokens;
     for (const seq of this.waiting) {
       const tokens = seq.promptTokens + seq.output;
-      ahead += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
+      uncached += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
     }
-    return ahead;
+    return uncached;
+  }
+
+  /**
+   * Engine steps until the KV cache has room for the waiting requests' and `promptUncached` more tokens' blocks, if
+   * the running requests end as their max_tokens say (the engine model's outputs run to max_tokens): 0 when the free
+   * blocks (cached ones no request holds included) suffice now. Blocks decodes add meanwhile are not counted.
+   */
+  private stepsUntilKvRoom(promptUncached: number): number {
+    const bt = this.blockTokens;
+    const deficit = ceilDiv(this.waitingUncachedTokens() + promptUncached, bt) - this.pool.freeBlocks;
+    if (deficit <= 0) return 0;
+    const ends = this.running
+      .map((seq) => ({ steps: seq.promptTokens + seq.maxTokens - seq.computed, blocks: seq.blocks.length }))
+      .sort((a, b) => a.steps - b.steps);
+    let freed = 0;
+    for (const end of ends) {
+      freed += end.blocks;
+      if (freed >= deficit) return end.steps;
+    }
+    return ends.length === 0 ? 0 : ends[ends.length - 1].steps;
   }
 
   /**
@@ -674,16 +701,28 @@ export class EngineModel {
   queueAhead(nowMs: number, prompt: PromptInput): EngineQueueFigures {
     const prefillTokensAhead = this.prefillTokensAhead(nowMs);
     const pendingPromptTokens = this.pendingTokensFor(prompt);
+    const { promptTokens } = this.promptOf(prompt);
+    const promptUncached = promptTokens - Math.max(this.cachedTokensFor(prompt), pendingPromptTokens);
     let decodeSequences = 0;
     for (const seq of this.running) if (isDecoding(seq)) decodeSequences++;
     const prefillingSequences = this.running.length - decodeSequences + this.waiting.length;
     // A step's tokens count as computed from its start: the time it has left is work ahead no queue shows.
     this.fullStepSpeed ??= prefillTokensPerSecond(this.profile);
     const stepInProgressTokens = (Math.max(0, this.clock - nowMs) * this.fullStepSpeed) / 1000;
+    // Waiting for KV room: that many steps of the running batch as it is now.
+    const kvSteps = this.stepsUntilKvRoom(promptUncached);
+    let kvWaitTokens = 0;
+    if (kvSteps > 0) {
+      let context = 0;
+      for (const seq of this.running) context += seq.computed + 1;
+      const stepMs = this.stepTime.durationMs(this.running.length, context, 0);
+      kvWaitTokens = (kvSteps * stepMs * this.fullStepSpeed) / 1000;
+    }
     return {
       prefillTokensAhead,
       pendingPromptTokens,
       stepInProgressTokens,
+      kvWaitTokens,
       decodeSequences,
       prefillingSequences,
       stepTokens: this.profile.maxNumBatchedTokens,

@@ -8,8 +8,8 @@ import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
 
 /**
- * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue, step in progress and
- * running batch (InstanceView.engine) and places each request where `cache-aware`'s fleet cost (stages/fleet-cost.ts:
+ * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue, step in progress,
+ * running batch and free KV blocks (InstanceView.engine) and places each request where `cache-aware`'s fleet cost (stages/fleet-cost.ts:
  * work ahead, this prompt's uncached part, decode pressure, the delay to prefills waiting there, and the prefix the
  * best holder has that the fleet would recompute) is least, fed that exact state instead of a router's estimates
  * (engine-fleet-cost-scorer.ts). Greedy by its own predicted TTFT it left a prefix's holder whenever the holder's
@@ -33,7 +33,7 @@ export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-fleet
 export const oracleDefinition = definePolicy({
   name: 'oracle',
   description:
-    "simulator only: cache-aware's fleet cost (queued prefill + uncached part + decode pressure + delay to prefills waiting there + the prefix the best holder has that the fleet would recompute) by each engine's exact cache, queue, step in progress and decode batch; serve refuses it",
+    "simulator only: cache-aware's fleet cost (queued prefill + uncached part + decode pressure + delay to prefills waiting there + the prefix the best holder has that the fleet would recompute) by each engine's exact cache, queue, step in progress, decode batch and KV room; serve refuses it",
   reasons: ['oracle-least-fleet-cost'],
   stages: [
     { kind: 'filter', name: 'serves-model' },

@@ -91,6 +91,11 @@ export interface EngineQueue {
    * step's tokens as it starts it, so a prefill in progress has left the queue but not the engine's time.
    */
   readonly stepInProgressTokens: number;
+  /**
+   * The time until the engine's KV cache has room for the waiting requests and this one, if its running requests end
+   * as their max_tokens say, in the same prefill tokens (0 when it has room now): a queue blocked on KV is not prefill.
+   */
+  readonly kvWaitTokens: number;
   /** Running requests past their prompt: each takes one token of every engine step. */
   readonly decodeSequences: number;
   /** Requests with prompt left to compute (waiting, or running and prefilling): a new prefill joining their step delays them. */

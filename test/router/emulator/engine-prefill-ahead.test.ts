@@ -83,4 +83,21 @@ describe('when the engine model reports the prefill work ahead of a new request 
     expect(engine.pendingTokensFor(next)).toBe(0);
     expect(engine.cachedTokensFor(next)).toBe(pending);
   });
+
+  test('GIVEN running requests hold most of the KV cache THEN queueAhead counts the steps until one ends and frees room for the prompt, and nothing when it fits', () => {
+    // GIVEN 600 KV blocks (9,600 tokens), 500 of them held by one 8,000-token request decoding 200 tokens
+    const small = { ...p5, kvCapacityBlocks: 600 };
+    const engine = new EngineModel(small);
+    engine.submit({ id: 'big', promptText: textOf('big', 8000), maxTokens: 200 }, 0);
+    engine.runUntil(1_000); // prefilled, decoding
+    const now = engine.clockMs;
+    const fits = engine.queueAhead(now, { promptText: textOf('small', 1000) });
+    expect(fits.kvWaitTokens).toBe(0);
+    // WHEN a 4,000-token prompt (250 blocks) is read against the ~100 blocks left
+    const wait = engine.queueAhead(now, { promptText: textOf('large', 4000) });
+    // THEN it waits for the running request's remaining steps: more than one step, at most its 200 decodes
+    const stepTokens = (stepMs: number) => (stepMs * prefillTokensPerSecond(small)) / 1000;
+    expect(wait.kvWaitTokens).toBeGreaterThan(stepTokens(6.6));
+    expect(wait.kvWaitTokens).toBeLessThan(200 * stepTokens(20));
+  });
 });

@@ -24,6 +24,7 @@ interface EngineSpec {
   readonly ahead: number;
   readonly inProgress?: number;
   readonly pending?: number;
+  readonly kvWait?: number;
   readonly decoding?: number;
   readonly prefilling?: number;
   readonly speed?: number;
@@ -47,6 +48,7 @@ function engines(specs: readonly EngineSpec[]): InstanceView[] {
         prefillTokensAhead: s.ahead,
         pendingPromptTokens: s.pending ?? 0,
         stepInProgressTokens: s.inProgress ?? 0,
+        kvWaitTokens: s.kvWait ?? 0,
         decodeSequences: s.decoding ?? 0,
         prefillingSequences: s.prefilling ?? 0,
         stepTokens: STEP_TOKENS,
@@ -105,6 +107,15 @@ describe("when oracle places a request by the fleet cost of each engine's exact 
     ]);
     // 8,000 + 120 < 7,800 + 7,168 recomputed beyond the slack
     expect(decide(oracle(), views)).toBe(id(0));
+  });
+
+  it('GIVEN the holder cannot admit the request until its running requests free KV blocks THEN that wait counts (an idle engine wins)', () => {
+    // 20,000 tokens of waiting for KV room + 120 uncached > 7,800 cold + 7,168 recomputed beyond the slack
+    const views = engines([
+      { cached: 7680, ahead: 0, kvWait: 20_000 },
+      { cached: 0, ahead: 0 },
+    ]);
+    expect(decide(oracle(), views)).toBe(id(1));
   });
 
   it('GIVEN an engine with nothing queued but a step in progress THEN the time that step has left counts (an engine with a shorter queue wins)', () => {

@@ -57,6 +57,7 @@ function engineStateLike(s: { queuedPrefillTokens: number; decodeSequences: numb
     prefillTokensAhead: s.queuedPrefillTokens,
     pendingPromptTokens: 0,
     stepInProgressTokens: 0,
+    kvWaitTokens: 0,
     decodeSequences: s.decodeSequences,
     prefillingSequences: 0,
     stepTokens: 8192,

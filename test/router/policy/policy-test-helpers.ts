@@ -23,6 +23,7 @@ export const IDLE_ENGINE_QUEUE: EngineQueue = {
   prefillTokensAhead: 0,
   pendingPromptTokens: 0,
   stepInProgressTokens: 0,
+  kvWaitTokens: 0,
   decodeSequences: 0,
   prefillingSequences: 0,
   stepTokens: 8192,

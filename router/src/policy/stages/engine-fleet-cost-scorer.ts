@@ -7,8 +7,8 @@ import type { DecisionFacts, Scorer } from './stage';
 /**
  * The oracle's scorer: minus the fleet cost of sending the request to each engine, by the cost `cache-aware`
  * predicts (fleet-cost.ts) but fed each engine's exact state (InstanceView.engine, the simulator's engine models)
- * instead of a router's index and counts: the rest of the engine step in progress, the prefill the engine has
- * queued, this prompt's part its cache will not hold when the request starts (held now, or computed by the requests
+ * instead of a router's index and counts: the rest of the engine step in progress, the wait for KV room when its
+ * cache cannot admit the queue and the request now, the prefill the engine has queued, this prompt's part its cache will not hold when the request starts (held now, or computed by the requests
  * queued ahead), one token per decoding sequence of its batch for every step that prefill takes, the delay its first
  * chunk adds to the engine's requests still prefilling, and the prefix tokens the best-holding engine has that this
  * one would recompute beyond `balanceSlackTokens` (the fleet pays them later, as queueing of the requests after
@@ -36,6 +36,7 @@ export function engineFleetCostScorer(policy: string, balanceSlackTokens: number
         const { prefillTokensAhead: queued, decodeSequences, prefillingSequences, stepTokens } = queue;
         const ahead =
           queue.stepInProgressTokens +
+          queue.kvWaitTokens +
           workAheadOf(queued, decodeSequences, uncached, stepTokens) +
           sharedStepDelayOf(queued, prefillingSequences, uncached, stepTokens);
         const slowdown = slowdownOf(view.prefillTokensPerSecond, fastest);
