@@ -88,10 +88,10 @@ function allServeAndHealthy(instances: readonly InstanceView[], model: string): 
 /**
  * A scorer with `scoreOf`, then a picker that takes offers (max-score): one pass checks each instance against the
  * filters (unless allPass), scores it with the scorer's weight (score × weight, as the general loop weighs it) and
- * offers it; an instance the filters drop holds NaN in the scores, which the picker never counts.
+ * offers it; an instance the filters drop is never offered. The picker chooses from the offers alone: no score is
+ * stored.
  */
 class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
-  private scores = new Float64Array(8);
   private readonly weight: number;
 
   constructor(
@@ -113,8 +113,6 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
     }
     const instances = snapshot.instances;
     const n = instances.length;
-    if (this.scores.length < n) this.scores = new Float64Array(n * 2);
-    const scores = this.scores;
     const model = request.model;
     const all = allPass(snapshot, model);
     const scoreOf = this.scoreOf;
@@ -126,16 +124,13 @@ class OfferedScoresRun<Reason extends string> implements DirectRun<Reason> {
     for (let i = 0; i < n; i++) {
       const instance = instances[i];
       if (!all && !(instance.healthy && servesModel(instance, model))) {
-        scores[i] = NaN;
         dropped++;
         continue;
       }
-      const score = weight === 1 ? scoreOf(instance) : scoreOf(instance) * weight;
-      scores[i] = score;
-      picker.offer!(i, score);
+      picker.offer!(i, weight === 1 ? scoreOf(instance) : scoreOf(instance) * weight);
     }
     if (dropped === n) throw new NoHealthyInstanceError();
-    const decision = picker.choose!(instances, scores);
+    const decision = picker.choose!(instances);
     if (decision === undefined)
       throw new Error(`policy ${this.policy}: no picker chose among ${n - dropped} candidates`);
     return decision;
