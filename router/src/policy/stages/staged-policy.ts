@@ -172,3 +172,31 @@ export class StagedPolicy<
     for (let i = 0; i < releases.length; i++) releases[i].release(request, decision, outcome);
   }
 }
+
+/**
+ * A staged policy whose stages remember nothing (none has a commit or release hook: least-outstanding-requests,
+ * random): its `commit` and `release` do nothing, as a stateless policy's did before stages, instead of walking
+ * empty hook lists on every request (issue 37: about 1 ns of a 2-instance least-outstanding-requests decision).
+ * Throws when a stage of the plan has a hook, so a stage that starts remembering cannot be silently skipped.
+ */
+export class MemorylessStagedPolicy<
+  Candidate,
+  Reason extends string,
+  Facts extends DecisionFacts = DecisionFacts,
+> extends StagedPolicy<Candidate, Reason, Facts> {
+  constructor(name: string, plan: StagePlan<Candidate, Reason, Facts>) {
+    super(name, plan);
+    const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
+    const remembering = all.find((s) => s.commit !== undefined || s.release !== undefined);
+    if (remembering !== undefined)
+      throw new Error(`policy ${name}: stage ${remembering.name} has a commit or release hook: use StagedPolicy`);
+  }
+
+  override commit(): void {
+    // No stage remembers a decision.
+  }
+
+  override release(): void {
+    // No stage learns from an outcome.
+  }
+}

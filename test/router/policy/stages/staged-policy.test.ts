@@ -13,7 +13,11 @@ import { RoundRobinPicker } from '../../../../router/src/policy/stages/round-rob
 import { SERVES_MODEL_FILTER } from '../../../../router/src/policy/stages/serves-model-filter';
 import { HEALTHY_FILTER } from '../../../../router/src/policy/stages/healthy-filter';
 import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stages/stage';
-import { INSTANCES_AS_CANDIDATES, StagedPolicy } from '../../../../router/src/policy/stages/staged-policy';
+import {
+  INSTANCES_AS_CANDIDATES,
+  MemorylessStagedPolicy,
+  StagedPolicy,
+} from '../../../../router/src/policy/stages/staged-policy';
 import { chatRequest, instances } from '../policy-test-helpers';
 
 const ids = (vs: readonly InstanceView[]) => vs.map((v) => v.id);
@@ -119,6 +123,37 @@ describe('when a staged policy decides', () => {
       'a release aborted',
       'b release aborted',
     ]);
+  });
+});
+
+describe('when a memoryless staged policy is built', () => {
+  const picksFirst = (name: string): Picker<InstanceView, string> => ({
+    kind: 'picker',
+    name,
+    pick: (c) => ({ instance: c[0].id, reason: name }),
+  });
+
+  it.each([
+    ['a commit hook', { commit: () => undefined }],
+    ['a release hook', { release: () => undefined }],
+  ])('GIVEN a stage with %s THEN it refuses the plan, naming the stage', (_label, hook) => {
+    const plan = {
+      instanceFilters: [HEALTHY_FILTER],
+      candidates: INSTANCES_AS_CANDIDATES,
+      stages: [picksFirst('plain'), { ...picksFirst('remembers'), ...hook }],
+    };
+    expect(() => new MemorylessStagedPolicy('m', plan)).toThrow(
+      'policy m: stage remembers has a commit or release hook: use StagedPolicy',
+    );
+  });
+
+  it('GIVEN stages without hooks THEN it decides as StagedPolicy does', () => {
+    const plan = { instanceFilters: [HEALTHY_FILTER], candidates: INSTANCES_AS_CANDIDATES, stages: [picksFirst('p')] };
+    const r = chatRequest('x');
+    const snapshot = { instances: instances(3), nowMs: 0 };
+    const memoryless = new MemorylessStagedPolicy('m', plan);
+    const decision = memoryless.decide(r, snapshot);
+    expect(decision).toEqual(new StagedPolicy('s', plan).decide(r, snapshot));
   });
 });
 
