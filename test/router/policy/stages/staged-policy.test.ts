@@ -205,6 +205,14 @@ describe('when a plan is the standard filters and one picker, with at most one s
       (rng: SeededRng) => [fewestInFlightScorer(3), maxScorePicker(rng, 'min')],
     ],
     [
+      "a scorer of weight 0 (scored in the filters' pass: every candidate ties) then the max-score picker",
+      (rng: SeededRng) => [fewestInFlightScorer(0), maxScorePicker(rng, 'min')],
+    ],
+    [
+      "a scorer of negative weight (scored in the filters' pass: the most in flight wins) then the max-score picker",
+      (rng: SeededRng) => [fewestInFlightScorer(-2), maxScorePicker(rng, 'min')],
+    ],
+    [
       'a weighted scorer without scoreOf (scored in a pass of its own) then the max-score picker',
       (rng: SeededRng) => [batchOnly(fewestInFlightScorer(3)), maxScorePicker(rng, 'min')],
     ],
