@@ -81,6 +81,11 @@ export class StagedPolicy<
   readonly stages: readonly StageSummary[];
   /** The stages with a commit hook, and those with a release hook, in stage order. */
   private readonly commits: readonly Required<Pick<StageMemory, 'commit'>>[];
+  /**
+   * The commit hook when exactly one stage has one (round-robin's cursor), called without walking `commits`
+   * (issue 37: the walk measured about 1.5 ns of a 2-instance round-robin decision).
+   */
+  private readonly soleCommit: Required<Pick<StageMemory, 'commit'>> | undefined;
   private readonly releases: readonly Required<Pick<StageMemory, 'release'>>[];
   /** How decide() runs the plan without the general loop (directRunFor), when it may. */
   private readonly direct: DirectRun<Reason> | undefined;
@@ -99,6 +104,7 @@ export class StagedPolicy<
     const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
     this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
+    this.soleCommit = this.commits.length === 1 ? this.commits[0] : undefined;
     this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
     const commitsReadLast = all.some((s) => s.commit !== undefined && s.commitReadsSnapshot !== false);
     this.direct = directRunFor(name, plan, this.last, commitsReadLast);
@@ -163,6 +169,8 @@ export class StagedPolicy<
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
+    const sole = this.soleCommit;
+    if (sole !== undefined) return sole.commit(request, decision, this.last.snapshot);
     const commits = this.commits;
     for (let i = 0; i < commits.length; i++) commits[i].commit(request, decision, this.last.snapshot);
   }
