@@ -16,6 +16,7 @@ import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stage
 import {
   INSTANCES_AS_CANDIDATES,
   MemorylessStagedPolicy,
+  OutcomeBlindStagedPolicy,
   StagedPolicy,
 } from '../../../../router/src/policy/stages/staged-policy';
 import { chatRequest, instances } from '../policy-test-helpers';
@@ -126,33 +127,56 @@ describe('when a staged policy decides', () => {
   });
 });
 
-describe('when a memoryless staged policy is built', () => {
+describe('when a staged policy whose stages keep no memory is built', () => {
   const picksFirst = (name: string): Picker<InstanceView, string> => ({
     kind: 'picker',
     name,
     pick: (c) => ({ instance: c[0].id, reason: name }),
   });
-
-  it.each([
-    ['a commit hook', { commit: () => undefined }],
-    ['a release hook', { release: () => undefined }],
-  ])('GIVEN a stage with %s THEN it refuses the plan, naming the stage', (_label, hook) => {
-    const plan = {
-      instanceFilters: [HEALTHY_FILTER],
-      candidates: INSTANCES_AS_CANDIDATES,
-      stages: [picksFirst('plain'), { ...picksFirst('remembers'), ...hook }],
-    };
-    expect(() => new MemorylessStagedPolicy('m', plan)).toThrow(
-      'policy m: stage remembers has a commit or release hook: use StagedPolicy',
-    );
+  const planWith = (hook: object) => ({
+    instanceFilters: [HEALTHY_FILTER],
+    candidates: INSTANCES_AS_CANDIDATES,
+    stages: [picksFirst('plain'), { ...picksFirst('remembers'), ...hook }],
   });
 
-  it('GIVEN stages without hooks THEN it decides as StagedPolicy does', () => {
+  it.each([
+    [
+      'memoryless, a commit hook',
+      () => new MemorylessStagedPolicy('m', planWith({ commit: () => undefined })),
+      'commit hook: use OutcomeBlindStagedPolicy',
+    ],
+    [
+      'memoryless, a release hook',
+      () => new MemorylessStagedPolicy('m', planWith({ release: () => undefined })),
+      'release hook: use StagedPolicy',
+    ],
+    [
+      'outcome-blind, a release hook',
+      () => new OutcomeBlindStagedPolicy('m', planWith({ release: () => undefined })),
+      'release hook: use StagedPolicy',
+    ],
+  ] as const)('GIVEN %s THEN it refuses the plan, naming the stage', (_label, build, message) => {
+    expect(build).toThrow(`policy m: stage remembers has a ${message}`);
+  });
+
+  it('GIVEN an outcome-blind policy with a commit hook THEN the hook runs on commit', () => {
+    const committed: string[] = [];
+    const policy = new OutcomeBlindStagedPolicy(
+      'o',
+      planWith({ commit: (_r: unknown, d: { instance: string }) => committed.push(d.instance) }),
+    );
+    const r = chatRequest('x');
+    const d = policy.decide(r, { instances: instances(3), nowMs: 0 });
+    policy.commit(r, d);
+    policy.release(r, d, { kind: 'completed' });
+    expect(committed).toEqual([d.instance]);
+  });
+
+  it('GIVEN stages without hooks THEN a memoryless policy decides as StagedPolicy does', () => {
     const plan = { instanceFilters: [HEALTHY_FILTER], candidates: INSTANCES_AS_CANDIDATES, stages: [picksFirst('p')] };
     const r = chatRequest('x');
     const snapshot = { instances: instances(3), nowMs: 0 };
-    const memoryless = new MemorylessStagedPolicy('m', plan);
-    const decision = memoryless.decide(r, snapshot);
+    const decision = new MemorylessStagedPolicy('m', plan).decide(r, snapshot);
     expect(decision).toEqual(new StagedPolicy('s', plan).decide(r, snapshot));
   });
 });
