@@ -1,5 +1,6 @@
 import type { RoutingRequest } from '../../protocol/routing-request';
 import type { InstanceView, RoutingDecision, RoutingSnapshot } from '../routing-policy';
+import { AibrixBlockStore } from './aibrix-block-store';
 import type { CandidateStage, DecisionFacts } from './stage';
 
 /** What AIBrix's stages read about a request. */
@@ -15,13 +16,6 @@ export interface AibrixCandidate {
   readonly matchPercent: number;
 }
 
-interface Entry {
-  readonly key: number;
-  readonly pods: Set<string>;
-  /** The caller's clock when a pod was last added (AIBrix's per-pod access time, kept per block here). */
-  atMs: number;
-}
-
 /** AIBrix's prefix hash table bounds: blocks kept (LRU) and how long an unused block lives. */
 export interface AibrixTableOptions {
   readonly maxBlocks: number;
@@ -34,18 +28,19 @@ export interface AibrixTableOptions {
  * held every block so far, recording for each the percent matched when it last held one; commit adds the prompt for
  * the chosen pod at the caller's clock, and drops expired blocks at most once a second (AIBrix's eviction interval).
  *
- * Keys are numbers (53-bit chained hashes): a 4-character block costs one Map lookup, no string per block.
+ * Blocks are slots of typed arrays keyed by their 53-bit chained hash (aibrix-block-store.ts): a 4-character block
+ * costs one index probe and allocates nothing.
  */
 export class AibrixPrefixTable implements CandidateStage<AibrixCandidate, AibrixFacts> {
   readonly kind = 'candidates';
   readonly name = 'aibrix-prefix-table';
-  /** Least recently written first (a write moves its block to the end). */
-  private readonly entries = new Map<number, Entry>();
+  private readonly blocks = new AibrixBlockStore();
   private lastSweepMs = -Infinity;
   private lastWriteMs = -Infinity;
   /**
-   * True while no write's clock was before an earlier one's: the map's order is then also the order of `atMs`, so
-   * the expired blocks are its head and a sweep stops at the first live one. A clock that went back scans it whole.
+   * True while no write's clock was before an earlier one's: the order of writing is then also the order of write
+   * times, so the expired blocks come first and a sweep stops at the first live one. A clock that went back scans
+   * them all.
    */
   private writesInClockOrder = true;
 
@@ -55,70 +50,60 @@ export class AibrixPrefixTable implements CandidateStage<AibrixCandidate, Aibrix
   ) {}
 
   candidatesOf(instances: readonly InstanceView[], facts: AibrixFacts): readonly AibrixCandidate[] {
+    const { blocks } = this;
     const { hashes } = facts;
     const n = hashes.length;
     const { nowMs } = facts.snapshot;
     const ttlMs = this.options.blockTtlMs;
     const percent = new Array<number>(instances.length).fill(0);
+    const pods = instances.map((v) => blocks.podNumberOf(v.id));
+    const holds = (slot: number, i: number) => pods[i] >= 0 && blocks.holds(slot, pods[i]);
     // The pods (indexes into `instances`) that held every block walked so far; one that stops holding keeps the
     // percent of the block before, the last it held. The walk ends at a missing or expired block, or one none holds.
     const ready = instances.map((_, i) => i);
     let matched = 0;
     for (; matched < n; matched++) {
-      const entry = this.entries.get(hashes[matched]);
-      if (entry === undefined || entry.atMs + ttlMs < nowMs) break;
+      const slot = blocks.slotOf(hashes[matched]);
+      if (slot === -1 || blocks.writtenAt(slot) + ttlMs < nowMs) break;
       let holding = 0;
-      for (const i of ready) if (entry.pods.has(instances[i].id)) holding++;
+      for (const i of ready) if (holds(slot, i)) holding++;
       if (holding === 0) break;
-      if (holding < ready.length) this.narrow(ready, instances, entry.pods, percent, matchPercentOf(matched, n));
+      if (holding < ready.length) narrow(ready, slot, holds, percent, matchPercentOf(matched, n));
     }
     if (matched > 0) for (const i of ready) percent[i] = matchPercentOf(matched, n);
     return instances.map((view, i) => ({ view, matchPercent: percent[i] }));
-  }
-
-  /** Keeps in `ready` the pods `pods` holds; the others keep `previousPercent`, the percent of their last block. */
-  private narrow(
-    ready: number[],
-    instances: readonly InstanceView[],
-    pods: ReadonlySet<string>,
-    percent: number[],
-    previousPercent: number,
-  ): void {
-    let kept = 0;
-    for (const i of ready) {
-      if (pods.has(instances[i].id)) ready[kept++] = i;
-      else percent[i] = previousPercent;
-    }
-    ready.length = kept;
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
     const nowMs = snapshot?.nowMs ?? 0;
     if (nowMs < this.lastWriteMs) this.writesInClockOrder = false;
     this.lastWriteMs = nowMs;
-    const { entries } = this;
+    const { blocks } = this;
+    const pod = blocks.podNumber(decision.instance);
     const hashes = this.hashesOf(request);
-    for (let i = 0; i < hashes.length; i++) {
-      const key = hashes[i];
-      let entry = entries.get(key);
-      if (entry === undefined) entry = { key, pods: new Set<string>(), atMs: nowMs };
-      else entries.delete(key);
-      entry.pods.add(decision.instance);
-      entry.atMs = nowMs;
-      entries.set(key, entry);
-    }
-    // One iterator for the whole eviction: a fresh keys().next() per eviction rescans the slots of entries deleted
-    // before it (V8 keeps them until the map is rehashed), which made each commit quadratic in the blocks evicted.
-    const oldest = entries.keys();
-    while (entries.size > this.options.maxBlocks) entries.delete(oldest.next().value as number);
+    for (let i = 0; i < hashes.length; i++) blocks.write(hashes[i], pod, nowMs);
+    blocks.evictOldestWhileOver(this.options.maxBlocks);
     if (nowMs - this.lastSweepMs < 1000) return;
     this.lastSweepMs = nowMs;
     const ttlMs = this.options.blockTtlMs;
-    for (const entry of entries.values()) {
-      if (entry.atMs + ttlMs < nowMs) entries.delete(entry.key);
-      else if (this.writesInClockOrder) break;
-    }
+    blocks.sweep((writtenAtMs) => writtenAtMs + ttlMs < nowMs, this.writesInClockOrder);
   }
+}
+
+/** Keeps in `ready` the pods that hold `slot`; the others get `previousPercent`, the percent of their last block. */
+function narrow(
+  ready: number[],
+  slot: number,
+  holds: (slot: number, i: number) => boolean,
+  percent: number[],
+  previousPercent: number,
+): void {
+  let kept = 0;
+  for (const i of ready) {
+    if (holds(slot, i)) ready[kept++] = i;
+    else percent[i] = previousPercent;
+  }
+  ready.length = kept;
 }
 
 /** AIBrix's match percent after `matched` of `blocks` blocks: (matched × 100) ÷ blocks, rounded down. */

@@ -53,7 +53,8 @@ class OldRuleTable {
   }
 }
 
-const PODS = instances(4);
+/** The pods of the tests: 4, but 40 in the one that needs more than one word of pod bits. */
+let PODS = instances(4);
 
 /** One write or read of both tables; `nowMs` undefined: a commit with no snapshot (clock 0). */
 type Step =
@@ -214,6 +215,62 @@ describe('when any sequence of writes and reads runs on the aibrix-prefix-table'
         },
       ),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('when the aibrix-prefix-table holds many long prompts for many pods', () => {
+  afterEach(() => {
+    PODS = instances(4);
+  });
+
+  it('GIVEN a block written to 40 pods in turn THEN every pod holds it, the first 32 too after a second word of pod bits', () => {
+    PODS = instances(40);
+    const steps = [...PODS.map((_, pod) => commit('abcdefgh', pod)), match('abcdefgh', 0, [0, 31, 32, 39])];
+    const { got, want } = runBoth(steps, OPTIONS);
+    expect(want).toEqual([[100, 100, 100, 100]]);
+    expect(got).toEqual(want);
+  });
+
+  it('GIVEN an evicted block’s slot reused by another block THEN the new block holds only its own pod', () => {
+    const { got, want } = runBoth([commit('aaaa', 0), commit('bbbb', 1), commit('cccc', 2), match('cccc')], {
+      blockChars: 4,
+      maxBlocks: 1,
+      ttlMs: 60_000,
+    });
+    expect(want).toEqual([[0, 0, 100, 0]]);
+    expect(got).toEqual(want);
+  });
+
+  it('GIVEN 40 pods and prompts of thousands of blocks THEN it grows, evicts and reuses slots as the old rule matches', () => {
+    PODS = instances(40);
+    const head = 'shared head of many prompts. '.repeat(40);
+    const longPromptArb = fc
+      .array(fc.constantFrom('alpha ', 'beta ', 'gamma '.repeat(30), head), { minLength: 1, maxLength: 8 })
+      .map((pieces) => chatRequest(pieces.join('')));
+    const longStepArb = fc.oneof(
+      fc.record({ op: fc.constant('commit' as const), prompt: longPromptArb, pod: fc.integer({ min: 0, max: 39 }) }),
+      fc.record({
+        op: fc.constant('match' as const),
+        prompt: longPromptArb,
+        pods: fc.subarray(
+          Array.from({ length: 40 }, (_, i) => i),
+          { minLength: 1 },
+        ),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(longStepArb, { minLength: 1, maxLength: 30 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 500, max: 6000 }),
+        (generated, blockChars, maxBlocks) => {
+          const steps = generated.map((g, t): Step => ({ ...g, nowMs: t * 100 }));
+          const { got, want } = runBoth(steps, { blockChars, maxBlocks, ttlMs: 60_000 });
+          expect(got).toEqual(want);
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 });
