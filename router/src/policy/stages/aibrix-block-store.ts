@@ -72,14 +72,19 @@ export class AibrixBlockStore {
 
   /** Adds pod number `pod` to `key`'s block (a new one if absent), written at `nowMs`: now the most recent. */
   write(key: number, pod: number, nowMs: number): void {
-    let slot = this.index.get(key);
-    if (slot === NONE) {
-      slot = this.allocate();
+    if (this.freeHead === NONE && this.used === this.capacity) this.grow(this.capacity * 2);
+    // The slot a new block takes, offered to the index first: one probe stores a new block (most of a new prompt's).
+    const free = this.freeHead !== NONE ? this.freeHead : this.used;
+    let slot: number;
+    if (this.index.add(key, free)) {
+      slot = free;
+      if (slot === this.freeHead) this.freeHead = this.newer[slot];
+      else this.used++;
       this.keys[slot] = key;
-      this.index.add(key, slot);
       this.podBits.fill(0, slot * this.podWords, (slot + 1) * this.podWords);
       this.count++;
     } else {
+      slot = this.index.get(key);
       this.unlink(slot);
     }
     this.podBits[slot * this.podWords + (pod >> 5)] |= 1 << (pod & 31);
@@ -111,16 +116,6 @@ export class AibrixBlockStore {
     this.newer[slot] = this.freeHead;
     this.freeHead = slot;
     this.count--;
-  }
-
-  private allocate(): number {
-    if (this.freeHead !== NONE) {
-      const slot = this.freeHead;
-      this.freeHead = this.newer[slot];
-      return slot;
-    }
-    if (this.used === this.capacity) this.grow(this.capacity * 2);
-    return this.used++;
   }
 
   private unlink(slot: number): void {
