@@ -1,7 +1,6 @@
 import type { Rng } from '../common/seeded-rng';
-import type { StateHashKey } from '../state/state-hash-key';
 import { definePolicy } from './policy-definition';
-import { memoizedRoutingBlockHashes } from './routing-blocks';
+import { memoizedUnkeyedRoutingBlockHashes } from './routing-blocks';
 import { aibrixImbalancePicker } from './stages/aibrix-imbalance-picker';
 import { aibrixLeastRequestPicker } from './stages/aibrix-least-request-picker';
 import { aibrixPrefixMatchPicker } from './stages/aibrix-prefix-match-picker';
@@ -34,18 +33,21 @@ type AibrixReason = 'aibrix-imbalance' | 'aibrix-prefix-match' | 'aibrix-least-r
  *   most the mean + 1 × the standard deviation of all pods' loads;
  * - no match, or none within that bound: a least-loaded pod.
  *
- * Assumed: block hashes are this router's keyed chained routing blocks of `blockChars` characters (AIBrix chains
- * xxhash64 with a random seed); a match does not refresh a block's recency (AIBrix's LRU get may); the standard
- * deviation is the population one; ties among least-loaded pods are broken uniformly at random (seeded). The
- * issue's summary of an older AIBrix (max > 2 × (mean + 1) and max − min ≥ 8) is not what this commit does.
+ * Assumed: block hashes chain the engine model's fast 53-bit hash over `blockChars`-character blocks of the
+ * routing text, seeded by model, tenant and cache scope (routing-blocks.ts memoizedUnkeyedRoutingBlockHashes);
+ * AIBrix chains xxhash64 under a random per-process seed over 8 bytes of the parent hash and the block
+ * (`getPrefixHashes`, hash.go at commit 0871c21, read 2026-12-06). Either is a fast non-cryptographic hash and
+ * only equal hashes matter, never their values; the table is never published, so it needs no keyed MAC. A match
+ * does not refresh a block's recency (AIBrix's LRU get may); the standard deviation is the population one; ties
+ * among least-loaded pods are broken uniformly at random (seeded). The issue's summary of an older AIBrix
+ * (max > 2 × (mean + 1) and max − min ≥ 8) is not what this commit does.
  */
 export class AibrixPrefixCachePolicy extends StagedPolicy<AibrixCandidate, AibrixReason, AibrixFacts> {
   constructor(
     readonly options: AibrixPrefixCacheOptions,
     rng: Rng,
-    stateHashKey?: StateHashKey,
   ) {
-    const hashesOf = memoizedRoutingBlockHashes(options.blockChars, stateHashKey);
+    const hashesOf = memoizedUnkeyedRoutingBlockHashes(options.blockChars);
     super('aibrix-prefix-cache', {
       factsOf: (request, snapshot) => ({ request, snapshot, hashes: hashesOf(request) }),
       instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
@@ -132,6 +134,5 @@ export const aibrixPrefixCacheDefinition = definePolicy({
         stdDevFactor: o.standardDeviationFactor,
       },
       deps.rng,
-      deps.stateHashKey,
     ),
 });

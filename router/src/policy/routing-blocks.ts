@@ -1,4 +1,5 @@
 import type { RoutingRequest } from '../protocol/routing-request';
+import { characterBlockHashes } from '../state/block-hash';
 import { processStateHashKey, type RoutingBlockKey, type StateHashKey } from '../state/state-hash-key';
 import { scopedSeed } from './cache-scope';
 import { fmix32, hashString, hashUtf16Range } from './hashing';
@@ -30,11 +31,27 @@ export function memoizedRoutingBlockHashes(
   blockChars: number,
   key: StateHashKey = processStateHashKey(),
 ): (request: RoutingRequest) => RoutingBlockKey[] {
+  return lastRequestMemo((request) => routingBlockHashes(request, blockChars, key));
+}
+
+/**
+ * The same blocks as routingBlockHashes (routed text, seed of model, tenant and cache scope), chained with the
+ * engine model's fast unkeyed 53-bit hash (state/block-hash.ts characterBlockHashes) instead of a keyed MAC: two
+ * requests share block i's hash exactly when they share its key (but for a 53-bit collision). Only for an index
+ * that never leaves this process (aibrix-prefix-cache's table: nothing publishes it), where a MAC per 4-character
+ * block cost most of a simulation. Memoized for the last request, like memoizedRoutingBlockHashes.
+ */
+export function memoizedUnkeyedRoutingBlockHashes(blockChars: number): (request: RoutingRequest) => Float64Array {
+  return lastRequestMemo((request) => characterBlockHashes(routedText(request), blockChars, blockSeedOf(request)));
+}
+
+/** `hashesOf` memoized for the last request it was called with. */
+function lastRequestMemo<T>(hashesOf: (request: RoutingRequest) => T): (request: RoutingRequest) => T {
   let lastRequest: RoutingRequest | undefined;
-  let lastHashes: RoutingBlockKey[] = [];
+  let lastHashes: T | undefined;
   return (request) => {
-    if (request !== lastRequest) {
-      lastHashes = routingBlockHashes(request, blockChars, key);
+    if (request !== lastRequest || lastHashes === undefined) {
+      lastHashes = hashesOf(request);
       lastRequest = request;
     }
     return lastHashes;

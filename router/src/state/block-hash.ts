@@ -69,7 +69,17 @@ function seedPair(seed: string | undefined): [number, number] {
  */
 export function blockHashes(text: string, options: BlockHashOptions = {}): BlockHash[] {
   const [a, b] = seedPair(options.seed);
-  return chainHashes(text, a, b, options);
+  return chainHashes(text, a, b, blockCharsOf(options), options.maxBlocks);
+}
+
+/**
+ * blockHashes with blocks of `blockChars` characters, whole tokens or not, as a Float64Array: the same chained
+ * 53-bit hash, for a router-side table whose block size is set in characters (aibrix-prefix-cache's 4-character
+ * blocks, where a keyed MAC per block would cost more than the rest of the decision).
+ */
+export function characterBlockHashes(text: string, blockChars: number, seed: string): Float64Array {
+  const [a, b] = seedPair(seed);
+  return chainHashes(text, a, b, blockChars, undefined, 0, new Float64Array(Math.floor(text.length / blockChars)));
 }
 
 /** The chain state a block's successor starts from. */
@@ -77,18 +87,23 @@ function chainState(h: BlockHash): [number, number] {
   return [(h % 0x100000000) >>> 0, (Math.floor(h / 0x100000000) ^ 0x27d4eb2f) >>> 0];
 }
 
+/** Characters per block of a BlockHashOptions. */
+function blockCharsOf(options: BlockHashOptions): number {
+  return (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
+}
+
 function chainHashes<T extends BlockHash[] | Float64Array = BlockHash[]>(
   text: string,
   a: number,
   b: number,
-  options: BlockHashOptions,
+  blockChars: number,
+  maxBlocks: number | undefined,
   startChar = 0,
   into?: T,
   at = 0,
 ): T {
-  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
   const fullBlocks = Math.floor((text.length - startChar) / blockChars);
-  const count = options.maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, options.maxBlocks));
+  const count = maxBlocks === undefined ? fullBlocks : Math.max(0, Math.min(fullBlocks, maxBlocks));
   const hashes = into ?? (new Array<BlockHash>(count) as T);
   for (let i = 0; i < count; i++) {
     const from = startChar + i * blockChars;
@@ -129,7 +144,7 @@ export function continueBlockHashes(
 ): BlockHash[] {
   if (previousHash === undefined) return blockHashes(text, options);
   const [a, b] = chainState(previousHash);
-  return chainHashes(text, a, b, options);
+  return chainHashes(text, a, b, blockCharsOf(options), options.maxBlocks);
 }
 
 /**
@@ -142,7 +157,7 @@ export function blockHashesAfter(
   options: BlockHashOptions = {},
 ): Float64Array {
   if (options.maxBlocks !== undefined) throw new RangeError('blockHashesAfter does not take maxBlocks');
-  const blockChars = (options.blockTokens ?? DEFAULT_BLOCK_TOKENS) * CHARS_PER_TOKEN;
+  const blockChars = blockCharsOf(options);
   const knownCount = known.length;
   const total = Math.floor(text.length / blockChars);
   if (knownCount > total) throw new RangeError(`${knownCount} known blocks but the text has ${total} full blocks`);
@@ -152,6 +167,6 @@ export function blockHashesAfter(
   let b: number;
   if (knownCount === 0) [a, b] = seedPair(options.seed);
   else [a, b] = chainState(known[knownCount - 1]);
-  chainHashes(text, a, b, options, knownCount * blockChars, hashes, knownCount);
+  chainHashes(text, a, b, blockChars, undefined, knownCount * blockChars, hashes, knownCount);
   return hashes;
 }

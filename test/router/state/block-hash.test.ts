@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { blockHashes, cacheableHitTokens, tokenCount } from '../../../router/src/state/block-hash';
+import {
+  blockHashes,
+  cacheableHitTokens,
+  characterBlockHashes,
+  tokenCount,
+} from '../../../router/src/state/block-hash';
 
 describe('block hashing', () => {
   test('GIVEN a 64-character block size WHEN a text has 130 characters THEN it has 2 full blocks and 33 tokens', () => {
@@ -46,6 +51,27 @@ describe('block hashing', () => {
 
   test('hashes are safe integers', () => {
     for (const h of blockHashes('z'.repeat(64 * 50))) expect(Number.isSafeInteger(h) && h >= 0).toBe(true);
+  });
+
+  test('GIVEN blocks in characters THEN whole-token sizes hash as blockHashes, and any size keeps the prefix rule', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.string({ maxLength: 40 }),
+        fc.integer({ min: 1, max: 9 }),
+        (t, u, size) => {
+          // The same chain as blockHashes where the size is whole tokens (here 2 tokens, 8 characters)
+          expect(Array.from(characterBlockHashes(t, 8, 'seed'))).toEqual(
+            blockHashes(t, { blockTokens: 2, seed: 'seed' }),
+          );
+          const a = characterBlockHashes(t, size, 'seed');
+          const b = characterBlockHashes(t + u, size, 'seed');
+          expect(a).toHaveLength(Math.floor(t.length / size));
+          expect(Array.from(b.subarray(0, a.length))).toEqual(Array.from(a));
+        },
+      ),
+    );
+    expect(characterBlockHashes('abcd', 4, 'm')[0]).not.toBe(characterBlockHashes('abcd', 4, 'n')[0]);
   });
 
   describe('cacheableHitTokens', () => {
