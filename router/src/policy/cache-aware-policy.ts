@@ -43,7 +43,8 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  *   (vLLM schedules every running decode's token in each step, next to prefill chunks, and a step's time grows
  *   with the tokens it schedules), plus the prefix tokens this choice would recompute that the best-matching
  *   instance holds (beyond `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of
- *   later requests. A long match on a swamped instance still loses to a shorter one on an idle instance, but only
+ *   later requests, and once more where its copy overflows that instance's cache (the blocks it evicts are
+ *   recomputed later). A long match on a swamped instance still loses to a shorter one on an idle instance, but only
  *   when the wait saved exceeds the work wasted.
  * Built from stages (stages/): the serves-model and healthy filters; the predicted-cost candidates (prediction and
  * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent and in flight); the
@@ -57,7 +58,9 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  * - **Mixed speeds.** Costs are in fastest-instance time (work × fastest speed ÷ the instance's). A cold prompt is
  *   placed by where it would start (work queued ahead × that ratio, plus its own prefill at the fastest speed) and
  *   by weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the hits that follow them, spread
- *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included.
+ *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included. A cold
+ *   prompt's placement also counts the wait its prefill puts on requests returning to that instance's cache while it
+ *   runs (their rate over the last minute, HitArrivals; it needs the speeds to turn tokens into time).
  * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
  *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.

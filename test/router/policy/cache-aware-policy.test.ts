@@ -5,6 +5,7 @@ import type { RoutingRequest } from '../../../router/src/protocol/routing-reques
 import { chatRequest } from './policy-test-helpers';
 import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
 import { CHARS_PER_TOKEN } from '../../../router/src/state/block-hash';
+import { HIT_RATE_WINDOW_MS } from '../../../router/src/policy/stages/predicted-cost-candidates';
 
 /** The routing block every policy here is given (its blockChars), and its tokens by the router's own token rule. */
 const BLOCK = 256;
@@ -129,6 +130,33 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
     );
   });
 
+  it("GIVEN the other instance's cache is full THEN the holder keeps the request until its queue costs more than the wait, the recompute and the cache the copy displaces", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 20, max: 60 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 9 }),
+        (long, short, tenths) => {
+          // Each index holds 64 blocks: the holder's fits, the other is filled to capacity.
+          const p = policy({ balanceSlackTokens: 0, kvCacheTokens: 64 * BLOCK_TOKENS });
+          const views = idle(2);
+          const full = blocksOf('doc', long);
+          place(p, chatRequest(full), views[0].id);
+          place(p, chatRequest(`${full.slice(0, short * BLOCK)}${blocksOf('filler', 64 - short)}`), views[1].id);
+          const savedByLong = (long - short) * BLOCK_TOKENS;
+          // Past the wait plus the work (where an instance with room diverts), the displaced cache keeps it.
+          const queued = 2 * savedByLong + Math.floor((savedByLong * tenths) / 10);
+          const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
+          expect(decide(p, chatRequest(`${full}question`), busy).instance).toBe(views[0].id);
+          // Past the wait, the work and the displaced cache, it diverts.
+          const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 3 * savedByLong + 1 } : v));
+          expect(decide(p, chatRequest(`${full}question`), swamped).instance).toBe(views[1].id);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it('GIVEN many decoding sequences on the holder THEN decode pressure counts in the cost', () => {
     const p = policy();
     const views = idle(2);
@@ -187,6 +215,59 @@ describe('when prompts are cold', () => {
     const first = decide(policy(), long, idle(2)).instance;
     const decoding = idle(2).map((v) => (v.id === first ? { ...v, inFlight: 1, decodeSequences: 1 } : v));
     expect(decide(policy(), long, decoding).instance).toBe(first);
+  });
+
+  /**
+   * Commits `count` requests bound to `instance`'s cache (predicted cached beyond the slack), decided at `nowMs`, and
+   * as many of the same size, not bound, to every other instance: the indexes stay equally full.
+   */
+  function sendBound(p: CacheAwarePolicy, views: readonly InstanceView[], instance: string, nowMs: number, count = 3) {
+    for (let i = 0; i < count; i++) {
+      for (const v of views) {
+        const request = chatRequest(blocksOf(`bound${nowMs}-${i}-${v.id}`, 2));
+        p.decide(request, { instances: views, nowMs });
+        p.commit(request, {
+          instance: v.id,
+          reason: 'cache-match',
+          predictedCachedTokens: v.id === instance ? 2048 : 0,
+        });
+      }
+    }
+  }
+
+  it("GIVEN requests came back to one idle instance's cache in the last minute THEN a long cold prompt goes to the other idle one, whichever rendezvous prefers", () => {
+    // Its prefill would make the requests that come back there while it runs wait for it.
+    const long = chatRequest(blocksOf('long-cold', 128));
+    const views = idle(2, { prefillTokensPerSecond: 20_000 });
+    const preferred = decide(policy(), long, views).instance;
+    for (const bound of [preferred, views.find((v) => v.id !== preferred)!.id]) {
+      const p = policy();
+      sendBound(p, views, bound, 1000);
+      const d = p.decide(long, { instances: views, nowMs: 2000 });
+      expect(d).toMatchObject({ reason: 'cold-rendezvous' });
+      expect(d.instance).not.toBe(bound);
+    }
+  });
+
+  it("GIVEN those requests came more than a minute ago, or the instances' speeds are unknown THEN rendezvous alone places it", () => {
+    const long = chatRequest(blocksOf('long-cold', 128));
+    const views = idle(2, { prefillTokensPerSecond: 20_000 });
+    const preferred = decide(policy(), long, views).instance;
+    const stale = policy();
+    sendBound(stale, views, preferred, 1000);
+    expect(stale.decide(long, { instances: views, nowMs: 1000 + HIT_RATE_WINDOW_MS }).instance).toBe(preferred);
+    const speedless = policy();
+    sendBound(speedless, idle(2), preferred, 1000);
+    expect(speedless.decide(long, { instances: idle(2), nowMs: 2000 }).instance).toBe(preferred);
+  });
+
+  it('GIVEN a short cold prompt THEN its prefill is too short for the returning requests to outweigh the slack', () => {
+    const short = chatRequest(blocksOf('short-cold', 2));
+    const views = idle(2, { prefillTokensPerSecond: 20_000 });
+    const preferred = decide(policy(), short, views).instance;
+    const p = policy();
+    sendBound(p, views, preferred, 1000);
+    expect(p.decide(short, { instances: views, nowMs: 2000 }).instance).toBe(preferred);
   });
 
   it('GIVEN one instance already holds far more than its share THEN a cold prompt skips it (bounded load)', () => {

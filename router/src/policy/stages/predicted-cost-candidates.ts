@@ -3,6 +3,7 @@ import type { RoutingBlockKey } from '../../state/state-hash-key';
 import { slowdownOf } from '../prefill-speed';
 import { InstanceHashCache, rendezvousScore, weightedRendezvousScore } from '../rendezvous';
 import type { InstanceView, ReleaseOutcome, RoutingDecision, RoutingSnapshot } from '../routing-policy';
+import { HitArrivals } from './hit-arrivals';
 import type { PrefixMemory } from './prefix-memory';
 import type { CandidateStage, DecisionFacts } from './stage';
 
@@ -44,6 +45,13 @@ export interface CostCandidate {
   readonly weight: number;
 }
 
+/**
+ * The window over which each instance's rate of cache-bound requests is measured (HitArrivals) for a cold prompt's
+ * placement: one minute. Not fitted: on the mixed fleet's trace windows of 10 s, 30 s, 60 s and 120 s all moved
+ * cache-aware's P50 toward the best peer's (docs/router.md); shorter windows count too few arrivals to measure a rate.
+ */
+export const HIT_RATE_WINDOW_MS = 60_000;
+
 /** The options the cost prediction reads. */
 export interface PredictedCostOptions {
   /** Recomputing up to this many tokens the best-matching instance holds costs the fleet nothing extra. */
@@ -57,7 +65,8 @@ export interface PredictedCostOptions {
  * prefill tokens queued on the instance + the uncached part of this prompt + one token per decoding sequence for
  * every engine step that prefill takes (vLLM schedules every running decode's token in each step, next to prefill
  * chunks), plus the prefix tokens this choice would recompute that the best-matching instance holds (beyond
- * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests, plus the
+ * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests, and once more
+ * as far as its copy overflows the instance's cache (displacedCacheOf: it evicts other prefixes' blocks), plus the
  * delay its first chunk adds to requests waiting there in the same engine step (sharedStepDelayOf). Costs are
  * in fastest-instance time (work × fastest speed ÷ the instance's). Commits record the request in the memory.
  */
@@ -65,6 +74,7 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
   readonly kind = 'candidates';
   readonly name = 'predicted-cost';
   private readonly instanceHashes = new InstanceHashCache();
+  private readonly hitArrivals = new HitArrivals(HIT_RATE_WINDOW_MS);
 
   constructor(
     private readonly memory: PrefixMemory,
@@ -88,6 +98,7 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       minUncached = Math.min(minUncached, uncachedOf(promptTokens, cached[i]));
       maxMatched = Math.max(maxMatched, matches[i].matchedBlocks);
     }
+    const cold = maxMatched === 0;
     return instances.map((view, i): CostCandidate => {
       const { matchedBlocks, indexedBlocks } = matches[i];
       const uncached = uncachedOf(promptTokens, cached[i]);
@@ -95,6 +106,8 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       const weight = 1 / slowdown;
       // Work ahead of its first token, plus the delay its prefill adds to requests already waiting there.
       const ahead = this.workAheadOf(view, uncached) + this.sharedStepDelayOf(view, uncached);
+      const recomputed = this.recomputeCostOf(uncached - minUncached);
+      const displaced = this.displacedCacheOf(view, matches[i], hashes.length, recomputed, tokensPerBlock);
       return {
         view,
         matchedBlocks,
@@ -103,12 +116,41 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
         uncached,
         indexedBlocks,
         // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
-        cost: (ahead + uncached + this.recomputeCostOf(uncached - minUncached)) * slowdown,
-        coldCost: ahead * slowdown + uncached,
+        cost: (ahead + uncached + recomputed + displaced) * slowdown,
+        coldCost:
+          ahead * slowdown +
+          uncached +
+          (cold ? this.blockedHitsDelayOf(view, ahead * slowdown, uncached * slowdown, fastest, prompt) : 0),
         score: weightedRendezvousScore(rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight),
         weight,
       };
     });
+  }
+
+  /**
+   * What a cold prompt's prefill costs the requests that come back to `view`'s cache while it runs, in
+   * fastest-instance tokens. vLLM schedules a running prefill's chunks before admitting a waiting request, so a
+   * request bound to this instance's cache (HitArrivals: predicted cached beyond the slack) that arrives during
+   * the prefill waits for the rest of it, and one arriving earlier waits for all of it: over the work queued
+   * ahead (`aheadTokens`) and the prompt's own prefill (`ownTokens`), an arrival waits ownTokens × (ahead + own / 2)
+   * ÷ (ahead + own) on average, and ratePerMs × (ahead + own) ÷ speed of them are expected. Counted like the
+   * prompt's own work, as the fleet recompute and the shared-step delay are: placing a cold prompt by its own
+   * start alone puts it on an instance whose prefixes are hit while it prefills (on the mixed fleet's trace, one
+   * 76k-token cold prompt made a hit arriving 58 ms later wait 5.9 s, or recompute its 38k-token prefix elsewhere).
+   * Needs the instances' prefill speeds (`fastest` tokens/s; profile or learned) to turn tokens into time: 0
+   * without them.
+   */
+  private blockedHitsDelayOf(
+    view: InstanceView,
+    aheadTokens: number,
+    ownTokens: number,
+    fastest: number,
+    prompt: PromptFacts,
+  ): number {
+    if (fastest <= 0) return 0;
+    const ratePerMs = this.hitArrivals.ratePerMs(view.id, prompt.snapshot.nowMs);
+    if (ratePerMs === 0) return 0;
+    return (ratePerMs * 1000 * ownTokens * (aheadTokens + ownTokens / 2)) / fastest;
   }
 
   /**
@@ -121,6 +163,29 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
    */
   private recomputeCostOf(recomputedTokens: number): number {
     return Math.max(0, recomputedTokens - this.options.balanceSlackTokens);
+  }
+
+  /**
+   * The cache a diversion displaces, in tokens: a recomputed prefix is stored a second time (its holder keeps its
+   * copy), and once the instance's cache is full each block it stores evicts one least recently used block of
+   * another prefix, which the next request for that prefix computes again. So the recomputed tokens (beyond the
+   * slack, `recomputedTokens`) count once more, as far as this prompt's new blocks overflow what the instance's
+   * index holds (its KV capacity in routing blocks); an instance with room displaces nothing. Counted at full
+   * weight like the recompute: the evicted blocks are the instance's least recently used, so this is an upper
+   * bound on what the fleet loses. Without it, on the mixed fleet's trace, the diversions' copies churned the fast
+   * instances' caches: 2.5× as many requests found their prefix evicted as under `llm-d-precise` (docs/router.md).
+   */
+  private displacedCacheOf(
+    view: InstanceView,
+    match: { readonly matchedBlocks: number; readonly indexedBlocks: number },
+    promptBlocks: number,
+    recomputedTokens: number,
+    tokensPerBlock: number,
+  ): number {
+    if (recomputedTokens <= 0) return 0;
+    const newBlocks = Math.max(0, promptBlocks - match.matchedBlocks);
+    const overflowBlocks = match.indexedBlocks + newBlocks - this.memory.capacityBlocksOf(view);
+    return overflowBlocks <= 0 ? 0 : Math.min(recomputedTokens, overflowBlocks * tokensPerBlock);
   }
 
   /**
@@ -151,6 +216,8 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
     this.memory.commit(request, decision, snapshot);
+    if (snapshot !== undefined && (decision.predictedCachedTokens ?? 0) > this.options.balanceSlackTokens)
+      this.hitArrivals.record(decision.instance, snapshot.nowMs);
   }
 
   release(_request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
