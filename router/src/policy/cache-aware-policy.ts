@@ -58,9 +58,7 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  * - **Mixed speeds.** Costs are in fastest-instance time (work × fastest speed ÷ the instance's). A cold prompt is
  *   placed by where it would start (work queued ahead × that ratio, plus its own prefill at the fastest speed) and
  *   by weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the hits that follow them, spread
- *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included. A cold
- *   prompt's placement also counts the wait its prefill puts on requests returning to that instance's cache while it
- *   runs (their rate over the last minute, HitArrivals; it needs the speeds to turn tokens into time).
+ *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included.
  * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
  *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.

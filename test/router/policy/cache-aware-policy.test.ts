@@ -5,7 +5,6 @@ import type { RoutingRequest } from '../../../router/src/protocol/routing-reques
 import { chatRequest } from './policy-test-helpers';
 import { InstanceStateLog, ObservedInstance } from '../../../router/src/state/instance-state-log';
 import { CHARS_PER_TOKEN } from '../../../router/src/state/block-hash';
-import { HIT_RATE_WINDOW_MS } from '../../../router/src/policy/stages/predicted-cost-candidates';
 
 /** The routing block every policy here is given (its blockChars), and its tokens by the router's own token rule. */
 const BLOCK = 256;
@@ -215,59 +214,6 @@ describe('when prompts are cold', () => {
     const first = decide(policy(), long, idle(2)).instance;
     const decoding = idle(2).map((v) => (v.id === first ? { ...v, inFlight: 1, decodeSequences: 1 } : v));
     expect(decide(policy(), long, decoding).instance).toBe(first);
-  });
-
-  /**
-   * Commits `count` requests bound to `instance`'s cache (predicted cached beyond the slack), decided at `nowMs`, and
-   * as many of the same size, not bound, to every other instance: the indexes stay equally full.
-   */
-  function sendBound(p: CacheAwarePolicy, views: readonly InstanceView[], instance: string, nowMs: number, count = 3) {
-    for (let i = 0; i < count; i++) {
-      for (const v of views) {
-        const request = chatRequest(blocksOf(`bound${nowMs}-${i}-${v.id}`, 2));
-        p.decide(request, { instances: views, nowMs });
-        p.commit(request, {
-          instance: v.id,
-          reason: 'cache-match',
-          predictedCachedTokens: v.id === instance ? 2048 : 0,
-        });
-      }
-    }
-  }
-
-  it("GIVEN requests came back to one idle instance's cache in the last minute THEN a long cold prompt goes to the other idle one, whichever rendezvous prefers", () => {
-    // Its prefill would make the requests that come back there while it runs wait for it.
-    const long = chatRequest(blocksOf('long-cold', 128));
-    const views = idle(2, { prefillTokensPerSecond: 20_000 });
-    const preferred = decide(policy(), long, views).instance;
-    for (const bound of [preferred, views.find((v) => v.id !== preferred)!.id]) {
-      const p = policy();
-      sendBound(p, views, bound, 1000);
-      const d = p.decide(long, { instances: views, nowMs: 2000 });
-      expect(d).toMatchObject({ reason: 'cold-rendezvous' });
-      expect(d.instance).not.toBe(bound);
-    }
-  });
-
-  it("GIVEN those requests came more than a minute ago, or the instances' speeds are unknown THEN rendezvous alone places it", () => {
-    const long = chatRequest(blocksOf('long-cold', 128));
-    const views = idle(2, { prefillTokensPerSecond: 20_000 });
-    const preferred = decide(policy(), long, views).instance;
-    const stale = policy();
-    sendBound(stale, views, preferred, 1000);
-    expect(stale.decide(long, { instances: views, nowMs: 1000 + HIT_RATE_WINDOW_MS }).instance).toBe(preferred);
-    const speedless = policy();
-    sendBound(speedless, idle(2), preferred, 1000);
-    expect(speedless.decide(long, { instances: idle(2), nowMs: 2000 }).instance).toBe(preferred);
-  });
-
-  it('GIVEN a short cold prompt THEN its prefill is too short for the returning requests to outweigh the slack', () => {
-    const short = chatRequest(blocksOf('short-cold', 2));
-    const views = idle(2, { prefillTokensPerSecond: 20_000 });
-    const preferred = decide(policy(), short, views).instance;
-    const p = policy();
-    sendBound(p, views, preferred, 1000);
-    expect(p.decide(short, { instances: views, nowMs: 2000 }).instance).toBe(preferred);
   });
 
   it('GIVEN one instance already holds far more than its share THEN a cold prompt skips it (bounded load)', () => {

@@ -92,14 +92,9 @@ describe('when cache-aware routes a mixed fleet in simulation', () => {
     for (const i of SLOW) expect(shares[i]).toBeGreaterThan(1.25);
   });
 
-  test('GIVEN a fleet of one type and no request bound to a cache THEN giving the routers profile speeds changes no decision (every slowdown is exactly 1)', () => {
-    // Shared prefixes of 300 tokens, within the 512-token balance slack: no request is ever bound to an instance's
-    // cache, so the one use of speeds beside the slowdowns (the delay a cold prompt's prefill puts on requests
-    // returning to that cache, which needs tokens per second to become time) has nothing to count.
+  test('GIVEN a fleet of one type THEN giving the routers profile speeds changes no decision (every slowdown is exactly 1)', () => {
     const homogeneous = {
-      workload: parseWorkloadSpec(
-        'long-context?groups=5000&prefixTokens=300&suffixTokens=3700&outputTokens=16&rate=20&duration=30&seed=3',
-      ),
+      workload: workloadAt(20),
       policy: { name: 'cache-aware' } as PolicyConfig,
       instances: 4,
       profile: p5,

@@ -3,7 +3,6 @@ import type { RoutingBlockKey } from '../../state/state-hash-key';
 import { slowdownOf } from '../prefill-speed';
 import { InstanceHashCache, rendezvousScore, weightedRendezvousScore } from '../rendezvous';
 import type { InstanceView, ReleaseOutcome, RoutingDecision, RoutingSnapshot } from '../routing-policy';
-import { HitArrivals } from './hit-arrivals';
 import type { PrefixMemory } from './prefix-memory';
 import type { CandidateStage, DecisionFacts } from './stage';
 
@@ -45,13 +44,6 @@ export interface CostCandidate {
   readonly weight: number;
 }
 
-/**
- * The window over which each instance's rate of cache-bound requests is measured (HitArrivals) for a cold prompt's
- * placement: one minute. Not fitted: on the mixed fleet's trace windows of 10 s, 30 s, 60 s and 120 s all moved
- * cache-aware's P50 toward the best peer's (docs/router.md); shorter windows count too few arrivals to measure a rate.
- */
-export const HIT_RATE_WINDOW_MS = 60_000;
-
 /** The options the cost prediction reads. */
 export interface PredictedCostOptions {
   /** Recomputing up to this many tokens the best-matching instance holds costs the fleet nothing extra. */
@@ -74,7 +66,6 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
   readonly kind = 'candidates';
   readonly name = 'predicted-cost';
   private readonly instanceHashes = new InstanceHashCache();
-  private readonly hitArrivals = new HitArrivals(HIT_RATE_WINDOW_MS);
 
   constructor(
     private readonly memory: PrefixMemory,
@@ -98,7 +89,6 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       minUncached = Math.min(minUncached, uncachedOf(promptTokens, cached[i]));
       maxMatched = Math.max(maxMatched, matches[i].matchedBlocks);
     }
-    const cold = maxMatched === 0;
     return instances.map((view, i): CostCandidate => {
       const { matchedBlocks, indexedBlocks } = matches[i];
       const uncached = uncachedOf(promptTokens, cached[i]);
@@ -117,40 +107,11 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
         indexedBlocks,
         // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
         cost: (ahead + uncached + recomputed + displaced) * slowdown,
-        coldCost:
-          ahead * slowdown +
-          uncached +
-          (cold ? this.blockedHitsDelayOf(view, ahead * slowdown, uncached * slowdown, fastest, prompt) : 0),
+        coldCost: ahead * slowdown + uncached,
         score: weightedRendezvousScore(rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight),
         weight,
       };
     });
-  }
-
-  /**
-   * What a cold prompt's prefill costs the requests that come back to `view`'s cache while it runs, in
-   * fastest-instance tokens. vLLM schedules a running prefill's chunks before admitting a waiting request, so a
-   * request bound to this instance's cache (HitArrivals: predicted cached beyond the slack) that arrives during
-   * the prefill waits for the rest of it, and one arriving earlier waits for all of it: over the work queued
-   * ahead (`aheadTokens`) and the prompt's own prefill (`ownTokens`), an arrival waits ownTokens × (ahead + own / 2)
-   * ÷ (ahead + own) on average, and ratePerMs × (ahead + own) ÷ speed of them are expected. Counted like the
-   * prompt's own work, as the fleet recompute and the shared-step delay are: placing a cold prompt by its own
-   * start alone puts it on an instance whose prefixes are hit while it prefills (on the mixed fleet's trace, one
-   * 76k-token cold prompt made a hit arriving 58 ms later wait 5.9 s, or recompute its 38k-token prefix elsewhere).
-   * Needs the instances' prefill speeds (`fastest` tokens/s; profile or learned) to turn tokens into time: 0
-   * without them.
-   */
-  private blockedHitsDelayOf(
-    view: InstanceView,
-    aheadTokens: number,
-    ownTokens: number,
-    fastest: number,
-    prompt: PromptFacts,
-  ): number {
-    if (fastest <= 0) return 0;
-    const ratePerMs = this.hitArrivals.ratePerMs(view.id, prompt.snapshot.nowMs);
-    if (ratePerMs === 0) return 0;
-    return (ratePerMs * 1000 * ownTokens * (aheadTokens + ownTokens / 2)) / fastest;
   }
 
   /**
@@ -216,8 +177,6 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
     this.memory.commit(request, decision, snapshot);
-    if (snapshot !== undefined && (decision.predictedCachedTokens ?? 0) > this.options.balanceSlackTokens)
-      this.hitArrivals.record(decision.instance, snapshot.nowMs);
   }
 
   release(_request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
