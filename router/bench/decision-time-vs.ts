@@ -5,7 +5,7 @@
  * CPU time, the before-tree's then this build's; prints per cell the minimum batch mean of each (the least disturbed by other
  * processes) and the median over rounds of the per-round ratio, then the load average.
  *
- *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N]
+ *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N] [--model-step]
  *
  * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src). Run one policy per process
  * (--policies NAME) for what one router sees: a process running several policies makes the runner's call sites
@@ -18,6 +18,11 @@
  * 2 scavenges for a7d9107, 4 for this build; 74 and 70 with the decisions held), a saving no live router gets and
  * one the two trees need not get alike. Per cell the output also gives each side's young-generation
  * GCs per million decisions, so an allocation difference between the trees shows rather than hides.
+ *
+ * With --model-step, each side also runs the model check its own RoutingCore runs before `decide`, inside the
+ * span the core times as the decision (its decideSeconds): a7d9107's core narrowed the snapshot with
+ * `scopeToModel` (a servesModel test of every instance), today's calls `requireServingInstance` and leaves the
+ * narrowing to the policy's serves-model filter, whose check `decide` now times. Without the flag, `decide` alone.
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -25,18 +30,44 @@ import { PerformanceObserver, constants as perfConstants, performance, type Perf
 import { allHealthySameModels, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../src/policy';
 import type { RoutingRequest } from '../src/protocol/routing-request';
 
+/** The snapshot a tree's RoutingCore gives `decide` for a request's model, after the check it runs first. */
+type ModelStep = (snapshot: RoutingSnapshot, model: string) => RoutingSnapshot;
+
 interface Build {
   readonly createPolicy: (config: { name: string }, deps: { rng: unknown }) => RoutingPolicy;
   readonly SeededRng: new (seed: number) => unknown;
+  readonly modelStep: ModelStep;
+}
+
+/** What a tree's served-models module exports: a7d9107 the first, today's tree the second. */
+interface ServedModels {
+  readonly scopeToModel?: ModelStep;
+  readonly requireServingInstance?: (snapshot: RoutingSnapshot, model: string) => void;
 }
 
 function loadBuild(dist: string): Build {
   /* eslint-disable @typescript-eslint/no-require-imports -- a tree compiled elsewhere is loaded by path at run time */
   const policy = require(join(dist, 'router', 'src', 'policy')) as Pick<Build, 'createPolicy'>;
   const rng = require(join(dist, 'router', 'src', 'common', 'seeded-rng')) as Pick<Build, 'SeededRng'>;
+  const served = require(join(dist, 'router', 'src', 'policy', 'served-models')) as ServedModels;
   /* eslint-enable @typescript-eslint/no-require-imports */
-  return { createPolicy: policy.createPolicy, SeededRng: rng.SeededRng };
+  return { createPolicy: policy.createPolicy, SeededRng: rng.SeededRng, modelStep: modelStepOf(served, dist) };
 }
+
+/** The model check the tree's RoutingCore runs before decide (see the file comment). */
+function modelStepOf(served: ServedModels, dist: string): ModelStep {
+  const { scopeToModel, requireServingInstance } = served;
+  if (scopeToModel !== undefined) return scopeToModel;
+  if (requireServingInstance === undefined)
+    throw new Error(`${dist}: served-models exports neither scopeToModel nor requireServingInstance`);
+  return (snapshot, model) => {
+    requireServingInstance(snapshot, model);
+    return snapshot;
+  };
+}
+
+/** --model-step absent: the core's check is not timed, `decide` gets the snapshot itself. */
+const NO_MODEL_STEP: ModelStep = (snapshot) => snapshot;
 
 const REQUEST: RoutingRequest = {
   model: 'm',
@@ -74,10 +105,10 @@ let consumed = 0;
  * resolution: a batch takes milliseconds): on a shared machine, time spent waiting for a core is not counted (at
  * load 18 on 2 cores, wall-clock minimum batch means of the same cell varied 9× between runs: 16–139 ns).
  */
-function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number): number {
+function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number, modelStep: ModelStep): number {
   const start = process.cpuUsage();
   for (let i = 0; i < batch; i++) {
-    const decision = policy.decide(REQUEST, snapshot);
+    const decision = policy.decide(REQUEST, modelStep(snapshot, REQUEST.model));
     // As RoutingCore.decide: the chosen instance's target, and the tokens its load ticket does not count.
     consumed += decision.instance.length + (decision.predictedCachedTokens ?? 0);
     const slot = i & (HELD_DECISIONS - 1);
@@ -116,6 +147,8 @@ interface Cell {
   readonly label: string;
   readonly before: RoutingPolicy;
   readonly after: RoutingPolicy;
+  readonly beforeStep: ModelStep;
+  readonly afterStep: ModelStep;
   readonly snapshot: RoutingSnapshot;
   readonly rounds: { before: number; after: number }[];
   readonly beforeWindows: Windows;
@@ -123,9 +156,15 @@ interface Cell {
 }
 
 /** Times one batch of `policy`, recording its window for the GC attribution. */
-function timedBatch(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number, windows: Windows): number {
+function timedBatch(
+  policy: RoutingPolicy,
+  snapshot: RoutingSnapshot,
+  batch: number,
+  modelStep: ModelStep,
+  windows: Windows,
+): number {
   const from = performance.now();
-  const nanos = batchNanos(policy, snapshot, batch);
+  const nanos = batchNanos(policy, snapshot, batch, modelStep);
   windows.push([from, performance.now()]);
   return nanos;
 }
@@ -137,6 +176,7 @@ async function main(args: readonly string[]): Promise<void> {
   const names = flagValue(args, '--policies', 'least-outstanding-requests,random,round-robin').split(',');
   const batch = positiveInteger(flagValue(args, '--batch', '200000'), '--batch');
   const rounds = positiveInteger(flagValue(args, '--rounds', '11'), '--rounds');
+  const withModelStep = args.includes('--model-step');
   const before = loadBuild(beforeDist);
   const after = loadBuild(join(__dirname, '..', '..'));
   const cells: Cell[] = names.flatMap((name) =>
@@ -144,6 +184,8 @@ async function main(args: readonly string[]): Promise<void> {
       label: `${name} @ ${n}`,
       before: before.createPolicy({ name }, { rng: new before.SeededRng(7) }),
       after: after.createPolicy({ name }, { rng: new after.SeededRng(7) }),
+      beforeStep: withModelStep ? before.modelStep : NO_MODEL_STEP,
+      afterStep: withModelStep ? after.modelStep : NO_MODEL_STEP,
       snapshot: snapshotOf(n),
       rounds: [],
       beforeWindows: [],
@@ -152,8 +194,8 @@ async function main(args: readonly string[]): Promise<void> {
   );
   const load = loadavg()[0];
   for (const c of cells) {
-    batchNanos(c.before, c.snapshot, batch); // warm-up: both builds compiled before any round is timed
-    batchNanos(c.after, c.snapshot, batch);
+    batchNanos(c.before, c.snapshot, batch, c.beforeStep); // warm-up: both builds compiled before any round is timed
+    batchNanos(c.after, c.snapshot, batch, c.afterStep);
   }
   const gcStarts: number[] = [];
   const gcObserver = new PerformanceObserver((list) => {
@@ -164,8 +206,8 @@ async function main(args: readonly string[]): Promise<void> {
   for (let r = 0; r < rounds; r++)
     for (const c of cells)
       c.rounds.push({
-        before: timedBatch(c.before, c.snapshot, batch, c.beforeWindows),
-        after: timedBatch(c.after, c.snapshot, batch, c.afterWindows),
+        before: timedBatch(c.before, c.snapshot, batch, c.beforeStep, c.beforeWindows),
+        after: timedBatch(c.after, c.snapshot, batch, c.afterStep, c.afterWindows),
       });
   // GC entries reach the observer once the event loop has turned (one turn measured too few: allow 100 ms).
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -182,7 +224,9 @@ async function main(args: readonly string[]): Promise<void> {
       `${c.label}: before ${b.toFixed(1)} ns, after ${a.toFixed(1)} ns (minimum batch means: ${(a / b).toFixed(2)}×), median of round ratios ${ratio.toFixed(2)}×; scavenges per million decisions: before ${gcBefore}, after ${gcAfter}\n`,
     );
   }
-  process.stdout.write(`load average: ${load.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at end\n`);
+  process.stdout.write(
+    `${withModelStep ? "each tree's core model step + " : ''}decide + commit + release; load average: ${load.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at end\n`,
+  );
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

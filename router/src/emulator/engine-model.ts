@@ -19,7 +19,7 @@
  */
 import { type BlockHash, blockHashes, continueBlockHashes, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
 import { KvBlockPool } from '../state/kv-block-pool';
-import type { EngineProfile } from './engine-profile';
+import { prefillTokensPerSecond, type EngineProfile } from './engine-profile';
 import { outputText } from './output-text';
 import { FcfsWaitingQueue, PriorityWaitingQueue, type WaitingQueue } from './waiting-queue';
 import type { StepJitter } from './step-jitter';
@@ -345,6 +345,26 @@ function ceilDiv(a: number, b: number): number {
   return Math.floor((a + b - 1) / b);
 }
 
+/** EngineModel.queueAhead: an engine's queue and running batch, in tokens and sequences. */
+export interface EngineQueueFigures {
+  readonly prefillTokensAhead: number;
+  /** Leading prompt tokens the requests it holds will have computed before this one starts (pendingTokensFor). */
+  readonly pendingPromptTokens: number;
+  /** The time the step being executed has left, in prefill tokens at the engine's full-step speed. */
+  readonly stepInProgressTokens: number;
+  /** The time until its KV cache has room for the queue and the prompt (stepsUntilKvRoom), in the same tokens. */
+  readonly kvWaitTokens: number;
+  readonly decodeSequences: number;
+  readonly prefillingSequences: number;
+  /** Its step budget (max_num_batched_tokens). */
+  readonly stepTokens: number;
+}
+
+/** A running sequence past its prompt: its one token left is the next output token, not prefill. */
+function isDecoding(seq: Sequence): boolean {
+  return seq.output > 0 && seq.promptTokens + seq.output - seq.computed === 1;
+}
+
 export class EngineModel {
   readonly profile: EngineProfile;
   private readonly pool: KvBlockPool;
@@ -359,6 +379,8 @@ export class EngineModel {
   private readonly cacheListener: EngineCacheListener | undefined;
 
   private readonly running: Sequence[] = [];
+  /** prefillTokensPerSecond of the profile, once queueAhead needs it. */
+  private fullStepSpeed: number | undefined;
   private readonly waiting: WaitingQueue<Sequence>;
   private readonly priorityPolicy: boolean;
   /** vLLM's `long_prefill_token_threshold`: 0 = no cap. */
@@ -548,6 +570,26 @@ export class EngineModel {
     return this.pool.matchPrefix(hashes, Math.floor((promptTokens - 1) / this.blockTokens)) * this.blockTokens;
   }
 
+  /**
+   * Leading tokens of `prompt` that the requests the engine holds will have computed before a request sent now starts
+   * (FCFS: those prefilling or waiting share its first blocks): what its cache will hold of it then, beyond what it
+   * holds now (cachedTokensFor). Same rule: full blocks, never the prompt's last token.
+   */
+  pendingTokensFor(prompt: PromptInput): number {
+    const { promptTokens, hashes } = this.promptOf(prompt);
+    const limit = Math.min(hashes.length, Math.floor((promptTokens - 1) / this.blockTokens));
+    let most = 0;
+    const consider = (seq: Sequence): void => {
+      const own = Math.min(limit, seq.hashes.length, Math.floor(seq.promptTokens / this.blockTokens));
+      let n = 0;
+      while (n < own && seq.hashes[n] === hashes[n]) n++;
+      if (n > most) most = n;
+    };
+    for (const seq of this.running) if (!isDecoding(seq)) consider(seq);
+    for (const seq of this.waiting) consider(seq);
+    return most * this.blockTokens;
+  }
+
   /** Whether the engine still holds this request (waiting or running). */
   has(id: string): boolean {
     return this.live.has(id);
@@ -615,21 +657,83 @@ export class EngineModel {
    */
   prefillTokensAhead(nowMs: number): number {
     this.applyAheadBefore(nowMs);
-    let ahead = this.runningPrefillTokens();
+    return this.runningPrefillTokens() + this.waitingUncachedTokens();
+  }
+
+  /** Each waiting request's prompt (with output to recompute, if preempted) less what the prefix cache holds of it now. */
+  private waitingUncachedTokens(): number {
+    let uncached = 0;
     const bt = this.blockTokens;
     for (const seq of this.waiting) {
       const tokens = seq.promptTokens + seq.output;
-      ahead += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
+      uncached += tokens - this.pool.matchPrefix(seq.hashes, Math.floor((tokens - 1) / bt)) * bt;
     }
-    return ahead;
+    return uncached;
+  }
+
+  /**
+   * Engine steps until the KV cache has room for the waiting requests' and `promptUncached` more tokens' blocks, if
+   * the running requests end as their max_tokens say (the engine model's outputs run to max_tokens): 0 when the free
+   * blocks (cached ones no request holds included) suffice now. Blocks decodes add meanwhile are not counted.
+   */
+  private stepsUntilKvRoom(promptUncached: number): number {
+    const bt = this.blockTokens;
+    const deficit = ceilDiv(this.waitingUncachedTokens() + promptUncached, bt) - this.pool.freeBlocks;
+    if (deficit <= 0) return 0;
+    const ends = this.running
+      .map((seq) => ({ steps: seq.promptTokens + seq.maxTokens - seq.computed, blocks: seq.blocks.length }))
+      .sort((a, b) => a.steps - b.steps);
+    let freed = 0;
+    for (const end of ends) {
+      freed += end.blocks;
+      if (freed >= deficit) return end.steps;
+    }
+    return ends.length === 0 ? 0 : ends[ends.length - 1].steps;
+  }
+
+  /**
+   * The queue a request submitted at `nowMs` meets (prefillTokensAhead, which applies the planned steps first), what
+   * of `prompt` the requests in it will have computed (pendingTokensFor), the rest of the step in progress, and the
+   * running batch: requests decoding (one token of every step each) and
+   * requests with prompt left to compute (waiting, or running and prefilling: a prefill joining their step delays
+   * their first token).
+   */
+  queueAhead(nowMs: number, prompt: PromptInput): EngineQueueFigures {
+    const prefillTokensAhead = this.prefillTokensAhead(nowMs);
+    const pendingPromptTokens = this.pendingTokensFor(prompt);
+    const { promptTokens } = this.promptOf(prompt);
+    const promptUncached = promptTokens - Math.max(this.cachedTokensFor(prompt), pendingPromptTokens);
+    let decodeSequences = 0;
+    for (const seq of this.running) if (isDecoding(seq)) decodeSequences++;
+    const prefillingSequences = this.running.length - decodeSequences + this.waiting.length;
+    // A step's tokens count as computed from its start: the time it has left is work ahead no queue shows.
+    this.fullStepSpeed ??= prefillTokensPerSecond(this.profile);
+    const stepInProgressTokens = (Math.max(0, this.clock - nowMs) * this.fullStepSpeed) / 1000;
+    // Waiting for KV room: that many steps of the running batch as it is now.
+    const kvSteps = this.stepsUntilKvRoom(promptUncached);
+    let kvWaitTokens = 0;
+    if (kvSteps > 0) {
+      let context = 0;
+      for (const seq of this.running) context += seq.computed + 1;
+      const stepMs = this.stepTime.durationMs(this.running.length, context, 0);
+      kvWaitTokens = (kvSteps * stepMs * this.fullStepSpeed) / 1000;
+    }
+    return {
+      prefillTokensAhead,
+      pendingPromptTokens,
+      stepInProgressTokens,
+      kvWaitTokens,
+      decodeSequences,
+      prefillingSequences,
+      stepTokens: this.profile.maxNumBatchedTokens,
+    };
   }
 
   /** Tokens running requests have left to compute before decoding (a decoding request's next token is not prefill). */
   private runningPrefillTokens(): number {
     let pending = 0;
     for (const seq of this.running) {
-      const remaining = seq.promptTokens + seq.output - seq.computed;
-      if (!(seq.output > 0 && remaining === 1)) pending += remaining;
+      if (!isDecoding(seq)) pending += seq.promptTokens + seq.output - seq.computed;
     }
     return pending;
   }

@@ -5,13 +5,13 @@ import { fewestInFlightScorer } from './stages/fewest-in-flight-scorer';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { maxScorePicker } from './stages/max-score-picker';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
-import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
+import { INSTANCES_AS_CANDIDATES, MemorylessStagedPolicy } from './stages/staged-policy';
 
 /**
  * SageMaker's LEAST_OUTSTANDING_REQUESTS: the healthy instance with the fewest requests in flight. Ties are
  * broken uniformly at random with the injected Rng, which is drawn from only when there is a tie.
  */
-export class LeastOutstandingRequestsPolicy extends StagedPolicy<InstanceView, 'least-outstanding'> {
+export class LeastOutstandingRequestsPolicy extends MemorylessStagedPolicy<InstanceView, 'least-outstanding'> {
   constructor(rng: Rng) {
     super('least-outstanding-requests', {
       instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],

@@ -1,28 +1,31 @@
 import type { Rng } from '../common/seeded-rng';
 import { definePolicy } from './policy-definition';
 import type { InstanceView } from './routing-policy';
+import { engineFleetCostScorer } from './stages/engine-fleet-cost-scorer';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { maxScorePicker } from './stages/max-score-picker';
-import { predictedTtftScorer } from './stages/predicted-ttft-scorer';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
 import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
 
 /**
- * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache and queue (InstanceView.engine)
- * and places each request greedily where the engine's own state predicts the earliest first token: its prefill work
- * ahead plus this prompt's uncached part by the engine's actual cache, in fastest-instance time. Ties (idle engines
- * holding nothing of the prompt) are broken uniformly by the seeded RNG. It is the greedy bound the peer tables
- * show: it knows what no router can (evictions, the engine's queue), but it does not plan ahead (where a cold prefix
- * lands decides later hits), so a policy may beat it at a percentile; by how much is what the tables show.
+ * `oracle` (issue 37), simulator only: sees every engine model's exact prefix cache, queue, step in progress,
+ * running batch and free KV blocks (InstanceView.engine) and places each request where `cache-aware`'s fleet cost (stages/fleet-cost.ts:
+ * work ahead, this prompt's uncached part, decode pressure, the delay to prefills waiting there, and the prefix the
+ * best holder has that the fleet would recompute) is least, fed that exact state instead of a router's estimates
+ * (engine-fleet-cost-scorer.ts). Greedy by its own predicted TTFT it left a prefix's holder whenever the holder's
+ * queue was longer than the recompute, and the fleet paid the prefix again (long-context P90 586 ms against
+ * `cache-aware`'s 426); with the fleet cost and the step in progress counted: 424 ms, and no policy beats its P90 on
+ * a `bench:peers` workload by more than the spread of one run (docs/router.md, "`oracle` is the P90 bound …").
+ * Ties (idle engines holding nothing of the prompt) are broken uniformly by the seeded RNG.
  */
-export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-predicted-ttft'> {
+export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-fleet-cost'> {
   readonly engineState = 'cached-blocks-and-queue';
 
-  constructor(rng: Rng) {
+  constructor(rng: Rng, balanceSlackTokens: number) {
     super('oracle', {
       instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],
       candidates: INSTANCES_AS_CANDIDATES,
-      stages: [predictedTtftScorer('oracle'), maxScorePicker(rng, 'oracle-least-predicted-ttft')],
+      stages: [engineFleetCostScorer('oracle', balanceSlackTokens), maxScorePicker(rng, 'oracle-least-fleet-cost')],
     });
   }
 }
@@ -30,15 +33,25 @@ export class OraclePolicy extends StagedPolicy<InstanceView, 'oracle-least-predi
 export const oracleDefinition = definePolicy({
   name: 'oracle',
   description:
-    "simulator only: each engine's exact cache and queue, greedy by predicted TTFT (prefill ahead + this prompt's uncached part); serve refuses it",
-  reasons: ['oracle-least-predicted-ttft'],
+    "simulator only: cache-aware's fleet cost (queued prefill + uncached part + decode pressure + delay to prefills waiting there + the prefix the best holder has that the fleet would recompute) by each engine's exact cache, queue, step in progress, decode batch and KV room; serve refuses it",
+  reasons: ['oracle-least-fleet-cost'],
   stages: [
     { kind: 'filter', name: 'serves-model' },
     { kind: 'filter', name: 'healthy' },
-    { kind: 'scorer', name: 'predicted-ttft', weight: 1 },
+    { kind: 'scorer', name: 'engine-fleet-cost', weight: 1 },
     { kind: 'picker', name: 'max-score' },
   ],
-  options: [],
+  options: [
+    {
+      name: 'balanceSlackTokens',
+      type: 'integer',
+      min: 0,
+      max: 1_000_000,
+      default: 512,
+      valueName: 'tokens',
+      doc: "recomputing up to this many tokens the best-holding engine has costs the fleet nothing extra (cache-aware's default)",
+    },
+  ],
   engineState: 'cached-blocks-and-queue',
-  create: (_options, deps) => new OraclePolicy(deps.rng),
+  create: (o, deps) => new OraclePolicy(deps.rng, o.balanceSlackTokens),
 });

@@ -4,10 +4,10 @@ import type { InstanceView } from './routing-policy';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { randomPicker } from './stages/random-picker';
 import { SERVES_MODEL_FILTER } from './stages/serves-model-filter';
-import { INSTANCES_AS_CANDIDATES, StagedPolicy } from './stages/staged-policy';
+import { INSTANCES_AS_CANDIDATES, MemorylessStagedPolicy } from './stages/staged-policy';
 
 /** SageMaker's RANDOM: a uniformly random healthy instance, one draw from the injected Rng per decision. */
-export class RandomPolicy extends StagedPolicy<InstanceView, 'random'> {
+export class RandomPolicy extends MemorylessStagedPolicy<InstanceView, 'random'> {
   constructor(rng: Rng) {
     super('random', {
       instanceFilters: [SERVES_MODEL_FILTER, HEALTHY_FILTER],

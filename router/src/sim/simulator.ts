@@ -40,7 +40,7 @@ import { inlinePromptSource, type PreparedRequest, type PromptSource } from './p
 import { startPromptWorker } from './prompt-worker';
 import { RecordColumns } from './record-columns';
 import { RequestFeed } from '../feed/request-feed';
-import type { EngineCacheView } from '../policy/routing-policy';
+import type { EngineCacheView, EngineQueue, EngineState } from '../policy/routing-policy';
 import { SimulatedKvEvents, type KvEventStats, type SimulatedKvEventSettings } from './simulated-kv-events';
 import type { LoadShape } from '../workload/load-shape';
 import type { Workload } from '../workload/workload';
@@ -329,7 +329,7 @@ interface RouterReplica {
     prefillTokensPerSecond?: number;
     observedBlocks?: ObservedInstance;
     /** The engine model's own state for the request being decided: filled only for a policy that reads it. */
-    engine?: { cachedPromptTokens: number; prefillTokensAhead?: number };
+    engine?: EngineState;
     /** The engine's KV events as this replica received them (SimulationConfig.kvEvents). */
     engineCache?: EngineCacheView;
   }[];
@@ -864,20 +864,20 @@ class Simulation {
 
   /**
    * Gives a policy that reads engine state (RoutingPolicy.engineState: oracle, llm-d-precise) each engine model's
-   * own view of `request` at `nowMs`: the prefix its cache holds and, when asked for, the prefill work queued ahead.
+   * own view of `request` at `nowMs`: the prefix its cache holds and, when asked for, its queue, step in progress
+   * and running batch (EngineModel.queueAhead).
    */
   private fillEngineStates(router: RouterReplica, request: PreparedRequest, nowMs: number): void {
     const withQueue = router.policy.engineState === 'cached-blocks-and-queue';
     const prompt = { promptTokens: request.promptTokens, blockHashes: request.hashes };
     for (let i = 0; i < router.views.length; i++) {
       const engine = this.engines[i];
-      // Read the queue first, for every policy: it applies the steps planned ahead that start before now (decode
-      // steps, whose new blocks may evict cached ones), so the cache read is the one a request sent now meets.
-      const ahead = engine.prefillTokensAhead(nowMs);
-      router.views[i].engine = {
-        cachedPromptTokens: engine.cachedTokensFor(prompt),
-        prefillTokensAhead: withQueue ? ahead : undefined,
-      };
+      // First, for every policy, apply the steps planned ahead that start before now (decode steps, whose new
+      // blocks may evict cached ones; queueAhead does so too), so the cache read is the one a request sent now meets.
+      let queue: EngineQueue | undefined;
+      if (withQueue) queue = engine.queueAhead(nowMs, prompt);
+      else engine.applyPlannedStepsBefore(nowMs);
+      router.views[i].engine = { cachedPromptTokens: engine.cachedTokensFor(prompt), queue };
     }
   }
 

@@ -216,6 +216,31 @@ describe('when prompts are cold', () => {
     expect(decide(policy(), long, decoding).instance).toBe(first);
   });
 
+  it('GIVEN a router that has sent only a few prompts THEN each new cold prefix goes to an instance holding nothing, not to the rendezvous top (bounded load from the first prompt)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 3, max: 9 }),
+        fc.uniqueArray(fc.nat(), { minLength: 6, maxLength: 6 }),
+        (n, labels) => {
+          const p = policy();
+          const views = idle(n);
+          // While fewer than n ÷ 1.5 equal prompts are indexed, an instance holding one is at its bound.
+          const distinct = Math.floor(n / 1.5);
+          const used = new Set<string>();
+          for (const label of labels.slice(0, distinct)) {
+            const request = chatRequest(blocksOf(`cold-${label}`, 4));
+            const d = decide(p, request, views);
+            expect(d.reason).toBe('cold-rendezvous');
+            expect(used.has(d.instance)).toBe(false);
+            used.add(d.instance);
+            place(p, request, d.instance);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
   it('GIVEN one instance already holds far more than its share THEN a cold prompt skips it (bounded load)', () => {
     const views = idle(4);
     const text = blocksOf('new', 2);

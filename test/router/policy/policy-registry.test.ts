@@ -50,10 +50,19 @@ function views(
 
 /**
  * What a simulated engine would report (InstanceView.engine, read by oracle and llm-d-precise, ignored by the
- * others): nothing cached, the router's own count of queued prefill.
+ * others): nothing cached, the router's own counts of queued prefill and decodes.
  */
-function engineStateLike(s: { queuedPrefillTokens: number }): InstanceView['engine'] {
-  return { cachedPromptTokens: 0, prefillTokensAhead: s.queuedPrefillTokens };
+function engineStateLike(s: { queuedPrefillTokens: number; decodeSequences: number }): InstanceView['engine'] {
+  const queue = {
+    prefillTokensAhead: s.queuedPrefillTokens,
+    pendingPromptTokens: 0,
+    stepInProgressTokens: 0,
+    kvWaitTokens: 0,
+    decodeSequences: s.decodeSequences,
+    prefillingSequences: 0,
+    stepTokens: 8192,
+  };
+  return { cachedPromptTokens: 0, queue };
 }
 
 describe.each(names)('when policy %s is used through the registry', (name) => {

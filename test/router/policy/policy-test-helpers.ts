@@ -1,5 +1,5 @@
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
-import type { InstanceView, RoutingSnapshot } from '../../../router/src/policy';
+import type { EngineQueue, InstanceView, RoutingSnapshot } from '../../../router/src/policy';
 
 export function chatRequest(routingText: string, tenantKey?: string): RoutingRequest {
   return { model: 'm', api: 'chat', keyBasis: 'message-text', routingText, tenantKey, stream: false };
@@ -17,3 +17,14 @@ export function instances(count: number, inFlight = 0): InstanceView[] {
 export function snapshot(views: readonly InstanceView[]): RoutingSnapshot {
   return { instances: views, nowMs: 0 };
 }
+
+/** An idle engine's queue as the simulator reports it (InstanceView.engine.queue, read by oracle only). */
+export const IDLE_ENGINE_QUEUE: EngineQueue = {
+  prefillTokensAhead: 0,
+  pendingPromptTokens: 0,
+  stepInProgressTokens: 0,
+  kvWaitTokens: 0,
+  decodeSequences: 0,
+  prefillingSequences: 0,
+  stepTokens: 8192,
+};

@@ -8,7 +8,7 @@ import {
   SageMakerPrefixAwarePolicy,
   type InstanceView,
 } from '../../../router/src/policy';
-import { bodyRequest, chatRequest, instances, snapshot } from './policy-test-helpers';
+import { bodyRequest, chatRequest, IDLE_ENGINE_QUEUE, instances, snapshot } from './policy-test-helpers';
 
 const PREFIX = 1024;
 
@@ -231,7 +231,7 @@ describe('when instances are ejected', () => {
             id: `b${i}`,
             healthy: s.healthy,
             inFlight: s.load,
-            engine: { cachedPromptTokens: 0, prefillTokensAhead: 0 }, // read by oracle and llm-d-precise only
+            engine: { cachedPromptTokens: 0, queue: IDLE_ENGINE_QUEUE }, // read by oracle and llm-d-precise only
           }));
           const p = createPolicy({ name }, { rng: new SeededRng(seed) });
           for (let k = 0; k < 5; k++) {

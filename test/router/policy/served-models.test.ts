@@ -14,6 +14,7 @@ import { routingBlockHashes } from '../../../router/src/policy/routing-blocks';
 import type { RoutingRequest } from '../../../router/src/protocol/routing-request';
 import { SERVES_MODEL_FILTER } from '../../../router/src/policy/stages/serves-model-filter';
 import { InstanceLoad } from '../../../router/src/state/instance-load';
+import { IDLE_ENGINE_QUEUE } from './policy-test-helpers';
 
 /** A chat request for `model` (a base model or a LoRA adapter name). */
 function requestFor(model: string, text: string): RoutingRequest {
@@ -27,7 +28,7 @@ function view(i: number, models: readonly string[] | undefined, extra: Partial<I
     inFlight: 0,
     queuedPrefillTokens: 0,
     decodeSequences: 0,
-    engine: { cachedPromptTokens: 0, prefillTokensAhead: 0 }, // what oracle and llm-d-precise read (the simulator fills it)
+    engine: { cachedPromptTokens: 0, queue: IDLE_ENGINE_QUEUE }, // what oracle and llm-d-precise read (the simulator fills it)
     ...(models ? { servedModels: new Set(models) } : {}),
     ...extra,
   };

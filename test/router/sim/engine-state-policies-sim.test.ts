@@ -25,7 +25,7 @@ function cachedByGroup(policy: PolicyConfig): { first: number[]; repeat: number[
 }
 
 describe.each([
-  ['oracle', 'oracle-least-predicted-ttft'],
+  ['oracle', 'oracle-least-fleet-cost'],
   ['llm-d-precise', 'llm-d-max-score'],
 ] as const)('when the simulator runs %s', (name, reason) => {
   it("GIVEN idle engines THEN every repeat of a group is served from the group's prefix, read from the engines' caches", () => {

@@ -3,8 +3,8 @@ import { costDecision, type CostCandidate, type PromptFacts } from './predicted-
 import type { Picker } from './stage';
 
 /**
- * The bounded-load rule for cold prompts, on index contents: skip instances whose index would exceed this × the
- * mean. Looser than the request bound (ε = 0.5 rather than 0.25) because each router replica measures only its own
+ * The bounded-load rule for cold prompts, on index contents: skip instances whose index holds this × their share
+ * or more. Looser than the request bound (ε = 0.5 rather than 0.25) because each router replica measures only its own
  * index: the paper's bound on keys moved off their rendezvous choice grows as 1/ε², and a cold placement that
  * moves is one replicas disagree on.
  */
@@ -12,9 +12,17 @@ const COLD_BALANCE_FACTOR = 1.5;
 
 /**
  * A prompt no candidate holds any of: the first candidate in weighted rendezvous order for its cold key whose cold
- * cost is within the slack of the cheapest and whose index is not fuller than COLD_BALANCE_FACTOR × its weighted
- * share of the mean (bounded-load consistent hashing). Replicas with the same view agree, and a few hot first
- * blocks cannot fill one instance. The slack is `balanceSlackTokens`, never more than a quarter of the prompt.
+ * cost is within the slack of the cheapest and whose index holds less than COLD_BALANCE_FACTOR × its weighted
+ * share of the blocks indexed with this prompt's (bounded-load consistent hashing). Replicas with the same view
+ * agree, and a few hot first blocks cannot fill one instance. The slack is `balanceSlackTokens`, never more than a
+ * quarter of the prompt.
+ *
+ * As in the paper, an instance accepts while it is below its capacity before the prompt is added (a bin with room
+ * takes the ball), so the emptiest instance (by weighted fill) is always under it. Requiring room for the whole
+ * prompt instead left no instance under the bound until the fleet's index held about n ÷ 1.5 prompts of this size:
+ * the first prefixes, which on short-chat are the system prompts every later conversation follows, went to the
+ * rendezvous top with no bound (seed 1: four of the first five onto one instance, which then had 2.48× the mean
+ * request share, and its decoding batch delayed every hit there).
  *
  * Placed by where the prompt would *start*, not where its own prefill would finish soonest: a cold prompt's
  * placement decides where its prefix group's later requests hit (they follow the cache, `cost`), so it is what
@@ -52,7 +60,7 @@ export function coldRendezvousPicker<Reason extends string>(
       for (const c of candidates) {
         if (c.coldCost > costLimit) continue;
         if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
-        if (c.indexedBlocks + promptBlocks > bound(c)) continue;
+        if (c.indexedBlocks >= bound(c)) continue;
         if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
       }
       return costDecision(best ?? fallback!, reason);

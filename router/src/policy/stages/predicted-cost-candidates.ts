@@ -4,6 +4,7 @@ import { slowdownOf } from '../prefill-speed';
 import { InstanceHashCache, rendezvousScore, weightedRendezvousScore } from '../rendezvous';
 import type { InstanceView, ReleaseOutcome, RoutingDecision, RoutingSnapshot } from '../routing-policy';
 import type { PrefixMemory } from './prefix-memory';
+import { predictedFleetCostOf, recomputeCostOf, sharedStepDelayOf, uncachedOf, workAheadOf } from './fleet-cost';
 import type { CandidateStage, DecisionFacts } from './stage';
 
 /** What the stages of a cache-predicting decision read about its request. */
@@ -95,9 +96,13 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       const slowdown = slowdownOf(view.prefillTokensPerSecond, fastest);
       const weight = 1 / slowdown;
       // Work ahead of its first token, plus the delay its prefill adds to requests already waiting there.
-      const ahead = this.workAheadOf(view, uncached) + this.sharedStepDelayOf(view, uncached);
-      const recomputed = this.recomputeCostOf(uncached - minUncached);
-      const displaced = this.displacedCacheOf(view, matches[i], hashes.length, recomputed, tokensPerBlock);
+      const queued = view.queuedPrefillTokens ?? 0;
+      const decoding = view.decodeSequences ?? 0;
+      const { stepTokens, balanceSlackTokens } = this.options;
+      const ahead =
+        workAheadOf(queued, decoding, uncached, stepTokens) +
+        sharedStepDelayOf(queued, view.inFlight - decoding, uncached, stepTokens);
+      const displaced = this.displacedCacheOf(view, matches[i], hashes.length, uncached - minUncached, tokensPerBlock);
       return {
         view,
         matchedBlocks,
@@ -106,7 +111,9 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
         uncached,
         indexedBlocks,
         // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
-        cost: (ahead + uncached + recomputed + displaced) * slowdown,
+        cost:
+          predictedFleetCostOf(ahead, uncached, uncached - minUncached, slowdown, balanceSlackTokens) +
+          displaced * slowdown,
         coldCost: ahead * slowdown + uncached,
         score: weightedRendezvousScore(rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight),
         weight,
@@ -115,22 +122,10 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
   }
 
   /**
-   * The fleet's share of a choice's cost: prefill tokens the choice recomputes that the best-matching instance
-   * holds. Predicted TTFT alone is selfish — a diversion saves this request's wait, but the recomputed prefix is
-   * prefill work the fleet did not have to do, and on a busy fleet every such token delays a later request by
-   * one token's prefill: so it counts once more, at the same weight as the request's own work. Up to the
-   * balance slack (a request's fixed overhead) recomputing costs nothing extra, so a short shared system prompt
-   * still does not pull new conversations onto the instances that hold it.
-   */
-  private recomputeCostOf(recomputedTokens: number): number {
-    return Math.max(0, recomputedTokens - this.options.balanceSlackTokens);
-  }
-
-  /**
    * The cache a diversion displaces, in tokens: a recomputed prefix is stored a second time (its holder keeps its
    * copy), and once the instance's cache is full each block it stores evicts one least recently used block of
-   * another prefix, which the next request for that prefix computes again. So the recomputed tokens (beyond the
-   * slack, `recomputedTokens`) count once more, as far as this prompt's new blocks overflow what the instance's
+   * another prefix, which the next request for that prefix computes again. So the `recomputedTokens` beyond the
+   * slack (recomputeCostOf) count once more, as far as this prompt's new blocks overflow what the instance's
    * index holds (its KV capacity in routing blocks); an instance with room displaces nothing. Counted at full
    * weight like the recompute: the evicted blocks are the instance's least recently used, so this is an upper
    * bound on what the fleet loses. Without it, on the mixed fleet's trace, the diversions' copies churned the fast
@@ -143,36 +138,11 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
     recomputedTokens: number,
     tokensPerBlock: number,
   ): number {
-    if (recomputedTokens <= 0) return 0;
+    const recomputed = recomputeCostOf(recomputedTokens, this.options.balanceSlackTokens);
+    if (recomputed <= 0) return 0;
     const newBlocks = Math.max(0, promptBlocks - match.matchedBlocks);
     const overflowBlocks = match.indexedBlocks + newBlocks - this.memory.capacityBlocksOf(view);
-    return overflowBlocks <= 0 ? 0 : Math.min(recomputedTokens, overflowBlocks * tokensPerBlock);
-  }
-
-  /**
-   * Work ahead of a request's own prefill on `view`, in tokens at the instance's own speed: the prefill queued there,
-   * plus one token per decoding sequence for every engine step the queued and own prefill take (decodes share each
-   * step with prefill chunks). The request's predicted work there is this plus its `uncached` tokens.
-   */
-  private workAheadOf(view: InstanceView, uncached: number): number {
-    const queued = view.queuedPrefillTokens ?? 0;
-    const decoding = view.decodeSequences ?? 0;
-    return queued + decoding * Math.max(1, Math.ceil((queued + uncached) / this.options.stepTokens));
-  }
-
-  /**
-   * The delay this prompt's prefill adds to the requests already waiting for their first token on `view`, in tokens:
-   * vLLM fills an engine step with waiting prefills up to `stepTokens` (max_num_batched_tokens), so while the work
-   * queued there fits in one step, this prompt's first chunk joins that step and each waiting request's first token
-   * comes a chunk's prefill later (a 439-token prompt waited 422 ms instead of 56 ms on the trace when a cold
-   * 33k-token prompt followed it there). Counted like the request's own work, as the fleet recompute is: predicted
-   * TTFT alone is selfish. Nothing is waiting (or the caller does not track prefill): 0.
-   */
-  private sharedStepDelayOf(view: InstanceView, uncached: number): number {
-    const queued = view.queuedPrefillTokens ?? 0;
-    if (queued <= 0) return 0;
-    const waiting = view.inFlight - (view.decodeSequences ?? 0);
-    return Math.max(0, waiting) * Math.max(0, Math.min(uncached, this.options.stepTokens - queued));
+    return overflowBlocks <= 0 ? 0 : Math.min(recomputed, overflowBlocks * tokensPerBlock);
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
@@ -182,14 +152,6 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
   release(_request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
     this.memory.release(decision, outcome);
   }
-}
-
-/**
- * Prompt tokens left to compute when `cached` are served from cache: at least the last one (an engine's own figure
- * counts its tokens, the prompt's size is the router's estimate: they need not agree).
- */
-function uncachedOf(promptTokens: number, cached: number): number {
-  return Math.max(1, promptTokens - cached);
 }
 
 /** Cached tokens of `matchedBlocks` routing blocks, never the whole prompt (the engine recomputes the last token). */

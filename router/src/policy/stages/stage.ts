@@ -113,13 +113,13 @@ export interface Picker<Candidate, Reason extends string = string, Facts = Decis
    * The decision `pick` would make, fed one score at a time, for a picker that reads each score once in order
    * (max-score): StagedPolicy then scores and offers in its one pass over the instances instead of writing every
    * score and calling `pick`. `begin` starts a decision; `offer(i, score)` gives candidate i's score, in order, for
-   * every candidate that passed the instance filters; `choose` decides, reading `scores[i]` again only to break a
-   * tie, where a candidate never offered holds NaN. A picker with these implements `pick` with them (one home for
-   * its rule). Never called with no candidate offered.
+   * every candidate that passed the instance filters; `choose` decides from the offers alone (the runner stores no
+   * scores), so a candidate never offered is never chosen. A picker with these implements `pick` with them (one
+   * home for its rule). Never called with no candidate offered.
    */
   begin?(): void;
   offer?(index: number, score: number): void;
-  choose?(candidates: readonly Candidate[], scores: Float64Array): RoutingDecision<Reason> | undefined;
+  choose?(candidates: readonly Candidate[]): RoutingDecision<Reason> | undefined;
 }
 
 /** One stage of a policy. */

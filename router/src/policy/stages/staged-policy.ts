@@ -81,6 +81,11 @@ export class StagedPolicy<
   readonly stages: readonly StageSummary[];
   /** The stages with a commit hook, and those with a release hook, in stage order. */
   private readonly commits: readonly Required<Pick<StageMemory, 'commit'>>[];
+  /**
+   * The commit hook when exactly one stage has one (round-robin's cursor), called without walking `commits`
+   * (issue 37: the walk measured about 1.5 ns of a 2-instance round-robin decision).
+   */
+  private readonly soleCommit: Required<Pick<StageMemory, 'commit'>> | undefined;
   private readonly releases: readonly Required<Pick<StageMemory, 'release'>>[];
   /** How decide() runs the plan without the general loop (directRunFor), when it may. */
   private readonly direct: DirectRun<Reason> | undefined;
@@ -99,6 +104,7 @@ export class StagedPolicy<
     const all = [...plan.instanceFilters, plan.candidates, ...plan.stages];
     this.stages = all.filter((s) => s !== INSTANCES_AS_CANDIDATES).map(summaryOf);
     this.commits = all.filter((s) => s.commit !== undefined) as Required<Pick<StageMemory, 'commit'>>[];
+    this.soleCommit = this.commits.length === 1 ? this.commits[0] : undefined;
     this.releases = all.filter((s) => s.release !== undefined) as Required<Pick<StageMemory, 'release'>>[];
     const commitsReadLast = all.some((s) => s.commit !== undefined && s.commitReadsSnapshot !== false);
     this.direct = directRunFor(name, plan, this.last, commitsReadLast);
@@ -163,6 +169,8 @@ export class StagedPolicy<
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision): void {
+    const sole = this.soleCommit;
+    if (sole !== undefined) return sole.commit(request, decision, this.last.snapshot);
     const commits = this.commits;
     for (let i = 0; i < commits.length; i++) commits[i].commit(request, decision, this.last.snapshot);
   }
@@ -170,5 +178,56 @@ export class StagedPolicy<
   release(request: RoutingRequest, decision: RoutingDecision, outcome: ReleaseOutcome): void {
     const releases = this.releases;
     for (let i = 0; i < releases.length; i++) releases[i].release(request, decision, outcome);
+  }
+}
+
+/** Throws when a stage of `plan` has a `hook` (a commit or release hook), naming the stage and `instead`. */
+function refuseHook<Candidate, Reason extends string, Facts extends DecisionFacts>(
+  name: string,
+  plan: StagePlan<Candidate, Reason, Facts>,
+  hook: 'commit' | 'release',
+  instead: string,
+): void {
+  const hooked = [...plan.instanceFilters, plan.candidates, ...plan.stages].find((s) => s[hook] !== undefined);
+  if (hooked !== undefined) throw new Error(`policy ${name}: stage ${hooked.name} has a ${hook} hook: use ${instead}`);
+}
+
+/**
+ * A staged policy whose stages never learn from an outcome (none has a release hook: round-robin): its `release`
+ * does nothing instead of walking an empty hook list on every request (issue 37: about 0.7 ns of a 2-instance
+ * round-robin decision). Throws when a stage has a release hook, so one that starts learning cannot be skipped.
+ */
+export class OutcomeBlindStagedPolicy<
+  Candidate,
+  Reason extends string,
+  Facts extends DecisionFacts = DecisionFacts,
+> extends StagedPolicy<Candidate, Reason, Facts> {
+  constructor(name: string, plan: StagePlan<Candidate, Reason, Facts>) {
+    super(name, plan);
+    refuseHook(name, plan, 'release', 'StagedPolicy');
+  }
+
+  override release(_request: RoutingRequest, _decision: RoutingDecision, _outcome: ReleaseOutcome): void {
+    // No stage learns from an outcome.
+  }
+}
+
+/**
+ * A staged policy whose stages remember nothing (no commit or release hook: least-outstanding-requests, random):
+ * its `commit` does nothing too, as a stateless policy's did before stages (issue 37: about 1 ns of a 2-instance
+ * least-outstanding-requests decision, with the release walk). Throws when a stage has a commit hook.
+ */
+export class MemorylessStagedPolicy<
+  Candidate,
+  Reason extends string,
+  Facts extends DecisionFacts = DecisionFacts,
+> extends OutcomeBlindStagedPolicy<Candidate, Reason, Facts> {
+  constructor(name: string, plan: StagePlan<Candidate, Reason, Facts>) {
+    super(name, plan);
+    refuseHook(name, plan, 'commit', 'OutcomeBlindStagedPolicy');
+  }
+
+  override commit(_request: RoutingRequest, _decision: RoutingDecision): void {
+    // No stage remembers a decision.
   }
 }

@@ -13,7 +13,12 @@ import { RoundRobinPicker } from '../../../../router/src/policy/stages/round-rob
 import { SERVES_MODEL_FILTER } from '../../../../router/src/policy/stages/serves-model-filter';
 import { HEALTHY_FILTER } from '../../../../router/src/policy/stages/healthy-filter';
 import type { Filter, Picker, Scorer } from '../../../../router/src/policy/stages/stage';
-import { INSTANCES_AS_CANDIDATES, StagedPolicy } from '../../../../router/src/policy/stages/staged-policy';
+import {
+  INSTANCES_AS_CANDIDATES,
+  MemorylessStagedPolicy,
+  OutcomeBlindStagedPolicy,
+  StagedPolicy,
+} from '../../../../router/src/policy/stages/staged-policy';
 import { chatRequest, instances } from '../policy-test-helpers';
 
 const ids = (vs: readonly InstanceView[]) => vs.map((v) => v.id);
@@ -122,6 +127,60 @@ describe('when a staged policy decides', () => {
   });
 });
 
+describe('when a staged policy whose stages keep no memory is built', () => {
+  const picksFirst = (name: string): Picker<InstanceView, string> => ({
+    kind: 'picker',
+    name,
+    pick: (c) => ({ instance: c[0].id, reason: name }),
+  });
+  const planWith = (hook: object) => ({
+    instanceFilters: [HEALTHY_FILTER],
+    candidates: INSTANCES_AS_CANDIDATES,
+    stages: [picksFirst('plain'), { ...picksFirst('remembers'), ...hook }],
+  });
+
+  it.each([
+    [
+      'memoryless, a commit hook',
+      () => new MemorylessStagedPolicy('m', planWith({ commit: () => undefined })),
+      'commit hook: use OutcomeBlindStagedPolicy',
+    ],
+    [
+      'memoryless, a release hook',
+      () => new MemorylessStagedPolicy('m', planWith({ release: () => undefined })),
+      'release hook: use StagedPolicy',
+    ],
+    [
+      'outcome-blind, a release hook',
+      () => new OutcomeBlindStagedPolicy('m', planWith({ release: () => undefined })),
+      'release hook: use StagedPolicy',
+    ],
+  ] as const)('GIVEN %s THEN it refuses the plan, naming the stage', (_label, build, message) => {
+    expect(build).toThrow(`policy m: stage remembers has a ${message}`);
+  });
+
+  it('GIVEN an outcome-blind policy with a commit hook THEN the hook runs on commit', () => {
+    const committed: string[] = [];
+    const policy = new OutcomeBlindStagedPolicy(
+      'o',
+      planWith({ commit: (_r: unknown, d: { instance: string }) => committed.push(d.instance) }),
+    );
+    const r = chatRequest('x');
+    const d = policy.decide(r, { instances: instances(3), nowMs: 0 });
+    policy.commit(r, d);
+    policy.release(r, d, { kind: 'completed' });
+    expect(committed).toEqual([d.instance]);
+  });
+
+  it('GIVEN stages without hooks THEN a memoryless policy decides as StagedPolicy does', () => {
+    const plan = { instanceFilters: [HEALTHY_FILTER], candidates: INSTANCES_AS_CANDIDATES, stages: [picksFirst('p')] };
+    const r = chatRequest('x');
+    const snapshot = { instances: instances(3), nowMs: 0 };
+    const decision = new MemorylessStagedPolicy('m', plan).decide(r, snapshot);
+    expect(decision).toEqual(new StagedPolicy('s', plan).decide(r, snapshot));
+  });
+});
+
 describe('when the healthy filter runs', () => {
   it('GIVEN every instance healthy THEN the same array passes (nothing allocated)', () => {
     const vs = instances(4);
@@ -168,6 +227,14 @@ describe('when a plan is the standard filters and one picker, with at most one s
     [
       "a weighted scorer (scored in the filters' pass) then the max-score picker",
       (rng: SeededRng) => [fewestInFlightScorer(3), maxScorePicker(rng, 'min')],
+    ],
+    [
+      "a scorer of weight 0 (scored in the filters' pass: every candidate ties) then the max-score picker",
+      (rng: SeededRng) => [fewestInFlightScorer(0), maxScorePicker(rng, 'min')],
+    ],
+    [
+      "a scorer of negative weight (scored in the filters' pass: the most in flight wins) then the max-score picker",
+      (rng: SeededRng) => [fewestInFlightScorer(-2), maxScorePicker(rng, 'min')],
     ],
     [
       'a weighted scorer without scoreOf (scored in a pass of its own) then the max-score picker',
@@ -231,7 +298,7 @@ describe('when a direct-path plan has a commit hook', () => {
       pick: (c, s) => picker.pick(c, s),
       begin: () => picker.begin(),
       offer: (i, score) => picker.offer(i, score),
-      choose: (c, s) => picker.choose(c, s),
+      choose: (c) => picker.choose(c),
       commit: (_r, _d, snapshot) => committedAt.push(snapshot?.nowMs ?? -1),
     };
     const policy = new StagedPolicy('hooked direct', {
@@ -311,20 +378,19 @@ describe('when the max-score picker chooses', () => {
     );
   });
 
-  it('GIVEN scores offered one at a time with candidates never offered (NaN) between them THEN choose skips those, even when the only scores are -Infinity', () => {
+  it('GIVEN scores offered one at a time with candidates never offered between them THEN choose skips those, even when the only scores are -Infinity', () => {
     const candidates = ['a', 'b', 'c', 'd'].map((id) => ({ id, healthy: true, inFlight: 0 }));
     const picker = maxScorePicker(new SeededRng(1), 'max');
-    const scores = Float64Array.from([NaN, -Infinity, NaN, -Infinity]);
     const chosen = new Set<string>();
     for (let k = 0; k < 40; k++) {
       picker.begin();
       picker.offer(1, -Infinity);
       picker.offer(3, -Infinity);
-      chosen.add(picker.choose(candidates, scores)!.instance);
+      chosen.add(picker.choose(candidates)!.instance);
     }
     expect([...chosen].sort()).toEqual(['b', 'd']);
     picker.begin();
     picker.offer(3, -Infinity);
-    expect(picker.choose(candidates, Float64Array.from([NaN, NaN, NaN, -Infinity]))?.instance).toBe('d');
+    expect(picker.choose(candidates)?.instance).toBe('d');
   });
 });
