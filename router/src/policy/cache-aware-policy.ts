@@ -43,7 +43,8 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  *   (vLLM schedules every running decode's token in each step, next to prefill chunks, and a step's time grows
  *   with the tokens it schedules), plus the prefix tokens this choice would recompute that the best-matching
  *   instance holds (beyond `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of
- *   later requests. A long match on a swamped instance still loses to a shorter one on an idle instance, but only
+ *   later requests, and once more where its copy overflows that instance's cache (the blocks it evicts are
+ *   recomputed later). A long match on a swamped instance still loses to a shorter one on an idle instance, but only
  *   when the wait saved exceeds the work wasted.
  * Built from stages (stages/): the serves-model and healthy filters; the predicted-cost candidates (prediction and
  * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent and in flight); the

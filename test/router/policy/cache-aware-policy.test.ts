@@ -129,6 +129,33 @@ describe('when the cache-aware policy predicts cached prefixes', () => {
     );
   });
 
+  it("GIVEN the other instance's cache is full THEN the holder keeps the request until its queue costs more than the wait, the recompute and the cache the copy displaces", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 20, max: 60 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 9 }),
+        (long, short, tenths) => {
+          // Each index holds 64 blocks: the holder's fits, the other is filled to capacity.
+          const p = policy({ balanceSlackTokens: 0, kvCacheTokens: 64 * BLOCK_TOKENS });
+          const views = idle(2);
+          const full = blocksOf('doc', long);
+          place(p, chatRequest(full), views[0].id);
+          place(p, chatRequest(`${full.slice(0, short * BLOCK)}${blocksOf('filler', 64 - short)}`), views[1].id);
+          const savedByLong = (long - short) * BLOCK_TOKENS;
+          // Past the wait plus the work (where an instance with room diverts), the displaced cache keeps it.
+          const queued = 2 * savedByLong + Math.floor((savedByLong * tenths) / 10);
+          const busy = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: queued } : v));
+          expect(decide(p, chatRequest(`${full}question`), busy).instance).toBe(views[0].id);
+          // Past the wait, the work and the displaced cache, it diverts.
+          const swamped = views.map((v, i) => (i === 0 ? { ...v, queuedPrefillTokens: 3 * savedByLong + 1 } : v));
+          expect(decide(p, chatRequest(`${full}question`), swamped).instance).toBe(views[1].id);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it('GIVEN many decoding sequences on the holder THEN decode pressure counts in the cost', () => {
     const p = policy();
     const views = idle(2);

@@ -4,7 +4,7 @@ import { slowdownOf } from '../prefill-speed';
 import { InstanceHashCache, rendezvousScore, weightedRendezvousScore } from '../rendezvous';
 import type { InstanceView, ReleaseOutcome, RoutingDecision, RoutingSnapshot } from '../routing-policy';
 import type { PrefixMemory } from './prefix-memory';
-import { predictedFleetCostOf, sharedStepDelayOf, uncachedOf, workAheadOf } from './fleet-cost';
+import { predictedFleetCostOf, recomputeCostOf, sharedStepDelayOf, uncachedOf, workAheadOf } from './fleet-cost';
 import type { CandidateStage, DecisionFacts } from './stage';
 
 /** What the stages of a cache-predicting decision read about its request. */
@@ -58,7 +58,8 @@ export interface PredictedCostOptions {
  * prefill tokens queued on the instance + the uncached part of this prompt + one token per decoding sequence for
  * every engine step that prefill takes (vLLM schedules every running decode's token in each step, next to prefill
  * chunks), plus the prefix tokens this choice would recompute that the best-matching instance holds (beyond
- * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests, plus the
+ * `balanceSlackTokens`): work the fleet pays for later, on a busy fleet as queueing of later requests, and once more
+ * as far as its copy overflows the instance's cache (displacedCacheOf: it evicts other prefixes' blocks), plus the
  * delay its first chunk adds to requests waiting there in the same engine step (sharedStepDelayOf). Costs are
  * in fastest-instance time (work × fastest speed ÷ the instance's). Commits record the request in the memory.
  */
@@ -97,10 +98,11 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
       // Work ahead of its first token, plus the delay its prefill adds to requests already waiting there.
       const queued = view.queuedPrefillTokens ?? 0;
       const decoding = view.decodeSequences ?? 0;
-      const { stepTokens } = this.options;
+      const { stepTokens, balanceSlackTokens } = this.options;
       const ahead =
         workAheadOf(queued, decoding, uncached, stepTokens) +
         sharedStepDelayOf(queued, view.inFlight - decoding, uncached, stepTokens);
+      const displaced = this.displacedCacheOf(view, matches[i], hashes.length, uncached - minUncached, tokensPerBlock);
       return {
         view,
         matchedBlocks,
@@ -109,12 +111,38 @@ export class PredictedCostCandidates implements CandidateStage<CostCandidate, Pr
         uncached,
         indexedBlocks,
         // Work in tokens at the fastest instance's speed: a slower instance takes proportionally longer for the same tokens.
-        cost: predictedFleetCostOf(ahead, uncached, uncached - minUncached, slowdown, this.options.balanceSlackTokens),
+        cost:
+          predictedFleetCostOf(ahead, uncached, uncached - minUncached, slowdown, balanceSlackTokens) +
+          displaced * slowdown,
         coldCost: ahead * slowdown + uncached,
         score: weightedRendezvousScore(rendezvousScore(coldKey, this.instanceHashes.get(view.id)), weight),
         weight,
       };
     });
+  }
+
+  /**
+   * The cache a diversion displaces, in tokens: a recomputed prefix is stored a second time (its holder keeps its
+   * copy), and once the instance's cache is full each block it stores evicts one least recently used block of
+   * another prefix, which the next request for that prefix computes again. So the `recomputedTokens` beyond the
+   * slack (recomputeCostOf) count once more, as far as this prompt's new blocks overflow what the instance's
+   * index holds (its KV capacity in routing blocks); an instance with room displaces nothing. Counted at full
+   * weight like the recompute: the evicted blocks are the instance's least recently used, so this is an upper
+   * bound on what the fleet loses. Without it, on the mixed fleet's trace, the diversions' copies churned the fast
+   * instances' caches: 2.5× as many requests found their prefix evicted as under `llm-d-precise` (docs/router.md).
+   */
+  private displacedCacheOf(
+    view: InstanceView,
+    match: { readonly matchedBlocks: number; readonly indexedBlocks: number },
+    promptBlocks: number,
+    recomputedTokens: number,
+    tokensPerBlock: number,
+  ): number {
+    const recomputed = recomputeCostOf(recomputedTokens, this.options.balanceSlackTokens);
+    if (recomputed <= 0) return 0;
+    const newBlocks = Math.max(0, promptBlocks - match.matchedBlocks);
+    const overflowBlocks = match.indexedBlocks + newBlocks - this.memory.capacityBlocksOf(view);
+    return overflowBlocks <= 0 ? 0 : Math.min(recomputed, overflowBlocks * tokensPerBlock);
   }
 
   commit(request: RoutingRequest, decision: RoutingDecision, snapshot: RoutingSnapshot | undefined): void {
