@@ -1,12 +1,16 @@
 /**
  * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build against a
- * built before-tree (issue 37: StagedPolicy's cost for a policy whose rule is a single loop). Each tree runs in a
- * child process of its own (decision-time-side.ts: its own isolate, its own copy of the timing loop, its own V8
- * feedback and inlining budget); this process only hands out the rounds. Each round times a batch of decide +
- * commit + release per policy and instance count (2 / 8 / 32) in CPU time on each side, one side at a time, the
- * before-tree first in even rounds and this build first in odd ones, so load drift and whichever side ran last
- * hit both alike; prints per cell the minimum batch mean of each (the least disturbed by other processes) and the
- * median over rounds of the per-round ratio, each side's scavenges per million decisions, then the load average.
+ * built before-tree (issue 37: StagedPolicy's cost for a policy whose rule is a single loop). Each side of each
+ * round runs in a fresh child process (decision-time-side.ts: its own isolate, its own copy of the timing loop, its
+ * own V8 feedback and inlining budget); this process only starts the rounds. A side loads its tree, warms every
+ * cell up with one untimed batch, then times one batch of decide + commit + release per policy and instance count
+ * (2 / 8 / 32) in CPU time. The sides run one at a time, the before-tree first in even rounds and this build first
+ * in odd ones, so load drift hits both alike; a process per round, not one per side, because one process's code
+ * can run a few per cent faster or slower than another's throughout (an A/A run with one long-lived process per
+ * side measured a side 24 ns against the other's 22 in every round), and the median over rounds then samples
+ * as many processes as rounds. Prints per cell the minimum batch mean of each (the least disturbed by other
+ * processes) and the median over rounds of the per-round ratio, each side's scavenges per million decisions, then
+ * the load average.
  *
  *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N] [--model-step]
  *
@@ -49,9 +53,9 @@ export interface CellFigures {
   readonly ratio: number;
 }
 
-/** Which process timed each side, and what each side's decisions read (equal when both trees decide alike). */
+/** The processes that timed a side (one per round), and what its decisions read (equal when both trees decide alike). */
 export interface SideIdentity {
-  readonly pid: number;
+  readonly pids: readonly number[];
   readonly dist: string;
   readonly consumed: number;
 }
@@ -104,48 +108,82 @@ function median(xs: readonly number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 }
 
-/** Sets up both sides (one after the other, so their warm-ups do not compete), times every round, collects. */
-export async function compareTrees(options: ComparisonOptions): Promise<Comparison> {
-  const sides = [new SideProcess('before'), new SideProcess('after')] as const;
+/** One round of one side: a fresh process loads the tree, warms every cell up, times each cell once, exits. */
+async function sideRound(name: string, setup: Extract<SideRequest, { kind: 'setup' }>) {
+  const side = new SideProcess(name);
   try {
-    const { policies, batch, withModelStep } = options;
-    const setup = (dist: string): SideRequest => ({
-      kind: 'setup',
-      dist,
-      policies,
-      instanceCounts: INSTANCE_COUNTS,
-      batch,
-      withModelStep,
-    });
-    const ready = [
-      await sides[0].ask(setup(options.beforeDist), 'ready'),
-      await sides[1].ask(setup(options.afterDist), 'ready'),
-    ];
-    const nanos = sides.map(() => Array.from({ length: ready[0].cells }, (): number[] => []));
-    for (let r = 0; r < options.rounds; r++)
-      for (let cell = 0; cell < ready[0].cells; cell++)
-        for (const s of r % 2 === 0 ? [0, 1] : [1, 0])
-          nanos[s][cell].push((await sides[s].ask({ kind: 'batch', cell }, 'timed')).nanos);
-    const totals = [await sides[0].ask({ kind: 'finish' }, 'totals'), await sides[1].ask({ kind: 'finish' }, 'totals')];
-    const figures = (s: number, cell: number): SideFigures => ({
-      nanos: nanos[s][cell],
-      decisions: totals[s].decisions[cell],
-      scavengesPerMillion: totals[s].scavengesPerMillion[cell],
-    });
-    const labels = policies.flatMap((name) => INSTANCE_COUNTS.map((n) => `${name} @ ${n}`));
-    const cells = labels.map((label, cell) => {
-      const [before, after] = [figures(0, cell), figures(1, cell)];
-      return { label, before, after, ratio: median(after.nanos.map((a, r) => a / before.nanos[r])) };
-    });
-    const identity = (s: number): SideIdentity => ({
-      pid: ready[s].pid,
-      dist: ready[s].dist,
-      consumed: totals[s].consumed,
-    });
-    return { cells, before: identity(0), after: identity(1) };
+    const ready = await side.ask(setup, 'ready');
+    const nanos: number[] = [];
+    for (let cell = 0; cell < ready.cells; cell++) nanos.push((await side.ask({ kind: 'batch', cell }, 'timed')).nanos);
+    return { pid: ready.pid, nanos, totals: await side.ask({ kind: 'finish' }, 'totals') };
   } finally {
-    for (const s of sides) s.stop();
+    side.stop();
   }
+}
+
+/** What one side's rounds add up to, cell by cell. */
+class SideTally {
+  readonly pids: number[] = [];
+  consumed = 0;
+  readonly nanos: number[][];
+  private readonly decisions: number[];
+  private readonly scavenges: number[];
+
+  constructor(cells: number) {
+    this.nanos = Array.from({ length: cells }, () => []);
+    this.decisions = new Array<number>(cells).fill(0);
+    this.scavenges = new Array<number>(cells).fill(0);
+  }
+
+  add(round: Awaited<ReturnType<typeof sideRound>>): void {
+    this.pids.push(round.pid);
+    this.consumed += round.totals.consumed;
+    round.nanos.forEach((ns, cell) => {
+      this.nanos[cell].push(ns);
+      const decisions = round.totals.decisions[cell];
+      this.decisions[cell] += decisions;
+      this.scavenges[cell] += (round.totals.scavengesPerMillion[cell] * decisions) / 1e6;
+    });
+  }
+
+  figures(cell: number): SideFigures {
+    const decisions = this.decisions[cell];
+    const scavengesPerMillion = decisions === 0 ? 0 : (this.scavenges[cell] * 1e6) / decisions;
+    return { nanos: this.nanos[cell], decisions, scavengesPerMillion };
+  }
+}
+
+/** Runs every round, each side in a fresh process, one side at a time; collects the figures per cell. */
+export async function compareTrees(options: ComparisonOptions): Promise<Comparison> {
+  const { policies, batch, withModelStep } = options;
+  const labels = policies.flatMap((name) => INSTANCE_COUNTS.map((n) => `${name} @ ${n}`));
+  const sides = [
+    { name: 'before', dist: options.beforeDist, tally: new SideTally(labels.length) },
+    { name: 'after', dist: options.afterDist, tally: new SideTally(labels.length) },
+  ];
+  for (let r = 0; r < options.rounds; r++)
+    for (const s of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const setup = {
+        kind: 'setup' as const,
+        dist: s.dist,
+        policies,
+        instanceCounts: INSTANCE_COUNTS,
+        batch,
+        withModelStep,
+      };
+      s.tally.add(await sideRound(s.name, setup));
+    }
+  const [before, after] = sides.map((s) => s.tally);
+  const cells = labels.map((label, cell) => {
+    const [b, a] = [before.figures(cell), after.figures(cell)];
+    return { label, before: b, after: a, ratio: median(a.nanos.map((ns, round) => ns / b.nanos[round])) };
+  });
+  const identity = (s: (typeof sides)[number]): SideIdentity => ({
+    pids: s.tally.pids,
+    dist: s.dist,
+    consumed: s.tally.consumed,
+  });
+  return { cells, before: identity(sides[0]), after: identity(sides[1]) };
 }
 
 /** One cell's output line. */

@@ -17,7 +17,7 @@ describe('when decision-time-vs compares a build with itself (A/A)', () => {
   const dist = compiledDist();
 
   test.each([false, true])(
-    'GIVEN --model-step %s THEN each side runs in its own process, times every round and decides alike',
+    'GIVEN --model-step %s THEN each side of each round runs in a fresh process, times every cell and decides alike',
     async (withModelStep) => {
       const rounds = 3;
       const batch = 500;
@@ -30,7 +30,10 @@ describe('when decision-time-vs compares a build with itself (A/A)', () => {
         withModelStep,
       });
       const { before, after, cells } = comparison;
-      expect(new Set([before.pid, after.pid, process.pid]).size).toBe(3);
+      // A fresh process per side and round.
+      expect(before.pids).toHaveLength(rounds);
+      expect(after.pids).toHaveLength(rounds);
+      expect(new Set([...before.pids, ...after.pids, process.pid]).size).toBe(2 * rounds + 1);
       expect([before.dist, after.dist]).toEqual([dist, dist]);
       // The same seeded policies on the same snapshots read the same instances, warm-up included.
       expect(before.consumed).toBeGreaterThan(0);
