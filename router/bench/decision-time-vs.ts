@@ -217,7 +217,9 @@ export function parseArgs(args: readonly string[]): ComparisonOptions {
     afterDist: join(__dirname, '..', '..'),
     policies: flagValue(args, '--policies', 'least-outstanding-requests,random,round-robin').split(','),
     batch: positiveInteger(flagValue(args, '--batch', '200000'), '--batch'),
-    rounds: positiveInteger(flagValue(args, '--rounds', '11'), '--rounds'),
+    // 21, not 11: with a process per side and round, each round's ratio carries two processes' luck; at 11 rounds
+    // A/A medians spread 0.94–1.07× (3 runs × 3 policies × 3 sizes × with and without --model-step, load 5.4–10.3).
+    rounds: positiveInteger(flagValue(args, '--rounds', '21'), '--rounds'),
     withModelStep: args.includes('--model-step'),
   };
 }
