@@ -1,24 +1,25 @@
 /**
- * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build against a
- * built before-tree (issue 37: StagedPolicy's cost for a policy whose rule is a single loop). Each side of each
- * round runs in a fresh child process (decision-time-side.ts: its own isolate, its own copy of the timing loop, its
- * own V8 feedback and inlining budget); this process only starts the rounds. A side loads its tree, warms every
- * cell up with one untimed batch, then times one batch of decide + commit + release per policy and instance count
- * (2 / 8 / 32) in CPU time. The sides run one at a time, the before-tree first in even rounds and this build first
- * in odd ones, so load drift hits both alike; a process per round, not one per side, because one process's code
- * can run a few per cent faster or slower than another's throughout (an A/A run with one long-lived process per
- * side measured a side 24 ns against the other's 22 in every round), and the median over rounds then samples
- * as many processes as rounds. Prints per cell the minimum batch mean of each (the least disturbed by other
- * processes) and the median over rounds of the per-round ratio, each side's scavenges per million decisions, then
- * the load average.
+ * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build (or another
+ * built tree, --after) against a built before-tree (issue 37: StagedPolicy's cost for a policy whose rule is a
+ * single loop). Each side of each round runs in a fresh child process (decision-time-side.ts: its own isolate, its
+ * own copy of the timing loop, its own V8 feedback and inlining budget); this process only starts the rounds. A
+ * side loads its tree, warms every cell up with one untimed batch, then times one batch of decide + commit +
+ * release per policy and instance count (2 / 8 / 32) in CPU time. The sides run one at a time, the before-tree
+ * first in even rounds and the after-tree first in odd ones, so load drift hits both alike; a process per round, not
+ * one per side, because one process's code can run a few per cent faster or slower than another's throughout (an
+ * A/A run with one long-lived process per side measured a side 24 ns against the other's 22 in every round), and
+ * the median over rounds then samples as many processes as rounds. Prints per cell the minimum batch mean of each
+ * (the least disturbed by other processes) and the median over rounds of the per-round ratio, each side's
+ * scavenges per million decisions, then the load average.
  *
- *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N] [--model-step]
+ *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--after AFTER_DIST] [--policies a,b] [--batch N]
+ *     [--rounds N] [--model-step]
  *
- * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src); this build's own `dist` there
- * is the A/A check: the same code on both sides, whose ratios show the bench's own noise. Run one policy per
- * process (--policies NAME) for what one router sees: a side running several policies makes the runner's call sites
- * see several stage shapes, which a single-policy router never does. --model-step and how each decision is
- * consumed: see decision-time-side.ts.
+ * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src); AFTER_DIST is this build's unless
+ * given. The same `dist` on both sides is the A/A check: the same code on both sides, whose ratios show the bench's
+ * own noise. Run one policy per process (--policies NAME) for what one router sees: a side running several policies
+ * makes the runner's call sites see several stage shapes, which a single-policy router never does. --model-step and
+ * how each decision is consumed: see decision-time-side.ts.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -207,14 +208,14 @@ function positiveInteger(text: string, flag: string): number {
   return n;
 }
 
-/** The command line's options; this build is the after-tree. */
+/** The command line's options; this build is the after-tree unless --after names another. */
 export function parseArgs(args: readonly string[]): ComparisonOptions {
   const beforeDist = args[0];
   if (beforeDist === undefined || beforeDist.startsWith('--'))
     throw new RangeError('give the before-tree dist folder first: decision-time-vs.js BEFORE_DIST');
   return {
     beforeDist: resolve(beforeDist),
-    afterDist: join(__dirname, '..', '..'),
+    afterDist: resolve(flagValue(args, '--after', join(__dirname, '..', '..'))),
     policies: flagValue(args, '--policies', 'least-outstanding-requests,random,round-robin').split(','),
     batch: positiveInteger(flagValue(args, '--batch', '200000'), '--batch'),
     // 21, not 11: with a process per side and round, each round's ratio carries two processes' luck; at 11 rounds

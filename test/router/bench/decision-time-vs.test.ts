@@ -79,6 +79,22 @@ describe('when decision-time-vs compares a build with itself (A/A)', () => {
   });
 });
 
+describe('when decision-time-vs reads its command line', () => {
+  test('GIVEN only BEFORE_DIST THEN this build is the after-tree; --after names another; paths are resolved', () => {
+    const own = bench.parseArgs(['before']);
+    expect(own).toEqual({
+      beforeDist: join(process.cwd(), 'before'),
+      afterDist: compiledDist(),
+      policies: ['least-outstanding-requests', 'random', 'round-robin'],
+      batch: 200_000,
+      rounds: 21,
+      withModelStep: false,
+    });
+    const other = bench.parseArgs(['before', '--after', 'other', '--policies', 'random', '--model-step']);
+    expect(other).toMatchObject({ afterDist: join(process.cwd(), 'other'), policies: ['random'], withModelStep: true });
+  });
+});
+
 describe('when decision-time-vs is given bad input', () => {
   test.each([
     [['--rounds', '3'], 'give the before-tree dist folder first: decision-time-vs.js BEFORE_DIST'],
