@@ -1,134 +1,199 @@
 /**
- * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build against a
- * built before-tree, interleaved in one process (issue 37: StagedPolicy's cost for a policy whose rule is a single
- * loop). Each round times a batch of decide + commit + release per policy and instance count (2 / 8 / 32) in
- * CPU time, the before-tree's then this build's; prints per cell the minimum batch mean of each (the least disturbed by other
- * processes) and the median over rounds of the per-round ratio, then the load average.
+ * Decision time of the trivial policies (least-outstanding-requests, random, round-robin), this build (or another
+ * built tree, --after) against a built before-tree (issue 37: StagedPolicy's cost for a policy whose rule is a
+ * single loop). Each side of each round runs in a fresh child process (decision-time-side.ts: its own isolate, its
+ * own copy of the timing loop, its own V8 feedback and inlining budget); this process only starts the rounds. A
+ * side loads its tree, warms every cell up with one untimed batch, then times one batch of decide + commit +
+ * release per policy and instance count (2 / 8 / 32) in CPU time. The sides run one at a time, the before-tree
+ * first in even rounds and the after-tree first in odd ones, so load drift hits both alike; a process per round, not
+ * one per side, because one process's code can run a few per cent faster or slower than another's throughout (an
+ * A/A run with one long-lived process per side measured a side 24 ns against the other's 22 in every round), and
+ * the median over rounds then samples as many processes as rounds. Prints per cell the minimum batch mean of each
+ * (the least disturbed by other processes) and the median over rounds of the per-round ratio, each side's
+ * scavenges per million decisions, then the load average.
  *
- *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--policies a,b] [--batch N] [--rounds N] [--model-step]
+ *   node dist/router/bench/decision-time-vs.js BEFORE_DIST [--after AFTER_DIST] [--policies a,b] [--batch N]
+ *     [--rounds N] [--model-step]
  *
- * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src). Run one policy per process
- * (--policies NAME) for what one router sees: a process running several policies makes the runner's call sites
- * see several stage shapes, which a single-policy router never does.
- *
- * Each decision is consumed as RoutingCore consumes it, identically for both trees: it reads the chosen instance
- * and the predicted cached tokens, and the decision stays referenced until its release (the core keeps it in the
- * request's open attempt), here in small fresh arrays. Without that, V8's escape analysis may delete the decision
- * objects from the timing loop (one tree per process, 3.4 M least-outstanding-requests decisions at 2 instances:
- * 2 scavenges for a7d9107, 4 for this build; 74 and 70 with the decisions held), a saving no live router gets and
- * one the two trees need not get alike. Per cell the output also gives each side's young-generation
- * GCs per million decisions, so an allocation difference between the trees shows rather than hides.
- *
- * With --model-step, each side also runs the model check its own RoutingCore runs before `decide`, inside the
- * span the core times as the decision (its decideSeconds): a7d9107's core narrowed the snapshot with
- * `scopeToModel` (a servesModel test of every instance), today's calls `requireServingInstance` and leaves the
- * narrowing to the policy's serves-model filter, whose check `decide` now times. Without the flag, `decide` alone.
+ * BEFORE_DIST is the other tree's compiled output (its `dist`, holding router/src); AFTER_DIST is this build's unless
+ * given. The same `dist` on both sides is the A/A check: the same code on both sides, whose ratios show the bench's
+ * own noise. Run one policy per process (--policies NAME) for what one router sees: a side running several policies
+ * makes the runner's call sites see several stage shapes, which a single-policy router never does. --model-step and
+ * how each decision is consumed: see decision-time-side.ts.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
-import { PerformanceObserver, constants as perfConstants, performance, type PerformanceEntry } from 'node:perf_hooks';
-import { allHealthySameModels, type RoutingDecision, type RoutingPolicy, type RoutingSnapshot } from '../src/policy';
-import type { RoutingRequest } from '../src/protocol/routing-request';
+import { join, resolve } from 'node:path';
+import type { SideReply, SideRequest } from './decision-time-side';
 
-/** The snapshot a tree's RoutingCore gives `decide` for a request's model, after the check it runs first. */
-type ModelStep = (snapshot: RoutingSnapshot, model: string) => RoutingSnapshot;
+/** Instance counts of the cells, for each policy. */
+export const INSTANCE_COUNTS: readonly number[] = [2, 8, 32];
 
-interface Build {
-  readonly createPolicy: (config: { name: string }, deps: { rng: unknown }) => RoutingPolicy;
-  readonly SeededRng: new (seed: number) => unknown;
-  readonly modelStep: ModelStep;
+export interface ComparisonOptions {
+  readonly beforeDist: string;
+  readonly afterDist: string;
+  readonly policies: readonly string[];
+  readonly batch: number;
+  readonly rounds: number;
+  readonly withModelStep: boolean;
 }
 
-/** What a tree's served-models module exports: a7d9107 the first, today's tree the second. */
-interface ServedModels {
-  readonly scopeToModel?: ModelStep;
-  readonly requireServingInstance?: (snapshot: RoutingSnapshot, model: string) => void;
+/** One tree's figures for one cell. */
+export interface SideFigures {
+  /** Mean ns per decision of each round's batch, in round order. */
+  readonly nanos: readonly number[];
+  readonly decisions: number;
+  readonly scavengesPerMillion: number;
 }
 
-function loadBuild(dist: string): Build {
-  /* eslint-disable @typescript-eslint/no-require-imports -- a tree compiled elsewhere is loaded by path at run time */
-  const policy = require(join(dist, 'router', 'src', 'policy')) as Pick<Build, 'createPolicy'>;
-  const rng = require(join(dist, 'router', 'src', 'common', 'seeded-rng')) as Pick<Build, 'SeededRng'>;
-  const served = require(join(dist, 'router', 'src', 'policy', 'served-models')) as ServedModels;
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  return { createPolicy: policy.createPolicy, SeededRng: rng.SeededRng, modelStep: modelStepOf(served, dist) };
+export interface CellFigures {
+  readonly label: string;
+  readonly before: SideFigures;
+  readonly after: SideFigures;
+  /** Median over rounds of after ÷ before. */
+  readonly ratio: number;
 }
 
-/** The model check the tree's RoutingCore runs before decide (see the file comment). */
-function modelStepOf(served: ServedModels, dist: string): ModelStep {
-  const { scopeToModel, requireServingInstance } = served;
-  if (scopeToModel !== undefined) return scopeToModel;
-  if (requireServingInstance === undefined)
-    throw new Error(`${dist}: served-models exports neither scopeToModel nor requireServingInstance`);
-  return (snapshot, model) => {
-    requireServingInstance(snapshot, model);
-    return snapshot;
-  };
+/** The processes that timed a side (one per round), and what its decisions read (equal when both trees decide alike). */
+export interface SideIdentity {
+  readonly pids: readonly number[];
+  readonly dist: string;
+  readonly consumed: number;
 }
 
-/** --model-step absent: the core's check is not timed, `decide` gets the snapshot itself. */
-const NO_MODEL_STEP: ModelStep = (snapshot) => snapshot;
-
-const REQUEST: RoutingRequest = {
-  model: 'm',
-  api: 'chat',
-  keyBasis: 'message-text',
-  routingText: 'hello world '.repeat(100),
-  stream: false,
-};
-
-function snapshotOf(instances: number): RoutingSnapshot {
-  const views = Array.from({ length: instances }, (_, i) => ({
-    id: `http://10.0.0.${i + 1}:8000`,
-    healthy: true,
-    inFlight: i % 3,
-    queuedPrefillTokens: 0,
-    decodeSequences: 0,
-  }));
-  // As the server and the simulator pass it: every instance healthy, none listing its models.
-  return { instances: views, nowMs: 0, allHealthySameModels: allHealthySameModels(views) };
+export interface Comparison {
+  readonly cells: readonly CellFigures[];
+  readonly before: SideIdentity;
+  readonly after: SideIdentity;
 }
 
-/**
- * Decisions held until their release, as RoutingCore's open attempts hold them: stored here, a decision escapes
- * the timing loop, so neither tree's can be optimised away. A fresh array every HELD_DECISIONS decisions (a power of
- * two, indexed by mask), as the core stores each decision in a fresh attempt: young into young, without the
- * old-to-young write barrier one long-lived ring would add to both sides (about 3 ns a decision, measured).
- */
-const HELD_DECISIONS = 64;
-let held: (RoutingDecision | undefined)[] = [];
-/** What the loop read from each decision (its instance id and predicted cached tokens), checked once per batch. */
-let consumed = 0;
+/** A forked side, answering one request at a time. */
+class SideProcess {
+  private readonly child: ChildProcess;
+  private pending: { resolve: (r: SideReply) => void; reject: (e: Error) => void } | undefined;
 
-/**
- * Mean nanoseconds of decide + commit + release over one batch, in this process's CPU time (user + system, µs
- * resolution: a batch takes milliseconds): on a shared machine, time spent waiting for a core is not counted (at
- * load 18 on 2 cores, wall-clock minimum batch means of the same cell varied 9× between runs: 16–139 ns).
- */
-function batchNanos(policy: RoutingPolicy, snapshot: RoutingSnapshot, batch: number, modelStep: ModelStep): number {
-  const start = process.cpuUsage();
-  for (let i = 0; i < batch; i++) {
-    const decision = policy.decide(REQUEST, modelStep(snapshot, REQUEST.model));
-    // As RoutingCore.decide: the chosen instance's target, and the tokens its load ticket does not count.
-    consumed += decision.instance.length + (decision.predictedCachedTokens ?? 0);
-    const slot = i & (HELD_DECISIONS - 1);
-    if (slot === 0) held = new Array<RoutingDecision | undefined>(HELD_DECISIONS);
-    held[slot] = decision;
-    policy.commit(REQUEST, decision);
-    policy.release(REQUEST, decision, { kind: 'completed' });
+  constructor(readonly name: string) {
+    this.child = fork(join(__dirname, 'decision-time-side.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (reply: SideReply) => this.settle(undefined, reply));
+    this.child.on('exit', (code, signal) =>
+      this.settle(new Error(`the ${name} side exited (${signal ?? `code ${code}`}) without answering`)),
+    );
   }
-  const used = process.cpuUsage(start);
-  if (consumed === 0) throw new Error('no decision named an instance');
-  return ((used.user + used.system) * 1000) / batch;
+
+  private settle(error: Error | undefined, reply?: SideReply): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending === undefined) return;
+    if (error !== undefined) pending.reject(error);
+    else if (reply?.kind === 'failed') pending.reject(new Error(`${this.name} side: ${reply.message}`));
+    else if (reply !== undefined) pending.resolve(reply);
+  }
+
+  async ask<K extends SideReply['kind']>(request: SideRequest, kind: K): Promise<Extract<SideReply, { kind: K }>> {
+    if (this.pending !== undefined) throw new Error(`the ${this.name} side is still answering`);
+    const reply = await new Promise<SideReply>((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.child.send(request);
+    });
+    if (reply.kind !== kind) throw new Error(`the ${this.name} side answered '${reply.kind}', not '${kind}'`);
+    return reply as Extract<SideReply, { kind: K }>;
+  }
+
+  stop(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
+  }
 }
 
-/** Start and end (performance.now()) of the batches timed for one side of one cell. */
-type Windows = [number, number][];
+/** The upper median (of an even count, the larger middle value). */
+function median(xs: readonly number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
 
-/** Young-generation (scavenge) GCs that started inside `windows`, per million decisions of `decisions`. */
-function scavengesPerMillion(gcStarts: readonly number[], windows: Windows, decisions: number): number {
-  const inside = gcStarts.filter((t) => windows.some(([from, to]) => t >= from && t <= to)).length;
-  return (inside * 1e6) / decisions;
+/** One round of one side: a fresh process loads the tree, warms every cell up, times each cell once, exits. */
+async function sideRound(name: string, setup: Extract<SideRequest, { kind: 'setup' }>) {
+  const side = new SideProcess(name);
+  try {
+    const ready = await side.ask(setup, 'ready');
+    const nanos: number[] = [];
+    for (let cell = 0; cell < ready.cells; cell++) nanos.push((await side.ask({ kind: 'batch', cell }, 'timed')).nanos);
+    return { pid: ready.pid, nanos, totals: await side.ask({ kind: 'finish' }, 'totals') };
+  } finally {
+    side.stop();
+  }
+}
+
+/** What one side's rounds add up to, cell by cell. */
+class SideTally {
+  readonly pids: number[] = [];
+  consumed = 0;
+  readonly nanos: number[][];
+  private readonly decisions: number[];
+  private readonly scavenges: number[];
+
+  constructor(cells: number) {
+    this.nanos = Array.from({ length: cells }, () => []);
+    this.decisions = new Array<number>(cells).fill(0);
+    this.scavenges = new Array<number>(cells).fill(0);
+  }
+
+  add(round: Awaited<ReturnType<typeof sideRound>>): void {
+    this.pids.push(round.pid);
+    this.consumed += round.totals.consumed;
+    round.nanos.forEach((ns, cell) => {
+      this.nanos[cell].push(ns);
+      const decisions = round.totals.decisions[cell];
+      this.decisions[cell] += decisions;
+      this.scavenges[cell] += (round.totals.scavengesPerMillion[cell] * decisions) / 1e6;
+    });
+  }
+
+  figures(cell: number): SideFigures {
+    const decisions = this.decisions[cell];
+    const scavengesPerMillion = decisions === 0 ? 0 : (this.scavenges[cell] * 1e6) / decisions;
+    return { nanos: this.nanos[cell], decisions, scavengesPerMillion };
+  }
+}
+
+/** Runs every round, each side in a fresh process, one side at a time; collects the figures per cell. */
+export async function compareTrees(options: ComparisonOptions): Promise<Comparison> {
+  const { policies, batch, withModelStep } = options;
+  const labels = policies.flatMap((name) => INSTANCE_COUNTS.map((n) => `${name} @ ${n}`));
+  const sides = [
+    { name: 'before', dist: options.beforeDist, tally: new SideTally(labels.length) },
+    { name: 'after', dist: options.afterDist, tally: new SideTally(labels.length) },
+  ];
+  for (let r = 0; r < options.rounds; r++)
+    for (const s of r % 2 === 0 ? sides : [...sides].reverse()) {
+      const setup = {
+        kind: 'setup' as const,
+        dist: s.dist,
+        policies,
+        instanceCounts: INSTANCE_COUNTS,
+        batch,
+        withModelStep,
+      };
+      s.tally.add(await sideRound(s.name, setup));
+    }
+  const [before, after] = sides.map((s) => s.tally);
+  const cells = labels.map((label, cell) => {
+    const [b, a] = [before.figures(cell), after.figures(cell)];
+    return { label, before: b, after: a, ratio: median(a.nanos.map((ns, round) => ns / b.nanos[round])) };
+  });
+  const identity = (s: (typeof sides)[number]): SideIdentity => ({
+    pids: s.tally.pids,
+    dist: s.dist,
+    consumed: s.tally.consumed,
+  });
+  return { cells, before: identity(sides[0]), after: identity(sides[1]) };
+}
+
+/** One cell's output line. */
+export function cellLine(c: CellFigures): string {
+  const b = Math.min(...c.before.nanos);
+  const a = Math.min(...c.after.nanos);
+  const gcBefore = c.before.scavengesPerMillion.toFixed(1);
+  const gcAfter = c.after.scavengesPerMillion.toFixed(1);
+  return `${c.label}: before ${b.toFixed(1)} ns, after ${a.toFixed(1)} ns (minimum batch means: ${(a / b).toFixed(2)}×), median of round ratios ${c.ratio.toFixed(2)}×; scavenges per million decisions: before ${gcBefore}, after ${gcAfter}`;
 }
 
 function flagValue(args: readonly string[], flag: string, fallback: string): string {
@@ -143,93 +208,35 @@ function positiveInteger(text: string, flag: string): number {
   return n;
 }
 
-interface Cell {
-  readonly label: string;
-  readonly before: RoutingPolicy;
-  readonly after: RoutingPolicy;
-  readonly beforeStep: ModelStep;
-  readonly afterStep: ModelStep;
-  readonly snapshot: RoutingSnapshot;
-  readonly rounds: { before: number; after: number }[];
-  readonly beforeWindows: Windows;
-  readonly afterWindows: Windows;
-}
-
-/** Times one batch of `policy`, recording its window for the GC attribution. */
-function timedBatch(
-  policy: RoutingPolicy,
-  snapshot: RoutingSnapshot,
-  batch: number,
-  modelStep: ModelStep,
-  windows: Windows,
-): number {
-  const from = performance.now();
-  const nanos = batchNanos(policy, snapshot, batch, modelStep);
-  windows.push([from, performance.now()]);
-  return nanos;
-}
-
-async function main(args: readonly string[]): Promise<void> {
+/** The command line's options; this build is the after-tree unless --after names another. */
+export function parseArgs(args: readonly string[]): ComparisonOptions {
   const beforeDist = args[0];
   if (beforeDist === undefined || beforeDist.startsWith('--'))
     throw new RangeError('give the before-tree dist folder first: decision-time-vs.js BEFORE_DIST');
-  const names = flagValue(args, '--policies', 'least-outstanding-requests,random,round-robin').split(',');
-  const batch = positiveInteger(flagValue(args, '--batch', '200000'), '--batch');
-  const rounds = positiveInteger(flagValue(args, '--rounds', '11'), '--rounds');
-  const withModelStep = args.includes('--model-step');
-  const before = loadBuild(beforeDist);
-  const after = loadBuild(join(__dirname, '..', '..'));
-  const cells: Cell[] = names.flatMap((name) =>
-    [2, 8, 32].map((n) => ({
-      label: `${name} @ ${n}`,
-      before: before.createPolicy({ name }, { rng: new before.SeededRng(7) }),
-      after: after.createPolicy({ name }, { rng: new after.SeededRng(7) }),
-      beforeStep: withModelStep ? before.modelStep : NO_MODEL_STEP,
-      afterStep: withModelStep ? after.modelStep : NO_MODEL_STEP,
-      snapshot: snapshotOf(n),
-      rounds: [],
-      beforeWindows: [],
-      afterWindows: [],
-    })),
-  );
+  return {
+    beforeDist: resolve(beforeDist),
+    afterDist: resolve(flagValue(args, '--after', join(__dirname, '..', '..'))),
+    policies: flagValue(args, '--policies', 'least-outstanding-requests,random,round-robin').split(','),
+    batch: positiveInteger(flagValue(args, '--batch', '200000'), '--batch'),
+    // 21, not 11: with a process per side and round, each round's ratio carries two processes' luck; at 11 rounds
+    // A/A medians spread 0.94–1.07× (3 runs × 3 policies × 3 sizes × with and without --model-step, load 5.4–10.3).
+    rounds: positiveInteger(flagValue(args, '--rounds', '21'), '--rounds'),
+    withModelStep: args.includes('--model-step'),
+  };
+}
+
+async function main(args: readonly string[]): Promise<void> {
+  const options = parseArgs(args);
   const load = loadavg()[0];
-  for (const c of cells) {
-    batchNanos(c.before, c.snapshot, batch, c.beforeStep); // warm-up: both builds compiled before any round is timed
-    batchNanos(c.after, c.snapshot, batch, c.afterStep);
-  }
-  const gcStarts: number[] = [];
-  const gcObserver = new PerformanceObserver((list) => {
-    for (const e of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[])
-      if (e.detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gcStarts.push(e.startTime);
-  });
-  gcObserver.observe({ entryTypes: ['gc'] });
-  for (let r = 0; r < rounds; r++)
-    for (const c of cells)
-      c.rounds.push({
-        before: timedBatch(c.before, c.snapshot, batch, c.beforeStep, c.beforeWindows),
-        after: timedBatch(c.after, c.snapshot, batch, c.afterStep, c.afterWindows),
-      });
-  // GC entries reach the observer once the event loop has turned (one turn measured too few: allow 100 ms).
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  gcObserver.disconnect();
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  for (const c of cells) {
-    const b = Math.min(...c.rounds.map((x) => x.before));
-    const a = Math.min(...c.rounds.map((x) => x.after));
-    const ratio = median(c.rounds.map((x) => x.after / x.before));
-    const decisions = rounds * batch;
-    const gcBefore = scavengesPerMillion(gcStarts, c.beforeWindows, decisions).toFixed(1);
-    const gcAfter = scavengesPerMillion(gcStarts, c.afterWindows, decisions).toFixed(1);
-    process.stdout.write(
-      `${c.label}: before ${b.toFixed(1)} ns, after ${a.toFixed(1)} ns (minimum batch means: ${(a / b).toFixed(2)}×), median of round ratios ${ratio.toFixed(2)}×; scavenges per million decisions: before ${gcBefore}, after ${gcAfter}\n`,
-    );
-  }
+  const { cells } = await compareTrees(options);
+  for (const c of cells) process.stdout.write(`${cellLine(c)}\n`);
   process.stdout.write(
-    `${withModelStep ? "each tree's core model step + " : ''}decide + commit + release; load average: ${load.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at end\n`,
+    `${options.withModelStep ? "each tree's core model step + " : ''}decide + commit + release, each tree in its own process; load average: ${load.toFixed(2)} at start, ${loadavg()[0].toFixed(2)} at end\n`,
   );
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+if (require.main === module)
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
