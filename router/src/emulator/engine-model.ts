@@ -17,6 +17,7 @@
  * advances k steps at once, computing each step's duration from closed-form sums of the batch's contexts,
  * with no per-request work per step. Its events and times equal step-by-step execution exactly (see tests).
  */
+import type { EngineQueue } from '../state/engine-queue';
 import { type BlockHash, blockHashes, continueBlockHashes, CHARS_PER_TOKEN, tokenCount } from '../state/block-hash';
 import { KvBlockPool } from '../state/kv-block-pool';
 import { prefillTokensPerSecond, type EngineProfile } from './engine-profile';
@@ -343,21 +344,6 @@ class Sequence {
 
 function ceilDiv(a: number, b: number): number {
   return Math.floor((a + b - 1) / b);
-}
-
-/** EngineModel.queueAhead: an engine's queue and running batch, in tokens and sequences. */
-export interface EngineQueueFigures {
-  readonly prefillTokensAhead: number;
-  /** Leading prompt tokens the requests it holds will have computed before this one starts (pendingTokensFor). */
-  readonly pendingPromptTokens: number;
-  /** The time the step being executed has left, in prefill tokens at the engine's full-step speed. */
-  readonly stepInProgressTokens: number;
-  /** The time until its KV cache has room for the queue and the prompt (stepsUntilKvRoom), in the same tokens. */
-  readonly kvWaitTokens: number;
-  readonly decodeSequences: number;
-  readonly prefillingSequences: number;
-  /** Its step budget (max_num_batched_tokens). */
-  readonly stepTokens: number;
 }
 
 /** A running sequence past its prompt: its one token left is the next output token, not prefill. */
@@ -698,7 +684,7 @@ export class EngineModel {
    * requests with prompt left to compute (waiting, or running and prefilling: a prefill joining their step delays
    * their first token).
    */
-  queueAhead(nowMs: number, prompt: PromptInput): EngineQueueFigures {
+  queueAhead(nowMs: number, prompt: PromptInput): EngineQueue {
     const prefillTokensAhead = this.prefillTokensAhead(nowMs);
     const pendingPromptTokens = this.pendingTokensFor(prompt);
     const { promptTokens } = this.promptOf(prompt);

@@ -1,7 +1,7 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { PrefixIndex } from '../state/prefix-index';
 import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
-import { definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
+import { BALANCE_SLACK_TOKENS_OPTION, definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { coldPlacementKey } from './routing-blocks';
 import type { InstanceView, RoutingBlockHashing } from './routing-policy';
@@ -157,12 +157,7 @@ export const cacheAwareDefinition = definePolicy({
     },
     KV_CACHE_TOKENS_OPTION,
     {
-      name: 'balanceSlackTokens',
-      type: 'integer',
-      min: 0,
-      max: 1_000_000,
-      default: 512,
-      valueName: 'tokens',
+      ...BALANCE_SLACK_TOKENS_OPTION,
       doc: "predicted prefill differences up to this are treated as equal and load decides (512 ≈ a request's fixed overhead: HTTP, tokenization and one engine step)",
     },
     {

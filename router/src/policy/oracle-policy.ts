@@ -1,5 +1,5 @@
 import type { Rng } from '../common/seeded-rng';
-import { definePolicy } from './policy-definition';
+import { BALANCE_SLACK_TOKENS_OPTION, definePolicy } from './policy-definition';
 import type { InstanceView } from './routing-policy';
 import { engineFleetCostScorer } from './stages/engine-fleet-cost-scorer';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
@@ -43,12 +43,7 @@ export const oracleDefinition = definePolicy({
   ],
   options: [
     {
-      name: 'balanceSlackTokens',
-      type: 'integer',
-      min: 0,
-      max: 1_000_000,
-      default: 512,
-      valueName: 'tokens',
+      ...BALANCE_SLACK_TOKENS_OPTION,
       doc: "recomputing up to this many tokens the best-holding engine has costs the fleet nothing extra (cache-aware's default)",
     },
   ],

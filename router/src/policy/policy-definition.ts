@@ -152,3 +152,16 @@ export const KV_CACHE_TOKENS_OPTION = {
   valueName: 'tokens',
   doc: "KV capacity per instance when the engine's vllm:cache_config_info is not available; sizes each instance's index (about one TP8 H100 node serving a 70B model)",
 } as const satisfies PolicyOptionSchema;
+
+/**
+ * The `balanceSlackTokens` option of the policies that cost a request with the fleet cost (stages/fleet-cost.ts:
+ * `cache-aware`, `oracle`): one range and default; each policy documents what the slack decides in it.
+ */
+export const BALANCE_SLACK_TOKENS_OPTION = {
+  name: 'balanceSlackTokens',
+  type: 'integer',
+  min: 0,
+  max: 1_000_000,
+  default: 512,
+  valueName: 'tokens',
+} as const;
