@@ -25,6 +25,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SideReply, SideRequest } from './decision-time-side';
+import { median } from '../src/report/stats';
 
 /** Instance counts of the cells, for each policy. */
 export const INSTANCE_COUNTS: readonly number[] = [2, 8, 32];
@@ -102,11 +103,6 @@ class SideProcess {
   stop(): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
   }
-}
-
-/** The upper median (of an even count, the larger middle value). */
-function median(xs: readonly number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 }
 
 /** One round of one side: a fresh process loads the tree, warms every cell up, times each cell once, exits. */

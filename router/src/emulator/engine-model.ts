@@ -679,10 +679,9 @@ export class EngineModel {
 
   /**
    * The queue a request submitted at `nowMs` meets (prefillTokensAhead, which applies the planned steps first), what
-   * of `prompt` the requests in it will have computed (pendingTokensFor), the rest of the step in progress, and the
-   * running batch: requests decoding (one token of every step each) and
-   * requests with prompt left to compute (waiting, or running and prefilling: a prefill joining their step delays
-   * their first token).
+   * of `prompt` the requests in it will have computed (pendingTokensFor), the rest of the step in progress, the wait
+   * for KV room, and the running batch: requests decoding (one token of every step each) and requests with prompt
+   * left to compute (waiting, or running and prefilling: a prefill joining their step delays their first token).
    */
   queueAhead(nowMs: number, prompt: PromptInput): EngineQueue {
     const prefillTokensAhead = this.prefillTokensAhead(nowMs);

@@ -29,6 +29,14 @@ export function percentile(values: Iterable<number>, p: number): number | null {
   return percentileOfSorted(sortedAscending(values), p);
 }
 
+/** The middle value of a sample (the mean of the two middle ones for an even count); throws when empty. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 /** The geometric mean of positive values (the mean of ratios that read the same either way up); null when empty. */
 export function geometricMean(values: Iterable<number>): number | null {
   let logSum = 0;

@@ -1,17 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type * as DecisionTimeVs from '../../../router/bench/decision-time-vs';
+import { median } from '../../../router/src/report/stats';
 import { compiledDist, compiledModule } from '../../compiled-dist';
 
 // The plumbing of the decision-time comparison, on a tiny batch; no timing is asserted (timings are the bench's
 // output, measured on a quiet machine, not a unit test's).
 const bench = compiledModule<typeof DecisionTimeVs>('router/bench/decision-time-vs');
 const BENCH_JS = join(compiledDist(), 'router', 'bench', 'decision-time-vs.js');
-
-/** The upper median, as the bench defines its median of round ratios. */
-function upperMedian(xs: readonly number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-}
 
 describe('when decision-time-vs compares a build with itself (A/A)', () => {
   const dist = compiledDist();
@@ -48,7 +44,7 @@ describe('when decision-time-vs compares a build with itself (A/A)', () => {
           expect(side.decisions).toBe(rounds * batch);
           expect(side.scavengesPerMillion).toBeGreaterThanOrEqual(0);
         }
-        expect(c.ratio).toBe(upperMedian(c.after.nanos.map((a, r) => a / c.before.nanos[r])));
+        expect(c.ratio).toBe(median(c.after.nanos.map((a, r) => a / c.before.nanos[r])));
         expect(bench.cellLine(c)).toMatch(
           new RegExp(
             `^${c.label}: before [\\d.]+ ns, after [\\d.]+ ns \\(minimum batch means: ([\\d.]+|NaN|Infinity)×\\), median of round ratios ([\\d.]+|NaN|Infinity)×; scavenges per million decisions: before [\\d.]+, after [\\d.]+$`,

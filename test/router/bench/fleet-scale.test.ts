@@ -1,4 +1,4 @@
-import { median, parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
+import { parseArgs, runFleetScale, scaledLongContext } from '../../../router/bench/fleet-scale';
 import type * as FleetScale from '../../../router/bench/fleet-scale';
 import { compiledModule } from '../../compiled-dist';
 
@@ -40,12 +40,6 @@ describe('when the fleet-scale benchmark runs (smoke size, in-process)', () => {
     expect(markdown).toMatch(/^\| 2 \| 3 \| /m);
     expect(markdown).toContain('wall / request, median (min–max) (ms)');
     expect(markdown).toMatch(/^\| 2 \| [\d.]+ \([\d.]+–[\d.]+\) \| [\d.]+ \([\d.]+–[\d.]+\) \| 1\.00× \| 1\.00× \|$/m);
-  });
-
-  test('GIVEN values THEN median is the middle one, or the mean of the two middle ones', () => {
-    expect(median([3, 1, 2])).toBe(2);
-    expect(median([4, 1, 3, 2])).toBe(2.5);
-    expect(() => median([])).toThrow('median of no values');
   });
 
   test('GIVEN the prompt worker on and off THEN the simulated results are the same', () => {

@@ -5,6 +5,7 @@ import {
   geometricMean,
   maxOverMean,
   mean,
+  median,
   percentile,
   percentileOfSorted,
 } from '../../../router/src/report/stats';
@@ -121,5 +122,13 @@ describe('when taking the geometric mean of ratios', () => {
 
   test.each([0, -1, Number.NaN])('GIVEN %p among the values THEN it is refused', (v) => {
     expect(() => geometricMean([1, v])).toThrow(/positive values only/);
+  });
+});
+
+describe('when taking a median', () => {
+  test('GIVEN values THEN it is the middle one, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(() => median([])).toThrow('median of no values');
   });
 });
