@@ -1,3 +1,4 @@
+import { NO_SLOT, SlotList } from '../common/slot-list';
 import type { BlockHash } from './block-hash';
 import { BlockHashIndex } from './block-hash-index';
 
@@ -12,7 +13,8 @@ const NONE = -1;
  *   block still carried a hash, evicts it from the map. Released blocks with a hash join the tail (they stay
  *   cached as long as possible); released blocks without one join the head (nothing is lost reusing them).
  *
- * Everything is O(1) per block: typed arrays for reference counts, hashes and a doubly linked free queue,
+ * Everything is O(1) per block: typed arrays for reference counts, hashes and a doubly linked free queue
+ * (common/slot-list.ts),
  * and an open-addressing index from hash to block id that keeps no second copy of the hash. A block costs
  * 4 (references) + 8 (hash) + 8 (links) + 4 (successor hint) + 12 (index) = 36 bytes. No allocation per
  * block after construction.
@@ -21,8 +23,8 @@ export class KvBlockPool {
   readonly capacity: number;
   private readonly refCounts: Int32Array;
   private readonly hashes: Float64Array;
-  private readonly prev: Int32Array;
-  private readonly next: Int32Array;
+  /** Free blocks, least recently used first. */
+  private readonly freeQueue: SlotList;
   /**
    * successor[id]: the block that followed block id the last time a prompt matched through it (a hint, -1 if
    * none). A shared prefix's blocks are matched in the same order again and again, so matchPrefix follows the
@@ -31,9 +33,6 @@ export class KvBlockPool {
    * holds one hash twice (register), so a confirmed hint is the block the index would return.
    */
   private readonly successor: Int32Array;
-  private head = NONE;
-  private tail = NONE;
-  private freeCount = 0;
   private readonly byHash: BlockHashIndex;
   private evictionCount = 0;
 
@@ -50,21 +49,20 @@ export class KvBlockPool {
     this.capacity = capacity;
     this.refCounts = new Int32Array(capacity);
     this.hashes = new Float64Array(capacity).fill(NONE);
-    this.prev = new Int32Array(capacity).fill(NONE);
-    this.next = new Int32Array(capacity).fill(NONE);
+    this.freeQueue = new SlotList(capacity);
     this.successor = new Int32Array(capacity).fill(NONE);
     this.byHash = new BlockHashIndex(this.hashes, capacity);
-    for (let id = 0; id < capacity; id++) this.pushTail(id);
+    for (let id = 0; id < capacity; id++) this.freeQueue.pushTail(id);
   }
 
   /** Blocks no request references: never used, or cached and evictable. */
   get freeBlocks(): number {
-    return this.freeCount;
+    return this.freeQueue.size;
   }
 
   /** Blocks referenced by at least one request. */
   get usedBlocks(): number {
-    return this.capacity - this.freeCount;
+    return this.capacity - this.freeQueue.size;
   }
 
   /** Blocks that carry a hash (referenced or not). */
@@ -107,7 +105,7 @@ export class KvBlockPool {
 
   /** Takes a reference on a cached block by id (from `matchPrefix`'s `idsOut`, in the same admission). */
   acquire(id: number): number {
-    if (this.refCounts[id] === 0) this.unlink(id);
+    if (this.refCounts[id] === 0) this.freeQueue.unlink(id);
     this.refCounts[id]++;
     return id;
   }
@@ -126,7 +124,7 @@ export class KvBlockPool {
   acquireCached(hash: BlockHash): number {
     const id = this.byHash.get(hash);
     if (id === NONE) throw new Error(`block hash ${hash} is not cached`);
-    if (this.refCounts[id] === 0) this.unlink(id);
+    if (this.refCounts[id] === 0) this.freeQueue.unlink(id);
     this.refCounts[id]++;
     return id;
   }
@@ -137,7 +135,8 @@ export class KvBlockPool {
    * prompt's) in a pool larger than the caches (a large fleet's).
    */
   readAheadEvictions(count: number): void {
-    for (let k = 0, id = this.head; k < count && id !== NONE; k++, id = this.next[id]) {
+    const freeQueue = this.freeQueue;
+    for (let k = 0, id = freeQueue.head; k < count && id !== NO_SLOT; k++, id = freeQueue.next(id)) {
       const hash = this.hashes[id];
       if (hash !== NONE) this.byHash.readAhead(hash);
     }
@@ -150,9 +149,8 @@ export class KvBlockPool {
 
   /** A block for new tokens: the least recently used free block, evicting its hash if it had one. */
   allocate(): number {
-    const id = this.head;
-    if (id === NONE) throw new Error('KV pool exhausted: check freeBlocks before allocating');
-    this.unlink(id);
+    const id = this.freeQueue.popHead();
+    if (id === NO_SLOT) throw new Error('KV pool exhausted: check freeBlocks before allocating');
     const hash = this.hashes[id];
     if (hash !== NONE) {
       this.byHash.delete(hash);
@@ -184,8 +182,8 @@ export class KvBlockPool {
       const refs = --this.refCounts[id];
       if (refs > 0) continue;
       if (refs < 0) throw new Error(`block ${id} released more often than acquired`);
-      if (this.hashes[id] !== NONE) this.pushTail(id);
-      else this.pushHead(id);
+      if (this.hashes[id] !== NONE) this.freeQueue.pushTail(id);
+      else this.freeQueue.pushHead(id);
     }
   }
 
@@ -195,7 +193,7 @@ export class KvBlockPool {
    * Not counted as evictions.
    */
   resetPrefixCache(): boolean {
-    if (this.freeCount !== this.capacity) return false;
+    if (this.freeQueue.size !== this.capacity) return false;
     for (let id = 0; id < this.capacity; id++) {
       const hash = this.hashes[id];
       if (hash === NONE) continue;
@@ -209,7 +207,8 @@ export class KvBlockPool {
   /** Hashes of the free cached blocks, next eviction first (for tests and debugging). */
   evictionOrder(): BlockHash[] {
     const order: BlockHash[] = [];
-    for (let id = this.head; id !== NONE; id = this.next[id]) if (this.hashes[id] !== NONE) order.push(this.hashes[id]);
+    for (let id = this.freeQueue.head; id !== NO_SLOT; id = this.freeQueue.next(id))
+      if (this.hashes[id] !== NONE) order.push(this.hashes[id]);
     return order;
   }
 
@@ -221,17 +220,11 @@ export class KvBlockPool {
 
   /** Throws if internal structures disagree; `expectedRefs[id]` is what callers believe they hold. */
   checkInvariants(expectedRefs?: ArrayLike<number>): void {
-    let free = 0;
-    let last = NONE;
-    for (let id = this.head; id !== NONE; id = this.next[id]) {
+    this.freeQueue.checkLinks();
+    const free = this.freeQueue.size;
+    for (let id = this.freeQueue.head; id !== NO_SLOT; id = this.freeQueue.next(id))
       if (this.refCounts[id] !== 0)
         throw new Error(`block ${id} is in the free queue with ${this.refCounts[id]} references`);
-      if (this.prev[id] !== last) throw new Error(`free queue link broken at block ${id}`);
-      last = id;
-      if (++free > this.capacity) throw new Error('free queue has a cycle');
-    }
-    if (last !== this.tail) throw new Error('free queue tail is wrong');
-    if (free !== this.freeCount) throw new Error(`free count ${this.freeCount} but ${free} blocks queued`);
     let referenced = 0;
     for (let id = 0; id < this.capacity; id++) {
       if (this.refCounts[id] < 0) throw new Error(`block ${id} has negative references`);
@@ -245,35 +238,5 @@ export class KvBlockPool {
     if (referenced + free !== this.capacity) throw new Error('referenced + free blocks != capacity');
     for (const [hash, id] of this.byHash.entries())
       if (this.hashes[id] !== hash) throw new Error(`hash ${hash} maps to block ${id} holding another hash`);
-  }
-
-  private pushTail(id: number): void {
-    this.prev[id] = this.tail;
-    this.next[id] = NONE;
-    if (this.tail === NONE) this.head = id;
-    else this.next[this.tail] = id;
-    this.tail = id;
-    this.freeCount++;
-  }
-
-  private pushHead(id: number): void {
-    this.next[id] = this.head;
-    this.prev[id] = NONE;
-    if (this.head === NONE) this.tail = id;
-    else this.prev[this.head] = id;
-    this.head = id;
-    this.freeCount++;
-  }
-
-  private unlink(id: number): void {
-    const p = this.prev[id];
-    const n = this.next[id];
-    if (p === NONE) this.head = n;
-    else this.next[p] = n;
-    if (n === NONE) this.tail = p;
-    else this.prev[n] = p;
-    this.prev[id] = NONE;
-    this.next[id] = NONE;
-    this.freeCount--;
   }
 }

@@ -1,3 +1,4 @@
+import { NO_SLOT, SlotList } from '../../common/slot-list';
 import { BlockHashIndex } from '../../state/block-hash-index';
 
 const NONE = -1;
@@ -6,8 +7,8 @@ const INITIAL_SLOTS = 1024;
 
 /**
  * The blocks of AIBrix's prefix hash table (aibrix-prefix-table.ts) without an object per block: each block is a
- * slot in typed arrays (its 53-bit hash, last write time, the pods sent it as a bit set, its two links in a list
- * from least to most recently written), found by hash through state/block-hash-index.ts. Pods are numbered in the
+ * slot in typed arrays (its 53-bit hash, last write time, the pods sent it as a bit set, its place in a list
+ * from least to most recently written: common/slot-list.ts), found by hash through state/block-hash-index.ts. Pods are numbered in the
  * order they are first written (`podNumber`), 32 per word of a slot's bit set. The store grows as a write needs;
  * the caller bounds it (`evictOldestWhileOver`), after a whole prompt's writes as the table's rule has it.
  */
@@ -15,20 +16,17 @@ export class AibrixBlockStore {
   private capacity = 0;
   private keys = new Float64Array(0);
   private writtenAtMs = new Float64Array(0);
-  /** older[s] / newer[s]: the slot written just before / after slot s (-1 at the ends). */
-  private older = new Int32Array(0);
-  private newer = new Int32Array(0);
+  /** The held blocks' slots, least recently written first. */
+  private readonly recency = new SlotList(0);
   /** Slot s's pods: bit p % 32 of podBits[s × podWords + ⌊p / 32⌋]. */
   private podBits = new Int32Array(0);
   private podWords = 1;
   private index = new BlockHashIndex(this.keys, 1);
   private readonly podNumbers = new Map<string, number>();
-  private oldest = NONE;
-  private newest = NONE;
-  /** Slots never used are `used` and above; freed ones are chained through `newer` from `freeHead`. */
+  /** Slots never used are `used` and above; freed ones are stacked in `freed[0..freedCount)`, last freed on top. */
   private used = 0;
-  private freeHead = NONE;
-  private count = 0;
+  private freed = new Int32Array(0);
+  private freedCount = 0;
 
   constructor() {
     this.grow(INITIAL_SLOTS);
@@ -36,7 +34,7 @@ export class AibrixBlockStore {
 
   /** Blocks held. */
   get size(): number {
-    return this.count;
+    return this.recency.size;
   }
 
   /** The number of `pod` in the bit sets, or -1 when it was never written (so it holds nothing). */
@@ -72,29 +70,28 @@ export class AibrixBlockStore {
 
   /** Adds pod number `pod` to `key`'s block (a new one if absent), written at `nowMs`: now the most recent. */
   write(key: number, pod: number, nowMs: number): void {
-    if (this.freeHead === NONE && this.used === this.capacity) this.grow(this.capacity * 2);
+    if (this.freedCount === 0 && this.used === this.capacity) this.grow(this.capacity * 2);
     // The slot a new block takes, offered to the index first: one probe stores a new block (most of a new prompt's).
-    const free = this.freeHead !== NONE ? this.freeHead : this.used;
+    const free = this.freedCount !== 0 ? this.freed[this.freedCount - 1] : this.used;
     let slot: number;
     if (this.index.add(key, free)) {
       slot = free;
-      if (slot === this.freeHead) this.freeHead = this.newer[slot];
+      if (this.freedCount !== 0) this.freedCount--;
       else this.used++;
       this.keys[slot] = key;
       this.podBits.fill(0, slot * this.podWords, (slot + 1) * this.podWords);
-      this.count++;
     } else {
       slot = this.index.get(key);
-      this.unlink(slot);
+      this.recency.unlink(slot);
     }
     this.podBits[slot * this.podWords + (pod >> 5)] |= 1 << (pod & 31);
     this.writtenAtMs[slot] = nowMs;
-    this.linkNewest(slot);
+    this.recency.pushTail(slot);
   }
 
   /** Drops the least recently written blocks while more than `maxBlocks` are held. */
   evictOldestWhileOver(maxBlocks: number): void {
-    while (this.count > maxBlocks) this.remove(this.oldest);
+    while (this.recency.size > maxBlocks) this.remove(this.recency.head);
   }
 
   /**
@@ -102,8 +99,8 @@ export class AibrixBlockStore {
    * knows the write times rise along the list (its clock never went back), so none after a live block expired.
    */
   sweep(expired: (writtenAtMs: number) => boolean, stopAtFirstLive: boolean): void {
-    for (let slot = this.oldest; slot !== NONE;) {
-      const next = this.newer[slot];
+    for (let slot = this.recency.head; slot !== NO_SLOT;) {
+      const next = this.recency.next(slot);
       if (expired(this.writtenAtMs[slot])) this.remove(slot);
       else if (stopAtFirstLive) return;
       slot = next;
@@ -111,28 +108,9 @@ export class AibrixBlockStore {
   }
 
   private remove(slot: number): void {
-    this.unlink(slot);
+    this.recency.unlink(slot);
     this.index.delete(this.keys[slot]);
-    this.newer[slot] = this.freeHead;
-    this.freeHead = slot;
-    this.count--;
-  }
-
-  private unlink(slot: number): void {
-    const before = this.older[slot];
-    const after = this.newer[slot];
-    if (before === NONE) this.oldest = after;
-    else this.newer[before] = after;
-    if (after === NONE) this.newest = before;
-    else this.older[after] = before;
-  }
-
-  private linkNewest(slot: number): void {
-    this.older[slot] = this.newest;
-    this.newer[slot] = NONE;
-    if (this.newest === NONE) this.oldest = slot;
-    else this.newer[this.newest] = slot;
-    this.newest = slot;
+    this.freed[this.freedCount++] = slot;
   }
 
   /** Room for `capacity` slots: the arrays copied, the index rebuilt over the held blocks. */
@@ -140,11 +118,12 @@ export class AibrixBlockStore {
     const copy = <T extends Float64Array | Int32Array>(from: T, to: T): T => (to.set(from), to);
     this.keys = copy(this.keys, new Float64Array(capacity));
     this.writtenAtMs = copy(this.writtenAtMs, new Float64Array(capacity));
-    this.older = copy(this.older, new Int32Array(capacity));
-    this.newer = copy(this.newer, new Int32Array(capacity));
+    this.freed = copy(this.freed, new Int32Array(capacity));
+    this.recency.grow(capacity);
     this.podBits = copy(this.podBits, new Int32Array(capacity * this.podWords));
     this.index = new BlockHashIndex(this.keys, capacity);
-    for (let slot = this.oldest; slot !== NONE; slot = this.newer[slot]) this.index.add(this.keys[slot], slot);
+    for (let slot = this.recency.head; slot !== NO_SLOT; slot = this.recency.next(slot))
+      this.index.add(this.keys[slot], slot);
     this.capacity = capacity;
   }
 
