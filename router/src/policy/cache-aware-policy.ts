@@ -101,7 +101,7 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
       candidates: new PredictedCostCandidates(memory, options),
       stages: [
         new SessionAffinityPicker(options.sessionHeader, options.maxSessions, 'session-affinity'),
-        overShareFilter(memory, options.stepTokens),
+        overShareFilter(memory, options),
         coldRendezvousPicker(options.balanceSlackTokens, 'cold-rendezvous'),
         nearEqualCostPicker(options.balanceSlackTokens, { matched: 'cache-match', balanced: 'balanced' }),
       ],
