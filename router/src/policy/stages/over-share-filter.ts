@@ -9,7 +9,7 @@ import type { Filter } from './stage';
  */
 export const BALANCE_FACTOR = 1.25;
 
-/** The same bound mirrored below the share (1 − ε): an instance sent fewer than this × its share is below its floor. */
+/** The bound mirrored below the share (1 − ε): an instance sent fewer than this × its share is below its floor. */
 export const FLOOR_FACTOR = 2 - BALANCE_FACTOR;
 
 /** What the over-share filter weighs a pass-over against (cache-aware's options of the same names). */
