@@ -47,8 +47,8 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  *   recomputed later). A long match on a swamped instance still loses to a shorter one on an idle instance, but only
  *   when the wait saved exceeds the work wasted.
  * Built from stages (stages/): the serves-model and healthy filters; the predicted-cost candidates (prediction and
- * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent and in flight); the
- * cold-rendezvous picker for a prompt no candidate holds; the near-equal-cost picker.
+ * cost below); the session-affinity picker; the over-share filter (bounded load in requests sent and in flight, and
+ * its floor); the cold-rendezvous picker for a prompt no candidate holds; the near-equal-cost picker.
  *
  * - **Balance.** Instances whose cost is within `balanceSlackTokens` of the cheapest are equal; among them the one
  *   with the fewest requests in flight wins, then the longest match, then the rendezvous rank of the prompt's
@@ -101,7 +101,7 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
       candidates: new PredictedCostCandidates(memory, options),
       stages: [
         new SessionAffinityPicker(options.sessionHeader, options.maxSessions, 'session-affinity'),
-        overShareFilter(memory, options.stepTokens),
+        overShareFilter(memory, options),
         coldRendezvousPicker(options.balanceSlackTokens, 'cold-rendezvous'),
         nearEqualCostPicker(options.balanceSlackTokens, { matched: 'cache-match', balanced: 'balanced' }),
       ],

@@ -395,6 +395,68 @@ describe('when hot prefixes and sessions are routed', () => {
     expect(decide(p, chatRequest(`${history}${blocksOf('next turn', 1)}`), loaded).instance).not.toBe(views[0].id);
   });
 
+  describe('GIVEN one instance was sent fewer than 0.75 × its share of the requests (below its floor) at light load', () => {
+    /**
+     * Seven idle instances: instances 0–5 were each sent `earlier` requests of their own, instance 6 `starved` (its
+     * share of 6 × earlier + starved is at least 4 requests, the bound's minimum) of `starvedBlocks` routing blocks
+     * each (64 tokens a block); `system` (a system prompt of `systemBlocks` blocks) was sent to each of `holders`.
+     */
+    function fleet(systemBlocks: number, holders: readonly number[], starved = 0, earlier = 6, starvedBlocks = 2) {
+      const p = policy();
+      const views = idle(7);
+      const system = blocksOf('system', systemBlocks);
+      for (let i = 0; i < 6; i++)
+        for (let k = 0; k < earlier; k++) place(p, chatRequest(blocksOf(`own-${i}-${k}`, 2)), views[i].id);
+      for (let k = 0; k < starved; k++) place(p, chatRequest(blocksOf(`own-6-${k}`, starvedBlocks)), views[6].id);
+      for (const h of holders) place(p, chatRequest(system), views[h].id);
+      const next = (label: string) => decide(p, chatRequest(`${system}${blocksOf(label, 1)}`), views).instance;
+      return { views, next };
+    }
+
+    it('WHEN it holds the prompt as far as any instance does THEN it takes the request: nothing is recomputed', () => {
+      // 12 blocks = 768 tokens: more than the slack, but instance 6 holds all of it too. Its index holds the most
+      // (one 100-block prompt), so the load tie-break among equal costs would not choose it.
+      const { views, next } = fleet(12, [0, 1, 6], 1, 6, 100);
+      expect(next('user')).toBe(views[6].id);
+    });
+
+    it('WHEN a prefix within the slack (384 tokens) is held by two others THEN it takes the request and recomputes the shared prefix', () => {
+      const { views, next } = fleet(6, [0, 1]);
+      expect(next('user')).toBe(views[6].id);
+    });
+
+    it('WHEN it has prefill queued THEN a holder keeps it: a recompute there would delay its queue', () => {
+      const { views, next } = fleet(6, [0, 1]);
+      // One queued token: its cost stays within the slack, so only the idle condition keeps the request off it.
+      views[6] = { ...views[6], queuedPrefillTokens: 1 };
+      expect([views[0].id, views[1].id]).toContain(next('user'));
+    });
+
+    it('WHEN the prefix is held by one instance alone (a conversation history) THEN that instance keeps it', () => {
+      const { views, next } = fleet(6, [0]);
+      expect(next('user')).toBe(views[0].id);
+    });
+
+    it('WHEN the shared prefix is longer than the slack (768 tokens) THEN a holder keeps it', () => {
+      const { views, next } = fleet(12, [0, 1]);
+      expect([views[0].id, views[1].id]).toContain(next('user'));
+    });
+
+    it('WHEN it was sent 0.75 × its share or more THEN a holder keeps it', () => {
+      // 6 × 6 + 5 + 2 system prompts = 43 sent: share 6.14, floor 4.6 ≤ 5. With 4 sent: share 6, floor 4.5 > 4.
+      const atFloor = fleet(6, [0, 1], 5);
+      expect([atFloor.views[0].id, atFloor.views[1].id]).toContain(atFloor.next('user'));
+      const below = fleet(6, [0, 1], 4);
+      expect(below.next('user')).toBe(below.views[6].id);
+    });
+
+    it('WHEN its share is under 4 requests (a young router) THEN a holder keeps it', () => {
+      // 6 × 3 + 2 = 20 sent: share 2.9, under the bound's minimum of 4 requests.
+      const { views, next } = fleet(6, [0, 1], 0, 3);
+      expect([views[0].id, views[1].id]).toContain(next('user'));
+    });
+  });
+
   it('GIVEN prefixes of very unequal popularity under load THEN no instance is sent more than its bounded share of requests by a cache match', () => {
     fc.assert(
       fc.property(

@@ -38,6 +38,27 @@ describe('when cache-aware is simulated against a SageMaker sweep', () => {
   });
 });
 
+describe('when cache-aware routes multi-turn chat at light load', () => {
+  test.each([1, 5])(
+    'GIVEN short-chat seed %i (8 system prompts of unequal popularity over 7 instances) THEN every instance is sent 0.75–1.25 × the mean share, at a hit rate near the fleet ceiling',
+    (seed) => {
+      // Issue 12's share target. Before the over-share filter's floor: 0.59–1.19 (seed 1) and 0.58–1.15 (seed 5), as
+      // instances holding only rare system prompts got few new conversations.
+      const { report } = compareStrategies({
+        workload: parseWorkloadSpec(`short-chat?seed=${seed}`),
+        policies: [{ name: 'cache-aware' }],
+        instances: 7,
+        profile: p5,
+      });
+      const [cacheAware] = report.strategies;
+      const shares = cacheAware.instances.map((i) => i.share * cacheAware.instances.length);
+      expect(Math.min(...shares)).toBeGreaterThanOrEqual(0.75);
+      expect(Math.max(...shares)).toBeLessThanOrEqual(1.25);
+      expect(cacheAware.cacheHitRate.ofFleetCeiling!).toBeGreaterThan(0.97);
+    },
+  );
+});
+
 describe('when the engine rejects requests in a simulation', () => {
   test('GIVEN prompts longer than the context and max_tokens over what is left THEN they are vLLM 400s counted by code and the run goes on', () => {
     // tiny: maxModelLen 1,024. Prompts of 600 + 10..700 tokens: some over the context; 300 output tokens: some over what is left.
