@@ -93,8 +93,10 @@ export function overShareFilter(memory: PrefixMemory, limits: OverShareLimits): 
         total += sent[i];
         totalInFlight += c.view.inFlight;
         totalWeight += c.weight;
-        if (c.cachedTokens > mostCached) [mostCached, secondMostCached] = [c.cachedTokens, mostCached];
-        else if (c.cachedTokens > secondMostCached) secondMostCached = c.cachedTokens;
+        if (c.cachedTokens > mostCached) {
+          secondMostCached = mostCached;
+          mostCached = c.cachedTokens;
+        } else if (c.cachedTokens > secondMostCached) secondMostCached = c.cachedTokens;
       }
       let under = 0;
       let cachedUnder = 0; // the most of the prompt any candidate under its share holds
