@@ -1,11 +1,12 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { PrefixIndex } from '../state/prefix-index';
 import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
+import type { PolicyConfig } from './policy-config';
 import { BALANCE_SLACK_TOKENS_OPTION, definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { coldPlacementKey } from './routing-blocks';
 import type { InstanceView, RoutingBlockHashing } from './routing-policy';
-import { coldRendezvousPicker } from './stages/cold-rendezvous-picker';
+import { coldRendezvousPicker, type ColdPlacement } from './stages/cold-rendezvous-picker';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { nearEqualCostPicker } from './stages/near-equal-cost-picker';
 import { overShareFilter } from './stages/over-share-filter';
@@ -28,6 +29,8 @@ export interface CacheAwareOptions {
   readonly sessionHeader: string;
   /** Sessions remembered (least recently used forgotten first). */
   readonly maxSessions: number;
+  /** How a prompt no instance holds is placed among those eligible (ColdPlacement). */
+  readonly coldPlacement: ColdPlacement;
 }
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
@@ -102,7 +105,7 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
       stages: [
         new SessionAffinityPicker(options.sessionHeader, options.maxSessions, 'session-affinity'),
         overShareFilter(memory, options),
-        coldRendezvousPicker(options.balanceSlackTokens, 'cold-rendezvous'),
+        coldRendezvousPicker(options.balanceSlackTokens, options.coldPlacement, 'cold-rendezvous'),
         nearEqualCostPicker(options.balanceSlackTokens, { matched: 'cache-match', balanced: 'balanced' }),
       ],
     });
@@ -129,6 +132,18 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
   capacityBlocksOf(view: InstanceView): number {
     return this.memory.capacityBlocksOf(view);
   }
+}
+
+/**
+ * `cache-aware` as router replicas that see only their own requests (no `--observe-instances`) must run it: each
+ * counts only its own requests in flight, so least-loaded cold placement would put a new prefix in a different
+ * place on each, while the rendezvous order is the same on all (docs/router.md, Several router replicas).
+ */
+export const CACHE_AWARE_FOR_BLIND_REPLICAS: PolicyConfig = { name: 'cache-aware', coldPlacement: 'rendezvous' };
+
+/** True when `policy` is `cache-aware` placing cold prompts by load, which needs every decider to see the same load. */
+export function placesColdPromptsByLoad(policy: PolicyConfig): boolean {
+  return policy.name === 'cache-aware' && (policy.coldPlacement ?? 'least-loaded') === 'least-loaded';
 }
 
 export const cacheAwareDefinition = definePolicy({
@@ -187,6 +202,15 @@ export const cacheAwareDefinition = definePolicy({
       valueName: 'n',
       doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
     },
+    {
+      name: 'coldPlacement',
+      type: 'string',
+      pattern: /^(least-loaded|rendezvous)$/,
+      patternDoc: 'least-loaded or rendezvous',
+      default: 'least-loaded',
+      valueName: 'rule',
+      doc: 'where a prompt no instance holds goes among the eligible: least-loaded (fewest in flight per unit of speed; one router, or replicas with --observe-instances on) or rendezvous (replicas that see only their own requests agree on it)',
+    },
   ],
   readsEngineCache: true,
   create: (o, deps) =>
@@ -198,6 +222,7 @@ export const cacheAwareDefinition = definePolicy({
         stepTokens: o.stepTokens,
         sessionHeader: o.sessionHeader,
         maxSessions: o.maxSessions,
+        coldPlacement: o.coldPlacement as ColdPlacement,
       },
       deps.stateHashKey,
     ),

@@ -11,6 +11,14 @@ import type { Picker } from './stage';
 const COLD_BALANCE_FACTOR = 1.5;
 
 /**
+ * How a cold prompt is placed among the eligible instances. 'least-loaded': the fewest requests in flight per unit
+ * of speed, rendezvous order breaking ties: right when every decider sees the same load (one router, or replicas
+ * that observe the instances). 'rendezvous': the rendezvous order alone, which replicas that see only their own
+ * requests still agree on.
+ */
+export type ColdPlacement = 'least-loaded' | 'rendezvous';
+
+/**
  * A prompt no candidate holds any of: the first candidate in weighted rendezvous order for its cold key whose cold
  * cost is within the slack of the cheapest and whose index holds less than COLD_BALANCE_FACTOR × its weighted
  * share of the blocks indexed with this prompt's (bounded-load consistent hashing). Replicas with the same view
@@ -36,8 +44,10 @@ const COLD_BALANCE_FACTOR = 1.5;
  */
 export function coldRendezvousPicker<Reason extends string>(
   balanceSlackTokens: number,
+  placement: ColdPlacement,
   reason: Reason,
 ): Picker<CostCandidate, Reason, PromptFacts> {
+  const before = placement === 'rendezvous' ? ranksFirst : lessLoaded;
   return {
     kind: 'picker',
     name: 'cold-rendezvous',
@@ -59,11 +69,22 @@ export function coldRendezvousPicker<Reason extends string>(
       let fallback: CostCandidate | undefined;
       for (const c of candidates) {
         if (c.coldCost > costLimit) continue;
-        if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
+        if (fallback === undefined || before(c, fallback)) fallback = c;
         if (c.indexedBlocks >= bound(c)) continue;
-        if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
+        if (best === undefined || before(c, best)) best = c;
       }
       return costDecision(best ?? fallback!, reason);
     },
   };
+}
+
+function ranksFirst(a: CostCandidate, b: CostCandidate): boolean {
+  return ranksAbove(a.score, a.view.id, b.score, b.view.id);
+}
+
+/** Fewer requests in flight per unit of speed (a × b's weight against b × a's: no division), then rendezvous rank. */
+function lessLoaded(a: CostCandidate, b: CostCandidate): boolean {
+  const la = a.view.inFlight * b.weight;
+  const lb = b.view.inFlight * a.weight;
+  return la !== lb ? la < lb : ranksFirst(a, b);
 }
