@@ -24,7 +24,7 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile, type EngineProfile } from '../src/emulator/engine-profile';
-import type { PolicyConfig } from '../src/policy';
+import { CACHE_AWARE_FOR_BLIND_REPLICAS, type PolicyConfig } from '../src/policy';
 import { buildReport, writeReport, type RequestRecord, type StrategySummary } from '../src/report';
 import { simulateStrategy, type StrategyRunSettings } from '../src/sim/compare-strategies';
 import type { SimulatedKvEventSettings } from '../src/sim/simulated-kv-events';
@@ -115,7 +115,7 @@ export function kvTruthScenarios(seconds: number, seed = 1, jitterStream = 0): K
       // sent are then not counted. This is where that costs most.
       key: 'kv-pressure-shared',
       title: 'KV pressure, two router replicas and 30 % of the traffic around them',
-      flags: '--profile (p5 with kvCapacityBlocks 20000) --routers 2 --bypass 30',
+      flags: '--profile (p5 with kvCapacityBlocks 20000) --routers 2 --bypass 30, cache-aware?coldPlacement=rendezvous',
       spec: kvPressure,
       settings: { ...base, profile: P5_SMALL_KV, routers: 2, bypassShare: 0.3 },
     },
@@ -129,7 +129,7 @@ export function kvTruthScenarios(seconds: number, seed = 1, jitterStream = 0): K
     {
       key: 'replicas',
       title: 'two router replicas without published state',
-      flags: '--routers 2',
+      flags: '--routers 2, cache-aware?coldPlacement=rendezvous',
       spec: longContext,
       settings: { ...base, routers: 2 },
     },
@@ -158,11 +158,21 @@ function predictionError(records: readonly RequestRecord[], warmupMs: number): n
   return sum / measured.length;
 }
 
+/** A row's policy in a scenario: replicas without published state run `cache-aware` as docs/router.md says they must. */
+function policyOf(row: Row, s: KvTruthScenario): PolicyConfig {
+  return (s.settings.routers ?? 1) > 1 && row.policy.name === 'cache-aware'
+    ? CACHE_AWARE_FOR_BLIND_REPLICAS
+    : row.policy;
+}
+
 async function runScenario(s: KvTruthScenario, reportDir: string | undefined): Promise<ScenarioOutcome> {
   const t0 = Date.now();
   const workload = parseWorkloadSpec(s.spec);
   const outcomes = ROWS.map((row) =>
-    simulateStrategy(workload, row.policy, { ...s.settings, ...(row.kvEvents ? { kvEvents: row.kvEvents } : {}) }),
+    simulateStrategy(workload, policyOf(row, s), {
+      ...s.settings,
+      ...(row.kvEvents ? { kvEvents: row.kvEvents } : {}),
+    }),
   );
   const report = buildReport({
     mode: 'simulated',

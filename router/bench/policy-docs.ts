@@ -54,7 +54,7 @@ export function policyConfigRows(): string {
     ...policyOptionSpecs().map((o) => {
       const [policies] = o.description.split(':', 1);
       const option = definitions.flatMap((d) => d.options).find((x) => `policy.${x.name}` === o.path)!;
-      return `| \`${o.flag} <${o.valueName}>\` | \`${o.env}\` | \`${o.path}\` | ${option.default} | ${optionRange(option)} (${policies}) |`;
+      return `| \`${cell(`${o.flag} <${o.valueName}>`)}\` | \`${o.env}\` | \`${o.path}\` | ${option.default} | ${optionRange(option)} (${policies}) |`;
     }),
   ];
   return [

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, fleetText, type EngineProfile } from '../emulator/engine-profile';
-import { POLICY_NAMES, type PolicyConfig } from '../policy';
+import { placesColdPromptsByLoad, POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
 import {
@@ -231,6 +231,20 @@ function clientLatencyOf(
   };
 }
 
+/**
+ * Replicas that see only their own requests disagree on least-loaded cold placements: said once, so a comparison of
+ * replica setups is not read as the policy's best (docs/router.md, Several router replicas).
+ */
+export function blindReplicaNote(flags: {
+  readonly routers: number;
+  readonly observeIntervalMs: number;
+  readonly policies: readonly PolicyConfig[];
+}): string | undefined {
+  if (flags.routers < 2 || flags.observeIntervalMs > 0 || !flags.policies.some(placesColdPromptsByLoad))
+    return undefined;
+  return `note: ${flags.routers} replicas that see only their own requests (no --observe-ms) place cold prompts by load each on its own view, so they disagree: run them with cache-aware?coldPlacement=rendezvous, as docs/router.md#several-router-replicas says`;
+}
+
 export async function runSimulateCommand(
   rawFlags: Record<string, unknown>,
   print: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
@@ -238,6 +252,8 @@ export async function runSimulateCommand(
 ): Promise<{ comparison: StrategyComparison; files: ReportFiles }> {
   const flags = parseSimulateFlags(rawFlags);
   if (!flags.quiet) progress(contextRefusalLine(countContextRefusals(flags.workload, flags.fleet, flags)));
+  const blindNote = blindReplicaNote(flags);
+  if (blindNote !== undefined) progress(blindNote);
   const reporter = new ProgressReporter({ mode: flags.quiet ? 'silent' : 'auto', label: 'simulate' });
   const expected = Math.min(flags.workload.expectedRequests, flags.maxRequests ?? Infinity);
   const board = new SimulationProgressBoard({

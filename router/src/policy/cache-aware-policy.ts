@@ -1,11 +1,12 @@
 import type { RoutingRequest } from '../protocol/routing-request';
 import type { PrefixIndex } from '../state/prefix-index';
 import type { RoutingBlockKey, StateHashKey } from '../state/state-hash-key';
+import type { PolicyConfig } from './policy-config';
 import { BALANCE_SLACK_TOKENS_OPTION, definePolicy, KV_CACHE_TOKENS_OPTION } from './policy-definition';
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { coldPlacementKey } from './routing-blocks';
 import type { InstanceView, RoutingBlockHashing } from './routing-policy';
-import { coldRendezvousPicker } from './stages/cold-rendezvous-picker';
+import { coldPlacementPicker, type ColdPlacement } from './stages/cold-placement-picker';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { nearEqualCostPicker } from './stages/near-equal-cost-picker';
 import { overShareFilter } from './stages/over-share-filter';
@@ -28,6 +29,8 @@ export interface CacheAwareOptions {
   readonly sessionHeader: string;
   /** Sessions remembered (least recently used forgotten first). */
   readonly maxSessions: number;
+  /** How a prompt no instance holds is placed among those eligible (ColdPlacement). */
+  readonly coldPlacement: ColdPlacement;
 }
 
 export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 'session-affinity';
@@ -53,12 +56,13 @@ export type CacheAwareReason = 'cache-match' | 'balanced' | 'cold-rendezvous' | 
  * - **Balance.** Instances whose cost is within `balanceSlackTokens` of the cheapest are equal; among them the one
  *   with the fewest requests in flight wins, then the longest match, then the rendezvous rank of the prompt's
  *   first block. So a saving too small to matter (a short shared system prompt) does not pile load on one
- *   instance, and a prompt with no match anywhere goes where rendezvous hashing puts it when the load is even
- *   (several router replicas agree), elsewhere when it is not.
+ *   instance. A prompt with no match anywhere goes, among the eligible, to the fewest requests in flight per unit
+ *   of speed (`coldPlacement` 'least-loaded'), or where rendezvous hashing puts it ('rendezvous': replicas that see
+ *   only their own requests agree on it).
  * - **Mixed speeds.** Costs are in fastest-instance time (work × fastest speed ÷ the instance's). A cold prompt is
  *   placed by where it would start (work queued ahead × that ratio, plus its own prefill at the fastest speed) and
- *   by weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the hits that follow them, spread
- *   in proportion to speed (coldPlacement); a prompt with a match follows the full cost, hits included.
+ *   by load per unit of speed, or weighted rendezvous (weight = speed ÷ fastest), so new prefix groups, and the
+ *   hits that follow them, spread in proportion to speed; a prompt with a match follows the full cost, hits included.
  * - **Hot prefixes** stay on the instances that hold them until their queue costs more than recomputing the
  *   prefix elsewhere; then the next instance (by load, then rendezvous rank) takes some and holds the prefix
  *   too: the set grows with load, never to every instance at light load, and never stays one when it is swamped.
@@ -102,7 +106,7 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
       stages: [
         new SessionAffinityPicker(options.sessionHeader, options.maxSessions, 'session-affinity'),
         overShareFilter(memory, options),
-        coldRendezvousPicker(options.balanceSlackTokens, 'cold-rendezvous'),
+        coldPlacementPicker(options.balanceSlackTokens, options.coldPlacement, 'cold-rendezvous'),
         nearEqualCostPicker(options.balanceSlackTokens, { matched: 'cache-match', balanced: 'balanced' }),
       ],
     });
@@ -131,10 +135,22 @@ export class CacheAwarePolicy extends StagedPolicy<CostCandidate, CacheAwareReas
   }
 }
 
+/**
+ * `cache-aware` as router replicas that see only their own requests (no `--observe-instances`) must run it: each
+ * counts only its own requests in flight, so least-loaded cold placement would put a new prefix in a different
+ * place on each, while the rendezvous order is the same on all (docs/router.md, Several router replicas).
+ */
+export const CACHE_AWARE_FOR_BLIND_REPLICAS: PolicyConfig = { name: 'cache-aware', coldPlacement: 'rendezvous' };
+
+/** True when `policy` is `cache-aware` placing cold prompts by load, which needs every decider to see the same load. */
+export function placesColdPromptsByLoad(policy: PolicyConfig): boolean {
+  return policy.name === 'cache-aware' && (policy.coldPlacement ?? 'least-loaded') === 'least-loaded';
+}
+
 export const cacheAwareDefinition = definePolicy({
   name: 'cache-aware',
   description:
-    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts by rendezvous, weighted by prefill speed on a mixed fleet; X-Session-Id affinity',
+    'predicted time to first token: queued prefill + uncached part of the prompt (per-instance LRU index of chained block hashes) + decode pressure; near-equal costs go to the least loaded; cold prompts to the fewest in flight per unit of prefill speed (or by rendezvous, for replicas that see only their own requests); X-Session-Id affinity',
   reasons: ['cache-match', 'balanced', 'cold-rendezvous', 'session-affinity'],
   stages: [
     { kind: 'filter', name: 'serves-model' },
@@ -142,7 +158,7 @@ export const cacheAwareDefinition = definePolicy({
     { kind: 'candidates', name: 'predicted-cost' },
     { kind: 'picker', name: 'session-affinity' },
     { kind: 'filter', name: 'over-share' },
-    { kind: 'picker', name: 'cold-rendezvous' },
+    { kind: 'picker', name: 'cold-placement' },
     { kind: 'picker', name: 'near-equal-cost' },
   ],
   options: [
@@ -187,6 +203,15 @@ export const cacheAwareDefinition = definePolicy({
       valueName: 'n',
       doc: 'sessions remembered, least recently used forgotten first (bounds memory)',
     },
+    {
+      name: 'coldPlacement',
+      type: 'string',
+      pattern: /^(least-loaded|rendezvous)$/,
+      patternDoc: 'least-loaded or rendezvous',
+      default: 'least-loaded',
+      valueName: 'least-loaded|rendezvous',
+      doc: 'where a prompt no instance holds goes among the eligible: least-loaded (fewest in flight per unit of speed; one router, or replicas with --observe-instances on) or rendezvous (replicas that see only their own requests agree on it)',
+    },
   ],
   readsEngineCache: true,
   create: (o, deps) =>
@@ -198,6 +223,7 @@ export const cacheAwareDefinition = definePolicy({
         stepTokens: o.stepTokens,
         sessionHeader: o.sessionHeader,
         maxSessions: o.maxSessions,
+        coldPlacement: o.coldPlacement as ColdPlacement,
       },
       deps.stateHashKey,
     ),

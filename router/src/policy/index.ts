@@ -10,7 +10,12 @@ export { prefixKey } from './prefix-key';
 export { allHealthySameModels, requireServingInstance, servesModel, UnknownModelError } from './served-models';
 export { rendezvousRanking, rendezvousScore, weightedRendezvousScore, InstanceHashCache } from './rendezvous';
 export { SageMakerPrefixAwarePolicy, type SageMakerPrefixAwareOptions } from './sagemaker-prefix-aware-policy';
-export { CacheAwarePolicy, type CacheAwareOptions } from './cache-aware-policy';
+export {
+  CacheAwarePolicy,
+  CACHE_AWARE_FOR_BLIND_REPLICAS,
+  placesColdPromptsByLoad,
+  type CacheAwareOptions,
+} from './cache-aware-policy';
 export { LeastOutstandingRequestsPolicy } from './least-outstanding-requests-policy';
 export { RandomPolicy } from './random-policy';
 export { RoundRobinPolicy } from './round-robin-policy';

@@ -52,6 +52,7 @@ const TEXT_VALUE_NAMES = new Set([
   'id',
   'label',
   'level',
+  'least-loaded|rendezvous',
   'list',
   'mode',
   'name',

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
+import { blindReplicaNote, parseSimulateFlags, runSimulateCommand } from '../../../router/src/cli/simulate-command';
 import type * as SimulateCommand from '../../../router/src/cli/simulate-command';
 import { parsePolicySpec, formatPolicySpec } from '../../../router/src/policy/policy-spec';
 import { compiledModule } from '../../compiled-dist';
@@ -161,6 +161,19 @@ describe('prefix-router simulate', () => {
       'sagemaker-prefix-aware (prefixLength=4096, concurrencyThreshold=32)',
     ]);
     expect(comparison.report.strategies[0].decisionReasons).not.toEqual({});
+  });
+
+  test.each([
+    [{ routers: '4', policy: ['cache-aware'] }, true],
+    [{ routers: '4', policy: ['random', 'cache-aware?coldPlacement=least-loaded'] }, true],
+    [{ routers: '4', policy: ['cache-aware?coldPlacement=rendezvous'] }, false],
+    [{ routers: '4', observeMs: '10', policy: ['cache-aware'] }, false],
+    [{ routers: '1', policy: ['cache-aware'] }, false],
+    [{ routers: '4', policy: ['llm-d'] }, false],
+  ])('GIVEN %j THEN the note on replicas placing cold prompts by load is printed: %s', (flags, printed) => {
+    const note = blindReplicaNote(parseSimulateFlags({ workload: small, ...flags }));
+    if (printed) expect(note).toMatch(/cache-aware\?coldPlacement=rendezvous/);
+    else expect(note).toBeUndefined();
   });
 
   test('GIVEN --routers 4 THEN the report names the replicas', async () => {

@@ -209,11 +209,50 @@ describe('when prompts are cold', () => {
     }
   });
 
-  it('GIVEN the instance only decodes (nothing waits for a first token) THEN a cold prompt is placed by rendezvous alone', () => {
+  it('GIVEN the rendezvous choice only decodes (nothing waits for a first token) THEN least-loaded places a cold prompt on the idle one, rendezvous keeps it', () => {
     const long = chatRequest(blocksOf('long-cold', 128));
     const first = decide(policy(), long, idle(2)).instance;
     const decoding = idle(2).map((v) => (v.id === first ? { ...v, inFlight: 1, decodeSequences: 1 } : v));
-    expect(decide(policy(), long, decoding).instance).toBe(first);
+    expect(decide(policy(), long, decoding).instance).not.toBe(first);
+    expect(decide(policy({ coldPlacement: 'rendezvous' }), long, decoding).instance).toBe(first);
+  });
+
+  it('GIVEN eligible instances with requests in flight THEN least-loaded takes the fewest in flight per unit of speed, rendezvous order breaking ties, and rendezvous ignores the counts', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ inFlight: fc.nat({ max: 4 }), slow: fc.boolean() }), { minLength: 2, maxLength: 8 }),
+        fc.nat(),
+        (fleet, label) => {
+          // Requests in flight with nothing queued or decoding: every instance's cold cost is the same, so all are eligible.
+          const views = idle(fleet.length).map((v, i) => ({
+            ...v,
+            inFlight: fleet[i].inFlight,
+            prefillTokensPerSecond: fleet[i].slow ? 5_000 : 20_000,
+          }));
+          const request = chatRequest(blocksOf(`cold-${label}`, 2));
+          const loadOf = (v: InstanceView) => v.inFlight / (v.prefillTokensPerSecond === 5_000 ? 0.25 : 1);
+          const least = Math.min(...views.map(loadOf));
+          const chosen = decide(policy(), request, views);
+          expect(chosen.reason).toBe('cold-rendezvous');
+          expect(loadOf(views.find((v) => v.id === chosen.instance)!)).toBe(least);
+          // Among the least loaded, the same instance as rendezvous over those alone.
+          const tied = views.filter((v) => loadOf(v) === least).map((v) => ({ ...v, inFlight: 0 }));
+          const others = views.filter((v) => loadOf(v) !== least).map((v) => ({ ...v, healthy: false }));
+          expect(decide(policy({ coldPlacement: 'rendezvous' }), request, [...tied, ...others]).instance).toBe(
+            chosen.instance,
+          );
+          // Rendezvous: the choice made on the idle fleet, whatever is in flight.
+          const rendezvous = decide(policy({ coldPlacement: 'rendezvous' }), request, views).instance;
+          const idleFleet = views.map((v) => ({ ...v, inFlight: 0 }));
+          expect(rendezvous).toBe(decide(policy({ coldPlacement: 'rendezvous' }), request, idleFleet).instance);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('GIVEN an unknown coldPlacement THEN building the policy fails naming the option and its values', () => {
+    expect(() => policy({ coldPlacement: 'nearest' })).toThrow(/coldPlacement.*least-loaded or rendezvous/s);
   });
 
   it('GIVEN a router that has sent only a few prompts THEN each new cold prefix goes to an instance holding nothing, not to the rendezvous top (bounded load from the first prompt)', () => {

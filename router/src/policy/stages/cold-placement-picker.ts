@@ -11,11 +11,19 @@ import type { Picker } from './stage';
 const COLD_BALANCE_FACTOR = 1.5;
 
 /**
- * A prompt no candidate holds any of: the first candidate in weighted rendezvous order for its cold key whose cold
- * cost is within the slack of the cheapest and whose index holds less than COLD_BALANCE_FACTOR × its weighted
- * share of the blocks indexed with this prompt's (bounded-load consistent hashing). Replicas with the same view
- * agree, and a few hot first blocks cannot fill one instance. The slack is `balanceSlackTokens`, never more than a
- * quarter of the prompt.
+ * How a cold prompt is placed among the eligible instances. 'least-loaded': the fewest requests in flight per unit
+ * of speed (an instance carrying more than its speed's share would serve the new prefix group's later hits behind
+ * its own), weighted rendezvous order breaking ties; right when every decider sees the same load (one router, or
+ * replicas that observe the instances). 'rendezvous': the weighted rendezvous order alone, which replicas that
+ * see only their own requests still agree on (each would place by its own partial load somewhere else).
+ */
+export type ColdPlacement = 'least-loaded' | 'rendezvous';
+
+/**
+ * A prompt no candidate holds any of: the first candidate by `placement` (ColdPlacement) whose cold cost is within
+ * the slack of the cheapest and whose index holds less than COLD_BALANCE_FACTOR × its weighted share of the blocks
+ * indexed with this prompt's (bounded-load consistent hashing), so a few hot first blocks cannot fill one instance.
+ * Replicas with the same view agree. The slack is `balanceSlackTokens`, never more than a quarter of the prompt.
  *
  * As in the paper, an instance accepts while it is below its capacity before the prompt is added (a bin with room
  * takes the ball), so the emptiest instance (by weighted fill) is always under it. Requiring room for the whole
@@ -28,19 +36,22 @@ const COLD_BALANCE_FACTOR = 1.5;
  * placement decides where its prefix group's later requests hit (they follow the cache, `cost`), so it is what
  * spreads the fleet's work. Its eligibility (`coldCost`) counts the work queued ahead in fastest-instance time
  * (× the instance's slowdown) and its own prefill at the fastest speed, so an idle slower instance is as eligible
- * as an idle fast one, and weighted rendezvous (weights = speed ÷ fastest) gives each instance a share of new
- * prefix groups proportional to its speed: equal utilisation, and every instance's KV cache in use. Charging
+ * as an idle fast one, and load per unit of speed, or weighted rendezvous (weights = speed ÷ fastest), gives each
+ * instance a share of new prefix groups proportional to its speed: equal utilisation, and every instance's KV cache
+ * in use. Charging
  * the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new prefix while
  * any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
- * and the weights are all 1, so placement is exactly unweighted rendezvous.
+ * and the weights are all 1: placement is by requests in flight, or exactly unweighted rendezvous.
  */
-export function coldRendezvousPicker<Reason extends string>(
+export function coldPlacementPicker<Reason extends string>(
   balanceSlackTokens: number,
+  placement: ColdPlacement,
   reason: Reason,
 ): Picker<CostCandidate, Reason, PromptFacts> {
+  const before = placement === 'rendezvous' ? ranksFirst : lessLoaded;
   return {
     kind: 'picker',
-    name: 'cold-rendezvous',
+    name: 'cold-placement',
     pick(candidates, _scores, prompt) {
       if (candidates.some((c) => c.matchedBlocks > 0)) return undefined;
       const promptBlocks = prompt.hashes.length;
@@ -59,11 +70,22 @@ export function coldRendezvousPicker<Reason extends string>(
       let fallback: CostCandidate | undefined;
       for (const c of candidates) {
         if (c.coldCost > costLimit) continue;
-        if (fallback === undefined || ranksAbove(c.score, c.view.id, fallback.score, fallback.view.id)) fallback = c;
+        if (fallback === undefined || before(c, fallback)) fallback = c;
         if (c.indexedBlocks >= bound(c)) continue;
-        if (best === undefined || ranksAbove(c.score, c.view.id, best.score, best.view.id)) best = c;
+        if (best === undefined || before(c, best)) best = c;
       }
       return costDecision(best ?? fallback!, reason);
     },
   };
+}
+
+function ranksFirst(a: CostCandidate, b: CostCandidate): boolean {
+  return ranksAbove(a.score, a.view.id, b.score, b.view.id);
+}
+
+/** Fewer requests in flight per unit of speed (a × b's weight against b × a's: no division), then rendezvous rank. */
+function lessLoaded(a: CostCandidate, b: CostCandidate): boolean {
+  const la = a.view.inFlight * b.weight;
+  const lb = b.view.inFlight * a.weight;
+  return la !== lb ? la < lb : ranksFirst(a, b);
 }
