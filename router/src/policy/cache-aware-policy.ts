@@ -6,7 +6,7 @@ import { BALANCE_SLACK_TOKENS_OPTION, definePolicy, KV_CACHE_TOKENS_OPTION } fro
 import { CHARS_PER_TOKEN, estimatedPromptTokens } from './prompt-tokens';
 import { coldPlacementKey } from './routing-blocks';
 import type { InstanceView, RoutingBlockHashing } from './routing-policy';
-import { coldPlacementPicker, type ColdPlacement } from './stages/cold-placement-picker';
+import { coldPlacementPicker, DEFAULT_COLD_PLACEMENT, type ColdPlacement } from './stages/cold-placement-picker';
 import { HEALTHY_FILTER } from './stages/healthy-filter';
 import { nearEqualCostPicker } from './stages/near-equal-cost-picker';
 import { overShareFilter } from './stages/over-share-filter';
@@ -144,7 +144,7 @@ export const CACHE_AWARE_FOR_BLIND_REPLICAS: PolicyConfig = { name: 'cache-aware
 
 /** True when `policy` is `cache-aware` placing cold prompts by load, which needs every decider to see the same load. */
 export function placesColdPromptsByLoad(policy: PolicyConfig): boolean {
-  return policy.name === 'cache-aware' && (policy.coldPlacement ?? 'least-loaded') === 'least-loaded';
+  return policy.name === 'cache-aware' && (policy.coldPlacement ?? DEFAULT_COLD_PLACEMENT) === 'least-loaded';
 }
 
 export const cacheAwareDefinition = definePolicy({
@@ -208,7 +208,7 @@ export const cacheAwareDefinition = definePolicy({
       type: 'string',
       pattern: /^(least-loaded|rendezvous)$/,
       patternDoc: 'least-loaded or rendezvous',
-      default: 'least-loaded',
+      default: DEFAULT_COLD_PLACEMENT,
       valueName: 'least-loaded|rendezvous',
       doc: 'where a prompt no instance holds goes among the eligible: least-loaded (fewest in flight per unit of speed; one router, or replicas with --observe-instances on) or rendezvous (replicas that see only their own requests agree on it)',
     },

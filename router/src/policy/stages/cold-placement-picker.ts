@@ -19,6 +19,9 @@ const COLD_BALANCE_FACTOR = 1.5;
  */
 export type ColdPlacement = 'least-loaded' | 'rendezvous';
 
+/** One router, or replicas that observe the instances: what a deployment is unless it says otherwise. */
+export const DEFAULT_COLD_PLACEMENT: ColdPlacement = 'least-loaded';
+
 /**
  * A prompt no candidate holds any of: the first candidate by `placement` (ColdPlacement) whose cold cost is within
  * the slack of the cheapest and whose index holds less than COLD_BALANCE_FACTOR × its weighted share of the blocks
@@ -38,9 +41,8 @@ export type ColdPlacement = 'least-loaded' | 'rendezvous';
  * (× the instance's slowdown) and its own prefill at the fastest speed, so an idle slower instance is as eligible
  * as an idle fast one, and load per unit of speed, or weighted rendezvous (weights = speed ÷ fastest), gives each
  * instance a share of new prefix groups proportional to its speed: equal utilisation, and every instance's KV cache
- * in use. Charging
- * the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new prefix while
- * any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
+ * in use. Charging the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new
+ * prefix while any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
  * and the weights are all 1: placement is by requests in flight, or exactly unweighted rendezvous.
  */
 export function coldPlacementPicker<Reason extends string>(
