@@ -39,9 +39,9 @@ export const DEFAULT_COLD_PLACEMENT: ColdPlacement = 'least-loaded';
  * placement decides where its prefix group's later requests hit (they follow the cache, `cost`), so it is what
  * spreads the fleet's work. Its eligibility (`coldCost`) counts the work queued ahead in fastest-instance time
  * (× the instance's slowdown) and its own prefill at the fastest speed, so an idle slower instance is as eligible
- * as an idle fast one, and load per unit of speed, or weighted rendezvous (weights = speed ÷ fastest), gives each
- * instance a share of new prefix groups proportional to its speed: equal utilisation, and every instance's KV cache
- * in use. Charging the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new
+ * as an idle fast one, and weighted rendezvous (weights = speed ÷ fastest) gives each instance a share of new
+ * prefix groups proportional to its speed while the fleet is idle (every instance's KV cache in use); load per unit
+ * of speed, once it is busy, gives a slower instance, whose requests last longer, somewhat less. Charging the whole prefill × the slowdown instead would keep a slower instance from ever receiving a new
  * prefix while any fast one is near idle, and so from ever getting hits. On a fleet of equal speeds `coldCost` is `cost`
  * and the weights are all 1: placement is by requests in flight, or exactly unweighted rendezvous.
  */
