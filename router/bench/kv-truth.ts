@@ -24,7 +24,12 @@
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { builtinProfile, type EngineProfile } from '../src/emulator/engine-profile';
-import { CACHE_AWARE_FOR_BLIND_REPLICAS, type PolicyConfig } from '../src/policy';
+import {
+  CACHE_AWARE_FOR_BLIND_REPLICAS,
+  formatPolicySpec,
+  placesColdPromptsByLoad,
+  type PolicyConfig,
+} from '../src/policy';
 import { buildReport, writeReport, type RequestRecord, type StrategySummary } from '../src/report';
 import { simulateStrategy, type StrategyRunSettings } from '../src/sim/compare-strategies';
 import type { SimulatedKvEventSettings } from '../src/sim/simulated-kv-events';
@@ -69,6 +74,9 @@ const ROWS: readonly Row[] = [
   },
   { label: 'oracle', policy: { name: 'oracle' } },
 ];
+
+/** How the replica scenarios' cache-aware rows run, as their flags name it. */
+const BLIND_REPLICA_SPEC = formatPolicySpec(CACHE_AWARE_FOR_BLIND_REPLICAS);
 
 export interface KvTruthScenario {
   readonly key: string;
@@ -115,7 +123,7 @@ export function kvTruthScenarios(seconds: number, seed = 1, jitterStream = 0): K
       // sent are then not counted. This is where that costs most.
       key: 'kv-pressure-shared',
       title: 'KV pressure, two router replicas and 30 % of the traffic around them',
-      flags: '--profile (p5 with kvCapacityBlocks 20000) --routers 2 --bypass 30, cache-aware?coldPlacement=rendezvous',
+      flags: `--profile (p5 with kvCapacityBlocks 20000) --routers 2 --bypass 30, ${BLIND_REPLICA_SPEC}`,
       spec: kvPressure,
       settings: { ...base, profile: P5_SMALL_KV, routers: 2, bypassShare: 0.3 },
     },
@@ -129,7 +137,7 @@ export function kvTruthScenarios(seconds: number, seed = 1, jitterStream = 0): K
     {
       key: 'replicas',
       title: 'two router replicas without published state',
-      flags: '--routers 2, cache-aware?coldPlacement=rendezvous',
+      flags: `--routers 2, ${BLIND_REPLICA_SPEC}`,
       spec: longContext,
       settings: { ...base, routers: 2 },
     },
@@ -160,7 +168,7 @@ function predictionError(records: readonly RequestRecord[], warmupMs: number): n
 
 /** A row's policy in a scenario: replicas without published state run `cache-aware` as docs/router.md says they must. */
 function policyOf(row: Row, s: KvTruthScenario): PolicyConfig {
-  return (s.settings.routers ?? 1) > 1 && row.policy.name === 'cache-aware'
+  return (s.settings.routers ?? 1) > 1 && placesColdPromptsByLoad(row.policy)
     ? CACHE_AWARE_FOR_BLIND_REPLICAS
     : row.policy;
 }

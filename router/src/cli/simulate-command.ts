@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { BUILTIN_PROFILE_NAMES, DEFAULT_PROFILE_NAME, fleetText, type EngineProfile } from '../emulator/engine-profile';
-import { placesColdPromptsByLoad, POLICY_NAMES, type PolicyConfig } from '../policy';
+import { CACHE_AWARE_FOR_BLIND_REPLICAS, placesColdPromptsByLoad, POLICY_NAMES, type PolicyConfig } from '../policy';
 import { expandPolicySweep, formatPolicySpec, parsePolicySpec } from '../policy/policy-spec';
 import { ProgressReporter } from '../report/progress';
 import {
@@ -242,7 +242,7 @@ export function blindReplicaNote(flags: {
 }): string | undefined {
   if (flags.routers < 2 || flags.observeIntervalMs > 0 || !flags.policies.some(placesColdPromptsByLoad))
     return undefined;
-  return `note: ${flags.routers} replicas that see only their own requests (no --observe-ms) place cold prompts by load each on its own view, so they disagree: run them with cache-aware?coldPlacement=rendezvous, as docs/router.md#several-router-replicas says`;
+  return `note: ${flags.routers} replicas that see only their own requests (no --observe-ms) place cold prompts by load each on its own view, so they disagree: run them with ${formatPolicySpec(CACHE_AWARE_FOR_BLIND_REPLICAS)}, as docs/router.md#several-router-replicas says`;
 }
 
 export async function runSimulateCommand(
